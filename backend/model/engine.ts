@@ -1,0 +1,111 @@
+// Tensor engine selection: tfjs-node-gpu, then tfjs-node, then wasm, then the pure-JS cpu backend.
+// RFT_BACKEND (or the `backend` option) forces one. The choice and the reason are logged once.
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import { existsSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { logger } from '../core/log.js';
+
+export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'wasm' | 'cpu';
+export const BACKEND_ORDER: BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+
+export interface EngineInfo {
+  backend: BackendName;
+  reason: string;
+  tried: { backend: BackendName; error: string }[];
+}
+
+const log = logger('engine');
+const require = createRequire(import.meta.url);
+let current: EngineInfo | undefined;
+let pending: Promise<EngineInfo> | undefined;
+
+/**
+ * tfjs-node registers kernels before it notices its libtensorflow binding is missing (its install
+ * script downloads it, which fails offline); check first so a failed try leaves no half-registered backend.
+ */
+function assertNativeBinding(pkg: string): void {
+  const dir = dirname(require.resolve(`${pkg}/package.json`));
+  const lib = join(dir, 'lib');
+  const found = existsSync(lib) && readdirSync(lib).some((d) => existsSync(join(lib, d, 'tfjs_binding.node')));
+  if (!found) throw new Error(`${pkg} is installed without its native binding (its install script did not run or could not download libtensorflow)`);
+}
+
+async function tryBackend(name: BackendName): Promise<void> {
+  switch (name) {
+    case 'tensorflow-gpu':
+      // Registers the 'tensorflow' backend with CUDA kernels.
+      assertNativeBinding('@tensorflow/tfjs-node-gpu');
+      require('@tensorflow/tfjs-node-gpu');
+      if (!(await tf.setBackend('tensorflow'))) throw new Error('tfjs-node-gpu loaded but setBackend failed');
+      return;
+    case 'tensorflow':
+      assertNativeBinding('@tensorflow/tfjs-node');
+      require('@tensorflow/tfjs-node');
+      if (!(await tf.setBackend('tensorflow'))) throw new Error('tfjs-node loaded but setBackend failed');
+      return;
+    case 'wasm': {
+      const wasm = await import('@tensorflow/tfjs-backend-wasm');
+      // In Node the .wasm binaries are read from the package's dist folder.
+      const dist = dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'));
+      wasm.setWasmPaths(join(dist, 'dist') + '/');
+      if (!(await tf.setBackend('wasm'))) throw new Error('wasm backend failed to initialise');
+      return;
+    }
+    case 'cpu':
+      if (!(await tf.setBackend('cpu'))) throw new Error('cpu backend failed to initialise');
+      return;
+  }
+}
+
+function parseForced(v: string | undefined): BackendName | undefined {
+  if (!v) return undefined;
+  const alias: Record<string, BackendName> = {
+    gpu: 'tensorflow-gpu', 'tfjs-node-gpu': 'tensorflow-gpu', 'tensorflow-gpu': 'tensorflow-gpu',
+    node: 'tensorflow', 'tfjs-node': 'tensorflow', tensorflow: 'tensorflow',
+    wasm: 'wasm', cpu: 'cpu',
+  };
+  const b = alias[v.toLowerCase()];
+  if (!b) throw new Error(`RFT_BACKEND='${v}' is not one of ${Object.keys(alias).join(', ')}`);
+  return b;
+}
+
+/**
+ * Initialise the tensor engine once per process. A forced backend that fails is an error
+ * (the user asked for it); otherwise each backend is tried in order and the first that works wins.
+ */
+export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo> {
+  if (current) return Promise.resolve(current);
+  if (pending) return pending;
+  pending = (async () => {
+    const forced = parseForced(opts.backend ?? process.env.RFT_BACKEND);
+    const tried: EngineInfo['tried'] = [];
+    const order = forced ? [forced] : BACKEND_ORDER;
+    for (const name of order) {
+      try {
+        await tryBackend(name);
+        const reason = forced
+          ? `forced by ${opts.backend ? 'the backend setting' : 'RFT_BACKEND'}`
+          : tried.length === 0
+            ? 'first choice available'
+            : `fallback after: ${tried.map((t) => `${t.backend} (${t.error})`).join('; ')}`;
+        current = { backend: name, reason, tried };
+        log.info(`tensor engine: ${name} - ${reason}`);
+        return current;
+      } catch (e) {
+        const msg = (e as Error).message.split('\n')[0] ?? String(e);
+        tried.push({ backend: name, error: msg.includes('Cannot find module') ? 'not installed' : msg });
+        if (forced) throw new Error(`backend '${name}' ${msg.includes('Cannot find module') ? 'is not installed' : `failed: ${msg}`}`);
+      }
+    }
+    throw new Error(`no tensor engine could start: ${tried.map((t) => `${t.backend}: ${t.error}`).join('; ')}`);
+  })();
+  return pending;
+}
+
+export function engineInfo(): EngineInfo | undefined {
+  return current;
+}
+
+export { tf };
