@@ -1,4 +1,5 @@
 // Errors that point at the bad input: file, line and field, so a user can fix it at once.
+// Rendered as `FILE:LINE: field 'NAME': message`.
 export interface InputLocation {
   file?: string;
   line?: number;
@@ -19,6 +20,6 @@ export function formatLocation(loc: InputLocation): string {
   let s = '';
   if (loc.file) s += loc.file;
   if (loc.line !== undefined) s += `:${loc.line}`;
-  if (loc.field) s += (s ? ' ' : '') + `field '${loc.field}'`;
+  if (loc.field) s += (s ? ': ' : '') + `field '${loc.field}'`;
   return s ? s + ': ' : '';
 }

@@ -2,9 +2,12 @@
 // RFT_BACKEND (or the `backend` option) forces one. The choice and the reason are logged once.
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
+
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { logger } from '../core/log.js';
 
 export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'wasm' | 'cpu';
@@ -18,6 +21,23 @@ export interface EngineInfo {
 
 const log = logger('engine');
 const require = createRequire(import.meta.url);
+// Both backend/model/engine.ts and the bundle dist/backend/cli.mjs sit two folders below the root.
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * tfjs-core's Node entry registers no gradients nor chained tensor methods, and its ES-module
+ * files cannot be loaded by Node; scripts/vendor-tfjs.mjs bundles them (run at npm install).
+ */
+function loadCoreExtras(): void {
+  const file = join(ROOT, 'vendor', `tfjs-core-extras-${tf.version_core}.cjs`);
+  if (!existsSync(file)) {
+    const script = join(ROOT, 'scripts', 'vendor-tfjs.mjs');
+    if (!existsSync(script)) throw new Error(`missing ${file}: reinstall RFT Studio`);
+    execFileSync(process.execPath, [script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  require(file);
+}
+loadCoreExtras();
 let current: EngineInfo | undefined;
 let pending: Promise<EngineInfo> | undefined;
 
@@ -109,3 +129,8 @@ export function engineInfo(): EngineInfo | undefined {
 }
 
 export { tf };
+
+/** tf.tidy for results that are plain objects of tensors (typed; tfjs' TensorContainer type is too narrow for interfaces). */
+export function tidy<T>(fn: () => T): T {
+  return tf.tidy(fn as unknown as () => tf.TensorContainer) as unknown as T;
+}

@@ -1,0 +1,40 @@
+// Entry point of the `rft` CLI (and of `rft serve`, the backend the extension launches).
+import { commands, parseArgs } from './cli/command.js';
+import './cli/commands/index.js';
+
+function help(): string {
+  const lines = ['usage: rft <command> [options]', '', 'commands:'];
+  for (const name of commands.names()) {
+    const c = commands.get(name);
+    lines.push(`  ${c.usage.padEnd(48)} ${c.summary}`);
+  }
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    console.log(help());
+    return argv.length === 0 ? 1 : 0;
+  }
+  // Longest matching command path: 'tokenizer train' before 'tokenizer'.
+  for (let n = Math.min(3, argv.length); n >= 1; n--) {
+    const name = argv.slice(0, n).join(' ');
+    if (commands.has(name)) {
+      const c = commands.get(name);
+      return await c.run(parseArgs(argv.slice(n), c.booleanFlags));
+    }
+  }
+  console.error(`rft: unknown command '${argv[0]}'\n\n${help()}`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(`rft: ${err instanceof Error ? err.message : String(err)}`);
+    if (process.env.RFT_DEBUG && err instanceof Error) console.error(err.stack);
+    process.exitCode = 1;
+  },
+);

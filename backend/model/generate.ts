@@ -1,0 +1,137 @@
+// Batched generation with a KV cache: many prompts at once, left-padded, seeded sampling,
+// stop tokens / strings, and the behaviour log-prob of every sampled token.
+import { tf, tidy } from './engine.js';
+import { Rng } from '../core/rng.js';
+import type { Tokenizer } from './tokenizer/types.js';
+import type { KVCache, Transformer } from './transformer.js';
+import { sampleToken } from './sampling.js';
+
+export interface GenerateOptions {
+  maxNewTokens: number;
+  temperature?: number;
+  topK?: number;
+  topP?: number;
+  /** Token ids that end a sample (included in its tokens). Default: eos and <|end|>. */
+  stopTokens?: number[];
+  /** Strings that end a sample once its decoded text contains them (kept in the text). */
+  stopStrings?: string[];
+  seed?: number;
+  /** Vision prefix embeddings per prompt [B, P, D]. */
+  prefix?: tf.Tensor3D;
+}
+
+export interface Generation {
+  /** Generated token ids (prompt excluded). */
+  tokens: number[];
+  /** Decoded generated text, special tokens dropped. */
+  text: string;
+  /** Log-prob of each generated token under the sampling distribution (temperature applied). */
+  logprobs: number[];
+  finishReason: 'stop' | 'length';
+}
+
+export async function generate(model: Transformer, tokenizer: Tokenizer, prompts: number[][], opts: GenerateOptions): Promise<Generation[]> {
+  if (prompts.length === 0) return [];
+  if (opts.prefix && new Set(prompts.map((p) => p.length)).size > 1) return generateGroupedByLength(model, tokenizer, prompts, opts);
+  const B = prompts.length;
+  const rng = new Rng(opts.seed ?? 0);
+  const sp = { temperature: opts.temperature ?? 1, topK: opts.topK ?? 0, topP: opts.topP ?? 1 };
+  const stopTokens = new Set(opts.stopTokens ?? [tokenizer.eosId, tokenizer.specialId('end')]);
+  const maxLen = Math.max(...prompts.map((p) => p.length));
+  if (maxLen === 0) throw new Error('generate: empty prompt (a prompt needs at least one token, e.g. bos)');
+  const room = model.config.maxSeqLen - maxLen;
+  const maxNew = Math.min(opts.maxNewTokens, room);
+  if (maxNew <= 0) throw new Error(`generate: prompt of ${maxLen} tokens leaves no room in maxSeqLen ${model.config.maxSeqLen}`);
+
+  // Left padding keeps the last prompt token of every row at the same column; padded keys are
+  // masked, and rotary embeddings only see relative positions, so logits match an unpadded run.
+  const ids = new Int32Array(B * maxLen).fill(tokenizer.padId);
+  const mask = new Float32Array(B * maxLen);
+  prompts.forEach((p, b) => {
+    const off = maxLen - p.length;
+    for (let t = 0; t < p.length; t++) {
+      ids[b * maxLen + off + t] = p[t]!;
+      mask[b * maxLen + off + t] = 1;
+    }
+  });
+
+  const out: Generation[] = prompts.map(() => ({ tokens: [], text: '', logprobs: [], finishReason: 'length' as const }));
+  const done = new Array<boolean>(B).fill(false);
+  let cache: KVCache | undefined;
+  let logits: tf.Tensor2D;
+  {
+    const r = tidy(() => {
+      const f = model.forward(tf.tensor2d(ids, [B, maxLen], 'int32'), { attentionMask: tf.tensor2d(mask, [B, maxLen]), returnCache: true, prefix: opts.prefix });
+      const T = f.logits.shape[1];
+      return { last: tf.reshape(tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D, cache: f.cache! };
+    });
+    logits = r.last;
+    cache = r.cache;
+  }
+  try {
+    for (let step = 0; step < maxNew; step++) {
+      const data = (await logits.data()) as Float32Array;
+      const V = logits.shape[1];
+      const next = new Int32Array(B).fill(tokenizer.padId);
+      for (let b = 0; b < B; b++) {
+        if (done[b]) continue;
+        const { token, logprob } = sampleToken(data.subarray(b * V, (b + 1) * V), sp, rng);
+        const g = out[b]!;
+        g.tokens.push(token);
+        g.logprobs.push(logprob);
+        next[b] = token;
+        if (stopTokens.has(token)) {
+          done[b] = true;
+          g.finishReason = 'stop';
+        } else if (opts.stopStrings?.length) {
+          const text = tokenizer.decode(g.tokens, { skipSpecial: true });
+          if (opts.stopStrings.some((s) => text.includes(s))) {
+            done[b] = true;
+            g.finishReason = 'stop';
+          }
+        }
+      }
+      if (done.every(Boolean) || step === maxNew - 1) break;
+      const prev = cache!;
+      const r = tidy(() => {
+        const f = model.forward(tf.tensor2d(next, [B, 1], 'int32'), { cache: prev, returnCache: true });
+        return { last: tf.reshape(f.logits, [B, -1]) as tf.Tensor2D, cache: f.cache! };
+      });
+      logits.dispose();
+      disposeCache(prev);
+      logits = r.last;
+      cache = r.cache;
+    }
+  } finally {
+    logits.dispose();
+    if (cache) disposeCache(cache);
+  }
+  for (const g of out) g.text = tokenizer.decode(g.tokens, { skipSpecial: true });
+  return out;
+}
+
+function disposeCache(c: KVCache): void {
+  for (const l of c.layers) {
+    l.k.dispose();
+    l.v.dispose();
+  }
+  c.keyMask.dispose();
+}
+
+/** With a vision prefix, rows of equal prompt length are generated together so no padding sits between prefix and prompt. */
+async function generateGroupedByLength(model: Transformer, tokenizer: Tokenizer, prompts: number[][], opts: GenerateOptions): Promise<Generation[]> {
+  const byLen = new Map<number, number[]>();
+  prompts.forEach((p, i) => byLen.set(p.length, [...(byLen.get(p.length) ?? []), i]));
+  const out = new Array<Generation>(prompts.length);
+  let seedOffset = 0;
+  for (const idx of byLen.values()) {
+    const prefix = tf.gather(opts.prefix!, idx) as tf.Tensor3D;
+    try {
+      const gens = await generate(model, tokenizer, idx.map((i) => prompts[i]!), { ...opts, prefix, seed: (opts.seed ?? 0) + seedOffset++ });
+      idx.forEach((i, k) => (out[i] = gens[k]!));
+    } finally {
+      prefix.dispose();
+    }
+  }
+  return out;
+}

@@ -1,0 +1,91 @@
+// Building blocks with hand-written gradients that issue only plain 2-D matmuls: on the wasm
+// backend a plain matmul takes the fast XNNPACK path, while transposed or batched matmuls fall to a
+// slow loop, and the gradient of tf.gather is not registered at all.
+import { tf } from './engine.js';
+
+type CustomGradFn = Parameters<typeof tf.customGrad>[0];
+
+/** y = x @ w for x [N, in], w [in, out]; gradients dx = dy @ w^T, dw = x^T @ dy with explicit transposes. */
+export function linear2d(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  const f = tf.customGrad(((xi: tf.Tensor, wi: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([xi, wi]);
+    return {
+      value: tf.matMul(xi as tf.Tensor2D, wi as tf.Tensor2D),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
+        return [tf.matMul(dy as tf.Tensor2D, tf.transpose(ws)), tf.matMul(tf.transpose(xs), dy as tf.Tensor2D)];
+      },
+    };
+  }) as unknown as CustomGradFn);
+  return f(x, w) as tf.Tensor2D;
+}
+
+/** Linear over the last axis of any-rank x: [..., in] @ [in, out] -> [..., out]. */
+export function linear(x: tf.Tensor, w: tf.Tensor2D): tf.Tensor {
+  const inDim = x.shape[x.shape.length - 1]!;
+  const lead = x.shape.slice(0, -1);
+  const y = linear2d(tf.reshape(x, [-1, inDim]) as tf.Tensor2D, w);
+  return tf.reshape(y, [...lead, w.shape[1]]);
+}
+
+/**
+ * Token embedding lookup: forward with gather (fast), backward with a one-hot matmul
+ * (dE = onehot(ids)^T @ dy), because the gather gradient is missing on wasm.
+ */
+export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
+  const vocab = table.shape[0];
+  const f = tf.customGrad(((t: tf.Tensor) => ({
+    value: tf.gather(t as tf.Tensor2D, ids),
+    gradFunc: (dy: tf.Tensor) => {
+      // Cast the int one-hot: a float32 oneHot returns garbage on wasm.
+      const oh = tf.cast(tf.oneHot(ids, vocab), 'float32') as tf.Tensor2D;
+      return [tf.matMul(tf.transpose(oh), dy as tf.Tensor2D)];
+    },
+  })) as unknown as CustomGradFn);
+  return f(table) as tf.Tensor2D;
+}
+
+/** RMSNorm over the last axis: x / sqrt(mean(x^2) + eps) * w. */
+export function rmsNorm(x: tf.Tensor, w: tf.Tensor1D, eps: number): tf.Tensor {
+  const ms = tf.mean(tf.square(x), -1, true);
+  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w);
+}
+
+export function silu(x: tf.Tensor): tf.Tensor {
+  return tf.mul(x, tf.sigmoid(x));
+}
+
+/** Rotary tables in Hugging Face's rotate-half layout: cos/sin [maxLen, headDim]. */
+export function ropeTables(maxLen: number, headDim: number, theta: number): { cos: tf.Tensor2D; sin: tf.Tensor2D; rot: tf.Tensor2D } {
+  const half = headDim / 2;
+  const cos = new Float32Array(maxLen * headDim);
+  const sin = new Float32Array(maxLen * headDim);
+  for (let p = 0; p < maxLen; p++) {
+    for (let i = 0; i < half; i++) {
+      const freq = 1 / Math.pow(theta, (2 * i) / headDim);
+      const a = p * freq;
+      cos[p * headDim + i] = cos[p * headDim + i + half] = Math.cos(a);
+      sin[p * headDim + i] = sin[p * headDim + i + half] = Math.sin(a);
+    }
+  }
+  // rotate_half(x) = [-x2, x1] expressed as x @ rot, so it is one plain matmul with a cheap gradient.
+  const rot = new Float32Array(headDim * headDim);
+  for (let i = 0; i < half; i++) {
+    rot[(i + half) * headDim + i] = -1; // out[i] = -x[i+half]
+    rot[i * headDim + i + half] = 1; // out[i+half] = x[i]
+  }
+  return {
+    cos: tf.tensor2d(cos, [maxLen, headDim]),
+    sin: tf.tensor2d(sin, [maxLen, headDim]),
+    rot: tf.tensor2d(rot, [headDim, headDim]),
+  };
+}
+
+/** Apply rotary embeddings to x [B, H, T, hd] at positions start..start+T-1. */
+export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, rot: tf.Tensor2D, start: number): tf.Tensor4D {
+  const T = x.shape[2];
+  const hd = x.shape[3];
+  const c = tf.slice(cos, [start, 0], [T, hd]);
+  const s = tf.slice(sin, [start, 0], [T, hd]);
+  return tf.add(tf.mul(x, c), tf.mul(linear(x, rot), s)) as tf.Tensor4D;
+}

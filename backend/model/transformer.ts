@@ -1,0 +1,236 @@
+// A decoder-only transformer of the Llama family, written with tfjs ops so it trains on every backend.
+// Parameter names follow Hugging Face's Llama layout; matrices are kept as [in, out] internally
+// (so every linear layer is a plain matmul) and transposed to HF's [out, in] only in checkpoints.
+import { tf } from './engine.js';
+import { headDim, type ModelConfig } from './config.js';
+import { applyRope, embed, linear, rmsNorm, ropeTables, silu } from './layers.js';
+import { Rng } from '../core/rng.js';
+
+export interface LayerCache {
+  k: tf.Tensor4D; // [B, KV, Tk, hd]
+  v: tf.Tensor4D;
+}
+
+/** Key/value cache for incremental decoding. `keyMask` [B, Tk] is 1 for real tokens, 0 for left padding. */
+export interface KVCache {
+  layers: LayerCache[];
+  length: number;
+  keyMask: tf.Tensor2D;
+}
+
+export interface ForwardOptions {
+  /** 1 for real tokens, 0 for padding, [B, T]; padded keys are never attended to. */
+  attentionMask?: tf.Tensor2D;
+  /** Continue from a cache (decoding); the new cache is returned. */
+  cache?: KVCache;
+  /** Keep a cache for later decoding steps. */
+  returnCache?: boolean;
+  /** Embeddings placed before the tokens (vision patches), [B, P, dModel]. */
+  prefix?: tf.Tensor3D;
+  /** Return the final hidden states too (value head, rewards). */
+  returnHidden?: boolean;
+}
+
+export interface ForwardResult {
+  logits: tf.Tensor3D; // [B, T, V]
+  hidden?: tf.Tensor3D; // [B, T, D] after the final norm
+  cache?: KVCache;
+}
+
+export const NEG_INF = -1e9;
+
+let nextModelId = 0;
+
+export class Transformer {
+  /** Unique per instance; prefixes the tfjs variable names. */
+  readonly id = `model${nextModelId++}`;
+  readonly params = new Map<string, tf.Variable>();
+  private readonly rope: ReturnType<typeof ropeTables>;
+
+  constructor(
+    readonly config: ModelConfig,
+    seed = 0,
+  ) {
+    const c = config;
+    const rng = new Rng(seed);
+    const hd = headDim(c);
+    const normal = (shape: number[], std: number) => {
+      const n = shape.reduce((a, b) => a * b, 1);
+      const data = new Float32Array(n);
+      for (let i = 0; i < n; i++) data[i] = rng.normal() * std;
+      return tf.tensor(data, shape);
+    };
+    const ones = (n: number) => tf.ones([n]);
+    const add = (name: string, t: tf.Tensor) => {
+      // tfjs variable names are global: prefix with a per-model id, keep the HF name as the map key.
+      this.params.set(name, tf.variable(t, true, `${this.id}/${name}`));
+      t.dispose();
+    };
+    // GPT-2 style init: residual projections scaled down by depth so deep stacks start stable.
+    const std = c.initStd;
+    const resStd = std / Math.sqrt(2 * c.nLayers);
+    add('model.embed_tokens.weight', normal([c.vocabSize, c.dModel], std));
+    for (let i = 0; i < c.nLayers; i++) {
+      const p = `model.layers.${i}`;
+      add(`${p}.input_layernorm.weight`, ones(c.dModel));
+      add(`${p}.self_attn.q_proj.weight`, normal([c.dModel, c.nHeads * hd], std));
+      add(`${p}.self_attn.k_proj.weight`, normal([c.dModel, c.nKvHeads * hd], std));
+      add(`${p}.self_attn.v_proj.weight`, normal([c.dModel, c.nKvHeads * hd], std));
+      add(`${p}.self_attn.o_proj.weight`, normal([c.nHeads * hd, c.dModel], resStd));
+      add(`${p}.post_attention_layernorm.weight`, ones(c.dModel));
+      add(`${p}.mlp.gate_proj.weight`, normal([c.dModel, c.dFF], std));
+      add(`${p}.mlp.up_proj.weight`, normal([c.dModel, c.dFF], std));
+      add(`${p}.mlp.down_proj.weight`, normal([c.dFF, c.dModel], resStd));
+    }
+    add('model.norm.weight', ones(c.dModel));
+    if (!c.tieEmbeddings) add('lm_head.weight', normal([c.dModel, c.vocabSize], std));
+    if (c.valueHead) {
+      add('value_head.weight', normal([c.dModel, 1], std));
+      add('value_head.bias', tf.zeros([1]));
+    }
+    if (c.vision) {
+      const pd = c.vision.patchSize * c.vision.patchSize * c.vision.channels;
+      add('vision.patch_embed.weight', normal([pd, c.dModel], std));
+      add('vision.patch_embed.bias', tf.zeros([c.dModel]));
+      add('vision.pos_embed', normal([c.vision.maxPatches, c.dModel], std));
+    }
+    this.rope = ropeTables(c.maxSeqLen, hd, c.ropeTheta);
+  }
+
+  p(name: string): tf.Variable {
+    const v = this.params.get(name);
+    if (!v) throw new Error(`model has no parameter '${name}'`);
+    return v;
+  }
+
+  /** HF parameter name of a tfjs variable name (gradients from tf.variableGrads are keyed by the latter). */
+  paramName(variableName: string): string {
+    return variableName.slice(this.id.length + 1);
+  }
+
+  /** Trainable variables, for optimisers. */
+  variables(): tf.Variable[] {
+    return [...this.params.values()];
+  }
+
+  /** The output projection [D, V]: the transposed embedding when tied. */
+  private outputWeight(): tf.Tensor2D {
+    return this.config.tieEmbeddings ? (tf.transpose(this.p('model.embed_tokens.weight')) as tf.Tensor2D) : (this.p('lm_head.weight') as tf.Tensor2D);
+  }
+
+  /** Patch embeddings for images [B, P, patchDim] -> [B, P, D]. */
+  embedPatches(patches: tf.Tensor3D): tf.Tensor3D {
+    if (!this.config.vision) throw new Error('model has no vision input (config.vision is not set)');
+    const P = patches.shape[1];
+    const x = tf.add(linear(patches, this.p('vision.patch_embed.weight') as tf.Tensor2D), this.p('vision.patch_embed.bias'));
+    return tf.add(x, tf.slice(this.p('vision.pos_embed'), [0, 0], [P, this.config.dModel])) as tf.Tensor3D;
+  }
+
+  /**
+   * Forward pass over token ids [B, T] (int32). With a cache, positions continue from cache.length.
+   * The caller owns the returned tensors (use inside tf.tidy).
+   */
+  forward(ids: tf.Tensor2D, opts: ForwardOptions = {}): ForwardResult {
+    const c = this.config;
+    const [B, Tt] = ids.shape;
+    const hd = headDim(c);
+    const start = opts.cache?.length ?? 0;
+    let x = tf.reshape(embed(this.p('model.embed_tokens.weight') as tf.Tensor2D, tf.reshape(ids, [-1]) as tf.Tensor1D), [B, Tt, c.dModel]) as tf.Tensor3D;
+    let mask = opts.attentionMask;
+    if (opts.prefix) {
+      if (opts.cache) throw new Error('a prefix can only be given on the first forward pass');
+      const P = opts.prefix.shape[1];
+      x = tf.concat([opts.prefix, x], 1);
+      if (mask) mask = tf.concat([tf.ones([B, P]), mask], 1) as tf.Tensor2D;
+    }
+    const T = x.shape[1];
+    if (start + T > c.maxSeqLen) throw new Error(`sequence of ${start + T} tokens exceeds the model's maxSeqLen ${c.maxSeqLen}`);
+    const keyMask: tf.Tensor2D = opts.cache
+      ? (tf.concat([opts.cache.keyMask, mask ?? tf.ones([B, T])], 1) as tf.Tensor2D)
+      : (mask ?? (tf.ones([B, T]) as tf.Tensor2D));
+    const Tk = start + T;
+    const bias = attentionBias(keyMask, start, T, Tk);
+    const newLayers: LayerCache[] = [];
+    const rep = c.nHeads / c.nKvHeads;
+    for (let i = 0; i < c.nLayers; i++) {
+      const p = `model.layers.${i}`;
+      const h = rmsNorm(x, this.p(`${p}.input_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
+      const heads = (w: string, n: number) =>
+        tf.transpose(tf.reshape(linear(h, this.p(`${p}.self_attn.${w}.weight`) as tf.Tensor2D), [B, T, n, hd]), [0, 2, 1, 3]) as tf.Tensor4D;
+      let q = applyRope(heads('q_proj', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+      let k = applyRope(heads('k_proj', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+      let v = heads('v_proj', c.nKvHeads);
+      if (opts.cache) {
+        const prev = opts.cache.layers[i]!;
+        k = tf.concat([prev.k, k], 2);
+        v = tf.concat([prev.v, v], 2);
+      }
+      if (opts.returnCache) newLayers.push({ k, v });
+      if (rep > 1) {
+        k = repeatKv(k, rep);
+        v = repeatKv(v, rep);
+      }
+      q = tf.mul(q, 1 / Math.sqrt(hd));
+      const scores = tf.add(tf.matMul(q, k, false, true), bias);
+      const att = tf.matMul(tf.softmax(scores), v); // [B, H, T, hd]
+      const merged = tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [B, T, c.nHeads * hd]);
+      x = tf.add(x, linear(merged, this.p(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D)) as tf.Tensor3D;
+      const h2 = rmsNorm(x, this.p(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
+      const gate = silu(linear(h2, this.p(`${p}.mlp.gate_proj.weight`) as tf.Tensor2D));
+      const up = linear(h2, this.p(`${p}.mlp.up_proj.weight`) as tf.Tensor2D);
+      x = tf.add(x, linear(tf.mul(gate, up), this.p(`${p}.mlp.down_proj.weight`) as tf.Tensor2D)) as tf.Tensor3D;
+    }
+    const hidden = rmsNorm(x, this.p('model.norm.weight') as tf.Tensor1D, c.rmsEps) as tf.Tensor3D;
+    const logits = linear(hidden, this.outputWeight()) as tf.Tensor3D;
+    const out: ForwardResult = { logits };
+    if (opts.returnHidden) out.hidden = hidden;
+    if (opts.returnCache) out.cache = { layers: newLayers, length: Tk, keyMask };
+    return out;
+  }
+
+  /** Scalar value per position from final hidden states [B, T, D] -> [B, T]. */
+  values(hidden: tf.Tensor3D): tf.Tensor2D {
+    if (!this.config.valueHead) throw new Error('model has no value head (config.valueHead is false)');
+    const v = tf.add(linear(hidden, this.p('value_head.weight') as tf.Tensor2D), this.p('value_head.bias'));
+    return tf.squeeze(v, [2]) as tf.Tensor2D;
+  }
+
+  /** Copy weights from another model of the same shape (reference model, explorer sync). */
+  copyFrom(other: Transformer): void {
+    for (const [name, v] of this.params) {
+      const src = other.params.get(name);
+      if (!src) throw new Error(`copyFrom: source model has no parameter '${name}'`);
+      v.assign(src);
+    }
+  }
+
+  clone(): Transformer {
+    const m = new Transformer(this.config, 0);
+    m.copyFrom(this);
+    return m;
+  }
+
+  dispose(): void {
+    for (const v of this.params.values()) v.dispose();
+    this.params.clear();
+    this.rope.cos.dispose();
+    this.rope.sin.dispose();
+    this.rope.rot.dispose();
+  }
+}
+
+/** Additive attention bias [B, 1, T, Tk]: causal over absolute positions, and padded keys blocked. */
+function attentionBias(keyMask: tf.Tensor2D, start: number, T: number, Tk: number): tf.Tensor4D {
+  const causal = new Float32Array(T * Tk);
+  for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) causal[i * Tk + j] = j <= start + i ? 0 : NEG_INF;
+  const c = tf.tensor2d(causal, [T, Tk]);
+  const pad = tf.mul(tf.sub(1, keyMask), NEG_INF); // [B, Tk]
+  return tf.add(tf.reshape(c, [1, 1, T, Tk]), tf.reshape(pad, [keyMask.shape[0], 1, 1, Tk])) as tf.Tensor4D;
+}
+
+/** [B, KV, T, hd] -> [B, KV*rep, T, hd], each kv head serving `rep` query heads. */
+function repeatKv(x: tf.Tensor4D, rep: number): tf.Tensor4D {
+  const [B, KV, T, hd] = x.shape;
+  // Rank-4 tile: tfjs has no tile gradient for rank 5.
+  return tf.reshape(tf.tile(tf.reshape(x, [B, KV, 1, T * hd]), [1, 1, rep, 1]), [B, KV * rep, T, hd]) as tf.Tensor4D;
+}
