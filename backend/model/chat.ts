@@ -1,0 +1,35 @@
+// The chat layout every prompt and response uses, so explorer, trainer and expert data agree:
+//   <|bos|><|system|>S<|end|><|user|>U<|end|><|assistant|>RESPONSE<|end|>
+// Environment turns in multi-turn workflows are <|environment|>TEXT<|end|> followed by <|assistant|>.
+import type { ChatMessage } from '../core/types.js';
+import type { Tokenizer } from './tokenizer/types.js';
+
+const ROLE_TOKEN = { system: 'system', user: 'user', assistant: 'assistant', environment: 'environment' } as const;
+
+/** Tokens of one message: role marker, content, end marker. */
+export function encodeMessage(tok: Tokenizer, m: ChatMessage): number[] {
+  return [tok.specialId(ROLE_TOKEN[m.role]), ...tok.encode(m.content), tok.specialId('end')];
+}
+
+/** Prompt tokens for a conversation, ending with the assistant marker the model continues from. */
+export function encodePrompt(tok: Tokenizer, messages: ChatMessage[]): number[] {
+  const ids = [tok.bosId];
+  for (const m of messages) ids.push(...encodeMessage(tok, m));
+  ids.push(tok.specialId('assistant'));
+  return ids;
+}
+
+/** Tokens of a written (expert) response, closed with the end marker the model learns to emit. */
+export function encodeResponse(tok: Tokenizer, text: string): number[] {
+  return [...tok.encode(text), tok.specialId('end')];
+}
+
+/** Token ids that end an assistant turn. */
+export function stopTokens(tok: Tokenizer): number[] {
+  return [tok.specialId('end'), tok.eosId];
+}
+
+/** The messages of a single-prompt task. */
+export function taskMessages(prompt: string, system?: string): ChatMessage[] {
+  return system ? [{ role: 'system', content: system }, { role: 'user', content: prompt }] : [{ role: 'user', content: prompt }];
+}
