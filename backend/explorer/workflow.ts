@@ -1,0 +1,60 @@
+// The workflow contract: one workflow turns a batch of tasks into experiences, using a rollout
+// model (the policy being trained, or an external endpoint), an environment (for multi-turn) and a
+// reward model. Workflows register by name; adding one is one new file in workflows/.
+import { Registry } from '../core/registry.js';
+import type { Experience, Task } from '../core/types.js';
+import type { Generation, GenerateOptions } from '../model/generate.js';
+import type { Tokenizer } from '../model/tokenizer/types.js';
+
+/** What the explorer samples from: the local policy, or an external OpenAI-compatible server. */
+export interface RolloutModel {
+  /** Weight version that produced the samples; recorded in every experience. */
+  readonly version: number;
+  readonly tokenizer: Tokenizer;
+  generate(prompts: number[][], opts: GenerateOptions): Promise<Generation[]>;
+}
+
+export interface RewardResult {
+  reward: number;
+  details?: Record<string, number | string | boolean>;
+  /** `infra_failure` when the reward could not be computed (sandbox or service down): never trained on. */
+  status: 'ok' | 'infra_failure';
+  reason?: string;
+}
+
+export type RewardFn = (task: Task, response: string, ctx?: { signal?: AbortSignal }) => Promise<RewardResult>;
+
+export interface SamplingConfig {
+  maxNewTokens: number;
+  temperature: number;
+  topK: number;
+  topP: number;
+}
+
+export interface WorkflowContext {
+  model: RolloutModel;
+  reward: RewardFn;
+  runId: string;
+  /** Samples per task (the GRPO group size). */
+  repeatTimes: number;
+  sampling: SamplingConfig;
+  /** Explore step, part of the group id so groups of different steps never mix. */
+  step: number;
+  seed: number;
+  split: 'train' | 'eval';
+  signal?: AbortSignal;
+}
+
+export interface Workflow {
+  readonly name: string;
+  run(tasks: Task[], ctx: WorkflowContext): Promise<Experience[]>;
+}
+
+export const workflows = new Registry<Workflow>('workflow');
+
+let counter = 0;
+/** Unique, sortable experience ids (time, process, counter). */
+export function newExperienceId(): string {
+  counter = (counter + 1) % 1_000_000;
+  return `${Date.now().toString(36)}-${process.pid.toString(36)}-${counter.toString(36).padStart(4, '0')}`;
+}

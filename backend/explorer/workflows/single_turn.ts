@@ -1,0 +1,63 @@
+// Single-turn workflow: the prompt is one user message, the model answers once, the reward model
+// scores the answer. All samples of all tasks in the batch are generated together.
+import type { Experience, Task } from '../../core/types.js';
+import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
+import { newExperienceId, workflows, type Workflow, type WorkflowContext } from '../workflow.js';
+
+export const singleTurn: Workflow = {
+  name: 'single_turn',
+  async run(tasks: Task[], ctx: WorkflowContext): Promise<Experience[]> {
+    const tok = ctx.model.tokenizer;
+    const version = ctx.model.version;
+    const prompts: number[][] = [];
+    const owners: Task[] = [];
+    for (const task of tasks) {
+      const messages = task.messages ?? taskMessages(task.prompt ?? '');
+      const ids = encodePrompt(tok, messages);
+      for (let r = 0; r < ctx.repeatTimes; r++) {
+        prompts.push(ids);
+        owners.push(task);
+      }
+    }
+    const gens = await ctx.model.generate(prompts, { ...ctx.sampling, stopTokens: stopTokens(tok), seed: ctx.seed });
+    const rewards = await Promise.all(
+      gens.map(async (g, i) => {
+        try {
+          return await ctx.reward(owners[i]!, g.text, { signal: ctx.signal });
+        } catch (e) {
+          // The reward model crashed: the system failed, not the sample.
+          return { reward: 0, status: 'infra_failure' as const, reason: `reward function threw: ${(e as Error).message}` };
+        }
+      }),
+    );
+    const now = Date.now();
+    return gens.map((g, i): Experience => {
+      const task = owners[i]!;
+      const r = rewards[i]!;
+      const empty = g.tokens.length === 0;
+      return {
+        id: newExperienceId(),
+        taskId: task.id,
+        groupId: `${ctx.runId}:${ctx.split}:${ctx.step}:${task.id}`,
+        runId: ctx.runId,
+        source: 'usual',
+        promptTokens: prompts[i]!,
+        promptText: task.prompt ?? (task.messages ?? []).map((m) => m.content).join('\n'),
+        responseTokens: g.tokens,
+        responseText: g.text,
+        actionMask: g.tokens.map(() => 1),
+        logprobs: g.logprobs,
+        modelVersion: version,
+        reward: r.reward,
+        rewardDetails: { ...(r.details ?? {}), finish: g.finishReason },
+        status: r.status === 'infra_failure' ? 'infra_failure' : empty ? 'invalid' : 'ok',
+        statusReason: r.status === 'infra_failure' ? r.reason : empty ? 'empty response' : undefined,
+        useCount: 0,
+        createdAt: now,
+        split: ctx.split,
+      };
+    });
+  },
+};
+
+workflows.register(singleTurn.name, singleTurn);

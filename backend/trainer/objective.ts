@@ -1,0 +1,34 @@
+// What the trainer loop asks of an algorithm: a differentiable loss over one micro-batch.
+import type { tf } from '../model/engine.js';
+
+export interface LossInputs {
+  /** Current policy log-probs at next-token positions [B, T]. */
+  logprob: tf.Tensor2D;
+  oldLogprob: tf.Tensor2D;
+  refLogprob?: tf.Tensor2D;
+  advantages: tf.Tensor2D;
+  actionMask: tf.Tensor2D;
+  expertMask: tf.Tensor1D;
+  /** Per-position entropy of the policy [B, T] (when the objective asks for it). */
+  entropy?: tf.Tensor2D;
+  /** Trainer step, for scheduled coefficients (CHORD's mu). */
+  step: number;
+}
+
+export interface LossOutput {
+  loss: tf.Scalar;
+  /** Logged values; tensors are read after the step. */
+  metrics: Record<string, tf.Scalar | number>;
+}
+
+export interface Objective {
+  name: string;
+  needsReference: boolean;
+  needsCritic: boolean;
+  needsEntropy: boolean;
+  /** Compute (recompute) old log-probs from the current weights before the update (e.g. expert rows with none). */
+  recomputeOldLogprobs: boolean;
+  /** Advantage function name, when the trainer computes advantages itself (GAE with a critic). */
+  advantageInTrainer?: string;
+  loss(inputs: LossInputs): LossOutput;
+}

@@ -1,0 +1,213 @@
+// The trainer: takes a batch of experiences, computes the algorithm's loss over micro-batches with
+// gradient accumulation, clips by global norm, and updates the actor with AdamW; the reference
+// model stays frozen; a critic (value head model) has its own optimiser.
+import { tf, tidy } from '../model/engine.js';
+import type { Transformer } from '../model/transformer.js';
+import { tokenLogprobs } from '../model/logprobs.js';
+import { AdamW, clipByGlobalNorm, lrSchedule } from '../model/optim.js';
+import type { Experience } from '../core/types.js';
+import { buildBatch, disposeBatch, responseValues, type TrainBatch } from './batch.js';
+import type { Objective } from './objective.js';
+
+export interface TrainerOptions {
+  lr: number;
+  warmupSteps?: number;
+  totalSteps?: number;
+  decay?: 'cosine' | 'linear' | 'constant';
+  weightDecay?: number;
+  gradClip?: number;
+  /** Rows per micro-batch; gradients are accumulated over the batch. 0 = whole batch. */
+  microBatchSize?: number;
+  /** Sampling temperature the explorer used: log-probs are recomputed at the same temperature. */
+  temperature?: number;
+  criticLr?: number;
+  padId: number;
+}
+
+export interface StepMetrics {
+  step: number;
+  loss: number;
+  grad_norm: number;
+  lr: number;
+  tokens: number;
+  tokens_per_s: number;
+  /** Mean of (current version - experience version) over usual rows. */
+  staleness: number;
+  time_grad_s: number;
+  time_optim_s: number;
+  time_total_s: number;
+  [metric: string]: number;
+}
+
+export class Trainer {
+  private readonly opt: AdamW;
+  private readonly criticOpt?: AdamW;
+  step = 0;
+
+  constructor(
+    readonly actor: Transformer,
+    readonly objective: Objective,
+    readonly opts: TrainerOptions,
+    readonly reference?: Transformer,
+    readonly critic?: Transformer,
+  ) {
+    if (objective.needsReference && !reference) throw new Error(`algorithm '${objective.name}' needs a reference model`);
+    if (objective.needsCritic && !critic) throw new Error(`algorithm '${objective.name}' needs a critic`);
+    this.opt = new AdamW(actor.variables(), { lr: opts.lr, weightDecay: opts.weightDecay ?? 0 });
+    if (critic) this.criticOpt = new AdamW(critic.variables(), { lr: opts.criticLr ?? opts.lr });
+  }
+
+  get optimizer(): AdamW {
+    return this.opt;
+  }
+
+  /** One optimiser step on `exps`. `modelVersion` is the actor's version before the update. */
+  async trainStep(exps: Experience[], modelVersion = this.step): Promise<StepMetrics> {
+    const t0 = performance.now();
+    const B = exps.length;
+    const mb = this.opts.microBatchSize && this.opts.microBatchSize > 0 ? this.opts.microBatchSize : B;
+    const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay });
+    const sums: Record<string, number> = {};
+    let grads: Record<string, tf.Tensor> = {};
+    let tokens = 0;
+    let tGrad = 0;
+    for (let s = 0; s < B; s += mb) {
+      const micro = exps.slice(s, s + mb);
+      const weight = micro.length / B;
+      const batch = buildBatch(micro, this.opts.padId);
+      tokens += batch.tokens;
+      try {
+        if (this.critic) await this.criticStep(micro, batch, weight);
+        const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch) : undefined;
+        if (this.objective.recomputeOldLogprobs) {
+          const old = this.logprobsNoGrad(this.actor, batch);
+          batch.oldLogprob.dispose();
+          batch.oldLogprob = old;
+        }
+        const kept: Record<string, tf.Scalar | number> = {};
+        const g0 = performance.now();
+        const { value, grads: g } = tf.variableGrads(() => {
+          const lp = tokenLogprobs(this.actor, batch.ids, {
+            attentionMask: batch.attentionMask,
+            temperature: this.opts.temperature,
+            withEntropy: this.objective.needsEntropy,
+          });
+          const out = this.objective.loss({
+            logprob: lp.logprobs,
+            oldLogprob: batch.oldLogprob,
+            refLogprob,
+            advantages: batch.advantages,
+            actionMask: batch.actionMask,
+            expertMask: batch.expertMask,
+            entropy: lp.entropy,
+            step: this.step,
+          });
+          for (const [k, v] of Object.entries(out.metrics)) kept[k] = typeof v === 'number' ? v : tf.keep(v);
+          return tf.mul(out.loss, weight) as tf.Scalar;
+        }, this.actor.variables());
+        tGrad += (performance.now() - g0) / 1000;
+        sums.loss = (sums.loss ?? 0) + (await value.data())[0]!;
+        value.dispose();
+        for (const [k, v] of Object.entries(kept)) {
+          const x = typeof v === 'number' ? v : (await v.data())[0]!;
+          if (typeof v !== 'number') v.dispose();
+          sums[k] = (sums[k] ?? 0) + x * weight;
+        }
+        grads = accumulate(grads, g);
+        refLogprob?.dispose();
+      } finally {
+        disposeBatch(batch);
+      }
+    }
+    const o0 = performance.now();
+    const clipped = clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
+    this.opt.step(clipped.grads, lr);
+    tf.dispose(Object.values(clipped.grads));
+    const tOpt = (performance.now() - o0) / 1000;
+    this.step++;
+    const usual = exps.filter((e) => e.source === 'usual' && e.modelVersion >= 0);
+    const total = (performance.now() - t0) / 1000;
+    return {
+      ...sums,
+      step: this.step,
+      loss: sums.loss ?? 0,
+      grad_norm: clipped.norm,
+      lr,
+      tokens,
+      tokens_per_s: tokens / total,
+      staleness: usual.length ? usual.reduce((a, e) => a + (modelVersion - e.modelVersion), 0) / usual.length : 0,
+      time_grad_s: tGrad,
+      time_optim_s: tOpt,
+      time_total_s: total,
+      expert_rows: exps.length - exps.filter((e) => e.source !== 'expert').length,
+    };
+  }
+
+  /** Log-probs of the batch's tokens under `model`, outside any gradient tape: [B, L-1]. */
+  private logprobsNoGrad(model: Transformer, batch: TrainBatch): tf.Tensor2D {
+    return tidy(() => tokenLogprobs(model, batch.ids, { attentionMask: batch.attentionMask, temperature: this.opts.temperature }).logprobs);
+  }
+
+  /** Per-response-token log-probs under the current actor (e.g. to fill expert rows' behaviour log-probs). */
+  async responseLogprobs(exps: Experience[]): Promise<number[][]> {
+    const batch = buildBatch(exps, this.opts.padId);
+    try {
+      const lp = this.logprobsNoGrad(this.actor, batch);
+      const data = (await lp.data()) as Float32Array;
+      lp.dispose();
+      return responseValues(exps, data, batch.length - 1);
+    } finally {
+      disposeBatch(batch);
+    }
+  }
+
+  /** Critic regression towards the returns on action positions (value of the prefix before each token). */
+  private async criticStep(micro: Experience[], batch: TrainBatch, weight: number): Promise<void> {
+    const critic = this.critic!;
+    const { value, grads } = tf.variableGrads(() => {
+      const out = critic.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true });
+      const L = batch.length;
+      const v = tf.slice(critic.values(out.hidden!), [0, 0], [micro.length, L - 1]);
+      const err = tf.mul(tf.square(tf.sub(v, batch.returns)), batch.actionMask);
+      return tf.mul(tf.div(tf.sum(err), tf.maximum(tf.sum(batch.actionMask), 1)), weight) as tf.Scalar;
+    }, critic.variables());
+    const c = clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
+    this.criticOpt!.step(c.grads);
+    tf.dispose([value, ...Object.values(c.grads)]);
+  }
+
+  /** Values of every response position under the critic, per experience (for GAE). */
+  async values(exps: Experience[]): Promise<number[][]> {
+    if (!this.critic) throw new Error('no critic');
+    const batch = buildBatch(exps, this.opts.padId);
+    try {
+      const v = tidy(() => {
+        const out = this.critic!.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true });
+        return tf.slice(this.critic!.values(out.hidden!), [0, 0], [exps.length, batch.length - 1]);
+      });
+      const data = (await v.data()) as Float32Array;
+      v.dispose();
+      return responseValues(exps, data, batch.length - 1);
+    } finally {
+      disposeBatch(batch);
+    }
+  }
+
+  dispose(): void {
+    this.opt.dispose();
+    this.criticOpt?.dispose();
+  }
+}
+
+function accumulate(acc: Record<string, tf.Tensor>, g: Record<string, tf.Tensor>): Record<string, tf.Tensor> {
+  if (Object.keys(acc).length === 0) return g;
+  for (const [k, v] of Object.entries(g)) {
+    const prev = acc[k];
+    acc[k] = prev ? tf.add(prev, v) : v;
+    if (prev) {
+      prev.dispose();
+      v.dispose();
+    }
+  }
+  return acc;
+}
