@@ -1,5 +1,6 @@
 // What the trainer loop asks of an algorithm: a differentiable loss over one micro-batch.
 import type { tf } from '../model/engine.js';
+import type { Experience } from '../core/types.js';
 
 export interface LossInputs {
   /** Current policy log-probs at next-token positions [B, T]. */
@@ -28,7 +29,10 @@ export interface Objective {
   needsEntropy: boolean;
   /** Compute (recompute) old log-probs from the current weights before the update (e.g. expert rows with none). */
   recomputeOldLogprobs: boolean;
-  /** Advantage function name, when the trainer computes advantages itself (GAE with a critic). */
-  advantageInTrainer?: string;
+  /**
+   * Advantages that need the critic (GAE): called by the trainer before the update with the critic's
+   * value of every response position; fills `advantages` and `returns` of the usual rows in place.
+   */
+  computeAdvantages?(exps: Experience[], values: number[][]): void;
   loss(inputs: LossInputs): LossOutput;
 }

@@ -67,6 +67,10 @@ export class Trainer {
     const B = exps.length;
     const mb = this.opts.microBatchSize && this.opts.microBatchSize > 0 ? this.opts.microBatchSize : B;
     const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay });
+    if (this.critic && this.objective.computeAdvantages) {
+      const usual = exps.filter((e) => e.source === 'usual');
+      if (usual.length) this.objective.computeAdvantages(usual, await this.values(usual));
+    }
     const sums: Record<string, number> = {};
     let grads: Record<string, tf.Tensor> = {};
     let tokens = 0;

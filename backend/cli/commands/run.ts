@@ -1,0 +1,54 @@
+// `rft run CONFIG` and `rft demo` (the main job: configs/main.yaml on the embedded default).
+import { fileURLToPath } from 'node:url';
+import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { loadRunConfig } from '../../coordinator/load-config.js';
+import { runJob, type RunSummary } from '../../coordinator/run.js';
+
+export const MAIN_CONFIG = fileURLToPath(new URL('../../../configs/main.yaml', import.meta.url));
+
+function printSummary(s: RunSummary): void {
+  const rows = s.evals.map((e) => `| ${e.stage.padEnd(8)} | ${String(e.step).padStart(5)} | ${e.accuracy.toFixed(3).padStart(8)} | ${e.mean_reward.toFixed(3).padStart(11)} |`);
+  console.log(['| after    |  step | accuracy | mean reward |', '|----------|-------|----------|-------------|', ...rows].join('\n'));
+  console.log(`report: ${s.report}`);
+  console.log(`checkpoint: ${s.checkpoint}`);
+  console.log(JSON.stringify({ base_accuracy: s.base_accuracy, final_accuracy: s.final_accuracy, wall_seconds: Math.round(s.wall_seconds * 10) / 10, report: s.report, run_dir: s.run_dir, trainer_steps: s.trainer_steps }));
+}
+
+async function run(file: string, args: ParsedArgs): Promise<number> {
+  const cfg = loadRunConfig(file);
+  if (args.flags.seed !== undefined) cfg.seed = flagNumber(args, 'seed', cfg.seed);
+  const budget = flagString(args, 'budget');
+  if (budget !== undefined && cfg.stages) {
+    // Override the wall-clock budget of the last stage (e.g. for comparisons at equal budget).
+    cfg.stages[cfg.stages.length - 1]!.wall_seconds = Number(budget);
+    cfg.stages[cfg.stages.length - 1]!.steps = undefined;
+  }
+  const algo = flagString(args, 'algorithm');
+  if (algo && cfg.stages) cfg.stages[cfg.stages.length - 1]!.algorithm = { name: algo, params: cfg.stages[cfg.stages.length - 1]!.algorithm.params };
+  const summary = await runJob({ config: cfg, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, runId: flagString(args, 'run-id') });
+  printSummary(summary);
+  return 0;
+}
+
+command({
+  name: 'run',
+  usage: 'run CONFIG [--seed N] [--budget SECONDS] [--algorithm NAME]',
+  summary: 'run the stages of a config (explorer + trainer), evaluate, write the report',
+  booleanFlags: ['quiet'],
+  run: (args) => {
+    const file = args.positional[0];
+    if (!file) {
+      console.error('usage: rft run CONFIG');
+      return 2;
+    }
+    return run(file, args);
+  },
+});
+
+command({
+  name: 'demo',
+  usage: 'demo [--seed N] [--budget SECONDS] [--algorithm NAME]',
+  summary: 'the main job: SFT warm-up, then MIX on the built-in task, then held-out evaluation',
+  booleanFlags: ['quiet'],
+  run: (args) => run(MAIN_CONFIG, args),
+});

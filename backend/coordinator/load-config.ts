@@ -1,0 +1,25 @@
+// Reads a run config file (YAML or JSON): syntax errors name the line, schema errors the field path.
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { validateRunConfig, type RunConfig } from '../core/config.js';
+import { InputError } from '../core/errors.js';
+
+export function loadRunConfig(file: string): RunConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file });
+  }
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length) {
+    const e = doc.errors[0]!;
+    throw new InputError(`YAML syntax: ${e.message.split('\n')[0]}`, { file, line: e.linePos?.[0]?.line });
+  }
+  const { config, issues } = validateRunConfig(doc.toJS());
+  if (!config) {
+    const lines = issues.map((i) => `${file}: field '${i.path}': ${i.message}`);
+    throw new InputError(`invalid config, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, { file });
+  }
+  return config;
+}

@@ -1,0 +1,128 @@
+// Run monitoring: metrics as JSONL (one object per event), a self-contained HTML report with the
+// learning curves, and a terminal progress line with ETA.
+import { appendFileSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+
+export interface MetricRecord {
+  t: number;
+  /** 'train' | 'explore' | 'eval' | 'stage' | 'state' */
+  kind: string;
+  stage?: string;
+  step?: number;
+  [k: string]: unknown;
+}
+
+export class MetricsLog {
+  constructor(readonly file: string) {}
+  write(rec: Omit<MetricRecord, 't'>): void {
+    appendFileSync(this.file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');
+  }
+  read(): MetricRecord[] {
+    if (!existsSync(this.file)) return [];
+    return readFileSync(this.file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .flatMap((l) => {
+        try {
+          return [JSON.parse(l) as MetricRecord];
+        } catch {
+          return []; // a line cut by a kill: skip it, keep the rest
+        }
+      });
+  }
+}
+
+export class Progress {
+  private readonly start = Date.now();
+  private last = 0;
+  constructor(
+    private readonly total: number,
+    private readonly label: string,
+    private readonly out: NodeJS.WriteStream = process.stderr,
+  ) {}
+  update(done: number, extra = ''): void {
+    const now = Date.now();
+    if (now - this.last < 250 && done < this.total) return;
+    this.last = now;
+    const frac = Math.min(1, done / Math.max(1, this.total));
+    const el = (now - this.start) / 1000;
+    const eta = frac > 0 ? el / frac - el : NaN;
+    const w = 24;
+    const bar = '#'.repeat(Math.round(frac * w)).padEnd(w, '.');
+    const line = `${this.label} [${bar}] ${done}/${this.total} ${fmt(el)} elapsed, ETA ${Number.isFinite(eta) ? fmt(eta) : '?'} ${extra}`;
+    if (this.out.isTTY) this.out.write(`\r${line.slice(0, (this.out.columns ?? 120) - 1)}`);
+    else if (done === this.total || now - this.start > 0) this.out.write(line + '\n');
+  }
+  done(): void {
+    if (this.out.isTTY) this.out.write('\n');
+  }
+}
+
+function fmt(s: number): string {
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s` : `${s.toFixed(0)}s`;
+}
+
+interface Series {
+  name: string;
+  points: [number, number][];
+}
+
+/** Inline SVG line chart: no scripts, no external resources. */
+function chart(title: string, series: Series[], xLabel: string): string {
+  const W = 460;
+  const H = 220;
+  const P = 36;
+  const all = series.flatMap((s) => s.points);
+  if (all.length === 0) return '';
+  const xs = all.map((p) => p[0]);
+  const ys = all.map((p) => p[1]).filter(Number.isFinite);
+  const [x0, x1] = [Math.min(...xs), Math.max(...xs) || 1];
+  let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+  if (y0 === y1) [y0, y1] = [y0 - 1, y1 + 1];
+  const sx = (x: number) => P + ((x - x0) / (x1 - x0 || 1)) * (W - 2 * P);
+  const sy = (y: number) => H - P - ((y - y0) / (y1 - y0)) * (H - 2 * P);
+  const colors = ['#3b82f6', '#ef4444', '#10b981', '#f59e0b', '#8b5cf6'];
+  const lines = series
+    .map((s, i) => {
+      const d = s.points.filter((p) => Number.isFinite(p[1])).map((p, k) => `${k ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('');
+      return `<path d="${d}" fill="none" stroke="${colors[i % colors.length]}" stroke-width="1.6"/><text x="${W - P}" y="${14 + 13 * i}" text-anchor="end" fill="${colors[i % colors.length]}" font-size="11">${esc(s.name)}</text>`;
+    })
+    .join('');
+  return `<figure><figcaption>${esc(title)}</figcaption><svg width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">
+<rect x="${P}" y="${P}" width="${W - 2 * P}" height="${H - 2 * P}" fill="none" stroke="#ccc"/>
+<text x="${P - 4}" y="${P + 4}" text-anchor="end" font-size="10">${y1.toPrecision(3)}</text>
+<text x="${P - 4}" y="${H - P}" text-anchor="end" font-size="10">${y0.toPrecision(3)}</text>
+<text x="${W / 2}" y="${H - 8}" text-anchor="middle" font-size="10">${esc(xLabel)} ${x0}..${x1}</text>${lines}</svg></figure>`;
+}
+
+function esc(s: string): string {
+  return s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+}
+
+/** Write the HTML report of a run from its metrics. */
+export function writeReport(file: string, title: string, recs: MetricRecord[], summary: Record<string, unknown>): string {
+  const train = recs.filter((r) => r.kind === 'train');
+  const explore = recs.filter((r) => r.kind === 'explore');
+  const evals = recs.filter((r) => r.kind === 'eval');
+  const t0 = recs[0]?.t ?? 0;
+  const ser = (rows: MetricRecord[], key: string, name = key, x: (r: MetricRecord) => number = (r) => Number(r.step ?? 0)): Series => ({
+    name,
+    points: rows.filter((r) => typeof r[key] === 'number').map((r) => [x(r), r[key] as number]),
+  });
+  const sec = (r: MetricRecord) => Math.round((r.t - t0) / 1000);
+  const charts = [
+    chart('reward (explorer)', [ser(explore, 'reward_mean', 'mean reward', sec)], 'seconds'),
+    chart('held-out accuracy', [ser(evals, 'accuracy', 'accuracy', sec)], 'seconds'),
+    chart('losses', [ser(train, 'loss'), ser(train, 'grpo_loss'), ser(train, 'sft_loss'), ser(train, 'pg_loss')].filter((s) => s.points.length), 'trainer step'),
+    chart('KL and entropy', [ser(train, 'kl'), ser(train, 'ppo_kl'), ser(train, 'entropy')].filter((s) => s.points.length), 'trainer step'),
+    chart('throughput', [ser(train, 'tokens_per_s', 'trainer tok/s'), ser(explore, 'tokens_per_s', 'explorer tok/s')].filter((s) => s.points.length), 'step'),
+    chart('idle fraction', [ser(recs.filter((r) => r.kind === 'state'), 'trainer_idle', 'trainer'), ser(recs.filter((r) => r.kind === 'state'), 'explorer_idle', 'explorer')].filter((s) => s.points.length), 'step'),
+  ].join('\n');
+  const rows = Object.entries(summary)
+    .map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(typeof v === 'number' ? String(Math.round(v * 10000) / 10000) : String(v))}</td></tr>`)
+    .join('');
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title>
+<style>body{font:13px system-ui,sans-serif;margin:24px;color:#222}figure{display:inline-block;margin:8px}figcaption{font-weight:600}table{border-collapse:collapse}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left}</style>
+</head><body><h1>${esc(title)}</h1><table>${rows}</table>${charts}</body></html>`;
+  writeFileSync(file, html);
+  return file;
+}

@@ -1,0 +1,259 @@
+// RFT-core, in-process: explorer and trainer in one process sharing the model in memory
+// (synchronizer method `memory`). Runs the stages of a config (e.g. SFT warm-up, then MIX),
+// evaluates on the held-out split, writes metrics, checkpoints and the HTML report.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { stringify as toYaml } from 'yaml';
+import type { RunConfig } from '../core/config.js';
+import type { Experience, Task } from '../core/types.js';
+import { logger } from '../core/log.js';
+import { Rng } from '../core/rng.js';
+import { initEngine } from '../model/engine.js';
+import { presetConfig } from '../model/config.js';
+import { Transformer } from '../model/transformer.js';
+import { saveCheckpoint } from '../model/checkpoint.js';
+import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
+import { CharTokenizer, loadTokenizer, trainTokenizer, saveTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
+import { openStore, resolveBufferUrl, type ExperienceStore } from '../buffer/storage/index.js';
+import { makeSampler, type Sampler } from '../buffer/sampler/index.js';
+import { Explorer } from '../explorer/explorer.js';
+import { LocalRolloutModel } from '../explorer/local-model.js';
+import { workflows, newExperienceId, type RewardFn } from '../explorer/workflow.js';
+import '../explorer/workflows/index.js';
+import { rewardFns } from '../explorer/rewards/index.js';
+import { builtinTasksets } from '../explorer/tasksets/index.js';
+import { Trainer } from '../trainer/trainer.js';
+import { makeObjective, groupAdvantages } from '../trainer/objectives.js';
+import { evaluate, type EvalResult } from './evaluate.js';
+import { MetricsLog, Progress, writeReport } from './monitor.js';
+
+const log = logger('coordinator');
+
+export interface RunOptions {
+  config: RunConfig;
+  /** Folder that holds `.rft/runs/<id>/`. */
+  workspace: string;
+  runId?: string;
+  /** Print a progress line on stderr. */
+  progress?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface RunSummary {
+  run_id: string;
+  run_dir: string;
+  base_accuracy: number;
+  final_accuracy: number;
+  evals: { stage: string; step: number; accuracy: number; mean_reward: number }[];
+  trainer_steps: number;
+  explore_steps: number;
+  wall_seconds: number;
+  report: string;
+  checkpoint: string;
+}
+
+interface TaskPools {
+  train: Task[];
+  eval: Task[];
+  experts: Task[];
+  reward: RewardFn;
+  solve: (t: Task) => string;
+}
+
+function loadTasks(cfg: RunConfig): TaskPools {
+  if (!cfg.taskset.builtin) throw new Error('taskset: only built-in tasksets are wired into runs so far (taskset.builtin)');
+  const gen = builtinTasksets.get(cfg.taskset.builtin);
+  const train = gen.generate(cfg.taskset.size, cfg.taskset.seed, 'train');
+  const ev = cfg.eval ? builtinTasksets.get(cfg.eval.builtin ?? gen.name).generate(cfg.eval.size, cfg.eval.seed, 'eval') : gen.generate(200, cfg.taskset.seed, 'eval');
+  const experts = cfg.experts ? builtinTasksets.get(cfg.experts.builtin ?? gen.name).generate(cfg.experts.size, cfg.experts.seed, 'train') : [];
+  return { train, eval: ev, experts, reward: rewardFns.get(cfg.workflow.reward), solve: gen.solve };
+}
+
+function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
+  if (cfg.tokenizer.path) return loadTokenizer(cfg.tokenizer.path);
+  if (cfg.tokenizer.kind === 'char') return CharTokenizer.train(texts);
+  return trainTokenizer('bpe', texts, { vocabSize: cfg.tokenizer.vocab_size });
+}
+
+/** Tasks in a seeded shuffled order, reshuffled each epoch. */
+class ShuffledTasks {
+  private order: Task[] = [];
+  private rng: Rng;
+  constructor(
+    private readonly tasks: Task[],
+    seed: number,
+  ) {
+    this.rng = new Rng(seed);
+  }
+  next(n: number): Task[] {
+    const out: Task[] = [];
+    while (out.length < n) {
+      if (this.order.length === 0) this.order = this.rng.shuffle([...this.tasks]);
+      out.push(this.order.pop()!);
+    }
+    return out;
+  }
+}
+
+function expertExperience(tok: Tokenizer, runId: string, t: Task, response: string): Experience {
+  const prompt = encodePrompt(tok, t.messages ?? taskMessages(t.prompt ?? ''));
+  const resp = encodeResponse(tok, response);
+  return {
+    id: newExperienceId(),
+    taskId: t.id,
+    groupId: `${runId}:expert:${t.id}`,
+    runId,
+    source: 'expert',
+    promptTokens: prompt,
+    promptText: t.prompt ?? '',
+    responseTokens: resp,
+    responseText: response,
+    actionMask: resp.map(() => 1),
+    logprobs: [],
+    modelVersion: -1,
+    reward: 1,
+    status: 'ok',
+    useCount: 0,
+    createdAt: Date.now(),
+    split: 'train',
+  };
+}
+
+export async function runJob(opts: RunOptions): Promise<RunSummary> {
+  const cfg = opts.config;
+  const t0 = Date.now();
+  await initEngine();
+  const runId = opts.runId ?? `${cfg.name}-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${process.pid}`;
+  const runDir = resolve(opts.workspace, '.rft', 'runs', runId);
+  mkdirSync(join(runDir, 'checkpoints'), { recursive: true });
+  writeFileSync(join(runDir, 'config.yaml'), toYaml(cfg));
+  const metrics = new MetricsLog(join(runDir, 'metrics.jsonl'));
+
+  const pools = loadTasks(cfg);
+  const tok = makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
+  saveTokenizer(tok, runDir);
+  const storeUrl = cfg.buffer.storage === 'sqlite' ? resolveBufferUrl(runDir) : cfg.buffer.storage;
+  const store: ExperienceStore = await openStore(storeUrl);
+  try {
+    await store.putTasks(runId, pools.train);
+    if (pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
+
+    const modelCfg = presetConfig(cfg.model.size, tok.vocabSize, cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {});
+    const model = new Transformer(modelCfg, cfg.seed);
+    let version = 0;
+    const rollout = new LocalRolloutModel(model, tok, version);
+    const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens };
+    const evals: RunSummary['evals'] = [];
+    const doEval = async (stage: string, step: number): Promise<EvalResult> => {
+      const r = await evaluate(rollout, pools.eval, pools.reward, evalOpts);
+      evals.push({ stage, step, accuracy: r.accuracy, mean_reward: r.mean_reward });
+      metrics.write({ kind: 'eval', stage, step, ...r });
+      log.info(`eval after ${stage} step ${step}: accuracy ${r.accuracy.toFixed(3)}`);
+      return r;
+    };
+
+    const stages = cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined }];
+    const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, new ShuffledTasks(pools.train, cfg.seed), {
+      append: async (exps) => {
+        await store.appendExperiences(exps);
+      },
+    }, {
+      runId,
+      tasksPerStep: cfg.explorer.tasks_per_step,
+      repeatTimes: cfg.explorer.repeat_times,
+      sampling: {
+        maxNewTokens: cfg.explorer.sampling.max_new_tokens,
+        temperature: cfg.explorer.sampling.temperature,
+        topK: cfg.explorer.sampling.top_k,
+        topP: cfg.explorer.sampling.top_p,
+      },
+      seed: cfg.seed + 1,
+      process: (exps) => groupAdvantages(cfg.algorithm.name, exps, cfg.algorithm.params),
+    });
+
+    let baseAcc: number | undefined;
+    let totalSteps = 0;
+    for (const [si, stage] of stages.entries()) {
+      const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
+      const trainer = new Trainer(model, objective, {
+        lr: stage.lr ?? cfg.trainer.lr,
+        warmupSteps: cfg.trainer.warmup_steps,
+        weightDecay: cfg.trainer.weight_decay,
+        gradClip: cfg.trainer.grad_clip,
+        microBatchSize: cfg.trainer.micro_batch_size,
+        temperature: cfg.explorer.sampling.temperature || 1,
+        padId: tok.padId,
+      });
+      const explores = objective.name !== 'sft' && stage.mode !== 'train';
+      const sampler: Sampler = makeSampler(store, samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg));
+      const stageStart = Date.now();
+      const progress = opts.progress ? new Progress(stage.steps ?? Math.round(stage.wall_seconds ?? 0), `${stage.name} (${objective.name})`) : undefined;
+      metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name });
+      let s = 0;
+      let idleTrainer = 0;
+      let idleExplorer = 0;
+      const done = () => (stage.steps !== undefined && s >= stage.steps) || (stage.wall_seconds !== undefined && (Date.now() - stageStart) / 1000 >= stage.wall_seconds) || opts.signal?.aborted;
+      while (!done()) {
+        const e0 = performance.now();
+        if (explores) {
+          const em = await explorer.exploreStep(rollout);
+          metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s });
+        }
+        const exploreS = (performance.now() - e0) / 1000;
+        const batch = await sampler.sample({ batchSize: cfg.trainer.batch_size, currentVersion: version, step: totalSteps, timeoutMs: 60_000 });
+        const tm = await trainer.trainStep(batch.experiences, version);
+        version++;
+        rollout.version = version;
+        // In one process the explorer waits while the trainer trains and vice versa (sync_offset 0).
+        idleTrainer += exploreS;
+        idleExplorer += tm.time_total_s;
+        metrics.write({ kind: 'train', stage: stage.name, ...tm, step: totalSteps, model_version: version });
+        const elapsed = (Date.now() - stageStart) / 1000;
+        metrics.write({ kind: 'state', stage: stage.name, step: totalSteps, trainer_idle: idleTrainer / elapsed, explorer_idle: explores ? idleExplorer / elapsed : 1 });
+        s++;
+        totalSteps++;
+        progress?.update(stage.steps !== undefined ? s : Math.min(Math.round(elapsed), stage.wall_seconds ?? 0), `loss ${tm.loss.toFixed(3)}`);
+        if (cfg.monitor.eval_every > 0 && s % cfg.monitor.eval_every === 0) await doEval(stage.name, totalSteps);
+      }
+      progress?.done();
+      trainer.dispose();
+      if (si === 0 && stages.length > 1) baseAcc = (await doEval(stage.name, totalSteps)).accuracy;
+      const dir = join(runDir, 'checkpoints', `v${version}`);
+      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stage.name }, tok);
+      await store.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
+    }
+    const final = await doEval('final', totalSteps);
+    if (baseAcc === undefined) baseAcc = evals[0]?.accuracy ?? final.accuracy;
+    const summary: RunSummary = {
+      run_id: runId,
+      run_dir: runDir,
+      base_accuracy: baseAcc,
+      final_accuracy: final.accuracy,
+      evals,
+      trainer_steps: totalSteps,
+      explore_steps: explorer.step,
+      wall_seconds: (Date.now() - t0) / 1000,
+      report: join(runDir, 'report.html'),
+      checkpoint: join(runDir, 'checkpoints', `v${version}`),
+    };
+    writeReport(summary.report, `RFT Studio run ${runId}`, metrics.read(), {
+      base_accuracy: summary.base_accuracy,
+      final_accuracy: summary.final_accuracy,
+      trainer_steps: totalSteps,
+      wall_seconds: summary.wall_seconds,
+      stages: stages.map((s) => `${s.name}:${s.algorithm.name}`).join(' -> '),
+    });
+    model.dispose();
+    return summary;
+  } finally {
+    await store.close();
+  }
+}
+
+function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig) {
+  const base = { consumer: 'trainer', maxStaleness: cfg.buffer.max_staleness };
+  if (algo === 'sft') return { ...base, type: 'expert' };
+  const ratio = typeof params.expert_ratio === 'number' ? params.expert_ratio : algo === 'mix' || algo === 'chord' ? 0.5 : 0;
+  if (ratio > 0) return { ...base, type: 'mixed', expertRatio: ratio, usual: cfg.buffer.sampler };
+  return { ...base, type: cfg.buffer.sampler };
+}

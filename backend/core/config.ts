@@ -1,0 +1,148 @@
+// The run configuration (YAML), validated with zod: every error names the path of the bad field
+// and what was expected. Defaults follow ../shared/DESIGN.md.
+import { z } from 'zod';
+
+const sampling = z
+  .object({
+    max_new_tokens: z.number().int().positive().default(16),
+    temperature: z.number().min(0).default(1),
+    top_k: z.number().int().min(0).default(0),
+    top_p: z.number().gt(0).max(1).default(1),
+  })
+  .strict()
+  .default({});
+
+const tasksetRef = z
+  .object({
+    /** A built-in generator (e.g. 'reverse', 'arithmetic') or a file of the workspace. */
+    builtin: z.string().optional(),
+    path: z.string().optional(),
+    /** For built-in generators: how many tasks and from which seed. */
+    size: z.number().int().positive().default(1000),
+    seed: z.number().int().default(0),
+    split: z.enum(['train', 'eval']).default('train'),
+    selector: z.string().default('shuffle'),
+  })
+  .strict()
+  .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' });
+
+const algorithm = z
+  .object({
+    name: z.string().default('mix'),
+    /** Parameters of the algorithm bundle (clip_range, mu, expert_ratio, kl_coef, ...). */
+    params: z.record(z.unknown()).default({}),
+  })
+  .strict()
+  .default({});
+
+const stage = z
+  .object({
+    name: z.string(),
+    algorithm: algorithm,
+    /** Trainer steps in this stage. */
+    steps: z.number().int().positive().optional(),
+    /** Or a wall-clock budget for the stage. */
+    wall_seconds: z.number().positive().optional(),
+    mode: z.enum(['both', 'explore', 'train']).default('both'),
+    lr: z.number().positive().optional(),
+  })
+  .strict()
+  .refine((s) => s.steps !== undefined || s.wall_seconds !== undefined, { message: 'a stage needs steps or wall_seconds' });
+
+export const RunConfigSchema = z
+  .object({
+    name: z.string().default('run'),
+    mode: z.enum(['both', 'explore', 'train', 'bench']).default('both'),
+    seed: z.number().int().default(0),
+    model: z
+      .object({
+        size: z.string().default('tiny-0.4m'),
+        checkpoint: z.string().optional(),
+        max_seq_len: z.number().int().positive().optional(),
+      })
+      .strict()
+      .default({}),
+    tokenizer: z
+      .object({
+        kind: z.enum(['char', 'bpe']).default('char'),
+        path: z.string().optional(),
+        vocab_size: z.number().int().positive().optional(),
+      })
+      .strict()
+      .default({}),
+    taskset: tasksetRef,
+    eval: tasksetRef.optional(),
+    /** Expert demonstrations: a built-in generator's solutions or a file of {prompt, response}. */
+    experts: tasksetRef.optional(),
+    workflow: z
+      .object({ name: z.string().default('single_turn'), reward: z.string() })
+      .strict(),
+    algorithm,
+    buffer: z
+      .object({
+        storage: z.string().default('sqlite'),
+        max_staleness: z.number().int().min(0).default(1),
+        sampler: z.string().default('fifo'),
+      })
+      .strict()
+      .default({}),
+    explorer: z
+      .object({
+        workers: z.number().int().positive().default(1),
+        tasks_per_step: z.number().int().positive().default(8),
+        repeat_times: z.number().int().positive().default(8),
+        sampling,
+        eval_sampling: sampling,
+      })
+      .strict()
+      .default({}),
+    trainer: z
+      .object({
+        batch_size: z.number().int().positive().default(64),
+        micro_batch_size: z.number().int().min(0).default(0),
+        lr: z.number().positive().default(1e-3),
+        warmup_steps: z.number().int().min(0).default(0),
+        weight_decay: z.number().min(0).default(0),
+        grad_clip: z.number().positive().default(1),
+        steps: z.number().int().positive().default(100),
+      })
+      .strict()
+      .default({}),
+    synchronizer: z
+      .object({
+        method: z.enum(['memory', 'checkpoint']).default('memory'),
+        sync_interval: z.number().int().positive().default(1),
+        sync_offset: z.number().int().min(0).default(0),
+      })
+      .strict()
+      .default({}),
+    stages: z.array(stage).optional(),
+    monitor: z
+      .object({
+        eval_every: z.number().int().min(0).default(0),
+        report: z.boolean().default(true),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
+
+export type RunConfig = z.infer<typeof RunConfigSchema>;
+export type RunConfigInput = z.input<typeof RunConfigSchema>;
+
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+/** Validate a parsed YAML/JSON value; issues carry a dotted path like `trainer.lr`. */
+export function validateRunConfig(raw: unknown): { config?: RunConfig; issues: ConfigIssue[] } {
+  const r = RunConfigSchema.safeParse(raw);
+  if (r.success) return { config: r.data, issues: [] };
+  return {
+    issues: r.error.issues.map((i) => ({
+      path: i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[') : '(root)',
+      message: i.message,
+    })),
+  };
+}

@@ -1,0 +1,2 @@
+// Every built-in workflow registers itself on import.
+import './single_turn.js';

@@ -1,0 +1,10 @@
+// Advantage functions: importing this module registers every unit.
+import './grpo.js';
+import './rloo.js';
+import './opmd.js';
+import './reinforce_pp.js';
+import './gae.js';
+
+export { advantageFns } from './registry.js';
+export type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
+export { whiten, discountedReturns, groupRows } from './util.js';
