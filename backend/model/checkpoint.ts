@@ -9,6 +9,7 @@ import { Transformer } from './transformer.js';
 import { readSafetensors, writeSafetensors } from './safetensors.js';
 import { InputError } from '../core/errors.js';
 import type { Tokenizer } from './tokenizer/types.js';
+import { loadTokenizer, saveTokenizer } from './tokenizer/io.js';
 
 export interface CheckpointMeta {
   version: number;
@@ -84,7 +85,7 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
   }
   writeFileSync(join(tmp, 'model.safetensors'), writeSafetensors(tensors, { format: 'pt', rft_version: String(meta.version) }));
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(hfConfig(model.config, tokenizer), null, 2));
-  if (tokenizer) writeFileSync(join(tmp, 'tokenizer.json'), JSON.stringify(tokenizer.toJSON()));
+  if (tokenizer) saveTokenizer(tokenizer, tmp);
   writeFileSync(join(tmp, 'rft.json'), JSON.stringify({ ...meta, createdAt: meta.createdAt ?? Date.now() }, null, 2));
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
@@ -93,6 +94,8 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
 
 export interface LoadedCheckpoint {
   model: Transformer;
+  /** The checkpoint's tokenizer.json, when it has one. */
+  tokenizer?: Tokenizer;
   meta: CheckpointMeta;
   dir: string;
 }
@@ -142,5 +145,10 @@ export function loadCheckpoint(dir: string): LoadedCheckpoint {
       throw new InputError(`not valid JSON (${(e as Error).message})`, { file: metaFile });
     }
   }
-  return { model, meta, dir };
+  const tokenizer = existsSync(join(dir, 'tokenizer.json')) ? loadTokenizer(dir) : undefined;
+  if (tokenizer && tokenizer.vocabSize > config.vocabSize) {
+    model.dispose();
+    throw new InputError(`tokenizer has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${config.vocabSize}`, { file: join(dir, 'tokenizer.json') });
+  }
+  return { model, meta, dir, tokenizer };
 }

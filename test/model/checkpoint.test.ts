@@ -8,9 +8,10 @@ import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { loadCheckpoint, saveCheckpoint } from '../../backend/model/checkpoint.js';
 import { readSafetensors, writeSafetensors } from '../../backend/model/safetensors.js';
+import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 
 await initEngine();
-const cfg = makeConfig({ vocabSize: 30, dModel: 16, nLayers: 2, nHeads: 2, nKvHeads: 1, dFF: 24, maxSeqLen: 32, valueHead: true });
+const cfg = makeConfig({ vocabSize: 300, dModel: 16, nLayers: 2, nHeads: 2, nKvHeads: 1, dFF: 24, maxSeqLen: 32, valueHead: true });
 const ids = () => tf.tensor2d([[1, 4, 9, 2, 7]], [1, 5], 'int32');
 
 async function logitsOf(m: Transformer): Promise<Float32Array> {
@@ -23,9 +24,11 @@ async function logitsOf(m: Transformer): Promise<Float32Array> {
 test('save -> load gives identical logits, HF names and layout', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-ckpt-'));
   const m = new Transformer(cfg, 11);
-  await saveCheckpoint(m, join(dir, 'v3'), { version: 3, step: 30 });
+  const tok = CharTokenizer.fromAlphabet('abc');
+  await saveCheckpoint(m, join(dir, 'v3'), { version: 3, step: 30 }, tok);
   const loaded = loadCheckpoint(join(dir, 'v3'));
   assert.equal(loaded.meta.version, 3);
+  assert.deepEqual(loaded.tokenizer!.encode('cab, ok'), tok.encode('cab, ok'));
   assert.deepEqual(await logitsOf(loaded.model), await logitsOf(m));
   const hf = JSON.parse(readFileSync(join(dir, 'v3', 'config.json'), 'utf8'));
   assert.equal(hf.model_type, 'llama');
