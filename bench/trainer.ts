@@ -13,6 +13,8 @@ import { median, report } from './report.js';
 
 const VOCAB = 512;
 const REPS = Number(process.env.BENCH_REPS ?? 5);
+/** The stated budget for training the 3M-parameter model at batch 16 x 128 (peak tensor-engine memory). */
+const MEMORY_BUDGET_MIB = 2048;
 const SHAPES = [
   { name: '0.4m', preset: 'tiny-0.4m', batch: 16, seq: 64 },
   { name: '3m', preset: 'small-3m', batch: 16, seq: 128 },
@@ -75,7 +77,13 @@ for (const s of SHAPES) {
     report({ bench: 'trainer', figure: `${algo}_tokens_per_s_${s.name}`, unit: 'tok/s', value: tokens / total, baseline: null, baseline_value: null, ratio: null, note: 'trained (response) tokens' });
     report({ bench: 'trainer', figure: `${algo}_share_${s.name}`, unit: 'fraction', value: fwd / total, forward: fwd / total, backward: bwd / total, optimizer: opt / total, other: Math.max(0, 1 - (fwd + bwd + opt) / total) });
     if (s.name === '3m') {
-      report({ bench: 'trainer', figure: `${algo}_memory_${s.name}`, unit: 'MiB', value: (tf.memory().numBytes) / 2 ** 20, note: 'tensor memory held between steps (weights, Adam moments, reference)', rss_mib: process.memoryUsage().rss / 2 ** 20, step_growth_mib: peakBytes / 2 ** 20 });
+      // The wasm heap only grows, so its size is the peak the step needed (tensors + scratch).
+      const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8?.length;
+      report({
+        bench: 'trainer', figure: `${algo}_memory_${s.name}`, unit: 'MiB', value: (heap ?? process.memoryUsage().rss) / 2 ** 20,
+        measure: heap ? 'peak wasm heap' : 'process rss', budget_mib: MEMORY_BUDGET_MIB,
+        held_tensors_mib: tf.memory().numBytes / 2 ** 20, rss_mib: process.memoryUsage().rss / 2 ** 20, leaked_per_step_mib: peakBytes / 2 ** 20,
+      });
     }
     trainer.dispose();
     model.dispose();

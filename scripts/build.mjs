@@ -1,7 +1,7 @@
 // Bundles the three programs separately with esbuild: the extension (CommonJS, for the VS Code
 // extension host), the webviews (browser IIFE) and the backend CLI (ESM for Node).
 import { build } from 'esbuild';
-import { existsSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const watch = process.argv.includes('--watch');
@@ -35,9 +35,9 @@ if (existsSync('webview')) {
     }));
   }
 }
-jobs.push(build({
+const backend = (entryPoints) => build({
   ...common,
-  entryPoints: { cli: 'backend/cli.ts' },
+  entryPoints,
   outdir: 'dist/backend',
   outExtension: { '.js': '.mjs' },
   platform: 'node',
@@ -45,6 +45,27 @@ jobs.push(build({
   target: 'node20',
   // Native modules, wasm binaries and optional engines stay in node_modules.
   packages: 'external',
-}));
-await Promise.all(jobs);
-if (!watch) console.log('built dist/');
+});
+jobs.push(backend({ cli: 'backend/cli.ts' }));
+// `rft serve` on its own (what the extension launches): loads only the server's modules.
+if (existsSync('backend/server/main.ts')) jobs.push(backend({ serve: 'backend/server/main.ts' }));
+// Every bundle is attempted even when one fails, so one broken program does not hide the others.
+const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected');
+if (failed.length) {
+  for (const f of failed) console.error(String(f.reason?.message ?? f.reason).split('\n')[0]);
+  process.exitCode = 1;
+}
+// Webview assets: each webview's style.css (after webview/shared/base.css) as dist/webview/NAME.css,
+// and the codicon font + stylesheet (the webviews' CSP only allows files under dist/webview).
+if (existsSync('webview')) {
+  mkdirSync('dist/webview/codicons', { recursive: true });
+  const base = existsSync('webview/shared/base.css') ? readFileSync('webview/shared/base.css', 'utf8') : '';
+  for (const d of readdirSync('webview', { withFileTypes: true })) {
+    const css = join('webview', d.name, 'style.css');
+    if (d.isDirectory() && existsSync(join('webview', d.name, 'main.ts'))) {
+      writeFileSync(join('dist/webview', `${d.name}.css`), base + '\n' + (existsSync(css) ? readFileSync(css, 'utf8') : ''));
+    }
+  }
+  for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(join('node_modules/@vscode/codicons/dist', f), join('dist/webview/codicons', f));
+}
+if (!watch && !failed.length) console.log('built dist/');

@@ -34,6 +34,7 @@ export class MetricsLog {
 export class Progress {
   private readonly start = Date.now();
   private last = 0;
+  private lastDecile = -1;
   constructor(
     private readonly total: number,
     private readonly label: string,
@@ -50,7 +51,11 @@ export class Progress {
     const bar = '#'.repeat(Math.round(frac * w)).padEnd(w, '.');
     const line = `${this.label} [${bar}] ${done}/${this.total} ${fmt(el)} elapsed, ETA ${Number.isFinite(eta) ? fmt(eta) : '?'} ${extra}`;
     if (this.out.isTTY) this.out.write(`\r${line.slice(0, (this.out.columns ?? 120) - 1)}`);
-    else if (done === this.total || now - this.start > 0) this.out.write(line + '\n');
+    else if (Math.floor(frac * 10) !== this.lastDecile) {
+      // Logs and pipes get one line per 10%.
+      this.lastDecile = Math.floor(frac * 10);
+      this.out.write(line + '\n');
+    }
   }
   done(): void {
     if (this.out.isTTY) this.out.write('\n');

@@ -1,20 +1,21 @@
 // RFT-core, in-process: explorer and trainer in one process sharing the model in memory
 // (synchronizer method `memory`). Runs the stages of a config (e.g. SFT warm-up, then MIX),
 // evaluates on the held-out split, writes metrics, checkpoints and the HTML report.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import type { RunConfig } from '../core/config.js';
+import { validateRunConfig, type RunConfig } from '../core/config.js';
 import type { Experience, Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { Rng } from '../core/rng.js';
 import { initEngine } from '../model/engine.js';
 import { presetConfig } from '../model/config.js';
 import { Transformer } from '../model/transformer.js';
-import { saveCheckpoint } from '../model/checkpoint.js';
+import { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from '../model/checkpoint.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, saveTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
-import { openStore, resolveBufferUrl, type ExperienceStore } from '../buffer/storage/index.js';
+import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
+import { RunRegistry } from '../buffer/runs.js';
 import { makeSampler, type Sampler } from '../buffer/sampler/index.js';
 import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -30,7 +31,13 @@ import { MetricsLog, Progress, writeReport } from './monitor.js';
 const log = logger('coordinator');
 
 export interface RunOptions {
-  config: RunConfig;
+  /** Required for a new run; a resumed run reads its config from the run registry. */
+  config?: RunConfig;
+  /** Continue this run from its last checkpoint and buffer position. */
+  resume?: string;
+  configPath?: string;
+  /** Trainer steps between checkpoints (resume points). */
+  checkpointEvery?: number;
   /** Folder that holds `.rft/runs/<id>/`. */
   workspace: string;
   runId?: string;
@@ -120,27 +127,68 @@ function expertExperience(tok: Tokenizer, runId: string, t: Task, response: stri
 }
 
 export async function runJob(opts: RunOptions): Promise<RunSummary> {
-  const cfg = opts.config;
   const t0 = Date.now();
   await initEngine();
-  const runId = opts.runId ?? `${cfg.name}-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${process.pid}`;
-  const runDir = resolve(opts.workspace, '.rft', 'runs', runId);
+  const registry = await RunRegistry.open(opts.workspace);
+  let record;
+  let resumeFrom: { dir: string; meta: CheckpointMeta } | undefined;
+  if (opts.resume) {
+    record = await registry.get(opts.resume);
+    if (!record) throw new Error(`no run '${opts.resume}' in ${registry.file}`);
+    const parsed = validateRunConfig(record.config);
+    if (!parsed.config) throw new Error(`run '${opts.resume}': stored config is invalid: ${parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    opts = { ...opts, config: parsed.config };
+    const last = await registry.latestCheckpoint(record.id);
+    if (last) resumeFrom = { dir: last.path, meta: JSON.parse(readFileSync(join(last.path, 'rft.json'), 'utf8')) as CheckpointMeta };
+  } else {
+    if (!opts.config) throw new Error('runJob: a config is required for a new run');
+    record = await registry.create({ name: opts.config.name, config: opts.config, configPath: opts.configPath ?? null, id: opts.runId });
+  }
+  const cfg = opts.config!;
+  const runId = record.id;
+  const runDir = record.dir;
+  await registry.setStatus(runId, 'running');
   mkdirSync(join(runDir, 'checkpoints'), { recursive: true });
   writeFileSync(join(runDir, 'config.yaml'), toYaml(cfg));
   const metrics = new MetricsLog(join(runDir, 'metrics.jsonl'));
+  // `rft stop RUN` signals this process through the pid file.
+  const pidFile = join(runDir, 'run.pid');
+  writeFileSync(pidFile, String(process.pid));
+  try {
+    const summary = await execute(opts, cfg, runId, runDir, record.dbPath, registry, metrics, t0, resumeFrom);
+    await registry.setStatus(runId, opts.signal?.aborted ? 'stopped' : 'completed');
+    return summary;
+  } catch (e) {
+    await registry.setStatus(runId, opts.signal?.aborted ? 'stopped' : 'failed', (e as Error).message);
+    throw e;
+  } finally {
+    rmSync(pidFile, { force: true });
+  }
+}
 
+async function execute(
+  opts: RunOptions,
+  cfg: RunConfig,
+  runId: string,
+  runDir: string,
+  dbPath: string,
+  registry: RunRegistry,
+  metrics: MetricsLog,
+  t0: number,
+  resumeFrom?: { dir: string; meta: CheckpointMeta },
+): Promise<RunSummary> {
   const pools = loadTasks(cfg);
-  const tok = makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
-  saveTokenizer(tok, runDir);
-  const storeUrl = cfg.buffer.storage === 'sqlite' ? resolveBufferUrl(runDir) : cfg.buffer.storage;
+  const tok = resumeFrom ? loadTokenizer(runDir) : makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
+  if (!resumeFrom) saveTokenizer(tok, runDir);
+  const storeUrl = cfg.buffer.storage === 'sqlite' ? dbPath : cfg.buffer.storage;
   const store: ExperienceStore = await openStore(storeUrl);
   try {
-    await store.putTasks(runId, pools.train);
-    if (pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
+    if (!resumeFrom) await store.putTasks(runId, pools.train);
+    if (!resumeFrom && pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
 
     const modelCfg = presetConfig(cfg.model.size, tok.vocabSize, cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {});
-    const model = new Transformer(modelCfg, cfg.seed);
-    let version = 0;
+    const model = resumeFrom ? loadCheckpoint(resumeFrom.dir).model : new Transformer(modelCfg, cfg.seed);
+    let version = resumeFrom?.meta.version ?? 0;
     const rollout = new LocalRolloutModel(model, tok, version);
     const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens };
     const evals: RunSummary['evals'] = [];
@@ -152,7 +200,7 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
       return r;
     };
 
-    const stages = cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined }];
+    const stages = cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined, batch_size: undefined }];
     const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, new ShuffledTasks(pools.train, cfg.seed), {
       append: async (exps) => {
         await store.appendExperiences(exps);
@@ -171,10 +219,24 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
       process: (exps) => groupAdvantages(cfg.algorithm.name, exps, cfg.algorithm.params),
     });
 
-    let baseAcc: number | undefined;
-    let totalSteps = 0;
+    let baseAcc: number | undefined = typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
+    let totalSteps = resumeFrom?.meta.step ?? 0;
+    const startStage = typeof resumeFrom?.meta.stage_index === 'number' ? resumeFrom.meta.stage_index : 0;
+    const checkpointEvery = opts.checkpointEvery ?? 20;
+    const checkpoint = async (stageIndex: number, stageStep: number, stageName: string) => {
+      const dir = join(runDir, 'checkpoints', `v${version}`);
+      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: stageIndex, stage_step: stageStep, base_accuracy: baseAcc }, tok);
+      await store.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
+      await registry.addCheckpoint(runId, { version, path: dir, step: totalSteps });
+      await registry.setLastStep(runId, totalSteps);
+      return dir;
+    };
     for (const [si, stage] of stages.entries()) {
+      if (si < startStage) continue;
       const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
+      // The reference model is the policy as it enters the stage (e.g. the SFT warm-up result), frozen.
+      const reference = objective.needsReference ? model.clone() : undefined;
+      const critic = objective.needsCritic ? new Transformer({ ...modelCfg, valueHead: true }, cfg.seed + 17) : undefined;
       const trainer = new Trainer(model, objective, {
         lr: stage.lr ?? cfg.trainer.lr,
         warmupSteps: cfg.trainer.warmup_steps,
@@ -183,13 +245,14 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
         microBatchSize: cfg.trainer.micro_batch_size,
         temperature: cfg.explorer.sampling.temperature || 1,
         padId: tok.padId,
-      });
+      }, reference, critic);
       const explores = objective.name !== 'sft' && stage.mode !== 'train';
       const sampler: Sampler = makeSampler(store, samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg));
       const stageStart = Date.now();
       const progress = opts.progress ? new Progress(stage.steps ?? Math.round(stage.wall_seconds ?? 0), `${stage.name} (${objective.name})`) : undefined;
       metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name });
-      let s = 0;
+      // A resumed stage continues at its step; its wall-clock budget counts from the resume.
+      let s = si === startStage && typeof resumeFrom?.meta.stage_step === 'number' ? resumeFrom.meta.stage_step : 0;
       let idleTrainer = 0;
       let idleExplorer = 0;
       const done = () => (stage.steps !== undefined && s >= stage.steps) || (stage.wall_seconds !== undefined && (Date.now() - stageStart) / 1000 >= stage.wall_seconds) || opts.signal?.aborted;
@@ -200,7 +263,7 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
           metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s });
         }
         const exploreS = (performance.now() - e0) / 1000;
-        const batch = await sampler.sample({ batchSize: cfg.trainer.batch_size, currentVersion: version, step: totalSteps, timeoutMs: 60_000 });
+        const batch = await sampler.sample({ batchSize: stage.batch_size ?? cfg.trainer.batch_size, currentVersion: version, step: totalSteps, timeoutMs: 60_000 });
         const tm = await trainer.trainStep(batch.experiences, version);
         version++;
         rollout.version = version;
@@ -214,13 +277,19 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
         totalSteps++;
         progress?.update(stage.steps !== undefined ? s : Math.min(Math.round(elapsed), stage.wall_seconds ?? 0), `loss ${tm.loss.toFixed(3)}`);
         if (cfg.monitor.eval_every > 0 && s % cfg.monitor.eval_every === 0) await doEval(stage.name, totalSteps);
+        if (s % checkpointEvery === 0) await checkpoint(si, s, stage.name);
       }
       progress?.done();
       trainer.dispose();
-      if (si === 0 && stages.length > 1) baseAcc = (await doEval(stage.name, totalSteps)).accuracy;
-      const dir = join(runDir, 'checkpoints', `v${version}`);
-      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stage.name }, tok);
-      await store.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
+      reference?.dispose();
+      critic?.dispose();
+      if (opts.signal?.aborted) {
+        await checkpoint(si, s, stage.name);
+        break;
+      }
+      if (si === 0 && stages.length > 1 && baseAcc === undefined) baseAcc = (await doEval(stage.name, totalSteps)).accuracy;
+      // The stage is done: a resume starts at the next one.
+      await checkpoint(si + 1, 0, stage.name);
     }
     const final = await doEval('final', totalSteps);
     if (baseAcc === undefined) baseAcc = evals[0]?.accuracy ?? final.accuracy;

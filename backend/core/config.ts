@@ -45,6 +45,8 @@ const stage = z
     wall_seconds: z.number().positive().optional(),
     mode: z.enum(['both', 'explore', 'train']).default('both'),
     lr: z.number().positive().optional(),
+    /** Trainer batch of this stage (default trainer.batch_size). */
+    batch_size: z.number().int().positive().optional(),
   })
   .strict()
   .refine((s) => s.steps !== undefined || s.wall_seconds !== undefined, { message: 'a stage needs steps or wall_seconds' });

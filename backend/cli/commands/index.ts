@@ -1,2 +1,8 @@
 // Every CLI command file is imported here once, so registering a command is one new file plus one line.
-import './demo.js';
+import './run.js';
+import './serve.js';
+import './tokenizer.js';
+import './buffer.js';
+import './taskset.js';
+import './runs.js';
+import './eval.js';

@@ -25,10 +25,47 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
   }
   const algo = flagString(args, 'algorithm');
   if (algo && cfg.stages) cfg.stages[cfg.stages.length - 1]!.algorithm = { name: algo, params: cfg.stages[cfg.stages.length - 1]!.algorithm.params };
-  const summary = await runJob({ config: cfg, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, runId: flagString(args, 'run-id') });
+  const summary = await withSignals((signal) =>
+    runJob({ config: cfg, configPath: file, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, runId: flagString(args, 'run-id'), signal, checkpointEvery: flagNumber(args, 'checkpoint-every', 20) }),
+  );
   printSummary(summary);
   return 0;
 }
+
+/** SIGINT / SIGTERM stop the run cleanly: the current step ends, a checkpoint is written. */
+async function withSignals<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ac = new AbortController();
+  const stop = () => {
+    if (ac.signal.aborted) process.exit(130);
+    console.error('stopping after the current step (again to exit at once)');
+    ac.abort();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    return await fn(ac.signal);
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+command({
+  name: 'resume',
+  usage: 'resume RUN [--workspace DIR]',
+  summary: 'continue a run from its last checkpoint and buffer position',
+  booleanFlags: ['quiet'],
+  run: async (args) => {
+    const id = args.positional[0];
+    if (!id) {
+      console.error('usage: rft resume RUN');
+      return 2;
+    }
+    const summary = await withSignals((signal) => runJob({ resume: id, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, signal }));
+    printSummary(summary);
+    return 0;
+  },
+});
 
 command({
   name: 'run',

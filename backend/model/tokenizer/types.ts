@@ -22,9 +22,10 @@ export interface Tokenizer {
   /** Id of a special token by its name ('user', 'assistant', ...). */
   specialId(name: SpecialTokenName): number;
   /**
-   * Encode text exactly: decode(encode(s)) === s for every string. Special-token strings that
-   * appear in `text` are encoded as ordinary text (so user data can never inject control tokens)
-   * unless `allowSpecial` is set.
+   * Encode text exactly: decode(encode(s)) === s for every well-formed string (any UTF-8 text). A
+   * lone surrogate, which has no UTF-8 form, is encoded as U+FFFD (as TextEncoder does). Special-token
+   * strings that appear in `text` are encoded as ordinary text (so user data can never inject
+   * control tokens) unless `allowSpecial` is set.
    */
   encode(text: string, opts?: { allowSpecial?: boolean }): number[];
   /** Decode ids; special tokens are dropped when `skipSpecial` is set. */

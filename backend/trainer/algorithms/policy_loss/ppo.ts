@@ -71,15 +71,19 @@ export function ppoCore(
   if (p.enableSequenceMasking) {
     const maskSum = tf.sum(mask, 1);
     const seqKl = noGrad((dd) => tf.div(tf.sum(tf.mul(tf.neg(dd), mask), 1), tf.add(maskSum, 1e-10)), d) as tf.Tensor1D;
+    // As in the reference, drop is evaluated at every position from the raw advantages (NaN there
+    // compares false), so seq_mask/masked_tokens also counts masked positions with A < 0; the loss
+    // itself only ever sees unmasked positions.
     const drop = noGrad(
-      (k) => tf.cast(tf.logicalAnd(advNeg, tf.expandDims(tf.greater(k, p.deltaSequenceMasking), 1)), 'float32'),
+      (k, a) => tf.cast(tf.logicalAnd(tf.less(a, 0), tf.expandDims(tf.greater(k, p.deltaSequenceMasking), 1)), 'float32'),
       seqKl,
+      advantages,
     );
     L = tf.mul(L, tf.sub(1, drop)) as tf.Tensor2D;
     details.sequence_kl = seqKl;
     const nRows = rows ?? logprob.shape[0];
-    const rowSel = tf.cast(tf.greater(tf.sum(mask, 1), -1), 'float32'); // every row of the batch
-    metrics['seq_mask/mean_sequence_kl'] = tf.div(tf.sum(tf.mul(seqKl, rowSel)), Math.max(nRows, 1)) as tf.Scalar;
+    // Rows zeroed out of `mask` have k = 0, so summing every row and dividing by `rows` is the mean.
+    metrics['seq_mask/mean_sequence_kl'] = tf.div(tf.sum(seqKl), Math.max(nRows, 1)) as tf.Scalar;
     metrics['seq_mask/masked_tokens'] = tf.div(tf.sum(drop), tf.add(tf.sum(mask), 1e-10)) as tf.Scalar;
   }
   details.pg_losses = L;

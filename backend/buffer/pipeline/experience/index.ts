@@ -1,0 +1,3 @@
+export * from './types.js';
+export { DEFAULT_EXPERIENCE_PIPELINE, ExperiencePipeline } from './pipeline.js';
+export { experienceOperators } from './registry.js';

@@ -1,0 +1,15 @@
+// Experience pipeline operators by name; a new operator is one file plus one register call here.
+import { Registry } from '../../../core/registry.js';
+import type { OperatorSpec } from '../task/operator-spec.js';
+import { advantage } from './advantage.js';
+import { rewardFilter } from './reward-filter.js';
+import { rewardShaping } from './reward-shaping.js';
+import type { ExperienceOperator, ExperiencePipelineDeps } from './types.js';
+import { validity } from './validity.js';
+
+export const experienceOperators = new Registry<OperatorSpec<ExperienceOperator, ExperiencePipelineDeps>>('experience pipeline operator');
+
+experienceOperators.register('validity', validity);
+experienceOperators.register('reward_filter', rewardFilter);
+experienceOperators.register('reward_shaping', rewardShaping);
+experienceOperators.register('advantage', advantage);

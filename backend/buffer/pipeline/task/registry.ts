@@ -1,0 +1,19 @@
+// Task pipeline operators by name; a new operator is one file plus one register call here.
+import { Registry } from '../../../core/registry.js';
+import { dedupe } from './dedupe.js';
+import { difficulty } from './difficulty.js';
+import { formatFilter } from './format-filter.js';
+import { lengthFilter } from './length-filter.js';
+import type { OperatorSpec } from './operator-spec.js';
+import { priorityWeights } from './priority-weights.js';
+import { topK } from './top-k.js';
+import type { TaskOperator, TaskPipelineDeps } from './types.js';
+
+export const taskOperators = new Registry<OperatorSpec<TaskOperator, TaskPipelineDeps>>('task pipeline operator');
+
+taskOperators.register('dedupe', dedupe);
+taskOperators.register('length_filter', lengthFilter);
+taskOperators.register('format_filter', formatFilter);
+taskOperators.register('difficulty', difficulty);
+taskOperators.register('priority_weights', priorityWeights);
+taskOperators.register('top_k', topK);

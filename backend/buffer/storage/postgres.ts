@@ -1,0 +1,411 @@
+// PostgreSQL store (pg): the buffer for scale-out, shared by explorers on many machines and the trainer.
+// Every write is one transaction committed before its promise resolves (synchronous_commit as the
+// server sets it; on by default). Sampling reads pick rows with FOR UPDATE SKIP LOCKED inside
+// UPDATE ... RETURNING, so concurrent trainers never take the same row and never wait on each other.
+// `?schema=NAME` in the URL keeps the tables in their own schema (tests, several runs per database).
+import pg from 'pg';
+import type { Experience, Task } from '../../core/types.js';
+import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
+import {
+  checkDeleteGuard, checkpointFromRow, checkUpdateGuard, extraWithFeedback, feedbackFromRow, feedbackOfExtra, statsMaps, taskFromRow, trainableOf,
+} from './common.js';
+import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
+import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
+import { ConflictError } from './types.js';
+import type {
+  AppendResult, Availability, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
+  FeedbackMutation, FifoTake, ListOptions, PriorityTake, TakeOptions, TakeResult,
+} from './types.js';
+import { parseExperience } from './validate.js';
+
+const ph: Placeholder = (i) => `$${i}`;
+type Row = Record<string, unknown>;
+/** Rows per INSERT statement (PostgreSQL allows 65535 parameters per statement). */
+const INSERT_CHUNK = 1000;
+
+export interface PostgresOptions {
+  poolSize?: number;
+}
+
+export function parsePostgresUrl(url: string): { connectionString: string; schema: string; display: string } {
+  const u = new URL(url);
+  const schema = u.searchParams.get('schema') ?? 'public';
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) throw new Error(`postgres url: schema '${schema}' must be a plain identifier`);
+  u.searchParams.delete('schema');
+  const display = new URL(u.toString());
+  if (display.password) display.password = '***';
+  return { connectionString: u.toString(), schema, display: display.toString() + (schema === 'public' ? '' : `?schema=${schema}`) };
+}
+
+export class PostgresStore implements ExperienceStore {
+  readonly kind = 'postgres';
+  readonly location: string;
+  private readonly pool: pg.Pool;
+  private readonly schema: string;
+
+  private constructor(url: string, opts: PostgresOptions) {
+    const p = parsePostgresUrl(url);
+    this.location = p.display;
+    this.schema = p.schema;
+    this.pool = new pg.Pool({ connectionString: p.connectionString, max: opts.poolSize ?? 8, options: `-c search_path=${p.schema}` });
+    // An idle client losing its connection must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+  }
+
+  static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
+    const s = new PostgresStore(url, opts);
+    try {
+      await s.migrate();
+    } catch (e) {
+      await s.pool.end();
+      throw e;
+    }
+    return s;
+  }
+
+  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('BEGIN');
+      const r = await fn(c);
+      await c.query('COMMIT');
+      return r;
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      c.release();
+    }
+  }
+
+  private async rows(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return (await this.pool.query(sql, params)).rows as Row[];
+  }
+
+  private async migrate(): Promise<void> {
+    await this.tx(async (c) => {
+      // Serialises concurrent first opens of the same schema (several explorers starting at once).
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-migrate:${this.schema}`]);
+      await c.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+      await c.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)');
+      const cur = Number((await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM schema_version')).rows[0].v);
+      if (cur > POSTGRES_MIGRATIONS.length) throw new Error(`${this.location}: buffer schema version ${cur} is newer than this program (${POSTGRES_MIGRATIONS.length})`);
+      for (let v = cur + 1; v <= POSTGRES_MIGRATIONS.length; v++) {
+        await c.query(POSTGRES_MIGRATIONS[v - 1]!);
+        await c.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [v, Date.now()]);
+      }
+    });
+  }
+
+  async schemaVersion(): Promise<number> {
+    return Number((await this.rows('SELECT MAX(version) AS v FROM schema_version'))[0]!.v);
+  }
+
+  private async insertRows(c: pg.PoolClient, rows: ReturnType<typeof toRow>[], ignoreDuplicates: boolean): Promise<Set<string>> {
+    const inserted = new Set<string>();
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const chunk = rows.slice(i, i + INSERT_CHUNK);
+      const params: unknown[] = [];
+      const tuples = chunk.map((r) => {
+        const vals = rowValues(r);
+        const start = params.length;
+        params.push(...vals);
+        return '(' + vals.map((_, j) => ph(start + j + 1)).join(', ') + ')';
+      });
+      const res = await c.query(
+        `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ${ignoreDuplicates ? 'ON CONFLICT (id) DO NOTHING' : ''} RETURNING id`,
+        params,
+      );
+      for (const r of res.rows as Row[]) inserted.add(String(r.id));
+    }
+    return inserted;
+  }
+
+  async appendExperiences(batch: Experience[]): Promise<AppendResult> {
+    const rows = batch.map((e, i) => toRow(parseExperience(e, { field: `batch[${i}]` })));
+    if (rows.length === 0) return { inserted: 0, duplicates: [] };
+    const inserted = await this.tx((c) => this.insertRows(c, rows, true));
+    // A batch may repeat an id; count the first as inserted, the rest as duplicates.
+    const seen = new Set<string>();
+    const duplicates = rows.filter((r) => !inserted.has(r.id) || seen.has(r.id) || (seen.add(r.id), false)).map((r) => r.id);
+    return { inserted: rows.length - duplicates.length, duplicates };
+  }
+
+  async get(id: string): Promise<Experience | null> {
+    const r = await this.rows('SELECT * FROM experiences WHERE id = $1', [id]);
+    return r[0] ? fromRow(r[0]) : null;
+  }
+
+  async getMany(ids: string[]): Promise<Experience[]> {
+    if (ids.length === 0) return [];
+    return this.getManyWith((sql, p) => this.rows(sql, p), ids);
+  }
+
+  private async getManyWith(q: (sql: string, p: unknown[]) => Promise<Row[]>, ids: string[]): Promise<Experience[]> {
+    const rows = await q('SELECT * FROM experiences WHERE id = ANY($1::text[])', [ids]);
+    const byId = new Map(rows.map((r) => [String(r.id), fromRow(r)]));
+    return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+  }
+
+  async list(opts: ListOptions = {}): Promise<Experience[]> {
+    const params: unknown[] = [];
+    const w = filterWhere(opts, ph, params);
+    const tail = orderLimit(opts, ph, params);
+    return (await this.rows(`SELECT * FROM experiences ${w.sql} ${tail}`, params)).map(fromRow);
+  }
+
+  async count(filter: ExperienceFilter = {}): Promise<number> {
+    const w = filterWhere(filter, ph);
+    return Number((await this.rows(`SELECT COUNT(*) AS n FROM experiences ${w.sql}`, w.params))[0]!.n);
+  }
+
+  async group(groupId: string): Promise<Experience[]> {
+    return this.list({ groupId, limit: 10_000 });
+  }
+
+  async scan(afterSeq: number, limit: number): Promise<{ seq: number; experience: Experience }[]> {
+    const rows = await this.rows('SELECT * FROM experiences WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit]);
+    return rows.map((r) => ({ seq: Number(r.seq), experience: fromRow(r) }));
+  }
+
+  async stats(runId?: string): Promise<BufferStats> {
+    const w = runId === undefined ? '' : 'WHERE run_id = $1';
+    const p = runId === undefined ? [] : [runId];
+    const one = (
+      await this.rows(
+        `SELECT COUNT(*) AS total, SUM(rejected) AS rejected, SUM(CASE WHEN use_count = 0 THEN 1 ELSE 0 END) AS unused,
+                MIN(model_version) AS minv, MAX(model_version) AS maxv, AVG(reward) AS mean FROM experiences ${w}`,
+        p,
+      )
+    )[0]!;
+    const by = async (col: string) => statsMaps((await this.rows(`SELECT ${col} AS k, COUNT(*) AS n FROM experiences ${w} GROUP BY ${col}`, p)) as { k: string; n: number }[]);
+    const n = async (sql: string) => Number((await this.rows(sql, p))[0]!.n);
+    const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+    return {
+      total: Number(one.total),
+      bySource: await by('source'),
+      byStatus: await by('status'),
+      rejected: Number(one.rejected ?? 0),
+      unused: Number(one.unused ?? 0),
+      minVersion: num(one.minv),
+      maxVersion: num(one.maxv),
+      meanReward: num(one.mean),
+      tasks: await n(`SELECT COUNT(*) AS n FROM tasks ${w}`),
+      feedback: await n(`SELECT COUNT(*) AS n FROM feedback_log${runId === undefined ? '' : ' WHERE experience_id IN (SELECT id FROM experiences WHERE run_id = $1)'}`),
+      checkpoints: await n(`SELECT COUNT(*) AS n FROM checkpoints ${w}`),
+    };
+  }
+
+  async setPriority(ids: string[], priority: number): Promise<void> {
+    if (!(priority > 0) || !Number.isFinite(priority)) throw new Error(`priority must be a positive number, got ${priority}`);
+    await this.pool.query('UPDATE experiences SET priority = $1 WHERE id = ANY($2::text[])', [priority, ids]);
+  }
+
+  /** `pick` selects `seq, k` (k: the ordering key) FOR UPDATE SKIP LOCKED; `order` sorts the returned rows back into pick order. */
+  private async take(o: TakeOptions, pick: (params: unknown[]) => string, order: (a: Row, b: Row) => number): Promise<TakeResult> {
+    checkN(o.n);
+    const now = o.now ?? Date.now();
+    const part = o.part ?? 'main';
+    return this.tx(async (c) => {
+      if (o.consumer !== undefined) {
+        const prev = await c.query('SELECT experience_id FROM consumption WHERE consumer = $1 AND step = $2 AND part = $3 ORDER BY pos', [o.consumer, o.step ?? 0, part]);
+        if (prev.rows.length) {
+          const ids = (prev.rows as Row[]).map((r) => String(r.experience_id));
+          return { experiences: await this.getManyWith(async (sql, p) => (await c.query(sql, p)).rows as Row[], ids), replayed: true };
+        }
+      }
+      const params: unknown[] = [];
+      const pickSql = pick(params);
+      params.push(now);
+      const res = await c.query(
+        `WITH picked AS (${pickSql})
+         UPDATE experiences e SET use_count = e.use_count + 1, last_used_at = ${ph(params.length)}
+         FROM picked WHERE e.seq = picked.seq RETURNING e.*, picked.k AS pick_key`,
+        params,
+      );
+      const rows = res.rows as Row[];
+      if (rows.length < o.n) {
+        // All-or-nothing: give the rows back (the transaction rolls back, use counts unchanged).
+        throw new NotEnough();
+      }
+      rows.sort(order);
+      const experiences = rows.map(fromRow);
+      if (o.consumer !== undefined) {
+        const p: unknown[] = [];
+        const tuples = experiences.map((e, pos) => {
+          p.push(o.consumer, o.step ?? 0, part, pos, e.id, now);
+          const b = p.length - 6;
+          return `(${[1, 2, 3, 4, 5, 6].map((j) => ph(b + j)).join(', ')})`;
+        });
+        await c.query(`INSERT INTO consumption (consumer, step, part, pos, experience_id, at) VALUES ${tuples.join(', ')}`, p);
+      }
+      return { experiences, replayed: false };
+    }).catch((e: unknown) => {
+      if (e instanceof NotEnough) return { experiences: [], replayed: false };
+      throw e;
+    });
+  }
+
+  async takeFifo(o: FifoTake): Promise<TakeResult> {
+    return this.take(
+      o,
+      (params) => {
+        const w = takeWhere('fifo', o, ph, params);
+        params.push(o.n);
+        return `SELECT seq, seq AS k FROM experiences WHERE ${w} ORDER BY seq LIMIT ${ph(params.length)} FOR UPDATE SKIP LOCKED`;
+      },
+      (a, b) => Number(a.seq) - Number(b.seq),
+    );
+  }
+
+  async takePriority(o: PriorityTake): Promise<TakeResult> {
+    return this.take(
+      o,
+      (params) => {
+        const w = takeWhere('priority', o, ph, params);
+        const score = priorityScoreSql({ ...o, now: o.now ?? Date.now() }, ph, params);
+        params.push(o.n);
+        return `SELECT seq, ${score} AS k FROM experiences WHERE ${w} ORDER BY ${score} DESC, seq LIMIT ${ph(params.length)} FOR UPDATE SKIP LOCKED`;
+      },
+      (a, b) => Number(b.pick_key) - Number(a.pick_key) || Number(a.seq) - Number(b.seq),
+    );
+  }
+
+  async takeCycle(o: CycleTake): Promise<TakeResult> {
+    return this.take(
+      o,
+      (params) => {
+        const w = takeWhere('cycle', o, ph, params);
+        params.push(o.n);
+        return `SELECT seq, use_count AS k FROM experiences WHERE ${w} ORDER BY use_count, seq LIMIT ${ph(params.length)} FOR UPDATE SKIP LOCKED`;
+      },
+      (a, b) => Number(a.pick_key) - Number(b.pick_key) || Number(a.seq) - Number(b.seq),
+    );
+  }
+
+  async availability(kind: 'fifo' | 'priority' | 'cycle', o: { source: 'usual' | 'expert'; minVersion?: number; maxUses?: number }): Promise<Availability> {
+    const n = async (stale: boolean) => {
+      const params: unknown[] = [];
+      const w = takeWhere(kind, o, ph, params, stale);
+      return Number((await this.rows(`SELECT COUNT(*) AS n FROM experiences WHERE ${w}`, params))[0]!.n);
+    };
+    return { ready: await n(false), stale: await n(true) };
+  }
+
+  async consumed(consumer: string, step: number): Promise<string[]> {
+    return (await this.rows('SELECT experience_id FROM consumption WHERE consumer = $1 AND step = $2 ORDER BY part, pos', [consumer, step])).map((r) => String(r.experience_id));
+  }
+
+  async lastConsumedStep(consumer: string): Promise<number | null> {
+    const s = (await this.rows('SELECT MAX(step) AS s FROM consumption WHERE consumer = $1', [consumer]))[0]!.s;
+    return s === null || s === undefined ? null : Number(s);
+  }
+
+  async mutate(m: FeedbackMutation): Promise<number> {
+    return this.tx(async (c) => {
+      if (m.update) {
+        const row = (await c.query('SELECT source, status, split, extra FROM experiences WHERE id = $1 FOR UPDATE', [m.update.id])).rows[0] as Record<string, string> | undefined;
+        checkUpdateGuard(m.update, row ? { source: row.source!, feedback: feedbackOfExtra(row.extra!) } : null);
+        const fb = m.update.set.feedback;
+        await c.query('UPDATE experiences SET source = $1, extra = $2, rating = $3, rejected = $4, trainable = $5 WHERE id = $6', [
+          m.update.set.source, extraWithFeedback(row!.extra!, fb), fb?.rating ?? null, fb?.rejected ? 1 : 0, trainableOf(row!.status!, row!.split ?? null, fb), m.update.id,
+        ]);
+      }
+      if (m.delete) {
+        const r = (await c.query('SELECT * FROM experiences WHERE id = $1 FOR UPDATE', [m.delete.id])).rows[0] as Row | undefined;
+        checkDeleteGuard(m.delete, r ? fromRow(r) : null);
+        await c.query('DELETE FROM experiences WHERE id = $1', [m.delete.id]);
+      }
+      if (m.insert) await this.insertRows(c, [toRow(parseExperience(m.insert, { field: 'insert' }))], false);
+      const l = m.log;
+      const id = Number(
+        (
+          await c.query('INSERT INTO feedback_log (experience_id, who, at, action, before, after, undoes) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id', [
+            l.experienceId, l.who, l.at, l.action, JSON.stringify(l.before ?? null), JSON.stringify(l.after ?? null), l.undoes,
+          ])
+        ).rows[0].id,
+      );
+      if (m.markUndone !== undefined) {
+        const r = await c.query('UPDATE feedback_log SET undone_by = $1 WHERE id = $2 AND undone_by IS NULL', [id, m.markUndone]);
+        if (r.rowCount === 0) throw new ConflictError(`feedback ${m.markUndone} is already undone or does not exist`);
+      }
+      return id;
+    });
+  }
+
+  async feedbackLog(opts: { experienceId?: string; limit?: number } = {}): Promise<FeedbackLogEntry[]> {
+    const rows = opts.experienceId === undefined
+      ? await this.rows('SELECT * FROM feedback_log ORDER BY id DESC LIMIT $1', [opts.limit ?? 100])
+      : await this.rows('SELECT * FROM feedback_log WHERE experience_id = $1 ORDER BY id DESC LIMIT $2', [opts.experienceId, opts.limit ?? 100]);
+    return rows.map(feedbackFromRow);
+  }
+
+  async feedbackEntry(id: number): Promise<FeedbackLogEntry | null> {
+    const r = await this.rows('SELECT * FROM feedback_log WHERE id = $1', [id]);
+    return r[0] ? feedbackFromRow(r[0]) : null;
+  }
+
+  async putTasks(runId: string, tasks: Task[]): Promise<number> {
+    return this.tx(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-tasks:${runId}`]);
+      let seq = Number((await c.query('SELECT COALESCE(MAX(seq), -1) AS s FROM tasks WHERE run_id = $1', [runId])).rows[0].s);
+      let added = 0;
+      for (const t of tasks) {
+        const r = await c.query(
+          `INSERT INTO tasks (run_id, id, seq, taskset, body) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (run_id, id) DO UPDATE SET taskset = excluded.taskset, body = excluded.body RETURNING (xmax = 0) AS inserted`,
+          [runId, t.id, seq + 1, t.taskset, JSON.stringify(t)],
+        );
+        if ((r.rows[0] as Row).inserted) {
+          seq++;
+          added++;
+        }
+      }
+      return added;
+    });
+  }
+
+  async listTasks(runId: string, opts: { offset?: number; limit?: number } = {}): Promise<Task[]> {
+    return (await this.rows('SELECT body FROM tasks WHERE run_id = $1 ORDER BY seq LIMIT $2 OFFSET $3', [runId, opts.limit ?? 1_000_000, opts.offset ?? 0])).map(taskFromRow);
+  }
+
+  async countTasks(runId: string): Promise<number> {
+    return Number((await this.rows('SELECT COUNT(*) AS n FROM tasks WHERE run_id = $1', [runId]))[0]!.n);
+  }
+
+  async addCheckpoint(c: CheckpointRecord): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO checkpoints (run_id, version, path, checksum, created_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (run_id, version) DO UPDATE SET path = excluded.path, checksum = excluded.checksum, created_at = excluded.created_at`,
+      [c.runId, c.version, c.path, c.checksum, c.createdAt],
+    );
+  }
+
+  async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    return (await this.rows('SELECT * FROM checkpoints WHERE run_id = $1 ORDER BY version', [runId])).map(checkpointFromRow);
+  }
+
+  async latestCheckpoint(runId: string): Promise<CheckpointRecord | null> {
+    const r = await this.rows('SELECT * FROM checkpoints WHERE run_id = $1 ORDER BY version DESC LIMIT 1', [runId]);
+    return r[0] ? checkpointFromRow(r[0]) : null;
+  }
+
+  async getState<T = unknown>(runId: string, key: string): Promise<T | null> {
+    const r = await this.rows('SELECT value FROM run_state WHERE run_id = $1 AND key = $2', [runId, key]);
+    return r[0] ? (JSON.parse(String(r[0].value)) as T) : null;
+  }
+
+  async setState(runId: string, key: string, value: unknown): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO run_state (run_id, key, value, updated_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+      [runId, key, JSON.stringify(value), Date.now()],
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+class NotEnough extends Error {}

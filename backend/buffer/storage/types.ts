@@ -1,0 +1,195 @@
+// The buffer's storage contract. Every backend (SQLite, PostgreSQL) implements `ExperienceStore`
+// with the same behaviour, proven by one shared test suite (test/buffer/storage-suite.ts).
+import type { Experience, ExperienceSource, ExperienceStatus, Feedback, Task } from '../../core/types.js';
+
+/** Filters for browsing (UI, CLI). Every field is optional; all given fields must match. */
+export interface ExperienceFilter {
+  runId?: string;
+  taskId?: string;
+  groupId?: string;
+  source?: ExperienceSource;
+  status?: ExperienceStatus;
+  split?: 'train' | 'eval';
+  minReward?: number;
+  maxReward?: number;
+  minVersion?: number;
+  maxVersion?: number;
+  rejected?: boolean;
+  /** Case-insensitive substring of the prompt or response text. */
+  text?: string;
+}
+
+export type SortKey = 'seq' | 'createdAt' | 'reward' | 'modelVersion' | 'useCount';
+export interface ListOptions extends ExperienceFilter {
+  offset?: number;
+  limit?: number;
+  sort?: SortKey;
+  desc?: boolean;
+}
+
+/** Which experiences a sampling read may take. Only status 'ok', non-rejected, split != 'eval' rows ever qualify. */
+export interface TakeOptions {
+  n: number;
+  /** Trainer id + step: the batch is recorded, and asking again for the same (consumer, step, part) returns it again. */
+  consumer?: string;
+  step?: number;
+  /** Part of a step's batch ('usual', 'expert'); default 'main'. */
+  part?: string;
+  now?: number;
+}
+
+export interface FifoTake extends TakeOptions {
+  source: ExperienceSource;
+  /** Only model_version >= minVersion (staleness bound); older unused rows are counted, not taken. */
+  minVersion?: number;
+}
+
+export interface PriorityTake extends TakeOptions {
+  source: ExperienceSource;
+  minVersion?: number;
+  /** Rows used this many times are never taken again. */
+  maxUses: number;
+  /** score = priority * useDecay^useCount * 0.5^(age / halfLifeMs). */
+  useDecay: number;
+  halfLifeMs: number;
+}
+
+/** Expert data is reused: least-used first, then oldest; no use limit unless given. */
+export interface CycleTake extends TakeOptions {
+  source: ExperienceSource;
+  maxUses?: number;
+}
+
+export interface TakeResult {
+  experiences: Experience[];
+  /** True when this batch had been taken before for the same (consumer, step, part) and is returned again. */
+  replayed: boolean;
+}
+
+/** What a sampler could take now: used to explain why a blocking read waits. */
+export interface Availability {
+  /** Rows the read could take. */
+  ready: number;
+  /** Unused rows skipped only because they are older than the staleness bound. */
+  stale: number;
+}
+
+export interface AppendResult {
+  inserted: number;
+  /** Ids already present (an explorer retrying a batch it was unsure about): skipped, not overwritten. */
+  duplicates: string[];
+}
+
+export interface BufferStats {
+  total: number;
+  bySource: Record<string, number>;
+  byStatus: Record<string, number>;
+  rejected: number;
+  unused: number;
+  minVersion: number | null;
+  maxVersion: number | null;
+  meanReward: number | null;
+  tasks: number;
+  feedback: number;
+  checkpoints: number;
+}
+
+export interface CheckpointRecord {
+  runId: string;
+  version: number;
+  path: string;
+  checksum: string;
+  createdAt: number;
+}
+
+export type FeedbackAction = 'rate' | 'reject' | 'unreject' | 'promote' | 'add_expert' | 'undo';
+
+export interface FeedbackLogEntry {
+  id: number;
+  experienceId: string;
+  who: string;
+  at: number;
+  action: FeedbackAction;
+  before: unknown;
+  after: unknown;
+  /** For 'undo' rows: the log id reverted. */
+  undoes: number | null;
+  /** Set on a row once it has been undone: the id of the undo row. */
+  undoneBy: number | null;
+}
+
+/**
+ * One atomic feedback change: an optional in-place update (guarded by the values the change expects to find),
+ * an optional insert or delete, and the log row. `mutate` applies all of it or nothing.
+ */
+export interface FeedbackMutation {
+  log: Omit<FeedbackLogEntry, 'id' | 'undoneBy'>;
+  update?: { id: string; expect: { source: ExperienceSource; feedback: Feedback | null }; set: { source: ExperienceSource; feedback: Feedback | null } };
+  insert?: Experience;
+  /** Delete this experience; `expect` is its full expected JSON (conflict if it changed). */
+  delete?: { id: string; expect: Experience };
+  /** Mark that log row as undone by the row being written. */
+  markUndone?: number;
+}
+
+/** A mutation's guard failed: the experience changed since the change being undone. */
+export class ConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConflictError';
+  }
+}
+
+export interface StoredTask {
+  runId: string;
+  task: Task;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  done: boolean;
+}
+
+export interface ExperienceStore {
+  /** 'sqlite' | 'postgres' */
+  readonly kind: string;
+  /** Where it lives, without secrets. */
+  readonly location: string;
+
+  /** One transaction; resolves only after commit (acknowledged = durable). */
+  appendExperiences(batch: Experience[]): Promise<AppendResult>;
+  get(id: string): Promise<Experience | null>;
+  getMany(ids: string[]): Promise<Experience[]>;
+  list(opts?: ListOptions): Promise<Experience[]>;
+  count(filter?: ExperienceFilter): Promise<number>;
+  group(groupId: string): Promise<Experience[]>;
+  /** Keyset pagination in insertion order, for export: rows with seq > afterSeq. */
+  scan(afterSeq: number, limit: number): Promise<{ seq: number; experience: Experience }[]>;
+  stats(runId?: string): Promise<BufferStats>;
+  setPriority(ids: string[], priority: number): Promise<void>;
+
+  /** Sampling reads: mark use counts atomically; all-or-nothing (fewer than n available => empty). */
+  takeFifo(opts: FifoTake): Promise<TakeResult>;
+  takePriority(opts: PriorityTake): Promise<TakeResult>;
+  takeCycle(opts: CycleTake): Promise<TakeResult>;
+  availability(kind: 'fifo' | 'priority' | 'cycle', opts: { source: ExperienceSource; minVersion?: number; maxUses?: number }): Promise<Availability>;
+  /** The ids recorded for a consumer's step (all parts), in batch order. */
+  consumed(consumer: string, step: number): Promise<string[]>;
+  lastConsumedStep(consumer: string): Promise<number | null>;
+
+  mutate(m: FeedbackMutation): Promise<number>;
+  feedbackLog(opts?: { experienceId?: string; limit?: number }): Promise<FeedbackLogEntry[]>;
+  feedbackEntry(id: number): Promise<FeedbackLogEntry | null>;
+
+  putTasks(runId: string, tasks: Task[]): Promise<number>;
+  listTasks(runId: string, opts?: { offset?: number; limit?: number }): Promise<Task[]>;
+  countTasks(runId: string): Promise<number>;
+
+  addCheckpoint(c: CheckpointRecord): Promise<void>;
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]>;
+  latestCheckpoint(runId: string): Promise<CheckpointRecord | null>;
+
+  getState<T = unknown>(runId: string, key: string): Promise<T | null>;
+  setState(runId: string, key: string, value: unknown): Promise<void>;
+
+  schemaVersion(): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,143 @@
+// Task schemas per domain (zod). A record is normalised into a Task: numbers in `id` / `answer`
+// become strings, `entry_point` is read as `entryPoint`, unknown fields move into `metadata`.
+// Validation yields the first problem of a record as {field, message}.
+import { z } from 'zod';
+import type { Domain, Task } from '../../core/types.js';
+
+export const DOMAINS: readonly Domain[] = ['math', 'code', 'k12', 'vision', 'multiturn', 'text'];
+
+const KNOWN = new Set(['id', 'domain', 'prompt', 'messages', 'answer', 'choices', 'entryPoint', 'tests', 'image', 'difficulty', 'metadata']);
+const ALIASES: Record<string, string> = { entry_point: 'entryPoint' };
+
+// Plain zod types on the hot path: zod 3 effects (transform / refine) cost ~10x a plain check, so
+// number -> string, trimming and the empty-prompt check happen in `normalise` before the schema.
+const SCALAR_TEXT = new Set(['id', 'answer']);
+const id = z.string().min(1, 'id is empty');
+const answer = z.string().min(1, 'answer is empty');
+const prompt = z.string().min(1, 'prompt is empty');
+const difficulty = z.number().min(0).max(1).optional();
+const messages = z
+  .array(z.object({ role: z.enum(['system', 'user', 'assistant', 'environment']), content: z.string() }))
+  .optional();
+const metadata = z.record(z.unknown()).optional();
+const base = { id, prompt, difficulty, messages, metadata };
+
+const testCase = z.object({
+  args: z.array(z.unknown()),
+  expected: z.unknown().refine((v) => v !== undefined, 'required field is missing'),
+});
+
+const image = z
+  .object({
+    width: z.number().int().positive(),
+    height: z.number().int().positive(),
+    rgb: z.array(z.number().int().min(0).max(255)),
+  })
+  .superRefine((im, ctx) => {
+    if (im.rgb.length !== im.width * im.height * 3) {
+      ctx.addIssue({ code: 'custom', path: ['rgb'], message: `expected ${im.width * im.height * 3} values (width x height x 3), got ${im.rgb.length}` });
+    }
+  });
+
+const LETTERS = 'ABCDE';
+
+export const domainSchemas: Record<Domain, z.ZodTypeAny> = {
+  math: z.object({ ...base, answer }),
+  text: z.object({ ...base, answer: answer.optional() }),
+  code: z.object({
+    ...base,
+    entryPoint: z.string().regex(/^[A-Za-z_$][\w$]*$/, 'expected a function name'),
+    tests: z.array(testCase).min(1, 'needs at least one test'),
+    answer: answer.optional(),
+  }),
+  k12: z
+    .object({ ...base, answer, choices: z.array(z.string().min(1, 'choice is empty')).min(2).max(5).optional() })
+    .transform((t, ctx) => {
+      if (!t.choices) return t;
+      const a = t.answer;
+      const letter = a.length === 1 ? LETTERS.indexOf(a.toUpperCase()) : -1;
+      if (letter >= 0 && letter < t.choices.length) return { ...t, answer: LETTERS[letter]! };
+      const k = t.choices.indexOf(a);
+      if (k >= 0) return { ...t, answer: LETTERS[k]! };
+      ctx.addIssue({ code: 'custom', path: ['answer'], message: `expected a letter A-${LETTERS[t.choices.length - 1]} or one of the choices, got '${a}'` });
+      return z.NEVER;
+    }),
+  vision: z.object({ ...base, answer, image }),
+  multiturn: z
+    .object({ ...base, prompt: prompt.optional(), answer: answer.optional() })
+    .superRefine((t, ctx) => {
+      const env = t.metadata?.environment;
+      if (t.prompt === undefined && t.messages === undefined && (typeof env !== 'string' || env === '')) {
+        ctx.addIssue({ code: 'custom', path: ['metadata', 'environment'], message: 'a multi-turn task needs an environment name (metadata.environment / environment) or a prompt' });
+      }
+    }),
+};
+
+/** Numbers in id / answer become strings; id / answer are trimmed; a blank prompt becomes ''. */
+function normalise(k: string, v: unknown): unknown {
+  if (SCALAR_TEXT.has(k)) {
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+    return typeof v === 'string' ? v.trim() : v;
+  }
+  if (k === 'prompt' && typeof v === 'string' && v.trim() === '') return '';
+  return v;
+}
+
+export type RecordCheck = { task: Task } | { field: string; message: string };
+
+function fieldPath(path: (string | number)[]): string {
+  return path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : s ? `${s}.${p}` : p), '') || '(record)';
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : typeof v;
+}
+
+function issueMessage(issue: z.ZodIssue): string {
+  if (issue.code === 'invalid_type') {
+    if (issue.received === 'undefined') return 'required field is missing';
+    const scalar = issue.path.length === 1 && SCALAR_TEXT.has(String(issue.path[0]));
+    return `expected ${scalar ? 'a string or a number' : issue.expected}, got ${issue.received}`;
+  }
+  return issue.message;
+}
+
+/** Validate and normalise one record; `fallbackDomain` applies when the record has no `domain`. */
+export function checkRecord(value: unknown, fallbackDomain: Domain, taskset: string): RecordCheck {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { field: '(record)', message: `a task record must be an object, got ${describe(value)}` };
+  }
+  const raw = value as Record<string, unknown>;
+  const domain = raw.domain ?? fallbackDomain;
+  if (typeof domain !== 'string' || !DOMAINS.includes(domain as Domain)) {
+    return { field: 'domain', message: `expected one of ${DOMAINS.join(', ')}, got ${typeof domain === 'string' ? `'${domain}'` : describe(domain)}` };
+  }
+  if (raw.metadata !== undefined && (typeof raw.metadata !== 'object' || raw.metadata === null || Array.isArray(raw.metadata))) {
+    return { field: 'metadata', message: `expected an object, got ${describe(raw.metadata)}` };
+  }
+  const known: Record<string, unknown> = {};
+  const extra: Record<string, unknown> = {};
+  for (const [k0, v] of Object.entries(raw)) {
+    const k = ALIASES[k0] ?? k0;
+    if (k === 'domain' || k === 'metadata') continue;
+    if (KNOWN.has(k)) known[k] = normalise(k, v);
+    else extra[k] = v;
+  }
+  if (typeof known.prompt === 'string' && known.prompt === '') return { field: 'prompt', message: 'prompt is empty' };
+  const meta = { ...(raw.metadata as Record<string, unknown> | undefined), ...extra };
+  if (Object.keys(meta).length > 0) known.metadata = meta;
+  const r = domainSchemas[domain as Domain].safeParse(known);
+  if (!r.success) {
+    const first = r.error.issues[0]!;
+    const more = r.error.issues.length - 1;
+    return { field: fieldPath(first.path), message: issueMessage(first) + (more > 0 ? ` (and ${more} more problem${more > 1 ? 's' : ''})` : '') };
+  }
+  const t = r.data as Omit<Task, 'taskset' | 'domain'>;
+  const task: Task = { id: t.id, taskset, domain: domain as Domain };
+  for (const k of ['prompt', 'messages', 'answer', 'choices', 'entryPoint', 'tests', 'image', 'difficulty', 'metadata'] as const) {
+    if (t[k] !== undefined) (task as unknown as Record<string, unknown>)[k] = t[k];
+  }
+  return { task };
+}

@@ -1,0 +1,36 @@
+// Shapes shared by the taskset loaders, the validator, the watcher and the CLI.
+import type { Domain, Task } from '../../core/types.js';
+
+/** One bad record: where it is and what is wrong, rendered as `FILE:LINE: field 'X': message`. */
+export interface TaskRecordError {
+  file: string;
+  /** 1-based line where the record starts. */
+  line: number;
+  field: string;
+  message: string;
+}
+
+/** A record as read from a file, before validation: its value, or why it could not be read. */
+export type RawRecord = { line: number; value: unknown } | { line: number; error: string; field?: string };
+
+export interface LoadOptions {
+  /** Domain of records without a `domain` field (default 'math'). */
+  domain?: Domain;
+  /** Name stored in `Task.taskset` (default: the file path). */
+  taskset?: string;
+  /** Force a format instead of choosing by file extension. */
+  format?: TasksetFormat;
+}
+
+export type TasksetFormat = 'jsonl' | 'json' | 'yaml' | 'csv';
+
+export interface LoadResult {
+  file: string;
+  /** Valid tasks, in file order. */
+  tasks: Task[];
+  /** Line where each task starts, same order as `tasks`. */
+  lines: number[];
+  errors: TaskRecordError[];
+  /** Records seen (valid + invalid). */
+  records: number;
+}

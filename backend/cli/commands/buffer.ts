@@ -1,0 +1,170 @@
+// `rft buffer stats|ls|show|export|import RUN_OR_DB ...`: browse and move a run's buffer.
+// RUN_OR_DB is a run folder (its buffer.db), a SQLite file, or a postgres:// URL.
+import type { Experience } from '../../core/types.js';
+import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { openStore, resolveBufferUrl } from '../../buffer/storage/registry.js';
+import { exportJsonl, importJsonl } from '../../buffer/storage/jsonl.js';
+import type { ExperienceStore, ListOptions, SortKey } from '../../buffer/storage/types.js';
+
+async function withStore<T>(args: ParsedArgs, usage: string, fn: (s: ExperienceStore) => Promise<T>): Promise<T> {
+  const target = args.positional[0];
+  if (!target) throw new Error(`usage: rft ${usage}`);
+  const s = await openStore(resolveBufferUrl(target));
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+function listOptions(a: ParsedArgs): ListOptions {
+  const num = (f: string) => (flagString(a, f) === undefined ? undefined : flagNumber(a, f, 0));
+  const o: ListOptions = {
+    runId: flagString(a, 'run'),
+    taskId: flagString(a, 'task'),
+    groupId: flagString(a, 'group'),
+    source: flagString(a, 'source') as ListOptions['source'],
+    status: flagString(a, 'status') as ListOptions['status'],
+    split: flagString(a, 'split') as ListOptions['split'],
+    minReward: num('min-reward'),
+    maxReward: num('max-reward'),
+    minVersion: num('min-version'),
+    maxVersion: num('max-version'),
+    text: flagString(a, 'text'),
+    rejected: a.flags.rejected === true ? true : a.flags['not-rejected'] === true ? false : undefined,
+    sort: (flagString(a, 'sort') as SortKey | undefined) ?? 'seq',
+    desc: a.flags.desc === true,
+    offset: flagNumber(a, 'offset', 0),
+    limit: flagNumber(a, 'limit', 50),
+  };
+  if (o.source && !['usual', 'expert'].includes(o.source)) throw new Error(`--source must be usual or expert, got '${o.source}'`);
+  if (o.status && !['ok', 'invalid', 'infra_failure'].includes(o.status)) throw new Error(`--status must be ok, invalid or infra_failure, got '${o.status}'`);
+  for (const k of Object.keys(o) as (keyof ListOptions)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+const preview = (s: string, n: number) => {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? one.slice(0, n - 1) + '…' : one;
+};
+
+command({
+  name: 'buffer stats',
+  usage: 'buffer stats RUN_OR_DB [--run ID] [--json]',
+  summary: 'counts of a buffer: sources, statuses, versions, feedback',
+  booleanFlags: ['json'],
+  run: (a) =>
+    withStore(a, 'buffer stats RUN_OR_DB', async (s) => {
+      const st = await s.stats(flagString(a, 'run'));
+      if (a.flags.json) console.log(JSON.stringify({ location: s.location, ...st }));
+      else {
+        console.log(`buffer ${s.location} (${s.kind}, schema v${await s.schemaVersion()})`);
+        console.log(`  experiences  ${st.total}  (unused ${st.unused}, rejected ${st.rejected})`);
+        console.log(`  by source    ${Object.entries(st.bySource).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`);
+        console.log(`  by status    ${Object.entries(st.byStatus).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`);
+        console.log(`  versions     ${st.minVersion ?? '-'} .. ${st.maxVersion ?? '-'}`);
+        console.log(`  mean reward  ${st.meanReward === null ? '-' : st.meanReward.toFixed(4)}`);
+        console.log(`  tasks ${st.tasks}, checkpoints ${st.checkpoints}, feedback changes ${st.feedback}`);
+      }
+      return 0;
+    }),
+});
+
+command({
+  name: 'buffer ls',
+  usage: 'buffer ls RUN_OR_DB [--source S] [--status S] [--task ID] [--text T] [--min-reward N] ... [--sort K --desc] [--limit N] [--json]',
+  summary: 'list experiences with filters',
+  booleanFlags: ['json', 'desc', 'rejected', 'not-rejected'],
+  run: (a) =>
+    withStore(a, 'buffer ls RUN_OR_DB', async (s) => {
+      const o = listOptions(a);
+      const rows = await s.list(o);
+      if (a.flags.json) {
+        for (const e of rows) console.log(JSON.stringify(e));
+        return 0;
+      }
+      const total = await s.count(o);
+      console.log(['id'.padEnd(28), 'source', 'status'.padEnd(13), 'ver'.padStart(4), 'reward'.padStart(8), 'uses'.padStart(4), ' response'].join(' '));
+      for (const e of rows) {
+        console.log([preview(e.id, 28).padEnd(28), e.source.padEnd(6), e.status.padEnd(13), String(e.modelVersion).padStart(4), e.reward.toFixed(3).padStart(8), String(e.useCount).padStart(4), ' ' + preview(e.responseText, 50)].join(' '));
+      }
+      console.log(`${rows.length} of ${total} shown (offset ${o.offset ?? 0})`);
+      return 0;
+    }),
+});
+
+function showText(e: Experience): string {
+  const lines = [
+    `id           ${e.id}`,
+    `run / task   ${e.runId} / ${e.taskId} (group ${e.groupId})`,
+    `source       ${e.source}   status ${e.status}${e.statusReason ? ` (${e.statusReason})` : ''}${e.split ? `   split ${e.split}` : ''}`,
+    `model ver    ${e.modelVersion}   reward ${e.reward}   uses ${e.useCount}   created ${new Date(e.createdAt).toISOString()}`,
+  ];
+  if (e.rewardDetails) lines.push(`reward parts ${JSON.stringify(e.rewardDetails)}`);
+  if (e.feedback) lines.push(`feedback     ${JSON.stringify(e.feedback)}`);
+  if (e.metadata) lines.push(`metadata     ${JSON.stringify(e.metadata)}`);
+  lines.push('', `--- prompt (${e.promptTokens.length} tokens)`, e.promptText, '', `--- response (${e.responseTokens.length} tokens)`, e.responseText, '');
+  lines.push('--- tokens: id  mask  logprob  advantage');
+  const n = Math.min(e.responseTokens.length, 64);
+  for (let i = 0; i < n; i++) {
+    lines.push(`${String(i).padStart(4)} ${String(e.responseTokens[i]).padStart(7)} ${e.actionMask[i]} ${e.logprobs[i] === undefined ? '       -' : e.logprobs[i]!.toFixed(4).padStart(8)} ${e.advantages ? e.advantages[i]!.toFixed(4).padStart(9) : ''}`);
+  }
+  if (e.responseTokens.length > n) lines.push(`  ... ${e.responseTokens.length - n} more (use --json)`);
+  return lines.join('\n');
+}
+
+command({
+  name: 'buffer show',
+  usage: 'buffer show RUN_OR_DB ID [--json]',
+  summary: 'one experience: text, reward, per-token log-probs, feedback history',
+  booleanFlags: ['json'],
+  run: (a) =>
+    withStore(a, 'buffer show RUN_OR_DB ID', async (s) => {
+      const id = a.positional[1];
+      if (!id) throw new Error('usage: rft buffer show RUN_OR_DB ID');
+      const e = await s.get(id);
+      if (!e) {
+        console.error(`rft: no experience '${id}' in ${s.location}`);
+        return 1;
+      }
+      if (a.flags.json) console.log(JSON.stringify(e));
+      else {
+        console.log(showText(e));
+        const hist = await s.feedbackLog({ experienceId: id });
+        if (hist.length) {
+          console.log('--- feedback history');
+          for (const h of hist) console.log(`  #${h.id} ${new Date(h.at).toISOString()} ${h.who} ${h.action}${h.undoneBy ? ` (undone by #${h.undoneBy})` : ''}`);
+        }
+      }
+      return 0;
+    }),
+});
+
+command({
+  name: 'buffer export',
+  usage: 'buffer export RUN_OR_DB --out FILE.jsonl',
+  summary: 'write every experience as JSONL',
+  run: (a) =>
+    withStore(a, 'buffer export RUN_OR_DB --out FILE.jsonl', async (s) => {
+      const out = flagString(a, 'out');
+      if (!out) throw new Error('usage: rft buffer export RUN_OR_DB --out FILE.jsonl');
+      const n = await exportJsonl(s, out);
+      console.log(`exported ${n} experiences to ${out}`);
+      return 0;
+    }),
+});
+
+command({
+  name: 'buffer import',
+  usage: 'buffer import RUN_OR_DB FILE.jsonl',
+  summary: 'append experiences from JSONL (bad lines reported, good ones kept)',
+  run: (a) =>
+    withStore(a, 'buffer import RUN_OR_DB FILE.jsonl', async (s) => {
+      const file = a.positional[1];
+      if (!file) throw new Error('usage: rft buffer import RUN_OR_DB FILE.jsonl');
+      const r = await importJsonl(s, file);
+      for (const e of r.errors) console.error(e.message);
+      console.log(`imported ${r.imported} experiences into ${s.location}` + (r.duplicates ? `, ${r.duplicates} already present` : '') + (r.errors.length ? `, ${r.errors.length} bad lines skipped` : ''));
+      return r.errors.length ? 1 : 0;
+    }),
+});

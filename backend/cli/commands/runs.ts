@@ -1,0 +1,98 @@
+// `rft status`, `rft stop RUN`, `rft report RUN`: runs of the workspace's registry (.rft/runs.json).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { command, flagString } from '../command.js';
+import { RunRegistry } from '../../buffer/runs.js';
+import { MetricsLog, writeReport } from '../../coordinator/monitor.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function runPid(dir: string): number | null {
+  const f = join(dir, 'run.pid');
+  if (!existsSync(f)) return null;
+  const pid = Number(readFileSync(f, 'utf8'));
+  return Number.isInteger(pid) && alive(pid) ? pid : null;
+}
+
+command({
+  name: 'status',
+  usage: 'status [--workspace DIR]',
+  summary: 'the runs of this workspace: status, step, checkpoints, live process',
+  run: async (args) => {
+    const reg = await RunRegistry.open(flagString(args, 'workspace') ?? process.cwd());
+    const runs = await reg.list();
+    if (runs.length === 0) {
+      console.log('no runs');
+      return 0;
+    }
+    for (const r of runs) {
+      const pid = runPid(r.dir);
+      // A run marked running whose process is gone was killed: say so, resume continues it.
+      const status = r.status === 'running' && pid === null ? 'running (process gone: rft resume ' + r.id + ')' : r.status;
+      console.log(`${r.id.padEnd(40)} ${status.padEnd(12)} step ${String(r.lastStep).padStart(5)}  checkpoints ${r.checkpoints.length}${pid ? `  pid ${pid}` : ''}`);
+    }
+    return 0;
+  },
+});
+
+command({
+  name: 'stop',
+  usage: 'stop RUN [--workspace DIR]',
+  summary: 'stop a running run after its current step (it writes a checkpoint first)',
+  run: async (args) => {
+    const id = args.positional[0];
+    if (!id) {
+      console.error('usage: rft stop RUN');
+      return 2;
+    }
+    const reg = await RunRegistry.open(flagString(args, 'workspace') ?? process.cwd());
+    const r = await reg.get(id);
+    if (!r) {
+      console.error(`no run '${id}' in ${reg.file}`);
+      return 1;
+    }
+    const pid = runPid(r.dir);
+    if (pid === null) {
+      console.error(`run '${id}' has no live process (status ${r.status})`);
+      return 1;
+    }
+    process.kill(pid, 'SIGTERM');
+    console.log(`sent SIGTERM to ${pid}`);
+    return 0;
+  },
+});
+
+command({
+  name: 'report',
+  usage: 'report RUN [--workspace DIR]',
+  summary: 'write the HTML report of a run from its metrics and print its path',
+  run: async (args) => {
+    const id = args.positional[0];
+    if (!id) {
+      console.error('usage: rft report RUN');
+      return 2;
+    }
+    const reg = await RunRegistry.open(flagString(args, 'workspace') ?? process.cwd());
+    const r = await reg.get(id);
+    if (!r) {
+      console.error(`no run '${id}' in ${reg.file}`);
+      return 1;
+    }
+    const recs = new MetricsLog(join(r.dir, 'metrics.jsonl')).read();
+    const evals = recs.filter((x) => x.kind === 'eval');
+    const file = writeReport(join(r.dir, 'report.html'), `RFT Studio run ${id}`, recs, {
+      status: r.status,
+      last_step: r.lastStep,
+      final_accuracy: (evals[evals.length - 1]?.accuracy as number | undefined) ?? 'n/a',
+    });
+    console.log(file);
+    return 0;
+  },
+});

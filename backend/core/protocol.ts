@@ -1,0 +1,187 @@
+// Typed JSON-RPC protocol between the VS Code extension (src/) and the backend (`rft serve`).
+// The extension imports only the TYPES from here; method names are string literal keys of the
+// maps below, so a typo or a wrong param shape is a compile error on both sides.
+import type { Experience, ExperienceSource, ExperienceStatus, Feedback } from './types.js';
+
+// ---------------------------------------------------------------- shared shapes
+
+/** Where a buffer lives: a run id from the registry, or an explicit SQLite file / PostgreSQL URL. */
+export interface BufferRef {
+  runId?: string;
+  path?: string;
+}
+
+export interface ExperienceFilter {
+  runId?: string;
+  taskId?: string;
+  groupId?: string;
+  source?: ExperienceSource;
+  status?: ExperienceStatus;
+  split?: 'train' | 'eval';
+  minReward?: number;
+  maxReward?: number;
+  minVersion?: number;
+  maxVersion?: number;
+  /** true: only rejected; false: hide rejected; absent: both. */
+  rejected?: boolean;
+  /** Case-insensitive substring of prompt or response text. */
+  text?: string;
+}
+
+export type ExperienceSortKey = 'createdAt' | 'reward' | 'modelVersion';
+
+/** A row of the experience list: everything but the token arrays (kept small for 100k rows). */
+export interface ExperienceSummary {
+  id: string;
+  taskId: string;
+  groupId: string;
+  runId: string;
+  source: ExperienceSource;
+  status: ExperienceStatus;
+  reward: number;
+  modelVersion: number;
+  createdAt: number;
+  promptPreview: string;
+  responsePreview: string;
+  responseTokens: number;
+  feedback?: Feedback;
+}
+
+export interface BufferCounts {
+  usual: number;
+  expert: number;
+  /** Tasks in the run's taskset(s), when known. */
+  taskset: number;
+  rejected: number;
+  infraFailure: number;
+}
+
+/** An experience with, where the run's tokenizer is known, the text of each response token. */
+export type ExperienceDetail = Experience & { responsePieces?: string[] };
+
+/** One recorded feedback change; `undo` reverts it. */
+export interface FeedbackChange {
+  changeId: string;
+  kind: 'rate' | 'promote' | 'reject' | 'add-expert' | 'bulk-promote';
+  experienceIds: string[];
+  at: number;
+}
+
+export interface TasksetIssue {
+  file: string;
+  /** 1-based line of the bad record (JSONL / CSV line; JSON / YAML: line where the record starts). */
+  line?: number;
+  field?: string;
+  message: string;
+  severity: 'error' | 'warning';
+}
+
+export interface TasksetReport {
+  file: string;
+  tasks: number;
+  issues: TasksetIssue[];
+}
+
+/** Same values as the run registry (backend/buffer/runs.ts). */
+export type RunStatus = 'created' | 'running' | 'paused' | 'stopped' | 'completed' | 'failed';
+
+export interface RunInfo {
+  id: string;
+  name?: string;
+  status: RunStatus;
+  step?: number;
+  totalSteps?: number;
+  reward?: number;
+  configPath?: string;
+  bufferPath?: string;
+  createdAt?: number;
+  updatedAt?: number;
+  checkpoints?: { version: number; path: string; step?: number }[];
+}
+
+export interface ComponentState {
+  name: 'explorer' | 'trainer' | 'synchronizer' | string;
+  state: 'idle' | 'waiting' | 'generating' | 'training' | 'syncing' | 'stopped' | string;
+  idleFraction?: number;
+}
+
+export interface MetricsPoint {
+  runId: string;
+  step: number;
+  at: number;
+  /** reward, eval_accuracy, loss/*, kl, entropy, tokens_per_s, idle/explorer, idle/trainer ... */
+  values: Record<string, number>;
+}
+
+export interface ServerCapabilities {
+  buffer: boolean;
+  feedback: boolean;
+  taskset: boolean;
+  runs: boolean;
+  /** start / stop / resume / evaluate: false until the coordinator provides a RunController. */
+  runControl: boolean;
+}
+
+// ---------------------------------------------------------------- requests (client -> server)
+
+export interface Requests {
+  'server/hello': { params: { clientVersion: string; workspace?: string }; result: { serverVersion: string; pid: number; capabilities: ServerCapabilities } };
+  'server/shutdown': { params: Record<string, never>; result: null };
+
+  'buffer/open': { params: BufferRef; result: { path: string; counts: BufferCounts } };
+  'buffer/list': {
+    params: { buffer?: BufferRef; filter?: ExperienceFilter; sort?: ExperienceSortKey; descending?: boolean; offset: number; limit: number };
+    result: { total: number; rows: ExperienceSummary[] };
+  };
+  'buffer/counts': { params: { buffer?: BufferRef }; result: BufferCounts };
+  'buffer/get': { params: { buffer?: BufferRef; id: string }; result: ExperienceDetail | null };
+  'buffer/group': { params: { buffer?: BufferRef; groupId: string }; result: Experience[] };
+  'buffer/export': { params: { buffer?: BufferRef; file: string; filter?: ExperienceFilter }; result: { file: string; written: number } };
+
+  'feedback/rate': { params: { buffer?: BufferRef; id: string; rating: number; note?: string }; result: FeedbackChange };
+  'feedback/promote': { params: { buffer?: BufferRef; id: string; editedResponse?: string }; result: FeedbackChange & { expertId: string } };
+  'feedback/reject': { params: { buffer?: BufferRef; id: string; note?: string }; result: FeedbackChange };
+  'feedback/addExpert': { params: { buffer?: BufferRef; taskId: string; prompt: string; response: string; runId?: string }; result: FeedbackChange & { expertId: string } };
+  'feedback/bulkPromote': { params: { buffer?: BufferRef; topK: number; filter?: ExperienceFilter }; result: FeedbackChange };
+  'feedback/undo': { params: { buffer?: BufferRef; changeId?: string }; result: { undone: FeedbackChange | null } };
+
+  'taskset/validate': { params: { file: string; text?: string }; result: TasksetReport };
+  'taskset/watch': { params: { files: string[] }; result: { watching: number } };
+
+  'runs/list': { params: Record<string, never>; result: RunInfo[] };
+  'runs/status': { params: { runId: string }; result: RunInfo & { components?: ComponentState[]; config?: unknown } };
+  'runs/start': { params: { configPath: string }; result: RunInfo };
+  'runs/stop': { params: { runId: string }; result: RunInfo };
+  'runs/resume': { params: { runId: string }; result: RunInfo };
+  'runs/evaluate': { params: { checkpoint: string; taskset: string }; result: { accuracy: number; tasks: number } };
+  'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
+}
+
+// ---------------------------------------------------------------- notifications (server -> client)
+
+export interface Notifications {
+  'log/line': { level: 'debug' | 'info' | 'warn' | 'error'; scope: string; msg: string; fields?: Record<string, unknown> };
+  'buffer/changed': { path: string; counts: BufferCounts };
+  'taskset/report': TasksetReport;
+  'run/status': RunInfo & { components?: ComponentState[] };
+  'run/metrics': MetricsPoint;
+}
+
+export type RequestMethod = keyof Requests;
+export type NotificationMethod = keyof Notifications;
+export type ParamsOf<M extends RequestMethod> = Requests[M]['params'];
+export type ResultOf<M extends RequestMethod> = Requests[M]['result'];
+
+/** JSON-RPC error codes the server uses (application range). */
+export const ErrorCodes = {
+  /** The request is valid but that part of the backend is not there yet (e.g. run control before the coordinator). */
+  NotAvailable: -32001,
+  /** Bad input: message names the file / line / field. */
+  InvalidInput: -32002,
+  NotFound: -32004,
+  /** Nothing left to undo, or a change that can no longer be undone. */
+  Conflict: -32009,
+} as const;
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+export const PROTOCOL_VERSION = '1';

@@ -1,0 +1,84 @@
+// Builds the command line of a sandbox worker and records which isolation layers are active.
+// Layers: a separate process; Node's permission model (no fs read or write, no child processes,
+// no worker threads, no addons); an empty network namespace (`unshare -n`, as the permission model
+// of Node 20 does not cover the network); rlimits (RLIMIT_DATA for off-heap memory, RLIMIT_CPU as a
+// backstop); when the host runs as root, an unprivileged user (`setpriv` to nobody, no new
+// privileges), so code that escaped everything else still cannot signal or ptrace the host; the
+// V8 heap limit; and inside, a fresh vm context without require/process/timers.
+import { spawnSync } from 'node:child_process';
+import type { IsolationLayers, SandboxOptions } from './types.js';
+import { WORKER_SOURCE } from './worker-source.js';
+
+interface Probe {
+  unshare: string[] | null;
+  setpriv: string[] | null;
+  prlimit: boolean;
+  permissionFlag: string | null;
+}
+
+let probed: Probe | null = null;
+
+function works(cmd: string, args: string[]): boolean {
+  try {
+    const r = spawnSync(cmd, args, { stdio: 'ignore', timeout: 5000, env: {} });
+    return r.status === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Probed once per process: which wrappers exist and work here. */
+export function probeIsolation(): Probe {
+  if (probed) return probed;
+  const flags = process.allowedNodeEnvironmentFlags;
+  const permissionFlag = flags.has('--permission') ? '--permission' : flags.has('--experimental-permission') ? '--experimental-permission' : null;
+  let unshare: string[] | null = null;
+  if (process.platform === 'linux') {
+    // As root a plain network namespace; otherwise an unprivileged user namespace, where allowed.
+    if (works('unshare', ['-n', 'true'])) unshare = ['unshare', '-n'];
+    else if (works('unshare', ['-r', '-n', 'true'])) unshare = ['unshare', '-r', '-n'];
+  }
+  const prlimit = process.platform === 'linux' && works('prlimit', ['--version']);
+  let setpriv: string[] | null = null;
+  if (process.platform === 'linux' && process.getuid?.() === 0) {
+    const args = ['--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs', '--'];
+    if (works('setpriv', [...args, process.execPath, '-e', '0'])) setpriv = ['setpriv', ...args];
+  }
+  probed = { unshare, setpriv, prlimit, permissionFlag };
+  return probed;
+}
+
+export function isolationLayers(opts: SandboxOptions): IsolationLayers {
+  const p = probeIsolation();
+  return {
+    separateProcess: true,
+    permissionFlag: p.permissionFlag,
+    network: p.unshare ? (p.unshare.length === 2 ? 'unshare -n' : 'unshare -rn') : 'none',
+    user: p.setpriv ? 'nobody (setpriv, no new privileges)' : 'same as host',
+    rlimits: p.prlimit ? `RLIMIT_DATA=${opts.dataLimitMb}MiB RLIMIT_CPU=${cpuLimitS(opts)}s` : null,
+    heapLimitMb: opts.memoryMb,
+    vmContext: 'fresh per job, no require/process/timers, codegen from strings and wasm off',
+  };
+}
+
+function cpuLimitS(opts: SandboxOptions): number {
+  // Never reached while the host timers work: every job is killed at timeout + grace.
+  return Math.ceil((opts.maxJobsPerWorker * (opts.timeoutMs + opts.killGraceMs)) / 1000) + 30;
+}
+
+/** The command and arguments that start one worker (`source`: the program; tests swap it to probe the outer layers). */
+export function workerCommand(opts: SandboxOptions, source: string = WORKER_SOURCE): { cmd: string; args: string[] } {
+  const p = probeIsolation();
+  const node = [
+    process.execPath,
+    ...(p.permissionFlag ? [p.permissionFlag] : []),
+    '--no-warnings',
+    `--max-old-space-size=${opts.memoryMb}`,
+    '--unhandled-rejections=none',
+    '-e',
+    source,
+  ];
+  const limits = p.prlimit ? ['prlimit', `--data=${opts.dataLimitMb * 1024 * 1024}`, `--cpu=${cpuLimitS(opts)}`, '--core=0'] : [];
+  const full = [...(p.unshare ?? []), ...limits, ...(p.setpriv ?? []), ...node];
+  return { cmd: full[0]!, args: full.slice(1) };
+}

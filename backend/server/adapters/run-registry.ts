@@ -1,0 +1,46 @@
+// RunRegistryPort over the workspace's lowdb run registry (.rft/runs.json). Opened lazily and only
+// when the file exists, so looking at a workspace never creates `.rft/` in it.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunRegistry, type RunRecord } from '../../buffer/runs.js';
+import type { RunInfo } from '../../core/protocol.js';
+import type { RunRegistryPort } from '../ports.js';
+
+export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
+  return {
+    id: r.id,
+    name: r.name,
+    status: r.status,
+    step: r.lastStep,
+    ...(r.configPath ? { configPath: r.configPath } : {}),
+    bufferPath: r.dbPath,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    checkpoints: r.checkpoints.map((c) => ({ version: c.version, path: c.path, step: c.step })),
+    config: r.config,
+  };
+}
+
+export class WorkspaceRuns implements RunRegistryPort {
+  private reg: Promise<RunRegistry> | undefined;
+  constructor(readonly workspace: string) {}
+
+  private async registry(): Promise<RunRegistry | undefined> {
+    if (!this.reg) {
+      if (!existsSync(join(this.workspace, '.rft', 'runs.json'))) return undefined;
+      this.reg = RunRegistry.open(this.workspace);
+      this.reg.catch(() => (this.reg = undefined));
+    }
+    return this.reg;
+  }
+
+  async list(): Promise<RunInfo[]> {
+    const reg = await this.registry();
+    return reg ? (await reg.list()).map((r) => runInfo(r)) : [];
+  }
+
+  async get(runId: string): Promise<(RunInfo & { config?: unknown }) | null> {
+    const r = await (await this.registry())?.get(runId);
+    return r ? runInfo(r) : null;
+  }
+}

@@ -1,0 +1,32 @@
+// TasksetPort over the buffer's taskset loader and chokidar watcher: reports with one issue per
+// bad record (file, line, field) for the Problems panel; valid tasks around them still count.
+import { loadTaskset, parseTaskset } from '../../buffer/taskset/load.js';
+import { watchTaskset } from '../../buffer/taskset/watch.js';
+import type { LoadResult, TaskRecordError } from '../../buffer/taskset/types.js';
+import type { TasksetReport } from '../../core/protocol.js';
+import type { Disposable, TasksetPort } from '../ports.js';
+
+function report(file: string, tasks: number, errors: TaskRecordError[]): TasksetReport {
+  return {
+    file,
+    tasks,
+    issues: errors.map((e) => ({ file, line: e.line, ...(e.field && !e.field.startsWith('(') ? { field: e.field } : {}), message: e.message, severity: 'error' as const })),
+  };
+}
+
+export const tasksetPort: TasksetPort = {
+  async validate(file, text) {
+    let r: LoadResult;
+    try {
+      r = text === undefined ? await loadTaskset(file) : parseTaskset(text, file);
+    } catch (err) {
+      // Unreadable file or unknown format: one issue on line 1, still a report (not a request failure).
+      return report(file, 0, [{ file, line: 1, field: '(file)', message: (err as Error).message }]);
+    }
+    return report(file, r.tasks.length, r.errors);
+  },
+  watch(files, onReport): Disposable {
+    const w = watchTaskset(files, (c) => onReport(report(c.file, c.tasks.length, c.errors)));
+    return { dispose: () => w.close() };
+  },
+};

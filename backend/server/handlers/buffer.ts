@@ -1,0 +1,35 @@
+// buffer/* requests: list with filters (paged for the virtualised list), counts, get, group, export.
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import type { RpcHost } from '../rpc.js';
+import type { BufferSessions } from '../sessions.js';
+
+export const MAX_PAGE = 5000;
+
+export function registerBuffer(rpc: RpcHost, sessions: BufferSessions): void {
+  rpc.on('buffer/open', async (p) => {
+    const s = await sessions.open(p, true);
+    return { path: s.buffer.path, counts: await s.buffer.counts() };
+  });
+  rpc.on('buffer/list', async (p) => {
+    const s = await sessions.open(p.buffer);
+    const limit = Math.max(0, Math.min(MAX_PAGE, Math.floor(p.limit)));
+    const offset = Math.max(0, Math.floor(p.offset));
+    return s.buffer.list({ filter: p.filter, sort: p.sort, descending: p.descending, offset, limit });
+  });
+  rpc.on('buffer/counts', async (p) => (await sessions.open(p.buffer)).buffer.counts());
+  rpc.on('buffer/get', async (p) => (await sessions.open(p.buffer)).buffer.get(p.id));
+  rpc.on('buffer/group', async (p) => (await sessions.open(p.buffer)).buffer.group(p.groupId));
+  rpc.on('buffer/export', async (p) => {
+    const s = await sessions.open(p.buffer);
+    const out = createWriteStream(p.file, { encoding: 'utf8' });
+    let written = 0;
+    for await (const e of s.buffer.iterate(p.filter)) {
+      if (!out.write(JSON.stringify(e) + '\n')) await once(out, 'drain');
+      written++;
+    }
+    out.end();
+    await once(out, 'finish');
+    return { file: p.file, written };
+  });
+}

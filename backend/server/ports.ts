@@ -1,0 +1,102 @@
+// What the JSON-RPC server needs from the rest of the backend, as narrow interfaces ("ports").
+// The real implementations are adapters over backend/buffer (storage, feedback, taskset, run
+// registry) and, later, the coordinator's RunController; the server code depends only on these.
+import type { Experience } from '../core/types.js';
+import type {
+  BufferCounts,
+  BufferRef,
+  ComponentState,
+  ExperienceDetail,
+  ExperienceFilter,
+  ExperienceSortKey,
+  ExperienceSummary,
+  FeedbackChange,
+  MetricsPoint,
+  RunInfo,
+  TasksetReport,
+} from '../core/protocol.js';
+
+export interface ListQuery {
+  filter?: ExperienceFilter;
+  sort?: ExperienceSortKey;
+  descending?: boolean;
+  offset: number;
+  limit: number;
+}
+
+/** One open buffer (a SQLite file or a PostgreSQL database). */
+export interface BufferPort {
+  readonly path: string;
+  list(q: ListQuery): Promise<{ total: number; rows: ExperienceSummary[] }>;
+  counts(): Promise<BufferCounts>;
+  get(id: string): Promise<ExperienceDetail | null>;
+  group(groupId: string): Promise<Experience[]>;
+  /** Every experience matching the filter, in creation order (export). */
+  iterate(filter?: ExperienceFilter): AsyncIterable<Experience>;
+  close(): Promise<void>;
+}
+
+/** Human feedback on one buffer; every change is recorded and undoable. */
+export interface FeedbackPort {
+  rate(id: string, rating: number, note?: string): Promise<FeedbackChange>;
+  promote(id: string, editedResponse?: string): Promise<FeedbackChange & { expertId: string }>;
+  reject(id: string, note?: string): Promise<FeedbackChange>;
+  addExpert(taskId: string, prompt: string, response: string, runId?: string): Promise<FeedbackChange & { expertId: string }>;
+  bulkPromote(topK: number, filter?: ExperienceFilter): Promise<FeedbackChange>;
+  /** Undo the given change, or the latest one; null when there is nothing to undo. */
+  undo(changeId?: string): Promise<FeedbackChange | null>;
+}
+
+export interface OpenBuffer {
+  buffer: BufferPort;
+  /** Absent until the buffer's feedback module is wired in (requests then fail NotAvailable). */
+  feedback?: FeedbackPort;
+}
+
+/** Opens buffers by run id or path (the server caches what it opened). */
+export interface BufferOpener {
+  /** Resolves a ref to a canonical key (file path / URL) so that the same buffer is opened once. */
+  resolve(ref: BufferRef): Promise<string>;
+  open(key: string): Promise<OpenBuffer>;
+}
+
+export interface Disposable {
+  dispose(): void | Promise<void>;
+}
+
+export interface TasksetPort {
+  /** Validate a file on disk, or the given unsaved text as if it were that file. */
+  validate(file: string, text?: string): Promise<TasksetReport>;
+  /** Watch files; calls back with a fresh report after every change (and once at start). */
+  watch(files: string[], onReport: (r: TasksetReport) => void): Disposable;
+}
+
+export interface RunRegistryPort {
+  list(): Promise<RunInfo[]>;
+  get(runId: string): Promise<(RunInfo & { config?: unknown }) | null>;
+}
+
+/**
+ * Starting and steering runs. The coordinator implements this; until it does, the server uses
+ * `UnavailableRunController`, which answers every call with a clear NotAvailable error.
+ */
+export interface RunController {
+  start(configPath: string): Promise<RunInfo>;
+  stop(runId: string): Promise<RunInfo>;
+  resume(runId: string): Promise<RunInfo>;
+  evaluate(checkpoint: string, taskset: string): Promise<{ accuracy: number; tasks: number }>;
+  components?(runId: string): Promise<ComponentState[]>;
+  metrics?(runId: string, sinceStep?: number): Promise<MetricsPoint[]>;
+  /** Live updates the server forwards as `run/status` and `run/metrics` notifications. */
+  onStatus?(cb: (r: RunInfo & { components?: ComponentState[] }) => void): Disposable;
+  onMetrics?(cb: (m: MetricsPoint) => void): Disposable;
+}
+
+export interface ServerDeps {
+  buffers?: BufferOpener;
+  tasksets?: TasksetPort;
+  runs?: RunRegistryPort;
+  control: RunController;
+  /** Buffer used when a request names none (from `rft serve --buffer`). */
+  defaultBuffer?: BufferRef;
+}

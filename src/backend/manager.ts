@@ -1,0 +1,69 @@
+// Launches the backend for this workspace: finds Node (setting or PATH, clear message with a link
+// to the setting when missing / too old), or attaches to `rftStudio.backendUrl`; streams the
+// backend's log into the LogOutputChannel.
+import * as vscode from 'vscode';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { BackendClient } from './client.js';
+import { findNode, type NodeFinderEnv } from './node-finder.js';
+import { childConnector, tcpConnector, type Connector } from './transport.js';
+
+export const OPEN_SETTING = 'Open Setting';
+
+export interface ManagerDeps {
+  extensionPath: string;
+  version: string;
+  output: vscode.LogOutputChannel;
+  nodeEnv?: NodeFinderEnv;
+}
+
+/** Returns the client, or undefined when no usable Node was found (the user was told why). */
+export async function createBackend(d: ManagerDeps): Promise<BackendClient | undefined> {
+  const cfg = vscode.workspace.getConfiguration('rftStudio');
+  const workspace = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const url = cfg.get<string>('backendUrl')?.trim();
+  let connector: Connector;
+  if (url) {
+    connector = tcpConnector(url);
+    d.output.info(`attaching to backend at ${url}`);
+  } else {
+    const found = await findNode(cfg.get<string>('nodePath'), d.nodeEnv);
+    if (!found.ok) {
+      d.output.error(found.message);
+      void vscode.window.showErrorMessage(found.message, OPEN_SETTING).then((pick) => {
+        if (pick === OPEN_SETTING) void vscode.commands.executeCommand('workbench.action.openSettings', 'rftStudio.nodePath');
+      });
+      return undefined;
+    }
+    d.output.info(`backend Node.js ${found.version} at ${found.path}`);
+    // The server's own bundle when built (starts fastest), else the `rft` CLI (a checkout).
+    const bundled = join(d.extensionPath, 'dist', 'backend', 'serve.mjs');
+    const args = existsSync(bundled) ? [bundled] : [join(d.extensionPath, 'bin', 'rft.mjs'), 'serve'];
+    if (workspace) args.push('--workspace', workspace);
+    connector = childConnector({
+      node: found.path,
+      args,
+      cwd: workspace ?? d.extensionPath,
+      env: { RFT_LOG_LEVEL: cfg.get<string>('logLevel') ?? 'info' },
+      onStderr: (l) => l.trim() && d.output.error(`[backend stderr] ${l}`),
+    });
+  }
+  const client = new BackendClient(connector, {
+    clientVersion: d.version,
+    workspace,
+    log: d.output,
+    onGiveUp: (exit) => {
+      const last = exit.stderrTail.slice(-1)[0] ?? '';
+      void vscode.window.showErrorMessage(`The RFT Studio backend keeps crashing and was not restarted. ${last}`, 'Show Log', 'Restart').then((pick) => {
+        if (pick === 'Show Log') d.output.show();
+        if (pick === 'Restart') void client.restart().catch(() => undefined);
+      });
+    },
+  });
+  client.onNotification('log/line', (l) => {
+    const line = `${l.scope}: ${l.msg}${l.fields && Object.keys(l.fields).length ? ' ' + JSON.stringify(l.fields) : ''}`;
+    if (l.level === 'debug') d.output.debug(line);
+    else d.output[l.level](line);
+  });
+  return client;
+}

@@ -1,0 +1,55 @@
+// Taskset commands: create one from a domain template, validate the active / chosen file.
+import * as vscode from 'vscode';
+import type { Domain } from '../../backend/core/types.js';
+import { showBackendError } from '../errors.js';
+import type { Services } from '../services.js';
+import { DOMAINS, tasksetTemplate } from '../templates.js';
+
+export async function newTaskset(s: Services): Promise<vscode.Uri | undefined> {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) {
+    void vscode.window.showWarningMessage('Open a folder first: the taskset is created in the workspace.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(
+    DOMAINS.map((d) => ({ label: d.label, detail: d.detail, domain: d.domain })),
+    { title: 'New taskset: domain' },
+  );
+  if (!pick) return undefined;
+  const name = await vscode.window.showInputBox({
+    title: 'New taskset: file name',
+    value: `tasksets/${pick.domain}.jsonl`,
+    validateInput: (v) => (/\.(jsonl|json|yaml|yml|csv)$/.test(v) ? undefined : 'end the name with .jsonl, .json, .yaml or .csv'),
+  });
+  if (!name) return undefined;
+  const uri = vscode.Uri.joinPath(folder.uri, name);
+  try {
+    await vscode.workspace.fs.stat(uri);
+    void vscode.window.showWarningMessage(`${name} already exists; not overwritten.`);
+    return undefined;
+  } catch {
+    /* does not exist: create it */
+  }
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(tasksetTemplate(pick.domain as Domain)));
+  await vscode.window.showTextDocument(uri);
+  void s.tasksets.refresh();
+  return uri;
+}
+
+export async function validateTaskset(s: Services, arg?: vscode.Uri): Promise<void> {
+  const uri = arg ?? vscode.window.activeTextEditor?.document.uri;
+  if (!uri) {
+    void vscode.window.showWarningMessage('Open a taskset file (or pick one in the Tasksets view) to validate it.');
+    return;
+  }
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  try {
+    const r = await s.client.request('taskset/validate', { file: uri.fsPath, text: doc?.isDirty ? doc.getText() : undefined });
+    s.diagnostics.apply(r);
+    const errors = r.issues.filter((i) => i.severity === 'error').length;
+    if (errors) void vscode.window.showWarningMessage(`${vscode.workspace.asRelativePath(uri)}: ${r.tasks} tasks valid, ${errors} bad record${errors === 1 ? '' : 's'} (see Problems).`);
+    else void vscode.window.showInformationMessage(`${vscode.workspace.asRelativePath(uri)}: ${r.tasks} tasks, no errors.`);
+  } catch (err) {
+    await showBackendError('Validate taskset', err, s.output);
+  }
+}

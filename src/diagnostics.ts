@@ -1,0 +1,66 @@
+// Taskset validation in the Problems panel: each backend issue becomes a diagnostic on its line.
+// Validation runs on open, on edit (debounced, with the unsaved text) and on save; the backend's
+// file watcher also pushes reports for files changed outside the editor.
+import * as vscode from 'vscode';
+import type { TasksetIssue, TasksetReport } from '../backend/core/protocol.js';
+
+export function toDiagnostic(issue: TasksetIssue, doc?: { lineCount: number; lineAt(n: number): { text: string } }): vscode.Diagnostic {
+  const line = Math.max(0, (issue.line ?? 1) - 1);
+  const len = doc && line < doc.lineCount ? doc.lineAt(line).text.length : 0;
+  const range = new vscode.Range(line, 0, line, Math.max(len, 1));
+  const msg = issue.field ? `field '${issue.field}': ${issue.message}` : issue.message;
+  const d = new vscode.Diagnostic(range, msg, issue.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error);
+  d.source = 'rft taskset';
+  return d;
+}
+
+export const TASKSET_EXTENSIONS = ['.jsonl', '.json', '.yaml', '.yml', '.csv'];
+
+export function looksLikeTaskset(path: string): boolean {
+  const p = path.replace(/\\/g, '/');
+  return TASKSET_EXTENSIONS.some((e) => p.endsWith(e)) && /(^|\/)(tasksets?|data)\//.test(p);
+}
+
+export class TasksetDiagnostics implements vscode.Disposable {
+  readonly collection = vscode.languages.createDiagnosticCollection('rft-taskset');
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+
+  constructor(
+    private readonly validate: (file: string, text?: string) => Promise<TasksetReport>,
+    private readonly onReport: (r: TasksetReport) => void = () => undefined,
+    private readonly debounceMs = 300,
+  ) {}
+
+  apply(r: TasksetReport): void {
+    const uri = vscode.Uri.file(r.file);
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === r.file);
+    this.collection.set(uri, r.issues.map((i) => toDiagnostic(i, doc)));
+    this.onReport(r);
+  }
+
+  async check(doc: { uri: vscode.Uri; getText(): string; isDirty?: boolean }): Promise<TasksetReport | undefined> {
+    if (!looksLikeTaskset(doc.uri.fsPath)) return undefined;
+    const r = await this.validate(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined);
+    this.apply(r);
+    return r;
+  }
+
+  /** Debounced check while the user types. */
+  schedule(doc: { uri: vscode.Uri; getText(): string; isDirty?: boolean }): void {
+    const key = doc.uri.fsPath;
+    const t = this.timers.get(key);
+    if (t) clearTimeout(t);
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        void this.check(doc).catch(() => undefined);
+      }, this.debounceMs),
+    );
+  }
+
+  dispose(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.collection.dispose();
+  }
+}

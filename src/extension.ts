@@ -1,0 +1,120 @@
+// Extension entry point: starts the backend, registers commands, sidebar views, diagnostics, the
+// status bar and webviews. Everything talks to the backend through the typed JSON-RPC client.
+import * as vscode from 'vscode';
+import { isAbsolute } from 'node:path';
+import { createBackend } from './backend/manager.js';
+import type { BackendClient } from './backend/client.js';
+import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffer.js';
+import { newTaskset, validateTaskset } from './commands/taskset.js';
+import { evaluateCheckpoint, resumeTraining, startTraining, stopTraining } from './commands/training.js';
+import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
+import type { Services } from './services.js';
+import { StudioState } from './state.js';
+import { StatusBar } from './status-bar.js';
+import { BufferTree } from './views/buffer-tree.js';
+import { RunsTree } from './views/runs-tree.js';
+import { TasksetsTree } from './views/tasksets-tree.js';
+import { openDashboard } from './webviews/dashboard.js';
+import { openExperienceBrowser } from './webviews/experience-browser.js';
+
+let client: BackendClient | undefined;
+
+/** Returned from activate(): used by the tests and the activation benchmark. */
+export interface StudioApi {
+  services: Services | undefined;
+  activatedInMs: number;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<StudioApi> {
+  const t0 = Date.now();
+  const output = vscode.window.createOutputChannel('RFT Studio', { log: true });
+  context.subscriptions.push(output, vscode.commands.registerCommand('rftStudio.showLog', () => output.show()));
+  const version = String((context.extension?.packageJSON as { version?: string } | undefined)?.version ?? '0.0.0');
+  client = await createBackend({ extensionPath: context.extensionPath, version, output });
+  if (!client) return { services: undefined, activatedInMs: Date.now() - t0 };
+  const c = client;
+
+  const state = new StudioState(c);
+  const tasksets = new TasksetsTree();
+  const diagnostics = new TasksetDiagnostics((file, text) => c.request('taskset/validate', { file, text }), (r) => {
+    tasksets.setReport(r);
+    tasksetsView.badge = badge(tasksets.errorCount());
+  });
+  const services: Services = {
+    context,
+    client: c,
+    state,
+    output,
+    diagnostics,
+    tasksets,
+    openExperienceBrowser: async (o) => void (await openExperienceBrowser(services, o)),
+    openDashboard: async (id) => void (await openDashboard(services, id)),
+  };
+
+  const runsView = vscode.window.createTreeView('rftStudio.runs', { treeDataProvider: new RunsTree(state) });
+  const bufferView = vscode.window.createTreeView('rftStudio.buffer', { treeDataProvider: new BufferTree(state) });
+  const tasksetsView = vscode.window.createTreeView('rftStudio.tasksets', { treeDataProvider: tasksets });
+  const status = new StatusBar(() => c.state, state);
+  context.subscriptions.push(state, diagnostics, status, runsView, bufferView, tasksetsView);
+  context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));
+  context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => diagnostics.apply(r))));
+
+  const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  reg('rftStudio.newTaskset', () => newTaskset(services));
+  reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(services, uri));
+  reg('rftStudio.startTraining', (uri?: vscode.Uri) => startTraining(services, uri));
+  reg('rftStudio.stopTraining', (arg?: unknown) => stopTraining(services, arg));
+  reg('rftStudio.resumeTraining', (arg?: unknown) => resumeTraining(services, arg));
+  reg('rftStudio.evaluateCheckpoint', (uri?: vscode.Uri) => evaluateCheckpoint(services, uri));
+  reg('rftStudio.openDashboard', (runId?: string) => services.openDashboard(typeof runId === 'string' ? runId : undefined));
+  reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert' }) => services.openExperienceBrowser(o));
+  reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(services));
+  reg('rftStudio.exportBuffer', () => exportBuffer(services));
+  reg('rftStudio.openBuffer', (arg?: vscode.Uri | string) => openBuffer(services, arg));
+  reg('rftStudio.restartBackend', () => c.restart());
+  reg('rftStudio.refresh', async () => {
+    await Promise.all([state.refreshRuns(), state.refreshCounts(), tasksets.refresh()]);
+  });
+
+  // Tasksets: validate open documents while typing / on save; the backend watches files on disk.
+  context.subscriptions.push(
+    vscode.workspace.onDidOpenTextDocument((d) => diagnostics.schedule(d)),
+    vscode.workspace.onDidChangeTextDocument((e) => diagnostics.schedule(e.document)),
+    vscode.workspace.onDidSaveTextDocument((d) => void diagnostics.check(d).catch(() => undefined)),
+    vscode.workspace.onDidCloseTextDocument((d) => diagnostics.collection.delete(d.uri)),
+  );
+  const startup = async () => {
+    const files = await tasksets.refresh();
+    if (files.length && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
+    for (const d of vscode.workspace.textDocuments) if (looksLikeTaskset(d.uri.fsPath)) await diagnostics.check(d);
+    if (c.capabilities?.runs) await state.refreshRuns();
+    const bp = vscode.workspace.getConfiguration('rftStudio').get<string>('bufferPath')?.trim();
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (bp && !state.bufferPath) await state.openBuffer({ path: root && !isAbsolute(bp) ? vscode.Uri.joinPath(root, bp).fsPath : bp });
+  };
+  context.subscriptions.push(toVs(c.onStarted(() => void startup().catch((e) => output.warn(`startup: ${String(e)}`)))));
+  const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
+  context.subscriptions.push(watcher, watcher.onDidCreate(() => void tasksets.refresh()), watcher.onDidDelete(() => void tasksets.refresh()));
+
+  // The run registry is a file other processes (the CLI, the coordinator) write: follow it.
+  const runsWatcher = vscode.workspace.createFileSystemWatcher('**/.rft/runs.json');
+  const refreshRuns = () => void state.refreshRuns().catch((e) => output.warn(`runs: ${String(e)}`));
+  context.subscriptions.push(runsWatcher, runsWatcher.onDidChange(refreshRuns), runsWatcher.onDidCreate(refreshRuns));
+
+  // Start the backend without blocking activation; errors were already shown by the client.
+  void c.start().catch((e) => output.error(`backend did not start: ${String(e)}`));
+  return { services, activatedInMs: Date.now() - t0 };
+}
+
+function badge(errors: number): vscode.ViewBadge | undefined {
+  return errors ? { value: errors, tooltip: `${errors} taskset error${errors === 1 ? '' : 's'}` } : undefined;
+}
+
+function toVs(d: { dispose(): void }): vscode.Disposable {
+  return { dispose: () => d.dispose() };
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.dispose();
+  client = undefined;
+}

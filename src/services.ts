@@ -1,0 +1,17 @@
+// What commands, views and webviews share; built once in activate().
+import type * as vscode from 'vscode';
+import type { BackendClient } from './backend/client.js';
+import type { TasksetDiagnostics } from './diagnostics.js';
+import type { StudioState } from './state.js';
+import type { TasksetsTree } from './views/tasksets-tree.js';
+
+export interface Services {
+  context: vscode.ExtensionContext;
+  client: BackendClient;
+  state: StudioState;
+  output: vscode.LogOutputChannel;
+  diagnostics: TasksetDiagnostics;
+  tasksets: TasksetsTree;
+  openExperienceBrowser(opts?: { source?: 'usual' | 'expert' }): Promise<void>;
+  openDashboard(runId?: string): Promise<void>;
+}

@@ -1,0 +1,63 @@
+// What the extension knows about the backend's data, shared by the sidebar, status bar and
+// webviews: the open buffer and its counts, the runs. Updated from requests and notifications.
+import * as vscode from 'vscode';
+import type { BufferCounts, RunInfo } from '../backend/core/protocol.js';
+import type { BackendClient } from './backend/client.js';
+
+export class StudioState implements vscode.Disposable {
+  bufferPath: string | undefined;
+  counts: BufferCounts | undefined;
+  runs: RunInfo[] = [];
+  private readonly emitter = new vscode.EventEmitter<'buffer' | 'runs'>();
+  readonly onDidChange = this.emitter.event;
+  private readonly subs: { dispose(): void }[] = [];
+
+  constructor(readonly client: BackendClient) {
+    this.subs.push(
+      client.onNotification('buffer/changed', (c) => {
+        if (this.bufferPath && c.path !== this.bufferPath) return;
+        this.bufferPath = c.path;
+        this.counts = c.counts;
+        this.emitter.fire('buffer');
+      }),
+      client.onNotification('run/status', (r) => {
+        const i = this.runs.findIndex((x) => x.id === r.id);
+        if (i >= 0) this.runs[i] = r;
+        else this.runs.push(r);
+        this.emitter.fire('runs');
+      }),
+      // After a restart the backend knows nothing: open the buffer again.
+      client.onStarted(() => {
+        if (this.bufferPath) void this.openBuffer({ path: this.bufferPath }).catch(() => undefined);
+        void this.refreshRuns().catch(() => undefined);
+      }),
+    );
+  }
+
+  async openBuffer(ref: { path?: string; runId?: string }): Promise<void> {
+    const r = await this.client.request('buffer/open', ref);
+    this.bufferPath = r.path;
+    this.counts = r.counts;
+    this.emitter.fire('buffer');
+  }
+
+  async refreshCounts(): Promise<void> {
+    if (!this.bufferPath) return;
+    this.counts = await this.client.request('buffer/counts', { buffer: { path: this.bufferPath } });
+    this.emitter.fire('buffer');
+  }
+
+  async refreshRuns(): Promise<void> {
+    this.runs = await this.client.request('runs/list', {});
+    this.emitter.fire('runs');
+  }
+
+  get activeRun(): RunInfo | undefined {
+    return this.runs.find((r) => r.status === 'running') ?? this.runs.find((r) => r.status === 'paused');
+  }
+
+  dispose(): void {
+    for (const s of this.subs) s.dispose();
+    this.emitter.dispose();
+  }
+}

@@ -1,0 +1,45 @@
+// Sidebar "Runs": status, step and reward of each run, with inline stop / resume
+// (menus in package.json select on contextValue rftRun.<status>).
+import * as vscode from 'vscode';
+import type { RunInfo } from '../../backend/core/protocol.js';
+import type { StudioState } from '../state.js';
+
+const ICON: Record<RunInfo['status'], string> = {
+  created: 'circle-outline',
+  running: 'sync~spin',
+  paused: 'debug-pause',
+  stopped: 'debug-stop',
+  completed: 'pass',
+  failed: 'error',
+};
+
+export function describeRun(r: RunInfo): string {
+  const parts: string[] = [r.status];
+  if (r.step !== undefined) parts.push(r.totalSteps ? `step ${r.step}/${r.totalSteps}` : `step ${r.step}`);
+  if (r.reward !== undefined) parts.push(`reward ${r.reward.toFixed(3)}`);
+  return parts.join(' · ');
+}
+
+export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
+  private readonly emitter = new vscode.EventEmitter<RunInfo | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+
+  constructor(private readonly state: StudioState) {
+    state.onDidChange((what) => what === 'runs' && this.emitter.fire(undefined));
+  }
+
+  getChildren(): RunInfo[] {
+    return [...this.state.runs].sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0));
+  }
+
+  getTreeItem(r: RunInfo): vscode.TreeItem {
+    const item = new vscode.TreeItem(r.name ?? r.id, vscode.TreeItemCollapsibleState.None);
+    item.id = `run.${r.id}`;
+    item.description = describeRun(r);
+    item.iconPath = new vscode.ThemeIcon(ICON[r.status] ?? 'circle-outline');
+    item.contextValue = `rftRun.${r.status}`;
+    item.tooltip = `${r.id}\n${describeRun(r)}${r.configPath ? `\nconfig: ${r.configPath}` : ''}`;
+    item.command = { command: 'rftStudio.openDashboard', title: 'Open Dashboard', arguments: [r.id] };
+    return item;
+  }
+}

@@ -1,0 +1,40 @@
+// Host side of the training dashboard: run status, metrics history and live metrics notifications.
+import type { DashboardNotifications, DashboardRequests } from '../../webview/dashboard/protocol.js';
+import type { Services } from '../services.js';
+import { TypedPanel, type Handlers } from './panel.js';
+
+let current: TypedPanel<DashboardRequests, DashboardNotifications> | undefined;
+
+export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
+  return {
+    runs: async () => s.client.request('runs/list', {}),
+    status: async (p) => s.client.request('runs/status', p),
+    metrics: async (p) => s.client.request('runs/metrics', p),
+    evaluate: async (p) => {
+      const run = await s.client.request('runs/status', { runId: p.runId });
+      const taskset = typeof (run.config as { taskset?: { path?: string } } | undefined)?.taskset?.path === 'string' ? (run.config as { taskset: { path: string } }).taskset.path : '';
+      await s.client.request('runs/evaluate', { checkpoint: p.checkpoint, taskset });
+      return null;
+    },
+    stop: async (p) => (await s.client.request('runs/stop', p), null),
+    resume: async (p) => (await s.client.request('runs/resume', p), null),
+  };
+}
+
+export async function openDashboard(s: Services, runId?: string): Promise<TypedPanel<DashboardRequests, DashboardNotifications>> {
+  const id = runId ?? s.state.activeRun?.id ?? s.state.runs[0]?.id;
+  if (current) {
+    current.panel.reveal();
+    if (id) current.notify('select', { runId: id });
+    return current;
+  }
+  const p = new TypedPanel<DashboardRequests, DashboardNotifications>(s.context.extensionUri, 'rftStudio.dashboard', 'RFT Dashboard', 'dashboard', dashboardHandlers(s));
+  current = p;
+  const subs = [s.client.onNotification('run/metrics', (m) => p.notify('metrics', m)), s.client.onNotification('run/status', (r) => p.notify('status', r))];
+  p.onDispose = () => {
+    for (const x of subs) x.dispose();
+    if (current === p) current = undefined;
+  };
+  void p.ready.then(() => id && p.notify('select', { runId: id }));
+  return p;
+}

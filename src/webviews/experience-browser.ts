@@ -1,0 +1,52 @@
+// Host side of the experience browser: answers the webview's typed requests through the backend
+// (every curation action goes into the buffer) and forwards buffer changes.
+
+import type { BrowserNotifications, BrowserRequests } from '../../webview/experience-browser/protocol.js';
+import type { ExperienceFilter } from '../../backend/core/protocol.js';
+import type { Services } from '../services.js';
+import { TypedPanel, type Handlers } from './panel.js';
+
+let current: TypedPanel<BrowserRequests, BrowserNotifications> | undefined;
+
+export function browserHandlers(s: Services): Handlers<BrowserRequests> {
+  const buffer = () => {
+    if (!s.state.bufferPath) throw new Error('no buffer is open: run "RFT Studio: Open Buffer" first');
+    return { path: s.state.bufferPath };
+  };
+  return {
+    list: async (p) => s.client.request('buffer/list', { buffer: buffer(), ...p }),
+    get: async (p) => s.client.request('buffer/get', { buffer: buffer(), id: p.id }),
+    group: async (p) => s.client.request('buffer/group', { buffer: buffer(), groupId: p.groupId }),
+    promote: async (p) => s.client.request('feedback/promote', { buffer: buffer(), ...p }),
+    reject: async (p) => s.client.request('feedback/reject', { buffer: buffer(), id: p.id }),
+    rate: async (p) => s.client.request('feedback/rate', { buffer: buffer(), ...p }),
+    bulkPromote: async (p) => s.client.request('feedback/bulkPromote', { buffer: buffer(), ...p }),
+    undo: async (p) => s.client.request('feedback/undo', { buffer: buffer(), ...p }),
+  };
+}
+
+export async function openExperienceBrowser(s: Services, opts: { source?: 'usual' | 'expert' } = {}): Promise<TypedPanel<BrowserRequests, BrowserNotifications>> {
+  const filter: ExperienceFilter | undefined = opts.source ? { source: opts.source } : undefined;
+  if (current) {
+    current.panel.reveal();
+    if (filter) current.notify('setFilter', { filter });
+    return current;
+  }
+  const p = new TypedPanel<BrowserRequests, BrowserNotifications>(s.context.extensionUri, 'rftStudio.experienceBrowser', 'Experiences', 'experience-browser', browserHandlers(s));
+  current = p;
+  const sub = s.state.onDidChange((what) => what === 'buffer' && p.notify('bufferChanged', { path: s.state.bufferPath, counts: s.state.counts }));
+  p.onDispose = () => {
+    sub.dispose();
+    if (current === p) current = undefined;
+  };
+  void p.ready.then(() => {
+    p.notify('bufferChanged', { path: s.state.bufferPath, counts: s.state.counts });
+    if (filter) p.notify('setFilter', { filter });
+  });
+  return p;
+}
+
+export function currentBrowser(): TypedPanel<BrowserRequests, BrowserNotifications> | undefined {
+  return current;
+}
+

@@ -1,0 +1,116 @@
+// Starts code-server (installed by scripts/e2e-setup.sh into .e2e/) on loopback with a fresh user
+// data dir, the RFT Studio .vsix installed, and Debian's chromium driven by playwright-core.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const ENTRY = join(ROOT, '.e2e/node_modules/code-server/out/node/entry.js');
+export const VSIX = join(ROOT, 'dist/rft-studio.vsix');
+export const ARTIFACTS = join(ROOT, 'test-artifacts/e2e');
+export const CHROMIUM = process.env.RFT_E2E_CHROMIUM ?? '/usr/bin/chromium';
+
+export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export interface Session {
+  url: string;
+  page: Page;
+  context: BrowserContext;
+  server: ChildProcess;
+  log: string[];
+  shot(name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => res(p));
+    });
+  });
+}
+
+export function requireSetup(): void {
+  for (const f of [ENTRY, VSIX, CHROMIUM]) if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/e2e-setup.sh (npm run test:e2e does)`);
+}
+
+export async function startSession(workspace: string, userSettings: Record<string, unknown>): Promise<Session> {
+  requireSetup();
+  const base = mkdtempSync(join(tmpdir(), 'rft-e2e-'));
+  const userData = join(base, 'user-data');
+  const extensions = join(base, 'extensions');
+  const config = join(base, 'config.yaml');
+  mkdirSync(join(userData, 'User'), { recursive: true });
+  writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2));
+  writeFileSync(config, 'auth: none\ncert: false\n');
+  const common = ['--config', config, '--user-data-dir', userData, '--extensions-dir', extensions];
+  const inst = spawnSync(process.execPath, [ENTRY, ...common, '--install-extension', VSIX], { encoding: 'utf8', timeout: 120_000 });
+  if (inst.status !== 0 || !/successfully installed/.test(inst.stdout + inst.stderr)) throw new Error(`installing the .vsix failed:\n${inst.stdout}\n${inst.stderr}`);
+
+  const port = await freePort();
+  const log: string[] = [];
+  const server = spawn(
+    process.execPath,
+    [ENTRY, ...common, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: join(base, 'xdg'), XDG_DATA_HOME: join(base, 'xdg-data') } },
+  );
+  server.stdout!.setEncoding('utf8').on('data', (d: string) => log.push(d));
+  server.stderr!.setEncoding('utf8').on('data', (d: string) => log.push(d));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (server.exitCode !== null) throw new Error(`code-server exited:\n${log.join('')}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (i > 600) throw new Error(`code-server did not come up:\n${log.join('')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const context = await chromium.launchPersistentContext(join(base, 'chromium'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    viewport: { width: 1440, height: 900 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 120_000 });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return {
+    url,
+    page,
+    context,
+    server,
+    log,
+    async shot(name) {
+      const file = join(ARTIFACTS, `${name}.png`);
+      await page.screenshot({ path: file });
+      return file;
+    },
+    async close() {
+      await context.close().catch(() => undefined);
+      server.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      if (server.exitCode === null) server.kill('SIGKILL');
+    },
+  };
+}
+
+/** Runs a command from the palette by its title. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+}

@@ -1,0 +1,185 @@
+// The extension activated against the fake VS Code API with a real backend on a real SQLite
+// buffer: commands, sidebar, status bar, trust, experience browser panel, export.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ext, extensionDir, fakeContext, PACKAGE, until, vscode, workspaceDir } from './harness.js';
+import { makeBuffer } from '../server/make-buffer.js';
+import { RunRegistry } from '../../backend/buffer/runs.js';
+import type { StudioApi } from '../../src/extension.js';
+
+let api: StudioApi;
+let ctx: ReturnType<typeof fakeContext>;
+let ws: string;
+
+before(async () => {
+  vscode.resetFake();
+  ws = workspaceDir({
+    'tasksets/math.jsonl': '{"id":"a","prompt":"1+1?","answer":"2"}\n{"id":"b","prompt":"","answer":"3"}\n',
+    'train.rft.yaml': 'mode: both\n',
+  });
+  const buffer = await makeBuffer(30, ws);
+  const reg = await RunRegistry.open(ws);
+  const run = await reg.create({ name: 'demo', id: 'demo-run', config: { algorithm: 'grpo' } });
+  await reg.setStatus(run.id, 'paused');
+  await reg.setLastStep(run.id, 12);
+  vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(ws), name: 'ws', index: 0 }];
+  vscode.settings.set('rftStudio.nodePath', process.execPath);
+  vscode.settings.set('rftStudio.bufferPath', buffer);
+  ctx = fakeContext(extensionDir());
+  api = await ext.activate(ctx as never);
+});
+
+after(async () => {
+  await ext.deactivate();
+  for (const d of ctx.subscriptions) d.dispose();
+});
+
+test('every command in package.json is registered, and only those', () => {
+  assert.ok(api.services, 'activated with a backend');
+  const contributed = PACKAGE.contributes.commands.map((c) => c.command).sort();
+  assert.deepEqual(vscode.commands.registered(), contributed);
+});
+
+test('the backend starts and the buffer view shows the counts', async () => {
+  const view = vscode.recorded.treeViews.get('rftStudio.buffer')!;
+  const items = await until(async () => {
+    const it = await view.items();
+    return it.some((i) => i.label === 'Usual experiences' && i.description === '30') ? it : undefined;
+  }, 'buffer counts in the sidebar');
+  assert.equal(items.find((i) => i.label === 'Expert experiences')?.description, '0');
+  assert.equal(items.find((i) => i.label === 'Infra failures')?.description, '1'); // i = 16
+});
+
+test('the tasksets view lists the workspace taskset', async () => {
+  const view = vscode.recorded.treeViews.get('rftStudio.tasksets')!;
+  const items = await until(async () => {
+    const it = await view.items();
+    return it.length ? it : undefined;
+  }, 'tasksets');
+  assert.equal(items[0]!.resourceUri?.fsPath, join(ws, 'tasksets/math.jsonl'));
+  assert.equal(items.length, 1);
+});
+
+test('a bad taskset line shows in Problems at its line, with a badge on the Tasksets view; fixing it clears both', async () => {
+  const file = join(ws, 'tasksets/math.jsonl');
+  const coll = vscode.recorded.diagnostics.get('rft-taskset')!;
+  const diags = await until(() => (coll.entries.get(file)?.length ? coll.entries.get(file) : undefined), 'diagnostics from the backend watcher');
+  assert.equal(diags.length, 1);
+  assert.equal(diags[0]!.range.start.line, 1);
+  assert.match(diags[0]!.message, /field 'prompt'/);
+  const view = vscode.recorded.treeViews.get('rftStudio.tasksets')!;
+  assert.equal(view.badge?.value, 1);
+  const item = (await view.items())[0]!;
+  assert.equal(item.description, '1 tasks · 1 error');
+
+  writeFileSync(file, '{"id":"a","prompt":"1+1?","answer":"2"}\n{"id":"b","prompt":"3-1?","answer":"2"}\n');
+  vscode.documentEvents.save.fire(vscode.textDocument(vscode.Uri.file(file), readFileSync(file, 'utf8')));
+  await until(() => coll.entries.get(file)?.length === 0, 'diagnostics cleared');
+  assert.equal(view.badge, undefined);
+  assert.equal((await view.items())[0]!.description, '2 tasks');
+});
+
+test('the runs view lists the workspace runs; inline resume reaches the backend and says it is not available yet', async () => {
+  const view = vscode.recorded.treeViews.get('rftStudio.runs')!;
+  const items = await until(async () => {
+    const it = await view.items();
+    return it.length ? it : undefined;
+  }, 'runs');
+  assert.equal(items[0]!.label, 'demo');
+  assert.equal(items[0]!.description, 'paused · step 12');
+  assert.equal(items[0]!.contextValue, 'rftRun.paused');
+  vscode.recorded.messages.length = 0;
+  await vscode.commands.executeCommand('rftStudio.resumeTraining', 'demo-run');
+  assert.match(vscode.recorded.messages[0]!.message, /Resume training: .*not available yet/);
+});
+
+test('the status bar shows the backend is up', async () => {
+  const item = vscode.recorded.statusItems[0]!;
+  assert.ok(item.visible);
+  // The paused run is the active one: its name is shown.
+  await until(() => item.text === '$(beaker) demo', 'status bar text');
+  assert.match(item.tooltip ?? '', /Run demo-run: paused/);
+  assert.equal(item.command, 'rftStudio.openDashboard');
+});
+
+test('untrusted workspace: start training is refused before reaching the backend', async () => {
+  vscode.workspace.isTrusted = false;
+  vscode.recorded.messages.length = 0;
+  await vscode.commands.executeCommand('rftStudio.startTraining', vscode.Uri.file(join(ws, 'train.rft.yaml')));
+  vscode.workspace.isTrusted = true;
+  assert.equal(vscode.recorded.messages.length, 1);
+  assert.match(vscode.recorded.messages[0]!.message, /needs a trusted workspace/);
+});
+
+test('start training says clearly that run control is not available yet', async () => {
+  vscode.recorded.messages.length = 0;
+  await vscode.commands.executeCommand('rftStudio.startTraining', vscode.Uri.file(join(ws, 'train.rft.yaml')));
+  assert.equal(vscode.recorded.messages.length, 1);
+  assert.equal(vscode.recorded.messages[0]!.kind, 'warning');
+  assert.match(vscode.recorded.messages[0]!.message, /Start training: .*not available yet/);
+});
+
+test('experience browser: strict CSP with nonce, no retained context, typed requests reach the buffer', async () => {
+  await vscode.commands.executeCommand('rftStudio.openExperienceBrowser');
+  const panel = vscode.recorded.panels.at(-1)!;
+  assert.equal(panel.viewType, 'rftStudio.experienceBrowser');
+  assert.equal(panel.options.enableScripts, true);
+  assert.equal(panel.options.retainContextWhenHidden, undefined);
+  assert.deepEqual(panel.options.localResourceRoots!.map((u) => u.fsPath).sort(), [join(ctx.extensionPath, 'dist/webview'), join(ctx.extensionPath, 'media')]);
+  const html = panel.webview.html;
+  const nonce = /script-src 'nonce-([A-Za-z0-9]+)'/.exec(html)?.[1];
+  assert.ok(nonce && nonce.length >= 16, 'nonce in CSP');
+  assert.ok(html.includes(`<script nonce="${nonce}" src="https://`));
+  assert.ok(!html.includes('unsafe-inline') && !html.includes('unsafe-eval'));
+  assert.match(html, /default-src 'none'/);
+
+  panel.webview.received.fire({ kind: 'ready' });
+  await until(() => panel.webview.posted.some((m) => (m as { method?: string }).method === 'bufferChanged'), 'bufferChanged after ready');
+  panel.webview.received.fire({ kind: 'request', id: 7, method: 'list', params: { filter: { source: 'usual' }, sort: 'reward', descending: true, offset: 0, limit: 5 } });
+  const reply = (await until(() => panel.webview.posted.find((m) => (m as { id?: number }).id === 7), 'list reply')) as { result: { total: number; rows: { reward: number }[] } };
+  assert.equal(reply.result.total, 30);
+  assert.equal(reply.result.rows.length, 5);
+  assert.equal(reply.result.rows[0]!.reward, 0.9);
+
+  panel.webview.received.fire({ kind: 'request', id: 8, method: 'nope', params: {} });
+  const bad = (await until(() => panel.webview.posted.find((m) => (m as { id?: number }).id === 8), 'error reply')) as { error: { message: string } };
+  assert.match(bad.error.message, /unknown request 'nope'/);
+
+  // A second open reveals the same panel and applies the filter.
+  await vscode.commands.executeCommand('rftStudio.openExperienceBrowser', { source: 'expert' });
+  assert.equal(vscode.recorded.panels.filter((p) => p.viewType === 'rftStudio.experienceBrowser').length, 1);
+  assert.equal(panel.revealed, 1);
+  assert.ok(panel.webview.posted.some((m) => (m as { method?: string; params?: { filter?: { source?: string } } }).method === 'setFilter'));
+  panel.dispose();
+});
+
+test('export buffer writes JSONL through the backend', async () => {
+  const out = join(ws, 'export.jsonl');
+  vscode.answers.saveDialog.push(vscode.Uri.file(out));
+  await vscode.commands.executeCommand('rftStudio.exportBuffer');
+  const lines = readFileSync(out, 'utf8').trim().split('\n');
+  assert.equal(lines.length, 30);
+  assert.match(vscode.recorded.messages.at(-1)!.message, /Exported 30 experiences/);
+});
+
+test('new taskset from a template writes a file the validator can read', async () => {
+  vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 'Code'));
+  vscode.answers.inputBox.push('tasksets/code.jsonl');
+  await vscode.commands.executeCommand('rftStudio.newTaskset');
+  const rows = readFileSync(join(ws, 'tasksets/code.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(rows[0].domain, 'code');
+  assert.equal(rows[0].entryPoint, 'add');
+});
+
+test('add selection as expert example: goes into the buffer and the sidebar count updates live', async () => {
+  const doc = vscode.textDocument(vscode.Uri.file(join(ws, 'notes.md')), 'intro\nthe answer is 42\n');
+  vscode.window.activeTextEditor = { document: doc, selection: new vscode.Selection(1, 0, 1, 16) };
+  vscode.answers.inputBox.push('t1', 'question 1');
+  vscode.recorded.messages.length = 0;
+  await vscode.commands.executeCommand('rftStudio.addSelectionAsExpert');
+  assert.match(vscode.recorded.messages[0]!.message, /Added expert example expert~.* for task t1/);
+  const view = vscode.recorded.treeViews.get('rftStudio.buffer')!;
+  await until(async () => (await view.items()).some((i) => i.label === 'Expert experiences' && i.description === '1'), 'expert count 1');
+});

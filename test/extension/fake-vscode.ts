@@ -1,0 +1,475 @@
+// A fake of the VS Code API surface the extension uses, with recorders the tests assert on.
+// Files are real (workspace.fs and findFiles work on disk); UI answers are queued by the test.
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve as resolvePath } from 'node:path';
+
+// ------------------------------------------------------------------ basics
+export class Disposable {
+  constructor(private readonly fn: () => void = () => undefined) {}
+  static from(...ds: { dispose(): unknown }[]): Disposable {
+    return new Disposable(() => ds.forEach((d) => d.dispose()));
+  }
+  dispose(): void {
+    this.fn();
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners = new Set<(e: T) => unknown>();
+  readonly event = (l: (e: T) => unknown): Disposable => {
+    this.listeners.add(l);
+    return new Disposable(() => this.listeners.delete(l));
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) l(e);
+  }
+  dispose(): void {
+    this.listeners.clear();
+  }
+}
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly path: string,
+  ) {}
+  static file(p: string): Uri {
+    return new Uri('file', resolvePath(p));
+  }
+  static parse(s: string): Uri {
+    const u = new URL(s);
+    return new Uri(u.protocol.replace(/:$/, ''), decodeURIComponent(u.pathname));
+  }
+  static joinPath(base: Uri, ...segs: string[]): Uri {
+    return new Uri(base.scheme, join(base.path, ...segs));
+  }
+  get fsPath(): string {
+    return this.path;
+  }
+  toString(): string {
+    return `${this.scheme}://${this.path}`;
+  }
+  with(change: { scheme?: string; path?: string }): Uri {
+    return new Uri(change.scheme ?? this.scheme, change.path ?? this.path);
+  }
+}
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(sl: number, sc: number, el: number, ec: number) {
+    this.start = new Position(sl, sc);
+    this.end = new Position(el, ec);
+  }
+  get isEmpty(): boolean {
+    return this.start.line === this.end.line && this.start.character === this.end.character;
+  }
+}
+export class Selection extends Range {}
+
+export enum DiagnosticSeverity {
+  Error = 0,
+  Warning = 1,
+  Information = 2,
+  Hint = 3,
+}
+export class Diagnostic {
+  source?: string;
+  constructor(
+    readonly range: Range,
+    readonly message: string,
+    readonly severity: DiagnosticSeverity = DiagnosticSeverity.Error,
+  ) {}
+}
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+export class TreeItem {
+  id?: string;
+  description?: string;
+  tooltip?: string;
+  iconPath?: unknown;
+  contextValue?: string;
+  command?: { command: string; title: string; arguments?: unknown[] };
+  label?: string;
+  resourceUri?: Uri;
+  constructor(
+    labelOrUri: string | Uri,
+    readonly collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {
+    if (typeof labelOrUri === 'string') this.label = labelOrUri;
+    else this.resourceUri = labelOrUri;
+  }
+}
+export class ThemeIcon {
+  constructor(
+    readonly id: string,
+    readonly color?: ThemeColor,
+  ) {}
+}
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+export enum ViewColumn {
+  Active = -1,
+  One = 1,
+}
+
+// ------------------------------------------------------------------ recorders the tests read
+export interface Shown {
+  kind: 'error' | 'warning' | 'info';
+  message: string;
+  items: string[];
+}
+export const recorded = {
+  messages: [] as Shown[],
+  executed: [] as { command: string; args: unknown[] }[],
+  log: [] as { level: string; line: string }[],
+  panels: [] as FakeWebviewPanel[],
+  statusItems: [] as FakeStatusBarItem[],
+  treeViews: new Map<string, FakeTreeView>(),
+  diagnostics: new Map<string, FakeDiagnosticCollection>(),
+};
+/** Answers the next prompts: each entry is taken in order by the matching prompt kind. */
+export const answers = {
+  message: [] as (string | undefined)[],
+  quickPick: [] as ((items: { label: string }[] | string[]) => unknown)[],
+  inputBox: [] as (string | undefined)[],
+  openDialog: [] as (Uri[] | undefined)[],
+  saveDialog: [] as (Uri | undefined)[],
+};
+export const settings = new Map<string, unknown>();
+
+export function resetFake(): void {
+  recorded.messages.length = 0;
+  recorded.executed.length = 0;
+  recorded.log.length = 0;
+  recorded.panels.length = 0;
+  recorded.statusItems.length = 0;
+  recorded.treeViews.clear();
+  recorded.diagnostics.clear();
+  for (const k of Object.keys(answers) as (keyof typeof answers)[]) answers[k].length = 0;
+  settings.clear();
+  commandsRegistry.clear();
+  workspace.isTrusted = true;
+  workspace.workspaceFolders = undefined;
+  workspace.textDocuments.length = 0;
+  window.activeTextEditor = undefined;
+}
+
+// ------------------------------------------------------------------ window
+class FakeOutputChannel {
+  constructor(readonly name: string) {}
+  private at(level: string) {
+    return (line: string) => void recorded.log.push({ level, line });
+  }
+  trace = this.at('trace');
+  debug = this.at('debug');
+  info = this.at('info');
+  warn = this.at('warn');
+  error = this.at('error');
+  appendLine = this.at('info');
+  show(): void {
+    recorded.executed.push({ command: '(output.show)', args: [this.name] });
+  }
+  dispose(): void {}
+}
+
+export class FakeStatusBarItem {
+  text = '';
+  tooltip: string | undefined;
+  command: string | undefined;
+  name: string | undefined;
+  visible = false;
+  constructor(
+    readonly id: string,
+    readonly alignment: StatusBarAlignment,
+    readonly priority: number,
+  ) {}
+  show(): void {
+    this.visible = true;
+  }
+  hide(): void {
+    this.visible = false;
+  }
+  dispose(): void {}
+}
+
+export class FakeTreeView {
+  badge: { value: number; tooltip: string } | undefined;
+  constructor(
+    readonly id: string,
+    readonly provider: { getChildren(e?: unknown): unknown; getTreeItem(e: unknown): TreeItem; onDidChangeTreeData?: (l: () => void) => Disposable },
+  ) {}
+  async items(): Promise<TreeItem[]> {
+    const kids = (await this.provider.getChildren()) as unknown[];
+    return Promise.all(kids.map((k) => this.provider.getTreeItem(k)));
+  }
+  dispose(): void {}
+}
+
+export class FakeWebview {
+  html = '';
+  cspSource = 'https://fake.vscode-cdn.net';
+  readonly posted: unknown[] = [];
+  readonly received = new EventEmitter<unknown>();
+  readonly onDidReceiveMessage = this.received.event;
+  constructor(readonly options: unknown) {}
+  asWebviewUri(u: Uri): Uri {
+    return u.with({ scheme: 'https' });
+  }
+  async postMessage(m: unknown): Promise<boolean> {
+    this.posted.push(m);
+    return true;
+  }
+}
+
+export class FakeWebviewPanel {
+  readonly webview: FakeWebview;
+  private readonly disposeEmitter = new EventEmitter<void>();
+  readonly onDidDispose = this.disposeEmitter.event;
+  revealed = 0;
+  disposed = false;
+  constructor(
+    readonly viewType: string,
+    readonly title: string,
+    readonly column: unknown,
+    readonly options: { enableScripts?: boolean; retainContextWhenHidden?: boolean; localResourceRoots?: Uri[] },
+  ) {
+    this.webview = new FakeWebview(options);
+  }
+  reveal(): void {
+    this.revealed++;
+  }
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.disposeEmitter.fire();
+  }
+}
+
+class FakeDiagnosticCollection {
+  readonly entries = new Map<string, Diagnostic[]>();
+  constructor(readonly name: string) {}
+  set(uri: Uri, ds: Diagnostic[]): void {
+    this.entries.set(uri.fsPath, ds);
+  }
+  get(uri: Uri): Diagnostic[] | undefined {
+    return this.entries.get(uri.fsPath);
+  }
+  delete(uri: Uri): void {
+    this.entries.delete(uri.fsPath);
+  }
+  clear(): void {
+    this.entries.clear();
+  }
+  dispose(): void {}
+}
+
+function message(kind: Shown['kind']) {
+  return async (msg: string, ...items: unknown[]) => {
+    const labels = items.filter((i): i is string => typeof i === 'string');
+    recorded.messages.push({ kind, message: msg, items: labels });
+    return answers.message.length ? answers.message.shift() : undefined;
+  };
+}
+
+export interface FakeTextDocument {
+  uri: Uri;
+  isDirty: boolean;
+  lineCount: number;
+  getText(r?: Range): string;
+  lineAt(n: number): { text: string };
+}
+
+export function textDocument(uri: Uri, text: string, isDirty = false): FakeTextDocument {
+  const lines = text.split('\n');
+  return {
+    uri,
+    isDirty,
+    get lineCount() {
+      return lines.length;
+    },
+    getText(r?: Range) {
+      if (!r) return text;
+      const sel = lines.slice(r.start.line, r.end.line + 1);
+      if (sel.length === 1) return sel[0]!.slice(r.start.character, r.end.character);
+      sel[0] = sel[0]!.slice(r.start.character);
+      sel[sel.length - 1] = sel[sel.length - 1]!.slice(0, r.end.character);
+      return sel.join('\n');
+    },
+    lineAt: (n: number) => ({ text: lines[n] ?? '' }),
+  };
+}
+
+export const window = {
+  activeTextEditor: undefined as undefined | { document: FakeTextDocument; selection: Selection },
+  createOutputChannel: (name: string) => new FakeOutputChannel(name),
+  showErrorMessage: message('error'),
+  showWarningMessage: message('warning'),
+  showInformationMessage: message('info'),
+  async showQuickPick(items: unknown[] | Promise<unknown[]>) {
+    const list = (await items) as { label: string }[];
+    const f = answers.quickPick.shift();
+    return f ? f(list) : undefined;
+  },
+  async showInputBox(o?: { validateInput?(v: string): string | undefined }) {
+    const v = answers.inputBox.shift();
+    if (v !== undefined && o?.validateInput?.(v)) return undefined;
+    return v;
+  },
+  async showOpenDialog() {
+    return answers.openDialog.shift();
+  },
+  async showSaveDialog() {
+    return answers.saveDialog.shift();
+  },
+  async showTextDocument(u: Uri) {
+    recorded.executed.push({ command: '(showTextDocument)', args: [u.fsPath] });
+    return undefined;
+  },
+  createStatusBarItem(id: string, alignment: StatusBarAlignment, priority: number) {
+    const s = new FakeStatusBarItem(id, alignment, priority);
+    recorded.statusItems.push(s);
+    return s;
+  },
+  createTreeView(id: string, o: { treeDataProvider: FakeTreeView['provider'] }) {
+    const v = new FakeTreeView(id, o.treeDataProvider);
+    recorded.treeViews.set(id, v);
+    return v;
+  },
+  createWebviewPanel(viewType: string, title: string, column: unknown, options: FakeWebviewPanel['options']) {
+    const p = new FakeWebviewPanel(viewType, title, column, options);
+    recorded.panels.push(p);
+    return p;
+  },
+  async withProgress<T>(_o: unknown, task: (p: { report(): void }, token: { isCancellationRequested: boolean; onCancellationRequested: (l: () => void) => Disposable }) => Promise<T>) {
+    return task({ report() {} }, { isCancellationRequested: false, onCancellationRequested: () => new Disposable() });
+  },
+};
+
+// ------------------------------------------------------------------ workspace
+function globToRegex(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      re += '(?:.*/)?';
+      i += glob[i + 2] === '/' ? 2 : 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '{') {
+      const end = glob.indexOf('}', i);
+      re += '(?:' + glob.slice(i + 1, end).split(',').map((s) => s.replace(/[.+^$()|[\]\\]/g, '\\$&')).join('|') + ')';
+      i = end;
+    } else re += c.replace(/[.+^$()|[\]\\?]/g, '\\$&');
+  }
+  return new RegExp('^' + re + '$');
+}
+
+function walk(dir: string, out: string[]): void {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === 'node_modules' || e.name === '.git') continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else out.push(p);
+  }
+}
+
+const fsEmitter = { open: new EventEmitter<FakeTextDocument>(), change: new EventEmitter<{ document: FakeTextDocument }>(), save: new EventEmitter<FakeTextDocument>(), close: new EventEmitter<FakeTextDocument>() };
+export const documentEvents = fsEmitter;
+
+export const workspace = {
+  isTrusted: true,
+  workspaceFolders: undefined as undefined | { uri: Uri; name: string; index: number }[],
+  textDocuments: [] as FakeTextDocument[],
+  getConfiguration(section?: string) {
+    return {
+      get<T>(key: string, dflt?: T): T | undefined {
+        const k = section ? `${section}.${key}` : key;
+        return settings.has(k) ? (settings.get(k) as T) : dflt;
+      },
+    };
+  },
+  async findFiles(glob: string, _exclude?: string, max = Infinity): Promise<Uri[]> {
+    const root = workspace.workspaceFolders?.[0]?.uri.fsPath;
+    if (!root) return [];
+    const files: string[] = [];
+    walk(root, files);
+    const re = globToRegex(glob);
+    return files.filter((f) => re.test(relative(root, f).replace(/\\/g, '/'))).slice(0, max).map((f) => Uri.file(f));
+  },
+  asRelativePath(u: Uri | string): string {
+    const root = workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const p = typeof u === 'string' ? u : u.fsPath;
+    return root ? relative(root, p) : p;
+  },
+  fs: {
+    async writeFile(u: Uri, data: Uint8Array) {
+      mkdirSync(dirname(u.fsPath), { recursive: true });
+      writeFileSync(u.fsPath, data);
+    },
+    async readFile(u: Uri) {
+      return new Uint8Array(readFileSync(u.fsPath));
+    },
+    async stat(u: Uri) {
+      const s = statSync(u.fsPath);
+      return { type: s.isDirectory() ? 2 : 1, size: s.size, mtime: s.mtimeMs, ctime: s.ctimeMs };
+    },
+  },
+  onDidOpenTextDocument: fsEmitter.open.event,
+  onDidChangeTextDocument: fsEmitter.change.event,
+  onDidSaveTextDocument: fsEmitter.save.event,
+  onDidCloseTextDocument: fsEmitter.close.event,
+  createFileSystemWatcher() {
+    const e = new EventEmitter<Uri>();
+    return { onDidCreate: e.event, onDidDelete: e.event, onDidChange: e.event, dispose() {} };
+  },
+};
+
+// ------------------------------------------------------------------ commands, languages, env
+const commandsRegistry = new Map<string, (...a: unknown[]) => unknown>();
+export const commands = {
+  registerCommand(id: string, fn: (...a: unknown[]) => unknown) {
+    if (commandsRegistry.has(id)) throw new Error(`command '${id}' already registered`);
+    commandsRegistry.set(id, fn);
+    return new Disposable(() => commandsRegistry.delete(id));
+  },
+  async executeCommand(id: string, ...args: unknown[]) {
+    recorded.executed.push({ command: id, args });
+    const fn = commandsRegistry.get(id);
+    return fn ? fn(...args) : undefined;
+  },
+  registered: () => [...commandsRegistry.keys()].sort(),
+};
+
+export const languages = {
+  createDiagnosticCollection(name: string) {
+    const c = new FakeDiagnosticCollection(name);
+    recorded.diagnostics.set(name, c);
+    return c;
+  },
+};
+
+export const env = {
+  async openExternal(u: Uri) {
+    recorded.executed.push({ command: '(openExternal)', args: [u.toString()] });
+    return true;
+  },
+};

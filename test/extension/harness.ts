@@ -1,0 +1,59 @@
+// Activates the real extension against the fake VS Code API, with a real `rft serve` backend.
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import './setup.js';
+import { ROOT } from '../server/spawn-serve.js';
+
+const vscode = await import('./fake-vscode.js');
+const ext = await import('../../src/extension.js');
+export { vscode, ext };
+
+export const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  contributes: { commands: { command: string }[] };
+};
+
+/** An extension folder whose dist/backend/serve.mjs runs backend/server/main.ts from this checkout (through tsx). */
+export function extensionDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-ext-'));
+  mkdirSync(join(dir, 'dist', 'backend'), { recursive: true });
+  writeFileSync(
+    join(dir, 'dist', 'backend', 'serve.mjs'),
+    [
+      `const { register } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/tsx/dist/esm/api/index.mjs')).href)});`,
+      'register();',
+      `await import(${JSON.stringify(pathToFileURL(join(ROOT, 'backend/server/main.ts')).href)});`,
+    ].join('\n'),
+  );
+  return dir;
+}
+
+export function workspaceDir(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+export function fakeContext(extensionPath: string) {
+  return {
+    subscriptions: [] as { dispose(): unknown }[],
+    extensionPath,
+    extensionUri: vscode.Uri.file(extensionPath),
+    extension: { packageJSON: PACKAGE },
+  };
+}
+
+export async function until<T>(fn: () => T | Promise<T>, what: string, ms = 20_000): Promise<NonNullable<T>> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,155 @@
+// The experience browser app in a DOM: first paint, filters, detail with token colouring, group
+// view, curation requests with undo, and state kept with setState.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ExperienceSummary } from '../../backend/core/protocol.js';
+import type { Experience } from '../../backend/core/types.js';
+import { mountBrowser } from '../../webview/experience-browser/app.js';
+import type { BrowserRequests, BrowserState } from '../../webview/experience-browser/protocol.js';
+import { host, tick, until } from './dom.js';
+
+function exp(i: number): Experience {
+  return {
+    id: `e${i}`, taskId: `t${i % 3}`, groupId: `g${Math.floor(i / 4)}`, runId: 'r', source: 'usual', promptTokens: [1], promptText: `prompt ${i}`,
+    responseTokens: [5, 6, 7], responseText: `resp ${i}`, actionMask: [1, 1, 0], logprobs: [-0.1, -3, 0], advantages: [1, -1, 0],
+    modelVersion: 2, reward: i / 100, status: 'ok', useCount: 0, createdAt: i, rewardDetails: { format: 1, correct: i % 2 === 0 },
+  };
+}
+const DATA = Array.from({ length: 1000 }, (_, i) => exp(i));
+const summary = (e: Experience): ExperienceSummary => ({ id: e.id, taskId: e.taskId, groupId: e.groupId, runId: e.runId, source: e.source, status: e.status, reward: e.reward, modelVersion: e.modelVersion, createdAt: e.createdAt, promptPreview: e.promptText, responsePreview: e.responseText, responseTokens: 3 });
+
+function handlers(log: { method: string; params: unknown }[] = []) {
+  let change = 0;
+  return {
+    list: (p: BrowserRequests['list']['params']) => {
+      const rows = DATA.filter((e) => !p.filter.text || e.responseText.includes(p.filter.text)).filter((e) => !p.filter.taskId || e.taskId === p.filter.taskId);
+      return { total: rows.length, rows: rows.slice(p.offset, p.offset + p.limit).map(summary) };
+    },
+    get: (p: { id: string }) => ({ ...DATA.find((e) => e.id === p.id)!, responsePieces: ['fo', 'o', '!'] }),
+    group: (p: { groupId: string }) => DATA.filter((e) => e.groupId === p.groupId),
+    promote: (p: unknown) => (log.push({ method: 'promote', params: p }), { changeId: String(++change), kind: 'promote', experienceIds: [], at: 0, expertId: 'x' }),
+    reject: (p: unknown) => (log.push({ method: 'reject', params: p }), { changeId: String(++change), kind: 'reject', experienceIds: [], at: 0 }),
+    rate: (p: unknown) => (log.push({ method: 'rate', params: p }), { changeId: String(++change), kind: 'rate', experienceIds: [], at: 0 }),
+    bulkPromote: (p: unknown) => (log.push({ method: 'bulkPromote', params: p }), { changeId: 'bulk:9', kind: 'bulk-promote', experienceIds: [], at: 0 }),
+    undo: (p: { changeId?: string }) => (log.push({ method: 'undo', params: p }), { undone: p.changeId ? { changeId: p.changeId, kind: 'rate', experienceIds: [], at: 0 } : null }),
+  };
+}
+
+const click = (el: Element | null) => el!.dispatchEvent(new (el!.ownerDocument.defaultView as unknown as typeof globalThis).Event('click', { bubbles: true }));
+
+test('first paint lists rows; selecting one shows prompt, reward details and coloured tokens with hover values', async () => {
+  const h = host<BrowserRequests>(handlers());
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: { usual: 1000, expert: 0, taskset: 3, rejected: 0, infraFailure: 0 } });
+  await app.firstPaint;
+  assert.equal(h.document.querySelector('.count')!.textContent, '1,000 experiences');
+  assert.equal(h.document.querySelector('.counts')!.textContent, '1000 usual · 0 expert');
+  const first = h.document.querySelector('.vlist-row[data-id="e0"]');
+  assert.ok(first);
+  click(first!.querySelector('.resp'));
+  await until(() => h.document.querySelector('.detail h2')?.textContent === 'e0', 'detail');
+  assert.equal(h.document.querySelector('.detail .prompt')!.textContent, 'prompt 0');
+  const toks = Array.from(h.document.querySelectorAll('.detail .tok')) as HTMLElement[];
+  assert.deepEqual(toks.map((t) => t.textContent), ['fo', 'o', '!']);
+  assert.match(toks[1]!.title, /log-prob -3\.0000/);
+  assert.match(toks[2]!.title, /environment token/);
+  // (happy-dom drops color-mix() from style; the colour itself is checked in filters-tokens.test.ts)
+  assert.ok(Number(toks[1]!.dataset.strength) > Number(toks[0]!.dataset.strength));
+  assert.equal(toks[2]!.dataset.strength, '0');
+  assert.equal(h.document.querySelectorAll('.reward-details tr').length, 2);
+  assert.equal((h.api.state as BrowserState).selectedId, 'e0');
+  await h.close();
+});
+
+test('typing a filter sends one debounced list request with the parsed filter; bad input is shown, not sent', async () => {
+  const h = host<BrowserRequests>(handlers());
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  const text = h.document.getElementById('f-text')!;
+  (text as unknown as { value: string }).value = 'resp 99';
+  text.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('input', { bubbles: true }));
+  await until(() => h.requests.some((r) => r.method === 'list' && (r.params as { filter: { text?: string } }).filter.text === 'resp 99'), 'filtered list');
+  await until(() => h.document.querySelector('.count')!.textContent === '11 experiences', 'filtered count');
+  assert.deepEqual((h.api.state as BrowserState).filter, { text: 'resp 99' });
+
+  const n = h.requests.length;
+  const min = h.document.getElementById('f-minReward')!;
+  (min as unknown as { value: string }).value = 'lots';
+  min.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('input', { bubbles: true }));
+  await tick(350);
+  assert.equal(h.requests.length, n, 'no request with a bad filter');
+  assert.match(h.document.querySelector('.message')!.textContent!, /'lots' is not a number/);
+  assert.ok(min.hasAttribute('invalid'));
+  await h.close();
+});
+
+test('curation: promote, edit then promote, reject, rate, bulk, undo the latest', async () => {
+  const log: { method: string; params: unknown }[] = [];
+  const h = host<BrowserRequests>(handlers(log));
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  await app.select('e5');
+  await until(() => h.document.getElementById('promote'), 'actions');
+  click(h.document.getElementById('promote'));
+  await until(() => log.length === 1, 'promote');
+  assert.deepEqual(log[0], { method: 'promote', params: { id: 'e5' } });
+  await until(() => h.document.querySelector('.message')!.textContent === 'Promoted e5 to expert', 'message');
+
+  await until(() => h.document.getElementById('edit-promote'), 'actions re-rendered');
+  click(h.document.getElementById('edit-promote'));
+  const area = h.document.getElementById('edit-text')!;
+  assert.equal((area as unknown as { value: string }).value, 'resp 5', 'editor starts from the response');
+  (area as unknown as { value: string }).value = 'a better answer';
+  click(h.document.getElementById('edit-confirm'));
+  await until(() => log.length === 2, 'edited promote');
+  assert.deepEqual(log[1], { method: 'promote', params: { id: 'e5', editedResponse: 'a better answer' } });
+
+  await until(() => h.document.getElementById('reject'), 'actions');
+  click(h.document.getElementById('reject'));
+  await until(() => log.length === 3, 'reject');
+  await until(() => h.document.querySelector('.rate-btn[data-rating="4"]'), 'rate buttons');
+  click(h.document.querySelector('.rate-btn[data-rating="4"]'));
+  await until(() => log.length === 4, 'rate');
+  assert.deepEqual(log[3], { method: 'rate', params: { id: 'e5', rating: 4 } });
+  assert.equal(app.undo.size, 4);
+
+  click(h.document.getElementById('undo'));
+  await until(() => log.length === 5, 'undo');
+  assert.deepEqual(log[4], { method: 'undo', params: { changeId: '4' } });
+  await until(() => app.undo.size === 3, 'undo stack popped');
+
+  const k = h.document.getElementById('bulk-k')!;
+  (k as unknown as { value: string }).value = '2';
+  click(h.document.getElementById('bulk-promote'));
+  await until(() => log.length === 6, 'bulk');
+  assert.deepEqual(log[5], { method: 'bulkPromote', params: { topK: 2, filter: {} } });
+  await h.close();
+});
+
+test('group view shows the samples of the GRPO group side by side, best first', async () => {
+  const h = host<BrowserRequests>(handlers());
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  await app.select('e5');
+  await until(() => h.document.getElementById('show-group'), 'group button');
+  click(h.document.getElementById('show-group'));
+  await until(() => h.document.querySelectorAll('.group .sample').length === 4, 'group columns');
+  const ids = Array.from(h.document.querySelectorAll('.group .sample')).map((s) => (s as HTMLElement).dataset.id);
+  assert.deepEqual(ids, ['e7', 'e6', 'e5', 'e4']);
+  assert.ok(h.document.querySelector('.group .sample.selected[data-id="e5"]'));
+  await h.close();
+});
+
+test('state survives the panel being hidden: filter, selection and colouring are restored', async () => {
+  const saved: BrowserState = { filter: { taskId: 't1' }, sort: 'reward', descending: true, scrollTop: 0, selectedId: 'e4', colourBy: 'advantage', view: 'detail' };
+  const h = host<BrowserRequests>(handlers(), saved);
+  const app = mountBrowser(h.root, h.ipc as never, saved);
+  assert.equal((h.document.getElementById('f-taskId') as unknown as { value: string }).value, 't1');
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  const list = h.requests.find((r) => r.method === 'list')!.params as BrowserRequests['list']['params'];
+  assert.deepEqual(list.filter, { taskId: 't1' });
+  assert.equal(list.sort, 'reward');
+  await until(() => h.document.querySelector('.detail h2')?.textContent === 'e4', 'restored selection');
+  assert.match((h.document.querySelector('.detail .tok') as HTMLElement).title, /advantage 1\.0000/);
+  await h.close();
+});

@@ -1,0 +1,340 @@
+// The experience browser: filter bar, virtualised list, detail with per-token colouring, GRPO
+// group side by side, and curation (promote, edit + promote, reject, rate, bulk top-k, undo).
+import type { Experience } from '../../backend/core/types.js';
+import type { BufferCounts, ExperienceDetail, ExperienceSummary } from '../../backend/core/protocol.js';
+import type { WebviewIpc } from '../shared/ipc.js';
+import { checked, h, setValue, valueOf } from '../shared/dom.js';
+import { EMPTY_INPUTS, inputsOf, parseFilter, type FilterInputs } from './filters.js';
+import type { BrowserNotifications, BrowserRequests, BrowserState } from './protocol.js';
+import { tokenCells, type ColourBy } from './tokens.js';
+import { UndoStack } from './undo-stack.js';
+import { PageCache, VirtualList } from './virtual-list.js';
+
+export const ROW_HEIGHT = 26;
+
+export const DEFAULT_STATE: BrowserState = { filter: {}, sort: 'createdAt', descending: true, scrollTop: 0, colourBy: 'logprob', view: 'detail' };
+
+export interface BrowserApp {
+  list: VirtualList<ExperienceSummary>;
+  state: BrowserState;
+  undo: UndoStack;
+  select(id: string): Promise<void>;
+  reload(): void;
+  /** Resolves when the first page is drawn (first paint with data). */
+  firstPaint: Promise<void>;
+  message(text: string, isError?: boolean): void;
+}
+
+type Ipc = WebviewIpc<BrowserRequests, BrowserNotifications>;
+
+const FIELDS: { key: keyof FilterInputs; label: string; placeholder: string; width?: string }[] = [
+  { key: 'runId', label: 'Run', placeholder: 'run id' },
+  { key: 'taskId', label: 'Task', placeholder: 'task id' },
+  { key: 'minReward', label: 'Reward ≥', placeholder: 'min', width: '5em' },
+  { key: 'maxReward', label: 'Reward ≤', placeholder: 'max', width: '5em' },
+  { key: 'version', label: 'Version', placeholder: '3, 2-5', width: '5em' },
+  { key: 'text', label: 'Text', placeholder: 'search prompt / response' },
+];
+
+function select(doc: Document, id: string, label: string, options: [string, string][], value: string): HTMLElement {
+  const s = h(doc, 'vscode-single-select', { id, 'aria-label': label });
+  for (const [v, text] of options) s.append(h(doc, 'vscode-option', { value: v, selected: v === value, text }));
+  setValue(s, value);
+  return s;
+}
+
+export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | undefined): BrowserApp {
+  const doc = root.ownerDocument;
+  const state: BrowserState = { ...DEFAULT_STATE, ...(saved ?? {}) };
+  const undo = new UndoStack();
+  const save = () => ipc.api.setState(state);
+  let current: ExperienceDetail | undefined;
+  let firstPaintResolve!: () => void;
+  const firstPaint = new Promise<void>((r) => (firstPaintResolve = r));
+
+  // ---------------------------------------------------------------- filter bar
+  const inputs = inputsOf(state.filter);
+  const bar = h(doc, 'div', { class: 'toolbar', role: 'search' });
+  for (const f of FIELDS) {
+    const tf = h(doc, 'vscode-textfield', { id: `f-${f.key}`, placeholder: f.placeholder, 'aria-label': f.label, title: f.label });
+    if (f.width) tf.style.width = f.width;
+    setValue(tf, String(inputs[f.key]));
+    bar.append(tf);
+  }
+  bar.append(
+    select(doc, 'f-source', 'Source', [['', 'any source'], ['usual', 'usual'], ['expert', 'expert']], inputs.source),
+    select(doc, 'f-status', 'Status', [['', 'any status'], ['ok', 'ok'], ['invalid', 'invalid'], ['infra_failure', 'infra failure']], inputs.status),
+    select(doc, 'f-sort', 'Sort', [['createdAt', 'newest'], ['reward', 'reward'], ['modelVersion', 'version']], state.sort),
+  );
+  const hideRejected = h(doc, 'vscode-checkbox', { id: 'f-hideRejected', label: 'hide rejected' });
+  (hideRejected as unknown as { checked: boolean }).checked = inputs.hideRejected;
+  bar.append(hideRejected);
+  const count = h(doc, 'span', { class: 'count', 'aria-live': 'polite' });
+  const counts = h(doc, 'span', { class: 'counts' });
+  bar.append(count, counts);
+
+  const bulk = h(doc, 'div', { class: 'toolbar bulk' });
+  const topK = h(doc, 'vscode-textfield', { id: 'bulk-k', 'aria-label': 'top k per task', title: 'k' });
+  topK.style.width = '4em';
+  setValue(topK, '1');
+  const bulkBtn = h(doc, 'vscode-button', { id: 'bulk-promote', secondary: true, text: 'Promote top-k per task' });
+  const undoBtn = h(doc, 'vscode-button', { id: 'undo', secondary: true, icon: 'discard', text: 'Undo' });
+  const msg = h(doc, 'span', { class: 'message', role: 'status' });
+  bulk.append(h(doc, 'span', { text: 'Bulk:' }), topK, bulkBtn, undoBtn, msg);
+
+  // ---------------------------------------------------------------- list + detail
+  const viewport = h(doc, 'div', { class: 'list', tabindex: '0', role: 'listbox', 'aria-label': 'experiences' });
+  const detail = h(doc, 'div', { class: 'detail' });
+  root.append(bar, bulk, h(doc, 'div', { class: 'main' }, viewport, detail));
+
+  const cache = new PageCache<ExperienceSummary>((offset, limit) => ipc.request('list', { filter: state.filter, sort: state.sort, descending: state.descending, offset, limit }));
+  cache.onError = (e) => message(e.message, true);
+  const list = new VirtualList<ExperienceSummary>(viewport, cache, {
+    rowHeight: ROW_HEIGHT,
+    renderRow(el, row, i) {
+      if (!row) {
+        el.textContent = '…';
+        el.className = 'vlist-row loading';
+        el.removeAttribute('data-id');
+        return;
+      }
+      el.className = `vlist-row${row.id === state.selectedId ? ' selected' : ''}${row.feedback?.rejected ? ' rejected' : ''}`;
+      el.dataset.id = row.id;
+      el.setAttribute('role', 'option');
+      el.replaceChildren(
+        h(doc, 'span', { class: `codicon codicon-${row.source === 'expert' ? 'star-full' : row.status === 'ok' ? 'circle-filled' : 'warning'} src-${row.source} st-${row.status}`, title: `${row.source} · ${row.status}` }),
+        h(doc, 'span', { class: 'reward', text: row.reward.toFixed(2) }),
+        h(doc, 'span', { class: 'task', text: row.taskId }),
+        h(doc, 'span', { class: 'ver', text: row.modelVersion === -1 ? 'human' : `v${row.modelVersion}` }),
+        h(doc, 'span', { class: 'resp', text: row.responsePreview.replace(/\s+/g, ' ') }),
+      );
+      if (i === 0) firstPaintResolve();
+    },
+  });
+  viewport.addEventListener('click', (ev) => {
+    const row = (ev.target as HTMLElement).closest('.vlist-row') as HTMLElement | null;
+    if (row?.dataset.id) void app.select(row.dataset.id);
+  });
+  let scrollSave = 0;
+  viewport.addEventListener('scroll', () => {
+    state.scrollTop = viewport.scrollTop;
+    clearTimeout(scrollSave);
+    scrollSave = setTimeout(save, 200) as unknown as number;
+  });
+
+  function message(text: string, isError = false): void {
+    msg.textContent = text;
+    msg.className = `message${isError ? ' error' : ''}`;
+  }
+
+  function showCounts(c: BufferCounts | undefined): void {
+    counts.textContent = c ? `${c.usual} usual · ${c.expert} expert` : 'no buffer open';
+  }
+
+  function reload(): void {
+    cache.reset();
+    void cache.load(0).then(() => {
+      count.textContent = `${cache.total.toLocaleString()} experiences`;
+      list.render();
+    });
+  }
+
+  function applyFilter(): void {
+    const raw: FilterInputs = { ...EMPTY_INPUTS };
+    for (const f of FIELDS) (raw as unknown as Record<string, string>)[f.key] = valueOf(doc.getElementById(`f-${f.key}`));
+    raw.source = valueOf(doc.getElementById('f-source'));
+    raw.status = valueOf(doc.getElementById('f-status'));
+    raw.hideRejected = checked(hideRejected);
+    const { filter, errors } = parseFilter(raw);
+    for (const f of [...FIELDS.map((x) => x.key)]) doc.getElementById(`f-${f}`)?.toggleAttribute('invalid', !!errors[f]);
+    const bad = Object.values(errors);
+    if (bad.length) {
+      message(bad.join('; '), true);
+      return;
+    }
+    message('');
+    state.filter = filter;
+    state.sort = valueOf(doc.getElementById('f-sort')) as BrowserState['sort'] || 'createdAt';
+    state.descending = true;
+    state.scrollTop = 0;
+    viewport.scrollTop = 0;
+    save();
+    reload();
+  }
+  let filterTimer = 0;
+  const onFilterInput = () => {
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(applyFilter, 250) as unknown as number;
+  };
+  bar.addEventListener('input', onFilterInput);
+  bar.addEventListener('change', onFilterInput);
+
+  // ---------------------------------------------------------------- curation
+  async function act(what: string, run: () => Promise<{ changeId: string } | { undone: unknown }>): Promise<void> {
+    try {
+      const r = await run();
+      if ('changeId' in r) undo.push(r as never);
+      message(what);
+      reload();
+      if (state.selectedId) await app.select(state.selectedId);
+    } catch (err) {
+      message(`${what.split(' ')[0]} failed: ${(err as Error).message}`, true);
+    }
+  }
+  bulkBtn.addEventListener('click', () => {
+    const k = Number(valueOf(topK));
+    if (!Number.isInteger(k) || k < 1) {
+      message('k must be a whole number ≥ 1', true);
+      return;
+    }
+    void act(`Promoted the top ${k} per task`, () => ipc.request('bulkPromote', { topK: k, filter: state.filter }));
+  });
+  undoBtn.addEventListener('click', () => {
+    const last = undo.peek();
+    void act('Undone', async () => {
+      const r = await ipc.request('undo', { changeId: last?.changeId });
+      if (r.undone) undo.remove(r.undone.changeId);
+      else throw new Error('nothing to undo');
+      return r;
+    });
+  });
+
+  function renderDetail(e: ExperienceDetail, group: Experience[] | undefined): void {
+    const by: ColourBy = state.colourBy;
+    const pieces = e.responsePieces;
+    const tokens = h(doc, 'div', { class: 'tokens', 'aria-label': `response tokens coloured by ${by}` });
+    for (const c of tokenCells(e, pieces, by)) {
+      const span = h(doc, 'span', { class: 'tok', title: c.title, text: c.text });
+      span.style.backgroundColor = c.colour;
+      span.dataset.strength = String(c.strength);
+      tokens.append(span);
+    }
+    const colourSel = select(doc, 'colour-by', 'Colour tokens by', [['logprob', 'log-prob'], ['advantage', 'advantage']], by);
+    colourSel.addEventListener('change', () => {
+      state.colourBy = (valueOf(colourSel) as ColourBy) || 'logprob';
+      save();
+      renderDetail(e, group);
+    });
+    const rewardRows = Object.entries(e.rewardDetails ?? {}).map(([k, v]) => h(doc, 'tr', {}, h(doc, 'td', { text: k }), h(doc, 'td', { text: String(v) })));
+    const actions = h(doc, 'div', { class: 'actions' });
+    const promote = h(doc, 'vscode-button', { id: 'promote', icon: 'star-add', text: 'Promote to expert' });
+    const edit = h(doc, 'vscode-button', { id: 'edit-promote', secondary: true, icon: 'edit', text: 'Edit, then promote' });
+    const reject = h(doc, 'vscode-button', { id: 'reject', secondary: true, icon: 'circle-slash', text: 'Reject' });
+    const groupBtn = h(doc, 'vscode-button', { id: 'show-group', secondary: true, icon: 'split-horizontal', text: state.view === 'group' ? 'Hide group' : 'Compare group' });
+    const rate = h(doc, 'span', { class: 'rate', 'aria-label': 'rate' });
+    for (let r = 1; r <= 5; r++) {
+      const b = h(doc, 'vscode-button', { class: 'rate-btn', secondary: true, 'data-rating': String(r), title: `rate ${r}`, text: String(r) });
+      b.addEventListener('click', () => void act(`Rated ${r}`, () => ipc.request('rate', { id: e.id, rating: r })));
+      rate.append(b);
+    }
+    if (e.source === 'expert') promote.setAttribute('disabled', '');
+    actions.append(promote, edit, reject, h(doc, 'span', { text: 'Rate:' }), rate, groupBtn);
+    promote.addEventListener('click', () => void act(`Promoted ${e.id} to expert`, () => ipc.request('promote', { id: e.id })));
+    reject.addEventListener('click', () => void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })));
+    const editor = h(doc, 'div', { class: 'editor', hidden: true });
+    const area = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
+    const confirm = h(doc, 'vscode-button', { id: 'edit-confirm', text: 'Promote edited response' });
+    const cancel = h(doc, 'vscode-button', { id: 'edit-cancel', secondary: true, text: 'Cancel' });
+    editor.append(area, h(doc, 'div', { class: 'actions' }, confirm, cancel));
+    edit.addEventListener('click', () => {
+      setValue(area, e.responseText);
+      editor.hidden = false;
+    });
+    cancel.addEventListener('click', () => (editor.hidden = true));
+    confirm.addEventListener('click', () => {
+      const text = valueOf(area);
+      if (!text.trim()) {
+        message('the edited response is empty', true);
+        return;
+      }
+      void act(`Promoted an edited response of ${e.id}`, () => ipc.request('promote', { id: e.id, editedResponse: text }));
+    });
+    groupBtn.addEventListener('click', () => {
+      state.view = state.view === 'group' ? 'detail' : 'group';
+      save();
+      void app.select(e.id);
+    });
+
+    const fb = e.feedback;
+    const meta = [
+      ['task', e.taskId],
+      ['group', e.groupId],
+      ['run', e.runId],
+      ['model version', e.modelVersion === -1 ? 'human' : String(e.modelVersion)],
+      ['reward', e.reward.toFixed(4)],
+      ['status', e.status + (e.statusReason ? ` (${e.statusReason})` : '')],
+      ['source', e.source],
+      ['feedback', fb ? [fb.rating !== undefined ? `rated ${fb.rating}` : '', fb.rejected ? 'rejected' : '', fb.editedFrom ? `edited from ${fb.editedFrom}` : ''].filter(Boolean).join(', ') : ''],
+    ].filter(([, v]) => v);
+    const metaEl = h(doc, 'dl', { class: 'meta' });
+    for (const [k, v] of meta) metaEl.append(h(doc, 'dt', { text: k! }), h(doc, 'dd', { text: v! }));
+
+    const parts: HTMLElement[] = [
+      h(doc, 'h2', { text: e.id }),
+      metaEl,
+      actions,
+      editor,
+      h(doc, 'h3', { text: 'Prompt' }),
+      h(doc, 'pre', { class: 'prompt', text: e.promptText }),
+      h(doc, 'h3', {}, 'Response ', colourSel),
+      tokens,
+    ];
+    if (rewardRows.length) parts.push(h(doc, 'h3', { text: 'Reward details' }), h(doc, 'table', { class: 'reward-details' }, ...rewardRows));
+    if (state.view === 'group' && group) {
+      const cols = h(doc, 'div', { class: 'group', role: 'group', 'aria-label': `group ${e.groupId}` });
+      for (const g of [...group].sort((a, b) => b.reward - a.reward)) {
+        const col = h(doc, 'div', { class: `sample${g.id === e.id ? ' selected' : ''}`, 'data-id': g.id },
+          h(doc, 'div', { class: 'sample-head', text: `${g.id} · reward ${g.reward.toFixed(3)} · ${g.source}` }),
+          h(doc, 'pre', { text: g.responseText }));
+        col.addEventListener('click', () => void app.select(g.id));
+        cols.append(col);
+      }
+      parts.push(h(doc, 'h3', { text: `Group ${e.groupId} (${group.length} samples)` }), cols);
+    }
+    detail.replaceChildren(...parts);
+  }
+
+  const app: BrowserApp = {
+    list,
+    state,
+    undo,
+    firstPaint,
+    message,
+    reload,
+    async select(id) {
+      state.selectedId = id;
+      save();
+      list.render();
+      try {
+        const e = await ipc.request('get', { id });
+        if (!e) {
+          detail.replaceChildren(h(doc, 'p', { text: `${id} is no longer in the buffer` }));
+          return;
+        }
+        current = e;
+        const group = state.view === 'group' ? await ipc.request('group', { groupId: e.groupId }) : undefined;
+        if (current === e) renderDetail(e, group);
+      } catch (err) {
+        message((err as Error).message, true);
+      }
+    },
+  };
+
+  ipc.on('bufferChanged', (c) => {
+    showCounts(c.counts);
+    reload();
+  });
+  ipc.on('setFilter', ({ filter }) => {
+    state.filter = filter;
+    const i = inputsOf(filter);
+    for (const f of FIELDS) setValue(doc.getElementById(`f-${f.key}`), String(i[f.key]));
+    setValue(doc.getElementById('f-source'), i.source);
+    setValue(doc.getElementById('f-status'), i.status);
+    save();
+    reload();
+  });
+  showCounts(undefined);
+  viewport.scrollTop = state.scrollTop;
+  if (state.selectedId) void app.select(state.selectedId);
+  return app;
+}

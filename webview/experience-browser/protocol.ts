@@ -1,0 +1,36 @@
+// Typed messages of the experience browser webview (webview <-> extension host).
+import type { Experience } from '../../backend/core/types.js';
+import type { BufferCounts, ExperienceDetail, ExperienceFilter, ExperienceSortKey, ExperienceSummary, FeedbackChange } from '../../backend/core/protocol.js';
+
+export const VIEW_TYPE = 'rftStudio.experienceBrowser';
+
+/** Requests from the webview, answered by the host (which asks the backend). */
+export interface BrowserRequests {
+  list: { params: { filter: ExperienceFilter; sort: ExperienceSortKey; descending: boolean; offset: number; limit: number }; result: { total: number; rows: ExperienceSummary[] } };
+  get: { params: { id: string }; result: ExperienceDetail | null };
+  group: { params: { groupId: string }; result: Experience[] };
+  promote: { params: { id: string; editedResponse?: string }; result: FeedbackChange & { expertId: string } };
+  reject: { params: { id: string }; result: FeedbackChange };
+  rate: { params: { id: string; rating: number }; result: FeedbackChange };
+  bulkPromote: { params: { topK: number; filter: ExperienceFilter }; result: FeedbackChange };
+  undo: { params: { changeId?: string }; result: { undone: FeedbackChange | null } };
+}
+
+/** Notifications from the host. */
+export interface BrowserNotifications {
+  /** The buffer changed (feedback, new experiences): counts, and reload the visible rows. */
+  bufferChanged: { path: string | undefined; counts: BufferCounts | undefined };
+  /** Open with a preset filter (e.g. clicking "Expert experiences" in the sidebar). */
+  setFilter: { filter: ExperienceFilter };
+}
+
+/** What the webview keeps with setState (restored when the panel is shown again). */
+export interface BrowserState {
+  filter: ExperienceFilter;
+  sort: ExperienceSortKey;
+  descending: boolean;
+  scrollTop: number;
+  selectedId?: string;
+  colourBy: 'logprob' | 'advantage';
+  view: 'detail' | 'group';
+}
