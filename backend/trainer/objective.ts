@@ -34,5 +34,10 @@ export interface Objective {
    * value of every response position; fills `advantages` and `returns` of the usual rows in place.
    */
   computeAdvantages?(exps: Experience[], values: number[][]): void;
+  /**
+   * KL as a reward penalty: given the reference log-prob of every response token, lower the rewards
+   * of the usual rows by kl_coef x kl and recompute their advantages (before the update).
+   */
+  applyRewardPenalty?(exps: Experience[], refLogprobs: number[][]): { meanKl: number };
   loss(inputs: LossInputs): LossOutput;
 }

@@ -67,6 +67,11 @@ export class Trainer {
     const B = exps.length;
     const mb = this.opts.microBatchSize && this.opts.microBatchSize > 0 ? this.opts.microBatchSize : B;
     const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay });
+    let rewardKl: number | undefined;
+    if (this.reference && this.objective.applyRewardPenalty) {
+      const usual = exps.filter((e) => e.source === 'usual');
+      if (usual.length) rewardKl = this.objective.applyRewardPenalty(usual, await this.responseLogprobs(usual, this.reference)).meanKl;
+    }
     if (this.critic && this.objective.computeAdvantages) {
       const usual = exps.filter((e) => e.source === 'usual');
       if (usual.length) this.objective.computeAdvantages(usual, await this.values(usual));
@@ -144,6 +149,7 @@ export class Trainer {
       time_optim_s: tOpt,
       time_total_s: total,
       expert_rows: exps.length - exps.filter((e) => e.source !== 'expert').length,
+      ...(rewardKl !== undefined ? { reward_kl: rewardKl } : {}),
     };
   }
 
@@ -153,10 +159,10 @@ export class Trainer {
   }
 
   /** Per-response-token log-probs under the current actor (e.g. to fill expert rows' behaviour log-probs). */
-  async responseLogprobs(exps: Experience[]): Promise<number[][]> {
+  async responseLogprobs(exps: Experience[], model: Transformer = this.actor): Promise<number[][]> {
     const batch = buildBatch(exps, this.opts.padId);
     try {
-      const lp = this.logprobsNoGrad(this.actor, batch);
+      const lp = this.logprobsNoGrad(model, batch);
       const data = (await lp.data()) as Float32Array;
       lp.dispose();
       return responseValues(exps, data, batch.length - 1);

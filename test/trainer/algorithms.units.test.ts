@@ -229,7 +229,21 @@ test('buildObjective: policy loss + kl_coef·KL - entropy_coef·H, metrics disti
   assert.ok(Math.abs(val(out.metrics.entropy_loss!) - 1.0) < 1e-6);
   assert.ok(!('loss' in out.metrics), "the trainer owns the 'loss' metric");
   assert.equal(buildObjective(configureAlgorithm('ppo')).computeAdvantages !== undefined, true);
-  assert.throws(() => buildObjective(configureAlgorithm('ppo', { kl: { as: 'reward' } })), /KL as a reward penalty is not wired/);
+  assert.equal(buildObjective(configureAlgorithm('ppo')).applyRewardPenalty, undefined, 'KL as a loss adds no reward penalty');
+});
+
+test('KL as a reward penalty lowers the advantage of the row that drifted from the reference', () => {
+  const obj = buildObjective(configureAlgorithm('grpo', { kl: { as: 'reward', fn: 'k1', coef: 0.5 } }));
+  assert.ok(obj.needsReference && obj.applyRewardPenalty);
+  const exp = (id: string, reward: number, logprobs: number[]) =>
+    ({ id, groupId: 'g', source: 'usual', status: 'ok', reward, logprobs, responseTokens: logprobs.map(() => 1), actionMask: logprobs.map(() => 1) }) as unknown as Experience;
+  // Equal rewards: without the penalty every advantage would be 0.
+  const exps = [exp('a', 1, [-1, -1]), exp('b', 1, [-1, -1])];
+  const { meanKl } = obj.applyRewardPenalty!(exps, [[-1, -1], [-3, -3]]);
+  // k1 = logprob - ref: row a 0, row b 2 per token; scores 1 - 0.5 * 0 and 1 - 0.5 * 4.
+  assert.ok(Math.abs(meanKl - 1) < 1e-12);
+  assert.ok(exps[0]!.advantages![0]! > 0 && exps[1]!.advantages![0]! < 0);
+  assert.ok(Math.abs(exps[0]!.advantages![0]! + exps[1]!.advantages![0]!) < 1e-9);
 });
 
 test('GAE in the trainer fills advantages and returns of usual rows', () => {

@@ -6,7 +6,7 @@ import type { LossInputs, LossOutput, Objective } from '../objective.js';
 import { advantageFns } from './advantage/index.js';
 import type { AlgorithmBundle } from './bundles.js';
 import { entropyLoss } from './entropy.js';
-import { klLoss } from './kl/index.js';
+import { applyKlPenalty, klLoss } from './kl/index.js';
 import { distinctMetrics } from './masked.js';
 import { policyLosses } from './policy_loss/index.js';
 
@@ -14,11 +14,8 @@ export function buildObjective(b: AlgorithmBundle): Objective {
   const pl = policyLosses.get(b.policyLoss.fn);
   const plParams: Record<string, unknown> = { ...b.policyLoss.params };
   if ('lossAggMode' in pl.defaults && plParams.lossAggMode === undefined) plParams.lossAggMode = b.lossAggMode;
-  if (b.kl && b.kl.as === 'reward') {
-    // applyKlPenalty (kl/penalty.ts) is the unit; the trainer loop does not yet hand the reference
-    // log-probs to the advantage step, so refuse instead of silently training without the penalty.
-    throw new Error(`algorithm '${b.name}': KL as a reward penalty is not wired into the trainer loop yet; use kl.as = 'loss'`);
-  }
+  const klAsReward = b.kl && b.kl.as === 'reward' ? b.kl : null;
+  if (klAsReward && !b.advantage) throw new Error(`algorithm '${b.name}': KL as a reward penalty needs an advantage function`);
   const klAsLoss = b.kl && b.kl.as === 'loss' ? b.kl : null;
   const withEntropy = b.entropyCoef !== 0;
   const trainerAdvantage = b.advantage && advantageFns.get(b.advantage.fn).where === 'trainer' ? b.advantage : null;
@@ -29,6 +26,7 @@ export function buildObjective(b: AlgorithmBundle): Objective {
     needsEntropy: withEntropy,
     recomputeOldLogprobs: b.needsOldLogprobs,
     computeAdvantages: trainerAdvantage ? (exps, values) => fillTrainerAdvantages(trainerAdvantage, exps, values) : undefined,
+    applyRewardPenalty: klAsReward && b.advantage ? (exps, ref) => penalizeAndRecompute(b.advantage!, klAsReward, exps, ref) : undefined,
     loss(inputs: LossInputs): LossOutput {
       const pg = pl.compute(inputs, plParams);
       const metrics: Record<string, tf.Scalar | number> = {};
@@ -60,6 +58,46 @@ export function buildObjective(b: AlgorithmBundle): Objective {
   };
 }
 
+/** Outcome reward on the last response token (the token-level form advantage functions take). */
+function outcomeTokenRewards(e: Experience): number[] {
+  return e.responseTokens.map((_, j) => (j === e.responseTokens.length - 1 ? e.reward : 0));
+}
+
+/**
+ * KL as a reward penalty (the reference framework's apply_kl_penalty): token rewards minus
+ * kl_coef x kl(behaviour, reference) on trained tokens, then the advantages again from them.
+ * Outcome-based functions (GRPO, RLOO, OPMD) score a row by its summed token rewards; the
+ * penalised token rewards are kept on the rows for trainer-side functions (GAE).
+ */
+export function penalizeAndRecompute(
+  adv: { fn: string; params: Record<string, unknown> },
+  kl: { fn: string; coef: number },
+  exps: Experience[],
+  refLogprobs: number[][],
+): { meanKl: number } {
+  const rows = exps.map((e, i) => ({ e, ref: refLogprobs[i]! })).filter((r) => r.e.source === 'usual' && r.e.status === 'ok');
+  if (rows.length === 0) return { meanKl: 0 };
+  const mask = rows.map((r) => r.e.actionMask.map((m) => (m ? 1 : 0)));
+  const pen = applyKlPenalty(kl.fn, rows.map((r) => outcomeTokenRewards(r.e)), rows.map((r) => r.e.logprobs), rows.map((r) => r.ref), mask, kl.coef);
+  const fn = advantageFns.get(adv.fn);
+  rows.forEach((r, i) => (r.e.metadata = { ...(r.e.metadata ?? {}), penalizedTokenRewards: pen.tokenLevelRewards[i] }));
+  if (fn.where !== 'pipeline') return { meanKl: pen.meanKl };
+  const out = fn.compute(
+    {
+      rewards: pen.tokenLevelRewards.map((row) => row.reduce((a, x) => a + x, 0)),
+      groupIds: rows.map((r) => r.e.groupId),
+      actionMask: mask,
+      tokenLevelRewards: pen.tokenLevelRewards,
+    },
+    adv.params,
+  );
+  rows.forEach((r, i) => {
+    r.e.advantages = out.advantages[i]!;
+    r.e.returns = out.returns[i]!;
+  });
+  return { meanKl: pen.meanKl };
+}
+
 /**
  * Advantages that need the critic (GAE): the outcome reward sits on the last response token, values
  * come from the critic per response token; whitening spans the usual rows of the batch.
@@ -69,7 +107,7 @@ export function fillTrainerAdvantages(adv: { fn: string; params: Record<string, 
   if (rows.length === 0) return;
   const out = advantageFns.get(adv.fn).compute({
     actionMask: rows.map((r) => r.e.actionMask.map((m) => (m ? 1 : 0))),
-    tokenLevelRewards: rows.map((r) => r.e.responseTokens.map((_, j) => (j === r.e.responseTokens.length - 1 ? r.e.reward : 0))),
+    tokenLevelRewards: rows.map((r) => (r.e.metadata?.penalizedTokenRewards as number[] | undefined) ?? outcomeTokenRewards(r.e)),
     values: rows.map((r) => r.v),
   }, adv.params);
   rows.forEach((r, i) => {
