@@ -8,6 +8,7 @@ import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffe
 import { newTaskset, validateTaskset } from './commands/taskset.js';
 import { evaluateCheckpoint, resumeTraining, startTraining, stopTraining } from './commands/training.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
+import { TaskPassRateLens, currentRun } from './taskset-lens.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
@@ -59,6 +60,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));
   context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => diagnostics.apply(r))));
 
+  // Pass rate of each task in the current run, above its line in taskset files.
+  const lens = new TaskPassRateLens(c, state);
+  context.subscriptions.push(lens, vscode.languages.registerCodeLensProvider(TASKSET_SELECTOR, lens));
+
   const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   reg('rftStudio.newTaskset', () => newTaskset(services));
   reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(services, uri));
@@ -67,7 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   reg('rftStudio.resumeTraining', (arg?: unknown) => resumeTraining(services, arg));
   reg('rftStudio.evaluateCheckpoint', (uri?: vscode.Uri) => evaluateCheckpoint(services, uri));
   reg('rftStudio.openDashboard', (runId?: string) => services.openDashboard(typeof runId === 'string' ? runId : undefined));
-  reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert' }) => services.openExperienceBrowser(o));
+  reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert'; taskId?: string }) => services.openExperienceBrowser(o));
   reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(services));
   reg('rftStudio.exportBuffer', () => exportBuffer(services));
   reg('rftStudio.openBuffer', (arg?: vscode.Uri | string) => openBuffer(services, arg));
@@ -91,6 +96,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     const bp = vscode.workspace.getConfiguration('rftStudio').get<string>('bufferPath')?.trim();
     const root = vscode.workspace.workspaceFolders?.[0]?.uri;
     if (bp && !state.bufferPath) await state.openBuffer({ path: root && !isAbsolute(bp) ? vscode.Uri.joinPath(root, bp).fsPath : bp });
+    // No buffer set: follow the current run's.
+    const run = currentRun(state.runs);
+    if (!state.bufferPath && run) await state.openBuffer({ runId: run.id });
+    await lens.refresh();
   };
   context.subscriptions.push(toVs(c.onStarted(() => void startup().catch((e) => output.warn(`startup: ${String(e)}`)))));
   const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
@@ -105,6 +114,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   void c.start().catch((e) => output.error(`backend did not start: ${String(e)}`));
   return { services, activatedInMs: Date.now() - t0 };
 }
+
+const TASKSET_SELECTOR: vscode.DocumentSelector = ['jsonl', 'json', 'yaml', 'yml', 'csv'].map((ext) => ({ scheme: 'file', pattern: `**/*.${ext}` }));
 
 function badge(errors: number): vscode.ViewBadge | undefined {
   return errors ? { value: errors, tooltip: `${errors} taskset error${errors === 1 ? '' : 's'}` } : undefined;

@@ -12,6 +12,6 @@ export interface Services {
   output: vscode.LogOutputChannel;
   diagnostics: TasksetDiagnostics;
   tasksets: TasksetsTree;
-  openExperienceBrowser(opts?: { source?: 'usual' | 'expert' }): Promise<void>;
+  openExperienceBrowser(opts?: { source?: 'usual' | 'expert'; taskId?: string }): Promise<void>;
   openDashboard(runId?: string): Promise<void>;
 }

@@ -16,6 +16,7 @@ import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, saveTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import { RunRegistry } from '../buffer/runs.js';
+import { DEFAULT_EXPERIENCE_PIPELINE, ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
 import { makeSampler, type Sampler } from '../buffer/sampler/index.js';
 import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -27,6 +28,7 @@ import { Trainer } from '../trainer/trainer.js';
 import { makeObjective, groupAdvantages } from '../trainer/objectives.js';
 import { evaluate, type EvalResult } from './evaluate.js';
 import { MetricsLog, Progress, writeReport } from './monitor.js';
+import { executeProcesses } from './processes-run.js';
 
 const log = logger('coordinator');
 
@@ -59,7 +61,7 @@ export interface RunSummary {
   checkpoint: string;
 }
 
-interface TaskPools {
+export interface TaskPools {
   train: Task[];
   eval: Task[];
   experts: Task[];
@@ -67,7 +69,7 @@ interface TaskPools {
   solve: (t: Task) => string;
 }
 
-function loadTasks(cfg: RunConfig): TaskPools {
+export function loadTasks(cfg: RunConfig): TaskPools {
   if (!cfg.taskset.builtin) throw new Error('taskset: only built-in tasksets are wired into runs so far (taskset.builtin)');
   const gen = builtinTasksets.get(cfg.taskset.builtin);
   const train = gen.generate(cfg.taskset.size, cfg.taskset.seed, 'train');
@@ -76,14 +78,14 @@ function loadTasks(cfg: RunConfig): TaskPools {
   return { train, eval: ev, experts, reward: rewardFns.get(cfg.workflow.reward), solve: gen.solve };
 }
 
-function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
+export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
   if (cfg.tokenizer.path) return loadTokenizer(cfg.tokenizer.path);
   if (cfg.tokenizer.kind === 'char') return CharTokenizer.train(texts);
   return trainTokenizer('bpe', texts, { vocabSize: cfg.tokenizer.vocab_size });
 }
 
 /** Tasks in a seeded shuffled order, reshuffled each epoch. */
-class ShuffledTasks {
+export class ShuffledTasks {
   private order: Task[] = [];
   private rng: Rng;
   constructor(
@@ -102,7 +104,7 @@ class ShuffledTasks {
   }
 }
 
-function expertExperience(tok: Tokenizer, runId: string, t: Task, response: string): Experience {
+export function expertExperience(tok: Tokenizer, runId: string, t: Task, response: string): Experience {
   const prompt = encodePrompt(tok, t.messages ?? taskMessages(t.prompt ?? ''));
   const resp = encodeResponse(tok, response);
   return {
@@ -155,7 +157,11 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   const pidFile = join(runDir, 'run.pid');
   writeFileSync(pidFile, String(process.pid));
   try {
-    const summary = await execute(opts, cfg, runId, runDir, record.dbPath, registry, metrics, t0, resumeFrom);
+    // Synchronizer `checkpoint`: explorer and trainer run as their own processes (processes-run.ts).
+    const summary =
+      cfg.synchronizer.method === 'checkpoint'
+        ? await executeProcesses({ opts, cfg, runId, runDir, dbPath: record.dbPath, registry, metrics, t0, resumed: !!opts.resume })
+        : await execute(opts, cfg, runId, runDir, record.dbPath, registry, metrics, t0, resumeFrom);
     await registry.setStatus(runId, opts.signal?.aborted ? 'stopped' : 'completed');
     return summary;
   } catch (e) {
@@ -201,6 +207,12 @@ async function execute(
     };
 
     const stages = cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined, batch_size: undefined }];
+    // The stage being run decides the advantage function of fresh experiences.
+    let currentAlgorithm = cfg.algorithm;
+    // Raw -> verified: validity, reward filters, then the algorithm's group advantages.
+    const pipeline = ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? DEFAULT_EXPERIENCE_PIPELINE, {
+      advantage: (exps) => groupAdvantages(currentAlgorithm.name, exps, currentAlgorithm.params),
+    });
     const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, new ShuffledTasks(pools.train, cfg.seed), {
       append: async (exps) => {
         await store.appendExperiences(exps);
@@ -216,7 +228,11 @@ async function execute(
         topP: cfg.explorer.sampling.top_p,
       },
       seed: cfg.seed + 1,
-      process: (exps) => groupAdvantages(cfg.algorithm.name, exps, cfg.algorithm.params),
+      process: (exps) => {
+        const r = pipeline.run(exps);
+        metrics.write({ kind: 'pipeline', step: explorer.step, ...r.counts });
+        return r.experiences;
+      },
     });
 
     let baseAcc: number | undefined = typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
@@ -234,6 +250,7 @@ async function execute(
     for (const [si, stage] of stages.entries()) {
       if (si < startStage) continue;
       const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
+      currentAlgorithm = stage.algorithm;
       // The reference model is the policy as it enters the stage (e.g. the SFT warm-up result), frozen.
       const reference = objective.needsReference ? model.clone() : undefined;
       const critic = objective.needsCritic ? new Transformer({ ...modelCfg, valueHead: true }, cfg.seed + 17) : undefined;
@@ -247,7 +264,9 @@ async function execute(
         padId: tok.padId,
       }, reference, critic);
       const explores = objective.name !== 'sft' && stage.mode !== 'train';
-      const sampler: Sampler = makeSampler(store, samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg));
+      const samplerCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
+      const sampler: Sampler = makeSampler(store, samplerCfg);
+      const batchSize = await stageBatchSize(store, samplerCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
       const stageStart = Date.now();
       const progress = opts.progress ? new Progress(stage.steps ?? Math.round(stage.wall_seconds ?? 0), `${stage.name} (${objective.name})`) : undefined;
       metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name });
@@ -263,7 +282,7 @@ async function execute(
           metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s });
         }
         const exploreS = (performance.now() - e0) / 1000;
-        const batch = await sampler.sample({ batchSize: stage.batch_size ?? cfg.trainer.batch_size, currentVersion: version, step: totalSteps, timeoutMs: 60_000 });
+        const batch = await sampler.sample({ batchSize, currentVersion: version, step: totalSteps, timeoutMs: 60_000 });
         const tm = await trainer.trainStep(batch.experiences, version);
         version++;
         rollout.version = version;
@@ -319,7 +338,25 @@ async function execute(
   }
 }
 
-function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig) {
+/**
+ * In-process runs are synchronous: each step trains on exactly what the explorer just produced
+ * (plus the expert share for MIX), so the usual part of the batch is one explore step's output.
+ * Train-only stages use the configured batch, capped by the expert data there is.
+ */
+export async function stageBatchSize(store: ExperienceStore, s: { type: string; expertRatio?: number }, explores: boolean, configured: number, perExplore: number): Promise<number> {
+  if (explores) {
+    const ratio = s.type === 'mixed' ? (s.expertRatio ?? 0) : 0;
+    return ratio > 0 ? Math.round(perExplore / (1 - ratio)) : perExplore;
+  }
+  if (s.type === 'expert') {
+    const experts = await store.count({ source: 'expert', status: 'ok' });
+    if (experts === 0) throw new Error('a train-only SFT stage needs expert experiences in the buffer (experts: in the config, or promote some)');
+    return Math.min(configured, experts);
+  }
+  return configured;
+}
+
+export function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig) {
   const base = { consumer: 'trainer', maxStaleness: cfg.buffer.max_staleness };
   if (algo === 'sft') return { ...base, type: 'expert' };
   const ratio = typeof params.expert_ratio === 'number' ? params.expert_ratio : algo === 'mix' || algo === 'chord' ? 0.5 : 0;

@@ -119,6 +119,10 @@ export const RunConfigSchema = z
       .strict()
       .default({}),
     stages: z.array(stage).optional(),
+    /** Synchronizer `checkpoint`: how often a dead explorer or trainer process is restarted before the run stops. */
+    restart: z.number().int().min(0).default(0),
+    /** Raw -> verified experiences: operators by name, e.g. [{name: validity}, {name: reward_filter}, {name: advantage}]. */
+    experience_pipeline: z.array(z.record(z.unknown())).optional(),
     monitor: z
       .object({
         eval_every: z.number().int().min(0).default(0),

@@ -67,6 +67,15 @@ export interface FeedbackChange {
   at: number;
 }
 
+export interface TaskStats {
+  taskId: string;
+  /** Usual experiences with status ok (infrastructure failures and eval rollouts left out). */
+  rollouts: number;
+  meanReward: number;
+  /** Fraction of rollouts with the full reward (>= 1). */
+  passRate: number;
+}
+
 export interface TasksetIssue {
   file: string;
   /** 1-based line of the bad record (JSONL / CSV line; JSON / YAML: line where the record starts). */
@@ -136,6 +145,8 @@ export interface Requests {
   'buffer/counts': { params: { buffer?: BufferRef }; result: BufferCounts };
   'buffer/get': { params: { buffer?: BufferRef; id: string }; result: ExperienceDetail | null };
   'buffer/group': { params: { buffer?: BufferRef; groupId: string }; result: Experience[] };
+  /** Per-task results of one run's usual experiences (the taskset CodeLens): rollouts, mean reward, full-reward fraction. */
+  'buffer/taskStats': { params: { buffer?: BufferRef; runId?: string }; result: TaskStats[] };
   'buffer/export': { params: { buffer?: BufferRef; file: string; filter?: ExperienceFilter }; result: { file: string; written: number } };
 
   'feedback/rate': { params: { buffer?: BufferRef; id: string; rating: number; note?: string }; result: FeedbackChange };
@@ -153,7 +164,8 @@ export interface Requests {
   'runs/start': { params: { configPath: string }; result: RunInfo };
   'runs/stop': { params: { runId: string }; result: RunInfo };
   'runs/resume': { params: { runId: string }; result: RunInfo };
-  'runs/evaluate': { params: { checkpoint: string; taskset: string }; result: { accuracy: number; tasks: number } };
+  /** taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies reward and taskset. */
+  'runs/evaluate': { params: { checkpoint: string; taskset: string; runId?: string }; result: { accuracy: number; tasks: number } };
   'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
 }
 

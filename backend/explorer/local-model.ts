@@ -11,6 +11,10 @@ export class LocalRolloutModel implements RolloutModel {
     public version: number,
   ) {}
 
+  get maxSeqLen(): number {
+    return this.model.config.maxSeqLen;
+  }
+
   generate(prompts: number[][], opts: GenerateOptions): Promise<Generation[]> {
     return generate(this.model, this.tokenizer, prompts, opts);
   }

@@ -6,12 +6,24 @@ import type { Experience, Task } from '../core/types.js';
 import type { Generation, GenerateOptions } from '../model/generate.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 
-/** What the explorer samples from: the local policy, or an external OpenAI-compatible server. */
+/**
+ * One sample from a rollout model. `infraError` is set when the system could not produce it
+ * (endpoint down, worker timed out after its retries): the workflow records `infra_failure`,
+ * never a zero reward. `repeat`: stopped by repeat detection (a degenerate loop).
+ */
+export interface RolloutGeneration extends Omit<Generation, 'finishReason'> {
+  finishReason: Generation['finishReason'] | 'repeat' | 'error';
+  infraError?: string;
+}
+
+/** What the explorer samples from: the local policy, worker threads, or an external OpenAI-compatible server. */
 export interface RolloutModel {
   /** Weight version that produced the samples; recorded in every experience. */
   readonly version: number;
   readonly tokenizer: Tokenizer;
-  generate(prompts: number[][], opts: GenerateOptions): Promise<Generation[]>;
+  /** Longest prompt + response the model takes, when it has a limit (multi-turn stops before it). */
+  readonly maxSeqLen?: number;
+  generate(prompts: number[][], opts: GenerateOptions): Promise<RolloutGeneration[]>;
 }
 
 export interface RewardResult {
@@ -43,6 +55,8 @@ export interface WorkflowContext {
   seed: number;
   split: 'train' | 'eval';
   signal?: AbortSignal;
+  /** Multi-turn workflows: most model turns per episode. */
+  maxTurns?: number;
 }
 
 export interface Workflow {

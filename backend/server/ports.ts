@@ -13,6 +13,7 @@ import type {
   FeedbackChange,
   MetricsPoint,
   RunInfo,
+  TaskStats,
   TasksetReport,
 } from '../core/protocol.js';
 
@@ -31,6 +32,8 @@ export interface BufferPort {
   counts(): Promise<BufferCounts>;
   get(id: string): Promise<ExperienceDetail | null>;
   group(groupId: string): Promise<Experience[]>;
+  /** Per-task results of the usual experiences of a run (all runs when absent). */
+  taskStats?(runId?: string): Promise<TaskStats[]>;
   /** Every experience matching the filter, in creation order (export). */
   iterate(filter?: ExperienceFilter): AsyncIterable<Experience>;
   close(): Promise<void>;
@@ -84,7 +87,7 @@ export interface RunController {
   start(configPath: string): Promise<RunInfo>;
   stop(runId: string): Promise<RunInfo>;
   resume(runId: string): Promise<RunInfo>;
-  evaluate(checkpoint: string, taskset: string): Promise<{ accuracy: number; tasks: number }>;
+  evaluate(checkpoint: string, taskset: string, opts?: { runId?: string }): Promise<{ accuracy: number; tasks: number }>;
   components?(runId: string): Promise<ComponentState[]>;
   metrics?(runId: string, sinceStep?: number): Promise<MetricsPoint[]>;
   /** Live updates the server forwards as `run/status` and `run/metrics` notifications. */

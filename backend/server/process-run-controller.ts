@@ -3,7 +3,7 @@
 // read back from the workspace's run registry, the run's pid file and its metrics.jsonl.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MetricsPoint, RunInfo } from '../core/protocol.js';
 import { RunRegistry } from '../buffer/runs.js';
@@ -11,6 +11,7 @@ import { MetricsLog } from '../coordinator/monitor.js';
 import type { Disposable, RunController } from './ports.js';
 import { runInfo } from './adapters/run-registry.js';
 import { NotFoundError } from './errors.js';
+import { InputError } from '../core/errors.js';
 
 // backend/server/*.ts and the bundle dist/backend/serve.mjs both sit two folders below the root.
 const CLI = fileURLToPath(new URL('../../bin/rft.mjs', import.meta.url));
@@ -76,17 +77,45 @@ export class ProcessRunController implements RunController {
     return this.waitFor(runId, (r) => r.status === 'running', 60_000);
   }
 
-  async evaluate(checkpoint: string, taskset: string): Promise<{ accuracy: number; tasks: number }> {
+  async evaluate(checkpoint: string, taskset: string, opts: EvaluateOptions = {}): Promise<{ accuracy: number; tasks: number }> {
+    const args = await this.evalArgs(checkpoint, taskset, opts);
     const out = await new Promise<string>((res, rej) => {
-      const c = spawn(process.execPath, [this.cli, 'eval', checkpoint, '--taskset', taskset], { cwd: this.workspace });
+      const c = spawn(process.execPath, [this.cli, 'eval', ...args], { cwd: this.workspace });
       let s = '';
       let e = '';
       c.stdout.on('data', (d) => (s += d));
       c.stderr.on('data', (d) => (e += d));
+      c.on('error', rej);
       c.on('close', (code) => (code === 0 ? res(s) : rej(new Error(`rft eval failed: ${e.trim().split('\n').slice(-3).join(' ')}`))));
     });
     const r = JSON.parse(out.trim().split('\n').pop()!) as { accuracy: number; n: number };
     return { accuracy: r.accuracy, tasks: r.n };
+  }
+
+  /**
+   * `rft eval` arguments. The run that owns the checkpoint (given, or found by its folder) supplies
+   * what the caller left out: the held-out taskset (its eval split), the reward and the answer length.
+   */
+  async evalArgs(checkpoint: string, taskset: string, opts: EvaluateOptions = {}): Promise<string[]> {
+    const ck = resolve(this.workspace, checkpoint);
+    if (!existsSync(ck)) throw new NotFoundError(`checkpoint '${checkpoint}' not found`);
+    const reg = await this.registry();
+    const rec = opts.runId ? await reg.get(opts.runId) : (await reg.list()).find((r) => ck.startsWith(resolve(r.dir) + sep));
+    if (opts.runId && !rec) throw new NotFoundError(`no run '${opts.runId}'`);
+    const cfg = (rec?.config ?? {}) as RunConfigLike;
+    const args = [ck];
+    if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : resolve(this.workspace, taskset));
+    else {
+      const ev = cfg.eval ?? cfg.taskset;
+      if (ev?.path) args.push('--taskset', resolve(this.workspace, ev.path));
+      else if (ev?.builtin) args.push('--taskset', `builtin:${ev.builtin}`, '--size', String(cfg.eval?.size ?? 200), '--seed', String(cfg.eval?.seed ?? 0));
+      else throw new InputError(`no taskset to evaluate '${checkpoint}' on: pick a taskset file`, { field: 'taskset' });
+    }
+    const reward = opts.reward ?? cfg.workflow?.reward;
+    if (reward) args.push('--reward', reward);
+    const maxNew = cfg.explorer?.eval_sampling?.max_new_tokens;
+    if (typeof maxNew === 'number') args.push('--max-new-tokens', String(maxNew));
+    return args;
   }
 
   async metrics(runId: string, sinceStep = -1): Promise<MetricsPoint[]> {
@@ -95,22 +124,99 @@ export class ProcessRunController implements RunController {
     return toPoints(runId, new MetricsLog(join(rec.dir, 'metrics.jsonl')).read()).filter((p) => p.step > sinceStep);
   }
 
+  private readonly poller = new RunPoller(() => this.registry(), POLL_MS);
+
   onMetrics(cb: (m: MetricsPoint) => void): Disposable {
-    // Poll the registry's running runs and forward new metric points.
-    const seen = new Map<string, number>();
-    const timer = setInterval(async () => {
-      try {
-        for (const r of await (await this.registry()).list()) {
-          if (r.status !== 'running') continue;
-          const pts = await this.metrics(r.id, seen.get(r.id) ?? -1);
-          for (const p of pts) cb(p);
-          if (pts.length) seen.set(r.id, pts[pts.length - 1]!.step);
+    return this.poller.subscribe({ metrics: cb });
+  }
+
+  onStatus(cb: (r: RunInfo) => void): Disposable {
+    return this.poller.subscribe({ status: cb });
+  }
+}
+
+export interface EvaluateOptions {
+  /** The run whose config names the eval taskset / reward (default: the run that owns the checkpoint). */
+  runId?: string;
+  reward?: string;
+}
+
+/** The parts of a stored run config that evaluation reads (the registry stores it untyped). */
+interface RunConfigLike {
+  taskset?: { builtin?: string; path?: string; seed?: number };
+  eval?: { builtin?: string; path?: string; size?: number; seed?: number };
+  workflow?: { reward?: string };
+  explorer?: { eval_sampling?: { max_new_tokens?: number } };
+}
+
+const POLL_MS = 1000;
+
+type Subscriber = { metrics?: (m: MetricsPoint) => void; status?: (r: RunInfo) => void };
+
+/**
+ * One timer for all live updates: reads the registry, and the metrics of the runs that are running
+ * (plus one last read after a run leaves 'running', so its final points are not lost).
+ * The newest step of a running run is held back until the next one starts: the explore, train and
+ * state records of a step are written one after another, and a point is sent once, complete.
+ */
+export class RunPoller {
+  private readonly subs = new Set<Subscriber>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly sent = new Map<string, number>();
+  private readonly last = new Map<string, { key: string; running: boolean }>();
+  private busy = false;
+
+  constructor(
+    private readonly registry: () => Promise<RunRegistry>,
+    private readonly ms: number,
+  ) {}
+
+  subscribe(s: Subscriber): Disposable {
+    this.subs.add(s);
+    this.timer ??= setInterval(() => void this.tick(), this.ms);
+    return {
+      dispose: () => {
+        this.subs.delete(s);
+        if (this.subs.size === 0 && this.timer) {
+          clearInterval(this.timer);
+          this.timer = undefined;
         }
-      } catch {
-        // the registry may be mid-write; try again next tick
+      },
+    };
+  }
+
+  async tick(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      for (const rec of await (await this.registry()).list()) {
+        const running = rec.status === 'running';
+        const prev = this.last.get(rec.id);
+        let info: RunInfo = runInfo(rec);
+        if (running || prev?.running) {
+          const pts = toPoints(rec.id, new MetricsLog(join(rec.dir, 'metrics.jsonl')).read());
+          const newest = pts[pts.length - 1];
+          if (newest) {
+            // Live step / reward for the Runs view and status bar (the registry has them per checkpoint).
+            const reward = [...pts].reverse().find((p) => p.values.reward !== undefined)?.values.reward;
+            info = { ...info, step: Math.max(info.step ?? 0, newest.step + 1), ...(reward !== undefined ? { reward } : {}) };
+          }
+          const from = this.sent.get(rec.id) ?? -1;
+          const upTo = running ? (newest?.step ?? 0) - 1 : Infinity;
+          const fresh = pts.filter((p) => p.step > from && p.step <= upTo);
+          for (const p of fresh) for (const s of this.subs) s.metrics?.(p);
+          if (fresh.length) this.sent.set(rec.id, fresh[fresh.length - 1]!.step);
+        }
+        const key = JSON.stringify([info.status, info.step, info.reward, info.checkpoints?.length]);
+        // A finished run seen for the first time is no news; every change after that is.
+        if (key !== prev?.key && (prev || running)) for (const s of this.subs) s.status?.(info);
+        this.last.set(rec.id, { key, running });
       }
-    }, 2000);
-    return { dispose: () => clearInterval(timer) };
+    } catch {
+      // the registry may be mid-write; try again next tick
+    } finally {
+      this.busy = false;
+    }
   }
 }
 
@@ -125,6 +231,12 @@ export function toPoints(runId: string, recs: ReturnType<MetricsLog['read']>): M
     };
     if (r.kind === 'train') {
       for (const k of ['loss', 'pg_loss', 'sft_loss', 'grpo_loss', 'kl_loss', 'entropy_loss', 'grad_norm', 'lr', 'tokens_per_s', 'staleness']) put(k.includes('loss') && k !== 'loss' ? `loss/${k}` : k, r[k]);
+      // The dashboard's chart keys (webview/dashboard/protocol.ts CHARTS).
+      put('loss/total', r.loss);
+      put('loss/policy', r.policy_loss ?? r.pg_loss ?? r.grpo_loss);
+      put('loss/sft', r.sft_loss);
+      put('kl', r.kl ?? r.kl_loss ?? r['usual/ppo_kl']);
+      put('entropy', r.entropy ?? r['usual/entropy']);
     } else if (r.kind === 'explore') put('reward', r.reward_mean);
     else if (r.kind === 'eval') put('eval_accuracy', r.accuracy);
     else if (r.kind === 'state') {

@@ -32,6 +32,12 @@ export class BufferSessions {
     return s;
   }
 
+  /** The buffers opened so far (those that opened without error). */
+  async opened(): Promise<OpenBuffer[]> {
+    const all = await Promise.allSettled([...this.open_.values()]);
+    return all.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  }
+
   async closeAll(): Promise<void> {
     const all = [...this.open_.values()];
     this.open_.clear();

@@ -45,6 +45,8 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
   try {
     const run = await s.client.request('runs/start', { configPath: uri.fsPath });
     await s.state.refreshRuns();
+    // The sidebar and the experience browser follow the new run's buffer.
+    await s.state.openBuffer({ runId: run.id }).catch((e) => s.output.warn(`buffer of ${run.id}: ${String(e)}`));
     void vscode.window.showInformationMessage(`Run ${run.id} started.`);
     await s.openDashboard(run.id);
   } catch (err) {
@@ -70,6 +72,7 @@ export async function resumeTraining(s: Services, arg?: unknown): Promise<void> 
   try {
     await s.client.request('runs/resume', { runId: id });
     await s.state.refreshRuns();
+    await s.state.openBuffer({ runId: id }).catch((e) => s.output.warn(`buffer of ${id}: ${String(e)}`));
   } catch (err) {
     await showBackendError('Resume training', err, s.output);
   }
@@ -80,14 +83,16 @@ export async function evaluateCheckpoint(s: Services, arg?: vscode.Uri): Promise
   const ckpt = arg ?? (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Checkpoint folder' }))?.[0];
   if (!ckpt) return;
   const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
-  const ts = await vscode.window.showQuickPick(tasksets.map((u) => vscode.workspace.asRelativePath(u)), { title: 'Evaluate on taskset' });
+  const HELD_OUT = "$(beaker) The run's held-out split";
+  const ts = await vscode.window.showQuickPick([HELD_OUT, ...tasksets.map((u) => vscode.workspace.asRelativePath(u))], { title: 'Evaluate on taskset' });
   if (!ts) return;
-  const tsUri = tasksets.find((u) => vscode.workspace.asRelativePath(u) === ts)!;
+  // '' asks the backend for the eval split of the run that owns the checkpoint.
+  const taskset = ts === HELD_OUT ? '' : tasksets.find((u) => vscode.workspace.asRelativePath(u) === ts)!.fsPath;
   await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Evaluating ${vscode.workspace.asRelativePath(ckpt)}`, cancellable: true },
     async (_p, token) => {
       try {
-        const req = s.client.request('runs/evaluate', { checkpoint: ckpt.fsPath, taskset: tsUri.fsPath });
+        const req = s.client.request('runs/evaluate', { checkpoint: ckpt.fsPath, taskset });
         const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
         if (r) void vscode.window.showInformationMessage(`Accuracy ${(100 * r.accuracy).toFixed(1)}% on ${r.tasks} tasks.`);
       } catch (err) {

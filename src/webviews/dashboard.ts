@@ -10,12 +10,8 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
     runs: async () => s.client.request('runs/list', {}),
     status: async (p) => s.client.request('runs/status', p),
     metrics: async (p) => s.client.request('runs/metrics', p),
-    evaluate: async (p) => {
-      const run = await s.client.request('runs/status', { runId: p.runId });
-      const taskset = typeof (run.config as { taskset?: { path?: string } } | undefined)?.taskset?.path === 'string' ? (run.config as { taskset: { path: string } }).taskset.path : '';
-      await s.client.request('runs/evaluate', { checkpoint: p.checkpoint, taskset });
-      return null;
-    },
+    // taskset '': the backend evaluates on the run's held-out split with the run's reward.
+    evaluate: async (p) => s.client.request('runs/evaluate', { checkpoint: p.checkpoint, taskset: '', runId: p.runId }),
     stop: async (p) => (await s.client.request('runs/stop', p), null),
     resume: async (p) => (await s.client.request('runs/resume', p), null),
   };

@@ -6,6 +6,12 @@ import type { ExperienceFilter } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
 import { TypedPanel, type Handlers } from './panel.js';
 
+export interface BrowserOpenOptions {
+  source?: 'usual' | 'expert';
+  /** Only this task's experiences (from the taskset CodeLens). */
+  taskId?: string;
+}
+
 let current: TypedPanel<BrowserRequests, BrowserNotifications> | undefined;
 
 export function browserHandlers(s: Services): Handlers<BrowserRequests> {
@@ -25,8 +31,8 @@ export function browserHandlers(s: Services): Handlers<BrowserRequests> {
   };
 }
 
-export async function openExperienceBrowser(s: Services, opts: { source?: 'usual' | 'expert' } = {}): Promise<TypedPanel<BrowserRequests, BrowserNotifications>> {
-  const filter: ExperienceFilter | undefined = opts.source ? { source: opts.source } : undefined;
+export async function openExperienceBrowser(s: Services, opts: BrowserOpenOptions = {}): Promise<TypedPanel<BrowserRequests, BrowserNotifications>> {
+  const filter: ExperienceFilter | undefined = opts.source || opts.taskId ? { ...(opts.source ? { source: opts.source } : {}), ...(opts.taskId ? { taskId: opts.taskId } : {}) } : undefined;
   if (current) {
     current.panel.reveal();
     if (filter) current.notify('setFilter', { filter });

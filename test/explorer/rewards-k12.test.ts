@@ -102,6 +102,9 @@ test('exact_match: exact, and positional partial credit where the task asks for 
   assert.equal((await exact(p, 'cbx')).reward, 0.5 * (2 / 3));
   assert.equal((await exact(p, 'cbaaaa')).reward, 0.5 * (3 / 6), 'extra characters dilute the credit');
   assert.equal((await exact(p, '')).reward, 0);
+  // malformed / hostile: a flood of text, control characters, lone surrogates
+  assert.ok((await exact(p, 'c'.repeat(1_000_000))).reward < 0.001);
+  assert.equal((await exact(t, '\u0000cba\uD800')).reward, 0);
   assert.equal((await exact({ ...t, answer: undefined }, 'x')).status, 'infra_failure');
 });
 

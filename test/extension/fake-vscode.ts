@@ -459,7 +459,19 @@ export const commands = {
   registered: () => [...commandsRegistry.keys()].sort(),
 };
 
+export class CodeLens {
+  constructor(
+    readonly range: Range,
+    readonly command?: { title: string; command: string; tooltip?: string; arguments?: unknown[] },
+  ) {}
+}
+export const codeLensProviders: { selector: unknown; provider: { provideCodeLenses(doc: unknown): unknown; onDidChangeCodeLenses?: (l: () => void) => Disposable } }[] = [];
 export const languages = {
+  registerCodeLensProvider(selector: unknown, provider: (typeof codeLensProviders)[number]['provider']) {
+    const entry = { selector, provider };
+    codeLensProviders.push(entry);
+    return new Disposable(() => void codeLensProviders.splice(codeLensProviders.indexOf(entry), 1));
+  },
   createDiagnosticCollection(name: string) {
     const c = new FakeDiagnosticCollection(name);
     recorded.diagnostics.set(name, c);

@@ -24,7 +24,7 @@ test('live metrics reach the charts of their run only, in step order; status dri
     runs: () => [],
     status: () => ({ id: 'r1', status: 'running', step: 3, totalSteps: 10, components: [{ name: 'explorer', state: 'generating', idleFraction: 0.25 }], config: { algorithm: 'mix' }, checkpoints: [{ version: 1, path: '/ck/1' }] }),
     metrics: () => [{ runId: 'r1', step: 1, at: 0, values: { reward: 0.1, kl: 0.01 } }, { runId: 'r1', step: 2, at: 0, values: { reward: 0.2 } }],
-    evaluate: (p: never) => (calls.push(`evaluate ${JSON.stringify(p)}`), null),
+    evaluate: (p: never) => (calls.push(`evaluate ${JSON.stringify(p)}`), { accuracy: 0.375, tasks: 16 }),
     stop: () => (calls.push('stop'), null),
     resume: () => (calls.push('resume'), null),
   });
@@ -52,6 +52,9 @@ test('live metrics reach the charts of their run only, in step order; status dri
   ev.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('click'));
   await until(() => calls.length === 1, 'evaluate');
   assert.equal(calls[0], 'evaluate {"runId":"r1","checkpoint":"/ck/1"}');
+  // The result is shown next to the checkpoint.
+  await until(() => /accuracy/.test(h.document.querySelector('.checkpoint .eval-result')!.textContent ?? ''), 'evaluation result');
+  assert.equal(h.document.querySelector('.checkpoint .eval-result')!.textContent, 'accuracy 37.5% on 16 tasks');
 
   h.notify('status', { id: 'r1', status: 'paused', step: 3 });
   await until(() => h.document.getElementById('resume')!.hasAttribute('disabled') === false, 'resume enabled');

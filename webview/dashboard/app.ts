@@ -61,8 +61,20 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     checkpoints.replaceChildren(
       ...(r.checkpoints ?? []).map((c) => {
         const b = h(doc, 'vscode-button', { secondary: true, icon: 'beaker', text: 'Evaluate' });
-        b.addEventListener('click', () => void ipc.request('evaluate', { runId: r.id, checkpoint: c.path }).catch(fail));
-        return h(doc, 'div', { class: 'checkpoint' }, h(doc, 'span', { text: `v${c.version}${c.step !== undefined ? ` (step ${c.step})` : ''} ` }), h(doc, 'code', { text: c.path }), b);
+        const result = h(doc, 'span', { class: 'eval-result', role: 'status' });
+        b.addEventListener('click', () => {
+          b.toggleAttribute('disabled', true);
+          result.textContent = 'evaluating…';
+          void ipc
+            .request('evaluate', { runId: r.id, checkpoint: c.path })
+            .then((e) => (result.textContent = `accuracy ${(100 * e.accuracy).toFixed(1)}% on ${e.tasks} tasks`))
+            .catch((err) => {
+              result.textContent = '';
+              fail(err);
+            })
+            .finally(() => b.toggleAttribute('disabled', false));
+        });
+        return h(doc, 'div', { class: 'checkpoint', 'data-version': String(c.version) }, h(doc, 'span', { text: `v${c.version}${c.step !== undefined ? ` (step ${c.step})` : ''} ` }), h(doc, 'code', { text: c.path }), b, result);
       }),
     );
   }

@@ -7,7 +7,7 @@ export interface DashboardRequests {
   runs: { params: Record<string, never>; result: RunInfo[] };
   status: { params: { runId: string }; result: RunInfo & { components?: ComponentState[]; config?: unknown } };
   metrics: { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
-  evaluate: { params: { runId: string; checkpoint: string }; result: null };
+  evaluate: { params: { runId: string; checkpoint: string }; result: { accuracy: number; tasks: number } };
   stop: { params: { runId: string }; result: null };
   resume: { params: { runId: string }; result: null };
 }

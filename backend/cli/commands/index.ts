@@ -6,3 +6,5 @@ import './buffer.js';
 import './taskset.js';
 import './runs.js';
 import './eval.js';
+import './explorer-worker.js';
+import './trainer-worker.js';

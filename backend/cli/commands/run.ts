@@ -24,7 +24,8 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
     cfg.stages[cfg.stages.length - 1]!.steps = undefined;
   }
   const algo = flagString(args, 'algorithm');
-  if (algo && cfg.stages) cfg.stages[cfg.stages.length - 1]!.algorithm = { name: algo, params: cfg.stages[cfg.stages.length - 1]!.algorithm.params };
+  // Swap the last stage's algorithm (with its defaults) for comparisons at the same budget.
+  if (algo && cfg.stages) cfg.stages[cfg.stages.length - 1]!.algorithm = { name: algo, params: {} };
   const summary = await withSignals((signal) =>
     runJob({ config: cfg, configPath: file, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, runId: flagString(args, 'run-id'), signal, checkpointEvery: flagNumber(args, 'checkpoint-every', 20) }),
   );

@@ -70,7 +70,7 @@ function cpuLimitS(opts: SandboxOptions): number {
 export function workerCommand(opts: SandboxOptions, source: string = WORKER_SOURCE): { cmd: string; args: string[] } {
   const p = probeIsolation();
   const node = [
-    process.execPath,
+    opts.nodePath,
     ...(p.permissionFlag ? [p.permissionFlag] : []),
     '--no-warnings',
     `--max-old-space-size=${opts.memoryMb}`,

@@ -58,13 +58,9 @@ export class SandboxPool {
 
   /** Starts every worker now (otherwise they start on demand); resolves when all are ready. */
   async warm(): Promise<void> {
-    const ws: WorkerProcess[] = [];
-    while (this.workers.size + this.starting < this.opts.workers) {
-      const w = this.spawnWorker();
-      if (w) ws.push(w);
-      else break;
-    }
-    await Promise.all(ws.map((w) => w.ready.catch(() => undefined)));
+    // `workers` already counts the ones still starting
+    while (this.workers.size < this.opts.workers) if (!this.spawnWorker()) break;
+    await Promise.all([...this.workers].map((w) => w.ready.catch(() => undefined)));
   }
 
   run(job: SandboxJob, signal?: AbortSignal): Promise<SandboxResult> {
@@ -90,7 +86,10 @@ export class SandboxPool {
     this.closed = true;
     for (const p of this.queue.splice(0)) this.finish(p, infra('sandbox pool is closed', p.t0));
     const exits = [...this.workers].map((w) => new Promise<void>((res) => (w.exited ? res() : w.child.once('close', () => res()))));
-    for (const w of this.workers) w.kill();
+    for (const w of this.workers) {
+      w.hold();
+      w.kill();
+    }
     await Promise.all(exits);
   }
 
@@ -103,7 +102,7 @@ export class SandboxPool {
       const w = this.idle.pop()!;
       this.dispatch(w, this.queue.shift()!);
     }
-    while (this.queue.length > this.starting && this.workers.size + this.starting < this.opts.workers) {
+    while (this.queue.length > this.starting && this.workers.size < this.opts.workers) {
       if (!this.spawnWorker()) break;
     }
   }
@@ -158,8 +157,9 @@ export class SandboxPool {
     const id = this.nextId++;
     const timeoutMs = p.job.timeoutMs ?? this.opts.timeoutMs;
     // Until the worker acknowledges, a silent worker is the sandbox's fault (e.g. stuck).
-    const timer = setTimeout(() => this.onAckTimeout(w), this.opts.startupTimeoutMs);
+    const timer = setTimeout(() => this.onAckTimeout(w), this.opts.ackTimeoutMs);
     this.running.set(w, { id, p, started: false, killedForTimeout: false, timer });
+    w.hold();
     w.send({ id, code: String(p.job.code), entryPoint: p.job.entryPoint ?? null, args: p.job.args ?? null, timeoutMs, maxOutputBytes: this.opts.maxOutputBytes });
   }
 
@@ -180,6 +180,7 @@ export class SandboxPool {
     if (m.t === 'done' && m.id === r.id && r.started) {
       clearTimeout(r.timer);
       this.running.delete(w);
+      w.release();
       w.jobs++;
       this.finish(r.p, {
         status: 'ok',
@@ -230,7 +231,8 @@ export class SandboxPool {
     // Started: the job's own code brought the worker down.
     let kind: RunKind = 'crash';
     if (r.killedForTimeout || signal === 'SIGXCPU') kind = 'timeout';
-    else if (/heap out of memory|Reached heap limit|allocation failed/i.test(w.stderr)) kind = 'memory';
+    // V8 prints these before it aborts; the code cannot write to stderr, so it cannot fake them.
+    else if (/out of memory|Reached heap limit|allocation failed/i.test(w.stderr)) kind = 'memory';
     const error = kind === 'timeout' ? 'killed after the wall-clock timeout' : `worker died (code ${code}, signal ${signal})`;
     this.finish(r.p, { status: 'ok', kind, calls: [], value: null, error, logs: '', logsTruncated: false, ms: performance.now() - r.p.t0 });
   }

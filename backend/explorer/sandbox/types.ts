@@ -1,6 +1,8 @@
 // Types of the code sandbox: options, jobs and what a job returns.
 
 export interface SandboxOptions {
+  /** The Node binary that runs the workers (>= 20, with the permission model). */
+  nodePath: string;
   /** Worker processes kept warm and reused. */
   workers: number;
   /** Time budget of one job (loading the code plus all its calls), enforced inside the worker. */
@@ -17,11 +19,14 @@ export interface SandboxOptions {
   maxJobsPerWorker: number;
   /** A worker that is not ready within this time is a sandbox (infra) failure. */
   startupTimeoutMs: number;
+  /** A worker that does not acknowledge a job within this time is broken (the job is retried once). */
+  ackTimeoutMs: number;
   /** Jobs waiting for a worker beyond this are refused as infra failures (pool overloaded). */
   maxQueue: number;
 }
 
 export const DEFAULT_SANDBOX_OPTIONS: SandboxOptions = {
+  nodePath: process.execPath,
   workers: 2,
   timeoutMs: 2000,
   killGraceMs: 1500,
@@ -30,6 +35,7 @@ export const DEFAULT_SANDBOX_OPTIONS: SandboxOptions = {
   maxOutputBytes: 64 * 1024,
   maxJobsPerWorker: 500,
   startupTimeoutMs: 15_000,
+  ackTimeoutMs: 5_000,
   maxQueue: 10_000,
 };
 

@@ -99,6 +99,20 @@ export class WorkerProcess {
     if (!this.exited) this.child.kill('SIGKILL');
   }
 
+  /**
+   * Workers are unref'd, so an idle pool never keeps the host alive; while a job runs (or the pool
+   * waits for an exit) the worker is held, so the host waits for the result.
+   */
+  hold(): void {
+    this.child.ref();
+    for (const s of [this.child.stdout, this.child.stderr]) (s as unknown as { ref?: () => void } | null)?.ref?.();
+  }
+
+  release(): void {
+    this.child.unref();
+    for (const s of [this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
+  }
+
   private onData(chunk: string): void {
     if (this.exited) return;
     this.buf += chunk;

@@ -1,2 +1,3 @@
 // Every built-in workflow registers itself on import.
 import './single_turn.js';
+import './multi_turn.js';

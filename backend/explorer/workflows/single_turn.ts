@@ -22,6 +22,8 @@ export const singleTurn: Workflow = {
     const gens = await ctx.model.generate(prompts, { ...ctx.sampling, stopTokens: stopTokens(tok), seed: ctx.seed });
     const rewards = await Promise.all(
       gens.map(async (g, i) => {
+        // No sample was produced (endpoint down, worker lost): nothing to score.
+        if (g.infraError) return { reward: 0, status: 'infra_failure' as const, reason: `rollout: ${g.infraError}` };
         try {
           return await ctx.reward(owners[i]!, g.text, { signal: ctx.signal });
         } catch (e) {

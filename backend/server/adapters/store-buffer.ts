@@ -5,6 +5,8 @@ import type { BufferCounts, ExperienceDetail, ExperienceFilter, ExperienceSummar
 import type { RunTokenizers } from './run-tokenizers.js';
 import type { ExperienceStore } from '../../buffer/storage/types.js';
 import type { BufferPort, ListQuery } from '../ports.js';
+import type { TaskStats } from '../../core/protocol.js';
+import { TaskStatsIndex } from './task-stats.js';
 
 const PREVIEW = 160;
 
@@ -86,6 +88,12 @@ export class StoreBuffer implements BufferPort {
 
   group(groupId: string): Promise<Experience[]> {
     return this.store.group(groupId);
+  }
+
+  private taskIndex: TaskStatsIndex | undefined;
+  taskStats(runId?: string): Promise<TaskStats[]> {
+    this.taskIndex ??= new TaskStatsIndex(this.store);
+    return this.taskIndex.stats(runId);
   }
 
   async *iterate(filter?: ExperienceFilter): AsyncIterable<Experience> {

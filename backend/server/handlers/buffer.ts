@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { RpcHost } from '../rpc.js';
 import type { BufferSessions } from '../sessions.js';
+import { NotAvailableError } from '../errors.js';
 
 export const MAX_PAGE = 5000;
 
@@ -20,6 +21,11 @@ export function registerBuffer(rpc: RpcHost, sessions: BufferSessions): void {
   rpc.on('buffer/counts', async (p) => (await sessions.open(p.buffer)).buffer.counts());
   rpc.on('buffer/get', async (p) => (await sessions.open(p.buffer)).buffer.get(p.id));
   rpc.on('buffer/group', async (p) => (await sessions.open(p.buffer)).buffer.group(p.groupId));
+  rpc.on('buffer/taskStats', async (p) => {
+    const s = await sessions.open(p.buffer);
+    if (!s.buffer.taskStats) throw new NotAvailableError('task statistics of this buffer');
+    return s.buffer.taskStats(p.runId);
+  });
   rpc.on('buffer/export', async (p) => {
     const s = await sessions.open(p.buffer);
     const out = createWriteStream(p.file, { encoding: 'utf8' });

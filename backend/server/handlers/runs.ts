@@ -19,7 +19,7 @@ export function registerRuns(rpc: RpcHost, runs: RunRegistryPort | undefined, co
   rpc.on('runs/start', async (p) => control.start(p.configPath));
   rpc.on('runs/stop', async (p) => control.stop(p.runId));
   rpc.on('runs/resume', async (p) => control.resume(p.runId));
-  rpc.on('runs/evaluate', async (p) => control.evaluate(p.checkpoint, p.taskset));
+  rpc.on('runs/evaluate', async (p) => control.evaluate(p.checkpoint, p.taskset, p.runId ? { runId: p.runId } : undefined));
   rpc.on('runs/metrics', async (p) => {
     if (!control.metrics) throw new NotAvailableError('run metrics');
     return control.metrics(p.runId, p.sinceStep);

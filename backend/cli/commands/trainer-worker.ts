@@ -1,0 +1,24 @@
+// `rft trainer-worker RUN_DIR`: started by the coordinator of a run with synchronizer `checkpoint`;
+// SIGTERM ends it after its current step.
+import { command, flagNumber, flagString } from '../command.js';
+import { trainerProcess } from '../../coordinator/trainer-process.js';
+
+command({
+  name: 'trainer-worker',
+  usage: 'trainer-worker RUN_DIR --run-id ID --store URL --stage N',
+  summary: 'the trainer process of a run (started by `rft run`; not for direct use)',
+  run: async (args) => {
+    const runDir = args.positional[0];
+    const runId = flagString(args, 'run-id');
+    const store = flagString(args, 'store');
+    if (!runDir || !runId || !store) {
+      console.error('usage: rft trainer-worker RUN_DIR --run-id ID --store URL --stage N');
+      return 2;
+    }
+    const ac = new AbortController();
+    const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    return trainerProcess({ runDir, runId, store, stage: flagNumber(args, 'stage', 0) }, ac.signal);
+  },
+});

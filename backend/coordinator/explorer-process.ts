@@ -1,0 +1,76 @@
+// `rft explorer-worker RUN_DIR`: the explorer of a run as its own process. Loads the newest
+// published checkpoint, explores, appends experiences tagged with that version, and waits whenever
+// it would get more than sync_offset versions ahead of the trainer.
+import { logger } from '../core/log.js';
+import { initEngine } from '../model/engine.js';
+import { loadCheckpoint } from '../model/checkpoint.js';
+import { Explorer } from '../explorer/explorer.js';
+import { LocalRolloutModel } from '../explorer/local-model.js';
+import { workflows } from '../explorer/workflow.js';
+import '../explorer/workflows/index.js';
+import { runExplorerLoop } from '../explorer/worker.js';
+import { groupAdvantages } from '../trainer/objectives.js';
+import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
+import { ShuffledTasks } from './run.js';
+import { requiredVersion } from './sync-plan.js';
+
+const log = logger('explorer-worker');
+
+export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: { maxSteps?: number } = {}): Promise<number> {
+  await initEngine();
+  const ctx = await openWorkerContext(a);
+  const { cfg, db, tok, runId, metrics, pools } = ctx;
+  const stage = ctx.stages[a.stage]!;
+  exitWithParent(() => process.exit(3));
+  const unlock = await acquireComponentLock(ctx.runDir, 'explorer');
+  try {
+    const start = await db.getState<{ version: number }>(runId, `stage_start:${a.stage}`);
+    if (!start) throw new Error(`run ${runId}: stage ${a.stage} has no start checkpoint recorded (the coordinator records it before starting workers)`);
+    const saved = await db.getState<number>(runId, 'explorer_target');
+    // Explore steps are numbered by the trainer step they feed; a restart continues after the last appended one.
+    const target = Math.max(saved ?? 0, start.version);
+    const plan = { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: start.version };
+    const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, new ShuffledTasks(pools.train, cfg.seed + target), {
+      append: async (exps) => {
+        await db.appendExperiences(exps);
+      },
+    }, {
+      runId,
+      tasksPerStep: cfg.explorer.tasks_per_step,
+      repeatTimes: cfg.explorer.repeat_times,
+      sampling: {
+        maxNewTokens: cfg.explorer.sampling.max_new_tokens,
+        temperature: cfg.explorer.sampling.temperature,
+        topK: cfg.explorer.sampling.top_k,
+        topP: cfg.explorer.sampling.top_p,
+      },
+      seed: cfg.seed + 1 + target,
+      process: (exps) => groupAdvantages(stage.algorithm.name, exps, stage.algorithm.params),
+    });
+    log.info(`stage ${stage.name}: exploring from step ${target} (sync_offset ${plan.offset}, sync_interval ${plan.interval})`);
+    const r = await runExplorerLoop({
+      explorer,
+      target,
+      requiredVersion: (t) => requiredVersion(t, plan),
+      latest: async () => {
+        const c = await db.latestCheckpoint(runId);
+        return c && { version: c.version, path: c.path };
+      },
+      load: async (w) => {
+        const { model, meta } = loadCheckpoint(w.path);
+        return new LocalRolloutModel(model, tok, meta.version);
+      },
+      release: (m) => (m as LocalRolloutModel).model.dispose(),
+      onStep: (next) => db.setState(runId, 'explorer_target', next),
+      onMetrics: (rec) => metrics.write({ stage: stage.name, ...rec }),
+      onState: (s, d) => ctx.setState('explorer', s, d),
+      maxSteps: opts.maxSteps,
+      signal,
+    });
+    log.info(`stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%`);
+    return 0;
+  } finally {
+    unlock();
+    await db.close();
+  }
+}

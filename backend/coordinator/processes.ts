@@ -1,0 +1,129 @@
+// Child processes of a run (synchronizer `checkpoint`): the coordinator starts `rft explorer-worker`
+// and `rft trainer-worker`, keeps the tail of their logs (also written to <run>/logs/<name>.log),
+// reports a process that died with its last log lines, and restarts it up to `restart` times.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { logger } from '../core/log.js';
+
+const log = logger('processes');
+
+/** The command that runs the `rft` CLI this process runs from (TypeScript source through tsx, or the bundle). */
+export function cliCommand(): string[] {
+  if (process.env.RFT_CLI) return [process.env.RFT_CLI];
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.ts')) return ['--import', import.meta.resolve('tsx'), join(here, '..', '..', 'cli.ts')];
+  // Bundled: this module is part of dist/backend/cli.mjs.
+  return [here];
+}
+
+export class ProcessDiedError extends Error {
+  constructor(
+    readonly name_: string,
+    readonly code: number | null,
+    readonly signal: NodeJS.Signals | null,
+    readonly lastLines: string[],
+  ) {
+    super(`${name_} process died (${signal ? `signal ${signal}` : `exit code ${code}`}); last log lines:\n  ${lastLines.join('\n  ') || '(none)'}`);
+    this.name = 'ProcessDiedError';
+  }
+}
+
+export interface WorkerSpec {
+  name: string;
+  args: string[];
+  /** How many times it is started again after dying. */
+  restarts: number;
+  onEvent?(e: { kind: 'started' | 'died' | 'restarted' | 'exited'; pid?: number; code?: number | null; signal?: string | null; lastLines?: string[] }): void;
+}
+
+/** One supervised worker: `done` resolves when it exits 0 (or after stop()), rejects once it died more often than allowed. */
+export class Worker {
+  private child: ChildProcess | null = null;
+  private tail: string[] = [];
+  private stopping = false;
+  private restartsLeft: number;
+  private readonly logFile: WriteStream;
+  readonly done: Promise<void>;
+  private settle!: { resolve: () => void; reject: (e: Error) => void };
+
+  constructor(
+    readonly spec: WorkerSpec,
+    logDir: string,
+  ) {
+    this.restartsLeft = spec.restarts;
+    mkdirSync(logDir, { recursive: true });
+    this.logFile = createWriteStream(join(logDir, `${spec.name}.log`), { flags: 'a' });
+    this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+    this.done.catch(() => undefined);
+    this.start();
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  lastLines(n = 20): string[] {
+    return this.tail.slice(-n);
+  }
+
+  private start(): void {
+    const child = spawn(process.execPath, [...cliCommand(), ...this.spec.args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    this.child = child;
+    this.spec.onEvent?.({ kind: 'started', pid: child.pid });
+    log.info(`${this.spec.name} started (pid ${child.pid})`);
+    let partial = '';
+    const onData = (buf: Buffer) => {
+      this.logFile.write(buf);
+      const lines = (partial + buf.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      this.tail.push(...lines.filter((l) => l.trim()));
+      if (this.tail.length > 200) this.tail = this.tail.slice(-100);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code, signal) => {
+      if (partial.trim()) this.tail.push(partial);
+      partial = '';
+      if (this.child !== child) return;
+      this.child = null;
+      if (this.stopping || code === 0) {
+        this.spec.onEvent?.({ kind: 'exited', code, signal });
+        this.logFile.end();
+        this.settle.resolve();
+        return;
+      }
+      const lastLines = this.lastLines();
+      this.spec.onEvent?.({ kind: 'died', code, signal, lastLines });
+      log.warn(`${this.spec.name} died (${signal ?? `exit ${code}`}); last lines:\n  ${lastLines.slice(-8).join('\n  ')}`);
+      if (this.restartsLeft > 0) {
+        this.restartsLeft--;
+        this.spec.onEvent?.({ kind: 'restarted' });
+        this.start();
+        return;
+      }
+      this.logFile.end();
+      this.settle.reject(new ProcessDiedError(this.spec.name, code, signal, lastLines));
+    });
+  }
+
+  /** SIGTERM (the worker stops after its current step), then SIGKILL after graceMs. */
+  async stop(graceMs = 20_000): Promise<void> {
+    this.stopping = true;
+    const child = this.child;
+    if (!child) return this.done.catch(() => undefined);
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    try {
+      await this.done.catch(() => undefined);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Resolves when `main` finishes; rejects as soon as any worker dies for good. */
+export async function superviseStage(main: Worker, others: Worker[]): Promise<void> {
+  await Promise.race([main.done, ...others.map((w) => w.done.then(() => new Promise<void>(() => undefined)))]);
+}

@@ -1,0 +1,36 @@
+// Synchronizer `checkpoint` semantics. Trainer step t (its model version is t: one version per step)
+// trains on the explore step that targets t. The trainer publishes a checkpoint whenever
+// t % sync_interval === 0 and at the end of each stage. The explore step for t may start once a
+// checkpoint >= requiredVersion(t) exists, i.e. the explorer runs at most sync_offset versions ahead
+// of the trainer (sync_offset 0: synchronous; 1: one-step-off, rollout overlaps training).
+import type { RunConfig } from '../core/config.js';
+
+export interface SyncPlan {
+  interval: number;
+  offset: number;
+  /** Version the trainer entered the current stage with (always published). */
+  stageStartVersion: number;
+}
+
+export function requiredVersion(target: number, p: SyncPlan): number {
+  const want = target - p.offset;
+  const published = Math.floor(want / p.interval) * p.interval;
+  return Math.max(p.stageStartVersion, published);
+}
+
+/** Whether a trainer that has finished `step` steps publishes the weights now. */
+export function publishesAt(step: number, interval: number): boolean {
+  return step % interval === 0;
+}
+
+/**
+ * With sync_interval I and sync_offset k, the trainer at version t can get data made by version
+ * t - k - (I - 1); a staleness bound tighter than that would make the trainer wait forever.
+ */
+export function checkSyncConfig(cfg: RunConfig): string | null {
+  const { sync_interval: i, sync_offset: k } = cfg.synchronizer;
+  const worst = k + i - 1;
+  if (cfg.buffer.max_staleness < worst)
+    return `buffer.max_staleness is ${cfg.buffer.max_staleness} but synchronizer sync_offset ${k} with sync_interval ${i} produces experiences up to ${worst} versions old; set buffer.max_staleness >= ${worst}`;
+  return null;
+}

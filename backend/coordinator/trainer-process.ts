@@ -1,0 +1,110 @@
+// `rft trainer-worker RUN_DIR`: the trainer of a run as its own process. Starts from the newest
+// checkpoint in the buffer (its step is the resume point), trains the stage, publishes checkpoints.
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { logger } from '../core/log.js';
+import { initEngine } from '../model/engine.js';
+import { Transformer } from '../model/transformer.js';
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
+import { RunRegistry } from '../buffer/runs.js';
+import { makeSampler } from '../buffer/sampler/index.js';
+import { Trainer } from '../trainer/trainer.js';
+import { makeObjective } from '../trainer/objectives.js';
+import { runTrainerLoop } from '../trainer/worker.js';
+import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
+import { samplerConfig, stageBatchSize } from './run.js';
+
+const log = logger('trainer-worker');
+
+/** Published checkpoints kept on disk besides stage starts (the explorer only ever loads the newest). */
+const KEEP = 3;
+
+export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promise<number> {
+  await initEngine();
+  const ctx = await openWorkerContext(a);
+  const { cfg, db, tok, runId, metrics } = ctx;
+  const stage = ctx.stages[a.stage]!;
+  exitWithParent(() => process.exit(3));
+  const unlock = await acquireComponentLock(ctx.runDir, 'trainer');
+  try {
+    const latest = await db.latestCheckpoint(runId);
+    if (!latest) throw new Error(`run ${runId}: no checkpoint in ${db.location} to start from`);
+    const { model, meta } = loadCheckpoint(latest.path);
+    const metaStage = typeof meta.stage_index === 'number' ? meta.stage_index : 0;
+    if (metaStage > a.stage) {
+      log.info(`stage ${stage.name} already done (checkpoint v${meta.version})`);
+      model.dispose();
+      return 0;
+    }
+    const stageStep = metaStage === a.stage && typeof meta.stage_step === 'number' ? meta.stage_step : 0;
+    const step = typeof meta.step === 'number' ? meta.step : meta.version;
+    const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
+    // The reference is the policy as it entered the stage: the stage-start checkpoint, never pruned.
+    const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
+    const reference = objective.needsReference ? (start ? loadCheckpoint(start.path).model : model.clone()) : undefined;
+    const critic = objective.needsCritic ? new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17) : undefined;
+    const trainer = new Trainer(model, objective, {
+      lr: stage.lr ?? cfg.trainer.lr,
+      warmupSteps: cfg.trainer.warmup_steps,
+      weightDecay: cfg.trainer.weight_decay,
+      gradClip: cfg.trainer.grad_clip,
+      microBatchSize: cfg.trainer.micro_batch_size,
+      temperature: cfg.explorer.sampling.temperature || 1,
+      padId: tok.padId,
+    }, reference, critic);
+    const explores = objective.name !== 'sft' && stage.mode !== 'train';
+    const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
+    const batchSize = await stageBatchSize(db, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
+    const registry = await RunRegistry.open(ctx.workspace);
+    const stageStarts = new Set<number>();
+    for (let i = 0; i <= a.stage; i++) {
+      const s = await db.getState<{ version: number }>(runId, `stage_start:${i}`);
+      if (s) stageStarts.add(s.version);
+    }
+    log.info(`stage ${stage.name} (${objective.name}) from v${meta.version}, stage step ${stageStep}, batch ${batchSize}`);
+    const r = await runTrainerLoop({
+      trainer,
+      sampler: makeSampler(db, sCfg),
+      batchSize,
+      step,
+      stageStep,
+      steps: stage.steps,
+      wallSeconds: stage.wall_seconds,
+      syncInterval: cfg.synchronizer.sync_interval,
+      signal,
+      onMetrics: (rec) => metrics.write({ stage: stage.name, ...rec }),
+      onState: (s, d) => ctx.setState('trainer', s, d),
+      publish: async (version, sStep, done) => {
+        const dir = join(ctx.runDir, 'checkpoints', `v${version}`);
+        await saveCheckpoint(model, dir, { version, step: version, stage: stage.name, stage_index: done ? a.stage + 1 : a.stage, stage_step: done ? 0 : sStep }, tok);
+        await db.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
+        if (done || version % 20 === 0) {
+          await registry.addCheckpoint(runId, { version, path: dir, step: version });
+          await registry.setLastStep(runId, version);
+        }
+        prune(join(ctx.runDir, 'checkpoints'), version, stageStarts);
+      },
+    });
+    log.info(`stage ${stage.name}: ${r.stageDone ? 'done' : 'stopped'} at step ${r.step}, idle ${(r.idle * 100).toFixed(1)}%`);
+    trainer.dispose();
+    reference?.dispose();
+    critic?.dispose();
+    model.dispose();
+    return 0;
+  } finally {
+    unlock();
+    await db.close();
+  }
+}
+
+/** Delete published checkpoints older than the newest KEEP (stage starts and every 20th stay as resume / report points). */
+function prune(dir: string, newest: number, keep: Set<number>): void {
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    const m = /^v(\d+)$/.exec(name);
+    if (!m) continue;
+    const v = Number(m[1]);
+    if (v > newest - KEEP || keep.has(v) || v % 20 === 0) continue;
+    rmSync(join(dir, name), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,116 @@
+// What an explorer or trainer process of a run needs, rebuilt from the run folder alone: the config
+// the coordinator wrote (config.yaml), the run's tokenizer, the task pools, the buffer, metrics.
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { validateRunConfig, type RunConfig } from '../core/config.js';
+import { loadTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
+import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
+import type { ComponentState } from '../core/component-state.js';
+import { MetricsLog } from './monitor.js';
+import { loadTasks, type TaskPools } from './run.js';
+
+export type Stage = NonNullable<RunConfig['stages']>[number];
+
+export interface WorkerArgs {
+  runDir: string;
+  runId: string;
+  store: string;
+  stage: number;
+}
+
+export interface WorkerContext extends WorkerArgs {
+  cfg: RunConfig;
+  stages: Stage[];
+  tok: Tokenizer;
+  pools: TaskPools;
+  db: ExperienceStore;
+  metrics: MetricsLog;
+  /** The run registry's workspace (`<ws>/.rft/runs/<id>` -> `<ws>`). */
+  workspace: string;
+  /** Current state of the component in the buffer's run_state (read by `rft status` and the UI). */
+  setState(component: 'explorer' | 'trainer', state: ComponentState, detail?: string): void;
+}
+
+export function stagesOf(cfg: RunConfig): Stage[] {
+  return cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined, batch_size: undefined }];
+}
+
+export function workerArgv(kind: 'explorer-worker' | 'trainer-worker', a: WorkerArgs): string[] {
+  return [kind, a.runDir, '--run-id', a.runId, '--store', a.store, '--stage', String(a.stage)];
+}
+
+export function readRunConfig(runDir: string): RunConfig {
+  const file = join(runDir, 'config.yaml');
+  const { config, issues } = validateRunConfig(parseYaml(readFileSync(file, 'utf8')));
+  if (!config) throw new Error(`${file}: invalid config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  return config;
+}
+
+export async function openWorkerContext(a: WorkerArgs): Promise<WorkerContext> {
+  const runDir = resolve(a.runDir);
+  const cfg = readRunConfig(runDir);
+  const stages = stagesOf(cfg);
+  if (!(a.stage >= 0 && a.stage < stages.length)) throw new Error(`--stage ${a.stage}: the config has ${stages.length} stage(s)`);
+  const db = await openStore(a.store);
+  let pending = Promise.resolve();
+  return {
+    ...a,
+    runDir,
+    cfg,
+    stages,
+    tok: loadTokenizer(runDir),
+    pools: loadTasks(cfg),
+    db,
+    metrics: new MetricsLog(join(runDir, 'metrics.jsonl')),
+    workspace: dirname(dirname(dirname(runDir))),
+    setState(component, state, detail) {
+      // Serialised and best effort: a state line must never stop the loop.
+      pending = pending.then(() => db.setState(a.runId, `state:${component}`, { state, detail: detail ?? null, at: Date.now(), pid: process.pid })).catch(() => undefined);
+    },
+  };
+}
+
+/** Exit when the coordinator is gone (a kill -9 of it must not leave orphans training on). */
+export function exitWithParent(onGone: () => void): void {
+  const parent = process.ppid;
+  const t = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(t);
+      onGone();
+    }
+  }, 1000);
+  t.unref();
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * One explorer and one trainer per run: `<run>/<component>.pid`. A worker left over from a killed
+ * coordinator exits within a second (exitWithParent); a new one waits for it instead of training beside it.
+ */
+export async function acquireComponentLock(runDir: string, component: string, waitMs = 15_000): Promise<() => void> {
+  const file = join(runDir, `${component}.pid`);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const other = existsSync(file) ? Number(readFileSync(file, 'utf8')) : NaN;
+    if (!(other > 0) || other === process.pid || !alive(other)) break;
+    if (Date.now() > deadline) throw new Error(`${file}: another ${component} (pid ${other}) is still running for this run`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  writeFileSync(file, String(process.pid));
+  return () => {
+    try {
+      if (Number(readFileSync(file, 'utf8')) === process.pid) rmSync(file, { force: true });
+    } catch {
+      // already gone
+    }
+  };
+}

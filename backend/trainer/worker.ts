@@ -1,0 +1,79 @@
+// The trainer process's loop (synchronizer `checkpoint`): sample a batch for step t from the buffer,
+// train, and every sync_interval steps publish the weights as checkpoint v(t). The step number is
+// the sampler's consumer step, so a trainer restarted from checkpoint v(t) asks for the same steps
+// again and gets the recorded batches back instead of taking new experiences.
+import type { Experience } from '../core/types.js';
+import { StateClock, type ComponentState } from '../core/component-state.js';
+import type { Sampler } from '../buffer/sampler/index.js';
+import type { StepMetrics } from './trainer.js';
+
+export interface TrainerLoopOptions {
+  trainer: { trainStep(exps: Experience[], modelVersion: number): Promise<StepMetrics> };
+  sampler: Sampler;
+  batchSize: number;
+  /** Trainer steps done before this loop (= the model version it starts from). */
+  step: number;
+  /** Steps of the current stage already done. */
+  stageStep: number;
+  /** Stage bounds: a number of steps and/or a wall-clock budget (counted from this loop's start). */
+  steps?: number;
+  wallSeconds?: number;
+  syncInterval: number;
+  /** Write checkpoint v(step) and record it; `stageDone` marks the end of the stage. */
+  publish(version: number, stageStep: number, stageDone: boolean): Promise<void>;
+  onMetrics(rec: Record<string, unknown>): void;
+  onState?(state: ComponentState, detail?: string): void;
+  /** Per blocking read; a run whose explorer died must not hang forever. */
+  sampleTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface TrainerLoopResult {
+  step: number;
+  stageStep: number;
+  stageDone: boolean;
+  idle: number;
+}
+
+export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoopResult> {
+  const clock = new StateClock(o.onState);
+  const t0 = Date.now();
+  let step = o.step;
+  let s = o.stageStep;
+  const stageDone = () => (o.steps !== undefined && s >= o.steps) || (o.wallSeconds !== undefined && (Date.now() - t0) / 1000 >= o.wallSeconds);
+  while (!stageDone() && !o.signal?.aborted) {
+    clock.set('waiting', `batch for step ${step}`);
+    let batch;
+    try {
+      batch = await o.sampler.sample({ batchSize: o.batchSize, currentVersion: step, step, timeoutMs: o.sampleTimeoutMs ?? 600_000, signal: o.signal });
+    } catch (e) {
+      if (o.signal?.aborted) break;
+      throw e;
+    }
+    clock.set('training', `step ${step}`);
+    const tm = await o.trainer.trainStep(batch.experiences, step);
+    step++;
+    s++;
+    const usual = batch.experiences.filter((e) => e.source === 'usual');
+    o.onMetrics({ kind: 'train', ...tm, step: step - 1, model_version: step, replayed: batch.replayed, waited_s: batch.waitedMs / 1000, data_version_min: usual.length ? Math.min(...usual.map((e) => e.modelVersion)) : null });
+    const done = stageDone();
+    if (done || step % o.syncInterval === 0) {
+      clock.set('syncing', `v${step}`);
+      await o.publish(step, s, done);
+    }
+    const snap = clock.snapshot();
+    o.onMetrics({ kind: 'state', component: 'trainer', step: step - 1, trainer_idle: snap.idle, ...prefix('trainer_', snap) });
+  }
+  const stopped = !stageDone();
+  // A stop between syncs still leaves a resume point at the current step.
+  if (stopped && step % o.syncInterval !== 0) {
+    clock.set('syncing', `v${step}`);
+    await o.publish(step, s, false);
+  }
+  clock.set('stopped');
+  return { step, stageStep: s, stageDone: !stopped, idle: clock.snapshot().idle };
+}
+
+function prefix(p: string, o: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [p + k, v]));
+}

@@ -1,0 +1,119 @@
+// Live updates from a run, without starting one: a real run registry and metrics.jsonl written
+// the way the coordinator writes them. RunPoller forwards complete points once, in order, holds
+// back the newest (possibly half-written) step while the run is running, flushes it when the run
+// stops, and reports status changes; toPoints uses the dashboard's chart keys; task stats of a
+// real SQLite buffer are computed incrementally; `rft eval` arguments come from the owning run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
+import { RunRegistry } from '../../backend/buffer/runs.js';
+import { SqliteStore } from '../../backend/buffer/storage/index.js';
+import { ProcessRunController, RunPoller, toPoints } from '../../backend/server/process-run-controller.js';
+import { TaskStatsIndex } from '../../backend/server/adapters/task-stats.js';
+import { CHARTS } from '../../webview/dashboard/protocol.js';
+import { experience } from './make-buffer.js';
+
+const line = (file: string, rec: Record<string, unknown>) => appendFileSync(file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');
+const trainRec = (step: number) => ({ kind: 'train', stage: 'mix', step, loss: 1 / (step + 1), policy_loss: -0.1, sft_loss: 2, kl_loss: 0.01, tokens_per_s: 100 });
+
+test('toPoints merges a step and fills every dashboard chart key the trainer reports', () => {
+  const pts = toPoints('r', [
+    { t: 1, kind: 'stage', stage: 'mix' },
+    { t: 2, ...trainRec(0), 'usual/entropy': 0.7 },
+    { t: 3, kind: 'explore', step: 0, reward_mean: 0.25 },
+    { t: 4, kind: 'state', step: 0, trainer_idle: 0.4, explorer_idle: 0.6 },
+    { t: 5, kind: 'eval', step: 1, accuracy: 0.5 },
+  ]);
+  assert.equal(pts.length, 2);
+  const keys = CHARTS.flatMap((c) => c.keys);
+  for (const k of keys.filter((k) => k !== 'eval_accuracy')) assert.equal(typeof pts[0]!.values[k], 'number', `step 0 has ${k}`);
+  assert.equal(pts[0]!.values['loss/total'], 1);
+  assert.equal(pts[0]!.values.kl, 0.01);
+  assert.equal(pts[1]!.values.eval_accuracy, 0.5);
+});
+
+test('RunPoller: complete points once and in order, the newest held back until the run stops; status changes', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-live-'));
+  const reg = await RunRegistry.open(ws);
+  const run = await reg.create({ name: 'live', config: {} });
+  mkdirSync(run.dir, { recursive: true });
+  const file = join(run.dir, 'metrics.jsonl');
+  const poller = new RunPoller(() => RunRegistry.open(ws), 60_000);
+  const got: MetricsPoint[] = [];
+  const status: RunInfo[] = [];
+  const sub = poller.subscribe({ metrics: (m) => got.push(m), status: (r) => status.push(r) });
+  try {
+    await poller.tick();
+    assert.deepEqual(status, [], 'a run seen for the first time, not running: no news');
+    await reg.setStatus(run.id, 'running');
+    line(file, trainRec(0));
+    line(file, { kind: 'explore', step: 1, reward_mean: 0.5 }); // step 1 has begun: step 0 is complete
+    await poller.tick();
+    assert.deepEqual(got.map((p) => p.step), [0]);
+    assert.equal(status.at(-1)!.status, 'running');
+    assert.equal(status.at(-1)!.step, 2, 'live step from the metrics');
+    assert.equal(status.at(-1)!.reward, 0.5);
+    await poller.tick();
+    assert.deepEqual(got.map((p) => p.step), [0], 'nothing sent twice');
+    line(file, trainRec(1));
+    await poller.tick();
+    assert.deepEqual(got.map((p) => p.step), [0], 'step 1 is the newest: held back');
+    await reg.setStatus(run.id, 'stopped');
+    await poller.tick();
+    assert.deepEqual(got.map((p) => p.step), [0, 1], 'flushed when the run stops');
+    assert.equal(got[1]!.values.reward, 0.5);
+    assert.equal(got[1]!.values['loss/total'], 0.5);
+    assert.equal(status.at(-1)!.status, 'stopped');
+    const n = status.length;
+    await poller.tick();
+    assert.equal(status.length, n, 'no change, no notification');
+  } finally {
+    sub.dispose();
+  }
+});
+
+test('TaskStatsIndex: usual ok train rollouts per task and run, incrementally', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-ts-'));
+  const store = new SqliteStore(join(dir, "buffer.db"));
+  try {
+    const mk = (i: number, o: Parameters<typeof experience>[1]) => experience(i, { runId: 'r', taskId: 'a', ...o });
+    await store.appendExperiences([
+      mk(0, { reward: 1 }),
+      mk(1, { reward: 0.5 }),
+      mk(2, { reward: 0, status: 'infra_failure' }),
+      mk(3, { reward: 1, source: 'expert' }),
+      mk(4, { reward: 1, split: 'eval' }),
+      mk(5, { reward: 0.25, taskId: 'b' }),
+      mk(6, { reward: 1, runId: 'other' }),
+    ]);
+    const idx = new TaskStatsIndex(store);
+    assert.deepEqual(await idx.stats('r'), [
+      { taskId: 'a', rollouts: 2, meanReward: 0.75, passRate: 0.5 },
+      { taskId: 'b', rollouts: 1, meanReward: 0.25, passRate: 0 },
+    ]);
+    await store.appendExperiences([mk(7, { reward: 1, taskId: 'b' })]);
+    assert.deepEqual((await idx.stats('r')).find((s) => s.taskId === 'b'), { taskId: 'b', rollouts: 2, meanReward: 0.625, passRate: 0.5 });
+    assert.equal((await idx.stats()).find((s) => s.taskId === 'a')!.rollouts, 3, 'all runs');
+  } finally {
+    await store.close();
+  }
+});
+
+test('evaluate: the owning run supplies the held-out split, reward and answer length', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-evargs-'));
+  const reg = await RunRegistry.open(ws);
+  const cfg = { taskset: { builtin: 'reverse', seed: 0 }, eval: { builtin: 'reverse', size: 16, seed: 3 }, workflow: { reward: 'exact_match' }, explorer: { eval_sampling: { max_new_tokens: 8 } } };
+  const run = await reg.create({ name: 'ev', config: cfg });
+  const ck = join(run.dir, 'checkpoints', 'v3');
+  mkdirSync(ck, { recursive: true });
+  const c = new ProcessRunController(ws);
+  assert.deepEqual(await c.evalArgs(ck, ''), [ck, '--taskset', 'builtin:reverse', '--size', '16', '--seed', '3', '--reward', 'exact_match', '--max-new-tokens', '8']);
+  assert.deepEqual(await c.evalArgs(ck, 'tasksets/x.jsonl'), [ck, '--taskset', join(ws, 'tasksets/x.jsonl'), '--reward', 'exact_match', '--max-new-tokens', '8']);
+  await assert.rejects(c.evalArgs(join(ws, 'missing'), ''), /not found/);
+  const loose = join(ws, 'loose');
+  mkdirSync(loose);
+  await assert.rejects(c.evalArgs(loose, ''), /field 'taskset'|taskset/);
+});
