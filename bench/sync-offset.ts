@@ -3,7 +3,7 @@
 // to the same number of trainer steps, the trainer's idle fraction, and the final held-out accuracy.
 // Usage: npm run bench -- sync-offset [--mix-steps N] [--seed N]
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
@@ -23,6 +23,9 @@ interface Result {
   explorerIdle: number;
   acc: number;
   base: number;
+  trainStep: number;
+  rollout: number;
+  load: number;
 }
 
 async function one(offset: number): Promise<Result> {
@@ -41,8 +44,10 @@ async function one(offset: number): Promise<Result> {
     const train = m.filter((r) => r.kind === 'train' && r.stage === last.name);
     const trainerState = m.filter((r) => r.kind === 'state' && r.component === 'trainer' && r.stage === last.name).at(-1)!;
     const explorerState = m.filter((r) => r.kind === 'state' && r.component === 'explorer' && r.stage === last.name).at(-1)!;
+    const explore = m.filter((r) => r.kind === 'explore' && r.stage === last.name);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     if (train.length !== mixSteps) throw new Error(`expected ${mixSteps} ${last.name} steps, got ${train.length}`);
-    return { wall: ((train.at(-1)!.t as number) - stageT) / 1000, idle: trainerState.trainer_idle as number, explorerIdle: explorerState.explorer_idle as number, acc: s.final_accuracy, base: s.base_accuracy };
+    return { wall: ((train.at(-1)!.t as number) - stageT) / 1000, idle: trainerState.trainer_idle as number, explorerIdle: explorerState.explorer_idle as number, acc: s.final_accuracy, base: s.base_accuracy, trainStep: mean(train.map((r) => r.time_total_s as number)), rollout: mean(explore.map((r) => r.rollout_s as number)), load: loadavg()[0]! };
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -61,3 +66,11 @@ line('explorer_idle_sync_offset_1', 'fraction', off.explorerIdle, sync.explorerI
 line('base_accuracy', 'fraction', sync.base, null);
 line('final_accuracy_sync_offset_0', 'fraction', sync.acc, null);
 line('final_accuracy_sync_offset_1', 'fraction', off.acc, sync.acc);
+// Why the wall-clock moves as it does: the cost of one train step and one explore step in each mode
+// (overlapping processes share the cores), and the machine's 1-minute load average after each run.
+line('train_step_s_sync_offset_0', 's', sync.trainStep, null);
+line('train_step_s_sync_offset_1', 's', off.trainStep, sync.trainStep);
+line('explore_step_s_sync_offset_0', 's', sync.rollout, null);
+line('explore_step_s_sync_offset_1', 's', off.rollout, sync.rollout);
+line('load_avg_1m_after_sync_offset_0', 'processes', sync.load, null);
+line('load_avg_1m_after_sync_offset_1', 'processes', off.load, null);

@@ -16,7 +16,7 @@ import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, saveTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import { RunRegistry } from '../buffer/runs.js';
-import { DEFAULT_EXPERIENCE_PIPELINE, ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
+import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
 import { makeSampler, type Sampler } from '../buffer/sampler/index.js';
 import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -210,7 +210,7 @@ async function execute(
     // The stage being run decides the advantage function of fresh experiences.
     let currentAlgorithm = cfg.algorithm;
     // Raw -> verified: validity, reward filters, then the algorithm's group advantages.
-    const pipeline = ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? DEFAULT_EXPERIENCE_PIPELINE, {
+    const pipeline = ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? RUN_EXPERIENCE_PIPELINE, {
       advantage: (exps) => groupAdvantages(currentAlgorithm.name, exps, currentAlgorithm.params),
     });
     const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, new ShuffledTasks(pools.train, cfg.seed), {
@@ -277,12 +277,17 @@ async function execute(
       const done = () => (stage.steps !== undefined && s >= stage.steps) || (stage.wall_seconds !== undefined && (Date.now() - stageStart) / 1000 >= stage.wall_seconds) || opts.signal?.aborted;
       while (!done()) {
         const e0 = performance.now();
+        let stepBatch = batchSize;
         if (explores) {
           const em = await explorer.exploreStep(rollout);
           metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s });
+          // Synchronous: train on what this step made trainable (invalid and infra-failed samples are
+          // stored but never sampled); a step that produced nothing trainable is explored again.
+          if (em.trainable === 0) continue;
+          stepBatch = await stageBatchSize(store, samplerCfg, true, batchSize, em.trainable);
         }
         const exploreS = (performance.now() - e0) / 1000;
-        const batch = await sampler.sample({ batchSize, currentVersion: version, step: totalSteps, timeoutMs: 60_000 });
+        const batch = await sampler.sample({ batchSize: stepBatch, currentVersion: version, step: totalSteps, timeoutMs: 60_000 });
         const tm = await trainer.trainStep(batch.experiences, version);
         version++;
         rollout.version = version;
@@ -355,6 +360,9 @@ export async function stageBatchSize(store: ExperienceStore, s: { type: string; 
   }
   return configured;
 }
+
+export /** Invalid experiences are kept in the buffer (browsable, never sampled) rather than dropped. */
+const RUN_EXPERIENCE_PIPELINE = [{ name: 'validity' }, { name: 'reward_filter', drop_invalid: false }, { name: 'advantage' }];
 
 export function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig) {
   const base = { consumer: 'trainer', maxStaleness: cfg.buffer.max_staleness };

@@ -33,6 +33,8 @@ export interface ExploreMetrics {
   experiences: number;
   reward_mean: number;
   ok: number;
+  /** Verified experiences with status ok that reached the buffer (what a trainer may sample). */
+  trainable: number;
   invalid: number;
   infra_failure: number;
   rollout_s: number;
@@ -75,6 +77,7 @@ export class Explorer {
       experiences: raw.length,
       reward_mean: ok.length ? ok.reduce((a, e) => a + e.reward, 0) / ok.length : 0,
       ok: ok.length,
+      trainable: verified.filter((e) => e.status === 'ok' && e.source === 'usual').length,
       invalid: raw.filter((e) => e.status === 'invalid').length,
       infra_failure: raw.filter((e) => e.status === 'infra_failure').length,
       rollout_s: (performance.now() - t0) / 1000,

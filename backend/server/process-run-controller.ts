@@ -164,6 +164,8 @@ export class RunPoller {
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly sent = new Map<string, number>();
   private readonly last = new Map<string, { key: string; running: boolean }>();
+  /** Step / reward read from the metrics while the run ran (kept after it stops). */
+  private readonly live = new Map<string, { step: number; reward?: number }>();
   private busy = false;
 
   constructor(
@@ -199,7 +201,7 @@ export class RunPoller {
           if (newest) {
             // Live step / reward for the Runs view and status bar (the registry has them per checkpoint).
             const reward = [...pts].reverse().find((p) => p.values.reward !== undefined)?.values.reward;
-            info = { ...info, step: Math.max(info.step ?? 0, newest.step + 1), ...(reward !== undefined ? { reward } : {}) };
+            this.live.set(rec.id, { step: newest.step + 1, reward });
           }
           const from = this.sent.get(rec.id) ?? -1;
           const upTo = running ? (newest?.step ?? 0) - 1 : Infinity;
@@ -207,6 +209,8 @@ export class RunPoller {
           for (const p of fresh) for (const s of this.subs) s.metrics?.(p);
           if (fresh.length) this.sent.set(rec.id, fresh[fresh.length - 1]!.step);
         }
+        const live = this.live.get(rec.id);
+        if (live) info = { ...info, step: Math.max(info.step ?? 0, live.step), ...(live.reward !== undefined ? { reward: live.reward } : {}) };
         const key = JSON.stringify([info.status, info.step, info.reward, info.checkpoints?.length]);
         // A finished run seen for the first time is no news; every change after that is.
         if (key !== prev?.key && (prev || running)) for (const s of this.subs) s.status?.(info);

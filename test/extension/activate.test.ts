@@ -81,7 +81,7 @@ test('a bad taskset line shows in Problems at its line, with a badge on the Task
   assert.equal((await view.items())[0]!.description, '2 tasks');
 });
 
-test('the runs view lists the workspace runs; inline resume reaches the backend and says it is not available yet', async () => {
+test('the runs view lists the workspace runs; resume reaches the backend, whose error is shown', async () => {
   const view = vscode.recorded.treeViews.get('rftStudio.runs')!;
   const items = await until(async () => {
     const it = await view.items();
@@ -91,8 +91,8 @@ test('the runs view lists the workspace runs; inline resume reaches the backend 
   assert.equal(items[0]!.description, 'paused · step 12');
   assert.equal(items[0]!.contextValue, 'rftRun.paused');
   vscode.recorded.messages.length = 0;
-  await vscode.commands.executeCommand('rftStudio.resumeTraining', 'demo-run');
-  assert.match(vscode.recorded.messages[0]!.message, /Resume training: .*not available yet/);
+  await vscode.commands.executeCommand('rftStudio.resumeTraining', 'no-such-run');
+  assert.match(vscode.recorded.messages[0]!.message, /Resume training: .*no run 'no-such-run'/);
 });
 
 test('the status bar shows the backend is up', async () => {
@@ -113,12 +113,12 @@ test('untrusted workspace: start training is refused before reaching the backend
   assert.match(vscode.recorded.messages[0]!.message, /needs a trusted workspace/);
 });
 
-test('start training says clearly that run control is not available yet', async () => {
+test('start training with a config that is not there says so', async () => {
   vscode.recorded.messages.length = 0;
-  await vscode.commands.executeCommand('rftStudio.startTraining', vscode.Uri.file(join(ws, 'train.rft.yaml')));
+  await vscode.commands.executeCommand('rftStudio.startTraining', vscode.Uri.file(join(ws, 'missing.rft.yaml')));
   assert.equal(vscode.recorded.messages.length, 1);
-  assert.equal(vscode.recorded.messages[0]!.kind, 'warning');
-  assert.match(vscode.recorded.messages[0]!.message, /Start training: .*not available yet/);
+  assert.equal(vscode.recorded.messages[0]!.kind, 'error');
+  assert.match(vscode.recorded.messages[0]!.message, /Start training: .*not found/);
 });
 
 test('experience browser: strict CSP with nonce, no retained context, typed requests reach the buffer', async () => {

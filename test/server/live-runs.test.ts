@@ -44,18 +44,19 @@ test('RunPoller: complete points once and in order, the newest held back until t
   const poller = new RunPoller(() => RunRegistry.open(ws), 60_000);
   const got: MetricsPoint[] = [];
   const status: RunInfo[] = [];
+  const lastStatus = (): RunInfo => status[status.length - 1]!;
   const sub = poller.subscribe({ metrics: (m) => got.push(m), status: (r) => status.push(r) });
   try {
     await poller.tick();
-    assert.deepEqual(status, [], 'a run seen for the first time, not running: no news');
+    assert.equal(status.length, 0, 'a run seen for the first time, not running: no news');
     await reg.setStatus(run.id, 'running');
     line(file, trainRec(0));
     line(file, { kind: 'explore', step: 1, reward_mean: 0.5 }); // step 1 has begun: step 0 is complete
     await poller.tick();
     assert.deepEqual(got.map((p) => p.step), [0]);
-    assert.equal(status.at(-1)!.status, 'running');
-    assert.equal(status.at(-1)!.step, 2, 'live step from the metrics');
-    assert.equal(status.at(-1)!.reward, 0.5);
+    assert.equal(lastStatus().status, 'running');
+    assert.equal(lastStatus().step, 2, 'live step from the metrics');
+    assert.equal(lastStatus().reward, 0.5);
     await poller.tick();
     assert.deepEqual(got.map((p) => p.step), [0], 'nothing sent twice');
     line(file, trainRec(1));
@@ -66,7 +67,7 @@ test('RunPoller: complete points once and in order, the newest held back until t
     assert.deepEqual(got.map((p) => p.step), [0, 1], 'flushed when the run stops');
     assert.equal(got[1]!.values.reward, 0.5);
     assert.equal(got[1]!.values['loss/total'], 0.5);
-    assert.equal(status.at(-1)!.status, 'stopped');
+    assert.equal(lastStatus().status, 'stopped');
     const n = status.length;
     await poller.tick();
     assert.equal(status.length, n, 'no change, no notification');

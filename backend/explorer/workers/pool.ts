@@ -74,10 +74,14 @@ interface Slot {
   dead: boolean;
 }
 
-function workerUrl(): URL {
-  // Under tsx (dev, tests) the sources are .ts; a bundle ships rollout-worker.mjs next to this file.
-  const ts = import.meta.url.endsWith('.ts');
-  return new URL(ts ? './rollout-worker.ts' : './rollout-worker.mjs', import.meta.url);
+function startWorker(): Worker {
+  // A bundle ships rollout-worker.mjs next to this file. Under tsx (dev, tests) the sources are .ts,
+  // and Node 20 does not apply the parent's --import hooks to a worker's entry module, so a small
+  // bootstrap registers tsx in the worker first.
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./rollout-worker.mjs', import.meta.url));
+  const entry = new URL('./rollout-worker.ts', import.meta.url).href;
+  const boot = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry)}); }).catch((e) => { throw e; });`;
+  return new Worker(boot, { eval: true });
 }
 
 export class WorkerRolloutModel implements RolloutModel {
@@ -111,7 +115,10 @@ export class WorkerRolloutModel implements RolloutModel {
 
   /** Wait until every worker has its engine up (optional: jobs wait for it anyway). */
   async ready(): Promise<void> {
-    while (!this.slots.every((s) => s.ready)) await new Promise((r) => setTimeout(r, 20));
+    while (!this.slots.every((s) => s.ready)) {
+      if (this.initError) throw new Error(this.initError);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /** Publish new weights; each worker loads them before its next job. */
@@ -159,7 +166,7 @@ export class WorkerRolloutModel implements RolloutModel {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(workerUrl());
+    const worker = startWorker();
     const slot: Slot = { worker, ready: false, version: -1, job: null, dead: false };
     worker.on('message', (m: FromWorker) => this.onMessage(slot, m));
     worker.on('error', (e) => this.onDeath(slot, `worker error: ${e.message}`));
@@ -239,6 +246,12 @@ export class WorkerRolloutModel implements RolloutModel {
     if (s.dead) return;
     s.dead = true;
     if (this.closed) return;
+    if (!s.ready) {
+      // It died while starting: a respawn would die the same way.
+      this.initError = `rollout worker failed to start: ${reason}`;
+      for (const job of this.queue.splice(0)) this.fail(job, this.initError);
+      return;
+    }
     this.m.crashes++;
     if (s.job) this.retry(s, reason);
     else this.replace(s);

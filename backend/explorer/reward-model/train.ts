@@ -1,0 +1,68 @@
+// Training the reward model: Bradley-Terry on preference pairs (-log sigmoid(s_chosen - s_rejected)),
+// plus a pointwise term on ratings (sigmoid(score) regressed to the rating scaled to 0..1), which
+// also lets ratings on single answers (no pair) teach it. AdamW, seeded mini-batches.
+import { Rng } from '../../core/rng.js';
+import { tf } from '../../model/engine.js';
+import { AdamW, clipByGlobalNorm } from '../../model/optim.js';
+import type { Transformer } from '../../model/transformer.js';
+import type { PreferenceData } from './data.js';
+import { scoreTensor } from './score.js';
+
+export interface RewardTrainOptions {
+  steps: number;
+  lr?: number;
+  batchSize?: number;
+  /** Weight of the pointwise rating loss (0 = pairs only). */
+  ratingWeight?: number;
+  seed?: number;
+  padId: number;
+  gradClip?: number;
+}
+
+export interface RewardTrainResult {
+  losses: number[];
+  pairs: number;
+  ratings: number;
+}
+
+export async function trainRewardModel(model: Transformer, data: PreferenceData, o: RewardTrainOptions): Promise<RewardTrainResult> {
+  if (!model.config.valueHead) throw new Error('reward model: the model needs a value head (config.valueHead)');
+  if (data.pairs.length === 0 && data.ratings.length === 0) throw new Error('reward model: no ratings or preference pairs to train on');
+  const rng = new Rng(o.seed ?? 0);
+  const opt = new AdamW(model.variables(), { lr: o.lr ?? 1e-3, weightDecay: 0 });
+  const bs = o.batchSize ?? 8;
+  const rw = o.ratingWeight ?? (data.pairs.length ? 0.5 : 1);
+  const rs = data.ratings.map((r) => r.rating);
+  const lo = Math.min(...rs);
+  const span = Math.max(...rs) - lo || 1;
+  const losses: number[] = [];
+  try {
+    for (let step = 0; step < o.steps; step++) {
+      const pairs = data.pairs.length ? Array.from({ length: Math.min(bs, data.pairs.length) }, () => rng.pick(data.pairs)) : [];
+      const rated = data.ratings.length && rw > 0 ? Array.from({ length: Math.min(bs, data.ratings.length) }, () => rng.pick(data.ratings)) : [];
+      const { value, grads } = tf.variableGrads(() => {
+        let loss = tf.scalar(0);
+        if (pairs.length) {
+          const s = scoreTensor(model, [...pairs.map((p) => [...p.prompt, ...p.chosen]), ...pairs.map((p) => [...p.prompt, ...p.rejected])], o.padId);
+          const diff = tf.sub(tf.slice(s, [0], [pairs.length]), tf.slice(s, [pairs.length], [pairs.length]));
+          loss = tf.add(loss, tf.neg(tf.mean(tf.logSigmoid(diff))));
+        }
+        if (rated.length) {
+          const s = scoreTensor(model, rated.map((r) => [...r.prompt, ...r.response]), o.padId);
+          const target = tf.tensor1d(rated.map((r) => (r.rating - lo) / span));
+          loss = tf.add(loss, tf.mul(tf.mean(tf.square(tf.sub(tf.sigmoid(s), target))), rw));
+        }
+        return loss as tf.Scalar;
+      }, model.variables());
+      const clipped = clipByGlobalNorm(grads, o.gradClip ?? 1);
+      opt.step(clipped.grads);
+      losses.push((await value.data())[0]!);
+      value.dispose();
+      for (const g of Object.values(grads)) g.dispose();
+      for (const g of Object.values(clipped.grads)) if (!Object.values(grads).includes(g)) g.dispose();
+    }
+  } finally {
+    opt.dispose();
+  }
+  return { losses, pairs: data.pairs.length, ratings: data.ratings.length };
+}

@@ -1,0 +1,95 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { initEngine } from '../../backend/model/engine.js';
+import { makeConfig } from '../../backend/model/config.js';
+import { Transformer } from '../../backend/model/transformer.js';
+import { saveCheckpoint } from '../../backend/model/checkpoint.js';
+import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
+import { encodePrompt, encodeResponse, taskMessages } from '../../backend/model/chat.js';
+import { Rng } from '../../backend/core/rng.js';
+import type { Experience } from '../../backend/core/types.js';
+import { preferenceData } from '../../backend/explorer/reward-model/data.js';
+import { trainRewardModel } from '../../backend/explorer/reward-model/train.js';
+import { scoreSequences } from '../../backend/explorer/reward-model/score.js';
+import { resolveReward } from '../../backend/explorer/reward-resolve.js';
+
+await initEngine();
+const tok = CharTokenizer.train(['polite answer: please thanks rude go away now abcdefghijklmnopqrstuvwxyz']);
+const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 24, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 48, maxSeqLen: 48, valueHead: true });
+
+// People rate answers that say "please" high and answers that say "go away" low; the filler varies.
+const rng = new Rng(3);
+const filler = () => Array.from({ length: rng.int(0, 4) }, () => 'xyzqk'[rng.int(0, 5)]).join('');
+const prompt = (i: number) => `answer ${'abcdefgh'[i % 8]}`;
+function experiences(n: number): Experience[] {
+  const out: Experience[] = [];
+  for (let i = 0; i < n; i++) {
+    for (const [text, rating] of [[`${filler()} please ${filler()}`, 5], [`${filler()} go away ${filler()}`, 1]] as const) {
+      out.push({
+        id: `e${out.length}`, taskId: `t${i}`, groupId: 'g', runId: 'r', source: 'usual',
+        promptTokens: encodePrompt(tok, taskMessages(prompt(i))), promptText: prompt(i),
+        responseTokens: encodeResponse(tok, text), responseText: text, actionMask: [], logprobs: [], modelVersion: 0,
+        reward: 0, status: 'ok', useCount: 0, createdAt: 0, feedback: { rating },
+      });
+    }
+  }
+  return out;
+}
+
+async function rankAccuracy(model: Transformer, exps: Experience[]): Promise<number> {
+  const s = await scoreSequences(model, exps.map((e) => [...e.promptTokens, ...e.responseTokens]), tok.padId);
+  let right = 0;
+  for (let i = 0; i < s.length; i += 2) if (s[i]! > s[i + 1]!) right++;
+  return right / (s.length / 2);
+}
+
+test('ratings become preference pairs per task; unrated and infra failures are left out', () => {
+  const exps = experiences(3);
+  exps.push({ ...exps[0]!, id: 'u', feedback: undefined }, { ...exps[0]!, id: 'f', status: 'infra_failure', feedback: { rating: 9 } });
+  const d = preferenceData(exps);
+  assert.equal(d.ratings.length, 6);
+  assert.equal(d.pairs.length, 3);
+  for (const p of d.pairs) assert.match(tok.decode(p.chosen, { skipSpecial: true }), /please/);
+});
+
+test('Bradley-Terry training learns to rank held-out answers; usable as reward_model:<dir>', async () => {
+  const model = new Transformer(cfg, 1);
+  const dir = mkdtempSync(join(tmpdir(), 'rft-rm-'));
+  try {
+    const heldOut = experiences(12);
+    const before = await rankAccuracy(model, heldOut);
+    const res = await trainRewardModel(model, preferenceData(experiences(24)), { steps: 60, lr: 3e-3, batchSize: 8, padId: tok.padId, seed: 1 });
+    const first = res.losses.slice(0, 5).reduce((a, b) => a + b) / 5;
+    const last = res.losses.slice(-5).reduce((a, b) => a + b) / 5;
+    assert.ok(last < first * 0.6, `loss fell: ${first.toFixed(3)} -> ${last.toFixed(3)}`);
+    const after = await rankAccuracy(model, heldOut);
+    assert.ok(after >= 0.9, `held-out ranking accuracy ${after} (before ${before})`);
+    await saveCheckpoint(model, dir, { version: 1 }, tok);
+    const reward = resolveReward(`reward_model:${dir}`);
+    const task = { id: 'x', taskset: 't', domain: 'text' as const, prompt: prompt(3) };
+    const good = await reward(task, 'zz please q');
+    const bad = await reward(task, 'zz go away q');
+    assert.equal(good.status, 'ok');
+    assert.ok(good.reward > bad.reward && good.reward > 0 && good.reward < 1, `${good.reward} vs ${bad.reward}`);
+    assert.equal(typeof good.details!.score, 'number');
+  } finally {
+    model.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('reward_model: a checkpoint without a value head is refused with the file named', async () => {
+  const plain = new Transformer({ ...cfg, valueHead: false }, 1);
+  const dir = mkdtempSync(join(tmpdir(), 'rft-rm-'));
+  try {
+    await saveCheckpoint(plain, dir, { version: 0 }, tok);
+    assert.throws(() => resolveReward(`reward_model:${dir}`), (e: Error) => e.message.includes(join(dir, 'config.json')) && /no value head/.test(e.message));
+    assert.throws(() => resolveReward('nope:x'), /unknown reward factory 'nope'/);
+  } finally {
+    plain.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
