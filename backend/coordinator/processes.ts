@@ -20,12 +20,12 @@ export function cliCommand(): string[] {
 
 export class ProcessDiedError extends Error {
   constructor(
-    readonly name_: string,
+    readonly component: string,
     readonly code: number | null,
     readonly signal: NodeJS.Signals | null,
     readonly lastLines: string[],
   ) {
-    super(`${name_} process died (${signal ? `signal ${signal}` : `exit code ${code}`}); last log lines:\n  ${lastLines.join('\n  ') || '(none)'}`);
+    super(`${component} process died (${signal ? `signal ${signal}` : `exit code ${code}`}); last log lines:\n  ${lastLines.join('\n  ') || '(none)'}`);
     this.name = 'ProcessDiedError';
   }
 }

@@ -2,7 +2,8 @@
 // model (the policy being trained, or an external endpoint), an environment (for multi-turn) and a
 // reward model. Workflows register by name; adding one is one new file in workflows/.
 import { Registry } from '../core/registry.js';
-import type { Experience, Task } from '../core/types.js';
+import type { Experience, Task, TaskImage } from '../core/types.js';
+import type { tf } from '../model/engine.js';
 import type { Generation, GenerateOptions } from '../model/generate.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 
@@ -24,6 +25,8 @@ export interface RolloutModel {
   /** Longest prompt + response the model takes, when it has a limit (multi-turn stops before it). */
   readonly maxSeqLen?: number;
   generate(prompts: number[][], opts: GenerateOptions): Promise<RolloutGeneration[]>;
+  /** Vision models: prefix embeddings [B, P, D] of the images, to pass to generate as `prefix` (caller disposes). */
+  embedImages?(images: TaskImage[]): tf.Tensor3D;
 }
 
 export interface RewardResult {

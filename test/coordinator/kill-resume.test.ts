@@ -93,25 +93,31 @@ test('kill -9 of the trainer mid-run, then resume: completes, nothing trained tw
   }
 });
 
-test('with restart: 1 a killed trainer is restarted and the run completes on its own', async () => {
+test('with restart: 1 a killed trainer and a killed explorer are restarted and the run completes on its own', async () => {
   const ws = tempWorkspace();
   try {
     const cfg = tinyConfig({ sync_offset: 1 }, MIX_STEPS, { restart: 1 });
     const runDir = join(ws, '.rft', 'runs', 'r1');
-    let killed = false;
+    const killed = new Set<string>();
+    const pidOf = (m: Record<string, unknown>[], c: string) => m.filter((r) => r.kind === 'process' && r.component === c && r.event === 'started').at(-1)?.pid as number | undefined;
     const watcher = setInterval(() => {
       const m = metricsOf(runDir);
-      const pid = m.filter((r) => r.kind === 'process' && r.component === 'trainer' && r.event === 'started').at(-1)?.pid as number | undefined;
-      if (!killed && pid && m.filter((r) => r.kind === 'train' && r.stage === 'mix').length >= 3) {
-        killed = true;
-        process.kill(pid, 'SIGKILL');
+      const mixSteps = m.filter((r) => r.kind === 'train' && r.stage === 'mix').length;
+      for (const [c, at] of [['trainer', 3], ['explorer', 6]] as const) {
+        const pid = pidOf(m, c);
+        if (!killed.has(c) && pid && mixSteps >= at) {
+          killed.add(c);
+          process.kill(pid, 'SIGKILL');
+        }
       }
     }, 100);
     const s = await runJob({ config: cfg, workspace: ws, runId: 'r1' }).finally(() => clearInterval(watcher));
-    assert.ok(killed);
+    assert.deepEqual([...killed].sort(), ['explorer', 'trainer']);
     assert.equal(s.trainer_steps, TOTAL);
-    const ev = metricsOf(runDir).filter((r) => r.kind === 'process' && r.component === 'trainer').map((r) => r.event);
-    assert.ok(ev.includes('died') && ev.includes('restarted'), ev.join(','));
+    for (const c of ['trainer', 'explorer']) {
+      const ev = metricsOf(runDir).filter((r) => r.kind === 'process' && r.component === c).map((r) => r.event);
+      assert.ok(ev.includes('died') && ev.includes('restarted'), `${c}: ${ev.join(',')}`);
+    }
     await checkConsumption(join(runDir, 'buffer.db'));
   } finally {
     rmSync(ws, { recursive: true, force: true });

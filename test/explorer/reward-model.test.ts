@@ -24,10 +24,11 @@ const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 24, nLayers: 1, nHead
 const rng = new Rng(3);
 const filler = () => Array.from({ length: rng.int(0, 4) }, () => 'xyzqk'[rng.int(0, 5)]).join('');
 const prompt = (i: number) => `answer ${'abcdefgh'[i % 8]}`;
-function experiences(n: number): Experience[] {
+/** flip: the raters prefer the rude answers instead (the same data, opposite labels). */
+function experiences(n: number, flip = false): Experience[] {
   const out: Experience[] = [];
   for (let i = 0; i < n; i++) {
-    for (const [text, rating] of [[`${filler()} please ${filler()}`, 5], [`${filler()} go away ${filler()}`, 1]] as const) {
+    for (const [text, rating] of [[`${filler()} please ${filler()}`, flip ? 1 : 5], [`${filler()} go away ${filler()}`, flip ? 5 : 1]] as const) {
       out.push({
         id: `e${out.length}`, taskId: `t${i}`, groupId: 'g', runId: 'r', source: 'usual',
         promptTokens: encodePrompt(tok, taskMessages(prompt(i))), promptText: prompt(i),
@@ -39,10 +40,11 @@ function experiences(n: number): Experience[] {
   return out;
 }
 
+/** Share of held-out pairs where the higher-rated answer scores higher. */
 async function rankAccuracy(model: Transformer, exps: Experience[]): Promise<number> {
   const s = await scoreSequences(model, exps.map((e) => [...e.promptTokens, ...e.responseTokens]), tok.padId);
   let right = 0;
-  for (let i = 0; i < s.length; i += 2) if (s[i]! > s[i + 1]!) right++;
+  for (let i = 0; i < s.length; i += 2) if ((s[i]! > s[i + 1]!) === (exps[i]!.feedback!.rating! > exps[i + 1]!.feedback!.rating!)) right++;
   return right / (s.length / 2);
 }
 
@@ -67,6 +69,15 @@ test('Bradley-Terry training learns to rank held-out answers; usable as reward_m
     assert.ok(last < first * 0.6, `loss fell: ${first.toFixed(3)} -> ${last.toFixed(3)}`);
     const after = await rankAccuracy(model, heldOut);
     assert.ok(after >= 0.9, `held-out ranking accuracy ${after} (before ${before})`);
+    // The same initial weights trained on the opposite labels learn the opposite ranking, so the
+    // ranking above is learned from the data, not an accident of the initialisation.
+    const flipped = new Transformer(cfg, 1);
+    try {
+      await trainRewardModel(flipped, preferenceData(experiences(24, true)), { steps: 60, lr: 3e-3, batchSize: 8, padId: tok.padId, seed: 1 });
+      assert.ok((await rankAccuracy(flipped, experiences(12, true))) >= 0.9);
+    } finally {
+      flipped.dispose();
+    }
     await saveCheckpoint(model, dir, { version: 1 }, tok);
     const reward = resolveReward(`reward_model:${dir}`);
     const task = { id: 'x', taskset: 't', domain: 'text' as const, prompt: prompt(3) };

@@ -2,11 +2,12 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
+import type { Task } from '../../backend/core/types.js';
 import { closeSharedSandbox } from '../../backend/explorer/sandbox/index.js';
 
 after(closeSharedSandbox);
 
-const SCORED = ['arith', 'countdown', 'code', 'k12'];
+const SCORED = ['arith', 'countdown', 'code', 'k12', 'vision'];
 
 for (const name of [...SCORED, 'guess']) {
   test(`${name}: seeded, disjoint train/eval splits, unique eval prompts`, () => {
@@ -19,7 +20,8 @@ for (const name of [...SCORED, 'guess']) {
     const ev = g.generate(40, 3, 'eval');
     assert.equal(ev.length, 40);
     // An episode of the guessing game is its prompt and its hidden secret.
-    const key = (t: { prompt?: string; answer?: string }) => (name === 'guess' ? `${t.prompt}|${t.answer}` : t.prompt);
+    // A vision task is its question and its image.
+    const key = (t: Task) => (name === 'guess' ? `${t.prompt}|${t.answer}` : name === 'vision' ? `${t.prompt}|${t.image!.rgb.join('')}` : t.prompt);
     const evalPrompts = new Set(ev.map(key));
     assert.equal(evalPrompts.size, ev.length, 'eval prompts unique');
     // Disjoint whatever the seeds: a train set from another seed shares no prompt with eval.

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeBuffer } from './make-buffer.js';
 import { spawnServe, type Served } from './spawn-serve.js';
+import { ErrorCodes } from '../../backend/core/protocol.js';
 
 let s: Served;
 async function until(f: () => boolean): Promise<void> {
@@ -28,7 +29,7 @@ test('hello reports capabilities honestly', async () => {
   assert.equal(h.pid, s.child.pid);
   assert.equal(h.capabilities.buffer, true);
   assert.equal(h.capabilities.taskset, true);
-  assert.equal(h.capabilities.runControl, false);
+  assert.equal(h.capabilities.runControl, true);
 });
 
 test('log lines arrive as notifications, not on stdout', async () => {
@@ -87,14 +88,15 @@ test('buffer/export writes every matching experience as JSONL', async () => {
   assert.ok(lines.every((x) => x.status === 'infra_failure' && Array.isArray(x.logprobs)));
 });
 
-test('run control answers NotAvailable, never a fake success', async () => {
-  await assert.rejects(s.request('runs/start', { configPath: 'x.rft.yaml' }), (err: { code?: number; message: string }) => {
-    assert.equal(err.code, -32001);
-    assert.match(err.message, /not available yet/);
+test('run control names what is missing: the config file, the run', async () => {
+  const notFound = (re: RegExp) => (err: { code?: number; message: string }) => {
+    assert.equal(err.code, ErrorCodes.NotFound);
+    assert.match(err.message, re);
     return true;
-  });
-  await assert.rejects(s.request('runs/stop', { runId: 'r' }), { code: -32001 });
-  await assert.rejects(s.request('runs/resume', { runId: 'r' }), { code: -32001 });
+  };
+  await assert.rejects(s.request('runs/start', { configPath: 'missing.rft.yaml' }), notFound(/config 'missing.rft.yaml' not found/));
+  await assert.rejects(s.request('runs/stop', { runId: 'no-such-run' }), notFound(/no run 'no-such-run'/));
+  await assert.rejects(s.request('runs/resume', { runId: 'no-such-run' }), notFound(/no run 'no-such-run'/));
 });
 
 test('buffer/get gives the text of each response token from the run tokenizer', async () => {

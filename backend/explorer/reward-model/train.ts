@@ -6,7 +6,7 @@ import { tf } from '../../model/engine.js';
 import { AdamW, clipByGlobalNorm } from '../../model/optim.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { PreferenceData } from './data.js';
-import { scoreTensor } from './score.js';
+import { disposeBatch, scoreBatch, scoreTensor } from './score.js';
 
 export interface RewardTrainOptions {
   steps: number;
@@ -40,20 +40,27 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
     for (let step = 0; step < o.steps; step++) {
       const pairs = data.pairs.length ? Array.from({ length: Math.min(bs, data.pairs.length) }, () => rng.pick(data.pairs)) : [];
       const rated = data.ratings.length && rw > 0 ? Array.from({ length: Math.min(bs, data.ratings.length) }, () => rng.pick(data.ratings)) : [];
+      const pb = pairs.length ? scoreBatch(model, [...pairs.map((p) => [...p.prompt, ...p.chosen]), ...pairs.map((p) => [...p.prompt, ...p.rejected])], o.padId) : undefined;
+      const rb = rated.length ? scoreBatch(model, rated.map((r) => [...r.prompt, ...r.response]), o.padId) : undefined;
       const { value, grads } = tf.variableGrads(() => {
         let loss = tf.scalar(0);
-        if (pairs.length) {
-          const s = scoreTensor(model, [...pairs.map((p) => [...p.prompt, ...p.chosen]), ...pairs.map((p) => [...p.prompt, ...p.rejected])], o.padId);
+        if (pb) {
+          const s = scoreTensor(model, pb);
           const diff = tf.sub(tf.slice(s, [0], [pairs.length]), tf.slice(s, [pairs.length], [pairs.length]));
-          loss = tf.add(loss, tf.neg(tf.mean(tf.logSigmoid(diff))));
+          // -log sigmoid(d) = relu(-d) + log(1 + exp(-|d|)), written with plain ops (stable, and
+          // tf.logSigmoid's custom gradient loses its input inside variableGrads here).
+          const nll = tf.add(tf.relu(tf.neg(diff)), tf.log1p(tf.exp(tf.neg(tf.abs(diff)))));
+          loss = tf.add(loss, tf.mean(nll));
         }
-        if (rated.length) {
-          const s = scoreTensor(model, rated.map((r) => [...r.prompt, ...r.response]), o.padId);
+        if (rb) {
+          const s = scoreTensor(model, rb);
           const target = tf.tensor1d(rated.map((r) => (r.rating - lo) / span));
           loss = tf.add(loss, tf.mul(tf.mean(tf.square(tf.sub(tf.sigmoid(s), target))), rw));
         }
         return loss as tf.Scalar;
       }, model.variables());
+      if (pb) disposeBatch(pb);
+      if (rb) disposeBatch(rb);
       const clipped = clipByGlobalNorm(grads, o.gradClip ?? 1);
       opt.step(clipped.grads);
       losses.push((await value.data())[0]!);

@@ -6,3 +6,4 @@ import './countdown.js';
 import './code.js';
 import './k12.js';
 import './guess.js';
+import './vision.js';

@@ -1,12 +1,18 @@
 // Single-turn workflow: the prompt is one user message, the model answers once, the reward model
 // scores the answer. All samples of all tasks in the batch are generated together.
 import type { Experience, Task } from '../../core/types.js';
+import type { tf } from '../../model/engine.js';
 import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
 import { newExperienceId, workflows, type Workflow, type WorkflowContext } from '../workflow.js';
 
-export const singleTurn: Workflow = {
-  name: 'single_turn',
-  async run(tasks: Task[], ctx: WorkflowContext): Promise<Experience[]> {
+export interface SingleTurnExtras {
+  /** Prefix embeddings per sample row [tasks x repeatTimes, P, D] (vision). */
+  prefix?: tf.Tensor3D;
+  /** Extra experience metadata per task (what the trainer needs to rebuild the input, e.g. the image). */
+  metadata?: (task: Task) => Record<string, unknown>;
+}
+
+export async function runSingleTurn(tasks: Task[], ctx: WorkflowContext, extras: SingleTurnExtras = {}): Promise<Experience[]> {
     const tok = ctx.model.tokenizer;
     const version = ctx.model.version;
     const prompts: number[][] = [];
@@ -19,7 +25,7 @@ export const singleTurn: Workflow = {
         owners.push(task);
       }
     }
-    const gens = await ctx.model.generate(prompts, { ...ctx.sampling, stopTokens: stopTokens(tok), seed: ctx.seed });
+    const gens = await ctx.model.generate(prompts, { ...ctx.sampling, stopTokens: stopTokens(tok), seed: ctx.seed, prefix: extras.prefix });
     const rewards = await Promise.all(
       gens.map(async (g, i) => {
         // No sample was produced (endpoint down, worker lost): nothing to score.
@@ -57,9 +63,11 @@ export const singleTurn: Workflow = {
         useCount: 0,
         createdAt: now,
         split: ctx.split,
+        ...(extras.metadata ? { metadata: extras.metadata(task) } : {}),
       };
     });
-  },
-};
+}
+
+export const singleTurn: Workflow = { name: 'single_turn', run: (tasks, ctx) => runSingleTurn(tasks, ctx) };
 
 workflows.register(singleTurn.name, singleTurn);
