@@ -6,6 +6,7 @@ import { initEngine } from '../model/engine.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
+import { WorkerRolloutModel } from '../explorer/workers/pool.js';
 import { workflows } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import { runExplorerLoop } from '../explorer/worker.js';
@@ -23,6 +24,8 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
   const stage = ctx.stages[a.stage]!;
   exitWithParent(() => process.exit(3));
   const unlock = await acquireComponentLock(ctx.runDir, 'explorer');
+  const workers = cfg.explorer.workers;
+  let pool: WorkerRolloutModel | undefined;
   try {
     const start = await db.getState<{ version: number }>(runId, `stage_start:${a.stage}`);
     if (!start) throw new Error(`run ${runId}: stage ${a.stage} has no start checkpoint recorded (the coordinator records it before starting workers)`);
@@ -58,11 +61,18 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
       },
       load: async (w) => {
         const { model, meta } = loadCheckpoint(w.path);
-        return new LocalRolloutModel(model, tok, meta.version);
+        if (workers <= 1) return new LocalRolloutModel(model, tok, meta.version);
+        // Rollout workers keep their own copies of the weights: publish, then free ours.
+        pool ??= new WorkerRolloutModel({ workers, config: model.config, tokenizer: tok });
+        await pool.setWeights(model, meta.version);
+        model.dispose();
+        return pool;
       },
-      release: (m) => (m as LocalRolloutModel).model.dispose(),
+      release: (m) => {
+        if (m instanceof LocalRolloutModel) m.model.dispose();
+      },
       onStep: (next) => db.setState(runId, 'explorer_target', next),
-      onMetrics: (rec) => metrics.write({ stage: stage.name, ...rec }),
+      onMetrics: (rec) => metrics.write({ stage: stage.name, ...rec, ...(pool ? { rollout: pool.metrics() } : {}) }),
       onState: (s, d) => ctx.setState('explorer', s, d),
       maxSteps: opts.maxSteps,
       signal,
@@ -70,6 +80,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     log.info(`stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%`);
     return 0;
   } finally {
+    await pool?.close();
     unlock();
     await db.close();
   }

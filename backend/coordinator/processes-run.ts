@@ -5,8 +5,6 @@
 import { join } from 'node:path';
 import type { RunConfig } from '../core/config.js';
 import { logger } from '../core/log.js';
-import { presetConfig } from '../model/config.js';
-import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
 import { loadTokenizer, saveTokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
@@ -18,7 +16,7 @@ import { writeReport, type MetricsLog } from './monitor.js';
 import { Worker, superviseStage } from './processes.js';
 import { checkSyncConfig } from './sync-plan.js';
 import { stagesOf, workerArgv, type WorkerArgs } from './worker-context.js';
-import { expertExperience, loadTasks, makeTokenizer, type RunOptions, type RunSummary, type TaskPools } from './run.js';
+import { expertExperience, initialModel, loadTasks, makeTokenizer, type RunOptions, type RunSummary, type TaskPools } from './run.js';
 
 const log = logger('coordinator');
 
@@ -116,7 +114,7 @@ async function initRun(cfg: RunConfig, runId: string, runDir: string, store: Exp
   await store.putTasks(runId, pools.train);
   if (pools.experts.length && (await store.count({ runId, source: 'expert' })) === 0)
     await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
-  const model = new Transformer(presetConfig(cfg.model.size, tok.vocabSize, cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), cfg.seed);
+  const model = initialModel(cfg, tok);
   const dir = join(runDir, 'checkpoints', 'v0');
   await saveCheckpoint(model, dir, { version: 0, step: 0, stage: 'init', stage_index: 0, stage_step: 0 }, tok);
   model.dispose();

@@ -1,13 +1,14 @@
 // RFT-core, in-process: explorer and trainer in one process sharing the model in memory
 // (synchronizer method `memory`). Runs the stages of a config (e.g. SFT warm-up, then MIX),
 // evaluates on the held-out split, writes metrics, checkpoints and the HTML report.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import type { Experience, Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { Rng } from '../core/rng.js';
+import { InputError } from '../core/errors.js';
 import { initEngine } from '../model/engine.js';
 import { presetConfig } from '../model/config.js';
 import { Transformer } from '../model/transformer.js';
@@ -20,6 +21,7 @@ import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
 import { makeSampler, type Sampler } from '../buffer/sampler/index.js';
 import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
+import { WorkerRolloutModel } from '../explorer/workers/pool.js';
 import { workflows, newExperienceId, type RewardFn } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import { rewardFns } from '../explorer/rewards/index.js';
@@ -80,8 +82,31 @@ export function loadTasks(cfg: RunConfig): TaskPools {
 
 export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
   if (cfg.tokenizer.path) return loadTokenizer(cfg.tokenizer.path);
+  // A run that starts from a checkpoint speaks its tokenizer (the ids must mean what they meant).
+  if (cfg.model.checkpoint && existsSync(join(cfg.model.checkpoint, 'tokenizer.json'))) return loadTokenizer(cfg.model.checkpoint);
   if (cfg.tokenizer.kind === 'char') return CharTokenizer.train(texts);
   return trainTokenizer('bpe', texts, { vocabSize: cfg.tokenizer.vocab_size });
+}
+
+/**
+ * The weights a new run starts from: `model.checkpoint` when set (checked against the tokenizer),
+ * else a fresh model of `model.size` initialised from the seed.
+ */
+export function initialModel(cfg: RunConfig, tok: Tokenizer): Transformer {
+  if (!cfg.model.checkpoint) return new Transformer(presetConfig(cfg.model.size, tok.vocabSize, cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), cfg.seed);
+  const dir = cfg.model.checkpoint;
+  if (!existsSync(join(dir, 'config.json'))) throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
+  let model: Transformer;
+  try {
+    model = loadCheckpoint(dir).model;
+  } catch (e) {
+    throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, { field: 'model.checkpoint' });
+  }
+  if (model.config.vocabSize < tok.vocabSize) {
+    model.dispose();
+    throw new InputError(`checkpoint '${dir}' has a vocabulary of ${model.config.vocabSize}, the tokenizer ${tok.vocabSize}: give the checkpoint's tokenizer (tokenizer.path)`, { field: 'model.checkpoint' });
+  }
+  return model;
 }
 
 /** Tasks in a seeded shuffled order, reshuffled each epoch. */
@@ -188,14 +213,17 @@ async function execute(
   if (!resumeFrom) saveTokenizer(tok, runDir);
   const storeUrl = cfg.buffer.storage === 'sqlite' ? dbPath : cfg.buffer.storage;
   const store: ExperienceStore = await openStore(storeUrl);
+  let pool: WorkerRolloutModel | undefined;
   try {
     if (!resumeFrom) await store.putTasks(runId, pools.train);
     if (!resumeFrom && pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
 
-    const modelCfg = presetConfig(cfg.model.size, tok.vocabSize, cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {});
-    const model = resumeFrom ? loadCheckpoint(resumeFrom.dir).model : new Transformer(modelCfg, cfg.seed);
+    const model = resumeFrom ? loadCheckpoint(resumeFrom.dir).model : initialModel(cfg, tok);
+    const modelCfg = model.config;
     let version = resumeFrom?.meta.version ?? 0;
     const rollout = new LocalRolloutModel(model, tok, version);
+    // explorer.workers > 1: rollout on worker threads, each with a copy of the weights sent after every update.
+    pool = cfg.explorer.workers > 1 ? new WorkerRolloutModel({ workers: cfg.explorer.workers, config: model.config, tokenizer: tok }) : undefined;
     const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens };
     const evals: RunSummary['evals'] = [];
     const doEval = async (stage: string, step: number): Promise<EvalResult> => {
@@ -279,8 +307,9 @@ async function execute(
         const e0 = performance.now();
         let stepBatch = batchSize;
         if (explores) {
-          const em = await explorer.exploreStep(rollout);
-          metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s });
+          if (pool && pool.version !== version) await pool.setWeights(model, version);
+          const em = await explorer.exploreStep(pool ?? rollout);
+          metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s, ...(pool ? { rollout: pool.metrics() } : {}) });
           // Synchronous: train on what this step made trainable (invalid and infra-failed samples are
           // stored but never sampled); a step that produced nothing trainable is explored again.
           if (em.trainable === 0) continue;
@@ -339,6 +368,7 @@ async function execute(
     model.dispose();
     return summary;
   } finally {
+    await pool?.close();
     await store.close();
   }
 }

@@ -18,7 +18,7 @@ const runs = () => (JSON.parse(readFileSync(join(ws, '.rft', 'runs.json'), 'utf8
 async function until<T>(fn: () => T | Promise<T>, what: string, ms = 120_000): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
   for (;;) {
-    const v = await Promise.resolve(fn()).catch(() => undefined);
+    const v = await (async () => fn())().catch(() => undefined);
     if (v) return v as NonNullable<T>;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 500));
