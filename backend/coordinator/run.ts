@@ -31,6 +31,7 @@ import { makeObjective, groupAdvantages } from '../trainer/objectives.js';
 import { evaluate, type EvalResult } from './evaluate.js';
 import { MetricsLog, Progress, writeReport } from './monitor.js';
 import { executeProcesses } from './processes-run.js';
+import { executeWithoutTrainer } from './explore-bench.js';
 
 const log = logger('coordinator');
 
@@ -183,10 +184,13 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   writeFileSync(pidFile, String(process.pid));
   try {
     // Synchronizer `checkpoint`: explorer and trainer run as their own processes (processes-run.ts).
+    // Modes without a trainer (explore, bench) move no weights: they run here whatever the synchronizer.
     const summary =
-      cfg.synchronizer.method === 'checkpoint'
-        ? await executeProcesses({ opts, cfg, runId, runDir, dbPath: record.dbPath, registry, metrics, t0, resumed: !!opts.resume })
-        : await execute(opts, cfg, runId, runDir, record.dbPath, registry, metrics, t0, resumeFrom);
+      cfg.mode === 'explore' || cfg.mode === 'bench'
+        ? await executeWithoutTrainer({ opts, cfg, runId, runDir, dbPath: record.dbPath, metrics, t0, resumed: !!opts.resume })
+        : cfg.synchronizer.method === 'checkpoint'
+          ? await executeProcesses({ opts, cfg, runId, runDir, dbPath: record.dbPath, registry, metrics, t0, resumed: !!opts.resume })
+          : await execute(opts, cfg, runId, runDir, record.dbPath, registry, metrics, t0, resumeFrom);
     await registry.setStatus(runId, opts.signal?.aborted ? 'stopped' : 'completed');
     return summary;
   } catch (e) {
@@ -234,7 +238,7 @@ async function execute(
       return r;
     };
 
-    const stages = cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined, batch_size: undefined }];
+    const stages = cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'train' ? 'train' : 'both', wall_seconds: undefined, lr: undefined, batch_size: undefined }];
     // The stage being run decides the advantage function of fresh experiences.
     let currentAlgorithm = cfg.algorithm;
     // Raw -> verified: validity, reward filters, then the algorithm's group advantages.
@@ -391,8 +395,8 @@ export async function stageBatchSize(store: ExperienceStore, s: { type: string; 
   return configured;
 }
 
-export /** Invalid experiences are kept in the buffer (browsable, never sampled) rather than dropped. */
-const RUN_EXPERIENCE_PIPELINE = [{ name: 'validity' }, { name: 'reward_filter', drop_invalid: false }, { name: 'advantage' }];
+/** Invalid experiences are kept in the buffer (browsable, never sampled) rather than dropped. */
+export const RUN_EXPERIENCE_PIPELINE = [{ name: 'validity' }, { name: 'reward_filter', drop_invalid: false }, { name: 'advantage' }];
 
 export function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig) {
   const base = { consumer: 'trainer', maxStaleness: cfg.buffer.max_staleness };

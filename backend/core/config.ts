@@ -95,6 +95,18 @@ export const RunConfigSchema = z
         repeat_times: z.number().int().positive().default(8),
         sampling,
         eval_sampling: sampling,
+        /** An OpenAI-compatible chat endpoint as the rollout model (modes `explore` and `bench`). */
+        endpoint: z
+          .object({
+            base_url: z.string().url(),
+            model: z.string(),
+            /** Name of the environment variable that holds the API key (never the key itself). */
+            api_key_env: z.string().optional(),
+            concurrency: z.number().int().positive().default(4),
+            timeout_ms: z.number().int().positive().default(60_000),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({}),

@@ -1,0 +1,107 @@
+// The two modes without a trainer. `explore`: the explorer alone fills the buffer with experiences
+// (from the policy, a checkpoint or an OpenAI-compatible endpoint), e.g. to collect data for an
+// offline `train` run or to curate in the editor. `bench`: evaluate a model on the eval set and
+// write the report. Neither moves weights, so both run in the coordinator's own process.
+import { join } from 'node:path';
+import type { RunConfig } from '../core/config.js';
+import { logger } from '../core/log.js';
+import { saveTokenizer, loadTokenizer } from '../model/tokenizer/index.js';
+import type { Tokenizer } from '../model/tokenizer/types.js';
+import { openStore } from '../buffer/storage/index.js';
+import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
+import { Explorer } from '../explorer/explorer.js';
+import { LocalRolloutModel } from '../explorer/local-model.js';
+import { OpenAIRolloutModel } from '../explorer/openai-model.js';
+import { workflows, type RolloutModel } from '../explorer/workflow.js';
+import { groupAdvantages } from '../trainer/objectives.js';
+import { evaluate } from './evaluate.js';
+import { writeReport, type MetricsLog } from './monitor.js';
+import { initialModel, loadTasks, makeTokenizer, RUN_EXPERIENCE_PIPELINE, ShuffledTasks, type RunOptions, type RunSummary } from './run.js';
+
+const log = logger('coordinator');
+
+export interface NoTrainerContext {
+  opts: RunOptions;
+  cfg: RunConfig;
+  runId: string;
+  runDir: string;
+  dbPath: string;
+  metrics: MetricsLog;
+  t0: number;
+  resumed: boolean;
+}
+
+/** The rollout model of a run without a trainer: the endpoint when configured, else the local model. */
+function rolloutModel(cfg: RunConfig, tok: Tokenizer): { model: RolloutModel; dispose: () => void; what: string } {
+  const ep = cfg.explorer.endpoint;
+  if (ep) {
+    const apiKey = ep.api_key_env ? process.env[ep.api_key_env] : undefined;
+    if (ep.api_key_env && !apiKey) throw new Error(`explorer.endpoint.api_key_env: the environment variable ${ep.api_key_env} is not set`);
+    return {
+      model: new OpenAIRolloutModel({ baseUrl: ep.base_url, model: ep.model, tokenizer: tok, apiKey, concurrency: ep.concurrency, timeoutMs: ep.timeout_ms }),
+      dispose: () => undefined,
+      what: `endpoint ${ep.base_url} (${ep.model})`,
+    };
+  }
+  const m = initialModel(cfg, tok);
+  return { model: new LocalRolloutModel(m, tok, 0), dispose: () => m.dispose(), what: cfg.model.checkpoint ? `checkpoint ${cfg.model.checkpoint}` : `a fresh ${cfg.model.size} model` };
+}
+
+export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSummary> {
+  const { cfg, runId, runDir, metrics } = c;
+  const pools = loadTasks(cfg);
+  const tok = c.resumed ? loadTokenizer(runDir) : makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
+  if (!c.resumed) saveTokenizer(tok, runDir);
+  const rm = rolloutModel(cfg, tok);
+  log.info(`mode ${cfg.mode}: rollout model is ${rm.what}`);
+  const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens };
+  let exploreSteps = 0;
+  try {
+    if (cfg.mode === 'explore') {
+      const store = await openStore(cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage);
+      try {
+        await store.putTasks(runId, pools.train);
+        const pipeline = ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? RUN_EXPERIENCE_PIPELINE, {
+          advantage: (exps) => groupAdvantages(cfg.algorithm.name, exps, cfg.algorithm.params),
+        });
+        // A resumed explore run continues after the steps it already appended.
+        const done = c.resumed ? ((await store.getState<number>(runId, 'explore_steps')) ?? 0) : 0;
+        const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, new ShuffledTasks(pools.train, cfg.seed + done), { append: (exps) => store.appendExperiences(exps).then(() => undefined) }, {
+          runId,
+          tasksPerStep: cfg.explorer.tasks_per_step,
+          repeatTimes: cfg.explorer.repeat_times,
+          sampling: { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p },
+          seed: cfg.seed + 1 + done,
+          process: (exps) => pipeline.run(exps).experiences,
+        });
+        const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
+        for (exploreSteps = done; exploreSteps < steps && !c.opts.signal?.aborted; exploreSteps++) {
+          const em = await explorer.exploreStep(rm.model);
+          metrics.write({ kind: 'explore', step: exploreSteps, ...em, tokens_per_s: em.tokens / em.rollout_s });
+          await store.setState(runId, 'explore_steps', exploreSteps + 1);
+        }
+      } finally {
+        await store.close();
+      }
+    }
+    const r = await evaluate(rm.model, pools.eval, pools.reward, evalOpts);
+    metrics.write({ kind: 'eval', stage: cfg.mode, step: 0, ...r });
+    log.info(`${cfg.mode}: accuracy ${r.accuracy.toFixed(3)} on ${pools.eval.length} eval tasks`);
+    const summary: RunSummary = {
+      run_id: runId,
+      run_dir: runDir,
+      base_accuracy: r.accuracy,
+      final_accuracy: r.accuracy,
+      evals: [{ stage: cfg.mode, step: 0, accuracy: r.accuracy, mean_reward: r.mean_reward }],
+      trainer_steps: 0,
+      explore_steps: exploreSteps,
+      wall_seconds: (Date.now() - c.t0) / 1000,
+      report: join(runDir, 'report.html'),
+      checkpoint: cfg.model.checkpoint ?? '',
+    };
+    writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), { mode: cfg.mode, model: rm.what, accuracy: r.accuracy, explore_steps: exploreSteps });
+    return summary;
+  } finally {
+    rm.dispose();
+  }
+}

@@ -1,0 +1,106 @@
+// Modes without a trainer: `explore` fills the buffer from an OpenAI-compatible endpoint (a real
+// HTTP server on loopback that reverses the word), `bench` evaluates it; and `bench` on a saved
+// checkpoint reproduces the accuracy the training run measured for that checkpoint.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
+import { runJob } from '../../backend/coordinator/run.js';
+import { openStore } from '../../backend/buffer/storage/index.js';
+import { tinyConfig, tempWorkspace } from './tiny-config.js';
+
+let server: Server;
+let base = '';
+let calls = 0;
+before(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      calls++;
+      const r = JSON.parse(body) as { messages: { content: string }[] };
+      const word = r.messages.at(-1)!.content.replace(/^rev /, '');
+      const pieces = [...word].reverse();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop', logprobs: { content: pieces.map((t) => ({ token: t, logprob: -0.5 })) } }] }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => new Promise<void>((r) => server.close(() => r())));
+
+function withMode(cfg: RunConfig, mode: 'explore' | 'bench', endpoint: boolean): RunConfig {
+  const raw = { ...cfg, mode, stages: [{ name: mode, algorithm: { name: 'grpo' }, steps: 3 }], explorer: { ...cfg.explorer, ...(endpoint ? { endpoint: { base_url: base, model: 'reverser' } } : {}) } };
+  const { config, issues } = validateRunConfig(raw);
+  if (!config) throw new Error(JSON.stringify(issues));
+  return config;
+}
+
+test('explore mode: the endpoint fills the buffer (version, log-probs, rewards), nothing is trained', async () => {
+  const ws = tempWorkspace();
+  try {
+    const s = await runJob({ config: withMode(tinyConfig({ sync_offset: 0 }), 'explore', true), workspace: ws, runId: 'ex' });
+    assert.equal(s.trainer_steps, 0);
+    assert.equal(s.explore_steps, 3);
+    assert.equal(s.final_accuracy, 1, 'a perfect endpoint scores 1 on the eval split');
+    const store = await openStore(join(s.run_dir, 'buffer.db'));
+    try {
+      const usual = await store.list({ runId: 'ex', source: 'usual', limit: 100 });
+      assert.equal(usual.length, 3 * 2 * 2, '3 steps x 2 tasks x 2 samples');
+      for (const e of usual) {
+        assert.equal(e.reward, 1);
+        assert.equal(e.status, 'ok');
+        assert.ok(e.modelVersion > 0, 'stamped with the endpoint model version');
+        assert.equal(e.logprobs.length, e.responseTokens.length);
+        // The server's per-piece log-probs; the end token the client appends gets 0.
+        assert.deepEqual(e.logprobs, [...e.responseText].map(() => -0.5).concat(e.logprobs.length > e.responseText.length ? [0] : []));
+      }
+      assert.equal(await store.consumed('trainer', 0).then((ids) => ids.length), 0, 'nothing was sampled for training');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('explore mode without a reachable endpoint: infra failures, never reward 0', async () => {
+  const ws = tempWorkspace();
+  try {
+    const cfg = withMode(tinyConfig({ sync_offset: 0 }), 'explore', false);
+    cfg.explorer.endpoint = { base_url: 'http://127.0.0.1:9', model: 'down', concurrency: 1, timeout_ms: 2000 };
+    cfg.stages = [{ ...cfg.stages![0]!, steps: 1 }];
+    const s = await runJob({ config: cfg, workspace: ws, runId: 'down' });
+    const store = await openStore(join(s.run_dir, 'buffer.db'));
+    try {
+      const usual = await store.list({ runId: 'down', source: 'usual', limit: 100 });
+      assert.ok(usual.length > 0);
+      assert.ok(usual.every((e) => e.status === 'infra_failure'), usual.map((e) => e.status).join(','));
+    } finally {
+      await store.close();
+    }
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('bench mode on a checkpoint reproduces the accuracy the run measured for it', async () => {
+  const ws = tempWorkspace();
+  try {
+    const trained = await runJob({ config: tinyConfig({ sync_offset: 0 }, 2), workspace: ws, runId: 'tr' });
+    const cfg = withMode(tinyConfig({ sync_offset: 0 }), 'bench', false);
+    cfg.model.checkpoint = trained.checkpoint;
+    const b = await runJob({ config: cfg, workspace: ws, runId: 'bn' });
+    assert.equal(b.trainer_steps, 0);
+    assert.equal(b.final_accuracy, trained.final_accuracy);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('calls reached the endpoint', () => assert.ok(calls > 0));
