@@ -61,6 +61,18 @@ export const RunConfigSchema = z
         size: z.string().default('tiny-0.4m'),
         checkpoint: z.string().optional(),
         max_seq_len: z.number().int().positive().optional(),
+        /**
+         * Image input (workflow `vision`): images are cut into patch_size x patch_size tiles, each
+         * projected to the model width and placed before the prompt. Workflow `vision` gets it by
+         * default (patch_size 4, max_patches from the taskset's largest image).
+         */
+        vision: z
+          .object({
+            patch_size: z.number().int().positive().default(4),
+            max_patches: z.number().int().positive().optional(),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({}),
@@ -124,7 +136,8 @@ export const RunConfigSchema = z
       .default({}),
     synchronizer: z
       .object({
-        method: z.enum(['memory', 'checkpoint']).default('memory'),
+        // The embedded default (DESIGN.md): explorer and trainer as their own processes; `memory` colocates them.
+        method: z.enum(['memory', 'checkpoint']).default('checkpoint'),
         sync_interval: z.number().int().positive().default(1),
         sync_offset: z.number().int().min(0).default(0),
       })
