@@ -4,6 +4,7 @@
 // write the report. Neither moves weights, so both run in the coordinator's own process.
 import { join } from 'node:path';
 import type { RunConfig } from '../core/config.js';
+import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { saveTokenizer, loadTokenizer } from '../model/tokenizer/index.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
@@ -32,7 +33,7 @@ export interface NoTrainerContext {
 }
 
 /** The rollout model of a run without a trainer: the endpoint when configured, else the local model. */
-function rolloutModel(cfg: RunConfig, tok: Tokenizer): { model: RolloutModel; dispose: () => void; what: string } {
+function rolloutModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[]): { model: RolloutModel; dispose: () => void; what: string } {
   const ep = cfg.explorer.endpoint;
   if (ep) {
     const apiKey = ep.api_key_env ? process.env[ep.api_key_env] : undefined;
@@ -43,7 +44,7 @@ function rolloutModel(cfg: RunConfig, tok: Tokenizer): { model: RolloutModel; di
       what: `endpoint ${ep.base_url} (${ep.model})`,
     };
   }
-  const m = initialModel(cfg, tok);
+  const m = initialModel(cfg, tok, tasks);
   return { model: new LocalRolloutModel(m, tok, 0), dispose: () => m.dispose(), what: cfg.model.checkpoint ? `checkpoint ${cfg.model.checkpoint}` : `a fresh ${cfg.model.size} model` };
 }
 
@@ -52,9 +53,9 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
   const pools = loadTasks(cfg);
   const tok = c.resumed ? loadTokenizer(runDir) : makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
   if (!c.resumed) saveTokenizer(tok, runDir);
-  const rm = rolloutModel(cfg, tok);
+  const rm = rolloutModel(cfg, tok, [...pools.train, ...pools.eval]);
   log.info(`mode ${cfg.mode}: rollout model is ${rm.what}`);
-  const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens };
+  const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
   let exploreSteps = 0;
   try {
     if (cfg.mode === 'explore') {

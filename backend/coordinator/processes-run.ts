@@ -10,6 +10,8 @@ import { loadTokenizer, saveTokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import type { RunRegistry } from '../buffer/runs.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
+import { workflows } from '../explorer/workflow.js';
+import '../explorer/workflows/index.js';
 import { makeObjective } from '../trainer/objectives.js';
 import { evaluate } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
@@ -43,7 +45,7 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
   try {
     if (!(await store.latestCheckpoint(runId))) await initRun(cfg, runId, runDir, store, registry, pools);
     const stages = stagesOf(cfg);
-    const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens };
+    const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
     const evalLatest = async (stage: string) => {
       const ck = (await store.latestCheckpoint(runId))!;
       const { model, meta } = loadCheckpoint(ck.path);
@@ -114,7 +116,7 @@ async function initRun(cfg: RunConfig, runId: string, runDir: string, store: Exp
   await store.putTasks(runId, pools.train);
   if (pools.experts.length && (await store.count({ runId, source: 'expert' })) === 0)
     await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
-  const model = initialModel(cfg, tok);
+  const model = initialModel(cfg, tok, [...pools.train, ...pools.eval]);
   const dir = join(runDir, 'checkpoints', 'v0');
   await saveCheckpoint(model, dir, { version: 0, step: 0, stage: 'init', stage_index: 0, stage_step: 0 }, tok);
   model.dispose();

@@ -24,11 +24,12 @@ import { LocalRolloutModel } from '../explorer/local-model.js';
 import { WorkerRolloutModel } from '../explorer/workers/pool.js';
 import { workflows, newExperienceId, type RewardFn } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
-import { rewardFns } from '../explorer/rewards/index.js';
+import { resolveReward } from '../explorer/reward-resolve.js';
 import { builtinTasksets } from '../explorer/tasksets/index.js';
 import { Trainer } from '../trainer/trainer.js';
 import { makeObjective, groupAdvantages } from '../trainer/objectives.js';
 import { evaluate, type EvalResult } from './evaluate.js';
+import { checkModelTakesImages, runVisionConfig } from './model-vision.js';
 import { MetricsLog, Progress, writeReport } from './monitor.js';
 import { executeProcesses } from './processes-run.js';
 import { executeWithoutTrainer } from './explore-bench.js';
@@ -78,7 +79,7 @@ export function loadTasks(cfg: RunConfig): TaskPools {
   const train = gen.generate(cfg.taskset.size, cfg.taskset.seed, 'train');
   const ev = cfg.eval ? builtinTasksets.get(cfg.eval.builtin ?? gen.name).generate(cfg.eval.size, cfg.eval.seed, 'eval') : gen.generate(200, cfg.taskset.seed, 'eval');
   const experts = cfg.experts ? builtinTasksets.get(cfg.experts.builtin ?? gen.name).generate(cfg.experts.size, cfg.experts.seed, 'train') : [];
-  return { train, eval: ev, experts, reward: rewardFns.get(cfg.workflow.reward), solve: gen.solve };
+  return { train, eval: ev, experts, reward: resolveReward(cfg.workflow.reward), solve: gen.solve };
 }
 
 export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
@@ -91,10 +92,14 @@ export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
 
 /**
  * The weights a new run starts from: `model.checkpoint` when set (checked against the tokenizer),
- * else a fresh model of `model.size` initialised from the seed.
+ * else a fresh model of `model.size` initialised from the seed. `tasks` (the run's train and eval
+ * tasks) size the vision input of workflow `vision` runs.
  */
-export function initialModel(cfg: RunConfig, tok: Tokenizer): Transformer {
-  if (!cfg.model.checkpoint) return new Transformer(presetConfig(cfg.model.size, tok.vocabSize, cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), cfg.seed);
+export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = []): Transformer {
+  if (!cfg.model.checkpoint) {
+    const vision = runVisionConfig(cfg, tasks);
+    return new Transformer(presetConfig(cfg.model.size, tok.vocabSize, { ...(cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), ...(vision ? { vision } : {}) }), cfg.seed);
+  }
   const dir = cfg.model.checkpoint;
   if (!existsSync(join(dir, 'config.json'))) throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
   let model: Transformer;
@@ -106,6 +111,12 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer): Transformer {
   if (model.config.vocabSize < tok.vocabSize) {
     model.dispose();
     throw new InputError(`checkpoint '${dir}' has a vocabulary of ${model.config.vocabSize}, the tokenizer ${tok.vocabSize}: give the checkpoint's tokenizer (tokenizer.path)`, { field: 'model.checkpoint' });
+  }
+  try {
+    checkModelTakesImages(cfg, model.config, tasks, `checkpoint '${dir}'`);
+  } catch (e) {
+    model.dispose();
+    throw e;
   }
   return model;
 }
@@ -151,6 +162,8 @@ export function expertExperience(tok: Tokenizer, runId: string, t: Task, respons
     useCount: 0,
     createdAt: Date.now(),
     split: 'train',
+    // Vision tasks: the trainer rebuilds the image prefix from here, as for explored experiences.
+    ...(t.image ? { metadata: { image: t.image } } : {}),
   };
 }
 
@@ -222,13 +235,13 @@ async function execute(
     if (!resumeFrom) await store.putTasks(runId, pools.train);
     if (!resumeFrom && pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
 
-    const model = resumeFrom ? loadCheckpoint(resumeFrom.dir).model : initialModel(cfg, tok);
+    const model = resumeFrom ? loadCheckpoint(resumeFrom.dir).model : initialModel(cfg, tok, [...pools.train, ...pools.eval]);
     const modelCfg = model.config;
     let version = resumeFrom?.meta.version ?? 0;
     const rollout = new LocalRolloutModel(model, tok, version);
     // explorer.workers > 1: rollout on worker threads, each with a copy of the weights sent after every update.
     pool = cfg.explorer.workers > 1 ? new WorkerRolloutModel({ workers: cfg.explorer.workers, config: model.config, tokenizer: tok }) : undefined;
-    const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens };
+    const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
     const evals: RunSummary['evals'] = [];
     const doEval = async (stage: string, step: number): Promise<EvalResult> => {
       const r = await evaluate(rollout, pools.eval, pools.reward, evalOpts);

@@ -8,6 +8,7 @@ import { AdamW, clipByGlobalNorm, lrSchedule } from '../model/optim.js';
 import type { Experience } from '../core/types.js';
 import { buildBatch, disposeBatch, responseValues, type TrainBatch } from './batch.js';
 import type { Objective } from './objective.js';
+import { batchPatches } from './images.js';
 
 export interface TrainerOptions {
   lr: number;
@@ -85,11 +86,14 @@ export class Trainer {
       const weight = micro.length / B;
       const batch = buildBatch(micro, this.opts.padId);
       tokens += batch.tokens;
+      // Vision rows: the patch rows are made here, outside the tape (the gradient reads them later).
+      let patches: tf.Tensor3D | undefined;
       try {
-        if (this.critic) await this.criticStep(micro, batch, weight);
-        const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch) : undefined;
+        patches = batchPatches(this.actor, micro);
+        if (this.critic) await this.criticStep(micro, batch, weight, patches);
+        const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch, patches) : undefined;
         if (this.objective.recomputeOldLogprobs) {
-          const old = this.logprobsNoGrad(this.actor, batch);
+          const old = this.logprobsNoGrad(this.actor, batch, patches);
           batch.oldLogprob.dispose();
           batch.oldLogprob = old;
         }
@@ -100,6 +104,7 @@ export class Trainer {
             attentionMask: batch.attentionMask,
             temperature: this.opts.temperature,
             withEntropy: this.objective.needsEntropy,
+            prefix: patches && this.actor.embedPatches(patches),
           });
           const out = this.objective.loss({
             logprob: lp.logprobs,
@@ -126,6 +131,7 @@ export class Trainer {
         refLogprob?.dispose();
       } finally {
         disposeBatch(batch);
+        patches?.dispose();
       }
     }
     const o0 = performance.now();
@@ -154,30 +160,35 @@ export class Trainer {
   }
 
   /** Log-probs of the batch's tokens under `model`, outside any gradient tape: [B, L-1]. */
-  private logprobsNoGrad(model: Transformer, batch: TrainBatch): tf.Tensor2D {
-    return tidy(() => tokenLogprobs(model, batch.ids, { attentionMask: batch.attentionMask, temperature: this.opts.temperature }).logprobs);
+  private logprobsNoGrad(model: Transformer, batch: TrainBatch, patches?: tf.Tensor3D): tf.Tensor2D {
+    return tidy(() => tokenLogprobs(model, batch.ids, { attentionMask: batch.attentionMask, temperature: this.opts.temperature, prefix: patches && model.embedPatches(patches) }).logprobs);
   }
 
   /** Per-response-token log-probs under the current actor (e.g. to fill expert rows' behaviour log-probs). */
   async responseLogprobs(exps: Experience[], model: Transformer = this.actor): Promise<number[][]> {
     const batch = buildBatch(exps, this.opts.padId);
+    let patches: tf.Tensor3D | undefined;
     try {
-      const lp = this.logprobsNoGrad(model, batch);
+      patches = batchPatches(model, exps);
+      const lp = this.logprobsNoGrad(model, batch, patches);
       const data = (await lp.data()) as Float32Array;
       lp.dispose();
       return responseValues(exps, data, batch.length - 1);
     } finally {
       disposeBatch(batch);
+      patches?.dispose();
     }
   }
 
   /** Critic regression towards the returns on action positions (value of the prefix before each token). */
-  private async criticStep(micro: Experience[], batch: TrainBatch, weight: number): Promise<void> {
+  private async criticStep(micro: Experience[], batch: TrainBatch, weight: number, patches?: tf.Tensor3D): Promise<void> {
     const critic = this.critic!;
     const { value, grads } = tf.variableGrads(() => {
-      const out = critic.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true });
+      const out = critic.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true, prefix: patches && critic.embedPatches(patches) });
       const L = batch.length;
-      const v = tf.slice(critic.values(out.hidden!), [0, 0], [micro.length, L - 1]);
+      // Token positions follow the image prefix (P = 0 without one).
+      const P = out.hidden!.shape[1] - L;
+      const v = tf.slice(critic.values(out.hidden!), [0, P], [micro.length, L - 1]);
       const err = tf.mul(tf.square(tf.sub(v, batch.returns)), batch.actionMask);
       return tf.mul(tf.div(tf.sum(err), tf.maximum(tf.sum(batch.actionMask), 1)), weight) as tf.Scalar;
     }, critic.variables());
@@ -190,16 +201,20 @@ export class Trainer {
   async values(exps: Experience[]): Promise<number[][]> {
     if (!this.critic) throw new Error('no critic');
     const batch = buildBatch(exps, this.opts.padId);
+    let patches: tf.Tensor3D | undefined;
     try {
+      patches = batchPatches(this.critic, exps);
       const v = tidy(() => {
-        const out = this.critic!.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true });
-        return tf.slice(this.critic!.values(out.hidden!), [0, 0], [exps.length, batch.length - 1]);
+        const out = this.critic!.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true, prefix: patches && this.critic!.embedPatches(patches) });
+        const P = out.hidden!.shape[1] - batch.length;
+        return tf.slice(this.critic!.values(out.hidden!), [0, P], [exps.length, batch.length - 1]);
       });
       const data = (await v.data()) as Float32Array;
       v.dispose();
       return responseValues(exps, data, batch.length - 1);
     } finally {
       disposeBatch(batch);
+      patches?.dispose();
     }
   }
 

@@ -3,7 +3,9 @@ import { command, flagNumber, flagString } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
-import { rewardFns } from '../../explorer/rewards/index.js';
+import { resolveReward } from '../../explorer/reward-resolve.js';
+import { workflows } from '../../explorer/workflow.js';
+import '../../explorer/workflows/index.js';
 import { builtinTasksets } from '../../explorer/tasksets/index.js';
 import { loadTaskset, formatTaskError } from '../../buffer/taskset/index.js';
 import { evaluate } from '../../coordinator/evaluate.js';
@@ -11,7 +13,7 @@ import type { Task } from '../../core/types.js';
 
 command({
   name: 'eval',
-  usage: 'eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME] [--size N]',
+  usage: 'eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME]',
   summary: 'evaluate a checkpoint on a taskset (greedy answers, accuracy = full reward)',
   run: async (args) => {
     const dir = args.positional[0];
@@ -41,7 +43,9 @@ command({
       console.error(`${dir}: checkpoint has no tokenizer.json`);
       return 1;
     }
-    const res = await evaluate(new LocalRolloutModel(ck.model, ck.tokenizer, ck.meta.version), tasks, rewardFns.get(reward), { maxNewTokens: flagNumber(args, 'max-new-tokens', 32) });
+    // Image tasks go through the vision workflow (the image prefix), environment tasks through multi_turn.
+    const workflow = flagString(args, 'workflow') ?? (tasks.some((t) => t.image) ? 'vision' : tasks.some((t) => typeof t.metadata?.environment === 'string') ? 'multi_turn' : 'single_turn');
+    const res = await evaluate(new LocalRolloutModel(ck.model, ck.tokenizer, ck.meta.version), tasks, resolveReward(reward), { maxNewTokens: flagNumber(args, 'max-new-tokens', 32), workflow: workflows.get(workflow) });
     console.log(JSON.stringify({ checkpoint: dir, version: ck.meta.version, taskset: ts, ...res }));
     return 0;
   },
