@@ -79,34 +79,34 @@ async function genTokensPerSecond(cfg: ModelConfig): Promise<number> {
 
 const engine = await initEngine();
 const torchScript = fileURLToPath(new URL('./torch_model.py', import.meta.url));
+const matmul = engine.matmul?.kernel ?? engine.backend;
 for (const s of SHAPES) {
   const cfg = presetConfig(s.preset, VOCAB);
-  const torch = runTorch<Record<string, number>>(torchScript, {
-    model: cfg,
-    batch: s.batch,
-    seq: s.seq,
-    genBatch: GEN.batch,
-    promptLen: GEN.promptLen,
-    newTokens: GEN.newTokens,
-    reps: REPS,
-    warmup: WARMUP,
-  });
-  const t = torch.result;
-  if (!t) console.error(`baseline unavailable: ${torch.why}`);
-  const train = await trainTokensPerSecond(cfg, s.batch, s.seq);
+  const torchArgs = { model: cfg, batch: s.batch, seq: s.seq, genBatch: GEN.batch, promptLen: GEN.promptLen, newTokens: GEN.newTokens, reps: REPS, warmup: WARMUP };
+  // The machine is shared and its load moves: both sides run twice, alternating (PyTorch, this
+  // engine, PyTorch, this engine), and each side's better run counts.
+  const torch1 = runTorch<Record<string, number>>(torchScript, torchArgs);
+  let train = await trainTokensPerSecond(cfg, s.batch, s.seq);
+  let gen = await genTokensPerSecond(cfg);
+  const torch2 = runTorch<Record<string, number>>(torchScript, torchArgs);
+  train = Math.max(train, await trainTokensPerSecond(cfg, s.batch, s.seq));
+  gen = Math.max(gen, await genTokensPerSecond(cfg));
+  const t = torch1.result && torch2.result
+    ? Object.fromEntries(Object.keys(torch1.result).map((k) => [k, Math.max(torch1.result![k]!, torch2.result![k]!)]))
+    : (torch1.result ?? torch2.result);
+  if (!t) console.error(`baseline unavailable: ${torch1.why ?? torch2.why}`);
   const bestTrain = t ? Math.max(t.train_1!, t.train_2!) : null;
   report({
     bench: 'model', figure: `train_step_${s.name}`, unit: 'tok/s', value: train,
     baseline: 'pytorch-cpu', baseline_value: bestTrain,
-    backend: engine.backend, params: countParams(cfg), batch: `${s.batch}x${s.seq}`,
+    backend: engine.backend, matmul, params: countParams(cfg), batch: `${s.batch}x${s.seq}`,
     torch_threads: t ? (t.train_1! >= t.train_2! ? 1 : 2) : null,
   });
-  const gen = await genTokensPerSecond(cfg);
   const bestGen = t ? Math.max(t.gen_1!, t.gen_2!) : null;
   report({
     bench: 'model', figure: `generate_kv_${s.name}`, unit: 'tok/s', value: gen,
     baseline: 'pytorch-cpu', baseline_value: bestGen,
-    backend: engine.backend, params: countParams(cfg), batch: `${GEN.batch} prompts x ${GEN.newTokens} new`,
+    backend: engine.backend, matmul, params: countParams(cfg), batch: `${GEN.batch} prompts x ${GEN.newTokens} new`,
     torch_threads: t ? (t.gen_1! >= t.gen_2! ? 1 : 2) : null,
   });
 }

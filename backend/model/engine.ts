@@ -9,6 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { logger } from '../core/log.js';
+import { installNativeBlas } from './native-blas.js';
+import { installWasmKernels } from './wasm-kernels.js';
 
 export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'wasm' | 'cpu';
 export const BACKEND_ORDER: BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
@@ -17,6 +19,8 @@ export interface EngineInfo {
   backend: BackendName;
   reason: string;
   tried: { backend: BackendName; error: string }[];
+  /** Which matmul the wasm backend uses: 'native-blas' (vendor/rft-blas.node) or 'wasm', and why. */
+  matmul?: { kernel: 'native-blas' | 'wasm'; detail: string };
 }
 
 const log = logger('engine');
@@ -112,6 +116,12 @@ export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo>
             : `fallback after: ${tried.map((t) => `${t.backend} (${t.error})`).join('; ')}`;
         current = { backend: name, reason, tried };
         log.info(`tensor engine: ${name} - ${reason}`);
+        if (name === 'wasm') {
+          installWasmKernels();
+          const blas = installNativeBlas(ROOT);
+          current.matmul = { kernel: blas.active ? 'native-blas' : 'wasm', detail: blas.detail };
+          log.info(`matmul: ${current.matmul.kernel} - ${blas.detail}`);
+        }
         return current;
       } catch (e) {
         const msg = (e as Error).message.split('\n')[0] ?? String(e);

@@ -5,6 +5,7 @@ import { Rng } from '../core/rng.js';
 import type { Tokenizer } from './tokenizer/types.js';
 import type { KVCache, Transformer } from './transformer.js';
 import { sampleToken } from './sampling.js';
+import { NativeDecoder, nativeDecodeAvailable } from './native-decode.js';
 
 export interface GenerateOptions {
   maxNewTokens: number;
@@ -68,10 +69,18 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
     logits = r.last;
     cache = r.cache;
   }
+  // With the native addon each decode step is one fused call; otherwise the tfjs model decodes.
+  let native: NativeDecoder | undefined;
   try {
+    let data = (await logits.data()) as Float32Array;
+    const V = logits.shape[1];
+    if (maxNew > 1 && nativeDecodeAvailable()) {
+      native = new NativeDecoder(model, cache!, maxNew);
+      logits.dispose();
+      disposeCache(cache!);
+      cache = undefined;
+    }
     for (let step = 0; step < maxNew; step++) {
-      const data = (await logits.data()) as Float32Array;
-      const V = logits.shape[1];
       const next = new Int32Array(B).fill(tokenizer.padId);
       for (let b = 0; b < B; b++) {
         if (done[b]) continue;
@@ -92,6 +101,10 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
         }
       }
       if (done.every(Boolean) || step === maxNew - 1) break;
+      if (native) {
+        data = native.step(next);
+        continue;
+      }
       const prev = cache!;
       const r = tidy(() => {
         const f = model.forward(tf.tensor2d(next, [B, 1], 'int32'), { cache: prev, returnCache: true });
@@ -101,9 +114,10 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
       disposeCache(prev);
       logits = r.last;
       cache = r.cache;
+      data = (await logits.data()) as Float32Array;
     }
   } finally {
-    logits.dispose();
+    if (!logits.isDisposed) logits.dispose();
     if (cache) disposeCache(cache);
   }
   for (const g of out) g.text = tokenizer.decode(g.tokens, { skipSpecial: true });

@@ -2,10 +2,15 @@
 // backend a plain matmul takes the fast XNNPACK path, while transposed or batched matmuls fall to a
 // slow loop, and the gradient of tf.gather is not registered at all.
 import { tf } from './engine.js';
+import { nativeBlasActive } from './native-blas.js';
+import { embedNative, nativeOpsAvailable, rmsNormNative, swigluNative } from './native-ops.js';
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
-/** y = x @ w for x [N, in], w [in, out]; gradients dx = dy @ w^T, dw = x^T @ dy with explicit transposes. */
+/**
+ * y = x @ w for x [N, in], w [in, out]; gradients dx = dy @ w^T, dw = x^T @ dy. With the native
+ * BLAS the transposes are sgemm flags; on plain wasm they are explicit (its transposed matmul is slow).
+ */
 export function linear2d(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
   const f = tf.customGrad(((xi: tf.Tensor, wi: tf.Tensor, save: tf.GradSaveFunc) => {
     save([xi, wi]);
@@ -13,7 +18,27 @@ export function linear2d(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
       value: tf.matMul(xi as tf.Tensor2D, wi as tf.Tensor2D),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
-        return [tf.matMul(dy as tf.Tensor2D, tf.transpose(ws)), tf.matMul(tf.transpose(xs), dy as tf.Tensor2D)];
+        const d = dy as tf.Tensor2D;
+        if (nativeBlasActive()) return [tf.matMul(d, ws, false, true), tf.matMul(xs, d, true, false)];
+        return [tf.matMul(d, tf.transpose(ws)), tf.matMul(tf.transpose(xs), d)];
+      },
+    };
+  }) as unknown as CustomGradFn);
+  return f(x, w) as tf.Tensor2D;
+}
+
+/** y = x @ w^T for x [N, in], w [out, in] (the tied output projection reads the embedding table as is). */
+export function linear2dT(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  if (!nativeBlasActive()) return linear2d(x, tf.transpose(w));
+  const f = tf.customGrad(((xi: tf.Tensor, wi: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([xi, wi]);
+    return {
+      value: tf.matMul(xi as tf.Tensor2D, wi as tf.Tensor2D, false, true),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
+        const d = dy as tf.Tensor2D;
+        // dx = dy @ w, dw = dy^T @ x
+        return [tf.matMul(d, ws), tf.matMul(d, xs, true, false)];
       },
     };
   }) as unknown as CustomGradFn);
@@ -33,12 +58,14 @@ export function linear(x: tf.Tensor, w: tf.Tensor2D): tf.Tensor {
  * (dE = onehot(ids)^T @ dy), because the gather gradient is missing on wasm.
  */
 export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
+  if (nativeOpsAvailable()) return embedNative(table, ids);
   const vocab = table.shape[0];
   const f = tf.customGrad(((t: tf.Tensor) => ({
     value: tf.gather(t as tf.Tensor2D, ids),
     gradFunc: (dy: tf.Tensor) => {
       // Cast the int one-hot: a float32 oneHot returns garbage on wasm.
       const oh = tf.cast(tf.oneHot(ids, vocab), 'float32') as tf.Tensor2D;
+      if (nativeBlasActive()) return [tf.matMul(oh, dy as tf.Tensor2D, true, false)];
       return [tf.matMul(tf.transpose(oh), dy as tf.Tensor2D)];
     },
   })) as unknown as CustomGradFn);
@@ -47,12 +74,19 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
 
 /** RMSNorm over the last axis: x / sqrt(mean(x^2) + eps) * w. */
 export function rmsNorm(x: tf.Tensor, w: tf.Tensor1D, eps: number): tf.Tensor {
+  if (nativeOpsAvailable()) return rmsNormNative(x, w, eps);
   const ms = tf.mean(tf.square(x), -1, true);
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w);
 }
 
 export function silu(x: tf.Tensor): tf.Tensor {
   return tf.mul(x, tf.sigmoid(x));
+}
+
+/** SwiGLU's gating: silu(gate) * up (one fused op with the native addon). */
+export function swiglu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
+  if (nativeOpsAvailable()) return swigluNative(gate, up);
+  return tf.mul(silu(gate), up);
 }
 
 /** Rotary tables in Hugging Face's rotate-half layout: cos/sin [maxLen, headDim]. */
@@ -79,6 +113,15 @@ export function ropeTables(maxLen: number, headDim: number, theta: number): { co
     sin: tf.tensor2d(sin, [maxLen, headDim]),
     rot: tf.tensor2d(rot, [headDim, headDim]),
   };
+}
+
+/** Rotary embeddings for x [B, T, heads, hd] (sequence before heads) at positions start..start+T-1. */
+export function applyRopeSeqFirst(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, rot: tf.Tensor2D, start: number): tf.Tensor4D {
+  const T = x.shape[1];
+  const hd = x.shape[3];
+  const c = tf.reshape(tf.slice(cos, [start, 0], [T, hd]), [T, 1, hd]);
+  const s = tf.reshape(tf.slice(sin, [start, 0], [T, hd]), [T, 1, hd]);
+  return tf.add(tf.mul(x, c), tf.mul(linear(x, rot), s)) as tf.Tensor4D;
 }
 
 /** Apply rotary embeddings to x [B, H, T, hd] at positions start..start+T-1. */

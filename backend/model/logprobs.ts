@@ -1,6 +1,7 @@
 // Per-token log-probabilities and entropies of given sequences: what the trainer differentiates.
 import { tf } from './engine.js';
 import type { Transformer } from './transformer.js';
+import { nativeOpsAvailable, targetLogprobNative } from './native-ops.js';
 
 export interface TokenLogprobs {
   /** log p(ids[:, t+1] | ids[:, :t+1]) for t = 0..T-2: [B, T-1]. */
@@ -36,6 +37,12 @@ export function tokenLogprobs(model: Transformer, ids: tf.Tensor2D, opts: TokenL
   if (opts.temperature !== undefined && opts.temperature !== 1) logits = tf.div(logits, opts.temperature);
   const flat = tf.reshape(logits, [B * (T - 1), V]) as tf.Tensor2D;
   const targets = tf.reshape(tf.slice(ids, [0, 1], [B, T - 1]), [-1]) as tf.Tensor1D;
+  if (!opts.withEntropy && nativeOpsAvailable()) {
+    // One fused native op (log-softmax at the target and its gradient) when no entropy is needed.
+    const res: TokenLogprobs = { logprobs: tf.reshape(targetLogprobNative(flat, targets), [B, T - 1]) as tf.Tensor2D };
+    if (opts.withHidden && out.hidden) res.hidden = tf.slice(out.hidden, [0, P, 0], [B, T, model.config.dModel]) as tf.Tensor3D;
+    return res;
+  }
   const { logp, lsm } = logprobsOfTargets(flat, targets);
   const res: TokenLogprobs = { logprobs: tf.reshape(logp, [B, T - 1]) as tf.Tensor2D };
   if (opts.withEntropy) {

@@ -1,5 +1,6 @@
 // AdamW with decoupled weight decay and gradient clipping by global norm.
 import { tf } from './engine.js';
+import { adamwNative, nativeAdamwAvailable } from './native-ops.js';
 
 export interface AdamWOptions {
   lr: number;
@@ -44,12 +45,22 @@ export class AdamW {
     this.t++;
     const bc1 = 1 - Math.pow(this.beta1, this.t);
     const bc2 = 1 - Math.pow(this.beta2, this.t);
+    const native = nativeAdamwAvailable();
     tf.tidy(() => {
       for (const x of this.vars) {
         const g = grads[x.name];
         if (!g) continue;
         const m = this.m.get(x.name)!;
         const v = this.v.get(x.name)!;
+        if (native) {
+          // One fused native update per parameter instead of about a dozen kernels.
+          const wd = this.weightDecay > 0 && x.rank > 1 ? this.weightDecay : 0;
+          const [x2, m2, v2] = adamwNative(x, g, m, v, { lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, wd, bc1, bc2 });
+          m.assign(m2);
+          v.assign(v2);
+          x.assign(x2);
+          continue;
+        }
         const m2 = tf.add(tf.mul(m, this.beta1), tf.mul(g, 1 - this.beta1));
         const v2 = tf.add(tf.mul(v, this.beta2), tf.mul(tf.square(g), 1 - this.beta2));
         m.assign(m2);

@@ -3,7 +3,8 @@
 // (so every linear layer is a plain matmul) and transposed to HF's [out, in] only in checkpoints.
 import { tf } from './engine.js';
 import { headDim, type ModelConfig } from './config.js';
-import { applyRope, embed, linear, rmsNorm, ropeTables, silu } from './layers.js';
+import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTables, swiglu } from './layers.js';
+import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
 import { Rng } from '../core/rng.js';
 
 export interface LayerCache {
@@ -45,7 +46,8 @@ export class Transformer {
   /** Unique per instance; prefixes the tfjs variable names. */
   readonly id = `model${nextModelId++}`;
   readonly params = new Map<string, tf.Variable>();
-  private readonly rope: ReturnType<typeof ropeTables>;
+  /** Rotary tables (cos/sin [maxSeqLen, headDim] and the rotate-half matrix); read by the native decoder. */
+  readonly rope: ReturnType<typeof ropeTables>;
 
   constructor(
     readonly config: ModelConfig,
@@ -113,11 +115,6 @@ export class Transformer {
     return [...this.params.values()];
   }
 
-  /** The output projection [D, V]: the transposed embedding when tied. */
-  private outputWeight(): tf.Tensor2D {
-    return this.config.tieEmbeddings ? (tf.transpose(this.p('model.embed_tokens.weight')) as tf.Tensor2D) : (this.p('lm_head.weight') as tf.Tensor2D);
-  }
-
   /** Patch embeddings for images [B, P, patchDim] -> [B, P, D]. */
   embedPatches(patches: tf.Tensor3D): tf.Tensor3D {
     if (!this.config.vision) throw new Error('model has no vision input (config.vision is not set)');
@@ -149,39 +146,55 @@ export class Transformer {
       ? (tf.concat([opts.cache.keyMask, mask ?? tf.ones([B, T])], 1) as tf.Tensor2D)
       : (mask ?? (tf.ones([B, T]) as tf.Tensor2D));
     const Tk = start + T;
-    const bias = attentionBias(keyMask, start, T, Tk);
+    // Without a cache to continue, attention is one fused native op when the addon is there.
+    const fused = !opts.cache && nativeAttentionAvailable();
+    const bias = fused ? undefined : attentionBias(keyMask, start, T, Tk);
     const newLayers: LayerCache[] = [];
     const rep = c.nHeads / c.nKvHeads;
     for (let i = 0; i < c.nLayers; i++) {
       const p = `model.layers.${i}`;
       const h = rmsNorm(x, this.p(`${p}.input_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
-      const heads = (w: string, n: number) =>
-        tf.transpose(tf.reshape(linear(h, this.p(`${p}.self_attn.${w}.weight`) as tf.Tensor2D), [B, T, n, hd]), [0, 2, 1, 3]) as tf.Tensor4D;
-      let q = applyRope(heads('q_proj', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-      let k = applyRope(heads('k_proj', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-      let v = heads('v_proj', c.nKvHeads);
-      if (opts.cache) {
-        const prev = opts.cache.layers[i]!;
-        k = tf.concat([prev.k, k], 2);
-        v = tf.concat([prev.v, v], 2);
+      const proj = (w: string, n: number) => tf.reshape(linear(h, this.p(`${p}.self_attn.${w}.weight`) as tf.Tensor2D), [B, T, n, hd]) as tf.Tensor4D;
+      let merged: tf.Tensor;
+      if (fused) {
+        // One native op on the projections' [B, T, heads, hd] layout (no transposes, no bias tensor).
+        const q = applyRopeSeqFirst(proj('q_proj', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+        const k = applyRopeSeqFirst(proj('k_proj', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+        const v = proj('v_proj', c.nKvHeads);
+        if (opts.returnCache) newLayers.push({ k: tf.transpose(k, [0, 2, 1, 3]), v: tf.transpose(v, [0, 2, 1, 3]) });
+        merged = tf.reshape(nativeAttention(q, k, v, keyMask), [B, T, c.nHeads * hd]);
+      } else {
+        const heads = (w: string, n: number) => tf.transpose(proj(w, n), [0, 2, 1, 3]) as tf.Tensor4D;
+        let q = applyRope(heads('q_proj', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+        let k = applyRope(heads('k_proj', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+        let v = heads('v_proj', c.nKvHeads);
+        if (opts.cache) {
+          const prev = opts.cache.layers[i]!;
+          k = tf.concat([prev.k, k], 2);
+          v = tf.concat([prev.v, v], 2);
+        }
+        if (opts.returnCache) newLayers.push({ k, v });
+        if (rep > 1) {
+          k = repeatKv(k, rep);
+          v = repeatKv(v, rep);
+        }
+        q = tf.mul(q, 1 / Math.sqrt(hd));
+        const scores = tf.add(tf.matMul(q, k, false, true), bias!);
+        const att = tf.matMul(tf.softmax(scores), v); // [B, H, T, hd]
+        merged = tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [B, T, c.nHeads * hd]);
       }
-      if (opts.returnCache) newLayers.push({ k, v });
-      if (rep > 1) {
-        k = repeatKv(k, rep);
-        v = repeatKv(v, rep);
-      }
-      q = tf.mul(q, 1 / Math.sqrt(hd));
-      const scores = tf.add(tf.matMul(q, k, false, true), bias);
-      const att = tf.matMul(tf.softmax(scores), v); // [B, H, T, hd]
-      const merged = tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [B, T, c.nHeads * hd]);
       x = tf.add(x, linear(merged, this.p(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D)) as tf.Tensor3D;
       const h2 = rmsNorm(x, this.p(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
-      const gate = silu(linear(h2, this.p(`${p}.mlp.gate_proj.weight`) as tf.Tensor2D));
+      const gate = linear(h2, this.p(`${p}.mlp.gate_proj.weight`) as tf.Tensor2D);
       const up = linear(h2, this.p(`${p}.mlp.up_proj.weight`) as tf.Tensor2D);
-      x = tf.add(x, linear(tf.mul(gate, up), this.p(`${p}.mlp.down_proj.weight`) as tf.Tensor2D)) as tf.Tensor3D;
+      x = tf.add(x, linear(swiglu(gate, up), this.p(`${p}.mlp.down_proj.weight`) as tf.Tensor2D)) as tf.Tensor3D;
     }
     const hidden = rmsNorm(x, this.p('model.norm.weight') as tf.Tensor1D, c.rmsEps) as tf.Tensor3D;
-    const logits = linear(hidden, this.outputWeight()) as tf.Tensor3D;
+    const logits = (
+      this.config.tieEmbeddings
+        ? tf.reshape(linear2dT(tf.reshape(hidden, [-1, c.dModel]) as tf.Tensor2D, this.p('model.embed_tokens.weight') as tf.Tensor2D), [B, T, c.vocabSize])
+        : linear(hidden, this.p('lm_head.weight') as tf.Tensor2D)
+    ) as tf.Tensor3D;
     const out: ForwardResult = { logits };
     if (opts.returnHidden) out.hidden = hidden;
     if (opts.returnCache) out.cache = { layers: newLayers, length: Tk, keyMask };

@@ -1,0 +1,128 @@
+// KV-cache decoding with one native call per token (native/rft_blas.c `decode`): the whole step
+// (embedding, every layer, final norm, logits) runs in C on the weights in the wasm heap, so a
+// decode step costs one call instead of a few hundred tfjs kernels. The prompt is still prefilled
+// by the tfjs model (Transformer.forward); its cache is copied once into the decoder's own buffer.
+import * as tf from '@tensorflow/tfjs-core';
+import { headDim } from './config.js';
+import { nativeAddon, nativeBlasActive } from './native-blas.js';
+import type { KVCache, Transformer } from './transformer.js';
+
+// Index layouts shared with native/rft_blas.c (enums C_*, O_*, L_*).
+const C = { B: 0, D: 1, H: 2, KV: 3, HD: 4, F: 5, V: 6, L: 7, MAXT: 8, POS: 9, TIED: 10, N: 11 } as const;
+const O = { EMBED: 0, NORM: 1, HEAD: 2, COS: 3, SIN: 4, MASK: 5, X: 6, H: 7, Q: 8, K: 9, V: 10, ATT: 11, G: 12, U: 13, LOGITS: 14, SCORES: 15, LAYERS: 16 } as const;
+const L = { IN: 0, Q: 1, K: 2, V: 3, O: 4, POST: 5, GATE: 6, UP: 7, DOWN: 8, KC: 9, VC: 10, N: 11 } as const;
+const LAYER_WEIGHTS = ['input_layernorm', 'self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'post_attention_layernorm', 'mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj'];
+
+interface WasmBackendLike {
+  wasm: { HEAPU8: Uint8Array };
+  dataIdMap: { get(id: unknown): { memoryOffset: number | null } | undefined };
+}
+
+/** True when generation can decode natively (wasm backend with the addon's decode, switched on). */
+export function nativeDecodeAvailable(): boolean {
+  return nativeBlasActive() && typeof nativeAddon()?.decode === 'function' && tf.getBackend() === 'wasm' && process.env.RFT_NATIVE_DECODE !== '0';
+}
+
+export class NativeDecoder {
+  private readonly cfg = new Int32Array(C.N);
+  private readonly off: Float64Array;
+  private readonly state: Float32Array;
+  private readonly logitsAt: number;
+  private readonly tokens: Int32Array;
+
+  /**
+   * A decoder for B rows continuing `cache` (its length is the next position), with room for
+   * `maxNew` more tokens. The cache tensors are copied; the caller still owns (and disposes) them.
+   */
+  constructor(
+    private readonly model: Transformer,
+    cache: KVCache,
+    maxNew: number,
+  ) {
+    const c = model.config;
+    const B = cache.keyMask.shape[0];
+    const hd = headDim(c);
+    const Tp = cache.length;
+    const maxT = Math.min(c.maxSeqLen, Tp + maxNew);
+    const cfg = this.cfg;
+    cfg[C.B] = B;
+    cfg[C.D] = c.dModel;
+    cfg[C.H] = c.nHeads;
+    cfg[C.KV] = c.nKvHeads;
+    cfg[C.HD] = hd;
+    cfg[C.F] = c.dFF;
+    cfg[C.V] = c.vocabSize;
+    cfg[C.L] = c.nLayers;
+    cfg[C.MAXT] = maxT;
+    cfg[C.POS] = Tp;
+    cfg[C.TIED] = c.tieEmbeddings ? 1 : 0;
+    // State buffer: mask, scratch, logits, then each layer's K and V caches [B, KV, maxT, hd].
+    let at = 0;
+    const take = (n: number) => {
+      const o = at;
+      at += n;
+      return o * 4;
+    };
+    this.off = new Float64Array(O.LAYERS + c.nLayers * L.N);
+    this.off[O.MASK] = take(B * maxT);
+    this.off[O.X] = take(B * c.dModel);
+    this.off[O.H] = take(B * c.dModel);
+    this.off[O.Q] = take(B * c.nHeads * hd);
+    this.off[O.K] = take(B * c.nKvHeads * hd);
+    this.off[O.V] = take(B * c.nKvHeads * hd);
+    this.off[O.ATT] = take(B * c.nHeads * hd);
+    this.off[O.G] = take(B * c.dFF);
+    this.off[O.U] = take(B * c.dFF);
+    this.off[O.LOGITS] = take(B * c.vocabSize);
+    this.off[O.SCORES] = take(maxT);
+    const cacheSize = B * c.nKvHeads * maxT * hd;
+    for (let l = 0; l < c.nLayers; l++) {
+      this.off[O.LAYERS + l * L.N + L.KC] = take(cacheSize);
+      this.off[O.LAYERS + l * L.N + L.VC] = take(cacheSize);
+    }
+    this.state = new Float32Array(at);
+    this.logitsAt = this.off[O.LOGITS]! / 4;
+    this.tokens = new Int32Array(B);
+    // Copy the prefilled cache and key mask in.
+    this.state.set(cache.keyMask.dataSync() as Float32Array, 0);
+    for (let b = B - 1; b >= 0; b--) {
+      // Rows of the mask move from stride Tp to stride maxT (backwards, so nothing is overwritten early).
+      this.state.copyWithin(b * maxT, b * Tp, b * Tp + Tp);
+      this.state.fill(0, b * maxT + Tp, (b + 1) * maxT);
+    }
+    const KV = c.nKvHeads;
+    cache.layers.forEach((layer, l) => {
+      for (const [which, t] of [[L.KC, layer.k], [L.VC, layer.v]] as const) {
+        const src = t.dataSync() as Float32Array; // [B, KV, Tp, hd]
+        const base = this.off[O.LAYERS + l * L.N + which]! / 4;
+        for (let r = 0; r < B * KV; r++) this.state.set(src.subarray(r * Tp * hd, (r + 1) * Tp * hd), base + r * maxT * hd);
+      }
+    });
+  }
+
+  /** Feed one token per row at the next position; returns the logits [B * V] (a view, valid until the next step). */
+  step(next: Int32Array): Float32Array {
+    const addon = nativeAddon()!;
+    this.tokens.set(next);
+    const backend = tf.backend() as unknown as WasmBackendLike;
+    const offsetOf = (t: tf.Tensor): number => {
+      const o = backend.dataIdMap.get(t.dataId)?.memoryOffset;
+      if (o == null) throw new Error('native decode: a weight is not in the wasm heap');
+      return o;
+    };
+    // Weights are looked up on every step: an optimiser step replaces a variable's buffer.
+    const m = this.model;
+    this.off[O.EMBED] = offsetOf(m.p('model.embed_tokens.weight'));
+    this.off[O.NORM] = offsetOf(m.p('model.norm.weight'));
+    this.off[O.HEAD] = m.config.tieEmbeddings ? this.off[O.EMBED]! : offsetOf(m.p('lm_head.weight'));
+    this.off[O.COS] = offsetOf(m.rope.cos);
+    this.off[O.SIN] = offsetOf(m.rope.sin);
+    for (let l = 0; l < m.config.nLayers; l++) {
+      LAYER_WEIGHTS.forEach((w, i) => (this.off[O.LAYERS + l * L.N + i] = offsetOf(m.p(`model.layers.${l}.${w}.weight`))));
+    }
+    addon.decode!(backend.wasm.HEAPU8.buffer as ArrayBuffer, this.state.buffer as ArrayBuffer, this.tokens, this.cfg, this.off, m.config.rmsEps);
+    this.cfg[C.POS]!++;
+    const BV = this.cfg[C.B]! * this.cfg[C.V]!;
+    return this.state.subarray(this.logitsAt, this.logitsAt + BV);
+  }
+}

@@ -1,0 +1,696 @@
+// N-API addon: single-precision GEMM through the platform's BLAS (OpenBLAS on Linux, Accelerate on
+// macOS), run in place on the tfjs-wasm heap so tensors are never copied in or out.
+#include <node_api.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The CBLAS ABI is the same everywhere (enums are ints), so no BLAS header is needed to build.
+enum { RowMajor = 101, NoTrans = 111, Trans = 112 };
+extern void cblas_sgemm(int order, int transA, int transB, int M, int N, int K, float alpha,
+                        const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
+
+// OpenBLAS only (weak: absent from other BLAS libraries, which then run as they are).
+extern void openblas_set_num_threads(int n) __attribute__((weak));
+extern int openblas_get_num_threads(void) __attribute__((weak));
+
+// Below this many multiply-adds per matrix, OpenBLAS's own threading costs more than it gains:
+// such batches (attention heads) run single-threaded BLAS, two halves of the batch side by side.
+#define SMALL_GEMM (1 << 22)
+
+typedef struct {
+  int64_t from, to, M, N, K, sA, sB;
+  int tA, tB, lda, ldb;
+  const float *A, *B;
+  float *C;
+} Job;
+
+// Products this small (decode-time attention: one query row per head) cost more in BLAS call and
+// threading overhead than in arithmetic; plain loops, ordered so the inner loop is contiguous.
+#define TINY_GEMM (1 << 15)
+
+static void tiny_gemm(const Job *j, const float *A, const float *B, float *C) {
+  const int64_t M = j->M, N = j->N, K = j->K;
+  const int lda = j->lda, ldb = j->ldb;
+  if (!j->tB) {
+    for (int64_t m = 0; m < M; m++) {
+      float *c = C + m * N;
+      for (int64_t n = 0; n < N; n++) c[n] = 0.0f;
+      for (int64_t k = 0; k < K; k++) {
+        const float a = j->tA ? A[k * lda + m] : A[m * lda + k];
+        const float *b = B + k * ldb;
+        for (int64_t n = 0; n < N; n++) c[n] += a * b[n];
+      }
+    }
+  } else if (!j->tA) {
+    for (int64_t m = 0; m < M; m++) {
+      const float *a = A + m * lda;
+      for (int64_t n = 0; n < N; n++) {
+        const float *b = B + n * ldb;
+        float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+        for (int64_t k = 0; k < K; k++) acc += a[k] * b[k];
+        C[m * N + n] = acc;
+      }
+    }
+  } else {
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < K; k++) acc += A[k * lda + m] * B[n * ldb + k];
+        C[m * N + n] = acc;
+      }
+  }
+}
+
+static void run_job(const Job *j) {
+  const int tiny = j->M * j->N * j->K <= TINY_GEMM;
+  for (int64_t i = j->from; i < j->to; i++) {
+    float *Ci = j->C + i * j->M * j->N;
+    if (j->K == 0) {
+      for (int64_t e = 0; e < j->M * j->N; e++) Ci[e] = 0.0f;
+      continue;
+    }
+    if (tiny) {
+      tiny_gemm(j, j->A + i * j->sA, j->B + i * j->sB, Ci);
+      continue;
+    }
+    cblas_sgemm(RowMajor, j->tA ? Trans : NoTrans, j->tB ? Trans : NoTrans, (int)j->M, (int)j->N, (int)j->K, 1.0f,
+                j->A + i * j->sA, j->lda, j->B + i * j->sB, j->ldb, 0.0f, Ci, (int)j->N);
+  }
+}
+
+static void *job_thread(void *p) {
+  run_job((const Job *)p);
+  return NULL;
+}
+
+#define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
+
+static int64_t arg_i64(napi_env env, napi_value v, int *ok) {
+  int64_t x = 0;
+  if (napi_get_value_int64(env, v, &x) != napi_ok) *ok = 0;
+  return x;
+}
+
+// sgemm(heap: ArrayBuffer, aByteOff, bByteOff, cByteOff, batch, M, N, K, transA, transB,
+//       strideA, strideB) with strides in elements (0 broadcasts one matrix over the batch).
+// C[i] = op(A[i]) @ op(B[i]) for i < batch, all row-major and contiguous, C strided M*N.
+static napi_value Sgemm(napi_env env, napi_callback_info info) {
+  size_t argc = 12;
+  napi_value argv[12];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc != 12) { napi_throw_type_error(env, NULL, "sgemm expects 12 arguments"); return NULL; }
+  void *base = NULL;
+  size_t len = 0;
+  if (napi_get_arraybuffer_info(env, argv[0], &base, &len) != napi_ok) {
+    napi_throw_type_error(env, NULL, "sgemm: first argument must be an ArrayBuffer");
+    return NULL;
+  }
+  int ok = 1;
+  int64_t aOff = arg_i64(env, argv[1], &ok), bOff = arg_i64(env, argv[2], &ok), cOff = arg_i64(env, argv[3], &ok);
+  int64_t batch = arg_i64(env, argv[4], &ok), M = arg_i64(env, argv[5], &ok), N = arg_i64(env, argv[6], &ok), K = arg_i64(env, argv[7], &ok);
+  int64_t tA = arg_i64(env, argv[8], &ok), tB = arg_i64(env, argv[9], &ok);
+  int64_t sA = arg_i64(env, argv[10], &ok), sB = arg_i64(env, argv[11], &ok);
+  if (!ok) { napi_throw_type_error(env, NULL, "sgemm: arguments 2-12 must be integers"); return NULL; }
+  if (batch < 0 || M < 0 || N < 0 || K < 0 || sA < 0 || sB < 0 || aOff < 0 || bOff < 0 || cOff < 0 ||
+      (aOff | bOff | cOff) % 4 != 0) {
+    napi_throw_range_error(env, NULL, "sgemm: negative size or unaligned offset");
+    return NULL;
+  }
+  // Bounds: every matrix read or written must lie inside the buffer.
+  int64_t lenF = (int64_t)(len / 4);
+  int64_t lastA = aOff / 4 + (batch > 0 ? (batch - 1) * sA : 0) + M * K;
+  int64_t lastB = bOff / 4 + (batch > 0 ? (batch - 1) * sB : 0) + K * N;
+  int64_t lastC = cOff / 4 + batch * M * N;
+  if (lastA > lenF || lastB > lenF || lastC > lenF) {
+    napi_throw_range_error(env, NULL, "sgemm: matrices exceed the buffer");
+    return NULL;
+  }
+  float *f = (float *)base;
+  const float *A = f + aOff / 4;
+  const float *B = f + bOff / 4;
+  float *C = f + cOff / 4;
+  int lda = tA ? (int)M : (int)K;
+  int ldb = tB ? (int)K : (int)N;
+  if (M == 0 || N == 0 || batch == 0) return NULL;
+  Job all = {0, batch, M, N, K, sA, sB, (int)tA, (int)tB, lda, ldb, A, B, C};
+  int small = M * N * K < SMALL_GEMM && M * N * K > TINY_GEMM && openblas_set_num_threads && openblas_get_num_threads;
+  int threads = small ? openblas_get_num_threads() : 1;
+  if (!small || threads < 2) {
+    run_job(&all);
+    return NULL;
+  }
+  openblas_set_num_threads(1);
+  if (batch == 1) {
+    run_job(&all);
+  } else {
+    Job second = all;
+    all.to = second.from = batch / 2;
+    pthread_t th;
+    int spawned = pthread_create(&th, NULL, job_thread, &second) == 0;
+    run_job(&all);
+    if (spawned) pthread_join(th, NULL);
+    else run_job(&second);
+  }
+  openblas_set_num_threads(threads);
+  return NULL;
+}
+
+// ---- One decoding step of the Llama-style transformer (backend/model/transformer.ts), fused ----
+// Weights are read in place from the wasm heap; the KV cache, key mask, scratch and logits live in a
+// JS-owned state buffer. Index layout of the `cfg` (Int32Array) and `off` (Float64Array) arguments
+// is shared with backend/model/native-decode.ts.
+enum { C_B, C_D, C_H, C_KV, C_HD, C_F, C_V, C_L, C_MAXT, C_POS, C_TIED, C_N };
+enum { O_EMBED, O_NORM, O_HEAD, O_COS, O_SIN, O_MASK, O_X, O_H, O_Q, O_K, O_V, O_ATT, O_G, O_U, O_LOGITS, O_SCORES, O_LAYERS };
+enum { L_IN, L_Q, L_K, L_V, L_O, L_POST, L_GATE, L_UP, L_DOWN, L_KC, L_VC, L_N };
+
+static void gemm_nn(int M, int N, int K, const float *A, const float *B, float *C, float beta) {
+  cblas_sgemm(RowMajor, NoTrans, NoTrans, M, N, K, 1.0f, A, K, B, N, beta, C, N);
+}
+
+static void rms_norm(const float *x, const float *w, float *out, int rows, int D, float eps) {
+  for (int r = 0; r < rows; r++) {
+    const float *xr = x + (int64_t)r * D;
+    float ss = 0.0f;
+    for (int i = 0; i < D; i++) ss += xr[i] * xr[i];
+    const float inv = 1.0f / sqrtf(ss / (float)D + eps);
+    for (int i = 0; i < D; i++) out[(int64_t)r * D + i] = xr[i] * inv * w[i];
+  }
+}
+
+// x[b, n*hd .. ] <- rope at position pos (rotate-half layout), for n heads.
+static void rope(float *x, int B, int n, int hd, const float *cos_p, const float *sin_p) {
+  const int half = hd / 2;
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < n; h++) {
+      float *v = x + ((int64_t)b * n + h) * hd;
+      for (int i = 0; i < half; i++) {
+        const float a = v[i], c = v[i + half];
+        v[i] = a * cos_p[i] - c * sin_p[i];
+        v[i + half] = c * cos_p[i + half] + a * sin_p[i + half];
+      }
+    }
+}
+
+static napi_value Decode(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc != 6) { napi_throw_type_error(env, NULL, "decode expects (heap, state, tokens, cfg, off, eps)"); return NULL; }
+  void *heapP, *stateP, *tokP, *cfgP, *offP;
+  size_t heapLen, stateLen, tokLen, cfgLen, offLen;
+  napi_typedarray_type tt;
+  napi_value ab;
+  size_t bo;
+  if (napi_get_arraybuffer_info(env, argv[0], &heapP, &heapLen) != napi_ok ||
+      napi_get_arraybuffer_info(env, argv[1], &stateP, &stateLen) != napi_ok) {
+    napi_throw_type_error(env, NULL, "decode: heap and state must be ArrayBuffers");
+    return NULL;
+  }
+  if (napi_get_typedarray_info(env, argv[2], &tt, &tokLen, &tokP, &ab, &bo) != napi_ok || tt != napi_int32_array ||
+      napi_get_typedarray_info(env, argv[3], &tt, &cfgLen, &cfgP, &ab, &bo) != napi_ok || tt != napi_int32_array || cfgLen != C_N ||
+      napi_get_typedarray_info(env, argv[4], &tt, &offLen, &offP, &ab, &bo) != napi_ok || tt != napi_float64_array) {
+    napi_throw_type_error(env, NULL, "decode: tokens Int32Array, cfg Int32Array(11), off Float64Array");
+    return NULL;
+  }
+  double epsD;
+  CHECK(napi_get_value_double(env, argv[5], &epsD));
+  const int32_t *cfg = (const int32_t *)cfgP;
+  const double *off = (const double *)offP;
+  const int B = cfg[C_B], D = cfg[C_D], H = cfg[C_H], KV = cfg[C_KV], hd = cfg[C_HD], F = cfg[C_F], V = cfg[C_V];
+  const int L = cfg[C_L], maxT = cfg[C_MAXT], pos = cfg[C_POS], tied = cfg[C_TIED];
+  if (offLen != (size_t)(O_LAYERS + L * L_N) || (int)tokLen != B || B <= 0 || pos < 0 || pos >= maxT || KV <= 0 || H % KV != 0 || hd % 2) {
+    napi_throw_range_error(env, NULL, "decode: inconsistent sizes");
+    return NULL;
+  }
+  // Every region must lie inside its buffer: (offset in bytes, floats) for heap (h) or state (s).
+  const int64_t hLenF = (int64_t)(heapLen / 4), sLenF = (int64_t)(stateLen / 4);
+#define IN_HEAP(o, n) ((o) >= 0 && (int64_t)(o) % 4 == 0 && (int64_t)(o) / 4 + (int64_t)(n) <= hLenF)
+#define IN_STATE(o, n) ((o) >= 0 && (int64_t)(o) % 4 == 0 && (int64_t)(o) / 4 + (int64_t)(n) <= sLenF)
+  int ok = IN_HEAP(off[O_EMBED], (int64_t)V * D) && IN_HEAP(off[O_NORM], D) && IN_HEAP(off[O_HEAD], (int64_t)V * D) &&
+           IN_HEAP(off[O_COS], (int64_t)maxT * hd) && IN_HEAP(off[O_SIN], (int64_t)maxT * hd) &&
+           IN_STATE(off[O_MASK], (int64_t)B * maxT) && IN_STATE(off[O_X], (int64_t)B * D) && IN_STATE(off[O_H], (int64_t)B * D) &&
+           IN_STATE(off[O_Q], (int64_t)B * H * hd) && IN_STATE(off[O_K], (int64_t)B * KV * hd) && IN_STATE(off[O_V], (int64_t)B * KV * hd) &&
+           IN_STATE(off[O_ATT], (int64_t)B * H * hd) && IN_STATE(off[O_G], (int64_t)B * F) && IN_STATE(off[O_U], (int64_t)B * F) &&
+           IN_STATE(off[O_LOGITS], (int64_t)B * V) && IN_STATE(off[O_SCORES], maxT);
+  for (int l = 0; ok && l < L; l++) {
+    const double *lo = off + O_LAYERS + l * L_N;
+    ok = IN_HEAP(lo[L_IN], D) && IN_HEAP(lo[L_Q], (int64_t)D * H * hd) && IN_HEAP(lo[L_K], (int64_t)D * KV * hd) &&
+         IN_HEAP(lo[L_V], (int64_t)D * KV * hd) && IN_HEAP(lo[L_O], (int64_t)H * hd * D) && IN_HEAP(lo[L_POST], D) &&
+         IN_HEAP(lo[L_GATE], (int64_t)D * F) && IN_HEAP(lo[L_UP], (int64_t)D * F) && IN_HEAP(lo[L_DOWN], (int64_t)F * D) &&
+         IN_STATE(lo[L_KC], (int64_t)B * KV * maxT * hd) && IN_STATE(lo[L_VC], (int64_t)B * KV * maxT * hd);
+  }
+  const int32_t *tok = (const int32_t *)tokP;
+  for (int b = 0; ok && b < B; b++) ok = tok[b] >= 0 && tok[b] < V;
+  if (!ok) {
+    napi_throw_range_error(env, NULL, "decode: a region or token id is outside its buffer");
+    return NULL;
+  }
+  float *hp = (float *)heapP, *sp = (float *)stateP;
+#define HP(o) (hp + (int64_t)(o) / 4)
+#define SP(o) (sp + (int64_t)(o) / 4)
+  const float eps = (float)epsD;
+  float *x = SP(off[O_X]), *h = SP(off[O_H]), *q = SP(off[O_Q]), *k = SP(off[O_K]), *v = SP(off[O_V]);
+  float *att = SP(off[O_ATT]), *g = SP(off[O_G]), *u = SP(off[O_U]), *scores = SP(off[O_SCORES]);
+  float *mask = SP(off[O_MASK]);
+  const float *cosP = HP(off[O_COS]) + (int64_t)pos * hd, *sinP = HP(off[O_SIN]) + (int64_t)pos * hd;
+  const float *embed = HP(off[O_EMBED]);
+  for (int b = 0; b < B; b++) {
+    for (int i = 0; i < D; i++) x[(int64_t)b * D + i] = embed[(int64_t)tok[b] * D + i];
+    mask[(int64_t)b * maxT + pos] = 1.0f;
+  }
+  const int rep = H / KV;
+  const float scale = 1.0f / sqrtf((float)hd);
+  // A decode step's products are a few rows tall: BLAS threading costs more than it gains.
+  const int threads = openblas_get_num_threads && openblas_set_num_threads ? openblas_get_num_threads() : 1;
+  if (threads > 1) openblas_set_num_threads(1);
+  for (int l = 0; l < L; l++) {
+    const double *lo = off + O_LAYERS + l * L_N;
+    float *kc = SP(lo[L_KC]), *vc = SP(lo[L_VC]);
+    rms_norm(x, HP(lo[L_IN]), h, B, D, eps);
+    gemm_nn(B, H * hd, D, h, HP(lo[L_Q]), q, 0.0f);
+    gemm_nn(B, KV * hd, D, h, HP(lo[L_K]), k, 0.0f);
+    gemm_nn(B, KV * hd, D, h, HP(lo[L_V]), v, 0.0f);
+    rope(q, B, H, hd, cosP, sinP);
+    rope(k, B, KV, hd, cosP, sinP);
+    for (int b = 0; b < B; b++)
+      for (int j = 0; j < KV; j++) {
+        const int64_t dst = (((int64_t)b * KV + j) * maxT + pos) * hd, src = ((int64_t)b * KV + j) * hd;
+        for (int i = 0; i < hd; i++) {
+          kc[dst + i] = k[src + i];
+          vc[dst + i] = v[src + i];
+        }
+      }
+    for (int b = 0; b < B; b++) {
+      const float *mb = mask + (int64_t)b * maxT;
+      for (int hh = 0; hh < H; hh++) {
+        const int j = hh / rep;
+        const float *qv = q + ((int64_t)b * H + hh) * hd;
+        const float *kb = kc + ((int64_t)b * KV + j) * maxT * hd, *vb = vc + ((int64_t)b * KV + j) * maxT * hd;
+        float mx = -INFINITY;
+        for (int t = 0; t <= pos; t++) {
+          if (mb[t] == 0.0f) continue;
+          const float *kt = kb + (int64_t)t * hd;
+          float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+          for (int i = 0; i < hd; i++) acc += qv[i] * kt[i];
+          scores[t] = acc * scale;
+          if (scores[t] > mx) mx = scores[t];
+        }
+        float sum = 0.0f;
+        for (int t = 0; t <= pos; t++) {
+          if (mb[t] == 0.0f) continue;
+          scores[t] = expf(scores[t] - mx);
+          sum += scores[t];
+        }
+        float *o = att + ((int64_t)b * H + hh) * hd;
+        for (int i = 0; i < hd; i++) o[i] = 0.0f;
+        const float inv = 1.0f / sum;
+        for (int t = 0; t <= pos; t++) {
+          if (mb[t] == 0.0f) continue;
+          const float p = scores[t] * inv;
+          const float *vt = vb + (int64_t)t * hd;
+          for (int i = 0; i < hd; i++) o[i] += p * vt[i];
+        }
+      }
+    }
+    gemm_nn(B, D, H * hd, att, HP(lo[L_O]), x, 1.0f); // x += att @ Wo
+    rms_norm(x, HP(lo[L_POST]), h, B, D, eps);
+    gemm_nn(B, F, D, h, HP(lo[L_GATE]), g, 0.0f);
+    gemm_nn(B, F, D, h, HP(lo[L_UP]), u, 0.0f);
+    for (int64_t i = 0; i < (int64_t)B * F; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    gemm_nn(B, D, F, g, HP(lo[L_DOWN]), x, 1.0f); // x += swiglu @ Wdown
+  }
+  rms_norm(x, HP(off[O_NORM]), h, B, D, eps);
+  float *logits = SP(off[O_LOGITS]);
+  if (tied) cblas_sgemm(RowMajor, NoTrans, Trans, B, V, D, 1.0f, h, D, HP(off[O_HEAD]), D, 0.0f, logits, V);
+  else gemm_nn(B, V, D, h, HP(off[O_HEAD]), logits, 0.0f);
+  if (threads > 1) openblas_set_num_threads(threads);
+  return NULL;
+}
+
+// ---- Fused causal attention for training (forward and backward), no transposes ----
+// q [B, T, H, hd], k and v [B, T, KV, hd] (the projections' own layout), keyMask [B, T] (1 real,
+// 0 padding), out [B, T, H, hd], probs [B, H, T, T] (kept for the backward pass). Query rows with
+// no visible key (left padding) get zero output. Work is split over the batch on two threads,
+// each running single-threaded BLAS.
+typedef struct {
+  int b0, b1, T, H, KV, hd;
+  float scale;
+  const float *q, *k, *v, *mask, *dout;
+  float *out, *probs, *dq, *dk, *dv, *scratch;
+} AttnJob;
+
+static void attn_forward_rows(const AttnJob *j) {
+  const int T = j->T, H = j->H, KV = j->KV, hd = j->hd, rep = H / KV;
+  const int ldq = H * hd, ldk = KV * hd;
+  for (int b = j->b0; b < j->b1; b++) {
+    const float *mb = j->mask + (int64_t)b * T;
+    for (int h = 0; h < H; h++) {
+      const int kvh = h / rep;
+      const float *Q = j->q + (int64_t)b * T * ldq + h * hd;
+      const float *K = j->k + (int64_t)b * T * ldk + kvh * hd;
+      const float *V = j->v + (int64_t)b * T * ldk + kvh * hd;
+      float *P = j->probs + ((int64_t)b * H + h) * T * T;
+      float *O = j->out + (int64_t)b * T * ldq + h * hd;
+      cblas_sgemm(RowMajor, NoTrans, Trans, T, T, hd, j->scale, Q, ldq, K, ldk, 0.0f, P, T);
+      for (int t = 0; t < T; t++) {
+        float *row = P + (int64_t)t * T;
+        float mx = -INFINITY;
+        for (int s = 0; s <= t; s++)
+          if (mb[s] != 0.0f && row[s] > mx) mx = row[s];
+        if (mx == -INFINITY) {
+          for (int s = 0; s < T; s++) row[s] = 0.0f;
+          continue;
+        }
+        float sum = 0.0f;
+        for (int s = 0; s <= t; s++) {
+          const float e = mb[s] != 0.0f ? expf(row[s] - mx) : 0.0f;
+          row[s] = e;
+          sum += e;
+        }
+        const float inv = 1.0f / sum;
+        for (int s = 0; s <= t; s++) row[s] *= inv;
+        for (int s = t + 1; s < T; s++) row[s] = 0.0f;
+      }
+      cblas_sgemm(RowMajor, NoTrans, NoTrans, T, hd, T, 1.0f, P, T, V, ldk, 0.0f, O, ldq);
+    }
+  }
+}
+
+static void attn_backward_rows(const AttnJob *j) {
+  const int T = j->T, H = j->H, KV = j->KV, hd = j->hd, rep = H / KV;
+  const int ldq = H * hd, ldk = KV * hd;
+  float *dP = j->scratch;
+  for (int b = j->b0; b < j->b1; b++) {
+    // dk and dv of this batch row accumulate over the heads sharing a kv head: zero them first.
+    for (int64_t i = 0; i < (int64_t)T * ldk; i++) {
+      j->dk[(int64_t)b * T * ldk + i] = 0.0f;
+      j->dv[(int64_t)b * T * ldk + i] = 0.0f;
+    }
+    for (int h = 0; h < H; h++) {
+      const int kvh = h / rep;
+      const int64_t qo = (int64_t)b * T * ldq + h * hd, ko = (int64_t)b * T * ldk + kvh * hd;
+      const float *P = j->probs + ((int64_t)b * H + h) * T * T;
+      cblas_sgemm(RowMajor, NoTrans, Trans, T, T, hd, 1.0f, j->dout + qo, ldq, j->v + ko, ldk, 0.0f, dP, T);
+      for (int t = 0; t < T; t++) {
+        const float *p = P + (int64_t)t * T;
+        float *d = dP + (int64_t)t * T;
+        float dot = 0.0f;
+        for (int s = 0; s <= t; s++) dot += p[s] * d[s];
+        for (int s = 0; s <= t; s++) d[s] = p[s] * (d[s] - dot);
+        for (int s = t + 1; s < T; s++) d[s] = 0.0f;
+      }
+      cblas_sgemm(RowMajor, NoTrans, NoTrans, T, hd, T, j->scale, dP, T, j->k + ko, ldk, 0.0f, j->dq + qo, ldq);
+      cblas_sgemm(RowMajor, Trans, NoTrans, T, hd, T, j->scale, dP, T, j->q + qo, ldq, 1.0f, j->dk + ko, ldk);
+      cblas_sgemm(RowMajor, Trans, NoTrans, T, hd, T, 1.0f, P, T, j->dout + qo, ldq, 1.0f, j->dv + ko, ldk);
+    }
+  }
+}
+
+static void *attn_fwd_thread(void *p) { attn_forward_rows((const AttnJob *)p); return NULL; }
+static void *attn_bwd_thread(void *p) { attn_backward_rows((const AttnJob *)p); return NULL; }
+
+// Returns 0 when the scratch memory could not be allocated.
+static int run_attn(AttnJob *all, int backward, int B) {
+  void (*fn)(const AttnJob *) = backward ? attn_backward_rows : attn_forward_rows;
+  void *(*th_fn)(void *) = backward ? attn_bwd_thread : attn_fwd_thread;
+  int threads = openblas_get_num_threads ? openblas_get_num_threads() : 1;
+  float *base = NULL;
+  if (backward) {
+    base = (float *)malloc(sizeof(float) * (size_t)all->T * all->T * 2);
+    if (!base) return 0;
+    all->scratch = base;
+  }
+  if (threads < 2 || B < 2 || !openblas_set_num_threads) {
+    fn(all);
+  } else {
+    openblas_set_num_threads(1);
+    AttnJob second = *all;
+    all->b1 = second.b0 = B / 2;
+    if (backward) second.scratch = base + (size_t)all->T * all->T;
+    pthread_t th;
+    int spawned = pthread_create(&th, NULL, th_fn, &second) == 0;
+    fn(all);
+    if (spawned) pthread_join(th, NULL);
+    else fn(&second);
+    openblas_set_num_threads(threads);
+  }
+  free(base);
+  return 1;
+}
+
+// attention(heap, forward: 1|0, offsets Float64Array, dims Int32Array [B, T, H, KV, hd], scale)
+// forward offsets: q, k, v, mask, out, probs; backward: q, k, v, probs, dout, dq, dk, dv.
+static napi_value Attention(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  void *heapP, *offP, *dimP;
+  size_t heapLen, offLen, dimLen, bo;
+  napi_typedarray_type tt;
+  napi_value ab;
+  int32_t fwd;
+  double scaleD;
+  if (argc != 5 || napi_get_arraybuffer_info(env, argv[0], &heapP, &heapLen) != napi_ok ||
+      napi_get_value_int32(env, argv[1], &fwd) != napi_ok ||
+      napi_get_typedarray_info(env, argv[2], &tt, &offLen, &offP, &ab, &bo) != napi_ok || tt != napi_float64_array ||
+      napi_get_typedarray_info(env, argv[3], &tt, &dimLen, &dimP, &ab, &bo) != napi_ok || tt != napi_int32_array || dimLen != 5 ||
+      napi_get_value_double(env, argv[4], &scaleD) != napi_ok) {
+    napi_throw_type_error(env, NULL, "attention expects (heap, forward, offsets Float64Array, dims Int32Array(5), scale)");
+    return NULL;
+  }
+  const int32_t *d = (const int32_t *)dimP;
+  const int B = d[0], T = d[1], H = d[2], KV = d[3], hd = d[4];
+  const double *o = (const double *)offP;
+  if (B <= 0 || T <= 0 || H <= 0 || KV <= 0 || hd <= 0 || H % KV || offLen != (size_t)(fwd ? 6 : 8)) {
+    napi_throw_range_error(env, NULL, "attention: inconsistent sizes");
+    return NULL;
+  }
+  const int64_t hLenF = (int64_t)(heapLen / 4);
+  const int64_t nq = (int64_t)B * T * H * hd, nk = (int64_t)B * T * KV * hd, np = (int64_t)B * H * T * T;
+  int64_t sizes[8];
+  if (fwd) { sizes[0] = nq; sizes[1] = nk; sizes[2] = nk; sizes[3] = (int64_t)B * T; sizes[4] = nq; sizes[5] = np; }
+  else { sizes[0] = nq; sizes[1] = nk; sizes[2] = nk; sizes[3] = np; sizes[4] = nq; sizes[5] = nq; sizes[6] = nk; sizes[7] = nk; }
+  for (size_t i = 0; i < offLen; i++)
+    if (!IN_HEAP(o[i], sizes[i])) {
+      napi_throw_range_error(env, NULL, "attention: a tensor lies outside the heap");
+      return NULL;
+    }
+  float *hp = (float *)heapP;
+  AttnJob job = {0};
+  job.b0 = 0; job.b1 = B; job.T = T; job.H = H; job.KV = KV; job.hd = hd; job.scale = (float)scaleD;
+  job.q = HP(o[0]); job.k = HP(o[1]); job.v = HP(o[2]);
+  if (fwd) {
+    job.mask = HP(o[3]); job.out = HP(o[4]); job.probs = HP(o[5]);
+  } else {
+    job.probs = HP(o[3]); job.dout = HP(o[4]); job.dq = HP(o[5]); job.dk = HP(o[6]); job.dv = HP(o[7]);
+  }
+  if (!run_attn(&job, !fwd, B)) napi_throw_error(env, NULL, "attention: out of memory");
+  return NULL;
+}
+
+// ---- Fused row-wise ops with their gradients: RMSNorm, SwiGLU, token log-prob ----
+// pointwise(heap, op, offsets Float64Array, dims Int32Array(2) [rows, cols], scalar)
+//   0 rmsnorm forward  [x, w, y]              y = x / sqrt(mean(x^2) + eps) * w      (scalar = eps)
+//   1 rmsnorm backward [x, w, dy, dx, dw]
+//   2 swiglu forward   [g, u, out]            out = g * sigmoid(g) * u              (rows x cols)
+//   3 swiglu backward  [g, u, dy, dg, du]
+//   4 logprob forward  [logits, targets, out] out[r] = logits[r, t_r] - logsumexp(logits[r])
+//   5 logprob backward [logits, targets, dy, dlogits]  dlogits = dy * (onehot(t) - softmax)
+//   6 embed forward    [table, ids, out]       out[r] = table[ids[r]]  (rows = ids, cols = D, scalar = V)
+//   7 embed backward   [ids, dy, dtable]       dtable = sum of dy rows into their ids' rows
+static napi_value Pointwise(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  void *heapP, *offP, *dimP;
+  size_t heapLen, offLen, dimLen, bo;
+  napi_typedarray_type tt;
+  napi_value ab;
+  int32_t op;
+  double scalar;
+  if (argc != 5 || napi_get_arraybuffer_info(env, argv[0], &heapP, &heapLen) != napi_ok ||
+      napi_get_value_int32(env, argv[1], &op) != napi_ok ||
+      napi_get_typedarray_info(env, argv[2], &tt, &offLen, &offP, &ab, &bo) != napi_ok || tt != napi_float64_array ||
+      napi_get_typedarray_info(env, argv[3], &tt, &dimLen, &dimP, &ab, &bo) != napi_ok || tt != napi_int32_array || dimLen != 2 ||
+      napi_get_value_double(env, argv[4], &scalar) != napi_ok) {
+    napi_throw_type_error(env, NULL, "pointwise expects (heap, op, offsets Float64Array, dims Int32Array(2), scalar)");
+    return NULL;
+  }
+  const int32_t *d = (const int32_t *)dimP;
+  const int64_t R = d[0], Cn = d[1], n = R * Cn;
+  static const int nOffs[8] = {3, 5, 3, 5, 3, 4, 3, 3};
+  if (op < 0 || op > 7 || R < 0 || Cn <= 0 || offLen != (size_t)nOffs[op]) {
+    napi_throw_range_error(env, NULL, "pointwise: unknown op or inconsistent sizes");
+    return NULL;
+  }
+  int64_t sizes[5];
+  switch (op) {
+    case 0: sizes[0] = n; sizes[1] = Cn; sizes[2] = n; break;
+    case 1: sizes[0] = n; sizes[1] = Cn; sizes[2] = n; sizes[3] = n; sizes[4] = Cn; break;
+    case 2: sizes[0] = n; sizes[1] = n; sizes[2] = n; break;
+    case 3: for (int i = 0; i < 5; i++) sizes[i] = n; break;
+    case 4: sizes[0] = n; sizes[1] = R; sizes[2] = R; break;
+    case 5: sizes[0] = n; sizes[1] = R; sizes[2] = R; sizes[3] = n; break;
+    case 6: sizes[0] = (int64_t)scalar * Cn; sizes[1] = R; sizes[2] = n; break;
+    default: sizes[0] = R; sizes[1] = n; sizes[2] = (int64_t)scalar * Cn; break;
+  }
+  const double *o = (const double *)offP;
+  const int64_t hLenF = (int64_t)(heapLen / 4);
+  for (size_t i = 0; i < offLen; i++)
+    if (!IN_HEAP(o[i], sizes[i])) {
+      napi_throw_range_error(env, NULL, "pointwise: a tensor lies outside the heap");
+      return NULL;
+    }
+  float *hp = (float *)heapP;
+  const float eps = (float)scalar;
+  if (op == 0 || op == 1) {
+    const float *x = HP(o[0]), *w = HP(o[1]);
+    if (op == 1) for (int64_t c = 0; c < Cn; c++) HP(o[4])[c] = 0.0f;
+    for (int64_t r = 0; r < R; r++) {
+      const float *xr = x + r * Cn;
+      float ss = 0.0f;
+      for (int64_t c = 0; c < Cn; c++) ss += xr[c] * xr[c];
+      const float inv = 1.0f / sqrtf(ss / (float)Cn + eps);
+      if (op == 0) {
+        float *y = HP(o[2]) + r * Cn;
+        for (int64_t c = 0; c < Cn; c++) y[c] = xr[c] * inv * w[c];
+      } else {
+        const float *dy = HP(o[2]) + r * Cn;
+        float *dx = HP(o[3]) + r * Cn, *dw = HP(o[4]);
+        float dot = 0.0f;
+        for (int64_t c = 0; c < Cn; c++) {
+          dot += dy[c] * w[c] * xr[c];
+          dw[c] += dy[c] * xr[c] * inv;
+        }
+        const float k = inv * inv * inv * dot / (float)Cn;
+        for (int64_t c = 0; c < Cn; c++) dx[c] = inv * dy[c] * w[c] - xr[c] * k;
+      }
+    }
+  } else if (op == 2 || op == 3) {
+    const float *g = HP(o[0]), *u = HP(o[1]);
+    if (op == 2) {
+      float *out = HP(o[2]);
+      for (int64_t i = 0; i < n; i++) out[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    } else {
+      const float *dy = HP(o[2]);
+      float *dg = HP(o[3]), *du = HP(o[4]);
+      for (int64_t i = 0; i < n; i++) {
+        const float sg = 1.0f / (1.0f + expf(-g[i]));
+        du[i] = dy[i] * g[i] * sg;
+        dg[i] = dy[i] * u[i] * sg * (1.0f + g[i] * (1.0f - sg));
+      }
+    }
+  } else if (op == 6 || op == 7) {
+    const int64_t V = (int64_t)scalar;
+    const int32_t *ids = (const int32_t *)HP(op == 6 ? o[1] : o[0]);
+    for (int64_t r = 0; r < R; r++)
+      if (ids[r] < 0 || ids[r] >= V) {
+        napi_throw_range_error(env, NULL, "pointwise: a token id is outside the table");
+        return NULL;
+      }
+    if (op == 6) {
+      const float *table = HP(o[0]);
+      float *out = HP(o[2]);
+      for (int64_t r = 0; r < R; r++) memcpy(out + r * Cn, table + (int64_t)ids[r] * Cn, sizeof(float) * (size_t)Cn);
+    } else {
+      const float *dy = HP(o[1]);
+      float *dt = HP(o[2]);
+      memset(dt, 0, sizeof(float) * (size_t)(V * Cn));
+      for (int64_t r = 0; r < R; r++) {
+        float *row = dt + (int64_t)ids[r] * Cn;
+        const float *src = dy + r * Cn;
+        for (int64_t c = 0; c < Cn; c++) row[c] += src[c];
+      }
+    }
+  } else {
+    const float *lg = HP(o[0]);
+    const int32_t *tg = (const int32_t *)HP(o[1]);
+    for (int64_t r = 0; r < R; r++)
+      if (tg[r] < 0 || tg[r] >= Cn) {
+        napi_throw_range_error(env, NULL, "pointwise: a target id is outside the vocabulary");
+        return NULL;
+      }
+    for (int64_t r = 0; r < R; r++) {
+      const float *row = lg + r * Cn;
+      float mx = row[0];
+      for (int64_t c = 1; c < Cn; c++) if (row[c] > mx) mx = row[c];
+      float sum = 0.0f;
+      for (int64_t c = 0; c < Cn; c++) sum += expf(row[c] - mx);
+      const float lse = mx + logf(sum);
+      if (op == 4) {
+        HP(o[2])[r] = row[tg[r]] - lse;
+      } else {
+        const float dy = HP(o[2])[r];
+        float *dl = HP(o[3]) + r * Cn;
+        for (int64_t c = 0; c < Cn; c++) dl[c] = -dy * expf(row[c] - lse);
+        dl[tg[r]] += dy;
+      }
+    }
+  }
+  return NULL;
+}
+
+// ---- AdamW update of one parameter: new x, m, v written to fresh buffers (tensors are immutable) ----
+// adamw(heap, offsets Float64Array [x, g, m, v, xOut, mOut, vOut], n, params Float64Array
+//       [lr, beta1, beta2, eps, weightDecay, biasCorrection1, biasCorrection2])
+static napi_value AdamW(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  void *heapP, *offP, *parP;
+  size_t heapLen, offLen, parLen, bo;
+  napi_typedarray_type tt;
+  napi_value ab;
+  int64_t n;
+  if (argc != 4 || napi_get_arraybuffer_info(env, argv[0], &heapP, &heapLen) != napi_ok ||
+      napi_get_typedarray_info(env, argv[1], &tt, &offLen, &offP, &ab, &bo) != napi_ok || tt != napi_float64_array || offLen != 7 ||
+      napi_get_value_int64(env, argv[2], &n) != napi_ok ||
+      napi_get_typedarray_info(env, argv[3], &tt, &parLen, &parP, &ab, &bo) != napi_ok || tt != napi_float64_array || parLen != 7 || n < 0) {
+    napi_throw_type_error(env, NULL, "adamw expects (heap, offsets Float64Array(7), n, params Float64Array(7))");
+    return NULL;
+  }
+  const double *o = (const double *)offP, *p = (const double *)parP;
+  const int64_t hLenF = (int64_t)(heapLen / 4);
+  for (int i = 0; i < 7; i++)
+    if (!IN_HEAP(o[i], n)) {
+      napi_throw_range_error(env, NULL, "adamw: a tensor lies outside the heap");
+      return NULL;
+    }
+  float *hp = (float *)heapP;
+  const float *x = HP(o[0]), *g = HP(o[1]), *m = HP(o[2]), *v = HP(o[3]);
+  float *xo = HP(o[4]), *mo = HP(o[5]), *vo = HP(o[6]);
+  const float lr = (float)p[0], b1 = (float)p[1], b2 = (float)p[2], eps = (float)p[3], wd = (float)p[4];
+  const float bc1 = (float)p[5], bc2 = (float)p[6];
+  for (int64_t i = 0; i < n; i++) {
+    const float m2 = m[i] * b1 + g[i] * (1.0f - b1);
+    const float v2 = v[i] * b2 + g[i] * g[i] * (1.0f - b2);
+    mo[i] = m2;
+    vo[i] = v2;
+    const float upd = (m2 / bc1) / (sqrtf(v2 / bc2) + eps) + wd * x[i];
+    xo[i] = x[i] - lr * upd;
+  }
+  return NULL;
+}
+
+static napi_value Init(napi_env env, napi_value exports) {
+  napi_value fn;
+  if (napi_create_function(env, "sgemm", NAPI_AUTO_LENGTH, Sgemm, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "sgemm", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "decode", NAPI_AUTO_LENGTH, Decode, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "decode", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "attention", NAPI_AUTO_LENGTH, Attention, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "attention", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "pointwise", NAPI_AUTO_LENGTH, Pointwise, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "pointwise", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "adamw", NAPI_AUTO_LENGTH, AdamW, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "adamw", fn) != napi_ok) return NULL;
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)
