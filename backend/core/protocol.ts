@@ -167,6 +167,27 @@ export interface Requests {
   /** taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies reward and taskset. */
   'runs/evaluate': { params: { checkpoint: string; taskset: string; runId?: string }; result: { accuracy: number; tasks: number } };
   'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
+  /** Distributed runs: every worker (from its heartbeats) and the job queue's counts by state. */
+  'workers/list': { params: { buffer: string; runId: string }; result: { jobs: Record<string, number>; workers: WorkerInfo[] } };
+}
+
+/** One worker of a distributed run, as its last heartbeat left it. */
+export interface WorkerInfo {
+  id: string;
+  host: string;
+  pid: number;
+  role: string;
+  state: string;
+  detail: string | null;
+  modelVersion: number | null;
+  /** Experiences acknowledged (explorer) or steps trained (trainer). */
+  done: number;
+  /** Per second: experiences (explorer, last 30 s) or steps (trainer). */
+  throughput: number;
+  startedAt: number;
+  lastHeartbeat: number;
+  /** Seconds since the last heartbeat by the database's clock. */
+  ageS: number;
 }
 
 // ---------------------------------------------------------------- notifications (server -> client)

@@ -10,6 +10,7 @@ import { registerBuffer } from './handlers/buffer.js';
 import { registerFeedback } from './handlers/feedback.js';
 import { registerTaskset } from './handlers/taskset.js';
 import { registerRuns } from './handlers/runs.js';
+import { registerWorkers } from './handlers/workers.js';
 import { watchBufferCounts } from './handlers/buffer-watch.js';
 import { UnavailableRunController } from './run-controller.js';
 
@@ -45,6 +46,7 @@ export function startServer(conn: MessageConnection, deps: ServerDeps, opts: { f
   registerFeedback(rpc, sessions);
   subs.push(registerTaskset(rpc, deps.tasksets));
   subs.push(registerRuns(rpc, deps.runs, deps.control));
+  subs.push(registerWorkers(rpc));
   subs.push(watchBufferCounts(rpc, sessions));
 
   if (opts.forwardLogs) {

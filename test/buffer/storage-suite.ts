@@ -62,6 +62,18 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
       });
     });
 
+    test('a sampled NUL character is stored: the tokens exactly, the text readable on every backend', async () => {
+      await withStore(t(), async (s) => {
+        const e = makeExp('nul', { responseText: 'a\u0000b', promptText: '\u0000' });
+        assert.deepEqual(await s.appendExperiences([e]), { inserted: 1, duplicates: [] });
+        const got = (await s.get('nul'))!;
+        assert.deepEqual(got.responseTokens, e.responseTokens);
+        assert.deepEqual(got.logprobs, e.logprobs);
+        // SQLite keeps U+0000; PostgreSQL text cannot hold it and gets U+FFFD.
+        assert.ok(['a\u0000b', 'a\uFFFDb'].includes(got.responseText), JSON.stringify(got.responseText));
+      });
+    });
+
     test('a batch with one bad experience is rejected whole, naming the field', async () => {
       await withStore(t(), async (s) => {
         const bad = makeExp('bad', { actionMask: [1, 0] });

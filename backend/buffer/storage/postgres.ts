@@ -50,6 +50,9 @@ export class PostgresStore implements ExperienceStore {
     this.pool = new pg.Pool({ connectionString: p.connectionString, max: opts.poolSize ?? 8, options: `-c search_path=${p.schema}` });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
+    // pg emits a dead connection's error on the client itself once the pool has let go of it (a query
+    // failed by a server restart): without a listener there, that error would end the process.
+    this.pool.on('connect', (c) => c.on('error', () => undefined));
   }
 
   static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
@@ -102,6 +105,7 @@ export class PostgresStore implements ExperienceStore {
   }
 
   private async insertRows(c: pg.PoolClient, rows: ReturnType<typeof toRow>[], ignoreDuplicates: boolean): Promise<Set<string>> {
+    rows = rows.map(pgSafeText);
     const inserted = new Set<string>();
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.slice(i, i + INSERT_CHUNK);
@@ -409,3 +413,13 @@ export class PostgresStore implements ExperienceStore {
 }
 
 class NotEnough extends Error {}
+
+/**
+ * PostgreSQL text cannot hold U+0000, which a small model does sample: text columns get U+FFFD in
+ * its place (the tokens, stored exactly in the binary column, keep the truth; SQLite keeps it as is).
+ */
+function pgSafeText<R extends object>(r: R): R {
+  const out = { ...r } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(out)) if (typeof v === 'string' && v.includes('\u0000')) out[k] = v.replace(/\u0000/g, '\uFFFD');
+  return out as unknown as R;
+}

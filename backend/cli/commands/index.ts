@@ -8,3 +8,7 @@ import './runs.js';
 import './eval.js';
 import './explorer-worker.js';
 import './trainer-worker.js';
+import './coordinator.js';
+import './explorer.js';
+import './trainer.js';
+import './workers.js';

@@ -1,0 +1,280 @@
+// The distributed run's job queue in PostgreSQL. A job is one task of one explore step (a group of
+// repeat_times samples). Explorers lease jobs with FOR UPDATE SKIP LOCKED (no two explorers get the
+// same job, nobody waits on a lock); a lease expires unless renewed by the holder's heartbeat, and
+// an expired job goes back to whoever leases next. The ack writes the job's experiences and marks
+// it done in ONE transaction, guarded by the lease (owner + attempt + not expired): a holder whose
+// lease expired and was taken over cannot land its experiences, so no duplicate reaches the trainer.
+// Experience ids are derived from (run, job, sample), so even a repeated ack cannot add a row twice.
+import { hostname } from 'node:os';
+import pg from 'pg';
+import type { Experience, Task } from '../../core/types.js';
+import { ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
+import { parsePostgresUrl } from '../storage/postgres.js';
+import { parseExperience } from '../storage/validate.js';
+import { NOW_MS, QUEUE_DDL, WEIGHTS_CHANNEL } from './schema.js';
+
+type Row = Record<string, unknown>;
+
+export interface NewJob {
+  id: string;
+  target: number;
+  requiredVersion: number;
+  task: Task;
+}
+
+export interface LeasedJob {
+  id: string;
+  target: number;
+  requiredVersion: number;
+  task: Task;
+  /** The lease's attempt number: the ack must name it. */
+  attempt: number;
+}
+
+export type AckResult = { ok: true; inserted: number } | { ok: false; reason: 'lease_lost' | 'stale' };
+
+export interface WorkerRow {
+  id: string;
+  host: string;
+  pid: number;
+  role: string;
+  state: string;
+  detail: string | null;
+  modelVersion: number | null;
+  done: number;
+  throughput: number;
+  startedAt: number;
+  lastHeartbeat: number;
+  /** Seconds since the last heartbeat, by the database's clock. */
+  ageS: number;
+}
+
+export interface QueueOptions {
+  /** Client-side limit per query: a partitioned host's query fails instead of hanging on a dead TCP link. */
+  queryTimeoutMs?: number;
+  poolSize?: number;
+}
+
+export function experienceId(runId: string, jobId: string, sample: number): string {
+  return `${runId}:${jobId}:${sample}`;
+}
+
+export class JobQueue {
+  readonly pool: pg.Pool;
+  readonly schema: string;
+  readonly connectionString: string;
+
+  private constructor(url: string, o: QueueOptions) {
+    const p = parsePostgresUrl(url);
+    this.schema = p.schema;
+    this.connectionString = p.connectionString;
+    this.pool = new pg.Pool({
+      connectionString: p.connectionString,
+      max: o.poolSize ?? 4,
+      options: `-c search_path=${p.schema}`,
+      query_timeout: o.queryTimeoutMs ?? 15_000,
+      connectionTimeoutMillis: Math.min(o.queryTimeoutMs ?? 15_000, 5_000),
+      keepAlive: true,
+    });
+    // A dropped idle connection (server restart) must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+    // ... and a client's own error after the pool let go of it (see PostgresStore) must not either.
+    this.pool.on('connect', (c) => c.on('error', () => undefined));
+  }
+
+  static async open(url: string, o: QueueOptions = {}): Promise<JobQueue> {
+    const q = new JobQueue(url, o);
+    try {
+      const c = await q.pool.connect();
+      try {
+        await c.query('BEGIN');
+        await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-queue:${q.schema}`]);
+        await c.query(`CREATE SCHEMA IF NOT EXISTS ${q.schema}`);
+        await c.query(QUEUE_DDL);
+        await c.query('COMMIT');
+      } catch (e) {
+        await c.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        c.release();
+      }
+    } catch (e) {
+      await q.pool.end();
+      throw e;
+    }
+    return q;
+  }
+
+  private async rows(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return (await this.pool.query(sql, params)).rows as Row[];
+  }
+
+  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    let broken = false;
+    try {
+      await c.query('BEGIN');
+      const r = await fn(c);
+      await c.query('COMMIT');
+      return r;
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => (broken = true));
+      throw e;
+    } finally {
+      c.release(broken || undefined);
+    }
+  }
+
+  /** Adds jobs that do not exist yet (idempotent: a restarted producer re-adds the same ids). */
+  async addJobs(runId: string, jobs: NewJob[]): Promise<number> {
+    if (!jobs.length) return 0;
+    const r = await this.pool.query(
+      `INSERT INTO rft_jobs (run_id, id, target, required_version, task)
+       SELECT $1, x.id, x.target, x.rv, x.task FROM unnest($2::text[], $3::int[], $4::int[], $5::text[]) AS x(id, target, rv, task)
+       ON CONFLICT (run_id, id) DO NOTHING`,
+      [runId, jobs.map((j) => j.id), jobs.map((j) => j.target), jobs.map((j) => j.requiredVersion), jobs.map((j) => JSON.stringify(j.task))],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  /** Leases up to n jobs this model version may run (required_version <= version), oldest target first. */
+  async lease(runId: string, owner: string, version: number, n: number, leaseMs: number): Promise<LeasedJob[]> {
+    const rows = await this.rows(
+      `WITH picked AS (
+         SELECT id FROM rft_jobs
+         WHERE run_id = $1 AND required_version <= $2 AND (state = 'queued' OR (state = 'leased' AND lease_until < ${NOW_MS}))
+         ORDER BY target, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+       UPDATE rft_jobs j SET state = 'leased', lease_owner = $4, lease_until = ${NOW_MS} + $5, attempts = j.attempts + 1
+       FROM picked WHERE j.run_id = $1 AND j.id = picked.id
+       RETURNING j.id, j.target, j.required_version, j.task, j.attempts`,
+      [runId, version, n, owner, leaseMs],
+    );
+    return rows
+      .map((r) => ({ id: String(r.id), target: Number(r.target), requiredVersion: Number(r.required_version), task: JSON.parse(String(r.task)) as Task, attempt: Number(r.attempts) }))
+      .sort((a, b) => a.target - b.target || a.id.localeCompare(b.id));
+  }
+
+  /** Extends the holder's live leases (expired ones stay expired: someone else may have them). */
+  async renew(runId: string, owner: string, leaseMs: number): Promise<number> {
+    const r = await this.pool.query(
+      `UPDATE rft_jobs SET lease_until = ${NOW_MS} + $3 WHERE run_id = $1 AND state = 'leased' AND lease_owner = $2 AND lease_until >= ${NOW_MS}`,
+      [runId, owner, leaseMs],
+    );
+    return r.rowCount ?? 0;
+  }
+
+  /** Gives a leased job back at once (shutdown, rollout error); no-op if the lease is no longer ours. */
+  async release(runId: string, job: LeasedJob, owner: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE rft_jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE run_id = $1 AND id = $2 AND state = 'leased' AND lease_owner = $3 AND attempts = $4`,
+      [runId, job.id, owner, job.attempt],
+    );
+  }
+
+  /**
+   * The job's experiences and its completion in one transaction. Refused when the lease is lost
+   * (expired, or taken over) or when `version` is more than maxStaleness behind the newest published
+   * checkpoint (then the job goes back to the queue for a fresher explorer).
+   */
+  async ack(runId: string, job: LeasedJob, owner: string, version: number, maxStaleness: number, exps: Experience[]): Promise<AckResult> {
+    const rows = exps.map((e, i) => pgSafeText(toRow(parseExperience(e, { field: `job ${job.id} experience[${i}]` }))));
+    return this.tx(async (c) => {
+      const cur = (await c.query(`SELECT state, lease_owner, attempts, acked_by, lease_until >= ${NOW_MS} AS live FROM rft_jobs WHERE run_id = $1 AND id = $2 FOR UPDATE`, [runId, job.id])).rows[0] as Row | undefined;
+      if (!cur) return { ok: false, reason: 'lease_lost' } as const;
+      // The same ack repeated after its commit reply was lost (connection dropped): already done by us.
+      if (cur.state === 'done' && cur.acked_by === owner && Number(cur.attempts) === job.attempt) return { ok: true, inserted: 0 } as const;
+      if (cur.state !== 'leased' || cur.lease_owner !== owner || Number(cur.attempts) !== job.attempt || !cur.live) return { ok: false, reason: 'lease_lost' } as const;
+      const latest = Number((await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM checkpoints WHERE run_id = $1', [runId])).rows[0].v);
+      if (version < latest - maxStaleness) {
+        await c.query(`UPDATE rft_jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE run_id = $1 AND id = $2`, [runId, job.id]);
+        return { ok: false, reason: 'stale' } as const;
+      }
+      let inserted = 0;
+      if (rows.length) {
+        const params: unknown[] = [];
+        const tuples = rows.map((r) => {
+          const vals = rowValues(r);
+          const start = params.length;
+          params.push(...vals);
+          return '(' + vals.map((_, j) => `$${start + j + 1}`).join(', ') + ')';
+        });
+        const res = await c.query(`INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`, params);
+        inserted = res.rowCount ?? 0;
+      }
+      await c.query(
+        `UPDATE rft_jobs SET state = 'done', lease_until = NULL, acked_by = $3, acked_version = $4, acked_at = ${NOW_MS}, experiences = $5 WHERE run_id = $1 AND id = $2`,
+        [runId, job.id, owner, version, inserted],
+      );
+      return { ok: true, inserted } as const;
+    });
+  }
+
+  /** Jobs not done yet with target <= maxTarget (queued or leased). */
+  async openJobs(runId: string, maxTarget: number): Promise<number> {
+    return Number((await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND target <= $2`, [runId, maxTarget]))[0]!.n);
+  }
+
+  async jobCount(runId: string, prefix: string): Promise<number> {
+    return Number((await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND id LIKE $2`, [runId, prefix + '%']))[0]!.n);
+  }
+
+  async counts(runId: string): Promise<Record<string, number>> {
+    const rows = await this.rows('SELECT state, COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 GROUP BY state', [runId]);
+    return Object.fromEntries(rows.map((r) => [String(r.state), Number(r.n)]));
+  }
+
+  async latestVersion(runId: string): Promise<{ version: number; path: string; checksum: string } | null> {
+    const r = (await this.rows('SELECT version, path, checksum FROM checkpoints WHERE run_id = $1 ORDER BY version DESC LIMIT 1', [runId]))[0];
+    return r ? { version: Number(r.version), path: String(r.path), checksum: String(r.checksum) } : null;
+  }
+
+  async getState<T>(runId: string, key: string): Promise<T | null> {
+    // No buffer tables yet (42P01): no run has been created in this schema.
+    const r = (await this.rows('SELECT value FROM run_state WHERE run_id = $1 AND key = $2', [runId, key]).catch((e: { code?: string }) => {
+      if (e.code === '42P01') return [];
+      throw e;
+    }))[0];
+    return r ? (JSON.parse(String(r.value)) as T) : null;
+  }
+
+  async notifyWeights(runId: string, version: number): Promise<void> {
+    await this.pool.query('SELECT pg_notify($1, $2)', [WEIGHTS_CHANNEL, JSON.stringify({ schema: this.schema, run: runId, version })]);
+  }
+
+  async heartbeat(runId: string, w: { id: string; role: string; state: string; detail?: string | null; modelVersion?: number | null; done: number; throughput: number; startedAt: number }): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO rft_workers (run_id, id, host, pid, role, state, detail, model_version, done, throughput, started_at, last_heartbeat)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${NOW_MS})
+       ON CONFLICT (run_id, id) DO UPDATE SET state = excluded.state, detail = excluded.detail, model_version = excluded.model_version,
+         done = excluded.done, throughput = excluded.throughput, last_heartbeat = excluded.last_heartbeat`,
+      [runId, w.id, hostname(), process.pid, w.role, w.state, w.detail ?? null, w.modelVersion ?? null, w.done, w.throughput, w.startedAt],
+    );
+  }
+
+  async workers(runId: string): Promise<WorkerRow[]> {
+    const rows = await this.rows(`SELECT *, (${NOW_MS} - last_heartbeat) / 1000 AS age_s FROM rft_workers WHERE run_id = $1 ORDER BY role DESC, id`, [runId]);
+    return rows.map((r) => ({
+      id: String(r.id), host: String(r.host), pid: Number(r.pid), role: String(r.role), state: String(r.state), detail: r.detail === null ? null : String(r.detail),
+      modelVersion: r.model_version === null ? null : Number(r.model_version), done: Number(r.done), throughput: Number(r.throughput),
+      startedAt: Number(r.started_at), lastHeartbeat: Number(r.last_heartbeat), ageS: Number(r.age_s),
+    }));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/**
+ * PostgreSQL TEXT cannot hold U+0000, which a small model does sample: the decoded texts (a view
+ * of the tokens, which are stored exactly in the arrays column) get U+FFFD in its place.
+ */
+function pgSafeText<R extends { prompt_text: string; response_text: string }>(r: R): R {
+  const fix = (s: string) => s.replace(/\u0000/g, '\uFFFD');
+  return { ...r, prompt_text: fix(r.prompt_text), response_text: fix(r.response_text) };
+}
+
+/** A worker's id: host and pid (unique among live processes of a run). */
+export function workerId(role: string): string {
+  return `${role}@${hostname()}:${process.pid}`;
+}

@@ -1,0 +1,44 @@
+// Tables of the distributed mode, beside the buffer's own (same PostgreSQL schema): the job queue the
+// explorers lease tasks from (SELECT ... FOR UPDATE SKIP LOCKED, leases with an expiry) and the
+// workers' heartbeats. Created with IF NOT EXISTS so any process may be the first to open them.
+export const QUEUE_DDL = `
+  CREATE TABLE IF NOT EXISTS rft_jobs (
+    run_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    seq BIGINT GENERATED ALWAYS AS IDENTITY,
+    target INTEGER NOT NULL,
+    required_version INTEGER NOT NULL,
+    task TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'queued',
+    lease_owner TEXT,
+    lease_until DOUBLE PRECISION,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    acked_by TEXT,
+    acked_version INTEGER,
+    acked_at DOUBLE PRECISION,
+    experiences INTEGER,
+    PRIMARY KEY (run_id, id)
+  );
+  CREATE INDEX IF NOT EXISTS rft_jobs_pick ON rft_jobs (run_id, state, target, seq);
+  CREATE TABLE IF NOT EXISTS rft_workers (
+    run_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    state TEXT NOT NULL,
+    detail TEXT,
+    model_version INTEGER,
+    done INTEGER NOT NULL DEFAULT 0,
+    throughput DOUBLE PRECISION NOT NULL DEFAULT 0,
+    started_at DOUBLE PRECISION NOT NULL,
+    last_heartbeat DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_id, id)
+  );
+`;
+
+/** Server time in ms: leases and heartbeats use the database's clock, never a host's (clocks drift). */
+export const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)`;
+
+/** Channel on which the trainer announces a published checkpoint. */
+export const WEIGHTS_CHANNEL = 'rft_weights';

@@ -1,0 +1,193 @@
+// `rft explorer --buffer postgres://... --run RUN`: one rollout worker of a distributed run, on any
+// machine that reaches the database and the weights folder. Loop: pick up the newest published
+// weights (checksum verified), lease jobs that version may run, roll each out, ack it (experiences +
+// completion in one transaction). It never produces with weights more than max_staleness versions
+// behind the trainer, and a lost connection (database restart, network cut) is waited out: its
+// leases expire meanwhile, other explorers take the jobs over, and its own late acks are refused.
+import { validateRunConfig, type RunConfig } from '../../core/config.js';
+import { logger } from '../../core/log.js';
+import { initEngine } from '../../model/engine.js';
+import { JobQueue, experienceId, workerId, type LeasedJob } from '../../buffer/queue/job-queue.js';
+import { WeightsListener } from '../../buffer/queue/listen.js';
+import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
+import { LocalRolloutModel } from '../../explorer/local-model.js';
+import { workflows } from '../../explorer/workflow.js';
+import '../../explorer/workflows/index.js';
+import { resolveReward } from '../../explorer/reward-resolve.js';
+import { groupAdvantages } from '../../trainer/objectives.js';
+import { stagesOf } from '../worker-context.js';
+import { ChecksumError, loadVerified } from './weights.js';
+
+const log = logger('dist-explorer');
+
+export interface ExplorerOptions {
+  url: string;
+  runId: string;
+  /** Jobs leased at once (default: tasks_per_step). */
+  batch?: number;
+  /** Lease length; renewed every heartbeat while the rollout runs (default 10 s). */
+  leaseMs?: number;
+  heartbeatMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface ExplorerResult {
+  worker: string;
+  jobs: number;
+  experiences: number;
+  refused: { lease_lost: number; stale: number };
+  /** Seconds spent rolling out and acking (the rest: waiting for jobs or weights, loading, reconnecting). */
+  busyS: number;
+  wallS: number;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((r) => {
+    const t = setTimeout(r, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+  });
+
+export async function readDistributedConfig(get: () => Promise<unknown>, what: string): Promise<RunConfig> {
+  const raw = await get();
+  if (raw === null) throw new Error(`${what}: no distributed run of that id in the buffer (create it with \`rft coordinator CONFIG --buffer URL --run RUN\`)`);
+  const { config, issues } = validateRunConfig(raw);
+  if (!config) throw new Error(`${what}: stored config is invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  return config;
+}
+
+export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerResult> {
+  await initEngine();
+  const t0 = Date.now();
+  const leaseMs = o.leaseMs ?? 10_000;
+  const q = await withRetry(() => JobQueue.open(o.url, { queryTimeoutMs: Math.max(2000, Math.min(5000, leaseMs / 2)) }), { signal: o.signal });
+  const id = workerId('explorer');
+  const cfg = await readDistributedConfig(() => withRetry(() => q.getState(o.runId, 'dist:config'), { signal: o.signal }), `run ${o.runId}`);
+  const stage = stagesOf(cfg)[0]!;
+  const workflow = workflows.get(cfg.workflow.name);
+  const reward = resolveReward(cfg.workflow.reward);
+  const S = cfg.buffer.max_staleness;
+  const batch = o.batch ?? cfg.explorer.tasks_per_step;
+  let model: LocalRolloutModel | null = null;
+  let state = 'starting';
+  let detail = '';
+  let notified = -1;
+  const acks: number[] = [];
+  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, busyS: 0, wallS: 0 };
+  const held = new Set<LeasedJob>();
+  let wake: (() => void) | null = null;
+  const listener = new WeightsListener(q.connectionString, q.schema, o.runId, (v) => {
+    notified = Math.max(notified, v);
+    wake?.();
+  });
+  listener.start();
+  // Heartbeat: the worker row for `rft workers`, and the renewal of this worker's leases.
+  const beat = async () => {
+    const now = Date.now();
+    while (acks.length && acks[0]! < now - 30_000) acks.shift();
+    const span = Math.min(30, (now - t0) / 1000);
+    try {
+      await q.heartbeat(o.runId, { id, role: 'explorer', state, detail, modelVersion: model?.version ?? null, done: res.experiences, throughput: span > 0 ? acks.length / span : 0, startedAt: t0 });
+      if (held.size) await q.renew(o.runId, id, leaseMs);
+    } catch {
+      // disconnected: the main loop notices and waits
+    }
+  };
+  await beat(); // a worker shows up as soon as it joins
+  const hb = setInterval(() => void beat(), o.heartbeatMs ?? 1000);
+  const setState = (s: string, d = '') => {
+    if (s !== state) log.info(`${s}${d ? ': ' + d : ''}`);
+    state = s;
+    detail = d;
+  };
+  let backoff = 100;
+  try {
+    while (!o.signal?.aborted) {
+      try {
+        if (await q.getState(o.runId, 'dist:done')) break;
+        const latest = await q.latestVersion(o.runId);
+        if (!latest) throw new Error(`run ${o.runId}: no published weights`);
+        if (!model || latest.version > model.version) {
+          setState('syncing', `v${latest.version}`);
+          try {
+            const ck = loadVerified(latest.path, latest.checksum);
+            if (!ck.tokenizer) throw new ChecksumError(`${latest.path}: checkpoint has no tokenizer.json`);
+            model?.model.dispose();
+            model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
+          } catch (e) {
+            // Pruned while we looked, or not yet visible on this host's share: try again shortly.
+            setState('waiting', `weights v${latest.version}: ${(e as Error).message}`);
+            await sleep(500, o.signal);
+            continue;
+          }
+        }
+        backoff = 100;
+        if (model.version < latest.version - S) {
+          setState('waiting', `weights v${model.version} are stale (newest v${latest.version}, bound ${S})`);
+          await sleep(500, o.signal);
+          continue;
+        }
+        const jobs = await q.lease(o.runId, id, model.version, batch, leaseMs);
+        if (!jobs.length) {
+          setState('waiting', `no job for v${model.version}`);
+          await new Promise<void>((r) => {
+            wake = r;
+            void sleep(300, o.signal).then(r);
+          });
+          wake = null;
+          continue;
+        }
+        for (const j of jobs) held.add(j);
+        for (const job of jobs) {
+          if (o.signal?.aborted) break;
+          setState('generating', `job ${job.id} with v${model.version}`);
+          const jobStart = performance.now();
+          const raw = await workflow.run([job.task], {
+            model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target,
+            seed: (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0,
+            sampling: { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p },
+          });
+          const exps = groupAdvantages(stage.algorithm.name, raw, stage.algorithm.params).map((e, i) => ({
+            ...e,
+            id: experienceId(o.runId, job.id, i),
+            groupId: `${o.runId}:job:${job.id}`,
+            metadata: { ...(e.metadata ?? {}), job: job.id, worker: id, attempt: job.attempt },
+          }));
+          // Retried while the lease could still be ours; after that the job belongs to someone else.
+          const r = await withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps), { maxMs: leaseMs, signal: o.signal });
+          held.delete(job);
+          res.busyS += (performance.now() - jobStart) / 1000;
+          if (r.ok) {
+            res.jobs++;
+            res.experiences += exps.length;
+            for (let i = 0; i < exps.length; i++) acks.push(Date.now());
+          } else {
+            res.refused[r.reason]++;
+            log.warn(`job ${job.id} (attempt ${job.attempt}) refused: ${r.reason}; its experiences are dropped`);
+          }
+        }
+      } catch (e) {
+        if (!isConnectionError(e)) throw e;
+        held.clear(); // leases run out while we are away; acks after that are refused anyway
+        setState('disconnected', (e as Error).message);
+        await sleep(backoff, o.signal);
+        backoff = Math.min(backoff * 2, 2000);
+      }
+    }
+    setState('stopped');
+  } finally {
+    clearInterval(hb);
+    for (const j of held) await q.release(o.runId, j, id).catch(() => undefined);
+    await beat();
+    await listener.close();
+    model?.model.dispose();
+    await q.close();
+  }
+  res.wallS = (Date.now() - t0) / 1000;
+  return res;
+}
+
+function hashString(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+}

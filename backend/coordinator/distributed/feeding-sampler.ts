@@ -1,0 +1,57 @@
+// The trainer's sampler in a distributed run: before each read it makes sure the jobs that feed
+// the coming steps are queued (targets up to step + sync_offset), and when a read would wait while
+// no job that could still fill the batch is open (groups that produced nothing trainable, or went
+// stale), it queues top-up jobs for the missing groups instead of waiting forever.
+import { SampleTimeoutError, type SampleBatch, type SampleRequest, type Sampler, type WaitStatus } from '../../buffer/sampler/index.js';
+import type { JobQueue, NewJob } from '../../buffer/queue/job-queue.js';
+import { withRetry } from '../../buffer/queue/retry.js';
+import { stepJobs, topUpJob, type JobPlan } from './jobs-plan.js';
+
+export class FeedingSampler implements Sampler {
+  readonly name: string;
+  /** Top-up jobs queued (a figure for the report). */
+  topUps = 0;
+
+  constructor(
+    private readonly inner: Sampler,
+    private readonly q: JobQueue,
+    private readonly runId: string,
+    private readonly plan: JobPlan,
+    private readonly groupSize: number,
+  ) {
+    this.name = inner.name;
+  }
+
+  async feed(step: number): Promise<void> {
+    const jobs: NewJob[] = [];
+    for (let t = step; t <= step + this.plan.sync.offset; t++) jobs.push(...stepJobs(this.plan, t));
+    await withRetry(() => this.q.addJobs(this.runId, jobs));
+  }
+
+  private async topUp(step: number, st: WaitStatus): Promise<void> {
+    if ((await withRetry(() => this.q.openJobs(this.runId, step + this.plan.sync.offset))) > 0) return;
+    const groups = Math.ceil((st.needed - st.ready) / this.groupSize);
+    const have = await withRetry(() => this.q.jobCount(this.runId, `${step}:x`));
+    const jobs = Array.from({ length: groups }, (_, i) => topUpJob(this.plan, step, have + i));
+    this.topUps += await withRetry(() => this.q.addJobs(this.runId, jobs));
+  }
+
+  async sample(req: SampleRequest): Promise<SampleBatch> {
+    const start = performance.now();
+    const deadline = Date.now() + (req.timeoutMs ?? 600_000);
+    if (req.step !== undefined) await this.feed(req.step);
+    for (;;) {
+      try {
+        const b = await this.inner.sample({ ...req, timeoutMs: 1000 });
+        return { ...b, waitedMs: performance.now() - start };
+      } catch (e) {
+        if (!(e instanceof SampleTimeoutError) || Date.now() > deadline || req.signal?.aborted) throw e;
+        if (req.step !== undefined) await this.topUp(req.step, e.status);
+      }
+    }
+  }
+
+  waitStatus(n: number, currentVersion: number): Promise<WaitStatus | null> {
+    return this.inner.waitStatus(n, currentVersion);
+  }
+}

@@ -1,0 +1,34 @@
+// Which jobs feed which trainer step. Step t's batch is tasks_per_step groups; job `t:k` runs task
+// k of step t, picked from a seeded shuffle of the run's tasks (so a restarted trainer re-derives
+// the same jobs and adds nothing twice). Top-up jobs `t:x<n>` replace groups that produced nothing
+// trainable (empty answers, infra failures) or went stale, so the trainer never waits forever.
+import type { Task } from '../../core/types.js';
+import { Rng } from '../../core/rng.js';
+import type { NewJob } from '../../buffer/queue/job-queue.js';
+import { requiredVersion, type SyncPlan } from '../sync-plan.js';
+
+export interface JobPlan {
+  tasks: Task[];
+  seed: number;
+  tasksPerStep: number;
+  sync: SyncPlan;
+}
+
+function shuffledEpoch(p: JobPlan, epoch: number): Task[] {
+  return new Rng(p.seed * 1_000_003 + epoch).shuffle([...p.tasks]);
+}
+
+export function stepJobs(p: JobPlan, target: number): NewJob[] {
+  const n = p.tasks.length;
+  const out: NewJob[] = [];
+  for (let k = 0; k < p.tasksPerStep; k++) {
+    const i = target * p.tasksPerStep + k;
+    out.push({ id: `${target}:${k}`, target, requiredVersion: requiredVersion(target, p.sync), task: shuffledEpoch(p, Math.floor(i / n))[i % n]! });
+  }
+  return out;
+}
+
+export function topUpJob(p: JobPlan, target: number, n: number): NewJob {
+  const rng = new Rng(p.seed * 7919 + target * 131 + n + 1);
+  return { id: `${target}:x${n}`, target, requiredVersion: requiredVersion(target, p.sync), task: p.tasks[rng.int(0, p.tasks.length)]! };
+}

@@ -1,0 +1,79 @@
+// `rft coordinator CONFIG --buffer postgres://... --run RUN --weights DIR`: creates a distributed run
+// in the database (its config, tasks, expert data, the tokenizer and initial weights as checkpoint v0
+// in the shared weights folder, and the first jobs), then optionally watches the workers. It holds
+// no state of its own: it can run anywhere, be stopped and started again, or not run at all after setup.
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { RunConfig } from '../../core/config.js';
+import { initEngine } from '../../model/engine.js';
+import { saveCheckpoint } from '../../model/checkpoint.js';
+import { PostgresStore } from '../../buffer/storage/postgres.js';
+import { JobQueue, type WorkerRow } from '../../buffer/queue/job-queue.js';
+import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
+import { makeObjective } from '../../trainer/objectives.js';
+import { expertExperience, initialModel, loadTasks, makeTokenizer } from '../run.js';
+import { checkSyncConfig } from '../sync-plan.js';
+import { stagesOf } from '../worker-context.js';
+import { stepJobs } from './jobs-plan.js';
+import { checksumDir, versionDir } from './weights.js';
+
+/** What a distributed run supports today; anything else is refused up front with the field named. */
+export function checkDistributedConfig(cfg: RunConfig): string | null {
+  const stages = stagesOf(cfg);
+  if (stages.length !== 1) return 'stages: a distributed run has one stage (several stages run with `rft run`)';
+  const s = stages[0]!;
+  if (s.steps === undefined) return 'trainer.steps: a distributed run needs a number of steps';
+  if (makeObjective(s.algorithm.name, s.algorithm.params).name === 'sft' || s.mode !== 'both') return 'algorithm/mode: a distributed run explores and trains (mode both, an RL algorithm)';
+  return checkSyncConfig(cfg);
+}
+
+export interface CreateResult {
+  created: boolean;
+  checkpoint: string;
+  jobs: number;
+}
+
+export async function createDistributedRun(cfg: RunConfig, url: string, runId: string, weightsDir: string): Promise<CreateResult> {
+  const bad = checkDistributedConfig(cfg);
+  if (bad) throw new Error(bad);
+  await initEngine();
+  const raw = await withRetry(() => PostgresStore.open(url), { maxMs: 30_000 });
+  const store = reconnecting(raw, { maxMs: 60_000 });
+  const q = await withRetry(() => JobQueue.open(url), { maxMs: 30_000 });
+  try {
+    const existing = await store.latestCheckpoint(runId);
+    if (existing) return { created: false, checkpoint: existing.path, jobs: 0 };
+    const dir = resolve(weightsDir);
+    mkdirSync(dir, { recursive: true });
+    const pools = loadTasks(cfg);
+    const tok = makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
+    await store.putTasks(runId, pools.train);
+    if (pools.experts.length && (await store.count({ runId, source: 'expert' })) === 0)
+      await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
+    await store.setState(runId, 'dist:config', cfg);
+    await store.setState(runId, 'dist:weights', dir);
+    const model = initialModel(cfg, tok, [...pools.train, ...pools.eval]);
+    const v0 = versionDir(dir, runId, 0);
+    await saveCheckpoint(model, v0, { version: 0, step: 0, stage: stagesOf(cfg)[0]!.name, stage_index: 0, stage_step: 0 }, tok);
+    model.dispose();
+    const plan = { tasks: pools.train, seed: cfg.seed, tasksPerStep: cfg.explorer.tasks_per_step, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 } };
+    let jobs = 0;
+    for (let t = 0; t <= cfg.synchronizer.sync_offset; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
+    // Recorded last: a run with a v0 checkpoint is complete (a setup killed before this starts over).
+    await store.addCheckpoint({ runId, version: 0, path: v0, checksum: checksumDir(v0), createdAt: Date.now() });
+    return { created: true, checkpoint: v0, jobs };
+  } finally {
+    await q.close();
+    await raw.close();
+  }
+}
+
+export function formatWorkers(rows: WorkerRow[], deadAfterS = 10): string {
+  const head = ['worker', 'host', 'role', 'state', 'version', 'done', 'per_s', 'heartbeat'];
+  const lines = rows.map((w) => [
+    w.id, w.host, w.role, w.ageS > deadAfterS && w.state !== 'stopped' && w.state !== 'done' ? `lost (${w.state})` : w.state,
+    w.modelVersion === null ? '-' : `v${w.modelVersion}`, String(w.done), w.throughput.toFixed(2), `${w.ageS.toFixed(1)}s ago`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  return [head, ...lines].map((l) => l.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n');
+}

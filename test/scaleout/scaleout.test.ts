@@ -1,0 +1,208 @@
+// Scale-out under faults: a trainer and 3 explorers as separate hosts (network namespaces made here;
+// plain processes on loopback where that is impossible) against a PostgreSQL server started here.
+// Mid-run: kill -9 of an explorer holding a lease, a crash-restart of PostgreSQL, kill -9 of the
+// trainer (started again: it resumes), and one explorer's
+// host cut off for longer than a lease, then reconnected. The run must finish, and the database must
+// show every acknowledged experience exactly once (acked jobs have exactly their group, unacked jobs
+// none), no experience trained twice, every trained experience within the staleness bound.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { stringify } from 'yaml';
+import { cliCommand } from '../../backend/coordinator/processes.js';
+import { withRetry } from '../../backend/buffer/queue/retry.js';
+import { makeHosts } from './hosts.js';
+import { startCluster } from './pg-cluster.js';
+
+const STEPS = 40;
+const TASKS_PER_STEP = 2;
+const REPEAT = 4;
+const STALENESS = 2;
+const LEASE_MS = 3000;
+const RUN = 'so1';
+
+function config() {
+  return {
+    name: 'scaleout',
+    seed: 3,
+    model: { size: 'tiny-0.4m', max_seq_len: 32 },
+    tokenizer: { kind: 'char' },
+    taskset: { builtin: 'reverse', size: 60 },
+    eval: { builtin: 'reverse', size: 8, split: 'eval' },
+    workflow: { name: 'single_turn', reward: 'exact_match' },
+    explorer: { tasks_per_step: TASKS_PER_STEP, repeat_times: REPEAT, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
+    trainer: { batch_size: TASKS_PER_STEP * REPEAT, steps: STEPS },
+    algorithm: { name: 'grpo' },
+    buffer: { storage: 'postgres', max_staleness: STALENESS },
+    synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+  };
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  out: string;
+  exit: Promise<number | null>;
+}
+
+function track(name: string, child: ChildProcess): Proc {
+  const p: Proc = { name, child, out: '', exit: new Promise((res) => child.on('exit', (code, sig) => res(sig === 'SIGKILL' ? -9 : code))) };
+  child.stdout?.on('data', (b: Buffer) => (p.out += b.toString()));
+  child.stderr?.on('data', (b: Buffer) => (p.out += b.toString()));
+  return p;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer), a database restart and a network cut; exactly once', { timeout: 240_000 }, async (t) => {
+  const hosts = makeHosts(4);
+  const cluster = startCluster(hosts.serverAddr, hosts.subnet);
+  if ('skip' in cluster) {
+    hosts.teardown();
+    t.skip(cluster.skip);
+    return;
+  }
+  t.diagnostic(`hosts: ${hosts.mode}${hosts.mode === 'loopback' ? ' (network cut emulated by SIGSTOP)' : ''}`);
+  const dir = mkdtempSync(join(tmpdir(), 'rft-scaleout-'));
+  const local = cluster.url('127.0.0.1') + '?schema=so';
+  const remote = cluster.url(hosts.serverAddr) + '?schema=so';
+  const procs: Proc[] = [];
+  // The test's own connections also live through the restart: a pool reconnects, queries retry.
+  const db = new pg.Pool({ connectionString: cluster.url('127.0.0.1'), options: '-c search_path=so', max: 2 });
+  db.on('error', () => undefined);
+  db.on('connect', (c) => c.on('error', () => undefined));
+  const q = async (sql: string, p: unknown[] = []) => withRetry(async () => (await db.query(sql, p)).rows as Record<string, unknown>[], { maxMs: 60_000 });
+  try {
+    const cfgFile = join(dir, 'run.yaml');
+    writeFileSync(cfgFile, stringify(config()));
+    const cli = cliCommand();
+    const coord = track('coordinator', hosts.spawn(0, process.execPath, [...cli, 'coordinator', cfgFile, '--buffer', remote, '--run', RUN, '--weights', join(dir, 'weights')]));
+    assert.equal(await coord.exit, 0, coord.out);
+    const trainer = track('trainer', hosts.spawn(0, process.execPath, [...cli, 'trainer', '--buffer', remote, '--run', RUN]));
+    const explorers = [1, 2, 3].map((h) => track(`explorer${h}`, hosts.spawn(h, process.execPath, [...cli, 'explorer', '--buffer', remote, '--run', RUN, '--lease-ms', String(LEASE_MS), '--batch', '1'])));
+    procs.push(trainer, ...explorers);
+    const deadline = Date.now() + 200_000;
+    const version = async () => Number((await q('SELECT COALESCE(MAX(version), 0) AS v FROM checkpoints WHERE run_id = $1', [RUN]))[0]!.v);
+    const until = async (what: string, cond: () => Promise<boolean>) => {
+      while (!(await cond())) {
+        if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}\n${procs.map((p) => `--- ${p.name}\n${p.out.slice(-1500)}`).join('\n')}`);
+        await sleep(50);
+      }
+    };
+
+    // 1. kill -9 explorer 1 while it holds a lease (mid-rollout).
+    const victim = explorers[0]!;
+    let victimJob = '';
+    await until('explorer 1 to hold a lease after a few acks', async () => {
+      const done = Number((await q(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state = 'done'`, [RUN]))[0]!.n);
+      const held = await q(`SELECT id FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, `explorer@%:${victim.child.pid}`]);
+      if (done >= 3 && held.length) victimJob = String(held[0]!.id);
+      return victimJob !== '';
+    });
+    victim.child.kill('SIGKILL');
+    t.diagnostic(`killed explorer 1 (pid ${victim.child.pid}) holding job ${victimJob}`);
+
+    // 2. Crash-restart PostgreSQL.
+    await until('version 8', async () => (await version()) >= 8);
+    cluster.restart();
+    t.diagnostic('PostgreSQL restarted');
+
+    // 3. kill -9 the trainer; started again, it resumes from its last checkpoint and buffer position.
+    await until('version 12', async () => (await version()) >= 12);
+    trainer.child.kill('SIGKILL');
+    assert.equal(await trainer.exit, -9);
+    const killedAt = await version();
+    const trainer2 = track('trainer2', hosts.spawn(0, process.execPath, [...cli, 'trainer', '--buffer', remote, '--run', RUN]));
+    procs.push(trainer2);
+    t.diagnostic(`killed the trainer at v${killedAt}, started it again`);
+
+    // 4. Cut explorer 2's host off for longer than a lease, then reconnect it.
+    const cutProc = explorers[1]!;
+    // Cut it while it holds a lease, so the cut lands mid-rollout where it can.
+    await until('version 18 and explorer 2 holding a lease', async () =>
+      (await version()) >= 18 && (await q(`SELECT 1 FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, `explorer@%:${cutProc.child.pid}`])).length > 0);
+    hosts.cut(2, cutProc.child);
+    await sleep(LEASE_MS * 2 + 1000);
+    hosts.restore(2, cutProc.child);
+    const restoredAt = Number((await q('SELECT extract(epoch from clock_timestamp()) * 1000 AS now'))[0]!.now);
+    t.diagnostic('explorer 2 cut off and restored');
+
+    const codes = await Promise.race([
+      Promise.all([trainer2.exit, explorers[1]!.exit, explorers[2]!.exit]),
+      new Promise<null>((res) => setTimeout(() => res(null), Math.max(0, deadline - Date.now())).unref()),
+    ]);
+    assert.ok(codes, `run did not finish in time\n${procs.map((p) => `--- ${p.name}\n${p.out.slice(-2000)}`).join('\n')}`);
+    assert.deepEqual(codes, [0, 0, 0], procs.map((p) => `--- ${p.name}\n${p.out.slice(-2000)}`).join('\n'));
+    assert.equal(await victim.exit, -9);
+
+    // Every acknowledged job has exactly its group of experiences, written by the worker that acked
+    // it under the attempt it acked; jobs never acked have none.
+    const jobs = await q('SELECT id, state, attempts, acked_by, acked_version, required_version, experiences FROM rft_jobs WHERE run_id = $1', [RUN]);
+    const exps = await q(`SELECT id, model_version, use_count, source, extra FROM experiences WHERE run_id = $1 AND source = 'usual'`, [RUN]);
+    const byJob = new Map<string, { id: string; worker: string; attempt: number; version: number }[]>();
+    for (const e of exps) {
+      const m = (JSON.parse(String(e.extra)) as { metadata?: { job: string; worker: string; attempt: number } }).metadata!;
+      const list = byJob.get(m.job) ?? [];
+      list.push({ id: String(e.id), worker: m.worker, attempt: m.attempt, version: Number(e.model_version) });
+      byJob.set(m.job, list);
+    }
+    let acked = 0;
+    for (const j of jobs) {
+      const got = byJob.get(String(j.id)) ?? [];
+      if (j.state === 'done') {
+        acked++;
+        assert.equal(got.length, REPEAT, `job ${j.id}: ${got.length} experiences, want ${REPEAT}`);
+        assert.equal(new Set(got.map((g) => g.id)).size, REPEAT);
+        for (const g of got) {
+          assert.equal(g.worker, j.acked_by, `job ${j.id}: experience from ${g.worker}, acked by ${j.acked_by}`);
+          assert.equal(g.attempt, Number(j.attempts), `job ${j.id}: experience of attempt ${g.attempt}, acked attempt ${j.attempts}`);
+          assert.ok(g.version >= Number(j.required_version), `job ${j.id}: v${g.version} below required v${j.required_version}`);
+        }
+      } else assert.equal(got.length, 0, `job ${j.id} (${j.state}) was never acked but has ${got.length} experiences`);
+    }
+    assert.equal(exps.length, acked * REPEAT);
+    for (const jobId of byJob.keys()) assert.ok(jobs.some((j) => j.id === jobId), `experiences of unknown job ${jobId}`);
+    const vj = jobs.find((j) => j.id === victimJob)!;
+    assert.equal(vj.state, 'done', `the killed explorer's job ${victimJob} was taken over`);
+    assert.ok(Number(vj.attempts) >= 2, `job ${victimJob}: attempts ${vj.attempts}`);
+    assert.ok(!String(vj.acked_by).endsWith(`:${victim.child.pid}`));
+
+    // The trainer: every step one full batch, no experience twice, each within the staleness bound.
+    const seen = new Set<string>();
+    const versionOf = new Map(exps.map((e) => [String(e.id), Number(e.model_version)]));
+    for (let s = 0; s < STEPS; s++) {
+      const ids = (await q(`SELECT experience_id FROM consumption WHERE consumer = 'trainer' AND step = $1 ORDER BY pos`, [s])).map((r) => String(r.experience_id));
+      assert.equal(ids.length, TASKS_PER_STEP * REPEAT, `step ${s}: batch of ${ids.length}`);
+      for (const id of ids) {
+        assert.ok(!seen.has(id), `${id} trained twice`);
+        seen.add(id);
+        const v = versionOf.get(id);
+        assert.ok(v !== undefined, `step ${s}: consumed ${id} is not an acked usual experience`);
+        assert.ok(v >= s - STALENESS && v <= s, `step ${s}: ${id} made by v${v}, outside [${s - STALENESS}, ${s}]`);
+      }
+    }
+    for (const e of exps) if (seen.has(String(e.id))) assert.equal(Number(e.use_count), 1);
+
+    // Status: every worker has a row; the cut-off explorer came back (heartbeats after reconnecting).
+    const workers = await q('SELECT id, role, state, model_version, last_heartbeat FROM rft_workers WHERE run_id = $1', [RUN]);
+    assert.equal(workers.filter((w) => w.role === 'explorer').length, 3);
+    const trainers = workers.filter((w) => w.role === 'trainer');
+    assert.equal(trainers.length, 2, 'the killed trainer and its successor');
+    assert.equal(trainers.find((w) => String(w.id).endsWith(`:${trainer2.child.pid}`))?.state, 'done');
+    assert.equal(Number(/"startedFrom":(\d+)/.exec(trainer2.out)?.[1]), killedAt, 'the restarted trainer resumed from the last checkpoint');
+    const back = workers.find((w) => String(w.id).endsWith(`:${cutProc.child.pid}`))!;
+    assert.ok(Number(back.last_heartbeat) > restoredAt, 'the cut-off explorer never heartbeat again after reconnecting');
+    t.diagnostic(`jobs ${jobs.length} (${acked} acked, ${jobs.filter((j) => Number(j.attempts) > 1).length} retried), experiences ${exps.length}, trained ${seen.size}`);
+    t.diagnostic(`explorer results: ${explorers.map((p) => p.out.split('\n').find((l) => l.includes('explorer_result')) ?? '-').join(' | ')}`);
+  } finally {
+    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await db.end().catch(() => undefined);
+    cluster.stop();
+    hosts.teardown();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
