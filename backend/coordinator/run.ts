@@ -167,6 +167,11 @@ export function expertExperience(tok: Tokenizer, runId: string, t: Task, respons
   };
 }
 
+/** A run ended by its signal: paused (`rft pause`, abort reason 'pause') or stopped. */
+function endedStatus(signal: AbortSignal): 'paused' | 'stopped' {
+  return signal.reason === 'pause' ? 'paused' : 'stopped';
+}
+
 export async function runJob(opts: RunOptions): Promise<RunSummary> {
   const t0 = Date.now();
   await initEngine();
@@ -204,10 +209,10 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
         : cfg.synchronizer.method === 'checkpoint'
           ? await executeProcesses({ opts, cfg, runId, runDir, dbPath: record.dbPath, registry, metrics, t0, resumed: !!opts.resume })
           : await execute(opts, cfg, runId, runDir, record.dbPath, registry, metrics, t0, resumeFrom);
-    await registry.setStatus(runId, opts.signal?.aborted ? 'stopped' : 'completed');
+    await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'completed');
     return summary;
   } catch (e) {
-    await registry.setStatus(runId, opts.signal?.aborted ? 'stopped' : 'failed', (e as Error).message);
+    await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'failed', (e as Error).message);
     throw e;
   } finally {
     rmSync(pidFile, { force: true });

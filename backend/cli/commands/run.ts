@@ -33,21 +33,31 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
   return 0;
 }
 
-/** SIGINT / SIGTERM stop the run cleanly: the current step ends, a checkpoint is written. */
+/**
+ * SIGINT / SIGTERM stop the run cleanly: the current step ends, a checkpoint is written. SIGUSR2
+ * (`rft pause`) does the same with the abort reason 'pause', so the run is recorded as paused.
+ */
 async function withSignals<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ac = new AbortController();
   const stop = () => {
     if (ac.signal.aborted) process.exit(130);
     console.error('stopping after the current step (again to exit at once)');
-    ac.abort();
+    ac.abort('stop');
+  };
+  const pause = () => {
+    if (ac.signal.aborted) return;
+    console.error('pausing after the current step');
+    ac.abort('pause');
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  process.on('SIGUSR2', pause);
   try {
     return await fn(ac.signal);
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
+    process.off('SIGUSR2', pause);
   }
 }
 

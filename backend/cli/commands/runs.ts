@@ -42,32 +42,38 @@ command({
   },
 });
 
-command({
-  name: 'stop',
-  usage: 'stop RUN [--workspace DIR]',
-  summary: 'stop a running run after its current step (it writes a checkpoint first)',
-  run: async (args) => {
-    const id = args.positional[0];
-    if (!id) {
-      console.error('usage: rft stop RUN');
-      return 2;
-    }
-    const reg = await RunRegistry.open(flagString(args, 'workspace') ?? process.cwd());
-    const r = await reg.get(id);
-    if (!r) {
-      console.error(`no run '${id}' in ${reg.file}`);
-      return 1;
-    }
-    const pid = runPid(r.dir);
-    if (pid === null) {
-      console.error(`run '${id}' has no live process (status ${r.status})`);
-      return 1;
-    }
-    process.kill(pid, 'SIGTERM');
-    console.log(`sent SIGTERM to ${pid}`);
-    return 0;
-  },
-});
+/** Stop and pause both end the run after its current step with a checkpoint; `rft resume` continues either. */
+function signalRun(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: string) {
+  command({
+    name,
+    usage: `${name} RUN [--workspace DIR]`,
+    summary,
+    run: async (args) => {
+      const id = args.positional[0];
+      if (!id) {
+        console.error(`usage: rft ${name} RUN`);
+        return 2;
+      }
+      const reg = await RunRegistry.open(flagString(args, 'workspace') ?? process.cwd());
+      const r = await reg.get(id);
+      if (!r) {
+        console.error(`no run '${id}' in ${reg.file}`);
+        return 1;
+      }
+      const pid = runPid(r.dir);
+      if (pid === null) {
+        console.error(`run '${id}' has no live process (status ${r.status})`);
+        return 1;
+      }
+      process.kill(pid, signal);
+      console.log(`sent ${signal} to ${pid}`);
+      return 0;
+    },
+  });
+}
+
+signalRun('stop', 'SIGTERM', 'stop a running run after its current step (it writes a checkpoint first)');
+signalRun('pause', 'SIGUSR2', 'pause a running run after its current step (status paused; `rft resume RUN` continues it)');
 
 command({
   name: 'report',
