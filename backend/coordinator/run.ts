@@ -1,6 +1,8 @@
-// RFT-core, in-process: explorer and trainer in one process sharing the model in memory
-// (synchronizer method `memory`). Runs the stages of a config (e.g. SFT warm-up, then MIX),
-// evaluates on the held-out split, writes metrics, checkpoints and the HTML report.
+// RFT-core: `runJob` is the entry of every run (registry record, pid file, final status). It hands
+// the run to processes-run.ts (synchronizer `checkpoint`, the default: explorer and trainer as their
+// own processes) or explore-bench.ts (modes explore, bench), or runs it here in one process with the
+// model shared in memory (synchronizer `memory`): the stages of a config (e.g. SFT warm-up, then
+// MIX), evaluation on the held-out split, metrics, checkpoints and the HTML report.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
