@@ -14,6 +14,7 @@ import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
 import { BufferTree } from './views/buffer-tree.js';
 import { RunsTree } from './views/runs-tree.js';
+import { WorkersTree } from './views/workers-tree.js';
 import { TasksetsTree } from './views/tasksets-tree.js';
 import { openDashboard } from './webviews/dashboard.js';
 import { openExperienceBrowser } from './webviews/experience-browser.js';
@@ -55,6 +56,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   const runsView = vscode.window.createTreeView('rftStudio.runs', { treeDataProvider: new RunsTree(state) });
   const bufferView = vscode.window.createTreeView('rftStudio.buffer', { treeDataProvider: new BufferTree(state) });
   const tasksetsView = vscode.window.createTreeView('rftStudio.tasksets', { treeDataProvider: tasksets });
+  // Workers of a distributed run (scale-out over PostgreSQL), polled while one is configured.
+  const workers = new WorkersTree((src) => c.request('workers/list', src));
+  const workersView = vscode.window.createTreeView('rftStudio.workers', { treeDataProvider: workers });
+  const refreshWorkers = async () => {
+    if (c.state !== 'running') return;
+    await workers.refresh();
+    workersView.description = workers.summary;
+  };
+  const workersTimer = setInterval(() => void refreshWorkers().catch(() => undefined), 5000);
+  context.subscriptions.push(
+    workersView,
+    { dispose: () => clearInterval(workersTimer) },
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('rftStudio.scaleOut') && void refreshWorkers()),
+  );
   const status = new StatusBar(() => c.state, state);
   context.subscriptions.push(state, diagnostics, status, runsView, bufferView, tasksetsView);
   context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));

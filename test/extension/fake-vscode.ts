@@ -156,6 +156,12 @@ export const answers = {
   saveDialog: [] as (Uri | undefined)[],
 };
 export const settings = new Map<string, unknown>();
+const configChanged = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
+/** Changes a setting and tells listeners, as the settings editor would. */
+export function changeSetting(key: string, value: unknown): void {
+  settings.set(key, value);
+  configChanged.fire({ affectsConfiguration: (section) => key === section || key.startsWith(`${section}.`) });
+}
 
 export function resetFake(): void {
   recorded.messages.length = 0;
@@ -214,6 +220,7 @@ export class FakeStatusBarItem {
 
 export class FakeTreeView {
   badge: { value: number; tooltip: string } | undefined;
+  description: string | undefined;
   constructor(
     readonly id: string,
     readonly provider: { getChildren(e?: unknown): unknown; getTreeItem(e: unknown): TreeItem; onDidChangeTreeData?: (l: () => void) => Disposable },
@@ -437,6 +444,7 @@ export const workspace = {
   onDidChangeTextDocument: fsEmitter.change.event,
   onDidSaveTextDocument: fsEmitter.save.event,
   onDidCloseTextDocument: fsEmitter.close.event,
+  onDidChangeConfiguration: configChanged.event,
   createFileSystemWatcher() {
     const e = new EventEmitter<Uri>();
     return { onDidCreate: e.event, onDidDelete: e.event, onDidChange: e.event, dispose() {} };
