@@ -29,6 +29,7 @@ import '../explorer/workflows/index.js';
 import { resolveReward } from '../explorer/reward-resolve.js';
 import { builtinTasksets } from '../explorer/tasksets/index.js';
 import { Trainer } from '../trainer/trainer.js';
+import { stageProgress } from '../trainer/worker.js';
 import { makeObjective, groupAdvantages } from '../trainer/objectives.js';
 import { evaluate, type EvalResult } from './evaluate.js';
 import { checkModelTakesImages, runVisionConfig } from './model-vision.js';
@@ -309,6 +310,8 @@ async function execute(
       const trainer = new Trainer(model, objective, {
         lr: stage.lr ?? cfg.trainer.lr,
         warmupSteps: cfg.trainer.warmup_steps,
+      decay: stage.lr_decay ?? cfg.trainer.lr_decay,
+      minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
         weightDecay: cfg.trainer.weight_decay,
         gradClip: cfg.trainer.grad_clip,
         microBatchSize: cfg.trainer.micro_batch_size,
@@ -341,7 +344,7 @@ async function execute(
         }
         const exploreS = (performance.now() - e0) / 1000;
         const batch = await sampler.sample({ batchSize: stepBatch, currentVersion: version, step: totalSteps, timeoutMs: 60_000 });
-        const tm = await trainer.trainStep(batch.experiences, version);
+        const tm = await trainer.trainStep(batch.experiences, version, stageProgress({ steps: stage.steps, wallSeconds: stage.wall_seconds }, s, (Date.now() - stageStart) / 1000));
         version++;
         rollout.version = version;
         // In one process the explorer waits while the trainer trains and vice versa (sync_offset 0).

@@ -46,6 +46,8 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     const trainer = new Trainer(model, objective, {
       lr: stage.lr ?? cfg.trainer.lr,
       warmupSteps: cfg.trainer.warmup_steps,
+      decay: stage.lr_decay ?? cfg.trainer.lr_decay,
+      minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
       weightDecay: cfg.trainer.weight_decay,
       gradClip: cfg.trainer.grad_clip,
       microBatchSize: cfg.trainer.micro_batch_size,

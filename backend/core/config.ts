@@ -45,6 +45,9 @@ const stage = z
     wall_seconds: z.number().positive().optional(),
     mode: z.enum(['both', 'explore', 'train']).default('both'),
     lr: z.number().positive().optional(),
+    /** Learning-rate decay over the stage (default trainer.lr_decay); see trainer.lr_decay. */
+    lr_decay: z.enum(['constant', 'cosine', 'linear']).optional(),
+    min_lr_ratio: z.number().min(0).max(1).optional(),
     /** Trainer batch of this stage (default trainer.batch_size). */
     batch_size: z.number().int().positive().optional(),
   })
@@ -128,6 +131,10 @@ export const RunConfigSchema = z
         micro_batch_size: z.number().int().min(0).default(0),
         lr: z.number().positive().default(1e-3),
         warmup_steps: z.number().int().min(0).default(0),
+        /** Decay over each stage's progress: its steps done, or its wall-clock budget used (whichever is further). */
+        lr_decay: z.enum(['constant', 'cosine', 'linear']).default('constant'),
+        /** The decayed learning rate ends at min_lr_ratio * lr. */
+        min_lr_ratio: z.number().min(0).max(1).default(0.1),
         weight_decay: z.number().min(0).default(0),
         grad_clip: z.number().positive().default(1),
         steps: z.number().int().positive().default(100),

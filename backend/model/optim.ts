@@ -109,14 +109,17 @@ export function clipByGlobalNorm(grads: Record<string, tf.Tensor>, maxNorm: numb
   return { grads: out, norm };
 }
 
-/** Linear warm-up then cosine (or linear / constant) decay to minRatio * lr. */
-export function lrSchedule(step: number, o: { lr: number; warmupSteps?: number; totalSteps?: number; decay?: 'cosine' | 'linear' | 'constant'; minRatio?: number }): number {
+/**
+ * Linear warm-up then cosine (or linear / constant) decay to minRatio * lr. The decay follows
+ * `progress` (0..1) when given, e.g. the share of a wall-clock budget used, else step / totalSteps.
+ */
+export function lrSchedule(step: number, o: { lr: number; warmupSteps?: number; totalSteps?: number; decay?: 'cosine' | 'linear' | 'constant'; minRatio?: number; progress?: number }): number {
   const warm = o.warmupSteps ?? 0;
   if (warm > 0 && step < warm) return (o.lr * (step + 1)) / warm;
   const total = o.totalSteps ?? 0;
   const decay = o.decay ?? 'constant';
-  if (decay === 'constant' || total <= warm) return o.lr;
-  const p = Math.min(1, (step - warm) / Math.max(1, total - warm));
+  if (decay === 'constant' || (o.progress === undefined && total <= warm)) return o.lr;
+  const p = Math.max(0, Math.min(1, o.progress ?? (step - warm) / Math.max(1, total - warm)));
   const min = (o.minRatio ?? 0.1) * o.lr;
   return decay === 'linear' ? o.lr - (o.lr - min) * p : min + 0.5 * (o.lr - min) * (1 + Math.cos(Math.PI * p));
 }

@@ -15,6 +15,7 @@ export interface TrainerOptions {
   warmupSteps?: number;
   totalSteps?: number;
   decay?: 'cosine' | 'linear' | 'constant';
+  minLrRatio?: number;
   weightDecay?: number;
   gradClip?: number;
   /** Rows per micro-batch; gradients are accumulated over the batch. 0 = whole batch. */
@@ -62,12 +63,15 @@ export class Trainer {
     return this.opt;
   }
 
-  /** One optimiser step on `exps`. `modelVersion` is the actor's version before the update. */
-  async trainStep(exps: Experience[], modelVersion = this.step): Promise<StepMetrics> {
+  /**
+   * One optimiser step on `exps`. `modelVersion` is the actor's version before the update;
+   * `progress` (0..1, how far the stage is) drives the learning-rate decay.
+   */
+  async trainStep(exps: Experience[], modelVersion = this.step, progress?: number): Promise<StepMetrics> {
     const t0 = performance.now();
     const B = exps.length;
     const mb = this.opts.microBatchSize && this.opts.microBatchSize > 0 ? this.opts.microBatchSize : B;
-    const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay });
+    const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay, minRatio: this.opts.minLrRatio, progress });
     let rewardKl: number | undefined;
     if (this.reference && this.objective.applyRewardPenalty) {
       const usual = exps.filter((e) => e.source === 'usual');

@@ -8,7 +8,7 @@ import type { Sampler } from '../buffer/sampler/index.js';
 import type { StepMetrics } from './trainer.js';
 
 export interface TrainerLoopOptions {
-  trainer: { trainStep(exps: Experience[], modelVersion: number): Promise<StepMetrics> };
+  trainer: { trainStep(exps: Experience[], modelVersion: number, progress?: number): Promise<StepMetrics> };
   sampler: Sampler;
   batchSize: number;
   /** Trainer steps done before this loop (= the model version it starts from). */
@@ -51,7 +51,7 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
       throw e;
     }
     clock.set('training', `step ${step}`);
-    const tm = await o.trainer.trainStep(batch.experiences, step);
+    const tm = await o.trainer.trainStep(batch.experiences, step, stageProgress(o, s, (Date.now() - t0) / 1000));
     step++;
     s++;
     const usual = batch.experiences.filter((e) => e.source === 'usual');
@@ -72,6 +72,13 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
   }
   clock.set('stopped');
   return { step, stageStep: s, stageDone: !stopped, idle: clock.snapshot().idle };
+}
+
+/** How far a stage is (0..1): its steps done or its wall-clock budget used, whichever is further. */
+export function stageProgress(bounds: { steps?: number; wallSeconds?: number }, stageStep: number, elapsedS: number): number {
+  const bySteps = bounds.steps ? stageStep / bounds.steps : 0;
+  const byTime = bounds.wallSeconds ? elapsedS / bounds.wallSeconds : 0;
+  return Math.min(1, Math.max(bySteps, byTime));
 }
 
 function prefix(p: string, o: Record<string, number>): Record<string, number> {
