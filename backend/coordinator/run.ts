@@ -310,8 +310,8 @@ async function execute(
       const trainer = new Trainer(model, objective, {
         lr: stage.lr ?? cfg.trainer.lr,
         warmupSteps: cfg.trainer.warmup_steps,
-      decay: stage.lr_decay ?? cfg.trainer.lr_decay,
-      minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
+        decay: stage.lr_decay ?? cfg.trainer.lr_decay,
+        minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
         weightDecay: cfg.trainer.weight_decay,
         gradClip: cfg.trainer.grad_clip,
         microBatchSize: cfg.trainer.micro_batch_size,
