@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { nativeBlasActive, setNativeBlasEnabled } from '../backend/model/native-blas.js';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
-import { RUN_EXPERIENCE_PIPELINE, ShuffledTasks, expertExperience, initialModel, loadTasks, makeTokenizer, samplerConfig, stageBatchSize } from '../backend/coordinator/run.js';
+import { RUN_EXPERIENCE_PIPELINE, ShuffledTasks, expertExperience, initialModel, loadTasks, makeTokenizer, samplerConfig, stageBatchSize, trainerOptions } from '../backend/coordinator/run.js';
 import { ExperiencePipeline } from '../backend/buffer/pipeline/experience/index.js';
 import { makeSampler } from '../backend/buffer/sampler/index.js';
 import { openStore, type ExperienceStore } from '../backend/buffer/storage/index.js';
@@ -65,15 +65,7 @@ async function makeJob(name: string): Promise<Job> {
   const model = initialModel(cfg, tok);
   const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
   const reference = objective.needsReference ? model.clone() : undefined;
-  const trainer = new Trainer(model, objective, {
-    lr: stage.lr ?? cfg.trainer.lr,
-    warmupSteps: cfg.trainer.warmup_steps,
-    weightDecay: cfg.trainer.weight_decay,
-    gradClip: cfg.trainer.grad_clip,
-    microBatchSize: cfg.trainer.micro_batch_size,
-    temperature: cfg.explorer.sampling.temperature || 1,
-    padId: tok.padId,
-  }, reference);
+  const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference);
   const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
   const sampler = makeSampler(store, sCfg);
   const perExplore = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;

@@ -28,7 +28,7 @@ import { workflows, newExperienceId, type RewardFn } from '../explorer/workflow.
 import '../explorer/workflows/index.js';
 import { resolveReward } from '../explorer/reward-resolve.js';
 import { builtinTasksets } from '../explorer/tasksets/index.js';
-import { Trainer } from '../trainer/trainer.js';
+import { Trainer, type TrainerOptions } from '../trainer/trainer.js';
 import { stageProgress } from '../trainer/worker.js';
 import { makeObjective, groupAdvantages } from '../trainer/objectives.js';
 import { evaluate, type EvalResult } from './evaluate.js';
@@ -307,17 +307,7 @@ async function execute(
       // The reference model is the policy as it enters the stage (e.g. the SFT warm-up result), frozen.
       const reference = objective.needsReference ? model.clone() : undefined;
       const critic = objective.needsCritic ? new Transformer({ ...modelCfg, valueHead: true }, cfg.seed + 17) : undefined;
-      const trainer = new Trainer(model, objective, {
-        lr: stage.lr ?? cfg.trainer.lr,
-        warmupSteps: cfg.trainer.warmup_steps,
-        decay: stage.lr_decay ?? cfg.trainer.lr_decay,
-        minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
-        weightDecay: cfg.trainer.weight_decay,
-        gradClip: cfg.trainer.grad_clip,
-        microBatchSize: cfg.trainer.micro_batch_size,
-        temperature: cfg.explorer.sampling.temperature || 1,
-        padId: tok.padId,
-      }, reference, critic);
+      const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference, critic);
       const explores = objective.name !== 'sft' && stage.mode !== 'train';
       const samplerCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
       const sampler: Sampler = makeSampler(store, samplerCfg);
@@ -416,6 +406,22 @@ export async function stageBatchSize(store: ExperienceStore, s: { type: string; 
     return Math.min(configured, experts);
   }
   return configured;
+}
+
+/** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults. */
+export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number }, padId: number): TrainerOptions {
+  return {
+    lr: stage.lr ?? cfg.trainer.lr,
+    warmupSteps: cfg.trainer.warmup_steps,
+    decay: stage.lr_decay ?? cfg.trainer.lr_decay,
+    minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
+    weightDecay: cfg.trainer.weight_decay,
+    gradClip: cfg.trainer.grad_clip,
+    microBatchSize: cfg.trainer.micro_batch_size,
+    // Log-probs are recomputed at the temperature the explorer sampled with.
+    temperature: cfg.explorer.sampling.temperature || 1,
+    padId,
+  };
 }
 
 /** Invalid experiences are kept in the buffer (browsable, never sampled) rather than dropped. */

@@ -12,7 +12,7 @@ import { Trainer } from '../trainer/trainer.js';
 import { makeObjective } from '../trainer/objectives.js';
 import { runTrainerLoop } from '../trainer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import { samplerConfig, stageBatchSize } from './run.js';
+import { samplerConfig, stageBatchSize, trainerOptions } from './run.js';
 
 const log = logger('trainer-worker');
 
@@ -43,17 +43,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
     const reference = objective.needsReference ? (start ? loadCheckpoint(start.path).model : model.clone()) : undefined;
     const critic = objective.needsCritic ? new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17) : undefined;
-    const trainer = new Trainer(model, objective, {
-      lr: stage.lr ?? cfg.trainer.lr,
-      warmupSteps: cfg.trainer.warmup_steps,
-      decay: stage.lr_decay ?? cfg.trainer.lr_decay,
-      minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
-      weightDecay: cfg.trainer.weight_decay,
-      gradClip: cfg.trainer.grad_clip,
-      microBatchSize: cfg.trainer.micro_batch_size,
-      temperature: cfg.explorer.sampling.temperature || 1,
-      padId: tok.padId,
-    }, reference, critic);
+    const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference, critic);
     const explores = objective.name !== 'sft' && stage.mode !== 'train';
     const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
     const batchSize = await stageBatchSize(db, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);

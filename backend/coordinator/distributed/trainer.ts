@@ -12,7 +12,7 @@ import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
 import { Trainer } from '../../trainer/trainer.js';
 import { makeObjective } from '../../trainer/objectives.js';
 import { runTrainerLoop } from '../../trainer/worker.js';
-import { samplerConfig, stageBatchSize } from '../run.js';
+import { samplerConfig, stageBatchSize, trainerOptions } from '../run.js';
 import { stagesOf } from '../worker-context.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
@@ -71,15 +71,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const stageStep = meta.stage_index === 1 ? (stage.steps ?? step) : typeof meta.stage_step === 'number' ? meta.stage_step : step;
     const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
     const reference = objective.needsReference ? loadVerified((await store.listCheckpoints(o.runId))[0]!.path, '').model : undefined;
-    const trainer = new Trainer(model, objective, {
-      lr: stage.lr ?? cfg.trainer.lr,
-      warmupSteps: cfg.trainer.warmup_steps,
-      weightDecay: cfg.trainer.weight_decay,
-      gradClip: cfg.trainer.grad_clip,
-      microBatchSize: cfg.trainer.micro_batch_size,
-      temperature: cfg.explorer.sampling.temperature || 1,
-      padId: tok.padId,
-    }, reference);
+    const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference);
     const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
     const groupSize = cfg.explorer.repeat_times;
     const batchSize = await stageBatchSize(store, sCfg, true, cfg.trainer.batch_size, cfg.explorer.tasks_per_step * groupSize);
