@@ -12,6 +12,7 @@ import { ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
 import { parsePostgresUrl } from '../storage/postgres.js';
 import { parseExperience } from '../storage/validate.js';
 import { NOW_MS, QUEUE_DDL, WEIGHTS_CHANNEL } from './schema.js';
+import type { WorkerInfo } from '../../core/protocol.js';
 
 type Row = Record<string, unknown>;
 
@@ -33,21 +34,8 @@ export interface LeasedJob {
 
 export type AckResult = { ok: true; inserted: number } | { ok: false; reason: 'lease_lost' | 'stale' };
 
-export interface WorkerRow {
-  id: string;
-  host: string;
-  pid: number;
-  role: string;
-  state: string;
-  detail: string | null;
-  modelVersion: number | null;
-  done: number;
-  throughput: number;
-  startedAt: number;
-  lastHeartbeat: number;
-  /** Seconds since the last heartbeat, by the database's clock. */
-  ageS: number;
-}
+/** A worker's row as the protocol carries it to the extension (one shape, defined in core). */
+export type WorkerRow = WorkerInfo;
 
 export interface QueueOptions {
   /** Client-side limit per query: a partitioned host's query fails instead of hanging on a dead TCP link. */
