@@ -59,6 +59,14 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
         model.dispose();
       }
     };
+    // base_accuracy is the accuracy of the model entering the last stage (see run.ts); the starting
+    // model is evaluated before the first step and each stage's result after it.
+    const lastStage = stages.length - 1;
+    if ((await store.getState<number>(runId, 'eval_start')) === null) {
+      const start = await evalLatest('start');
+      await store.setState(runId, 'eval_start', start.accuracy);
+      if (lastStage === 0) await store.setState(runId, 'base_accuracy', start.accuracy);
+    }
     let stopped = false;
     for (;;) {
       const ck = (await store.latestCheckpoint(runId))!;
@@ -66,19 +74,25 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
       const si = typeof meta.stage_index === 'number' ? meta.stage_index : 0;
       if (si >= stages.length || c.opts.signal?.aborted) break;
       const stage = stages[si]!;
+      // A run killed between the end of the previous stage and its eval resumes here without a base.
+      if (si === lastStage && (await store.getState<number>(runId, 'base_accuracy')) === null) {
+        await store.setState(runId, 'base_accuracy', (await evalLatest(si === 0 ? 'start' : stages[si - 1]!.name)).accuracy);
+      }
       if (!(await store.getState(runId, `stage_start:${si}`))) await store.setState(runId, `stage_start:${si}`, { version: ck.version, path: ck.path });
       const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
       const explores = objective.name !== 'sft' && stage.mode !== 'train';
       metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name, processes: explores ? 2 : 1 });
       stopped = await runStage(c, { runDir, runId, store: storeUrl, stage: si }, explores);
       if (stopped) break;
-      if (si === 0 && stages.length > 1 && (await store.getState<number>(runId, 'base_accuracy')) === null) {
-        await store.setState(runId, 'base_accuracy', (await evalLatest(stage.name)).accuracy);
+      if (si < lastStage) {
+        const after = await evalLatest(stage.name);
+        if (si + 1 === lastStage) await store.setState(runId, 'base_accuracy', after.accuracy);
       }
     }
     const final = await evalLatest('final');
     const last = (await store.latestCheckpoint(runId))!;
-    const baseAcc = (await store.getState<number>(runId, 'base_accuracy')) ?? evals[0]?.accuracy ?? final.accuracy;
+    // Missing only when a stop came before the last stage began: then the newest eval before 'final' is the base.
+    const baseAcc = (await store.getState<number>(runId, 'base_accuracy')) ?? evals.at(-2)?.accuracy ?? final.accuracy;
     const summary: RunSummary = {
       run_id: runId,
       run_dir: runDir,

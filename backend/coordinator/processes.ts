@@ -4,19 +4,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { logger } from '../core/log.js';
+import { cliNodeArgs } from '../core/package-root.js';
 
 const log = logger('processes');
 
 /** The command that runs the `rft` CLI this process runs from (TypeScript source through tsx, or the bundle). */
-export function cliCommand(): string[] {
-  if (process.env.RFT_CLI) return [process.env.RFT_CLI];
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.ts')) return ['--import', import.meta.resolve('tsx'), join(here, '..', '..', 'cli.ts')];
-  // Bundled: this module is part of dist/backend/cli.mjs.
-  return [here];
-}
+export const cliCommand = cliNodeArgs;
 
 export class ProcessDiedError extends Error {
   constructor(

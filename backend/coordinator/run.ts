@@ -300,8 +300,18 @@ async function execute(
       await registry.setLastStep(runId, totalSteps);
       return dir;
     };
+    // base_accuracy is the accuracy of the model entering the last stage: for one stage the model
+    // the run starts from, for warm-up + MIX the warm-up's result. The starting model is always
+    // evaluated before the first step, and each stage's result after it.
+    const lastStage = stages.length - 1;
+    if (!resumeFrom) {
+      const start = await doEval('start', 0);
+      if (lastStage === 0) baseAcc = start.accuracy;
+    }
     for (const [si, stage] of stages.entries()) {
       if (si < startStage) continue;
+      // Only a resume from a checkpoint written before base_accuracy was recorded gets here without it.
+      if (si === lastStage && baseAcc === undefined) baseAcc = (await doEval('resume', totalSteps)).accuracy;
       const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
       currentAlgorithm = stage.algorithm;
       // The reference model is the policy as it enters the stage (e.g. the SFT warm-up result), frozen.
@@ -357,16 +367,19 @@ async function execute(
         await checkpoint(si, s, stage.name);
         break;
       }
-      if (si === 0 && stages.length > 1 && baseAcc === undefined) baseAcc = (await doEval(stage.name, totalSteps)).accuracy;
+      if (si < lastStage) {
+        const after = await doEval(stage.name, totalSteps);
+        if (si + 1 === lastStage) baseAcc = after.accuracy;
+      }
       // The stage is done: a resume starts at the next one.
       await checkpoint(si + 1, 0, stage.name);
     }
     const final = await doEval('final', totalSteps);
-    if (baseAcc === undefined) baseAcc = evals[0]?.accuracy ?? final.accuracy;
     const summary: RunSummary = {
       run_id: runId,
       run_dir: runDir,
-      base_accuracy: baseAcc,
+      // Undefined only when a stop came before the last stage began: then the newest eval is the base.
+      base_accuracy: baseAcc ?? evals.at(-2)?.accuracy ?? final.accuracy,
       final_accuracy: final.accuracy,
       evals,
       trainer_steps: totalSteps,

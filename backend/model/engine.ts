@@ -6,9 +6,9 @@ import '@tensorflow/tfjs-backend-cpu';
 import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { logger } from '../core/log.js';
+import { packageRoot } from '../core/package-root.js';
 import { installNativeBlas } from './native-blas.js';
 import { installWasmKernels } from './wasm-kernels.js';
 
@@ -25,8 +25,7 @@ export interface EngineInfo {
 
 const log = logger('engine');
 const require = createRequire(import.meta.url);
-// Both backend/model/engine.ts and the bundle dist/backend/cli.mjs sit two folders below the root.
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = packageRoot();
 
 /**
  * tfjs-core's Node entry registers no gradients nor chained tensor methods, and its ES-module

@@ -4,7 +4,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { MetricsPoint, RunInfo } from '../core/protocol.js';
 import { RunRegistry } from '../buffer/runs.js';
 import { MetricsLog } from '../coordinator/monitor.js';
@@ -12,9 +11,9 @@ import type { Disposable, RunController } from './ports.js';
 import { runInfo } from './adapters/run-registry.js';
 import { NotFoundError } from './errors.js';
 import { InputError } from '../core/errors.js';
+import { packageFile } from '../core/package-root.js';
 
-// backend/server/*.ts and the bundle dist/backend/serve.mjs both sit two folders below the root.
-const CLI = fileURLToPath(new URL('../../bin/rft.mjs', import.meta.url));
+const CLI = packageFile('bin', 'rft.mjs');
 
 export class ProcessRunController implements RunController {
   constructor(

@@ -1,17 +1,19 @@
 // `rft run CONFIG` and `rft demo` (the main job: configs/main.yaml on the embedded default).
-import { fileURLToPath } from 'node:url';
+import { packageFile } from '../../core/package-root.js';
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { runJob, type RunSummary } from '../../coordinator/run.js';
 
-export const MAIN_CONFIG = fileURLToPath(new URL('../../../configs/main.yaml', import.meta.url));
+/** The main job's config, a file of the package (not of the working directory). */
+export const mainConfig = (): string => packageFile('configs', 'main.yaml');
 
 function printSummary(s: RunSummary): void {
   const rows = s.evals.map((e) => `| ${e.stage.padEnd(8)} | ${String(e.step).padStart(5)} | ${e.accuracy.toFixed(3).padStart(8)} | ${e.mean_reward.toFixed(3).padStart(11)} |`);
   console.log(['| after    |  step | accuracy | mean reward |', '|----------|-------|----------|-------------|', ...rows].join('\n'));
   console.log(`report: ${s.report}`);
   console.log(`checkpoint: ${s.checkpoint}`);
-  console.log(JSON.stringify({ base_accuracy: s.base_accuracy, final_accuracy: s.final_accuracy, wall_seconds: Math.round(s.wall_seconds * 10) / 10, report: s.report, run_dir: s.run_dir, trainer_steps: s.trainer_steps }));
+  // The last line is the machine-readable summary (CI and benches parse it).
+  console.log(JSON.stringify({ base_accuracy: s.base_accuracy, final_accuracy: s.final_accuracy, wall_seconds: Math.round(s.wall_seconds * 10) / 10, report: s.report, run_dir: s.run_dir, checkpoint: s.checkpoint, trainer_steps: s.trainer_steps, evals: s.evals }));
 }
 
 async function run(file: string, args: ParsedArgs): Promise<number> {
@@ -98,5 +100,5 @@ command({
   usage: 'demo [--seed N] [--budget SECONDS] [--algorithm NAME]',
   summary: 'the main job: SFT warm-up, then MIX on the built-in task, then held-out evaluation',
   booleanFlags: ['quiet'],
-  run: (args) => run(MAIN_CONFIG, args),
+  run: (args) => run(mainConfig(), args),
 });

@@ -4,8 +4,10 @@
 // worker (bounded), and after the last retry its samples come back as infra failures (never as
 // empty answers). New weights are sent by version: a worker gets the current version before its
 // next job. Samples that fall into a loop are cut by repeat detection (repeat.ts).
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { logger } from '../../core/log.js';
+import { fromSource, packageFile } from '../../core/package-root.js';
 import type { ModelConfig } from '../../model/config.js';
 import type { BackendName } from '../../model/engine.js';
 import type { GenerateOptions } from '../../model/generate.js';
@@ -75,11 +77,11 @@ interface Slot {
 }
 
 function startWorker(): Worker {
-  // A bundle ships rollout-worker.mjs next to this file. Under tsx (dev, tests) the sources are .ts,
+  // The bundles ship dist/backend/rollout-worker.mjs (scripts/build.mjs). Under tsx (dev, tests) the sources are .ts,
   // and Node 20 does not apply the parent's --import hooks to a worker's entry module, so a small
   // bootstrap registers tsx in the worker first.
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./rollout-worker.mjs', import.meta.url));
-  const entry = new URL('./rollout-worker.ts', import.meta.url).href;
+  if (!fromSource) return new Worker(packageFile('dist', 'backend', 'rollout-worker.mjs'));
+  const entry = pathToFileURL(packageFile('backend', 'explorer', 'workers', 'rollout-worker.ts')).href;
   const boot = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry)}); }).catch((e) => { throw e; });`;
   return new Worker(boot, { eval: true });
 }
