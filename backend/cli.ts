@@ -21,7 +21,14 @@ async function main(argv: string[]): Promise<number> {
     const name = argv.slice(0, n).join(' ');
     if (commands.has(name)) {
       const c = commands.get(name);
-      return await c.run(parseArgs(argv.slice(n), c.booleanFlags));
+      const rest = argv.slice(n);
+      // `rft CMD --help` prints the command's usage and does nothing else (`--` ends the flags).
+      const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+      if (flags.includes('--help') || flags.includes('-h')) {
+        console.log(`usage: rft ${c.usage}\n\n${c.summary}`);
+        return 0;
+      }
+      return await c.run(parseArgs(rest, c.booleanFlags));
     }
   }
   console.error(`rft: unknown command '${argv[0]}'\n\n${help()}`);

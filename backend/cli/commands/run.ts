@@ -18,6 +18,11 @@ function printSummary(s: RunSummary): void {
 
 async function run(file: string, args: ParsedArgs): Promise<number> {
   const cfg = loadRunConfig(file);
+  if (args.flags.check) {
+    // Config checked, nothing run: says which file a command resolved (`rft demo --check`).
+    console.log(JSON.stringify({ config: file, valid: true, stages: (cfg.stages ?? []).map((s) => s.name) }));
+    return 0;
+  }
   if (args.flags.seed !== undefined) cfg.seed = flagNumber(args, 'seed', cfg.seed);
   const budget = flagString(args, 'budget');
   if (budget !== undefined && cfg.stages) {
@@ -82,9 +87,9 @@ command({
 
 command({
   name: 'run',
-  usage: 'run CONFIG [--seed N] [--budget SECONDS] [--algorithm NAME]',
-  summary: 'run the stages of a config (explorer + trainer), evaluate, write the report',
-  booleanFlags: ['quiet'],
+  usage: 'run CONFIG [--seed N] [--budget SECONDS] [--algorithm NAME] [--check]',
+  summary: 'run the stages of a config (explorer + trainer), evaluate, write the report; --check only validates it',
+  booleanFlags: ['quiet', 'check'],
   run: (args) => {
     const file = args.positional[0];
     if (!file) {
@@ -97,8 +102,8 @@ command({
 
 command({
   name: 'demo',
-  usage: 'demo [--seed N] [--budget SECONDS] [--algorithm NAME]',
-  summary: 'the main job: SFT warm-up, then MIX on the built-in task, then held-out evaluation',
-  booleanFlags: ['quiet'],
+  usage: 'demo [--seed N] [--budget SECONDS] [--algorithm NAME] [--check]',
+  summary: "the main job (the package's configs/main.yaml): SFT warm-up, then MIX on the built-in task, then held-out evaluation",
+  booleanFlags: ['quiet', 'check'],
   run: (args) => run(mainConfig(), args),
 });
