@@ -4,10 +4,29 @@
 // change, refusing (ConflictError) when the experience has changed since.
 import { randomUUID } from 'node:crypto';
 import type { Experience, ExperienceSource, Feedback } from '../core/types.js';
+import { InputError } from '../core/errors.js';
+import { sequenceProblem, type SequenceLimits } from '../core/sequence-check.js';
 import { ConflictError, type ExperienceStore, type FeedbackAction, type FeedbackLogEntry, type FeedbackMutation } from './storage/types.js';
 
 /** Text to token ids, e.g. `(t) => tokenizer.encode(t)`. */
 export type Tokenize = (text: string) => number[];
+
+/**
+ * How a hand-written example becomes tokens, in the chat layout the explorer and the trainer use
+ * (prompt: bos + turns + assistant marker; response: text + end marker), and the model's limits it
+ * must fit. A bare Tokenize encodes both texts as they are and checks nothing but tokenisability.
+ */
+export interface ExpertEncoding {
+  prompt(text: string): number[];
+  response(text: string): number[];
+  limits?: SequenceLimits;
+}
+
+/** Refuses, at the door, what the trainer could not train on (it would otherwise be skipped there). */
+function mustFit(e: Pick<Experience, 'promptTokens' | 'responseTokens' | 'actionMask'>, limits: SequenceLimits | undefined, what: string): void {
+  const why = sequenceProblem(e, limits);
+  if (why) throw new InputError(`${what} cannot be trained on: ${why}`, { field: 'response' });
+}
 
 /** What a log row's before/after hold: an experience's curation state, or a whole experience (created / deleted). */
 type Snapshot = { kind: 'state'; source: ExperienceSource; feedback: Feedback | null } | { kind: 'experience'; experience: Experience } | null;
@@ -16,6 +35,8 @@ export interface PromoteOptions {
   /** Edited response text: creates the expert from it, re-tokenised, with no log-probs and model version -1. */
   editedResponse?: string;
   tokenize?: Tokenize;
+  /** The model's limits: the edited expert must fit them. */
+  limits?: SequenceLimits;
   /** Reward recorded on the expert copy; default: the original's reward, or 1 for an edited response. */
   reward?: number;
   note?: string;
@@ -85,6 +106,7 @@ export class FeedbackService {
         reward: opts.reward ?? 1,
         feedback: { editedFrom: orig.id, by: who, at, ...(opts.note !== undefined ? { note: opts.note } : {}) },
       };
+      mustFit(expert, opts.limits, 'the edited response');
     } else {
       if (orig.status !== 'ok') throw new Error(`experience '${id}' has status ${orig.status}: promote it with an edited response instead`);
       expert = {
@@ -106,9 +128,17 @@ export class FeedbackService {
   }
 
   /** A hand-written expert example (prompt + response text, tokenised here). */
-  async addExpert(ex: ExpertExample, tokenize: Tokenize, who: string): Promise<{ logId: number; expert: Experience }> {
+  async addExpert(ex: ExpertExample, encoding: Tokenize | ExpertEncoding, who: string): Promise<{ logId: number; expert: Experience }> {
     const at = this.now();
-    const responseTokens = tokenize(ex.response);
+    const enc: ExpertEncoding = typeof encoding === 'function' ? { prompt: encoding, response: encoding } : encoding;
+    let responseTokens: number[];
+    let promptTokens: number[];
+    try {
+      promptTokens = enc.prompt(ex.prompt);
+      responseTokens = enc.response(ex.response);
+    } catch (err) {
+      throw new InputError(`the expert example cannot be tokenised: ${err instanceof Error ? err.message : String(err)}`, { field: 'response' });
+    }
     const id = `expert~${randomUUID()}`;
     const expert: Experience = {
       id,
@@ -116,7 +146,7 @@ export class FeedbackService {
       groupId: ex.groupId ?? id,
       runId: ex.runId,
       source: 'expert',
-      promptTokens: tokenize(ex.prompt),
+      promptTokens,
       promptText: ex.prompt,
       responseTokens,
       responseText: ex.response,
@@ -130,6 +160,7 @@ export class FeedbackService {
       feedback: { by: who, at },
       ...(ex.metadata ? { metadata: ex.metadata } : {}),
     };
+    mustFit(expert, enc.limits, 'the expert example');
     const logId = await this.store.mutate({
       log: { experienceId: id, who, at, action: 'add_expert', before: null, after: { kind: 'experience', experience: expert } satisfies Snapshot, undoes: null },
       insert: expert,

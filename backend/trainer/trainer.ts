@@ -9,6 +9,10 @@ import type { Experience } from '../core/types.js';
 import { buildBatch, disposeBatch, responseValues, type TrainBatch } from './batch.js';
 import type { Objective } from './objective.js';
 import { batchPatches } from './images.js';
+import { screenBatch } from '../core/sequence-check.js';
+import { logger } from '../core/log.js';
+
+const log = logger('trainer');
 
 export interface TrainerOptions {
   lr: number;
@@ -67,8 +71,17 @@ export class Trainer {
    * One optimiser step on `exps`. `modelVersion` is the actor's version before the update;
    * `progress` (0..1, how far the stage is) drives the learning-rate decay.
    */
-  async trainStep(exps: Experience[], modelVersion = this.step, progress?: number): Promise<StepMetrics> {
+  async trainStep(all: Experience[], modelVersion = this.step, progress?: number): Promise<StepMetrics> {
     const t0 = performance.now();
+    // One bad experience (too long for the model, rejected after it was sampled, malformed) is
+    // skipped and counted, never allowed to kill the run.
+    const { keep: exps, skipped } = screenBatch(all, { maxSeqLen: this.actor.config.maxSeqLen, vocabSize: this.actor.config.vocabSize });
+    for (const x of skipped) log.warn(`skipped experience ${x.id}: ${x.reason}`);
+    if (exps.length === 0) {
+      this.step++;
+      const total = (performance.now() - t0) / 1000;
+      return { step: this.step, loss: 0, grad_norm: 0, lr: 0, tokens: 0, tokens_per_s: 0, staleness: 0, time_grad_s: 0, time_optim_s: 0, time_total_s: total, expert_rows: 0, skipped_experiences: skipped.length };
+    }
     const B = exps.length;
     const mb = this.opts.microBatchSize && this.opts.microBatchSize > 0 ? this.opts.microBatchSize : B;
     const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay, minRatio: this.opts.minLrRatio, progress });
@@ -159,6 +172,7 @@ export class Trainer {
       time_optim_s: tOpt,
       time_total_s: total,
       expert_rows: exps.length - exps.filter((e) => e.source !== 'expert').length,
+      skipped_experiences: skipped.length,
       ...(rewardKl !== undefined ? { reward_kl: rewardKl } : {}),
     };
   }

@@ -119,7 +119,7 @@ test('feedback: promote, promote with an edited response, reject, rate, undo —
   assert.equal(edited?.responseText, 'the answer is 10');
   assert.equal(edited?.modelVersion, -1);
   assert.equal(edited?.feedback?.editedFrom, 'e00010');
-  assert.equal(edited?.responseTokens.length, 'the answer is 10'.length, 're-tokenised with the run tokenizer');
+  assert.equal(edited?.responseTokens.length, 'the answer is 10'.length + 1, 're-tokenised with the run tokenizer, closed with the end marker (chat layout)');
   assert.equal((await s.request('buffer/counts', {})).expert, 2);
   await until(() => changed.length >= 2);
   assert.equal(changed.at(-1)!.counts.expert, 2);
@@ -164,7 +164,7 @@ test('add an expert example, tokenised with the run tokenizer', async () => {
   const r = await s.request('feedback/addExpert', { taskId: 't9', prompt: 'question 9', response: 'answer 99', runId: 'run-a' });
   const e = await s.request('buffer/get', { id: r.expertId });
   assert.equal(e?.source, 'expert');
-  assert.equal(e?.responseTokens.length, 9);
+  assert.equal(e?.responseTokens.length, 'answer 99'.length + 1, 'the response text + the end marker (chat layout)');
   await s.request('feedback/undo', { changeId: r.changeId });
 });
 

@@ -1,9 +1,10 @@
 // The tokenizer of a run, for re-tokenising edited expert responses and for showing per-token
 // text: the newest checkpoint's tokenizer.json, else a tokenizer.json beside the buffer file.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ExperienceStore } from '../../buffer/storage/types.js';
 import { loadTokenizer, TOKENIZER_FILE, type Tokenizer } from '../../model/tokenizer/index.js';
+import type { SequenceLimits } from '../../core/sequence-check.js';
 
 export class RunTokenizers {
   private readonly cache = new Map<string, Promise<Tokenizer | null>>();
@@ -27,6 +28,20 @@ export class RunTokenizers {
     const candidates = [ckpt && join(ckpt.path, TOKENIZER_FILE), existsSync(this.bufferPath) ? join(dirname(this.bufferPath), TOKENIZER_FILE) : undefined];
     for (const c of candidates) if (c && existsSync(c)) return loadTokenizer(c);
     return null;
+  }
+
+  /** The model's limits from the run's newest checkpoint (config.json): what an expert must fit. */
+  async limitsFor(runId: string): Promise<SequenceLimits> {
+    const ckpt = await this.store.latestCheckpoint(runId);
+    const file = ckpt && join(ckpt.path, 'config.json');
+    if (!file || !existsSync(file)) return {};
+    try {
+      const c = JSON.parse(readFileSync(file, 'utf8')) as { max_position_embeddings?: unknown; vocab_size?: unknown };
+      const n = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+      return { maxSeqLen: n(c.max_position_embeddings), vocabSize: n(c.vocab_size) };
+    } catch {
+      return {};
+    }
   }
 
   /** Forget cached lookups (a new checkpoint was written). */

@@ -3,7 +3,8 @@
 import { userInfo } from 'node:os';
 import type { Experience } from '../../core/types.js';
 import type { ExperienceFilter, FeedbackChange } from '../../core/protocol.js';
-import { FeedbackService } from '../../buffer/feedback.js';
+import { FeedbackService, type ExpertEncoding } from '../../buffer/feedback.js';
+import { encodePrompt, encodeResponse, taskMessages } from '../../model/chat.js';
 import type { ExperienceStore, FeedbackAction, FeedbackLogEntry } from '../../buffer/storage/types.js';
 import type { FeedbackPort } from '../ports.js';
 import { ConflictError, NotFoundError } from '../errors.js';
@@ -35,10 +36,11 @@ export class StoreFeedback implements FeedbackPort {
     return { changeId: String(logId), kind, experienceIds: ids, at: Date.now() };
   }
 
-  private async tokenizeFor(runId: string): Promise<(t: string) => number[]> {
+  /** The chat layout the explorer and trainer use, and the run's model limits (checked at the door). */
+  private async encodingFor(runId: string): Promise<ExpertEncoding> {
     const tok = await this.tokenizers.forRun(runId);
     if (!tok) throw new NotFoundError(`run '${runId}' has no tokenizer (no checkpoint with tokenizer.json, none beside the buffer): cannot tokenise the response`);
-    return (t) => tok.encode(t);
+    return { prompt: (t) => encodePrompt(tok, taskMessages(t)), response: (t) => encodeResponse(tok, t), limits: await this.tokenizers.limitsFor(runId) };
   }
 
   async rate(id: string, rating: number, note?: string): Promise<FeedbackChange> {
@@ -52,15 +54,15 @@ export class StoreFeedback implements FeedbackPort {
   async promote(id: string, editedResponse?: string): Promise<FeedbackChange & { expertId: string }> {
     const e = await this.store.get(id);
     if (!e) throw new NotFoundError(`no experience '${id}'`);
-    const tokenize = editedResponse !== undefined ? await this.tokenizeFor(e.runId) : undefined;
-    const r = await this.service.promote(id, this.by, { editedResponse, tokenize });
+    const enc = editedResponse !== undefined ? await this.encodingFor(e.runId) : undefined;
+    const r = await this.service.promote(id, this.by, { editedResponse, tokenize: enc?.response, limits: enc?.limits });
     return { ...this.change(r.logId, 'promote', [id, r.expert.id]), expertId: r.expert.id };
   }
 
   async addExpert(taskId: string, prompt: string, response: string, runId?: string): Promise<FeedbackChange & { expertId: string }> {
     const run = runId ?? (await this.store.list({ limit: 1, sort: 'seq', desc: true }))[0]?.runId;
     if (!run) throw new NotFoundError('the buffer has no run yet: name the run of the expert example');
-    const r = await this.service.addExpert({ runId: run, taskId, prompt, response }, await this.tokenizeFor(run), this.by);
+    const r = await this.service.addExpert({ runId: run, taskId, prompt, response }, await this.encodingFor(run), this.by);
     return { ...this.change(r.logId, 'add-expert', [r.expert.id]), expertId: r.expert.id };
   }
 
