@@ -65,6 +65,19 @@ export interface FeedbackChange {
   kind: 'rate' | 'promote' | 'reject' | 'add-expert' | 'bulk-promote';
   experienceIds: string[];
   at: number;
+  /** How many experts a bulk promotion made (undone together by its one change id). */
+  count?: number;
+}
+
+/** What a bulk promotion would do, before it is confirmed. */
+export interface BulkPreview {
+  /** Experiences that would be promoted. */
+  count: number;
+  /** Tasks they come from. */
+  tasks: number;
+  /** Lowest and highest reward among them (null when none). */
+  minReward: number | null;
+  maxReward: number | null;
 }
 
 export interface TaskStats {
@@ -154,6 +167,8 @@ export interface Requests {
   'feedback/reject': { params: { buffer?: BufferRef; id: string; note?: string }; result: FeedbackChange };
   'feedback/addExpert': { params: { buffer?: BufferRef; taskId: string; prompt: string; response: string; runId?: string }; result: FeedbackChange & { expertId: string } };
   'feedback/bulkPromote': { params: { buffer?: BufferRef; topK: number; filter?: ExperienceFilter }; result: FeedbackChange };
+  /** The same selection as bulkPromote, counted, nothing changed. */
+  'feedback/bulkPreview': { params: { buffer?: BufferRef; topK: number; filter?: ExperienceFilter }; result: BulkPreview };
   'feedback/undo': { params: { buffer?: BufferRef; changeId?: string }; result: { undone: FeedbackChange | null } };
 
   'taskset/validate': { params: { file: string; text?: string }; result: TasksetReport };
@@ -214,6 +229,10 @@ export const ErrorCodes = {
   NotFound: -32004,
   /** Nothing left to undo, or a change that can no longer be undone. */
   Conflict: -32009,
+  /** A TCP connection whose first request was not `server/auth` with the server's token. */
+  Unauthorized: -32003,
+  /** A path in a request that resolves outside the workspace (or the run folder), or a file that is not this project's. */
+  Forbidden: -32005,
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 

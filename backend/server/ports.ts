@@ -5,6 +5,7 @@ import type { Experience } from '../core/types.js';
 import type {
   BufferCounts,
   BufferRef,
+  BulkPreview,
   ComponentState,
   ExperienceDetail,
   ExperienceFilter,
@@ -16,6 +17,7 @@ import type {
   TaskStats,
   TasksetReport,
 } from '../core/protocol.js';
+import type { WorkspacePaths } from './confine.js';
 
 export interface ListQuery {
   filter?: ExperienceFilter;
@@ -46,6 +48,7 @@ export interface FeedbackPort {
   reject(id: string, note?: string): Promise<FeedbackChange>;
   addExpert(taskId: string, prompt: string, response: string, runId?: string): Promise<FeedbackChange & { expertId: string }>;
   bulkPromote(topK: number, filter?: ExperienceFilter): Promise<FeedbackChange>;
+  bulkPreview(topK: number, filter?: ExperienceFilter): Promise<BulkPreview>;
   /** Undo the given change, or the latest one; null when there is nothing to undo. */
   undo(changeId?: string): Promise<FeedbackChange | null>;
 }
@@ -96,6 +99,8 @@ export interface RunController {
 }
 
 export interface ServerDeps {
+  /** Where request paths must stay (the workspace). */
+  paths: WorkspacePaths;
   buffers?: BufferOpener;
   tasksets?: TasksetPort;
   runs?: RunRegistryPort;

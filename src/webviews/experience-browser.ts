@@ -27,6 +27,7 @@ export function browserHandlers(s: Services): Handlers<BrowserRequests> {
     reject: async (p) => s.client.request('feedback/reject', { buffer: buffer(), id: p.id }),
     rate: async (p) => s.client.request('feedback/rate', { buffer: buffer(), ...p }),
     bulkPromote: async (p) => s.client.request('feedback/bulkPromote', { buffer: buffer(), ...p }),
+    bulkPreview: async (p) => s.client.request('feedback/bulkPreview', { buffer: buffer(), ...p }),
     undo: async (p) => s.client.request('feedback/undo', { buffer: buffer(), ...p }),
   };
 }

@@ -52,3 +52,16 @@ test('an expert that fits is stored in the chat layout (bos, turns, assistant ma
 test('promote with an edited response that does not fit is refused too', async () => {
   await assert.rejects(s.request('feedback/promote', { id: 'e00002', editedResponse: 'the answer is '.repeat(4) }), (e: { code: number; message: string }) => e.code === -32002 && /max_seq_len 40/.test(e.message));
 });
+
+test('bulk preview counts exactly what bulk promote then promotes (top-1 per task, reward threshold), changing nothing', async () => {
+  const before = (await s.request('buffer/counts', {})).expert;
+  const filter = { runId: 'run-a', minReward: 0.5 };
+  const p = await s.request('feedback/bulkPreview', { topK: 1, filter });
+  assert.equal((await s.request('buffer/counts', {})).expert, before, 'a preview changes nothing');
+  assert.ok(p.count > 0 && p.minReward! >= 0.5 && p.maxReward! <= 1);
+  const r = await s.request('feedback/bulkPromote', { topK: 1, filter });
+  assert.equal(r.count, p.count);
+  assert.equal((await s.request('buffer/counts', {})).expert, before + p.count);
+  await s.request('feedback/undo', { changeId: r.changeId });
+  assert.equal((await s.request('buffer/counts', {})).expert, before, 'one undo reverts the batch');
+});

@@ -30,7 +30,8 @@ function handlers(log: { method: string; params: unknown }[] = []) {
     promote: (p: unknown) => (log.push({ method: 'promote', params: p }), { changeId: String(++change), kind: 'promote', experienceIds: [], at: 0, expertId: 'x' }),
     reject: (p: unknown) => (log.push({ method: 'reject', params: p }), { changeId: String(++change), kind: 'reject', experienceIds: [], at: 0 }),
     rate: (p: unknown) => (log.push({ method: 'rate', params: p }), { changeId: String(++change), kind: 'rate', experienceIds: [], at: 0 }),
-    bulkPromote: (p: unknown) => (log.push({ method: 'bulkPromote', params: p }), { changeId: 'bulk:9', kind: 'bulk-promote', experienceIds: [], at: 0 }),
+    bulkPromote: (p: unknown) => (log.push({ method: 'bulkPromote', params: p }), { changeId: 'bulk:9', kind: 'bulk-promote', experienceIds: ['e1', 'x1', 'e2', 'x2'], at: 0, count: 2 }),
+    bulkPreview: (p: unknown) => (log.push({ method: 'bulkPreview', params: p }), { count: 2, tasks: 2, minReward: 0.9, maxReward: 0.99 }),
     undo: (p: { changeId?: string }) => (log.push({ method: 'undo', params: p }), { undone: p.changeId ? { changeId: p.changeId, kind: 'rate', experienceIds: [], at: 0 } : null }),
   };
 }
@@ -43,7 +44,7 @@ test('first paint lists rows; selecting one shows prompt, reward details and col
   h.notify('bufferChanged', { path: '/b.db', counts: { usual: 1000, expert: 0, taskset: 3, rejected: 0, infraFailure: 0 } });
   await app.firstPaint;
   assert.equal(h.document.querySelector('.count')!.textContent, '1,000 experiences');
-  assert.equal(h.document.querySelector('.counts')!.textContent, '1000 usual · 0 expert');
+  assert.equal(h.document.querySelector('.counts')!.textContent, '1,000 usual · 0 expert');
   const first = h.document.querySelector('.vlist-row[data-id="e0"]');
   assert.ok(first);
   click(first!.querySelector('.resp'));
@@ -118,11 +119,6 @@ test('curation: promote, edit then promote, reject, rate, bulk, undo the latest'
   assert.deepEqual(log[4], { method: 'undo', params: { changeId: '4' } });
   await until(() => app.undo.size === 3, 'undo stack popped');
 
-  const k = h.document.getElementById('bulk-k')!;
-  (k as unknown as { value: string }).value = '2';
-  click(h.document.getElementById('bulk-promote'));
-  await until(() => log.length === 6, 'bulk');
-  assert.deepEqual(log[5], { method: 'bulkPromote', params: { topK: 2, filter: {} } });
   await h.close();
 });
 
@@ -151,5 +147,115 @@ test('state survives the panel being hidden: filter, selection and colouring are
   assert.equal(list.sort, 'reward');
   await until(() => h.document.querySelector('.detail h2')?.textContent === 'e4', 'restored selection');
   assert.match((h.document.querySelector('.detail .tok') as HTMLElement).title, /advantage 1\.0000/);
+  await h.close();
+});
+
+const input = (h: { window: unknown }, el: Element, value: string) => {
+  (el as unknown as { value: string }).value = value;
+  el.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('input', { bubbles: true }));
+};
+
+test('a narrowed filter leaves only matching rows in the DOM (none hidden, none clickable from before)', async () => {
+  const h = host<BrowserRequests>(handlers());
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  assert.ok(h.document.querySelectorAll('.vlist-row').length > 11, 'the unfiltered list fills the view');
+  input(h, h.document.getElementById('f-text')!, 'resp 99');
+  await until(() => h.document.querySelector('.count')!.textContent === '11 experiences', 'filtered count');
+  await until(() => h.document.querySelectorAll('.vlist-row[data-id]').length === 11, 'rows redrawn');
+  const rows = Array.from(h.document.querySelectorAll('.vlist-row')) as HTMLElement[];
+  assert.equal(rows.length, 11, 'exactly the matching rows exist');
+  for (const r of rows) assert.match(r.querySelector('.resp')!.textContent!, /resp 99/);
+  assert.equal(h.document.querySelectorAll('[hidden].vlist-row').length, 0);
+  // Narrow further to one match: one row.
+  input(h, h.document.getElementById('f-text')!, 'resp 999');
+  await until(() => h.document.querySelector('.count')!.textContent === '1 experience', 'singular');
+  await until(() => h.document.querySelectorAll('.vlist-row').length === 1, 'one row');
+  await h.close();
+});
+
+test('bulk promote: preview with count and reward threshold, confirmation, count in the message, one undo for the batch', async () => {
+  const log: { method: string; params: unknown }[] = [];
+  const h = host<BrowserRequests>(handlers(log));
+  const app = mountBrowser(h.root, h.ipc as never, { ...(await import('../../webview/experience-browser/app.js')).DEFAULT_STATE, filter: { runId: 'r' } });
+  input(h, h.document.getElementById('bulk-k')!, '2');
+  input(h, h.document.getElementById('bulk-min')!, '0.9');
+  click(h.document.getElementById('bulk-promote'));
+  await until(() => h.document.getElementById('bulk-confirm'), 'confirmation');
+  assert.deepEqual(log.map((l) => l.method), ['bulkPreview'], 'nothing promoted before the confirmation');
+  assert.deepEqual(log[0]!.params, { topK: 2, filter: { runId: 'r', minReward: 0.9 } });
+  assert.match(h.document.querySelector('.bulk-preview')!.textContent!, /Promote 2 experiences from 2 tasks \(top 2 per task, reward ≥ 0\.9; rewards 0\.90–0\.99\)/);
+  assert.equal(h.document.getElementById('bulk-confirm')!.textContent, 'Promote 2');
+  click(h.document.getElementById('bulk-confirm'));
+  await until(() => log.length === 2, 'bulk promote');
+  assert.deepEqual(log[1], { method: 'bulkPromote', params: { topK: 2, filter: { runId: 'r', minReward: 0.9 } } });
+  await until(() => /Promoted 2 experiences/.test(h.document.querySelector('.message')!.textContent!), 'count in the message');
+  assert.ok((h.document.querySelector('.bulk-confirm') as HTMLElement).hidden);
+  assert.equal(app.undo.size, 1, 'the batch is one undoable change');
+  click(h.document.getElementById('undo'));
+  await until(() => log.length === 3, 'undo');
+  assert.deepEqual(log[2], { method: 'undo', params: { changeId: 'bulk:9' } });
+  // Cancel changes nothing.
+  click(h.document.getElementById('bulk-promote'));
+  await until(() => h.document.getElementById('bulk-cancel'), 'second preview');
+  click(h.document.getElementById('bulk-cancel'));
+  await tick(20);
+  assert.deepEqual(log.map((l) => l.method), ['bulkPreview', 'bulkPromote', 'undo', 'bulkPreview']);
+  await h.close();
+});
+
+test('promote is disabled after promoting; undo is per buffer; stale messages are cleared', async () => {
+  const log: { method: string; params: unknown }[] = [];
+  const h = host<BrowserRequests>(handlers(log));
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/a.db', counts: undefined });
+  await app.select('e5');
+  await until(() => h.document.getElementById('promote'), 'actions');
+  click(h.document.getElementById('promote'));
+  await until(() => h.document.querySelector('.message')!.textContent === 'Promoted e5 to expert', 'promoted');
+  await until(() => h.document.getElementById('promote')?.hasAttribute('disabled'), 'disabled after promoting');
+  click(h.document.getElementById('promote'));
+  await tick(20);
+  assert.equal(log.filter((l) => l.method === 'promote').length, 1, 'a second click promotes nothing');
+  // Another buffer: its undo stack is empty; Undo does not touch /a.db's change.
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await until(() => app.undo.size === 0, 'fresh stack');
+  assert.equal(h.document.querySelector('.message')!.textContent, '', 'the old buffer\'s message is gone');
+  click(h.document.getElementById('undo'));
+  await until(() => /Nothing to undo/.test(h.document.querySelector('.message')!.textContent!), 'nothing to undo');
+  assert.equal(log.filter((l) => l.method === 'undo').length, 0);
+  // Back to /a.db: its change is still there to undo.
+  h.notify('bufferChanged', { path: '/a.db', counts: undefined });
+  assert.equal(app.undo.size, 1);
+  await h.close();
+});
+
+test('listbox keys, sort order toggle, column headers, labelled filters, ids shortened in the middle', async () => {
+  const h = host<BrowserRequests>(handlers());
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  const list = h.document.querySelector('[role="listbox"]')!;
+  const key = (k: string) => list.dispatchEvent(new (h.window as unknown as typeof globalThis).KeyboardEvent('keydown', { key: k, bubbles: true }));
+  key('ArrowDown');
+  await until(() => app.state.selectedId === 'e0', 'first row selected');
+  key('ArrowDown');
+  await until(() => app.state.selectedId === 'e1', 'next row');
+  await until(() => h.document.querySelector('.vlist-row.selected')?.getAttribute('aria-selected') === 'true', 'aria-selected');
+  key('ArrowUp');
+  await until(() => app.state.selectedId === 'e0', 'previous row');
+
+  const n = h.requests.length;
+  click(h.document.getElementById('f-order'));
+  await until(() => h.requests.slice(n).some((r) => r.method === 'list' && (r.params as { descending: boolean }).descending === false), 'ascending list');
+  assert.equal(h.document.getElementById('f-order')!.textContent, '↑ ascending');
+
+  assert.deepEqual(Array.from(h.document.querySelectorAll('.list-head span')).map((s) => s.textContent).filter(Boolean), ['reward', 'task', 'ver', 'response']);
+  const labels = Array.from(h.document.querySelectorAll('label.field .field-label')).map((l) => l.textContent);
+  for (const l of ['Run', 'Task', 'Reward ≥', 'Reward ≤', 'Model version', 'Text', 'Top k per task', 'with reward ≥']) assert.ok(labels.includes(l), `label ${l}`);
+  const { middleEllipsis } = await import('../../webview/experience-browser/app.js');
+  assert.equal(middleEllipsis('arith-train-000123', 12), 'arith…000123');
+  assert.equal(middleEllipsis('t1'), 't1');
   await h.close();
 });

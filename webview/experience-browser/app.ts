@@ -30,11 +30,23 @@ type Ipc = WebviewIpc<BrowserRequests, BrowserNotifications>;
 const FIELDS: { key: keyof FilterInputs; label: string; placeholder: string; width?: string }[] = [
   { key: 'runId', label: 'Run', placeholder: 'run id' },
   { key: 'taskId', label: 'Task', placeholder: 'task id' },
-  { key: 'minReward', label: 'Reward ≥', placeholder: 'min', width: '5em' },
-  { key: 'maxReward', label: 'Reward ≤', placeholder: 'max', width: '5em' },
-  { key: 'version', label: 'Version', placeholder: '3, 2-5', width: '5em' },
+  { key: 'minReward', label: 'Reward ≥', placeholder: 'e.g. 0.5', width: '5em' },
+  { key: 'maxReward', label: 'Reward ≤', placeholder: 'e.g. 1', width: '5em' },
+  { key: 'version', label: 'Model version', placeholder: '3 or 2-5', width: '5em' },
   { key: 'text', label: 'Text', placeholder: 'search prompt / response' },
 ];
+
+/** An id shortened in the middle, so both its start and its distinguishing end stay readable. */
+export function middleEllipsis(s: string, max = 16): string {
+  if (s.length <= max) return s;
+  const tail = Math.ceil((max - 1) / 2);
+  return `${s.slice(0, max - 1 - tail)}…${s.slice(-tail)}`;
+}
+
+/** A visible label with its field (placeholders vanish while typing; labels do not). */
+function labelled(doc: Document, forId: string, text: string, field: HTMLElement): HTMLElement {
+  return h(doc, 'label', { class: 'field', for: forId }, h(doc, 'span', { class: 'field-label', text }), field);
+}
 
 function select(doc: Document, id: string, label: string, options: [string, string][], value: string): HTMLElement {
   const s = h(doc, 'vscode-single-select', { id, 'aria-label': label });
@@ -46,7 +58,16 @@ function select(doc: Document, id: string, label: string, options: [string, stri
 export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | undefined): BrowserApp {
   const doc = root.ownerDocument;
   const state: BrowserState = { ...DEFAULT_STATE, ...(saved ?? {}) };
-  const undo = new UndoStack();
+  // One undo stack per buffer: Undo never reverts a change made in the buffer shown before.
+  const undoByBuffer = new Map<string, UndoStack>();
+  let bufferKey = '';
+  const undoFor = (): UndoStack => {
+    let u = undoByBuffer.get(bufferKey);
+    if (!u) undoByBuffer.set(bufferKey, (u = new UndoStack()));
+    return u;
+  };
+  /** Experiences promoted in this session (id -> expert id): their Promote stays disabled until undone. */
+  const promotedHere = new Map<string, string>();
   const save = () => ipc.api.setState(state);
   let current: ExperienceDetail | undefined;
   let firstPaintResolve!: () => void;
@@ -59,12 +80,26 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     const tf = h(doc, 'vscode-textfield', { id: `f-${f.key}`, placeholder: f.placeholder, 'aria-label': f.label, title: f.label });
     if (f.width) tf.style.width = f.width;
     setValue(tf, String(inputs[f.key]));
-    bar.append(tf);
+    bar.append(labelled(doc, `f-${f.key}`, f.label, tf));
   }
+  const order = h(doc, 'vscode-button', { id: 'f-order', secondary: true, title: 'Toggle the sort order' });
+  const showOrder = () => {
+    order.textContent = state.descending ? '↓ descending' : '↑ ascending';
+    order.setAttribute('aria-label', `sort order: ${state.descending ? 'descending' : 'ascending'}`);
+  };
+  showOrder();
+  order.addEventListener('click', (ev) => {
+    ev.stopPropagation();
+    state.descending = !state.descending;
+    showOrder();
+    save();
+    reload();
+  });
   bar.append(
-    select(doc, 'f-source', 'Source', [['', 'any source'], ['usual', 'usual'], ['expert', 'expert']], inputs.source),
-    select(doc, 'f-status', 'Status', [['', 'any status'], ['ok', 'ok'], ['invalid', 'invalid'], ['infra_failure', 'infra failure']], inputs.status),
-    select(doc, 'f-sort', 'Sort', [['createdAt', 'newest'], ['reward', 'reward'], ['modelVersion', 'version']], state.sort),
+    labelled(doc, 'f-source', 'Source', select(doc, 'f-source', 'Source', [['', 'any source'], ['usual', 'usual'], ['expert', 'expert']], inputs.source)),
+    labelled(doc, 'f-status', 'Status', select(doc, 'f-status', 'Status', [['', 'any status'], ['ok', 'ok'], ['invalid', 'invalid'], ['infra_failure', 'infra failure']], inputs.status)),
+    labelled(doc, 'f-sort', 'Sort by', select(doc, 'f-sort', 'Sort by', [['createdAt', 'time'], ['reward', 'reward'], ['modelVersion', 'version']], state.sort)),
+    order,
   );
   const hideRejected = h(doc, 'vscode-checkbox', { id: 'f-hideRejected', label: 'hide rejected' });
   (hideRejected as unknown as { checked: boolean }).checked = inputs.hideRejected;
@@ -74,18 +109,26 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   bar.append(count, counts);
 
   const bulk = h(doc, 'div', { class: 'toolbar bulk' });
-  const topK = h(doc, 'vscode-textfield', { id: 'bulk-k', 'aria-label': 'top k per task', title: 'k' });
+  const topK = h(doc, 'vscode-textfield', { id: 'bulk-k', 'aria-label': 'top k per task' });
   topK.style.width = '4em';
   setValue(topK, '1');
-  const bulkBtn = h(doc, 'vscode-button', { id: 'bulk-promote', secondary: true, text: 'Promote top-k per task' });
+  const minReward = h(doc, 'vscode-textfield', { id: 'bulk-min', 'aria-label': 'minimum reward' });
+  minReward.style.width = '5em';
+  setValue(minReward, '1');
+  const bulkBtn = h(doc, 'vscode-button', { id: 'bulk-promote', secondary: true, text: 'Promote top-k per task…' });
   const undoBtn = h(doc, 'vscode-button', { id: 'undo', secondary: true, icon: 'discard', text: 'Undo' });
   const msg = h(doc, 'span', { class: 'message', role: 'status' });
-  bulk.append(h(doc, 'span', { text: 'Bulk:' }), topK, bulkBtn, undoBtn, msg);
+  // The preview of a bulk promotion and its confirmation (nothing changes before "Promote N").
+  const confirmRow = h(doc, 'div', { class: 'toolbar bulk-confirm', hidden: true, role: 'alertdialog', 'aria-label': 'confirm bulk promotion' });
+  bulk.append(labelled(doc, 'bulk-k', 'Top k per task', topK), labelled(doc, 'bulk-min', 'with reward ≥', minReward), bulkBtn, undoBtn, msg);
 
   // ---------------------------------------------------------------- list + detail
   const viewport = h(doc, 'div', { class: 'list', tabindex: '0', role: 'listbox', 'aria-label': 'experiences' });
+  const head = h(doc, 'div', { class: 'list-head', 'aria-hidden': 'true' },
+    h(doc, 'span', { class: 'src' }), h(doc, 'span', { class: 'reward', text: 'reward' }), h(doc, 'span', { class: 'task', text: 'task' }),
+    h(doc, 'span', { class: 'ver', text: 'ver' }), h(doc, 'span', { class: 'resp', text: 'response' }));
   const detail = h(doc, 'div', { class: 'detail' });
-  root.append(bar, bulk, h(doc, 'div', { class: 'main' }, viewport, detail));
+  root.append(bar, bulk, confirmRow, h(doc, 'div', { class: 'main' }, h(doc, 'div', { class: 'list-col' }, head, viewport), detail));
 
   const cache = new PageCache<ExperienceSummary>((offset, limit) => ipc.request('list', { filter: state.filter, sort: state.sort, descending: state.descending, offset, limit }));
   cache.onError = (e) => message(e.message, true);
@@ -101,10 +144,11 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       el.className = `vlist-row${row.id === state.selectedId ? ' selected' : ''}${row.feedback?.rejected ? ' rejected' : ''}`;
       el.dataset.id = row.id;
       el.setAttribute('role', 'option');
+      el.setAttribute('aria-selected', String(row.id === state.selectedId));
       el.replaceChildren(
         h(doc, 'span', { class: `codicon codicon-${row.source === 'expert' ? 'star-full' : row.status === 'ok' ? 'circle-filled' : 'warning'} src-${row.source} st-${row.status}`, title: `${row.source} · ${row.status}` }),
         h(doc, 'span', { class: 'reward', text: row.reward.toFixed(2) }),
-        h(doc, 'span', { class: 'task', text: row.taskId }),
+        h(doc, 'span', { class: 'task', text: middleEllipsis(row.taskId), title: row.taskId }),
         h(doc, 'span', { class: 'ver', text: row.modelVersion === -1 ? 'human' : `v${row.modelVersion}` }),
         h(doc, 'span', { class: 'resp', text: row.responsePreview.replace(/\s+/g, ' ') }),
       );
@@ -113,8 +157,37 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   });
   viewport.addEventListener('click', (ev) => {
     const row = (ev.target as HTMLElement).closest('.vlist-row') as HTMLElement | null;
-    if (row?.dataset.id) void app.select(row.dataset.id);
+    if (row?.dataset.id) {
+      message('');
+      void app.select(row.dataset.id);
+    }
   });
+  // A listbox moves its selection with the arrow keys (and Home / End / PageUp / PageDown).
+  viewport.addEventListener('keydown', (ev) => {
+    const step: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: 10, PageUp: -10, Home: -Infinity, End: Infinity };
+    const d = step[(ev as KeyboardEvent).key];
+    if (d === undefined || cache.total === 0) return;
+    ev.preventDefault();
+    const cur = viewport.querySelector('.vlist-row.selected') as HTMLElement | null;
+    const from = cur?.dataset.index !== undefined ? Number(cur.dataset.index) : -1;
+    const to = Math.max(0, Math.min(cache.total - 1, from === -1 && d > 0 ? 0 : from + d));
+    void selectIndex(to);
+  });
+  async function selectIndex(i: number): Promise<void> {
+    const h0 = ROW_HEIGHT;
+    const view = viewport.clientHeight || 600;
+    if (i * h0 < viewport.scrollTop) viewport.scrollTop = i * h0;
+    else if ((i + 1) * h0 > viewport.scrollTop + view) viewport.scrollTop = (i + 1) * h0 - view;
+    let row = cache.get(i);
+    if (!row) {
+      await cache.load(Math.floor(i / cache.pageSize));
+      row = cache.get(i);
+    }
+    if (row) {
+      message('');
+      await app.select(row.id);
+    }
+  }
   let scrollSave = 0;
   viewport.addEventListener('scroll', () => {
     state.scrollTop = viewport.scrollTop;
@@ -128,13 +201,14 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   }
 
   function showCounts(c: BufferCounts | undefined): void {
-    counts.textContent = c ? `${c.usual} usual · ${c.expert} expert` : 'no buffer open';
+    counts.textContent = c ? `${c.usual.toLocaleString()} usual · ${c.expert.toLocaleString()} expert` : 'no buffer open';
   }
 
   function reload(): void {
     cache.reset();
+    list.render();
     void cache.load(0).then(() => {
-      count.textContent = `${cache.total.toLocaleString()} experiences`;
+      count.textContent = `${cache.total.toLocaleString()} experience${cache.total === 1 ? '' : 's'}`;
       list.render();
     });
   }
@@ -155,7 +229,6 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     message('');
     state.filter = filter;
     state.sort = valueOf(doc.getElementById('f-sort')) as BrowserState['sort'] || 'createdAt';
-    state.descending = true;
     state.scrollTop = 0;
     viewport.scrollTop = 0;
     save();
@@ -163,38 +236,90 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   }
   let filterTimer = 0;
   const onFilterInput = () => {
+    message('');
     clearTimeout(filterTimer);
     filterTimer = setTimeout(applyFilter, 250) as unknown as number;
   };
   bar.addEventListener('input', onFilterInput);
   bar.addEventListener('change', onFilterInput);
+  bulk.addEventListener('input', () => hideConfirm());
 
   // ---------------------------------------------------------------- curation
-  async function act(what: string, run: () => Promise<{ changeId: string } | { undone: unknown }>): Promise<void> {
+  async function act<R extends { changeId: string } | { undone: unknown }>(what: string | ((r: R) => string), run: () => Promise<R>): Promise<void> {
     try {
       const r = await run();
-      if ('changeId' in r) undo.push(r as never);
-      message(what);
+      if ('changeId' in r) undoFor().push(r as never);
+      message(typeof what === 'function' ? what(r) : what);
       reload();
       if (state.selectedId) await app.select(state.selectedId);
     } catch (err) {
-      message(`${what.split(' ')[0]} failed: ${(err as Error).message}`, true);
+      message(`${(typeof what === 'string' ? what : 'Change').split(' ')[0]} failed: ${(err as Error).message}`, true);
     }
   }
-  bulkBtn.addEventListener('click', () => {
+  function hideConfirm(): void {
+    confirmRow.hidden = true;
+    confirmRow.replaceChildren();
+  }
+  bulkBtn.addEventListener('click', () => void previewBulk());
+  async function previewBulk(): Promise<void> {
+    hideConfirm();
     const k = Number(valueOf(topK));
     if (!Number.isInteger(k) || k < 1) {
       message('k must be a whole number ≥ 1', true);
       return;
     }
-    void act(`Promoted the top ${k} per task`, () => ipc.request('bulkPromote', { topK: k, filter: state.filter }));
-  });
+    const rawMin = valueOf(minReward).trim();
+    const min = rawMin === '' ? undefined : Number(rawMin);
+    if (min !== undefined && !Number.isFinite(min)) {
+      message(`minimum reward '${rawMin}' is not a number`, true);
+      return;
+    }
+    // The threshold narrows the current filter, never widens it.
+    const lo = Math.max(min ?? -Infinity, state.filter.minReward ?? -Infinity);
+    const filter = { ...state.filter, ...(Number.isFinite(lo) ? { minReward: lo } : {}) };
+    let p;
+    try {
+      p = await ipc.request('bulkPreview', { topK: k, filter });
+    } catch (err) {
+      message(`Preview failed: ${(err as Error).message}`, true);
+      return;
+    }
+    const what = `top ${k} per task${Number.isFinite(lo) ? `, reward ≥ ${lo}` : ''}`;
+    if (p.count === 0) {
+      message(`Nothing to promote (${what}): no unpromoted usual experience matches.`);
+      return;
+    }
+    message('');
+    const range = p.minReward === p.maxReward ? `reward ${p.minReward}` : `rewards ${p.minReward?.toFixed(2)}–${p.maxReward?.toFixed(2)}`;
+    const yes = h(doc, 'vscode-button', { id: 'bulk-confirm', text: `Promote ${p.count}` });
+    const no = h(doc, 'vscode-button', { id: 'bulk-cancel', secondary: true, text: 'Cancel' });
+    confirmRow.replaceChildren(h(doc, 'span', { class: 'bulk-preview', text: `Promote ${p.count} experience${p.count === 1 ? '' : 's'} from ${p.tasks} task${p.tasks === 1 ? '' : 's'} (${what}; ${range}) to expert?` }), yes, no);
+    confirmRow.hidden = false;
+    no.addEventListener('click', () => {
+      hideConfirm();
+      message('Bulk promotion cancelled.');
+    });
+    yes.addEventListener('click', () => {
+      hideConfirm();
+      void act(
+        (r: { count?: number }) => `Promoted ${r.count ?? p.count} experience${(r.count ?? p.count) === 1 ? '' : 's'} (${what}). Undo reverts all of them at once.`,
+        () => ipc.request('bulkPromote', { topK: k, filter }),
+      );
+    });
+  }
   undoBtn.addEventListener('click', () => {
-    const last = undo.peek();
-    void act('Undone', async () => {
-      const r = await ipc.request('undo', { changeId: last?.changeId });
-      if (r.undone) undo.remove(r.undone.changeId);
-      else throw new Error('nothing to undo');
+    const stack = undoFor();
+    const last = stack.peek();
+    if (!last) {
+      message('Nothing to undo in this buffer.');
+      return;
+    }
+    void act(`Undone: ${last.kind}${last.count !== undefined ? ` of ${last.count}` : ''}`, async () => {
+      const r = await ipc.request('undo', { changeId: last.changeId });
+      if (!r.undone) throw new Error('nothing to undo');
+      stack.remove(r.undone.changeId);
+      const ids = new Set([...last.experienceIds, ...r.undone.experienceIds]);
+      for (const [id, expert] of promotedHere) if (ids.has(id) || ids.has(expert)) promotedHere.delete(id);
       return r;
     });
   });
@@ -227,9 +352,19 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       b.addEventListener('click', () => void act(`Rated ${r}`, () => ipc.request('rate', { id: e.id, rating: r })));
       rate.append(b);
     }
-    if (e.source === 'expert') promote.setAttribute('disabled', '');
+    const done = promotedHere.get(e.id);
+    if (e.source === 'expert' || done) promote.setAttribute('disabled', '');
+    if (done) promote.setAttribute('title', `already promoted (${done}); Undo to promote again`);
     actions.append(promote, edit, reject, h(doc, 'span', { text: 'Rate:' }), rate, groupBtn);
-    promote.addEventListener('click', () => void act(`Promoted ${e.id} to expert`, () => ipc.request('promote', { id: e.id })));
+    promote.addEventListener('click', () => {
+      if (promote.hasAttribute('disabled')) return;
+      promote.setAttribute('disabled', '');
+      void act(`Promoted ${e.id} to expert`, async () => {
+        const r = await ipc.request('promote', { id: e.id });
+        promotedHere.set(e.id, r.expertId);
+        return r;
+      });
+    });
     reject.addEventListener('click', () => void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })));
     const editor = h(doc, 'div', { class: 'editor', hidden: true });
     const area = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
@@ -297,7 +432,9 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   const app: BrowserApp = {
     list,
     state,
-    undo,
+    get undo() {
+      return undoFor();
+    },
     firstPaint,
     message,
     reload,
@@ -321,6 +458,12 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   };
 
   ipc.on('bufferChanged', (c) => {
+    if ((c.path ?? '') !== bufferKey) {
+      bufferKey = c.path ?? '';
+      promotedHere.clear();
+      hideConfirm();
+      message('');
+    }
     showCounts(c.counts);
     reload();
   });

@@ -1,6 +1,6 @@
 // Typed messages of the experience browser webview (webview <-> extension host).
 import type { Experience } from '../../backend/core/types.js';
-import type { BufferCounts, ExperienceDetail, ExperienceFilter, ExperienceSortKey, ExperienceSummary, FeedbackChange } from '../../backend/core/protocol.js';
+import type { BufferCounts, BulkPreview, ExperienceDetail, ExperienceFilter, ExperienceSortKey, ExperienceSummary, FeedbackChange } from '../../backend/core/protocol.js';
 
 export const VIEW_TYPE = 'rftStudio.experienceBrowser';
 
@@ -13,6 +13,8 @@ export interface BrowserRequests {
   reject: { params: { id: string }; result: FeedbackChange };
   rate: { params: { id: string; rating: number }; result: FeedbackChange };
   bulkPromote: { params: { topK: number; filter: ExperienceFilter }; result: FeedbackChange };
+  /** What bulkPromote with the same params would promote (count, tasks, reward range); nothing changes. */
+  bulkPreview: { params: { topK: number; filter: ExperienceFilter }; result: BulkPreview };
   undo: { params: { changeId?: string }; result: { undone: FeedbackChange | null } };
 }
 

@@ -63,6 +63,8 @@ export class PageCache<T> {
     this.generation++;
     this.pages.clear();
     this.loading.clear();
+    // Nothing of the old query may stay drawn (or clickable) until the new one answers.
+    this.total = 0;
   }
 
   get loadedPages(): number {
@@ -118,14 +120,12 @@ export class VirtualList<T> {
       this.spacer.appendChild(el);
       this.pool.push(el);
     }
-    for (let k = 0; k < this.pool.length; k++) {
+    // Rows beyond what is in view are removed, not hidden: a `hidden` row could be shown again by
+    // the row's own `display` rule, and only rows that match the query may exist.
+    while (this.pool.length > need) this.pool.pop()!.remove();
+    for (let k = 0; k < need; k++) {
       const el = this.pool[k]!;
-      if (k >= need) {
-        el.hidden = true;
-        continue;
-      }
       const i = r.start + k;
-      el.hidden = false;
       el.style.transform = `translateY(${i * h}px)`;
       el.dataset.index = String(i);
       this.o.renderRow(el, this.cache.get(i), i);

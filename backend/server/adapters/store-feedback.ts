@@ -2,7 +2,7 @@
 // mutation; ids of log rows are the change ids the editor keeps for Undo.
 import { userInfo } from 'node:os';
 import type { Experience } from '../../core/types.js';
-import type { ExperienceFilter, FeedbackChange } from '../../core/protocol.js';
+import type { BulkPreview, ExperienceFilter, FeedbackChange } from '../../core/protocol.js';
 import { FeedbackService, type ExpertEncoding } from '../../buffer/feedback.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../../model/chat.js';
 import type { ExperienceStore, FeedbackAction, FeedbackLogEntry } from '../../buffer/storage/types.js';
@@ -68,6 +68,27 @@ export class StoreFeedback implements FeedbackPort {
 
   /** Promotes the k best usual experiences of every task (ok, not rejected, not promoted before). */
   async bulkPromote(topK: number, filter: ExperienceFilter = {}): Promise<FeedbackChange> {
+    const best = await this.bulkPick(topK, filter);
+    const logIds: number[] = [];
+    const ids: string[] = [];
+    for (const list of best.values()) {
+      for (const e of list) {
+        const r = await this.service.promote(e.id, this.by);
+        logIds.push(r.logId);
+        ids.push(e.id, r.expert.id);
+      }
+    }
+    return { changeId: BULK + logIds.join(','), kind: 'bulk-promote', experienceIds: ids, at: Date.now(), count: logIds.length };
+  }
+
+  async bulkPreview(topK: number, filter: ExperienceFilter = {}): Promise<BulkPreview> {
+    const picked = [...(await this.bulkPick(topK, filter)).values()].flat();
+    const rewards = picked.map((e) => e.reward);
+    return { count: picked.length, tasks: new Set(picked.map((e) => e.taskId)).size, minReward: rewards.length ? Math.min(...rewards) : null, maxReward: rewards.length ? Math.max(...rewards) : null };
+  }
+
+  /** The k best usual experiences of every task matching `filter` (ok, not rejected, not promoted before). */
+  private async bulkPick(topK: number, filter: ExperienceFilter): Promise<Map<string, Experience[]>> {
     const promoted = new Set<string>();
     for (let off = 0; ; off += 1000) {
       const experts = await this.store.list({ source: 'expert', offset: off, limit: 1000 });
@@ -84,16 +105,7 @@ export class StoreFeedback implements FeedbackPort {
       }
       if (page.length < 1000) break;
     }
-    const logIds: number[] = [];
-    const ids: string[] = [];
-    for (const list of best.values()) {
-      for (const e of list) {
-        const r = await this.service.promote(e.id, this.by);
-        logIds.push(r.logId);
-        ids.push(e.id, r.expert.id);
-      }
-    }
-    return { changeId: BULK + logIds.join(','), kind: 'bulk-promote', experienceIds: ids, at: Date.now() };
+    return best;
   }
 
   async undo(changeId?: string): Promise<FeedbackChange | null> {

@@ -48,6 +48,10 @@ export function registerFeedback(rpc: RpcHost, sessions: BufferSessions): void {
     await changed(p.buffer);
     return r;
   });
+  rpc.on('feedback/bulkPreview', async (p) => {
+    if (!Number.isInteger(p.topK) || p.topK < 1) throw new InputError('topK must be a positive integer', { field: 'topK' });
+    return (await fb(p.buffer)).bulkPreview(p.topK, p.filter);
+  });
   rpc.on('feedback/undo', async (p) => {
     const undone = await (await fb(p.buffer)).undo(p.changeId);
     await changed(p.buffer);
