@@ -8,6 +8,8 @@ import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffe
 import { newTaskset, validateTaskset } from './commands/taskset.js';
 import { evaluateCheckpoint, resumeTraining, startTraining, stopTraining } from './commands/training.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
+import { ConfigDiagnostics, ConfigQuickFixes, isRunConfig } from './config-diagnostics.js';
+import { RunMonitor } from './run-events.js';
 import { TaskPassRateLens, currentRun } from './taskset-lens.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
@@ -42,12 +44,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     tasksets.setReport(r);
     tasksetsView.badge = badge(tasksets.errorCount());
   });
+  const configs = new ConfigDiagnostics((file, text) => c.request('config/validate', { file, text }));
   const services: Services = {
     context,
     client: c,
     state,
     output,
     diagnostics,
+    configs,
     tasksets,
     openExperienceBrowser: async (o) => void (await openExperienceBrowser(services, o)),
     openDashboard: async (id) => void (await openDashboard(services, id)),
@@ -70,6 +74,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     { dispose: () => clearInterval(workersTimer) },
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('rftStudio.scaleOut') && void refreshWorkers()),
   );
+  // The run's life in the output channel; failures and completions as notifications with actions.
+  const monitor = new RunMonitor({ client: c, output, openDashboard: (id) => services.openDashboard(id) });
+  context.subscriptions.push(monitor, configs, state.onDidChange((what) => what === 'runs' && monitor.follow(state.runs)));
+  context.subscriptions.push(vscode.languages.registerCodeActionsProvider(CONFIG_SELECTOR, new ConfigQuickFixes(), { providedCodeActionKinds: ConfigQuickFixes.kinds }));
   const status = new StatusBar(() => c.state, state);
   context.subscriptions.push(state, diagnostics, status, runsView, bufferView, tasksetsView);
   context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));
@@ -98,16 +106,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
 
   // Tasksets: validate open documents while typing / on save; the backend watches files on disk.
   context.subscriptions.push(
-    vscode.workspace.onDidOpenTextDocument((d) => diagnostics.schedule(d)),
-    vscode.workspace.onDidChangeTextDocument((e) => diagnostics.schedule(e.document)),
-    vscode.workspace.onDidSaveTextDocument((d) => void diagnostics.check(d).catch(() => undefined)),
+    vscode.workspace.onDidOpenTextDocument((d) => (isRunConfig(d.uri.fsPath) ? configs.schedule(d) : diagnostics.schedule(d))),
+    vscode.workspace.onDidChangeTextDocument((e) => (isRunConfig(e.document.uri.fsPath) ? configs.schedule(e.document) : diagnostics.schedule(e.document))),
+    vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d) : diagnostics.check(d)).catch(() => undefined)),
     vscode.workspace.onDidCloseTextDocument((d) => diagnostics.collection.delete(d.uri)),
   );
   const startup = async () => {
     const files = await tasksets.refresh();
     if (files.length && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
-    for (const d of vscode.workspace.textDocuments) if (looksLikeTaskset(d.uri.fsPath)) await diagnostics.check(d);
+    for (const d of vscode.workspace.textDocuments) {
+      if (looksLikeTaskset(d.uri.fsPath)) await diagnostics.check(d);
+      else if (isRunConfig(d.uri.fsPath)) await configs.check(d).catch(() => undefined);
+    }
     if (c.capabilities?.runs) await state.refreshRuns();
+    // Runs that existed before this window are history, not news.
+    monitor.know(state.runs);
     const bp = vscode.workspace.getConfiguration('rftStudio').get<string>('bufferPath')?.trim();
     const root = vscode.workspace.workspaceFolders?.[0]?.uri;
     if (bp && !state.bufferPath) await state.openBuffer({ path: root && !isAbsolute(bp) ? vscode.Uri.joinPath(root, bp).fsPath : bp });
@@ -130,6 +143,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   return { services, activatedInMs: Date.now() - t0 };
 }
 
+const CONFIG_SELECTOR: vscode.DocumentSelector = ['yaml', 'yml'].map((ext) => ({ scheme: 'file', pattern: `**/*.rft.${ext}` }));
 const TASKSET_SELECTOR: vscode.DocumentSelector = ['jsonl', 'json', 'yaml', 'yml', 'csv'].map((ext) => ({ scheme: 'file', pattern: `**/*.${ext}` }));
 
 function badge(errors: number): vscode.ViewBadge | undefined {

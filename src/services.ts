@@ -2,6 +2,7 @@
 import type * as vscode from 'vscode';
 import type { BackendClient } from './backend/client.js';
 import type { TasksetDiagnostics } from './diagnostics.js';
+import type { ConfigDiagnostics } from './config-diagnostics.js';
 import type { StudioState } from './state.js';
 import type { TasksetsTree } from './views/tasksets-tree.js';
 
@@ -11,6 +12,8 @@ export interface Services {
   state: StudioState;
   output: vscode.LogOutputChannel;
   diagnostics: TasksetDiagnostics;
+  /** Run configs (`*.rft.yaml`) in Problems; also checked before a run starts. */
+  configs: ConfigDiagnostics;
   tasksets: TasksetsTree;
   openExperienceBrowser(opts?: { source?: 'usual' | 'expert'; taskId?: string }): Promise<void>;
   openDashboard(runId?: string): Promise<void>;

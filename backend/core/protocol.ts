@@ -119,6 +119,15 @@ export interface RunInfo {
   createdAt?: number;
   updatedAt?: number;
   checkpoints?: { version: number; path: string; step?: number }[];
+  /** Why the run is in its status (a failed run's error), from the registry. */
+  statusReason?: string;
+}
+
+/** A config file's problems, each at the line of its key where it can be found. */
+export interface ConfigIssueAt {
+  line?: number;
+  field: string;
+  message: string;
 }
 
 export interface ComponentState {
@@ -133,6 +142,8 @@ export interface MetricsPoint {
   at: number;
   /** reward, eval_accuracy, loss/*, kl, entropy, tokens_per_s, idle/explorer, idle/trainer ... */
   values: Record<string, number>;
+  /** The stage (of a multi-stage config) the step belongs to. */
+  stage?: string;
 }
 
 export interface ServerCapabilities {
@@ -182,6 +193,10 @@ export interface Requests {
   /** taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies reward and taskset. */
   'runs/evaluate': { params: { checkpoint: string; taskset: string; runId?: string }; result: { accuracy: number; tasks: number } };
   'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
+  /** The run's log file and its last `lines` lines (default 20). */
+  'runs/log': { params: { runId: string; lines?: number }; result: { path: string; lines: string[] } };
+  /** A run config (`*.rft.yaml`) checked against the schema; `text` is the unsaved editor text. */
+  'config/validate': { params: { file: string; text?: string }; result: { issues: ConfigIssueAt[] } };
   /** Distributed runs: every worker (from its heartbeats) and the job queue's counts by state. */
   'workers/list': { params: { buffer: string; runId: string }; result: { jobs: Record<string, number>; workers: WorkerInfo[] } };
 }

@@ -93,6 +93,8 @@ export interface RunController {
   evaluate(checkpoint: string, taskset: string, opts?: { runId?: string }): Promise<{ accuracy: number; tasks: number }>;
   components?(runId: string): Promise<ComponentState[]>;
   metrics?(runId: string, sinceStep?: number): Promise<MetricsPoint[]>;
+  /** The run's log file and its last lines (why a run failed). */
+  log?(runId: string, lines: number): Promise<{ path: string; lines: string[] }>;
   /** Live updates the server forwards as `run/status` and `run/metrics` notifications. */
   onStatus?(cb: (r: RunInfo & { components?: ComponentState[] }) => void): Disposable;
   onMetrics?(cb: (m: MetricsPoint) => void): Disposable;

@@ -11,21 +11,36 @@ import type { Disposable, RunController } from './ports.js';
 import { runInfo } from './adapters/run-registry.js';
 import { NotFoundError } from './errors.js';
 import { InputError } from '../core/errors.js';
+import { WorkspacePaths } from './confine.js';
 import { packageFile } from '../core/package-root.js';
 
 const CLI = packageFile('bin', 'rft.mjs');
 
 export class ProcessRunController implements RunController {
+  private readonly paths: WorkspacePaths;
   constructor(
     readonly workspace: string,
     private readonly cli = CLI,
-  ) {}
+  ) {
+    this.paths = new WorkspacePaths(workspace);
+  }
 
   private registry(): Promise<RunRegistry> {
     return RunRegistry.open(this.workspace);
   }
 
-  private spawnCli(args: string[], logName: string): void {
+  /** Where a run's `rft run` / `rft resume` output goes. */
+  logFile(runId: string): string {
+    return join(this.workspace, '.rft', 'logs', `${runId}.log`);
+  }
+
+  async log(runId: string, lines: number): Promise<{ path: string; lines: string[] }> {
+    const path = this.logFile(runId);
+    if (!existsSync(path)) throw new NotFoundError(`run '${runId}' has no log (${path})`);
+    return { path, lines: tail(readFileSync(path, 'utf8'), lines) };
+  }
+
+  private spawnCli(args: string[], logName: string): { exitCode: () => number | null } {
     const logs = join(this.workspace, '.rft', 'logs');
     mkdirSync(logs, { recursive: true });
     const out = openSync(join(logs, logName), 'a');
@@ -35,24 +50,39 @@ export class ProcessRunController implements RunController {
       detached: true,
     });
     child.unref();
+    let code: number | null = null;
+    child.on('exit', (c, sig) => (code = c ?? (sig ? 128 : 1)));
+    return { exitCode: () => code };
   }
 
-  private async waitFor(id: string, pred: (r: RunInfo) => boolean, ms: number): Promise<RunInfo> {
+  private async waitFor(id: string, pred: (r: RunInfo) => boolean, ms: number, proc?: { exitCode: () => number | null }): Promise<RunInfo> {
     const end = Date.now() + ms;
     for (;;) {
       const rec = await (await this.registry()).get(id);
       if (rec && (pred(runInfo(rec)) || Date.now() > end)) return runInfo(rec);
+      // The process died before registering the run (a bad config, a missing taskset): say why now,
+      // from its log, instead of waiting out the timeout.
+      const code = proc?.exitCode() ?? null;
+      if (!rec && code !== null) {
+        const why = existsSync(this.logFile(id)) ? tail(readFileSync(this.logFile(id), 'utf8'), 12).join('\n') : '';
+        throw new InputError(`the run exited (code ${code}) before it started${why ? `:\n${why}` : ''}`, { file: `.rft/logs/${id}.log` });
+      }
+      // It registered and then exited (e.g. failed at once on resume): its status says what happened.
+      if (rec && code !== null) {
+        await new Promise((r) => setTimeout(r, 200));
+        return runInfo((await (await this.registry()).get(id)) ?? rec);
+      }
       if (!rec && Date.now() > end) throw new NotFoundError(`run '${id}' did not appear in ${this.workspace}/.rft/runs.json (see .rft/logs/${id}.log)`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
 
   async start(configPath: string): Promise<RunInfo> {
-    const file = resolve(this.workspace, configPath);
+    const file = this.paths.inside(configPath, 'configPath');
     if (!existsSync(file)) throw new NotFoundError(`config '${configPath}' not found`);
     const id = `run-${new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${Math.random().toString(36).slice(2, 6)}`;
-    this.spawnCli(['run', file, '--run-id', id], `${id}.log`);
-    return this.waitFor(id, () => true, 60_000);
+    const proc = this.spawnCli(['run', file, '--run-id', id], `${id}.log`);
+    return this.waitFor(id, () => true, 60_000, proc);
   }
 
   async stop(runId: string): Promise<RunInfo> {
@@ -72,8 +102,8 @@ export class ProcessRunController implements RunController {
   async resume(runId: string): Promise<RunInfo> {
     const rec = await (await this.registry()).get(runId);
     if (!rec) throw new NotFoundError(`no run '${runId}'`);
-    this.spawnCli(['resume', runId], `${runId}.log`);
-    return this.waitFor(runId, (r) => r.status === 'running', 60_000);
+    const proc = this.spawnCli(['resume', runId], `${runId}.log`);
+    return this.waitFor(runId, (r) => r.status === 'running', 60_000, proc);
   }
 
   async evaluate(checkpoint: string, taskset: string, opts: EvaluateOptions = {}): Promise<{ accuracy: number; tasks: number }> {
@@ -96,14 +126,14 @@ export class ProcessRunController implements RunController {
    * what the caller left out: the held-out taskset (its eval split), the reward and the answer length.
    */
   async evalArgs(checkpoint: string, taskset: string, opts: EvaluateOptions = {}): Promise<string[]> {
-    const ck = resolve(this.workspace, checkpoint);
+    const ck = this.paths.inside(checkpoint, 'checkpoint');
     if (!existsSync(ck)) throw new NotFoundError(`checkpoint '${checkpoint}' not found`);
     const reg = await this.registry();
     const rec = opts.runId ? await reg.get(opts.runId) : (await reg.list()).find((r) => ck.startsWith(resolve(r.dir) + sep));
     if (opts.runId && !rec) throw new NotFoundError(`no run '${opts.runId}'`);
     const cfg = (rec?.config ?? {}) as RunConfigLike;
     const args = [ck];
-    if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : resolve(this.workspace, taskset));
+    if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
     else {
       const ev = cfg.eval ?? cfg.taskset;
       if (ev?.path) args.push('--taskset', resolve(this.workspace, ev.path));
@@ -223,12 +253,20 @@ export class RunPoller {
   }
 }
 
+/** The last `n` non-empty lines of a log. */
+export function tail(text: string, n: number): string[] {
+  return text.split('\n').filter((l) => l.trim() !== '').slice(-n);
+}
+
 /** Metrics records -> one point per trainer step, with explore / eval / state values merged in. */
 export function toPoints(runId: string, recs: ReturnType<MetricsLog['read']>): MetricsPoint[] {
   const byStep = new Map<number, MetricsPoint>();
+  // Stage records carry no step: the stage they open is attached to the points that follow.
+  let stage: string | undefined;
   for (const r of recs) {
+    if (r.kind === 'stage' && typeof r.stage === 'string') stage = r.stage;
     if (typeof r.step !== 'number') continue;
-    const p = byStep.get(r.step) ?? { runId, step: r.step, at: r.t, values: {} };
+    const p = byStep.get(r.step) ?? { runId, step: r.step, at: r.t, values: {}, ...(stage ? { stage } : {}) };
     const put = (k: string, v: unknown) => {
       if (typeof v === 'number' && Number.isFinite(v)) p.values[k] = v;
     };

@@ -11,6 +11,7 @@ import { registerFeedback } from './handlers/feedback.js';
 import { registerTaskset } from './handlers/taskset.js';
 import { registerRuns } from './handlers/runs.js';
 import { registerWorkers } from './handlers/workers.js';
+import { registerConfig } from './handlers/config.js';
 import { watchBufferCounts } from './handlers/buffer-watch.js';
 import { UnavailableRunController } from './run-controller.js';
 
@@ -42,9 +43,10 @@ export function startServer(conn: MessageConnection, deps: ServerDeps, opts: { f
     setImmediate(resolveClosed);
     return null;
   });
-  registerBuffer(rpc, sessions);
+  registerBuffer(rpc, sessions, deps.paths);
   registerFeedback(rpc, sessions);
-  subs.push(registerTaskset(rpc, deps.tasksets));
+  registerConfig(rpc, deps.paths);
+  subs.push(registerTaskset(rpc, deps.tasksets, deps.paths));
   subs.push(registerRuns(rpc, deps.runs, deps.control));
   subs.push(registerWorkers(rpc));
   subs.push(watchBufferCounts(rpc, sessions));

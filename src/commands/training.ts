@@ -42,12 +42,25 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
   if (!requireTrust('Starting training')) return;
   const uri = arg ?? (await pickConfig());
   if (!uri) return;
+  // A config with problems is shown in Problems at once, instead of starting a run that dies.
+  const issues = await s.configs.checkFile(uri).catch((e) => (s.output.warn(`config check: ${String(e)}`), []));
+  if (issues.length) {
+    const rel = vscode.workspace.asRelativePath(uri);
+    s.output.error(`Start training: ${rel} has ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n  ${issues.map((i) => `${rel}${i.line ? `:${i.line}` : ''}: ${i.field}: ${i.message}`).join('\n  ')}`);
+    const pick = await vscode.window.showErrorMessage(`${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${issues[0]!.field}: ${issues[0]!.message}). The run was not started.`, 'Show Problems');
+    if (pick) await vscode.commands.executeCommand('workbench.actions.view.problems');
+    return;
+  }
   try {
+    s.output.info(`Starting a run from ${vscode.workspace.asRelativePath(uri)}…`);
     const run = await s.client.request('runs/start', { configPath: uri.fsPath });
     await s.state.refreshRuns();
     // The sidebar and the experience browser follow the new run's buffer.
     await s.state.openBuffer({ runId: run.id }).catch((e) => s.output.warn(`buffer of ${run.id}: ${String(e)}`));
-    void vscode.window.showInformationMessage(`Run ${run.id} started.`);
+    // A run that failed at once is told by the run monitor (reason, log, actions), not as "started".
+    if (s.state.runs.find((r) => r.id === run.id)?.status !== 'failed') {
+      void vscode.window.showInformationMessage(`Run ${run.id} started from ${vscode.workspace.asRelativePath(uri)}.`, 'Show Log').then((p) => p && s.output.show());
+    }
     await s.openDashboard(run.id);
   } catch (err) {
     await showBackendError('Start training', err, s.output);

@@ -20,6 +20,15 @@ export function describeRun(r: RunInfo): string {
   return parts.join(' · ');
 }
 
+/** The Runs view's tooltip: what the run is, and for one that failed or stopped, why. */
+export function runTooltip(r: RunInfo): string {
+  const lines = [r.id, describeRun(r)];
+  if (r.statusReason) lines.push(`${r.status === 'failed' ? 'failed because' : 'reason'}: ${r.statusReason}`);
+  if (r.configPath) lines.push(`config: ${r.configPath}`);
+  if (r.checkpoints?.length) lines.push(`checkpoints: ${r.checkpoints.length} (newest v${Math.max(...r.checkpoints.map((c) => c.version))})`);
+  return lines.join('\n');
+}
+
 export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
   private readonly emitter = new vscode.EventEmitter<RunInfo | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
@@ -35,10 +44,11 @@ export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
   getTreeItem(r: RunInfo): vscode.TreeItem {
     const item = new vscode.TreeItem(r.name ?? r.id, vscode.TreeItemCollapsibleState.None);
     item.id = `run.${r.id}`;
-    item.description = describeRun(r);
+    const why = r.status === 'failed' && r.statusReason ? `: ${r.statusReason.split('\n')[0]!.slice(0, 80)}` : '';
+    item.description = describeRun(r) + why;
     item.iconPath = new vscode.ThemeIcon(ICON[r.status] ?? 'circle-outline');
     item.contextValue = `rftRun.${r.status}`;
-    item.tooltip = `${r.id}\n${describeRun(r)}${r.configPath ? `\nconfig: ${r.configPath}` : ''}`;
+    item.tooltip = runTooltip(r);
     item.command = { command: 'rftStudio.openDashboard', title: 'Open Dashboard', arguments: [r.id] };
     return item;
   }

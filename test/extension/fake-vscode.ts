@@ -473,12 +473,37 @@ export class CodeLens {
     readonly command?: { title: string; command: string; tooltip?: string; arguments?: unknown[] },
   ) {}
 }
+export class CodeActionKind {
+  static readonly QuickFix = new CodeActionKind('quickfix');
+  constructor(readonly value: string) {}
+}
+export class WorkspaceEdit {
+  readonly edits: { uri: Uri; range: Range; text: string }[] = [];
+  replace(uri: Uri, range: Range, text: string): void {
+    this.edits.push({ uri, range, text });
+  }
+}
+export class CodeAction {
+  edit?: WorkspaceEdit;
+  diagnostics?: Diagnostic[];
+  isPreferred?: boolean;
+  constructor(
+    readonly title: string,
+    readonly kind?: CodeActionKind,
+  ) {}
+}
+export const codeActionProviders: { selector: unknown; provider: unknown }[] = [];
 export const codeLensProviders: { selector: unknown; provider: { provideCodeLenses(doc: unknown): unknown; onDidChangeCodeLenses?: (l: () => void) => Disposable } }[] = [];
 export const languages = {
   registerCodeLensProvider(selector: unknown, provider: (typeof codeLensProviders)[number]['provider']) {
     const entry = { selector, provider };
     codeLensProviders.push(entry);
     return new Disposable(() => void codeLensProviders.splice(codeLensProviders.indexOf(entry), 1));
+  },
+  registerCodeActionsProvider(selector: unknown, provider: unknown) {
+    const entry = { selector, provider };
+    codeActionProviders.push(entry);
+    return new Disposable(() => void codeActionProviders.splice(codeActionProviders.indexOf(entry), 1));
   },
   createDiagnosticCollection(name: string) {
     const c = new FakeDiagnosticCollection(name);

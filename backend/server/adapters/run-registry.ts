@@ -17,6 +17,7 @@ export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     checkpoints: r.checkpoints.map((c) => ({ version: c.version, path: c.path, step: c.step })),
+    ...(r.statusReason ? { statusReason: r.statusReason } : {}),
     config: r.config,
   };
 }

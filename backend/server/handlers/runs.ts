@@ -3,6 +3,12 @@
 import type { RpcHost } from '../rpc.js';
 import type { Disposable, RunController, RunRegistryPort } from '../ports.js';
 import { NotAvailableError, NotFoundError } from '../errors.js';
+import { InputError } from '../../core/errors.js';
+
+function runId(id: unknown): string {
+  if (typeof id !== 'string' || !/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(id)) throw new InputError(`not a run id: ${JSON.stringify(id)}`, { field: 'runId' });
+  return id;
+}
 
 export function registerRuns(rpc: RpcHost, runs: RunRegistryPort | undefined, control: RunController): Disposable {
   const registry = () => {
@@ -17,12 +23,19 @@ export function registerRuns(rpc: RpcHost, runs: RunRegistryPort | undefined, co
     return components ? { ...r, components } : r;
   });
   rpc.on('runs/start', async (p) => control.start(p.configPath));
-  rpc.on('runs/stop', async (p) => control.stop(p.runId));
-  rpc.on('runs/resume', async (p) => control.resume(p.runId));
+  // A run id names a folder and a log file: only the characters the registry gives ids.
+  rpc.on('runs/stop', async (p) => control.stop(runId(p.runId)));
+  rpc.on('runs/resume', async (p) => control.resume(runId(p.runId)));
   rpc.on('runs/evaluate', async (p) => control.evaluate(p.checkpoint, p.taskset, p.runId ? { runId: p.runId } : undefined));
   rpc.on('runs/metrics', async (p) => {
     if (!control.metrics) throw new NotAvailableError('run metrics');
-    return control.metrics(p.runId, p.sinceStep);
+    return control.metrics(runId(p.runId), p.sinceStep);
+  });
+  rpc.on('runs/log', async (p) => {
+    if (!control.log) throw new NotAvailableError('run logs');
+    const n = p.lines ?? 20;
+    if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InputError('lines must be a whole number from 1 to 10000', { field: 'lines' });
+    return control.log(runId(p.runId), n);
   });
   const subs: Disposable[] = [];
   if (control.onStatus) subs.push(control.onStatus((r) => rpc.notify('run/status', r)));

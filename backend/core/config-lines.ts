@@ -1,0 +1,108 @@
+// A run config's problems at the line of the key they are about, for the editor's Problems panel:
+// YAML syntax errors, schema errors (a missing key at its parent's line), and unknown keys with the
+// nearest known key as a "did you mean" suggestion.
+import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { z } from 'zod';
+import { RunConfigSchema } from './config.js';
+import type { ConfigIssueAt } from './protocol.js';
+
+export function configIssuesAt(text: string): ConfigIssueAt[] {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
+  if (doc.errors.length) {
+    return doc.errors.map((e) => ({ line: e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line, field: '(syntax)', message: `YAML syntax: ${e.message.split('\n')[0]}` }));
+  }
+  const r = RunConfigSchema.safeParse(doc.toJS() ?? {});
+  if (r.success) return [];
+  const lineOf = (n: Node | null | undefined) => (n?.range ? lc.linePos(n.range[0]).line : undefined);
+  const out: ConfigIssueAt[] = [];
+  for (const i of r.error.issues) {
+    const path = i.path.map(String);
+    if (i.code === z.ZodIssueCode.unrecognized_keys) {
+      const parent = nodeAt(doc, i.path);
+      const known = knownKeys(i.path);
+      for (const k of i.keys) {
+        const keyNode = isMap(parent) ? parent.items.find((p) => isScalar(p.key) && String(p.key.value) === k)?.key : undefined;
+        const near = closest(k, known);
+        out.push({ line: lineOf(keyNode as Node | undefined) ?? lineOf(parent), field: [...path, k].join('.'), message: `unknown key '${k}'${near ? ` (did you mean '${near}'?)` : ''}` });
+      }
+      continue;
+    }
+    // The node itself, or (for a missing key) the nearest parent that exists.
+    let line: number | undefined;
+    for (let n = i.path.length; n >= 0 && line === undefined; n--) line = n === 0 ? (i.path.length ? lineOf(doc.contents as Node) : 1) : lineOf(keyOrValue(doc, i.path.slice(0, n)));
+    out.push({ line, field: path.length ? path.join('.') : '(root)', message: i.message });
+  }
+  return out;
+}
+
+function nodeAt(doc: Document, path: (string | number)[]): Node | undefined {
+  return (path.length ? doc.getIn(path, true) : doc.contents) as Node | undefined;
+}
+
+/** The key node of `path` in its parent map (its line is the key's), else the value node. */
+function keyOrValue(doc: Document, path: (string | number)[]): Node | undefined {
+  const parent = nodeAt(doc, path.slice(0, -1));
+  const last = String(path[path.length - 1]);
+  if (isMap(parent)) {
+    const pair = parent.items.find((p) => isScalar(p.key) && String(p.key.value) === last);
+    if (pair) return pair.key as Node;
+  }
+  return nodeAt(doc, path);
+}
+
+/** The keys the schema allows at `path` (objects only), for suggestions. */
+export function knownKeys(path: (string | number)[]): string[] {
+  let s: z.ZodTypeAny = RunConfigSchema;
+  for (const p of path) {
+    s = unwrap(s);
+    if (s instanceof z.ZodObject) s = (s.shape as Record<string, z.ZodTypeAny>)[String(p)] ?? z.never();
+    else if (s instanceof z.ZodArray) s = s.element;
+    else if (s instanceof z.ZodRecord) s = s.valueSchema;
+    else return [];
+  }
+  s = unwrap(s);
+  return s instanceof z.ZodObject ? Object.keys(s.shape as object) : [];
+}
+
+function unwrap(s: z.ZodTypeAny): z.ZodTypeAny {
+  for (;;) {
+    if (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap();
+    else if (s instanceof z.ZodDefault) s = s._def.innerType;
+    else if (s instanceof z.ZodEffects) s = s.innerType();
+    else if (s instanceof z.ZodLazy) s = s.schema;
+    else return s;
+  }
+}
+
+/** The known key within edit distance 2 (transpositions count 1) (or a prefix / containment match), if any. */
+export function closest(k: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of known) {
+    const d = c.includes(k) || k.includes(c) ? 1 : levenshtein(k.toLowerCase(), c.toLowerCase());
+    // Ties go to the candidate of the same length (a transposition rather than a dropped letter).
+    if (d < bestD || (d === bestD && c.length === k.length && best?.length !== k.length)) [best, bestD] = [c, d];
+  }
+  return bestD <= Math.max(2, Math.floor(k.length / 3)) ? best : undefined;
+}
+
+export function levenshtein(a: string, b: string): number {
+  // Optimal string alignment distance: rows i-2 (prevRow), i-1 (before) and i (row).
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let prevRow = [...row];
+  let before = [...row];
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, prevRow[j - 2]! + 1);
+      prev = cur;
+    }
+    prevRow = [...before];
+    before = [...row];
+  }
+  return row[b.length]!;
+}
