@@ -1,8 +1,14 @@
 // The chat layout every prompt and response uses, so explorer, trainer and expert data agree:
 //   <|bos|><|system|>S<|end|><|user|>U<|end|><|assistant|>RESPONSE<|end|>
 // Environment turns in multi-turn workflows are <|environment|>TEXT<|end|> followed by <|assistant|>.
+// An imported Hugging Face model (tokenizer kind 'hf') uses its own chat template instead.
 import type { ChatMessage } from '../core/types.js';
 import type { Tokenizer } from './tokenizer/types.js';
+import type { HfTokenizer } from './hf/tokenizer.js';
+
+function hf(tok: Tokenizer): HfTokenizer | undefined {
+  return tok.kind === 'hf' ? (tok as HfTokenizer) : undefined;
+}
 
 const ROLE_TOKEN = { system: 'system', user: 'user', assistant: 'assistant', environment: 'environment' } as const;
 
@@ -13,6 +19,8 @@ export function encodeMessage(tok: Tokenizer, m: ChatMessage): number[] {
 
 /** Prompt tokens for a conversation, ending with the assistant marker the model continues from. */
 export function encodePrompt(tok: Tokenizer, messages: ChatMessage[]): number[] {
+  const h = hf(tok);
+  if (h) return h.encode(h.renderChat(messages, true));
   const ids = [tok.bosId];
   for (const m of messages) ids.push(...encodeMessage(tok, m));
   ids.push(tok.specialId('assistant'));
@@ -26,6 +34,8 @@ export function encodeResponse(tok: Tokenizer, text: string): number[] {
 
 /** Token ids that end an assistant turn. */
 export function stopTokens(tok: Tokenizer): number[] {
+  const h = hf(tok);
+  if (h) return h.stopIds;
   return [tok.specialId('end'), tok.eosId];
 }
 

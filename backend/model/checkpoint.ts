@@ -1,15 +1,19 @@
-// Checkpoints in Hugging Face's Llama layout: model.safetensors + config.json + tokenizer.json,
-// plus rft.json (version, step, the project's own config). Written to a temp folder and renamed,
+// Checkpoints in Hugging Face's layout: model.safetensors + config.json (the model's architecture:
+// Llama, or an imported Qwen2 / Qwen3 / Mistral) + its tokenizer files, plus rft.json (version, step).
+// The loader also reads Hugging Face model folders (hf/folder.ts). Written to a temp folder and renamed,
 // so a process killed mid-save never leaves a half-written checkpoint behind.
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from './engine.js';
-import { makeConfig, type ModelConfig } from './config.js';
-import { Transformer } from './transformer.js';
-import { readSafetensors, writeSafetensors } from './safetensors.js';
+import type { ModelConfig } from './config.js';
+import { parameterSpecs, Transformer, type ParameterSpec } from './transformer.js';
+import { readTensorEntry, writeSafetensors, type TensorEntry } from './safetensors.js';
 import { InputError } from '../core/errors.js';
 import type { Tokenizer } from './tokenizer/types.js';
-import { loadTokenizer, saveTokenizer } from './tokenizer/io.js';
+import { isHfTokenizerDir, loadTokenizer, saveTokenizer } from './tokenizer/io.js';
+import { parseHfConfig, writeHfConfig } from './hf/config.js';
+import { indexWeights, resolveModelDir } from './hf/folder.js';
+import { HfTokenizer } from './hf/tokenizer.js';
 
 export interface CheckpointMeta {
   version: number;
@@ -19,70 +23,34 @@ export interface CheckpointMeta {
 }
 
 /** Names stored as [out, in] in Hugging Face files but [in, out] in memory. */
-function isLinearWeight(name: string): boolean {
+export function isLinearWeight(name: string): boolean {
   return /(_proj|lm_head|value_head|patch_embed)\.weight$/.test(name);
 }
 
+/** config.json of a checkpoint: the model's HF config plus `rft` (value head, vision, init) for this project. */
 export function hfConfig(c: ModelConfig, tok?: Tokenizer): Record<string, unknown> {
   return {
-    architectures: ['LlamaForCausalLM'],
-    model_type: 'llama',
-    hidden_size: c.dModel,
-    intermediate_size: c.dFF,
-    num_attention_heads: c.nHeads,
-    num_hidden_layers: c.nLayers,
-    num_key_value_heads: c.nKvHeads,
-    vocab_size: c.vocabSize,
-    max_position_embeddings: c.maxSeqLen,
-    rms_norm_eps: c.rmsEps,
-    rope_theta: c.ropeTheta,
-    tie_word_embeddings: c.tieEmbeddings,
-    hidden_act: 'silu',
-    torch_dtype: 'float32',
-    ...(tok ? { bos_token_id: tok.bosId, eos_token_id: tok.eosId, pad_token_id: tok.padId } : {}),
+    ...writeHfConfig(c, c.hfConfig, tok ? { bos: tok.bosId, eos: tok.eosId, pad: tok.padId } : undefined),
     rft: { valueHead: c.valueHead, vision: c.vision ?? null, initStd: c.initStd },
   };
 }
 
-function configFromHf(raw: Record<string, unknown>, file: string): ModelConfig {
-  const need = (k: string): number => {
-    const v = raw[k];
-    if (typeof v !== 'number') throw new InputError(`missing or not a number`, { file, field: k });
-    return v;
-  };
-  const rft = (raw.rft ?? {}) as { valueHead?: boolean; vision?: ModelConfig['vision'] | null; initStd?: number };
-  try {
-    return makeConfig({
-      vocabSize: need('vocab_size'),
-      dModel: need('hidden_size'),
-      nLayers: need('num_hidden_layers'),
-      nHeads: need('num_attention_heads'),
-      nKvHeads: typeof raw.num_key_value_heads === 'number' ? raw.num_key_value_heads : need('num_attention_heads'),
-      dFF: need('intermediate_size'),
-      maxSeqLen: need('max_position_embeddings'),
-      ropeTheta: typeof raw.rope_theta === 'number' ? raw.rope_theta : 10000,
-      rmsEps: typeof raw.rms_norm_eps === 'number' ? raw.rms_norm_eps : 1e-5,
-      tieEmbeddings: raw.tie_word_embeddings !== false,
-      valueHead: rft.valueHead ?? false,
-      vision: rft.vision ?? undefined,
-      initStd: rft.initStd ?? 0.02,
-    });
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new InputError(`invalid model config: ${(e as Error).message}`, { file });
-  }
-}
-
-export async function saveCheckpoint(model: Transformer, dir: string, meta: CheckpointMeta, tokenizer?: Tokenizer): Promise<string> {
-  const tmp = `${dir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
+/** The model's tensors in Hugging Face's layout (linear weights [out, in]), keyed by HF name. */
+export async function hfTensors(model: Transformer): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   for (const [name, v] of model.params) {
     const t = isLinearWeight(name) ? tf.transpose(v) : v;
     tensors.set(name, { shape: t.shape, data: (await t.data()) as Float32Array });
     if (t !== v) t.dispose();
   }
+  return tensors;
+}
+
+export async function saveCheckpoint(model: Transformer, dir: string, meta: CheckpointMeta, tokenizer?: Tokenizer): Promise<string> {
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const tensors = await hfTensors(model);
   writeFileSync(join(tmp, 'model.safetensors'), writeSafetensors(tensors, { format: 'pt', rft_version: String(meta.version) }));
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(hfConfig(model.config, tokenizer), null, 2));
   if (tokenizer) saveTokenizer(tokenizer, tmp);
@@ -90,6 +58,28 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
   return dir;
+}
+
+/**
+ * The tensors the config's model needs, each checked against the file headers (present, same shape in
+ * HF's [out, in] layout, a float dtype); tensors the model does not use are refused by name.
+ */
+export function checkWeights(config: ModelConfig, entries: Map<string, TensorEntry>): ParameterSpec[] {
+  const specs = parameterSpecs(config);
+  const wanted = new Set(specs.map((s) => s.name));
+  for (const spec of specs) {
+    const e = entries.get(spec.name);
+    const file = e?.file ?? [...entries.values()][0]?.file;
+    if (!e) throw new InputError(`tensor missing (the config expects it)`, { file, field: spec.name });
+    const want = isLinearWeight(spec.name) ? [...spec.shape].reverse() : spec.shape;
+    if (e.shape.length !== want.length || e.shape.some((d, i) => d !== want[i]))
+      throw new InputError(`shape [${e.shape}] does not match the config's [${want}]`, { file: e.file, field: spec.name });
+    if (e.dtype !== 'F32' && e.dtype !== 'F16' && e.dtype !== 'BF16') throw new InputError(`dtype ${e.dtype}: weights must be F32, F16 or BF16`, { file: e.file, field: spec.name });
+  }
+  // A tied head may still be stored; rotary inverse frequencies are recomputed from the config.
+  const extra = [...entries.keys()].filter((n) => !wanted.has(n) && !(n === 'lm_head.weight' && config.tieEmbeddings) && !n.endsWith('.rotary_emb.inv_freq'));
+  if (extra.length) throw new InputError(`tensors not in the config's model: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', ...' : ''}`, { file: entries.get(extra[0]!)!.file, field: extra[0] });
+  return specs;
 }
 
 export interface LoadedCheckpoint {
@@ -100,41 +90,46 @@ export interface LoadedCheckpoint {
   dir: string;
 }
 
-/** Load a checkpoint folder; every problem names the file and the tensor or field. */
-export function loadCheckpoint(dir: string): LoadedCheckpoint {
+/**
+ * Load a checkpoint folder: this project's own, or a Hugging Face model folder (also an HF-cache
+ * entry or snapshot). config.json is checked against the safetensors headers (every tensor's name,
+ * shape and dtype) before any weight is allocated; every problem names the file and the tensor or field.
+ */
+export function loadCheckpoint(dirIn: string): LoadedCheckpoint {
+  const dir = resolveModelDir(dirIn);
   const cfgFile = join(dir, 'config.json');
-  const wFile = join(dir, 'model.safetensors');
   if (!existsSync(cfgFile)) throw new InputError('checkpoint has no config.json', { file: cfgFile });
-  if (!existsSync(wFile)) throw new InputError('checkpoint has no model.safetensors', { file: wFile });
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(readFileSync(cfgFile, 'utf8')) as Record<string, unknown>;
   } catch (e) {
     throw new InputError(`not valid JSON (${(e as Error).message})`, { file: cfgFile });
   }
-  const config = configFromHf(raw, cfgFile);
-  const { tensors } = readSafetensors(readFileSync(wFile), wFile);
-  const model = new Transformer(config, 0);
+  const { config } = parseHfConfig(raw, cfgFile);
+  const { entries } = indexWeights(dir);
+  const specs = checkWeights(config, entries);
+  const model = new Transformer(config, 0, { init: false });
+  const fds = new Map<string, number>();
   try {
-    for (const [name, v] of model.params) {
-      const t = tensors.get(name);
-      if (!t) throw new InputError(`tensor missing (the config expects it)`, { file: wFile, field: name });
-      const want = isLinearWeight(name) ? [...v.shape].reverse() : v.shape;
-      if (t.shape.length !== want.length || t.shape.some((d, i) => d !== want[i]))
-        throw new InputError(`shape [${t.shape}] does not match the config's [${want}]`, { file: wFile, field: name });
-      for (let i = 0; i < t.data.length; i++) {
-        if (!Number.isFinite(t.data[i]!)) throw new InputError(`value ${t.data[i]} at index ${i} is not finite`, { file: wFile, field: name });
+    for (const spec of specs) {
+      const e = entries.get(spec.name)!;
+      let fd = fds.get(e.file);
+      if (fd === undefined) fds.set(e.file, (fd = openSync(e.file, 'r')));
+      const data = readTensorEntry(e, fd);
+      for (let i = 0; i < data.length; i++) {
+        if (!Number.isFinite(data[i]!)) throw new InputError(`value ${data[i]} at index ${i} is not finite`, { file: e.file, field: spec.name });
       }
+      const v = model.params.get(spec.name)!;
       tf.tidy(() => {
-        const x = tf.tensor(t.data, t.shape);
-        v.assign(isLinearWeight(name) ? tf.transpose(x) : x);
+        const x = tf.tensor(data, e.shape);
+        v.assign(isLinearWeight(spec.name) ? tf.transpose(x) : x);
       });
     }
-    const extra = [...tensors.keys()].filter((n) => !model.params.has(n) && !(n === 'lm_head.weight' && config.tieEmbeddings));
-    if (extra.length) throw new InputError(`tensors not in the config's model: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', ...' : ''}`, { file: wFile });
   } catch (e) {
     model.dispose();
     throw e;
+  } finally {
+    for (const fd of fds.values()) closeSync(fd);
   }
   let meta: CheckpointMeta = { version: 0 };
   const metaFile = join(dir, 'rft.json');
@@ -145,7 +140,13 @@ export function loadCheckpoint(dir: string): LoadedCheckpoint {
       throw new InputError(`not valid JSON (${(e as Error).message})`, { file: metaFile });
     }
   }
-  const tokenizer = existsSync(join(dir, 'tokenizer.json')) ? loadTokenizer(dir) : undefined;
+  let tokenizer: Tokenizer | undefined;
+  try {
+    tokenizer = isHfTokenizerDir(dir) ? HfTokenizer.fromDir(dir) : existsSync(join(dir, 'tokenizer.json')) ? loadTokenizer(dir) : undefined;
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
   if (tokenizer && tokenizer.vocabSize > config.vocabSize) {
     model.dispose();
     throw new InputError(`tokenizer has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${config.vocabSize}`, { file: join(dir, 'tokenizer.json') });

@@ -74,7 +74,7 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
   try {
     let data = (await logits.data()) as Float32Array;
     const V = logits.shape[1];
-    if (maxNew > 1 && nativeDecodeAvailable()) {
+    if (maxNew > 1 && nativeDecodeAvailable(model)) {
       native = new NativeDecoder(model, cache!, maxNew);
       logits.dispose();
       disposeCache(cache!);

@@ -89,15 +89,46 @@ export function swiglu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
   return tf.mul(silu(gate), up);
 }
 
+export interface RopeScaling {
+  type: 'llama3';
+  factor: number;
+  lowFreqFactor: number;
+  highFreqFactor: number;
+  originalMaxPositionEmbeddings: number;
+}
+
+/** Rotary inverse frequencies theta^(-2i/d), with Llama-3's scaling (transformers' _compute_llama3_parameters). */
+export function ropeFrequencies(headDim: number, theta: number, scaling?: RopeScaling): Float64Array {
+  const half = headDim / 2;
+  const out = new Float64Array(half);
+  for (let i = 0; i < half; i++) out[i] = 1 / Math.pow(theta, (2 * i) / headDim);
+  if (scaling) {
+    const { factor, lowFreqFactor: lo, highFreqFactor: hi, originalMaxPositionEmbeddings: old } = scaling;
+    const lowWavelen = old / lo;
+    const highWavelen = old / hi;
+    for (let i = 0; i < half; i++) {
+      const f = out[i]!;
+      const wavelen = (2 * Math.PI) / f;
+      if (wavelen < highWavelen) continue;
+      if (wavelen > lowWavelen) out[i] = f / factor;
+      else {
+        const smooth = (old / wavelen - lo) / (hi - lo);
+        out[i] = ((1 - smooth) * f) / factor + smooth * f;
+      }
+    }
+  }
+  return out;
+}
+
 /** Rotary tables in Hugging Face's rotate-half layout: cos/sin [maxLen, headDim]. */
-export function ropeTables(maxLen: number, headDim: number, theta: number): { cos: tf.Tensor2D; sin: tf.Tensor2D; rot: tf.Tensor2D } {
+export function ropeTables(maxLen: number, headDim: number, theta: number, scaling?: RopeScaling): { cos: tf.Tensor2D; sin: tf.Tensor2D; rot: tf.Tensor2D } {
   const half = headDim / 2;
   const cos = new Float32Array(maxLen * headDim);
   const sin = new Float32Array(maxLen * headDim);
+  const freqs = ropeFrequencies(headDim, theta, scaling);
   for (let p = 0; p < maxLen; p++) {
     for (let i = 0; i < half; i++) {
-      const freq = 1 / Math.pow(theta, (2 * i) / headDim);
-      const a = p * freq;
+      const a = p * freqs[i]!;
       cos[p * headDim + i] = cos[p * headDim + i + half] = Math.cos(a);
       sin[p * headDim + i] = sin[p * headDim + i + half] = Math.sin(a);
     }

@@ -18,8 +18,12 @@ interface WasmBackendLike {
   dataIdMap: { get(id: unknown): { memoryOffset: number | null } | undefined };
 }
 
-/** True when generation can decode natively (wasm backend with the addon's decode, switched on). */
-export function nativeDecodeAvailable(): boolean {
+/**
+ * True when generation can decode natively (wasm backend with the addon's decode, switched on) and
+ * the model is plain Llama: the C step has no q/k/v biases (Qwen2) or q/k norms (Qwen3).
+ */
+export function nativeDecodeAvailable(model?: Transformer): boolean {
+  if (model && (model.config.attnBias || model.config.qkNorm)) return false;
   return nativeBlasActive() && typeof nativeAddon()?.decode === 'function' && tf.getBackend() === 'wasm' && process.env.RFT_NATIVE_DECODE !== '0';
 }
 

@@ -40,6 +40,61 @@ export interface ForwardResult {
 
 export const NEG_INF = -1e9;
 
+/** One parameter: HF name, in-memory shape ([in, out] for linear weights), initialisation (a std or a constant). */
+export interface ParameterSpec {
+  name: string;
+  shape: number[];
+  init: number | 'ones' | 'zeros';
+}
+
+/**
+ * Every parameter of a model with this config, in creation order (the order fixes the seeded init).
+ * Checkpoint loading checks files against this list before allocating anything.
+ */
+export function parameterSpecs(c: ModelConfig): ParameterSpec[] {
+  const hd = headDim(c);
+  const out: ParameterSpec[] = [];
+  const add = (name: string, shape: number[], init: ParameterSpec['init']) => out.push({ name, shape, init });
+  // GPT-2 style init: residual projections scaled down by depth so deep stacks start stable.
+  const std = c.initStd;
+  const resStd = std / Math.sqrt(2 * c.nLayers);
+  add('model.embed_tokens.weight', [c.vocabSize, c.dModel], std);
+  for (let i = 0; i < c.nLayers; i++) {
+    const p = `model.layers.${i}`;
+    add(`${p}.input_layernorm.weight`, [c.dModel], 'ones');
+    add(`${p}.self_attn.q_proj.weight`, [c.dModel, c.nHeads * hd], std);
+    add(`${p}.self_attn.k_proj.weight`, [c.dModel, c.nKvHeads * hd], std);
+    add(`${p}.self_attn.v_proj.weight`, [c.dModel, c.nKvHeads * hd], std);
+    add(`${p}.self_attn.o_proj.weight`, [c.nHeads * hd, c.dModel], resStd);
+    if (c.attnBias) {
+      add(`${p}.self_attn.q_proj.bias`, [c.nHeads * hd], 'zeros');
+      add(`${p}.self_attn.k_proj.bias`, [c.nKvHeads * hd], 'zeros');
+      add(`${p}.self_attn.v_proj.bias`, [c.nKvHeads * hd], 'zeros');
+    }
+    if (c.qkNorm) {
+      add(`${p}.self_attn.q_norm.weight`, [hd], 'ones');
+      add(`${p}.self_attn.k_norm.weight`, [hd], 'ones');
+    }
+    add(`${p}.post_attention_layernorm.weight`, [c.dModel], 'ones');
+    add(`${p}.mlp.gate_proj.weight`, [c.dModel, c.dFF], std);
+    add(`${p}.mlp.up_proj.weight`, [c.dModel, c.dFF], std);
+    add(`${p}.mlp.down_proj.weight`, [c.dFF, c.dModel], resStd);
+  }
+  add('model.norm.weight', [c.dModel], 'ones');
+  if (!c.tieEmbeddings) add('lm_head.weight', [c.dModel, c.vocabSize], std);
+  if (c.valueHead) {
+    add('value_head.weight', [c.dModel, 1], std);
+    add('value_head.bias', [1], 'zeros');
+  }
+  if (c.vision) {
+    const pd = c.vision.patchSize * c.vision.patchSize * c.vision.channels;
+    add('vision.patch_embed.weight', [pd, c.dModel], std);
+    add('vision.patch_embed.bias', [c.dModel], 'zeros');
+    add('vision.pos_embed', [c.vision.maxPatches, c.dModel], std);
+  }
+  return out;
+}
+
 let nextModelId = 0;
 
 export class Transformer {
@@ -49,54 +104,30 @@ export class Transformer {
   /** Rotary tables (cos/sin [maxSeqLen, headDim] and the rotate-half matrix); read by the native decoder. */
   readonly rope: ReturnType<typeof ropeTables>;
 
+  /** `init: false` allocates zeros (weights about to be loaded: drawing random numbers for a 1B model takes minutes). */
   constructor(
     readonly config: ModelConfig,
     seed = 0,
+    opts: { init?: boolean } = {},
   ) {
     const c = config;
     const rng = new Rng(seed);
-    const hd = headDim(c);
-    const normal = (shape: number[], std: number) => {
-      const n = shape.reduce((a, b) => a * b, 1);
-      const data = new Float32Array(n);
-      for (let i = 0; i < n; i++) data[i] = rng.normal() * std;
-      return tf.tensor(data, shape);
-    };
-    const ones = (n: number) => tf.ones([n]);
-    const add = (name: string, t: tf.Tensor) => {
+    const init = opts.init !== false;
+    for (const spec of parameterSpecs(c)) {
+      const n = spec.shape.reduce((a, b) => a * b, 1);
+      let t: tf.Tensor;
+      if (spec.init === 'ones') t = tf.ones(spec.shape);
+      else if (spec.init === 'zeros' || !init) t = tf.zeros(spec.shape);
+      else {
+        const data = new Float32Array(n);
+        for (let i = 0; i < n; i++) data[i] = rng.normal() * spec.init;
+        t = tf.tensor(data, spec.shape);
+      }
       // tfjs variable names are global: prefix with a per-model id, keep the HF name as the map key.
-      this.params.set(name, tf.variable(t, true, `${this.id}/${name}`));
+      this.params.set(spec.name, tf.variable(t, true, `${this.id}/${spec.name}`));
       t.dispose();
-    };
-    // GPT-2 style init: residual projections scaled down by depth so deep stacks start stable.
-    const std = c.initStd;
-    const resStd = std / Math.sqrt(2 * c.nLayers);
-    add('model.embed_tokens.weight', normal([c.vocabSize, c.dModel], std));
-    for (let i = 0; i < c.nLayers; i++) {
-      const p = `model.layers.${i}`;
-      add(`${p}.input_layernorm.weight`, ones(c.dModel));
-      add(`${p}.self_attn.q_proj.weight`, normal([c.dModel, c.nHeads * hd], std));
-      add(`${p}.self_attn.k_proj.weight`, normal([c.dModel, c.nKvHeads * hd], std));
-      add(`${p}.self_attn.v_proj.weight`, normal([c.dModel, c.nKvHeads * hd], std));
-      add(`${p}.self_attn.o_proj.weight`, normal([c.nHeads * hd, c.dModel], resStd));
-      add(`${p}.post_attention_layernorm.weight`, ones(c.dModel));
-      add(`${p}.mlp.gate_proj.weight`, normal([c.dModel, c.dFF], std));
-      add(`${p}.mlp.up_proj.weight`, normal([c.dModel, c.dFF], std));
-      add(`${p}.mlp.down_proj.weight`, normal([c.dFF, c.dModel], resStd));
     }
-    add('model.norm.weight', ones(c.dModel));
-    if (!c.tieEmbeddings) add('lm_head.weight', normal([c.dModel, c.vocabSize], std));
-    if (c.valueHead) {
-      add('value_head.weight', normal([c.dModel, 1], std));
-      add('value_head.bias', tf.zeros([1]));
-    }
-    if (c.vision) {
-      const pd = c.vision.patchSize * c.vision.patchSize * c.vision.channels;
-      add('vision.patch_embed.weight', normal([pd, c.dModel], std));
-      add('vision.patch_embed.bias', tf.zeros([c.dModel]));
-      add('vision.pos_embed', normal([c.vision.maxPatches, c.dModel], std));
-    }
-    this.rope = ropeTables(c.maxSeqLen, hd, c.ropeTheta);
+    this.rope = ropeTables(c.maxSeqLen, headDim(c), c.ropeTheta, c.ropeScaling);
   }
 
   p(name: string): tf.Variable {
@@ -154,20 +185,27 @@ export class Transformer {
     for (let i = 0; i < c.nLayers; i++) {
       const p = `model.layers.${i}`;
       const h = rmsNorm(x, this.p(`${p}.input_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
-      const proj = (w: string, n: number) => tf.reshape(linear(h, this.p(`${p}.self_attn.${w}.weight`) as tf.Tensor2D), [B, T, n, hd]) as tf.Tensor4D;
+      // q/k/v projections in [B, T, heads, hd], with Qwen2's biases and Qwen3's per-head q/k norms.
+      const proj = (w: 'q' | 'k' | 'v', n: number) => {
+        let y = linear(h, this.p(`${p}.self_attn.${w}_proj.weight`) as tf.Tensor2D);
+        if (c.attnBias) y = tf.add(y, this.p(`${p}.self_attn.${w}_proj.bias`));
+        let y4 = tf.reshape(y, [B, T, n, hd]) as tf.Tensor4D;
+        if (c.qkNorm && w !== 'v') y4 = rmsNorm(y4, this.p(`${p}.self_attn.${w}_norm.weight`) as tf.Tensor1D, c.rmsEps) as tf.Tensor4D;
+        return y4;
+      };
       let merged: tf.Tensor;
       if (fused) {
         // One native op on the projections' [B, T, heads, hd] layout (no transposes, no bias tensor).
-        const q = applyRopeSeqFirst(proj('q_proj', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        const k = applyRopeSeqFirst(proj('k_proj', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        const v = proj('v_proj', c.nKvHeads);
+        const q = applyRopeSeqFirst(proj('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+        const k = applyRopeSeqFirst(proj('k', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+        const v = proj('v', c.nKvHeads);
         if (opts.returnCache) newLayers.push({ k: tf.transpose(k, [0, 2, 1, 3]), v: tf.transpose(v, [0, 2, 1, 3]) });
         merged = tf.reshape(nativeAttention(q, k, v, keyMask), [B, T, c.nHeads * hd]);
       } else {
-        const heads = (w: string, n: number) => tf.transpose(proj(w, n), [0, 2, 1, 3]) as tf.Tensor4D;
-        let q = applyRope(heads('q_proj', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        let k = applyRope(heads('k_proj', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        let v = heads('v_proj', c.nKvHeads);
+        const heads = (w: 'q' | 'k' | 'v', n: number) => tf.transpose(proj(w, n), [0, 2, 1, 3]) as tf.Tensor4D;
+        let q = applyRope(heads('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+        let k = applyRope(heads('k', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
+        let v = heads('v', c.nKvHeads);
         if (opts.cache) {
           const prev = opts.cache.layers[i]!;
           k = tf.concat([prev.k, k], 2);
@@ -218,7 +256,7 @@ export class Transformer {
   }
 
   clone(): Transformer {
-    const m = new Transformer(this.config, 0);
+    const m = new Transformer(this.config, 0, { init: false });
     m.copyFrom(this);
     return m;
   }

@@ -7,9 +7,24 @@ import type { BpeTokenizer } from './bpe.js';
 import type { CharTokenizer } from './char.js';
 import { tokenizerFromJSON } from './from-json.js';
 import { SPECIAL_TOKENS, type Tokenizer } from './types.js';
+import type { HfTokenizer } from '../hf/tokenizer.js';
 
 export const TOKENIZER_FILE = 'tokenizer.json';
 export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json';
+
+/**
+ * True when DIR's tokenizer is an imported Hugging Face one (run by @huggingface/tokenizers) rather
+ * than this project's own: its tokenizer_config.json does not carry the project's rft_tokenizer_kind.
+ */
+export function isHfTokenizerDir(dir: string): boolean {
+  const cfg = join(dir, TOKENIZER_CONFIG_FILE);
+  if (!existsSync(join(dir, TOKENIZER_FILE)) || !existsSync(cfg)) return false;
+  try {
+    return (JSON.parse(readFileSync(cfg, 'utf8')) as Record<string, unknown>).rft_tokenizer_kind === undefined;
+  } catch {
+    return true; // HfTokenizer.fromDir reports the bad file by name
+  }
+}
 
 /** Reads `DIR/tokenizer.json`, or the file itself when given a file. */
 export function loadTokenizer(dirOrFile: string): CharTokenizer | BpeTokenizer {
@@ -44,6 +59,14 @@ export function tokenizerConfig(tok: Tokenizer): Record<string, unknown> {
 export function saveTokenizer(tok: Tokenizer, dir: string): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, TOKENIZER_FILE);
+  if (tok.kind === 'hf') {
+    // An imported model's tokenizer files are written back as they were read.
+    const { files } = tok as HfTokenizer;
+    writeAtomic(file, JSON.stringify(files.tokenizer));
+    writeAtomic(join(dir, TOKENIZER_CONFIG_FILE), JSON.stringify(files.tokenizerConfig, null, 2) + '\n');
+    if (files.generationConfig) writeAtomic(join(dir, 'generation_config.json'), JSON.stringify(files.generationConfig, null, 2) + '\n');
+    return file;
+  }
   writeAtomic(file, JSON.stringify(tok.toJSON()));
   writeAtomic(join(dir, TOKENIZER_CONFIG_FILE), JSON.stringify(tokenizerConfig(tok), null, 2) + '\n');
   return file;

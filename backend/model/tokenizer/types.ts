@@ -14,7 +14,7 @@ export const SPECIAL_TOKENS = {
 export type SpecialTokenName = keyof typeof SPECIAL_TOKENS;
 
 export interface Tokenizer {
-  readonly kind: 'char' | 'bpe';
+  readonly kind: 'char' | 'bpe' | 'hf';
   readonly vocabSize: number;
   readonly padId: number;
   readonly bosId: number;
