@@ -2,10 +2,16 @@
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Experience } from '../../backend/core/types.js';
 import { Rng } from '../../backend/core/rng.js';
+import Database from 'better-sqlite3';
+import { ROW_COLUMNS, rowValues, toRow } from '../../backend/buffer/storage/codec.js';
+import { parsePostgresUrl } from '../../backend/buffer/storage/postgres.js';
+import { POSTGRES_MIGRATIONS } from '../../backend/buffer/storage/postgres-schema.js';
+import { SQLITE_MIGRATIONS } from '../../backend/buffer/storage/sqlite-schema.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -86,6 +92,48 @@ async function dropSchemas(url: string): Promise<void> {
   await c.connect();
   try {
     for (const s of made.splice(0)) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A buffer as schema version 1 wrote it (before runs were kept apart): its tables, experiences and
+ * recorded batches, written with that version's SQL only, to check that the migration keeps them.
+ */
+export async function writeSchema1Buffer(url: string, exps: Experience[], batches: { consumer: string; step: number; ids: string[] }[]): Promise<void> {
+  const pgUrl = /^postgres(ql)?:/.test(url);
+  const stmts: [string, unknown[]][] = [
+    ['CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)', []],
+    ['INSERT INTO schema_version (version, applied_at) VALUES (1, 0)', []],
+  ];
+  const ph = (i: number) => (pgUrl ? `$${i}` : '?');
+  for (const e of exps) {
+    const vals = rowValues(toRow(e));
+    stmts.push([`INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${vals.map((_, i) => ph(i + 1)).join(', ')})`, vals]);
+  }
+  for (const b of batches)
+    b.ids.forEach((id, pos) => stmts.push([`INSERT INTO consumption (consumer, step, part, pos, experience_id, at) VALUES (${[1, 2, 3, 4, 5, 6].map(ph).join(', ')})`, [b.consumer, b.step, 'main', pos, id, 1]]));
+  if (!pgUrl) {
+    const path = url.replace(/^sqlite:(\/\/)?/, '');
+    mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    try {
+      db.exec(SQLITE_MIGRATIONS[0]!);
+      for (const [sql, p] of stmts) db.prepare(sql).run(...p);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const p = parsePostgresUrl(url);
+  const c = new pg.Client({ connectionString: p.connectionString });
+  await c.connect();
+  try {
+    await c.query(`CREATE SCHEMA IF NOT EXISTS ${p.schema}`);
+    await c.query(`SET search_path = ${p.schema}`);
+    await c.query(POSTGRES_MIGRATIONS[0]!);
+    for (const [sql, params] of stmts) await c.query(sql, params);
   } finally {
     await c.end();
   }

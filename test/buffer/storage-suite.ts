@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Experience } from '../../backend/core/types.js';
 import { ConflictError, type ExperienceStore } from '../../backend/buffer/storage/types.js';
 import { openStore } from '../../backend/buffer/storage/registry.js';
-import { makeExp } from './storage-helpers.js';
+import { makeExp, writeSchema1Buffer } from './storage-helpers.js';
 
 const child = join(dirname(fileURLToPath(import.meta.url)), 'storage-child.ts');
 
@@ -58,7 +58,7 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         const again = await s.appendExperiences([makeExp('a', { reward: 9 }), makeExp('c')]);
         assert.deepEqual(again, { inserted: 1, duplicates: ['a'] });
         assert.equal((await s.get('a'))!.reward, 1, 'a duplicate id never overwrites');
-        assert.equal(await s.schemaVersion(), 1);
+        assert.equal(await s.schemaVersion(), 2);
       });
     });
 
@@ -173,6 +173,60 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
       });
     });
 
+    test('runs sharing one buffer: takes, availability, recorded batches, tasks, checkpoints, state and scan are per run', async () => {
+      await withStore(t(), async (s) => {
+        // Run A's rows are older: an unscoped FIFO would hand them to run B first.
+        await s.appendExperiences(Array.from({ length: 4 }, (_, i) => makeExp(`a${i}`, { runId: 'A' })));
+        await s.appendExperiences(Array.from({ length: 4 }, (_, i) => makeExp(`b${i}`, { runId: 'B' })));
+        await s.appendExperiences(['ea', 'eb'].map((id) => makeExp(id, { runId: id === 'ea' ? 'A' : 'B', source: 'expert', modelVersion: -1, logprobs: [] })));
+        const a1 = await s.takeFifo({ n: 2, source: 'usual', runId: 'A', consumer: 'trainer', step: 1 });
+        assert.deepEqual(ids(a1.experiences), ['a0', 'a1']);
+        // The same consumer and step in run B is a new batch of B's rows, not a replay of A's.
+        const b1 = await s.takeFifo({ n: 2, source: 'usual', runId: 'B', consumer: 'trainer', step: 1 });
+        assert.equal(b1.replayed, false);
+        assert.deepEqual(ids(b1.experiences), ['b0', 'b1']);
+        assert.deepEqual(await s.consumed('trainer', 1, 'A'), ['a0', 'a1']);
+        assert.deepEqual(await s.consumed('trainer', 1, 'B'), ['b0', 'b1']);
+        assert.deepEqual(await s.consumed('trainer', 1), [], 'nothing was recorded unscoped');
+        assert.equal(await s.lastConsumedStep('trainer', 'A'), 1);
+        assert.equal(await s.lastConsumedStep('trainer', 'C'), null);
+        assert.deepEqual(await s.availability('fifo', { source: 'usual', runId: 'A' }), { ready: 2, stale: 0 });
+        // B takes all its remaining rows and then waits: A's unused rows never fill B's batch.
+        assert.deepEqual(ids((await s.takeFifo({ n: 2, source: 'usual', runId: 'B' })).experiences), ['b2', 'b3']);
+        assert.deepEqual(ids((await s.takeFifo({ n: 1, source: 'usual', runId: 'B' })).experiences), []);
+        assert.deepEqual(ids((await s.takePriority({ n: 2, source: 'usual', runId: 'B', maxUses: 9, useDecay: 0.5, halfLifeMs: 1e9 })).experiences).sort(), ['b0', 'b1']);
+        assert.deepEqual(ids((await s.takeCycle({ n: 1, source: 'expert', runId: 'B' })).experiences), ['eb']);
+        assert.deepEqual(await s.availability('cycle', { source: 'expert', runId: 'A' }), { ready: 1, stale: 0 });
+        assert.equal((await s.get('a2'))!.useCount, 0, "run B's reads left run A's rows alone");
+        await s.putTasks('A', [{ id: 't', taskset: 'ts', domain: 'math', prompt: 'A?' }]);
+        await s.putTasks('B', [{ id: 't', taskset: 'ts', domain: 'math', prompt: 'B?' }]);
+        assert.deepEqual((await s.listTasks('A')).map((x) => x.prompt), ['A?']);
+        await s.addCheckpoint({ runId: 'A', version: 3, path: 'a/3', checksum: 'x', createdAt: 1 });
+        assert.equal(await s.latestCheckpoint('B'), null);
+        await s.setState('A', 'k', 1);
+        assert.equal(await s.getState('B', 'k'), null);
+        assert.deepEqual((await s.scan(0, 100, 'B')).map((r) => r.experience.id), ['b0', 'b1', 'b2', 'b3', 'eb']);
+        assert.equal((await s.stats('B')).total, 5);
+      });
+    });
+
+    test('a buffer written by schema 1 opens upgraded: rows and batches recorded before stay readable', async () => {
+      const url = t().freshUrl();
+      await writeSchema1Buffer(url, [makeExp('o0', { useCount: 1 }), makeExp('o1', { useCount: 1 }), makeExp('o2'), makeExp('o3')], [{ consumer: 'trainer', step: 0, ids: ['o0', 'o1'] }]);
+      const s = await openStore(url);
+      try {
+        assert.equal(await s.schemaVersion(), 2);
+        assert.deepEqual(await s.get('o3'), makeExp('o3'));
+        // Recorded without a run, so an unscoped (one-run buffer) reader resumes from them.
+        assert.deepEqual(await s.consumed('trainer', 0), ['o0', 'o1']);
+        const again = await s.takeFifo({ n: 2, source: 'usual', consumer: 'trainer', step: 0 });
+        assert.deepEqual([again.replayed, ids(again.experiences)], [true, ['o0', 'o1']]);
+        assert.deepEqual(ids((await s.takeFifo({ n: 2, source: 'usual', runId: 'run-1', consumer: 'trainer', step: 0 })).experiences), ['o2', 'o3']);
+      } finally {
+        await s.close();
+      }
+    });
+
     test('priority: highest score first; decays with use count and age; use-count limit', async () => {
       await withStore(t(), async (s) => {
         const now = 1_000_000;
@@ -246,7 +300,7 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         assert.equal(await s2.latestCheckpoint('none'), null);
         assert.deepEqual(await s2.getState('r', 'trainer'), { step: 8 });
         assert.equal(await s2.getState('r', 'missing'), null);
-        assert.equal(await s2.schemaVersion(), 1);
+        assert.equal(await s2.schemaVersion(), 2);
       } finally {
         await s2.close();
       }

@@ -16,7 +16,7 @@ export class FifoSampler implements Sampler {
     const minVersion = minVersionFor(req.currentVersion, this.cfg.maxStaleness);
     const r = await blockingTake(
       req,
-      () => this.store.takeFifo({ n: req.batchSize, source: 'usual', minVersion, consumer: this.cfg.consumer, step: req.step, part: this.part }),
+      () => this.store.takeFifo({ n: req.batchSize, source: 'usual', minVersion, runId: this.cfg.runId, consumer: this.cfg.consumer, step: req.step, part: this.part }),
       async () => (await this.waitStatus(req.batchSize, req.currentVersion, true))!,
     );
     return { experiences: r.experiences, expertCount: 0, replayed: r.replayed, waitedMs: r.waitedMs };
@@ -24,7 +24,7 @@ export class FifoSampler implements Sampler {
 
   async waitStatus(n: number, currentVersion: number, always = false): Promise<WaitStatus | null> {
     const minVersion = minVersionFor(currentVersion, this.cfg.maxStaleness);
-    const a = await this.store.availability('fifo', { source: 'usual', minVersion });
+    const a = await this.store.availability('fifo', { source: 'usual', minVersion, runId: this.cfg.runId });
     return a.ready >= n && !always ? null : describeWait(this.name, n, a, minVersion ?? null);
   }
 }

@@ -30,6 +30,7 @@ export class PrioritySampler implements Sampler {
           maxUses: this.maxUses,
           useDecay: this.cfg.useDecay ?? 0.5,
           halfLifeMs: this.cfg.halfLifeMs ?? 600_000,
+          runId: this.cfg.runId,
           consumer: this.cfg.consumer,
           step: req.step,
           part: this.part,
@@ -41,7 +42,7 @@ export class PrioritySampler implements Sampler {
 
   async waitStatus(n: number, currentVersion: number, always = false): Promise<WaitStatus | null> {
     const minVersion = minVersionFor(currentVersion, this.cfg.maxStaleness);
-    const a = await this.store.availability('priority', { source: 'usual', minVersion, maxUses: this.maxUses });
+    const a = await this.store.availability('priority', { source: 'usual', minVersion, maxUses: this.maxUses, runId: this.cfg.runId });
     return a.ready >= n && !always ? null : describeWait(this.name, n, a, minVersion ?? null);
   }
 }

@@ -54,6 +54,8 @@ export interface SamplerConfig {
   type: string;
   /** Records batches under this name so a resumed trainer gets the same batch per step. */
   consumer?: string;
+  /** Takes only this run's experiences and records batches under (run, consumer): runs sharing a database stay apart. */
+  runId?: string;
   /** FIFO / priority: only experiences with model_version >= current - maxStaleness. Default: no bound. */
   maxStaleness?: number;
   /** Priority / expert: never take an experience more often than this. */

@@ -2,7 +2,9 @@
 // Every write is one transaction committed before its promise resolves (synchronous_commit as the
 // server sets it; on by default). Sampling reads pick rows with FOR UPDATE SKIP LOCKED inside
 // UPDATE ... RETURNING, so concurrent trainers never take the same row and never wait on each other.
-// `?schema=NAME` in the URL keeps the tables in their own schema (tests, several runs per database).
+// Several runs share one database: every table carries run_id and every run-facing query filters by
+// it (takes, recorded batches, tasks, checkpoints, state). `?schema=NAME` in the URL puts the tables in
+// their own schema (tests; a team that wants a run's tables apart).
 import pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
@@ -13,7 +15,7 @@ import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { ConflictError } from './types.js';
 import type {
-  AppendResult, Availability, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
+  AppendResult, Availability, AvailabilityQuery, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
   FeedbackMutation, FifoTake, ListOptions, PriorityTake, TakeOptions, TakeResult,
 } from './types.js';
 import { parseExperience } from './validate.js';
@@ -167,8 +169,10 @@ export class PostgresStore implements ExperienceStore {
     return this.list({ groupId, limit: 10_000 });
   }
 
-  async scan(afterSeq: number, limit: number): Promise<{ seq: number; experience: Experience }[]> {
-    const rows = await this.rows('SELECT * FROM experiences WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit]);
+  async scan(afterSeq: number, limit: number, runId?: string): Promise<{ seq: number; experience: Experience }[]> {
+    const rows = runId === undefined
+      ? await this.rows('SELECT * FROM experiences WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit])
+      : await this.rows('SELECT * FROM experiences WHERE run_id = $3 AND seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit, runId]);
     return rows.map((r) => ({ seq: Number(r.seq), experience: fromRow(r) }));
   }
 
@@ -210,9 +214,10 @@ export class PostgresStore implements ExperienceStore {
     checkN(o.n);
     const now = o.now ?? Date.now();
     const part = o.part ?? 'main';
+    const run = o.runId ?? '';
     return this.tx(async (c) => {
       if (o.consumer !== undefined) {
-        const prev = await c.query('SELECT experience_id FROM consumption WHERE consumer = $1 AND step = $2 AND part = $3 ORDER BY pos', [o.consumer, o.step ?? 0, part]);
+        const prev = await c.query('SELECT experience_id FROM consumption WHERE run_id = $1 AND consumer = $2 AND step = $3 AND part = $4 ORDER BY pos', [run, o.consumer, o.step ?? 0, part]);
         if (prev.rows.length) {
           const ids = (prev.rows as Row[]).map((r) => String(r.experience_id));
           return { experiences: await this.getManyWith(async (sql, p) => (await c.query(sql, p)).rows as Row[], ids), replayed: true };
@@ -237,11 +242,11 @@ export class PostgresStore implements ExperienceStore {
       if (o.consumer !== undefined) {
         const p: unknown[] = [];
         const tuples = experiences.map((e, pos) => {
-          p.push(o.consumer, o.step ?? 0, part, pos, e.id, now);
-          const b = p.length - 6;
-          return `(${[1, 2, 3, 4, 5, 6].map((j) => ph(b + j)).join(', ')})`;
+          p.push(run, o.consumer, o.step ?? 0, part, pos, e.id, now);
+          const b = p.length - 7;
+          return `(${[1, 2, 3, 4, 5, 6, 7].map((j) => ph(b + j)).join(', ')})`;
         });
-        await c.query(`INSERT INTO consumption (consumer, step, part, pos, experience_id, at) VALUES ${tuples.join(', ')}`, p);
+        await c.query(`INSERT INTO consumption (run_id, consumer, step, part, pos, experience_id, at) VALUES ${tuples.join(', ')}`, p);
       }
       return { experiences, replayed: false };
     }).catch((e: unknown) => {
@@ -287,7 +292,7 @@ export class PostgresStore implements ExperienceStore {
     );
   }
 
-  async availability(kind: 'fifo' | 'priority' | 'cycle', o: { source: 'usual' | 'expert'; minVersion?: number; maxUses?: number }): Promise<Availability> {
+  async availability(kind: 'fifo' | 'priority' | 'cycle', o: AvailabilityQuery): Promise<Availability> {
     const n = async (stale: boolean) => {
       const params: unknown[] = [];
       const w = takeWhere(kind, o, ph, params, stale);
@@ -296,12 +301,12 @@ export class PostgresStore implements ExperienceStore {
     return { ready: await n(false), stale: await n(true) };
   }
 
-  async consumed(consumer: string, step: number): Promise<string[]> {
-    return (await this.rows('SELECT experience_id FROM consumption WHERE consumer = $1 AND step = $2 ORDER BY part, pos', [consumer, step])).map((r) => String(r.experience_id));
+  async consumed(consumer: string, step: number, runId = ''): Promise<string[]> {
+    return (await this.rows('SELECT experience_id FROM consumption WHERE run_id = $1 AND consumer = $2 AND step = $3 ORDER BY part, pos', [runId, consumer, step])).map((r) => String(r.experience_id));
   }
 
-  async lastConsumedStep(consumer: string): Promise<number | null> {
-    const s = (await this.rows('SELECT MAX(step) AS s FROM consumption WHERE consumer = $1', [consumer]))[0]!.s;
+  async lastConsumedStep(consumer: string, runId = ''): Promise<number | null> {
+    const s = (await this.rows('SELECT MAX(step) AS s FROM consumption WHERE run_id = $1 AND consumer = $2', [runId, consumer]))[0]!.s;
     return s === null || s === undefined ? null : Number(s);
   }
 

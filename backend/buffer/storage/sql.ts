@@ -58,13 +58,19 @@ export function orderLimit(o: ListOptions, ph: Placeholder, params: unknown[]): 
 /** The sampling predicate; `kind` picks the use-count rule. */
 export function takeWhere(
   kind: 'fifo' | 'priority' | 'cycle',
-  o: { source: string; minVersion?: number; maxUses?: number },
+  o: { source: string; minVersion?: number; maxUses?: number; runId?: string },
   ph: Placeholder,
   params: unknown[],
   stale = false,
 ): string {
+  const conds: string[] = [];
+  // Run first: it leads the experiences_take_run index.
+  if (o.runId !== undefined) {
+    params.push(o.runId);
+    conds.push(`run_id = ${ph(params.length)}`);
+  }
   params.push(o.source);
-  const conds = ['trainable = 1', `source = ${ph(params.length)}`];
+  conds.push('trainable = 1', `source = ${ph(params.length)}`);
   if (kind === 'fifo') conds.push('use_count = 0');
   else if (o.maxUses !== undefined) {
     params.push(o.maxUses);

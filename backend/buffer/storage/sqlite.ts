@@ -16,7 +16,7 @@ import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Plac
 import { parseExperience } from './validate.js';
 import { ConflictError } from './types.js';
 import type {
-  AppendResult, Availability, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
+  AppendResult, Availability, AvailabilityQuery, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
   FeedbackMutation, FifoTake, ListOptions, PriorityTake, TakeOptions, TakeResult,
 } from './types.js';
 
@@ -112,8 +112,10 @@ export class SqliteStore implements ExperienceStore {
     return this.list({ groupId, limit: 10_000 });
   }
 
-  async scan(afterSeq: number, limit: number): Promise<{ seq: number; experience: Experience }[]> {
-    const rows = this.q('SELECT * FROM experiences WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit) as Record<string, unknown>[];
+  async scan(afterSeq: number, limit: number, runId?: string): Promise<{ seq: number; experience: Experience }[]> {
+    const rows = (runId === undefined
+      ? this.q('SELECT * FROM experiences WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit)
+      : this.q('SELECT * FROM experiences WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(runId, afterSeq, limit)) as Record<string, unknown>[];
     return rows.map((r) => ({ seq: Number(r.seq), experience: fromRow(r) }));
   }
 
@@ -150,10 +152,11 @@ export class SqliteStore implements ExperienceStore {
     checkN(o.n);
     const now = o.now ?? Date.now();
     const part = o.part ?? 'main';
+    const run = o.runId ?? '';
     return this.db
       .transaction((): TakeResult => {
         if (o.consumer !== undefined) {
-          const ids = (this.q('SELECT experience_id FROM consumption WHERE consumer = ? AND step = ? AND part = ? ORDER BY pos').all(o.consumer, o.step ?? 0, part) as { experience_id: string }[]).map((r) => r.experience_id);
+          const ids = (this.q('SELECT experience_id FROM consumption WHERE run_id = ? AND consumer = ? AND step = ? AND part = ? ORDER BY pos').all(run, o.consumer, o.step ?? 0, part) as { experience_id: string }[]).map((r) => r.experience_id);
           if (ids.length) return { experiences: this.getManySync(ids), replayed: true };
         }
         const params: unknown[] = [];
@@ -166,8 +169,8 @@ export class SqliteStore implements ExperienceStore {
         const bySeq = new Map(rows.map((r) => [Number(r.seq), fromRow(r)]));
         const experiences = seqs.map((s) => bySeq.get(s)!);
         if (o.consumer !== undefined) {
-          const ins = this.q('INSERT INTO consumption (consumer, step, part, pos, experience_id, at) VALUES (?, ?, ?, ?, ?, ?)');
-          experiences.forEach((e, pos) => ins.run(o.consumer, o.step ?? 0, part, pos, e.id, now));
+          const ins = this.q('INSERT INTO consumption (run_id, consumer, step, part, pos, experience_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+          experiences.forEach((e, pos) => ins.run(run, o.consumer, o.step ?? 0, part, pos, e.id, now));
         }
         return { experiences, replayed: false };
       })
@@ -205,7 +208,7 @@ export class SqliteStore implements ExperienceStore {
     });
   }
 
-  async availability(kind: 'fifo' | 'priority' | 'cycle', o: { source: 'usual' | 'expert'; minVersion?: number; maxUses?: number }): Promise<Availability> {
+  async availability(kind: 'fifo' | 'priority' | 'cycle', o: AvailabilityQuery): Promise<Availability> {
     const n = (stale: boolean) => {
       const params: unknown[] = [];
       const w = takeWhere(kind, o, ph, params, stale);
@@ -214,12 +217,12 @@ export class SqliteStore implements ExperienceStore {
     return { ready: n(false), stale: n(true) };
   }
 
-  async consumed(consumer: string, step: number): Promise<string[]> {
-    return (this.q('SELECT experience_id FROM consumption WHERE consumer = ? AND step = ? ORDER BY part, pos').all(consumer, step) as { experience_id: string }[]).map((r) => r.experience_id);
+  async consumed(consumer: string, step: number, runId = ''): Promise<string[]> {
+    return (this.q('SELECT experience_id FROM consumption WHERE run_id = ? AND consumer = ? AND step = ? ORDER BY part, pos').all(runId, consumer, step) as { experience_id: string }[]).map((r) => r.experience_id);
   }
 
-  async lastConsumedStep(consumer: string): Promise<number | null> {
-    return (this.q('SELECT MAX(step) AS s FROM consumption WHERE consumer = ?').get(consumer) as { s: number | null }).s;
+  async lastConsumedStep(consumer: string, runId = ''): Promise<number | null> {
+    return (this.q('SELECT MAX(step) AS s FROM consumption WHERE run_id = ? AND consumer = ?').get(runId, consumer) as { s: number | null }).s;
   }
 
   async mutate(m: FeedbackMutation): Promise<number> {

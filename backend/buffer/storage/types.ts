@@ -30,6 +30,12 @@ export interface ListOptions extends ExperienceFilter {
 /** Which experiences a sampling read may take. Only status 'ok', non-rejected, split != 'eval' rows ever qualify. */
 export interface TakeOptions {
   n: number;
+  /**
+   * Only this run's experiences, and the batch is recorded under (run, consumer, step): runs sharing one
+   * database never take each other's rows or replay each other's batches. Without it (a buffer file that
+   * holds one run) every run's rows qualify and the batch is recorded under run ''.
+   */
+  runId?: string;
   /** Trainer id + step: the batch is recorded, and asking again for the same (consumer, step, part) returns it again. */
   consumer?: string;
   step?: number;
@@ -78,6 +84,14 @@ export interface AppendResult {
   inserted: number;
   /** Ids already present (an explorer retrying a batch it was unsure about): skipped, not overwritten. */
   duplicates: string[];
+}
+
+/** What `availability` counts (the same predicate as the take). */
+export interface AvailabilityQuery {
+  source: ExperienceSource;
+  minVersion?: number;
+  maxUses?: number;
+  runId?: string;
 }
 
 export interface BufferStats {
@@ -161,8 +175,8 @@ export interface ExperienceStore {
   list(opts?: ListOptions): Promise<Experience[]>;
   count(filter?: ExperienceFilter): Promise<number>;
   group(groupId: string): Promise<Experience[]>;
-  /** Keyset pagination in insertion order, for export: rows with seq > afterSeq. */
-  scan(afterSeq: number, limit: number): Promise<{ seq: number; experience: Experience }[]>;
+  /** Keyset pagination in insertion order, for export: rows with seq > afterSeq (of one run when runId is given). */
+  scan(afterSeq: number, limit: number, runId?: string): Promise<{ seq: number; experience: Experience }[]>;
   stats(runId?: string): Promise<BufferStats>;
   setPriority(ids: string[], priority: number): Promise<void>;
 
@@ -170,10 +184,10 @@ export interface ExperienceStore {
   takeFifo(opts: FifoTake): Promise<TakeResult>;
   takePriority(opts: PriorityTake): Promise<TakeResult>;
   takeCycle(opts: CycleTake): Promise<TakeResult>;
-  availability(kind: 'fifo' | 'priority' | 'cycle', opts: { source: ExperienceSource; minVersion?: number; maxUses?: number }): Promise<Availability>;
-  /** The ids recorded for a consumer's step (all parts), in batch order. */
-  consumed(consumer: string, step: number): Promise<string[]>;
-  lastConsumedStep(consumer: string): Promise<number | null>;
+  availability(kind: 'fifo' | 'priority' | 'cycle', opts: AvailabilityQuery): Promise<Availability>;
+  /** The ids recorded for a consumer's step (all parts), in batch order; runId as in TakeOptions ('' when unscoped). */
+  consumed(consumer: string, step: number, runId?: string): Promise<string[]>;
+  lastConsumedStep(consumer: string, runId?: string): Promise<number | null>;
 
   mutate(m: FeedbackMutation): Promise<number>;
   feedbackLog(opts?: { experienceId?: string; limit?: number }): Promise<FeedbackLogEntry[]>;

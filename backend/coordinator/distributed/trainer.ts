@@ -72,7 +72,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
     const reference = objective.needsReference ? loadVerified((await store.listCheckpoints(o.runId))[0]!.path, '').model : undefined;
     const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference);
-    const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
+    // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
+    const sCfg = { ...samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg), runId: o.runId };
     const groupSize = cfg.explorer.repeat_times;
     const batchSize = await stageBatchSize(store, sCfg, true, cfg.trainer.batch_size, cfg.explorer.tasks_per_step * groupSize);
     const plan = {
