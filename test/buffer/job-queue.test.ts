@@ -3,7 +3,7 @@
 // only with fresh enough weights; a repeated ack adds nothing.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { JobQueue, experienceId, type NewJob } from '../../backend/buffer/queue/job-queue.js';
+import { JobQueue, experienceId, workerId, type NewJob } from '../../backend/buffer/queue/job-queue.js';
 import { PostgresStore } from '../../backend/buffer/storage/postgres.js';
 import { isConnectionError, withRetry } from '../../backend/buffer/queue/retry.js';
 import type { Task } from '../../backend/core/types.js';
@@ -105,6 +105,46 @@ if ('skip' in server) {
       await assert.rejects(withRetry(async () => {
         throw Object.assign(new Error('dup'), { code: '23505' });
       }), /dup/);
+    } finally {
+      await close();
+    }
+  });
+  test('a lease check before the rollout: live only for its holder and attempt, with the newest version', async () => {
+    const { q, store, close } = await open();
+    try {
+      await q.addJobs('r', jobs(2));
+      const [a0, a1] = await q.lease('r', 'A', 0, 2, 60);
+      assert.deepEqual(await q.leaseCheck('r', a0!, 'A'), { live: true, latest: 0 });
+      assert.equal((await q.leaseCheck('r', a0!, 'B')).live, false, 'not the holder');
+      await new Promise((r) => setTimeout(r, 120));
+      assert.equal((await q.leaseCheck('r', a1!, 'A')).live, false, 'expired, even though nobody took it yet');
+      const [b] = await q.lease('r', 'B', 0, 1, 60_000);
+      assert.equal(b!.id, a0!.id);
+      assert.equal((await q.leaseCheck('r', a0!, 'A')).live, false, 'taken over by attempt 2');
+      assert.equal((await q.leaseCheck('r', b!, 'B')).live, true);
+      await store.addCheckpoint({ runId: 'r', version: 4, path: '/x', checksum: '', createdAt: Date.now() });
+      await store.addCheckpoint({ runId: 'other', version: 9, path: '/y', checksum: '', createdAt: Date.now() });
+      assert.equal((await q.leaseCheck('r', b!, 'B')).latest, 4, "the newest version of this run, not another run's");
+    } finally {
+      await close();
+    }
+  });
+
+  test('run existence; silent workers are aged out of the list; worker ids differ per start', async () => {
+    const { q, store, close } = await open();
+    try {
+      assert.equal(await q.runExists('nope'), false);
+      await q.heartbeat('w', { id: 'explorer@h:1-aaaaaa', role: 'explorer', state: 'waiting', done: 0, throughput: 0, startedAt: Date.now() });
+      assert.equal(await q.runExists('w'), true, 'a run with a worker row exists');
+      await store.setState('s', 'dist:config', { x: 1 });
+      assert.equal(await q.runExists('s'), true, 'a run with only its stored config exists');
+      await new Promise((r) => setTimeout(r, 60));
+      await q.heartbeat('w', { id: 'explorer@h:2-bbbbbb', role: 'explorer', state: 'waiting', done: 0, throughput: 0, startedAt: Date.now() });
+      assert.deepEqual((await q.workers('w', { pruneAfterMs: 40 })).map((x) => x.id), ['explorer@h:2-bbbbbb'], 'the silent worker was aged out');
+      assert.deepEqual((await q.workers('w')).map((x) => x.id), ['explorer@h:2-bbbbbb'], 'and stays out');
+      const ids = new Set(Array.from({ length: 20 }, () => workerId('explorer')));
+      assert.equal(ids.size, 20, 'same host and pid, still 20 distinct ids');
+      for (const id of ids) assert.match(id, new RegExp(`^explorer@.+:${process.pid}-[0-9a-f]{6}$`));
     } finally {
       await close();
     }

@@ -5,6 +5,7 @@
 // it done in ONE transaction, guarded by the lease (owner + attempt + not expired): a holder whose
 // lease expired and was taken over cannot land its experiences, so no duplicate reaches the trainer.
 // Experience ids are derived from (run, job, sample), so even a repeated ack cannot add a row twice.
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
@@ -130,7 +131,7 @@ export class JobQueue {
     const rows = await this.rows(
       `WITH picked AS (
          SELECT id FROM rft_jobs
-         WHERE run_id = $1 AND required_version <= $2 AND (state = 'queued' OR (state = 'leased' AND lease_until < ${NOW_MS}))
+         WHERE run_id = $1 AND state <> 'done' AND required_version <= $2 AND (state = 'queued' OR (state = 'leased' AND lease_until < ${NOW_MS}))
          ORDER BY target, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
        UPDATE rft_jobs j SET state = 'leased', lease_owner = $4, lease_until = ${NOW_MS} + $5, attempts = j.attempts + 1
        FROM picked WHERE j.run_id = $1 AND j.id = picked.id
@@ -140,6 +141,22 @@ export class JobQueue {
     return rows
       .map((r) => ({ id: String(r.id), target: Number(r.target), requiredVersion: Number(r.required_version), task: JSON.parse(String(r.task)) as Task, attempt: Number(r.attempts) }))
       .sort((a, b) => a.target - b.target || a.id.localeCompare(b.id));
+  }
+
+  /**
+   * Whether the holder's lease on the job is still live (its owner, its attempt, not expired) and the
+   * newest published version: checked before each rollout, so a worker that was paused or cut off
+   * drops a job someone else may have taken, and does not roll out with weights too old to be acked.
+   */
+  async leaseCheck(runId: string, job: LeasedJob, owner: string): Promise<{ live: boolean; latest: number }> {
+    const r = (
+      await this.rows(
+        `SELECT (SELECT COALESCE(MAX(version), 0) FROM checkpoints WHERE run_id = $1) AS latest,
+                EXISTS (SELECT 1 FROM rft_jobs WHERE run_id = $1 AND id = $2 AND state = 'leased' AND lease_owner = $3 AND attempts = $4 AND lease_until >= ${NOW_MS}) AS live`,
+        [runId, job.id, owner, job.attempt],
+      )
+    )[0]!;
+    return { live: Boolean(r.live), latest: Number(r.latest) };
   }
 
   /** Extends the holder's live leases (expired ones stay expired: someone else may have them). */
@@ -239,7 +256,23 @@ export class JobQueue {
     );
   }
 
-  async workers(runId: string): Promise<WorkerRow[]> {
+  /** Any row of this run at all (jobs, workers or its stored config): tells a mistyped run id from an idle run. */
+  async runExists(runId: string): Promise<boolean> {
+    const r = await this.rows(
+      `SELECT EXISTS (SELECT 1 FROM rft_jobs WHERE run_id = $1) OR EXISTS (SELECT 1 FROM rft_workers WHERE run_id = $1) AS x`,
+      [runId],
+    );
+    if (r[0]!.x) return true;
+    return (await this.getState(runId, 'dist:config')) !== null;
+  }
+
+  /**
+   * The run's workers. Rows silent for longer than pruneAfterMs (default 10 min: a worker that was
+   * killed, or stopped long ago) are deleted first, so a long run does not list dead workers forever;
+   * a worker that comes back writes its row again with its next heartbeat.
+   */
+  async workers(runId: string, o: { pruneAfterMs?: number } = {}): Promise<WorkerRow[]> {
+    await this.pool.query(`DELETE FROM rft_workers WHERE run_id = $1 AND last_heartbeat < ${NOW_MS} - $2`, [runId, o.pruneAfterMs ?? 600_000]);
     const rows = await this.rows(`SELECT *, (${NOW_MS} - last_heartbeat) / 1000 AS age_s FROM rft_workers WHERE run_id = $1 ORDER BY role DESC, id`, [runId]);
     return rows.map((r) => ({
       id: String(r.id), host: String(r.host), pid: Number(r.pid), role: String(r.role), state: String(r.state), detail: r.detail === null ? null : String(r.detail),
@@ -262,7 +295,10 @@ function pgSafeText<R extends { prompt_text: string; response_text: string }>(r:
   return { ...r, prompt_text: fix(r.prompt_text), response_text: fix(r.response_text) };
 }
 
-/** A worker's id: host and pid (unique among live processes of a run). */
+/**
+ * A worker's id: host, pid and a random suffix drawn per call (each worker start). Host and pid alone
+ * are not unique: containers with host networking all run as pid 1, and one process may run several workers.
+ */
 export function workerId(role: string): string {
-  return `${role}@${hostname()}:${process.pid}`;
+  return `${role}@${hostname()}:${process.pid}-${randomBytes(3).toString('hex')}`;
 }

@@ -20,6 +20,9 @@ export const QUEUE_DDL = `
     PRIMARY KEY (run_id, id)
   );
   CREATE INDEX IF NOT EXISTS rft_jobs_pick ON rft_jobs (run_id, state, target, seq);
+  -- Leasing reads only open jobs: this index stays as small as the open jobs however long the
+  -- history of done ones grows (the lease query repeats its predicate, state <> 'done').
+  CREATE INDEX IF NOT EXISTS rft_jobs_open ON rft_jobs (run_id, target, seq) WHERE state <> 'done';
   CREATE TABLE IF NOT EXISTS rft_workers (
     run_id TEXT NOT NULL,
     id TEXT NOT NULL,

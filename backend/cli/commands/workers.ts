@@ -1,7 +1,9 @@
 // `rft workers --buffer postgres://... --run RUN [--json]`: every worker of a distributed run (host,
-// state, model version, throughput, last heartbeat) and the job queue's counts.
+// state, model version, throughput, last heartbeat) and the job queue's counts. Exits 1 for a run id
+// the database does not know; workers silent for 10 minutes are pruned (JobQueue.workers).
 import { command, flagString } from '../command.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
+import { parsePostgresUrl } from '../../buffer/storage/postgres.js';
 import { formatWorkers } from '../../coordinator/distributed/setup.js';
 
 command({
@@ -18,6 +20,11 @@ command({
     }
     const q = await JobQueue.open(url);
     try {
+      // A mistyped run id must not look like an idle run.
+      if (!(await q.runExists(runId))) {
+        console.error(`rft workers: no distributed run '${runId}' in ${parsePostgresUrl(url).display} (create it with \`rft coordinator CONFIG --buffer URL --run ${runId} --weights DIR\`)`);
+        return 1;
+      }
       const workers = await q.workers(runId);
       const jobs = await q.counts(runId);
       if (args.flags.json) console.log(JSON.stringify({ run: runId, jobs, workers }));

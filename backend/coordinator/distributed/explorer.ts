@@ -23,7 +23,7 @@ const log = logger('dist-explorer');
 export interface ExplorerOptions {
   url: string;
   runId: string;
-  /** Jobs leased at once (default: tasks_per_step). */
+  /** Jobs leased at once (default 1: N explorers share each step's tasks_per_step jobs). */
   batch?: number;
   /** Lease length; renewed every heartbeat while the rollout runs (default 10 s). */
   leaseMs?: number;
@@ -36,15 +36,25 @@ export interface ExplorerResult {
   jobs: number;
   experiences: number;
   refused: { lease_lost: number; stale: number };
+  /** Jobs let go before their rollout: the lease had been lost (paused, cut off), or the weights had gone stale. */
+  dropped: { lease_lost: number; stale: number };
   /** Seconds spent rolling out and acking (the rest: waiting for jobs or weights, loading, reconnecting). */
   busyS: number;
   wallS: number;
 }
 
+// The abort listener goes with the timer: one left per call piles up on the run's long-lived signal
+// (MaxListenersExceededWarning after 10 waits).
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((r) => {
-    const t = setTimeout(r, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+    if (signal?.aborted) return r();
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      r();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 
 export async function readDistributedConfig(get: () => Promise<unknown>, what: string): Promise<RunConfig> {
@@ -66,13 +76,13 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const workflow = workflows.get(cfg.workflow.name);
   const reward = resolveReward(cfg.workflow.reward);
   const S = cfg.buffer.max_staleness;
-  const batch = o.batch ?? cfg.explorer.tasks_per_step;
+  const batch = o.batch ?? 1;
   let model: LocalRolloutModel | null = null;
   let state = 'starting';
   let detail = '';
   let notified = -1;
   const acks: number[] = [];
-  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, busyS: 0, wallS: 0 };
+  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, busyS: 0, wallS: 0 };
   const held = new Set<LeasedJob>();
   let wake: (() => void) | null = null;
   const listener = new WeightsListener(q.connectionString, q.schema, o.runId, (v) => {
@@ -94,8 +104,16 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   };
   await beat(); // a worker shows up as soon as it joins
   const hb = setInterval(() => void beat(), o.heartbeatMs ?? 1000);
-  const setState = (s: string, d = '') => {
-    if (s !== state) log.info(`${s}${d ? ': ' + d : ''}`);
+  // The worker row always has the current state; the log gets a line when the kind of state changes
+  // (numbers ignored) or, for the same one, every 30 s; each job's start only at debug level.
+  let logged = { key: '', at: 0 };
+  const setState = (s: string, d = '', level: 'info' | 'warn' | 'error' = 'info') => {
+    const key = `${s}:${d.replace(/\d+/g, '#')}`;
+    if (s === 'generating') log.debug(`${s}: ${d}`);
+    else if (key !== logged.key || Date.now() - logged.at > 30_000) {
+      log[level](`${s}${d ? ': ' + d : ''}`);
+      logged = { key, at: Date.now() };
+    }
     state = s;
     detail = d;
   };
@@ -137,8 +155,27 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           continue;
         }
         for (const j of jobs) held.add(j);
+        const leasedAt = Date.now();
         for (const job of jobs) {
           if (o.signal?.aborted) break;
+          // A worker that was paused or cut off may hold leases that expired and went to someone else,
+          // and weights that went stale meanwhile: checked before each rollout, not only at the ack.
+          if (Date.now() - leasedAt > 1000) {
+            const chk = await q.leaseCheck(o.runId, job, id);
+            if (!chk.live) {
+              held.delete(job);
+              res.dropped.lease_lost++;
+              log.warn(`job ${job.id} (attempt ${job.attempt}): lease lost before its rollout; dropped`);
+              continue;
+            }
+            if (model.version < chk.latest - S) {
+              for (const j of held) await q.release(o.runId, j, id);
+              res.dropped.stale += held.size;
+              log.warn(`weights v${model.version} went stale (newest v${chk.latest}, bound ${S}): ${held.size} job(s) given back`);
+              held.clear();
+              break;
+            }
+          }
           setState('generating', `job ${job.id} with v${model.version}`);
           const jobStart = performance.now();
           const raw = await workflow.run([job.task], {
