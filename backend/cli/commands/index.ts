@@ -12,3 +12,4 @@ import './coordinator.js';
 import './explorer.js';
 import './trainer.js';
 import './workers.js';
+import './model.js';

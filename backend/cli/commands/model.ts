@@ -1,0 +1,143 @@
+// `rft model info|score|generate|export`: look at, score with, sample from and export a model folder
+// (this project's checkpoint or a Hugging Face model folder / HF-cache entry).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { initEngine } from '../../model/engine.js';
+import { loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
+import { countParams, headDim } from '../../model/config.js';
+import { architectureOf } from '../../model/hf/config.js';
+import { resolveModelDir, indexWeights } from '../../model/hf/folder.js';
+import type { HfTokenizer } from '../../model/hf/tokenizer.js';
+import { scoreIds, scoreIdsOf } from '../../model/score.js';
+import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
+import { generate } from '../../model/generate.js';
+import { exportGguf } from '../../model/export/gguf.js';
+import { exportHf } from '../../model/export/hf.js';
+
+function load(args: ParsedArgs, usage: string): LoadedCheckpoint {
+  const dir = args.positional[0];
+  if (!dir) throw new Error(`a model folder is required\nusage: rft ${usage}`);
+  return loadCheckpoint(dir);
+}
+
+function requireTokenizer(ck: LoadedCheckpoint) {
+  if (!ck.tokenizer) throw new Error(`${ck.dir}: the model folder has no tokenizer.json`);
+  return ck.tokenizer;
+}
+
+const INFO = 'model info DIR';
+command({
+  name: 'model info',
+  usage: INFO,
+  summary: 'architecture, parameters, dtype, tokenizer and chat template of a model folder',
+  async run(args) {
+    await initEngine();
+    const dir = args.positional[0];
+    if (!dir) throw new Error(`a model folder is required\nusage: rft ${INFO}`);
+    const resolved = resolveModelDir(dir);
+    const { entries } = indexWeights(resolved);
+    const dtypes = [...new Set([...entries.values()].map((e) => e.dtype))];
+    const ck = loadCheckpoint(resolved);
+    const c = ck.model.config;
+    const tok = ck.tokenizer;
+    const hf = tok?.kind === 'hf' ? (tok as HfTokenizer) : undefined;
+    const arch = Array.isArray(c.hfConfig?.architectures) ? (c.hfConfig!.architectures as string[])[0] : architectureOf(c);
+    console.log(
+      JSON.stringify({
+        dir: resolved,
+        architecture: arch,
+        parameters: countParams(c),
+        dtype: dtypes.join(','),
+        layers: c.nLayers,
+        hidden: c.dModel,
+        heads: c.nHeads,
+        kvHeads: c.nKvHeads,
+        headDim: headDim(c),
+        intermediate: c.dFF,
+        vocab: c.vocabSize,
+        tiedEmbeddings: c.tieEmbeddings,
+        maxSeqLen: c.maxSeqLen,
+        ropeTheta: c.ropeTheta,
+        ropeScaling: c.ropeScaling ?? null,
+        tokenizer: tok ? { kind: tok.kind, vocab: tok.vocabSize, bos: tok.bosId, eos: tok.eosId, pad: tok.padId, stop: hf?.stopIds } : null,
+        chatTemplate: hf ? (hf.chatTemplate ?? null) : tok ? 'rft' : null,
+        version: ck.meta.version,
+      }),
+    );
+    ck.model.dispose();
+    return 0;
+  },
+});
+
+const SCORE = 'model score DIR --text TEXT';
+command({
+  name: 'model score',
+  usage: SCORE,
+  summary: 'per-token log-probs of TEXT (no chat template); last line {"ids": [...], "logprobs": [...]}',
+  async run(args) {
+    const text = flagString(args, 'text');
+    if (text === undefined) throw new Error(`--text is required\nusage: rft ${SCORE}`);
+    await initEngine();
+    const ck = load(args, SCORE);
+    const ids = scoreIdsOf(requireTokenizer(ck), text);
+    if (ids.length > ck.model.config.maxSeqLen) throw new Error(`--text is ${ids.length} tokens, more than the model's ${ck.model.config.maxSeqLen}`);
+    const logprobs = await scoreIds(ck.model, ids);
+    console.log(JSON.stringify({ ids, logprobs }));
+    ck.model.dispose();
+    return 0;
+  },
+});
+
+const GENERATE = 'model generate DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--seed S] [--system TEXT]';
+command({
+  name: 'model generate',
+  usage: GENERATE,
+  summary: "sample a reply to --prompt with the model's chat template",
+  async run(args) {
+    const prompt = flagString(args, 'prompt');
+    if (prompt === undefined) throw new Error(`--prompt is required\nusage: rft ${GENERATE}`);
+    await initEngine();
+    const ck = load(args, GENERATE);
+    const tok = requireTokenizer(ck);
+    const ids = encodePrompt(tok, taskMessages(prompt, flagString(args, 'system')));
+    const [g] = await generate(ck.model, tok, [ids], {
+      maxNewTokens: flagNumber(args, 'max-new-tokens', 64),
+      temperature: flagNumber(args, 'temperature', 0),
+      seed: flagNumber(args, 'seed', 0),
+      stopTokens: stopTokens(tok),
+    });
+    console.log(JSON.stringify({ prompt_tokens: ids.length, tokens: g!.tokens, text: g!.text, finish_reason: g!.finishReason }));
+    ck.model.dispose();
+    return 0;
+  },
+});
+
+const EXPORT = 'model export CHECKPOINT --format hf|gguf --out DIR [--dtype f32|f16]';
+command({
+  name: 'model export',
+  usage: EXPORT,
+  summary: 'write a checkpoint as a Hugging Face folder (hf) or a GGUF file for llama.cpp (gguf)',
+  async run(args) {
+    const format = flagString(args, 'format');
+    const out = flagString(args, 'out');
+    if (!format || !out) throw new Error(`--format and --out are required\nusage: rft ${EXPORT}`);
+    if (format === 'peft') throw new Error('--format peft: LoRA adapters are not built yet (issue 14 item 3), so there is no adapter to export');
+    if (format !== 'hf' && format !== 'gguf') throw new Error(`--format must be hf or gguf, got '${format}'`);
+    const dtype = flagString(args, 'dtype') ?? 'f32';
+    if (dtype !== 'f32' && dtype !== 'f16') throw new Error(`--dtype must be f32 or f16, got '${dtype}'`);
+    if (format === 'hf' && dtype !== 'f32') throw new Error('--dtype f16 applies to gguf only (hf exports float32)');
+    await initEngine();
+    const ck = load(args, EXPORT);
+    let written: string;
+    if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out);
+    else {
+      mkdirSync(out, { recursive: true });
+      written = join(out, 'model.gguf');
+      await exportGguf(ck.model, requireTokenizer(ck), written, { dtype, name: ck.dir });
+    }
+    console.log(JSON.stringify({ format, out: written, dtype }));
+    ck.model.dispose();
+    return 0;
+  },
+});
