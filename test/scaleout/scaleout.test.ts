@@ -99,7 +99,7 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
     let victimJob = '';
     await until('explorer 1 to hold a lease after a few acks', async () => {
       const done = Number((await q(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state = 'done'`, [RUN]))[0]!.n);
-      const held = await q(`SELECT id FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, `explorer@%:${victim.child.pid}`]);
+      const held = await q(`SELECT id FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, `explorer@%:${victim.child.pid}-%`]);
       if (done >= 3 && held.length) victimJob = String(held[0]!.id);
       return victimJob !== '';
     });
@@ -124,7 +124,7 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
     const cutProc = explorers[1]!;
     // Cut it while it holds a lease, so the cut lands mid-rollout where it can.
     await until('version 18 and explorer 2 holding a lease', async () =>
-      (await version()) >= 18 && (await q(`SELECT 1 FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, `explorer@%:${cutProc.child.pid}`])).length > 0);
+      (await version()) >= 18 && (await q(`SELECT 1 FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, `explorer@%:${cutProc.child.pid}-%`])).length > 0);
     hosts.cut(2, cutProc.child);
     await sleep(LEASE_MS * 2 + 1000);
     hosts.restore(2, cutProc.child);
@@ -169,7 +169,7 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
     const vj = jobs.find((j) => j.id === victimJob)!;
     assert.equal(vj.state, 'done', `the killed explorer's job ${victimJob} was taken over`);
     assert.ok(Number(vj.attempts) >= 2, `job ${victimJob}: attempts ${vj.attempts}`);
-    assert.ok(!String(vj.acked_by).endsWith(`:${victim.child.pid}`));
+    assert.ok(!String(vj.acked_by).includes(`:${victim.child.pid}-`));
 
     // The trainer: every step one full batch, no experience twice, each within the staleness bound.
     const seen = new Set<string>();
@@ -192,9 +192,9 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
     assert.equal(workers.filter((w) => w.role === 'explorer').length, 3);
     const trainers = workers.filter((w) => w.role === 'trainer');
     assert.equal(trainers.length, 2, 'the killed trainer and its successor');
-    assert.equal(trainers.find((w) => String(w.id).endsWith(`:${trainer2.child.pid}`))?.state, 'done');
+    assert.equal(trainers.find((w) => String(w.id).includes(`:${trainer2.child.pid}-`))?.state, 'done');
     assert.equal(Number(/"startedFrom":(\d+)/.exec(trainer2.out)?.[1]), killedAt, 'the restarted trainer resumed from the last checkpoint');
-    const back = workers.find((w) => String(w.id).endsWith(`:${cutProc.child.pid}`))!;
+    const back = workers.find((w) => String(w.id).includes(`:${cutProc.child.pid}-`))!;
     assert.ok(Number(back.last_heartbeat) > restoredAt, 'the cut-off explorer never heartbeat again after reconnecting');
     t.diagnostic(`jobs ${jobs.length} (${acked} acked, ${jobs.filter((j) => Number(j.attempts) > 1).length} retried), experiences ${exps.length}, trained ${seen.size}`);
     t.diagnostic(`explorer results: ${explorers.map((p) => p.out.split('\n').find((l) => l.includes('explorer_result')) ?? '-').join(' | ')}`);

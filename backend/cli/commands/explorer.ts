@@ -5,13 +5,13 @@ import { distributedExplorer } from '../../coordinator/distributed/explorer.js';
 
 command({
   name: 'explorer',
-  usage: 'explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS]',
-  summary: 'a rollout worker of a distributed run (any machine that reaches the database and the weights folder)',
+  usage: 'explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR]',
+  summary: 'a rollout worker of a distributed run (any machine that reaches the database and the trainer)',
   run: async (args) => {
     const url = flagString(args, 'buffer');
     const runId = flagString(args, 'run');
     if (!url || !runId) {
-      console.error('usage: rft explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS]');
+      console.error('usage: rft explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR]');
       return 2;
     }
     const ac = new AbortController();
@@ -22,6 +22,7 @@ command({
       url, runId, signal: ac.signal,
       batch: args.flags.batch !== undefined ? flagNumber(args, 'batch', 1) : undefined,
       leaseMs: args.flags['lease-ms'] !== undefined ? flagNumber(args, 'lease-ms', 10_000) : undefined,
+      cacheDir: flagString(args, 'weights-cache'),
     });
     console.log(JSON.stringify({ kind: 'explorer_result', ...r }));
     return 0;

@@ -1,24 +1,34 @@
 // `rft trainer --buffer postgres://... --run RUN`: the trainer of a distributed run; started again
 // after a crash it resumes from its last checkpoint and buffer position. SIGTERM: stop after the step.
-import { command, flagString } from '../command.js';
+// It serves its weights over HTTP (--weights-port, --weights-host) unless --no-serve-weights.
+import { command, flagNumber, flagString } from '../command.js';
 import { distributedTrainer } from '../../coordinator/distributed/trainer.js';
+
+const usage = 'trainer --buffer postgres://... --run RUN [--weights-port N] [--weights-host ADDR] [--no-serve-weights]';
 
 command({
   name: 'trainer',
-  usage: 'trainer --buffer postgres://... --run RUN',
-  summary: 'the trainer of a distributed run',
+  usage,
+  summary: 'the trainer of a distributed run (serves its weights to the explorers over HTTP)',
+  booleanFlags: ['no-serve-weights'],
   run: async (args) => {
     const url = flagString(args, 'buffer');
     const runId = flagString(args, 'run');
     if (!url || !runId) {
-      console.error('usage: rft trainer --buffer postgres://... --run RUN');
+      console.error(`usage: rft ${usage}`);
       return 2;
     }
+    const port = args.flags['weights-port'] !== undefined ? flagNumber(args, 'weights-port', 0) : 0;
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      console.error(`--weights-port: a port number 0-65535 (0: any free port), got '${String(args.flags['weights-port'])}'`);
+      return 2;
+    }
+    const serveWeights = args.flags['no-serve-weights'] ? (false as const) : { port, host: flagString(args, 'weights-host') };
     const ac = new AbortController();
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    const r = await distributedTrainer({ url, runId, signal: ac.signal });
+    const r = await distributedTrainer({ url, runId, signal: ac.signal, serveWeights });
     console.log(JSON.stringify({ kind: 'trainer_result', ...r }));
     return r.done ? 0 : 1;
   },

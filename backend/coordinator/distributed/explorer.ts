@@ -1,9 +1,11 @@
 // `rft explorer --buffer postgres://... --run RUN`: one rollout worker of a distributed run, on any
-// machine that reaches the database and the weights folder. Loop: pick up the newest published
-// weights (checksum verified), lease jobs that version may run, roll each out, ack it (experiences +
+// machine that reaches the database and the trainer (weights over HTTP, or a shared folder). Loop: pick
+// up the newest published weights (sha256 verified), lease jobs that version may run, roll each out, ack it (experiences +
 // completion in one transaction). It never produces with weights more than max_staleness versions
 // behind the trainer, and a lost connection (database restart, network cut) is waited out: its
 // leases expire meanwhile, other explorers take the jobs over, and its own late acks are refused.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { initEngine } from '../../model/engine.js';
@@ -16,7 +18,9 @@ import '../../explorer/workflows/index.js';
 import { resolveReward } from '../../explorer/reward-resolve.js';
 import { groupAdvantages } from '../../trainer/objectives.js';
 import { stagesOf } from '../worker-context.js';
-import { ChecksumError, loadVerified } from './weights.js';
+import { ChecksumError } from './weights.js';
+import type { HttpWeightsSource } from './weights-http.js';
+import { WeightsLoader } from './weights-load.js';
 
 const log = logger('dist-explorer');
 
@@ -29,6 +33,8 @@ export interface ExplorerOptions {
   leaseMs?: number;
   heartbeatMs?: number;
   signal?: AbortSignal;
+  /** Where weights fetched over HTTP are kept (a folder per worker below it; default the OS temp folder). */
+  cacheDir?: string;
 }
 
 export interface ExplorerResult {
@@ -38,6 +44,8 @@ export interface ExplorerResult {
   refused: { lease_lost: number; stale: number };
   /** Jobs let go before their rollout: the lease had been lost (paused, cut off), or the weights had gone stale. */
   dropped: { lease_lost: number; stale: number };
+  /** Versions loaded from the recorded folder (this host sees it) and over HTTP from the trainer. */
+  loads: { folder: number; http: number };
   /** Seconds spent rolling out and acking (the rest: waiting for jobs or weights, loading, reconnecting). */
   busyS: number;
   wallS: number;
@@ -82,8 +90,10 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   let detail = '';
   let notified = -1;
   const acks: number[] = [];
-  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, busyS: 0, wallS: 0 };
+  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, loads: { folder: 0, http: 0 }, busyS: 0, wallS: 0 };
   const held = new Set<LeasedJob>();
+  const weights = new WeightsLoader(join(o.cacheDir ?? join(tmpdir(), 'rft-weights'), o.runId.replace(/[^A-Za-z0-9._-]/g, '_'), id.replace(/[^A-Za-z0-9._-]/g, '_')));
+  let syncFailingSince: number | null = null;
   let wake: (() => void) | null = null;
   const listener = new WeightsListener(q.connectionString, q.schema, o.runId, (v) => {
     notified = Math.max(notified, v);
@@ -125,16 +135,25 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
         const latest = await q.latestVersion(o.runId);
         if (!latest) throw new Error(`run ${o.runId}: no published weights`);
         if (!model || latest.version > model.version) {
-          setState('syncing', `v${latest.version}`);
+          const http = await q.getState<HttpWeightsSource>(o.runId, 'dist:weights-http');
+          // While a sync keeps failing, the row (and the log) keep saying why instead of flicking back to syncing.
+          if (syncFailingSince === null) setState('syncing', `v${latest.version}`);
           try {
-            const ck = loadVerified(latest.path, latest.checksum);
+            const { ck, from } = await weights.load(latest, http);
             if (!ck.tokenizer) throw new ChecksumError(`${latest.path}: checkpoint has no tokenizer.json`);
             model?.model.dispose();
             model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
+            res.loads[from]++;
+            log.debug(`v${latest.version} loaded from ${from === 'http' ? http!.url : latest.path}`);
+            syncFailingSince = null;
           } catch (e) {
-            // Pruned while we looked, or not yet visible on this host's share: try again shortly.
-            setState('waiting', `weights v${latest.version}: ${(e as Error).message}`);
-            await sleep(500, o.signal);
+            // A version pruned while we read is normal for a moment (the next loop sees a newer one); a
+            // source that stays unreachable is an error in the log and in this worker's row within seconds.
+            syncFailingSince ??= Date.now();
+            const msg = `weights v${latest.version}: ${(e as Error).message}`;
+            if (Date.now() - syncFailingSince >= 3000) setState('error', msg, 'error');
+            else setState('waiting', msg);
+            await sleep(1000, o.signal);
             continue;
           }
         }
@@ -217,6 +236,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
     await beat();
     await listener.close();
     model?.model.dispose();
+    weights.dispose();
     await q.close();
   }
   res.wallS = (Date.now() - t0) / 1000;

@@ -1,5 +1,5 @@
 // Which jobs feed which trainer step. Step t's batch is tasks_per_step groups; job `t:k` runs task
-// k of step t, picked from a seeded shuffle of the run's tasks (so a restarted trainer re-derives
+// k of step t, picked by the configured selector (default a seeded shuffle) from the run's tasks (so a restarted trainer re-derives
 // the same jobs and adds nothing twice). Top-up jobs `t:x<n>` replace groups that produced nothing
 // trainable (empty answers, infra failures) or went stale, so the trainer never waits forever.
 import type { Task } from '../../core/types.js';
@@ -10,6 +10,8 @@ import { requiredVersion, type SyncPlan } from '../sync-plan.js';
 export interface JobPlan {
   tasks: Task[];
   seed: number;
+  /** taskset.selector: 'shuffle' (default), 'sequential' or 'random' (selectors whose picks follow from the step alone). */
+  selector?: string;
   tasksPerStep: number;
   sync: SyncPlan;
 }
@@ -18,12 +20,22 @@ function shuffledEpoch(p: JobPlan, epoch: number): Task[] {
   return new Rng(p.seed * 1_000_003 + epoch).shuffle([...p.tasks]);
 }
 
+/** The i-th task the configured selector gives (a pure function of i, so a restarted trainer re-derives it). */
+function pick(p: JobPlan, i: number, n: number): Task {
+  if (p.selector === 'sequential') return p.tasks[i % n]!;
+  if (p.selector === 'random') return p.tasks[new Rng(p.seed * 1_000_003 + i * 7919 + 1).int(0, n)]!;
+  return shuffledEpoch(p, Math.floor(i / n))[i % n]!;
+}
+
+/** Selectors a distributed run plans jobs with; priority and curriculum learn from outcomes, which jobs planned ahead cannot. */
+export const PLANNED_SELECTORS = ['shuffle', 'sequential', 'random'];
+
 export function stepJobs(p: JobPlan, target: number): NewJob[] {
   const n = p.tasks.length;
   const out: NewJob[] = [];
   for (let k = 0; k < p.tasksPerStep; k++) {
     const i = target * p.tasksPerStep + k;
-    out.push({ id: `${target}:${k}`, target, requiredVersion: requiredVersion(target, p.sync), task: shuffledEpoch(p, Math.floor(i / n))[i % n]! });
+    out.push({ id: `${target}:${k}`, target, requiredVersion: requiredVersion(target, p.sync), task: pick(p, i, n) });
   }
   return out;
 }

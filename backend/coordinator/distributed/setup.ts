@@ -14,7 +14,7 @@ import { makeObjective } from '../../trainer/objectives.js';
 import { expertExperience, initialModel, loadTasks, makeTokenizer } from '../run.js';
 import { checkSyncConfig } from '../sync-plan.js';
 import { stagesOf } from '../worker-context.js';
-import { stepJobs } from './jobs-plan.js';
+import { PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';
 
 /** What a distributed run supports today; anything else is refused up front with the field named. */
@@ -24,6 +24,7 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
   const s = stages[0]!;
   if (s.steps === undefined) return 'trainer.steps: a distributed run needs a number of steps';
   if (makeObjective(s.algorithm.name, s.algorithm.params).name === 'sft' || s.mode !== 'both') return 'algorithm/mode: a distributed run explores and trains (mode both, an RL algorithm)';
+  if (!PLANNED_SELECTORS.includes(cfg.taskset.selector)) return `taskset.selector: a distributed run plans its jobs ahead with ${PLANNED_SELECTORS.join(', ')}; '${cfg.taskset.selector}' learns from outcomes (run it with \`rft run\`)`;
   return checkSyncConfig(cfg);
 }
 
@@ -56,7 +57,7 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     const v0 = versionDir(dir, runId, 0);
     await saveCheckpoint(model, v0, { version: 0, step: 0, stage: stagesOf(cfg)[0]!.name, stage_index: 0, stage_step: 0 }, tok);
     model.dispose();
-    const plan = { tasks: pools.train, seed: cfg.seed, tasksPerStep: cfg.explorer.tasks_per_step, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 } };
+    const plan = { tasks: pools.train, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 } };
     let jobs = 0;
     for (let t = 0; t <= cfg.synchronizer.sync_offset; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
     // Recorded last: a run with a v0 checkpoint is complete (a setup killed before this starts over).
@@ -75,5 +76,7 @@ export function formatWorkers(rows: WorkerRow[], deadAfterS = 10): string {
     w.modelVersion === null ? '-' : `v${w.modelVersion}`, String(w.done), w.throughput.toFixed(2), `${w.ageS.toFixed(1)}s ago`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  return [head, ...lines].map((l) => l.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n');
+  // A worker in trouble says why (a weight source it cannot reach, a folder it cannot see).
+  const why = rows.filter((w) => w.state === 'error' && w.detail).map((w) => `error ${w.id}: ${w.detail}`);
+  return [...[head, ...lines].map((l) => l.map((c, i) => c.padEnd(widths[i]!)).join('  ')), ...why].join('\n');
 }

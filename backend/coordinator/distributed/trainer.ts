@@ -1,7 +1,8 @@
 // `rft trainer --buffer postgres://... --run RUN`: the one trainer of a distributed run. Resumes
 // from the newest checkpoint recorded in the buffer (its step) and the buffer position (the
-// sampler's recorded batches), trains, publishes every sync_interval steps a checkpoint to the
-// shared weights folder with its sha256, and NOTIFYs the explorers. Database faults are retried.
+// sampler's recorded batches), trains, publishes every sync_interval steps a checkpoint to its
+// weights folder with its sha256 (served over HTTP from this host unless told not to), and NOTIFYs the explorers. Database faults are retried.
+import { existsSync } from 'node:fs';
 import { logger } from '../../core/log.js';
 import { initEngine } from '../../model/engine.js';
 import { saveCheckpoint } from '../../model/checkpoint.js';
@@ -17,6 +18,7 @@ import { stagesOf } from '../worker-context.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
 import { checksumDir, loadVerified, pruneVersions, versionDir } from './weights.js';
+import { defaultAdvertisedHost, WeightsServer } from './weights-http.js';
 
 const log = logger('dist-trainer');
 
@@ -25,6 +27,12 @@ export interface TrainerOptions {
   runId: string;
   signal?: AbortSignal;
   heartbeatMs?: number;
+  /**
+   * Serve the published weights over HTTP (default; port 0 = any free port, host = the address
+   * explorers reach this machine at, default its first non-loopback IPv4), or false: explorers read
+   * the weights folder, which must then be shared at the same path on every machine.
+   */
+  serveWeights?: { port?: number; host?: string } | false;
 }
 
 export interface TrainerResult {
@@ -57,6 +65,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
   };
   await beat(); // a worker shows up as soon as it joins
   const hb = setInterval(() => void beat(), o.heartbeatMs ?? 1000);
+  let server: WeightsServer | null = null;
   try {
     const cfg = await readDistributedConfig(() => store.getState(o.runId, 'dist:config'), `run ${o.runId}`);
     const weightsDir = await store.getState<string>(o.runId, 'dist:weights');
@@ -65,6 +74,17 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const latest = await store.latestCheckpoint(o.runId);
     if (!latest) throw new Error(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
     const { model, meta, tokenizer: tok } = loadVerified(latest.path, latest.checksum);
+    // Weights over HTTP from this host: explorers need no shared folder. Recorded in the run, so every
+    // explorer finds the current address (a restarted trainer records its new one).
+    if (o.serveWeights !== false) {
+      server = new WeightsServer();
+      for (const c of await store.listCheckpoints(o.runId)) if (existsSync(c.path)) server.add(c.checksum, c.path);
+      const port = await server.listen(o.serveWeights?.port ?? 0);
+      const host = o.serveWeights?.host ?? defaultAdvertisedHost();
+      const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      await store.setState(o.runId, 'dist:weights-http', { url, token: server.token, trainer: id });
+      log.info(`run ${o.runId}: serving weights at ${url}`);
+    } else await store.setState(o.runId, 'dist:weights-http', null);
     if (!tok) throw new Error(`${latest.path}: checkpoint has no tokenizer.json`);
     const step = typeof meta.step === 'number' ? meta.step : meta.version;
     version = step;
@@ -79,6 +99,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const plan = {
       tasks: await store.listTasks(o.runId),
       seed: cfg.seed,
+      selector: cfg.taskset.selector,
       tasksPerStep: cfg.explorer.tasks_per_step,
       sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 },
     };
@@ -103,7 +124,9 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       publish: async (v, sStep, done) => {
         const dir = versionDir(weightsDir, o.runId, v);
         await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? 1 : 0, stage_step: sStep }, tok);
-        await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum: checksumDir(dir), createdAt: Date.now() });
+        const checksum = checksumDir(dir);
+        server?.add(checksum, dir); // servable before any explorer hears of it
+        await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
         version = v;
         await withRetry(() => q.notifyWeights(o.runId, v), retry);
         pruneVersions(weightsDir, o.runId, v, cfg.buffer.max_staleness + 3);
@@ -118,6 +141,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     return { worker: id, startedFrom: meta.version, step: r.step, done: r.stageDone, idle: r.idle, wallS: (Date.now() - t0) / 1000, topUps: sampler.topUps };
   } finally {
     clearInterval(hb);
+    await server?.close();
     await beat();
     await q.close();
     await raw.close();

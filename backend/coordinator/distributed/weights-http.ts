@@ -1,0 +1,146 @@
+// Weights over HTTP from the trainer's host, so explorers need no shared folder. Content-addressed:
+// a published version is fetched by its folder's sha256 (the checksum the trainer records in the
+// database), never by a name that could change under the reader. Each file is downloaded into a
+// temp folder, the folder's sha256 is checked against the address, and only then is it renamed into
+// place: a cut or damaged download is never loaded. Requests carry the run's bearer token (kept in the
+// database, so whoever can read the run can fetch its weights, and nobody else).
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createServer, get, type IncomingMessage, type Server } from 'node:http';
+import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { ChecksumError, checksumDir } from './weights.js';
+
+/** Where explorers fetch a run's weights: recorded by the trainer in run_state `dist:weights-http`. */
+export interface HttpWeightsSource {
+  url: string;
+  token: string;
+}
+
+const SHA = /^[0-9a-f]{64}$/;
+// Checkpoint folders are flat; anything else in a request is refused.
+const FILE = /^[A-Za-z0-9._-]+$/;
+
+/** Serves the folders it was told about (sha256 -> folder); a pruned folder is a 404. */
+export class WeightsServer {
+  private readonly dirs = new Map<string, string>();
+  private server: Server | null = null;
+  readonly token = randomBytes(16).toString('hex');
+
+  add(checksum: string, dir: string): void {
+    if (SHA.test(checksum)) this.dirs.set(checksum, dir);
+  }
+
+  /** Listens on all interfaces; returns the port (0 picks a free one). */
+  listen(port = 0, host = '0.0.0.0'): Promise<number> {
+    const server = createServer((req, res) => {
+      const send = (code: number, body: string) => {
+        res.writeHead(code, { 'content-type': code === 200 ? 'application/json' : 'text/plain' });
+        res.end(body);
+      };
+      if (req.method !== 'GET') return send(405, 'GET only\n');
+      if (req.headers.authorization !== `Bearer ${this.token}`) return send(401, 'bad or missing token\n');
+      const m = /^\/weights\/([0-9a-f]{64})\/([^/]*)$/.exec(req.url ?? '');
+      const dir = m ? this.dirs.get(m[1]!) : undefined;
+      if (!m || !dir || !existsSync(dir)) {
+        if (m && dir) this.dirs.delete(m[1]!);
+        return send(404, 'no such weights (pruned, or never published here)\n');
+      }
+      const name = m[2]!;
+      if (name === '') {
+        const files = readdirSync(dir).filter((f) => FILE.test(f) && statSync(join(dir, f)).isFile()).map((f) => ({ name: f, size: statSync(join(dir, f)).size }));
+        return send(200, JSON.stringify({ files }));
+      }
+      const file = join(dir, name);
+      if (!FILE.test(name) || !existsSync(file)) return send(404, 'no such file\n');
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(statSync(file).size) });
+      createReadStream(file).on('error', () => res.destroy()).pipe(res);
+    });
+    this.server = server;
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve((server.address() as { port: number }).port);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    const s = this.server;
+    this.server = null;
+    if (!s) return Promise.resolve();
+    s.closeAllConnections();
+    return new Promise((r) => s.close(() => r()));
+  }
+}
+
+/** The address other machines reach this one at: the first non-internal IPv4 (loopback if none). */
+export function defaultAdvertisedHost(): string {
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return '127.0.0.1';
+}
+
+/** A fetch failure (unreachable, refused, timed out, 404, bad token): the explorer reports it and tries again. */
+export class WeightsFetchError extends Error {}
+
+function request(url: string, token: string, idleMs: number): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    // agent false: a fresh connection per request (a pooled socket to a restarted trainer fails as a reset).
+    const req = get(url, { headers: { authorization: `Bearer ${token}` }, timeout: idleMs, agent: false }, (res) => {
+      if (res.statusCode === 200) return resolve(res);
+      res.resume();
+      reject(new WeightsFetchError(`${url}: HTTP ${res.statusCode}${res.statusCode === 404 ? ' (pruned, or the trainer restarted)' : res.statusCode === 401 ? ' (token refused)' : ''}`));
+    });
+    // `timeout` is socket inactivity: a dead link fails after idleMs, a slow one that still moves does not.
+    req.on('timeout', () => req.destroy(new WeightsFetchError(`${url}: no answer for ${idleMs / 1000} s`)));
+    req.on('error', (e) => reject(e instanceof WeightsFetchError ? e : new WeightsFetchError(`${url}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
+  });
+}
+
+/**
+ * Fetch the weights with this sha256 into `cacheDir/<sha256>` (or find them there), verified.
+ * Returns the folder.
+ */
+export async function fetchWeights(src: HttpWeightsSource, checksum: string, cacheDir: string, idleMs = 5000): Promise<string> {
+  if (!SHA.test(checksum)) throw new WeightsFetchError(`recorded checksum '${checksum}' is not a sha256: cannot fetch by content`);
+  const dest = join(cacheDir, checksum);
+  if (existsSync(dest) && checksumDir(dest) === checksum) return dest;
+  const base = `${src.url.replace(/\/$/, '')}/weights/${checksum}/`;
+  const res = await request(base, src.token, idleMs);
+  let body = '';
+  for await (const chunk of res) body += chunk;
+  let files: { name: string; size: number }[];
+  try {
+    files = (JSON.parse(body) as { files: { name: string; size: number }[] }).files;
+    if (!Array.isArray(files) || files.some((f) => !FILE.test(f.name))) throw new Error('bad listing');
+  } catch {
+    throw new WeightsFetchError(`${base}: not a weights listing`);
+  }
+  mkdirSync(cacheDir, { recursive: true });
+  const tmp = join(cacheDir, `${checksum}.part-${randomBytes(4).toString('hex')}`);
+  mkdirSync(tmp);
+  try {
+    for (const f of files) {
+      try {
+        await pipeline(await request(base + f.name, src.token, idleMs), createWriteStream(join(tmp, f.name)));
+      } catch (e) {
+        throw e instanceof WeightsFetchError ? e : new WeightsFetchError(`${base}${f.name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      }
+    }
+    const got = checksumDir(tmp);
+    if (got !== checksum) throw new ChecksumError(`${base}: downloaded sha256 ${got.slice(0, 12)}… is not the address ${checksum.slice(0, 12)}…`);
+    rmSync(dest, { recursive: true, force: true });
+    renameSync(tmp, dest);
+    return dest;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Remove cached versions other than `keep` (and leftovers of cut downloads). */
+export function pruneCache(cacheDir: string, keep: string): void {
+  if (!existsSync(cacheDir)) return;
+  for (const name of readdirSync(cacheDir)) if (name !== keep) rmSync(join(cacheDir, name), { recursive: true, force: true });
+}
