@@ -14,6 +14,7 @@ import { isHfTokenizerDir, loadTokenizer, saveTokenizer } from './tokenizer/io.j
 import { parseHfConfig, writeHfConfig } from './hf/config.js';
 import { indexWeights, resolveModelDir } from './hf/folder.js';
 import { HfTokenizer } from './hf/tokenizer.js';
+import { hasAdapter, loadAdapterFiles, writeAdapterFiles } from './lora-files.js';
 
 export interface CheckpointMeta {
   version: number;
@@ -35,13 +36,18 @@ export function hfConfig(c: ModelConfig, tok?: Tokenizer): Record<string, unknow
   };
 }
 
-/** The model's tensors in Hugging Face's layout (linear weights [out, in]), keyed by HF name. */
-export async function hfTensors(model: Transformer): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
+/**
+ * The model's tensors in Hugging Face's layout (linear weights [out, in]), keyed by HF name; LoRA
+ * adapters merged into their weights (W + alpha/r A B) unless `base` asks for the frozen base alone.
+ */
+export async function hfTensors(model: Transformer, opts: { base?: boolean } = {}): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   for (const [name, v] of model.params) {
-    const t = isLinearWeight(name) ? tf.transpose(v) : v;
+    const w = opts.base ? v : model.effectiveWeight(name);
+    const t = isLinearWeight(name) ? tf.transpose(w) : w;
     tensors.set(name, { shape: t.shape, data: (await t.data()) as Float32Array });
-    if (t !== v) t.dispose();
+    if (t !== v && t !== w) t.dispose();
+    if (w !== v) w.dispose();
   }
   return tensors;
 }
@@ -50,8 +56,10 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  const tensors = await hfTensors(model);
+  // A LoRA model: the frozen base as model.safetensors, the adapters in PEFT's files beside it.
+  const tensors = await hfTensors(model, { base: true });
   writeFileSync(join(tmp, 'model.safetensors'), writeSafetensors(tensors, { format: 'pt', rft_version: String(meta.version) }));
+  if (model.lora) await writeAdapterFiles(model, tmp, typeof meta.base_model === 'string' ? meta.base_model : dir);
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(hfConfig(model.config, tokenizer), null, 2));
   if (tokenizer) saveTokenizer(tokenizer, tmp);
   writeFileSync(join(tmp, 'rft.json'), JSON.stringify({ ...meta, createdAt: meta.createdAt ?? Date.now() }, null, 2));
@@ -125,6 +133,7 @@ export function loadCheckpoint(dirIn: string): LoadedCheckpoint {
         v.assign(isLinearWeight(spec.name) ? tf.transpose(x) : x);
       });
     }
+    if (hasAdapter(dir)) loadAdapterFiles(model, dir);
   } catch (e) {
     model.dispose();
     throw e;

@@ -12,6 +12,7 @@ type CustomGradFn = Parameters<typeof tf.customGrad>[0];
  * BLAS the transposes are sgemm flags; on plain wasm they are explicit (its transposed matmul is slow).
  */
 export function linear2d(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  if (isFrozen(w)) return frozenLinear2d(x, w, false);
   const f = tf.customGrad(((xi: tf.Tensor, wi: tf.Tensor, save: tf.GradSaveFunc) => {
     save([xi, wi]);
     return {
@@ -29,6 +30,7 @@ export function linear2d(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
 
 /** y = x @ w^T for x [N, in], w [out, in] (the tied output projection reads the embedding table as is). */
 export function linear2dT(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  if (isFrozen(w)) return frozenLinear2d(x, w, true);
   if (!nativeBlasActive()) return linear2d(x, tf.transpose(w));
   const f = tf.customGrad(((xi: tf.Tensor, wi: tf.Tensor, save: tf.GradSaveFunc) => {
     save([xi, wi]);
@@ -43,6 +45,29 @@ export function linear2dT(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
     };
   }) as unknown as CustomGradFn);
   return f(x, w) as tf.Tensor2D;
+}
+
+/** A weight that takes no gradient (LoRA's frozen base): a non-trainable variable. */
+function isFrozen(w: tf.Tensor): boolean {
+  return w instanceof tf.Variable && !w.trainable;
+}
+
+/**
+ * y = x @ w (or x @ w^T) for a frozen w: w is closed over, not an input of the op, so the backward
+ * pass computes only dx and never the (as large as full fine-tuning) weight gradient.
+ */
+function frozenLinear2d(x: tf.Tensor2D, w: tf.Tensor2D, transposeW: boolean): tf.Tensor2D {
+  const f = tf.customGrad(((xi: tf.Tensor) => ({
+    // Plain wasm's transposed matmul is slow: transpose explicitly there.
+    value: transposeW && !nativeBlasActive() ? tf.matMul(xi as tf.Tensor2D, tf.transpose(w)) : tf.matMul(xi as tf.Tensor2D, w, false, transposeW),
+    gradFunc: (dy: tf.Tensor) => {
+      const d = dy as tf.Tensor2D;
+      if (transposeW) return [tf.matMul(d, w)];
+      if (nativeBlasActive()) return [tf.matMul(d, w, false, true)];
+      return [tf.matMul(d, tf.transpose(w))];
+    },
+  })) as unknown as CustomGradFn);
+  return f(x) as tf.Tensor2D;
 }
 
 /** Linear over the last axis of any-rank x: [..., in] @ [in, out] -> [..., out]. */

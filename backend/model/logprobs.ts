@@ -18,6 +18,8 @@ export interface TokenLogprobOptions {
   withEntropy?: boolean;
   withHidden?: boolean;
   prefix?: tf.Tensor3D;
+  /** A training pass (LoRA dropout on). */
+  train?: boolean;
 }
 
 /** Log-softmax of logits [N, V] gathered at targets [N] with a one-hot (gather has no gradient on wasm). */
@@ -30,7 +32,7 @@ export function logprobsOfTargets(logits: tf.Tensor2D, targets: tf.Tensor1D): { 
 export function tokenLogprobs(model: Transformer, ids: tf.Tensor2D, opts: TokenLogprobOptions = {}): TokenLogprobs {
   const [B, T] = ids.shape;
   const V = model.config.vocabSize;
-  const out = model.forward(ids, { attentionMask: opts.attentionMask, prefix: opts.prefix, returnHidden: opts.withHidden });
+  const out = model.forward(ids, { attentionMask: opts.attentionMask, prefix: opts.prefix, returnHidden: opts.withHidden, train: opts.train });
   let logits = out.logits;
   const P = logits.shape[1] - T; // vision prefix positions come first
   logits = tf.slice(logits, [0, P, 0], [B, T - 1, V]);

@@ -20,10 +20,12 @@ interface WasmBackendLike {
 
 /**
  * True when generation can decode natively (wasm backend with the addon's decode, switched on) and
- * the model is plain Llama: the C step has no q/k/v biases (Qwen2) or q/k norms (Qwen3).
+ * the model is plain Llama: the C step has no q/k/v biases (Qwen2) or q/k norms (Qwen3), and no LoRA adapters.
  */
 export function nativeDecodeAvailable(model?: Transformer): boolean {
   if (model && (model.config.attnBias || model.config.qkNorm)) return false;
+  // LoRA adapters live outside the weights the C step reads.
+  if (model && model.adapters.size > 0) return false;
   return nativeBlasActive() && typeof nativeAddon()?.decode === 'function' && tf.getBackend() === 'wasm' && process.env.RFT_NATIVE_DECODE !== '0';
 }
 

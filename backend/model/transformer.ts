@@ -6,6 +6,7 @@ import { headDim, type ModelConfig } from './config.js';
 import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTables, swiglu } from './layers.js';
 import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
 import { Rng } from '../core/rng.js';
+import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
 
 export interface LayerCache {
   k: tf.Tensor4D; // [B, KV, Tk, hd]
@@ -30,6 +31,8 @@ export interface ForwardOptions {
   prefix?: tf.Tensor3D;
   /** Return the final hidden states too (value head, rewards). */
   returnHidden?: boolean;
+  /** A training forward pass: LoRA dropout applies (never when sampling or scoring). */
+  train?: boolean;
 }
 
 export interface ForwardResult {
@@ -104,13 +107,29 @@ export class Transformer {
   /** Rotary tables (cos/sin [maxSeqLen, headDim] and the rotate-half matrix); read by the native decoder. */
   readonly rope: ReturnType<typeof ropeTables>;
 
-  /** `init: false` allocates zeros (weights about to be loaded: drawing random numbers for a 1B model takes minutes). */
+  /** LoRA adapters (A [in, r], B [r, out] per adapted module, keyed `<module>.lora_A.weight`); empty without LoRA. */
+  readonly adapters = new Map<string, tf.Variable>();
+  lora?: LoraConfig;
+  /** A view sharing another model's weights (base()): disposing it frees nothing of theirs. */
+  private readonly sharesWeights: boolean;
+  private dropoutSeed = 0;
+
+  /**
+   * `init: false` allocates zeros (weights about to be loaded: drawing random numbers for a 1B model takes minutes).
+   * `shareWith`: no weights of its own, the other model's base weights (see base()).
+   */
   constructor(
     readonly config: ModelConfig,
     seed = 0,
-    opts: { init?: boolean } = {},
+    opts: { init?: boolean; shareWith?: Transformer } = {},
   ) {
     const c = config;
+    this.sharesWeights = !!opts.shareWith;
+    if (opts.shareWith) {
+      for (const [name, v] of opts.shareWith.params) this.params.set(name, v);
+      this.rope = opts.shareWith.rope;
+      return;
+    }
     const rng = new Rng(seed);
     const init = opts.init !== false;
     for (const spec of parameterSpecs(c)) {
@@ -141,9 +160,61 @@ export class Transformer {
     return variableName.slice(this.id.length + 1);
   }
 
-  /** Trainable variables, for optimisers. */
+  /** Trainable variables, for optimisers: the adapters under LoRA, else every parameter. */
   variables(): tf.Variable[] {
-    return [...this.params.values()];
+    return this.lora ? [...this.adapters.values()] : [...this.params.values()];
+  }
+
+  /**
+   * Adds LoRA adapters to every targeted linear layer and freezes the base weights (non-trainable
+   * variables: no gradient, no optimiser state). A is drawn as PEFT's default (kaiming-uniform,
+   * bound 1/sqrt(in)) from `seed`; B is zero, so the model's outputs do not change.
+   */
+  addLora(lora: LoraConfig, seed = 0): this {
+    if (this.lora) throw new Error('the model already has LoRA adapters');
+    if (this.sharesWeights) throw new Error('a base() view cannot take adapters');
+    const rng = new Rng(seed ^ 0x10a);
+    for (const m of loraModules(this.config, lora)) {
+      const bound = 1 / Math.sqrt(m.in);
+      const a = new Float32Array(m.in * lora.rank);
+      for (let i = 0; i < a.length; i++) a[i] = (rng.next() * 2 - 1) * bound;
+      this.adapters.set(loraA(m.module), tf.variable(tf.tensor2d(a, [m.in, lora.rank]), true, `${this.id}/${loraA(m.module)}`));
+      this.adapters.set(loraB(m.module), tf.variable(tf.zeros([lora.rank, m.out]), true, `${this.id}/${loraB(m.module)}`));
+    }
+    for (const v of this.params.values()) v.trainable = false;
+    this.lora = lora;
+    return this;
+  }
+
+  /**
+   * The model without its adapters, sharing the (frozen) base weights: LoRA's KL reference, with no
+   * second copy of the weights. Dispose it freely: it frees nothing of this model's.
+   */
+  base(): Transformer {
+    return new Transformer(this.config, 0, { shareWith: this });
+  }
+
+  /** y = x W (+ (alpha/r) drop(x) A B when `module` is adapted). */
+  private proj(x: tf.Tensor, module: string, train: boolean): tf.Tensor {
+    const y = linear(x, this.p(`${module}.weight`) as tf.Tensor2D);
+    const a = this.adapters.get(loraA(module));
+    if (!a || !this.lora) return y;
+    const xin = train && this.lora.dropout > 0 ? tf.dropout(x, this.lora.dropout, undefined, this.dropoutSeed++) : x;
+    const low = linear(linear(xin, a as tf.Tensor2D), this.adapters.get(loraB(module)) as tf.Tensor2D);
+    return tf.add(y, tf.mul(low, loraScale(this.lora)));
+  }
+
+  /**
+   * The weight `name` as the model applies it: W + (alpha/r) A B for an adapted linear layer (a new
+   * tensor the caller disposes), else the parameter itself.
+   */
+  effectiveWeight(name: string): tf.Tensor {
+    const w = this.p(name);
+    const module = name.endsWith('.weight') ? name.slice(0, -'.weight'.length) : '';
+    const a = this.adapters.get(loraA(module));
+    if (!a || !this.lora) return w;
+    const scale = loraScale(this.lora);
+    return tf.tidy(() => tf.add(w, tf.mul(tf.matMul(a, this.adapters.get(loraB(module))!), scale)));
   }
 
   /** Patch embeddings for images [B, P, patchDim] -> [B, P, D]. */
@@ -163,6 +234,7 @@ export class Transformer {
     const [B, Tt] = ids.shape;
     const hd = headDim(c);
     const start = opts.cache?.length ?? 0;
+    const train = opts.train === true;
     let x = tf.reshape(embed(this.p('model.embed_tokens.weight') as tf.Tensor2D, tf.reshape(ids, [-1]) as tf.Tensor1D), [B, Tt, c.dModel]) as tf.Tensor3D;
     let mask = opts.attentionMask;
     if (opts.prefix) {
@@ -187,7 +259,7 @@ export class Transformer {
       const h = rmsNorm(x, this.p(`${p}.input_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
       // q/k/v projections in [B, T, heads, hd], with Qwen2's biases and Qwen3's per-head q/k norms.
       const proj = (w: 'q' | 'k' | 'v', n: number) => {
-        let y = linear(h, this.p(`${p}.self_attn.${w}_proj.weight`) as tf.Tensor2D);
+        let y = this.proj(h, `${p}.self_attn.${w}_proj`, train);
         if (c.attnBias) y = tf.add(y, this.p(`${p}.self_attn.${w}_proj.bias`));
         let y4 = tf.reshape(y, [B, T, n, hd]) as tf.Tensor4D;
         if (c.qkNorm && w !== 'v') y4 = rmsNorm(y4, this.p(`${p}.self_attn.${w}_norm.weight`) as tf.Tensor1D, c.rmsEps) as tf.Tensor4D;
@@ -221,11 +293,11 @@ export class Transformer {
         const att = tf.matMul(tf.softmax(scores), v); // [B, H, T, hd]
         merged = tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [B, T, c.nHeads * hd]);
       }
-      x = tf.add(x, linear(merged, this.p(`${p}.self_attn.o_proj.weight`) as tf.Tensor2D)) as tf.Tensor3D;
+      x = tf.add(x, this.proj(merged, `${p}.self_attn.o_proj`, train)) as tf.Tensor3D;
       const h2 = rmsNorm(x, this.p(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
-      const gate = linear(h2, this.p(`${p}.mlp.gate_proj.weight`) as tf.Tensor2D);
-      const up = linear(h2, this.p(`${p}.mlp.up_proj.weight`) as tf.Tensor2D);
-      x = tf.add(x, linear(swiglu(gate, up), this.p(`${p}.mlp.down_proj.weight`) as tf.Tensor2D)) as tf.Tensor3D;
+      const gate = this.proj(h2, `${p}.mlp.gate_proj`, train);
+      const up = this.proj(h2, `${p}.mlp.up_proj`, train);
+      x = tf.add(x, this.proj(swiglu(gate, up), `${p}.mlp.down_proj`, train)) as tf.Tensor3D;
     }
     const hidden = rmsNorm(x, this.p('model.norm.weight') as tf.Tensor1D, c.rmsEps) as tf.Tensor3D;
     const logits = (
@@ -246,22 +318,35 @@ export class Transformer {
     return tf.squeeze(v, [2]) as tf.Tensor2D;
   }
 
-  /** Copy weights from another model of the same shape (reference model, explorer sync). */
+  /** Copy weights (and adapters, when both have them) from another model of the same shape (reference model, explorer sync). */
   copyFrom(other: Transformer): void {
     for (const [name, v] of this.params) {
       const src = other.params.get(name);
       if (!src) throw new Error(`copyFrom: source model has no parameter '${name}'`);
       v.assign(src);
     }
+    for (const [name, v] of this.adapters) {
+      const src = other.adapters.get(name);
+      if (!src) throw new Error(`copyFrom: source model has no adapter '${name}'`);
+      v.assign(src);
+    }
   }
 
+  /** An independent copy (with copies of the adapters under LoRA). */
   clone(): Transformer {
     const m = new Transformer(this.config, 0, { init: false });
+    if (this.lora) m.addLora(this.lora);
     m.copyFrom(this);
     return m;
   }
 
   dispose(): void {
+    if (this.sharesWeights) {
+      this.params.clear();
+      return;
+    }
+    for (const v of this.adapters.values()) v.dispose();
+    this.adapters.clear();
     for (const v of this.params.values()) v.dispose();
     this.params.clear();
     this.rope.cos.dispose();

@@ -122,6 +122,7 @@ export class Trainer {
             temperature: this.opts.temperature,
             withEntropy: this.objective.needsEntropy,
             prefix: patches && this.actor.embedPatches(patches),
+            train: true,
           });
           const out = this.objective.loss({
             logprob: lp.logprobs,

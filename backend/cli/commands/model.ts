@@ -14,6 +14,14 @@ import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
 import { generate } from '../../model/generate.js';
 import { exportGguf } from '../../model/export/gguf.js';
 import { exportHf } from '../../model/export/hf.js';
+import { exportPeft } from '../../model/export/peft.js';
+
+/** Where a LoRA checkpoint's base came from: recorded by the run, else the HF config's _name_or_path, else the folder. */
+function baseModelOf(ck: LoadedCheckpoint): string {
+  if (typeof ck.meta.base_model === 'string') return ck.meta.base_model;
+  const n = ck.model.config.hfConfig?._name_or_path;
+  return typeof n === 'string' && n ? n : ck.dir;
+}
 
 function load(args: ParsedArgs, usage: string): LoadedCheckpoint {
   const dir = args.positional[0];
@@ -62,6 +70,7 @@ command({
         ropeScaling: c.ropeScaling ?? null,
         tokenizer: tok ? { kind: tok.kind, vocab: tok.vocabSize, bos: tok.bosId, eos: tok.eosId, pad: tok.padId, stop: hf?.stopIds } : null,
         chatTemplate: hf ? (hf.chatTemplate ?? null) : tok ? 'rft' : null,
+        lora: ck.model.lora ? { ...ck.model.lora, adapterParameters: ck.model.variables().reduce((a, v) => a + v.size, 0) } : null,
         version: ck.meta.version,
       }),
     );
@@ -113,24 +122,24 @@ command({
   },
 });
 
-const EXPORT = 'model export CHECKPOINT --format hf|gguf --out DIR [--dtype f32|f16]';
+const EXPORT = 'model export CHECKPOINT --format hf|peft|gguf --out DIR [--dtype f32|f16]';
 command({
   name: 'model export',
   usage: EXPORT,
-  summary: 'write a checkpoint as a Hugging Face folder (hf) or a GGUF file for llama.cpp (gguf)',
+  summary: 'write a checkpoint as a Hugging Face folder (hf, LoRA merged), its LoRA adapters in PEFT layout (peft) or a GGUF file for llama.cpp (gguf, LoRA merged)',
   async run(args) {
     const format = flagString(args, 'format');
     const out = flagString(args, 'out');
     if (!format || !out) throw new Error(`--format and --out are required\nusage: rft ${EXPORT}`);
-    if (format === 'peft') throw new Error('--format peft: LoRA adapters are not built yet (issue 14 item 3), so there is no adapter to export');
-    if (format !== 'hf' && format !== 'gguf') throw new Error(`--format must be hf or gguf, got '${format}'`);
+    if (format !== 'hf' && format !== 'gguf' && format !== 'peft') throw new Error(`--format must be hf, peft or gguf, got '${format}'`);
     const dtype = flagString(args, 'dtype') ?? 'f32';
     if (dtype !== 'f32' && dtype !== 'f16') throw new Error(`--dtype must be f32 or f16, got '${dtype}'`);
-    if (format === 'hf' && dtype !== 'f32') throw new Error('--dtype f16 applies to gguf only (hf exports float32)');
+    if (format !== 'gguf' && dtype !== 'f32') throw new Error(`--dtype f16 applies to gguf only (${format} exports float32)`);
     await initEngine();
     const ck = load(args, EXPORT);
     let written: string;
     if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out);
+    else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck));
     else {
       mkdirSync(out, { recursive: true });
       written = join(out, 'model.gguf');
