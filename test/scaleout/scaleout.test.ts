@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { stringify } from 'yaml';
 import { cliCommand } from '../../backend/coordinator/processes.js';
@@ -83,7 +83,16 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
     const coord = track('coordinator', hosts.spawn(0, process.execPath, [...cli, 'coordinator', cfgFile, '--buffer', remote, '--run', RUN, '--weights', join(dir, 'weights')]));
     assert.equal(await coord.exit, 0, coord.out);
     const trainer = track('trainer', hosts.spawn(0, process.execPath, [...cli, 'trainer', '--buffer', remote, '--run', RUN]));
-    const explorers = [1, 2, 3].map((h) => track(`explorer${h}`, hosts.spawn(h, process.execPath, [...cli, 'explorer', '--buffer', remote, '--run', RUN, '--lease-ms', String(LEASE_MS), '--batch', '1'])));
+    // No shared folder: each explorer's host sees an empty folder where the trainer's weights are (a
+    // private tmpfs mounted over it), so every version must come over HTTP from the trainer's host.
+    const weightsDir = join(dir, 'weights');
+    const hide = process.getuid?.() === 0 && spawnSync('unshare', ['-m', 'true']).status === 0;
+    t.diagnostic(hide ? 'explorers do not see the weights folder (tmpfs over it in their own mount namespace)' : 'cannot hide the weights folder from the explorers (not root / no unshare): HTTP use is still checked');
+    const explorerCmd = (h: number) => {
+      const args = [...cli, 'explorer', '--buffer', remote, '--run', RUN, '--lease-ms', String(LEASE_MS)];
+      return hide ? hosts.spawn(h, 'unshare', ['-m', 'sh', '-c', 'mount -t tmpfs tmpfs "$0" && exec "$@"', weightsDir, process.execPath, ...args]) : hosts.spawn(h, process.execPath, args);
+    };
+    const explorers = [1, 2, 3].map((h) => track(`explorer${h}`, explorerCmd(h)));
     procs.push(trainer, ...explorers);
     const deadline = Date.now() + 200_000;
     const version = async () => Number((await q('SELECT COALESCE(MAX(version), 0) AS v FROM checkpoints WHERE run_id = $1', [RUN]))[0]!.v);
@@ -198,6 +207,12 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
     assert.ok(Number(back.last_heartbeat) > restoredAt, 'the cut-off explorer never heartbeat again after reconnecting');
     t.diagnostic(`jobs ${jobs.length} (${acked} acked, ${jobs.filter((j) => Number(j.attempts) > 1).length} retried), experiences ${exps.length}, trained ${seen.size}`);
     t.diagnostic(`explorer results: ${explorers.map((p) => p.out.split('\n').find((l) => l.includes('explorer_result')) ?? '-').join(' | ')}`);
+    // Weights came over HTTP from the trainer's host (through both trainers: the restarted one serves at a new port).
+    for (const p of explorers.slice(1)) {
+      const r = JSON.parse(p.out.split('\n').find((l) => l.includes('explorer_result'))!) as { loads: { folder: number; http: number } };
+      assert.ok(r.loads.http > 0, `${p.name} fetched nothing over HTTP: ${JSON.stringify(r.loads)}`);
+      if (hide) assert.equal(r.loads.folder, 0, `${p.name} read the folder it should not see`);
+    }
   } finally {
     for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
     await db.end().catch(() => undefined);
