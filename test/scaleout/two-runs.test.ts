@@ -88,6 +88,15 @@ test('two concurrent runs in one database never see each other\'s tasks, experie
       for (const c of cks) assert.ok(String(c.path).startsWith(join(dir, 'weights', run)), String(c.path));
       const versions = await q(`SELECT DISTINCT model_version AS v FROM experiences WHERE run_id = $1`, [run]);
       for (const v of versions) assert.ok(Number(v.v) >= 0 && Number(v.v) <= STEPS, `run ${run}: version ${String(v.v)}`);
+      // Same version numbers in both runs, different weights: every experience names the sha256 of the
+      // weights that made it, and that is a version of its own run, never the other's.
+      const own = new Map((await q(`SELECT version, checksum FROM checkpoints WHERE run_id = $1`, [run])).map((c) => [String(c.checksum), Number(c.version)]));
+      const theirs = new Set((await q(`SELECT checksum FROM checkpoints WHERE run_id = $1`, [other])).map((c) => String(c.checksum)));
+      for (const e of await q(`SELECT id, model_version, extra FROM experiences WHERE run_id = $1 AND source = 'usual'`, [run])) {
+        const sha = (JSON.parse(String(e.extra)) as { metadata: { weights: string } }).metadata.weights;
+        assert.ok(!theirs.has(sha), `run ${run}: ${String(e.id)} was made with run ${other}'s weights`);
+        assert.equal(own.get(sha), Number(e.model_version), `run ${run}: ${String(e.id)} names weights ${sha.slice(0, 12)}, not its own v${String(e.model_version)}`);
+      }
     }
     // Each explorer worked only on its run's jobs (all acks accepted, none refused as lost or stale).
     for (const [i, run] of ['A', 'B'].entries()) {

@@ -86,6 +86,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const S = cfg.buffer.max_staleness;
   const batch = o.batch ?? 1;
   let model: LocalRolloutModel | null = null;
+  let modelChecksum = '';
   let state = 'starting';
   let detail = '';
   let notified = -1;
@@ -143,6 +144,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             if (!ck.tokenizer) throw new ChecksumError(`${latest.path}: checkpoint has no tokenizer.json`);
             model?.model.dispose();
             model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
+            modelChecksum = latest.checksum;
             res.loads[from]++;
             log.debug(`v${latest.version} loaded from ${from === 'http' ? http!.url : latest.path}`);
             syncFailingSince = null;
@@ -206,7 +208,8 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             ...e,
             id: experienceId(o.runId, job.id, i),
             groupId: `${o.runId}:job:${job.id}`,
-            metadata: { ...(e.metadata ?? {}), job: job.id, worker: id, attempt: job.attempt },
+            // weights: the sha256 of the version that made it (provenance beyond the version number).
+            metadata: { ...(e.metadata ?? {}), job: job.id, worker: id, attempt: job.attempt, weights: modelChecksum },
           }));
           // Retried while the lease could still be ours; after that the job belongs to someone else.
           const r = await withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps), { maxMs: leaseMs, signal: o.signal });
