@@ -5,7 +5,7 @@
 // first run's recorded batches and FIFO handed it the other run's rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -59,7 +59,18 @@ test('two concurrent runs in one database never see each other\'s tasks, experie
       stop.abort();
     }
     const ex = await Promise.all(explorers);
-    for (const r of results) assert.equal(r.done, true);
+    for (const r of results) {
+      assert.equal(r.done, true);
+      // Each trainer keeps its run's record: a line per step with its batch reward, and the evaluations.
+      assert.equal(r.eval.start?.n, 12);
+      assert.equal(r.eval.final?.n, 12);
+      const recs = readFileSync(join(r.outDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; step?: number; reward_mean?: number });
+      assert.deepEqual(recs.filter((x) => x.kind === 'train').map((x) => x.step), [...Array(STEPS).keys()]);
+      for (const x of recs.filter((x) => x.kind === 'train')) assert.equal(typeof x.reward_mean, 'number');
+      assert.deepEqual(recs.filter((x) => x.kind === 'eval').map((x) => x.step), [0, STEPS]);
+      assert.ok(existsSync(join(r.outDir, 'report.html')) && existsSync(join(r.outDir, 'summary.json')));
+    }
+    assert.notEqual(results[0]!.outDir, results[1]!.outDir);
     await db.connect();
     const q = async (sql: string, p: unknown[] = []) => (await db.query(sql, p)).rows as Record<string, unknown>[];
     for (const run of ['A', 'B']) {

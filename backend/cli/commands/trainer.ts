@@ -1,10 +1,11 @@
 // `rft trainer --buffer postgres://... --run RUN`: the trainer of a distributed run; started again
 // after a crash it resumes from its last checkpoint and buffer position. SIGTERM: stop after the step.
-// It serves its weights over HTTP (--weights-port, --weights-host) unless --no-serve-weights.
+// It serves its weights over HTTP (--weights-port, --weights-host) unless --no-serve-weights, and
+// writes metrics.jsonl, report.html and summary.json to --out (default WEIGHTS/RUN on this host).
 import { command, flagNumber, flagString } from '../command.js';
 import { distributedTrainer } from '../../coordinator/distributed/trainer.js';
 
-const usage = 'trainer --buffer postgres://... --run RUN [--weights-port N] [--weights-host ADDR] [--no-serve-weights]';
+const usage = 'trainer --buffer postgres://... --run RUN [--weights-port N] [--weights-host ADDR] [--no-serve-weights] [--out DIR]';
 
 command({
   name: 'trainer',
@@ -28,7 +29,7 @@ command({
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    const r = await distributedTrainer({ url, runId, signal: ac.signal, serveWeights });
+    const r = await distributedTrainer({ url, runId, signal: ac.signal, serveWeights, outDir: flagString(args, 'out') });
     console.log(JSON.stringify({ kind: 'trainer_result', ...r }));
     return r.done ? 0 : 1;
   },

@@ -5,6 +5,7 @@
 import { SampleTimeoutError, type SampleBatch, type SampleRequest, type Sampler, type WaitStatus } from '../../buffer/sampler/index.js';
 import type { JobQueue, NewJob } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
+import type { Experience } from '../../core/types.js';
 import { stepJobs, topUpJob, type JobPlan } from './jobs-plan.js';
 
 export class FeedingSampler implements Sampler {
@@ -36,6 +37,9 @@ export class FeedingSampler implements Sampler {
     this.topUps += await withRetry(() => this.q.addJobs(this.runId, jobs));
   }
 
+  /** The experiences of the newest batch (the trainer's per-step reward metrics). */
+  last: Experience[] = [];
+
   async sample(req: SampleRequest): Promise<SampleBatch> {
     const start = performance.now();
     const deadline = Date.now() + (req.timeoutMs ?? 600_000);
@@ -43,6 +47,7 @@ export class FeedingSampler implements Sampler {
     for (;;) {
       try {
         const b = await this.inner.sample({ ...req, timeoutMs: 1000 });
+        this.last = b.experiences;
         return { ...b, waitedMs: performance.now() - start };
       } catch (e) {
         if (!(e instanceof SampleTimeoutError) || Date.now() > deadline || req.signal?.aborted) throw e;

@@ -2,7 +2,9 @@
 // from the newest checkpoint recorded in the buffer (its step) and the buffer position (the
 // sampler's recorded batches), trains, publishes every sync_interval steps a checkpoint to its
 // weights folder with its sha256 (served over HTTP from this host unless told not to), and NOTIFYs the explorers. Database faults are retried.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
 import { initEngine } from '../../model/engine.js';
 import { saveCheckpoint } from '../../model/checkpoint.js';
@@ -15,6 +17,12 @@ import { makeObjective } from '../../trainer/objectives.js';
 import { runTrainerLoop } from '../../trainer/worker.js';
 import { samplerConfig, stageBatchSize, trainerOptions } from '../run.js';
 import { stagesOf } from '../worker-context.js';
+import { LocalRolloutModel } from '../../explorer/local-model.js';
+import { workflows } from '../../explorer/workflow.js';
+import '../../explorer/workflows/index.js';
+import { evaluate, type EvalResult } from '../evaluate.js';
+import { MetricsLog, writeReport } from '../monitor.js';
+import { resolveReward } from '../../explorer/reward-resolve.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
 import { checksumDir, loadVerified, pruneVersions, versionDir } from './weights.js';
@@ -33,6 +41,8 @@ export interface TrainerOptions {
    * the weights folder, which must then be shared at the same path on every machine.
    */
   serveWeights?: { port?: number; host?: string } | false;
+  /** metrics.jsonl, report.html and summary.json (default: the run's folder next to its weights, WEIGHTS/RUN). */
+  outDir?: string;
 }
 
 export interface TrainerResult {
@@ -45,6 +55,10 @@ export interface TrainerResult {
   idle: number;
   wallS: number;
   topUps: number;
+  /** Held-out accuracy of the starting weights (null: resumed past the start, or no eval set) and at the end (null: stopped early). */
+  eval: { start: EvalResult | null; final: EvalResult | null };
+  /** The run's metrics.jsonl, report.html and summary.json on the trainer's host. */
+  outDir: string;
 }
 
 export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResult> {
@@ -70,6 +84,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const cfg = await readDistributedConfig(() => store.getState(o.runId, 'dist:config'), `run ${o.runId}`);
     const weightsDir = await store.getState<string>(o.runId, 'dist:weights');
     if (!weightsDir) throw new Error(`run ${o.runId}: no weights folder recorded`);
+    const outDir = o.outDir ?? join(weightsDir, o.runId);
     const stage = stagesOf(cfg)[0]!;
     const latest = await store.latestCheckpoint(o.runId);
     if (!latest) throw new Error(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
@@ -90,7 +105,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     version = step;
     const stageStep = meta.stage_index === 1 ? (stage.steps ?? step) : typeof meta.stage_step === 'number' ? meta.stage_step : step;
     const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
-    const reference = objective.needsReference ? loadVerified((await store.listCheckpoints(o.runId))[0]!.path, '').model : undefined;
+    // Under LoRA the reference is the frozen base without adapters (a view: no second copy).
+    const reference = objective.needsReference ? (model.lora ? model.base() : loadVerified((await store.listCheckpoints(o.runId))[0]!.path, '').model) : undefined;
     const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference);
     // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
     const sCfg = { ...samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg), runId: o.runId };
@@ -105,6 +121,30 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     };
     const sampler = new FeedingSampler(makeSampler(store, sCfg), q, o.runId, plan, groupSize);
     log.info(`run ${o.runId}: training from v${meta.version} (step ${stageStep} of ${stage.steps}), batch ${batchSize}`);
+    // The run's record on this host, as a local run keeps it: metrics.jsonl (one line per step, the
+    // evaluations), report.html and summary.json at the end.
+    mkdirSync(outDir, { recursive: true });
+    const metrics = new MetricsLog(join(outDir, 'metrics.jsonl'));
+    if (meta.version === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name, distributed: true });
+    const evalTasks = (await store.getState<Task[]>(o.runId, 'dist:eval')) ?? [];
+    const reward = resolveReward(cfg.workflow.reward);
+    const evalNow = async (label: string, v: number): Promise<EvalResult | null> => {
+      if (!evalTasks.length) return null;
+      state = 'evaluating';
+      detail = `${label}: ${evalTasks.length} task(s) with v${v}`;
+      const r = await evaluate(new LocalRolloutModel(model, tok, v), evalTasks, reward, { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) });
+      metrics.write({ kind: 'eval', stage: label, step: v, ...r });
+      log.info(`eval ${label} (v${v}): accuracy ${r.accuracy.toFixed(3)}, mean reward ${r.mean_reward.toFixed(3)} over ${r.n} task(s)`);
+      return r;
+    };
+    // The starting weights are evaluated once per run (a restarted trainer does not repeat it).
+    let evalStart: EvalResult | null = null;
+    if (meta.version === 0 && (await store.getState(o.runId, 'dist:eval_start')) === null) {
+      evalStart = await evalNow('start', 0);
+      await store.setState(o.runId, 'dist:eval_start', evalStart ?? { n: 0 });
+    } else evalStart = await store.getState<EvalResult>(o.runId, 'dist:eval_start');
+    // Every step goes to metrics.jsonl; the log gets a line per step at most every 5 s (and the last).
+    let logged = 0;
     const r = await runTrainerLoop({
       trainer,
       sampler,
@@ -115,7 +155,16 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       syncInterval: cfg.synchronizer.sync_interval,
       signal: o.signal,
       onMetrics: (rec) => {
-        if (rec.kind === 'train') steps++;
+        if (rec.kind !== 'train') return metrics.write({ stage: stage.name, ...rec });
+        steps++;
+        const usual = sampler.last.filter((e) => e.source === 'usual');
+        const rewardMean = usual.length ? usual.reduce((a, e) => a + e.reward, 0) / usual.length : null;
+        metrics.write({ stage: stage.name, ...rec, reward_mean: rewardMean, full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null });
+        const n = Number(rec.step) + 1;
+        if (Date.now() - logged >= 5000 || (stage.steps !== undefined && n >= stage.steps)) {
+          logged = Date.now();
+          log.info(`step ${n}/${stage.steps}: loss ${Number(rec.loss).toFixed(4)}, batch reward ${rewardMean === null ? '-' : rewardMean.toFixed(3)}, waited ${Number(rec.waited_s).toFixed(2)} s`);
+        }
       },
       onState: (s, d) => {
         state = s;
@@ -132,13 +181,22 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         pruneVersions(weightsDir, o.runId, v, cfg.buffer.max_staleness + 3);
       },
     });
+    // Explorers stop on dist:done; the final evaluation runs after it, on a quiet machine.
     if (r.stageDone) await store.setState(o.runId, 'dist:done', { step: r.step, at: Date.now() });
+    const evalFinal = r.stageDone ? await evalNow('final', r.step) : null;
     state = r.stageDone ? 'done' : 'stopped';
+    detail = '';
     log.info(`run ${o.runId}: ${state} at step ${r.step}, idle ${(r.idle * 100).toFixed(1)}%, ${sampler.topUps} top-up job(s)`);
     trainer.dispose();
     reference?.dispose();
     model.dispose();
-    return { worker: id, startedFrom: meta.version, step: r.step, done: r.stageDone, idle: r.idle, wallS: (Date.now() - t0) / 1000, topUps: sampler.topUps };
+    const result: TrainerResult = { worker: id, startedFrom: meta.version, step: r.step, done: r.stageDone, idle: r.idle, wallS: (Date.now() - t0) / 1000, topUps: sampler.topUps, eval: { start: evalStart, final: evalFinal }, outDir };
+    if (r.stageDone) {
+      const summary = { run_id: o.runId, distributed: true, base_accuracy: evalStart?.accuracy ?? null, final_accuracy: evalFinal?.accuracy ?? null, trainer_steps: r.step, top_ups: sampler.topUps, checkpoint: versionDir(weightsDir, o.runId, r.step) };
+      writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+      writeReport(join(outDir, 'report.html'), `RFT Studio distributed run ${o.runId}`, metrics.read(), summary);
+    }
+    return result;
   } finally {
     clearInterval(hb);
     await server?.close();
