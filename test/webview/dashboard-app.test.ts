@@ -38,9 +38,12 @@ test('live metrics reach the charts of their run only, in step order; status dri
 
   h.notify('metrics', { runId: 'r1', step: 3, at: 0, values: { reward: 0.3, 'idle/trainer': 0.5 } });
   h.notify('metrics', { runId: 'other', step: 4, at: 0, values: { reward: 9 } });
-  h.notify('metrics', { runId: 'r1', step: 2, at: 0, values: { reward: 9 } });
   await until(() => reward.series.get('reward')!.ys.length === 3, 'live point');
-  assert.deepEqual(reward.series.get('reward')!.ys, [0.1, 0.2, 0.3]);
+  assert.deepEqual(reward.series.get('reward')!.ys, [0.1, 0.2, 0.3], 'points of another run are not drawn');
+  // A resumed run re-does steps after its checkpoint: the live value of a repeated step replaces the old one.
+  h.notify('metrics', { runId: 'r1', step: 2, at: 0, values: { reward: 0.25 } });
+  await until(() => reward.series.get('reward')!.ys[1] === 0.25, 'repeated step replaced');
+  assert.deepEqual(reward.series.get('reward')!.xs, [1, 2, 3]);
   assert.deepEqual(app.charts.find((c) => c.keys.includes('idle/trainer'))!.series.get('idle/trainer')!.ys, [0.5]);
 
   assert.equal(h.document.querySelector('.status')!.textContent, 'running · step 3/10');
@@ -54,7 +57,13 @@ test('live metrics reach the charts of their run only, in step order; status dri
   assert.equal(calls[0], 'evaluate {"runId":"r1","checkpoint":"/ck/1"}');
   // The result is shown next to the checkpoint.
   await until(() => /accuracy/.test(h.document.querySelector('.checkpoint .eval-result')!.textContent ?? ''), 'evaluation result');
-  assert.equal(h.document.querySelector('.checkpoint .eval-result')!.textContent, 'accuracy 37.5% on 16 tasks');
+  assert.equal(h.document.querySelector('.checkpoint .eval-result')!.textContent, 'v1: accuracy 37.5% on 16 tasks');
+  // A status notification re-renders the checkpoint list: the result stays.
+  h.notify('status', { id: 'r1', status: 'running', step: 4, checkpoints: [{ version: 1, path: '/ck/1' }, { version: 2, path: '/ck/2' }] });
+  await until(() => h.document.querySelectorAll('.checkpoint').length === 2, 'new checkpoint');
+  assert.deepEqual(Array.from(h.document.querySelectorAll('.checkpoint')).map((c) => (c as HTMLElement).dataset.version), ['2', '1'], 'newest first');
+  assert.equal(h.document.querySelector('.checkpoint[data-version="1"] .eval-result')!.textContent, 'v1: accuracy 37.5% on 16 tasks');
+  assert.match(h.document.querySelector('.component')!.textContent!, /explorer generating/, 'a status notification (no components) keeps the component states');
 
   h.notify('status', { id: 'r1', status: 'paused', step: 3 });
   await until(() => h.document.getElementById('resume')!.hasAttribute('disabled') === false, 'resume enabled');
@@ -73,5 +82,111 @@ test('a failing request is shown, not swallowed', async () => {
   const app = mountDashboard(h.root, h.ipc as never, { runId: 'r9' });
   await app.firstPaint;
   assert.match(h.document.querySelector('.message')!.textContent!, /not available yet/);
+  await h.close();
+});
+
+test('history survives live points that arrive while it loads (merged by step); a newer selection wins', async () => {
+  let releaseHistory!: () => void;
+  const gate = new Promise<void>((r) => (releaseHistory = r));
+  let slowStatus = true;
+  const h = host<DashboardRequests>({
+    status: async (p: { runId: string }) => {
+      if (p.runId === 'old' && slowStatus) await new Promise((r) => setTimeout(r, 150));
+      return { id: p.runId, name: p.runId, status: 'running' };
+    },
+    metrics: async (p: { runId: string }) => {
+      if (p.runId === 'r1') await gate;
+      return Array.from({ length: 5 }, (_, i) => ({ runId: p.runId, step: i, at: 0, values: { reward: i / 10 } }));
+    },
+  });
+  const app = mountDashboard(h.root, h.ipc as never, undefined);
+  h.notify('select', { runId: 'r1' });
+  await until(() => h.requests.some((r) => r.method === 'metrics'), 'history requested');
+  // Live points for steps 4 (re-done after a resume: a new value), 5 and 6 arrive before the history answers.
+  h.notify('metrics', { runId: 'r1', step: 4, at: 0, values: { reward: 0.45 } });
+  h.notify('metrics', { runId: 'r1', step: 5, at: 0, values: { reward: 0.5 } });
+  h.notify('metrics', { runId: 'r1', step: 6, at: 0, values: { reward: 0.6 } });
+  const reward = app.charts.find((c) => c.keys.includes('reward'))!;
+  await until(() => reward.series.get('reward')!.xs.length === 3, 'live points drawn');
+  releaseHistory();
+  await until(() => reward.series.get('reward')!.xs.length === 7, 'history merged');
+  assert.deepEqual(reward.series.get('reward')!.xs, [0, 1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(reward.series.get('reward')!.ys, [0, 0.1, 0.2, 0.3, 0.45, 0.5, 0.6], 'history does not overwrite a live value');
+
+  // A slow answer for a run that is no longer selected does not replace the new one.
+  h.notify('select', { runId: 'old' });
+  h.notify('select', { runId: 'new' });
+  await until(() => h.document.querySelector('h2')!.textContent === 'new', 'new run shown');
+  await new Promise((r) => setTimeout(r, 250));
+  assert.equal(h.document.querySelector('h2')!.textContent, 'new');
+  assert.equal(app.state.runId, 'new');
+  slowStatus = false;
+  await h.close();
+});
+
+test('a run that starts while the shown run is over takes the dashboard; a running one is not left', async () => {
+  const statuses: Record<string, string> = { done: 'completed', next: 'running', third: 'running' };
+  const h = host<DashboardRequests>({
+    status: (p: { runId: string }) => ({ id: p.runId, name: p.runId, status: statuses[p.runId] ?? 'running' }),
+    metrics: (p: { runId: string }) => [{ runId: p.runId, step: 0, at: 0, values: { reward: p.runId === 'next' ? 0.7 : 0.1 } }],
+  });
+  const app = mountDashboard(h.root, h.ipc as never, { runId: 'done' });
+  await app.firstPaint;
+  assert.equal(h.document.querySelector('h2')!.textContent, 'done');
+  h.notify('status', { id: 'next', name: 'next', status: 'running', step: 0 });
+  await until(() => h.document.querySelector('h2')!.textContent === 'next', 'new run shown');
+  const reward = app.charts.find((c) => c.keys.includes('reward'))!;
+  await until(() => reward.series.get('reward')!.ys[0] === 0.7, 'new run history');
+  assert.equal(reward.series.get('reward')!.ys.length, 1, 'the old run\'s points are gone');
+  // Another run starting while this one runs does not take the dashboard away.
+  h.notify('status', { id: 'third', name: 'third', status: 'running', step: 0 });
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(app.state.runId, 'next');
+  await h.close();
+});
+
+test('a failed run shows its reason; charts say "not recorded" instead of waiting forever', async () => {
+  const h = host<DashboardRequests>({
+    status: () => ({ id: 'r1', status: 'failed', step: 12, statusReason: 'sequence of 120 tokens exceeds the model maxSeqLen 96' }),
+    metrics: () => [{ runId: 'r1', step: 0, at: 0, values: { reward: 0.2 } }],
+  });
+  const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
+  await app.firstPaint;
+  const reason = h.document.querySelector('.reason') as HTMLElement;
+  assert.equal(reason.hidden, false);
+  assert.equal(reason.textContent, 'Failed: sequence of 120 tokens exceeds the model maxSeqLen 96');
+  assert.ok(!h.document.getElementById('resume')!.hasAttribute('disabled'), 'a failed run can be resumed');
+  const entropy = app.charts.find((c) => c.keys.includes('entropy'))!;
+  assert.match(entropy.emptyText, /not recorded: this algorithm does not compute entropy/);
+  const fresh = mountDashboard(h.document.createElement('div'), h.ipc as never, undefined);
+  assert.equal(fresh.charts[0]!.emptyText, 'waiting for data…');
+  await h.close();
+});
+
+test('charts: a single point is placed inside the plot, legends with latest values, readable ticks, hover values, log ticks', async () => {
+  const { formatTick, logTicks, nearestIndex } = await import('../../webview/dashboard/chart.js');
+  const one = extent([{ key: 'a', xs: [40], ys: [0.5] }])!;
+  assert.ok(one.x0 < 40 && one.x1 > 40, 'one eval point is centred, not on the edge');
+  assert.deepEqual([formatTick(2000), formatTick(1_500_000), formatTick(0.25), formatTick(0.0003), formatTick(0)], ['2k', '1.5M', '0.25', '3e-4', '0']);
+  assert.deepEqual(logTicks(0.002, 3), [0.01, 0.1, 1]);
+  assert.equal(nearestIndex([0, 10, 20], 14), 1);
+  assert.equal(nearestIndex([0, 10, 20], 16), 2);
+  const h = host<DashboardRequests>({
+    status: () => ({ id: 'r1', status: 'running' }),
+    metrics: () => [
+      { runId: 'r1', step: 0, at: 0, values: { 'loss/total': 2, 'loss/policy': 0.5 } },
+      { runId: 'r1', step: 10, at: 0, values: { 'loss/total': 1.5, 'loss/policy': 0.25, 'loss/sft': 1.25 } },
+    ],
+  });
+  const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
+  await app.firstPaint;
+  const losses = app.charts.find((c) => c.keys.includes('loss/total'))!;
+  await until(() => /total 1\.5/.test(losses.legend.textContent ?? ''), 'legend with latest values');
+  assert.deepEqual(Array.from(losses.legend.querySelectorAll('.legend-item')).map((i) => i.textContent), ['total 1.5', 'policy 0.25', 'SFT 1.25']);
+  // Hover at the right edge of the plot reads step 10.
+  const text = losses.hoverAt(290);
+  assert.equal(text, 'step 10 · total 1.5 · policy 0.25 · SFT 1.25');
+  assert.equal(losses.hover.textContent, text);
+  assert.ok(h.document.querySelector('figure[data-title="Losses"] .log-toggle'), 'losses offer a log scale');
   await h.close();
 });

@@ -8,6 +8,10 @@ import { CHARTS, type DashboardNotifications, type DashboardRequests, type Dashb
 
 type Ipc = WebviewIpc<DashboardRequests, DashboardNotifications>;
 
+const EVALUATING = 'evaluating…';
+/** How often the shown run's status (checkpoints, components) is re-read while it runs. */
+const REFRESH_MS = 10_000;
+
 export interface DashboardApp {
   charts: LineChart[];
   state: DashboardState;
@@ -18,7 +22,12 @@ export interface DashboardApp {
 export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardState | undefined): DashboardApp {
   const doc = root.ownerDocument;
   const state: DashboardState = { ...(saved ?? {}) };
-  let lastStep = -1;
+  /** Runs this dashboard has heard of: a run first heard of while running is a new one. */
+  const heard = new Set<string>();
+  /** Bumped by every show(): answers for a run no longer shown are dropped. */
+  let generation = 0;
+  /** Evaluation results per checkpoint path of the shown run (kept across re-renders). */
+  const evals = new Map<string, string>();
   const header = h(doc, 'div', { class: 'toolbar' });
   const title = h(doc, 'h2', { text: 'No run selected' });
   const status = h(doc, 'span', { class: 'status', role: 'status' });
@@ -26,16 +35,29 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   const resume = h(doc, 'vscode-button', { id: 'resume', secondary: true, icon: 'debug-continue', text: 'Resume' });
   const msg = h(doc, 'span', { class: 'message', role: 'alert' });
   header.append(title, status, stop, resume, msg);
+  // Why a run failed (or stopped): the registry's statusReason, shown until the run runs again.
+  const reason = h(doc, 'div', { class: 'reason', role: 'alert', hidden: true });
   const components = h(doc, 'div', { class: 'components' });
   const grid = h(doc, 'div', { class: 'charts' });
   const charts = CHARTS.map((c) => {
-    const canvas = h(doc, 'canvas', { 'aria-label': c.title }) as HTMLCanvasElement;
-    grid.append(h(doc, 'figure', { class: 'chart' }, h(doc, 'figcaption', { text: `${c.title}${c.keys.length > 1 ? ` (${c.keys.join(', ')})` : ''}` }), canvas));
-    return new LineChart(canvas, c.keys);
+    const canvas = h(doc, 'canvas', { 'aria-label': `${c.title} by step` }) as HTMLCanvasElement;
+    const chart = new LineChart(canvas, c.keys, { xTitle: 'step', yTitle: c.yTitle, labels: c.labels, absentText: c.absent });
+    const caption = h(doc, 'figcaption', {}, h(doc, 'span', { class: 'chart-title', text: c.title }), chart.legend);
+    if (c.log) {
+      const log = h(doc, 'vscode-button', { class: 'log-toggle', secondary: true, title: 'Log scale (values > 0)', text: 'log' });
+      log.addEventListener('click', () => {
+        chart.logY = !chart.logY;
+        log.toggleAttribute('pressed', chart.logY);
+        chart.draw();
+      });
+      caption.append(log);
+    }
+    grid.append(h(doc, 'figure', { class: 'chart', 'data-title': c.title }, caption, canvas, chart.hover));
+    return chart;
   });
   const checkpoints = h(doc, 'div', { class: 'checkpoints' });
   const config = h(doc, 'pre', { class: 'config' });
-  root.append(header, components, grid, h(doc, 'h3', { text: 'Checkpoints' }), checkpoints, h(doc, 'h3', { text: 'Config' }), config);
+  root.append(header, reason, components, grid, h(doc, 'h3', { text: 'Checkpoints' }), checkpoints, h(doc, 'h3', { text: 'Config' }), config);
   let paint!: () => void;
   const firstPaint = new Promise<void>((r) => (paint = r));
 
@@ -56,33 +78,55 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     status.textContent = `${r.status}${r.step !== undefined ? ` · step ${r.step}${r.totalSteps ? `/${r.totalSteps}` : ''}` : ''}`;
     stop.toggleAttribute('disabled', r.status !== 'running');
     resume.toggleAttribute('disabled', !['paused', 'stopped', 'failed'].includes(r.status));
-    renderComponents(r.components);
+    const why = r.status === 'failed' || r.status === 'stopped' ? r.statusReason : undefined;
+    reason.hidden = !why;
+    reason.textContent = why ? `${r.status === 'failed' ? 'Failed' : 'Stopped'}: ${why}` : '';
+    reason.className = `reason${r.status === 'failed' ? ' error' : ''}`;
+    // Status notifications carry no component states: keep the last ones read.
+    if (r.components) renderComponents(r.components);
     if (r.config !== undefined) config.textContent = typeof r.config === 'string' ? r.config : JSON.stringify(r.config, null, 2);
+    // Newest first; evaluation results (and ones still running) survive the re-render.
+    const list = [...(r.checkpoints ?? [])].sort((a, b) => b.version - a.version);
     checkpoints.replaceChildren(
-      ...(r.checkpoints ?? []).map((c) => {
-        const b = h(doc, 'vscode-button', { secondary: true, icon: 'beaker', text: 'Evaluate' });
-        const result = h(doc, 'span', { class: 'eval-result', role: 'status' });
+      ...list.map((c) => {
+        const b = h(doc, 'vscode-button', { secondary: true, icon: 'beaker', text: 'Evaluate', 'aria-label': `Evaluate v${c.version}` });
+        const result = h(doc, 'span', { class: 'eval-result', role: 'status', text: evals.get(c.path) ?? '' });
+        if (evals.get(c.path) === EVALUATING) b.toggleAttribute('disabled', true);
         b.addEventListener('click', () => {
+          const gen = generation;
+          const runId = r.id;
+          evals.set(c.path, EVALUATING);
           b.toggleAttribute('disabled', true);
-          result.textContent = 'evaluating…';
+          result.textContent = EVALUATING;
+          const put = (text: string) => {
+            if (gen !== generation) return;
+            if (text) evals.set(c.path, text);
+            else evals.delete(c.path);
+            const el = checkpoints.querySelector(`.checkpoint[data-version="${c.version}"]`);
+            const span = el?.querySelector('.eval-result');
+            if (span) span.textContent = text;
+            el?.querySelector('vscode-button')?.toggleAttribute('disabled', false);
+          };
           void ipc
-            .request('evaluate', { runId: r.id, checkpoint: c.path })
-            .then((e) => (result.textContent = `accuracy ${(100 * e.accuracy).toFixed(1)}% on ${e.tasks} tasks`))
+            .request('evaluate', { runId, checkpoint: c.path })
+            .then((e) => put(`v${c.version}: accuracy ${(100 * e.accuracy).toFixed(1)}% on ${e.tasks} tasks`))
             .catch((err) => {
-              result.textContent = '';
+              put('');
               fail(err);
-            })
-            .finally(() => b.toggleAttribute('disabled', false));
+            });
         });
         return h(doc, 'div', { class: 'checkpoint', 'data-version': String(c.version) }, h(doc, 'span', { text: `v${c.version}${c.step !== undefined ? ` (step ${c.step})` : ''} ` }), h(doc, 'code', { text: c.path }), b, result);
       }),
     );
   }
 
-  function addPoint(m: MetricsPoint): void {
-    if (m.runId !== state.runId || m.step <= lastStep) return;
-    lastStep = m.step;
-    for (const c of charts) c.add(m.step, m.values);
+  /** Live points replace a repeated step (a resumed run re-does steps); history fills gaps only. */
+  function addPoint(m: MetricsPoint, fromHistory = false): void {
+    if (m.runId !== state.runId) return;
+    for (const c of charts) {
+      c.runHasData = true;
+      c.add(m.step, m.values, !fromHistory);
+    }
   }
 
   stop.addEventListener('click', () => state.runId && void ipc.request('stop', { runId: state.runId }).catch(fail));
@@ -93,23 +137,51 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     state,
     firstPaint,
     async show(runId) {
+      const gen = ++generation;
       state.runId = runId;
       ipc.api.setState(state);
-      lastStep = -1;
+      heard.add(runId);
+      evals.clear();
       for (const c of charts) c.clear();
       msg.textContent = '';
+      reason.hidden = true;
+      // Live points that arrive while the history loads are kept (addPoint merges by step): the
+      // subscription is already there, and the history fills in the steps before them.
       try {
-        renderRun(await ipc.request('status', { runId }));
-        for (const m of await ipc.request('metrics', { runId })) addPoint(m);
+        const r = await ipc.request('status', { runId });
+        if (gen !== generation) return;
+        shownStatus = r.status;
+        renderRun(r);
+        const history = await ipc.request('metrics', { runId });
+        if (gen !== generation) return;
+        for (const m of history) addPoint(m, true);
       } catch (err) {
-        fail(err);
+        if (gen === generation) fail(err);
       }
       paint();
     },
   };
   ipc.on('select', ({ runId }) => void app.show(runId));
-  ipc.on('metrics', addPoint);
-  ipc.on('status', (r) => r.id === state.runId && renderRun(r));
+  ipc.on('metrics', (m) => addPoint(m));
+  let shownStatus: string | undefined;
+  ipc.on('status', (r) => {
+    const isNew = !heard.has(r.id);
+    heard.add(r.id);
+    if (r.id !== state.runId) {
+      // A run that starts while the shown one is over (or none is shown) takes the dashboard.
+      if (isNew && r.status === 'running' && shownStatus !== 'running') void app.show(r.id);
+      return;
+    }
+    shownStatus = r.status;
+    renderRun(r);
+  });
+  // The checkpoint list and component states must not go stale between notifications.
+  const win = doc.defaultView;
+  win?.setInterval(() => {
+    if (!state.runId || shownStatus !== 'running') return;
+    const gen = generation;
+    void ipc.request('status', { runId: state.runId }).then((r) => gen === generation && renderRun(r), () => undefined);
+  }, REFRESH_MS);
   if (state.runId) void app.show(state.runId);
   else {
     for (const c of charts) c.draw();

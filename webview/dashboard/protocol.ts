@@ -22,13 +22,26 @@ export interface DashboardState {
   runId?: string;
 }
 
+export interface ChartSpec {
+  title: string;
+  keys: string[];
+  /** y axis title (x is always the trainer step). */
+  yTitle: string;
+  /** Legend names per key. */
+  labels?: Record<string, string>;
+  /** Offer a log-scale toggle (values > 0 only). */
+  log?: boolean;
+  /** Said when the run has points but none for this chart. */
+  absent?: string;
+}
+
 /** Charts the dashboard draws, each from one or more metric keys. */
-export const CHARTS: { title: string; keys: string[] }[] = [
-  { title: 'Reward', keys: ['reward'] },
-  { title: 'Eval accuracy', keys: ['eval_accuracy'] },
-  { title: 'Losses', keys: ['loss/total', 'loss/policy', 'loss/sft'] },
-  { title: 'KL', keys: ['kl'] },
-  { title: 'Entropy', keys: ['entropy'] },
-  { title: 'Tokens / s', keys: ['tokens_per_s'] },
-  { title: 'Idle fraction', keys: ['idle/explorer', 'idle/trainer'] },
+export const CHARTS: ChartSpec[] = [
+  { title: 'Reward', keys: ['reward'], yTitle: 'mean reward', labels: { reward: 'rollout reward' } },
+  { title: 'Eval accuracy', keys: ['eval_accuracy'], yTitle: 'accuracy', labels: { eval_accuracy: 'held-out accuracy' }, absent: 'no evaluation yet (eval runs at checkpoints / stage ends)' },
+  { title: 'Losses', keys: ['loss/total', 'loss/policy', 'loss/sft'], yTitle: 'loss', labels: { 'loss/total': 'total', 'loss/policy': 'policy', 'loss/sft': 'SFT' }, log: true },
+  { title: 'KL', keys: ['kl'], yTitle: 'KL', labels: { kl: 'KL to reference' }, log: true, absent: 'not recorded: this algorithm has no KL term' },
+  { title: 'Entropy', keys: ['entropy'], yTitle: 'nats / token', labels: { entropy: 'policy entropy' }, absent: 'not recorded: this algorithm does not compute entropy' },
+  { title: 'Tokens / s', keys: ['tokens_per_s'], yTitle: 'tokens / s', labels: { tokens_per_s: 'trainer throughput' } },
+  { title: 'Idle fraction', keys: ['idle/explorer', 'idle/trainer'], yTitle: 'fraction idle', labels: { 'idle/explorer': 'explorer', 'idle/trainer': 'trainer' } },
 ];
