@@ -15,6 +15,7 @@ import { initEngine } from '../model/engine.js';
 import { presetConfig } from '../model/config.js';
 import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from '../model/checkpoint.js';
+import { withLora } from '../model/lora.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, saveTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
@@ -101,7 +102,7 @@ export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
 export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = []): Transformer {
   if (!cfg.model.checkpoint) {
     const vision = runVisionConfig(cfg, tasks);
-    return new Transformer(presetConfig(cfg.model.size, tok.vocabSize, { ...(cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), ...(vision ? { vision } : {}) }), cfg.seed);
+    return withLora(new Transformer(presetConfig(cfg.model.size, tok.vocabSize, { ...(cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), ...(vision ? { vision } : {}) }), cfg.seed), cfg.model.lora, cfg.seed);
   }
   const dir = cfg.model.checkpoint;
   if (!existsSync(join(dir, 'config.json'))) throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
@@ -117,11 +118,11 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
   }
   try {
     checkModelTakesImages(cfg, model.config, tasks, `checkpoint '${dir}'`);
+    return withLora(model, cfg.model.lora, cfg.seed);
   } catch (e) {
     model.dispose();
     throw e;
   }
-  return model;
 }
 
 /** Tasks in a seeded shuffled order, reshuffled each epoch. */
@@ -315,7 +316,8 @@ async function execute(
       const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
       currentAlgorithm = stage.algorithm;
       // The reference model is the policy as it enters the stage (e.g. the SFT warm-up result), frozen.
-      const reference = objective.needsReference ? model.clone() : undefined;
+      // Under LoRA the reference is the frozen base without adapters (a view: no second copy).
+      const reference = objective.needsReference ? (model.lora ? model.base() : model.clone()) : undefined;
       const critic = objective.needsCritic ? new Transformer({ ...modelCfg, valueHead: true }, cfg.seed + 17) : undefined;
       const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference, critic);
       const explores = objective.name !== 'sft' && stage.mode !== 'train';

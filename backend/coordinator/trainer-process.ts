@@ -41,7 +41,8 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
     // The reference is the policy as it entered the stage: the stage-start checkpoint, never pruned.
     const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
-    const reference = objective.needsReference ? (start ? loadCheckpoint(start.path).model : model.clone()) : undefined;
+    // Under LoRA the reference is the frozen base without adapters (a view: no second copy).
+    const reference = objective.needsReference ? (model.lora ? model.base() : start ? loadCheckpoint(start.path).model : model.clone()) : undefined;
     const critic = objective.needsCritic ? new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17) : undefined;
     const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference, critic);
     const explores = objective.name !== 'sft' && stage.mode !== 'train';

@@ -1,6 +1,7 @@
 // The run configuration (YAML), validated with zod: every error names the path of the bad field
 // and what was expected. Defaults follow ../shared/DESIGN.md.
 import { z } from 'zod';
+import { LoraConfigSchema } from './lora-config.js';
 
 const sampling = z
   .object({
@@ -76,6 +77,8 @@ export const RunConfigSchema = z
           })
           .strict()
           .optional(),
+        /** LoRA adapters instead of full fine-tuning: only the adapters train (backend/model/lora.ts). */
+        lora: LoraConfigSchema.optional(),
       })
       .strict()
       .default({}),

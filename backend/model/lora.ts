@@ -2,25 +2,12 @@
 // with A [in, r] and B [r, out] (B starts at zero, so the adapted model starts equal to the base).
 // Only A and B train; the base weights are frozen tfjs variables that get no gradient and no
 // optimiser state. Adapters are named as PEFT names them (minus its `base_model.model.` prefix).
-import { z } from 'zod';
+import { LORA_TARGETS, LoraConfigSchema, type LoraConfigInput, type LoraTarget } from '../core/lora-config.js';
 import { headDim, type ModelConfig } from './config.js';
 import { InputError } from '../core/errors.js';
+import type { Transformer } from './transformer.js';
 
-export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
-export type LoraTarget = (typeof LORA_TARGETS)[number];
-
-/** `model.lora` of a run config (and `adapter_config.json`'s r / lora_alpha / lora_dropout / target_modules). */
-export const LoraConfigSchema = z
-  .object({
-    rank: z.number().int().positive(),
-    /** Scale alpha / rank on the adapter's output; PEFT's lora_alpha (default: 2 x rank). */
-    alpha: z.number().positive().optional(),
-    /** Dropout on the adapter's input while training (never when sampling or scoring). */
-    dropout: z.number().min(0).lt(1).default(0),
-    target_modules: z.array(z.enum(LORA_TARGETS)).nonempty().default([...LORA_TARGETS]),
-  })
-  .strict();
-export type LoraConfigInput = z.input<typeof LoraConfigSchema>;
+export { LORA_TARGETS, LoraConfigSchema, type LoraConfigInput, type LoraTarget } from '../core/lora-config.js';
 export interface LoraConfig {
   rank: number;
   alpha: number;
@@ -126,4 +113,18 @@ export function parsePeftAdapterConfig(raw: Record<string, unknown>, file: strin
   const dropout = raw.lora_dropout ?? 0;
   if (typeof dropout !== 'number' || dropout < 0 || dropout >= 1) fail('lora_dropout', 'must be in [0, 1)');
   return { rank: r as number, alpha: alpha as number, dropout: dropout as number, target_modules: [...new Set(list as LoraTarget[])] };
+}
+
+/**
+ * A run's model with `model.lora` applied: adapters added (seeded), or kept when the checkpoint
+ * already has them with the same settings (a LoRA run's own checkpoint); different ones are refused.
+ */
+export function withLora(model: Transformer, lora: LoraConfigInput | undefined, seed = 0): Transformer {
+  if (!lora) return model;
+  const c = makeLoraConfig(lora);
+  if (!model.lora) return model.addLora(c, seed);
+  const same = model.lora.rank === c.rank && model.lora.alpha === c.alpha && [...model.lora.target_modules].sort().join() === [...c.target_modules].sort().join();
+  if (!same) throw new InputError(`the checkpoint already has LoRA adapters (rank ${model.lora.rank}, alpha ${model.lora.alpha}, ${model.lora.target_modules.join(' ')}) that differ from model.lora`, { field: 'model.lora' });
+  model.lora = { ...model.lora, dropout: c.dropout };
+  return model;
 }

@@ -127,7 +127,12 @@ export class WorkerRolloutModel implements RolloutModel {
   async setWeights(model: Transformer, version: number): Promise<void> {
     const t0 = performance.now();
     const tensors: Record<string, WeightTensor> = {};
-    for (const [name, v] of model.params) tensors[name] = { shape: [...v.shape], data: (await v.data()) as Float32Array };
+    for (const name of model.params.keys()) {
+      // LoRA adapters merged in: the workers' models are plain.
+      const w = model.effectiveWeight(name);
+      tensors[name] = { shape: [...w.shape], data: (await w.data()) as Float32Array };
+      if (w !== model.params.get(name)) w.dispose();
+    }
     this.weights = { version, tensors };
     this.version = version;
     // Idle ready workers get them now, so the next generate() does not pay for the copy.

@@ -7,7 +7,8 @@ import type { BpeTokenizer } from './bpe.js';
 import type { CharTokenizer } from './char.js';
 import { tokenizerFromJSON } from './from-json.js';
 import { SPECIAL_TOKENS, type Tokenizer } from './types.js';
-import type { HfTokenizer } from '../hf/tokenizer.js';
+import { HfTokenizer } from '../hf/tokenizer.js';
+import { resolveModelDir } from '../hf/folder.js';
 
 export const TOKENIZER_FILE = 'tokenizer.json';
 export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json';
@@ -26,8 +27,22 @@ export function isHfTokenizerDir(dir: string): boolean {
   }
 }
 
-/** Reads `DIR/tokenizer.json`, or the file itself when given a file. */
-export function loadTokenizer(dirOrFile: string): CharTokenizer | BpeTokenizer {
+/**
+ * Reads `DIR/tokenizer.json`, or the file itself when given a file: this project's own tokenizers, or
+ * an imported Hugging Face model's (its tokenizer.json + tokenizer_config.json, also in an HF-cache entry).
+ */
+export function loadTokenizer(dirOrFile: string): Tokenizer {
+  if (!existsSync(dirOrFile)) throw new InputError(`no such file or directory`, { file: dirOrFile });
+  if (statSync(dirOrFile).isDirectory()) {
+    const dir = resolveModelDir(dirOrFile);
+    if (isHfTokenizerDir(dir)) return HfTokenizer.fromDir(dir);
+    dirOrFile = dir;
+  }
+  return loadOwnTokenizer(dirOrFile);
+}
+
+/** This project's tokenizer.json (char or BPE). */
+export function loadOwnTokenizer(dirOrFile: string): CharTokenizer | BpeTokenizer {
   if (!existsSync(dirOrFile)) throw new InputError(`no such file or directory`, { file: dirOrFile });
   const file = statSync(dirOrFile).isDirectory() ? join(dirOrFile, TOKENIZER_FILE) : dirOrFile;
   if (!existsSync(file)) throw new InputError(`no ${TOKENIZER_FILE} here`, { file });

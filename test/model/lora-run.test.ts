@@ -1,0 +1,90 @@
+// A run on an imported Hugging Face model with model.lora: SFT then MIX (MIX's KL reference is the
+// base without adapters) end to end through runJob; the final checkpoint keeps the base weights
+// untouched, carries trained adapters, and its GGUF export (adapters merged) scores in llama.cpp as
+// it does here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getLlama, LlamaLogLevel, type ControlledEvaluateInputItem, type Token } from 'node-llama-cpp';
+import { validateRunConfig } from '../../backend/core/config.js';
+import { runJob } from '../../backend/coordinator/run.js';
+import { tf, initEngine } from '../../backend/model/engine.js';
+import { loadCheckpoint } from '../../backend/model/checkpoint.js';
+import { scoreIds, scoreIdsOf } from '../../backend/model/score.js';
+import { exportGguf } from '../../backend/model/export/gguf.js';
+import { makeHfModel } from '../helpers/hf-model.js';
+
+await initEngine();
+const root = mkdtempSync(join(tmpdir(), 'rft-lora-run-'));
+test.after(() => rmSync(root, { recursive: true, force: true }));
+
+test('model.checkpoint = an HF Qwen2 folder with model.lora: SFT then MIX trains adapters only; the export scores the same in llama.cpp', async () => {
+  const hf = makeHfModel(join(root, 'qwen2'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+  const { config, issues } = validateRunConfig({
+    name: 'lora',
+    seed: 1,
+    model: { checkpoint: hf, lora: { rank: 4, alpha: 8, target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] } },
+    taskset: { builtin: 'reverse', size: 20 },
+    eval: { builtin: 'reverse', size: 4, split: 'eval' },
+    experts: { builtin: 'reverse', size: 8, seed: 99 },
+    workflow: { name: 'single_turn', reward: 'exact_match' },
+    explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
+    trainer: { batch_size: 4 },
+    buffer: { storage: 'sqlite', max_staleness: 1 },
+    synchronizer: { method: 'memory' },
+    stages: [
+      { name: 'warmup', algorithm: { name: 'sft' }, steps: 1, batch_size: 4, lr: 0.01 },
+      { name: 'mix', algorithm: { name: 'mix', params: { expert_ratio: 0.5 } }, steps: 2, lr: 0.01 },
+    ],
+  });
+  assert.ok(config, JSON.stringify(issues));
+  const ws = join(root, 'ws');
+  const s = await runJob({ config, workspace: ws, runId: 'lora' });
+  assert.equal(s.trainer_steps, 3);
+  assert.equal(typeof s.checkpoint, 'string');
+
+  const final = loadCheckpoint(s.checkpoint as string);
+  const orig = loadCheckpoint(hf);
+  assert.deepEqual(final.model.lora, { rank: 4, alpha: 8, dropout: 0, target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] });
+  // The frozen base is the imported model, bit for bit.
+  for (const [n, v] of orig.model.params) assert.deepEqual(await final.model.params.get(n)!.data(), await v.data(), n);
+  // The adapters trained (B started at zero).
+  const bNorm = tf.tidy(() => tf.addN([...final.model.adapters].filter(([n]) => n.includes('lora_B')).map(([, v]) => tf.sum(tf.abs(v)))).dataSync()[0]!);
+  assert.ok(bNorm > 0, 'lora_B moved');
+
+  const text = 'Reverse: abc -> cba. The quick brown fox.';
+  const ids = scoreIdsOf(final.tokenizer!, text);
+  const ours = await scoreIds(final.model, ids);
+  const baseLp = await scoreIds(orig.model, ids);
+  assert.ok(Math.max(...ours.map((x, i) => Math.abs(x - baseLp[i]!))) > 1e-4, 'the trained model differs from the base');
+  const gguf = join(root, 'final.gguf');
+  await exportGguf(final.model, final.tokenizer!, gguf, { dtype: 'f32' });
+  final.model.dispose();
+  orig.model.dispose();
+
+  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath: gguf });
+  const ctx = await model.createContext({ contextSize: 128, batchSize: 128, flashAttention: false, experimentalKvCacheKeyType: 'F32', experimentalKvCacheValueType: 'F32' });
+  try {
+    const toks = ids as Token[];
+    const input: ControlledEvaluateInputItem[] = toks.map((t, i) => (i < toks.length - 1 ? [t, { generateNext: { logits: true } }] : t));
+    const res = await ctx.getSequence().controlledEvaluate(input);
+    let d = 0;
+    for (let i = 0; i < ids.length - 1; i++) {
+      const logits = res[i]!.next.logits!;
+      let max = -Infinity;
+      for (const v of logits.values()) if (v > max) max = v;
+      let sum = 0;
+      for (const v of logits.values()) sum += Math.exp(v - max);
+      d = Math.max(d, Math.abs(logits.get(toks[i + 1]!)! - max - Math.log(sum) - ours[i]!));
+    }
+    console.log(`# LoRA run's final checkpoint: max |ours - llama.cpp| = ${d.toExponential(2)} over ${ids.length - 1} log-probs`);
+    assert.ok(d < 1e-3, `difference ${d}`);
+  } finally {
+    await ctx.dispose();
+    await model.dispose();
+    await llama.dispose();
+  }
+});
