@@ -1,5 +1,5 @@
 // Entry point of the `rft` CLI (and of `rft serve`, the backend the extension launches).
-import { commands, parseArgs } from './cli/command.js';
+import { commands, parseFor } from './cli/command.js';
 import './cli/commands/index.js';
 
 function help(): string {
@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
         console.log(`usage: rft ${c.usage}\n\n${c.summary}`);
         return 0;
       }
-      return await c.run(parseArgs(rest, c.booleanFlags));
+      return await c.run(parseFor(c, rest));
     }
   }
   console.error(`rft: unknown command '${argv[0]}'\n\n${help()}`);

@@ -16,6 +16,11 @@ export interface CliCommand {
   summary: string;
   /** Flags that take no value. */
   booleanFlags?: string[];
+  /**
+   * Flags that take a value. A command that declares them (with booleanFlags) gets strict parsing:
+   * any other flag is an error, and a value flag without a value is an error.
+   */
+  flags?: string[];
   /** Returns the process exit code. */
   run(args: ParsedArgs): Promise<number> | number;
 }
@@ -26,8 +31,14 @@ export function command(c: CliCommand): CliCommand {
   return commands.register(c.name, c);
 }
 
-export function parseArgs(argv: string[], booleanFlags: string[] = []): ParsedArgs {
+/** Parses a command's arguments: strictly when it declares its flags (see CliCommand.flags). */
+export function parseFor(c: CliCommand, argv: string[]): ParsedArgs {
+  return parseArgs(argv, c.booleanFlags, c.flags ? { valueFlags: c.flags, command: c.name } : undefined);
+}
+
+export function parseArgs(argv: string[], booleanFlags: string[] = [], strict?: { valueFlags: string[]; command: string }): ParsedArgs {
   const out: ParsedArgs = { positional: [], flags: {}, all: {} };
+  const known = strict && new Set([...strict.valueFlags, ...booleanFlags]);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') {
@@ -44,12 +55,15 @@ export function parseArgs(argv: string[], booleanFlags: string[] = []): ParsedAr
       } else {
         key = a.slice(2);
         const next = argv[i + 1];
-        if (booleanFlags.includes(key) || next === undefined || next.startsWith('--')) val = true;
+        if (booleanFlags.includes(key) || (!strict && (next === undefined || next.startsWith('--')))) val = true;
+        else if (next === undefined || next.startsWith('--')) throw new Error(`rft ${strict!.command}: --${key} needs a value`);
         else {
           val = next;
           i++;
         }
       }
+      if (known && !known.has(key)) throw new Error(`rft ${strict.command}: unknown flag --${key}${suggest(key, [...known])} (flags: ${[...known].map((k) => `--${k}`).join(' ') || 'none'})`);
+      if (strict && booleanFlags.includes(key) && typeof val === 'string') throw new Error(`rft ${strict.command}: --${key} takes no value`);
       out.flags[key] = val;
       (out.all[key] ??= []).push(String(val));
     } else out.positional.push(a);
@@ -62,10 +76,40 @@ export function flagString(args: ParsedArgs, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
+/** A decimal number written out in full ('12', '-3', '0.5', '1e-3'); not '', '0x10', 'Infinity', '12abc'. */
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
 export function flagNumber(args: ParsedArgs, name: string, dflt: number): number {
-  const v = flagString(args, name);
-  if (v === undefined) return dflt;
+  const raw = args.flags[name];
+  if (raw === undefined) return dflt;
+  if (typeof raw !== 'string') throw new Error(`--${name} expects a number, got no value`);
+  const v = raw.trim();
   const n = Number(v);
-  if (!Number.isFinite(n)) throw new Error(`--${name} expects a number, got '${v}'`);
+  if (!NUMBER.test(v) || !Number.isFinite(n)) throw new Error(`--${name} expects a number, got '${raw}'`);
   return n;
+}
+
+function suggest(key: string, known: string[]): string {
+  // The closest known flag by edit distance (a typo like --workspce), when it is close.
+  let best = '';
+  let bestD = Infinity;
+  for (const k of known) {
+    const d = distance(key, k);
+    if (d < bestD) [best, bestD] = [k, d];
+  }
+  return best && bestD <= Math.max(1, Math.floor(key.length / 3)) ? `: did you mean --${best}?` : '';
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length]!;
 }

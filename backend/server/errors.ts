@@ -19,12 +19,18 @@ export class ConflictError extends Error {
   override name = 'ConflictError';
 }
 
+/** A path outside the workspace, or a file that is not one of this project's buffers. */
+export class ForbiddenError extends Error {
+  override name = 'ForbiddenError';
+}
+
 export function toResponseError(err: unknown): ResponseError<unknown> {
   if (err instanceof ResponseError) return err;
   if (err instanceof InputError) return new ResponseError(ErrorCodes.InvalidInput, err.message, err.location);
   if (err instanceof NotAvailableError) return new ResponseError(ErrorCodes.NotAvailable, err.message);
   if (err instanceof NotFoundError) return new ResponseError(ErrorCodes.NotFound, err.message);
   if (err instanceof ConflictError) return new ResponseError(ErrorCodes.Conflict, err.message);
+  if (err instanceof ForbiddenError) return new ResponseError(ErrorCodes.Forbidden, err.message);
   const msg = err instanceof Error ? err.message : String(err);
   return new ResponseError(-32603, msg);
 }

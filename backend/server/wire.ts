@@ -1,8 +1,8 @@
 // Builds the server's dependencies from the backend parts that exist: buffer storage + feedback,
 // taskset validation/watching, the run registry. A part that is missing leaves its capability
 // off (requests then fail with NotAvailable) instead of being faked.
-import { resolve } from 'node:path';
 import type { BufferRef } from '../core/protocol.js';
+import { resolve } from 'node:path';
 import { openStore, resolveBufferUrl, schemeOf } from '../buffer/storage/index.js';
 import type { BufferOpener, RunRegistryPort, ServerDeps } from './ports.js';
 import { ProcessRunController } from './process-run-controller.js';
@@ -10,23 +10,42 @@ import { StoreBuffer } from './adapters/store-buffer.js';
 import { StoreFeedback } from './adapters/store-feedback.js';
 import { RunTokenizers } from './adapters/run-tokenizers.js';
 import { tasksetPort } from './adapters/tasksets.js';
-import { NotFoundError } from './errors.js';
+import { ForbiddenError, NotFoundError } from './errors.js';
 import { WorkspaceRuns } from './adapters/run-registry.js';
+import { WorkspacePaths } from './confine.js';
+import { checkBufferFile } from './buffer-check.js';
 
 export interface WireOptions {
   workspace: string;
   defaultBuffer?: BufferRef;
 }
 
-export function storeOpener(workspace: string, runs: RunRegistryPort): BufferOpener {
+/**
+ * Buffers by path or run id. A SQLite path must lie inside the workspace (a run's buffer too: the
+ * registry file may have been edited) and is opened only once it passed the read-only schema check.
+ * A database URL (postgres://) from a request is accepted only when a run of this workspace uses it.
+ * The buffer given on the command line (`--buffer`) is the user's own choice and is not confined.
+ */
+export function storeOpener(workspace: string, runs: RunRegistryPort, paths = new WorkspacePaths(workspace), trusted?: string): BufferOpener {
+  const confined = (p: string, field: string) => {
+    const file = p.replace(/^sqlite:(\/\/)?/, '');
+    if (file.includes('?')) throw new ForbiddenError(`field '${field}': options in a buffer path are not accepted from a request`);
+    return paths.inside(resolveBufferUrl(paths.inside(file, field)), field);
+  };
   return {
     async resolve(ref) {
-      if (ref.path) return schemeOf(ref.path) === 'sqlite' ? resolveBufferUrl(resolve(workspace, ref.path)) : ref.path;
+      if (ref.path) {
+        if (trusted !== undefined && (ref.path === trusted || (schemeOf(ref.path) === 'sqlite' && resolveBufferUrl(resolve(workspace, ref.path)) === trusted))) return trusted;
+        if (schemeOf(ref.path) === 'sqlite') return confined(ref.path, 'path');
+        if ((await runs.list()).some((r) => r.bufferPath === ref.path)) return ref.path;
+        throw new ForbiddenError(`field 'path': ${schemeOf(ref.path)} buffer is not one of this workspace's runs (see .rft/runs.json)`);
+      }
       const run = ref.runId ? await runs.get(ref.runId) : null;
       if (!run?.bufferPath) throw new NotFoundError(`no run '${ref.runId}' in ${workspace}/.rft/runs.json`);
-      return run.bufferPath;
+      return schemeOf(run.bufferPath) === 'sqlite' ? confined(run.bufferPath, 'runId') : run.bufferPath;
     },
     async open(key) {
+      if (schemeOf(key) === 'sqlite') checkBufferFile(key);
       const store = await openStore(key);
       const tokenizers = new RunTokenizers(store, key);
       return { buffer: new StoreBuffer(store, key, tokenizers), feedback: new StoreFeedback(store, tokenizers) };
@@ -36,8 +55,12 @@ export function storeOpener(workspace: string, runs: RunRegistryPort): BufferOpe
 
 export async function wireDeps(opts: WireOptions): Promise<ServerDeps> {
   const runs = new WorkspaceRuns(opts.workspace);
+  const paths = new WorkspacePaths(opts.workspace);
+  const d = opts.defaultBuffer?.path;
+  const trusted = d === undefined ? undefined : schemeOf(d) === 'sqlite' ? resolveBufferUrl(resolve(opts.workspace, d)) : d;
   return {
-    buffers: storeOpener(opts.workspace, runs),
+    paths,
+    buffers: storeOpener(opts.workspace, runs, paths, trusted),
     runs,
     tasksets: tasksetPort,
     control: new ProcessRunController(opts.workspace),

@@ -24,8 +24,8 @@ export async function createBackend(d: ManagerDeps): Promise<BackendClient | und
   const url = cfg.get<string>('backendUrl')?.trim();
   let connector: Connector;
   if (url) {
-    connector = tcpConnector(url);
-    d.output.info(`attaching to backend at ${url}`);
+    connector = tcpConnector(url, { workspace });
+    d.output.info(`attaching to backend at ${url.replace(/\?.*$/, '')}`);
   } else {
     const found = await findNode(cfg.get<string>('nodePath'), d.nodeEnv);
     if (!found.ok) {

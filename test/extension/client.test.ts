@@ -2,6 +2,7 @@
 // listeners kept across restarts, giving up on a backend that keeps dying.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { dirname } from 'node:path';
 import { BackendClient, type BackendState } from '../../src/backend/client.js';
 import { RestartPolicy } from '../../src/backend/restart-policy.js';
 import { childConnector, type Exit } from '../../src/backend/transport.js';
@@ -27,7 +28,7 @@ function waitFor(client: BackendClient, state: BackendState, ms = 20_000): Promi
 test('talks to rft serve, restarts it after kill -9, keeps notification listeners', async () => {
   const buffer = await makeBuffer(10);
   let pid = 0;
-  const connector = childConnector({ node: process.execPath, args: serveArgs([]), cwd: ROOT, env: { RFT_LOG_LEVEL: 'info' } });
+  const connector = childConnector({ node: process.execPath, args: serveArgs(['--workspace', dirname(buffer)]), cwd: ROOT, env: { RFT_LOG_LEVEL: 'info' } });
   const client = new BackendClient(async () => {
     const t = await connector();
     pid = Number(t.describe.replace('pid ', ''));

@@ -4,10 +4,11 @@ import { once } from 'node:events';
 import type { RpcHost } from '../rpc.js';
 import type { BufferSessions } from '../sessions.js';
 import { NotAvailableError } from '../errors.js';
+import type { WorkspacePaths } from '../confine.js';
 
 export const MAX_PAGE = 5000;
 
-export function registerBuffer(rpc: RpcHost, sessions: BufferSessions): void {
+export function registerBuffer(rpc: RpcHost, sessions: BufferSessions, paths: WorkspacePaths): void {
   rpc.on('buffer/open', async (p) => {
     const s = await sessions.open(p, true);
     return { path: s.buffer.path, counts: await s.buffer.counts() };
@@ -27,8 +28,10 @@ export function registerBuffer(rpc: RpcHost, sessions: BufferSessions): void {
     return s.buffer.taskStats(p.runId);
   });
   rpc.on('buffer/export', async (p) => {
+    // Resolved against the workspace (never the server's cwd) and refused outside it.
+    const file = paths.writable(p.file, 'file');
     const s = await sessions.open(p.buffer);
-    const out = createWriteStream(p.file, { encoding: 'utf8' });
+    const out = createWriteStream(file, { encoding: 'utf8' });
     let written = 0;
     for await (const e of s.buffer.iterate(p.filter)) {
       if (!out.write(JSON.stringify(e) + '\n')) await once(out, 'drain');
@@ -36,6 +39,6 @@ export function registerBuffer(rpc: RpcHost, sessions: BufferSessions): void {
     }
     out.end();
     await once(out, 'finish');
-    return { file: p.file, written };
+    return { file, written };
   });
 }
