@@ -11,11 +11,11 @@ export async function openBuffer(s: Services, arg?: vscode.Uri | string): Promis
   else {
     const runs = s.state.runs.map((r) => ({ label: r.name ?? r.id, description: r.status, ref: { runId: r.id } }));
     const FILE = { label: '$(folder-opened) Open a buffer file…', description: '', ref: undefined as undefined | { runId: string } };
-    const pick = await vscode.window.showQuickPick([...runs, FILE], { title: 'Open buffer' });
+    const pick = await vscode.window.showQuickPick([...runs, FILE], { title: 'Open buffer', ignoreFocusOut: true });
     if (!pick) return;
     if (pick.ref) ref = pick.ref;
     else {
-      const f = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Buffer (SQLite)': ['sqlite', 'db'] }, title: 'Buffer file' });
+      const f = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Buffer (SQLite)': ['sqlite', 'db'] }, title: 'Buffer file', ...inWorkspace() });
       if (!f?.[0]) return;
       ref = { path: f[0].fsPath };
     }
@@ -27,12 +27,21 @@ export async function openBuffer(s: Services, arg?: vscode.Uri | string): Promis
   }
 }
 
+/** Dialogs start in the workspace folder, not the active file's. */
+function inWorkspace(): { defaultUri?: vscode.Uri } {
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+  return root ? { defaultUri: root } : {};
+}
+
 export async function exportBuffer(s: Services): Promise<void> {
   if (!s.state.bufferPath) {
     void vscode.window.showWarningMessage('Open a buffer first (RFT Studio: Open Buffer).');
     return;
   }
-  const target = await vscode.window.showSaveDialog({ filters: { JSONL: ['jsonl'] }, title: 'Export buffer as JSONL' });
+  // Starts in the workspace (not the active file's folder), named after the buffer.
+  const base = s.state.bufferPath.split(/[\\/]/).pop()!.replace(/\.[^.]*$/, '');
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const target = await vscode.window.showSaveDialog({ filters: { JSONL: ['jsonl'] }, title: 'Export buffer as JSONL', ...(root ? { defaultUri: vscode.Uri.joinPath(root, `${base}.jsonl`) } : {}) });
   if (!target) return;
   await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Exporting buffer…' }, async () => {
     try {
@@ -55,9 +64,9 @@ export async function addSelectionAsExpert(s: Services): Promise<void> {
     void vscode.window.showWarningMessage('Open a buffer first (RFT Studio: Open Buffer).');
     return;
   }
-  const taskId = await vscode.window.showInputBox({ title: 'Expert example: task id', prompt: 'Id of the task this answers (an existing task or a new one)' });
+  const taskId = await vscode.window.showInputBox({ title: 'Expert example: task id', prompt: 'Id of the task this answers (an existing task or a new one)', ignoreFocusOut: true });
   if (!taskId) return;
-  const prompt = await vscode.window.showInputBox({ title: 'Expert example: prompt', prompt: 'The prompt of the task' });
+  const prompt = await vscode.window.showInputBox({ title: 'Expert example: prompt', prompt: 'The prompt of the task', ignoreFocusOut: true });
   if (prompt === undefined) return;
   try {
     const r = await s.client.request('feedback/addExpert', { buffer: { path: s.state.bufferPath }, taskId, prompt, response });

@@ -13,12 +13,13 @@ export async function newTaskset(s: Services): Promise<vscode.Uri | undefined> {
   }
   const pick = await vscode.window.showQuickPick(
     DOMAINS.map((d) => ({ label: d.label, detail: d.detail, domain: d.domain })),
-    { title: 'New taskset: domain' },
+    { title: 'New taskset: domain', ignoreFocusOut: true },
   );
   if (!pick) return undefined;
   const name = await vscode.window.showInputBox({
     title: 'New taskset: file name',
     value: `tasksets/${pick.domain}.jsonl`,
+    ignoreFocusOut: true,
     validateInput: (v) => (/\.(jsonl|json|yaml|yml|csv)$/.test(v) ? undefined : 'end the name with .jsonl, .json, .yaml or .csv'),
   });
   if (!name) return undefined;

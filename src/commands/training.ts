@@ -7,13 +7,14 @@ import type { Services } from '../services.js';
 import { configTemplate } from '../templates.js';
 import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
+import { accuracyBySteps, checkpointItems, evalResultLine, type CheckpointItem } from './checkpoint-picks.js';
 
 export const CONFIG_GLOB = '**/*.rft.{yaml,yml}';
 
 async function pickConfig(): Promise<vscode.Uri | undefined> {
   const configs = await vscode.workspace.findFiles(CONFIG_GLOB, '**/node_modules/**', 100);
   const CREATE = '$(add) Create a config from the template…';
-  const pick = await vscode.window.showQuickPick([...configs.map((u) => vscode.workspace.asRelativePath(u)), CREATE], { title: 'Start training: config' });
+  const pick = await vscode.window.showQuickPick([...configs.map((u) => vscode.workspace.asRelativePath(u)), CREATE], { title: 'Start training: config', ignoreFocusOut: true });
   if (!pick) return undefined;
   if (pick !== CREATE) return configs.find((u) => vscode.workspace.asRelativePath(u) === pick);
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -34,7 +35,7 @@ async function pickRun(s: Services, arg: unknown, want: RunInfo['status'][]): Pr
     void vscode.window.showInformationMessage(`No run is ${want.join(' or ')}.`);
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: r.name ?? r.id, description: r.status, id: r.id })), { title: 'Run' });
+  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: r.name ?? r.id, description: r.status, id: r.id })), { title: 'Run', ignoreFocusOut: true });
   return pick?.id;
 }
 
@@ -93,24 +94,58 @@ export async function resumeTraining(s: Services, arg?: unknown): Promise<void> 
 
 export async function evaluateCheckpoint(s: Services, arg?: vscode.Uri): Promise<void> {
   if (!requireTrust('Evaluating a checkpoint')) return;
-  const ckpt = arg ?? (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Checkpoint folder' }))?.[0];
-  if (!ckpt) return;
+  const ck: PickedCheckpoint | undefined = arg ? { path: arg.fsPath } : await pickCheckpoint(s);
+  if (!ck) return;
   const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
   const HELD_OUT = "$(beaker) The run's held-out split";
-  const ts = await vscode.window.showQuickPick([HELD_OUT, ...tasksets.map((u) => vscode.workspace.asRelativePath(u))], { title: 'Evaluate on taskset' });
+  const ts = await vscode.window.showQuickPick([HELD_OUT, ...tasksets.map((u) => vscode.workspace.asRelativePath(u))], { title: 'Evaluate on taskset', ignoreFocusOut: true });
   if (!ts) return;
   // '' asks the backend for the eval split of the run that owns the checkpoint.
   const taskset = ts === HELD_OUT ? '' : tasksets.find((u) => vscode.workspace.asRelativePath(u) === ts)!.fsPath;
+  const on = ts === HELD_OUT ? 'the held-out split' : ts;
+  const name = ck.version !== undefined ? `v${ck.version} of ${ck.runName}` : vscode.workspace.asRelativePath(ck.path);
   await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Evaluating ${vscode.workspace.asRelativePath(ckpt)}`, cancellable: true },
+    { location: vscode.ProgressLocation.Notification, title: `Evaluating ${name}`, cancellable: true },
     async (_p, token) => {
       try {
-        const req = s.client.request('runs/evaluate', { checkpoint: ckpt.fsPath, taskset });
+        const req = s.client.request('runs/evaluate', { checkpoint: ck.path, taskset, ...(ck.runId ? { runId: ck.runId } : {}) });
         const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
-        if (r) void vscode.window.showInformationMessage(`Accuracy ${(100 * r.accuracy).toFixed(1)}% on ${r.tasks} tasks.`);
+        if (!r) return;
+        const line = evalResultLine(ck, r, on);
+        s.output.info(`Evaluated ${line}`);
+        void vscode.window.showInformationMessage(`Evaluated ${line}.`);
       } catch (err) {
         await showBackendError('Evaluate checkpoint', err, s.output);
       }
     },
   );
+}
+
+type PickedCheckpoint = Pick<CheckpointItem, 'runId' | 'runName' | 'version' | 'step'> & { path: string };
+
+/** Each run's checkpoints (newest first, step and accuracy), or a folder elsewhere. */
+async function pickCheckpoint(s: Services): Promise<PickedCheckpoint | undefined> {
+  await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
+  const runs = s.state.runs.filter((r) => r.checkpoints?.length);
+  const accuracy = new Map<string, Map<number, number>>();
+  await Promise.all(
+    runs.map(async (r) => {
+      const pts = await s.client.request('runs/metrics', { runId: r.id }).catch(() => []);
+      accuracy.set(r.id, accuracyBySteps(pts));
+    }),
+  );
+  const BROWSE = { label: '$(folder-opened) Another checkpoint folder…', alwaysShow: true };
+  const items = checkpointItems(runs, accuracy, (p) => vscode.workspace.asRelativePath(p)).map((i) => (i.separator ? { ...i, kind: vscode.QuickPickItemKind.Separator } : i));
+  const pick = await vscode.window.showQuickPick<vscode.QuickPickItem & Partial<CheckpointItem>>([...items, { label: '', kind: vscode.QuickPickItemKind.Separator }, BROWSE], {
+    title: 'Evaluate checkpoint',
+    placeHolder: items.length ? 'Newest first; type to filter by version, step or run' : 'No run has checkpoints yet: pick a folder',
+    matchOnDescription: true,
+    matchOnDetail: true,
+    ignoreFocusOut: true,
+  });
+  if (!pick) return undefined;
+  if (pick !== BROWSE) return pick as PickedCheckpoint;
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const dir = (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Checkpoint folder', ...(root ? { defaultUri: root } : {}) }))?.[0];
+  return dir ? { path: dir.fsPath } : undefined;
 }

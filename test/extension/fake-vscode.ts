@@ -127,6 +127,10 @@ export enum ProgressLocation {
   Window = 10,
   Notification = 15,
 }
+export enum QuickPickItemKind {
+  Separator = -1,
+  Default = 0,
+}
 export enum ViewColumn {
   Active = -1,
   One = 1,
@@ -146,6 +150,8 @@ export const recorded = {
   statusItems: [] as FakeStatusBarItem[],
   treeViews: new Map<string, FakeTreeView>(),
   diagnostics: new Map<string, FakeDiagnosticCollection>(),
+  /** Options of every quick pick, input box and file dialog shown, in order. */
+  prompts: [] as { kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog'; options: Record<string, unknown> }[],
 };
 /** Answers the next prompts: each entry is taken in order by the matching prompt kind. */
 export const answers = {
@@ -171,6 +177,7 @@ export function resetFake(): void {
   recorded.statusItems.length = 0;
   recorded.treeViews.clear();
   recorded.diagnostics.clear();
+  recorded.prompts.length = 0;
   for (const k of Object.keys(answers) as (keyof typeof answers)[]) answers[k].length = 0;
   settings.clear();
   commandsRegistry.clear();
@@ -332,20 +339,24 @@ export const window = {
   showErrorMessage: message('error'),
   showWarningMessage: message('warning'),
   showInformationMessage: message('info'),
-  async showQuickPick(items: unknown[] | Promise<unknown[]>) {
+  async showQuickPick(items: unknown[] | Promise<unknown[]>, options: Record<string, unknown> = {}) {
+    recorded.prompts.push({ kind: 'quickPick', options });
     const list = (await items) as { label: string }[];
     const f = answers.quickPick.shift();
     return f ? f(list) : undefined;
   },
   async showInputBox(o?: { validateInput?(v: string): string | undefined }) {
+    recorded.prompts.push({ kind: 'inputBox', options: (o ?? {}) as Record<string, unknown> });
     const v = answers.inputBox.shift();
     if (v !== undefined && o?.validateInput?.(v)) return undefined;
     return v;
   },
-  async showOpenDialog() {
+  async showOpenDialog(options: Record<string, unknown> = {}) {
+    recorded.prompts.push({ kind: 'openDialog', options });
     return answers.openDialog.shift();
   },
-  async showSaveDialog() {
+  async showSaveDialog(options: Record<string, unknown> = {}) {
+    recorded.prompts.push({ kind: 'saveDialog', options });
     return answers.saveDialog.shift();
   },
   async showTextDocument(u: Uri) {
