@@ -28,6 +28,17 @@ function quickStartLines(): string[] {
   return lines;
 }
 
+test('the README\'s scale-out commands are the quick start\'s (the test below runs those)', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const at = readme.indexOf('### Scale-out');
+  assert.ok(at >= 0, 'README.md has a scale-out section');
+  const block = /```bash\n([\s\S]*?)```/.exec(readme.slice(at))![1]!;
+  const doc = quickStartLines();
+  const lines = block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  assert.ok(lines.length >= 5);
+  for (const l of lines) assert.ok(doc.includes(l), `README line not in the tested quick start: ${l}`);
+});
+
 interface Proc {
   name: string;
   child: ChildProcess;
