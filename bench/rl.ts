@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { nativeBlasActive, setNativeBlasEnabled } from '../backend/model/native-blas.js';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
-import { RUN_EXPERIENCE_PIPELINE, ShuffledTasks, expertExperience, initialModel, loadTasks, makeTokenizer, samplerConfig, stageBatchSize, trainerOptions } from '../backend/coordinator/run.js';
+import { RUN_EXPERIENCE_PIPELINE, TaskFeed, expertExperience, initialModel, loadTasks, makeTokenizer, samplerConfig, stageBatchSize, trainerOptions } from '../backend/coordinator/setup.js';
 import { ExperiencePipeline } from '../backend/buffer/pipeline/experience/index.js';
 import { makeSampler } from '../backend/buffer/sampler/index.js';
 import { openStore, type ExperienceStore } from '../backend/buffer/storage/index.js';
@@ -46,7 +46,7 @@ interface Job {
   trainer: Trainer;
   store: ExperienceStore;
   rollout: LocalRolloutModel;
-  tasks: ShuffledTasks;
+  tasks: TaskFeed;
   pipeline: ExperiencePipeline;
   sample: (batchSize: number, version: number, step: number) => ReturnType<ReturnType<typeof makeSampler>['sample']>;
   batchSize: number;
@@ -72,7 +72,7 @@ async function makeJob(name: string): Promise<Job> {
   return {
     model, reference, trainer, store,
     rollout: new LocalRolloutModel(model, tok, 0),
-    tasks: new ShuffledTasks(pools.train, cfg.seed),
+    tasks: new TaskFeed(cfg, pools.train),
     pipeline: ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? RUN_EXPERIENCE_PIPELINE, {
       advantage: (exps) => groupAdvantages(stage.algorithm.name, exps, stage.algorithm.params),
     }),

@@ -32,21 +32,68 @@ export function tasksetTemplate(domain: Domain): string {
   return RECORDS[domain].map((r) => JSON.stringify({ ...r, domain })).join('\n') + '\n';
 }
 
-export function configTemplate(tasksetPath: string): string {
+/** Workflow and reward that score each domain's template tasks (as in configs/examples). */
+const SCORING: Record<Domain, { workflow: string; reward: string; maxNewTokens: number }> = {
+  math: { workflow: 'single_turn', reward: 'math_answer', maxNewTokens: 24 },
+  code: { workflow: 'single_turn', reward: 'code_tests', maxNewTokens: 64 },
+  k12: { workflow: 'single_turn', reward: 'k12', maxNewTokens: 24 },
+  vision: { workflow: 'vision', reward: 'k12', maxNewTokens: 8 },
+  multiturn: { workflow: 'multi_turn', reward: 'environment', maxNewTokens: 16 },
+  text: { workflow: 'single_turn', reward: 'exact_match', maxNewTokens: 24 },
+};
+
+/** The domain a taskset file is for, guessed from its name (`tasksets/code.jsonl` -> code); default math. */
+export function domainOf(tasksetPath: string): Domain {
+  const base = tasksetPath.split(/[\\/]/).pop()!.toLowerCase();
+  return DOMAINS.find((d) => base.startsWith(d.domain))?.domain ?? 'math';
+}
+
+/**
+ * The config "Start Training" writes next to the workspace root: it validates as written and runs
+ * on the user's taskset (paths are relative to the config file). The taskset doubles as the eval
+ * set until the user points `eval.path` at a held-out file.
+ */
+export function configTemplate(tasksetPath: string, domain: Domain = domainOf(tasksetPath)): string {
+  const s = SCORING[domain];
+  const path = JSON.stringify(tasksetPath);
   return [
-    '# RFT Studio training config (see docs). Start with "RFT Studio: Start Training".',
+    '# RFT Studio training config. Start it with "RFT Studio: Start Training".',
+    '# Paths are relative to this file.',
+    'name: my-run',
     'mode: both',
-    'model:',
-    '  size: tiny',
-    'taskset:',
-    `  path: ${tasksetPath}`,
-    'algorithm:',
-    '  name: mix',
-    'explorer:',
-    '  repeat_times: 4',
-    'trainer:',
-    '  steps: 100',
     'seed: 42',
+    'model:',
+    '  size: tiny-0.4m',
+    '  max_seq_len: 256',
+    'tokenizer:',
+    '  kind: char',
+    'taskset:',
+    `  path: ${path}`,
+    `  domain: ${domain}`,
+    '  selector: shuffle',
+    '  # Data from elsewhere: map its own field names, e.g.',
+    '  # format: { prompt_key: question, response_key: answer, id_key: qid }',
+    'eval:',
+    '  # Point this at a held-out file of your own to measure generalisation.',
+    `  path: ${path}`,
+    `  domain: ${domain}`,
+    '# experts:',
+    '#   path: experts.jsonl  # demonstrations: {prompt, response} per line (MIX / SFT use them)',
+    'workflow:',
+    `  name: ${s.workflow}`,
+    `  reward: ${s.reward}  # a task's own "reward" field wins`,
+    'algorithm:',
+    '  name: grpo',
+    'explorer:',
+    '  tasks_per_step: 4',
+    '  repeat_times: 4',
+    '  sampling:',
+    `    max_new_tokens: ${s.maxNewTokens}`,
+    '  eval_sampling:',
+    `    max_new_tokens: ${s.maxNewTokens}`,
+    'trainer:',
+    '  batch_size: 16',
+    '  steps: 50',
     '',
   ].join('\n');
 }

@@ -9,15 +9,15 @@ import { logger } from '../core/log.js';
 import { saveTokenizer, loadTokenizer } from '../model/tokenizer/index.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import { openStore } from '../buffer/storage/index.js';
-import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
 import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import { OpenAIRolloutModel } from '../explorer/openai-model.js';
 import { workflows, type RolloutModel } from '../explorer/workflow.js';
-import { groupAdvantages } from '../trainer/objectives.js';
 import { evaluate } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
-import { initialModel, loadTasks, makeTokenizer, RUN_EXPERIENCE_PIPELINE, ShuffledTasks, type RunOptions, type RunSummary } from './run.js';
+import type { RunOptions, RunSummary } from './run-types.js';
+import { experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from './setup.js';
+import type { SelectorState } from '../buffer/taskset/index.js';
 
 const log = logger('coordinator');
 
@@ -51,7 +51,7 @@ function rolloutModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[]): { model: R
 export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSummary> {
   const { cfg, runId, runDir, metrics } = c;
   const pools = loadTasks(cfg);
-  const tok = c.resumed ? loadTokenizer(runDir) : makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
+  const tok = c.resumed ? loadTokenizer(runDir) : makeTokenizer(cfg, tokenizerTexts(pools));
   if (!c.resumed) saveTokenizer(tok, runDir);
   const rm = rolloutModel(cfg, tok, [...pools.train, ...pools.eval]);
   log.info(`mode ${cfg.mode}: rollout model is ${rm.what}`);
@@ -62,18 +62,20 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
       const store = await openStore(cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage);
       try {
         await store.putTasks(runId, pools.train);
-        const pipeline = ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? RUN_EXPERIENCE_PIPELINE, {
-          advantage: (exps) => groupAdvantages(cfg.algorithm.name, exps, cfg.algorithm.params),
-        });
-        // A resumed explore run continues after the steps it already appended.
+        const stage = stagesOf(cfg)[0]!;
+        const pipeline = experiencePipeline(cfg, () => stage.algorithm);
+        // A resumed explore run continues after the steps it already appended, its selector where it stopped.
         const done = c.resumed ? ((await store.getState<number>(runId, 'explore_steps')) ?? 0) : 0;
-        const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, new ShuffledTasks(pools.train, cfg.seed + done), { append: (exps) => store.appendExperiences(exps).then(() => undefined) }, {
-          runId,
-          tasksPerStep: cfg.explorer.tasks_per_step,
-          repeatTimes: cfg.explorer.repeat_times,
-          sampling: { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p },
-          seed: cfg.seed + 1 + done,
-          process: (exps) => pipeline.run(exps).experiences,
+        const feed = new TaskFeed(cfg, pools.train);
+        if (c.resumed) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
+        const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
+          append: async (exps) => {
+            await store.appendExperiences(exps);
+            await store.setState(runId, 'selector', feed.state());
+          },
+        }, {
+          ...explorerOptions(cfg, runId, cfg.seed + 1 + done),
+          process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', step: explorer.step, ...counts })),
         });
         const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
         for (exploreSteps = done; exploreSteps < steps && !c.opts.signal?.aborted; exploreSteps++) {

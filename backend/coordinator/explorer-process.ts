@@ -4,16 +4,17 @@
 import { logger } from '../core/log.js';
 import { initEngine } from '../model/engine.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
-import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import { WorkerRolloutModel } from '../explorer/workers/pool.js';
 import { workflows } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import { runExplorerLoop } from '../explorer/worker.js';
-import { groupAdvantages } from '../trainer/objectives.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import { ShuffledTasks } from './run.js';
+import { experiencePipeline, explorerOptions, processExperiences, TaskFeed } from './setup.js';
+import type { SelectorState } from '../buffer/taskset/index.js';
 import { requiredVersion } from './sync-plan.js';
+import { FillingExplorer } from './loop.js';
+import { watchRunFiles, type LiveFiles } from './live.js';
 
 const log = logger('explorer-worker');
 
@@ -26,6 +27,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
   const unlock = await acquireComponentLock(ctx.runDir, 'explorer');
   const workers = cfg.explorer.workers;
   let pool: WorkerRolloutModel | undefined;
+  let live: LiveFiles | undefined;
   try {
     const start = await db.getState<{ version: number }>(runId, `stage_start:${a.stage}`);
     if (!start) throw new Error(`run ${runId}: stage ${a.stage} has no start checkpoint recorded (the coordinator records it before starting workers)`);
@@ -33,23 +35,23 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     // Explore steps are numbered by the trainer step they feed; a restart continues after the last appended one.
     const target = Math.max(saved ?? 0, start.version);
     const plan = { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: start.version };
-    const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, new ShuffledTasks(pools.train, cfg.seed + target), {
+    // The selector continues where the last explorer of the run left it (stage change, restart).
+    const feed = new TaskFeed(cfg, pools.train);
+    feed.restore(await db.getState<SelectorState>(runId, 'selector'));
+    const pipeline = experiencePipeline(cfg, () => stage.algorithm);
+    const explorer = new FillingExplorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
       append: async (exps) => {
         await db.appendExperiences(exps);
+        await db.setState(runId, 'selector', feed.state());
       },
     }, {
-      runId,
-      tasksPerStep: cfg.explorer.tasks_per_step,
-      repeatTimes: cfg.explorer.repeat_times,
-      sampling: {
-        maxNewTokens: cfg.explorer.sampling.max_new_tokens,
-        temperature: cfg.explorer.sampling.temperature,
-        topK: cfg.explorer.sampling.top_k,
-        topP: cfg.explorer.sampling.top_p,
-      },
-      seed: cfg.seed + 1 + target,
-      process: (exps) => groupAdvantages(stage.algorithm.name, exps, stage.algorithm.params),
+      ...explorerOptions(cfg, runId, cfg.seed + 1 + target),
+      process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', stage: stage.name, step: explorer.step, ...counts })),
     });
+    // The trainer waits for a full batch of this step's rollouts: refill steps the pipeline thinned out.
+    explorer.need = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;
+    live = watchRunFiles(cfg, { runId, feed, pools, tok, store: db });
+    await live.ready;
     log.info(`stage ${stage.name}: exploring from step ${target} (sync_offset ${plan.offset}, sync_interval ${plan.interval})`);
     const r = await runExplorerLoop({
       explorer,
@@ -80,6 +82,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     log.info(`stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%`);
     return 0;
   } finally {
+    await live?.close();
     await pool?.close();
     unlock();
     await db.close();

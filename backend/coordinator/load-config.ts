@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
+import { resolveConfigPaths } from './setup.js';
 
 export function loadRunConfig(file: string): RunConfig {
   let text: string;
@@ -21,5 +22,6 @@ export function loadRunConfig(file: string): RunConfig {
     const lines = issues.map((i) => `${file}: field '${i.path}': ${i.message}`);
     throw new InputError(`invalid config, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, { file });
   }
-  return config;
+  // Taskset, eval and expert paths are relative to the config file.
+  return resolveConfigPaths(config, file);
 }

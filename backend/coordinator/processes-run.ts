@@ -18,7 +18,8 @@ import { writeReport, type MetricsLog } from './monitor.js';
 import { Worker, superviseStage } from './processes.js';
 import { checkSyncConfig } from './sync-plan.js';
 import { stagesOf, workerArgv, type WorkerArgs } from './worker-context.js';
-import { expertExperience, initialModel, loadTasks, makeTokenizer, type RunOptions, type RunSummary, type TaskPools } from './run.js';
+import type { RunOptions, RunSummary } from './run-types.js';
+import { expertExperience, initialModel, loadTasks, makeTokenizer, tokenizerTexts, type TaskPools } from './setup.js';
 
 const log = logger('coordinator');
 
@@ -124,7 +125,7 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
 
 /** Tokenizer, tasks, expert experiences and the initial weights as checkpoint v0. */
 async function initRun(cfg: RunConfig, runId: string, runDir: string, store: ExperienceStore, registry: RunRegistry, pools: TaskPools): Promise<void> {
-  const tok = makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
+  const tok = makeTokenizer(cfg, tokenizerTexts(pools));
   saveTokenizer(tok, runDir);
   // A run killed before v0 existed starts over here: tasks upsert; experts are added once.
   await store.putTasks(runId, pools.train);

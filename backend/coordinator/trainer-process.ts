@@ -12,7 +12,7 @@ import { Trainer } from '../trainer/trainer.js';
 import { makeObjective } from '../trainer/objectives.js';
 import { runTrainerLoop } from '../trainer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import { samplerConfig, stageBatchSize, trainerOptions } from './run.js';
+import { samplerConfig, stageBatchSize, trainerOptions } from './setup.js';
 
 const log = logger('trainer-worker');
 
@@ -46,7 +46,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     const critic = objective.needsCritic ? new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17) : undefined;
     const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference, critic);
     const explores = objective.name !== 'sft' && stage.mode !== 'train';
-    const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
+    const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
     const batchSize = await stageBatchSize(db, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
     const registry = await RunRegistry.open(ctx.workspace);
     const stageStarts = new Set<number>();

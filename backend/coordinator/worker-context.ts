@@ -1,5 +1,5 @@
 // What an explorer or trainer process of a run needs, rebuilt from the run folder alone: the config
-// the coordinator wrote (config.yaml), the run's tokenizer, the task pools, the buffer, metrics.
+// the coordinator wrote (config.yaml), the run's tokenizer, the task pools (setup.ts), the buffer, metrics.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -8,9 +8,9 @@ import { loadTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import type { ComponentState } from '../core/component-state.js';
 import { MetricsLog } from './monitor.js';
-import { loadTasks, type TaskPools } from './run.js';
+import { loadTasks, stagesOf, type Stage, type TaskPools } from './setup.js';
 
-export type Stage = NonNullable<RunConfig['stages']>[number];
+export { stagesOf, type Stage };
 
 export interface WorkerArgs {
   runDir: string;
@@ -30,10 +30,6 @@ export interface WorkerContext extends WorkerArgs {
   workspace: string;
   /** Current state of the component in the buffer's run_state (read by `rft status` and the UI). */
   setState(component: 'explorer' | 'trainer', state: ComponentState, detail?: string): void;
-}
-
-export function stagesOf(cfg: RunConfig): Stage[] {
-  return cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined, batch_size: undefined }];
 }
 
 export function workerArgv(kind: 'explorer-worker' | 'trainer-worker', a: WorkerArgs): string[] {

@@ -23,9 +23,27 @@ const tasksetRef = z
     seed: z.number().int().default(0),
     split: z.enum(['train', 'eval']).default('train'),
     selector: z.string().default('shuffle'),
+    /** A file's own field names (`path` only): `{prompt_key: question, response_key: answer, ...}`. */
+    format: z
+      .object({
+        prompt_key: z.string().min(1).optional(),
+        response_key: z.string().min(1).optional(),
+        id_key: z.string().min(1).optional(),
+        system_prompt_key: z.string().min(1).optional(),
+        tests_key: z.string().min(1).optional(),
+        image_key: z.string().min(1).optional(),
+        reward_key: z.string().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+    /** Domain of a file's records without a `domain` field (`path` only; default math, experts text). */
+    domain: z.enum(['math', 'code', 'k12', 'vision', 'multiturn', 'text']).optional(),
+    /** Task pipeline operators applied before the explorer sees the tasks, e.g. [{name: dedupe}]. */
+    pipeline: z.array(z.record(z.unknown())).optional(),
   })
   .strict()
-  .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' });
+  .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' })
+  .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), { message: 'format and domain describe a file: use them with path', path: ['format'] });
 
 const algorithm = z
   .object({
@@ -95,7 +113,8 @@ export const RunConfigSchema = z
     /** Expert demonstrations: a built-in generator's solutions or a file of {prompt, response}. */
     experts: tasksetRef.optional(),
     workflow: z
-      .object({ name: z.string().default('single_turn'), reward: z.string() })
+      // reward: the default reward function; a task's own `reward` field (format.reward_key) wins.
+      .object({ name: z.string().default('single_turn'), reward: z.string().optional() })
       .strict(),
     algorithm,
     buffer: z

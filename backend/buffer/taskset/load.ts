@@ -8,6 +8,7 @@ import { readCsv } from './csv.js';
 import { readJsonArray } from './json-array.js';
 import { readJsonl } from './jsonl.js';
 import { checkRecord } from './schema.js';
+import { mapRecord, userField } from './fields.js';
 import type { LoadOptions, LoadResult, RawRecord, TaskRecordError, TasksetFormat } from './types.js';
 import { readYamlList } from './yaml-list.js';
 
@@ -44,6 +45,9 @@ export function parseTaskset(text: string, file: string, opts: LoadOptions = {})
   const errors: TaskRecordError[] = [];
   const firstLine = new Map<string, number>();
   let records = 0;
+  const fields = opts.fields ?? {};
+  const role = opts.role ?? 'task';
+  const mapped = !!opts.fields || role === 'expert' || !!opts.defaultIds;
   for (const r of raws) {
     if ('error' in r) {
       if (r.field !== '(file)' && r.field !== '(header)') records++;
@@ -51,10 +55,19 @@ export function parseTaskset(text: string, file: string, opts: LoadOptions = {})
       continue;
     }
     records++;
-    const c = checkRecord(r.value, opts.domain ?? 'math', taskset);
+    const value = mapped ? mapRecord(r.value, fields, role, r.line, !!opts.defaultIds) : r.value;
+    // Demonstrations need no reference answer unless their domain says so.
+    const c = checkRecord(value, opts.domain ?? (role === 'expert' ? 'text' : 'math'), taskset);
     if (!('task' in c)) {
-      errors.push({ file, line: r.line, field: c.field, message: c.message });
+      errors.push({ file, line: r.line, field: userField(c.field, fields, role), message: c.message });
       continue;
+    }
+    if (role === 'expert') {
+      const resp = c.task.metadata?.response;
+      if (typeof resp !== 'string' || resp.trim() === '') {
+        errors.push({ file, line: r.line, field: fields.response_key ?? 'response', message: resp === undefined ? 'required field is missing (the demonstration)' : 'expected a non-empty string' });
+        continue;
+      }
     }
     const seen = firstLine.get(c.task.id);
     if (seen !== undefined) {

@@ -1,5 +1,6 @@
 // Shapes shared by the taskset loaders, the validator, the watcher and the CLI.
 import type { Domain, Task } from '../../core/types.js';
+import type { FieldMapping, RecordRole } from './fields.js';
 
 /** One bad record: where it is and what is wrong, rendered as `FILE:LINE: field 'X': message`. */
 export interface TaskRecordError {
@@ -20,6 +21,12 @@ export interface LoadOptions {
   taskset?: string;
   /** Force a format instead of choosing by file extension. */
   format?: TasksetFormat;
+  /** Rename the file's own field names to the schema's (`format:` of a run config). */
+  fields?: FieldMapping;
+  /** 'expert': each record is a demonstration and needs a response (default 'task'). */
+  role?: RecordRole;
+  /** Records without an id get `L<line>` (data from elsewhere rarely has ids). */
+  defaultIds?: boolean;
 }
 
 export type TasksetFormat = 'jsonl' | 'json' | 'yaml' | 'csv';

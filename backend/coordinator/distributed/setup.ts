@@ -11,9 +11,8 @@ import { PostgresStore } from '../../buffer/storage/postgres.js';
 import { JobQueue, type WorkerRow } from '../../buffer/queue/job-queue.js';
 import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
 import { makeObjective } from '../../trainer/objectives.js';
-import { expertExperience, initialModel, loadTasks, makeTokenizer } from '../run.js';
+import { expertExperience, initialModel, loadTasks, makeTokenizer, stagesOf, tokenizerTexts } from '../setup.js';
 import { checkSyncConfig } from '../sync-plan.js';
-import { stagesOf } from '../worker-context.js';
 import { PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';
 
@@ -47,7 +46,7 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     const dir = resolve(weightsDir);
     mkdirSync(dir, { recursive: true });
     const pools = loadTasks(cfg);
-    const tok = makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
+    const tok = makeTokenizer(cfg, tokenizerTexts(pools));
     await store.putTasks(runId, pools.train);
     if (pools.experts.length && (await store.count({ runId, source: 'expert' })) === 0)
       await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));

@@ -15,14 +15,13 @@ import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
 import { Trainer } from '../../trainer/trainer.js';
 import { makeObjective } from '../../trainer/objectives.js';
 import { runTrainerLoop } from '../../trainer/worker.js';
-import { samplerConfig, stageBatchSize, trainerOptions } from '../run.js';
-import { stagesOf } from '../worker-context.js';
+import { samplerConfig, stageBatchSize, stagesOf, trainerOptions } from '../setup.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { evaluate, type EvalResult } from '../evaluate.js';
 import { MetricsLog, writeReport } from '../monitor.js';
-import { resolveReward } from '../../explorer/reward-resolve.js';
+import { runReward } from '../setup.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
 import { checksumDir, loadVerified, pruneVersions, versionDir } from './weights.js';
@@ -109,7 +108,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const reference = objective.needsReference ? (model.lora ? model.base() : loadVerified((await store.listCheckpoints(o.runId))[0]!.path, '').model) : undefined;
     const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference);
     // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
-    const sCfg = { ...samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg), runId: o.runId };
+    const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, o.runId);
     const groupSize = cfg.explorer.repeat_times;
     const batchSize = await stageBatchSize(store, sCfg, true, cfg.trainer.batch_size, cfg.explorer.tasks_per_step * groupSize);
     const plan = {
@@ -127,7 +126,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const metrics = new MetricsLog(join(outDir, 'metrics.jsonl'));
     if (meta.version === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name, distributed: true });
     const evalTasks = (await store.getState<Task[]>(o.runId, 'dist:eval')) ?? [];
-    const reward = resolveReward(cfg.workflow.reward);
+    const reward = runReward(cfg);
     const evalNow = async (label: string, v: number): Promise<EvalResult | null> => {
       if (!evalTasks.length) return null;
       state = 'evaluating';

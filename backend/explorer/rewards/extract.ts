@@ -5,7 +5,7 @@
 
 export const MAX_SCAN = 20_000;
 
-export type AnswerSource = 'tag' | 'boxed' | 'answer_line' | 'answer_is' | 'none';
+export type AnswerSource = 'tag' | 'boxed' | 'answer_line' | 'hashes' | 'answer_is' | 'none';
 
 export interface Extracted {
   text: string | null;
@@ -74,6 +74,14 @@ export function answerIs(text: string): string | null {
   return v === '' ? null : v;
 }
 
+/** The text after the last `####` on its line (GSM8K's final-answer marker), or null. */
+export function finalHashes(text: string): string | null {
+  const at = text.lastIndexOf('####');
+  if (at < 0) return null;
+  const v = text.slice(at + 4).split('\n')[0]!.trim();
+  return v === '' ? null : v;
+}
+
 /** The answer by the primary format, then the fallbacks, in that order. */
 export function extractAnswer(response: string, opts: { answerIs?: boolean } = {}): Extracted {
   const text = tail(response);
@@ -83,6 +91,9 @@ export function extractAnswer(response: string, opts: { answerIs?: boolean } = {
   if (boxed !== null) return { text: boxed, source: 'boxed', tagCount: 0 };
   const line = answerLine(text);
   if (line !== null) return { text: line, source: 'answer_line', tagCount: 0 };
+  // GSM8K style: a worked solution that ends `#### 42`.
+  const hashes = finalHashes(text);
+  if (hashes !== null) return { text: hashes, source: 'hashes', tagCount: 0 };
   if (opts.answerIs) {
     const is = answerIs(text);
     if (is !== null) return { text: is, source: 'answer_is', tagCount: 0 };

@@ -5,7 +5,7 @@
 // reward = ACCURACY_WEIGHT * correct + FORMAT_WEIGHT * format  (1.0 for a right answer in the tag).
 import type { Task } from '../../core/types.js';
 import type { RewardResult } from '../workflow.js';
-import { extractAnswer } from './extract.js';
+import { extractAnswer, finalHashes } from './extract.js';
 import { numbersMatch, parseNumber } from './numbers.js';
 import { badTask, rewardFns } from './registry.js';
 
@@ -35,7 +35,9 @@ export async function mathAnswer(task: Task, response: string): Promise<RewardRe
   if (typeof task.answer !== 'string' || task.answer.trim() === '') return badTask('math_answer needs task.answer');
   const ex = extractAnswer(response);
   const format = ex.source === 'tag' && ex.tagCount === 1 && ex.text !== '' ? 1 : 0;
-  const correct = ex.text !== null && mathAnswersEqual(task.answer, ex.text) ? 1 : 0;
+  // A GSM8K reference (`steps ... #### 42`) is compared by its final answer.
+  const reference = finalHashes(task.answer) ?? task.answer;
+  const correct = ex.text !== null && mathAnswersEqual(reference, ex.text) ? 1 : 0;
   return {
     reward: ACCURACY_WEIGHT * correct + FORMAT_WEIGHT * format,
     status: 'ok',

@@ -1,0 +1,44 @@
+// Pieces of the stage loop shared by the process models (setup.ts builds the parts, this runs them).
+import { logger } from '../core/log.js';
+import { Explorer, type ExploreMetrics } from '../explorer/explorer.js';
+import type { RolloutModel } from '../explorer/workflow.js';
+
+const log = logger('explorer');
+
+/**
+ * An explorer whose step yields at least `need` trainable experiences: when the experience pipeline
+ * filters a step's groups away (reward_filter drop_zero_variance, invalid samples), the same step is
+ * explored again with the same weights, up to `maxRounds` times. The trainer of the child-process
+ * model waits for a full batch, so without this a filter could leave it waiting for data that never comes.
+ */
+export class FillingExplorer extends Explorer {
+  need = 0;
+  maxRounds = 8;
+
+  override async exploreStep(model: RolloutModel): Promise<ExploreMetrics> {
+    const step = this.step;
+    let m = await super.exploreStep(model);
+    for (let round = 1; m.trainable < this.need && round < this.maxRounds; round++) {
+      this.step = step;
+      const more = await super.exploreStep(model);
+      m = sum(m, more);
+    }
+    if (m.trainable < this.need) log.warn(`step ${step}: ${m.trainable} trainable experience(s) after ${this.maxRounds} rounds, ${this.need} wanted (the experience pipeline drops most samples)`);
+    return m;
+  }
+}
+
+function sum(a: ExploreMetrics, b: ExploreMetrics): ExploreMetrics {
+  const ok = a.ok + b.ok;
+  return {
+    ...a,
+    experiences: a.experiences + b.experiences,
+    reward_mean: ok ? (a.reward_mean * a.ok + b.reward_mean * b.ok) / ok : 0,
+    ok,
+    trainable: a.trainable + b.trainable,
+    invalid: a.invalid + b.invalid,
+    infra_failure: a.infra_failure + b.infra_failure,
+    rollout_s: a.rollout_s + b.rollout_s,
+    tokens: a.tokens + b.tokens,
+  };
+}

@@ -1,0 +1,30 @@
+// Shapes of a run's options and summary, shared by runJob and the process models (no imports: no cycles).
+import type { RunConfig } from '../core/config.js';
+export interface RunOptions {
+  /** Required for a new run; a resumed run reads its config from the run registry. */
+  config?: RunConfig;
+  /** Continue this run from its last checkpoint and buffer position. */
+  resume?: string;
+  configPath?: string;
+  /** Trainer steps between checkpoints (resume points). */
+  checkpointEvery?: number;
+  /** Folder that holds `.rft/runs/<id>/`. */
+  workspace: string;
+  runId?: string;
+  /** Print a progress line on stderr. */
+  progress?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface RunSummary {
+  run_id: string;
+  run_dir: string;
+  base_accuracy: number;
+  final_accuracy: number;
+  evals: { stage: string; step: number; accuracy: number; mean_reward: number }[];
+  trainer_steps: number;
+  explore_steps: number;
+  wall_seconds: number;
+  report: string;
+  checkpoint: string;
+}

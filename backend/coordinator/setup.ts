@@ -1,0 +1,351 @@
+// Run setup: the one place a run config becomes the objects of a run (task pools from built-in
+// generators or the user's files, the reward, tokenizer, initial model, task feed = selector + task
+// pipeline, experience pipeline, sampler settings, trainer settings). Every process model (one
+// process, explorer/trainer processes, distributed, explore/bench) builds its parts here, so none
+// of them can silently drop a configured field. Nothing here imports run.ts or a process model.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { RunConfig } from '../core/config.js';
+import type { Experience, Task } from '../core/types.js';
+import { logger } from '../core/log.js';
+import { InputError } from '../core/errors.js';
+import { presetConfig } from '../model/config.js';
+import { Transformer } from '../model/transformer.js';
+import { loadCheckpoint } from '../model/checkpoint.js';
+import { withLora } from '../model/lora.js';
+import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
+import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
+import { formatTaskError, parseTaskset, makeSelector, type LoadResult, type SelectorState, type TaskSelector, type TaskStat } from '../buffer/taskset/index.js';
+import { TaskPipeline } from '../buffer/pipeline/task/pipeline.js';
+import '../buffer/pipeline/task/index.js';
+import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
+import { newExperienceId, type RewardFn } from '../explorer/workflow.js';
+import { resolveReward } from '../explorer/reward-resolve.js';
+import { rewardFns } from '../explorer/rewards/index.js';
+import { builtinTasksets } from '../explorer/tasksets/index.js';
+import type { TrainerOptions } from '../trainer/trainer.js';
+import { groupAdvantages, resolveAlgorithm } from '../trainer/objectives.js';
+import { checkModelTakesImages, runVisionConfig } from './model-vision.js';
+
+const log = logger('setup');
+
+export type Stage = NonNullable<RunConfig['stages']>[number];
+type TasksetRef = RunConfig['taskset'];
+
+/** The stages of a config; a config without `stages` is one stage `main` of its algorithm. */
+export function stagesOf(cfg: RunConfig): Stage[] {
+  return cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined, batch_size: undefined }];
+}
+
+/**
+ * Taskset, eval and expert file paths are relative to the config file; a run keeps them absolute
+ * (its config is copied into the run folder, and child processes start elsewhere).
+ */
+export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfig {
+  const base = dirname(resolve(configFile));
+  const abs = <T extends { path?: string } | undefined>(r: T): T => (r?.path && !isAbsolute(r.path) ? { ...r, path: resolve(base, r.path) } : r);
+  return { ...cfg, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts) };
+}
+
+export interface TaskPools {
+  train: Task[];
+  eval: Task[];
+  /** Expert demonstrations: the task and its response (solve). */
+  experts: Task[];
+  /** workflow.reward, or the task's own `reward` field when it has one. */
+  reward: RewardFn;
+  /** A task's reference solution: a demonstration's response, a generator's solution, or its answer. */
+  solve: (t: Task) => string;
+}
+
+/** A file of the user's, loaded with its field mapping; bad records are logged as FILE:LINE: field and skipped. */
+function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): LoadResult {
+  const file = ref.path!;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read ${what} file '${file}' (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { field: `${what}.path` });
+  }
+  let r: LoadResult;
+  try {
+    r = parseTaskset(text, file, { fields: ref.format, role, domain: ref.domain, defaultIds: true });
+  } catch (e) {
+    throw new InputError((e as Error).message, { file, field: `${what}.path` });
+  }
+  for (const e of r.errors.slice(0, 20)) log.warn(`${formatTaskError(e)} (skipped)`);
+  if (r.errors.length > 20) log.warn(`${file}: ${r.errors.length - 20} more bad record(s) skipped`);
+  if (r.tasks.length === 0) {
+    const first = r.errors[0];
+    throw new InputError(`${what}: no valid record in '${file}' (${r.records} record(s)${first ? `; first problem: ${formatTaskError(first)}` : ''})`, { file, field: `${what}.path` });
+  }
+  return r;
+}
+
+/** Drop tasks whose reward cannot be resolved (no workflow.reward and no own `reward`, or an unknown name). */
+function checkRewards(r: LoadResult, ref: TasksetRef, defaultReward: string | undefined): Task[] {
+  const out: Task[] = [];
+  const key = ref.format?.reward_key ?? 'reward';
+  r.tasks.forEach((t, i) => {
+    const own = t.metadata?.reward;
+    const at = `${r.file}:${r.lines[i]}: field '${key}': `;
+    if (own === undefined && defaultReward === undefined) log.warn(`${at}no reward: set workflow.reward or give the task a '${key}' (skipped)`);
+    else if (own !== undefined && (typeof own !== 'string' || !(rewardFns.has(own) || own.includes(':') || own === 'environment'))) log.warn(`${at}unknown reward ${JSON.stringify(own)}; known: ${rewardFns.names().join(', ')} (skipped)`);
+    else out.push(t);
+  });
+  return out;
+}
+
+/** The reward of a run: a task's own `reward` field first, else workflow.reward. */
+export function runReward(cfg: RunConfig): RewardFn {
+  const fallback = cfg.workflow.reward ? resolveReward(cfg.workflow.reward) : undefined;
+  return (task, response, ctx) => {
+    const own = task.metadata?.reward;
+    if (typeof own === 'string') return resolveReward(own)(task, response, ctx);
+    if (fallback) return fallback(task, response, ctx);
+    return Promise.resolve({ reward: 0, status: 'infra_failure', reason: `task '${task.id}' has no reward: set workflow.reward or the task's reward field` });
+  };
+}
+
+function pool(cfg: RunConfig, ref: TasksetRef, what: 'taskset' | 'eval' | 'experts', split: 'train' | 'eval'): Task[] {
+  if (ref.builtin) {
+    if (what !== 'experts' && !cfg.workflow.reward) throw new InputError(`workflow.reward: required with a built-in ${what} (its tasks carry no reward of their own)`, { field: 'workflow.reward' });
+    return builtinTasksets.get(ref.builtin).generate(ref.size, ref.seed, split);
+  }
+  const r = loadFile(ref, what, what === 'experts' ? 'expert' : 'task');
+  const tasks = what === 'experts' ? r.tasks : checkRewards(r, ref, cfg.workflow.reward);
+  if (tasks.length === 0) throw new InputError(`${what}: no task of '${ref.path}' has a reward (set workflow.reward)`, { file: ref.path, field: 'workflow.reward' });
+  log.info(`${what}: ${tasks.length} task(s) from ${ref.path}${r.errors.length ? `, ${r.errors.length} bad record(s) skipped` : ''}`);
+  return tasks;
+}
+
+/** Train, eval and expert pools of a config; file pools go through their own `pipeline` too. */
+export function loadTasks(cfg: RunConfig): TaskPools {
+  const gen = cfg.taskset.builtin ? builtinTasksets.get(cfg.taskset.builtin) : undefined;
+  const train = pool(cfg, cfg.taskset, 'taskset', 'train');
+  // Without an eval set a built-in generator's eval split is used; a file taskset needs `eval`.
+  let ev: Task[];
+  if (cfg.eval) ev = pool(cfg, cfg.eval, 'eval', 'eval');
+  else if (gen) ev = gen.generate(200, cfg.taskset.seed, 'eval');
+  else throw new InputError('eval: a taskset file needs a held-out eval set (eval.path, or eval.builtin)', { field: 'eval' });
+  const experts = cfg.experts ? pool(cfg, cfg.experts, 'experts', 'train') : [];
+  const solve = (t: Task): string => {
+    const resp = t.metadata?.response;
+    if (typeof resp === 'string') return resp;
+    if (builtinTasksets.has(t.taskset)) return builtinTasksets.get(t.taskset).solve(t);
+    const sol = t.metadata?.solution;
+    return typeof sol === 'string' ? sol : (t.answer ?? '');
+  };
+  return { train: pipelineOf(cfg.taskset, 'taskset.pipeline', train), eval: pipelineOf(cfg.eval, 'eval.pipeline', ev), experts: pipelineOf(cfg.experts, 'experts.pipeline', experts), reward: runReward(cfg), solve };
+}
+
+function pipelineOf(ref: TasksetRef | undefined, path: string, tasks: Task[]): Task[] {
+  if (!ref?.pipeline) return tasks;
+  const r = taskPipeline(ref.pipeline, path).run(tasks);
+  log.info(`${path}: ${r.metrics.map((m) => `${m.name} ${m.in}->${m.out}`).join(', ')}`);
+  if (r.tasks.length === 0) throw new InputError(`${path}: the task pipeline left no task`, { field: path });
+  return r.tasks;
+}
+
+export function taskPipeline(config: unknown, path: string): TaskPipeline {
+  try {
+    return TaskPipeline.fromConfig(config, {}, path);
+  } catch (e) {
+    throw new InputError((e as Error).message, { field: path });
+  }
+}
+
+/**
+ * The explorer's task source: the configured selector over the (pipelined) train tasks, told the
+ * outcome of each step so priority and curriculum selectors learn which tasks are hard.
+ */
+export class TaskFeed {
+  readonly selector: TaskSelector;
+  constructor(cfg: RunConfig, tasks: Task[], seed = cfg.seed) {
+    try {
+      this.selector = makeSelector(cfg.taskset.selector, tasks, { seed });
+    } catch (e) {
+      throw new InputError(`taskset.selector: ${(e as Error).message}`, { field: 'taskset.selector' });
+    }
+  }
+  next(n: number): Task[] {
+    return this.selector.next(n);
+  }
+  /** Rewards of explored (usual, ok) experiences per task. */
+  observe(exps: Experience[]): void {
+    const byTask = new Map<string, number[]>();
+    for (const e of exps) if (e.source === 'usual' && e.status === 'ok') (byTask.get(e.taskId) ?? byTask.set(e.taskId, []).get(e.taskId)!).push(e.reward);
+    const stats: TaskStat[] = [...byTask].map(([taskId, rewards]) => ({ taskId, rewards }));
+    if (stats.length) this.selector.update(stats);
+  }
+  state(): SelectorState {
+    return this.selector.state();
+  }
+  restore(s: SelectorState | null | undefined): void {
+    if (s && s.name === this.selector.name) this.selector.restore(s);
+  }
+}
+
+/** Invalid experiences are kept in the buffer (browsable, never sampled) rather than dropped. */
+export const RUN_EXPERIENCE_PIPELINE = [{ name: 'validity' }, { name: 'reward_filter', drop_invalid: false }, { name: 'advantage' }];
+
+/** Raw -> verified experiences as configured; `algorithm()` is the stage being run (its advantages). */
+export function experiencePipeline(cfg: RunConfig, algorithm: () => { name: string; params: Record<string, unknown> }): ExperiencePipeline {
+  try {
+    return ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? RUN_EXPERIENCE_PIPELINE, {
+      advantage: (exps) => {
+        const a = algorithm();
+        return groupAdvantages(a.name, exps, a.params);
+      },
+    });
+  } catch (e) {
+    throw new InputError((e as Error).message, { field: 'experience_pipeline' });
+  }
+}
+
+/** What the explorer does with a step's raw experiences in every process model: pipeline, then the feed learns. */
+export function processExperiences(pipeline: ExperiencePipeline, feed: TaskFeed | undefined, onCounts?: (c: Record<string, number>) => void): (exps: Experience[]) => Experience[] {
+  return (raw) => {
+    const r = pipeline.run(raw);
+    onCounts?.(r.counts);
+    // Outcomes of the raw rollouts (a filter that drops a group does not hide how hard the task was).
+    feed?.observe(raw);
+    return r.experiences;
+  };
+}
+
+export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
+  if (cfg.tokenizer.path) return loadTokenizer(cfg.tokenizer.path);
+  // A run that starts from a checkpoint speaks its tokenizer (the ids must mean what they meant).
+  if (cfg.model.checkpoint && existsSync(join(cfg.model.checkpoint, 'tokenizer.json'))) return loadTokenizer(cfg.model.checkpoint);
+  if (cfg.tokenizer.kind === 'char') return CharTokenizer.train(texts);
+  return trainTokenizer('bpe', texts, { vocabSize: cfg.tokenizer.vocab_size });
+}
+
+/** Texts a new tokenizer is trained on: prompts (system prompts included) and solutions of every pool. */
+export function tokenizerTexts(pools: TaskPools): string[] {
+  return [...pools.train, ...pools.eval, ...pools.experts].flatMap((t) => [t.prompt ?? '', ...(t.messages ?? []).map((m) => m.content), pools.solve(t)]);
+}
+
+/**
+ * The weights a new run starts from: `model.checkpoint` when set (checked against the tokenizer),
+ * else a fresh model of `model.size` initialised from the seed. `tasks` (the run's train and eval
+ * tasks) size the vision input of workflow `vision` runs.
+ */
+export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = []): Transformer {
+  if (!cfg.model.checkpoint) {
+    const vision = runVisionConfig(cfg, tasks);
+    return withLora(new Transformer(presetConfig(cfg.model.size, tok.vocabSize, { ...(cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), ...(vision ? { vision } : {}) }), cfg.seed), cfg.model.lora, cfg.seed);
+  }
+  const dir = cfg.model.checkpoint;
+  if (!existsSync(join(dir, 'config.json'))) throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
+  let model: Transformer;
+  try {
+    model = loadCheckpoint(dir).model;
+  } catch (e) {
+    throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, { field: 'model.checkpoint' });
+  }
+  if (model.config.vocabSize < tok.vocabSize) {
+    model.dispose();
+    throw new InputError(`checkpoint '${dir}' has a vocabulary of ${model.config.vocabSize}, the tokenizer ${tok.vocabSize}: give the checkpoint's tokenizer (tokenizer.path)`, { field: 'model.checkpoint' });
+  }
+  try {
+    checkModelTakesImages(cfg, model.config, tasks, `checkpoint '${dir}'`);
+    return withLora(model, cfg.model.lora, cfg.seed);
+  } catch (e) {
+    model.dispose();
+    throw e;
+  }
+}
+
+export function expertExperience(tok: Tokenizer, runId: string, t: Task, response: string): Experience {
+  const prompt = encodePrompt(tok, t.messages ?? taskMessages(t.prompt ?? ''));
+  const resp = encodeResponse(tok, response);
+  return {
+    id: newExperienceId(),
+    taskId: t.id,
+    groupId: `${runId}:expert:${t.id}`,
+    runId,
+    source: 'expert',
+    promptTokens: prompt,
+    promptText: t.prompt ?? '',
+    responseTokens: resp,
+    responseText: response,
+    actionMask: resp.map(() => 1),
+    logprobs: [],
+    modelVersion: -1,
+    reward: 1,
+    status: 'ok',
+    useCount: 0,
+    createdAt: Date.now(),
+    split: 'train',
+    // Vision tasks: the trainer rebuilds the image prefix from here, as for explored experiences.
+    ...(t.image ? { metadata: { image: t.image } } : {}),
+  };
+}
+
+/** The sampler of a stage: the algorithm bundle's expert share (sampling.expertRatio, or params.expert_ratio). */
+export function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig, runId?: string): { consumer: string; maxStaleness: number; type: string; expertRatio?: number; usual?: string; runId?: string } {
+  // runId: the sampler takes this run's experiences only (runs may share a database).
+  const base = { consumer: 'trainer', maxStaleness: cfg.buffer.max_staleness, ...(runId ? { runId } : {}) };
+  const ratio = resolveAlgorithm(algo, params).sampling.expertRatio;
+  if (ratio >= 1) return { ...base, type: 'expert' };
+  if (ratio > 0) return { ...base, type: 'mixed', expertRatio: ratio, usual: cfg.buffer.sampler };
+  return { ...base, type: cfg.buffer.sampler };
+}
+
+/**
+ * In-process runs are synchronous: each step trains on exactly what the explorer just produced
+ * (plus the expert share for MIX), so the usual part of the batch is one explore step's output.
+ * Train-only stages use the configured batch, capped by the expert data there is.
+ */
+export async function stageBatchSize(store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> }, s: { type: string; expertRatio?: number; runId?: string }, explores: boolean, configured: number, perExplore: number): Promise<number> {
+  const scope = s.runId ? { runId: s.runId } : {};
+  if (explores) {
+    const ratio = s.type === 'mixed' ? (s.expertRatio ?? 0) : 0;
+    if (!(ratio > 0)) return perExplore;
+    const batch = Math.round(perExplore / (1 - ratio));
+    // The expert share of a batch cannot be more expert rows than there are (the sampler would wait forever).
+    const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
+    if (experts === 0) throw new Error(`the algorithm samples ${Math.round(ratio * 100)}% expert rows, and the buffer has no expert experiences (experts: in the config, or promote some)`);
+    return Math.min(batch, Math.floor(experts / ratio));
+  }
+  if (s.type === 'expert') {
+    const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
+    if (experts === 0) throw new Error('a train-only SFT stage needs expert experiences in the buffer (experts: in the config, or promote some)');
+    return Math.min(configured, experts);
+  }
+  return configured;
+}
+
+/** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults. */
+export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number }, padId: number): TrainerOptions {
+  return {
+    lr: stage.lr ?? cfg.trainer.lr,
+    warmupSteps: cfg.trainer.warmup_steps,
+    decay: stage.lr_decay ?? cfg.trainer.lr_decay,
+    minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
+    weightDecay: cfg.trainer.weight_decay,
+    gradClip: cfg.trainer.grad_clip,
+    microBatchSize: cfg.trainer.micro_batch_size,
+    // Log-probs are recomputed at the temperature the explorer sampled with.
+    temperature: cfg.explorer.sampling.temperature || 1,
+    padId,
+  };
+}
+
+/** Explorer options shared by every process model. */
+export function explorerOptions(cfg: RunConfig, runId: string, seed: number) {
+  return {
+    runId,
+    tasksPerStep: cfg.explorer.tasks_per_step,
+    repeatTimes: cfg.explorer.repeat_times,
+    sampling: {
+      maxNewTokens: cfg.explorer.sampling.max_new_tokens,
+      temperature: cfg.explorer.sampling.temperature,
+      topK: cfg.explorer.sampling.top_k,
+      topP: cfg.explorer.sampling.top_p,
+    },
+    seed,
+  };
+}

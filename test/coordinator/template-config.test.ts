@@ -1,0 +1,61 @@
+// The config "Start Training" writes (src/templates.ts configTemplate) validates as written for
+// every domain's template taskset, loads that taskset through run setup, and runs: the math one
+// (the default when no taskset exists yet) end to end, shortened to 2 steps.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { validateRunConfig } from '../../backend/core/config.js';
+import { loadRunConfig } from '../../backend/coordinator/load-config.js';
+import { loadTasks } from '../../backend/coordinator/setup.js';
+import { runJob } from '../../backend/coordinator/run.js';
+import { configTemplate, domainOf, DOMAINS, tasksetTemplate } from '../../src/templates.js';
+
+function workspace(domain: string): { ws: string; config: string } {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-template-'));
+  mkdirSync(join(ws, 'tasksets'));
+  writeFileSync(join(ws, 'tasksets', `${domain}.jsonl`), tasksetTemplate(domain as never));
+  const config = join(ws, 'train.rft.yaml');
+  writeFileSync(config, configTemplate(`tasksets/${domain}.jsonl`));
+  return { ws, config };
+}
+
+for (const { domain } of DOMAINS) {
+  test(`the Start Training template validates and loads the ${domain} taskset`, () => {
+    const { ws, config } = workspace(domain);
+    try {
+      assert.equal(domainOf(`tasksets/${domain}.jsonl`), domain);
+      const cfg = loadRunConfig(config);
+      assert.equal(cfg.taskset.path, join(ws, 'tasksets', `${domain}.jsonl`));
+      const pools = loadTasks(cfg);
+      assert.equal(pools.train.length, tasksetTemplate(domain).trim().split('\n').length);
+      assert.ok(pools.eval.length > 0);
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+}
+
+test('the template runs on the user taskset (math, shortened)', async () => {
+  const { ws, config } = workspace('math');
+  try {
+    const raw = parse(readFileSync(config, 'utf8'));
+    raw.trainer.steps = 2;
+    raw.explorer.tasks_per_step = 2;
+    raw.explorer.repeat_times = 2;
+    raw.explorer.sampling.max_new_tokens = 4;
+    raw.explorer.eval_sampling.max_new_tokens = 4;
+    raw.synchronizer = { method: 'memory' };
+    raw.taskset.path = join(ws, 'tasksets', 'math.jsonl');
+    raw.eval.path = raw.taskset.path;
+    const { config: cfg, issues } = validateRunConfig(raw);
+    assert.ok(cfg, JSON.stringify(issues));
+    const s = await runJob({ config: cfg, workspace: ws, runId: 'tpl' });
+    assert.equal(s.trainer_steps, 2);
+    assert.equal(s.evals.at(-1)?.stage, 'final');
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
