@@ -102,7 +102,8 @@ async function checkRun(cfg: RunConfig, s: RunSummary, runId: string): Promise<v
   assert.ok(typeof s.final_accuracy === 'number' && s.final_accuracy >= 0 && s.final_accuracy <= 1);
   assert.ok(typeof s.base_accuracy === 'number');
   const evals = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((m) => m.kind === 'eval');
-  assert.equal(evals.length, 2, 'after the warm-up and at the end');
+  assert.equal(evals.length, 3, 'before the first step, after the warm-up and at the end');
+  assert.equal(evals[0].stage, 'start', 'the model the run starts from is evaluated first');
   for (const ev of evals) {
     assert.equal(typeof ev.accuracy, 'number');
     // Every eval task was answered and scored (multi-turn by its environment, vision with its image).
