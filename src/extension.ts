@@ -9,6 +9,7 @@ import { newTaskset, validateTaskset } from './commands/taskset.js';
 import { evaluateCheckpoint, resumeTraining, startTraining, stopTraining } from './commands/training.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
 import { ConfigDiagnostics, ConfigQuickFixes, isRunConfig } from './config-diagnostics.js';
+import { ConfigSchemaProvider, yamlExtensionPresent } from './config-schema-lang.js';
 import { RunMonitor } from './run-events.js';
 import { TaskPassRateLens, currentRun } from './taskset-lens.js';
 import type { Services } from './services.js';
@@ -78,6 +79,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   const monitor = new RunMonitor({ client: c, output, openDashboard: (id) => services.openDashboard(id) });
   context.subscriptions.push(monitor, configs, state.onDidChange((what) => what === 'runs' && monitor.follow(state.runs)));
   context.subscriptions.push(vscode.languages.registerCodeActionsProvider(CONFIG_SELECTOR, new ConfigQuickFixes(), { providedCodeActionKinds: ConfigQuickFixes.kinds }));
+  // Completion and hover from the generated config schema, unless the YAML extension reads it (yamlValidation).
+  if (!yamlExtensionPresent()) {
+    const schema = new ConfigSchemaProvider();
+    context.subscriptions.push(vscode.languages.registerCompletionItemProvider(CONFIG_SELECTOR, schema), vscode.languages.registerHoverProvider(CONFIG_SELECTOR, schema));
+  }
   const status = new StatusBar(() => c.state, state);
   context.subscriptions.push(state, diagnostics, status, runsView, bufferView, tasksetsView);
   context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));

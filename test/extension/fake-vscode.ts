@@ -503,6 +503,32 @@ export class CodeAction {
     readonly kind?: CodeActionKind,
   ) {}
 }
+export class MarkdownString {
+  constructor(readonly value = '') {}
+}
+export class Hover {
+  constructor(readonly contents: MarkdownString) {}
+}
+export enum CompletionItemKind {
+  Property = 9,
+  EnumMember = 19,
+}
+export class CompletionItem {
+  insertText?: string;
+  detail?: string;
+  documentation?: MarkdownString;
+  constructor(
+    readonly label: string,
+    readonly kind?: CompletionItemKind,
+  ) {}
+}
+/** Installed extensions by id (the tests add 'redhat.vscode-yaml' to see the providers stand back). */
+export const installedExtensions = new Set<string>();
+export const extensions = {
+  getExtension: (id: string) => (installedExtensions.has(id) ? { id } : undefined),
+};
+export const completionProviders: { selector: unknown; provider: unknown }[] = [];
+export const hoverProviders: { selector: unknown; provider: unknown }[] = [];
 export const codeActionProviders: { selector: unknown; provider: unknown }[] = [];
 export const codeLensProviders: { selector: unknown; provider: { provideCodeLenses(doc: unknown): unknown; onDidChangeCodeLenses?: (l: () => void) => Disposable } }[] = [];
 export const languages = {
@@ -510,6 +536,16 @@ export const languages = {
     const entry = { selector, provider };
     codeLensProviders.push(entry);
     return new Disposable(() => void codeLensProviders.splice(codeLensProviders.indexOf(entry), 1));
+  },
+  registerCompletionItemProvider(selector: unknown, provider: unknown) {
+    const entry = { selector, provider };
+    completionProviders.push(entry);
+    return new Disposable(() => void completionProviders.splice(completionProviders.indexOf(entry), 1));
+  },
+  registerHoverProvider(selector: unknown, provider: unknown) {
+    const entry = { selector, provider };
+    hoverProviders.push(entry);
+    return new Disposable(() => void hoverProviders.splice(hoverProviders.indexOf(entry), 1));
   },
   registerCodeActionsProvider(selector: unknown, provider: unknown) {
     const entry = { selector, provider };
