@@ -27,13 +27,13 @@ function metricsOf(runDir: string): Record<string, unknown>[] {
   });
 }
 
-async function checkConsumption(dbPath: string) {
+async function checkConsumption(dbPath: string, runId: string) {
   const store = await openStore(dbPath);
   try {
-    assert.equal(await store.lastConsumedStep('trainer'), TOTAL - 1);
+    assert.equal(await store.lastConsumedStep('trainer', runId), TOTAL - 1);
     const seen = new Map<string, number>();
     for (let t = 0; t < TOTAL; t++) {
-      const ids = await store.consumed('trainer', t);
+      const ids = await store.consumed('trainer', t, runId);
       assert.equal(ids.length, 8, `step ${t}: one full batch recorded`);
       const exps = await store.getMany(ids);
       assert.equal(exps.length, ids.length, `step ${t}: every consumed experience is in the buffer`);
@@ -87,7 +87,7 @@ test('kill -9 of the trainer mid-run, then resume: completes, nothing trained tw
     const s = await runJob({ resume: 'k1', workspace: ws });
     assert.equal(s.trainer_steps, TOTAL);
     assert.equal((await reg.get('k1'))?.status, 'completed');
-    await checkConsumption(join(runDir, 'buffer.db'));
+    await checkConsumption(join(runDir, 'buffer.db'), 'k1');
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -118,7 +118,7 @@ test('with restart: 1 a killed trainer and a killed explorer are restarted and t
       const ev = metricsOf(runDir).filter((r) => r.kind === 'process' && r.component === c).map((r) => r.event);
       assert.ok(ev.includes('died') && ev.includes('restarted'), `${c}: ${ev.join(',')}`);
     }
-    await checkConsumption(join(runDir, 'buffer.db'));
+    await checkConsumption(join(runDir, 'buffer.db'), 'r1');
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }

@@ -40,14 +40,14 @@ test('memory synchronizer: stop mid-run, resume, complete; nothing trained twice
     try {
       const seen = new Set<string>();
       for (let t = 0; t < TOTAL; t++) {
-        const exps = await store.getMany(await store.consumed('trainer', t));
+        const exps = await store.getMany(await store.consumed('trainer', t, 'm1'));
         assert.ok(exps.length > 0, `step ${t} recorded its batch`);
         for (const e of exps.filter((x) => x.source === 'usual')) {
           assert.ok(!seen.has(e.id), `${e.id} trained twice`);
           seen.add(e.id);
         }
       }
-      assert.equal(await store.lastConsumedStep('trainer'), TOTAL - 1);
+      assert.equal(await store.lastConsumedStep('trainer', 'm1'), TOTAL - 1);
     } finally {
       await store.close();
     }

@@ -60,7 +60,7 @@ test('explore mode: the endpoint fills the buffer (version, log-probs, rewards),
         // The server's per-piece log-probs; the end token the client appends gets 0.
         assert.deepEqual(e.logprobs, [...e.responseText].map(() => -0.5).concat(e.logprobs.length > e.responseText.length ? [0] : []));
       }
-      assert.equal(await store.consumed('trainer', 0).then((ids) => ids.length), 0, 'nothing was sampled for training');
+      assert.equal(await store.consumed('trainer', 0, 'ex').then((ids) => ids.length), 0, 'nothing was sampled for training');
     } finally {
       await store.close();
     }

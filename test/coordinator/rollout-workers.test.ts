@@ -21,7 +21,7 @@ for (const method of ['memory', 'checkpoint'] as const) {
       const store = await openStore(join(s.run_dir, 'buffer.db'));
       try {
         for (let t = 2; t < s.trainer_steps; t++) {
-          const usual = (await store.getMany(await store.consumed('trainer', t))).filter((e) => e.source === 'usual');
+          const usual = (await store.getMany(await store.consumed('trainer', t, `w-${method}`))).filter((e) => e.source === 'usual');
           assert.ok(usual.length > 0, `step ${t} trained on rollouts`);
           for (const e of usual) {
             assert.equal(e.modelVersion, t, `step ${t}: experience ${e.id} from v${e.modelVersion}`);

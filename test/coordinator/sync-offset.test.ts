@@ -9,12 +9,12 @@ import { runJob } from '../../backend/coordinator/run.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { tinyConfig, tempWorkspace } from './tiny-config.js';
 
-async function usualVersionsByStep(dbPath: string, steps: number) {
+async function usualVersionsByStep(dbPath: string, steps: number, runId: string) {
   const store = await openStore(dbPath);
   try {
     const out: { step: number; versions: number[]; expert: number }[] = [];
     for (let t = 0; t < steps; t++) {
-      const exps = await store.getMany(await store.consumed('trainer', t));
+      const exps = await store.getMany(await store.consumed('trainer', t, runId));
       out.push({ step: t, versions: exps.filter((e) => e.source === 'usual').map((e) => e.modelVersion), expert: exps.filter((e) => e.source === 'expert').length });
     }
     return out;
@@ -31,7 +31,7 @@ for (const offset of [0, 1]) {
       assert.equal(s.trainer_steps, 2 + 6);
       assert.ok(existsSync(s.report));
       assert.ok(s.final_accuracy >= 0 && s.final_accuracy <= 1);
-      const steps = await usualVersionsByStep(join(s.run_dir, 'buffer.db'), s.trainer_steps);
+      const steps = await usualVersionsByStep(join(s.run_dir, 'buffer.db'), s.trainer_steps, `off${offset}`);
       // Warm-up (SFT, trainer only): expert rows only.
       for (const r of steps.slice(0, 2)) assert.deepEqual(r.versions, [], `step ${r.step}`);
       for (const r of steps.slice(2)) {
