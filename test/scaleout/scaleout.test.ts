@@ -88,9 +88,11 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
     const weightsDir = join(dir, 'weights');
     const hide = process.getuid?.() === 0 && spawnSync('unshare', ['-m', 'true']).status === 0;
     t.diagnostic(hide ? 'explorers do not see the weights folder (tmpfs over it in their own mount namespace)' : 'cannot hide the weights folder from the explorers (not root / no unshare): HTTP use is still checked');
+    // Explorer 2 (host 2, the one cut off later) logs each job's start (debug), so the cut can land mid-rollout.
     const explorerCmd = (h: number) => {
       const args = [...cli, 'explorer', '--buffer', remote, '--run', RUN, '--lease-ms', String(LEASE_MS)];
-      return hide ? hosts.spawn(h, 'unshare', ['-m', 'sh', '-c', 'mount -t tmpfs tmpfs "$0" && exec "$@"', weightsDir, process.execPath, ...args]) : hosts.spawn(h, process.execPath, args);
+      const env = h === 2 ? { ...process.env, RFT_LOG_LEVEL: 'debug' } : process.env;
+      return hide ? hosts.spawn(h, 'unshare', ['-m', 'sh', '-c', 'mount -t tmpfs tmpfs "$0" && exec "$@"', weightsDir, process.execPath, ...args], env) : hosts.spawn(h, process.execPath, args, env);
     };
     const explorers = [1, 2, 3].map((h) => track(`explorer${h}`, explorerCmd(h)));
     procs.push(trainer, ...explorers);
@@ -129,16 +131,40 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
     procs.push(trainer2);
     t.diagnostic(`killed the trainer at v${killedAt}, started it again`);
 
-    // 4. Cut explorer 2's host off for longer than a lease, then reconnect it.
+    // 4. Cut explorer 2's host off in the middle of a rollout, for longer than a lease, then reconnect
+    // it. The cut follows its "generating: job J" line at once; if the job was acked before the cut
+    // took effect (a rollout is short), the link comes back and the next job is tried.
     const cutProc = explorers[1]!;
-    // Cut it while it holds a lease, so the cut lands mid-rollout where it can.
-    await until('version 18 and explorer 2 holding a lease', async () =>
-      (await version()) >= 18 && (await q(`SELECT 1 FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, `explorer@%:${cutProc.child.pid}-%`])).length > 0);
-    hosts.cut(2, cutProc.child);
+    const cutOwner = `explorer@%:${cutProc.child.pid}-%`;
+    await until('version 18', async () => (await version()) >= 18);
+    let cutJob = '';
+    for (let attempt = 1; !cutJob; attempt++) {
+      assert.ok(attempt <= 20, `the cut never landed mid-rollout in 20 tries\n${cutProc.out.slice(-2000)}`);
+      const from = cutProc.out.length;
+      const job = await new Promise<string>((res) => {
+        const onData = () => {
+          const m = /generating: job (\S+) with/.exec(cutProc.out.slice(from));
+          if (m) {
+            hosts.cut(2, cutProc.child);
+            cutProc.child.stderr!.off('data', onData);
+            res(m[1]!);
+          }
+        };
+        cutProc.child.stderr!.on('data', onData);
+      });
+      await sleep(300);
+      const mine = await q(`SELECT 1 FROM rft_jobs WHERE run_id = $1 AND id = $2 AND state = 'done' AND acked_by LIKE $3`, [RUN, job, cutOwner]);
+      if (mine.length === 0) cutJob = job;
+      else {
+        hosts.restore(2, cutProc.child);
+        t.diagnostic(`cut try ${attempt}: job ${job} was acked before the cut took effect; again`);
+        await sleep(1500);
+      }
+    }
     await sleep(LEASE_MS * 2 + 1000);
     hosts.restore(2, cutProc.child);
     const restoredAt = Number((await q('SELECT extract(epoch from clock_timestamp()) * 1000 AS now'))[0]!.now);
-    t.diagnostic('explorer 2 cut off and restored');
+    t.diagnostic(`explorer 2 cut off in the middle of job ${cutJob}, and restored`);
 
     const codes = await Promise.race([
       Promise.all([trainer2.exit, explorers[1]!.exit, explorers[2]!.exit]),
@@ -195,6 +221,14 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
       }
     }
     for (const e of exps) if (seen.has(String(e.id))) assert.equal(Number(e.use_count), 1);
+
+    // The job the cut landed in: retried and acked by another explorer; the cut one's late ack was refused.
+    const cj = jobs.find((j) => j.id === cutJob)!;
+    assert.equal(cj.state, 'done');
+    assert.ok(Number(cj.attempts) >= 2, `job ${cutJob}: attempts ${cj.attempts}`);
+    assert.ok(!String(cj.acked_by).includes(`:${cutProc.child.pid}-`), `job ${cutJob} was acked by the cut-off explorer`);
+    const cutResult = JSON.parse(cutProc.out.split('\n').find((l) => l.includes('explorer_result'))!) as { refused: { lease_lost: number; stale: number } };
+    assert.ok(cutResult.refused.lease_lost + cutResult.refused.stale >= 1, `the cut-off explorer's late ack was not refused: ${JSON.stringify(cutResult)}`);
 
     // Status: every worker has a row; the cut-off explorer came back (heartbeats after reconnecting).
     const workers = await q('SELECT id, role, state, model_version, last_heartbeat FROM rft_workers WHERE run_id = $1', [RUN]);

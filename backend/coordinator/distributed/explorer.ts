@@ -15,7 +15,9 @@ import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
-import { experiencePipeline, runReward, stagesOf } from '../setup.js';
+import { resolveReward } from '../../explorer/reward-resolve.js';
+import { groupAdvantages } from '../../trainer/objectives.js';
+import { stagesOf } from '../worker-context.js';
 import { ChecksumError } from './weights.js';
 import type { HttpWeightsSource } from './weights-http.js';
 import { WeightsLoader } from './weights-load.js';
@@ -80,9 +82,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const cfg = await readDistributedConfig(() => withRetry(() => q.getState(o.runId, 'dist:config'), { signal: o.signal }), `run ${o.runId}`);
   const stage = stagesOf(cfg)[0]!;
   const workflow = workflows.get(cfg.workflow.name);
-  const reward = runReward(cfg);
-  // The same experience pipeline as every process model: a filtered experience is never acked.
-  const pipeline = experiencePipeline(cfg, () => stage.algorithm);
+  const reward = resolveReward(cfg.workflow.reward);
   const S = cfg.buffer.max_staleness;
   const batch = o.batch ?? 1;
   let model: LocalRolloutModel | null = null;
@@ -204,15 +204,16 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             seed: (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0,
             sampling: { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p },
           });
-          const exps = pipeline.run(raw).experiences.map((e, i) => ({
+          const exps = groupAdvantages(stage.algorithm.name, raw, stage.algorithm.params).map((e, i) => ({
             ...e,
             id: experienceId(o.runId, job.id, i),
             groupId: `${o.runId}:job:${job.id}`,
             // weights: the sha256 of the version that made it (provenance beyond the version number).
             metadata: { ...(e.metadata ?? {}), job: job.id, worker: id, attempt: job.attempt, weights: modelChecksum },
           }));
-          // Retried while the lease could still be ours; after that the job belongs to someone else.
-          const r = await withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps), { maxMs: leaseMs, signal: o.signal });
+          // Retried until the database answers, however long the cut: the answer is then definite (landed,
+          // or refused as lost / stale and counted), never a rollout silently given up.
+          const r = await withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps), { signal: o.signal });
           held.delete(job);
           res.busyS += (performance.now() - jobStart) / 1000;
           if (r.ok) {
