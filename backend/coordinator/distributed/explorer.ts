@@ -15,9 +15,7 @@ import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
-import { resolveReward } from '../../explorer/reward-resolve.js';
-import { groupAdvantages } from '../../trainer/objectives.js';
-import { stagesOf } from '../worker-context.js';
+import { experiencePipeline, runReward, stagesOf } from '../setup.js';
 import { ChecksumError } from './weights.js';
 import type { HttpWeightsSource } from './weights-http.js';
 import { WeightsLoader } from './weights-load.js';
@@ -82,7 +80,9 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const cfg = await readDistributedConfig(() => withRetry(() => q.getState(o.runId, 'dist:config'), { signal: o.signal }), `run ${o.runId}`);
   const stage = stagesOf(cfg)[0]!;
   const workflow = workflows.get(cfg.workflow.name);
-  const reward = resolveReward(cfg.workflow.reward);
+  const reward = runReward(cfg);
+  // The same experience pipeline as every process model: a filtered experience is never acked.
+  const pipeline = experiencePipeline(cfg, () => stage.algorithm);
   const S = cfg.buffer.max_staleness;
   const batch = o.batch ?? 1;
   let model: LocalRolloutModel | null = null;
@@ -204,7 +204,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             seed: (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0,
             sampling: { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p },
           });
-          const exps = groupAdvantages(stage.algorithm.name, raw, stage.algorithm.params).map((e, i) => ({
+          const exps = pipeline.run(raw).experiences.map((e, i) => ({
             ...e,
             id: experienceId(o.runId, job.id, i),
             groupId: `${o.runId}:job:${job.id}`,
