@@ -1,11 +1,18 @@
 // The run registry of a workspace: `<workspace>/.rft/runs.json` (lowdb; writes are atomic through
 // steno's temp file + rename). Runs, their configs, status, checkpoints and last step.
-// Every change re-reads the file first, so two processes (CLI and extension backend) rarely clobber
-// each other; changes within one process are serialised.
+// Every change re-reads the file and writes it under an exclusive lock (`runs.json.lock`, an OS
+// lock: file-lock.ts), so the coordinator, the trainer process, `rft serve` and the CLI writing at
+// once lose no record. A structurally bad record is reported by index and field and kept in the
+// file as it is; the valid ones around it are served.
 import { mkdir } from 'node:fs/promises';
+import { closeSync, constants, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
+import { withFileLock } from './file-lock.js';
+import { logger } from '../core/log.js';
+
+const log = logger('runs');
 
 export const RUN_STATUSES = ['created', 'running', 'paused', 'stopped', 'completed', 'failed'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -60,8 +67,32 @@ export class RunNotFoundError extends Error {
 const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'run';
 const stamp = (t: number) => new Date(t).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 
+/** The first structural problem of a record (`runs[3].status: ...`), or null when it is usable. */
+export function recordProblem(r: unknown, i: number): string | null {
+  const at = (f: string, want: string, got: unknown) => `runs[${i}].${f}: expected ${want}, got ${JSON.stringify(got) ?? 'nothing'}`;
+  if (!r || typeof r !== 'object' || Array.isArray(r)) return `runs[${i}]: expected a run object, got ${JSON.stringify(r)}`;
+  const x = r as Record<string, unknown>;
+  for (const f of ['id', 'name', 'dir', 'dbPath'] as const) if (typeof x[f] !== 'string' || !x[f]) return at(f, 'a non-empty string', x[f]);
+  if (!RUN_STATUSES.includes(x.status as RunStatus)) return at('status', `one of ${RUN_STATUSES.join(', ')}`, x.status);
+  for (const f of ['createdAt', 'updatedAt', 'lastStep'] as const) if (typeof x[f] !== 'number' || !Number.isFinite(x[f])) return at(f, 'a number', x[f]);
+  if (x.configPath !== null && x.configPath !== undefined && typeof x.configPath !== 'string') return at('configPath', 'a string or null', x.configPath);
+  if (!Array.isArray(x.checkpoints)) return at('checkpoints', 'an array', x.checkpoints);
+  for (const [k, c] of x.checkpoints.entries()) {
+    const cc = c as Record<string, unknown> | null;
+    if (!cc || typeof cc !== 'object') return at(`checkpoints[${k}]`, 'a checkpoint object', c);
+    if (typeof cc.path !== 'string') return at(`checkpoints[${k}].path`, 'a string', cc.path);
+    for (const f of ['version', 'step'] as const) if (typeof cc[f] !== 'number' || !Number.isFinite(cc[f])) return at(`checkpoints[${k}].${f}`, 'a number', cc[f]);
+  }
+  return null;
+}
+
+const usable = (r: unknown): r is RunRecord => recordProblem(r, 0) === null;
+
 export class RunRegistry {
   private chain: Promise<unknown> = Promise.resolve();
+  private reported = new Set<string>();
+  /** Structural problems of the records read last (by index and field); those records are skipped. */
+  problems: string[] = [];
 
   private constructor(
     readonly workspace: string,
@@ -88,23 +119,31 @@ export class RunRegistry {
       throw new Error(`${this.file}: cannot read the run registry: ${(e as Error).message}`);
     }
     const d = this.db.data as Partial<RunsFile> | null;
-    if (!d || !Array.isArray(d.runs)) throw new Error(`${this.file}: field 'runs': expected an array of runs`);
+    if (!d || typeof d !== 'object' || !Array.isArray(d.runs)) throw new Error(`${this.file}: field 'runs': expected an array of runs`);
+    this.problems = d.runs.flatMap((r, i) => recordProblem(r, i) ?? []);
+    for (const p of this.problems) {
+      if (this.reported.has(p)) continue;
+      this.reported.add(p);
+      log.warn(`${this.file}: ${p} (record skipped, left in the file as it is)`);
+    }
   }
 
-  /** Serialised read-modify-write. */
+  /** Serialised read-modify-write, under the registry's lock across processes. */
   private change<T>(fn: (data: RunsFile) => T): Promise<T> {
-    const next = this.chain.then(async () => {
-      await this.reload();
-      const out = fn(this.db.data);
-      await this.db.write();
-      return out;
-    });
+    const next = this.chain.then(() =>
+      withFileLock(`${this.file}.lock`, async () => {
+        await this.reload();
+        const out = fn(this.db.data);
+        await this.db.write();
+        return out;
+      }),
+    );
     this.chain = next.catch(() => undefined);
     return next;
   }
 
   private find(data: RunsFile, id: string): RunRecord {
-    const r = data.runs.find((x) => x.id === id);
+    const r = data.runs.find((x) => usable(x) && x.id === id);
     if (!r) throw new RunNotFoundError(id, this.file);
     return r;
   }
@@ -112,13 +151,13 @@ export class RunRegistry {
   async list(): Promise<RunRecord[]> {
     await this.chain;
     await this.reload();
-    return structuredClone(this.db.data.runs).sort((a, b) => b.createdAt - a.createdAt);
+    return structuredClone(this.db.data.runs.filter(usable)).sort((a, b) => b.createdAt - a.createdAt);
   }
 
   async get(id: string): Promise<RunRecord | undefined> {
     await this.chain;
     await this.reload();
-    const r = this.db.data.runs.find((x) => x.id === id);
+    const r = this.db.data.runs.find((x) => usable(x) && x.id === id);
     return r && structuredClone(r);
   }
 
@@ -126,8 +165,9 @@ export class RunRegistry {
     return this.change((data) => {
       const t = this.now();
       let id = n.id ?? `${slug(n.name)}-${stamp(t)}`;
-      if (n.id !== undefined && data.runs.some((r) => r.id === id)) throw new Error(`${this.file}: a run '${id}' already exists`);
-      for (let k = 2; data.runs.some((r) => r.id === id); k++) id = `${slug(n.name)}-${stamp(t)}-${k}`;
+      const taken = (x: string) => data.runs.some((r) => (r as Partial<RunRecord> | null)?.id === x);
+      if (n.id !== undefined && taken(id)) throw new Error(`${this.file}: a run '${id}' already exists`);
+      for (let k = 2; taken(id); k++) id = `${slug(n.name)}-${stamp(t)}-${k}`;
       if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new Error(`run id '${id}': use letters, digits, '.', '_' and '-' only`);
       const dir = join(this.workspace, '.rft', 'runs', id);
       const run: RunRecord = {
@@ -192,7 +232,68 @@ export class RunRegistry {
   remove(id: string): Promise<void> {
     return this.change((data) => {
       this.find(data, id);
-      data.runs = data.runs.filter((r) => r.id !== id);
+      data.runs = data.runs.filter((r) => !usable(r) || r.id !== id);
     });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+}
+
+/** The pid in a run folder's `run.pid` when that process is alive (and is not this one), else null. */
+export function livePid(dir: string): number | null {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, 'run.pid'), 'utf8').trim();
+  } catch {
+    return null;
+  }
+  const pid = Number(text);
+  return /^\d+$/.test(text) && pid > 0 && pid !== process.pid && alive(pid) ? pid : null;
+}
+
+export class RunLiveError extends Error {
+  override name = 'RunLiveError';
+  constructor(
+    readonly runId: string,
+    readonly pid: number,
+    dir: string,
+  ) {
+    super(`run '${runId}' is still running as pid ${pid} (${join(dir, 'run.pid')}): stop it first (rft stop ${runId}); if pid ${pid} is not this run, delete that file`);
+  }
+}
+
+/** Refuses (RunLiveError) when another live process holds the run folder. */
+export function assertNotLive(dir: string, runId: string): void {
+  const pid = livePid(dir);
+  if (pid !== null) throw new RunLiveError(runId, pid, dir);
+}
+
+/**
+ * Makes this process the run's process: writes `run.pid` exclusively (O_EXCL), so two resumes that
+ * race cannot both take it; a file left by a dead process is replaced. Returns the pid file.
+ */
+export function claimRunPid(dir: string, runId: string): string {
+  const file = join(dir, 'run.pid');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+      try {
+        writeSync(fd, String(process.pid));
+      } finally {
+        closeSync(fd);
+      }
+      return file;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw e;
+      assertNotLive(dir, runId);
+      unlinkSync(file); // left by a process that is gone (or by this one)
+    }
   }
 }

@@ -5,11 +5,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import type { MetricsPoint, RunInfo } from '../core/protocol.js';
-import { RunRegistry } from '../buffer/runs.js';
+import { livePid, RunLiveError, RunRegistry } from '../buffer/runs.js';
 import { MetricsLog } from '../coordinator/monitor.js';
 import type { Disposable, RunController } from './ports.js';
 import { runInfo } from './adapters/run-registry.js';
-import { NotFoundError } from './errors.js';
+import { ConflictError, NotFoundError } from './errors.js';
 import { InputError } from '../core/errors.js';
 import { WorkspacePaths } from './confine.js';
 import { packageFile } from '../core/package-root.js';
@@ -102,6 +102,8 @@ export class ProcessRunController implements RunController {
   async resume(runId: string): Promise<RunInfo> {
     const rec = await (await this.registry()).get(runId);
     if (!rec) throw new NotFoundError(`no run '${runId}'`);
+    const pid = livePid(rec.dir);
+    if (pid !== null) throw new ConflictError(new RunLiveError(runId, pid, rec.dir).message);
     const proc = this.spawnCli(['resume', runId], `${runId}.log`);
     return this.waitFor(runId, (r) => r.status === 'running', 60_000, proc);
   }

@@ -2,7 +2,8 @@
 // taskset validation/watching, the run registry. A part that is missing leaves its capability
 // off (requests then fail with NotAvailable) instead of being faked.
 import type { BufferRef } from '../core/protocol.js';
-import { resolve } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { openStore, resolveBufferUrl, schemeOf } from '../buffer/storage/index.js';
 import type { BufferOpener, RunRegistryPort, ServerDeps } from './ports.js';
 import { ProcessRunController } from './process-run-controller.js';
@@ -12,7 +13,7 @@ import { RunTokenizers } from './adapters/run-tokenizers.js';
 import { tasksetPort } from './adapters/tasksets.js';
 import { ForbiddenError, NotFoundError } from './errors.js';
 import { WorkspaceRuns } from './adapters/run-registry.js';
-import { WorkspacePaths } from './confine.js';
+import { WorkspacePaths, within } from './confine.js';
 import { checkBufferFile } from './buffer-check.js';
 
 export interface WireOptions {
@@ -32,6 +33,7 @@ export function storeOpener(workspace: string, runs: RunRegistryPort, paths = ne
     if (file.includes('?')) throw new ForbiddenError(`field '${field}': options in a buffer path are not accepted from a request`);
     return paths.inside(resolveBufferUrl(paths.inside(file, field)), field);
   };
+  const creatable = new Set<string>();
   return {
     async resolve(ref) {
       if (ref.path) {
@@ -42,15 +44,28 @@ export function storeOpener(workspace: string, runs: RunRegistryPort, paths = ne
       }
       const run = ref.runId ? await runs.get(ref.runId) : null;
       if (!run?.bufferPath) throw new NotFoundError(`no run '${ref.runId}' in ${workspace}/.rft/runs.json`);
-      return schemeOf(run.bufferPath) === 'sqlite' ? confined(run.bufferPath, 'runId') : run.bufferPath;
+      if (schemeOf(run.bufferPath) !== 'sqlite') return run.bufferPath;
+      const key = confined(run.bufferPath, 'runId');
+      // A run that has just started may not have written its buffer yet: that one file, in .rft/, may be created.
+      if (within(join(paths.root, '.rft'), realpathOr(key))) creatable.add(key);
+      return key;
     },
     async open(key) {
-      if (schemeOf(key) === 'sqlite') checkBufferFile(key);
+      if (schemeOf(key) === 'sqlite' && !(creatable.has(key) && !existsSync(key))) checkBufferFile(key);
       const store = await openStore(key);
       const tokenizers = new RunTokenizers(store, key);
       return { buffer: new StoreBuffer(store, key, tokenizers), feedback: new StoreFeedback(store, tokenizers) };
     },
   };
+}
+
+/** `file` with its folder's links resolved (the file itself may not exist yet). */
+function realpathOr(file: string): string {
+  try {
+    return join(realpathSync(dirname(file)), file.slice(dirname(file).length + 1));
+  } catch {
+    return file;
+  }
 }
 
 export async function wireDeps(opts: WireOptions): Promise<ServerDeps> {

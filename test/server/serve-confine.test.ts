@@ -95,6 +95,20 @@ test('a run whose registry record was edited to point outside is refused', async
   const reg = await RunRegistry.open(ws);
   const r = await reg.create({ name: 'edited', config: {}, dbPath: outerBuffer });
   await forbidden(s.request('buffer/open', { runId: r.id }), /field 'runId'.*outside the workspace/);
+  // Edited to a new file in the workspace but outside .rft/: not created.
+  const w = await reg.create({ name: 'edited2', config: {}, dbPath: join(ws, 'made-by-edit.db') });
+  await assert.rejects(s.request('buffer/open', { runId: w.id }), /existing buffers only/);
+  assert.equal(existsSync(join(ws, 'made-by-edit.db')), false);
+});
+
+test("a run that has not written its buffer yet: only that file, in .rft/, is created", async () => {
+  const reg = await RunRegistry.open(ws);
+  const r = await reg.create({ name: 'fresh', config: {} });
+  assert.equal(existsSync(r.dbPath), false);
+  const o = await s.request('buffer/open', { runId: r.id });
+  assert.equal(o.counts.usual, 0);
+  assert.equal(o.path, r.dbPath);
+  assert.ok(existsSync(r.dbPath));
 });
 
 test('run control, config and taskset validation refuse files outside the workspace', async () => {
