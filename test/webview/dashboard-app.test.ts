@@ -188,5 +188,22 @@ test('charts: a single point is placed inside the plot, legends with latest valu
   assert.equal(text, 'step 10 · total 1.5 · policy 0.25 · SFT 1.25');
   assert.equal(losses.hover.textContent, text);
   assert.ok(h.document.querySelector('figure[data-title="Losses"] .log-toggle'), 'losses offer a log scale');
+  // A legend entry switches its series off: gone from the hover read-out, the y range follows.
+  const policy = Array.from(losses.legend.querySelectorAll('.legend-item')).find((i) => /policy/.test(i.textContent ?? ''))!;
+  assert.equal(policy.getAttribute('role'), 'button');
+  policy.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('click'));
+  assert.ok(losses.hidden.has('loss/policy'));
+  assert.equal(losses.hoverAt(290), 'step 10 · total 1.5 · SFT 1.25');
+  assert.equal(extent([...losses.series.values()].filter((s) => !losses.hidden.has(s.key)))!.y0, 1.25);
+  await until(() => losses.legend.querySelector('[aria-pressed="false"]'), 'legend shows it off');
+  // Zoom to steps 5..10: the axis spans them; the hover finds step 10 at the right edge.
+  losses.zoomTo(5, 10);
+  assert.deepEqual({ x0: losses.view!.x0, x1: losses.view!.x1 }, { x0: 5, x1: 10 });
+  assert.equal(losses.stepAt(48), 5);
+  assert.equal(extent([...losses.series.values()], false, losses.view)!.y1, 1.5, 'step 0 (loss 2) is out of view');
+  losses.zoomTo(undefined);
+  assert.equal(losses.view, undefined);
+  // Single-series charts have a plain legend (nothing to toggle).
+  assert.equal(app.charts.find((c) => c.keys.includes('reward'))!.legend.querySelector('[role="button"]'), null);
   await h.close();
 });

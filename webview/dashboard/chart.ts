@@ -1,20 +1,23 @@
 // A small canvas line chart for live metrics: appends are O(1), a redraw is one pass over the
 // points (decimated to the canvas width), colours come from the theme's --vscode-charts-* vars.
-// Kept instead of a charting library: the dashboard needs lines, points, a legend, axis titles,
-// hover values and a log scale, which fit in this file; first paint with 2,000 points x 7 charts
-// is measured in `npm run bench -- extension`.
+// Legend with latest values (series toggles), axis titles, hover values, dots for few points,
+// log scale, drag-to-zoom on steps. Kept instead of uPlot after `npm run bench -- chart`: a live
+// append redraws 7 charts 3-6x faster (decimated); the first draw is within noise of uPlot's
+// (0.7-1.5x across runs on a loaded machine). Figures in docs/extension.md.
 export interface Series {
   key: string;
   xs: number[];
   ys: number[];
 }
 
-export function extent(series: Series[], logY = false): { x0: number; x1: number; y0: number; y1: number } | undefined {
+/** Bounds of the points (within the zoomed step range `view`, when given). */
+export function extent(series: Series[], logY = false, view?: { x0: number; x1: number }): { x0: number; x1: number; y0: number; y1: number } | undefined {
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
   for (const s of series) {
     for (let i = 0; i < s.xs.length; i++) {
       const x = s.xs[i]!, y = s.ys[i]!;
       if (!Number.isFinite(y) || (logY && y <= 0)) continue;
+      if (view && (x < view.x0 || x > view.x1)) continue;
       if (x < x0) x0 = x;
       if (x > x1) x1 = x;
       if (y < y0) y0 = y;
@@ -22,6 +25,11 @@ export function extent(series: Series[], logY = false): { x0: number; x1: number
     }
   }
   if (x0 === Infinity) return undefined;
+  // A zoomed chart spans the chosen steps even where a series has no point at the edges.
+  if (view) {
+    x0 = view.x0;
+    x1 = view.x1;
+  }
   if (y0 === y1) {
     if (logY) {
       y0 /= 2;
@@ -112,6 +120,11 @@ export class LineChart {
   readonly legend: HTMLElement;
   readonly hover: HTMLElement;
   private hoverStep: number | undefined;
+  /** Series switched off from the legend. */
+  readonly hidden = new Set<string>();
+  /** The zoomed step range (drag across the plot; double-click resets). */
+  view: { x0: number; x1: number } | undefined;
+  private dragFrom: number | undefined;
 
   constructor(
     readonly canvas: HTMLCanvasElement,
@@ -129,9 +142,18 @@ export class LineChart {
     canvas.addEventListener('mousemove', (ev) => this.hoverAt((ev as MouseEvent).offsetX));
     canvas.addEventListener('mouseleave', () => {
       this.hoverStep = undefined;
+      this.dragFrom = undefined;
       this.hover.textContent = '';
       this.schedule();
     });
+    canvas.addEventListener('mousedown', (ev) => (this.dragFrom = (ev as MouseEvent).offsetX));
+    canvas.addEventListener('mouseup', (ev) => {
+      const from = this.dragFrom;
+      this.dragFrom = undefined;
+      const to = (ev as MouseEvent).offsetX;
+      if (from !== undefined && Math.abs(to - from) > 4) this.zoomTo(this.stepAt(Math.min(from, to)), this.stepAt(Math.max(from, to)));
+    });
+    canvas.addEventListener('dblclick', () => this.zoomTo(undefined));
     this.renderLegend();
   }
 
@@ -176,21 +198,44 @@ export class LineChart {
     this.schedule();
   }
 
+  private visible(): Series[] {
+    return [...this.series.values()].filter((s) => !this.hidden.has(s.key));
+  }
+
+  /** The step under canvas x (CSS pixels) on the current axis. */
+  stepAt(px: number): number {
+    const ex = extent(this.visible(), this.logY, this.view);
+    if (!ex) return 0;
+    const w = this.canvas.clientWidth || 300;
+    return ex.x0 + ((px - LEFT) / Math.max(1, w - LEFT - RIGHT)) * (ex.x1 - ex.x0);
+  }
+
+  /** Show only steps x0..x1; undefined shows them all again. */
+  zoomTo(x0: number | undefined, x1?: number): void {
+    this.view = x0 === undefined || x1 === undefined || !(x1 > x0) ? undefined : { x0, x1 };
+    this.schedule();
+  }
+
+  /** Switch a series off / on (its legend entry is a toggle button). */
+  toggle(key: string): void {
+    if (this.hidden.has(key)) this.hidden.delete(key);
+    else this.hidden.add(key);
+    this.schedule();
+  }
+
   /** The values at the step nearest canvas x (CSS pixels), shown in the hover read-out. */
   hoverAt(px: number): string {
-    const ex = extent([...this.series.values()], this.logY);
-    if (!ex) return '';
-    const w = this.canvas.clientWidth || 300;
-    const step = ex.x0 + ((px - LEFT) / Math.max(1, w - LEFT - RIGHT)) * (ex.x1 - ex.x0);
+    if (!extent(this.visible(), this.logY, this.view)) return '';
+    const step = this.stepAt(px);
     let best: number | undefined;
-    for (const s of this.series.values()) {
+    for (const s of this.visible()) {
       const i = nearestIndex(s.xs, step);
       if (i >= 0 && (best === undefined || Math.abs(s.xs[i]! - step) < Math.abs(best - step))) best = s.xs[i]!;
     }
     if (best === undefined) return '';
     this.hoverStep = best;
     const parts = [`step ${best}`];
-    for (const s of this.series.values()) {
+    for (const s of this.visible()) {
       const i = s.xs.indexOf(best);
       if (i >= 0) parts.push(`${this.label(s.key)} ${formatTick(s.ys[i]!)}`);
     }
@@ -212,6 +257,17 @@ export class LineChart {
     const items = [...this.series.values()].map((s, k) => {
       const item = doc.createElement('span');
       item.className = 'legend-item';
+      // Multi-series charts: each entry switches its series off and on.
+      if (this.keys.length > 1) {
+        item.setAttribute('role', 'button');
+        item.setAttribute('tabindex', '0');
+        item.setAttribute('aria-pressed', String(!this.hidden.has(s.key)));
+        item.title = `Show / hide ${this.label(s.key)}`;
+        item.addEventListener('click', () => this.toggle(s.key));
+        item.addEventListener('keydown', (ev) => {
+          if ((ev as KeyboardEvent).key === 'Enter' || (ev as KeyboardEvent).key === ' ') this.toggle(s.key);
+        });
+      }
       const sw = doc.createElement('span');
       sw.className = `swatch swatch-${k % PALETTE.length}`;
       const last = s.ys.length ? ` ${formatTick(s.ys[s.ys.length - 1]!)}` : '';
@@ -254,7 +310,7 @@ export class LineChart {
     const font = css.getPropertyValue('--vscode-font-family').trim() || 'sans-serif';
     const all = [...this.series.values()];
     const logY = this.logY;
-    const ex = extent(all, logY);
+    const ex = extent(this.visible(), logY, this.view);
     ctx.font = `11px ${font}`;
     ctx.fillStyle = fg;
     if (!ex) {
@@ -288,28 +344,36 @@ export class LineChart {
       ctx.restore();
     }
     ctx.textAlign = 'left';
+    if (this.view) ctx.fillText('zoomed · double-click to reset', LEFT + 4, TOP + 10);
+    // Lines outside the plot (a zoomed range) are clipped to it.
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LEFT, 0, w - LEFT - RIGHT, hgt - BOTTOM);
+    ctx.clip();
     all.forEach((s, k) => {
-      if (!s.xs.length) return;
+      if (!s.xs.length || this.hidden.has(s.key)) return;
       const colour = this.colour(css, k);
       ctx.strokeStyle = colour;
       ctx.fillStyle = colour;
       ctx.lineWidth = 1.5;
       ctx.beginPath();
-      const stride = decimationStride(s.xs.length, w - LEFT - RIGHT);
+      // Zoomed: only the points in range (and one either side, so lines reach the edges).
+      const lo = this.view ? Math.max(0, nearestIndex(s.xs, this.view.x0) - 1) : 0;
+      const hi = this.view ? Math.min(s.xs.length - 1, nearestIndex(s.xs, this.view.x1) + 1) : s.xs.length - 1;
+      const stride = decimationStride(hi - lo + 1, w - LEFT - RIGHT);
       let started = false;
-      for (let i = 0; i < s.xs.length; i += stride) {
+      for (let i = lo; i <= hi; i += stride) {
         if (logY && !(s.ys[i]! > 0)) continue;
         const px = X(s.xs[i]!), py = Y(s.ys[i]!);
         if (!started) ctx.moveTo(px, py);
         else ctx.lineTo(px, py);
         started = true;
       }
-      const last = s.xs.length - 1;
-      if (!logY || s.ys[last]! > 0) ctx.lineTo(X(s.xs[last]!), Y(s.ys[last]!));
+      if (!logY || s.ys[hi]! > 0) ctx.lineTo(X(s.xs[hi]!), Y(s.ys[hi]!));
       ctx.stroke();
       // Few points (an eval every N steps, a single point): each is drawn as a dot, so it shows.
-      if (s.xs.length <= 40) {
-        for (let i = 0; i < s.xs.length; i++) {
+      if (hi - lo + 1 <= 40) {
+        for (let i = lo; i <= hi; i++) {
           if (logY && !(s.ys[i]! > 0)) continue;
           ctx.beginPath();
           ctx.arc(X(s.xs[i]!), Y(s.ys[i]!), 2.5, 0, 2 * Math.PI);
@@ -317,6 +381,7 @@ export class LineChart {
         }
       }
     });
+    ctx.restore();
     if (this.hoverStep !== undefined) {
       const x = Math.round(X(this.hoverStep)) + 0.5;
       ctx.strokeStyle = fg;
