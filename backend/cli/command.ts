@@ -1,4 +1,5 @@
 // The `rft` command line: each subcommand is one file under backend/cli/commands that calls `command(...)`.
+import { closest } from '../core/closest.js';
 import { Registry } from '../core/registry.js';
 
 export interface ParsedArgs {
@@ -90,26 +91,6 @@ export function flagNumber(args: ParsedArgs, name: string, dflt: number): number
 }
 
 function suggest(key: string, known: string[]): string {
-  // The closest known flag by edit distance (a typo like --workspce), when it is close.
-  let best = '';
-  let bestD = Infinity;
-  for (const k of known) {
-    const d = distance(key, k);
-    if (d < bestD) [best, bestD] = [k, d];
-  }
-  return best && bestD <= Math.max(1, Math.floor(key.length / 3)) ? `: did you mean --${best}?` : '';
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length]!;
+  const near = closest(key, known);
+  return near ? `: did you mean --${near}?` : '';
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
+import { checkRunConfig } from './config-check.js';
 import { resolveConfigPaths } from './setup.js';
 
 export function loadRunConfig(file: string): RunConfig {
@@ -17,7 +18,10 @@ export function loadRunConfig(file: string): RunConfig {
     const e = doc.errors[0]!;
     throw new InputError(`YAML syntax: ${e.message.split('\n')[0]}`, { file, line: e.linePos?.[0]?.line });
   }
-  const { config, issues } = validateRunConfig(doc.toJS());
+  const parsed = validateRunConfig(doc.toJS());
+  // Names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
+  const issues = parsed.config ? checkRunConfig(parsed.config) : parsed.issues;
+  const config = issues.length ? undefined : parsed.config;
   if (!config) {
     const lines = issues.map((i) => `${file}: field '${i.path}': ${i.message}`);
     throw new InputError(`invalid config, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, { file });

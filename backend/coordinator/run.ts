@@ -15,6 +15,7 @@ import { executeProcesses } from './processes-run.js';
 import { executeWithoutTrainer } from './explore-bench.js';
 import { executeInProcess } from './placement/memory.js';
 import { resolveConfigPaths } from './setup.js';
+import { assertRunnableConfig } from './config-check.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
 
@@ -46,6 +47,8 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     if (last) resumeFrom = { dir: last.path, meta: JSON.parse(readFileSync(join(last.path, 'rft.json'), 'utf8')) as CheckpointMeta };
   } else {
     if (!opts.config) throw new Error('runJob: a config is required for a new run');
+    // Every stage's algorithm, the sampler, storage and operators: checked before anything is created.
+    assertRunnableConfig(opts.config, opts.configPath);
     // File paths in the config are relative to the config file; the run keeps them absolute.
     const config = opts.configPath ? resolveConfigPaths(opts.config, opts.configPath) : opts.config;
     opts = { ...opts, config };

@@ -197,12 +197,22 @@ export interface ConfigIssue {
 
 /** Validate a parsed YAML/JSON value; issues carry a dotted path like `trainer.lr`. */
 export function validateRunConfig(raw: unknown): { config?: RunConfig; issues: ConfigIssue[] } {
+  const infinite: ConfigIssue[] = [];
+  nonFinite(raw, '', infinite);
   const r = RunConfigSchema.safeParse(raw);
-  if (r.success) return { config: r.data, issues: [] };
-  return {
-    issues: r.error.issues.map((i) => ({
-      path: i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[') : '(root)',
-      message: i.message,
-    })),
-  };
+  if (r.success && !infinite.length) return { config: r.data, issues: [] };
+  const issues = r.success
+    ? []
+    : r.error.issues.map((i) => ({
+        path: i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[') : '(root)',
+        message: i.message,
+      }));
+  return { issues: [...infinite, ...issues.filter((i) => !infinite.some((f) => f.path === i.path))] };
+}
+
+/** Numbers that are not finite (YAML `.inf`, `.nan`) anywhere in the config: the schema's number checks let Infinity through. */
+function nonFinite(v: unknown, path: string, out: ConfigIssue[]): void {
+  if (typeof v === 'number' && !Number.isFinite(v)) out.push({ path: path || '(root)', message: `must be a finite number, got ${v}` });
+  else if (Array.isArray(v)) v.forEach((x, i) => nonFinite(x, `${path}[${i}]`, out));
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) nonFinite(x, path ? `${path}.${k}` : k, out);
 }

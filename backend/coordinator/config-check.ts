@@ -1,0 +1,145 @@
+// A run config checked whole before any work starts: every stage's algorithm and its parameters
+// (names, numbers, the expert ratio's bounds), the sampler, the storage, the workflow and reward,
+// built-in tasksets, selectors and pipeline operators, each against its registry. The schema
+// (core/config.ts) checks shapes and finite numbers; this checks names and combinations, so that a
+// typo in the third stage fails at start, not after two stages have trained. Every issue names its
+// path, e.g. `stages[1].algorithm.params.expert_ratio`.
+import type { ConfigIssue, RunConfig } from '../core/config.js';
+import { advantageFns, algorithms, policyLosses, toCamel } from '../trainer/algorithms/index.js';
+import { resolveAlgorithm } from '../trainer/objectives.js';
+import { samplers } from '../buffer/sampler/index.js';
+import { storages, schemeOf } from '../buffer/storage/index.js';
+import { taskSelectors } from '../buffer/taskset/index.js';
+import { TaskPipeline } from '../buffer/pipeline/task/pipeline.js';
+import '../buffer/pipeline/task/index.js';
+import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
+import { PipelineConfigError } from '../buffer/pipeline/task/operator-spec.js';
+import { workflows } from '../explorer/workflow.js';
+import '../explorer/workflows/index.js';
+import { rewardFns } from '../explorer/rewards/index.js';
+import { rewardFactories } from '../explorer/reward-resolve.js';
+import { builtinTasksets } from '../explorer/tasksets/index.js';
+import { InputError } from '../core/errors.js';
+import { closest } from '../core/closest.js';
+
+type Add = (path: string, message: string) => void;
+
+function unknownName(kind: string, name: string, known: string[]): string {
+  const near = closest(name, known);
+  return `unknown ${kind} '${name}'${near ? ` (did you mean '${near}'?)` : ''}; known: ${known.join(', ')}`;
+}
+
+/** The stages the run will go through, each with the path of its algorithm. */
+function stagesOf(cfg: RunConfig): { base: string; name: string; params: Record<string, unknown>; explores: boolean }[] {
+  const runExplores = cfg.mode === 'both' || cfg.mode === 'explore' || cfg.mode === 'bench';
+  if (!cfg.stages?.length) return [{ base: 'algorithm', name: cfg.algorithm.name, params: cfg.algorithm.params, explores: runExplores }];
+  return cfg.stages.map((s, i) => ({ base: `stages[${i}].algorithm`, name: s.algorithm.name, params: s.algorithm.params, explores: runExplores && s.mode !== 'train' }));
+}
+
+function checkAlgorithm(s: ReturnType<typeof stagesOf>[number], trains: boolean, add: Add): void {
+  if (!algorithms.has(s.name)) return add(`${s.base}.name`, unknownName('algorithm', s.name, algorithms.names()));
+  let bad = false;
+  for (const [key, value] of Object.entries(s.params)) {
+    const at = `${s.base}.params.${key}`;
+    if (key === 'expert_ratio' || key === 'expertRatio') {
+      if (typeof value !== 'number' || !(value >= 0 && value <= 1)) {
+        add(at, `must be a number from 0 to 1 (the expert share of each batch), got ${JSON.stringify(value)}`);
+        bad = true;
+        continue;
+      }
+      if (value === 1 && s.explores && trains && algorithms.get(s.name).schema === 'experience') {
+        add(at, `1 leaves no room in the batch for the rollouts this stage explores: use a value below 1, or algorithm sft (or stage mode train) for expert data only`);
+        bad = true;
+        continue;
+      }
+    }
+    const dflt = defaultOf(s.name, key);
+    if (typeof dflt === 'number' && (typeof value !== 'number' || !Number.isFinite(value))) {
+      add(at, `expected a number (default ${dflt}), got ${JSON.stringify(value)}`);
+      bad = true;
+      continue;
+    }
+    // Each parameter alone, so an error names its own key (unknown name, wrong type, out of range).
+    try {
+      resolveAlgorithm(s.name, { [key]: value });
+    } catch (e) {
+      const msg = (e as Error).message.replace(/^algorithm '[^']*': /, '').replace(/^algorithm\.params\.[a-z_]+: /, '');
+      add(at, /unknown parameter/.test(msg) ? `${msg.replace(/unknown parameter '[^']*'/, 'unknown parameter')}${near(key, msg)}` : msg);
+      bad = true;
+    }
+  }
+  if (bad) return;
+  try {
+    resolveAlgorithm(s.name, s.params);
+  } catch (e) {
+    add(`${s.base}.params`, (e as Error).message);
+  }
+}
+
+/** The default of a policy-loss or advantage parameter of an algorithm (its type is the parameter's type). */
+function defaultOf(name: string, key: string): unknown {
+  const b = algorithms.get(name);
+  const k = toCamel(key);
+  const pl = policyLosses.get(b.policyLoss.fn).defaults as Record<string, unknown>;
+  if (k in pl) return pl[k];
+  const adv = b.advantage ? (advantageFns.get(b.advantage.fn).defaults as Record<string, unknown>) : {};
+  return adv[k];
+}
+
+/** "did you mean" for a misspelt parameter, from the known list in the message. */
+function near(key: string, msg: string): string {
+  const known = /known: (.*)$/.exec(msg)?.[1]?.split(', ') ?? [];
+  const snake = known.map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+  const n = closest(key, snake);
+  return n ? ` (did you mean '${n}'?)` : '';
+}
+
+function checkPipeline(build: () => unknown, add: Add, path: string): void {
+  try {
+    build();
+  } catch (e) {
+    if (e instanceof PipelineConfigError) for (const i of e.issues) add(i.path, i.message);
+    else add(path, (e as Error).message);
+  }
+}
+
+/** Every problem of a schema-valid config that the registries can tell before the run starts. */
+export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const add: Add = (path, message) => void issues.push({ path, message });
+  const trains = cfg.mode === 'both' || cfg.mode === 'train';
+  for (const s of stagesOf(cfg)) checkAlgorithm(s, trains, add);
+
+  if (!samplers.has(cfg.buffer.sampler)) add('buffer.sampler', unknownName('sampler', cfg.buffer.sampler, samplers.names()));
+  const st = cfg.buffer.storage;
+  // A storage name (sqlite: the run's own buffer.db; postgres: the URL given to the distributed commands) or a database URL.
+  if (!storages.has(st) && !(/^[a-z][a-z0-9+.-]*:\/\//i.test(st) && storages.has(schemeOf(st)))) {
+    add('buffer.storage', `'${st}' is neither a storage (${storages.names().join(', ')}) nor a database URL like postgres://user@host/db${closest(st, ['sqlite', 'postgres']) ? ` (did you mean '${closest(st, ['sqlite', 'postgres'])}'?)` : ''}`);
+  }
+
+  if (!workflows.has(cfg.workflow.name)) add('workflow.name', unknownName('workflow', cfg.workflow.name, workflows.names()));
+  const reward = cfg.workflow.reward;
+  if (reward !== undefined && reward !== 'environment') {
+    const colon = reward.indexOf(':');
+    if (colon < 0 && !rewardFns.has(reward)) add('workflow.reward', unknownName('reward function', reward, [...rewardFns.names(), 'environment']));
+    if (colon >= 0 && !rewardFactories.has(reward.slice(0, colon))) add('workflow.reward', unknownName('reward factory', reward.slice(0, colon), rewardFactories.names()));
+  }
+
+  for (const name of ['taskset', 'eval', 'experts'] as const) {
+    const ref = cfg[name];
+    if (!ref) continue;
+    if (ref.builtin && !builtinTasksets.has(ref.builtin)) add(`${name}.builtin`, unknownName('built-in taskset', ref.builtin, builtinTasksets.names()));
+    if (ref.pipeline) checkPipeline(() => TaskPipeline.fromConfig(ref.pipeline, {}, `${name}.pipeline`), add, `${name}.pipeline`);
+  }
+  if (!taskSelectors.has(cfg.taskset.selector)) add('taskset.selector', unknownName('task selector', cfg.taskset.selector, taskSelectors.names()));
+  if (cfg.experience_pipeline) checkPipeline(() => ExperiencePipeline.fromConfig(cfg.experience_pipeline, { advantage: (e) => e }), add, 'experience_pipeline');
+  return issues;
+}
+
+/** Throws an InputError listing every issue (file and path each) when the config is not runnable. */
+export function assertRunnableConfig(cfg: RunConfig, file?: string): void {
+  const issues = checkRunConfig(cfg);
+  if (!issues.length) return;
+  const lines = issues.map((i) => `${file ? `${file}: ` : ''}field '${i.path}': ${i.message}`);
+  throw new InputError(`invalid config, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, { ...(file ? { file } : {}), field: issues[0]!.path });
+}
