@@ -43,7 +43,7 @@ async function activation(): Promise<void> {
     await until(() => api.services?.client.state === 'running', 'backend running');
     ready.push(performance.now() - t0);
     const view = vscode.recorded.treeViews.get('rftStudio.buffer')!;
-    await until(async () => (await view.items()).some((it) => it.description === '10000'), 'buffer counts');
+    await until(async () => (await view.items()).some((it) => it.description === '10,000'), 'buffer counts');
     counts.push(performance.now() - t0);
     await ext.deactivate();
     for (const d of ctx.subscriptions) d.dispose();

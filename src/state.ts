@@ -48,7 +48,13 @@ export class StudioState implements vscode.Disposable {
   }
 
   async refreshRuns(): Promise<void> {
-    this.runs = await this.client.request('runs/list', {});
+    const before = new Map(this.runs.map((r) => [r.id, r]));
+    // The registry records the step at checkpoints; live status notifications know the newer one.
+    // Keep the newer step of a run that is still running, so the Runs view and the dashboard agree.
+    this.runs = (await this.client.request('runs/list', {})).map((r) => {
+      const b = before.get(r.id);
+      return r.status === 'running' && b?.status === 'running' && (b.step ?? -1) > (r.step ?? -1) ? { ...r, step: b.step, reward: r.reward ?? b.reward } : r;
+    });
     this.emitter.fire('runs');
   }
 

@@ -8,12 +8,18 @@ export function statusText(backend: BackendState, s: Pick<StudioState, 'activeRu
   if (backend !== 'running') return { text: '$(loading~spin) RFT', tooltip: `RFT Studio backend ${backend}` };
   const run = s.activeRun;
   if (run) {
-    const pct = run.step !== undefined && run.totalSteps ? ` ${Math.round((100 * run.step) / run.totalSteps)}%` : '';
-    const reward = run.reward !== undefined ? ` r=${run.reward.toFixed(2)}` : '';
-    return { text: `$(beaker) ${run.name ?? run.id}${pct}${reward}`, tooltip: `Run ${run.id}: ${run.status}` };
+    // Step and progress, not a bare "r=0.13": what the number is and how far the run has come.
+    const name = run.name ?? run.id;
+    const steps = run.step !== undefined ? (run.totalSteps ? `${run.step}/${run.totalSteps} steps` : `step ${run.step}`) : '';
+    const pct = run.step !== undefined && run.totalSteps ? Math.round((100 * run.step) / run.totalSteps) : undefined;
+    const reward = run.reward !== undefined ? `reward ${run.reward.toFixed(2)}` : '';
+    const icon = run.status === 'running' ? '$(sync~spin)' : '$(debug-pause)';
+    const text = [`${icon} ${name}`, steps, reward].filter(Boolean).join(' · ');
+    const tooltip = `Run ${name}${name !== run.id ? ` (${run.id})` : ''}: ${run.status}${run.step !== undefined ? `, step ${run.step}${run.totalSteps ? ` of ${run.totalSteps} (${pct}%)` : ''}` : ''}${run.reward !== undefined ? `, mean rollout reward ${run.reward.toFixed(3)}` : ''}. Click to open the dashboard.`;
+    return { text, tooltip };
   }
   const c = s.counts;
-  return { text: '$(beaker) RFT', tooltip: c ? `Buffer: ${c.usual} usual, ${c.expert} expert` : 'RFT Studio: no run' };
+  return { text: '$(beaker) RFT', tooltip: c ? `Buffer: ${c.usual.toLocaleString('en-US')} usual, ${c.expert.toLocaleString('en-US')} expert` : 'RFT Studio: no run' };
 }
 
 export class StatusBar implements vscode.Disposable {

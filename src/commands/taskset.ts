@@ -1,6 +1,7 @@
 // Taskset commands: create one from a domain template, validate the active / chosen file.
 import * as vscode from 'vscode';
 import type { Domain } from '../../backend/core/types.js';
+import { TASKSET_EXTENSIONS } from '../diagnostics.js';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
 import { DOMAINS, tasksetTemplate } from '../templates.js';
@@ -41,6 +42,12 @@ export async function validateTaskset(s: Services, arg?: vscode.Uri): Promise<vo
   const uri = arg ?? vscode.window.activeTextEditor?.document.uri;
   if (!uri) {
     void vscode.window.showWarningMessage('Open a taskset file (or pick one in the Tasksets view) to validate it.');
+    return;
+  }
+  // A file that is no taskset (a .py, a .md) is told so, not put in Problems for good.
+  if (!TASKSET_EXTENSIONS.some((e) => uri.fsPath.toLowerCase().endsWith(e))) {
+    s.diagnostics.collection.delete(uri);
+    void vscode.window.showWarningMessage(`${vscode.workspace.asRelativePath(uri)} is not a taskset file: tasksets are ${TASKSET_EXTENSIONS.join(', ')}.`);
     return;
   }
   const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());

@@ -43,7 +43,8 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
     const item = new vscode.TreeItem(n.label, vscode.TreeItemCollapsibleState.None);
     item.id = `buffer.${n.kind}`;
     item.iconPath = new vscode.ThemeIcon(ICONS[n.kind]);
-    if (n.count !== undefined) item.description = String(n.count);
+    // Grouped digits, as the experience browser writes them (3,360, not 3360).
+    if (n.count !== undefined) item.description = n.count.toLocaleString('en-US');
     item.contextValue = `rftBuffer.${n.kind}`;
     if (n.kind === 'none') item.command = { command: 'rftStudio.openBuffer', title: 'Open Buffer…' };
     else if (n.kind === 'usual' || n.kind === 'expert') {

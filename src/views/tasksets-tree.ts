@@ -38,7 +38,7 @@ export class TasksetsTree implements vscode.TreeDataProvider<vscode.Uri> {
     const item = new vscode.TreeItem(uri, vscode.TreeItemCollapsibleState.None);
     const r = this.reports.get(uri.fsPath);
     const errors = r ? r.issues.filter((i) => i.severity === 'error').length : 0;
-    item.description = r ? `${r.tasks} tasks${errors ? ` · ${errors} error${errors === 1 ? '' : 's'}` : ''}` : '';
+    item.description = r ? `${r.tasks.toLocaleString('en-US')} task${r.tasks === 1 ? '' : 's'}${errors ? ` · ${errors} error${errors === 1 ? '' : 's'}` : ''}` : '';
     item.iconPath = new vscode.ThemeIcon(errors ? 'error' : r ? 'pass' : 'file', errors ? new vscode.ThemeColor('list.errorForeground') : undefined);
     item.contextValue = 'rftTaskset';
     item.command = { command: 'vscode.open', title: 'Open', arguments: [uri] };

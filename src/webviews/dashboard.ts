@@ -1,14 +1,24 @@
 // Host side of the training dashboard: run status, metrics history and live metrics notifications.
+import YAML from 'yaml';
 import type { DashboardNotifications, DashboardRequests } from '../../webview/dashboard/protocol.js';
 import type { Services } from '../services.js';
 import { TypedPanel, type Handlers } from './panel.js';
+
+/** The run's config as YAML, as configs are written (the registry keeps it validated, defaults filled in). */
+export function configYaml(config: unknown, path?: string): string {
+  const head = `# as validated at the start of the run (defaults filled in)${path ? `\n# from ${path}` : ''}\n`;
+  return head + YAML.stringify(config, { lineWidth: 0 });
+}
 
 let current: TypedPanel<DashboardRequests, DashboardNotifications> | undefined;
 
 export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
   return {
     runs: async () => s.client.request('runs/list', {}),
-    status: async (p) => s.client.request('runs/status', p),
+    status: async (p) => {
+      const r = await s.client.request('runs/status', p);
+      return { ...r, ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath) } : {}) };
+    },
     metrics: async (p) => s.client.request('runs/metrics', p),
     // taskset '': the backend evaluates on the run's held-out split with the run's reward.
     evaluate: async (p) => s.client.request('runs/evaluate', { checkpoint: p.checkpoint, taskset: '', runId: p.runId }),

@@ -72,7 +72,7 @@ test('a bad taskset line shows in Problems at its line, with a badge on the Task
   const view = vscode.recorded.treeViews.get('rftStudio.tasksets')!;
   assert.equal(view.badge?.value, 1);
   const item = (await view.items())[0]!;
-  assert.equal(item.description, '1 tasks · 1 error');
+  assert.equal(item.description, '1 task · 1 error');
 
   writeFileSync(file, '{"id":"a","prompt":"1+1?","answer":"2"}\n{"id":"b","prompt":"3-1?","answer":"2"}\n');
   vscode.documentEvents.save.fire(vscode.textDocument(vscode.Uri.file(file), readFileSync(file, 'utf8')));
@@ -99,8 +99,8 @@ test('the status bar shows the backend is up', async () => {
   const item = vscode.recorded.statusItems[0]!;
   assert.ok(item.visible);
   // The paused run is the active one: its name is shown.
-  await until(() => item.text === '$(beaker) demo', 'status bar text');
-  assert.match(item.tooltip ?? '', /Run demo-run: paused/);
+  await until(() => item.text.startsWith('$(debug-pause) demo · step 12'), 'status bar text');
+  assert.match(item.tooltip ?? '', /Run demo \(demo-run\): paused, step 12/);
   assert.equal(item.command, 'rftStudio.openDashboard');
 });
 

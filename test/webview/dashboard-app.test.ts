@@ -46,7 +46,8 @@ test('live metrics reach the charts of their run only, in step order; status dri
   assert.deepEqual(reward.series.get('reward')!.xs, [1, 2, 3]);
   assert.deepEqual(app.charts.find((c) => c.keys.includes('idle/trainer'))!.series.get('idle/trainer')!.ys, [0.5]);
 
-  assert.equal(h.document.querySelector('.status')!.textContent, 'running · step 3/10');
+  // The live point of step 3 means 4 steps done: the header follows it (the status answer said 3).
+  assert.equal(h.document.querySelector('.status')!.textContent, 'running · step 4/10');
   assert.match(h.document.querySelector('.component')!.textContent!, /explorer generating · idle 25%/);
   assert.match(h.document.querySelector('.config')!.textContent!, /"algorithm": "mix"/);
   assert.ok(!h.document.getElementById('stop')!.hasAttribute('disabled'));

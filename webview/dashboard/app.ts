@@ -73,9 +73,20 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     );
   }
 
+  /** The shown run as last rendered; its step advances with live points (the registry lags). */
+  let shown: RunInfo | undefined;
+  function renderStatus(): void {
+    const r = shown;
+    if (!r) return;
+    status.textContent = `${r.status}${r.step !== undefined ? ` · step ${r.step}${r.totalSteps ? `/${r.totalSteps}` : ''}` : ''}`;
+  }
+
   function renderRun(r: RunInfo & { components?: ComponentState[]; config?: unknown }): void {
     title.textContent = r.name ?? r.id;
-    status.textContent = `${r.status}${r.step !== undefined ? ` · step ${r.step}${r.totalSteps ? `/${r.totalSteps}` : ''}` : ''}`;
+    // A status answer older than the live points does not move the step back.
+    const live = shown?.id === r.id && r.status === 'running' && (shown.step ?? -1) > (r.step ?? -1) ? shown.step : r.step;
+    shown = { ...r, step: live };
+    renderStatus();
     stop.toggleAttribute('disabled', r.status !== 'running');
     resume.toggleAttribute('disabled', !['paused', 'stopped', 'failed'].includes(r.status));
     const why = r.status === 'failed' || r.status === 'stopped' ? r.statusReason : undefined;
@@ -127,6 +138,11 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
       c.runHasData = true;
       c.add(m.step, m.values, !fromHistory);
     }
+    // Steps done = the newest step + 1, as the Runs view counts them.
+    if (!fromHistory && shown?.id === m.runId && shown.status === 'running' && m.step + 1 > (shown.step ?? -1)) {
+      shown = { ...shown, step: m.step + 1 };
+      renderStatus();
+    }
   }
 
   stop.addEventListener('click', () => state.runId && void ipc.request('stop', { runId: state.runId }).catch(fail));
@@ -141,6 +157,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
       state.runId = runId;
       ipc.api.setState(state);
       heard.add(runId);
+      shown = undefined;
       evals.clear();
       for (const c of charts) c.clear();
       msg.textContent = '';

@@ -201,14 +201,14 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   }
 
   function showCounts(c: BufferCounts | undefined): void {
-    counts.textContent = c ? `${c.usual.toLocaleString()} usual · ${c.expert.toLocaleString()} expert` : 'no buffer open';
+    counts.textContent = c ? `${c.usual.toLocaleString('en-US')} usual · ${c.expert.toLocaleString('en-US')} expert` : 'no buffer open';
   }
 
   function reload(): void {
     cache.reset();
     list.render();
     void cache.load(0).then(() => {
-      count.textContent = `${cache.total.toLocaleString()} experience${cache.total === 1 ? '' : 's'}`;
+      count.textContent = `${cache.total.toLocaleString('en-US')} experience${cache.total === 1 ? '' : 's'}`;
       list.render();
     });
   }

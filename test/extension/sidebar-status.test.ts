@@ -1,0 +1,84 @@
+// The small things a person reads: the status bar says step, progress and what the number is;
+// counts are written one way everywhere; Runs and the dashboard agree on the step; Validate Taskset
+// on a non-taskset file says so instead of leaving a problem; the config reads as YAML; the Workers
+// view is there only for a scale-out setup.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import YAML from 'yaml';
+import { PACKAGE, vscode } from './harness.js';
+import type { RunInfo } from '../../backend/core/protocol.js';
+
+const { statusText } = await import('../../src/status-bar.js');
+const { BufferTree } = await import('../../src/views/buffer-tree.js');
+const { StudioState } = await import('../../src/state.js');
+const { validateTaskset } = await import('../../src/commands/taskset.js');
+const { configYaml } = await import('../../src/webviews/dashboard.js');
+
+test('status bar: the run, its steps out of the total and the reward, named; progress in the tooltip', () => {
+  const run: RunInfo = { id: 'r1', name: 'tiny', status: 'running', step: 90, totalSteps: 200, reward: 0.125 };
+  const s = statusText('running', { activeRun: run, counts: undefined });
+  assert.equal(s.text, '$(sync~spin) tiny · 90/200 steps · reward 0.13');
+  assert.equal(s.tooltip, 'Run tiny (r1): running, step 90 of 200 (45%), mean rollout reward 0.125. Click to open the dashboard.');
+  assert.equal(statusText('running', { activeRun: { id: 'r2', status: 'paused', step: 3 }, counts: undefined }).text, '$(debug-pause) r2 · step 3');
+  assert.equal(statusText('running', { activeRun: undefined, counts: { usual: 3360, expert: 1, taskset: 8, rejected: 0, infraFailure: 0 } }).tooltip, 'Buffer: 3,360 usual, 1 expert');
+});
+
+test('buffer counts with grouped digits, as the experience browser writes them', async () => {
+  const state = { counts: { usual: 3360, expert: 1, taskset: 12000, rejected: 0, infraFailure: 0 }, onDidChange: () => ({ dispose() {} }) };
+  const tree = new BufferTree(state as never);
+  assert.deepEqual(tree.getChildren().map((n) => tree.getTreeItem(n).description), ['3,360', '1', '12,000']);
+});
+
+test('a runs/list answer older than the live status does not move a running run\'s step back', async () => {
+  const handlers = new Map<string, (x: unknown) => void>();
+  let list: RunInfo[] = [{ id: 'r1', status: 'running', step: 40 }];
+  const client = {
+    onNotification: (m: string, f: (x: unknown) => void) => (handlers.set(m, f), { dispose() {} }),
+    onStarted: () => ({ dispose() {} }),
+    request: async () => list,
+  };
+  const state = new StudioState(client as never);
+  await state.refreshRuns();
+  handlers.get('run/status')!({ id: 'r1', status: 'running', step: 57, reward: 0.4 });
+  assert.equal(state.runs[0]!.step, 57);
+  await state.refreshRuns();
+  assert.equal(state.runs[0]!.step, 57, 'the registry still says 40');
+  list = [{ id: 'r1', status: 'completed', step: 60 }];
+  await state.refreshRuns();
+  assert.deepEqual(state.runs[0], { id: 'r1', status: 'completed', step: 60 });
+  list = [{ id: 'r1', status: 'running', step: 10 }];
+  await state.refreshRuns();
+  assert.equal(state.runs[0]!.step, 10, 'a resumed run starts from its registry step again');
+  state.dispose();
+});
+
+test('Validate Taskset on a .py file: a warning, no request, no problem left behind', async () => {
+  vscode.resetFake();
+  const requests: string[] = [];
+  const deleted: string[] = [];
+  const s = {
+    client: { request: async (m: string) => (requests.push(m), { file: '', tasks: 0, issues: [] }) },
+    diagnostics: { collection: { delete: (u: { fsPath: string }) => deleted.push(u.fsPath) }, apply() {} },
+    output: { warn() {}, error() {}, info() {} },
+  };
+  await validateTaskset(s as never, vscode.Uri.file('/w/tasksets/solve.py') as never);
+  assert.deepEqual(requests, []);
+  assert.deepEqual(deleted, ['/w/tasksets/solve.py']);
+  assert.equal(vscode.recorded.messages[0]!.kind, 'warning');
+  assert.match(vscode.recorded.messages[0]!.message, /solve\.py is not a taskset file: tasksets are \.jsonl, \.json, \.yaml, \.yml, \.csv\./);
+  await validateTaskset(s as never, vscode.Uri.file('/w/tasksets/math.jsonl') as never);
+  assert.deepEqual(requests, ['taskset/validate']);
+});
+
+test('the dashboard shows the run config as YAML', () => {
+  const text = configYaml({ name: 'tiny', trainer: { lr: 0.001, steps: 40 }, stages: [{ name: 'sft', steps: 10 }] }, '/w/train.rft.yaml');
+  assert.match(text, /^# as validated at the start of the run \(defaults filled in\)\n# from \/w\/train\.rft\.yaml\n/);
+  assert.match(text, /\ntrainer:\n {2}lr: 0\.001\n {2}steps: 40\n/);
+  assert.deepEqual(YAML.parse(text), { name: 'tiny', trainer: { lr: 0.001, steps: 40 }, stages: [{ name: 'sft', steps: 10 }] });
+});
+
+test('package: the Workers view only for a scale-out setup; welcome texts without literal markdown', () => {
+  const c = PACKAGE.contributes as unknown as { views: Record<string, { id: string; when?: string }[]>; viewsWelcome: { view: string; contents: string }[] };
+  assert.equal(c.views.rftStudio!.find((v) => v.id === 'rftStudio.workers')!.when, 'config.rftStudio.scaleOut.buffer');
+  for (const w of c.viewsWelcome) assert.ok(!w.contents.includes('**'), `${w.view}: no ** (view welcome text is not markdown-bold)`);
+});
