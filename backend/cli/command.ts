@@ -1,4 +1,6 @@
 // The `rft` command line: each subcommand is one file under backend/cli/commands that calls `command(...)`.
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { closest } from '../core/closest.js';
 import { Registry } from '../core/registry.js';
 
@@ -48,13 +50,12 @@ export function parseArgs(argv: string[], booleanFlags: string[] = [], strict?: 
     }
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
-      let key: string;
+      const key = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+      // An unknown flag is named before anything else (it might otherwise swallow the next word as its value).
+      if (known && !known.has(key)) throw new Error(`rft ${strict.command}: unknown flag --${key}${suggest(key, [...known])} (flags: ${[...known].map((k) => `--${k}`).join(' ') || 'none'})`);
       let val: string | boolean;
-      if (eq >= 0) {
-        key = a.slice(2, eq);
-        val = a.slice(eq + 1);
-      } else {
-        key = a.slice(2);
+      if (eq >= 0) val = a.slice(eq + 1);
+      else {
         const next = argv[i + 1];
         if (booleanFlags.includes(key) || (!strict && (next === undefined || next.startsWith('--')))) val = true;
         else if (next === undefined || next.startsWith('--')) throw new Error(`rft ${strict!.command}: --${key} needs a value`);
@@ -63,7 +64,6 @@ export function parseArgs(argv: string[], booleanFlags: string[] = [], strict?: 
           i++;
         }
       }
-      if (known && !known.has(key)) throw new Error(`rft ${strict.command}: unknown flag --${key}${suggest(key, [...known])} (flags: ${[...known].map((k) => `--${k}`).join(' ') || 'none'})`);
       if (strict && booleanFlags.includes(key) && typeof val === 'string') throw new Error(`rft ${strict.command}: --${key} takes no value`);
       out.flags[key] = val;
       (out.all[key] ??= []).push(String(val));
@@ -93,4 +93,18 @@ export function flagNumber(args: ParsedArgs, name: string, dflt: number): number
 function suggest(key: string, known: string[]): string {
   const near = closest(key, known);
   return near ? `: did you mean --${near}?` : '';
+}
+
+/** `--workspace DIR` (default: the current folder) for commands that look at runs: it must exist (a typo creates nothing). */
+export function existingWorkspace(args: ParsedArgs): string {
+  const given = flagString(args, 'workspace');
+  const ws = resolve(given ?? process.cwd());
+  let isDir = false;
+  try {
+    isDir = statSync(ws).isDirectory();
+  } catch {
+    // missing
+  }
+  if (!isDir) throw new Error(`--workspace ${given}: no such folder (${ws})`);
+  return ws;
 }

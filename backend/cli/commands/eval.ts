@@ -15,6 +15,7 @@ command({
   name: 'eval',
   usage: 'eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME]',
   summary: 'evaluate a checkpoint on a taskset (greedy answers, accuracy = full reward)',
+  flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens'],
   run: async (args) => {
     const dir = args.positional[0];
     const ts = flagString(args, 'taskset');

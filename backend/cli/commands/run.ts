@@ -1,6 +1,6 @@
 // `rft run CONFIG` and `rft demo` (the main job: configs/main.yaml on the embedded default).
 import { packageFile } from '../../core/package-root.js';
-import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { command, existingWorkspace, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { runJob, type RunSummary } from '../../coordinator/run.js';
 
@@ -17,6 +17,11 @@ function printSummary(s: RunSummary): void {
 }
 
 async function run(file: string, args: ParsedArgs): Promise<number> {
+  // Flags are checked before the config is even read (a bad --budget never reaches the trainer).
+  const budget = args.flags.budget === undefined ? undefined : flagNumber(args, 'budget', 0);
+  if (budget !== undefined && !(budget > 0)) throw new Error(`--budget must be a positive number of seconds, got ${budget}`);
+  flagNumber(args, 'seed', 0);
+  flagNumber(args, 'checkpoint-every', 20);
   const cfg = loadRunConfig(file);
   if (args.flags.check) {
     // Config checked, nothing run: says which file a command resolved (`rft demo --check`).
@@ -24,10 +29,9 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
     return 0;
   }
   if (args.flags.seed !== undefined) cfg.seed = flagNumber(args, 'seed', cfg.seed);
-  const budget = flagString(args, 'budget');
   if (budget !== undefined && cfg.stages) {
     // Override the wall-clock budget of the last stage (e.g. for comparisons at equal budget).
-    cfg.stages[cfg.stages.length - 1]!.wall_seconds = Number(budget);
+    cfg.stages[cfg.stages.length - 1]!.wall_seconds = budget;
     cfg.stages[cfg.stages.length - 1]!.steps = undefined;
   }
   const algo = flagString(args, 'algorithm');
@@ -70,8 +74,9 @@ async function withSignals<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<
 
 command({
   name: 'resume',
-  usage: 'resume RUN [--workspace DIR]',
+  usage: 'resume RUN [--workspace DIR] [--quiet]',
   summary: 'continue a run from its last checkpoint and buffer position',
+  flags: ['workspace'],
   booleanFlags: ['quiet'],
   run: async (args) => {
     const id = args.positional[0];
@@ -79,7 +84,7 @@ command({
       console.error('usage: rft resume RUN');
       return 2;
     }
-    const summary = await withSignals((signal) => runJob({ resume: id, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, signal }));
+    const summary = await withSignals((signal) => runJob({ resume: id, workspace: existingWorkspace(args), progress: !args.flags.quiet, signal }));
     printSummary(summary);
     return 0;
   },
@@ -89,6 +94,7 @@ command({
   name: 'run',
   usage: 'run CONFIG [--seed N] [--budget SECONDS] [--algorithm NAME] [--check]',
   summary: 'run the stages of a config (explorer + trainer), evaluate, write the report; --check only validates it',
+  flags: ['workspace', 'run-id', 'seed', 'budget', 'algorithm', 'checkpoint-every'],
   booleanFlags: ['quiet', 'check'],
   run: (args) => {
     const file = args.positional[0];
@@ -104,6 +110,7 @@ command({
   name: 'demo',
   usage: 'demo [--seed N] [--budget SECONDS] [--algorithm NAME] [--check]',
   summary: "the main job (the package's configs/main.yaml): SFT warm-up, then MIX on the built-in task, then held-out evaluation",
+  flags: ['workspace', 'run-id', 'seed', 'budget', 'algorithm', 'checkpoint-every'],
   booleanFlags: ['quiet', 'check'],
   run: (args) => run(mainConfig(), args),
 });

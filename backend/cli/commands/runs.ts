@@ -1,7 +1,7 @@
 // `rft status`, `rft stop RUN`, `rft report RUN`: runs of the workspace's registry (.rft/runs.json).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { command, flagString } from '../command.js';
+import { command, existingWorkspace } from '../command.js';
 import { RunRegistry } from '../../buffer/runs.js';
 import { MetricsLog, writeReport } from '../../coordinator/monitor.js';
 
@@ -24,9 +24,10 @@ function runPid(dir: string): number | null {
 command({
   name: 'status',
   usage: 'status [--workspace DIR]',
+  flags: ['workspace'],
   summary: 'the runs of this workspace: status, step, checkpoints, live process',
   run: async (args) => {
-    const reg = await RunRegistry.open(flagString(args, 'workspace') ?? process.cwd());
+    const reg = await RunRegistry.open(existingWorkspace(args));
     const runs = await reg.list();
     if (runs.length === 0) {
       console.log('no runs');
@@ -47,6 +48,7 @@ function signalRun(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: stri
   command({
     name,
     usage: `${name} RUN [--workspace DIR]`,
+    flags: ['workspace'],
     summary,
     run: async (args) => {
       const id = args.positional[0];
@@ -54,7 +56,7 @@ function signalRun(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: stri
         console.error(`usage: rft ${name} RUN`);
         return 2;
       }
-      const reg = await RunRegistry.open(flagString(args, 'workspace') ?? process.cwd());
+      const reg = await RunRegistry.open(existingWorkspace(args));
       const r = await reg.get(id);
       if (!r) {
         console.error(`no run '${id}' in ${reg.file}`);
@@ -78,6 +80,7 @@ signalRun('pause', 'SIGUSR2', 'pause a running run after its current step (statu
 command({
   name: 'report',
   usage: 'report RUN [--workspace DIR]',
+  flags: ['workspace'],
   summary: 'write the HTML report of a run from its metrics and print its path',
   run: async (args) => {
     const id = args.positional[0];
@@ -85,7 +88,7 @@ command({
       console.error('usage: rft report RUN');
       return 2;
     }
-    const reg = await RunRegistry.open(flagString(args, 'workspace') ?? process.cwd());
+    const reg = await RunRegistry.open(existingWorkspace(args));
     const r = await reg.get(id);
     if (!r) {
       console.error(`no run '${id}' in ${reg.file}`);
