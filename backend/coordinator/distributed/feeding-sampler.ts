@@ -6,6 +6,9 @@ import { SampleTimeoutError, type SampleBatch, type SampleRequest, type Sampler,
 import type { JobQueue, NewJob } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
 import type { Experience } from '../../core/types.js';
+import { logger } from '../../core/log.js';
+
+const log = logger('dist-trainer');
 import { stepJobs, topUpJob, type JobPlan } from './jobs-plan.js';
 
 export class FeedingSampler implements Sampler {
@@ -52,8 +55,25 @@ export class FeedingSampler implements Sampler {
       } catch (e) {
         if (!(e instanceof SampleTimeoutError) || Date.now() > deadline || req.signal?.aborted) throw e;
         if (req.step !== undefined) await this.topUp(req.step, e.status);
+        await this.sayWhy(start, e.status);
       }
     }
+  }
+
+  private said = 0;
+
+  /**
+   * A wait longer than 10 s gets a line in the trainer's log (again every 30 s) with what the
+   * explorers report: a trainer that waits because no explorer can load the weights says so.
+   */
+  private async sayWhy(start: number, st: WaitStatus): Promise<void> {
+    if (performance.now() - start < 10_000 || Date.now() - this.said < 30_000) return;
+    this.said = Date.now();
+    const ex = (await withRetry(() => this.q.workers(this.runId))).filter((w) => w.role === 'explorer' && w.state !== 'stopped' && w.state !== 'done');
+    const live = ex.filter((w) => w.ageS <= 10);
+    const errors = live.filter((w) => w.state === 'error');
+    const why = !live.length ? 'no explorer is running (start `rft explorer --buffer URL --run RUN`)' : errors.length ? `${errors.length} of ${live.length} explorer(s) in error: ${errors[0]!.detail ?? ''}` : `${live.length} explorer(s) at work`;
+    log.warn(`waiting ${((performance.now() - start) / 1000).toFixed(0)} s for experiences (${st.message}): ${why}`);
   }
 
   waitStatus(n: number, currentVersion: number): Promise<WaitStatus | null> {

@@ -8,6 +8,7 @@ import { JobQueue, experienceId } from '../../../backend/buffer/queue/job-queue.
 import { PostgresStore } from '../../../backend/buffer/storage/postgres.js';
 import { makeSampler, SampleTimeoutError } from '../../../backend/buffer/sampler/index.js';
 import type { Task } from '../../../backend/core/types.js';
+import { setLogSink } from '../../../backend/core/log.js';
 import { FeedingSampler } from '../../../backend/coordinator/distributed/feeding-sampler.js';
 import { makeExp, pgSchemaUrl, startPg } from '../../buffer/storage-helpers.js';
 
@@ -50,6 +51,29 @@ if ('skip' in server) {
       assert.deepEqual([...new Set(b.experiences.map((e) => e.id.replace(/:\d+$/, '')))].sort(), ['R:0:0', 'R:0:x0'], 'the trainable group and its top-up');
       assert.deepEqual(s.last.map((e) => e.id), b.experiences.map((e) => e.id), 'the newest batch, for the per-step metrics');
     } finally {
+      await q.close();
+      await store.close();
+    }
+  });
+
+  test('a long wait says why in the trainer\'s log: the explorers\' error, or that none runs', async () => {
+    const url = pgSchemaUrl(server.url);
+    const store = await PostgresStore.open(url);
+    const q = await JobQueue.open(url);
+    const lines: string[] = [];
+    setLogSink((level, scope, msg) => void (scope === 'dist-trainer' && lines.push(`${level} ${msg}`)));
+    try {
+      const s = new FeedingSampler(makeSampler(store, { type: 'fifo', consumer: 'trainer', runId: 'R', maxStaleness: 1 }), q, 'R', plan, GROUP);
+      await assert.rejects(s.sample({ batchSize: GROUP, currentVersion: 0, step: 0, timeoutMs: 11_500 }), SampleTimeoutError);
+      assert.equal(lines.length, 1, lines.join('\n'));
+      assert.match(lines[0]!, /^warn waiting 1\d s for experiences .*no explorer is running/);
+      await q.heartbeat('R', { id: 'explorer@h:1-abcdef', role: 'explorer', state: 'error', detail: 'weights v0: http://10.0.0.5:4000/weights/…/: ECONNREFUSED', done: 0, throughput: 0, startedAt: Date.now() });
+      const beat = setInterval(() => void q.heartbeat('R', { id: 'explorer@h:1-abcdef', role: 'explorer', state: 'error', detail: 'weights v0: http://10.0.0.5:4000/weights/…/: ECONNREFUSED', done: 0, throughput: 0, startedAt: Date.now() }), 1000);
+      const s2 = new FeedingSampler(makeSampler(store, { type: 'fifo', consumer: 'trainer', runId: 'R', maxStaleness: 1 }), q, 'R', plan, GROUP);
+      await assert.rejects(s2.sample({ batchSize: GROUP, currentVersion: 0, step: 0, timeoutMs: 11_500 }), SampleTimeoutError).finally(() => clearInterval(beat));
+      assert.match(lines[1]!, /1 of 1 explorer\(s\) in error: weights v0: .*ECONNREFUSED/);
+    } finally {
+      setLogSink((level, scope, msg) => void process.stderr.write(`${level} ${scope}: ${msg}\n`));
       await q.close();
       await store.close();
     }
