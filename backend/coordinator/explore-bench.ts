@@ -16,7 +16,7 @@ import { workflows, type RolloutModel } from '../explorer/workflow.js';
 import { evaluate } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunOptions, RunSummary } from './run-types.js';
-import { experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from './setup.js';
+import { evalOptions, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from './setup.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
 
 const log = logger('coordinator');
@@ -55,7 +55,7 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
   if (!c.resumed) saveTokenizer(tok, runDir);
   const rm = rolloutModel(cfg, tok, [...pools.train, ...pools.eval]);
   log.info(`mode ${cfg.mode}: rollout model is ${rm.what}`);
-  const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
+  const evalOpts = evalOptions(cfg);
   let exploreSteps = 0;
   try {
     if (cfg.mode === 'explore') {
@@ -99,10 +99,11 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
       trainer_steps: 0,
       explore_steps: exploreSteps,
       wall_seconds: (Date.now() - c.t0) / 1000,
-      report: join(runDir, 'report.html'),
+      // monitor.report: false writes no HTML report (the summary's report is then '').
+      report: cfg.monitor.report ? join(runDir, 'report.html') : '',
       checkpoint: cfg.model.checkpoint ?? '',
     };
-    writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), { mode: cfg.mode, model: rm.what, accuracy: r.accuracy, explore_steps: exploreSteps });
+    if (summary.report) writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), { mode: cfg.mode, model: rm.what, accuracy: r.accuracy, explore_steps: exploreSteps });
     return summary;
   } finally {
     rm.dispose();

@@ -50,6 +50,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     });
     // The trainer waits for a full batch of this step's rollouts: refill steps the pipeline thinned out.
     explorer.need = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;
+    explorer.signal = signal;
     live = watchRunFiles(cfg, { runId, feed, pools, tok, store: db });
     await live.ready;
     log.info(`stage ${stage.name}: exploring from step ${target} (sync_offset ${plan.offset}, sync_interval ${plan.interval})`);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
+import { unreadFields } from '../core/config-unread.js';
 import { checkRunConfig } from './config-check.js';
 import { resolveConfigPaths } from './setup.js';
 
@@ -18,9 +19,11 @@ export function loadRunConfig(file: string): RunConfig {
     const e = doc.errors[0]!;
     throw new InputError(`YAML syntax: ${e.message.split('\n')[0]}`, { file, line: e.linePos?.[0]?.line });
   }
-  const parsed = validateRunConfig(doc.toJS());
-  // Names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
-  const issues = parsed.config ? checkRunConfig(parsed.config) : parsed.issues;
+  const raw: unknown = doc.toJS();
+  const parsed = validateRunConfig(raw);
+  // Fields the schema accepts but this run would not read are errors too (checked on what the file says).
+  // And names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
+  const issues = parsed.config ? [...unreadFields(raw), ...checkRunConfig(parsed.config)] : parsed.issues;
   const config = issues.length ? undefined : parsed.config;
   if (!config) {
     const lines = issues.map((i) => `${file}: field '${i.path}': ${i.message}`);

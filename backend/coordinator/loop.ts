@@ -8,22 +8,25 @@ const log = logger('explorer');
 /**
  * An explorer whose step yields at least `need` trainable experiences: when the experience pipeline
  * filters a step's groups away (reward_filter drop_zero_variance, invalid samples), the same step is
- * explored again with the same weights, up to `maxRounds` times. The trainer of the child-process
- * model waits for a full batch, so without this a filter could leave it waiting for data that never comes.
+ * explored again with the same weights until it has, or `signal` aborts. The trainer of the
+ * child-process model waits for a full batch of the step, so an explorer that moved on with less
+ * would leave it waiting for data that never comes (the next step needs the trainer's new weights).
  */
 export class FillingExplorer extends Explorer {
   need = 0;
-  maxRounds = 8;
+  signal?: AbortSignal;
+  /** Rounds between warnings that the pipeline drops most samples. */
+  warnEvery = 8;
 
   override async exploreStep(model: RolloutModel): Promise<ExploreMetrics> {
     const step = this.step;
     let m = await super.exploreStep(model);
-    for (let round = 1; m.trainable < this.need && round < this.maxRounds; round++) {
+    for (let round = 1; m.trainable < this.need && !this.signal?.aborted; round++) {
+      if (round % this.warnEvery === 0) log.warn(`step ${step}: ${m.trainable} of ${this.need} trainable experience(s) after ${round} rounds (the experience pipeline drops most samples)`);
       this.step = step;
       const more = await super.exploreStep(model);
       m = sum(m, more);
     }
-    if (m.trainable < this.need) log.warn(`step ${step}: ${m.trainable} trainable experience(s) after ${this.maxRounds} rounds, ${this.need} wanted (the experience pipeline drops most samples)`);
     return m;
   }
 }

@@ -19,7 +19,7 @@ import { Worker, superviseStage } from './processes.js';
 import { checkSyncConfig } from './sync-plan.js';
 import { stagesOf, workerArgv, type WorkerArgs } from './worker-context.js';
 import type { RunOptions, RunSummary } from './run-types.js';
-import { expertExperience, initialModel, loadTasks, makeTokenizer, tokenizerTexts, type TaskPools } from './setup.js';
+import { evalOptions, expertExperience, initialModel, loadTasks, makeTokenizer, tokenizerTexts, type TaskPools } from './setup.js';
 
 const log = logger('coordinator');
 
@@ -46,7 +46,7 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
   try {
     if (!(await store.latestCheckpoint(runId))) await initRun(cfg, runId, runDir, store, registry, pools);
     const stages = stagesOf(cfg);
-    const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
+    const evalOpts = evalOptions(cfg);
     const evalLatest = async (stage: string) => {
       const ck = (await store.latestCheckpoint(runId))!;
       const { model, meta } = loadCheckpoint(ck.path);
@@ -91,6 +91,12 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
       }
     }
     const final = await evalLatest('final');
+    // Periodic evals (monitor.eval_every) ran in the trainer process: listed in step order as one process lists them.
+    const periodic = metrics
+      .read()
+      .filter((r) => r.kind === 'eval' && r.component === 'trainer' && r.t >= c.t0)
+      .map((r) => ({ stage: String(r.stage), step: Number(r.step), accuracy: Number(r.accuracy), mean_reward: Number(r.mean_reward) }));
+    const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))].sort((a, b) => a.e.step - b.e.step || a.p - b.p).map((x) => x.e);
     const last = (await store.latestCheckpoint(runId))!;
     // Missing only when a stop came before the last stage began: then the newest eval before 'final' is the base.
     const baseAcc = (await store.getState<number>(runId, 'base_accuracy')) ?? evals.at(-2)?.accuracy ?? final.accuracy;
@@ -99,16 +105,17 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
       run_dir: runDir,
       base_accuracy: baseAcc,
       final_accuracy: final.accuracy,
-      evals,
+      evals: allEvals,
       trainer_steps: last.version,
       explore_steps: (await store.getState<number>(runId, 'explorer_target')) ?? 0,
       wall_seconds: (Date.now() - c.t0) / 1000,
-      report: join(runDir, 'report.html'),
+      // monitor.report: false writes no HTML report (the summary's report is then '').
+      report: cfg.monitor.report ? join(runDir, 'report.html') : '',
       checkpoint: last.path,
     };
     await registry.addCheckpoint(runId, { version: last.version, path: last.path, step: last.version });
     await registry.setLastStep(runId, last.version);
-    writeReport(summary.report, `RFT Studio run ${runId}`, metrics.read(), {
+    if (summary.report) writeReport(summary.report, `RFT Studio run ${runId}`, metrics.read(), {
       base_accuracy: summary.base_accuracy,
       final_accuracy: summary.final_accuracy,
       trainer_steps: summary.trainer_steps,

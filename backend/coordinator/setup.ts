@@ -19,7 +19,8 @@ import { formatTaskError, parseTaskset, makeSelector, type LoadResult, type Sele
 import { TaskPipeline } from '../buffer/pipeline/task/pipeline.js';
 import '../buffer/pipeline/task/index.js';
 import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
-import { newExperienceId, type RewardFn } from '../explorer/workflow.js';
+import { newExperienceId, workflows, type RewardFn, type Workflow } from '../explorer/workflow.js';
+import '../explorer/workflows/index.js';
 import { resolveReward } from '../explorer/reward-resolve.js';
 import { rewardFns } from '../explorer/rewards/index.js';
 import { builtinTasksets } from '../explorer/tasksets/index.js';
@@ -110,7 +111,7 @@ export function runReward(cfg: RunConfig): RewardFn {
 function pool(cfg: RunConfig, ref: TasksetRef, what: 'taskset' | 'eval' | 'experts', split: 'train' | 'eval'): Task[] {
   if (ref.builtin) {
     if (what !== 'experts' && !cfg.workflow.reward) throw new InputError(`workflow.reward: required with a built-in ${what} (its tasks carry no reward of their own)`, { field: 'workflow.reward' });
-    return builtinTasksets.get(ref.builtin).generate(ref.size, ref.seed, split);
+    return builtinTasksets.get(ref.builtin).generate(ref.size, ref.seed, ref.split ?? split);
   }
   const r = loadFile(ref, what, what === 'experts' ? 'expert' : 'task');
   const tasks = what === 'experts' ? r.tasks : checkRewards(r, ref, cfg.workflow.reward);
@@ -332,6 +333,11 @@ export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: 
     temperature: cfg.explorer.sampling.temperature || 1,
     padId,
   };
+}
+
+/** Held-out evaluation settings (greedy; eval_sampling.max_new_tokens and the workflow) of every process model. */
+export function evalOptions(cfg: RunConfig): { maxNewTokens: number; workflow: Workflow } {
+  return { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
 }
 
 /** Explorer options shared by every process model. */

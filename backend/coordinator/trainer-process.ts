@@ -12,7 +12,9 @@ import { Trainer } from '../trainer/trainer.js';
 import { makeObjective } from '../trainer/objectives.js';
 import { runTrainerLoop } from '../trainer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import { samplerConfig, stageBatchSize, trainerOptions } from './setup.js';
+import { evalOptions, samplerConfig, stageBatchSize, trainerOptions } from './setup.js';
+import { evaluate } from './evaluate.js';
+import { LocalRolloutModel } from '../explorer/local-model.js';
 
 const log = logger('trainer-worker');
 
@@ -49,6 +51,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
     const batchSize = await stageBatchSize(db, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
     const registry = await RunRegistry.open(ctx.workspace);
+    const every = cfg.monitor.eval_every;
     const stageStarts = new Set<number>();
     for (let i = 0; i <= a.stage; i++) {
       const s = await db.getState<{ version: number }>(runId, `stage_start:${i}`);
@@ -65,6 +68,13 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
       wallSeconds: stage.wall_seconds,
       syncInterval: cfg.synchronizer.sync_interval,
       signal,
+      // monitor.eval_every: the held-out eval of the weights every N steps of the stage, as in one process.
+      afterStep: every > 0 ? async (v, sStep) => {
+        if (sStep % every !== 0) return;
+        const r = await evaluate(new LocalRolloutModel(model, tok, v), ctx.pools.eval, ctx.pools.reward, evalOptions(cfg));
+        metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...r });
+        log.info(`eval after ${stage.name} step ${v}: accuracy ${r.accuracy.toFixed(3)}`);
+      } : undefined,
       onMetrics: (rec) => metrics.write({ stage: stage.name, ...rec }),
       onState: (s, d) => ctx.setState('trainer', s, d),
       publish: async (version, sStep, done) => {

@@ -4,6 +4,7 @@
 import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { z } from 'zod';
 import { RunConfigSchema } from './config.js';
+import { unreadFields } from './config-unread.js';
 import type { ConfigIssueAt } from './protocol.js';
 
 export function configIssuesAt(text: string): ConfigIssueAt[] {
@@ -13,8 +14,9 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
     return doc.errors.map((e) => ({ line: e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line, field: '(syntax)', message: `YAML syntax: ${e.message.split('\n')[0]}` }));
   }
   const r = RunConfigSchema.safeParse(doc.toJS() ?? {});
-  if (r.success) return [];
   const lineOf = (n: Node | null | undefined) => (n?.range ? lc.linePos(n.range[0]).line : undefined);
+  // Valid, but a field this run would not read is a problem at its key (config-unread.ts).
+  if (r.success) return unreadFields(doc.toJS()).map((u) => ({ line: lineOf(keyOrValue(doc, u.path.split('.'))), field: u.path, message: u.message }));
   const out: ConfigIssueAt[] = [];
   for (const i of r.error.issues) {
     const path = i.path.map(String);

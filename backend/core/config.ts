@@ -21,7 +21,8 @@ const tasksetRef = z
     /** For built-in generators: how many tasks and from which seed. */
     size: z.number().int().positive().default(1000),
     seed: z.number().int().default(0),
-    split: z.enum(['train', 'eval']).default('train'),
+    /** Built-in generators: which split (default: train for taskset and experts, eval for eval). */
+    split: z.enum(['train', 'eval']).optional(),
     selector: z.string().default('shuffle'),
     /** A file's own field names (`path` only): `{prompt_key: question, response_key: answer, ...}`. */
     format: z

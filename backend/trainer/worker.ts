@@ -23,6 +23,8 @@ export interface TrainerLoopOptions {
   publish(version: number, stageStep: number, stageDone: boolean): Promise<void>;
   onMetrics(rec: Record<string, unknown>): void;
   onState?(state: ComponentState, detail?: string): void;
+  /** After each step (and its publish, if any): e.g. a periodic evaluation (monitor.eval_every). */
+  afterStep?(step: number, stageStep: number): Promise<void>;
   /** Per blocking read; a run whose explorer died must not hang forever. */
   sampleTimeoutMs?: number;
   signal?: AbortSignal;
@@ -60,6 +62,10 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
     if (done || step % o.syncInterval === 0) {
       clock.set('syncing', `v${step}`);
       await o.publish(step, s, done);
+    }
+    if (o.afterStep) {
+      clock.set('training', `evaluating after step ${step - 1}`);
+      await o.afterStep(step, s);
     }
     const snap = clock.snapshot();
     o.onMetrics({ kind: 'state', component: 'trainer', step: step - 1, trainer_idle: snap.idle, ...prefix('trainer_', snap) });

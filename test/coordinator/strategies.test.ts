@@ -4,7 +4,7 @@
 // duplicate tasks are never explored), the selector (sequential: only the head of the task list is
 // explored), the experience pipeline (reward_filter drops zero-variance groups: none reaches the
 // buffer or the trainer; reward_shaping: every stored reward is shaped) and the sampler (MIX's
-// bundle share: every trained batch holds expert rows).
+// bundle share: every trained batch holds expert rows); monitor.eval_every evaluates in both local ones.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,6 +51,8 @@ function config(method: 'memory' | 'checkpoint'): RunConfig {
     trainer: { batch_size: 16, lr: 1e-6 },
     buffer: { max_staleness: 1 },
     synchronizer: { method },
+    // A periodic held-out eval after stage step 2, in whichever process trains.
+    monitor: { eval_every: 2 },
     stages: [{ name: 'mix', algorithm: { name: 'mix' }, steps: STEPS }],
   });
   if (!config) throw new Error(JSON.stringify(issues));
@@ -114,6 +116,8 @@ for (const method of ['memory', 'checkpoint'] as const) {
     const ws = mkdtempSync(join(dir, `ws-${method}-`));
     const s = await runJob({ config: config(method), workspace: ws, runId: method });
     assert.equal(s.trainer_steps, STEPS);
+    // monitor.eval_every: start, the periodic eval after step 2, final, in step order.
+    assert.deepEqual(s.evals.map((e) => `${e.stage}@${e.step}`), ['start@0', 'mix@2', 'final@3']);
     const calls = pipelineCalls(s.run_dir);
     assert.ok(calls >= STEPS, `${calls} explore rounds`);
     const store = await openStore(join(s.run_dir, 'buffer.db'));

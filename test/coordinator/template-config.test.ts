@@ -3,11 +3,10 @@
 // (the default when no taskset exists yet) end to end, shortened to 2 steps.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
-import { validateRunConfig } from '../../backend/core/config.js';
+import { parse, stringify } from 'yaml';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { loadTasks } from '../../backend/coordinator/setup.js';
 import { runJob } from '../../backend/coordinator/run.js';
@@ -38,7 +37,7 @@ for (const { domain } of DOMAINS) {
   });
 }
 
-test('the template runs on the user taskset (math, shortened)', async () => {
+test('the template runs as written on the user taskset (default process model, relative paths; math, shortened)', async () => {
   const { ws, config } = workspace('math');
   try {
     const raw = parse(readFileSync(config, 'utf8'));
@@ -47,14 +46,16 @@ test('the template runs on the user taskset (math, shortened)', async () => {
     raw.explorer.repeat_times = 2;
     raw.explorer.sampling.max_new_tokens = 4;
     raw.explorer.eval_sampling.max_new_tokens = 4;
-    raw.synchronizer = { method: 'memory' };
-    raw.taskset.path = join(ws, 'tasksets', 'math.jsonl');
-    raw.eval.path = raw.taskset.path;
-    const { config: cfg, issues } = validateRunConfig(raw);
-    assert.ok(cfg, JSON.stringify(issues));
-    const s = await runJob({ config: cfg, workspace: ws, runId: 'tpl' });
+    raw.monitor = { report: false };
+    writeFileSync(config, stringify(raw));
+    const cfg = loadRunConfig(config);
+    assert.equal(cfg.synchronizer.method, 'checkpoint', 'the template keeps the embedded default');
+    const s = await runJob({ config: cfg, configPath: config, workspace: ws, runId: 'tpl' });
     assert.equal(s.trainer_steps, 2);
     assert.equal(s.evals.at(-1)?.stage, 'final');
+    // monitor.report: false writes no report.
+    assert.equal(s.report, '');
+    assert.ok(!existsSync(join(s.run_dir, 'report.html')));
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }

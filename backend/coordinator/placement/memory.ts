@@ -24,7 +24,7 @@ import { evaluate, type EvalResult } from '../evaluate.js';
 import { Progress, writeReport, type MetricsLog } from '../monitor.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
 import { watchRunFiles, type LiveFiles } from '../live.js';
-import { expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, samplerConfig, stageBatchSize, stagesOf, TaskFeed, tokenizerTexts, trainerOptions } from '../setup.js';
+import { evalOptions, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, samplerConfig, stageBatchSize, stagesOf, TaskFeed, tokenizerTexts, trainerOptions } from '../setup.js';
 
 const log = logger('coordinator');
 
@@ -56,7 +56,7 @@ export async function executeInProcess(
     const rollout = new LocalRolloutModel(model, tok, version);
     // explorer.workers > 1: rollout on worker threads, each with a copy of the weights sent after every update.
     pool = cfg.explorer.workers > 1 ? new WorkerRolloutModel({ workers: cfg.explorer.workers, config: model.config, tokenizer: tok }) : undefined;
-    const evalOpts = { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
+    const evalOpts = evalOptions(cfg);
     const evals: RunSummary['evals'] = [];
     const doEval = async (stage: string, step: number): Promise<EvalResult> => {
       const r = await evaluate(rollout, pools.eval, pools.reward, evalOpts);
@@ -185,10 +185,11 @@ export async function executeInProcess(
       trainer_steps: totalSteps,
       explore_steps: explorer.step,
       wall_seconds: (Date.now() - t0) / 1000,
-      report: join(runDir, 'report.html'),
+      // monitor.report: false writes no HTML report (the summary's report is then '').
+      report: cfg.monitor.report ? join(runDir, 'report.html') : '',
       checkpoint: join(runDir, 'checkpoints', `v${version}`),
     };
-    writeReport(summary.report, `RFT Studio run ${runId}`, metrics.read(), {
+    if (summary.report) writeReport(summary.report, `RFT Studio run ${runId}`, metrics.read(), {
       base_accuracy: summary.base_accuracy,
       final_accuracy: summary.final_accuracy,
       trainer_steps: totalSteps,

@@ -1,0 +1,48 @@
+// Fields a config may give that nothing would read in that config (the schema alone accepts them):
+// a field that is silently ignored misleads its author, so each is an error naming its path and why.
+// Checked on the raw value; a field equal to its default changes nothing and is not reported (a
+// config written back with its defaults filled in, e.g. a run folder's config.yaml, stays valid).
+import type { ConfigIssue } from './config.js';
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const has = (o: unknown, k: string): boolean => isObj(o) && o[k] !== undefined;
+/** `o[k]` is given with a value other than the schema's default. */
+const set = (o: unknown, k: string, dflt?: unknown): boolean => has(o, k) && JSON.stringify((o as Obj)[k]) !== JSON.stringify(dflt);
+
+/** Issues for fields present in `raw` that the run it describes would not read. */
+export function unreadFields(raw: unknown): ConfigIssue[] {
+  if (!isObj(raw)) return [];
+  const out: ConfigIssue[] = [];
+  const add = (path: string, message: string) => out.push({ path, message });
+
+  if (Array.isArray(raw.stages)) {
+    if (set(raw, 'algorithm', { name: 'mix', params: {} })) add('algorithm', 'not read when stages are given: each stage names its own algorithm');
+    if (set(raw.trainer, 'steps', 100)) add('trainer.steps', 'not read when stages are given: each stage has its own steps or wall_seconds');
+  }
+  for (const name of ['taskset', 'eval', 'experts'] as const) {
+    const ref = raw[name];
+    if (!isObj(ref)) continue;
+    if (ref.path !== undefined)
+      for (const [k, dflt] of [['size', 1000], ['seed', 0], ['split', undefined]] as const)
+        if (set(ref, k, dflt)) add(`${name}.${k}`, `describes a built-in generator; a file (${name}.path) is used as it is`);
+    if (name !== 'taskset' && set(ref, 'selector', 'shuffle')) add(`${name}.selector`, `only taskset.selector picks tasks; the ${name} set is used whole`);
+  }
+  const mode = raw.mode ?? 'both';
+  const explorer = raw.explorer;
+  if (has(explorer, 'endpoint') && mode !== 'explore' && mode !== 'bench') add('explorer.endpoint', `read in modes explore and bench only; in mode ${String(mode)} the model being trained rolls out`);
+  if (isObj(explorer) && isObj(explorer.eval_sampling))
+    for (const [k, dflt] of [['temperature', 1], ['top_k', 0], ['top_p', 1]] as const) if (set(explorer.eval_sampling, k, dflt)) add(`explorer.eval_sampling.${k}`, 'evaluation is greedy: only max_new_tokens is read');
+  const tok = raw.tokenizer;
+  if (has(tok, 'path')) {
+    for (const [k, dflt] of [['kind', 'char'], ['vocab_size', undefined]] as const) if (set(tok, k, dflt)) add(`tokenizer.${k}`, 'not read with tokenizer.path (the file is the tokenizer)');
+  } else if (has(tok, 'vocab_size') && (tok as Obj).kind !== 'bpe') add('tokenizer.vocab_size', 'read for kind bpe only (a char tokenizer has one token per character)');
+  if (has(raw.model, 'checkpoint') && set(raw.model, 'size', 'tiny-0.4m')) add('model.size', "not read with model.checkpoint (the checkpoint's config sets the size)");
+  const sync = raw.synchronizer;
+  if (isObj(sync) && sync.method === 'memory') {
+    for (const [k, dflt] of [['sync_interval', 1], ['sync_offset', 0]] as const) if (set(sync, k, dflt)) add(`synchronizer.${k}`, 'read with method checkpoint only (method memory trains in lockstep with the explorer)');
+    if (set(raw, 'restart', 0)) add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
+  }
+  return out;
+}
