@@ -3,12 +3,15 @@
 // file watcher also pushes reports for files changed outside the editor.
 import * as vscode from 'vscode';
 import type { TasksetIssue, TasksetReport } from '../backend/core/protocol.js';
+import { withSuggestion } from './taskset-fixes.js';
 
 export function toDiagnostic(issue: TasksetIssue, doc?: { lineCount: number; lineAt(n: number): { text: string } }): vscode.Diagnostic {
   const line = Math.max(0, (issue.line ?? 1) - 1);
   const len = doc && line < doc.lineCount ? doc.lineAt(line).text.length : 0;
   const range = new vscode.Range(line, 0, line, Math.max(len, 1));
-  const msg = issue.field ? `field '${issue.field}': ${issue.message}` : issue.message;
+  const base = issue.field ? `field '${issue.field}': ${issue.message}` : issue.message;
+  // A missing field the record carries under another name: say which (a quick fix renames it).
+  const msg = doc && line < doc.lineCount ? withSuggestion(base, doc.lineAt(line).text) : base;
   const d = new vscode.Diagnostic(range, msg, issue.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error);
   d.source = 'rft taskset';
   return d;

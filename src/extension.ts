@@ -12,6 +12,7 @@ import { ConfigDiagnostics, ConfigQuickFixes, isRunConfig } from './config-diagn
 import { ConfigSchemaProvider, yamlExtensionPresent } from './config-schema-lang.js';
 import { RunMonitor } from './run-events.js';
 import { TaskPassRateLens, currentRun } from './taskset-lens.js';
+import { TasksetQuickFixes } from './taskset-fixes.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
@@ -92,6 +93,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   // Pass rate of each task in the current run, above its line in taskset files.
   const lens = new TaskPassRateLens(c, state);
   context.subscriptions.push(lens, vscode.languages.registerCodeLensProvider(TASKSET_SELECTOR, lens));
+  context.subscriptions.push(vscode.languages.registerCodeActionsProvider(TASKSET_SELECTOR, new TasksetQuickFixes(), { providedCodeActionKinds: TasksetQuickFixes.kinds }));
 
   const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   reg('rftStudio.newTaskset', () => newTaskset(services));

@@ -1,0 +1,51 @@
+// A taskset written with other field names (`question`, `solution`, a typo): the real validator's
+// "required field is missing" gets a did-you-mean in Problems and a quick fix renames the field on
+// the line or in every record; the fixed text then validates.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { vscode } from './harness.js';
+import { parseTaskset } from '../../backend/buffer/taskset/load.js';
+
+const { suggestField, renameFor, TasksetQuickFixes } = await import('../../src/taskset-fixes.js');
+const { toDiagnostic } = await import('../../src/diagnostics.js');
+
+test('suggestions: synonyms other datasets use, typos; nothing for an unrelated field', () => {
+  assert.equal(suggestField('prompt', { id: 'a', question: 'q', answer: '2' }), 'question');
+  assert.equal(suggestField('answer', { id: 'a', prompt: 'q', answr: '2' }), 'answr');
+  assert.equal(suggestField('answer', { id: 'a', prompt: 'q', solution: '2' }), 'solution');
+  assert.equal(suggestField('prompt', { id: 'a', colour: 'red' }), undefined);
+  assert.deepEqual(renameFor("field 'prompt': required field is missing", '{"id":"a","question":"1+1?"}'), { from: 'question', to: 'prompt' });
+  assert.equal(renameFor("field 'prompt': prompt is empty", '{"id":"a","question":"1+1?"}'), undefined, 'only for a missing field');
+  assert.equal(renameFor("field 'prompt': required field is missing", 'not json'), undefined);
+});
+
+const TEXT = ['{"id":"a","question":"1+1?","answer":"2"}', '{"id":"b","question":"2+2?","answer":"4"}', '{"id":"c","prompt":"3+3?","answr":"6"}', '{"id":"d","prompt":"4+4?","answer":"8"}'].join('\n');
+
+function apply(text: string, edits: { range: { start: { line: number; character: number }; end: { character: number } }; text: string }[]): string {
+  const lines = text.split('\n');
+  for (const e of [...edits].sort((a, b) => b.range.start.character - a.range.start.character)) {
+    const l = lines[e.range.start.line]!;
+    lines[e.range.start.line] = l.slice(0, e.range.start.character) + e.text + l.slice(e.range.end.character);
+  }
+  return lines.join('\n');
+}
+
+test('Problems says what was meant; the quick fix renames on the line or in every record, and the file then validates', () => {
+  const doc = vscode.textDocument(vscode.Uri.file('/w/tasksets/gsm.jsonl'), TEXT);
+  const report = parseTaskset(TEXT, '/w/tasksets/gsm.jsonl');
+  assert.deepEqual(report.errors.map((e) => `${e.line} ${e.field}: ${e.message}`), ['1 prompt: required field is missing', '2 prompt: required field is missing', '3 answer: required field is missing']);
+  const diags = report.errors.map((e) => toDiagnostic({ ...e, severity: 'error' }, doc));
+  assert.equal(diags[0]!.message, "field 'prompt': required field is missing; the record has 'question': did you mean 'prompt'? (a quick fix renames it)");
+  assert.equal(diags[2]!.message, "field 'answer': required field is missing; the record has 'answr': did you mean 'answer'? (a quick fix renames it)");
+
+  const fixes = new TasksetQuickFixes().provideCodeActions(doc as never, diags[0]!.range as never, { diagnostics: [diags[0]] } as never) as unknown as { title: string; edit: { edits: never[] } }[];
+  assert.deepEqual(fixes.map((f) => f.title), ["Rename 'question' to 'prompt'", "Rename 'question' to 'prompt' in every record of this file (2 records)"]);
+  assert.equal(apply(TEXT, fixes[0]!.edit.edits).split('\n')[0], '{"id":"a","prompt":"1+1?","answer":"2"}');
+  const all = apply(TEXT, fixes[1]!.edit.edits);
+  const typo = new TasksetQuickFixes().provideCodeActions(doc as never, diags[2]!.range as never, { diagnostics: [diags[2]] } as never) as unknown as { title: string; edit: { edits: never[] } }[];
+  assert.deepEqual(typo.map((f) => f.title), ["Rename 'answr' to 'answer'"], 'one record: no file-wide fix');
+  const fixed = apply(all, typo[0]!.edit.edits);
+  const again = parseTaskset(fixed, '/w/tasksets/gsm.jsonl');
+  assert.deepEqual(again.errors, []);
+  assert.equal(again.tasks.length, 4);
+});
