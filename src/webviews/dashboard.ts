@@ -10,6 +10,12 @@ export function configYaml(config: unknown, path?: string): string {
   return head + YAML.stringify(config, { lineWidth: 0 });
 }
 
+/** Status notifications without the config object (the dashboard shows the YAML from `status`). */
+function withoutConfig<T extends object>(r: T): Omit<T, 'config'> {
+  const { config: _drop, ...rest } = r as T & { config?: unknown };
+  return rest;
+}
+
 let current: TypedPanel<DashboardRequests, DashboardNotifications> | undefined;
 
 export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
@@ -36,7 +42,7 @@ export async function openDashboard(s: Services, runId?: string): Promise<TypedP
   }
   const p = new TypedPanel<DashboardRequests, DashboardNotifications>(s.context.extensionUri, 'rftStudio.dashboard', 'RFT Dashboard', 'dashboard', dashboardHandlers(s));
   current = p;
-  const subs = [s.client.onNotification('run/metrics', (m) => p.notify('metrics', m)), s.client.onNotification('run/status', (r) => p.notify('status', r))];
+  const subs = [s.client.onNotification('run/metrics', (m) => p.notify('metrics', m)), s.client.onNotification('run/status', (r) => p.notify('status', withoutConfig(r)))];
   p.onDispose = () => {
     for (const x of subs) x.dispose();
     if (current === p) current = undefined;

@@ -95,7 +95,8 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     reason.className = `reason${r.status === 'failed' ? ' error' : ''}`;
     // Status notifications carry no component states: keep the last ones read.
     if (r.components) renderComponents(r.components);
-    if (r.config !== undefined) config.textContent = typeof r.config === 'string' ? r.config : JSON.stringify(r.config, null, 2);
+    // The host sends the config as YAML text (status answers only; notifications carry none).
+    if (typeof r.config === 'string') config.textContent = r.config;
     // Newest first; evaluation results (and ones still running) survive the re-render.
     const list = [...(r.checkpoints ?? [])].sort((a, b) => b.version - a.version);
     checkpoints.replaceChildren(
