@@ -127,9 +127,10 @@ test('paused explorers: leases lost while paused are dropped unrolled, a rollout
     const r1 = result(e1);
     const r3 = result(e3);
     t.diagnostic(`explorer 1: refused ${JSON.stringify(r1.refused)}, dropped ${JSON.stringify(r1.dropped)}; explorer 3: refused ${JSON.stringify(r3.refused)}`);
-    assert.equal(r1.refused.lease_lost, 1, 'the job in progress when paused was refused at its ack');
-    assert.equal(r1.dropped.lease_lost, held.length - 1, 'the other leases were dropped before their rollout');
-    assert.equal(r3.refused.stale, 1, 'the rollout that went stale while paused was refused as stale');
+    // At least: a loaded machine can make a 2 s lease run out in normal work too (then more are counted).
+    assert.ok(r1.refused.lease_lost >= 1, 'the job in progress when paused was refused at its ack');
+    assert.ok(r1.dropped.lease_lost >= held.length - 1, 'the other leases were dropped before their rollout');
+    assert.ok(r3.refused.stale >= 1, 'the rollout that went stale while paused was refused as stale');
 
     // Nothing of theirs landed: every done job has exactly its group, from its acking worker and attempt.
     const jobs = await q(`SELECT id, state, attempts, acked_by FROM rft_jobs WHERE run_id = $1`, [RUN]);
