@@ -208,3 +208,23 @@ test('charts: a single point is placed inside the plot, legends with latest valu
   assert.equal(app.charts.find((c) => c.keys.includes('reward'))!.legend.querySelector('[role="button"]'), null);
   await h.close();
 });
+
+test('a chart without data of its own redraws to say "not recorded" once the run has points', async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const h = host<DashboardRequests>({
+    status: () => ({ id: 'r1', status: 'running' }),
+    metrics: async () => (await gate, [{ runId: 'r1', step: 0, at: 0, values: { reward: 0.2 } }]),
+  });
+  const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
+  const kl = app.charts.find((c) => c.keys.includes('kl'))!;
+  await until(() => h.requests.some((r) => r.method === 'metrics'), 'history requested');
+  await new Promise((r) => setTimeout(r, 50));
+  let drawn = 0;
+  kl.draw = () => (drawn++, true);
+  release();
+  await app.firstPaint;
+  await until(() => drawn > 0, 'KL redrawn');
+  assert.equal(kl.emptyText, 'not recorded: this algorithm has no KL term');
+  await h.close();
+});

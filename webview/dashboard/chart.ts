@@ -114,8 +114,16 @@ export class LineChart {
   readonly series = new Map<string, Series>();
   private pending = false;
   logY: boolean;
-  /** Set by the app when the run has points at all (to tell "not recorded" from "waiting"). */
-  runHasData = false;
+  private hasData = false;
+  /** Set by the app when the run has points at all (to tell "not recorded" from "waiting"); an empty chart redraws to say so. */
+  get runHasData(): boolean {
+    return this.hasData;
+  }
+  set runHasData(v: boolean) {
+    if (v === this.hasData) return;
+    this.hasData = v;
+    this.schedule();
+  }
   /** The legend (swatch, name, latest value per series) and the hover read-out, in the DOM. */
   readonly legend: HTMLElement;
   readonly hover: HTMLElement;
@@ -194,7 +202,7 @@ export class LineChart {
       s.xs.length = 0;
       s.ys.length = 0;
     }
-    this.runHasData = false;
+    this.hasData = false;
     this.schedule();
   }
 
@@ -333,7 +341,14 @@ export class LineChart {
       ctx.fillText(formatTick(t), LEFT - 4, y + 4);
     }
     ctx.textAlign = 'center';
-    for (const t of niceTicks(ex.x0, ex.x1, 5)) if (Number.isInteger(t) || ex.x1 - ex.x0 > 5) ctx.fillText(formatTick(t), X(t), hgt - BOTTOM + 13);
+    for (const t of niceTicks(ex.x0, ex.x1, 5)) {
+      if (!Number.isInteger(t) && ex.x1 - ex.x0 <= 5) continue;
+      // The last label ends at the plot's edge instead of being cut off by it.
+      const x = X(t);
+      ctx.textAlign = x > w - RIGHT - 12 ? 'right' : 'center';
+      ctx.fillText(formatTick(t), Math.min(x, w - 1), hgt - BOTTOM + 13);
+    }
+    ctx.textAlign = 'center';
     // Axis titles.
     if (this.o.xTitle) ctx.fillText(this.o.xTitle, LEFT + (w - LEFT - RIGHT) / 2, hgt - 2);
     if (this.o.yTitle) {
@@ -348,7 +363,7 @@ export class LineChart {
     // Lines outside the plot (a zoomed range) are clipped to it.
     ctx.save();
     ctx.beginPath();
-    ctx.rect(LEFT, 0, w - LEFT - RIGHT, hgt - BOTTOM);
+    ctx.rect(LEFT - 4, 0, w - LEFT - RIGHT + 8, hgt - BOTTOM + 4); // dots at the edges stay whole
     ctx.clip();
     all.forEach((s, k) => {
       if (!s.xs.length || this.hidden.has(s.key)) return;
