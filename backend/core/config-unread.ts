@@ -32,6 +32,12 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
   const mode = raw.mode ?? 'both';
   const explorer = raw.explorer;
   if (has(explorer, 'endpoint') && mode !== 'explore' && mode !== 'bench') add('explorer.endpoint', `read in modes explore and bench only; in mode ${String(mode)} the model being trained rolls out`);
+  if (mode === 'explore' || mode === 'bench') {
+    // No trainer and one rollout model: experts go nowhere, rollout workers and periodic evals do not run.
+    if (has(raw, 'experts')) add('experts', `not read in mode ${mode} (no trainer takes demonstrations)`);
+    if (set(explorer, 'workers', 1)) add('explorer.workers', `not read in mode ${mode} (the rollout model runs in this process)`);
+    if (set(raw.monitor, 'eval_every', 0)) add('monitor.eval_every', `not read in mode ${mode} (nothing trains between evaluations)`);
+  }
   if (isObj(explorer) && isObj(explorer.eval_sampling))
     for (const [k, dflt] of [['temperature', 1], ['top_k', 0], ['top_p', 1]] as const) if (set(explorer.eval_sampling, k, dflt)) add(`explorer.eval_sampling.${k}`, 'evaluation is greedy: only max_new_tokens is read');
   const tok = raw.tokenizer;

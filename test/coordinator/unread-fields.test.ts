@@ -47,6 +47,9 @@ const CASES: [string, Record<string, unknown>][] = [
   ['model.size', { ...BASE, model: { checkpoint: 'ck', size: 'small' } }],
   ['synchronizer.sync_offset', { ...BASE, synchronizer: { method: 'memory', sync_offset: 1 } }],
   ['restart', { ...BASE, synchronizer: { method: 'memory' }, restart: 2 }],
+  ['experts', { ...BASE, mode: 'explore', experts: { builtin: 'reverse' } }],
+  ['explorer.workers', { ...BASE, mode: 'bench', explorer: { workers: 2 } }],
+  ['monitor.eval_every', { ...BASE, mode: 'explore', monitor: { eval_every: 5 } }],
 ];
 
 for (const [path, raw] of CASES) {
