@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { RunConfig } from '../core/config.js';
 import { logger } from '../core/log.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
+import { checkStageIndex } from '../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import type { RunRegistry } from '../buffer/runs.js';
@@ -72,7 +73,8 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
     for (;;) {
       const ck = (await store.latestCheckpoint(runId))!;
       const meta = loadCheckpoint(ck.path).meta; // small model: reading it whole is cheap
-      const si = typeof meta.stage_index === 'number' ? meta.stage_index : 0;
+      // A stage_index past the stages is a bad rft.json, not a finished run.
+      const si = checkStageIndex(meta, stages.length, ck.path);
       if (si >= stages.length || c.opts.signal?.aborted) break;
       const stage = stages[si]!;
       // A run killed between the end of the previous stage and its eval resumes here without a base.

@@ -3,12 +3,13 @@
 // shared in memory), processes-run.ts (synchronizer `checkpoint`, the default: explorer and trainer
 // as their own processes) or explore-bench.ts (modes explore, bench). Each builds its parts from the
 // config through setup.ts; none of them imports this file.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { validateRunConfig } from '../core/config.js';
 import { initEngine } from '../model/engine.js';
 import type { CheckpointMeta } from '../model/checkpoint.js';
+import { readCheckpointMeta } from '../model/checkpoint-meta.js';
 import { assertNotLive, claimRunPid, RunRegistry } from '../buffer/runs.js';
 import { MetricsLog } from './monitor.js';
 import { executeProcesses } from './processes-run.js';
@@ -44,7 +45,7 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     if (!parsed.config) throw new Error(`run '${opts.resume}': stored config is invalid: ${parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
     opts = { ...opts, config: parsed.config };
     const last = await registry.latestCheckpoint(record.id);
-    if (last) resumeFrom = { dir: last.path, meta: JSON.parse(readFileSync(join(last.path, 'rft.json'), 'utf8')) as CheckpointMeta };
+    if (last) resumeFrom = { dir: last.path, meta: readCheckpointMeta(last.path) };
   } else {
     if (!opts.config) throw new Error('runJob: a config is required for a new run');
     // Every stage's algorithm, the sampler, storage and operators: checked before anything is created.

@@ -15,6 +15,8 @@ import { parseHfConfig, writeHfConfig } from './hf/config.js';
 import { indexWeights, resolveModelDir } from './hf/folder.js';
 import { HfTokenizer } from './hf/tokenizer.js';
 import { hasAdapter, loadAdapterFiles, writeAdapterFiles } from './lora-files.js';
+import { checkConfigAgainstHeaders } from './header-check.js';
+import { readCheckpointMeta, sha256, verifyWeights } from './checkpoint-meta.js';
 
 export interface CheckpointMeta {
   version: number;
@@ -58,11 +60,13 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
   mkdirSync(tmp, { recursive: true });
   // A LoRA model: the frozen base as model.safetensors, the adapters in PEFT's files beside it.
   const tensors = await hfTensors(model, { base: true });
-  writeFileSync(join(tmp, 'model.safetensors'), writeSafetensors(tensors, { format: 'pt', rft_version: String(meta.version) }));
+  const weights = writeSafetensors(tensors, { format: 'pt', rft_version: String(meta.version) });
+  writeFileSync(join(tmp, 'model.safetensors'), weights);
   if (model.lora) await writeAdapterFiles(model, tmp, typeof meta.base_model === 'string' ? meta.base_model : dir);
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(hfConfig(model.config, tokenizer), null, 2));
   if (tokenizer) saveTokenizer(tokenizer, tmp);
-  writeFileSync(join(tmp, 'rft.json'), JSON.stringify({ ...meta, createdAt: meta.createdAt ?? Date.now() }, null, 2));
+  // The weights' sha256, checked at load (checkpoint-meta.ts).
+  writeFileSync(join(tmp, 'rft.json'), JSON.stringify({ ...meta, createdAt: meta.createdAt ?? Date.now(), weights_sha256: sha256(weights) }, null, 2));
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
   return dir;
@@ -115,6 +119,10 @@ export function loadCheckpoint(dirIn: string): LoadedCheckpoint {
   }
   const { config } = parseHfConfig(raw, cfgFile);
   const { entries } = indexWeights(dir);
+  // The config's sizes against the headers (in config.json's names), rft.json and the weights' sha256: all before any allocation.
+  checkConfigAgainstHeaders(config, entries, cfgFile);
+  const meta = readCheckpointMeta(dir);
+  verifyWeights(dir, meta);
   const specs = checkWeights(config, entries);
   const model = new Transformer(config, 0, { init: false });
   const fds = new Map<string, number>();
@@ -139,15 +147,6 @@ export function loadCheckpoint(dirIn: string): LoadedCheckpoint {
     throw e;
   } finally {
     for (const fd of fds.values()) closeSync(fd);
-  }
-  let meta: CheckpointMeta = { version: 0 };
-  const metaFile = join(dir, 'rft.json');
-  if (existsSync(metaFile)) {
-    try {
-      meta = JSON.parse(readFileSync(metaFile, 'utf8')) as CheckpointMeta;
-    } catch (e) {
-      throw new InputError(`not valid JSON (${(e as Error).message})`, { file: metaFile });
-    }
   }
   let tokenizer: Tokenizer | undefined;
   try {

@@ -70,7 +70,8 @@ test('a mismatched checkpoint names the tensor and both shapes', async () => {
   const hf = JSON.parse(readFileSync(cf, 'utf8'));
   hf.intermediate_size = 32;
   writeFileSync(cf, JSON.stringify(hf));
-  assert.throws(() => loadCheckpoint(join(dir, 'c')), /model\.safetensors: field 'model\.layers\.0\.mlp\.gate_proj\.weight': shape \[24,16\] does not match the config's \[32,16\]/);
+  // Named in config.json's own field, with what the weights hold (checked before anything is built).
+  assert.throws(() => loadCheckpoint(join(dir, 'c')), /config\.json: field 'intermediate_size': 32, but model\.layers\.0\.mlp\.gate_proj\.weight in .*model\.safetensors has 24 outputs/);
   // A missing tensor.
   hf.intermediate_size = 24;
   writeFileSync(cf, JSON.stringify(hf));
@@ -78,6 +79,9 @@ test('a mismatched checkpoint names the tensor and both shapes', async () => {
   const { tensors } = readSafetensors(readFileSync(file), file);
   tensors.delete('model.norm.weight');
   writeFileSync(file, writeSafetensors(new Map([...tensors].map(([k, v]) => [k, { shape: v.shape, data: v.data }]))));
+  // Rewritten weights no longer match rft.json's sha256; without one (as in an HF folder) the tensor check speaks.
+  const mf = join(dir, 'c', 'rft.json');
+  writeFileSync(mf, JSON.stringify({ ...JSON.parse(readFileSync(mf, 'utf8')), weights_sha256: undefined }));
   assert.throws(() => loadCheckpoint(join(dir, 'c')), /field 'model\.norm\.weight': tensor missing/);
   // A broken config.json.
   writeFileSync(cf, '{"hidden_size": ');

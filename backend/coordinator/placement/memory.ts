@@ -7,6 +7,7 @@ import type { RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { Transformer } from '../../model/transformer.js';
 import { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from '../../model/checkpoint.js';
+import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
 import type { RunRegistry } from '../../buffer/runs.js';
@@ -89,7 +90,8 @@ export async function executeInProcess(
 
     let baseAcc: number | undefined = typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
     let totalSteps = resumeFrom?.meta.step ?? 0;
-    const startStage = typeof resumeFrom?.meta.stage_index === 'number' ? resumeFrom.meta.stage_index : 0;
+    // A stage_index past the stages is a bad rft.json, not a finished run.
+    const startStage = resumeFrom ? checkStageIndex(resumeFrom.meta, stages.length, resumeFrom.dir) : 0;
     const checkpointEvery = opts.checkpointEvery ?? 20;
     const checkpoint = async (stageIndex: number, stageStep: number, stageName: string) => {
       const dir = join(runDir, 'checkpoints', `v${version}`);

@@ -1,0 +1,70 @@
+// rft.json of a checkpoint: validated field by field (in the file's own names), and the sha256 of
+// its weights, written at save and checked at load, so damaged or altered weights (finite garbage
+// passes every other check) are refused before they are evaluated or trained on.
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../core/errors.js';
+import type { CheckpointMeta } from './checkpoint.js';
+
+export const META_FILE = 'rft.json';
+/** The weights file the digest covers (this project's checkpoints are one file). */
+export const DIGEST_FILE = 'model.safetensors';
+
+const isCount = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
+/** Reads and checks `<dir>/rft.json`; a folder without one (an imported HF model) is version 0. */
+export function readCheckpointMeta(dir: string): CheckpointMeta {
+  const file = join(dir, META_FILE);
+  if (!existsSync(file)) return { version: 0 };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
+  }
+  const fail = (field: string, message: string): never => {
+    throw new InputError(message, { file, field });
+  };
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return fail('(root)', 'expected a JSON object');
+  const m = raw as Record<string, unknown>;
+  if (!isCount(m.version)) fail('version', `expected a whole number >= 0, got ${JSON.stringify(m.version)}`);
+  for (const k of ['step', 'stage_index', 'stage_step']) if (m[k] !== undefined && !isCount(m[k])) fail(k, `expected a whole number >= 0, got ${JSON.stringify(m[k])}`);
+  if (m.createdAt !== undefined && !(typeof m.createdAt === 'number' && Number.isFinite(m.createdAt))) fail('createdAt', `expected a time in ms, got ${JSON.stringify(m.createdAt)}`);
+  if (m.stage !== undefined && typeof m.stage !== 'string') fail('stage', `expected a stage name, got ${JSON.stringify(m.stage)}`);
+  if (m.base_accuracy !== undefined && m.base_accuracy !== null && !(typeof m.base_accuracy === 'number' && m.base_accuracy >= 0 && m.base_accuracy <= 1)) fail('base_accuracy', `expected an accuracy from 0 to 1, got ${JSON.stringify(m.base_accuracy)}`);
+  if (m.weights_sha256 !== undefined && !(typeof m.weights_sha256 === 'string' && /^[0-9a-f]{64}$/.test(m.weights_sha256))) fail('weights_sha256', `expected 64 hex digits, got ${JSON.stringify(m.weights_sha256)}`);
+  return m as CheckpointMeta;
+}
+
+/** sha256 of a file, read in chunks (never whole in memory). */
+export function sha256File(file: string): string {
+  const h = createHash('sha256');
+  const buf = Buffer.allocUnsafe(1 << 20);
+  const fd = openSync(file, 'r');
+  try {
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return h.digest('hex');
+}
+
+export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+/** When rft.json records the weights' sha256, the file must still have it. */
+export function verifyWeights(dir: string, meta: CheckpointMeta): void {
+  const want = meta.weights_sha256;
+  if (typeof want !== 'string') return;
+  const file = join(dir, DIGEST_FILE);
+  if (!existsSync(file)) throw new InputError(`missing, and ${META_FILE} records its sha256`, { file });
+  const got = sha256File(file);
+  if (got !== want) throw new InputError(`sha256 ${got} does not match weights_sha256 ${want} in ${META_FILE}: the weights were changed or damaged after they were saved`, { file });
+}
+
+/** A checkpoint's stage_index against the run's stages: stages.length means all done, more is a bad file. */
+export function checkStageIndex(meta: CheckpointMeta, stages: number, dir: string): number {
+  const si = meta.stage_index === undefined ? 0 : (meta.stage_index as number);
+  if (!isCount(si) || si > stages) throw new InputError(`${JSON.stringify(meta.stage_index)} is not a stage of this run (it has ${stages}; ${stages} means all done)`, { file: join(dir, META_FILE), field: 'stage_index' });
+  return si;
+}
