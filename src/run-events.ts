@@ -83,6 +83,9 @@ export class RunMonitor implements vscode.Disposable {
 
   async status(r: RunInfo): Promise<void> {
     const prev = this.seen.get(r.id);
+    // The registry keeps the step of the last checkpoint; a run seen running got further: a run
+    // that fails or stops is told at the step it reached.
+    if (prev?.status === 'running' && r.status !== 'running' && (prev.step ?? -1) > (r.step ?? -1)) r = { ...r, step: prev.step };
     this.seen.set(r.id, r);
     for (const e of runEvents(prev, r)) this.write(e);
     if (prev?.status === r.status) return;

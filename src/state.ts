@@ -50,10 +50,11 @@ export class StudioState implements vscode.Disposable {
   async refreshRuns(): Promise<void> {
     const before = new Map(this.runs.map((r) => [r.id, r]));
     // The registry records the step at checkpoints; live status notifications know the newer one.
-    // Keep the newer step of a run that is still running, so the Runs view and the dashboard agree.
+    // A run seen running keeps the newer step (also when it has just failed or stopped there), so
+    // the Runs view, the dashboard and the notifications agree.
     this.runs = (await this.client.request('runs/list', {})).map((r) => {
       const b = before.get(r.id);
-      return r.status === 'running' && b?.status === 'running' && (b.step ?? -1) > (r.step ?? -1) ? { ...r, step: b.step, reward: r.reward ?? b.reward } : r;
+      return b?.status === 'running' && (b.step ?? -1) > (r.step ?? -1) ? { ...r, step: b.step, reward: r.reward ?? b.reward } : r;
     });
     this.emitter.fire('runs');
   }

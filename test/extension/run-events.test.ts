@@ -58,6 +58,11 @@ test('a failed run: reason and log tail in the output channel, a notification wi
   await until(() => vscode.recorded.messages.filter((x) => x.kind === 'error').length === 2, 'second failure');
   assert.match(vscode.recorded.messages.filter((x) => x.kind === 'error')[1]!.message, /Run r2 failed: taskset 'x.jsonl' not found/);
   assert.ok(!vscode.recorded.messages.some((x) => /long ago/.test(x.message)));
+  // The registry's step (last checkpoint) is behind the live one: the failure is told at the step reached.
+  handlers.get('run/status')!(run({ id: 'r3', name: 'r3', step: 330 }));
+  handlers.get('run/status')!(run({ id: 'r3', name: 'r3', status: 'failed', step: 0, statusReason: 'out of memory' }));
+  await until(() => vscode.recorded.messages.filter((x) => x.kind === 'error').length === 3, 'third failure');
+  assert.match(vscode.recorded.messages.filter((x) => x.kind === 'error')[2]!.message, /Run r3 failed at step 330: out of memory/);
   m.dispose();
 });
 

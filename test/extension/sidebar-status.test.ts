@@ -43,6 +43,9 @@ test('a runs/list answer older than the live status does not move a running run\
   assert.equal(state.runs[0]!.step, 57);
   await state.refreshRuns();
   assert.equal(state.runs[0]!.step, 57, 'the registry still says 40');
+  list = [{ id: 'r1', status: 'failed', step: 40 }];
+  await state.refreshRuns();
+  assert.deepEqual(state.runs[0], { id: 'r1', status: 'failed', step: 57, reward: 0.4 }, 'failed at the step it reached');
   list = [{ id: 'r1', status: 'completed', step: 60 }];
   await state.refreshRuns();
   assert.deepEqual(state.runs[0], { id: 'r1', status: 'completed', step: 60 });
