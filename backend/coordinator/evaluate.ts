@@ -5,6 +5,9 @@
 import type { Task } from '../core/types.js';
 import { encodePrompt, stopTokens, taskMessages } from '../model/chat.js';
 import type { RewardFn, RewardResult, RolloutModel, Workflow } from '../explorer/workflow.js';
+import { logger } from '../core/log.js';
+
+const log = logger('eval');
 
 export interface EvalResult {
   accuracy: number;
@@ -47,11 +50,15 @@ export async function evaluate(model: RolloutModel, tasks: Task[], reward: Rewar
 
 async function scoreSingleTurn(model: RolloutModel, chunk: Task[], reward: RewardFn, maxNewTokens: number): Promise<RewardResult[]> {
   const tok = model.tokenizer;
-  const gens = await model.generate(
-    chunk.map((t) => encodePrompt(tok, t.messages ?? taskMessages(t.prompt ?? ''))),
-    { maxNewTokens, temperature: 0, stopTokens: stopTokens(tok) },
-  );
-  return Promise.all(gens.map((g, i) => reward(chunk[i]!, g.text)));
+  const prompts = chunk.map((t) => encodePrompt(tok, t.messages ?? taskMessages(t.prompt ?? '')));
+  // A prompt that leaves no room to answer is left out by name (counted in infra_failures), not the end of the evaluation.
+  const limit = model.maxSeqLen;
+  const fits = prompts.map((p) => limit === undefined || p.length < limit);
+  fits.forEach((ok, i) => ok || log.warn(`eval task '${chunk[i]!.id}': its prompt of ${prompts[i]!.length} tokens leaves no room in max_seq_len ${limit}; left out of the accuracy`));
+  const fitting = prompts.filter((_, i) => fits[i]);
+  const gens = fitting.length ? await model.generate(fitting, { maxNewTokens, temperature: 0, stopTokens: stopTokens(tok) }) : [];
+  let g = 0;
+  return Promise.all(chunk.map((t, i) => (fits[i] ? reward(t, gens[g++]!.text) : Promise.resolve<RewardResult>({ reward: 0, status: 'infra_failure' }))));
 }
 
 async function scoreViaWorkflow(wf: Workflow, model: RolloutModel, chunk: Task[], reward: RewardFn, maxNewTokens: number, offset: number): Promise<Pick<RewardResult, 'reward' | 'status'>[]> {

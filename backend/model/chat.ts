@@ -22,7 +22,8 @@ export function encodePrompt(tok: Tokenizer, messages: ChatMessage[]): number[] 
   const h = hf(tok);
   if (h) return h.encode(h.renderChat(messages, true));
   const ids = [tok.bosId];
-  for (const m of messages) ids.push(...encodeMessage(tok, m));
+  // One push per token: spreading a long message into push() overflows the call stack (a 1 MB prompt).
+  for (const m of messages) for (const id of encodeMessage(tok, m)) ids.push(id);
   ids.push(tok.specialId('assistant'));
   return ids;
 }

@@ -18,7 +18,12 @@ storages.register('sqlite', async (url) => {
   const [path, query] = rest.split('?', 2) as [string, string | undefined];
   const sync = new URLSearchParams(query ?? '').get('synchronous')?.toLowerCase();
   if (sync !== undefined && sync !== 'full' && sync !== 'normal') throw new Error(`sqlite url: synchronous must be full or normal, got '${sync}'`);
-  return new SqliteStore(path, { synchronous: sync as 'full' | 'normal' | undefined });
+  try {
+    return new SqliteStore(path, { synchronous: sync as 'full' | 'normal' | undefined });
+  } catch (e) {
+    // SQLite's own message ("database disk image is malformed") does not say which file.
+    throw new Error(`${path}: cannot open the buffer: ${(e as Error).message}`);
+  }
 });
 const openPostgres: OpenStore = (url) => PostgresStore.open(url);
 storages.register('postgres', openPostgres);

@@ -35,6 +35,11 @@ command({
       for (const e of r.errors) console.error(formatTaskError(e));
       tasks = r.tasks;
     }
+    if (tasks.length === 0) {
+      // An accuracy over no task would read as 0: say there is nothing to evaluate instead.
+      console.error(`${ts}: no valid task to evaluate${ts.startsWith('builtin:') ? '' : ' (each problem is listed above)'}`);
+      return 1;
+    }
     if (!reward) {
       console.error('--reward NAME is required for a taskset file (e.g. exact_match, math_answer, k12)');
       return 2;
