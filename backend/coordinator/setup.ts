@@ -13,6 +13,7 @@ import { presetConfig } from '../model/config.js';
 import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { withLora } from '../model/lora.js';
+import { resolveModelDir } from '../model/hf/folder.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { formatTaskError, parseTaskset, makeSelector, type LoadResult, type SelectorState, type TaskSelector, type TaskStat } from '../buffer/taskset/index.js';
@@ -218,7 +219,8 @@ export function processExperiences(pipeline: ExperiencePipeline, feed: TaskFeed 
 export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
   if (cfg.tokenizer.path) return loadTokenizer(cfg.tokenizer.path);
   // A run that starts from a checkpoint speaks its tokenizer (the ids must mean what they meant).
-  if (cfg.model.checkpoint && existsSync(join(cfg.model.checkpoint, 'tokenizer.json'))) return loadTokenizer(cfg.model.checkpoint);
+  // (An HF-cache entry `models--org--name` holds its files in a snapshot folder: look there.)
+  if (cfg.model.checkpoint && existsSync(cfg.model.checkpoint) && existsSync(join(resolveModelDir(cfg.model.checkpoint), 'tokenizer.json'))) return loadTokenizer(cfg.model.checkpoint);
   if (cfg.tokenizer.kind === 'char') return CharTokenizer.train(texts);
   return trainTokenizer('bpe', texts, { vocabSize: cfg.tokenizer.vocab_size });
 }
@@ -239,7 +241,7 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
     return withLora(new Transformer(presetConfig(cfg.model.size, tok.vocabSize, { ...(cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), ...(vision ? { vision } : {}) }), cfg.seed), cfg.model.lora, cfg.seed);
   }
   const dir = cfg.model.checkpoint;
-  if (!existsSync(join(dir, 'config.json'))) throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
+  if (!existsSync(dir) || !existsSync(join(resolveModelDir(dir), 'config.json'))) throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
   let model: Transformer;
   try {
     model = loadCheckpoint(dir).model;

@@ -4,7 +4,7 @@
 // it does here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, type ControlledEvaluateInputItem, type Token } from 'node-llama-cpp';
@@ -20,12 +20,16 @@ await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-lora-run-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
-test('model.checkpoint = an HF Qwen2 folder with model.lora: SFT then MIX trains adapters only; the export scores the same in llama.cpp', async () => {
-  const hf = makeHfModel(join(root, 'qwen2'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT then MIX trains adapters only; the export scores the same in llama.cpp', async () => {
+  // As the HF cache holds it: models--org--name/{refs/main, snapshots/<rev>/}.
+  const entry = join(root, 'hub', 'models--test--tiny-qwen2');
+  const hf = makeHfModel(join(entry, 'snapshots', '0123abcd'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+  mkdirSync(join(entry, 'refs'), { recursive: true });
+  writeFileSync(join(entry, 'refs', 'main'), '0123abcd');
   const { config, issues } = validateRunConfig({
     name: 'lora',
     seed: 1,
-    model: { checkpoint: hf, lora: { rank: 4, alpha: 8, target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] } },
+    model: { checkpoint: entry, lora: { rank: 4, alpha: 8, target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] } },
     taskset: { builtin: 'reverse', size: 20 },
     eval: { builtin: 'reverse', size: 4, split: 'eval' },
     experts: { builtin: 'reverse', size: 8, seed: 99 },
@@ -47,6 +51,8 @@ test('model.checkpoint = an HF Qwen2 folder with model.lora: SFT then MIX trains
 
   const final = loadCheckpoint(s.checkpoint as string);
   const orig = loadCheckpoint(hf);
+  // The run spoke the model's own tokenizer (not one trained on the taskset).
+  assert.equal(final.tokenizer?.kind, 'hf');
   assert.deepEqual(final.model.lora, { rank: 4, alpha: 8, dropout: 0, target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] });
   // The frozen base is the imported model, bit for bit.
   for (const [n, v] of orig.model.params) assert.deepEqual(await final.model.params.get(n)!.data(), await v.data(), n);

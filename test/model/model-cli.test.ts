@@ -67,6 +67,7 @@ test('rft model export: peft needs a LoRA checkpoint; a LoRA checkpoint exports 
   assert.match(r.err, /no LoRA adapters/);
   assert.match(rft('model', 'export', dir, '--format', 'onnx', '--out', peftOut).err, /--format must be hf, peft or gguf/);
   assert.match(rft('model', 'export', dir, '--format', 'hf', '--dtype', 'f16', '--out', peftOut).err, /f16 applies to gguf only/);
+  assert.match(rft('model', 'export', dir, '--format', 'hf', '--dtpye', 'f16', '--out', peftOut).err, /unknown flag --dtpye: did you mean --dtype\?/);
   const ck = loadCheckpoint(dir);
   ck.model.addLora(makeLoraConfig({ rank: 2 }));
   const loraCk = await saveCheckpoint(ck.model, join(root, 'lora-ck'), { version: 1, base_model: 'meta-llama/Llama-3.2-1B' }, ck.tokenizer);

@@ -39,6 +39,7 @@ command({
   name: 'model info',
   usage: INFO,
   summary: 'architecture, parameters, dtype, tokenizer and chat template of a model folder',
+  flags: [],
   async run(args) {
     await initEngine();
     const dir = args.positional[0];
@@ -84,6 +85,7 @@ command({
   name: 'model score',
   usage: SCORE,
   summary: 'per-token log-probs of TEXT (no chat template); last line {"ids": [...], "logprobs": [...]}',
+  flags: ['text'],
   async run(args) {
     const text = flagString(args, 'text');
     if (text === undefined) throw new Error(`--text is required\nusage: rft ${SCORE}`);
@@ -103,6 +105,7 @@ command({
   name: 'model generate',
   usage: GENERATE,
   summary: "sample a reply to --prompt with the model's chat template",
+  flags: ['prompt', 'max-new-tokens', 'temperature', 'seed', 'system'],
   async run(args) {
     const prompt = flagString(args, 'prompt');
     if (prompt === undefined) throw new Error(`--prompt is required\nusage: rft ${GENERATE}`);
@@ -127,6 +130,7 @@ command({
   name: 'model export',
   usage: EXPORT,
   summary: 'write a checkpoint as a Hugging Face folder (hf, LoRA merged), its LoRA adapters in PEFT layout (peft) or a GGUF file for llama.cpp (gguf, LoRA merged)',
+  flags: ['format', 'out', 'dtype'],
   async run(args) {
     const format = flagString(args, 'format');
     const out = flagString(args, 'out');
