@@ -87,6 +87,9 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const stage = stagesOf(cfg)[0]!;
     const latest = await store.latestCheckpoint(o.runId);
     if (!latest) throw new Error(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
+    // The trainer resumes from its own disk: the folder `rft coordinator --weights` wrote v0 into.
+    if (!existsSync(latest.path))
+      throw new Error(`run ${o.runId}: v${latest.version} is at ${latest.path}, which this machine does not have: run \`rft trainer\` on the machine where \`rft coordinator --weights ${weightsDir}\` ran (or share that folder at the same path)`);
     const { model, meta, tokenizer: tok } = loadVerified(latest.path, latest.checksum);
     // Weights over HTTP from this host: explorers need no shared folder. Recorded in the run, so every
     // explorer finds the current address (a restarted trainer records its new one).
