@@ -23,7 +23,10 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
     runs: async () => s.client.request('runs/list', {}),
     status: async (p) => {
       const r = await s.client.request('runs/status', p);
-      return { ...r, ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath) } : {}) };
+      // The registry's step is the last checkpoint's; the Runs view knows the live one.
+      const live = s.state.runs.find((x) => x.id === r.id)?.step;
+      const step = live !== undefined && live > (r.step ?? -1) ? live : r.step;
+      return { ...r, ...(step !== undefined ? { step } : {}), ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath) } : {}) };
     },
     metrics: async (p) => s.client.request('runs/metrics', p),
     // taskset '': the backend evaluates on the run's held-out split with the run's reward.

@@ -173,6 +173,13 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
         const history = await ipc.request('metrics', { runId });
         if (gen !== generation) return;
         for (const m of history) addPoint(m, true);
+        // A running run has done at least the steps its history holds (the registry lags).
+        const last = history.at(-1);
+        const cur = shown as RunInfo | undefined; // set by renderRun above (TS cannot see through the call)
+        if (last && cur?.id === runId && cur.status === 'running' && last.step + 1 > (cur.step ?? -1)) {
+          shown = { ...cur, step: last.step + 1 };
+          renderStatus();
+        }
       } catch (err) {
         if (gen === generation) fail(err);
       }

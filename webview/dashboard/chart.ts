@@ -322,7 +322,8 @@ export class LineChart {
     ctx.font = `11px ${font}`;
     ctx.fillStyle = fg;
     if (!ex) {
-      ctx.fillText(this.emptyText, LEFT, hgt / 2);
+      ctx.textAlign = 'center';
+      ctx.fillText(this.emptyText, w / 2, hgt / 2);
       return true;
     }
     const ly = (y: number) => (logY ? Math.log10(y) : y);
