@@ -4,10 +4,15 @@
 // of Node 20 does not cover the network); rlimits (RLIMIT_DATA for off-heap memory, RLIMIT_CPU as a
 // backstop); when the host runs as root, an unprivileged user (`setpriv` to nobody, no new
 // privileges), so code that escaped everything else still cannot signal or ptrace the host; the
-// V8 heap limit; and inside, a fresh vm context without require/process/timers.
+// V8 heap limit; socket-guard.ts (socket files refused: neither the network namespace nor the
+// permission model covers them); and inside, a fresh vm context without require/process/timers.
+// Not root: no drop of identity is possible (setuid needs CAP_SETUID, and a user namespace's "root"
+// is still the host user for every file and process outside it), so the worker keeps the host's
+// user; the permission model, the socket guard and the network namespace are what stop it then.
 import { spawnSync } from 'node:child_process';
 import type { IsolationLayers, SandboxOptions } from './types.js';
 import { WORKER_SOURCE } from './worker-source.js';
+import { SOCKET_GUARD_URL } from './socket-guard.js';
 
 interface Probe {
   unshare: string[] | null;
@@ -57,6 +62,7 @@ export function isolationLayers(opts: SandboxOptions): IsolationLayers {
     user: p.setpriv ? 'nobody (setpriv, no new privileges)' : 'same as host',
     rlimits: p.prlimit ? `RLIMIT_DATA=${opts.dataLimitMb}MiB RLIMIT_CPU=${cpuLimitS(opts)}s` : null,
     heapLimitMb: opts.memoryMb,
+    unixSockets: p.permissionFlag ? 'blocked (socket-guard)' : 'not blocked',
     vmContext: 'fresh per job, no require/process/timers, codegen from strings and wasm off',
   };
 }
@@ -72,6 +78,8 @@ export function workerCommand(opts: SandboxOptions, source: string = WORKER_SOUR
   const node = [
     opts.nodePath,
     ...(p.permissionFlag ? [p.permissionFlag] : []),
+    // Loaded before the program: socket files refused (the guard relies on the permission model denying process.binding).
+    ...(p.permissionFlag ? ['--import', SOCKET_GUARD_URL] : []),
     '--no-warnings',
     `--max-old-space-size=${opts.memoryMb}`,
     '--unhandled-rejections=none',

@@ -89,5 +89,7 @@ export interface IsolationLayers {
   user: string;
   rlimits: string | null;
   heapLimitMb: number;
+  /** Socket files (net.connect to a path) refused before any program runs (socket-guard.ts). */
+  unixSockets: 'blocked (socket-guard)' | 'not blocked';
   vmContext: 'fresh per job, no require/process/timers, codegen from strings and wasm off';
 }
