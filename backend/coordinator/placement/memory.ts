@@ -79,11 +79,14 @@ export async function executeInProcess(
       append: async (exps) => {
         await store.appendExperiences(exps);
         await store.setState(runId, 'selector', feed.state());
+        // The next explore step's number: a resume continues it, so group ids (run:split:step:task) are never reused.
+        await store.setState(runId, 'explore_next_step', explorer.step + 1);
       },
     }, {
       ...explorerOptions(cfg, runId, cfg.seed + 1),
       process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', step: explorer.step, ...counts })),
     });
+    if (resumeFrom) explorer.step = (await store.getState<number>(runId, 'explore_next_step')) ?? 0;
     // Saving the taskset or experts file while the run goes on feeds the next explore steps.
     live = watchRunFiles(cfg, { runId, feed, pools, tok, store });
     await live.ready;
