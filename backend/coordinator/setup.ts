@@ -16,7 +16,7 @@ import { withLora } from '../model/lora.js';
 import { resolveModelDir } from '../model/hf/folder.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
-import { formatTaskError, parseTaskset, makeSelector, type LoadResult, type SelectorState, type TaskSelector, type TaskStat } from '../buffer/taskset/index.js';
+import { formatTaskError, parseTasksetBytes, makeSelector, type LoadResult, type SelectorState, type TaskSelector, type TaskStat } from '../buffer/taskset/index.js';
 import { TaskPipeline } from '../buffer/pipeline/task/pipeline.js';
 import '../buffer/pipeline/task/index.js';
 import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
@@ -63,15 +63,15 @@ export interface TaskPools {
 /** A file of the user's, loaded with its field mapping; bad records are logged as FILE:LINE: field and skipped. */
 function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): LoadResult {
   const file = ref.path!;
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (e) {
     throw new InputError(`cannot read ${what} file '${file}' (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { field: `${what}.path` });
   }
   let r: LoadResult;
   try {
-    r = parseTaskset(text, file, { fields: ref.format, role, domain: ref.domain, defaultIds: true });
+    r = parseTasksetBytes(bytes, file, { fields: ref.format, role, domain: ref.domain, defaultIds: true });
   } catch (e) {
     throw new InputError((e as Error).message, { file, field: `${what}.path` });
   }

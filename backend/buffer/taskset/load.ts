@@ -11,6 +11,7 @@ import { checkRecord } from './schema.js';
 import { mapRecord, userField } from './fields.js';
 import type { LoadOptions, LoadResult, RawRecord, TaskRecordError, TasksetFormat } from './types.js';
 import { readYamlList } from './yaml-list.js';
+import { decodeTaskset } from './utf8.js';
 
 const BY_EXT: Record<string, TasksetFormat> = {
   '.jsonl': 'jsonl',
@@ -83,7 +84,15 @@ export function parseTaskset(text: string, file: string, opts: LoadOptions = {})
 }
 
 export async function loadTaskset(file: string, opts: LoadOptions = {}): Promise<LoadResult> {
-  return parseTaskset(await readFile(file, 'utf8'), file, opts);
+  return parseTasksetBytes(await readFile(file), file, opts);
+}
+
+/** parseTaskset over a file's bytes: lines with invalid UTF-8 are errors at their line (utf8.ts), not U+FFFD. */
+export function parseTasksetBytes(bytes: Uint8Array, file: string, opts: LoadOptions = {}): LoadResult {
+  const d = decodeTaskset(bytes, file, opts.format ?? formatOf(file));
+  const r = parseTaskset(d.text, file, opts);
+  if (!d.errors.length) return r;
+  return { ...r, records: r.records + d.errors.length, errors: [...d.errors, ...r.errors].sort((a, b) => a.line - b.line) };
 }
 
 /** `FILE:LINE: field 'X': message` */
