@@ -13,6 +13,7 @@ command({
   usage,
   summary: 'create a distributed run (buffer and job queue in PostgreSQL); explorers and trainers join it',
   booleanFlags: ['watch'],
+  flags: ['buffer', 'run', 'weights', 'every'],
   run: async (args) => {
     const file = args.positional[0];
     const url = flagString(args, 'buffer');

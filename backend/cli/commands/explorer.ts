@@ -7,6 +7,7 @@ command({
   name: 'explorer',
   usage: 'explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR]',
   summary: 'a rollout worker of a distributed run (any machine that reaches the database and the trainer)',
+  flags: ['buffer', 'run', 'batch', 'lease-ms', 'weights-cache'],
   run: async (args) => {
     const url = flagString(args, 'buffer');
     const runId = flagString(args, 'run');

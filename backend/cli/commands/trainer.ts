@@ -12,6 +12,7 @@ command({
   usage,
   summary: 'the trainer of a distributed run (serves its weights to the explorers over HTTP)',
   booleanFlags: ['no-serve-weights'],
+  flags: ['buffer', 'run', 'weights-port', 'weights-host', 'out'],
   run: async (args) => {
     const url = flagString(args, 'buffer');
     const runId = flagString(args, 'run');

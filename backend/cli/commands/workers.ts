@@ -11,6 +11,7 @@ command({
   usage: 'workers --buffer postgres://... --run RUN [--json]',
   summary: 'the workers of a distributed run and its job queue',
   booleanFlags: ['json'],
+  flags: ['buffer', 'run'],
   run: async (args) => {
     const url = flagString(args, 'buffer');
     const runId = flagString(args, 'run');
