@@ -26,7 +26,8 @@ async function until<T>(fn: () => T | Promise<T>, what: string, ms = 120_000): P
 }
 const sidebarCount = async (label: string) => {
   const t = await s.page.locator('.monaco-list-row', { hasText: label }).first().innerText();
-  return Number(/(\d+)\s*$/.exec(t.trim())?.[1] ?? NaN);
+  // Counts are written with grouped digits (3,360).
+  return Number((/([\d,]+)\s*$/.exec(t.trim())?.[1] ?? 'NaN').replace(/,/g, ''));
 };
 
 before(async () => {
