@@ -56,3 +56,13 @@ test('rft status --workspace typo/path creates nothing', () => {
   assert.equal(ok.status, 0, ok.stderr);
   assert.match(ok.stdout, /no runs/);
 });
+
+test('buffer, taskset and tokenizer commands check their flags too', () => {
+  const a = rft('buffer', 'ls', 'x.db', '--limt', '5');
+  assert.notEqual(a.status, 0);
+  assert.match(a.stderr, /rft buffer ls: unknown flag --limt: did you mean --limit\?/);
+  const b = rft('taskset', 'validate', 'x.jsonl', '--domian', 'math');
+  assert.match(b.stderr, /unknown flag --domian: did you mean --domain\?/);
+  const c = rft('tokenizer', 'train', 'x.txt', '--out', '/tmp/never', '--vocab-size', '4k');
+  assert.match(c.stderr, /--vocab-size expects a number, got '4k'/);
+});

@@ -50,6 +50,7 @@ const preview = (s: string, n: number) => {
 
 command({
   name: 'buffer stats',
+  flags: ['run'],
   usage: 'buffer stats RUN_OR_DB [--run ID] [--json]',
   summary: 'counts of a buffer: sources, statuses, versions, feedback',
   booleanFlags: ['json'],
@@ -72,6 +73,7 @@ command({
 
 command({
   name: 'buffer ls',
+  flags: ['run', 'task', 'group', 'source', 'status', 'split', 'min-reward', 'max-reward', 'min-version', 'max-version', 'text', 'sort', 'offset', 'limit'],
   usage: 'buffer ls RUN_OR_DB [--source S] [--status S] [--task ID] [--text T] [--min-reward N] ... [--sort K --desc] [--limit N] [--json]',
   summary: 'list experiences with filters',
   booleanFlags: ['json', 'desc', 'rejected', 'not-rejected'],
@@ -115,6 +117,7 @@ function showText(e: Experience): string {
 
 command({
   name: 'buffer show',
+  flags: [],
   usage: 'buffer show RUN_OR_DB ID [--json]',
   summary: 'one experience: text, reward, per-token log-probs, feedback history',
   booleanFlags: ['json'],
@@ -142,6 +145,7 @@ command({
 
 command({
   name: 'buffer export',
+  flags: ['out'],
   usage: 'buffer export RUN_OR_DB --out FILE.jsonl',
   summary: 'write every experience as JSONL',
   run: (a) =>
@@ -156,6 +160,7 @@ command({
 
 command({
   name: 'buffer import',
+  flags: [],
   usage: 'buffer import RUN_OR_DB FILE.jsonl',
   summary: 'append experiences from JSONL (bad lines reported, good ones kept)',
   run: (a) =>

@@ -7,6 +7,7 @@ import { DOMAINS } from '../../buffer/taskset/schema.js';
 
 command({
   name: 'taskset validate',
+  flags: ['domain'],
   usage: 'taskset validate FILE... [--domain D] [--json]',
   summary: 'check taskset files (JSONL, JSON, YAML, CSV): every bad record with file:line:field',
   booleanFlags: ['json'],

@@ -13,6 +13,7 @@ function requireFlag(args: ParsedArgs, name: string, usage: string): string {
 const TRAIN_USAGE = 'rft tokenizer train FILE... --out DIR [--kind bpe|char] [--vocab-size N] [--min-frequency N]';
 command({
   name: 'tokenizer train',
+  flags: ['out', 'kind', 'vocab-size', 'min-frequency'],
   usage: 'tokenizer train FILE... --out DIR',
   summary: 'train a tokenizer (bpe or char) on taskset / text files; writes DIR/tokenizer.json',
   run(args) {
@@ -42,6 +43,7 @@ command({
 const ENCODE_USAGE = 'rft tokenizer encode --tokenizer DIR [--allow-special] TEXT (or text on stdin)';
 command({
   name: 'tokenizer encode',
+  flags: ['tokenizer'],
   usage: 'tokenizer encode --tokenizer DIR TEXT',
   summary: 'print the token ids of TEXT as a JSON array',
   booleanFlags: ['allow-special'],
@@ -57,6 +59,7 @@ command({
 const DECODE_USAGE = 'rft tokenizer decode --tokenizer DIR [--skip-special] IDS_JSON';
 command({
   name: 'tokenizer decode',
+  flags: ['tokenizer'],
   usage: 'tokenizer decode --tokenizer DIR IDS_JSON',
   summary: 'print the text of a JSON array of token ids',
   booleanFlags: ['skip-special'],
