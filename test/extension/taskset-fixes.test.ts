@@ -49,3 +49,10 @@ test('Problems says what was meant; the quick fix renames on the line or in ever
   assert.deepEqual(again.errors, []);
   assert.equal(again.tasks.length, 4);
 });
+
+test('every problem of a record reaches Problems (no "(and 1 more problem)")', () => {
+  const report = parseTaskset('{"id":"d"}\n', '/w/tasksets/t.jsonl');
+  assert.deepEqual(report.errors.map((e) => `${e.field}: ${e.message}`), ["prompt: required field is missing; also 'answer': required field is missing"]);
+  const doc = vscode.textDocument(vscode.Uri.file('/w/tasksets/t.jsonl'), '{"id":"d"}');
+  assert.equal(toDiagnostic({ ...report.errors[0]!, severity: 'error' }, doc).message, "field 'prompt': required field is missing; also 'answer': required field is missing");
+});

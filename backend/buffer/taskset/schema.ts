@@ -130,9 +130,10 @@ export function checkRecord(value: unknown, fallbackDomain: Domain, taskset: str
   if (Object.keys(meta).length > 0) known.metadata = meta;
   const r = domainSchemas[domain as Domain].safeParse(known);
   if (!r.success) {
-    const first = r.error.issues[0]!;
-    const more = r.error.issues.length - 1;
-    return { field: fieldPath(first.path), message: issueMessage(first) + (more > 0 ? ` (and ${more} more problem${more > 1 ? 's' : ''})` : '') };
+    // Every problem of the record is told (the first names the field), not "(and 1 more problem)".
+    const [first, ...rest] = r.error.issues;
+    const also = rest.map((i) => `'${fieldPath(i.path)}': ${issueMessage(i)}`);
+    return { field: fieldPath(first!.path), message: issueMessage(first!) + (also.length ? `; also ${also.join('; ')}` : '') };
   }
   const t = r.data as Omit<Task, 'taskset' | 'domain'>;
   const task: Task = { id: t.id, taskset, domain: domain as Domain };
