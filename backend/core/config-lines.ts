@@ -108,3 +108,21 @@ export function levenshtein(a: string, b: string): number {
   }
   return row[b.length]!;
 }
+
+/**
+ * Issues found on the parsed config (finite numbers, names against the registries: coordinator/
+ * config-check.ts), each placed at the line of its key; paths like `stages[1].algorithm.name`.
+ */
+export function issuesAtLines(text: string, issues: { path: string; message: string }[]): ConfigIssueAt[] {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
+  return issues.map((i) => {
+    const path = i.path.split(/\.|(?=\[)/).map((p) => (/^\[\d+\]$/.test(p) ? Number(p.slice(1, -1)) : p));
+    let line: number | undefined;
+    for (let n = path.length; n > 0 && line === undefined; n--) {
+      const node = keyOrValue(doc, path.slice(0, n));
+      if (node?.range) line = lc.linePos(node.range[0]).line;
+    }
+    return { line: line ?? 1, field: i.path, message: i.message };
+  });
+}

@@ -3,7 +3,10 @@
 import { readFileSync } from 'node:fs';
 import type { RpcHost } from '../rpc.js';
 import type { WorkspacePaths } from '../confine.js';
-import { configIssuesAt } from '../../core/config-lines.js';
+import { parse } from 'yaml';
+import { configIssuesAt, issuesAtLines } from '../../core/config-lines.js';
+import { validateRunConfig } from '../../core/config.js';
+import type { ConfigIssueAt } from '../../core/protocol.js';
 import { NotFoundError } from '../errors.js';
 
 export function registerConfig(rpc: RpcHost, paths: WorkspacePaths): void {
@@ -17,6 +20,18 @@ export function registerConfig(rpc: RpcHost, paths: WorkspacePaths): void {
         throw new NotFoundError(`config '${p.file}' not found`);
       }
     }
-    return { issues: configIssuesAt(text) };
+    const issues = configIssuesAt(text);
+    return { issues: issues.length ? issues : deepIssues(text) };
   });
+}
+
+/**
+ * What `rft run` would also refuse in a schema-valid config and core can tell: numbers that are not
+ * finite (`.inf`, `.nan`). Names against the registries (coordinator/config-check.ts) are checked by
+ * `rft run` / `--check` only: they load the trainer's tensor engine, which the server keeps out of
+ * its bundle for a fast start.
+ */
+function deepIssues(text: string): ConfigIssueAt[] {
+  const v = validateRunConfig(parse(text) ?? {});
+  return v.config ? [] : issuesAtLines(text, v.issues);
 }
