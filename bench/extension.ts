@@ -6,8 +6,7 @@
 //   playwright-core, inside the same CSP shell the extension serves, with a stand-in host that answers
 //   the webview's requests (experience browser: a 100,000-row buffer; dashboard: 2,000 metric points).
 // Run `npm run build` first. Median of 5 runs each.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { median, report } from './report.js';
@@ -26,13 +25,15 @@ for (const f of ['dist/backend/serve.mjs', 'dist/webview/experience-browser.js',
 async function activation(): Promise<void> {
   const { ext, fakeContext, until, vscode, workspaceDir } = await import('../test/extension/harness.js');
   const { makeBuffer } = await import('../test/server/make-buffer.js');
-  const buffer = await makeBuffer(10_000, mkdtempSync(join(tmpdir(), 'rft-bench-')));
+  // The backend opens buffers inside the workspace only: one workspace holds the buffer for all runs.
+  const ws = workspaceDir({ 'tasksets/math.jsonl': '{"id":"a","prompt":"1+1?","answer":"2"}\n' });
+  mkdirSync(join(ws, '.rft', 'bench'), { recursive: true });
+  const buffer = await makeBuffer(10_000, join(ws, '.rft', 'bench'));
   const activate: number[] = [];
   const ready: number[] = [];
   const counts: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     vscode.resetFake();
-    const ws = workspaceDir({ 'tasksets/math.jsonl': '{"id":"a","prompt":"1+1?","answer":"2"}\n' });
     vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(ws), name: 'ws', index: 0 }];
     vscode.settings.set('rftStudio.nodePath', process.execPath);
     vscode.settings.set('rftStudio.bufferPath', buffer);
