@@ -26,7 +26,8 @@ after(() => {
 });
 
 function startTcp(ws: string, extra: string[] = []): Promise<Tcp> {
-  const child = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0', ...extra]), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The warning this file checks is logged at level warn, whatever the runner's RFT_LOG_LEVEL.
+  const child = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0', ...extra]), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RFT_LOG_LEVEL: 'warn' } });
   children.push(child);
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -106,7 +107,7 @@ test('nothing is served before server/auth; a wrong token is refused and the con
 });
 
 test('a host other than loopback needs --allow-remote, and is then warned about', async () => {
-  const refused = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0', '--host', '0.0.0.0']), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const refused = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0', '--host', '0.0.0.0']), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RFT_LOG_LEVEL: 'warn' } });
   children.push(refused);
   let err = '';
   refused.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -114,6 +115,8 @@ test('a host other than loopback needs --allow-remote, and is then warned about'
   assert.match(err, /--host 0\.0\.0\.0 would accept connections from other machines; add --allow-remote/);
 
   const s = await startTcp(ws, ['--host', '0.0.0.0', '--allow-remote']);
+  // stderr is its own pipe: the warning may arrive after the listening line.
+  for (let i = 0; i < 100 && !/reachable from other machines/.test(s.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
   assert.match(s.stderr(), /reachable from other machines/);
   s.child.kill('SIGTERM');
   await exitOf(s.child);

@@ -23,8 +23,6 @@ experts:
 workflow:
   name: single_turn
   reward: exact_match
-algorithm:
-  name: mix
 explorer:
   tasks_per_step: 4
   repeat_times: 4
