@@ -34,6 +34,9 @@ test('a 1 MB prompt encodes (no call-stack overflow)', () => {
 
 test('a prompt longer than max_seq_len is left out by name; the others are evaluated', async () => {
   const warnings: string[] = [];
+  // The warning is what this test checks: logged at level warn whatever the runner's RFT_LOG_LEVEL.
+  const level = process.env.RFT_LOG_LEVEL;
+  process.env.RFT_LOG_LEVEL = 'warn';
   const orig = process.stderr.write.bind(process.stderr);
   process.stderr.write = ((s: string) => (warnings.push(String(s)), true)) as typeof process.stderr.write;
   let r;
@@ -41,6 +44,8 @@ test('a prompt longer than max_seq_len is left out by name; the others are evalu
     r = await evaluate(new LocalRolloutModel(model, tok, 1), [task('short-1', 'ab'), task('huge', 'a'.repeat(1 << 20)), task('long', 'abc '.repeat(20)), task('short-2', 'ba')], rewardFns.get('exact_match'), { maxNewTokens: 4 });
   } finally {
     process.stderr.write = orig;
+    if (level === undefined) delete process.env.RFT_LOG_LEVEL;
+    else process.env.RFT_LOG_LEVEL = level;
   }
   assert.equal(r.n, 2, 'the two short tasks are scored');
   assert.equal(r.infra_failures, 2);
