@@ -138,7 +138,7 @@ async function pickCheckpoint(s: Services): Promise<PickedCheckpoint | undefined
   const items = checkpointItems(runs, accuracy, (p) => vscode.workspace.asRelativePath(p)).map((i) => (i.separator ? { ...i, kind: vscode.QuickPickItemKind.Separator } : i));
   const pick = await vscode.window.showQuickPick<vscode.QuickPickItem & Partial<CheckpointItem>>([...items, { label: '', kind: vscode.QuickPickItemKind.Separator }, BROWSE], {
     title: 'Evaluate checkpoint',
-    placeHolder: items.length ? 'Newest first; type to filter by version, step or run' : 'No run has checkpoints yet: pick a folder',
+    placeHolder: items.length ? 'Newest first; type to filter by version, step, accuracy or path' : 'No run has checkpoints yet: pick a folder',
     matchOnDescription: true,
     matchOnDetail: true,
     ignoreFocusOut: true,
