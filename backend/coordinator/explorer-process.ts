@@ -64,6 +64,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
       },
       load: async (w) => {
         const { model, meta } = loadCheckpoint(w.path);
+        model.mergeAdapters(); // LoRA: this process only samples, from plain (merged) weights
         if (workers <= 1) return new LocalRolloutModel(model, tok, meta.version);
         // Rollout workers keep their own copies of the weights: publish, then free ours.
         pool ??= new WorkerRolloutModel({ workers, config: model.config, tokenizer: tok });

@@ -194,6 +194,25 @@ export class Transformer {
     return new Transformer(this.config, 0, { shareWith: this });
   }
 
+  /**
+   * Folds the adapters into their weights (W += alpha/r A B) and drops them: a plain model again,
+   * for a process that only samples (the native decode step reads plain weights).
+   */
+  mergeAdapters(): this {
+    if (!this.lora) return this;
+    for (const [name, v] of this.params) {
+      const w = this.effectiveWeight(name);
+      if (w === v) continue;
+      v.assign(w);
+      w.dispose();
+    }
+    for (const v of this.adapters.values()) v.dispose();
+    this.adapters.clear();
+    for (const v of this.params.values()) v.trainable = true;
+    this.lora = undefined;
+    return this;
+  }
+
   /** y = x W (+ (alpha/r) drop(x) A B when `module` is adapted). */
   private proj(x: tf.Tensor, module: string, train: boolean): tf.Tensor {
     const y = linear(x, this.p(`${module}.weight`) as tf.Tensor2D);

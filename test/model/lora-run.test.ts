@@ -26,10 +26,33 @@ test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT
   const hf = makeHfModel(join(entry, 'snapshots', '0123abcd'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
   mkdirSync(join(entry, 'refs'), { recursive: true });
   writeFileSync(join(entry, 'refs', 'main'), '0123abcd');
-  const { config, issues } = validateRunConfig({
+  const { config, issues } = validateRunConfig(loraRunConfig(entry, 'memory'));
+  assert.ok(config, JSON.stringify(issues));
+  const ws = join(root, 'ws');
+  const s = await runJob({ config, workspace: ws, runId: 'lora' });
+  assert.equal(s.trainer_steps, 3);
+  await checkFinal(s.checkpoint as string, hf);
+});
+
+test('the same with explorer and trainer processes (synchronizer checkpoint): the trainer keeps adapters, the explorer samples merged weights', async () => {
+  const hf = makeHfModel(join(root, 'qwen2-proc'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true, seed: 5 });
+  const { config, issues } = validateRunConfig(loraRunConfig(hf, 'checkpoint'));
+  assert.ok(config, JSON.stringify(issues));
+  const s = await runJob({ config, workspace: join(root, 'ws-proc'), runId: 'lora-proc' });
+  assert.equal(s.trainer_steps, 3);
+  const final = loadCheckpoint(s.checkpoint as string);
+  const orig = loadCheckpoint(hf);
+  assert.equal(final.model.lora?.rank, 4);
+  for (const [n, v] of orig.model.params) assert.deepEqual(await final.model.params.get(n)!.data(), await v.data(), n);
+  final.model.dispose();
+  orig.model.dispose();
+});
+
+function loraRunConfig(checkpoint: string, sync: 'memory' | 'checkpoint'): Record<string, unknown> {
+  return {
     name: 'lora',
     seed: 1,
-    model: { checkpoint: entry, lora: { rank: 4, alpha: 8, target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] } },
+    model: { checkpoint, lora: { rank: 4, alpha: 8, target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] } },
     taskset: { builtin: 'reverse', size: 20 },
     eval: { builtin: 'reverse', size: 4, split: 'eval' },
     experts: { builtin: 'reverse', size: 8, seed: 99 },
@@ -37,19 +60,16 @@ test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT
     explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
     trainer: { batch_size: 4 },
     buffer: { storage: 'sqlite', max_staleness: 1 },
-    synchronizer: { method: 'memory' },
+    synchronizer: { method: sync },
     stages: [
       { name: 'warmup', algorithm: { name: 'sft' }, steps: 1, batch_size: 4, lr: 0.01 },
       { name: 'mix', algorithm: { name: 'mix', params: { expert_ratio: 0.5 } }, steps: 2, lr: 0.01 },
     ],
-  });
-  assert.ok(config, JSON.stringify(issues));
-  const ws = join(root, 'ws');
-  const s = await runJob({ config, workspace: ws, runId: 'lora' });
-  assert.equal(s.trainer_steps, 3);
-  assert.equal(typeof s.checkpoint, 'string');
+  };
+}
 
-  const final = loadCheckpoint(s.checkpoint as string);
+async function checkFinal(checkpoint: string, hf: string): Promise<void> {
+  const final = loadCheckpoint(checkpoint);
   const orig = loadCheckpoint(hf);
   // The run spoke the model's own tokenizer (not one trained on the taskset).
   assert.equal(final.tokenizer?.kind, 'hf');
@@ -93,4 +113,4 @@ test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT
     await model.dispose();
     await llama.dispose();
   }
-});
+}

@@ -141,6 +141,12 @@ test('a LoRA checkpoint saves base + PEFT adapter files and loads back identical
   const d = maxDiff(await lp(merged.model, ids), want);
   assert.ok(d < 1e-4, `merged export differs by ${d}`);
   merged.model.dispose();
+  // mergeAdapters() folds them in place: a plain model with the same log-probs.
+  const folded = loadCheckpoint(ckDir).model.mergeAdapters();
+  assert.equal(folded.lora, undefined);
+  assert.equal(folded.adapters.size, 0);
+  assert.ok(maxDiff(await lp(folded, ids), want) < 1e-4);
+  folded.dispose();
 
   // peft: PEFT's names, shapes and config; the adapter files next to the base folder load it back.
   const peftDir = await exportPeft(model, join(root, 'peft'), base);
