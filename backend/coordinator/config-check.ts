@@ -117,9 +117,11 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
     add('buffer.storage', `'${st}' is neither a storage (${storages.names().join(', ')}) nor a database URL like postgres://user@host/db${closest(st, ['sqlite', 'postgres']) ? ` (did you mean '${closest(st, ['sqlite', 'postgres'])}'?)` : ''}`);
   }
 
-  if (!workflows.has(cfg.workflow.name)) add('workflow.name', unknownName('workflow', cfg.workflow.name, workflows.names()));
+  // With workflow.file the names may be the file's: checked once it is loaded (workspace-code.ts).
+  const code = cfg.workflow.file !== undefined;
+  if (!code && !workflows.has(cfg.workflow.name)) add('workflow.name', unknownName('workflow', cfg.workflow.name, workflows.names()));
   const reward = cfg.workflow.reward;
-  if (reward !== undefined && reward !== 'environment') {
+  if (reward !== undefined && reward !== 'environment' && !(code && !reward.includes(':'))) {
     const colon = reward.indexOf(':');
     if (colon < 0 && !rewardFns.has(reward)) add('workflow.reward', unknownName('reward function', reward, [...rewardFns.names(), 'environment']));
     if (colon >= 0 && !rewardFactories.has(reward.slice(0, colon))) add('workflow.reward', unknownName('reward factory', reward.slice(0, colon), rewardFactories.names()));

@@ -19,6 +19,7 @@ import { writeReport, type MetricsLog } from './monitor.js';
 import { Worker, superviseStage } from './processes.js';
 import { checkSyncConfig } from './sync-plan.js';
 import { stagesOf, workerArgv, type WorkerArgs } from './worker-context.js';
+import { trustEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 import { evalOptions, expertExperience, initialModel, loadTasks, makeTokenizer, tokenizerTexts, type TaskPools } from './setup.js';
 
@@ -153,8 +154,8 @@ async function runStage(c: ProcessRunContext, a: WorkerArgs, explores: boolean):
   const logDir = join(c.runDir, 'logs');
   const event = (name: string) => (e: { kind: string; pid?: number; code?: number | null; signal?: string | null; lastLines?: string[] }) =>
     c.metrics.write({ kind: 'process', component: name, event: e.kind, pid: e.pid, code: e.code, signal: e.signal, last_lines: e.lastLines?.slice(-10) });
-  const trainer = new Worker({ name: 'trainer', args: workerArgv('trainer-worker', a), restarts: c.cfg.restart, onEvent: event('trainer') }, logDir);
-  const explorer = explores ? new Worker({ name: 'explorer', args: workerArgv('explorer-worker', a), restarts: c.cfg.restart, onEvent: event('explorer') }, logDir) : undefined;
+  const trainer = new Worker({ name: 'trainer', args: workerArgv('trainer-worker', a), env: trustEnv(c.cfg), restarts: c.cfg.restart, onEvent: event('trainer') }, logDir);
+  const explorer = explores ? new Worker({ name: 'explorer', args: workerArgv('explorer-worker', a), env: trustEnv(c.cfg), restarts: c.cfg.restart, onEvent: event('explorer') }, logDir) : undefined;
   const all = [trainer, ...(explorer ? [explorer] : [])];
   const onAbort = () => void Promise.all(all.map((w) => w.stop()));
   c.opts.signal?.addEventListener('abort', onAbort, { once: true });

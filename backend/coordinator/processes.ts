@@ -29,6 +29,8 @@ export interface WorkerSpec {
   args: string[];
   /** How many times it is started again after dying. */
   restarts: number;
+  /** Added to this process's environment (e.g. the trust a run was started with). */
+  env?: Record<string, string>;
   onEvent?(e: { kind: 'started' | 'died' | 'restarted' | 'exited'; pid?: number; code?: number | null; signal?: string | null; lastLines?: string[] }): void;
 }
 
@@ -63,7 +65,7 @@ export class Worker {
   }
 
   private start(): void {
-    const child = spawn(process.execPath, [...cliCommand(), ...this.spec.args], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const child = spawn(process.execPath, [...cliCommand(), ...this.spec.args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.spec.env } });
     this.child = child;
     this.spec.onEvent?.({ kind: 'started', pid: child.pid });
     log.info(`${this.spec.name} started (pid ${child.pid})`);

@@ -14,6 +14,8 @@ export interface RunOptions {
   /** Print a progress line on stderr. */
   progress?: boolean;
   signal?: AbortSignal;
+  /** Load the config's workflow.file (workspace code); default: RFT_TRUST_WORKSPACE_CODE=1 in the environment. */
+  trustWorkspaceCode?: boolean;
 }
 
 export interface RunSummary {

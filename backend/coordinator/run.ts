@@ -17,6 +17,7 @@ import { executeWithoutTrainer } from './explore-bench.js';
 import { executeInProcess } from './placement/memory.js';
 import { resolveConfigPaths } from './setup.js';
 import { assertRunnableConfig } from './config-check.js';
+import { loadWorkspaceCode, trustedFromEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
 
@@ -34,6 +35,7 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   const t0 = Date.now();
   await initEngine();
   const registry = await RunRegistry.open(opts.workspace);
+  const trusted = opts.trustWorkspaceCode ?? trustedFromEnv();
   let record;
   let resumeFrom: { dir: string; meta: CheckpointMeta } | undefined;
   if (opts.resume) {
@@ -44,6 +46,8 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     const parsed = validateRunConfig(record.config);
     if (!parsed.config) throw new Error(`run '${opts.resume}': stored config is invalid: ${parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
     opts = { ...opts, config: parsed.config };
+    // A resumed run is trusted again (or not) by whoever resumes it.
+    await loadWorkspaceCode(parsed.config, trusted);
     const last = await registry.latestCheckpoint(record.id);
     if (last) resumeFrom = { dir: last.path, meta: readCheckpointMeta(last.path) };
   } else {
@@ -53,6 +57,8 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     // File paths in the config are relative to the config file; the run keeps them absolute.
     const config = opts.configPath ? resolveConfigPaths(opts.config, opts.configPath) : opts.config;
     opts = { ...opts, config };
+    // workflow.file: refused without trust, loaded (and its names checked) before the run is created.
+    await loadWorkspaceCode(config, trusted);
     record = await registry.create({ name: config.name, config, configPath: opts.configPath ?? null, id: opts.runId });
   }
   const cfg = opts.config!;

@@ -28,6 +28,7 @@ import { builtinTasksets } from '../explorer/tasksets/index.js';
 import type { TrainerOptions } from '../trainer/trainer.js';
 import { groupAdvantages, resolveAlgorithm } from '../trainer/objectives.js';
 import { checkModelTakesImages, runVisionConfig } from './model-vision.js';
+import { assertWorkspaceCodeLoaded } from './workspace-code.js';
 
 const log = logger('setup');
 
@@ -40,13 +41,15 @@ export function stagesOf(cfg: RunConfig): Stage[] {
 }
 
 /**
- * Taskset, eval and expert file paths are relative to the config file; a run keeps them absolute
+ * Taskset, eval and expert file paths and workflow.file are relative to the config file; a run keeps them absolute
  * (its config is copied into the run folder, and child processes start elsewhere).
  */
 export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfig {
   const base = dirname(resolve(configFile));
   const abs = <T extends { path?: string } | undefined>(r: T): T => (r?.path && !isAbsolute(r.path) ? { ...r, path: resolve(base, r.path) } : r);
-  return { ...cfg, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts) };
+  const code = cfg.workflow.file;
+  const workflow = code && !isAbsolute(code) ? { ...cfg.workflow, file: resolve(base, code) } : cfg.workflow;
+  return { ...cfg, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts), workflow };
 }
 
 export interface TaskPools {
@@ -100,6 +103,7 @@ function checkRewards(r: LoadResult, ref: TasksetRef, defaultReward: string | un
 
 /** The reward of a run: a task's own `reward` field first, else workflow.reward. */
 export function runReward(cfg: RunConfig): RewardFn {
+  assertWorkspaceCodeLoaded(cfg);
   const fallback = cfg.workflow.reward ? resolveReward(cfg.workflow.reward) : undefined;
   return (task, response, ctx) => {
     const own = task.metadata?.reward;
@@ -123,6 +127,8 @@ function pool(cfg: RunConfig, ref: TasksetRef, what: 'taskset' | 'eval' | 'exper
 
 /** Train, eval and expert pools of a config; file pools go through their own `pipeline` too. */
 export function loadTasks(cfg: RunConfig): TaskPools {
+  // Custom reward names (workflow.file) resolve only once the file is loaded (workspace-code.ts).
+  assertWorkspaceCodeLoaded(cfg);
   const gen = cfg.taskset.builtin ? builtinTasksets.get(cfg.taskset.builtin) : undefined;
   const train = pool(cfg, cfg.taskset, 'taskset', 'train');
   // Without an eval set a built-in generator's eval split is used; a file taskset needs `eval`.

@@ -8,6 +8,7 @@ import { loadTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import type { ComponentState } from '../core/component-state.js';
 import { MetricsLog } from './monitor.js';
+import { loadWorkspaceCode } from './workspace-code.js';
 import { loadTasks, stagesOf, type Stage, type TaskPools } from './setup.js';
 
 export { stagesOf, type Stage };
@@ -48,6 +49,8 @@ export async function openWorkerContext(a: WorkerArgs): Promise<WorkerContext> {
   const cfg = readRunConfig(runDir);
   const stages = stagesOf(cfg);
   if (!(a.stage >= 0 && a.stage < stages.length)) throw new Error(`--stage ${a.stage}: the config has ${stages.length} stage(s)`);
+  // workflow.file: the run passes its trust in the environment (processes-run.ts).
+  await loadWorkspaceCode(cfg);
   const db = await openStore(a.store);
   let pending = Promise.resolve();
   return {

@@ -115,7 +115,9 @@ export const RunConfigSchema = z
     experts: tasksetRef.optional(),
     workflow: z
       // reward: the default reward function; a task's own `reward` field (format.reward_key) wins.
-      .object({ name: z.string().default('single_turn'), reward: z.string().optional() })
+      // file: workspace code (.js/.mjs/.ts, relative to the config) whose default export registers
+      // rewards / workflows by name (explorer/custom.ts); loaded only in a run started with trust.
+      .object({ name: z.string().default('single_turn'), reward: z.string().optional(), file: z.string().min(1).optional() })
       .strict(),
     algorithm,
     buffer: z

@@ -10,6 +10,7 @@
 // Everything is checked: a bad file gives an InputError naming the file and what is wrong, and the
 // files around it still load. Registered names go into the global registries through a forwarding
 // entry, so reloading an edited file replaces its implementation without a restart.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -80,7 +81,19 @@ function makeApi(file: string, registered: LoadedFile['registered']): CustomApi 
       if (kind === 'reward') {
         if (typeof impl !== 'function') throw new InputError('a reward must be a function (task, response) => number | { reward }', where);
         const fn = impl as (t: Task, r: string, c?: { signal?: AbortSignal }) => unknown;
-        current.reward.set(name, { file, impl: async (t, r, c) => validResult(file, name, await fn(t, r, c)) });
+        current.reward.set(name, {
+          file,
+          impl: async (t, r, c) => {
+            let out: unknown;
+            try {
+              out = await fn(t, r, c);
+            } catch (e) {
+              // The user's scorer crashed: the run goes on, the sample is an infra failure (never a 0 trained on).
+              return { reward: 0, status: 'infra_failure', reason: `custom reward '${name}' threw at ${fileLine(file, e)}: ${(e as Error)?.message ?? String(e)}` };
+            }
+            return validResult(file, name, out);
+          },
+        });
         if (!registry.has(name)) rewardFns.register(name, async (t, r, c) => {
           const cur = current.reward.get(name);
           return cur ? cur.impl(t, r, c) : { reward: 0, status: 'infra_failure', reason: `custom reward '${name}' is no longer loaded (its file failed to reload)` };
@@ -110,6 +123,22 @@ function live<T>(m: Map<string, { impl: T }>, kind: string, name: string): T {
   return cur.impl;
 }
 
+/** `FILE:LINE` of the innermost stack frame in `file` (its import URL may carry a ?v= query), else FILE. */
+export function fileLine(file: string, e: unknown): string {
+  const stack = (e as Error | undefined)?.stack ?? '';
+  const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const m = new RegExp(`(?:${esc(pathToFileURL(file).href)}|${esc(file)})(?:\\?[^:\\s]*)?:(\\d+)`).exec(stack);
+  return m ? `${file}:${m[1]}` : file;
+}
+
+/** Line of a syntax error in a .js/.mjs file (an import() SyntaxError does not carry it): `node --check` tells. */
+function syntaxErrorLine(file: string): number | undefined {
+  if (!['.js', '.mjs'].includes(extname(file))) return undefined;
+  const r = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
+  const m = /^(?:file:\/\/)?[^\n]*?:(\d+)\n/.exec(r.stderr ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
 async function importFile(file: string): Promise<unknown> {
   const ext = extname(file);
   // Each load gets a fresh module instance, so an edited file is picked up.
@@ -136,7 +165,9 @@ export async function loadCustomFile(path: string): Promise<LoadedFile> {
     mod = (await importFile(file)) as { default?: unknown };
   } catch (e) {
     if (e instanceof InputError) throw e;
-    throw new InputError(`could not load: ${(e as Error).message.split('\n')[0]}`, { file });
+    const at = fileLine(file, e);
+    const line = e instanceof SyntaxError ? syntaxErrorLine(file) : at === file ? undefined : Number(at.slice(file.length + 1));
+    throw new InputError(`could not load: ${(e as Error).message.split('\n')[0]}`, { file, ...(line ? { line } : {}) });
   }
   // A .ts file outside an ESM package is compiled as CommonJS: its default export sits one level down.
   const inner = (mod.default as { default?: unknown } | undefined)?.default;
@@ -155,7 +186,8 @@ export async function loadCustomFile(path: string): Promise<LoadedFile> {
       for (const [n, v] of before[kind] as Map<string, never>) current[kind].set(n, v);
     }
     if (e instanceof InputError) throw e;
-    throw new InputError(`the default export threw: ${(e as Error).message}`, { file, field: 'default' });
+    const at = fileLine(file, e);
+    throw new InputError(`the default export threw: ${(e as Error).message}`, { file, ...(at === file ? {} : { line: Number(at.slice(file.length + 1)) }), field: 'default' });
   }
   return { file, registered };
 }

@@ -44,7 +44,8 @@ export async function createBackend(d: ManagerDeps): Promise<BackendClient | und
       node: found.path,
       args,
       cwd: workspace ?? d.extensionPath,
-      env: { RFT_LOG_LEVEL: cfg.get<string>('logLevel') ?? 'info' },
+      // Runs started by a backend of a trusted workspace may load its workflow.file (workspace code).
+      env: { RFT_LOG_LEVEL: cfg.get<string>('logLevel') ?? 'info', ...(vscode.workspace.isTrusted ? { RFT_TRUST_WORKSPACE_CODE: '1' } : {}) },
       onStderr: (l) => l.trim() && d.output.error(`[backend stderr] ${l}`),
     });
   }

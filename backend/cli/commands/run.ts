@@ -38,10 +38,15 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
   // Swap the last stage's algorithm (with its defaults) for comparisons at the same budget.
   if (algo && cfg.stages) cfg.stages[cfg.stages.length - 1]!.algorithm = { name: algo, params: {} };
   const summary = await withSignals((signal) =>
-    runJob({ config: cfg, configPath: file, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, runId: flagString(args, 'run-id'), signal, checkpointEvery: flagNumber(args, 'checkpoint-every', 20) }),
+    runJob({ config: cfg, configPath: file, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, runId: flagString(args, 'run-id'), signal, checkpointEvery: flagNumber(args, 'checkpoint-every', 20), ...trust(args) }),
   );
   printSummary(summary);
   return 0;
+}
+
+/** --trust-workspace-code: load the config's workflow.file (else RFT_TRUST_WORKSPACE_CODE=1 decides). */
+function trust(args: ParsedArgs): { trustWorkspaceCode?: true } {
+  return args.flags['trust-workspace-code'] ? { trustWorkspaceCode: true } : {};
 }
 
 /**
@@ -74,17 +79,17 @@ async function withSignals<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<
 
 command({
   name: 'resume',
-  usage: 'resume RUN [--workspace DIR] [--quiet]',
+  usage: 'resume RUN [--workspace DIR] [--quiet] [--trust-workspace-code]',
   summary: 'continue a run from its last checkpoint and buffer position',
   flags: ['workspace'],
-  booleanFlags: ['quiet'],
+  booleanFlags: ['quiet', 'trust-workspace-code'],
   run: async (args) => {
     const id = args.positional[0];
     if (!id) {
       console.error('usage: rft resume RUN');
       return 2;
     }
-    const summary = await withSignals((signal) => runJob({ resume: id, workspace: existingWorkspace(args), progress: !args.flags.quiet, signal }));
+    const summary = await withSignals((signal) => runJob({ resume: id, workspace: existingWorkspace(args), progress: !args.flags.quiet, signal, ...trust(args) }));
     printSummary(summary);
     return 0;
   },
@@ -92,10 +97,10 @@ command({
 
 command({
   name: 'run',
-  usage: 'run CONFIG [--seed N] [--budget SECONDS] [--algorithm NAME] [--check]',
-  summary: 'run the stages of a config (explorer + trainer), evaluate, write the report; --check only validates it',
+  usage: 'run CONFIG [--seed N] [--budget SECONDS] [--algorithm NAME] [--check] [--trust-workspace-code]',
+  summary: 'run the stages of a config (explorer + trainer), evaluate, write the report; --check only validates it; --trust-workspace-code loads its workflow.file',
   flags: ['workspace', 'run-id', 'seed', 'budget', 'algorithm', 'checkpoint-every'],
-  booleanFlags: ['quiet', 'check'],
+  booleanFlags: ['quiet', 'check', 'trust-workspace-code'],
   run: (args) => {
     const file = args.positional[0];
     if (!file) {

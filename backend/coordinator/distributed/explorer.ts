@@ -16,6 +16,7 @@ import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { experiencePipeline, runReward, stagesOf } from '../setup.js';
+import { loadWorkspaceCode } from '../workspace-code.js';
 import { ChecksumError } from './weights.js';
 import type { HttpWeightsSource } from './weights-http.js';
 import { WeightsLoader } from './weights-load.js';
@@ -79,6 +80,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const id = workerId('explorer');
   const cfg = await readDistributedConfig(() => withRetry(() => q.getState(o.runId, 'dist:config'), { signal: o.signal }), `run ${o.runId}`);
   const stage = stagesOf(cfg)[0]!;
+  await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
   const workflow = workflows.get(cfg.workflow.name);
   const reward = runReward(cfg);
   // The same experience pipeline as every process model: a filtered experience is never acked.

@@ -13,6 +13,7 @@ import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
 import { makeObjective } from '../../trainer/objectives.js';
 import { expertExperience, initialModel, loadTasks, makeTokenizer, stagesOf, tokenizerTexts } from '../setup.js';
 import { checkSyncConfig } from '../sync-plan.js';
+import { loadWorkspaceCode } from '../workspace-code.js';
 import { PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';
 
@@ -45,6 +46,7 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     if (existing) return { created: false, checkpoint: existing.path, jobs: 0 };
     const dir = resolve(weightsDir);
     mkdirSync(dir, { recursive: true });
+    await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
     const pools = loadTasks(cfg);
     const tok = makeTokenizer(cfg, tokenizerTexts(pools));
     await store.putTasks(runId, pools.train);

@@ -22,6 +22,7 @@ import '../../explorer/workflows/index.js';
 import { evaluate, type EvalResult } from '../evaluate.js';
 import { MetricsLog, writeReport } from '../monitor.js';
 import { runReward } from '../setup.js';
+import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
 import { checksumDir, loadVerified, pruneVersions, versionDir } from './weights.js';
@@ -129,6 +130,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const metrics = new MetricsLog(join(outDir, 'metrics.jsonl'));
     if (meta.version === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name, distributed: true });
     const evalTasks = (await store.getState<Task[]>(o.runId, 'dist:eval')) ?? [];
+    await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
     const reward = runReward(cfg);
     const evalNow = async (label: string, v: number): Promise<EvalResult | null> => {
       if (!evalTasks.length) return null;

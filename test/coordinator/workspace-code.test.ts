@@ -1,0 +1,147 @@
+// workflow.file: a reward from a file of the user's workspace, loaded (with trust only) into the
+// explorer of the in-process (`memory`) and child-process (`checkpoint`) strategies. The rewards the
+// experiences carry are the file's; a reward that throws gives counted infra failures naming the
+// file and line (never an ok 0); a file that does not load is an error naming the file and line.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadRunConfig } from '../../backend/coordinator/load-config.js';
+import { runJob } from '../../backend/coordinator/run.js';
+import { openStore } from '../../backend/buffer/storage/index.js';
+import { RunRegistry } from '../../backend/buffer/runs.js';
+import { TRUST_ENV, trustedFromEnv } from '../../backend/coordinator/workspace-code.js';
+import { tempWorkspace, tinyConfig, writeConfig } from './tiny-config.js';
+
+// One stage of GRPO on the built-in reverse task: 2 tasks x 2 samples a step, 2 steps.
+function config(dir: string, method: 'memory' | 'checkpoint', reward: string, file: string): string {
+  const cfg = tinyConfig({ sync_offset: 0 }, 2, {
+    experts: undefined,
+    stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
+    synchronizer: { method, sync_interval: 1, sync_offset: 0 },
+    workflow: { name: 'single_turn', reward, file },
+  });
+  return writeConfig(dir, cfg);
+}
+
+const lengthReward = (name: string) => `export default function (rft) {
+  rft.register('reward', '${name}', (task, response) => ({ reward: response.length / 10 + 0.01 }));
+}
+`;
+
+async function usualRows(runDir: string, runId: string) {
+  const store = await openStore(join(runDir, 'buffer.db'));
+  try {
+    return await store.list({ runId, source: 'usual', limit: 10_000 });
+  } finally {
+    await store.close();
+  }
+}
+
+for (const method of ['memory', 'checkpoint'] as const) {
+  test(`workflow.file: the custom reward scores every rollout (synchronizer ${method})`, async () => {
+    assert.equal(trustedFromEnv(), false, `${TRUST_ENV} must not be set for this test`);
+    const ws = tempWorkspace();
+    try {
+      const name = `len_${method}`;
+      writeFileSync(join(ws, 'my-reward.mjs'), lengthReward(name));
+      const file = config(ws, method, name, './my-reward.mjs');
+      const cfg = loadRunConfig(file);
+      assert.equal(cfg.workflow.file, join(ws, 'my-reward.mjs'), 'workflow.file is relative to the config file');
+      const s = await runJob({ config: cfg, configPath: file, workspace: ws, runId: `wc-${method}`, trustWorkspaceCode: true });
+      assert.equal(s.trainer_steps, 2);
+      const rows = await usualRows(s.run_dir, `wc-${method}`);
+      assert.ok(rows.length >= 2 * 2 * 2, `rollouts of 2 steps, got ${rows.length}`);
+      for (const e of rows) {
+        assert.equal(e.status === 'infra_failure', false, `no infra failure: ${e.statusReason}`);
+        assert.equal(e.reward, e.responseText.length / 10 + 0.01, `reward of ${JSON.stringify(e.responseText)} is the file's`);
+      }
+      // Not the built-in exact_match: some reward is fractional.
+      assert.ok(rows.some((e) => e.reward % 1 !== 0));
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+}
+
+test('workflow.file without trust: refused, naming the field and the flag; no run is created', async () => {
+  const ws = tempWorkspace();
+  try {
+    writeFileSync(join(ws, 'r.mjs'), lengthReward('len_untrusted'));
+    const file = config(ws, 'memory', 'len_untrusted', './r.mjs');
+    const cfg = loadRunConfig(file);
+    await assert.rejects(runJob({ config: cfg, configPath: file, workspace: ws, runId: 'untrusted' }), (e: Error) => {
+      assert.match(e.message, /field 'workflow\.file'/);
+      assert.match(e.message, /--trust-workspace-code/);
+      assert.match(e.message, /RFT_TRUST_WORKSPACE_CODE=1/);
+      return true;
+    });
+    assert.equal((await (await RunRegistry.open(ws)).list()).length, 0, 'nothing registered');
+    assert.equal(trustedFromEnv({ [TRUST_ENV]: '1' }), true);
+    assert.equal(trustedFromEnv({ [TRUST_ENV]: 'yes' }), false);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('a custom reward that throws: infra failures naming the file and line, counted; the run goes on', async () => {
+  const ws = tempWorkspace();
+  try {
+    const code = join(ws, 'flaky.mjs');
+    // Throws on odd-length answers (line 3), scores the others.
+    writeFileSync(code, `export default function (rft) {
+  rft.register('reward', 'flaky', (task, response) => {
+    if (response.length % 2 === 1) throw new Error('odd answer');
+    return 0.25;
+  });
+}
+`);
+    const file = config(ws, 'memory', 'flaky', './flaky.mjs');
+    const s = await runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'flaky', trustWorkspaceCode: true });
+    assert.equal(s.trainer_steps, 2, 'the run finished its steps');
+    const rows = await usualRows(s.run_dir, 'flaky');
+    const failed = rows.filter((e) => e.status === 'infra_failure');
+    assert.ok(failed.length > 0, 'some answers had odd length');
+    for (const e of rows) {
+      if (e.responseText.length % 2 === 1) {
+        assert.equal(e.status, 'infra_failure', 'a throwing reward is never an ok 0');
+        assert.ok(e.statusReason?.includes(`${code}:3`), `reason names file:line: ${e.statusReason}`);
+        assert.match(e.statusReason!, /odd answer/);
+      } else if (e.status === 'ok') assert.equal(e.reward, 0.25);
+    }
+    // Counted in the explore metrics.
+    const counted = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"kind":"explore"'))
+      .reduce((n, l) => n + Number((JSON.parse(l) as { infra_failure?: number }).infra_failure ?? 0), 0);
+    assert.equal(counted, failed.length);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('a file that does not load: the error names the file and line (syntax error, throwing default export, no default export)', async () => {
+  const ws = tempWorkspace();
+  try {
+    const cases: [string, string, RegExp][] = [
+      ['syntax.mjs', `export default function (rft) {\n  rft.register('reward', 'x', (t, r) => {\n    return 1 +;\n  });\n}\n`, /syntax\.mjs:3: could not load: Unexpected token/],
+      ['throws.mjs', `export default function (rft) {\n  const n = 1;\n  throw new Error('setup failed');\n}\n`, /throws\.mjs:3: field 'default': the default export threw: setup failed/],
+      ['nodefault.mjs', `export function reward() { return 1; }\n`, /nodefault\.mjs: field 'default': the default export must be a function/],
+    ];
+    for (const [name, text, want] of cases) {
+      writeFileSync(join(ws, name), text);
+      const file = config(ws, 'memory', 'x', `./${name}`);
+      await assert.rejects(runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: `bad-${name}`, trustWorkspaceCode: true }), (e: Error) => {
+        assert.match(e.message, want);
+        assert.ok(e.message.includes(join(ws, name)), e.message);
+        return true;
+      });
+    }
+    // A file that loads but does not register the name the config asks for.
+    writeFileSync(join(ws, 'other.mjs'), lengthReward('len_other'));
+    const file = config(ws, 'memory', 'not_there', './other.mjs');
+    await assert.rejects(runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'unknown', trustWorkspaceCode: true }), /field 'workflow\.reward': unknown reward function 'not_there' \(not built in, and .*other\.mjs does not register it\)/);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
