@@ -7,7 +7,8 @@
 //  - LoRA training step tok/s (rank 8 on the seven projections, AdamW on the adapters) beside the
 //    same LoRA model in PyTorch CPU (Debian's python3-torch, better of 1 and 2 threads);
 //  - tensor bytes per base parameter under LoRA (weights + adapters + optimiser state) and peak RSS.
-// Env: BENCH_REPS (default 3), BENCH_LAYERS (default 30, fewer for a quick look).
+// Env: BENCH_REPS (default 3), BENCH_LAYERS (default 30, fewer for a quick look), BENCH_PARTS
+// (default 'rollout,lora': which halves to run).
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -144,9 +145,10 @@ try {
   const gguf = join(tmp, 'model.gguf');
   await exportGguf(model, ggufTokenizer(), gguf, { dtype: 'f32' });
   const decode = nativeDecodeAvailable(model) ? 'native' : 'tfjs';
+  const parts = (process.env.BENCH_PARTS ?? 'rollout,lora').split(',');
   // One llama.cpp instance for the whole bench (a second getLlama after dispose never resolves).
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
-  for (const B of [1, 8]) {
+  for (const B of parts.includes('rollout') ? [1, 8] : []) {
     const ours = await oursRollout(model, B);
     const runs = [await llamaCppRollout(llama, gguf, B, 1)];
     if (availableParallelism() > 1) runs.push(await llamaCppRollout(llama, gguf, B, availableParallelism()));
@@ -158,18 +160,20 @@ try {
     });
   }
   await llama.dispose();
-  const torchArgs = { model: cfg, batch: TRAIN.batch, seq: TRAIN.seq, rank: LORA.rank, alpha: LORA.alpha, reps: REPS, warmup: WARMUP };
-  const torch = runTorch<Record<string, number>>(fileURLToPath(new URL('./torch_lora.py', import.meta.url)), torchArgs);
-  if (!torch.result) console.error(`baseline unavailable: ${torch.why}`);
-  const t = torch.result;
-  const lora = await loraTrain(model);
-  report({
-    bench: 'model-hf', figure: 'lora_train_step', unit: 'tok/s', value: lora.tps,
-    baseline: 'pytorch-cpu-lora', baseline_value: t ? Math.max(t.train_1!, t.train_2!) : null,
-    backend: engine.backend, matmul, params, adapter_params: lora.adapterParams, torch_adapter_params: t?.adapter_params ?? null,
-    torch_threads: t ? (t.train_1! >= t.train_2! ? 1 : 2) : null, batch: `${TRAIN.batch}x${TRAIN.seq}`, lora: `r${LORA.rank} alpha${LORA.alpha} all 7 projections`,
-  });
-  report({ bench: 'model-hf', figure: 'lora_tensor_bytes_per_param', unit: 'B/param', value: lora.bytesPerParam, params, note: 'f32 base + adapters + AdamW moments of the adapters, before activations' });
+  if (parts.includes('lora')) {
+    const torchArgs = { model: cfg, batch: TRAIN.batch, seq: TRAIN.seq, rank: LORA.rank, alpha: LORA.alpha, reps: REPS, warmup: WARMUP };
+    const torch = runTorch<Record<string, number>>(fileURLToPath(new URL('./torch_lora.py', import.meta.url)), torchArgs);
+    if (!torch.result) console.error(`baseline unavailable: ${torch.why}`);
+    const t = torch.result;
+    const lora = await loraTrain(model);
+    report({
+      bench: 'model-hf', figure: 'lora_train_step', unit: 'tok/s', value: lora.tps,
+      baseline: 'pytorch-cpu-lora', baseline_value: t ? Math.max(t.train_1!, t.train_2!) : null,
+      backend: engine.backend, matmul, params, adapter_params: lora.adapterParams, torch_adapter_params: t?.adapter_params ?? null,
+      torch_threads: t ? (t.train_1! >= t.train_2! ? 1 : 2) : null, batch: `${TRAIN.batch}x${TRAIN.seq}`, lora: `r${LORA.rank} alpha${LORA.alpha} all 7 projections`,
+    });
+    report({ bench: 'model-hf', figure: 'lora_tensor_bytes_per_param', unit: 'B/param', value: lora.bytesPerParam, params, note: 'f32 base + adapters + AdamW moments of the adapters, before activations' });
+  }
   model.dispose();
   report({ bench: 'model-hf', figure: 'peak_rss', unit: 'MiB', value: process.resourceUsage().maxRSS / 1024, params });
 } finally {
