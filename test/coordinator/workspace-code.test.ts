@@ -2,6 +2,7 @@
 // explorer of the in-process (`memory`) and child-process (`checkpoint`) strategies. The rewards the
 // experiences carry are the file's; a reward that throws gives counted infra failures naming the
 // file and line (never an ok 0); a file that does not load is an error naming the file and line.
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { runJob } from '../../backend/coordinator/run.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { TRUST_ENV, trustedFromEnv } from '../../backend/coordinator/workspace-code.js';
+import { cliNodeArgs } from '../../backend/core/package-root.js';
 import { tempWorkspace, tinyConfig, writeConfig } from './tiny-config.js';
 
 // One stage of GRPO on the built-in reverse task: 2 tasks x 2 samples a step, 2 steps.
@@ -77,6 +79,12 @@ test('workflow.file without trust: refused, naming the field and the flag; no ru
       return true;
     });
     assert.equal((await (await RunRegistry.open(ws)).list()).length, 0, 'nothing registered');
+    // The CLI: refused without the flag (exit code and message), with the flag it passes the trust check.
+    const env = { ...process.env, [TRUST_ENV]: '' };
+    const cli = spawnSync(process.execPath, [...cliNodeArgs(), 'run', file, '--workspace', ws, '--quiet'], { encoding: 'utf8', env, timeout: 120_000 });
+    assert.notEqual(cli.status, 0);
+    assert.match(cli.stderr, /field 'workflow\.file'.*--trust-workspace-code/s);
+    assert.equal((await (await RunRegistry.open(ws)).list()).length, 0, 'nothing registered by the CLI either');
     assert.equal(trustedFromEnv({ [TRUST_ENV]: '1' }), true);
     assert.equal(trustedFromEnv({ [TRUST_ENV]: 'yes' }), false);
   } finally {
