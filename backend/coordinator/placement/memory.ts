@@ -138,7 +138,11 @@ export async function executeInProcess(
       while (!done()) {
         const e0 = performance.now();
         let stepBatch = batchSize;
-        if (explores) {
+        // After a kill -9 the steps trained since the last checkpoint have their batches recorded in the
+        // buffer: the sampler hands the same batch again, so such a step is replayed, not explored anew
+        // (exploring would leave that step's rollouts in the buffer, never trained on).
+        const replay = explores && (await store.consumed(samplerCfg.consumer, totalSteps, runId)).length > 0;
+        if (explores && !replay) {
           if (pool && pool.version !== version) await pool.setWeights(model, version);
           const em = await explorer.exploreStep(pool ?? rollout);
           metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s, ...(pool ? { rollout: pool.metrics() } : {}) });
