@@ -66,6 +66,46 @@ for (const method of ['memory', 'checkpoint'] as const) {
   });
 }
 
+test('workflow.file: a custom workflow runs in the explorer (its experiences, scored by the custom reward)', async () => {
+  const ws = tempWorkspace();
+  try {
+    // The workflow samples from ctx.model and marks its experiences (promptText) so the test can tell them apart.
+    writeFileSync(join(ws, 'wf.mjs'), `export default function (rft) {
+  rft.register('reward', 'len_wf', (task, response) => response.length / 10 + 0.01);
+  rft.register('workflow', 'tagged', async (tasks, ctx) => {
+    const prompts = [], owners = [];
+    for (const t of tasks) for (let r = 0; r < ctx.repeatTimes; r++) { prompts.push(ctx.model.tokenizer.encode(t.prompt)); owners.push(t); }
+    const gens = await ctx.model.generate(prompts, { ...ctx.sampling, seed: ctx.seed });
+    return Promise.all(gens.map(async (g, i) => {
+      const t = owners[i], r = await ctx.reward(t, g.text);
+      return { id: ctx.runId + '-' + ctx.split + '-' + ctx.step + '-' + i + '-' + Math.random(), taskId: t.id, groupId: ctx.runId + ':' + ctx.split + ':' + ctx.step + ':' + t.id,
+        runId: ctx.runId, source: 'usual', promptTokens: prompts[i], promptText: 'tagged:' + t.prompt, responseTokens: g.tokens, responseText: g.text,
+        actionMask: g.tokens.map(() => 1), logprobs: g.logprobs, modelVersion: ctx.model.version, reward: r.reward,
+        status: r.status === 'ok' ? 'ok' : 'infra_failure', useCount: 0, createdAt: Date.now(), split: ctx.split };
+    }));
+  });
+}
+`);
+    const cfg = tinyConfig({ sync_offset: 0 }, 2, {
+      experts: undefined,
+      stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
+      synchronizer: { method: 'memory' },
+      workflow: { name: 'tagged', reward: 'len_wf', file: './wf.mjs' },
+    });
+    const file = writeConfig(ws, cfg);
+    const s = await runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'wf', trustWorkspaceCode: true });
+    assert.equal(s.trainer_steps, 2);
+    const rows = await usualRows(s.run_dir, 'wf');
+    assert.ok(rows.length >= 2 * 2 * 2, `rollouts of 2 steps, got ${rows.length}`);
+    for (const e of rows) {
+      assert.ok(e.promptText.startsWith('tagged:'), `made by the custom workflow: ${e.promptText}`);
+      assert.equal(e.reward, e.responseText.length / 10 + 0.01);
+    }
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
 test('workflow.file without trust: refused, naming the field and the flag; no run is created', async () => {
   const ws = tempWorkspace();
   try {
