@@ -13,6 +13,10 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { TRUST_ENV, trustedFromEnv } from '../../backend/coordinator/workspace-code.js';
 import { cliNodeArgs } from '../../backend/core/package-root.js';
+import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
+import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
+import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { tempWorkspace, tinyConfig, writeConfig } from './tiny-config.js';
 
 // One stage of GRPO on the built-in reverse task: 2 tasks x 2 samples a step, 2 steps.
@@ -190,6 +194,45 @@ test('a file that does not load: the error names the file and line (syntax error
     const file = config(ws, 'memory', 'not_there', './other.mjs');
     await assert.rejects(runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'unknown', trustWorkspaceCode: true }), /field 'workflow\.reward': unknown reward function 'not_there' \(not built in, and .*other\.mjs does not register it\)/);
   } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('workflow.file in a distributed run (PostgreSQL): refused without RFT_TRUST_WORKSPACE_CODE; with it the explorer scores with the file', async (t) => {
+  const pg = startPg();
+  if ('skip' in pg) return t.skip(pg.skip);
+  const ws = tempWorkspace();
+  try {
+    writeFileSync(join(ws, 'dist.mjs'), lengthReward('len_dist'));
+    const cfg = loadRunConfig(config(ws, 'checkpoint', 'len_dist', './dist.mjs'));
+    const url = pgSchemaUrl(pg.url);
+    await assert.rejects(createDistributedRun(cfg, url, 'dist', join(ws, 'weights')), /field 'workflow\.file'.*RFT_TRUST_WORKSPACE_CODE=1/s);
+    // The distributed commands take their trust from the environment (each worker host decides).
+    process.env[TRUST_ENV] = '1';
+    try {
+      await createDistributedRun(cfg, url, 'dist', join(ws, 'weights'));
+      const stop = new AbortController();
+      const explorer = distributedExplorer({ url, runId: 'dist', signal: stop.signal, leaseMs: 20_000 });
+      try {
+        const r = await distributedTrainer({ url, runId: 'dist' });
+        assert.equal(r.done, true);
+      } finally {
+        stop.abort();
+        await explorer;
+      }
+    } finally {
+      delete process.env[TRUST_ENV];
+    }
+    const store = await openStore(url);
+    try {
+      const rows = await store.list({ runId: 'dist', source: 'usual', limit: 10_000 });
+      assert.ok(rows.length >= 2 * 2 * 2, `rollouts of 2 steps, got ${rows.length}`);
+      for (const e of rows) assert.equal(e.reward, e.responseText.length / 10 + 0.01, `reward of ${JSON.stringify(e.responseText)} is the file's`);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    pg.stop();
     rmSync(ws, { recursive: true, force: true });
   }
 });
