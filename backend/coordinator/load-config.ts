@@ -1,5 +1,5 @@
 // Reads a run config file (YAML or JSON): syntax errors name the line, schema errors the field path.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
@@ -29,6 +29,10 @@ export function loadRunConfig(file: string): RunConfig {
     const lines = issues.map((i) => `${file}: field '${i.path}': ${i.message}`);
     throw new InputError(`invalid config, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, { file });
   }
-  // Taskset, eval and expert paths are relative to the config file.
-  return resolveConfigPaths(config, file);
+  // Taskset, eval and expert paths and workflow.file are relative to the config file.
+  const resolved = resolveConfigPaths(config, file);
+  // workflow.file is loaded only in a trusted run, but a missing one is told by --check already.
+  const code = resolved.workflow.file;
+  if (code && !existsSync(code)) throw new InputError(`invalid config, 1 problem(s):\n  ${file}: field 'workflow.file': no file '${code}' (paths are relative to the config file)`, { file, field: 'workflow.file' });
+  return resolved;
 }

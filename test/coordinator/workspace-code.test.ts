@@ -189,6 +189,9 @@ test('a file that does not load: the error names the file and line (syntax error
         return true;
       });
     }
+    // A file that is not there: told when the config is read (rft run --check), before any trust question.
+    const missing = config(ws, 'memory', 'x', './nowhere.mjs');
+    assert.throws(() => loadRunConfig(missing), /field 'workflow\.file': no file '.*nowhere\.mjs'/);
     // A file that loads but does not register the name the config asks for.
     writeFileSync(join(ws, 'other.mjs'), lengthReward('len_other'));
     const file = config(ws, 'memory', 'not_there', './other.mjs');
