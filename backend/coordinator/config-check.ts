@@ -138,9 +138,20 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   return issues;
 }
 
+/**
+ * What only a local run (`rft run`: memory, checkpoint or explore/bench placement) cannot take: a
+ * bare storage name other than sqlite. `postgres` alone names the buffer of a distributed run, whose
+ * URL comes from `--buffer`; a local run would otherwise open a file called `postgres`.
+ */
+export function checkLocalRunConfig(cfg: RunConfig): ConfigIssue[] {
+  const st = cfg.buffer.storage;
+  if (st === 'sqlite' || /^[a-z][a-z0-9+.-]*:\/\//i.test(st)) return [];
+  return [{ path: 'buffer.storage', message: `'${st}' without a URL is the storage of a distributed run (rft coordinator/trainer/explorer --buffer URL); a local run takes 'sqlite' (its own buffer.db) or a database URL like postgres://user@host:5432/db` }];
+}
+
 /** Throws an InputError listing every issue (file and path each) when the config is not runnable. */
-export function assertRunnableConfig(cfg: RunConfig, file?: string): void {
-  const issues = checkRunConfig(cfg);
+export function assertRunnableConfig(cfg: RunConfig, file?: string, opts: { local?: boolean } = {}): void {
+  const issues = [...checkRunConfig(cfg), ...(opts.local ? checkLocalRunConfig(cfg) : [])];
   if (!issues.length) return;
   const lines = issues.map((i) => `${file ? `${file}: ` : ''}field '${i.path}': ${i.message}`);
   throw new InputError(`invalid config, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, { ...(file ? { file } : {}), field: issues[0]!.path });

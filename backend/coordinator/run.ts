@@ -53,7 +53,7 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   } else {
     if (!opts.config) throw new Error('runJob: a config is required for a new run');
     // Every stage's algorithm, the sampler, storage and operators: checked before anything is created.
-    assertRunnableConfig(opts.config, opts.configPath);
+    assertRunnableConfig(opts.config, opts.configPath, { local: true });
     // File paths in the config are relative to the config file; the run keeps them absolute.
     const config = opts.configPath ? resolveConfigPaths(opts.config, opts.configPath) : opts.config;
     opts = { ...opts, config };

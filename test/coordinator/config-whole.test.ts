@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -121,4 +121,19 @@ test('rft run refuses a bad later stage before any work: no run record, no buffe
   assert.match(r.stderr, /stages\[1\]\.algorithm\.params\.expert_ratoi/);
   assert.equal(existsSync(join(ws, '.rft')), false, 'nothing created in the workspace');
   assert.equal(existsSync(join(ws, 'sqlit')), false);
+});
+
+test('a local rft run refuses the bare storage name postgres (the distributed commands take its URL from --buffer)', () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-whole-pg-'));
+  const file = join(ws, 'pg.rft.yaml');
+  writeFileSync(file, config(undefined, 'buffer:\n  storage: postgres\n'));
+  // The same config is fine for the distributed commands (their check has no local rule).
+  assert.deepEqual(checkRunConfig(validateRunConfig(parse(readFileSync(file, 'utf8'))).config!), []);
+  for (const extra of [[], ['--check']]) {
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'backend/cli.ts'), 'run', file, '--workspace', ws, ...extra], { cwd: ws, encoding: 'utf8', timeout: 120_000 });
+    assert.notEqual(r.status, 0, `rft run ${extra.join(' ')}: ${r.stdout}`);
+    assert.ok(r.stderr.includes(`${file}: field 'buffer.storage': 'postgres' without a URL`), r.stderr);
+    assert.equal(existsSync(join(ws, 'postgres')), false, 'no file called postgres');
+    assert.equal(existsSync(join(ws, '.rft')), false, 'nothing created in the workspace');
+  }
 });

@@ -2,6 +2,7 @@
 import { packageFile } from '../../core/package-root.js';
 import { command, existingWorkspace, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
+import { assertRunnableConfig } from '../../coordinator/config-check.js';
 import { runJob, type RunSummary } from '../../coordinator/run.js';
 
 /** The main job's config, a file of the package (not of the working directory). */
@@ -23,6 +24,8 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
   flagNumber(args, 'seed', 0);
   flagNumber(args, 'checkpoint-every', 20);
   const cfg = loadRunConfig(file);
+  // What a local run cannot take (a bare `postgres` storage) is refused here too, so --check says it.
+  assertRunnableConfig(cfg, file, { local: true });
   if (args.flags.check) {
     // Config checked, nothing run: says which file a command resolved (`rft demo --check`).
     console.log(JSON.stringify({ config: file, valid: true, stages: (cfg.stages ?? []).map((s) => s.name) }));
