@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { runJob } from '../../backend/coordinator/run.js';
@@ -55,6 +56,15 @@ test('own-data example: foreign field names mapped by format, run end to end', a
       .map((l) => JSON.parse(l) as { n?: number });
     assert.ok(evals.length >= 1);
     assert.equal(evals.at(-1)!.n, lines('eval.csv').length - 1, 'evaluated on every row of eval.csv');
+    // `rft eval CHECKPOINT --config FILE` scores the final checkpoint on the config's own eval file
+    // (its format mapping and reward): the same accuracy the run measured (greedy, deterministic).
+    const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'backend/cli.ts'), 'eval', s.checkpoint, '--config', FILE], { cwd: ws, encoding: 'utf8', timeout: 180_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { accuracy: number; n: number; config: string };
+    assert.equal(out.n, lines('eval.csv').length - 1);
+    assert.equal(out.accuracy, (evals.at(-1) as { accuracy?: number }).accuracy);
+    assert.equal(out.config, FILE);
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }

@@ -1,4 +1,6 @@
 // `rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]`: held-out accuracy of a checkpoint.
+// `rft eval CHECKPOINT --config RUN.yaml`: on the config's own eval set (its file, `format` mapping,
+// pipeline), reward (workflow.reward, a task's own, or workflow.file's with trust) and eval settings.
 import { command, flagNumber, flagString } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
@@ -9,20 +11,43 @@ import '../../explorer/workflows/index.js';
 import { builtinTasksets } from '../../explorer/tasksets/index.js';
 import { loadTaskset, formatTaskError } from '../../buffer/taskset/index.js';
 import { evaluate } from '../../coordinator/evaluate.js';
+import { loadRunConfig } from '../../coordinator/load-config.js';
+import { evalOptions, loadTasks } from '../../coordinator/setup.js';
+import { loadWorkspaceCode, trustedFromEnv } from '../../coordinator/workspace-code.js';
 import type { Task } from '../../core/types.js';
 
 command({
   name: 'eval',
-  usage: 'eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME]',
-  summary: 'evaluate a checkpoint on a taskset (greedy answers, accuracy = full reward)',
-  flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens'],
+  usage: 'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--trust-workspace-code])',
+  summary: "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers, accuracy = full reward)",
+  flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens', 'config'],
+  booleanFlags: ['trust-workspace-code'],
   run: async (args) => {
     const dir = args.positional[0];
     const ts = flagString(args, 'taskset');
-    if (!dir || !ts) {
-      console.error('usage: rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]');
+    const configFile = flagString(args, 'config');
+    if (!dir || (!ts) === (!configFile)) {
+      console.error('usage: rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]  or  rft eval CHECKPOINT --config RUN.yaml');
       return 2;
     }
+    if (configFile) {
+      for (const f of ['reward', 'size', 'seed', 'workflow'])
+        if (args.flags[f] !== undefined) throw new Error(`--${f} does not go with --config (the config's eval set, reward and workflow are used)`);
+      const cfg = loadRunConfig(configFile);
+      await loadWorkspaceCode(cfg, args.flags['trust-workspace-code'] === true || trustedFromEnv());
+      const pools = loadTasks(cfg);
+      await initEngine();
+      const ck = loadCheckpoint(dir);
+      if (!ck.tokenizer) {
+        console.error(`${dir}: checkpoint has no tokenizer.json`);
+        return 1;
+      }
+      const opts = evalOptions(cfg);
+      const res = await evaluate(new LocalRolloutModel(ck.model, ck.tokenizer, ck.meta.version), pools.eval, pools.reward, { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) });
+      console.log(JSON.stringify({ checkpoint: dir, version: ck.meta.version, config: configFile, ...res }));
+      return 0;
+    }
+    if (!ts) return 2;
     await initEngine();
     let tasks: Task[];
     let reward = flagString(args, 'reward');
