@@ -27,7 +27,7 @@ if (!shape) {
 const engine = await initEngine();
 const cfg = makeConfig(shape);
 const params = countParams(cfg);
-const T = 256;
+const T = Number(process.env.FIT_TOKENS ?? 256);
 const t0 = performance.now();
 try {
   const m = new Transformer(cfg, 0, { init: false });

@@ -34,7 +34,7 @@ const WARMUP = 1;
 const VOCAB = 49152;
 const cfg: ModelConfig = makeConfig({ vocabSize: VOCAB, dModel: 576, nLayers: Number(process.env.BENCH_LAYERS ?? 30), nHeads: 9, nKvHeads: 3, dFF: 1536, maxSeqLen: 2048, ropeTheta: 100000, rmsEps: 1e-5, tieEmbeddings: true });
 const GEN = { promptLen: 16, newTokens: 64 };
-const TRAIN = { batch: 4, seq: 128 };
+const TRAIN = { batch: 2, seq: 128 }; // 4 x 128 aborts the wasm heap (activations kept for the backward pass of 30 layers)
 const LORA = { rank: 8, alpha: 16 };
 
 /**
