@@ -209,8 +209,24 @@ export class PostgresStore implements ExperienceStore {
     await this.pool.query('UPDATE experiences SET priority = $1 WHERE id = ANY($2::text[])', [priority, ids]);
   }
 
+  /**
+   * An empty take means fewer than n rows can be taken. One pick can come back short although enough
+   * rows remain: SKIP LOCKED passes over rows other takers hold, and under READ COMMITTED a row another
+   * taker has just used is dropped on re-check. So a short pick is retried while a fresh count still
+   * sees n takeable rows (rows held by takers in flight count until they commit); bounded.
+   */
+  private async take(kind: 'fifo' | 'priority' | 'cycle', o: TakeOptions & AvailabilityQuery, pick: (params: unknown[]) => string, order: (a: Row, b: Row) => number): Promise<TakeResult> {
+    for (let attempt = 1; ; attempt++) {
+      const r = await this.takeOnce(o, pick, order);
+      if (r.experiences.length || attempt >= 40) return r;
+      const a = await this.availability(kind, { source: o.source, minVersion: o.minVersion, maxUses: o.maxUses, runId: o.runId });
+      if (a.ready < o.n) return r;
+      await new Promise((res) => setTimeout(res, Math.min(50, 2 * attempt)));
+    }
+  }
+
   /** `pick` selects `seq, k` (k: the ordering key) FOR UPDATE SKIP LOCKED; `order` sorts the returned rows back into pick order. */
-  private async take(o: TakeOptions, pick: (params: unknown[]) => string, order: (a: Row, b: Row) => number): Promise<TakeResult> {
+  private async takeOnce(o: TakeOptions, pick: (params: unknown[]) => string, order: (a: Row, b: Row) => number): Promise<TakeResult> {
     checkN(o.n);
     const now = o.now ?? Date.now();
     const part = o.part ?? 'main';
@@ -257,6 +273,7 @@ export class PostgresStore implements ExperienceStore {
 
   async takeFifo(o: FifoTake): Promise<TakeResult> {
     return this.take(
+      'fifo',
       o,
       (params) => {
         const w = takeWhere('fifo', o, ph, params);
@@ -269,6 +286,7 @@ export class PostgresStore implements ExperienceStore {
 
   async takePriority(o: PriorityTake): Promise<TakeResult> {
     return this.take(
+      'priority',
       o,
       (params) => {
         const w = takeWhere('priority', o, ph, params);
@@ -282,6 +300,7 @@ export class PostgresStore implements ExperienceStore {
 
   async takeCycle(o: CycleTake): Promise<TakeResult> {
     return this.take(
+      'cycle',
       o,
       (params) => {
         const w = takeWhere('cycle', o, ph, params);
