@@ -6,11 +6,11 @@ import { initEngine } from '../../model/engine.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { resolveReward } from '../../explorer/reward-resolve.js';
-import { workflows } from '../../explorer/workflow.js';
+import { workflows, type RewardFn } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { builtinTasksets } from '../../explorer/tasksets/index.js';
 import { loadTaskset, formatTaskError } from '../../buffer/taskset/index.js';
-import { evaluate } from '../../coordinator/evaluate.js';
+import { evaluate, type EvalOptions } from '../../coordinator/evaluate.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { evalOptions, loadTasks } from '../../coordinator/setup.js';
 import { loadWorkspaceCode, trustedFromEnv } from '../../coordinator/workspace-code.js';
@@ -37,15 +37,8 @@ command({
       await loadWorkspaceCode(cfg, args.flags['trust-workspace-code'] === true || trustedFromEnv());
       const pools = loadTasks(cfg);
       await initEngine();
-      const ck = loadCheckpoint(dir);
-      if (!ck.tokenizer) {
-        console.error(`${dir}: checkpoint has no tokenizer.json`);
-        return 1;
-      }
       const opts = evalOptions(cfg);
-      const res = await evaluate(new LocalRolloutModel(ck.model, ck.tokenizer, ck.meta.version), pools.eval, pools.reward, { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) });
-      console.log(JSON.stringify({ checkpoint: dir, version: ck.meta.version, config: configFile, ...res }));
-      return 0;
+      return scoreCheckpoint(dir, pools.eval, pools.reward, { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) }, { config: configFile });
     }
     if (!ts) return 2;
     await initEngine();
@@ -69,15 +62,20 @@ command({
       console.error('--reward NAME is required for a taskset file (e.g. exact_match, math_answer, k12)');
       return 2;
     }
-    const ck = loadCheckpoint(dir);
-    if (!ck.tokenizer) {
-      console.error(`${dir}: checkpoint has no tokenizer.json`);
-      return 1;
-    }
     // Image tasks go through the vision workflow (the image prefix), environment tasks through multi_turn.
     const workflow = flagString(args, 'workflow') ?? (tasks.some((t) => t.image) ? 'vision' : tasks.some((t) => typeof t.metadata?.environment === 'string') ? 'multi_turn' : 'single_turn');
-    const res = await evaluate(new LocalRolloutModel(ck.model, ck.tokenizer, ck.meta.version), tasks, resolveReward(reward), { maxNewTokens: flagNumber(args, 'max-new-tokens', 32), workflow: workflows.get(workflow) });
-    console.log(JSON.stringify({ checkpoint: dir, version: ck.meta.version, taskset: ts, ...res }));
-    return 0;
+    return scoreCheckpoint(dir, tasks, resolveReward(reward), { maxNewTokens: flagNumber(args, 'max-new-tokens', 32), workflow: workflows.get(workflow) }, { taskset: ts });
   },
 });
+
+/** Greedy evaluation of a checkpoint; prints the JSON result line. */
+async function scoreCheckpoint(dir: string, tasks: Task[], reward: RewardFn, opts: EvalOptions, source: Record<string, string>): Promise<number> {
+  const ck = loadCheckpoint(dir);
+  if (!ck.tokenizer) {
+    console.error(`${dir}: checkpoint has no tokenizer.json`);
+    return 1;
+  }
+  const res = await evaluate(new LocalRolloutModel(ck.model, ck.tokenizer, ck.meta.version), tasks, reward, opts);
+  console.log(JSON.stringify({ checkpoint: dir, version: ck.meta.version, ...source, ...res }));
+  return 0;
+}
