@@ -6,10 +6,12 @@ import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs
 import { join } from 'node:path';
 import { InputError } from '../core/errors.js';
 import type { CheckpointMeta } from './checkpoint.js';
+import { ADAPTER_WEIGHTS_FILE } from './lora-files.js';
 
 export const META_FILE = 'rft.json';
-/** The weights file the digest covers (this project's checkpoints are one file). */
+/** The files the digests cover: the (base) weights, and a LoRA checkpoint's adapter weights. */
 export const DIGEST_FILE = 'model.safetensors';
+const DIGESTS = { weights_sha256: DIGEST_FILE, adapter_sha256: ADAPTER_WEIGHTS_FILE } as const;
 
 const isCount = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
@@ -33,7 +35,7 @@ export function readCheckpointMeta(dir: string): CheckpointMeta {
   if (m.createdAt !== undefined && !(typeof m.createdAt === 'number' && Number.isFinite(m.createdAt))) fail('createdAt', `expected a time in ms, got ${JSON.stringify(m.createdAt)}`);
   if (m.stage !== undefined && typeof m.stage !== 'string') fail('stage', `expected a stage name, got ${JSON.stringify(m.stage)}`);
   if (m.base_accuracy !== undefined && m.base_accuracy !== null && !(typeof m.base_accuracy === 'number' && m.base_accuracy >= 0 && m.base_accuracy <= 1)) fail('base_accuracy', `expected an accuracy from 0 to 1, got ${JSON.stringify(m.base_accuracy)}`);
-  if (m.weights_sha256 !== undefined && !(typeof m.weights_sha256 === 'string' && /^[0-9a-f]{64}$/.test(m.weights_sha256))) fail('weights_sha256', `expected 64 hex digits, got ${JSON.stringify(m.weights_sha256)}`);
+  for (const k of Object.keys(DIGESTS)) if (m[k] !== undefined && !(typeof m[k] === 'string' && /^[0-9a-f]{64}$/.test(m[k] as string))) fail(k, `expected 64 hex digits, got ${JSON.stringify(m[k])}`);
   return m as CheckpointMeta;
 }
 
@@ -52,14 +54,16 @@ export function sha256File(file: string): string {
 
 export const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
-/** When rft.json records the weights' sha256, the file must still have it. */
+/** Each file whose sha256 rft.json records (weights_sha256, adapter_sha256) must still have it. */
 export function verifyWeights(dir: string, meta: CheckpointMeta): void {
-  const want = meta.weights_sha256;
-  if (typeof want !== 'string') return;
-  const file = join(dir, DIGEST_FILE);
-  if (!existsSync(file)) throw new InputError(`missing, and ${META_FILE} records its sha256`, { file });
-  const got = sha256File(file);
-  if (got !== want) throw new InputError(`sha256 ${got} does not match weights_sha256 ${want} in ${META_FILE}: the weights were changed or damaged after they were saved`, { file });
+  for (const [key, name] of Object.entries(DIGESTS)) {
+    const want = (meta as Record<string, unknown>)[key];
+    if (typeof want !== 'string') continue;
+    const file = join(dir, name);
+    if (!existsSync(file)) throw new InputError(`missing, and ${META_FILE} records its sha256`, { file });
+    const got = sha256File(file);
+    if (got !== want) throw new InputError(`sha256 ${got} does not match ${key} ${want} in ${META_FILE}: the weights were changed or damaged after they were saved`, { file });
+  }
 }
 
 /** A checkpoint's stage_index against the run's stages: stages.length means all done, more is a bad file. */

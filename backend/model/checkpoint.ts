@@ -14,9 +14,9 @@ import { isHfTokenizerDir, loadTokenizer, saveTokenizer } from './tokenizer/io.j
 import { parseHfConfig, writeHfConfig } from './hf/config.js';
 import { indexWeights, resolveModelDir } from './hf/folder.js';
 import { HfTokenizer } from './hf/tokenizer.js';
-import { hasAdapter, loadAdapterFiles, writeAdapterFiles } from './lora-files.js';
+import { ADAPTER_WEIGHTS_FILE, hasAdapter, loadAdapterFiles, writeAdapterFiles } from './lora-files.js';
 import { checkConfigAgainstHeaders } from './header-check.js';
-import { readCheckpointMeta, sha256, verifyWeights } from './checkpoint-meta.js';
+import { readCheckpointMeta, sha256, sha256File, verifyWeights } from './checkpoint-meta.js';
 
 export interface CheckpointMeta {
   version: number;
@@ -66,7 +66,8 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(hfConfig(model.config, tokenizer), null, 2));
   if (tokenizer) saveTokenizer(tokenizer, tmp);
   // The weights' sha256, checked at load (checkpoint-meta.ts).
-  writeFileSync(join(tmp, 'rft.json'), JSON.stringify({ ...meta, createdAt: meta.createdAt ?? Date.now(), weights_sha256: sha256(weights) }, null, 2));
+  const adapter = model.lora ? { adapter_sha256: sha256File(join(tmp, ADAPTER_WEIGHTS_FILE)) } : {};
+  writeFileSync(join(tmp, 'rft.json'), JSON.stringify({ ...meta, createdAt: meta.createdAt ?? Date.now(), weights_sha256: sha256(weights), ...adapter }, null, 2));
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
   return dir;

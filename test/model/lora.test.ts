@@ -3,7 +3,7 @@
 // LoRA checkpoint saves / loads / exports (merged hf, PEFT adapters) with the same log-probs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tf, initEngine } from '../../backend/model/engine.js';
@@ -133,6 +133,15 @@ test('a LoRA checkpoint saves base + PEFT adapter files and loads back identical
   assert.deepEqual(await lp(back.model, ids), want);
   assert.deepEqual(await lp(back.model.base(), ids), baseLp);
   back.model.dispose();
+  // The adapter weights carry a sha256 in rft.json too: an adapter file changed after saving is refused.
+  const meta = JSON.parse(readFileSync(join(ckDir, 'rft.json'), 'utf8')) as { adapter_sha256?: string };
+  assert.match(meta.adapter_sha256 ?? '', /^[0-9a-f]{64}$/);
+  const damaged = join(root, 'ck-lora-damaged');
+  cpSync(ckDir, damaged, { recursive: true });
+  const bytes = readFileSync(join(damaged, ADAPTER_WEIGHTS_FILE));
+  bytes[bytes.length - 3] ^= 0x01; // one bit of the last tensor's data: still finite, still loads without the digest
+  writeFileSync(join(damaged, ADAPTER_WEIGHTS_FILE), bytes);
+  assert.throws(() => loadCheckpoint(damaged), (e: Error) => e.message.includes(ADAPTER_WEIGHTS_FILE) && /does not match adapter_sha256/.test(e.message));
 
   // hf: merged weights in the model's own layout; re-imports as a plain model with the same log-probs.
   const hfDir = await exportHf(model, ck.tokenizer, join(root, 'hf-merged'));
