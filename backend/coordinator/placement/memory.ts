@@ -96,6 +96,7 @@ export async function executeInProcess(
     // A stage_index past the stages is a bad rft.json, not a finished run.
     const startStage = resumeFrom ? checkStageIndex(resumeFrom.meta, stages.length, resumeFrom.dir) : 0;
     const checkpointEvery = opts.checkpointEvery ?? 20;
+    let orphanCheckDone = false;
     const checkpoint = async (stageIndex: number, stageStep: number, stageName: string) => {
       const dir = join(runDir, 'checkpoints', `v${version}`);
       await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: stageIndex, stage_step: stageStep, base_accuracy: baseAcc }, tok);
@@ -142,7 +143,16 @@ export async function executeInProcess(
         // buffer: the sampler hands the same batch again, so such a step is replayed, not explored anew
         // (exploring would leave that step's rollouts in the buffer, never trained on).
         const replay = explores && (await store.consumed(samplerCfg.consumer, totalSteps, runId)).length > 0;
-        if (explores && !replay) {
+        // A kill -9 after a step's rollouts were stored but before its batch was sampled leaves them
+        // unused at the current version (in a live loop every such row is trained before the version
+        // moves on): the first step after a resume trains on them instead of exploring again.
+        const checkOrphans = explores && !replay && resumeFrom !== undefined && !orphanCheckDone;
+        const orphans = checkOrphans ? (await store.availability('fifo', { source: 'usual', minVersion: version, runId })).ready : 0;
+        if (checkOrphans) orphanCheckDone = true;
+        if (orphans > 0) {
+          stepBatch = await stageBatchSize(store, samplerCfg, true, batchSize, orphans);
+          log.info(`resume: step ${totalSteps} trains on ${orphans} rollouts stored before the stop (not explored again)`);
+        } else if (explores && !replay) {
           if (pool && pool.version !== version) await pool.setWeights(model, version);
           const em = await explorer.exploreStep(pool ?? rollout);
           metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s, ...(pool ? { rollout: pool.metrics() } : {}) });
