@@ -1,4 +1,6 @@
 // SQLite schema, as numbered migrations: a store opened on an older file upgrades it in one transaction.
+import { runScopedConsumption } from './schema-shared.js';
+
 export const SQLITE_MIGRATIONS: string[] = [
   // 1: experiences, consumption, tasks, checkpoints, run state, feedback log.
   `
@@ -79,24 +81,6 @@ export const SQLITE_MIGRATIONS: string[] = [
   );
   CREATE INDEX feedback_log_experience ON feedback_log (experience_id, id);
   `,
-  // 2: runs sharing one database are kept apart: batches are recorded per (run, consumer), and takes
-  // filter by run through an index that leads with it. Batches recorded before stay readable as run ''
-  // (they were taken without a run, which is how an unscoped reader still finds them).
-  `
-  CREATE TABLE consumption_v2 (
-    run_id TEXT NOT NULL,
-    consumer TEXT NOT NULL,
-    step INTEGER NOT NULL,
-    part TEXT NOT NULL,
-    pos INTEGER NOT NULL,
-    experience_id TEXT NOT NULL,
-    at REAL NOT NULL,
-    PRIMARY KEY (run_id, consumer, step, part, pos)
-  );
-  INSERT INTO consumption_v2 (run_id, consumer, step, part, pos, experience_id, at)
-    SELECT '', consumer, step, part, pos, experience_id, at FROM consumption;
-  DROP TABLE consumption;
-  ALTER TABLE consumption_v2 RENAME TO consumption;
-  CREATE INDEX experiences_take_run ON experiences (run_id, trainable, source, use_count, model_version);
-  `,
+  // 2: batches recorded per (run, consumer); takes filter by run.
+  runScopedConsumption('REAL'),
 ];

@@ -1,0 +1,26 @@
+// Migration text both SQL backends share; each passes its own spelling of a float column.
+
+/**
+ * Schema 2: runs sharing one database are kept apart: batches are recorded per (run, consumer), and
+ * takes filter by run through an index that leads with it. Batches recorded before stay readable as
+ * run '' (they were taken without a run, which is how an unscoped reader still finds them).
+ */
+export function runScopedConsumption(floatType: 'REAL' | 'DOUBLE PRECISION'): string {
+  return `
+  CREATE TABLE consumption_v2 (
+    run_id TEXT NOT NULL,
+    consumer TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    part TEXT NOT NULL,
+    pos INTEGER NOT NULL,
+    experience_id TEXT NOT NULL,
+    at ${floatType} NOT NULL,
+    PRIMARY KEY (run_id, consumer, step, part, pos)
+  );
+  INSERT INTO consumption_v2 (run_id, consumer, step, part, pos, experience_id, at)
+    SELECT '', consumer, step, part, pos, experience_id, at FROM consumption;
+  DROP TABLE consumption;
+  ALTER TABLE consumption_v2 RENAME TO consumption;
+  CREATE INDEX experiences_take_run ON experiences (run_id, trainable, source, use_count, model_version);
+  `;
+}
