@@ -3,6 +3,7 @@
 // an unknown key with a near known one gets a "did you mean" quick fix.
 import * as vscode from 'vscode';
 import type { ConfigIssueAt } from '../backend/core/protocol.js';
+import { DebouncedChecker } from './debounced-checker.js';
 
 export const CONFIG_FILE = /\.rft\.ya?ml$/;
 
@@ -29,12 +30,14 @@ export function suggestedRename(message: string): { from: string; to: string } |
 
 export class ConfigDiagnostics implements vscode.Disposable {
   readonly collection = vscode.languages.createDiagnosticCollection('rft-config');
-  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly pending: DebouncedChecker;
 
   constructor(
     private readonly validate: (file: string, text?: string) => Promise<{ issues: ConfigIssueAt[] }>,
-    private readonly debounceMs = 300,
-  ) {}
+    debounceMs = 300,
+  ) {
+    this.pending = new DebouncedChecker(debounceMs);
+  }
 
   async check(doc: Doc): Promise<ConfigIssueAt[] | undefined> {
     if (!isRunConfig(doc.uri.fsPath)) return undefined;
@@ -53,20 +56,11 @@ export class ConfigDiagnostics implements vscode.Disposable {
 
   schedule(doc: Doc): void {
     if (!isRunConfig(doc.uri.fsPath)) return;
-    const key = doc.uri.fsPath;
-    const t = this.timers.get(key);
-    if (t) clearTimeout(t);
-    this.timers.set(
-      key,
-      setTimeout(() => {
-        this.timers.delete(key);
-        void this.check(doc).catch(() => undefined);
-      }, this.debounceMs),
-    );
+    this.pending.schedule(doc.uri.fsPath, () => this.check(doc));
   }
 
   dispose(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
+    this.pending.dispose();
     this.collection.dispose();
   }
 }

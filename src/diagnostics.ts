@@ -3,6 +3,7 @@
 // file watcher also pushes reports for files changed outside the editor.
 import * as vscode from 'vscode';
 import type { TasksetIssue, TasksetReport } from '../backend/core/protocol.js';
+import { DebouncedChecker } from './debounced-checker.js';
 import { withSuggestion } from './taskset-fixes.js';
 
 export function toDiagnostic(issue: TasksetIssue, doc?: { lineCount: number; lineAt(n: number): { text: string } }): vscode.Diagnostic {
@@ -26,13 +27,15 @@ export function looksLikeTaskset(path: string): boolean {
 
 export class TasksetDiagnostics implements vscode.Disposable {
   readonly collection = vscode.languages.createDiagnosticCollection('rft-taskset');
-  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly pending: DebouncedChecker;
 
   constructor(
     private readonly validate: (file: string, text?: string) => Promise<TasksetReport>,
     private readonly onReport: (r: TasksetReport) => void = () => undefined,
-    private readonly debounceMs = 300,
-  ) {}
+    debounceMs = 300,
+  ) {
+    this.pending = new DebouncedChecker(debounceMs);
+  }
 
   apply(r: TasksetReport): void {
     const uri = vscode.Uri.file(r.file);
@@ -50,20 +53,11 @@ export class TasksetDiagnostics implements vscode.Disposable {
 
   /** Debounced check while the user types. */
   schedule(doc: { uri: vscode.Uri; getText(): string; isDirty?: boolean }): void {
-    const key = doc.uri.fsPath;
-    const t = this.timers.get(key);
-    if (t) clearTimeout(t);
-    this.timers.set(
-      key,
-      setTimeout(() => {
-        this.timers.delete(key);
-        void this.check(doc).catch(() => undefined);
-      }, this.debounceMs),
-    );
+    this.pending.schedule(doc.uri.fsPath, () => this.check(doc));
   }
 
   dispose(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
+    this.pending.dispose();
     this.collection.dispose();
   }
 }
