@@ -199,6 +199,53 @@ export interface Requests {
   'config/validate': { params: { file: string; text?: string }; result: { issues: ConfigIssueAt[] } };
   /** Distributed runs: every worker (from its heartbeats) and the job queue's counts by state. */
   'workers/list': { params: { buffer: string; runId: string }; result: { jobs: Record<string, number>; workers: WorkerInfo[] } };
+
+  /** What `rft model info` says of a model folder (an HF folder or HF-cache entry the user picked may be outside the workspace). */
+  'models/info': { params: { dir: string }; result: ModelInfo };
+  /** Model folders in the Hugging Face cache (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub): one per snapshot with a config.json. */
+  'models/cache': { params: Record<string, never>; result: { roots: string[]; models: CachedModel[] } };
+  /** The workspace's imported models (`.rft/models.json`). */
+  'models/list': { params: Record<string, never>; result: ImportedModel[] };
+  /** Checks a model folder as `rft model info` does (an unsupported architecture is refused by name) and remembers it. */
+  'models/import': { params: { dir: string }; result: ImportedModel };
+  'models/remove': { params: { dir: string }; result: { removed: boolean } };
+  /** `rft model export`: checkpoint and out inside the workspace; dtype f16 for gguf only. */
+  'models/export': { params: { checkpoint: string; format: 'hf' | 'peft' | 'gguf'; out: string; dtype?: 'f32' | 'f16' }; result: { format: string; out: string; dtype: string } };
+}
+
+/** `rft model info DIR` as JSON (backend/cli/commands/model.ts). */
+export interface ModelInfo {
+  dir: string;
+  architecture: string;
+  parameters: number;
+  /** Weight dtypes in the files, e.g. `BF16` or `F32,BF16`. */
+  dtype: string;
+  layers: number;
+  hidden: number;
+  heads: number;
+  kvHeads: number;
+  vocab: number;
+  maxSeqLen: number;
+  tiedEmbeddings: boolean;
+  tokenizer: { kind: string; vocab: number; bos?: number; eos?: number; pad?: number } | null;
+  /** The chat template's text (HF), `rft` for this project's own layout, null without a tokenizer. */
+  chatTemplate: string | null;
+  /** A LoRA checkpoint's adapters. */
+  lora: { rank: number; alpha?: number; target_modules?: string[]; adapterParameters: number } | null;
+}
+
+export interface ImportedModel extends ModelInfo {
+  /** `org/name` for an HF-cache entry, else the folder's name. */
+  name: string;
+  importedAt: number;
+}
+
+export interface CachedModel {
+  /** `org/name` */
+  repo: string;
+  revision: string;
+  /** The snapshot folder. */
+  dir: string;
 }
 
 /** One worker of a distributed run, as its last heartbeat left it. */

@@ -12,6 +12,7 @@ import { registerTaskset } from './handlers/taskset.js';
 import { registerRuns } from './handlers/runs.js';
 import { registerWorkers } from './handlers/workers.js';
 import { registerConfig } from './handlers/config.js';
+import { registerModels } from './handlers/models.js';
 import { watchBufferCounts } from './handlers/buffer-watch.js';
 import { UnavailableRunController } from './run-controller.js';
 
@@ -46,6 +47,7 @@ export function startServer(conn: MessageConnection, deps: ServerDeps, opts: { f
   registerBuffer(rpc, sessions, deps.paths);
   registerFeedback(rpc, sessions);
   registerConfig(rpc, deps.paths);
+  registerModels(rpc, deps.paths);
   subs.push(registerTaskset(rpc, deps.tasksets, deps.paths));
   subs.push(registerRuns(rpc, deps.runs, deps.control));
   subs.push(registerWorkers(rpc));

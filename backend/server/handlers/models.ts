@@ -1,0 +1,60 @@
+// models/*: Hugging Face model folders for the editor. Import checks a folder with `rft model info`
+// (architecture, parameters, dtype, tokenizer; an unsupported architecture is refused by name) and
+// remembers it in .rft/models.json; export runs `rft model export`. Confinement: a model folder the
+// user picked may be outside the workspace, but only to be READ (info / import); an export reads a
+// checkpoint and writes its output inside the workspace only.
+import { existsSync, statSync } from 'node:fs';
+import { basename, isAbsolute, resolve, sep } from 'node:path';
+import type { RpcHost } from '../rpc.js';
+import type { WorkspacePaths } from '../confine.js';
+import type { ImportedModel, ModelInfo } from '../../core/protocol.js';
+import { InputError } from '../../core/errors.js';
+import { hfCacheRoots, scanHfCache } from '../adapters/hf-cache.js';
+import { ModelList } from '../adapters/model-list.js';
+import { runModelCommand } from '../adapters/model-cli.js';
+
+/** A folder to read a model from: absolute (anywhere) or relative to the workspace; it must exist. */
+function modelFolder(paths: WorkspacePaths, dir: unknown): string {
+  if (typeof dir !== 'string' || !dir || dir.includes('\0')) throw new InputError('a model folder is required', { field: 'dir' });
+  const abs = isAbsolute(dir) ? resolve(dir) : resolve(paths.given, dir);
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new InputError('no such folder', { file: abs, field: 'dir' });
+  return abs;
+}
+
+/** `org/name` for an HF-cache snapshot or entry, else the folder's name. */
+export function modelName(dir: string): string {
+  const entry = dir.split(sep).reverse().find((p) => p.startsWith('models--'));
+  return entry ? entry.slice('models--'.length).split('--').join('/') : basename(dir);
+}
+
+export function registerModels(rpc: RpcHost, paths: WorkspacePaths): void {
+  const cwd = paths.given;
+  const info = async (dir: string) => (await runModelCommand(['info', dir], { cwd })) as unknown as ModelInfo;
+  let list: Promise<ModelList> | undefined;
+  const models = () => (list ??= ModelList.open(cwd));
+
+  rpc.on('models/info', async (p) => info(modelFolder(paths, p.dir)));
+  rpc.on('models/cache', () => {
+    const roots = hfCacheRoots();
+    return { roots, models: scanHfCache(roots) };
+  });
+  rpc.on('models/list', async () => (await models()).list());
+  rpc.on('models/import', async (p) => {
+    const i = await info(modelFolder(paths, p.dir));
+    const m: ImportedModel = { ...i, name: modelName(i.dir), importedAt: Date.now() };
+    await (await models()).put(m);
+    return m;
+  });
+  rpc.on('models/remove', async (p) => {
+    if (typeof p.dir !== 'string' || !p.dir) throw new InputError('a model folder is required', { field: 'dir' });
+    return { removed: await (await models()).remove(p.dir) };
+  });
+  rpc.on('models/export', async (p, token) => {
+    const checkpoint = paths.inside(p.checkpoint, 'checkpoint');
+    const out = paths.inside(p.out, 'out');
+    if (p.format !== 'hf' && p.format !== 'peft' && p.format !== 'gguf') throw new InputError(`must be hf, peft or gguf, got '${String(p.format)}'`, { field: 'format' });
+    const dtype = p.dtype ?? 'f32';
+    const r = await runModelCommand(['export', checkpoint, '--format', p.format, '--out', out, '--dtype', dtype], { cwd, token });
+    return { format: String(r.format), out: String(r.out), dtype: String(r.dtype) };
+  });
+}
