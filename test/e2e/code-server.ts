@@ -114,3 +114,46 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 30_000 });
   await page.keyboard.press('Enter');
 }
+
+/** The user settings every e2e session starts with (dark theme, no tips, the test's own Node). */
+export const E2E_SETTINGS: Record<string, unknown> = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'security.workspace.trust.enabled': false,
+  'extensions.ignoreRecommendations': true,
+  'telemetry.telemetryLevel': 'off',
+  'workbench.colorTheme': 'Default Dark Modern',
+  'rftStudio.nodePath': process.execPath,
+};
+
+/** Polls `fn` every 500 ms until it returns something truthy (generous timeouts: the machine is shared). */
+export async function until<T>(fn: () => T | Promise<T>, what: string, ms = 120_000): Promise<NonNullable<T>> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await (async () => fn())().catch(() => undefined);
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Opens a workspace file in an editor through Go to File (Ctrl+P). */
+export async function openFile(page: Page, name: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+  await page.keyboard.type(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+  await page.locator('.tabs-container .tab', { hasText: name.split('/').pop()! }).first().waitFor({ timeout: 30_000 });
+}
+
+/** The number on a sidebar row (`Usual experiences 3,360` -> 3360). */
+export async function sidebarCount(page: Page, label: string): Promise<number> {
+  const t = await page.locator('.monaco-list-row', { hasText: label }).first().innerText();
+  return Number((/([\d,]+)\s*$/.exec(t.trim())?.[1] ?? 'NaN').replace(/,/g, ''));
+}
+
+/** Command -> visible result, printed for docs/extension.md (never asserted: the machine is shared). */
+export function timing(figure: string, t0: number): void {
+  console.log(JSON.stringify({ e2e: 'timing', figure, ms: Date.now() - t0 }));
+}
