@@ -22,6 +22,7 @@ import { WorkersTree } from './views/workers-tree.js';
 import { TasksetsTree } from './views/tasksets-tree.js';
 import { openDashboard } from './webviews/dashboard.js';
 import { openExperienceBrowser } from './webviews/experience-browser.js';
+import { registerModels } from './models/register.js';
 
 let client: BackendClient | undefined;
 
@@ -107,6 +108,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(services));
   reg('rftStudio.exportBuffer', () => exportBuffer(services));
   reg('rftStudio.openBuffer', (arg?: vscode.Uri | string) => openBuffer(services, arg));
+  // Import Model…, Export Checkpoint…, the Models view and its actions.
+  registerModels(services);
   reg('rftStudio.restartBackend', () => c.restart());
   reg('rftStudio.refresh', async () => {
     await Promise.all([state.refreshRuns(), state.refreshCounts(), tasksets.refresh()]);

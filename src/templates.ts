@@ -48,12 +48,15 @@ export function domainOf(tasksetPath: string): Domain {
   return DOMAINS.find((d) => base.startsWith(d.domain))?.domain ?? 'math';
 }
 
+/** The default `model:` / `tokenizer:` lines; src/models/model-card.ts modelLines() gives them for another preset or an imported model. */
+const PRESET_MODEL = ['model:', '  size: tiny-0.4m', '  max_seq_len: 256', 'tokenizer:', '  kind: char'];
+
 /**
  * The config "Start Training" writes next to the workspace root: it validates as written and runs
  * on the user's taskset (paths are relative to the config file). The taskset doubles as the eval
  * set until the user points `eval.path` at a held-out file.
  */
-export function configTemplate(tasksetPath: string, domain: Domain = domainOf(tasksetPath)): string {
+export function configTemplate(tasksetPath: string, domain: Domain = domainOf(tasksetPath), model: string[] = PRESET_MODEL): string {
   const s = SCORING[domain];
   const path = JSON.stringify(tasksetPath);
   return [
@@ -62,11 +65,7 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     'name: my-run',
     'mode: both',
     'seed: 42',
-    'model:',
-    '  size: tiny-0.4m',
-    '  max_seq_len: 256',
-    'tokenizer:',
-    '  kind: char',
+    ...model,
     'taskset:',
     `  path: ${path}`,
     `  domain: ${domain}`,

@@ -8,10 +8,12 @@ import { configTemplate } from '../templates.js';
 import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { accuracyBySteps, checkpointItems, evalResultLine, type CheckpointItem } from './checkpoint-picks.js';
+import { pickTemplateModel } from '../models/model-pick.js';
+import { modelLines } from '../models/model-card.js';
 
 export const CONFIG_GLOB = '**/*.rft.{yaml,yml}';
 
-async function pickConfig(): Promise<vscode.Uri | undefined> {
+async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   const configs = await vscode.workspace.findFiles(CONFIG_GLOB, '**/node_modules/**', 100);
   const CREATE = '$(add) Create a config from the template…';
   const pick = await vscode.window.showQuickPick([...configs.map((u) => vscode.workspace.asRelativePath(u)), CREATE], { title: 'Start training: config', ignoreFocusOut: true });
@@ -19,10 +21,13 @@ async function pickConfig(): Promise<vscode.Uri | undefined> {
   if (pick !== CREATE) return configs.find((u) => vscode.workspace.asRelativePath(u) === pick);
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) return undefined;
+  // A built-in size or an imported model (LoRA or full).
+  const model = await pickTemplateModel(s, folder.uri.fsPath);
+  if (!model) return undefined;
   const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 1);
   const uri = vscode.Uri.joinPath(folder.uri, 'train.rft.yaml');
   const ts = tasksets[0] ? vscode.workspace.asRelativePath(tasksets[0]) : 'tasksets/math.jsonl';
-  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts)));
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, undefined, modelLines(model))));
   await vscode.window.showTextDocument(uri);
   return uri;
 }
@@ -41,7 +46,7 @@ async function pickRun(s: Services, arg: unknown, want: RunInfo['status'][]): Pr
 
 export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void> {
   if (!requireTrust('Starting training')) return;
-  const uri = arg ?? (await pickConfig());
+  const uri = arg ?? (await pickConfig(s));
   if (!uri) return;
   // A config with problems is shown in Problems at once, instead of starting a run that dies.
   const issues = await s.configs.checkFile(uri).catch((e) => (s.output.warn(`config check: ${String(e)}`), []));
@@ -121,10 +126,10 @@ export async function evaluateCheckpoint(s: Services, arg?: vscode.Uri): Promise
   );
 }
 
-type PickedCheckpoint = Pick<CheckpointItem, 'runId' | 'runName' | 'version' | 'step'> & { path: string };
+export type PickedCheckpoint = Pick<CheckpointItem, 'runId' | 'runName' | 'version' | 'step'> & { path: string };
 
 /** Each run's checkpoints (newest first, step and accuracy), or a folder elsewhere. */
-async function pickCheckpoint(s: Services): Promise<PickedCheckpoint | undefined> {
+export async function pickCheckpoint(s: Services, title = 'Evaluate checkpoint'): Promise<PickedCheckpoint | undefined> {
   await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
   const runs = s.state.runs.filter((r) => r.checkpoints?.length);
   const accuracy = new Map<string, Map<number, number>>();
@@ -137,7 +142,7 @@ async function pickCheckpoint(s: Services): Promise<PickedCheckpoint | undefined
   const BROWSE = { label: '$(folder-opened) Another checkpoint folder…', alwaysShow: true };
   const items = checkpointItems(runs, accuracy, (p) => vscode.workspace.asRelativePath(p)).map((i) => (i.separator ? { ...i, kind: vscode.QuickPickItemKind.Separator } : i));
   const pick = await vscode.window.showQuickPick<vscode.QuickPickItem & Partial<CheckpointItem>>([...items, { label: '', kind: vscode.QuickPickItemKind.Separator }, BROWSE], {
-    title: 'Evaluate checkpoint',
+    title,
     placeHolder: items.length ? 'Newest first; type to filter by version, step, accuracy or path' : 'No run has checkpoints yet: pick a folder',
     matchOnDescription: true,
     matchOnDetail: true,

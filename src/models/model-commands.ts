@@ -1,0 +1,139 @@
+// Import Model…, the Models view's actions (Start Training with this model, Reveal, Remove) and
+// Export Checkpoint…. The backend checks and exports (`rft model info` / `rft model export`); these
+// only ask the user and show the result.
+import * as vscode from 'vscode';
+import { join } from 'node:path';
+import type { ImportedModel } from '../../backend/core/protocol.js';
+import { showBackendError } from '../errors.js';
+import type { Services } from '../services.js';
+import { configTemplate } from '../templates.js';
+import { requireTrust } from '../trust.js';
+import { TASKSET_GLOB } from '../views/tasksets-tree.js';
+import { pickCheckpoint, startTraining } from '../commands/training.js';
+import { configNameFor, formatParams, modelLines } from './model-card.js';
+import { exportFolderName, exportFormats, type ExportFormat } from './export-formats.js';
+import { configPath, pickLora } from './model-pick.js';
+
+/** Fired after the list of imported models changed (the Models view refreshes). */
+export const modelsChanged = new vscode.EventEmitter<void>();
+
+type CacheItem = vscode.QuickPickItem & { dir?: string; browse?: true };
+
+/** Import Model…: a model from the Hugging Face cache or a folder, checked by the backend and remembered. */
+export async function importModel(s: Services): Promise<ImportedModel | undefined> {
+  const cache = await s.client.request('models/cache', {}).catch((e) => (s.output.warn(`HF cache: ${String(e)}`), { roots: [] as string[], models: [] }));
+  const BROWSE: CacheItem = { label: '$(folder-opened) Browse…', detail: 'a folder with config.json and safetensors weights', browse: true, alwaysShow: true };
+  const items: CacheItem[] = [
+    ...(cache.models.length ? [{ label: 'Hugging Face cache', kind: vscode.QuickPickItemKind.Separator }] : []),
+    ...cache.models.map((m) => ({ label: m.repo, description: m.revision.slice(0, 12), detail: m.dir, dir: m.dir })),
+    { label: '', kind: vscode.QuickPickItemKind.Separator },
+    BROWSE,
+  ];
+  const pick = await vscode.window.showQuickPick<CacheItem>(items, {
+    title: 'Import model',
+    placeHolder: cache.models.length ? 'A model from the Hugging Face cache, or a folder' : `No model in the Hugging Face cache (${cache.roots.join(', ')}): browse for a folder`,
+    matchOnDetail: true,
+    ignoreFocusOut: true,
+  });
+  if (!pick) return undefined;
+  let dir = pick.dir;
+  if (pick.browse) {
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, canSelectMany: false, title: 'Model folder (config.json + safetensors)', openLabel: 'Import', ...(root ? { defaultUri: root } : {}) });
+    dir = picked?.[0]?.fsPath;
+  }
+  if (!dir) return undefined;
+  const target = dir;
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Checking ${target}` }, async () => {
+    try {
+      const m = await s.client.request('models/import', { dir: target });
+      s.output.info(`Imported ${m.name}: ${m.architecture}, ${formatParams(m.parameters)} parameters, ${m.dtype} (${m.dir})`);
+      modelsChanged.fire();
+      void vscode.window.showInformationMessage(`Imported ${m.name}: ${m.architecture}, ${formatParams(m.parameters)} parameters, ${m.dtype}.`, 'Start Training').then((p) => p && vscode.commands.executeCommand('rftStudio.trainWithModel', m));
+      return m;
+    } catch (err) {
+      await showBackendError('Import model', err, s.output);
+      return undefined;
+    }
+  });
+}
+
+/** The model a view action is for: the tree node ({model}) or the model itself. */
+export function modelArg(arg: unknown): ImportedModel | undefined {
+  if (!arg || typeof arg !== 'object') return undefined;
+  const a = arg as { model?: ImportedModel; dir?: string };
+  return a.model ?? (typeof a.dir === 'string' ? (a as ImportedModel) : undefined);
+}
+
+export async function removeModel(s: Services, arg: unknown): Promise<void> {
+  const m = modelArg(arg);
+  if (!m) return;
+  try {
+    await s.client.request('models/remove', { dir: m.dir });
+    modelsChanged.fire();
+    void vscode.window.showInformationMessage(`Removed ${m.name} from the imported models (its folder is untouched).`);
+  } catch (err) {
+    await showBackendError('Remove model', err, s.output);
+  }
+}
+
+export async function revealModel(arg: unknown): Promise<void> {
+  const m = modelArg(arg);
+  if (m) await vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(m.dir));
+}
+
+/** Start Training with this model: LoRA or full, a config from the template next to the workspace root, then Start Training on it. */
+export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.Uri | undefined> {
+  if (!requireTrust('Starting training')) return undefined;
+  const m = modelArg(arg);
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!m || !folder) return undefined;
+  const lora = await pickLora(m);
+  if (lora === undefined) return undefined;
+  const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 1);
+  const ts = tasksets[0] ? vscode.workspace.asRelativePath(tasksets[0]) : 'tasksets/math.jsonl';
+  const uri = vscode.Uri.joinPath(folder.uri, configNameFor(m.name));
+  const text = configTemplate(ts, undefined, modelLines({ checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora }));
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
+  await vscode.window.showTextDocument(uri);
+  modelsChanged.fire();
+  await startTraining(s, uri);
+  return uri;
+}
+
+/** Export Checkpoint…: a run's checkpoint (the Evaluate pick list), the format, the folder; runs `rft model export`. */
+export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<string | undefined> {
+  const ck = arg ? { path: arg.fsPath } : await pickCheckpoint(s, 'Export checkpoint');
+  if (!ck) return undefined;
+  const name = 'version' in ck && ck.version !== undefined ? `v${ck.version} of ${ck.runName}` : vscode.workspace.asRelativePath(ck.path);
+  // PEFT needs LoRA adapters: ask the checkpoint (a failure here names what is wrong with it).
+  let lora: boolean;
+  try {
+    const info = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Reading ${name}` }, () => s.client.request('models/info', { dir: ck.path }));
+    lora = !!info.lora;
+  } catch (err) {
+    await showBackendError('Export checkpoint', err, s.output);
+    return undefined;
+  }
+  const f = await vscode.window.showQuickPick<vscode.QuickPickItem & ExportFormat>(exportFormats(lora), { title: `Export ${name}: format`, ignoreFocusOut: true });
+  if (!f) return undefined;
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const sub = exportFolderName(ck, f);
+  const parent = (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, canSelectMany: false, title: `Export ${name}: the folder to write ${sub}/ into (inside the workspace)`, openLabel: 'Export here', ...(root ? { defaultUri: root } : {}) }))?.[0];
+  if (!parent) return undefined;
+  const out = join(parent.fsPath, sub);
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Exporting ${name} as ${f.label}`, cancellable: true }, async (_p, token) => {
+    try {
+      const req = s.client.request('models/export', { checkpoint: ck.path, format: f.format, dtype: f.dtype, out });
+      const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
+      if (!r) return undefined;
+      const rel = vscode.workspace.asRelativePath(r.out);
+      s.output.info(`Exported ${name} as ${f.label}: ${r.out}`);
+      void vscode.window.showInformationMessage(`Exported ${name} as ${f.label}: ${rel}`, 'Reveal').then((p) => p && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(r.out)));
+      return r.out;
+    } catch (err) {
+      await showBackendError('Export checkpoint', err, s.output);
+      return undefined;
+    }
+  });
+}

@@ -1,0 +1,21 @@
+// The Models view and the model commands, registered from activate() in one call.
+import * as vscode from 'vscode';
+import type { Services } from '../services.js';
+import { ModelsTree } from './models-tree.js';
+import { exportCheckpoint, importModel, modelsChanged, removeModel, revealModel, trainWithModel } from './model-commands.js';
+
+export function registerModels(s: Services): ModelsTree {
+  const tree = new ModelsTree(s.client);
+  const view = vscode.window.createTreeView('rftStudio.models', { treeDataProvider: tree });
+  const refresh = () => void tree.refresh().catch((e) => s.output.warn(`models: ${String(e)}`));
+  const reg = (id: string, fn: (...args: never[]) => unknown) => s.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  reg('rftStudio.importModel', () => importModel(s));
+  reg('rftStudio.exportCheckpoint', (uri?: vscode.Uri) => exportCheckpoint(s, uri));
+  reg('rftStudio.trainWithModel', (arg?: unknown) => trainWithModel(s, arg));
+  reg('rftStudio.revealModel', (arg?: unknown) => revealModel(arg));
+  reg('rftStudio.removeModel', (arg?: unknown) => removeModel(s, arg));
+  const configs = vscode.workspace.createFileSystemWatcher('**/*.rft.{yaml,yml}');
+  const started = s.client.onStarted(refresh);
+  s.context.subscriptions.push(view, configs, modelsChanged.event(refresh), configs.onDidChange(refresh), configs.onDidCreate(refresh), configs.onDidDelete(refresh), { dispose: () => started.dispose() });
+  return tree;
+}
