@@ -18,24 +18,33 @@ export class ModelsTree implements vscode.TreeDataProvider<ModelNode> {
 
   constructor(private readonly client: Pick<BackendClient, 'request'>) {}
 
-  /** The imported models from the backend, and which run configs use each. */
-  async refresh(): Promise<void> {
+  /** Asks the view to read again (after an import / removal, or a run config changed). */
+  refresh(): void {
+    this.emitter.fire(undefined);
+  }
+
+  /** The imported models from the backend, and which run configs use each (sorted by config path). */
+  async load(): Promise<void> {
     this.models = await this.client.request('models/list', {});
     const configs: ConfigText[] = [];
     for (const uri of await vscode.workspace.findFiles(CONFIG_GLOB, '**/node_modules/**', 200)) {
       const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri).then(undefined, () => new Uint8Array()));
       configs.push({ file: uri.fsPath, rel: vscode.workspace.asRelativePath(uri), text });
     }
+    configs.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
     this.uses = new Map(this.models.map((m) => [m.dir, usesOf(m.dir, configs)]));
-    this.emitter.fire(undefined);
   }
 
   usesOf(dir: string): ModelUse[] {
     return this.uses.get(dir) ?? [];
   }
 
-  getChildren(n?: ModelNode): ModelNode[] {
-    if (!n) return this.models.map((model) => ({ kind: 'model', model }));
+  /** The root is read afresh each time the view asks (a few small YAML files), so the cards follow configs written by any means. */
+  async getChildren(n?: ModelNode): Promise<ModelNode[]> {
+    if (!n) {
+      await this.load();
+      return this.models.map((model) => ({ kind: 'model', model }));
+    }
     if (n.kind === 'model') return cardRows(n.model, this.usesOf(n.model.dir)).map((row) => ({ kind: 'row', model: n.model, row }));
     return [];
   }

@@ -7,7 +7,7 @@ import { exportCheckpoint, importModel, modelsChanged, removeModel, revealModel,
 export function registerModels(s: Services): ModelsTree {
   const tree = new ModelsTree(s.client);
   const view = vscode.window.createTreeView('rftStudio.models', { treeDataProvider: tree });
-  const refresh = () => void tree.refresh().catch((e) => s.output.warn(`models: ${String(e)}`));
+  const refresh = () => tree.refresh();
   const reg = (id: string, fn: (...args: never[]) => unknown) => s.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   reg('rftStudio.importModel', () => importModel(s));
   reg('rftStudio.exportCheckpoint', (uri?: vscode.Uri) => exportCheckpoint(s, uri));
