@@ -5,12 +5,12 @@ import { logger } from '../core/log.js';
 import { initEngine } from '../model/engine.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
-import { WorkerRolloutModel } from '../explorer/workers/pool.js';
+import type { SyncedRolloutModel } from '../explorer/rollout-engine.js';
 import { workflows } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import { runExplorerLoop } from '../explorer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import { experiencePipeline, explorerOptions, processExperiences, TaskFeed } from './setup.js';
+import { experiencePipeline, explorerOptions, processExperiences, rolloutEngine, TaskFeed } from './setup.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
 import { requiredVersion } from './sync-plan.js';
 import { FillingExplorer } from './loop.js';
@@ -25,8 +25,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
   const stage = ctx.stages[a.stage]!;
   exitWithParent(() => process.exit(3));
   const unlock = await acquireComponentLock(ctx.runDir, 'explorer');
-  const workers = cfg.explorer.workers;
-  let pool: WorkerRolloutModel | undefined;
+  let pool: SyncedRolloutModel | undefined;
   let live: LiveFiles | undefined;
   try {
     const start = await db.getState<{ version: number }>(runId, `stage_start:${a.stage}`);
@@ -65,11 +64,11 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
       load: async (w) => {
         const { model, meta } = loadCheckpoint(w.path);
         model.mergeAdapters(); // LoRA: this process only samples, from plain (merged) weights
-        if (workers <= 1) return new LocalRolloutModel(model, tok, meta.version);
-        // Rollout workers keep their own copies of the weights: publish, then free ours.
-        pool ??= new WorkerRolloutModel({ workers, config: model.config, tokenizer: tok });
+        pool ??= rolloutEngine(cfg, model.config, tok, { disposeReplaced: true });
+        if (!pool) return new LocalRolloutModel(model, tok, meta.version);
+        // Rollout workers keep their own copies of the weights: publish, then free ours (llama-cpp keeps it to recompute log-probs).
         await pool.setWeights(model, meta.version);
-        model.dispose();
+        if (!pool.holdsModel) model.dispose();
         return pool;
       },
       release: (m) => {

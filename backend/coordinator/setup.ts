@@ -23,6 +23,7 @@ import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
 import { newExperienceId, workflows, type RewardFn, type Workflow } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import { resolveReward } from '../explorer/reward-resolve.js';
+import { makeRolloutEngine, type SyncedRolloutModel } from '../explorer/rollout-engine.js';
 import { rewardFns } from '../explorer/rewards/index.js';
 import { builtinTasksets } from '../explorer/tasksets/index.js';
 import type { TrainerOptions } from '../trainer/trainer.js';
@@ -346,6 +347,15 @@ export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: 
 /** Held-out evaluation settings (greedy; eval_sampling.max_new_tokens and the workflow) of every process model. */
 export function evalOptions(cfg: RunConfig): { maxNewTokens: number; workflow: Workflow } {
   return { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
+}
+
+/**
+ * The synced rollout model of every process model (`explorer.engine`, `explorer.workers`): llama.cpp
+ * on a GGUF of each version, native worker threads, or undefined where the policy samples in place.
+ * `disposeReplaced`: the caller hands over each loaded model (an explorer process).
+ */
+export function rolloutEngine(cfg: RunConfig, modelCfg: Transformer['config'], tok: Tokenizer, opts: { disposeReplaced?: boolean } = {}): SyncedRolloutModel | undefined {
+  return makeRolloutEngine({ engine: cfg.explorer.engine, workers: cfg.explorer.workers, config: modelCfg, tokenizer: tok, ...opts });
 }
 
 /** Explorer options shared by every process model. */

@@ -38,6 +38,8 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
     if (set(explorer, 'workers', 1)) add('explorer.workers', `not read in mode ${mode} (the rollout model runs in this process)`);
     if (set(raw.monitor, 'eval_every', 0)) add('monitor.eval_every', `not read in mode ${mode} (nothing trains between evaluations)`);
   }
+  if (set(explorer, 'engine', 'native') && mode !== 'both') add('explorer.engine', `read in mode both only (the engine samples each synced version of the model being trained; mode ${String(mode)} does not)`);
+  if (isObj(explorer) && explorer.engine === 'llama-cpp' && set(explorer, 'workers', 1)) add('explorer.workers', 'not read with explorer.engine llama-cpp (one llama.cpp context samples every sequence)');
   if (isObj(explorer) && isObj(explorer.eval_sampling))
     for (const [k, dflt] of [['temperature', 1], ['top_k', 0], ['top_p', 1]] as const) if (set(explorer.eval_sampling, k, dflt)) add(`explorer.eval_sampling.${k}`, 'evaluation is greedy: only max_new_tokens is read');
   const tok = raw.tokenizer;

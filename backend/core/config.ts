@@ -131,6 +131,8 @@ export const RunConfigSchema = z
     explorer: z
       .object({
         workers: z.number().int().positive().default(1),
+        /** What samples rollouts: this project's decode, or llama.cpp on a GGUF export of each synced version. */
+        engine: z.enum(['native', 'llama-cpp']).default('native'),
         tasks_per_step: z.number().int().positive().default(8),
         repeat_times: z.number().int().positive().default(8),
         sampling,

@@ -15,6 +15,12 @@ import type { Tokenizer } from '../model/tokenizer/types.js';
 export interface RolloutGeneration extends Omit<Generation, 'finishReason'> {
   finishReason: Generation['finishReason'] | 'repeat' | 'error';
   infraError?: string;
+  /**
+   * Where `logprobs` came from when the engine is not this project's decode: `engine` (the sampler's
+   * own), `recomputed` (this project's forward pass on the same version's weights, where the engine
+   * gives none that match). Workflows record it as the experience's `metadata.logprobs_source`.
+   */
+  logprobsSource?: 'engine' | 'recomputed';
 }
 
 /** What the explorer samples from: the local policy, worker threads, or an external OpenAI-compatible server. */

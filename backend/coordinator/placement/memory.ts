@@ -15,7 +15,7 @@ import type { SelectorState } from '../../buffer/taskset/index.js';
 import { makeSampler, type Sampler } from '../../buffer/sampler/index.js';
 import { Explorer } from '../../explorer/explorer.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
-import { WorkerRolloutModel } from '../../explorer/workers/pool.js';
+import type { SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { Trainer } from '../../trainer/trainer.js';
@@ -25,7 +25,7 @@ import { evaluate, type EvalResult } from '../evaluate.js';
 import { Progress, writeReport, type MetricsLog } from '../monitor.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
 import { watchRunFiles, type LiveFiles } from '../live.js';
-import { evalOptions, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, samplerConfig, stageBatchSize, stagesOf, TaskFeed, tokenizerTexts, trainerOptions } from '../setup.js';
+import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, samplerConfig, stageBatchSize, stagesOf, TaskFeed, tokenizerTexts, trainerOptions } from '../setup.js';
 
 const log = logger('coordinator');
 
@@ -45,7 +45,7 @@ export async function executeInProcess(
   if (!resumeFrom) saveTokenizer(tok, runDir);
   const storeUrl = cfg.buffer.storage === 'sqlite' ? dbPath : cfg.buffer.storage;
   const store: ExperienceStore = await openStore(storeUrl);
-  let pool: WorkerRolloutModel | undefined;
+  let pool: SyncedRolloutModel | undefined;
   let live: LiveFiles | undefined;
   try {
     if (!resumeFrom) await store.putTasks(runId, pools.train);
@@ -55,8 +55,9 @@ export async function executeInProcess(
     const modelCfg = model.config;
     let version = resumeFrom?.meta.version ?? 0;
     const rollout = new LocalRolloutModel(model, tok, version);
-    // explorer.workers > 1: rollout on worker threads, each with a copy of the weights sent after every update.
-    pool = cfg.explorer.workers > 1 ? new WorkerRolloutModel({ workers: cfg.explorer.workers, config: model.config, tokenizer: tok }) : undefined;
+    // explorer.workers > 1 (worker threads with copies of the weights) or explorer.engine llama-cpp
+    // (a GGUF of each version): weights sent after every update.
+    pool = rolloutEngine(cfg, model.config, tok);
     const evalOpts = evalOptions(cfg);
     const evals: RunSummary['evals'] = [];
     const doEval = async (stage: string, step: number): Promise<EvalResult> => {

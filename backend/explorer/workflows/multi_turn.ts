@@ -27,6 +27,7 @@ interface Episode {
   end: 'env_done' | 'max_turns' | 'max_length' | 'infra' | 'env_error';
   error?: string;
   info: Record<string, number | string | boolean>;
+  logprobsSource?: 'engine' | 'recomputed';
 }
 
 export const multiTurn: Workflow = {
@@ -83,6 +84,8 @@ export const multiTurn: Workflow = {
         e.tokens.push(...g.tokens);
         e.mask.push(...g.tokens.map(() => 1));
         e.logprobs.push(...g.logprobs);
+        // One recomputed turn makes the episode's log-probs recomputed.
+        if (g.logprobsSource && e.logprobsSource !== 'recomputed') e.logprobsSource = g.logprobsSource;
         // Close an unfinished turn so the layout stays well-formed; the marker is not the model's.
         if (g.tokens[g.tokens.length - 1] !== endId) {
           e.tokens.push(endId);
@@ -138,6 +141,7 @@ export const multiTurn: Workflow = {
         modelVersion: version,
         reward: infra ? 0 : e.reward,
         rewardDetails: { ...e.info, turns: e.turns, end: e.end },
+        ...(e.logprobsSource ? { metadata: { logprobs_source: e.logprobsSource } } : {}),
         status: infra ? 'infra_failure' : e.turns === 0 ? 'invalid' : 'ok',
         statusReason: infra ? `${e.end}: ${e.error ?? ''}` : e.turns === 0 ? 'no turn fitted in the model' : undefined,
         useCount: 0,

@@ -63,7 +63,7 @@ export async function runSingleTurn(tasks: Task[], ctx: WorkflowContext, extras:
         useCount: 0,
         createdAt: now,
         split: ctx.split,
-        ...(extras.metadata ? { metadata: extras.metadata(task) } : {}),
+        ...(extras.metadata || g.logprobsSource ? { metadata: { ...extras.metadata?.(task), ...(g.logprobsSource ? { logprobs_source: g.logprobsSource } : {}) } } : {}),
       };
     });
 }
