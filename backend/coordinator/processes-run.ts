@@ -1,21 +1,20 @@
-// RFT-core with synchronizer `checkpoint` (the default process model of DESIGN.md): per stage the
-// coordinator starts a trainer process and, for stages that explore, an explorer process; they share
-// the run's SQLite buffer (WAL) and move weights as versioned checkpoints recorded in it. Between
-// stages and at the end the coordinator evaluates the newest checkpoint on the held-out split.
+// Placement `checkpoint` (the default process model of DESIGN.md) of the one run loop (run-loop.ts):
+// per stage the coordinator starts a trainer process and, for stages that explore, an explorer
+// process; they share the run's SQLite buffer (WAL) and move weights as versioned checkpoints
+// recorded in it. Between stages and at the end the coordinator evaluates the newest checkpoint.
 import { join } from 'node:path';
 import type { RunConfig } from '../core/config.js';
 import { logger } from '../core/log.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
-import { checkStageIndex } from '../model/checkpoint-meta.js';
+import { checkStageIndex, readCheckpointMeta } from '../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import type { RunRegistry } from '../buffer/runs.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
-import { workflows } from '../explorer/workflow.js';
-import '../explorer/workflows/index.js';
 import { makeObjective } from '../trainer/objectives.js';
 import { evaluate } from './evaluate.js';
-import { writeReport, type MetricsLog } from './monitor.js';
+import type { MetricsLog } from './monitor.js';
+import { runStages, stageExplores, type RunStrategy } from './run-loop.js';
 import { Worker, superviseStage } from './processes.js';
 import { checkSyncConfig } from './sync-plan.js';
 import { stagesOf, workerArgv, type WorkerArgs } from './worker-context.js';
@@ -44,87 +43,57 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
   const pools = loadTasks(cfg);
   const storeUrl = cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage;
   const store = await openStore(storeUrl);
-  const evals: RunSummary['evals'] = [];
   try {
     if (!(await store.latestCheckpoint(runId))) await initRun(cfg, runId, runDir, store, registry, pools);
     const stages = stagesOf(cfg);
     const evalOpts = evalOptions(cfg);
-    const evalLatest = async (stage: string) => {
-      const ck = (await store.latestCheckpoint(runId))!;
-      const { model, meta } = loadCheckpoint(ck.path);
-      try {
-        const r = await evaluate(new LocalRolloutModel(model, loadTokenizer(runDir), meta.version), pools.eval, pools.reward, evalOpts);
-        evals.push({ stage, step: ck.version, accuracy: r.accuracy, mean_reward: r.mean_reward });
-        metrics.write({ kind: 'eval', stage, step: ck.version, ...r });
-        log.info(`eval after ${stage} (v${ck.version}): accuracy ${r.accuracy.toFixed(3)}`);
-        return r;
-      } finally {
-        model.dispose();
-      }
+    // Placement `checkpoint`: the coordinator (this process) evaluates the newest checkpoint; each
+    // stage's trainer and explorer run as child processes (trainer-process.ts, explorer-process.ts)
+    // that share the run's buffer and move weights as versioned checkpoints recorded in it.
+    const strategy: RunStrategy = {
+      nextStage: async () => {
+        const ck = (await store.latestCheckpoint(runId))!;
+        // A stage_index past the stages is a bad rft.json, not a finished run.
+        return checkStageIndex(readCheckpointMeta(ck.path), stages.length, ck.path);
+      },
+      startEvaluated: async () => (await store.getState<number>(runId, 'eval_start')) !== null,
+      startEvaluation: (r) => store.setState(runId, 'eval_start', r.accuracy),
+      getBase: async () => (await store.getState<number>(runId, 'base_accuracy')) ?? undefined,
+      setBase: (a) => store.setState(runId, 'base_accuracy', a),
+      evaluate: async () => {
+        const ck = (await store.latestCheckpoint(runId))!;
+        const { model, meta } = loadCheckpoint(ck.path);
+        try {
+          return { result: await evaluate(new LocalRolloutModel(model, loadTokenizer(runDir), meta.version), pools.eval, pools.reward, evalOpts), step: ck.version };
+        } finally {
+          model.dispose();
+        }
+      },
+      finalWhenStopped: true,
+      runStage: async (si, stage) => {
+        const ck = (await store.latestCheckpoint(runId))!;
+        if (!(await store.getState(runId, `stage_start:${si}`))) await store.setState(runId, `stage_start:${si}`, { version: ck.version, path: ck.path });
+        const explores = stageExplores(stage);
+        metrics.write({ kind: 'stage', stage: stage.name, algorithm: makeObjective(stage.algorithm.name, stage.algorithm.params).name, processes: explores ? 2 : 1 });
+        return runStage(c, { runDir, runId, store: storeUrl, stage: si }, explores);
+      },
+      finish: async () => {
+        const last = (await store.latestCheckpoint(runId))!;
+        await registry.addCheckpoint(runId, { version: last.version, path: last.path, step: last.version });
+        await registry.setLastStep(runId, last.version);
+        return { trainerSteps: last.version, exploreSteps: (await store.getState<number>(runId, 'explorer_target')) ?? 0, checkpoint: last.path };
+      },
     };
-    // base_accuracy is the accuracy of the model entering the last stage (see run.ts); the starting
-    // model is evaluated before the first step and each stage's result after it.
-    const lastStage = stages.length - 1;
-    if ((await store.getState<number>(runId, 'eval_start')) === null) {
-      const start = await evalLatest('start');
-      await store.setState(runId, 'eval_start', start.accuracy);
-      if (lastStage === 0) await store.setState(runId, 'base_accuracy', start.accuracy);
-    }
-    let stopped = false;
-    for (;;) {
-      const ck = (await store.latestCheckpoint(runId))!;
-      const meta = loadCheckpoint(ck.path).meta; // small model: reading it whole is cheap
-      // A stage_index past the stages is a bad rft.json, not a finished run.
-      const si = checkStageIndex(meta, stages.length, ck.path);
-      if (si >= stages.length || c.opts.signal?.aborted) break;
-      const stage = stages[si]!;
-      // A run killed between the end of the previous stage and its eval resumes here without a base.
-      if (si === lastStage && (await store.getState<number>(runId, 'base_accuracy')) === null) {
-        await store.setState(runId, 'base_accuracy', (await evalLatest(si === 0 ? 'start' : stages[si - 1]!.name)).accuracy);
-      }
-      if (!(await store.getState(runId, `stage_start:${si}`))) await store.setState(runId, `stage_start:${si}`, { version: ck.version, path: ck.path });
-      const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
-      const explores = objective.name !== 'sft' && stage.mode !== 'train';
-      metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name, processes: explores ? 2 : 1 });
-      stopped = await runStage(c, { runDir, runId, store: storeUrl, stage: si }, explores);
-      if (stopped) break;
-      if (si < lastStage) {
-        const after = await evalLatest(stage.name);
-        if (si + 1 === lastStage) await store.setState(runId, 'base_accuracy', after.accuracy);
-      }
-    }
-    const final = await evalLatest('final');
-    // Periodic evals (monitor.eval_every) ran in the trainer process: listed in step order as one process lists them.
-    const periodic = metrics
-      .read()
-      .filter((r) => r.kind === 'eval' && r.component === 'trainer' && r.t >= c.t0)
-      .map((r) => ({ stage: String(r.stage), step: Number(r.step), accuracy: Number(r.accuracy), mean_reward: Number(r.mean_reward) }));
-    const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))].sort((a, b) => a.e.step - b.e.step || a.p - b.p).map((x) => x.e);
-    const last = (await store.latestCheckpoint(runId))!;
-    // Missing only when a stop came before the last stage began: then the newest eval before 'final' is the base.
-    const baseAcc = (await store.getState<number>(runId, 'base_accuracy')) ?? evals.at(-2)?.accuracy ?? final.accuracy;
-    const summary: RunSummary = {
-      run_id: runId,
-      run_dir: runDir,
-      base_accuracy: baseAcc,
-      final_accuracy: final.accuracy,
-      evals: allEvals,
-      trainer_steps: last.version,
-      explore_steps: (await store.getState<number>(runId, 'explorer_target')) ?? 0,
-      wall_seconds: (Date.now() - c.t0) / 1000,
+    const { summary, stopped } = await runStages(cfg, strategy, {
+      runId,
+      runDir,
+      metrics,
+      t0: c.t0,
+      signal: c.opts.signal,
       // monitor.report: false writes no HTML report (the summary's report is then '').
-      report: cfg.monitor.report ? join(runDir, 'report.html') : '',
-      checkpoint: last.path,
-    };
-    await registry.addCheckpoint(runId, { version: last.version, path: last.path, step: last.version });
-    await registry.setLastStep(runId, last.version);
-    if (summary.report) writeReport(summary.report, `RFT Studio run ${runId}`, metrics.read(), {
-      base_accuracy: summary.base_accuracy,
-      final_accuracy: summary.final_accuracy,
-      trainer_steps: summary.trainer_steps,
-      wall_seconds: summary.wall_seconds,
-      stages: stages.map((s) => `${s.name}:${s.algorithm.name}`).join(' -> '),
-      synchronizer: `checkpoint, sync_interval ${cfg.synchronizer.sync_interval}, sync_offset ${cfg.synchronizer.sync_offset}`,
+      reportFile: cfg.monitor.report ? join(runDir, 'report.html') : '',
+      reportTitle: `RFT Studio run ${runId}`,
+      reportExtra: { synchronizer: `checkpoint, sync_interval ${cfg.synchronizer.sync_interval}, sync_offset ${cfg.synchronizer.sync_offset}` },
     });
     if (stopped) log.info('run stopped; `rft resume` continues it');
     return summary;

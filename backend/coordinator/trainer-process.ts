@@ -1,20 +1,15 @@
 // `rft trainer-worker RUN_DIR`: the trainer of a run as its own process. Starts from the newest
-// checkpoint in the buffer (its step is the resume point), trains the stage, publishes checkpoints.
+// checkpoint in the buffer (its step is the resume point), trains the stage with the run loop's
+// step loop (run-loop.ts trainStage), publishes checkpoints.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger } from '../core/log.js';
 import { initEngine } from '../model/engine.js';
-import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
 import { RunRegistry } from '../buffer/runs.js';
 import { makeSampler } from '../buffer/sampler/index.js';
-import { Trainer } from '../trainer/trainer.js';
-import { makeObjective } from '../trainer/objectives.js';
-import { runTrainerLoop } from '../trainer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import { evalOptions, samplerConfig, stageBatchSize, trainerOptions } from './setup.js';
-import { evaluate } from './evaluate.js';
-import { LocalRolloutModel } from '../explorer/local-model.js';
+import { openStage, trainStage } from './run-loop.js';
 
 const log = logger('trainer-worker');
 
@@ -40,44 +35,24 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     }
     const stageStep = metaStage === a.stage && typeof meta.stage_step === 'number' ? meta.stage_step : 0;
     const step = typeof meta.step === 'number' ? meta.step : meta.version;
-    const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
     // The reference is the policy as it entered the stage: the stage-start checkpoint, never pruned.
     const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
-    // Under LoRA the reference is the frozen base without adapters (a view: no second copy).
-    const reference = objective.needsReference ? (model.lora ? model.base() : start ? loadCheckpoint(start.path).model : model.clone()) : undefined;
-    const critic = objective.needsCritic ? new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17) : undefined;
-    const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference, critic);
-    const explores = objective.name !== 'sft' && stage.mode !== 'train';
-    const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
-    const batchSize = await stageBatchSize(db, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
+    const parts = await openStage(cfg, stage, model, tok, db, runId, () => (start ? loadCheckpoint(start.path).model : model.clone()));
     const registry = await RunRegistry.open(ctx.workspace);
-    const every = cfg.monitor.eval_every;
     const stageStarts = new Set<number>();
     for (let i = 0; i <= a.stage; i++) {
       const s = await db.getState<{ version: number }>(runId, `stage_start:${i}`);
       if (s) stageStarts.add(s.version);
     }
-    log.info(`stage ${stage.name} (${objective.name}) from v${meta.version}, stage step ${stageStep}, batch ${batchSize}`);
-    const r = await runTrainerLoop({
-      trainer,
-      sampler: makeSampler(db, sCfg),
-      batchSize,
-      step,
-      stageStep,
-      steps: stage.steps,
-      wallSeconds: stage.wall_seconds,
+    log.info(`stage ${stage.name} (${parts.objective.name}) from v${meta.version}, stage step ${stageStep}, batch ${parts.batchSize}`);
+    // Placement `checkpoint`, trainer side: experiences come from the explorer process through the
+    // run's buffer; weights go out as checkpoints recorded in it.
+    const r = await trainStage({ cfg, stage, model, tok, evalTasks: ctx.pools.eval, reward: ctx.pools.reward, metrics, step, stageStep }, parts, {
+      sampler: makeSampler(db, parts.samplerConfig),
       syncInterval: cfg.synchronizer.sync_interval,
       signal,
-      // monitor.eval_every: the held-out eval of the weights every N steps of the stage, as in one process.
-      afterStep: every > 0 ? async (v, sStep) => {
-        if (sStep % every !== 0) return;
-        const r = await evaluate(new LocalRolloutModel(model, tok, v), ctx.pools.eval, ctx.pools.reward, evalOptions(cfg));
-        metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...r });
-        log.info(`eval after ${stage.name} step ${v}: accuracy ${r.accuracy.toFixed(3)}`);
-      } : undefined,
-      onMetrics: (rec) => metrics.write({ stage: stage.name, ...rec }),
       onState: (s, d) => ctx.setState('trainer', s, d),
-      publish: async (version, sStep, done) => {
+      publishWeights: async (version, sStep, done) => {
         const dir = join(ctx.runDir, 'checkpoints', `v${version}`);
         await saveCheckpoint(model, dir, { version, step: version, stage: stage.name, stage_index: done ? a.stage + 1 : a.stage, stage_step: done ? 0 : sStep }, tok);
         await db.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
@@ -89,9 +64,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
       },
     });
     log.info(`stage ${stage.name}: ${r.stageDone ? 'done' : 'stopped'} at step ${r.step}, idle ${(r.idle * 100).toFixed(1)}%`);
-    trainer.dispose();
-    reference?.dispose();
-    critic?.dispose();
+    parts.dispose();
     model.dispose();
     return 0;
   } finally {

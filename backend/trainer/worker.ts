@@ -25,6 +25,15 @@ export interface TrainerLoopOptions {
   onState?(state: ComponentState, detail?: string): void;
   /** After each step (and its publish, if any): e.g. a periodic evaluation (monitor.eval_every). */
   afterStep?(step: number, stageStep: number): Promise<void>;
+  /**
+   * Before each step's read, where the placement makes that step's experiences itself (one process:
+   * explore now with the current weights). Returns the step's batch size, or null when the step
+   * produced nothing trainable (the loop checks its bounds and tries again). Without it another
+   * process or machine feeds the buffer and the read waits for it.
+   */
+  explore?(step: number, stageStep: number): Promise<number | null>;
+  /** Fields added to each step's `state` record (e.g. the explorer's idle fraction in one process). */
+  stateExtra?(): Record<string, unknown>;
   /** Per blocking read; a run whose explorer died must not hang forever. */
   sampleTimeoutMs?: number;
   signal?: AbortSignal;
@@ -45,9 +54,16 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
   const stageDone = () => (o.steps !== undefined && s >= o.steps) || (o.wallSeconds !== undefined && (Date.now() - t0) / 1000 >= o.wallSeconds);
   while (!stageDone() && !o.signal?.aborted) {
     clock.set('waiting', `batch for step ${step}`);
+    let batchSize = o.batchSize;
+    if (o.explore) {
+      // The trainer waits while this process explores (its idle time, as when another process does).
+      const n = await o.explore(step, s);
+      if (n === null) continue;
+      batchSize = n;
+    }
     let batch;
     try {
-      batch = await o.sampler.sample({ batchSize: o.batchSize, currentVersion: step, step, timeoutMs: o.sampleTimeoutMs ?? 600_000, signal: o.signal });
+      batch = await o.sampler.sample({ batchSize, currentVersion: step, step, timeoutMs: o.sampleTimeoutMs ?? 600_000, signal: o.signal });
     } catch (e) {
       if (o.signal?.aborted) break;
       throw e;
@@ -68,7 +84,7 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
       await o.afterStep(step, s);
     }
     const snap = clock.snapshot();
-    o.onMetrics({ kind: 'state', component: 'trainer', step: step - 1, trainer_idle: snap.idle, ...prefix('trainer_', snap) });
+    o.onMetrics({ kind: 'state', component: 'trainer', step: step - 1, trainer_idle: snap.idle, ...prefix('trainer_', snap), ...o.stateExtra?.() });
   }
   const stopped = !stageDone();
   // A stop between syncs still leaves a resume point at the current step.

@@ -7,7 +7,7 @@
 // bundle share: every trained batch holds expert rows); monitor.eval_every evaluates in both local ones.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
@@ -149,6 +149,61 @@ test('distributed (PostgreSQL): the same pipelines and sampler', async (t) => {
     try {
       // Top-up jobs (for groups the filter dropped) pick any task, so only the pipelines and the sampler are checked here.
       await checkBuffer(store, 'dist', 'distributed');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    pg.stop();
+  }
+});
+
+// Issue 17 item 4: a config with stages runs distributed through the same run loop: an SFT warm-up
+// on the experts file (no jobs queued, no explorer needed), then MIX with explorers; the trainer's
+// metrics.jsonl, evaluations (start, after the warm-up, eval_every, final), summary.json and report
+// are those of a local run.
+test('distributed (PostgreSQL): SFT warm-up then MIX, logged and evaluated like a local run', async (t) => {
+  const pg = startPg();
+  if ('skip' in pg) return t.skip(pg.skip);
+  try {
+    const url = pgSchemaUrl(pg.url);
+    const base = config('checkpoint');
+    const cfg: RunConfig = { ...base, stages: [{ ...base.stages![0]!, name: 'warmup', algorithm: { name: 'sft', params: {} }, steps: 2, batch_size: 8 }, { ...base.stages![0]!, name: 'mix', steps: STEPS }] };
+    await createDistributedRun(cfg, url, 'staged', join(dir, 'weights-staged'));
+    const stop = new AbortController();
+    const explorer = distributedExplorer({ url, runId: 'staged', signal: stop.signal, leaseMs: 20_000 });
+    let r;
+    try {
+      r = await distributedTrainer({ url, runId: 'staged', outDir: join(dir, 'staged-out') });
+      assert.equal(r.done, true);
+      assert.equal(r.step, 2 + STEPS);
+    } finally {
+      stop.abort();
+      await explorer;
+    }
+    const recs = readFileSync(join(r.outDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(recs.filter((x) => x.kind === 'stage').map((x) => x.stage), ['warmup', 'mix']);
+    assert.deepEqual(recs.filter((x) => x.kind === 'train').map((x) => `${x.stage}@${x.step}`), ['warmup@0', 'warmup@1', 'mix@2', 'mix@3', 'mix@4']);
+    const summary = JSON.parse(readFileSync(join(r.outDir, 'summary.json'), 'utf8')) as { evals: { stage: string; step: number; accuracy: number }[]; trainer_steps: number; base_accuracy: number; final_accuracy: number; report: string };
+    // start, eval_every 2 at the warm-up's step 2 and its stage-end eval (the base of the last stage),
+    // eval_every 2 in MIX (its stage step 2 = v4), final: as a local run lists them.
+    assert.deepEqual(summary.evals.map((e) => `${e.stage}@${e.step}`), ['start@0', 'warmup@2', 'warmup@2', 'mix@4', 'final@5']);
+    assert.equal(summary.trainer_steps, 5);
+    assert.equal(summary.base_accuracy, summary.evals[2]!.accuracy);
+    assert.equal(summary.final_accuracy, r.eval.final!.accuracy);
+    assert.ok(existsSync(summary.report), 'report.html');
+    const store = await openStore(url);
+    try {
+      const experts = new Set((await store.list({ runId: 'staged', source: 'expert', limit: 1000 })).map((e) => e.id));
+      for (const step of [0, 1]) {
+        const batch = await store.consumed('trainer', step, 'staged');
+        assert.equal(batch.length, 8, `warm-up step ${step}: the stage's batch_size`);
+        assert.ok(batch.every((id) => experts.has(id)), `warm-up step ${step} trains on expert rows only`);
+      }
+      const usual = await store.list({ runId: 'staged', source: 'usual', limit: 10_000 });
+      assert.ok(usual.length > 0, 'MIX explored');
+      // No job was planned for a warm-up step: every explored experience feeds a MIX step.
+      for (const e of usual) assert.ok(Number(String(e.metadata?.job).split(':')[0]) >= 2, `experience of job ${String(e.metadata?.job)}`);
+      for (const step of [2, 3, 4]) assert.ok((await store.consumed('trainer', step, 'staged')).some((id) => !experts.has(id)), `MIX step ${step} has explored rows`);
     } finally {
       await store.close();
     }

@@ -16,6 +16,7 @@ import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { experiencePipeline, runReward, stagesOf } from '../setup.js';
+import { stageOfStep } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { ChecksumError } from './weights.js';
 import type { HttpWeightsSource } from './weights-http.js';
@@ -79,12 +80,14 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const q = await withRetry(() => JobQueue.open(o.url, { queryTimeoutMs: Math.max(2000, Math.min(5000, leaseMs / 2)) }), { signal: o.signal });
   const id = workerId('explorer');
   const cfg = await readDistributedConfig(() => withRetry(() => q.getState(o.runId, 'dist:config'), { signal: o.signal }), `run ${o.runId}`);
-  const stage = stagesOf(cfg)[0]!;
+  const stages = stagesOf(cfg);
   await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
   const workflow = workflows.get(cfg.workflow.name);
   const reward = runReward(cfg);
-  // The same experience pipeline as every process model: a filtered experience is never acked.
-  const pipeline = experiencePipeline(cfg, () => stage.algorithm);
+  // The same experience pipeline as every process model: a filtered experience is never acked. The
+  // advantages are those of the stage the job's trainer step belongs to.
+  let jobTarget = 0;
+  const pipeline = experiencePipeline(cfg, () => stages[stageOfStep(stages, jobTarget)]!.algorithm);
   const S = cfg.buffer.max_staleness;
   const batch = o.batch ?? 1;
   let model: LocalRolloutModel | null = null;
@@ -206,6 +209,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             seed: (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0,
             sampling: { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p },
           });
+          jobTarget = job.target;
           const exps = pipeline.run(raw).experiences.map((e, i) => ({
             ...e,
             id: experienceId(o.runId, job.id, i),

@@ -14,6 +14,8 @@ export interface JobPlan {
   selector?: string;
   tasksPerStep: number;
   sync: SyncPlan;
+  /** First target past the stage these jobs feed (no job is planned for a step of a later stage). */
+  end?: number;
 }
 
 function shuffledEpoch(p: JobPlan, epoch: number): Task[] {
@@ -33,6 +35,7 @@ export const PLANNED_SELECTORS = ['shuffle', 'sequential', 'random'];
 export function stepJobs(p: JobPlan, target: number): NewJob[] {
   const n = p.tasks.length;
   const out: NewJob[] = [];
+  if (p.end !== undefined && target >= p.end) return out;
   for (let k = 0; k < p.tasksPerStep; k++) {
     const i = target * p.tasksPerStep + k;
     out.push({ id: `${target}:${k}`, target, requiredVersion: requiredVersion(target, p.sync), task: pick(p, i, n) });

@@ -10,20 +10,24 @@ import { saveCheckpoint } from '../../model/checkpoint.js';
 import { PostgresStore } from '../../buffer/storage/postgres.js';
 import { JobQueue, type WorkerRow } from '../../buffer/queue/job-queue.js';
 import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
-import { makeObjective } from '../../trainer/objectives.js';
 import { expertExperience, initialModel, loadTasks, makeTokenizer, stagesOf, tokenizerTexts } from '../setup.js';
 import { checkSyncConfig } from '../sync-plan.js';
+import { stageExplores } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';
 
 /** What a distributed run supports today; anything else is refused up front with the field named. */
 export function checkDistributedConfig(cfg: RunConfig): string | null {
+  if (cfg.mode === 'explore' || cfg.mode === 'bench') return `mode: ${cfg.mode} has no trainer; run it with \`rft run\``;
   const stages = stagesOf(cfg);
-  if (stages.length !== 1) return 'stages: a distributed run has one stage (several stages run with `rft run`)';
-  const s = stages[0]!;
-  if (s.steps === undefined) return 'trainer.steps: a distributed run needs a number of steps';
-  if (makeObjective(s.algorithm.name, s.algorithm.params).name === 'sft' || s.mode !== 'both') return 'algorithm/mode: a distributed run explores and trains (mode both, an RL algorithm)';
+  for (const [i, s] of stages.entries()) {
+    const at = cfg.stages ? `stages[${i}]` : 'trainer';
+    // Jobs are planned per trainer step, so a stage is bounded by its steps (not a wall-clock budget).
+    if (s.steps === undefined) return `${at}.steps: a distributed run needs a number of steps for every stage`;
+    if (s.wall_seconds !== undefined) return `${at}.wall_seconds: a distributed run bounds stages by steps; give steps instead`;
+    if (s.mode === 'explore') return `${at}.mode: a distributed stage trains (mode both or train); an explore-only run goes with \`rft run\``;
+  }
   if (!PLANNED_SELECTORS.includes(cfg.taskset.selector)) return `taskset.selector: a distributed run plans its jobs ahead with ${PLANNED_SELECTORS.join(', ')}; '${cfg.taskset.selector}' learns from outcomes (run it with \`rft run\`)`;
   return checkSyncConfig(cfg);
 }
@@ -60,9 +64,11 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     const v0 = versionDir(dir, runId, 0);
     await saveCheckpoint(model, v0, { version: 0, step: 0, stage: stagesOf(cfg)[0]!.name, stage_index: 0, stage_step: 0 }, tok);
     model.dispose();
-    const plan = { tasks: pools.train, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 } };
+    // The first steps' jobs, when the first stage explores (a warm-up SFT stage trains on expert data alone).
+    const first = stagesOf(cfg)[0]!;
+    const plan = { tasks: pools.train, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: first.steps, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 } };
     let jobs = 0;
-    for (let t = 0; t <= cfg.synchronizer.sync_offset; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
+    if (stageExplores(first)) for (let t = 0; t <= cfg.synchronizer.sync_offset; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
     // Recorded last: a run with a v0 checkpoint is complete (a setup killed before this starts over).
     await store.addCheckpoint({ runId, version: 0, path: v0, checksum: checksumDir(v0), createdAt: Date.now() });
     return { created: true, checkpoint: v0, jobs };

@@ -12,16 +12,12 @@ import { PostgresStore } from '../../buffer/storage/postgres.js';
 import { makeSampler } from '../../buffer/sampler/index.js';
 import { JobQueue, workerId } from '../../buffer/queue/job-queue.js';
 import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
-import { Trainer } from '../../trainer/trainer.js';
-import { makeObjective } from '../../trainer/objectives.js';
-import { runTrainerLoop } from '../../trainer/worker.js';
-import { samplerConfig, stageBatchSize, stagesOf, trainerOptions } from '../setup.js';
+import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
-import { workflows } from '../../explorer/workflow.js';
-import '../../explorer/workflows/index.js';
 import { evaluate, type EvalResult } from '../evaluate.js';
-import { MetricsLog, writeReport } from '../monitor.js';
-import { runReward } from '../setup.js';
+import { MetricsLog } from '../monitor.js';
+import { evalOptions, runReward, stagesOf } from '../setup.js';
+import { openStage, runStages, stageStarts, trainStage, type RunStrategy } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
@@ -85,7 +81,6 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const weightsDir = await store.getState<string>(o.runId, 'dist:weights');
     if (!weightsDir) throw new Error(`run ${o.runId}: no weights folder recorded`);
     const outDir = o.outDir ?? join(weightsDir, o.runId);
-    const stage = stagesOf(cfg)[0]!;
     const latest = await store.latestCheckpoint(o.runId);
     if (!latest) throw new Error(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
     // The trainer resumes from its own disk: the folder `rft coordinator --weights` wrote v0 into.
@@ -104,102 +99,122 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       log.info(`run ${o.runId}: serving weights at ${url}`);
     } else await store.setState(o.runId, 'dist:weights-http', null);
     if (!tok) throw new Error(`${latest.path}: checkpoint has no tokenizer.json`);
-    const step = typeof meta.step === 'number' ? meta.step : meta.version;
-    version = step;
-    const stageStep = meta.stage_index === 1 ? (stage.steps ?? step) : typeof meta.stage_step === 'number' ? meta.stage_step : step;
-    const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
-    // Under LoRA the reference is the frozen base without adapters (a view: no second copy).
-    const reference = objective.needsReference ? (model.lora ? model.base() : loadVerified((await store.listCheckpoints(o.runId))[0]!.path, '').model) : undefined;
-    const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), reference);
-    // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
-    const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, o.runId);
-    const groupSize = cfg.explorer.repeat_times;
-    const batchSize = await stageBatchSize(store, sCfg, true, cfg.trainer.batch_size, cfg.explorer.tasks_per_step * groupSize);
-    const plan = {
-      tasks: await store.listTasks(o.runId),
-      seed: cfg.seed,
-      selector: cfg.taskset.selector,
-      tasksPerStep: cfg.explorer.tasks_per_step,
-      sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 },
-    };
-    const sampler = new FeedingSampler(makeSampler(store, sCfg), q, o.runId, plan, groupSize);
-    log.info(`run ${o.runId}: training from v${meta.version} (step ${stageStep} of ${stage.steps}), batch ${batchSize}`);
+    const stages = stagesOf(cfg);
+    const starts = stageStarts(stages);
+    version = typeof meta.step === 'number' ? meta.step : meta.version;
+    // Where the run stands: the stage of the newest checkpoint and its step in that stage.
+    let stageIndex = checkStageIndex(meta, stages.length, latest.path);
+    let resumeStageStep = typeof meta.stage_step === 'number' ? meta.stage_step : 0;
     // The run's record on this host, as a local run keeps it: metrics.jsonl (one line per step, the
     // evaluations), report.html and summary.json at the end.
     mkdirSync(outDir, { recursive: true });
     const metrics = new MetricsLog(join(outDir, 'metrics.jsonl'));
-    if (meta.version === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: objective.name, distributed: true });
     const evalTasks = (await store.getState<Task[]>(o.runId, 'dist:eval')) ?? [];
     await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
     const reward = runReward(cfg);
-    const evalNow = async (label: string, v: number): Promise<EvalResult | null> => {
-      if (!evalTasks.length) return null;
-      state = 'evaluating';
-      detail = `${label}: ${evalTasks.length} task(s) with v${v}`;
-      const r = await evaluate(new LocalRolloutModel(model, tok, v), evalTasks, reward, { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) });
-      metrics.write({ kind: 'eval', stage: label, step: v, ...r });
-      log.info(`eval ${label} (v${v}): accuracy ${r.accuracy.toFixed(3)}, mean reward ${r.mean_reward.toFixed(3)} over ${r.n} task(s)`);
-      return r;
+    const groupSize = cfg.explorer.repeat_times;
+    const tasks = await store.listTasks(o.runId);
+    let topUps = 0;
+    let idle = 0;
+    let exploreSteps = 0;
+    // Stage starts stay on disk: the reference of a stage resumed in the middle is loaded from there.
+    const keep = new Set<number>([0]);
+    // Placement `distributed`: this process trains every stage; explorers on any machine lease the
+    // jobs of exploring stages from the queue and ack their experiences into the buffer; weights go
+    // out as sha256-verified versions (HTTP from here, or the shared folder) announced by NOTIFY.
+    const strategy: RunStrategy = {
+      nextStage: async () => stageIndex,
+      startEvaluated: async () => (await store.getState(o.runId, 'dist:eval_start')) !== null,
+      startEvaluation: (r) => store.setState(o.runId, 'dist:eval_start', r),
+      getBase: async () => (await store.getState<number>(o.runId, 'dist:base_accuracy')) ?? undefined,
+      setBase: (acc) => store.setState(o.runId, 'dist:base_accuracy', acc),
+      evaluate: async (label) => {
+        state = 'evaluating';
+        detail = `${label}: ${evalTasks.length} task(s) with v${version}`;
+        return { result: await evaluate(new LocalRolloutModel(model, tok, version!), evalTasks, reward, evalOptions(cfg)), step: version! };
+      },
+      finalWhenStopped: false,
+      runStage: async (si, stage) => {
+        const stageStep = resumeStageStep;
+        resumeStageStep = 0;
+        const stageStart = starts[si]!;
+        keep.add(stageStart);
+        const startCk = (await store.listCheckpoints(o.runId)).find((c) => c.version === stageStart);
+        const parts = await openStage(cfg, stage, model, tok, store, o.runId, () =>
+          startCk && startCk.version !== version && existsSync(startCk.path) ? loadVerified(startCk.path, startCk.checksum).model : model.clone(),
+        );
+        if (stageStep === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: parts.objective.name, distributed: true });
+        // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
+        const inner = makeSampler(store, parts.samplerConfig);
+        // An exploring stage queues the jobs of its steps (never past its end); a train-only stage samples expert data.
+        const feeding = parts.explores
+          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stageStart + stage.steps!, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: stageStart } }, groupSize)
+          : undefined;
+        log.info(`run ${o.runId}: stage ${stage.name} (${parts.objective.name}) from v${version} (step ${stageStep} of ${stage.steps}), batch ${parts.batchSize}`);
+        // Every step goes to metrics.jsonl; the log gets a line per step at most every 5 s (and the last).
+        let logged = 0;
+        const r = await trainStage({ cfg, stage, model, tok, evalTasks, reward, metrics, step: version!, stageStep }, parts, {
+          sampler: feeding ?? inner,
+          syncInterval: cfg.synchronizer.sync_interval,
+          signal: o.signal,
+          onMetrics: (rec) => {
+            if (rec.kind !== 'train') return metrics.write(rec);
+            steps++;
+            if (parts.explores) exploreSteps++;
+            const usual = (feeding?.last ?? []).filter((e) => e.source === 'usual');
+            const rewardMean = usual.length ? usual.reduce((x, e) => x + e.reward, 0) / usual.length : null;
+            metrics.write({ ...rec, reward_mean: rewardMean, full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null });
+            const n = Number(rec.step) + 1 - stageStart;
+            if (Date.now() - logged >= 5000 || n >= stage.steps!) {
+              logged = Date.now();
+              log.info(`${stage.name} step ${n}/${stage.steps}: loss ${Number(rec.loss).toFixed(4)}, batch reward ${rewardMean === null ? '-' : rewardMean.toFixed(3)}, waited ${Number(rec.waited_s).toFixed(2)} s`);
+            }
+          },
+          onState: (s, d) => {
+            state = s;
+            detail = d ?? '';
+          },
+          publishWeights: async (v, sStep, done) => {
+            const dir = versionDir(weightsDir, o.runId, v);
+            await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok);
+            const checksum = checksumDir(dir);
+            server?.add(checksum, dir); // servable before any explorer hears of it
+            await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
+            version = v;
+            await withRetry(() => q.notifyWeights(o.runId, v), retry);
+            pruneVersions(weightsDir, o.runId, v, cfg.buffer.max_staleness + 3, keep);
+          },
+        });
+        parts.dispose();
+        topUps += feeding?.topUps ?? 0;
+        idle = r.idle;
+        if (!r.stageDone) return true;
+        stageIndex = si + 1;
+        return false;
+      },
+      // Explorers stop on dist:done; the final evaluation runs after it, on a quiet machine.
+      beforeFinal: async (completed) => {
+        if (completed) await store.setState(o.runId, 'dist:done', { step: version, at: Date.now() });
+      },
+      finish: async () => ({ trainerSteps: version!, exploreSteps, checkpoint: versionDir(weightsDir, o.runId, version!) }),
     };
-    // The starting weights are evaluated once per run (a restarted trainer does not repeat it).
-    let evalStart: EvalResult | null = null;
-    if (meta.version === 0 && (await store.getState(o.runId, 'dist:eval_start')) === null) {
-      evalStart = await evalNow('start', 0);
-      await store.setState(o.runId, 'dist:eval_start', evalStart ?? { n: 0 });
-    } else evalStart = await store.getState<EvalResult>(o.runId, 'dist:eval_start');
-    // Every step goes to metrics.jsonl; the log gets a line per step at most every 5 s (and the last).
-    let logged = 0;
-    const r = await runTrainerLoop({
-      trainer,
-      sampler,
-      batchSize,
-      step,
-      stageStep,
-      steps: stage.steps,
-      syncInterval: cfg.synchronizer.sync_interval,
+    const run = await runStages(cfg, strategy, {
+      runId: o.runId,
+      runDir: outDir,
+      metrics,
+      t0,
       signal: o.signal,
-      onMetrics: (rec) => {
-        if (rec.kind !== 'train') return metrics.write({ stage: stage.name, ...rec });
-        steps++;
-        const usual = sampler.last.filter((e) => e.source === 'usual');
-        const rewardMean = usual.length ? usual.reduce((a, e) => a + e.reward, 0) / usual.length : null;
-        metrics.write({ stage: stage.name, ...rec, reward_mean: rewardMean, full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null });
-        const n = Number(rec.step) + 1;
-        if (Date.now() - logged >= 5000 || (stage.steps !== undefined && n >= stage.steps)) {
-          logged = Date.now();
-          log.info(`step ${n}/${stage.steps}: loss ${Number(rec.loss).toFixed(4)}, batch reward ${rewardMean === null ? '-' : rewardMean.toFixed(3)}, waited ${Number(rec.waited_s).toFixed(2)} s`);
-        }
-      },
-      onState: (s, d) => {
-        state = s;
-        detail = d ?? '';
-      },
-      publish: async (v, sStep, done) => {
-        const dir = versionDir(weightsDir, o.runId, v);
-        await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? 1 : 0, stage_step: sStep }, tok);
-        const checksum = checksumDir(dir);
-        server?.add(checksum, dir); // servable before any explorer hears of it
-        await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
-        version = v;
-        await withRetry(() => q.notifyWeights(o.runId, v), retry);
-        pruneVersions(weightsDir, o.runId, v, cfg.buffer.max_staleness + 3);
-      },
+      reportFile: cfg.monitor.report ? join(outDir, 'report.html') : '',
+      reportTitle: `RFT Studio distributed run ${o.runId}`,
+      reportExtra: { distributed: true },
     });
-    // Explorers stop on dist:done; the final evaluation runs after it, on a quiet machine.
-    if (r.stageDone) await store.setState(o.runId, 'dist:done', { step: r.step, at: Date.now() });
-    const evalFinal = r.stageDone ? await evalNow('final', r.step) : null;
-    state = r.stageDone ? 'done' : 'stopped';
+    state = run.stopped ? 'stopped' : 'done';
     detail = '';
-    log.info(`run ${o.runId}: ${state} at step ${r.step}, idle ${(r.idle * 100).toFixed(1)}%, ${sampler.topUps} top-up job(s)`);
-    trainer.dispose();
-    reference?.dispose();
+    log.info(`run ${o.runId}: ${state} at step ${version}, idle ${(idle * 100).toFixed(1)}%, ${topUps} top-up job(s)`);
     model.dispose();
-    const result: TrainerResult = { worker: id, startedFrom: meta.version, step: r.step, done: r.stageDone, idle: r.idle, wallS: (Date.now() - t0) / 1000, topUps: sampler.topUps, eval: { start: evalStart, final: evalFinal }, outDir };
-    if (r.stageDone) {
-      const summary = { run_id: o.runId, distributed: true, base_accuracy: evalStart?.accuracy ?? null, final_accuracy: evalFinal?.accuracy ?? null, trainer_steps: r.step, top_ups: sampler.topUps, checkpoint: versionDir(weightsDir, o.runId, r.step) };
-      writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-      writeReport(join(outDir, 'report.html'), `RFT Studio distributed run ${o.runId}`, metrics.read(), summary);
-    }
+    const evalStart = run.start ?? (await store.getState<EvalResult>(o.runId, 'dist:eval_start'));
+    const result: TrainerResult = { worker: id, startedFrom: meta.version, step: version, done: !run.stopped, idle, wallS: (Date.now() - t0) / 1000, topUps, eval: { start: evalStart, final: run.final }, outDir };
+    if (!run.stopped) writeFileSync(join(outDir, 'summary.json'), JSON.stringify({ ...run.summary, distributed: true, top_ups: topUps }, null, 2) + '\n');
     return result;
   } finally {
     clearInterval(hb);

@@ -33,15 +33,15 @@ export function loadVerified(path: string, checksum: string): LoadedCheckpoint {
   return loadCheckpoint(path);
 }
 
-/** Remove published versions older than the newest `keep` (v0, the run's start, stays). */
-export function pruneVersions(weightsDir: string, runId: string, newest: number, keep: number): void {
+/** Remove published versions older than the newest `keep` (v0, the run's start, and `also` stay). */
+export function pruneVersions(weightsDir: string, runId: string, newest: number, keep: number, also?: Set<number>): void {
   const dir = join(weightsDir, runId);
   if (!existsSync(dir)) return;
   for (const name of readdirSync(dir)) {
     const m = /^v(\d+)$/.exec(name);
     if (!m) continue;
     const v = Number(m[1]);
-    if (v === 0 || v > newest - keep) continue;
+    if (v === 0 || v > newest - keep || also?.has(v)) continue;
     rmSync(join(dir, name), { recursive: true, force: true });
   }
 }

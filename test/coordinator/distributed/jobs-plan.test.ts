@@ -17,6 +17,11 @@ test('step t has tasks_per_step jobs t:k, each runnable from the version the syn
   assert.equal(stepJobs(plan(), 0)[0]!.requiredVersion, 0, 'never below the stage start');
   assert.equal(stepJobs(plan({ sync: { interval: 2, offset: 0, stageStartVersion: 0 } }), 5)[0]!.requiredVersion, 4, 'published every 2 steps');
   assert.deepEqual(stepJobs(plan(), 4), j, 'the same plan gives the same jobs (a restarted trainer adds nothing new)');
+  // A stage's plan ends at its last step: sync_offset never queues jobs for the next stage's steps.
+  const staged = plan({ end: 5, sync: { interval: 1, offset: 1, stageStartVersion: 3 } });
+  assert.equal(stepJobs(staged, 4).length, 2);
+  assert.deepEqual(stepJobs(staged, 5), []);
+  assert.equal(stepJobs(staged, 3)[0]!.requiredVersion, 3, 'a stage\'s first step runs on the weights it starts from');
 });
 
 test('selectors: shuffle covers every task once per epoch; sequential in order; random is seeded', () => {
@@ -53,10 +58,14 @@ function cfg(over: Record<string, unknown>): RunConfig {
   return config;
 }
 
-test('a distributed config: one RL stage and a planned selector; anything else refused naming the field', () => {
+test('a distributed config: stages bounded by steps, trainer modes, a planned selector; anything else refused naming the field', () => {
   assert.equal(checkDistributedConfig(cfg({})), null);
   assert.equal(checkDistributedConfig(cfg({ taskset: { builtin: 'reverse', size: 8, selector: 'sequential' } })), null);
-  assert.match(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 2 }, { name: 'b', algorithm: { name: 'grpo' }, steps: 2 }] }))!, /one stage/);
-  assert.match(checkDistributedConfig(cfg({ algorithm: { name: 'sft' } }))!, /^algorithm\/mode:/);
+  // Stages (an SFT warm-up, then RL) run distributed through the one run loop.
+  assert.equal(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 2 }, { name: 'b', algorithm: { name: 'grpo' }, steps: 2 }] })), null);
+  assert.equal(checkDistributedConfig(cfg({ algorithm: { name: 'sft' } })), null);
+  assert.match(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 2 }, { name: 'b', algorithm: { name: 'grpo' }, wall_seconds: 60 }] }))!, /^stages\[1\]\.steps:/);
+  assert.match(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'grpo' }, steps: 2, mode: 'explore' }] }))!, /^stages\[0\]\.mode:/);
+  assert.match(checkDistributedConfig(cfg({ mode: 'bench' }))!, /^mode:/);
   assert.match(checkDistributedConfig(cfg({ taskset: { builtin: 'reverse', size: 8, selector: 'priority' } }))!, /^taskset\.selector:.*'priority'/);
 });

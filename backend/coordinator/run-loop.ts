@@ -1,0 +1,279 @@
+// The one run loop. What a run computes is written here once: the stage iteration (each stage's
+// objective, reference, critic, trainer, sampler and batch size; the held-out evaluations at the
+// start, every monitor.eval_every steps, after each stage and at the end; base_accuracy; the summary
+// and report) and each stage's step loop (explore -> experience pipeline -> buffer -> sample ->
+// train -> version++ -> publish weights, runTrainerLoop). A placement (placement/memory.ts: one
+// process; processes-run.ts with trainer-process.ts and explorer-process.ts: child processes;
+// distributed/trainer.ts with distributed/explorer.ts: PostgreSQL) is a RunStrategy plus a
+// StageTransport: it decides only where each part runs and how experiences and weights travel.
+import type { RunConfig } from '../core/config.js';
+import type { Task } from '../core/types.js';
+import { logger } from '../core/log.js';
+import { Transformer } from '../model/transformer.js';
+import type { Tokenizer } from '../model/tokenizer/index.js';
+import type { Sampler } from '../buffer/sampler/index.js';
+import { LocalRolloutModel } from '../explorer/local-model.js';
+import type { RewardFn } from '../explorer/workflow.js';
+import { Trainer } from '../trainer/trainer.js';
+import { makeObjective } from '../trainer/objectives.js';
+import type { Objective } from '../trainer/objective.js';
+import { runTrainerLoop, type TrainerLoopResult } from '../trainer/worker.js';
+import type { ComponentState } from '../core/component-state.js';
+import { evaluate, type EvalResult } from './evaluate.js';
+import { writeReport, type MetricsLog } from './monitor.js';
+import type { RunSummary } from './run-types.js';
+import { evalOptions, samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup.js';
+
+const log = logger('coordinator');
+
+/** Whether a stage explores (an RL algorithm in mode both) or trains on the buffer alone (SFT, mode train). */
+export function stageExplores(stage: Stage): boolean {
+  return makeObjective(stage.algorithm.name, stage.algorithm.params).name !== 'sft' && stage.mode !== 'train';
+}
+
+/** The first trainer step of each stage (steps before it), for placements that number steps across stages. */
+export function stageStarts(stages: Stage[]): number[] {
+  const out: number[] = [];
+  let at = 0;
+  for (const s of stages) {
+    out.push(at);
+    at += s.steps ?? 0;
+  }
+  return out;
+}
+
+/** The stage a trainer step belongs to (stages bounded by steps). */
+export function stageOfStep(stages: Stage[], step: number): number {
+  const starts = stageStarts(stages);
+  let i = 0;
+  while (i + 1 < stages.length && step >= starts[i + 1]!) i++;
+  return i;
+}
+
+type SamplerConfig = ReturnType<typeof samplerConfig>;
+
+/** The trainer side of one stage, built the same way by every placement. */
+export interface StageParts {
+  objective: Objective;
+  trainer: Trainer;
+  explores: boolean;
+  samplerConfig: SamplerConfig;
+  batchSize: number;
+  dispose(): void;
+}
+
+/**
+ * `reference()` gives the policy as it entered the stage (a clone in one process, the stage-start
+ * checkpoint elsewhere); under LoRA the reference is the frozen base without adapters (a view).
+ */
+export async function openStage(
+  cfg: RunConfig,
+  stage: Stage,
+  model: Transformer,
+  tok: Tokenizer,
+  store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> },
+  runId: string,
+  reference: () => Transformer,
+): Promise<StageParts> {
+  const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
+  const ref = objective.needsReference ? (model.lora ? model.base() : reference()) : undefined;
+  const critic = objective.needsCritic ? new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17) : undefined;
+  const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), ref, critic);
+  const explores = stageExplores(stage);
+  const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
+  let batchSize: number;
+  try {
+    batchSize = await stageBatchSize(store, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
+  } catch (e) {
+    trainer.dispose();
+    ref?.dispose();
+    critic?.dispose();
+    throw e;
+  }
+  return {
+    objective,
+    trainer,
+    explores,
+    samplerConfig: sCfg,
+    batchSize,
+    dispose() {
+      trainer.dispose();
+      ref?.dispose();
+      critic?.dispose();
+    },
+  };
+}
+
+/** How a stage's experiences reach its trainer and its weights leave it (the placement's part of the step loop). */
+export interface StageTransport {
+  sampler: Sampler;
+  /** One process: explore the step here (see runTrainerLoop's `explore`). Elsewhere another process feeds the buffer. */
+  explore?(step: number, stageStep: number): Promise<number | null>;
+  /** Weights of `version` out to the explorers (and a resume point); `stageDone` marks the stage's end. */
+  publishWeights(version: number, stageStep: number, stageDone: boolean): Promise<void>;
+  /** Steps between publications (synchronizer.sync_interval; 1 in one process). */
+  syncInterval: number;
+  /** Where step records go (default: the run's metrics.jsonl). */
+  onMetrics?(rec: Record<string, unknown>): void;
+  onState?(state: ComponentState, detail?: string): void;
+  stateExtra?(): Record<string, unknown>;
+  sampleTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface StageRun {
+  cfg: RunConfig;
+  stage: Stage;
+  model: Transformer;
+  tok: Tokenizer;
+  evalTasks: Task[];
+  reward: RewardFn;
+  metrics: MetricsLog;
+  /** Trainer steps done before (= the weights' version) and steps of this stage done. */
+  step: number;
+  stageStep: number;
+}
+
+/** One stage's step loop: sample -> train -> version++ -> publish, with monitor.eval_every evaluations. */
+export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): Promise<TrainerLoopResult> {
+  const { cfg, stage, metrics } = r;
+  const every = cfg.monitor.eval_every;
+  return runTrainerLoop({
+    trainer: parts.trainer,
+    sampler: t.sampler,
+    batchSize: parts.batchSize,
+    step: r.step,
+    stageStep: r.stageStep,
+    steps: stage.steps,
+    wallSeconds: stage.wall_seconds,
+    syncInterval: t.syncInterval,
+    signal: t.signal,
+    sampleTimeoutMs: t.sampleTimeoutMs,
+    explore: t.explore,
+    stateExtra: t.stateExtra,
+    // monitor.eval_every: the held-out eval of the weights every N steps of the stage, wherever the trainer runs.
+    afterStep: every > 0 ? async (v, sStep) => {
+      if (sStep % every !== 0) return;
+      const e = await evaluate(new LocalRolloutModel(r.model, r.tok, v), r.evalTasks, r.reward, evalOptions(cfg));
+      metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
+      log.info(`eval after ${stage.name} step ${v}: accuracy ${e.accuracy.toFixed(3)}`);
+    } : undefined,
+    onMetrics: (rec) => (t.onMetrics ?? ((x) => metrics.write(x)))({ stage: stage.name, ...rec }),
+    onState: t.onState,
+    publish: (v, sStep, done) => t.publishWeights(v, sStep, done),
+  });
+}
+
+/** The placement's side of the stage iteration: where the run stands, where stages and evaluations run. */
+export interface RunStrategy {
+  /** The stage to run next (stages.length: all done), from the newest resume point. */
+  nextStage(): Promise<number>;
+  /** Whether the starting weights were evaluated already (a resumed run does not repeat it). */
+  startEvaluated(): Promise<boolean>;
+  startEvaluation?(r: EvalResult): Promise<void>;
+  /** base_accuracy: the accuracy of the weights entering the last stage, once known. */
+  getBase(): Promise<number | undefined>;
+  setBase(accuracy: number): Promise<void>;
+  /** Held-out evaluation of the newest weights; `step` is their version. */
+  evaluate(label: string): Promise<{ result: EvalResult; step: number }>;
+  /** Run stage `si` from its resume point; true when the run was stopped rather than the stage finished. */
+  runStage(si: number, stage: Stage): Promise<boolean>;
+  /** After the last stage, before the final evaluation (distributed: explorers stop). */
+  beforeFinal?(completed: boolean): Promise<void>;
+  /** A stopped run still gets its final evaluation (local runs); distributed evaluates only a finished run. */
+  finalWhenStopped: boolean;
+  finish(): Promise<{ trainerSteps: number; exploreSteps: number; checkpoint: string }>;
+}
+
+export interface RunRecord {
+  runId: string;
+  runDir: string;
+  metrics: MetricsLog;
+  t0: number;
+  signal?: AbortSignal;
+  /** '' writes no report (monitor.report: false). */
+  reportFile: string;
+  reportTitle: string;
+  reportExtra?: Record<string, unknown>;
+}
+
+export interface StagesResult {
+  summary: RunSummary;
+  stopped: boolean;
+  start: EvalResult | null;
+  final: EvalResult | null;
+}
+
+/** The stage iteration of every run, whatever its placement. */
+export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): Promise<StagesResult> {
+  const stages = stagesOf(cfg);
+  const lastStage = stages.length - 1;
+  const evals: RunSummary['evals'] = [];
+  const doEval = async (label: string): Promise<EvalResult> => {
+    const { result: r, step } = await s.evaluate(label);
+    evals.push({ stage: label, step, accuracy: r.accuracy, mean_reward: r.mean_reward });
+    o.metrics.write({ kind: 'eval', stage: label, step, ...r });
+    log.info(`eval ${label} (v${step}): accuracy ${r.accuracy.toFixed(3)}`);
+    return r;
+  };
+  // base_accuracy is the accuracy of the weights entering the last stage: for one stage the weights
+  // the run starts from, for warm-up + MIX the warm-up's result. The starting weights are evaluated
+  // once per run, and each stage's result after it.
+  let start: EvalResult | null = null;
+  if (!(await s.startEvaluated())) {
+    start = await doEval('start');
+    await s.startEvaluation?.(start);
+    if (lastStage === 0) await s.setBase(start.accuracy);
+  }
+  let stopped = false;
+  for (;;) {
+    const si = await s.nextStage();
+    if (si >= stages.length) break;
+    if (o.signal?.aborted) {
+      stopped = true;
+      break;
+    }
+    const stage = stages[si]!;
+    // A run stopped between the end of the previous stage and its eval resumes here without a base.
+    if (si === lastStage && (await s.getBase()) === undefined) await s.setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name)).accuracy);
+    stopped = await s.runStage(si, stage);
+    if (stopped) break;
+    if (si < lastStage) {
+      const after = await doEval(stage.name);
+      if (si + 1 === lastStage) await s.setBase(after.accuracy);
+    }
+  }
+  await s.beforeFinal?.(!stopped);
+  const final = !stopped || s.finalWhenStopped ? await doEval('final') : null;
+  // Periodic evals (monitor.eval_every) ran beside the trainer: listed in step order with these.
+  const periodic = o.metrics
+    .read()
+    .filter((r) => r.kind === 'eval' && r.component === 'trainer' && r.t >= o.t0)
+    .map((r) => ({ stage: String(r.stage), step: Number(r.step), accuracy: Number(r.accuracy), mean_reward: Number(r.mean_reward) }));
+  const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))].sort((a, b) => a.e.step - b.e.step || a.p - b.p).map((x) => x.e);
+  const f = await s.finish();
+  const finalAcc = final?.accuracy ?? NaN;
+  const summary: RunSummary = {
+    run_id: o.runId,
+    run_dir: o.runDir,
+    // Undefined only when a stop came before the last stage began: then the newest eval before 'final' is the base.
+    base_accuracy: (await s.getBase()) ?? (final ? evals.at(-2)?.accuracy : evals.at(-1)?.accuracy) ?? finalAcc,
+    final_accuracy: finalAcc,
+    evals: allEvals,
+    trainer_steps: f.trainerSteps,
+    explore_steps: f.exploreSteps,
+    wall_seconds: (Date.now() - o.t0) / 1000,
+    report: o.reportFile,
+    checkpoint: f.checkpoint,
+  };
+  if (summary.report)
+    writeReport(summary.report, o.reportTitle, o.metrics.read(), {
+      base_accuracy: summary.base_accuracy,
+      final_accuracy: summary.final_accuracy,
+      trainer_steps: summary.trainer_steps,
+      wall_seconds: summary.wall_seconds,
+      stages: stages.map((x) => `${x.name}:${x.algorithm.name}`).join(' -> '),
+      ...o.reportExtra,
+    });
+  return { summary, stopped, start, final };
+}
