@@ -42,7 +42,8 @@ export class ModelsTree implements vscode.TreeDataProvider<ModelNode> {
   /** The root is read afresh each time the view asks (a few small YAML files), so the cards follow configs written by any means. */
   async getChildren(n?: ModelNode): Promise<ModelNode[]> {
     if (!n) {
-      await this.load();
+      // A backend not started yet (or one without models/*) leaves the last list; onStarted refreshes.
+      await this.load().catch(() => undefined);
       return this.models.map((model) => ({ kind: 'model', model }));
     }
     if (n.kind === 'model') return cardRows(n.model, this.usesOf(n.model.dir)).map((row) => ({ kind: 'row', model: n.model, row }));
