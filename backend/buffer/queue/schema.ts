@@ -38,6 +38,16 @@ export const QUEUE_DDL = `
     last_heartbeat DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (run_id, id)
   );
+  -- A run's starting weights (v0) by sha256, in chunks: the coordinator puts them here so a trainer on
+  -- any machine can start without the coordinator's folder (later versions go the trainer's way).
+  CREATE TABLE IF NOT EXISTS rft_weight_files (
+    run_id TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    name TEXT NOT NULL,
+    part INTEGER NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (run_id, sha256, name, part)
+  );
 `;
 
 /** Server time in ms: leases and heartbeats use the database's clock, never a host's (clocks drift). */

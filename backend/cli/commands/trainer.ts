@@ -2,17 +2,20 @@
 // after a crash it resumes from its last checkpoint and buffer position. SIGTERM: stop after the step.
 // It serves its weights over HTTP (--weights-port, --weights-host) unless --no-serve-weights, and
 // writes metrics.jsonl, report.html and summary.json to --out (default WEIGHTS/RUN on this host).
+// --weights-tls-cert / --weights-tls-key: HTTPS (explorers pin the certificate or check it with a CA).
+// --weights DIR: this host's weights folder when it is not the one the coordinator recorded.
+import { readFileSync } from 'node:fs';
 import { command, flagNumber, flagString } from '../command.js';
 import { distributedTrainer } from '../../coordinator/distributed/trainer.js';
 
-const usage = 'trainer --buffer postgres://... --run RUN [--weights-port N] [--weights-host ADDR] [--no-serve-weights] [--out DIR]';
+const usage = 'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR]';
 
 command({
   name: 'trainer',
   usage,
   summary: 'the trainer of a distributed run (serves its weights to the explorers over HTTP)',
   booleanFlags: ['no-serve-weights'],
-  flags: ['buffer', 'run', 'weights-port', 'weights-host', 'out'],
+  flags: ['buffer', 'run', 'weights-port', 'weights-host', 'out', 'weights', 'weights-tls-cert', 'weights-tls-key'],
   run: async (args) => {
     const url = flagString(args, 'buffer');
     const runId = flagString(args, 'run');
@@ -25,12 +28,25 @@ command({
       console.error(`--weights-port: a port number 0-65535 (0: any free port), got '${String(args.flags['weights-port'])}'`);
       return 2;
     }
-    const serveWeights = args.flags['no-serve-weights'] ? (false as const) : { port, host: flagString(args, 'weights-host') };
+    const certFile = flagString(args, 'weights-tls-cert');
+    const keyFile = flagString(args, 'weights-tls-key');
+    if (!certFile !== !keyFile || (certFile && args.flags['no-serve-weights'])) {
+      console.error('--weights-tls-cert and --weights-tls-key: both or neither, and not with --no-serve-weights');
+      return 2;
+    }
+    let tls;
+    try {
+      tls = certFile && keyFile ? { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') } : undefined;
+    } catch (e) {
+      console.error(`--weights-tls-cert / --weights-tls-key: ${(e as Error).message}`);
+      return 2;
+    }
+    const serveWeights = args.flags['no-serve-weights'] ? (false as const) : { port, host: flagString(args, 'weights-host'), tls };
     const ac = new AbortController();
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    const r = await distributedTrainer({ url, runId, signal: ac.signal, serveWeights, outDir: flagString(args, 'out') });
+    const r = await distributedTrainer({ url, runId, signal: ac.signal, serveWeights, outDir: flagString(args, 'out'), weightsDir: flagString(args, 'weights') });
     console.log(JSON.stringify({ kind: 'trainer_result', ...r }));
     return r.done ? 0 : 1;
   },

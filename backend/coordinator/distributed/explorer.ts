@@ -19,7 +19,8 @@ import { experiencePipeline, runReward, stagesOf } from '../setup.js';
 import { stageOfStep } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { ChecksumError } from './weights.js';
-import type { HttpWeightsSource } from './weights-http.js';
+import type { ClientTls, HttpWeightsSource } from './weights-http.js';
+import { openRecordedStore, type WeightsStoreSpec } from './weights-store.js';
 import { WeightsLoader } from './weights-load.js';
 
 const log = logger('dist-explorer');
@@ -35,6 +36,8 @@ export interface ExplorerOptions {
   signal?: AbortSignal;
   /** Where weights fetched over HTTP are kept (a folder per worker below it; default the OS temp folder). */
   cacheDir?: string;
+  /** How to check an HTTPS weight server: a CA (PEM text) or a pinned sha256 (default: the one the trainer recorded). */
+  tls?: ClientTls;
 }
 
 export interface ExplorerResult {
@@ -44,8 +47,8 @@ export interface ExplorerResult {
   refused: { lease_lost: number; stale: number };
   /** Jobs let go before their rollout: the lease had been lost (paused, cut off), or the weights had gone stale. */
   dropped: { lease_lost: number; stale: number };
-  /** Versions loaded from the recorded folder (this host sees it) and over HTTP from the trainer. */
-  loads: { folder: number; http: number };
+  /** Versions loaded from the recorded folder (this host sees it), over HTTP from the trainer, from the S3 store. */
+  loads: { folder: number; http: number; s3: number };
   /** Seconds spent rolling out and acking (the rest: waiting for jobs or weights, loading, reconnecting). */
   busyS: number;
   wallS: number;
@@ -96,9 +99,11 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   let detail = '';
   let notified = -1;
   const acks: number[] = [];
-  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, loads: { folder: 0, http: 0 }, busyS: 0, wallS: 0 };
+  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, loads: { folder: 0, http: 0, s3: 0 }, busyS: 0, wallS: 0 };
   const held = new Set<LeasedJob>();
-  const weights = new WeightsLoader(join(o.cacheDir ?? join(tmpdir(), 'rft-weights'), o.runId.replace(/[^A-Za-z0-9._-]/g, '_'), id.replace(/[^A-Za-z0-9._-]/g, '_')));
+  // The run's object store (S3), when it has one: credentials from this process's environment.
+  const wstore = await openRecordedStore(() => withRetry(() => q.getState<WeightsStoreSpec>(o.runId, 'dist:weights-store'), { signal: o.signal }));
+  const weights = new WeightsLoader(join(o.cacheDir ?? join(tmpdir(), 'rft-weights'), o.runId.replace(/[^A-Za-z0-9._-]/g, '_'), id.replace(/[^A-Za-z0-9._-]/g, '_')), { runId: o.runId, store: wstore, tls: o.tls });
   let syncFailingSince: number | null = null;
   let wake: (() => void) | null = null;
   const listener = new WeightsListener(q.connectionString, q.schema, o.runId, (v) => {
@@ -151,7 +156,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
             modelChecksum = latest.checksum;
             res.loads[from]++;
-            log.debug(`v${latest.version} loaded from ${from === 'http' ? http!.url : latest.path}`);
+            log.debug(`v${latest.version} loaded from ${from === 'http' ? http!.url : from === 's3' ? wstore!.where : latest.path}`);
             syncFailingSince = null;
           } catch (e) {
             // A version pruned while we read is normal for a moment (the next loop sees a newer one); a

@@ -1,6 +1,7 @@
 // `rft coordinator CONFIG --buffer postgres://... --run RUN --weights DIR`: creates a distributed run
 // in the database (its config, tasks, expert data, the tokenizer and initial weights as checkpoint v0
-// in the shared weights folder, and the first jobs), then optionally watches the workers. It holds
+// in the weights folder, published by sha256 to the database or the run's object store so a trainer
+// on any machine can start from it, and the first jobs), then optionally watches the workers. It holds
 // no state of its own: it can run anywhere, be stopped and started again, or not run at all after setup.
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -16,6 +17,9 @@ import { stageExplores } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';
+import { DbWeightsStore } from './weights-db.js';
+import { credentialsFromEnv, S3WeightsStore } from './weights-s3.js';
+import type { S3StoreSpec } from './weights-store.js';
 
 /** What a distributed run supports today; anything else is refused up front with the field named. */
 export function checkDistributedConfig(cfg: RunConfig): string | null {
@@ -38,9 +42,15 @@ export interface CreateResult {
   jobs: number;
 }
 
-export async function createDistributedRun(cfg: RunConfig, url: string, runId: string, weightsDir: string): Promise<CreateResult> {
+/**
+ * `weightsDir`: where v0 is written on this host. `objectStore`: the run keeps its versions in S3
+ * (v0 uploaded from here, `weightsDir` then only a staging folder); without it v0 goes into the
+ * database and later versions are served by the trainer.
+ */
+export async function createDistributedRun(cfg: RunConfig, url: string, runId: string, weightsDir: string, objectStore?: S3StoreSpec): Promise<CreateResult> {
   const bad = checkDistributedConfig(cfg);
   if (bad) throw new Error(bad);
+  const object = objectStore ? new S3WeightsStore(objectStore, credentialsFromEnv()) : null;
   await initEngine();
   const raw = await withRetry(() => PostgresStore.open(url), { maxMs: 30_000 });
   const store = reconnecting(raw, { maxMs: 60_000 });
@@ -57,7 +67,8 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     if (pools.experts.length && (await store.count({ runId, source: 'expert' })) === 0)
       await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
     await store.setState(runId, 'dist:config', cfg);
-    await store.setState(runId, 'dist:weights', dir);
+    await store.setState(runId, 'dist:weights', object ? null : dir);
+    await store.setState(runId, 'dist:weights-store', objectStore ?? null);
     // The held-out set, for the trainer's evaluations at the start and the end (it has no config files).
     await store.setState(runId, 'dist:eval', pools.eval);
     const model = initialModel(cfg, tok, [...pools.train, ...pools.eval]);
@@ -70,8 +81,12 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     let jobs = 0;
     if (stageExplores(first)) for (let t = 0; t <= cfg.synchronizer.sync_offset; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
     // Recorded last: a run with a v0 checkpoint is complete (a setup killed before this starts over).
-    await store.addCheckpoint({ runId, version: 0, path: v0, checksum: checksumDir(v0), createdAt: Date.now() });
-    return { created: true, checkpoint: v0, jobs };
+    // v0 travels as every version does, by sha256: to the object store, else into the database.
+    const checksum = checksumDir(v0);
+    await (object ?? new DbWeightsStore(q.pool)).publish(runId, v0, checksum);
+    const path = objectStore ? `s3://${objectStore.bucket}/${[objectStore.prefix, runId, checksum].filter(Boolean).join('/')}/` : v0;
+    await store.addCheckpoint({ runId, version: 0, path, checksum, createdAt: Date.now() });
+    return { created: true, checkpoint: path, jobs };
   } finally {
     await q.close();
     await raw.close();

@@ -22,7 +22,8 @@ import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
 import { checksumDir, loadVerified, pruneVersions, versionDir } from './weights.js';
-import { defaultAdvertisedHost, WeightsServer } from './weights-http.js';
+import { certSha256, defaultAdvertisedHost, WeightsServer, type ServerTls } from './weights-http.js';
+import { TrainerWeights } from './weights-trainer.js';
 
 const log = logger('dist-trainer');
 
@@ -36,7 +37,9 @@ export interface TrainerOptions {
    * explorers reach this machine at, default its first non-loopback IPv4), or false: explorers read
    * the weights folder, which must then be shared at the same path on every machine.
    */
-  serveWeights?: { port?: number; host?: string } | false;
+  serveWeights?: { port?: number; host?: string; tls?: ServerTls } | false;
+  /** This host's weights folder (default: the one `rft coordinator --weights` recorded, or ./rft-weights with an object store). */
+  weightsDir?: string;
   /** metrics.jsonl, report.html and summary.json (default: the run's folder next to its weights, WEIGHTS/RUN). */
   outDir?: string;
 }
@@ -78,24 +81,26 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
   let server: WeightsServer | null = null;
   try {
     const cfg = await readDistributedConfig(() => store.getState(o.runId, 'dist:config'), `run ${o.runId}`);
-    const weightsDir = await store.getState<string>(o.runId, 'dist:weights');
-    if (!weightsDir) throw new Error(`run ${o.runId}: no weights folder recorded`);
+    // This host's weights folder, and the run's object store (S3) when it has one.
+    const tw = await TrainerWeights.open(o.runId, (k) => store.getState(o.runId, k), q.pool, await store.listCheckpoints(o.runId), o.weightsDir);
+    const weightsDir = tw.dir;
     const outDir = o.outDir ?? join(weightsDir, o.runId);
     const latest = await store.latestCheckpoint(o.runId);
     if (!latest) throw new Error(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
-    // The trainer resumes from its own disk: the folder `rft coordinator --weights` wrote v0 into.
-    if (!existsSync(latest.path))
-      throw new Error(`run ${o.runId}: v${latest.version} is at ${latest.path}, which this machine does not have: run \`rft trainer\` on the machine where \`rft coordinator --weights ${weightsDir}\` ran (or share that folder at the same path)`);
-    const { model, meta, tokenizer: tok } = loadVerified(latest.path, latest.checksum);
+    // From this host's disk, else fetched: v0 from the database (the coordinator put it there), any
+    // version from the object store. So the trainer needs no folder of the coordinator's machine.
+    const { model, meta, tokenizer: tok } = loadVerified(await tw.local(latest), latest.checksum);
     // Weights over HTTP from this host: explorers need no shared folder. Recorded in the run, so every
     // explorer finds the current address (a restarted trainer records its new one).
-    if (o.serveWeights !== false) {
+    if (o.serveWeights !== false && !tw.object) {
       server = new WeightsServer();
-      for (const c of await store.listCheckpoints(o.runId)) if (existsSync(c.path)) server.add(c.checksum, c.path);
-      const port = await server.listen(o.serveWeights?.port ?? 0);
+      for (const [sum, path] of tw.servable(await store.listCheckpoints(o.runId))) server.add(sum, path);
+      const tls = o.serveWeights?.tls;
+      const port = await server.listen(o.serveWeights?.port ?? 0, undefined, tls);
       const host = o.serveWeights?.host ?? defaultAdvertisedHost();
-      const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-      await store.setState(o.runId, 'dist:weights-http', { url, token: server.token, trainer: id });
+      const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+      // With TLS the certificate goes with the address: explorers pin its sha256 unless given a CA.
+      await store.setState(o.runId, 'dist:weights-http', { url, token: server.token, trainer: id, ...(tls ? { tls: { cert: tls.cert, sha256: certSha256(tls.cert) } } : {}) });
       log.info(`run ${o.runId}: serving weights at ${url}`);
     } else await store.setState(o.runId, 'dist:weights-http', null);
     if (!tok) throw new Error(`${latest.path}: checkpoint has no tokenizer.json`);
@@ -179,6 +184,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
             await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok);
             const checksum = checksumDir(dir);
             server?.add(checksum, dir); // servable before any explorer hears of it
+            await tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3); // in the object store before its record names it
             await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
             version = v;
             await withRetry(() => q.notifyWeights(o.runId, v), retry);

@@ -3,9 +3,13 @@
 // database), never by a name that could change under the reader. Each file is downloaded into a
 // temp folder, the folder's sha256 is checked against the address, and only then is it renamed into
 // place: a cut or damaged download is never loaded. Requests carry the run's bearer token (kept in the
-// database, so whoever can read the run can fetch its weights, and nobody else).
+// database, so whoever can read the run can fetch its weights, and nobody else). With a certificate
+// and key the server speaks HTTPS, and explorers check it (a CA file, or the certificate's sha256
+// pinned) before the token leaves them.
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { createServer, get, type IncomingMessage, type Server } from 'node:http';
+import { createServer, get, type IncomingMessage, type RequestOptions, type Server } from 'node:http';
+import { createServer as createHttpsServer, get as httpsGet } from 'node:https';
+import { X509Certificate } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +20,29 @@ import { ChecksumError, checksumDir } from './weights.js';
 export interface HttpWeightsSource {
   url: string;
   token: string;
+  /** HTTPS: the server's certificate (PEM) and its sha256 fingerprint (hex), recorded by the trainer. */
+  tls?: { cert: string; sha256: string };
+}
+
+/** The trainer's certificate and key (PEM text) for HTTPS. */
+export interface ServerTls {
+  cert: string;
+  key: string;
+}
+
+/**
+ * How an explorer checks the trainer's certificate: `ca` (PEM: a CA that signed it, hostname checked
+ * as usual), else the certificate's sha256 (`pin`, default the one the trainer recorded): only that
+ * exact certificate is accepted.
+ */
+export interface ClientTls {
+  ca?: string;
+  pin?: string;
+}
+
+/** sha256 fingerprint of a PEM certificate, lower-case hex without colons. */
+export function certSha256(pem: string): string {
+  return new X509Certificate(pem).fingerprint256.replace(/:/g, '').toLowerCase();
 }
 
 const SHA = /^[0-9a-f]{64}$/;
@@ -32,9 +59,9 @@ export class WeightsServer {
     if (SHA.test(checksum)) this.dirs.set(checksum, dir);
   }
 
-  /** Listens on all interfaces; returns the port (0 picks a free one). */
-  listen(port = 0, host = '0.0.0.0'): Promise<number> {
-    const server = createServer((req, res) => {
+  /** Listens on all interfaces; returns the port (0 picks a free one). HTTPS with `tls`. */
+  listen(port = 0, host = '0.0.0.0', tls?: ServerTls): Promise<number> {
+    const handler: Parameters<typeof createServer>[1] = (req, res) => {
       const send = (code: number, body: string) => {
         res.writeHead(code, { 'content-type': code === 200 ? 'application/json' : 'text/plain' });
         res.end(body);
@@ -56,7 +83,8 @@ export class WeightsServer {
       if (!FILE.test(name) || !existsSync(file)) return send(404, 'no such file\n');
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(statSync(file).size) });
       createReadStream(file).on('error', () => res.destroy()).pipe(res);
-    });
+    };
+    const server: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) : createServer(handler);
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -85,10 +113,26 @@ export function defaultAdvertisedHost(): string {
 /** A fetch failure (unreachable, refused, timed out, 404, bad token): the explorer reports it and tries again. */
 export class WeightsFetchError extends Error {}
 
-function request(url: string, token: string, idleMs: number): Promise<IncomingMessage> {
+/** TLS options of a request to an https:// source: checked in the handshake, before the token is sent. */
+function tlsOptions(src: HttpWeightsSource, tls: ClientTls): RequestOptions & Record<string, unknown> {
+  if (tls.ca) return { ca: tls.ca };
+  const pin = (tls.pin ?? src.tls?.sha256 ?? '').replace(/:/g, '').toLowerCase();
+  if (!src.tls?.cert || !pin) throw new WeightsFetchError(`${src.url}: HTTPS without a recorded certificate: give the explorer --weights-ca FILE`);
+  if (certSha256(src.tls.cert) !== pin) throw new WeightsFetchError(`${src.url}: the trainer's recorded certificate (sha256 ${certSha256(src.tls.cert).slice(0, 16)}…) is not the pinned ${pin.slice(0, 16)}…`);
+  // The recorded certificate is the only trust anchor, and the one presented must be exactly it
+  // (its sha256), whatever host name it was issued for.
+  return {
+    ca: src.tls.cert,
+    checkServerIdentity: (_host: string, cert: { fingerprint256: string }) =>
+      cert.fingerprint256.replace(/:/g, '').toLowerCase() === pin ? undefined : new Error(`certificate sha256 ${cert.fingerprint256} is not the pinned one`),
+  };
+}
+
+function request(url: string, token: string, idleMs: number, tls?: RequestOptions): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     // agent false: a fresh connection per request (a pooled socket to a restarted trainer fails as a reset).
-    const req = get(url, { headers: { authorization: `Bearer ${token}` }, timeout: idleMs, agent: false }, (res) => {
+    const opts = { headers: { authorization: `Bearer ${token}` }, timeout: idleMs, agent: false as const, ...tls };
+    const req = (url.startsWith('https:') ? httpsGet : get)(url, opts, (res) => {
       if (res.statusCode === 200) return resolve(res);
       res.resume();
       reject(new WeightsFetchError(`${url}: HTTP ${res.statusCode}${res.statusCode === 404 ? ' (pruned, or the trainer restarted)' : res.statusCode === 401 ? ' (token refused)' : ''}`));
@@ -103,12 +147,13 @@ function request(url: string, token: string, idleMs: number): Promise<IncomingMe
  * Fetch the weights with this sha256 into `cacheDir/<sha256>` (or find them there), verified.
  * Returns the folder.
  */
-export async function fetchWeights(src: HttpWeightsSource, checksum: string, cacheDir: string, idleMs = 5000): Promise<string> {
+export async function fetchWeights(src: HttpWeightsSource, checksum: string, cacheDir: string, idleMs = 5000, clientTls: ClientTls = {}): Promise<string> {
   if (!SHA.test(checksum)) throw new WeightsFetchError(`recorded checksum '${checksum}' is not a sha256: cannot fetch by content`);
   const dest = join(cacheDir, checksum);
   if (existsSync(dest) && checksumDir(dest) === checksum) return dest;
   const base = `${src.url.replace(/\/$/, '')}/weights/${checksum}/`;
-  const res = await request(base, src.token, idleMs);
+  const tls = src.url.startsWith('https:') ? tlsOptions(src, clientTls) : undefined;
+  const res = await request(base, src.token, idleMs, tls);
   let body = '';
   for await (const chunk of res) body += chunk;
   let files: { name: string; size: number }[];
@@ -124,7 +169,7 @@ export async function fetchWeights(src: HttpWeightsSource, checksum: string, cac
   try {
     for (const f of files) {
       try {
-        await pipeline(await request(base + f.name, src.token, idleMs), createWriteStream(join(tmp, f.name)));
+        await pipeline(await request(base + f.name, src.token, idleMs, tls), createWriteStream(join(tmp, f.name)));
       } catch (e) {
         throw e instanceof WeightsFetchError ? e : new WeightsFetchError(`${base}${f.name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }

@@ -52,3 +52,12 @@ export async function fetchFromStore(store: WeightsStore, runId: string, checksu
     rmSync(tmp, { recursive: true, force: true });
   }
 }
+
+/** The run's recorded store (null: none, the trainer's folder / HTTP); S3 credentials from this process's environment. */
+export async function openRecordedStore(get: () => Promise<WeightsStoreSpec | null>): Promise<WeightsStore | null> {
+  const spec = await get();
+  if (!spec) return null;
+  if (spec.kind !== 's3') throw new Error(`dist:weights-store: unknown kind '${(spec as { kind: string }).kind}' (this version knows s3)`);
+  const { S3WeightsStore, credentialsFromEnv } = await import('./weights-s3.js');
+  return new S3WeightsStore(spec, credentialsFromEnv());
+}
