@@ -7,14 +7,19 @@ export interface ExportFormat {
   dtype: 'f32' | 'f16';
 }
 
-export function exportFormats(lora: boolean): ExportFormat[] {
+/**
+ * What a checkpoint can be written as: PEFT needs LoRA adapters; GGUF needs the model's own (Hugging
+ * Face, byte-level BPE) tokenizer, so a model trained from scratch with this project's char / BPE
+ * tokenizer is not offered it (the backend would refuse it by name).
+ */
+export function exportFormats(lora: boolean, hfTokenizer = true): ExportFormat[] {
   const all: ExportFormat[] = [
     { label: 'Hugging Face folder', detail: `${lora ? 'LoRA merged into the weights; ' : ''}the model's own architecture, tensor names and config, with its tokenizer files (float32)`, format: 'hf', dtype: 'f32' },
     { label: 'PEFT adapters', detail: 'adapter_config.json + adapter_model.safetensors, to load on the base model with PEFT', format: 'peft', dtype: 'f32' },
     { label: 'GGUF F32', detail: `one model.gguf for llama.cpp${lora ? ' (LoRA merged)' : ''}, float32`, format: 'gguf', dtype: 'f32' },
     { label: 'GGUF F16', detail: `one model.gguf for llama.cpp${lora ? ' (LoRA merged)' : ''}, float16 (half the size)`, format: 'gguf', dtype: 'f16' },
   ];
-  return lora ? all : all.filter((f) => f.format !== 'peft');
+  return all.filter((f) => (f.format !== 'peft' || lora) && (f.format !== 'gguf' || hfTokenizer));
 }
 
 /** `tiny-v60-gguf-f16`, `tiny-v60-hf`; a checkpoint of no run: its folder's name. */

@@ -108,14 +108,16 @@ export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<s
   const name = 'version' in ck && ck.version !== undefined ? `v${ck.version} of ${ck.runName}` : vscode.workspace.asRelativePath(ck.path);
   // PEFT needs LoRA adapters: ask the checkpoint (a failure here names what is wrong with it).
   let lora: boolean;
+  let hfTokenizer: boolean;
   try {
     const info = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Reading ${name}` }, () => s.client.request('models/info', { dir: ck.path }));
     lora = !!info.lora;
+    hfTokenizer = info.tokenizer?.kind === 'hf';
   } catch (err) {
     await showBackendError('Export checkpoint', err, s.output);
     return undefined;
   }
-  const f = await vscode.window.showQuickPick<vscode.QuickPickItem & ExportFormat>(exportFormats(lora), { title: `Export ${name}: format`, ignoreFocusOut: true });
+  const f = await vscode.window.showQuickPick<vscode.QuickPickItem & ExportFormat>(exportFormats(lora, hfTokenizer), { title: `Export ${name}: format`, placeHolder: hfTokenizer ? undefined : 'GGUF needs a Hugging Face model\'s own tokenizer: this checkpoint was trained from scratch', ignoreFocusOut: true });
   if (!f) return undefined;
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
   const sub = exportFolderName(ck, f);

@@ -94,9 +94,12 @@ test('which configs use a model: its folder, or the HF-cache entry holding its s
   assert.equal(configModel(configs[3]!), undefined);
 });
 
-test('export formats: PEFT only for a LoRA checkpoint; folder names', () => {
+test('export formats: PEFT only for a LoRA checkpoint, GGUF only with an HF tokenizer; folder names', () => {
   assert.deepEqual(exportFormats(false).map((f) => `${f.format}/${f.dtype}`), ['hf/f32', 'gguf/f32', 'gguf/f16']);
   assert.deepEqual(exportFormats(true).map((f) => `${f.format}/${f.dtype}`), ['hf/f32', 'peft/f32', 'gguf/f32', 'gguf/f16']);
+  // A model trained from scratch (this project's tokenizer) has no GGUF tokenizer to write.
+  assert.deepEqual(exportFormats(false, false).map((f) => f.format), ['hf']);
+  assert.deepEqual(exportFormats(true, false).map((f) => f.format), ['hf', 'peft']);
   const [hf, , , f16] = exportFormats(true);
   assert.equal(exportFolderName({ runName: 'My Run', version: 60, path: '/w/.rft/runs/r/checkpoints/v60' }, f16!), 'my-run-v60-gguf-f16');
   assert.equal(exportFolderName({ path: '/w/ckpts/best/' }, hf!), 'best-hf');
