@@ -13,6 +13,7 @@ import { ConfigSchemaProvider, yamlExtensionPresent } from './config-schema-lang
 import { RunMonitor } from './run-events.js';
 import { TaskPassRateLens, currentRun } from './taskset-lens.js';
 import { TasksetQuickFixes } from './taskset-fixes.js';
+import { TasksetReadings } from './taskset-readings.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
@@ -43,7 +44,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
 
   const state = new StudioState(c);
   const tasksets = new TasksetsTree();
-  const diagnostics = new TasksetDiagnostics((file, text) => c.request('taskset/validate', { file, text }), (r) => {
+  // A file a run config maps (`format:`) is validated the way the run reads it.
+  const readings = new TasksetReadings();
+  const validate = (file: string, text?: string) => {
+    const reading = readings.for(file);
+    return c.request('taskset/validate', { file, text, ...(reading ? { reading } : {}) });
+  };
+  const diagnostics = new TasksetDiagnostics(validate, (r) => {
     tasksets.setReport(r);
     tasksetsView.badge = badge(tasksets.errorCount());
   });
@@ -89,7 +96,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   const status = new StatusBar(() => c.state, state);
   context.subscriptions.push(state, diagnostics, status, runsView, bufferView, tasksetsView);
   context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));
-  context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => diagnostics.apply(r))));
+  // The watcher's reports read files plainly: a file a config maps is validated again as the run reads it.
+  context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => (readings.for(r.file) ? void validate(r.file).then((x) => diagnostics.apply(x), () => diagnostics.apply(r)) : diagnostics.apply(r)))));
 
   // Pass rate of each task in the current run, above its line in taskset files.
   const lens = new TaskPassRateLens(c, state);
@@ -123,6 +131,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     vscode.workspace.onDidCloseTextDocument((d) => diagnostics.collection.delete(d.uri)),
   );
   const startup = async () => {
+    await readings.refresh();
     const files = await tasksets.refresh();
     if (files.length && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
     for (const d of vscode.workspace.textDocuments) {
@@ -141,6 +150,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     await lens.refresh();
   };
   context.subscriptions.push(toVs(c.onStarted(() => void startup().catch((e) => output.warn(`startup: ${String(e)}`)))));
+  // A config written or changed may map files differently: validate the files it names again.
+  const configWatcher = vscode.workspace.createFileSystemWatcher('**/*.rft.{yaml,yml}');
+  const rereadConfigs = () =>
+    void (async () => {
+      const before = readings.files();
+      await readings.refresh();
+      const files = new Set([...before, ...readings.files()].filter((f) => tasksets.reports.has(f) || looksLikeTaskset(f)));
+      for (const f of files) diagnostics.apply(await validate(f));
+    })().catch((e) => output.warn(`taskset readings: ${String(e)}`));
+  context.subscriptions.push(configWatcher, configWatcher.onDidCreate(rereadConfigs), configWatcher.onDidChange(rereadConfigs), configWatcher.onDidDelete(rereadConfigs));
   const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
   context.subscriptions.push(watcher, watcher.onDidCreate(() => void tasksets.refresh()), watcher.onDidDelete(() => void tasksets.refresh()));
 

@@ -1,7 +1,7 @@
 // Typed JSON-RPC protocol between the VS Code extension (src/) and the backend (`rft serve`).
 // The extension imports only the TYPES from here; method names are string literal keys of the
 // maps below, so a typo or a wrong param shape is a compile error on both sides.
-import type { Experience, ExperienceSource, ExperienceStatus, Feedback } from './types.js';
+import type { Domain, Experience, ExperienceSource, ExperienceStatus, Feedback } from './types.js';
 
 // ---------------------------------------------------------------- shared shapes
 
@@ -104,6 +104,13 @@ export interface TasksetReport {
   issues: TasksetIssue[];
 }
 
+/** How a run config reads a taskset file: `format:` (prompt_key, response_key, ...), role and domain. */
+export interface TasksetReading {
+  format?: Record<string, string>;
+  role?: 'task' | 'expert';
+  domain?: Domain;
+}
+
 /** Same values as the run registry (backend/buffer/runs.ts). */
 export type RunStatus = 'created' | 'running' | 'paused' | 'stopped' | 'completed' | 'failed';
 
@@ -182,7 +189,8 @@ export interface Requests {
   'feedback/bulkPreview': { params: { buffer?: BufferRef; topK: number; filter?: ExperienceFilter }; result: BulkPreview };
   'feedback/undo': { params: { buffer?: BufferRef; changeId?: string }; result: { undone: FeedbackChange | null } };
 
-  'taskset/validate': { params: { file: string; text?: string }; result: TasksetReport };
+  /** `reading`: how a run config reads the file (its `format:` field names, expert role, domain), so a file with foreign names validates as the run loads it. */
+  'taskset/validate': { params: { file: string; text?: string; reading?: TasksetReading }; result: TasksetReport };
   'taskset/watch': { params: { files: string[] }; result: { watching: number } };
 
   'runs/list': { params: Record<string, never>; result: RunInfo[] };

@@ -15,6 +15,7 @@ import type {
   MetricsPoint,
   RunInfo,
   TaskStats,
+  TasksetReading,
   TasksetReport,
 } from '../core/protocol.js';
 import type { WorkspacePaths } from './confine.js';
@@ -72,7 +73,7 @@ export interface Disposable {
 
 export interface TasksetPort {
   /** Validate a file on disk, or the given unsaved text as if it were that file. */
-  validate(file: string, text?: string): Promise<TasksetReport>;
+  validate(file: string, text?: string, reading?: TasksetReading): Promise<TasksetReport>;
   /** Watch files; calls back with a fresh report after every change (and once at start). */
   watch(files: string[], onReport: (r: TasksetReport) => void): Disposable;
 }

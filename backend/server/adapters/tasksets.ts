@@ -15,10 +15,12 @@ function report(file: string, tasks: number, errors: TaskRecordError[]): Taskset
 }
 
 export const tasksetPort: TasksetPort = {
-  async validate(file, text) {
+  async validate(file, text, reading) {
     let r: LoadResult;
+    // As a run config reads the file: its field names mapped, records without an id numbered.
+    const opts = reading ? { fields: reading.format, role: reading.role, domain: reading.domain, defaultIds: true } : {};
     try {
-      r = text === undefined ? await loadTaskset(file) : parseTaskset(text, file);
+      r = text === undefined ? await loadTaskset(file, opts) : parseTaskset(text, file, opts);
     } catch (err) {
       // Unreadable file or unknown format: one issue on line 1, still a report (not a request failure).
       return report(file, 0, [{ file, line: 1, field: '(file)', message: (err as Error).message }]);

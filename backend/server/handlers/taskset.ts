@@ -5,6 +5,23 @@ import type { Disposable, TasksetPort } from '../ports.js';
 import { NotAvailableError } from '../errors.js';
 import { InputError } from '../../core/errors.js';
 import type { WorkspacePaths } from '../confine.js';
+import type { TasksetReading } from '../../core/protocol.js';
+import { MAPPING_KEYS } from '../../buffer/taskset/fields.js';
+
+const DOMAINS = ['math', 'code', 'k12', 'vision', 'multiturn', 'text'];
+
+/** A reading's fields are what a run config's `format:` / role / domain may say, nothing else. */
+function checkReading(r: TasksetReading | undefined): TasksetReading | undefined {
+  if (r === undefined) return undefined;
+  if (typeof r !== 'object' || r === null) throw new InputError('an object', { field: 'reading' });
+  for (const [k, v] of Object.entries(r.format ?? {})) {
+    if (!(MAPPING_KEYS as string[]).includes(k)) throw new InputError(`unknown format key (one of ${MAPPING_KEYS.join(', ')})`, { field: `reading.format.${k}` });
+    if (typeof v !== 'string' || !v) throw new InputError('a field name', { field: `reading.format.${k}` });
+  }
+  if (r.role !== undefined && r.role !== 'task' && r.role !== 'expert') throw new InputError("'task' or 'expert'", { field: 'reading.role' });
+  if (r.domain !== undefined && !DOMAINS.includes(r.domain)) throw new InputError(`one of ${DOMAINS.join(', ')}`, { field: 'reading.domain' });
+  return r;
+}
 
 export function registerTaskset(rpc: RpcHost, tasksets: TasksetPort | undefined, paths: WorkspacePaths): Disposable {
   let watcher: Disposable | undefined;
@@ -12,7 +29,7 @@ export function registerTaskset(rpc: RpcHost, tasksets: TasksetPort | undefined,
     if (!tasksets) throw new NotAvailableError('taskset validation');
     return tasksets;
   };
-  rpc.on('taskset/validate', async (p) => need().validate(paths.inside(p.file, 'file'), p.text));
+  rpc.on('taskset/validate', async (p) => need().validate(paths.inside(p.file, 'file'), p.text, checkReading(p.reading)));
   rpc.on('taskset/watch', async (p) => {
     const t = need();
     if (!Array.isArray(p.files)) throw new InputError('a list of files', { field: 'files' });

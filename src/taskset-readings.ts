@@ -1,0 +1,62 @@
+// How the workspace's run configs read their files: a taskset, eval or experts file named by a
+// `*.rft.yaml` with a `format:` mapping (or as experts) is validated as the run loads it, so a file
+// written with other names (`question` for prompt) is not flagged while a config maps them.
+import * as vscode from 'vscode';
+import { dirname, resolve } from 'node:path';
+import YAML from 'yaml';
+import type { TasksetReading } from '../backend/core/protocol.js';
+
+const CONFIGS = '**/*.rft.{yaml,yml}';
+const SECTIONS: [string, TasksetReading['role']][] = [
+  ['taskset', 'task'],
+  ['eval', 'task'],
+  ['experts', 'expert'],
+];
+
+/** The files one config names with a `format:` or as experts, and how it reads each. */
+export function readingsOf(configPath: string, text: string): Map<string, TasksetReading> {
+  const out = new Map<string, TasksetReading>();
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text);
+  } catch {
+    return out; // the config's own diagnostics report its syntax
+  }
+  if (!doc || typeof doc !== 'object') return out;
+  for (const [key, role] of SECTIONS) {
+    const ref = (doc as Record<string, unknown>)[key];
+    if (!ref || typeof ref !== 'object') continue;
+    const { path, format, domain } = ref as Record<string, unknown>;
+    if (typeof path !== 'string' || !path) continue;
+    const fmt = format && typeof format === 'object' ? Object.fromEntries(Object.entries(format).filter(([, v]) => typeof v === 'string')) : undefined;
+    if (!fmt && role !== 'expert') continue;
+    out.set(resolve(dirname(configPath), path), { ...(fmt ? { format: fmt as Record<string, string> } : {}), role, ...(typeof domain === 'string' ? { domain: domain as TasksetReading['domain'] } : {}) });
+  }
+  return out;
+}
+
+export class TasksetReadings {
+  private byFile = new Map<string, TasksetReading>();
+
+  /** Re-reads every run config of the workspace (on disk); the first one naming a file wins. */
+  async refresh(): Promise<void> {
+    const next = new Map<string, TasksetReading>();
+    for (const uri of await vscode.workspace.findFiles(CONFIGS, '**/node_modules/**', 100)) {
+      try {
+        const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+        for (const [file, r] of readingsOf(uri.fsPath, text)) if (!next.has(file)) next.set(file, r);
+      } catch {
+        /* unreadable: its own diagnostics say so */
+      }
+    }
+    this.byFile = next;
+  }
+
+  for(file: string): TasksetReading | undefined {
+    return this.byFile.get(file);
+  }
+
+  files(): string[] {
+    return [...this.byFile.keys()];
+  }
+}
