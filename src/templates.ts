@@ -1,6 +1,7 @@
 // Starting files the commands write: a taskset per domain (JSONL, one task per line, fields as in
 // backend/core/types.ts Task) and a training config.
 import type { Domain } from '../backend/core/types.js';
+import { suggestField } from './field-synonyms.js';
 
 export const DOMAINS: { domain: Domain; label: string; detail: string }[] = [
   { domain: 'math', label: 'Math', detail: 'arithmetic / countdown, exact answer check' },
@@ -51,14 +52,57 @@ export function domainOf(tasksetPath: string): Domain {
 /** The default `model:` / `tokenizer:` lines; src/models/model-card.ts modelLines() gives them for another preset or an imported model. */
 const PRESET_MODEL = ['model:', '  size: tiny-0.4m', '  max_seq_len: 256', 'tokenizer:', '  kind: char'];
 
+/** A file's own field names, as the config's `format:` writes them. */
+export interface FileFormat {
+  prompt_key?: string;
+  response_key?: string;
+  id_key?: string;
+}
+
+/**
+ * The `format` mapping a record with foreign field names needs (`question` -> prompt_key), from
+ * the names other datasets use; undefined when the record already has the schema's names.
+ * `response_key` is the reference answer of a task and the demonstration of an expert record.
+ */
+export function inferFormat(record: Record<string, unknown>, role: 'task' | 'expert' = 'task'): FileFormat | undefined {
+  const out: FileFormat = {};
+  const used = new Set<string>();
+  const want: [keyof FileFormat, string][] = role === 'task' ? [['prompt_key', 'prompt'], ['response_key', 'answer'], ['id_key', 'id']] : [['prompt_key', 'prompt'], ['response_key', 'response']];
+  for (const [key, field] of want) {
+    if (field in record || (field === 'prompt' && 'messages' in record)) continue;
+    const from = suggestField(field, Object.fromEntries(Object.entries(record).filter(([k]) => !used.has(k))));
+    if (from) {
+      out[key] = from;
+      used.add(from);
+    }
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+/** Files of the workspace the template points the config at, besides the taskset. */
+export interface TemplateFiles {
+  /** The taskset's own field names. */
+  format?: FileFormat;
+  /** A held-out file of the user's (else the taskset doubles as the eval set). */
+  eval?: { path: string; format?: FileFormat };
+  /** Demonstrations ({prompt, response} per line): the run then trains with MIX (RL + SFT on experts). */
+  experts?: { path: string; format?: FileFormat };
+}
+
+const flow = (f: FileFormat) => `{ ${Object.entries(f).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')} }`;
+
 /**
  * The config "Start Training" writes next to the workspace root: it validates as written and runs
- * on the user's taskset (paths are relative to the config file). The taskset doubles as the eval
- * set until the user points `eval.path` at a held-out file.
+ * on the user's taskset (paths are relative to the config file), with the `format` mapping its
+ * files need, the user's eval file when there is one (else the taskset doubles as the eval set),
+ * and MIX over the user's expert file when there is one (so promoted and added experts are
+ * trained on; GRPO without).
  */
-export function configTemplate(tasksetPath: string, domain: Domain = domainOf(tasksetPath), model: string[] = PRESET_MODEL): string {
+export function configTemplate(tasksetPath: string, domain: Domain = domainOf(tasksetPath), model: string[] = PRESET_MODEL, files: TemplateFiles = {}): string {
   const s = SCORING[domain];
   const path = JSON.stringify(tasksetPath);
+  const format = (f: FileFormat | undefined, comment: boolean) =>
+    f ? [`  format: ${flow(f)}`] : comment ? ['  # Data from elsewhere: map its own field names, e.g.', '  # format: { prompt_key: question, response_key: answer, id_key: qid }'] : [];
   return [
     '# RFT Studio training config. Start it with "RFT Studio: Start Training".',
     '# Paths are relative to this file.',
@@ -70,19 +114,19 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     `  path: ${path}`,
     `  domain: ${domain}`,
     '  selector: shuffle',
-    '  # Data from elsewhere: map its own field names, e.g.',
-    '  # format: { prompt_key: question, response_key: answer, id_key: qid }',
+    ...format(files.format, true),
     'eval:',
-    '  # Point this at a held-out file of your own to measure generalisation.',
-    `  path: ${path}`,
-    `  domain: ${domain}`,
-    '# experts:',
-    '#   path: experts.jsonl  # demonstrations: {prompt, response} per line (MIX / SFT use them)',
+    ...(files.eval
+      ? [`  path: ${JSON.stringify(files.eval.path)}`, `  domain: ${domain}`, ...format(files.eval.format, false)]
+      : ['  # Point this at a held-out file of your own to measure generalisation.', `  path: ${path}`, `  domain: ${domain}`, ...format(files.format, false)]),
+    ...(files.experts
+      ? ['experts:', `  path: ${JSON.stringify(files.experts.path)}`, ...format(files.experts.format, false)]
+      : ['# experts:', '#   path: experts.jsonl  # demonstrations: {prompt, response} per line (MIX / SFT use them)']),
     'workflow:',
     `  name: ${s.workflow}`,
     `  reward: ${s.reward}  # a task's own "reward" field wins`,
     'algorithm:',
-    '  name: grpo',
+    ...(files.experts ? ['  name: mix  # GRPO on the explored rollouts + SFT on the expert ones (promoted ones too)'] : ['  name: grpo']),
     'explorer:',
     '  tasks_per_step: 4',
     '  repeat_times: 4',
@@ -93,6 +137,8 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     'trainer:',
     '  batch_size: 16',
     '  steps: 50',
+    'monitor:',
+    '  eval_every: 10  # held-out accuracy every 10 steps (the dashboard charts it)',
     '',
   ].join('\n');
 }

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { RunInfo } from '../../backend/core/protocol.js';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
-import { configTemplate } from '../templates.js';
+import { configTemplate, domainOf, inferFormat, type TemplateFiles } from '../templates.js';
 import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { accuracyBySteps, checkpointItems, evalResultLine, type CheckpointItem } from './checkpoint-picks.js';
@@ -24,12 +24,58 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   // A built-in size or an imported model (LoRA or full).
   const model = await pickTemplateModel(s, folder.uri.fsPath);
   if (!model) return undefined;
-  const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 1);
+  const { ts, files } = await templateFiles();
   const uri = vscode.Uri.joinPath(folder.uri, 'train.rft.yaml');
-  const ts = tasksets[0] ? vscode.workspace.asRelativePath(tasksets[0]) : 'tasksets/math.jsonl';
-  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, undefined, modelLines(model))));
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files)));
   await vscode.window.showTextDocument(uri);
-  return uri;
+  // Opened for review (steps, the files and field names it picked up), not started unseen.
+  const rel = vscode.workspace.asRelativePath(uri);
+  s.output.info(`Wrote ${rel} from the template (taskset ${ts}${files.eval ? `, eval ${files.eval.path}` : ''}${files.experts ? `, experts ${files.experts.path}` : ''}).`);
+  void vscode.window.showInformationMessage(`Wrote ${rel} from the template for your files. Review it, then start it.`, 'Start Training').then((p) => p && startTraining(s, uri));
+  return undefined;
+}
+
+/** A held-out file by its name: `eval.jsonl`, `math-test.jsonl`, `heldout.csv`, `dev.jsonl`. */
+const EVAL_NAME = /(^|[-_.])(eval|test|heldout|held-out|valid|validation|dev)([-_.]|$)/i;
+
+/** The first record of a JSONL / JSON file (to see its field names), else undefined. */
+async function firstRecord(uri: vscode.Uri): Promise<Record<string, unknown> | undefined> {
+  try {
+    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+    const path = uri.path.toLowerCase();
+    const v: unknown = path.endsWith('.jsonl') ? JSON.parse(text.split('\n').find((l) => l.trim()) ?? 'null') : path.endsWith('.json') ? (JSON.parse(text) as unknown[])[0] : undefined;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the template points at: the workspace's taskset, a held-out file named like one (else the
+ * taskset doubles as eval set), an experts file, and the `format` mapping each needs when its
+ * records use other names (`question` for prompt).
+ */
+async function templateFiles(): Promise<{ ts: string; files: TemplateFiles }> {
+  const found = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
+  const rel = (u: vscode.Uri) => vscode.workspace.asRelativePath(u, false);
+  const name = (u: vscode.Uri) => u.path.split('/').pop()!;
+  const train = found.find((u) => !EVAL_NAME.test(name(u)) && !/expert/i.test(name(u)));
+  const held = found.find((u) => u !== train && EVAL_NAME.test(name(u)));
+  const experts = (await vscode.workspace.findFiles('**/*expert*.{jsonl,json}', '**/node_modules/**', 1))[0];
+  const files: TemplateFiles = {};
+  if (train) {
+    const r = await firstRecord(train);
+    files.format = r && inferFormat(r);
+  }
+  if (held) {
+    const r = await firstRecord(held);
+    files.eval = { path: rel(held), format: r && inferFormat(r) };
+  }
+  if (experts) {
+    const r = await firstRecord(experts);
+    files.experts = { path: rel(experts), format: r && inferFormat(r, 'expert') };
+  }
+  return { ts: train ? rel(train) : 'tasksets/math.jsonl', files };
 }
 
 async function pickRun(s: Services, arg: unknown, want: RunInfo['status'][]): Promise<string | undefined> {
