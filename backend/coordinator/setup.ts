@@ -50,7 +50,10 @@ export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfi
   const abs = <T extends { path?: string } | undefined>(r: T): T => (r?.path && !isAbsolute(r.path) ? { ...r, path: resolve(base, r.path) } : r);
   const code = cfg.workflow.file;
   const workflow = code && !isAbsolute(code) ? { ...cfg.workflow, file: resolve(base, code) } : cfg.workflow;
-  return { ...cfg, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts), workflow };
+  // model.checkpoint too (an HF folder beside the config); an HF-cache path is absolute anyway.
+  const ck = cfg.model.checkpoint;
+  const model = ck && !isAbsolute(ck) ? { ...cfg.model, checkpoint: resolve(base, ck) } : cfg.model;
+  return { ...cfg, model, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts), workflow };
 }
 
 export interface TaskPools {
