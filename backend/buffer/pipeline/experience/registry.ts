@@ -2,6 +2,7 @@
 import { Registry } from '../../../core/registry.js';
 import type { OperatorSpec } from '../task/operator-spec.js';
 import { advantage } from './advantage.js';
+import { lengthReward } from './length-reward.js';
 import { rewardFilter } from './reward-filter.js';
 import { rewardShaping } from './reward-shaping.js';
 import type { ExperienceOperator, ExperiencePipelineDeps } from './types.js';
@@ -12,4 +13,5 @@ export const experienceOperators = new Registry<OperatorSpec<ExperienceOperator,
 experienceOperators.register('validity', validity);
 experienceOperators.register('reward_filter', rewardFilter);
 experienceOperators.register('reward_shaping', rewardShaping);
+experienceOperators.register('length_reward', lengthReward);
 experienceOperators.register('advantage', advantage);
