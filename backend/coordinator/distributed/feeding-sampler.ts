@@ -9,7 +9,8 @@ import type { Experience } from '../../core/types.js';
 import { logger } from '../../core/log.js';
 
 const log = logger('dist-trainer');
-import { stepJobs, topUpJob, type JobPlan } from './jobs-plan.js';
+import { stepJobs, stepJobsOf, topUpJob, type JobPlan } from './jobs-plan.js';
+import type { PlannedSelector } from './selector-plan.js';
 
 export class FeedingSampler implements Sampler {
   readonly name: string;
@@ -22,13 +23,18 @@ export class FeedingSampler implements Sampler {
     private readonly runId: string,
     private readonly plan: JobPlan,
     private readonly groupSize: number,
+    /** A selector that learns from outcomes picks each step's tasks (else the plan's pure pick). */
+    private readonly planner?: PlannedSelector,
   ) {
     this.name = inner.name;
   }
 
   async feed(step: number): Promise<void> {
     const jobs: NewJob[] = [];
-    for (let t = step; t <= step + this.plan.sync.offset; t++) jobs.push(...stepJobs(this.plan, t));
+    for (let t = step; t <= step + this.plan.sync.offset; t++) {
+      if (this.plan.end !== undefined && t >= this.plan.end) break;
+      jobs.push(...(this.planner ? stepJobsOf(this.plan, t, await this.planner.tasksFor(t)) : stepJobs(this.plan, t)));
+    }
     await withRetry(() => this.q.addJobs(this.runId, jobs));
   }
 
@@ -51,6 +57,7 @@ export class FeedingSampler implements Sampler {
       try {
         const b = await this.inner.sample({ ...req, timeoutMs: 1000 });
         this.last = b.experiences;
+        if (this.planner && req.step !== undefined) await withRetry(() => this.planner!.trained(req.step!, b.experiences));
         return { ...b, waitedMs: performance.now() - start };
       } catch (e) {
         if (!(e instanceof SampleTimeoutError) || Date.now() > deadline || req.signal?.aborted) throw e;

@@ -29,18 +29,23 @@ function pick(p: JobPlan, i: number, n: number): Task {
   return shuffledEpoch(p, Math.floor(i / n))[i % n]!;
 }
 
-/** Selectors a distributed run plans jobs with; priority and curriculum learn from outcomes, which jobs planned ahead cannot. */
+/** Selectors whose picks follow from the step alone; the others (priority, curriculum) are planned by the trainer's TaskFeed (selector-plan.ts). */
 export const PLANNED_SELECTORS = ['shuffle', 'sequential', 'random'];
 
 export function stepJobs(p: JobPlan, target: number): NewJob[] {
+  if (p.end !== undefined && target >= p.end) return [];
   const n = p.tasks.length;
-  const out: NewJob[] = [];
-  if (p.end !== undefined && target >= p.end) return out;
-  for (let k = 0; k < p.tasksPerStep; k++) {
-    const i = target * p.tasksPerStep + k;
-    out.push({ id: `${target}:${k}`, target, requiredVersion: requiredVersion(target, p.sync), task: pick(p, i, n) });
-  }
-  return out;
+  return Array.from({ length: p.tasksPerStep }, (_, k) => pick(p, target * p.tasksPerStep + k, n)).map((task, k) => job(p, target, k, task));
+}
+
+/** Jobs of step `target` for tasks picked elsewhere (a selector that learns from outcomes: selector-plan.ts). */
+export function stepJobsOf(p: JobPlan, target: number, tasks: Task[]): NewJob[] {
+  if (p.end !== undefined && target >= p.end) return [];
+  return tasks.map((task, k) => job(p, target, k, task));
+}
+
+function job(p: JobPlan, target: number, k: number, task: Task): NewJob {
+  return { id: `${target}:${k}`, target, requiredVersion: requiredVersion(target, p.sync), task };
 }
 
 export function topUpJob(p: JobPlan, target: number, n: number): NewJob {

@@ -27,12 +27,13 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
   const stages = stagesOf(cfg);
   for (const [i, s] of stages.entries()) {
     const at = cfg.stages ? `stages[${i}]` : 'trainer';
-    // Jobs are planned per trainer step, so a stage is bounded by its steps (not a wall-clock budget).
-    if (s.steps === undefined) return `${at}.steps: a distributed run needs a number of steps for every stage`;
-    if (s.wall_seconds !== undefined) return `${at}.wall_seconds: a distributed run bounds stages by steps; give steps instead`;
+    // Jobs are planned per trainer step, so every stage but the last is bounded by its steps (the
+    // explorers know from a job's step which stage it feeds); the last may end on a wall-clock budget.
+    const last = i === stages.length - 1;
+    if (!last && s.wall_seconds !== undefined) return `${at}.wall_seconds: a distributed run bounds every stage but the last by steps; give steps instead`;
+    if (s.steps === undefined && s.wall_seconds === undefined) return `${at}.steps: a distributed run needs a number of steps (or, for the last stage, wall_seconds)`;
     if (s.mode === 'explore') return `${at}.mode: a distributed stage trains (mode both or train); an explore-only run goes with \`rft run\``;
   }
-  if (!PLANNED_SELECTORS.includes(cfg.taskset.selector)) return `taskset.selector: a distributed run plans its jobs ahead with ${PLANNED_SELECTORS.join(', ')}; '${cfg.taskset.selector}' learns from outcomes (run it with \`rft run\`)`;
   return checkSyncConfig(cfg);
 }
 
@@ -79,7 +80,8 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     const first = stagesOf(cfg)[0]!;
     const plan = { tasks: pools.train, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: first.steps, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 } };
     let jobs = 0;
-    if (stageExplores(first)) for (let t = 0; t <= cfg.synchronizer.sync_offset; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
+    // A selector that learns from outcomes (priority, curriculum) is the trainer's: it queues those jobs itself.
+    if (stageExplores(first) && PLANNED_SELECTORS.includes(cfg.taskset.selector)) for (let t = 0; t <= cfg.synchronizer.sync_offset; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
     // Recorded last: a run with a v0 checkpoint is complete (a setup killed before this starts over).
     // v0 travels as every version does, by sha256: to the object store, else into the database.
     const checksum = checksumDir(v0);

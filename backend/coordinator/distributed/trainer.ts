@@ -18,6 +18,9 @@ import { evaluate, type EvalResult } from '../evaluate.js';
 import { MetricsLog } from '../monitor.js';
 import { evalOptions, runReward, stagesOf } from '../setup.js';
 import { openStage, runStages, stageStarts, trainStage, type RunStrategy } from '../run-loop.js';
+import { TaskFeed } from '../setup.js';
+import { PLANNED_SELECTORS } from './jobs-plan.js';
+import { PlannedSelector } from './selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
@@ -122,6 +125,12 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     let topUps = 0;
     let idle = 0;
     let exploreSteps = 0;
+    // priority / curriculum learn from outcomes: the trainer's TaskFeed picks each step's tasks as it queues them.
+    let planner: PlannedSelector | undefined;
+    if (!PLANNED_SELECTORS.includes(cfg.taskset.selector)) {
+      planner = new PlannedSelector(new TaskFeed(cfg, tasks), tasks, cfg.explorer.tasks_per_step, (st) => store.setState(o.runId, 'dist:selector', st));
+      planner.restore(await store.getState(o.runId, 'dist:selector'));
+    }
     // Stage starts stay on disk: the reference of a stage resumed in the middle is loaded from there.
     const keep = new Set<number>([0]);
     // Placement `distributed`: this process trains every stage; explorers on any machine lease the
@@ -153,7 +162,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         const inner = makeSampler(store, parts.samplerConfig);
         // An exploring stage queues the jobs of its steps (never past its end); a train-only stage samples expert data.
         const feeding = parts.explores
-          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stageStart + stage.steps!, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: stageStart } }, groupSize)
+          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: stageStart } }, groupSize, planner)
           : undefined;
         log.info(`run ${o.runId}: stage ${stage.name} (${parts.objective.name}) from v${version} (step ${stageStep} of ${stage.steps}), batch ${parts.batchSize}`);
         // Every step goes to metrics.jsonl; the log gets a line per step at most every 5 s (and the last).
@@ -170,9 +179,9 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
             const rewardMean = usual.length ? usual.reduce((x, e) => x + e.reward, 0) / usual.length : null;
             metrics.write({ ...rec, reward_mean: rewardMean, full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null });
             const n = Number(rec.step) + 1 - stageStart;
-            if (Date.now() - logged >= 5000 || n >= stage.steps!) {
+            if (Date.now() - logged >= 5000 || n >= (stage.steps ?? Infinity)) {
               logged = Date.now();
-              log.info(`${stage.name} step ${n}/${stage.steps}: loss ${Number(rec.loss).toFixed(4)}, batch reward ${rewardMean === null ? '-' : rewardMean.toFixed(3)}, waited ${Number(rec.waited_s).toFixed(2)} s`);
+              log.info(`${stage.name} step ${n}${stage.steps === undefined ? '' : `/${stage.steps}`}: loss ${Number(rec.loss).toFixed(4)}, batch reward ${rewardMean === null ? '-' : rewardMean.toFixed(3)}, waited ${Number(rec.waited_s).toFixed(2)} s`);
             }
           },
           onState: (s, d) => {

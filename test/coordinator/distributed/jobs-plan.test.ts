@@ -58,14 +58,18 @@ function cfg(over: Record<string, unknown>): RunConfig {
   return config;
 }
 
-test('a distributed config: stages bounded by steps, trainer modes, a planned selector; anything else refused naming the field', () => {
+test('a distributed config: stages bounded by steps (the last by steps or wall_seconds), trainer modes, any selector; anything else refused naming the field', () => {
   assert.equal(checkDistributedConfig(cfg({})), null);
   assert.equal(checkDistributedConfig(cfg({ taskset: { builtin: 'reverse', size: 8, selector: 'sequential' } })), null);
   // Stages (an SFT warm-up, then RL) run distributed through the one run loop.
   assert.equal(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 2 }, { name: 'b', algorithm: { name: 'grpo' }, steps: 2 }] })), null);
   assert.equal(checkDistributedConfig(cfg({ algorithm: { name: 'sft' } })), null);
-  assert.match(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 2 }, { name: 'b', algorithm: { name: 'grpo' }, wall_seconds: 60 }] }))!, /^stages\[1\]\.steps:/);
+  // The last stage may end on a wall-clock budget; an earlier one needs steps (jobs name their step's stage).
+  assert.equal(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 2 }, { name: 'b', algorithm: { name: 'grpo' }, wall_seconds: 60 }] })), null);
+  assert.match(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'sft' }, wall_seconds: 60 }, { name: 'b', algorithm: { name: 'grpo' }, steps: 2 }] }))!, /^stages\[0\]\.wall_seconds:/);
   assert.match(checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'grpo' }, steps: 2, mode: 'explore' }] }))!, /^stages\[0\]\.mode:/);
   assert.match(checkDistributedConfig(cfg({ mode: 'bench' }))!, /^mode:/);
-  assert.match(checkDistributedConfig(cfg({ taskset: { builtin: 'reverse', size: 8, selector: 'priority' } }))!, /^taskset\.selector:.*'priority'/);
+  // Selectors that learn from outcomes are planned by the trainer's TaskFeed (selector-plan.ts).
+  assert.equal(checkDistributedConfig(cfg({ taskset: { builtin: 'reverse', size: 8, selector: 'priority' } })), null);
+  assert.equal(checkDistributedConfig(cfg({ taskset: { builtin: 'reverse', size: 8, selector: 'curriculum' } })), null);
 });
