@@ -105,14 +105,25 @@ export async function startSession(workspace: string, userSettings: Record<strin
   };
 }
 
-/** Runs a command from the palette by its title. */
+/**
+ * Runs a command from the palette by its title. F1 is now and then swallowed, or the palette closed
+ * under us (focus moving to a webview or notification that just opened): then it tries again.
+ */
 export async function runCommand(page: Page, title: string): Promise<void> {
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(`>${title}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 30_000 });
-  await page.keyboard.press('Enter');
+  for (let i = 0; ; i++) {
+    try {
+      if (i > 0) await page.keyboard.press('Escape');
+      await page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill(`>${title}`, { timeout: 10_000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Enter');
+      return;
+    } catch (e) {
+      if (i === 2) throw e;
+    }
+  }
 }
 
 /** The user settings every e2e session starts with (dark theme, no tips, the test's own Node). */
