@@ -46,10 +46,11 @@ export class TrainerWeights {
   /** A folder on this host with the recorded version's weights (fetched and verified when it is not here). */
   async local(c: Recorded): Promise<string> {
     this.sums.set(c.version, c.checksum);
-    if (existsSync(c.path) && checksumDir(c.path) === c.checksum) return this.keep(c.checksum, c.path);
+    // The recorded folder on this host: the caller's verified load checks its sha256 (not hashed twice).
+    if (existsSync(c.path)) return this.keep(c.checksum, c.path);
     const dest = versionDir(this.dir, this.runId, c.version);
-    if (existsSync(dest) && checksumDir(dest) === c.checksum) return this.keep(c.checksum, dest);
     const from = this.object ?? (c.version === 0 ? this.db : null);
+    if (!from && existsSync(dest) && checksumDir(dest) === c.checksum) return this.keep(c.checksum, dest);
     if (!from)
       throw new Error(
         `run ${this.runId}: v${c.version} is at ${c.path}, which this machine does not have: run \`rft trainer\` where the previous trainer ran (its folder holds it), or give the run an object store (\`rft coordinator --weights s3://…\`), which keeps every version`,
