@@ -9,6 +9,7 @@ import { countParams, headDim } from '../../model/config.js';
 import { architectureOf } from '../../model/hf/config.js';
 import { resolveModelDir, indexWeights } from '../../model/hf/folder.js';
 import type { HfTokenizer } from '../../model/hf/tokenizer.js';
+import type { Tokenizer } from '../../model/tokenizer/types.js';
 import { scoreIds, scoreIdsOf } from '../../model/score.js';
 import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
 import { generate } from '../../model/generate.js';
@@ -23,15 +24,32 @@ function baseModelOf(ck: LoadedCheckpoint): string {
   return typeof n === 'string' && n ? n : ck.dir;
 }
 
-function load(args: ParsedArgs, usage: string): LoadedCheckpoint {
-  const dir = args.positional[0];
-  if (!dir) throw new Error(`a model folder is required\nusage: rft ${usage}`);
-  return loadCheckpoint(dir);
-}
-
-function requireTokenizer(ck: LoadedCheckpoint) {
+function requireTokenizer(ck: LoadedCheckpoint): Tokenizer {
   if (!ck.tokenizer) throw new Error(`${ck.dir}: the model folder has no tokenizer.json`);
   return ck.tokenizer;
+}
+
+interface ModelFolder {
+  /** The folder the weights are read from (an HF-cache entry resolved to its snapshot). */
+  dir: string;
+  ck: LoadedCheckpoint;
+  /** The folder's tokenizer; an error naming the folder when it has none. */
+  tokenizer(): Tokenizer;
+}
+
+/** The block every model command shares: the DIR argument, the engine, the folder loaded; the model is freed after `fn`. */
+async function openModelFolder(args: ParsedArgs, usage: string, fn: (m: ModelFolder) => Promise<void>): Promise<number> {
+  const arg = args.positional[0];
+  if (!arg) throw new Error(`a model folder is required\nusage: rft ${usage}`);
+  await initEngine();
+  const dir = resolveModelDir(arg);
+  const ck = loadCheckpoint(dir);
+  try {
+    await fn({ dir, ck, tokenizer: () => requireTokenizer(ck) });
+  } finally {
+    ck.model.dispose();
+  }
+  return 0;
 }
 
 const INFO = 'model info DIR';
@@ -41,42 +59,37 @@ command({
   summary: 'architecture, parameters, dtype, tokenizer and chat template of a model folder',
   flags: [],
   async run(args) {
-    await initEngine();
-    const dir = args.positional[0];
-    if (!dir) throw new Error(`a model folder is required\nusage: rft ${INFO}`);
-    const resolved = resolveModelDir(dir);
-    const { entries } = indexWeights(resolved);
-    const dtypes = [...new Set([...entries.values()].map((e) => e.dtype))];
-    const ck = loadCheckpoint(resolved);
-    const c = ck.model.config;
-    const tok = ck.tokenizer;
-    const hf = tok?.kind === 'hf' ? (tok as HfTokenizer) : undefined;
-    const arch = Array.isArray(c.hfConfig?.architectures) ? (c.hfConfig!.architectures as string[])[0] : architectureOf(c);
-    console.log(
-      JSON.stringify({
-        dir: resolved,
-        architecture: arch,
-        parameters: countParams(c),
-        dtype: dtypes.join(','),
-        layers: c.nLayers,
-        hidden: c.dModel,
-        heads: c.nHeads,
-        kvHeads: c.nKvHeads,
-        headDim: headDim(c),
-        intermediate: c.dFF,
-        vocab: c.vocabSize,
-        tiedEmbeddings: c.tieEmbeddings,
-        maxSeqLen: c.maxSeqLen,
-        ropeTheta: c.ropeTheta,
-        ropeScaling: c.ropeScaling ?? null,
-        tokenizer: tok ? { kind: tok.kind, vocab: tok.vocabSize, bos: tok.bosId, eos: tok.eosId, pad: tok.padId, stop: hf?.stopIds } : null,
-        chatTemplate: hf ? (hf.chatTemplate ?? null) : tok ? 'rft' : null,
-        lora: ck.model.lora ? { ...ck.model.lora, adapterParameters: ck.model.variables().reduce((a, v) => a + v.size, 0) } : null,
-        version: ck.meta.version,
-      }),
-    );
-    ck.model.dispose();
-    return 0;
+    return openModelFolder(args, INFO, async ({ dir: resolved, ck }) => {
+      const { entries } = indexWeights(resolved);
+      const dtypes = [...new Set([...entries.values()].map((e) => e.dtype))];
+      const c = ck.model.config;
+      const tok = ck.tokenizer;
+      const hf = tok?.kind === 'hf' ? (tok as HfTokenizer) : undefined;
+      const arch = Array.isArray(c.hfConfig?.architectures) ? (c.hfConfig!.architectures as string[])[0] : architectureOf(c);
+      console.log(
+        JSON.stringify({
+          dir: resolved,
+          architecture: arch,
+          parameters: countParams(c),
+          dtype: dtypes.join(','),
+          layers: c.nLayers,
+          hidden: c.dModel,
+          heads: c.nHeads,
+          kvHeads: c.nKvHeads,
+          headDim: headDim(c),
+          intermediate: c.dFF,
+          vocab: c.vocabSize,
+          tiedEmbeddings: c.tieEmbeddings,
+          maxSeqLen: c.maxSeqLen,
+          ropeTheta: c.ropeTheta,
+          ropeScaling: c.ropeScaling ?? null,
+          tokenizer: tok ? { kind: tok.kind, vocab: tok.vocabSize, bos: tok.bosId, eos: tok.eosId, pad: tok.padId, stop: hf?.stopIds } : null,
+          chatTemplate: hf ? (hf.chatTemplate ?? null) : tok ? 'rft' : null,
+          lora: ck.model.lora ? { ...ck.model.lora, adapterParameters: ck.model.variables().reduce((a, v) => a + v.size, 0) } : null,
+          version: ck.meta.version,
+        }),
+      );
+    });
   },
 });
 
@@ -89,14 +102,12 @@ command({
   async run(args) {
     const text = flagString(args, 'text');
     if (text === undefined) throw new Error(`--text is required\nusage: rft ${SCORE}`);
-    await initEngine();
-    const ck = load(args, SCORE);
-    const ids = scoreIdsOf(requireTokenizer(ck), text);
-    if (ids.length > ck.model.config.maxSeqLen) throw new Error(`--text is ${ids.length} tokens, more than the model's ${ck.model.config.maxSeqLen}`);
-    const logprobs = await scoreIds(ck.model, ids);
-    console.log(JSON.stringify({ ids, logprobs }));
-    ck.model.dispose();
-    return 0;
+    return openModelFolder(args, SCORE, async ({ ck, tokenizer }) => {
+      const ids = scoreIdsOf(tokenizer(), text);
+      if (ids.length > ck.model.config.maxSeqLen) throw new Error(`--text is ${ids.length} tokens, more than the model's ${ck.model.config.maxSeqLen}`);
+      const logprobs = await scoreIds(ck.model, ids);
+      console.log(JSON.stringify({ ids, logprobs }));
+    });
   },
 });
 
@@ -109,19 +120,17 @@ command({
   async run(args) {
     const prompt = flagString(args, 'prompt');
     if (prompt === undefined) throw new Error(`--prompt is required\nusage: rft ${GENERATE}`);
-    await initEngine();
-    const ck = load(args, GENERATE);
-    const tok = requireTokenizer(ck);
-    const ids = encodePrompt(tok, taskMessages(prompt, flagString(args, 'system')));
-    const [g] = await generate(ck.model, tok, [ids], {
-      maxNewTokens: flagNumber(args, 'max-new-tokens', 64),
-      temperature: flagNumber(args, 'temperature', 0),
-      seed: flagNumber(args, 'seed', 0),
-      stopTokens: stopTokens(tok),
+    return openModelFolder(args, GENERATE, async ({ ck, tokenizer }) => {
+      const tok = tokenizer();
+      const ids = encodePrompt(tok, taskMessages(prompt, flagString(args, 'system')));
+      const [g] = await generate(ck.model, tok, [ids], {
+        maxNewTokens: flagNumber(args, 'max-new-tokens', 64),
+        temperature: flagNumber(args, 'temperature', 0),
+        seed: flagNumber(args, 'seed', 0),
+        stopTokens: stopTokens(tok),
+      });
+      console.log(JSON.stringify({ prompt_tokens: ids.length, tokens: g!.tokens, text: g!.text, finish_reason: g!.finishReason }));
     });
-    console.log(JSON.stringify({ prompt_tokens: ids.length, tokens: g!.tokens, text: g!.text, finish_reason: g!.finishReason }));
-    ck.model.dispose();
-    return 0;
   },
 });
 
@@ -139,18 +148,16 @@ command({
     const dtype = flagString(args, 'dtype') ?? 'f32';
     if (dtype !== 'f32' && dtype !== 'f16') throw new Error(`--dtype must be f32 or f16, got '${dtype}'`);
     if (format !== 'gguf' && dtype !== 'f32') throw new Error(`--dtype f16 applies to gguf only (${format} exports float32)`);
-    await initEngine();
-    const ck = load(args, EXPORT);
-    let written: string;
-    if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out);
-    else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck));
-    else {
-      mkdirSync(out, { recursive: true });
-      written = join(out, 'model.gguf');
-      await exportGguf(ck.model, requireTokenizer(ck), written, { dtype, name: ck.dir });
-    }
-    console.log(JSON.stringify({ format, out: written, dtype }));
-    ck.model.dispose();
-    return 0;
+    return openModelFolder(args, EXPORT, async ({ ck, tokenizer }) => {
+      let written: string;
+      if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out);
+      else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck));
+      else {
+        mkdirSync(out, { recursive: true });
+        written = join(out, 'model.gguf');
+        await exportGguf(ck.model, tokenizer(), written, { dtype, name: ck.dir });
+      }
+      console.log(JSON.stringify({ format, out: written, dtype }));
+    });
   },
 });
