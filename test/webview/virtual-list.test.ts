@@ -74,3 +74,41 @@ test('100,000 rows: a bounded number of row elements, and only the pages in view
   assert.ok(viewport.querySelectorAll('.vlist-row').length <= bound, 'row elements are reused, not added per row');
   await h.close();
 });
+
+test('refresh (a run appended rows): the drawn rows and the scroll position stay until the fresh pages answer; pages out of view are dropped', async () => {
+  const h = host({});
+  let total = 1000;
+  let shift = 0; // rows appended at the top (newest first)
+  let release: (() => void) | undefined;
+  const cache = new PageCache<string>(async (offset, limit) => {
+    if (release === undefined) {
+      /* answer at once */
+    } else await new Promise<void>((r) => (release = r));
+    return { total, rows: Array.from({ length: Math.min(limit, total - offset) }, (_, i) => `row ${offset + i - shift}`) };
+  }, 200);
+  const viewport = h.document.createElement('div');
+  h.root.append(viewport);
+  Object.defineProperty(viewport, 'clientHeight', { value: 260 });
+  const list = new VirtualList<string>(viewport, cache, { rowHeight: 26, overscan: 2, renderRow: (el, row) => void (el.textContent = row ?? '…') });
+  await cache.load(0);
+  await cache.load(2);
+  viewport.scrollTop = 26 * 450;
+  list.render();
+  assert.deepEqual(list.visiblePages(), [2]);
+  const before = viewport.querySelector('.vlist-row')!.textContent;
+  // 10 new rows arrive; the answer is held back: nothing blanks meanwhile.
+  total = 1010;
+  shift = 10;
+  release = () => undefined;
+  const done = cache.refresh(list.visiblePages());
+  list.render();
+  assert.equal(viewport.querySelector('.vlist-row')!.textContent, before, 'the old rows stay drawn while the fresh page loads');
+  assert.equal(viewport.scrollTop, 26 * 450, 'the scroll position is kept');
+  assert.equal(cache.total, 1000);
+  release();
+  await done;
+  list.render();
+  assert.equal(cache.total, 1010);
+  assert.equal(cache.loadedPages, 1, 'page 0 (out of view) was dropped: its rows moved');
+  assert.equal(viewport.querySelector('.vlist-row')!.textContent, `row ${448 - 10}`, 'the fresh rows are drawn');
+});

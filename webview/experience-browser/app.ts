@@ -213,6 +213,14 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     });
   }
 
+  /** New rows for the same query (a run appending): keep the drawn rows and the scroll position. */
+  function refreshRows(): void {
+    void cache.refresh(list.visiblePages()).then(() => {
+      count.textContent = `${cache.total.toLocaleString('en-US')} experience${cache.total === 1 ? '' : 's'}`;
+      list.render();
+    });
+  }
+
   function applyFilter(): void {
     const raw: FilterInputs = { ...EMPTY_INPUTS };
     for (const f of FIELDS) (raw as unknown as Record<string, string>)[f.key] = valueOf(doc.getElementById(`f-${f.key}`));
@@ -458,14 +466,14 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   };
 
   ipc.on('bufferChanged', (c) => {
+    showCounts(c.counts);
     if ((c.path ?? '') !== bufferKey) {
       bufferKey = c.path ?? '';
       promotedHere.clear();
       hideConfirm();
       message('');
-    }
-    showCounts(c.counts);
-    reload();
+      reload();
+    } else refreshRows();
   });
   ipc.on('setFilter', ({ filter }) => {
     state.filter = filter;

@@ -67,6 +67,18 @@ export class PageCache<T> {
     this.total = 0;
   }
 
+  /**
+   * Same query, newer rows (a run appends every second or so): the pages in view are fetched again
+   * and stay drawn until their fresh copies answer, so the list neither blanks nor jumps back to the
+   * top; other pages are dropped (their rows have moved) and fetched when scrolled to.
+   */
+  refresh(pages: number[]): Promise<void> {
+    this.generation++;
+    this.loading.clear();
+    for (const p of [...this.pages.keys()]) if (!pages.includes(p)) this.pages.delete(p);
+    return Promise.all(pages.map((p) => this.load(p))).then(() => undefined);
+  }
+
   get loadedPages(): number {
     return this.pages.size;
   }
@@ -132,6 +144,16 @@ export class VirtualList<T> {
     }
     this.rendered = r;
     return need;
+  }
+
+  /** The cache pages of the rows drawn now (page 0 when none is). */
+  visiblePages(): number[] {
+    const ps = this.cache.pageSize;
+    const { start, end } = this.rendered;
+    if (end <= start) return [0];
+    const out: number[] = [];
+    for (let p = Math.floor(start / ps); p <= Math.floor((end - 1) / ps); p++) out.push(p);
+    return out;
   }
 
   scrollToIndex(i: number): void {
