@@ -7,12 +7,12 @@
 // backend polls it exactly as it polls a real run's): a real training run is training.test.ts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeBuffer } from '../server/make-buffer.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
-import { runCommand, startSession, type Session } from './code-server.js';
+import { E2E_SETTINGS, runCommand, sidebarCount, startSession, timing, until, type Session } from './code-server.js';
 
 let s: Session;
 let ws: string;
@@ -45,25 +45,12 @@ before(async () => {
   mkdirSync(join(ws, '.rft', 'runs', RUN), { recursive: true });
   metrics = join(ws, '.rft', 'runs', RUN, 'metrics.jsonl');
   writeSteps(0, 300);
-  s = await startSession(ws, {
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'security.workspace.trust.enabled': false,
-    'extensions.ignoreRecommendations': true,
-    'telemetry.telemetryLevel': 'off',
-    'workbench.colorTheme': 'Default Dark Modern',
-    'rftStudio.nodePath': process.execPath,
-  });
+  s = await startSession(ws, E2E_SETTINGS);
 });
 
 after(async () => {
   await s?.close();
 });
-
-/** Command -> visible result, printed (figures for docs/extension.md; never asserted). */
-function timing(figure: string, t0: number): void {
-  console.log(JSON.stringify({ e2e: 'timing', figure, ms: Date.now() - t0 }));
-}
 
 const browserFrame = () => s.page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
 
@@ -105,6 +92,28 @@ test('bulk promote: a preview with the count, then a confirmation; the count in 
   await f.locator('.message', { hasText: `Promoted ${n} experience` }).waitFor({ timeout: 30_000 });
   await page.waitForFunction((want) => Array.from(document.querySelectorAll('.monaco-list-row')).some((r) => new RegExp(`Expert experiences\\s*${want}$`).test((r.textContent ?? '').trim())), n, { timeout: 30_000 });
   await s.shot('13-bulk-promoted-dark');
+});
+
+test('detail, group, promote -> sidebar (timings for docs/extension.md)', async () => {
+  const { page } = s;
+  const f = browserFrame();
+  // e00498: reward 0.8, so not among the bulk-promoted (reward >= 0.9).
+  const row = f.locator('.vlist-row[data-id="e00498"]');
+  await row.waitFor({ timeout: 30_000 });
+  let t0 = Date.now();
+  await row.click();
+  await f.locator('.detail h2', { hasText: 'e00498' }).waitFor({ timeout: 30_000 });
+  timing('click a row -> its detail', t0);
+  t0 = Date.now();
+  await f.locator('#show-group').click();
+  await f.locator('.detail .group .sample').first().waitFor({ timeout: 30_000 });
+  timing('Compare group -> the group side by side', t0);
+  const experts = await sidebarCount(page, 'Expert experiences');
+  t0 = Date.now();
+  await f.locator('#promote').click();
+  await until(async () => (await sidebarCount(page, 'Expert experiences')) === experts + 1, 'the sidebar expert count to go up', 30_000);
+  timing('Promote -> sidebar expert count', t0);
+  await f.locator('#show-group').click();
 });
 
 test('a config with problems: Problems at the key line; Start Training refuses it at once', async () => {
@@ -177,4 +186,27 @@ test('light theme: the dashboard and the browser', async () => {
   await runCommand(page, 'RFT Studio: Open Experience Browser');
   await browserFrame().locator('.vlist-row[data-id]').first().waitFor({ timeout: 60_000 });
   await s.shot('18-experience-browser-light');
+});
+
+test('export of an 8,832-experience buffer (timing for docs/extension.md)', async () => {
+  const { page } = s;
+  // As many experiences as the issue's measurement exported, in a run of their own.
+  await reg.create({ id: 'big', name: 'big buffer', config: { name: 'big buffer' } });
+  await reg.setStatus('big', 'completed');
+  await makeBuffer(8832, join(ws, '.rft', 'runs', 'big'));
+  await runCommand(page, 'RFT Studio: Refresh');
+  await page.locator('.monaco-list-row', { hasText: 'big buffer' }).first().waitFor({ timeout: 60_000 });
+  await runCommand(page, 'RFT Studio: Open Buffer');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'big buffer' }).first().click({ timeout: 30_000 });
+  await until(async () => (await sidebarCount(page, 'Usual experiences')) === 8832, 'the big buffer in the sidebar', 60_000);
+  await runCommand(page, 'RFT Studio: Export Buffer as JSONL');
+  // code-server's save dialog: a path box prefilled with <workspace>/buffer.jsonl.
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 30_000 });
+  await until(async () => /buffer\.jsonl$/.test(await input.inputValue()), 'the export dialog', 30_000);
+  const t0 = Date.now();
+  await page.keyboard.press('Enter');
+  await page.locator('.notifications-toasts .notification-toast', { hasText: 'Exported 8832 experiences' }).first().waitFor({ timeout: 120_000 });
+  timing('export 8,832 experiences: save -> "Exported" notification', t0);
+  assert.equal(readFileSync(join(ws, 'buffer.jsonl'), 'utf8').trim().split('\n').length, 8832);
 });
