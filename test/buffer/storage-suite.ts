@@ -58,7 +58,7 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         const again = await s.appendExperiences([makeExp('a', { reward: 9 }), makeExp('c')]);
         assert.deepEqual(again, { inserted: 1, duplicates: ['a'] });
         assert.equal((await s.get('a'))!.reward, 1, 'a duplicate id never overwrites');
-        assert.equal(await s.schemaVersion(), 2);
+        assert.equal(await s.schemaVersion(), 3);
       });
     });
 
@@ -215,7 +215,7 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
       await writeSchema1Buffer(url, [makeExp('o0', { useCount: 1 }), makeExp('o1', { useCount: 1 }), makeExp('o2'), makeExp('o3')], [{ consumer: 'trainer', step: 0, ids: ['o0', 'o1'] }]);
       const s = await openStore(url);
       try {
-        assert.equal(await s.schemaVersion(), 2);
+        assert.equal(await s.schemaVersion(), 3);
         assert.deepEqual(await s.get('o3'), makeExp('o3'));
         // Recorded without a run, so an unscoped (one-run buffer) reader resumes from them.
         assert.deepEqual(await s.consumed('trainer', 0), ['o0', 'o1']);
@@ -301,7 +301,7 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         assert.equal(await s2.latestCheckpoint('none'), null);
         assert.deepEqual(await s2.getState('r', 'trainer'), { step: 8 });
         assert.equal(await s2.getState('r', 'missing'), null);
-        assert.equal(await s2.schemaVersion(), 2);
+        assert.equal(await s2.schemaVersion(), 3);
       } finally {
         await s2.close();
       }

@@ -1,9 +1,10 @@
-// Samplers by name ('fifo', 'priority', 'expert', 'mixed'); a new sampler is one file plus one register call.
+// Samplers by name ('fifo', 'priority', 'expert', 'pairs', 'mixed'); a new sampler is one file plus one register call.
 import { Registry } from '../../core/registry.js';
 import type { ExperienceStore } from '../storage/types.js';
 import { ExpertSampler } from './expert.js';
 import { FifoSampler } from './fifo.js';
 import { MixedSampler } from './mixed.js';
+import { PairSampler } from './pairs.js';
 import { PrioritySampler } from './priority.js';
 import type { Sampler, SamplerConfig, SamplerFactory } from './types.js';
 
@@ -12,9 +13,10 @@ export const samplers = new Registry<SamplerFactory>('sampler');
 samplers.register('fifo', (store, cfg) => new FifoSampler(store, cfg));
 samplers.register('priority', (store, cfg) => new PrioritySampler(store, cfg));
 samplers.register('expert', (store, cfg) => new ExpertSampler(store, cfg));
+samplers.register('pairs', (store, cfg) => new PairSampler(store, cfg));
 samplers.register('mixed', (store, cfg) => {
   const usualName = cfg.usual ?? 'fifo';
-  if (usualName === 'mixed' || usualName === 'expert') throw new Error(`mixed sampler: usual part must read usual experiences, got '${usualName}'`);
+  if (usualName === 'mixed' || usualName === 'expert' || usualName === 'pairs') throw new Error(`mixed sampler: usual part must read usual experiences, got '${usualName}'`);
   // Parts are recorded separately under the same step.
   const usual = usualName === 'priority' ? new PrioritySampler(store, cfg, 'usual') : usualName === 'fifo' ? new FifoSampler(store, cfg, 'usual') : samplers.get(usualName)(store, cfg);
   // maxUses belongs to the usual part (priority); the expert part has its own limit.

@@ -1,7 +1,7 @@
 // Small helpers both stores share: row decoding for the side tables and the guard of feedback mutations.
 import type { Experience, Feedback, Task } from '../../core/types.js';
 import { canonicalJson } from './codec.js';
-import { ConflictError, type CheckpointRecord, type FeedbackAction, type FeedbackLogEntry, type FeedbackMutation } from './types.js';
+import { ConflictError, type CheckpointRecord, type FeedbackAction, type FeedbackLogEntry, type FeedbackMutation, type PairOrigin, type PreferencePair } from './types.js';
 
 export function feedbackFromRow(r: Record<string, unknown>): FeedbackLogEntry {
   return {
@@ -19,6 +19,22 @@ export function feedbackFromRow(r: Record<string, unknown>): FeedbackLogEntry {
 
 export function checkpointFromRow(r: Record<string, unknown>): CheckpointRecord {
   return { runId: String(r.run_id), version: Number(r.version), path: String(r.path), checksum: String(r.checksum), createdAt: Number(r.created_at) };
+}
+
+export function pairFromRow(r: Record<string, unknown>): PreferencePair {
+  return {
+    id: String(r.id), runId: String(r.run_id), taskId: String(r.task_id), chosenId: String(r.chosen_id), rejectedId: String(r.rejected_id),
+    origin: String(r.origin) as PairOrigin, createdAt: Number(r.created_at), useCount: Number(r.use_count),
+  };
+}
+
+/** Refuses a pair that is not one: a response preferred to itself, or a missing field. */
+export function checkPair(p: Omit<PreferencePair, 'useCount'>, at: string): void {
+  for (const k of ['id', 'runId', 'taskId', 'chosenId', 'rejectedId', 'origin'] as const) {
+    if (typeof p[k] !== 'string' || p[k] === '') throw new Error(`${at}.${k}: expected a non-empty string`);
+  }
+  if (p.chosenId === p.rejectedId) throw new Error(`${at}: chosen and rejected are the same experience '${p.chosenId}'`);
+  if (!Number.isFinite(p.createdAt)) throw new Error(`${at}.createdAt: expected a finite number`);
 }
 
 export function taskFromRow(r: Record<string, unknown>): Task {

@@ -1,6 +1,6 @@
 // PostgreSQL schema, as numbered migrations (same tables and meaning as sqlite-schema.ts).
 // Tasks carry lease columns so distributed explorers can lease them with SELECT ... FOR UPDATE SKIP LOCKED.
-import { runScopedConsumption } from './schema-shared.js';
+import { preferencePairs, runScopedConsumption } from './schema-shared.js';
 
 export const POSTGRES_MIGRATIONS: string[] = [
   `
@@ -83,4 +83,6 @@ export const POSTGRES_MIGRATIONS: string[] = [
   `,
   // 2: batches recorded per (run, consumer); takes filter by run.
   runScopedConsumption('DOUBLE PRECISION'),
+  // 3: preference pairs for DPO.
+  preferencePairs('DOUBLE PRECISION'),
 ];

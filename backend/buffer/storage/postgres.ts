@@ -9,14 +9,14 @@ import pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
 import {
-  checkDeleteGuard, checkpointFromRow, checkUpdateGuard, extraWithFeedback, feedbackFromRow, feedbackOfExtra, statsMaps, taskFromRow, trainableOf,
+  checkDeleteGuard, checkPair, checkpointFromRow, checkUpdateGuard, pairFromRow, extraWithFeedback, feedbackFromRow, feedbackOfExtra, statsMaps, taskFromRow, trainableOf,
 } from './common.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { ConflictError } from './types.js';
 import type {
   AppendResult, Availability, AvailabilityQuery, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
-  FeedbackMutation, FifoTake, ListOptions, PriorityTake, TakeOptions, TakeResult,
+  FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
 } from './types.js';
 import { parseExperience } from './validate.js';
 
@@ -399,6 +399,44 @@ export class PostgresStore implements ExperienceStore {
 
   async countTasks(runId: string): Promise<number> {
     return Number((await this.rows('SELECT COUNT(*) AS n FROM tasks WHERE run_id = $1', [runId]))[0]!.n);
+  }
+
+  async replacePairs(runId: string, origins: readonly PairOrigin[], pairs: Omit<PreferencePair, 'useCount'>[]): Promise<number> {
+    pairs.forEach((p, i) => checkPair(p, `pairs[${i}]`));
+    return this.tx(async (c) => {
+      await c.query('DELETE FROM pairs WHERE run_id = $1 AND origin = ANY($2::text[]) AND NOT (id = ANY($3::text[]))', [runId, origins, pairs.map((p) => p.id)]);
+      for (const p of pairs) {
+        await c.query(
+          'INSERT INTO pairs (id, run_id, task_id, chosen_id, rejected_id, origin, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING',
+          [p.id, runId, p.taskId, p.chosenId, p.rejectedId, p.origin, p.createdAt],
+        );
+      }
+      return Number((await c.query('SELECT COUNT(*) AS n FROM pairs WHERE run_id = $1 AND origin = ANY($2::text[])', [runId, origins])).rows[0].n);
+    });
+  }
+
+  async listPairs(opts: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number } = {}): Promise<PreferencePair[]> {
+    return (
+      await this.rows(
+        'SELECT * FROM pairs WHERE ($1::text IS NULL OR run_id = $1) AND ($2::text IS NULL OR origin = $2) ORDER BY created_at, id LIMIT $3 OFFSET $4',
+        [opts.runId ?? null, opts.origin ?? null, opts.limit ?? null, opts.offset ?? 0],
+      )
+    ).map(pairFromRow);
+  }
+
+  async takePairs(o: { n: number; runId?: string; maxUses?: number }): Promise<PreferencePair[]> {
+    checkN(o.n);
+    return this.tx(async (c) => {
+      const rows = (
+        await c.query(
+          'SELECT * FROM pairs WHERE ($1::text IS NULL OR run_id = $1) AND ($2::int IS NULL OR use_count < $2) ORDER BY use_count, created_at, id LIMIT $3 FOR UPDATE',
+          [o.runId ?? null, o.maxUses ?? null, o.n],
+        )
+      ).rows as Row[];
+      if (rows.length < o.n) return [];
+      await c.query('UPDATE pairs SET use_count = use_count + 1 WHERE id = ANY($1::text[])', [rows.map((r) => String(r.id))]);
+      return rows.map((r) => ({ ...pairFromRow(r), useCount: Number(r.use_count) + 1 }));
+    });
   }
 
   async addCheckpoint(c: CheckpointRecord): Promise<void> {

@@ -24,3 +24,20 @@ export function runScopedConsumption(floatType: 'REAL' | 'DOUBLE PRECISION'): st
   CREATE INDEX experiences_take_run ON experiences (run_id, trainable, source, use_count, model_version);
   `;
 }
+
+/** Schema 3: preference pairs (chosen, rejected) of one prompt, for DPO (backend/buffer/pairs.ts). */
+export function preferencePairs(floatType: 'REAL' | 'DOUBLE PRECISION'): string {
+  return `
+  CREATE TABLE pairs (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    chosen_id TEXT NOT NULL,
+    rejected_id TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    created_at ${floatType} NOT NULL,
+    use_count INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX pairs_take ON pairs (run_id, use_count, created_at);
+  `;
+}

@@ -1,5 +1,5 @@
 // SQLite schema, as numbered migrations: a store opened on an older file upgrades it in one transaction.
-import { runScopedConsumption } from './schema-shared.js';
+import { preferencePairs, runScopedConsumption } from './schema-shared.js';
 
 export const SQLITE_MIGRATIONS: string[] = [
   // 1: experiences, consumption, tasks, checkpoints, run state, feedback log.
@@ -83,4 +83,6 @@ export const SQLITE_MIGRATIONS: string[] = [
   `,
   // 2: batches recorded per (run, consumer); takes filter by run.
   runScopedConsumption('REAL'),
+  // 3: preference pairs for DPO.
+  preferencePairs('REAL'),
 ];

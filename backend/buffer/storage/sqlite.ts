@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
 import {
-  checkDeleteGuard, checkpointFromRow, checkUpdateGuard, extraWithFeedback, feedbackFromRow, feedbackOfExtra, statsMaps, taskFromRow, trainableOf,
+  checkDeleteGuard, checkPair, checkpointFromRow, pairFromRow, checkUpdateGuard, extraWithFeedback, feedbackFromRow, feedbackOfExtra, statsMaps, taskFromRow, trainableOf,
 } from './common.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
@@ -17,7 +17,7 @@ import { parseExperience } from './validate.js';
 import { ConflictError } from './types.js';
 import type {
   AppendResult, Availability, AvailabilityQuery, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
-  FeedbackMutation, FifoTake, ListOptions, PriorityTake, TakeOptions, TakeResult,
+  FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
 } from './types.js';
 
 const ph: Placeholder = (i) => `@p${i}`;
@@ -270,6 +270,42 @@ export class SqliteStore implements ExperienceStore {
   async feedbackEntry(id: number): Promise<FeedbackLogEntry | null> {
     const r = this.q('SELECT * FROM feedback_log WHERE id = ?').get(id) as Record<string, unknown> | undefined;
     return r ? feedbackFromRow(r) : null;
+  }
+
+  async replacePairs(runId: string, origins: readonly PairOrigin[], pairs: Omit<PreferencePair, 'useCount'>[]): Promise<number> {
+    pairs.forEach((p, i) => checkPair(p, `pairs[${i}]`));
+    this.db
+      .transaction(() => {
+        this.q('DELETE FROM pairs WHERE run_id = ? AND origin IN (SELECT value FROM json_each(?)) AND id NOT IN (SELECT value FROM json_each(?))').run(
+          runId, JSON.stringify(origins), JSON.stringify(pairs.map((p) => p.id)),
+        );
+        const ins = this.q('INSERT OR IGNORE INTO pairs (id, run_id, task_id, chosen_id, rejected_id, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+        for (const p of pairs) ins.run(p.id, runId, p.taskId, p.chosenId, p.rejectedId, p.origin, p.createdAt);
+      })
+      .immediate();
+    return (this.q('SELECT COUNT(*) AS n FROM pairs WHERE run_id = ? AND origin IN (SELECT value FROM json_each(?))').get(runId, JSON.stringify(origins)) as { n: number }).n;
+  }
+
+  async listPairs(opts: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number } = {}): Promise<PreferencePair[]> {
+    const rows = this.q(
+      'SELECT * FROM pairs WHERE (@run IS NULL OR run_id = @run) AND (@origin IS NULL OR origin = @origin) ORDER BY created_at, id LIMIT @limit OFFSET @offset',
+    ).all({ run: opts.runId ?? null, origin: opts.origin ?? null, limit: opts.limit ?? -1, offset: opts.offset ?? 0 }) as Record<string, unknown>[];
+    return rows.map(pairFromRow);
+  }
+
+  async takePairs(o: { n: number; runId?: string; maxUses?: number }): Promise<PreferencePair[]> {
+    checkN(o.n);
+    return this.db
+      .transaction((): PreferencePair[] => {
+        const rows = this.q(
+          'SELECT * FROM pairs WHERE (@run IS NULL OR run_id = @run) AND (@max IS NULL OR use_count < @max) ORDER BY use_count, created_at, id LIMIT @n',
+        ).all({ run: o.runId ?? null, max: o.maxUses ?? null, n: o.n }) as Record<string, unknown>[];
+        if (rows.length < o.n) return [];
+        const upd = this.q('UPDATE pairs SET use_count = use_count + 1 WHERE id = ?');
+        for (const r of rows) upd.run(r.id);
+        return rows.map((r) => ({ ...pairFromRow(r), useCount: Number(r.use_count) + 1 }));
+      })
+      .immediate();
   }
 
   async putTasks(runId: string, tasks: Task[]): Promise<number> {

@@ -154,6 +154,23 @@ export class ConflictError extends Error {
   }
 }
 
+/** Where a preference pair comes from (backend/buffer/pairs.ts derives them from the buffer). */
+export type PairOrigin = 'curation' | 'rating' | 'long2short';
+export const PAIR_ORIGINS: readonly PairOrigin[] = ['curation', 'rating', 'long2short'];
+
+/** A preference pair: two responses to the same prompt (task), one preferred; DPO trains on these. */
+export interface PreferencePair {
+  /** Deterministic: `origin:chosenId>rejectedId` (the same pair derived twice is one row). */
+  id: string;
+  runId: string;
+  taskId: string;
+  chosenId: string;
+  rejectedId: string;
+  origin: PairOrigin;
+  createdAt: number;
+  useCount: number;
+}
+
 export interface StoredTask {
   runId: string;
   task: Task;
@@ -192,6 +209,15 @@ export interface ExperienceStore {
   mutate(m: FeedbackMutation): Promise<number>;
   feedbackLog(opts?: { experienceId?: string; limit?: number }): Promise<FeedbackLogEntry[]>;
   feedbackEntry(id: number): Promise<FeedbackLogEntry | null>;
+
+  /**
+   * Pairs of one run and these origins become exactly `pairs` (one transaction): pairs no longer
+   * derived are deleted, new ones inserted, surviving ones keep their use counts. Returns the count.
+   */
+  replacePairs(runId: string, origins: readonly PairOrigin[], pairs: Omit<PreferencePair, 'useCount'>[]): Promise<number>;
+  listPairs(opts?: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number }): Promise<PreferencePair[]>;
+  /** n pairs, least-used first then oldest, their use counts marked; fewer than n available => empty. */
+  takePairs(opts: { n: number; runId?: string; maxUses?: number }): Promise<PreferencePair[]>;
 
   putTasks(runId: string, tasks: Task[]): Promise<number>;
   listTasks(runId: string, opts?: { offset?: number; limit?: number }): Promise<Task[]>;
