@@ -2,7 +2,8 @@
 // the run to its process model: placement/memory.ts (synchronizer `memory`: one process, the model
 // shared in memory), processes-run.ts (synchronizer `checkpoint`, the default: explorer and trainer
 // as their own processes) or explore-bench.ts (modes explore, bench). Each builds its parts from the
-// config through setup.ts; none of them imports this file.
+// config through setup.ts, and the ones that train run the one run loop (run-loop.ts); none of them
+// imports this file.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
