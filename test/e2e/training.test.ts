@@ -101,6 +101,10 @@ test('training: start -> experiences -> promote edited -> sampled -> pass rates 
   await refusal.waitFor({ timeout: 60_000 });
   assert.match(await refusal.innerText(), /Add expert example: .*shorten it by \d+ tokens/s);
   await page.waitForTimeout(1000); // the toast slides in
+  // The message is longer than a toast line: expand it so the screenshot shows the numbers.
+  await refusal.hover();
+  await refusal.locator('.codicon-notifications-expand').first().click({ timeout: 5_000 }).catch(() => undefined);
+  await page.waitForTimeout(500);
   await s.shot('24-selection-too-long-refused');
   const stepsAtRefusal = trainSteps(run.id);
   await until(() => trainSteps(run.id) >= stepsAtRefusal + 3, 'three more training steps after the refusal', 180_000);
