@@ -16,7 +16,11 @@ import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { LlamaCppRolloutModel, recomputeLogprobs } from '../../backend/explorer/llama-cpp-model.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
+import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
+import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
+import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
 import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-llamacpp-rollout-'));
@@ -132,3 +136,50 @@ for (const sync of ['memory', 'checkpoint'] as const) {
     assert.ok(worst < TOLERANCE, `difference ${worst}`);
   });
 }
+
+test('distributed (PostgreSQL) explorer with explorer.engine llama-cpp: rollouts of the first version carry llama.cpp log-probs within 1e-3 of the HF folder\'s', async (t) => {
+  const pg = startPg();
+  if ('skip' in pg) return t.skip(pg.skip);
+  try {
+    const url = pgSchemaUrl(pg.url);
+    const hf = makeHfModel(join(root, 'dist'), { ...QWEN2, seed: 13 });
+    const { config, issues } = validateRunConfig({
+      name: 'llama-cpp-dist',
+      seed: 4,
+      model: { checkpoint: hf },
+      taskset: { builtin: 'reverse', size: 20 },
+      eval: { builtin: 'reverse', size: 4, split: 'eval' },
+      workflow: { name: 'single_turn', reward: 'exact_match' },
+      explorer: { engine: 'llama-cpp', tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 6, temperature: 1 }, eval_sampling: { max_new_tokens: 4 } },
+      trainer: { batch_size: 4 },
+      buffer: { max_staleness: 1 },
+      synchronizer: { method: 'checkpoint' },
+      stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: 2, lr: 0.05 }],
+    });
+    assert.ok(config, JSON.stringify(issues));
+    await createDistributedRun(config, url, 'lc-dist', join(root, 'dist-weights'));
+    const stop = new AbortController();
+    const explorer = distributedExplorer({ url, runId: 'lc-dist', signal: stop.signal, leaseMs: 60_000 });
+    try {
+      const r = await distributedTrainer({ url, runId: 'lc-dist', outDir: join(root, 'dist-out') });
+      assert.equal(r.done, true);
+    } finally {
+      stop.abort();
+      await explorer;
+    }
+    const store = await openStore(url);
+    const exps = await store.list({ runId: 'lc-dist', source: 'usual', limit: 1000 });
+    await store.close();
+    const v0 = exps.filter((e) => e.modelVersion === 0 && e.split !== 'eval');
+    assert.ok(v0.length >= 2, `${v0.length} rollouts of v0`);
+    assert.ok(exps.every((e) => e.metadata?.logprobs_source === 'engine'));
+    const ck = loadCheckpoint(hf);
+    let worst = 0;
+    for (const e of v0) worst = Math.max(worst, maxDiff(e.logprobs, await recomputeLogprobs(ck.model, e.promptTokens, e.responseTokens, 1)));
+    ck.model.dispose();
+    console.log(`# distributed: ${exps.length} rollouts, ${v0.length} of v0, max |stored - native v0| = ${worst.toExponential(2)}`);
+    assert.ok(worst < TOLERANCE, `difference ${worst}`);
+  } finally {
+    pg.stop();
+  }
+});

@@ -13,6 +13,7 @@ import { JobQueue, experienceId, workerId, type LeasedJob } from '../../buffer/q
 import { WeightsListener } from '../../buffer/queue/listen.js';
 import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
+import { makeRolloutEngine, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { experiencePipeline, runReward, stagesOf } from '../setup.js';
@@ -94,6 +95,8 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const S = cfg.buffer.max_staleness;
   const batch = o.batch ?? 1;
   let model: LocalRolloutModel | null = null;
+  // explorer.engine llama-cpp: llama.cpp samples a GGUF of each loaded version (`model` keeps the version and weights).
+  let engine: SyncedRolloutModel | undefined;
   let modelChecksum = '';
   let state = 'starting';
   let detail = '';
@@ -154,6 +157,10 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             if (!ck.tokenizer) throw new ChecksumError(`${latest.path}: checkpoint has no tokenizer.json`);
             model?.model.dispose();
             model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
+            if (cfg.explorer.engine === 'llama-cpp') {
+              engine ??= makeRolloutEngine({ engine: 'llama-cpp', workers: 1, config: ck.model.config, tokenizer: ck.tokenizer });
+              await engine!.setWeights(ck.model, latest.version);
+            }
             modelChecksum = latest.checksum;
             res.loads[from]++;
             log.debug(`v${latest.version} loaded from ${from === 'http' ? http!.url : from === 's3' ? wstore!.where : latest.path}`);
@@ -210,7 +217,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           setState('generating', `job ${job.id} with v${model.version}`);
           const jobStart = performance.now();
           const raw = await workflow.run([job.task], {
-            model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target,
+            model: engine ?? model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target,
             seed: (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0,
             sampling: { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p },
           });
@@ -250,6 +257,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
     for (const j of held) await q.release(o.runId, j, id).catch(() => undefined);
     await beat();
     await listener.close();
+    await engine?.close();
     model?.model.dispose();
     weights.dispose();
     await q.close();
