@@ -4,6 +4,10 @@
 //    active, else tfjs) and of llama.cpp (node-llama-cpp, CPU) on this model's F32 GGUF export,
 //    for 1 and 8 sequences of 64 new tokens after a 16-token prompt, sampling at temperature 1
 //    (llama.cpp: the better of 1 thread and all of this process's cores);
+//  - the same rollouts through the explorer's `llama-cpp` engine (LlamaCppRolloutModel: GGUF export
+//    and load at a weight sync, then generate() with behaviour log-probs, what a run with
+//    `explorer.engine: llama-cpp` calls), at the thread count llama.cpp did best with, and its sync
+//    time; `best_engine_ratio` is the faster engine of the two (native or llama-cpp) over raw llama.cpp;
 //  - LoRA training step tok/s (rank 8 on the seven projections, AdamW on the adapters) beside the
 //    same LoRA model in PyTorch CPU (Debian's python3-torch, better of 1 and 2 threads);
 //  - tensor bytes per base parameter under LoRA (weights + adapters + optimiser state) and peak RSS.
@@ -14,7 +18,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { getLlama, LlamaLogLevel, type Llama, type Token } from 'node-llama-cpp';
+import type { Llama, Token } from 'node-llama-cpp';
 import { initEngine, tf } from '../backend/model/engine.js';
 import { countParams, makeConfig, type ModelConfig } from '../backend/model/config.js';
 import { Transformer } from '../backend/model/transformer.js';
@@ -23,6 +27,7 @@ import { AdamW } from '../backend/model/optim.js';
 import { generate } from '../backend/model/generate.js';
 import { makeLoraConfig } from '../backend/model/lora.js';
 import { exportGguf } from '../backend/model/export/gguf.js';
+import { LlamaCppRolloutModel, sharedLlama } from '../backend/explorer/llama-cpp-model.js';
 import { nativeDecodeAvailable } from '../backend/model/native-decode.js';
 import { Rng } from '../backend/core/rng.js';
 import { SPECIAL_TOKENS, type SpecialTokenName, type Tokenizer } from '../backend/model/tokenizer/types.js';
@@ -110,6 +115,27 @@ async function llamaCppRollout(llama: Llama, gguf: string, B: number, threads: n
   }
 }
 
+/** The explorer's llama-cpp engine: one weight sync (GGUF export + load), then generate() as a run calls it. */
+async function engineRollout(m: Transformer, tok: Tokenizer, B: number, threads: number): Promise<{ tps: number; syncS: number }> {
+  const engine = new LlamaCppRolloutModel({ tokenizer: tok, maxSeqLen: m.config.maxSeqLen, threads });
+  try {
+    const t0 = performance.now();
+    await engine.setWeights(m, 0);
+    const syncS = (performance.now() - t0) / 1000;
+    const times: number[] = [];
+    for (let i = 0; i < WARMUP + REPS; i++) {
+      const p = prompts(B, i);
+      const t1 = performance.now();
+      const gens = await engine.generate(p, { maxNewTokens: GEN.newTokens, stopTokens: [], temperature: 1, seed: i });
+      if (i >= WARMUP) times.push(performance.now() - t1);
+      if (gens.some((g) => g.tokens.length !== GEN.newTokens || g.logprobsSource !== 'engine')) throw new Error('engine rollout: short sample or recomputed log-probs');
+    }
+    return { tps: (B * GEN.newTokens) / (median(times) / 1000), syncS };
+  } finally {
+    await engine.close();
+  }
+}
+
 async function loraTrain(m: Transformer): Promise<{ tps: number; bytesPerParam: number; adapterParams: number }> {
   const before = tf.memory().numBytes;
   m.addLora(makeLoraConfig(LORA), 1);
@@ -143,11 +169,12 @@ const tmp = mkdtempSync(join(tmpdir(), 'rft-bench-hf-'));
 try {
   const model = new Transformer(cfg, 1);
   const gguf = join(tmp, 'model.gguf');
-  await exportGguf(model, ggufTokenizer(), gguf, { dtype: 'f32' });
+  const ggufTok = ggufTokenizer();
+  await exportGguf(model, ggufTok, gguf, { dtype: 'f32' });
   const decode = nativeDecodeAvailable(model) ? 'native' : 'tfjs';
   const parts = (process.env.BENCH_PARTS ?? 'rollout,lora').split(',');
   // One llama.cpp instance for the whole bench (a second getLlama after dispose never resolves).
-  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  const llama = await sharedLlama();
   for (const B of parts.includes('rollout') ? [1, 8] : []) {
     const ours = await oursRollout(model, B);
     const runs = [await llamaCppRollout(llama, gguf, B, 1)];
@@ -157,6 +184,13 @@ try {
       bench: 'model-hf', figure: `rollout_b${B}`, unit: 'tok/s', value: ours,
       baseline: 'llama.cpp-f32', baseline_value: theirs.tps,
       backend: engine.backend, matmul, decode, llama_threads: theirs.threads, load_avg_1m: loadavg()[0], params, shape, batch: `${B} x (${GEN.promptLen} prompt + ${GEN.newTokens} new)`,
+    });
+    const viaEngine = await engineRollout(model, ggufTok, B, theirs.threads);
+    report({
+      bench: 'model-hf', figure: `rollout_engine_llama_cpp_b${B}`, unit: 'tok/s', value: viaEngine.tps,
+      baseline: 'llama.cpp-f32', baseline_value: theirs.tps, native_tps: ours,
+      best_engine: viaEngine.tps > ours ? 'llama-cpp' : 'native', best_engine_ratio: Math.max(viaEngine.tps, ours) / theirs.tps,
+      sync_s: viaEngine.syncS, llama_threads: theirs.threads, load_avg_1m: loadavg()[0], params, batch: `${B} x (${GEN.promptLen} prompt + ${GEN.newTokens} new)`,
     });
   }
   await llama.dispose();
