@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import S3rver from 's3rver';
 import { signV4, EMPTY_SHA256 } from '../../backend/coordinator/distributed/sigv4.js';
 import { S3WeightsStore, credentialsFromEnv, s3Spec } from '../../backend/coordinator/distributed/weights-s3.js';
-import { fetchFromStore } from '../../backend/coordinator/distributed/weights-store.js';
+import { fetchFromStore, publishWithRetry } from '../../backend/coordinator/distributed/weights-store.js';
 import { checksumDir } from '../../backend/coordinator/distributed/weights.js';
 import { WeightsFetchError } from '../../backend/coordinator/distributed/weights-http.js';
 
@@ -93,4 +93,30 @@ test('S3 store on a real S3-compatible server (s3rver): publish, fetch and verif
   // Nobody listening: an error naming the endpoint, at once.
   const gone = new S3WeightsStore(s3Spec('s3://weights', { endpoint: `http://127.0.0.1:${port}` }, {}), { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, { env: {} });
   await assert.rejects(fetchFromStore(gone, 'R', 'a'.repeat(64), join(root, 'cache6', 'x')), /s3:\/\/weights\/R\/a+\/manifest.json \(http:\/\/127.0.0.1:\d+\): ECONNREFUSED/);
+});
+
+test('publishing retries while the S3 server is down and lands once it is back', { timeout: 60_000 }, async () => {
+  const data = join(root, 's3retry');
+  const first = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: data, configureBuckets: [{ name: 'weights' }] });
+  const { port } = await first.run();
+  await first.close();
+  const store = new S3WeightsStore(s3Spec('s3://weights/p', { endpoint: `http://127.0.0.1:${port}` }, {}), { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, { env: {} });
+  const src = folder('retry', { 'rft.json': '{"version":4}', 'weights.bin': 'xyz' });
+  const sum = checksumDir(src);
+  const failures: string[] = [];
+  const publishing = publishWithRetry(store, 'R', src, sum, { everyMs: 300, maxMs: 30_000, onFail: (e) => void failures.push(e.message) });
+  await new Promise((r) => setTimeout(r, 1500));
+  const second = new S3rver({ port, address: '127.0.0.1', silent: true, directory: data, configureBuckets: [{ name: 'weights' }] });
+  await second.run();
+  try {
+    const attempts = await publishing;
+    assert.ok(attempts >= 2 && failures.length === attempts - 1, `${attempts} attempts, ${failures.length} failures`);
+    assert.match(failures[0]!, /ECONNREFUSED/);
+    assert.equal(checksumDir(await fetchFromStore(store, 'R', sum, join(root, 'cache-retry', sum))), sum);
+    // And a store that stays down: the error comes back after maxMs.
+    await second.close();
+    await assert.rejects(publishWithRetry(store, 'R', src, sum, { everyMs: 100, maxMs: 500 }), /ECONNREFUSED/);
+  } finally {
+    await second.close().catch(() => undefined);
+  }
 });

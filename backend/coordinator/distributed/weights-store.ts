@@ -61,3 +61,27 @@ export async function openRecordedStore(get: () => Promise<WeightsStoreSpec | nu
   const { S3WeightsStore, credentialsFromEnv } = await import('./weights-s3.js');
   return new S3WeightsStore(spec, credentialsFromEnv());
 }
+
+/**
+ * Publish, retrying while the store fails (an object store down for a while must not end the run):
+ * `onFail` hears each failure (the caller logs it), every `everyMs`; after `maxMs` the last error is thrown.
+ */
+export async function publishWithRetry(
+  store: WeightsStore,
+  runId: string,
+  dir: string,
+  checksum: string,
+  o: { everyMs?: number; maxMs?: number; onFail?: (e: Error, attempt: number) => void } = {},
+): Promise<number> {
+  const t0 = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await store.publish(runId, dir, checksum);
+      return attempt;
+    } catch (e) {
+      o.onFail?.(e as Error, attempt);
+      if (Date.now() - t0 >= (o.maxMs ?? 600_000)) throw e;
+      await new Promise((r) => setTimeout(r, o.everyMs ?? 2000));
+    }
+  }
+}

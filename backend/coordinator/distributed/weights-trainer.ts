@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import type pg from 'pg';
 import { logger } from '../../core/log.js';
 import { DbWeightsStore } from './weights-db.js';
-import { fetchFromStore, openRecordedStore, type WeightsStore, type WeightsStoreSpec } from './weights-store.js';
+import { fetchFromStore, openRecordedStore, publishWithRetry, type WeightsStore, type WeightsStoreSpec } from './weights-store.js';
 import { checksumDir, versionDir } from './weights.js';
 
 const log = logger('dist-trainer');
@@ -75,7 +75,16 @@ export class TrainerWeights {
     this.sums.set(version, checksum);
     this.here.set(checksum, dir);
     if (!this.object) return;
-    await this.object.publish(this.runId, dir, checksum);
+    // A store down for a while: retried (an error line at the first failure, then every 30 s), up to 10 minutes.
+    let said = 0;
+    const where = this.object.where;
+    await publishWithRetry(this.object, this.runId, dir, checksum, {
+      onFail: (e, n) => {
+        if (Date.now() - said < 30_000) return;
+        said = Date.now();
+        log.error(`publishing v${version} to ${where} (attempt ${n}): ${e.message}; retrying`);
+      },
+    });
     const live = new Set([...this.sums].filter(([v]) => v === 0 || v > version - keep).map(([, s]) => s));
     for (const [v, s] of this.sums) {
       if (v === 0 || v > version - keep) continue;
