@@ -301,7 +301,10 @@ export function expertExperience(tok: Tokenizer, runId: string, t: Task, respons
 export function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig, runId?: string): { consumer: string; maxStaleness: number; type: string; expertRatio?: number; usual?: string; runId?: string } {
   // runId: the sampler takes this run's experiences only (runs may share a database).
   const base = { consumer: 'trainer', maxStaleness: cfg.buffer.max_staleness, ...(runId ? { runId } : {}) };
-  const ratio = resolveAlgorithm(algo, params).sampling.expertRatio;
+  const bundle = resolveAlgorithm(algo, params);
+  // DPO reads stored preference pairs of one prompt (backend/buffer/pairs.ts), never arbitrary rows.
+  if (bundle.policyLoss.fn === 'dpo') return { ...base, type: 'pairs' };
+  const ratio = bundle.sampling.expertRatio;
   if (ratio >= 1) return { ...base, type: 'expert' };
   if (ratio > 0) return { ...base, type: 'mixed', expertRatio: ratio, usual: cfg.buffer.sampler };
   return { ...base, type: cfg.buffer.sampler };

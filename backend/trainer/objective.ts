@@ -30,6 +30,11 @@ export interface Objective {
   /** Compute (recompute) old log-probs from the current weights before the update (e.g. expert rows with none). */
   recomputeOldLogprobs: boolean;
   /**
+   * Rows come in (chosen, rejected) pairs (DPO): the trainer keeps a pair whole when it skips a row
+   * and never splits one across micro-batches.
+   */
+  pairedRows?: boolean;
+  /**
    * Advantages that need the critic (GAE): called by the trainer before the update with the critic's
    * value of every response position; fills `advantages` and `returns` of the usual rows in place.
    */

@@ -75,7 +75,8 @@ export class Trainer {
     const t0 = performance.now();
     // One bad experience (too long for the model, rejected after it was sampled, malformed) is
     // skipped and counted, never allowed to kill the run.
-    const { keep: exps, skipped } = screenBatch(all, { maxSeqLen: this.actor.config.maxSeqLen, vocabSize: this.actor.config.vocabSize });
+    const screened = screenBatch(all, { maxSeqLen: this.actor.config.maxSeqLen, vocabSize: this.actor.config.vocabSize });
+    const { keep: exps, skipped } = this.objective.pairedRows ? wholePairs(all, screened.skipped) : screened;
     for (const x of skipped) log.warn(`skipped experience ${x.id}: ${x.reason}`);
     if (exps.length === 0) {
       this.step++;
@@ -83,7 +84,9 @@ export class Trainer {
       return { step: this.step, loss: 0, grad_norm: 0, lr: 0, tokens: 0, tokens_per_s: 0, staleness: 0, time_grad_s: 0, time_optim_s: 0, time_total_s: total, expert_rows: 0, skipped_experiences: skipped.length };
     }
     const B = exps.length;
-    const mb = this.opts.microBatchSize && this.opts.microBatchSize > 0 ? this.opts.microBatchSize : B;
+    const mb0 = this.opts.microBatchSize && this.opts.microBatchSize > 0 ? this.opts.microBatchSize : B;
+    // A (chosen, rejected) pair never straddles two micro-batches.
+    const mb = this.objective.pairedRows && mb0 % 2 === 1 ? mb0 + 1 : mb0;
     const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay, minRatio: this.opts.minLrRatio, progress });
     let rewardKl: number | undefined;
     if (this.reference && this.objective.applyRewardPenalty) {
@@ -254,4 +257,18 @@ function accumulate(acc: Record<string, tf.Tensor>, g: Record<string, tf.Tensor>
     }
   }
   return acc;
+}
+
+/** Pair rows (chosen at 2k, rejected at 2k+1): a skipped row takes its partner with it. */
+function wholePairs(all: Experience[], skipped: { id: string; reason: string }[]): { keep: Experience[]; skipped: { id: string; reason: string }[] } {
+  if (all.length % 2 !== 0) throw new Error(`paired rows (DPO): a batch of (chosen, rejected) pairs has an even number of rows, got ${all.length}`);
+  const bad = new Set(skipped.map((x) => x.id));
+  const keep: Experience[] = [];
+  const out = [...skipped];
+  for (let k = 0; k < all.length; k += 2) {
+    const [c, r] = [all[k]!, all[k + 1]!];
+    if (!bad.has(c.id) && !bad.has(r.id)) keep.push(c, r);
+    else for (const x of [c, r]) if (!bad.has(x.id)) out.push({ id: x.id, reason: 'its pair partner was skipped' });
+  }
+  return { keep, skipped: out };
 }

@@ -128,8 +128,8 @@ test("the sampler's expert share comes from the algorithm bundle (sampling.exper
   assert.equal(samplerConfig('chord', {}, cfg).type, 'mixed');
   assert.equal(samplerConfig('grpo', {}, cfg).type, 'fifo');
   assert.deepEqual([samplerConfig('grpo', { expert_ratio: 0.25 }, cfg).type, samplerConfig('grpo', { expert_ratio: 0.25 }, cfg).expertRatio], ['mixed', 0.25]);
-  // DPO's bundle reads curated data only.
-  assert.equal(samplerConfig('dpo', {}, cfg).type, 'expert');
+  // DPO reads stored preference pairs (chosen, rejected of one prompt).
+  assert.equal(samplerConfig('dpo', {}, cfg).type, 'pairs');
 });
 
 test('the task feed is the configured selector over the pipelined tasks, and learns from outcomes', () =>

@@ -13,7 +13,7 @@
 //   mix    (1 - mu)·GRPO(usual rows) + mu·SFT(expert rows); mu 0.1, clip params, agg modes per part
 //   chord  mix with mu scheduled (muWarmupSteps, muDecaySteps, muPeak, muValley) and phi = p(1-p) SFT
 //   opmd   AGG(-A·logprob)/(1 + tau); tau 1
-//   dpo    pairs (even chosen, odd rejected); beta 0.1, labelSmoothing 0
+//   dpo    stored preference pairs (even chosen, odd rejected; sampler 'pairs'); beta 0.1, labelSmoothing 0
 // klFns (per-token estimators, tensor and number forms): k1, k2, k3, low_var_kl, abs, corrected_k3;
 //   klLoss (kl_coef 0.001, token-mean) for a loss term, applyKlPenalty for a reward penalty.
 // entropyFromLogits / entropyLoss: the entropy bonus (coef 0 by default; 'mix' = usual rows only).

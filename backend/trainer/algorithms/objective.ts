@@ -25,6 +25,7 @@ export function buildObjective(b: AlgorithmBundle): Objective {
     needsCritic: b.needsCritic,
     needsEntropy: withEntropy,
     recomputeOldLogprobs: b.needsOldLogprobs,
+    pairedRows: b.policyLoss.fn === 'dpo',
     computeAdvantages: trainerAdvantage ? (exps, values) => fillTrainerAdvantages(trainerAdvantage, exps, values) : undefined,
     applyRewardPenalty: klAsReward && b.advantage ? (exps, ref) => penalizeAndRecompute(b.advantage!, klAsReward, exps, ref) : undefined,
     loss(inputs: LossInputs): LossOutput {

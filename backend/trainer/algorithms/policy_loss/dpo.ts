@@ -1,5 +1,7 @@
-// DPO: rows alternate chosen (even) / rejected (odd). As in the reference framework, the log-ratios
-// are summed over every pair of the micro-batch before the sigmoid:
+// DPO: rows alternate chosen (even) / rejected (odd). The rows are stored preference pairs of one
+// prompt each, laid out by the pair sampler (backend/buffer/sampler/pairs.ts); the trainer keeps a
+// pair whole (Objective.pairedRows). As in the reference framework, the log-ratios are summed over
+// every pair of the micro-batch before the sigmoid (micro_batch_size 2: one DPO term per pair):
 //   z = Σ_chosen (logp - ref) - Σ_rejected (logp - ref),
 //   loss = -(1 - ls)·log σ(beta·z) - ls·log σ(-beta·z).
 // Params: beta (0.1), labelSmoothing (0).
