@@ -46,6 +46,15 @@ test('own data from an empty workspace: template config with format mapping -> t
   await page.locator('.activitybar [aria-label^="RFT Studio"]').first().click({ timeout: 60_000 });
   await page.locator('.monaco-list-row', { hasText: 'No buffer open' }).first().waitFor({ timeout: 90_000 });
 
+  // Where a new user starts: the walkthrough (taskset -> validate -> train -> curate).
+  await runCommand(page, 'Welcome: Open Walkthrough...');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Your first RFT run' }).first().click({ timeout: 30_000 });
+  await page.locator('.gettingStartedContainer', { hasText: 'Create a taskset' }).first().waitFor({ timeout: 60_000 });
+  await page.locator('.gettingStartedContainer', { hasText: 'Start training' }).first().waitFor({ timeout: 10_000 });
+  await page.waitForTimeout(500);
+  await s.shot('29-walkthrough');
+  await runCommand(page, 'View: Close All Editors');
+
   mkdirSync(join(ws, 'tasksets'));
   writeFileSync(join(ws, 'tasksets', 'math-words.jsonl'), TRAIN.join('\n') + '\n');
   writeFileSync(join(ws, 'tasksets', 'math-eval.jsonl'), EVAL.join('\n') + '\n');
