@@ -2,7 +2,7 @@
 // from the newest checkpoint recorded in the buffer (its step) and the buffer position (the
 // sampler's recorded batches), trains, publishes every sync_interval steps a checkpoint to its
 // weights folder with its sha256 (served over HTTP from this host unless told not to), and NOTIFYs the explorers. Database faults are retried.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
@@ -154,9 +154,10 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         const stageStart = starts[si]!;
         keep.add(stageStart);
         const startCk = (await store.listCheckpoints(o.runId)).find((c) => c.version === stageStart);
-        const parts = await openStage(cfg, stage, model, tok, store, o.runId, () =>
-          startCk && startCk.version !== version && existsSync(startCk.path) ? loadVerified(startCk.path, startCk.checksum).model : model.clone(),
-        );
+        // A stage resumed in the middle: its start on this host (fetched from the database or the object
+        // store when this is not the machine that wrote it), for the reference.
+        const startPath = startCk && startCk.version !== version ? await tw.local(startCk).catch((e: Error) => (log.warn(`stage start v${startCk.version}: ${e.message}; the reference is the current weights`), null)) : null;
+        const parts = await openStage(cfg, stage, model, tok, store, o.runId, () => (startPath ? loadVerified(startPath, startCk!.checksum).model : model.clone()));
         if (stageStep === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: parts.objective.name, distributed: true });
         // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
         const inner = makeSampler(store, parts.samplerConfig);
@@ -193,7 +194,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
             await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok);
             const checksum = checksumDir(dir);
             server?.add(checksum, dir); // servable before any explorer hears of it
-            await tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3); // in the object store before its record names it
+            await tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, keep); // in the object store before its record names it
             await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
             version = v;
             await withRetry(() => q.notifyWeights(o.runId, v), retry);

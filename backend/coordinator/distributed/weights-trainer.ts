@@ -70,8 +70,8 @@ export class TrainerWeights {
     return [...this.here];
   }
 
-  /** A version just saved to `dir`: to the object store, if any (before its record names it); older ones pruned there. */
-  async publish(version: number, dir: string, checksum: string, keep: number): Promise<void> {
+  /** A version just saved to `dir`: to the object store, if any (before its record names it); older ones pruned there (v0 and `also` stay). */
+  async publish(version: number, dir: string, checksum: string, keep: number, also?: Set<number>): Promise<void> {
     this.sums.set(version, checksum);
     this.here.set(checksum, dir);
     if (!this.object) return;
@@ -85,9 +85,10 @@ export class TrainerWeights {
         log.error(`publishing v${version} to ${where} (attempt ${n}): ${e.message}; retrying`);
       },
     });
-    const live = new Set([...this.sums].filter(([v]) => v === 0 || v > version - keep).map(([, s]) => s));
+    const stays = (v: number) => v === 0 || v > version - keep || !!also?.has(v);
+    const live = new Set([...this.sums].filter(([v]) => stays(v)).map(([, s]) => s));
     for (const [v, s] of this.sums) {
-      if (v === 0 || v > version - keep) continue;
+      if (stays(v)) continue;
       this.sums.delete(v);
       // The same bytes may be a live version too (an unchanged model): then the objects stay.
       if (!live.has(s)) await this.object.remove(this.runId, s).catch((e: Error) => log.warn(`pruning v${v} from ${this.object!.where}: ${e.message}`));
