@@ -18,6 +18,8 @@ import { FeedbackService } from '../../backend/buffer/feedback.js';
 import { syncPairs } from '../../backend/buffer/pairs.js';
 import { makeSampler } from '../../backend/buffer/sampler/registry.js';
 import type { Experience } from '../../backend/core/types.js';
+import { makeBuffer, TOKENIZER } from '../server/make-buffer.js';
+import { spawnServe } from '../server/spawn-serve.js';
 
 await initEngine();
 const tok = CharTokenizer.train(['say the word ', 'abcdefghijklmnopqrstuvwxyz']);
@@ -113,5 +115,45 @@ test('a pair with a row the model cannot take is skipped whole; an odd number of
     trainer.dispose();
     model.dispose();
     ref.dispose();
+  }
+});
+
+test('curation in the server (promote, reject, rate over JSON-RPC) -> stored pairs -> DPO margin grows', async () => {
+  const bufferPath = await makeBuffer(20);
+  const served = spawnServe(['--workspace', tmpdir()]);
+  try {
+    await served.request('buffer/open', { path: bufferPath });
+    // run-a: task t0 = e00000, e00010; t2 = e00002, e00012; t4 = e00004, e00014 (same prompt per task)
+    await served.request('feedback/promote', { id: 'e00000' });
+    await served.request('feedback/reject', { id: 'e00010' });
+    await served.request('feedback/promote', { id: 'e00002' });
+    await served.request('feedback/reject', { id: 'e00012' });
+    await served.request('feedback/rate', { id: 'e00004', rating: 5 });
+    await served.request('feedback/rate', { id: 'e00014', rating: 1 });
+    await served.request('feedback/reject', { id: 'e00001' }); // run-b: not this run's pair
+  } finally {
+    await served.close();
+  }
+  const store = await openStore(bufferPath);
+  const cfg = makeConfig({ vocabSize: TOKENIZER.vocabSize, dModel: 32, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 64, maxSeqLen: 32 });
+  const model = new Transformer(cfg, 9);
+  const ref = model.clone();
+  const trainer = new Trainer(model, makeObjective('dpo', { beta: 0.5 }), { lr: 5e-3, padId: TOKENIZER.padId, microBatchSize: 2 }, ref);
+  try {
+    assert.deepEqual(await syncPairs(store, 'run-a'), { curation: 2, rating: 1, long2short: 0 });
+    const pairs = await store.listPairs({ runId: 'run-a' });
+    assert.deepEqual(pairs.map((p) => [p.origin, p.taskId, p.rejectedId]).sort(), [['curation', 't0', 'e00010'], ['curation', 't2', 'e00012'], ['rating', 't4', 'e00014']]);
+    const sampler = makeSampler(store, { type: 'pairs', runId: 'run-a' });
+    const probe = (await sampler.sample({ batchSize: 6, currentVersion: 0, timeoutMs: 0 })).experiences;
+    const m0 = await margin(trainer, ref, probe);
+    for (let step = 0; step < 10; step++) await trainer.trainStep((await sampler.sample({ batchSize: 6, currentVersion: step, timeoutMs: 0 })).experiences, step);
+    const m1 = await margin(trainer, ref, probe);
+    console.log(`server curation -> dpo margin: ${m0.toFixed(4)} -> ${m1.toFixed(4)}`);
+    assert.ok(Math.abs(m0) < 1e-4 && m1 > 1, `margin ${m0} -> ${m1}`);
+  } finally {
+    trainer.dispose();
+    model.dispose();
+    ref.dispose();
+    await store.close();
   }
 });
