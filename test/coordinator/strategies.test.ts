@@ -211,3 +211,52 @@ test('distributed (PostgreSQL): SFT warm-up then MIX, logged and evaluated like 
     pg.stop();
   }
 });
+
+// The distributed trainer stopped inside the second stage and started again: it resumes in that
+// stage at its step (the start and warm-up evals are not repeated), trains every step once, and
+// ends with the same summary a run without the stop writes.
+test('distributed (PostgreSQL): a trainer stopped inside MIX resumes in MIX; every step trained once', async (t) => {
+  const pg = startPg();
+  if ('skip' in pg) return t.skip(pg.skip);
+  try {
+    const url = pgSchemaUrl(pg.url);
+    const base = config('checkpoint');
+    const cfg: RunConfig = { ...base, monitor: { ...base.monitor, eval_every: 0 }, stages: [{ ...base.stages![0]!, name: 'warmup', algorithm: { name: 'sft', params: {} }, steps: 2, batch_size: 8 }, { ...base.stages![0]!, name: 'mix', steps: 4 }] };
+    await createDistributedRun(cfg, url, 'resumed', join(dir, 'weights-resumed'));
+    const out = join(dir, 'resumed-out');
+    const stopEx = new AbortController();
+    const explorer = distributedExplorer({ url, runId: 'resumed', signal: stopEx.signal, leaseMs: 20_000 });
+    try {
+      const stop = new AbortController();
+      const mixSteps = () => (existsSync(join(out, 'metrics.jsonl')) ? readFileSync(join(out, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length : 0);
+      const poll = setInterval(() => mixSteps() >= 1 && stop.abort(), 20);
+      const first = await distributedTrainer({ url, runId: 'resumed', outDir: out, signal: stop.signal }).finally(() => clearInterval(poll));
+      assert.equal(first.done, false, 'stopped');
+      assert.ok(first.step >= 3 && first.step < 6, `stopped inside MIX at step ${first.step}`);
+      assert.equal(existsSync(join(out, 'summary.json')), false, 'a stopped run writes no summary');
+      const second = await distributedTrainer({ url, runId: 'resumed', outDir: out });
+      assert.equal(second.done, true);
+      assert.equal(second.startedFrom, first.step, 'resumed from the newest checkpoint');
+      assert.equal(second.step, 6);
+    } finally {
+      stopEx.abort();
+      await explorer;
+    }
+    const recs = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(recs.filter((x) => x.kind === 'train').map((x) => `${x.stage}@${x.step}`), ['warmup@0', 'warmup@1', 'mix@2', 'mix@3', 'mix@4', 'mix@5'], 'every step trained once, in its stage');
+    assert.deepEqual(recs.filter((x) => x.kind === 'stage').map((x) => x.stage), ['warmup', 'mix'], 'the resumed stage is not entered twice');
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { evals: { stage: string; step: number; accuracy: number }[]; base_accuracy: number };
+    assert.deepEqual(summary.evals.map((e) => `${e.stage}@${e.step}`), ['final@6'], 'this trainer evaluated the end only (start and warm-up were the first one\'s)');
+    assert.equal(summary.base_accuracy, recs.find((x) => x.kind === 'eval' && x.stage === 'warmup')!.accuracy, 'base_accuracy: the warm-up result, kept in the run');
+    const store = await openStore(url);
+    try {
+      for (let step = 0; step < 6; step++) assert.ok((await store.consumed('trainer', step, 'resumed')).length > 0, `step ${step} recorded`);
+      const usual = await store.list({ runId: 'resumed', source: 'usual', limit: 10_000 });
+      assert.equal(usual.filter((e) => e.useCount > 1).length, 0, 'no rollout trained twice');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    pg.stop();
+  }
+});
