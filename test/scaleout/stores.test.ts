@@ -125,10 +125,25 @@ test('S3 store on s3rver: v0 uploaded by the coordinator, versions published and
     assert.equal(await store.getState('S', 'dist:weights'), null, 'no folder recorded');
     const stop = new AbortController();
     const explorer = distributedExplorer({ url, runId: 'S', signal: stop.signal, cacheDir: join(dir, 'explorer-host'), heartbeatMs: 300 });
-    const trainerDir = join(dir, 'trainer-host');
+    // The first trainer stops after v2; the second starts on "another machine" (an empty folder): it
+    // resumes from the newest version and the stage's start (v0, for the reference), both out of S3.
+    const stop1 = new AbortController();
+    const tr1 = distributedTrainer({ url, runId: 'S', weightsDir: join(dir, 'trainer-host-1'), signal: stop1.signal });
+    while ((await store.latestCheckpoint('S'))!.version < 2) await sleep(100);
+    stop1.abort();
+    const r1 = await tr1;
+    assert.equal(r1.done, false);
+    renameSync(join(dir, 'trainer-host-1'), join(dir, 'gone-trainer-1')); // that machine is gone
+    const trainerDir = join(dir, 'trainer-host-2');
     const tr = await distributedTrainer({ url, runId: 'S', weightsDir: trainerDir });
     const ex = await explorer;
     assert.equal(tr.done, true, JSON.stringify(tr));
+    assert.equal(tr.startedFrom, r1.step);
+    const trainerLines = lines.filter((l) => l.scope === 'dist-trainer').map((l) => l.msg);
+    assert.ok(trainerLines.some((m) => m === `run S: fetching v${r1.step} from ${objects.where}`), trainerLines.join('\n'));
+    assert.ok(trainerLines.some((m) => m === `run S: fetching v0 from ${objects.where}`), 'the stage start, for the reference');
+    assert.ok(!trainerLines.some((m) => /the reference is the current weights/.test(m)));
+    t.diagnostic(`trainer 1 stopped at v${r1.step}; trainer 2 in an empty folder resumed from S3 and finished at v${tr.step}`);
     assert.equal(await store.getState('S', 'dist:weights-http'), null, 'with an object store the trainer serves nothing');
     assert.ok(ex.loads.s3 >= 1, `v0 came from S3: ${JSON.stringify(ex.loads)}`);
     assert.equal(ex.loads.http, 0);
