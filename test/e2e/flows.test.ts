@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeBuffer } from '../server/make-buffer.js';
-import { runCommand, startSession, type Session } from './code-server.js';
+import { E2E_SETTINGS, runCommand, startSession, type Session } from './code-server.js';
 
 let s: Session;
 let ws: string;
@@ -23,15 +23,7 @@ before(async () => {
   mkdirSync(join(ws, '.rft', 'runs', 'demo'), { recursive: true });
   await makeBuffer(500, join(ws, '.rft', 'runs', 'demo'));
   writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'rftStudio.bufferPath': '.rft/runs/demo/buffer.db' }));
-  s = await startSession(ws, {
-    'workbench.startupEditor': 'none',
-    'workbench.tips.enabled': false,
-    'security.workspace.trust.enabled': false,
-    'extensions.ignoreRecommendations': true,
-    'telemetry.telemetryLevel': 'off',
-    'workbench.colorTheme': 'Default Dark Modern',
-    'rftStudio.nodePath': process.execPath,
-  });
+  s = await startSession(ws, E2E_SETTINGS);
 });
 
 after(async () => {
