@@ -113,10 +113,11 @@ if ('skip' in server) {
     const { q, store, close } = await open();
     try {
       await q.addJobs('r', jobs(2));
-      const [a0, a1] = await q.lease('r', 'A', 0, 2, 60);
+      // A 1 s lease: the checks right after it must land inside it even on a loaded machine.
+      const [a0, a1] = await q.lease('r', 'A', 0, 2, 1000);
       assert.deepEqual(await q.leaseCheck('r', a0!, 'A'), { live: true, latest: 0 });
       assert.equal((await q.leaseCheck('r', a0!, 'B')).live, false, 'not the holder');
-      await new Promise((r) => setTimeout(r, 120));
+      await new Promise((r) => setTimeout(r, 1200));
       assert.equal((await q.leaseCheck('r', a1!, 'A')).live, false, 'expired, even though nobody took it yet');
       const [b] = await q.lease('r', 'B', 0, 1, 60_000);
       assert.equal(b!.id, a0!.id);
@@ -138,9 +139,10 @@ if ('skip' in server) {
       assert.equal(await q.runExists('w'), true, 'a run with a worker row exists');
       await store.setState('s', 'dist:config', { x: 1 });
       assert.equal(await q.runExists('s'), true, 'a run with only its stored config exists');
-      await new Promise((r) => setTimeout(r, 60));
+      // Wide margins: under a loaded CI machine the second heartbeat -> query gap can pass tens of ms.
+      await new Promise((r) => setTimeout(r, 1500));
       await q.heartbeat('w', { id: 'explorer@h:2-bbbbbb', role: 'explorer', state: 'waiting', done: 0, throughput: 0, startedAt: Date.now() });
-      assert.deepEqual((await q.workers('w', { pruneAfterMs: 40 })).map((x) => x.id), ['explorer@h:2-bbbbbb'], 'the silent worker was aged out');
+      assert.deepEqual((await q.workers('w', { pruneAfterMs: 1000 })).map((x) => x.id), ['explorer@h:2-bbbbbb'], 'the silent worker was aged out');
       assert.deepEqual((await q.workers('w')).map((x) => x.id), ['explorer@h:2-bbbbbb'], 'and stays out');
       const ids = new Set(Array.from({ length: 20 }, () => workerId('explorer')));
       assert.equal(ids.size, 20, 'same host and pid, still 20 distinct ids');
