@@ -42,6 +42,8 @@ test('typing validates the unsaved text once after the debounce; the report fill
   const d2 = vscode.textDocument(uri, '{"id":"a","prompt":"x"}\n{"id":"b", "prompt": ""}', true);
   diags.schedule(d1 as never);
   diags.schedule(d2 as never);
+  // Wait for the debounced call (a loaded machine delays timers), then a while longer for a second one.
+  for (const deadline = Date.now() + 5000; reports.length < 1 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 80));
   assert.equal(calls.length, 1, 'debounced to one call');
   assert.equal(calls[0]!.text, d2.getText());
