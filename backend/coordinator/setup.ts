@@ -317,6 +317,11 @@ export function samplerConfig(algo: string, params: Record<string, unknown>, cfg
  */
 export async function stageBatchSize(store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> }, s: { type: string; expertRatio?: number; runId?: string }, explores: boolean, configured: number, perExplore: number): Promise<number> {
   const scope = s.runId ? { runId: s.runId } : {};
+  // Stored preference pairs are reused data, not one explore step's output: the configured batch, whole pairs.
+  if (s.type === 'pairs') {
+    if (configured % 2 !== 0) throw new Error(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${configured}`);
+    return configured;
+  }
   if (explores) {
     const ratio = s.type === 'mixed' ? (s.expertRatio ?? 0) : 0;
     if (!(ratio > 0)) return perExplore;

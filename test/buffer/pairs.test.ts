@@ -12,6 +12,7 @@ import { derivePairs, pairId, syncPairs } from '../../backend/buffer/pairs.js';
 import { makeSampler } from '../../backend/buffer/sampler/registry.js';
 import { SampleTimeoutError } from '../../backend/buffer/sampler/types.js';
 import { ExperiencePipeline } from '../../backend/buffer/pipeline/experience/index.js';
+import { stageBatchSize } from '../../backend/coordinator/setup.js';
 import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rft-pairs-'));
@@ -100,6 +101,14 @@ function suite(kind: string, freshUrl: () => string) {
         const batch = await sampler.sample({ batchSize: 4, currentVersion: 0, timeoutMs: 0 });
         assert.deepEqual(batch.experiences.map((e) => e.id), ['l1', 'l0', 'l1', 'l2']);
         await assert.rejects(sampler.sample({ batchSize: 3, currentVersion: 0 }), /even number of rows/);
+        // Recorded per (consumer, step): a resumed trainer gets the same pairs for a step it had taken.
+        const rec = makeSampler(s, { type: 'pairs', runId: 'run-1', consumer: 'trainer' });
+        const b0 = await rec.sample({ batchSize: 2, currentVersion: 0, step: 0, timeoutMs: 0 });
+        const again = await rec.sample({ batchSize: 2, currentVersion: 0, step: 0, timeoutMs: 0 });
+        assert.deepEqual([again.replayed, again.experiences.map((e) => e.id)], [true, b0.experiences.map((e) => e.id)]);
+        const b1 = await rec.sample({ batchSize: 2, currentVersion: 0, step: 1, timeoutMs: 0 });
+        assert.equal(b1.replayed, false);
+        assert.notDeepEqual(b1.experiences.map((e) => e.id), b0.experiences.map((e) => e.id), 'the least-used pair next');
         await assert.rejects(sampler.sample({ batchSize: 6, currentVersion: 0, timeoutMs: 0 }), (e: unknown) => e instanceof SampleTimeoutError && /waiting for 3 preference pairs: 2 ready/.test(e.message));
       } finally {
         await close();
@@ -107,6 +116,12 @@ function suite(kind: string, freshUrl: () => string) {
     });
   });
 }
+
+test('a DPO stage takes the configured batch of whole pairs; an odd batch_size is refused', async () => {
+  const store = { count: async () => 0 };
+  assert.equal(await stageBatchSize(store, { type: 'pairs' }, true, 8, 13), 8);
+  await assert.rejects(stageBatchSize(store, { type: 'pairs' }, false, 7, 0), /batch_size must be even, got 7/);
+});
 
 test('derivePairs: different prompt tokens under one task id are never paired', () => {
   const a = ex('pa', 'P', { metadata: { promotedFrom: 'zz' }, source: 'expert' });

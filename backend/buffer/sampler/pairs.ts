@@ -1,6 +1,7 @@
 // Pair sampler (DPO): a batch of B rows is B/2 stored preference pairs, least-used first, laid out
 // chosen, rejected, chosen, rejected... With a run id it first derives the run's pairs again
-// (backend/buffer/pairs.ts), so curation done while the run trains reaches the next step.
+// (backend/buffer/pairs.ts), so curation done while the run trains reaches the next step. With a
+// consumer and a step, the batch is recorded in run state and handed again for that step.
 import { pairRows, syncPairs } from '../pairs.js';
 import type { ExperienceStore } from '../storage/types.js';
 import type { Sampler, SampleBatch, SampleRequest, SamplerConfig, WaitStatus } from './types.js';
@@ -18,6 +19,17 @@ export class PairSampler implements Sampler {
       throw new Error(`pair sampler: the batch size must be an even number of rows (2 per pair), got ${req.batchSize}`);
     }
     const n = req.batchSize / 2;
+    // A step's batch is recorded (run state) so a resumed trainer gets the same pairs for that step.
+    const key = this.cfg.consumer !== undefined && req.step !== undefined ? `pairs-batch:${this.cfg.consumer}:${req.step}` : null;
+    const runKey = this.cfg.runId ?? '';
+    if (key) {
+      const ids = await this.store.getState<string[]>(runKey, key);
+      if (ids) {
+        const rows = await this.store.getMany(ids);
+        // Rows gone since (an undone promotion deleted an expert copy): take a fresh batch instead.
+        if (rows.length === ids.length) return { experiences: rows, expertCount: rows.filter((e) => e.source === 'expert').length, replayed: true, waitedMs: 0 };
+      }
+    }
     const r = await blockingTake(
       req,
       async () => {
@@ -27,6 +39,7 @@ export class PairSampler implements Sampler {
       },
       async () => (await this.waitStatus(req.batchSize, req.currentVersion, true))!,
     );
+    if (key) await this.store.setState(runKey, key, r.experiences.map((e) => e.id));
     return { experiences: r.experiences, expertCount: r.experiences.filter((e) => e.source === 'expert').length, replayed: false, waitedMs: r.waitedMs };
   }
 
