@@ -111,6 +111,8 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   for (const s of stagesOf(cfg)) checkAlgorithm(s, trains, add);
 
   if (!samplers.has(cfg.buffer.sampler)) add('buffer.sampler', unknownName('sampler', cfg.buffer.sampler, samplers.names()));
+  // The pair sampler is what dpo stages take by themselves; as the rollout sampler it would feed pairs to any algorithm.
+  else if (cfg.buffer.sampler === 'pairs') add('buffer.sampler', "'pairs' is taken by dpo stages by themselves; buffer.sampler reads rollouts (fifo or priority)");
   const st = cfg.buffer.storage;
   // A storage name (sqlite: the run's own buffer.db; postgres: the URL given to the distributed commands) or a database URL.
   if (!storages.has(st) && !(/^[a-z][a-z0-9+.-]*:\/\//i.test(st) && storages.has(schemeOf(st)))) {

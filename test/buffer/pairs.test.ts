@@ -13,6 +13,8 @@ import { makeSampler } from '../../backend/buffer/sampler/registry.js';
 import { SampleTimeoutError } from '../../backend/buffer/sampler/types.js';
 import { ExperiencePipeline } from '../../backend/buffer/pipeline/experience/index.js';
 import { stageBatchSize } from '../../backend/coordinator/setup.js';
+import { checkRunConfig } from '../../backend/coordinator/config-check.js';
+import { validateRunConfig } from '../../backend/core/config.js';
 import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rft-pairs-'));
@@ -121,6 +123,11 @@ test('a DPO stage takes the configured batch of whole pairs; an odd batch_size i
   const store = { count: async () => 0 };
   assert.equal(await stageBatchSize(store, { type: 'pairs' }, true, 8, 13), 8);
   await assert.rejects(stageBatchSize(store, { type: 'pairs' }, false, 7, 0), /batch_size must be even, got 7/);
+});
+
+test("buffer.sampler: pairs is refused at its path (dpo stages take it by themselves)", () => {
+  const { config } = validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' }, buffer: { sampler: 'pairs' } });
+  assert.deepEqual(checkRunConfig(config!).filter((i) => i.path === 'buffer.sampler').map((i) => i.message), ["'pairs' is taken by dpo stages by themselves; buffer.sampler reads rollouts (fifo or priority)"]);
 });
 
 test('derivePairs: different prompt tokens under one task id are never paired', () => {
