@@ -12,7 +12,7 @@ import { runExplorerLoop } from '../explorer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
 import { experiencePipeline, explorerOptions, processExperiences, rolloutEngine, TaskFeed } from './setup.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
-import { requiredVersion } from './sync-plan.js';
+import { requiredVersion, syncOffset } from './sync-plan.js';
 import { FillingExplorer } from './loop.js';
 import { watchRunFiles, type LiveFiles } from './live.js';
 
@@ -33,7 +33,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     const saved = await db.getState<number>(runId, 'explorer_target');
     // Explore steps are numbered by the trainer step they feed; a restart continues after the last appended one.
     const target = Math.max(saved ?? 0, start.version);
-    const plan = { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: start.version };
+    const plan = { interval: cfg.synchronizer.sync_interval, offset: syncOffset(cfg), stageStartVersion: start.version };
     // The selector continues where the last explorer of the run left it (stage change, restart).
     const feed = new TaskFeed(cfg, pools.train);
     feed.restore(await db.getState<SelectorState>(runId, 'selector'));
@@ -52,7 +52,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     explorer.signal = signal;
     live = watchRunFiles(cfg, { runId, feed, pools, tok, store: db });
     await live.ready;
-    log.info(`stage ${stage.name}: exploring from step ${target} (sync_offset ${plan.offset}, sync_interval ${plan.interval})`);
+    log.info(`stage ${stage.name}: exploring from step ${target} (synchronizer ${cfg.synchronizer.mode ?? 'sync_offset ' + plan.offset}, sync_interval ${plan.interval})`);
     const r = await runExplorerLoop({
       explorer,
       target,

@@ -3,6 +3,8 @@
 // t % sync_interval === 0 and at the end of each stage. The explore step for t may start once a
 // checkpoint >= requiredVersion(t) exists, i.e. the explorer runs at most sync_offset versions ahead
 // of the trainer (sync_offset 0: synchronous; 1: one-step-off, rollout overlaps training).
+// synchronizer.mode async: no offset (Infinity), so a step needs only the stage's start checkpoint;
+// the explorer loads the newest version before each step and never waits for a newer one.
 import type { RunConfig } from '../core/config.js';
 
 export interface SyncPlan {
@@ -10,6 +12,11 @@ export interface SyncPlan {
   offset: number;
   /** Version the trainer entered the current stage with (always published). */
   stageStartVersion: number;
+}
+
+/** How many versions the explorer may run ahead: Infinity in mode async. */
+export function syncOffset(cfg: RunConfig): number {
+  return cfg.synchronizer.mode === 'async' ? Infinity : cfg.synchronizer.sync_offset;
 }
 
 export function requiredVersion(target: number, p: SyncPlan): number {
@@ -28,6 +35,8 @@ export function publishesAt(step: number, interval: number): boolean {
  * t - k - (I - 1); a staleness bound tighter than that would make the trainer wait forever.
  */
 export function checkSyncConfig(cfg: RunConfig): string | null {
+  // Async: experiences of any age are made; the sampler skips those older than max_staleness.
+  if (cfg.synchronizer.mode === 'async') return null;
   const { sync_interval: i, sync_offset: k } = cfg.synchronizer;
   const worst = k + i - 1;
   if (cfg.buffer.max_staleness < worst)

@@ -2,6 +2,7 @@
 // and what was expected. Defaults follow ../shared/DESIGN.md.
 import { z } from 'zod';
 import { LoraConfigSchema } from './lora-config.js';
+import { resolveSyncMode, SYNC_MODES, syncModeIssues } from './sync-mode.js';
 
 const sampling = z
   .object({
@@ -172,10 +173,15 @@ export const RunConfigSchema = z
       .object({
         // The embedded default (DESIGN.md): explorer and trainer as their own processes; `memory` colocates them.
         method: z.enum(['memory', 'checkpoint']).default('checkpoint'),
+        /** sync: the explorer waits for the newest weights (sync_offset 0); one_step_off: it may run one version ahead (sync_offset 1); async: it never waits for weights, only buffer.max_staleness bounds what the trainer takes. Default: from sync_offset. */
+        mode: z.enum(SYNC_MODES).optional(),
         sync_interval: z.number().int().positive().default(1),
-        sync_offset: z.number().int().min(0).default(0),
+        /** Versions the explorer may run ahead of the trainer (default 0, or as synchronizer.mode names it). */
+        sync_offset: z.number().int().min(0).optional(),
       })
       .strict()
+      .superRefine(syncModeIssues)
+      .transform(resolveSyncMode)
       .default({}),
     stages: z.array(stage).optional(),
     /** Synchronizer `checkpoint`: how often a dead explorer or trainer process is restarted before the run stops. */

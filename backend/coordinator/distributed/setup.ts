@@ -34,6 +34,8 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
     if (s.steps === undefined && s.wall_seconds === undefined) return `${at}.steps: a distributed run needs a number of steps (or, for the last stage, wall_seconds)`;
     if (s.mode === 'explore') return `${at}.mode: a distributed stage trains (mode both or train); an explore-only run goes with \`rft run\``;
   }
+  // Distributed explorers take the trainer's planned jobs (up to step + sync_offset); async is not built there.
+  if (cfg.synchronizer.mode === 'async') return 'synchronizer.mode: async is read by `rft run` (explorer and trainer processes on one machine); a distributed run plans jobs up to sync_offset steps ahead: give mode one_step_off or sync_offset';
   return checkSyncConfig(cfg);
 }
 

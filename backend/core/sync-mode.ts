@@ -1,0 +1,37 @@
+// synchronizer.mode names how far the explorer may run ahead of the trainer: sync (it waits for the
+// newest weights, sync_offset 0), one_step_off (one version ahead, sync_offset 1) and async (it never
+// waits for weights: each explore step loads the newest published version and goes on; only
+// buffer.max_staleness bounds how old the experiences the trainer takes may be). sync_offset stays
+// the general knob; a mode that contradicts it is an error on the field, not a silent choice.
+import type { z } from 'zod';
+
+export const SYNC_MODES = ['sync', 'one_step_off', 'async'] as const;
+export type SyncMode = (typeof SYNC_MODES)[number];
+
+interface SyncInput {
+  method: 'memory' | 'checkpoint';
+  mode?: SyncMode;
+  sync_interval: number;
+  sync_offset?: number;
+}
+
+const OFFSET: Record<Exclude<SyncMode, 'async'>, number> = { sync: 0, one_step_off: 1 };
+
+/** Conflicts between synchronizer.mode and the other synchronizer fields (zod superRefine). */
+export function syncModeIssues(s: SyncInput, ctx: z.RefinementCtx): void {
+  if (s.mode === undefined) return;
+  if (s.method === 'memory' && s.mode !== 'sync')
+    ctx.addIssue({ code: 'custom', path: ['mode'], message: `${s.mode} needs method checkpoint: with method memory explorer and trainer share one process and take turns (mode sync)` });
+  // A run folder's config.yaml is written back with defaults filled in: async with sync_offset 0 is that, not a conflict.
+  if (s.sync_offset === undefined || (s.mode === 'async' && s.sync_offset === 0)) return;
+  if (s.mode === 'async') ctx.addIssue({ code: 'custom', path: ['sync_offset'], message: `not read with synchronizer.mode async (the explorer never waits for weights; buffer.max_staleness bounds staleness); remove it` });
+  else if (s.sync_offset !== OFFSET[s.mode])
+    ctx.addIssue({ code: 'custom', path: ['sync_offset'], message: `${s.sync_offset} contradicts synchronizer.mode ${s.mode} (sync_offset ${OFFSET[s.mode]}); give one of them` });
+}
+
+/** The parsed synchronizer: sync_offset filled from the mode, the mode named where an offset has one. */
+export function resolveSyncMode<T extends SyncInput>(s: T): Omit<T, 'sync_offset'> & { sync_offset: number } {
+  const offset = s.sync_offset ?? (s.mode === 'one_step_off' ? 1 : 0);
+  const mode = s.mode ?? (offset === 0 ? 'sync' : offset === 1 ? 'one_step_off' : undefined);
+  return { ...s, ...(mode ? { mode } : {}), sync_offset: offset };
+}
