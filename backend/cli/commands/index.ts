@@ -13,3 +13,4 @@ import './explorer.js';
 import './trainer.js';
 import './workers.js';
 import './model.js';
+import './reward-model.js';
