@@ -12,7 +12,7 @@ import { encodePrompt, encodeResponse, taskMessages } from '../../backend/model/
 import { commands, parseFor } from '../../backend/cli/command.js';
 import '../../backend/cli/commands/index.js';
 import { loadRewardModel } from '../../backend/explorer/reward-model/reward.js';
-import type { Experience } from '../../backend/core/types.js';
+import type { Experience, Task } from '../../backend/core/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-rm-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,8 +58,8 @@ test('rft reward-model train: held-out tasks, pairwise accuracy, a checkpoint th
   assert.deepEqual([report.tasks, report.heldout_tasks, report.heldout_pairs, report.train_pairs, report.train_ratings], [10, 3, 6, 14, 14]);
   assert.ok(report.heldout_accuracy! >= 5 / 6, `held-out accuracy ${report.heldout_accuracy}`);
   const reward = loadRewardModel(out);
-  const task = { id: 'new', taskset: 'x', domain: 'text', prompt: 'question 42' };
+  const task: Task = { id: 'new', taskset: 'x', domain: 'text', prompt: 'question 42' };
   const [g, b] = [await reward(task, 'good 42'), await reward(task, 'bad 42')];
   assert.ok(g.reward > b.reward, `an unseen task: good ${g.reward} > bad ${b.reward}`);
-  await assert.rejects(cmd.run(parseFor(cmd, ['--run', dir])), /--run and --out are required/);
+  await assert.rejects(async () => cmd.run(parseFor(cmd, ['--run', dir])), /--run and --out are required/);
 });
