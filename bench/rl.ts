@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { nativeBlasActive, setNativeBlasEnabled } from '../backend/model/native-blas.js';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
-import { RUN_EXPERIENCE_PIPELINE, TaskFeed, expertExperience, initialModel, loadTasks, makeTokenizer, samplerConfig, stageBatchSize, trainerOptions } from '../backend/coordinator/setup.js';
+import { TaskFeed, expertExperience, experiencePipeline, initialModel, loadTasks, makeTokenizer, samplerConfig, stageBatchSize, trainerOptions } from '../backend/coordinator/setup.js';
 import { ExperiencePipeline } from '../backend/buffer/pipeline/experience/index.js';
 import { makeSampler } from '../backend/buffer/sampler/index.js';
 import { openStore, type ExperienceStore } from '../backend/buffer/storage/index.js';
@@ -17,7 +17,7 @@ import { LocalRolloutModel } from '../backend/explorer/local-model.js';
 import { workflows } from '../backend/explorer/workflow.js';
 import '../backend/explorer/workflows/index.js';
 import { Trainer } from '../backend/trainer/trainer.js';
-import { groupAdvantages, makeObjective } from '../backend/trainer/objectives.js';
+import { makeObjective } from '../backend/trainer/objectives.js';
 import { Rng } from '../backend/core/rng.js';
 import type { Transformer } from '../backend/model/transformer.js';
 import { median, report } from './report.js';
@@ -73,9 +73,7 @@ async function makeJob(name: string): Promise<Job> {
     model, reference, trainer, store,
     rollout: new LocalRolloutModel(model, tok, 0),
     tasks: new TaskFeed(cfg, pools.train),
-    pipeline: ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? RUN_EXPERIENCE_PIPELINE, {
-      advantage: (exps) => groupAdvantages(stage.algorithm.name, exps, stage.algorithm.params),
-    }),
+    pipeline: experiencePipeline(cfg, () => stage.algorithm),
     sample: (batchSize, version, step) => sampler.sample({ batchSize, currentVersion: version, step, timeoutMs: 60_000 }),
     batchSize: await stageBatchSize(store, sCfg, true, stage.batch_size ?? cfg.trainer.batch_size, perExplore),
     samplerCfg: sCfg,

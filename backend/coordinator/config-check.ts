@@ -136,7 +136,7 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
     if (ref.pipeline) checkPipeline(() => TaskPipeline.fromConfig(ref.pipeline, {}, `${name}.pipeline`), add, `${name}.pipeline`);
   }
   if (!taskSelectors.has(cfg.taskset.selector)) add('taskset.selector', unknownName('task selector', cfg.taskset.selector, taskSelectors.names()));
-  if (cfg.experience_pipeline) checkPipeline(() => ExperiencePipeline.fromConfig(cfg.experience_pipeline, { advantage: (e) => e }), add, 'experience_pipeline');
+  if (cfg.experience_pipeline) checkPipeline(() => ExperiencePipeline.fromConfig(cfg.experience_pipeline, { advantage: () => true }), add, 'experience_pipeline');
   return issues;
 }
 

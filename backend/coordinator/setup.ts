@@ -27,7 +27,7 @@ import { makeRolloutEngine, type SyncedRolloutModel } from '../explorer/rollout-
 import { rewardFns } from '../explorer/rewards/index.js';
 import { builtinTasksets } from '../explorer/tasksets/index.js';
 import type { TrainerOptions } from '../trainer/trainer.js';
-import { groupAdvantages, resolveAlgorithm } from '../trainer/objectives.js';
+import { groupAdvantages, pipelineComputesAdvantages, resolveAlgorithm } from '../trainer/objectives.js';
 import { checkModelTakesImages, runVisionConfig } from './model-vision.js';
 import { assertWorkspaceCodeLoaded } from './workspace-code.js';
 
@@ -207,7 +207,9 @@ export function experiencePipeline(cfg: RunConfig, algorithm: () => { name: stri
     return ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? RUN_EXPERIENCE_PIPELINE, {
       advantage: (exps) => {
         const a = algorithm();
-        return groupAdvantages(a.name, exps, a.params);
+        if (!pipelineComputesAdvantages(a.name, a.params)) return false;
+        groupAdvantages(a.name, exps, a.params);
+        return true;
       },
     });
   } catch (e) {

@@ -63,6 +63,13 @@ export function makeObjective(name: string, params: Record<string, unknown> = {}
  * function when it runs at experience time (GRPO, RLOO, OPMD, REINFORCE++). Infra failures and
  * invalid rows are left untouched (they are never trained on); expert rows need none.
  */
+/** Whether the algorithm's advantages are computed in the experience pipeline (GRPO-style group
+ * advantages); false when the trainer computes them (PPO's GAE needs the critic) or there are none (SFT, DPO). */
+export function pipelineComputesAdvantages(name: string, params: Record<string, unknown> = {}): boolean {
+  const b = resolveAlgorithm(name, params);
+  return !!b.advantage && advantageFns.get(b.advantage.fn).where === 'pipeline';
+}
+
 export function groupAdvantages(name: string, exps: Experience[], params: Record<string, unknown> = {}): Experience[] {
   const b = resolveAlgorithm(name, params);
   if (!b.advantage) return exps;

@@ -17,7 +17,7 @@ export const advantage: OperatorSpec<ExperienceOperator, ExperiencePipelineDeps>
       apply(exps, ctx) {
         const sel = exps.filter((e) => e.status === 'ok' && p.sources.includes(e.source));
         if (sel.length === 0) return exps;
-        fn(sel);
+        if (fn(sel) === false) return exps;
         for (const e of sel) {
           if (!e.advantages || e.advantages.length !== e.responseTokens.length || e.advantages.some((a) => !Number.isFinite(a))) {
             throw new Error(`advantage function left experience '${e.id}' without ${e.responseTokens.length} finite advantages`);

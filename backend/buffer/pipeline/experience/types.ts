@@ -17,9 +17,10 @@ export interface ExperienceOperator {
 export interface ExperiencePipelineDeps {
   /**
    * Sets `advantages` (and optionally `returns`) of the experiences in place, e.g. the trainer's GRPO
-   * group advantage. Injected by the caller: the buffer never imports the trainer.
+   * group advantage. Injected by the caller: the buffer never imports the trainer. Returns false when
+   * the stage's algorithm computes no advantages here (PPO's GAE in the trainer; SFT and DPO have none).
    */
-  advantage?: (exps: Experience[]) => void;
+  advantage?: (exps: Experience[]) => boolean | void;
 }
 
 export interface DroppedExperience {
