@@ -29,9 +29,11 @@ export function syncModeIssues(s: SyncInput, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: 'custom', path: ['sync_offset'], message: `${s.sync_offset} contradicts synchronizer.mode ${s.mode} (sync_offset ${OFFSET[s.mode]}); give one of them` });
 }
 
-/** The parsed synchronizer: sync_offset filled from the mode, the mode named where an offset has one. */
+/**
+ * The parsed synchronizer: sync_offset filled from the mode. The mode stays as given (not derived
+ * from sync_offset), so code that changes sync_offset on a parsed config and validates it again
+ * does not meet a mode it never wrote.
+ */
 export function resolveSyncMode<T extends SyncInput>(s: T): Omit<T, 'sync_offset'> & { sync_offset: number } {
-  const offset = s.sync_offset ?? (s.mode === 'one_step_off' ? 1 : 0);
-  const mode = s.mode ?? (offset === 0 ? 'sync' : offset === 1 ? 'one_step_off' : undefined);
-  return { ...s, ...(mode ? { mode } : {}), sync_offset: offset };
+  return { ...s, sync_offset: s.sync_offset ?? (s.mode === 'one_step_off' ? 1 : 0) };
 }
