@@ -7,7 +7,8 @@ import { validateRunConfig } from '../../backend/core/config.js';
 import type { Experience } from '../../backend/core/types.js';
 import { experiencePipeline } from '../../backend/coordinator/setup.js';
 
-const cfg = validateRunConfig({ name: 'p', model: { size: 'tiny-0.4m' }, taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' } });
+const { config: cfg, issues } = validateRunConfig({ name: 'p', model: { size: 'tiny-0.4m' }, taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' } });
+if (!cfg) throw new Error(JSON.stringify(issues));
 
 function group(): Experience[] {
   return [1, 0].map((reward, i) => ({
