@@ -158,6 +158,8 @@ export class LlamaCppRolloutModel implements RolloutModel {
         }
         if (g.tokens.length >= maxNew) break;
       }
+      // llama.cpp ended the sample itself (an end-of-generation token of its vocabulary).
+      if (g.finishReason === 'length' && g.tokens.length < maxNew) g.finishReason = 'stop';
     } finally {
       seq.dispose();
     }
