@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Llama, LlamaContext, LlamaModel, Token } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { logger } from '../core/log.js';
 import { tf } from '../model/engine.js';
 import { exportGguf } from '../model/export/gguf.js';
@@ -67,7 +67,7 @@ export class LlamaCppRolloutModel implements RolloutModel {
   private readonly dir = mkdtempSync(join(tmpdir(), 'rft-llama-cpp-'));
   private native?: Transformer;
   private loaded?: { model: LlamaModel; file: string };
-  private ctx?: { ctx: LlamaContext; sequences: number; perSeq: number };
+  private ctx?: { ctx: LlamaContext; seqs: LlamaContextSequence[]; sequences: number; perSeq: number };
   private closed = false;
   private readonly m: LlamaCppMetrics = { engine: 'llama-cpp', syncs: 0, gguf_export_s: 0, gguf_load_s: 0, generate_s: 0, samples: 0, tokens: 0, recomputed: 0 };
 
@@ -119,7 +119,7 @@ export class LlamaCppRolloutModel implements RolloutModel {
     const out: RolloutGeneration[] = [];
     for (let start = 0; start < prompts.length; start += ctx.sequences) {
       const chunk = prompts.slice(start, start + ctx.sequences);
-      out.push(...(await Promise.all(chunk.map((p, j) => this.sample(ctx.ctx, p, maxNew, opts, (opts.seed ?? 0) + start + j)))));
+      out.push(...(await Promise.all(chunk.map((p, j) => this.sample(ctx.seqs[j]!, p, maxNew, opts, (opts.seed ?? 0) + start + j)))));
     }
     if (!engineLogprobsExact(opts)) {
       for (const [i, g] of out.entries()) g.logprobs = await recomputeLogprobs(this.native, prompts[i]!, g.tokens, opts.temperature ?? 1);
@@ -132,10 +132,9 @@ export class LlamaCppRolloutModel implements RolloutModel {
     return out;
   }
 
-  private async sample(ctx: LlamaContext, prompt: number[], maxNew: number, opts: GenerateOptions, seed: number): Promise<RolloutGeneration> {
+  private async sample(seq: LlamaContextSequence, prompt: number[], maxNew: number, opts: GenerateOptions, seed: number): Promise<RolloutGeneration> {
     const stop = new Set(opts.stopTokens ?? [this.tokenizer.eosId, this.tokenizer.specialId('end')]);
     const g: RolloutGeneration = { tokens: [], text: '', logprobs: [], finishReason: 'length', logprobsSource: 'engine' };
-    const seq = ctx.getSequence();
     try {
       const temperature = opts.temperature ?? 1;
       // topK 0 / topP 1 / minP 0 turn llama.cpp's truncation off (its defaults are 40 / 0.95).
@@ -161,7 +160,8 @@ export class LlamaCppRolloutModel implements RolloutModel {
       // llama.cpp ended the sample itself (an end-of-generation token of its vocabulary).
       if (g.finishReason === 'length' && g.tokens.length < maxNew) g.finishReason = 'stop';
     } finally {
-      seq.dispose();
+      // Sequences are kept for the context's life (a disposed one is not free again at once: "No sequences left").
+      await seq.clearHistory();
     }
     g.text = this.tokenizer.decode(g.tokens, { skipSpecial: true });
     if (g.logprobs.some((x) => !Number.isFinite(x))) {
@@ -173,7 +173,7 @@ export class LlamaCppRolloutModel implements RolloutModel {
   }
 
   /** A context with at least `sequences` sequences of `perSeq` tokens each (F32 KV cache: log-probs as in float32). */
-  private async context(sequences: number, perSeq: number): Promise<{ ctx: LlamaContext; sequences: number }> {
+  private async context(sequences: number, perSeq: number): Promise<{ ctx: LlamaContext; seqs: LlamaContextSequence[]; sequences: number }> {
     if (this.ctx && this.ctx.sequences >= sequences && this.ctx.perSeq >= perSeq) return this.ctx;
     await this.ctx?.ctx.dispose();
     this.ctx = undefined;
@@ -186,7 +186,7 @@ export class LlamaCppRolloutModel implements RolloutModel {
       experimentalKvCacheValueType: 'F32',
       ...(this.opts.threads ? { threads: this.opts.threads } : {}),
     });
-    this.ctx = { ctx, sequences, perSeq };
+    this.ctx = { ctx, seqs: Array.from({ length: sequences }, () => ctx.getSequence()), sequences, perSeq };
     return this.ctx;
   }
 
