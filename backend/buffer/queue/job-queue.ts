@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
 import { ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
 import { parsePostgresUrl } from '../storage/postgres.js';
+import { inTransaction } from '../storage/pg-transaction.js';
 import { parseExperience } from '../storage/validate.js';
 import { NOW_MS, QUEUE_DDL, WEIGHTS_CHANNEL } from './schema.js';
 import type { WorkerInfo } from '../../core/protocol.js';
@@ -74,19 +75,11 @@ export class JobQueue {
   static async open(url: string, o: QueueOptions = {}): Promise<JobQueue> {
     const q = new JobQueue(url, o);
     try {
-      const c = await q.pool.connect();
-      try {
-        await c.query('BEGIN');
+      await inTransaction(q.pool, async (c) => {
         await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-queue:${q.schema}`]);
         await c.query(`CREATE SCHEMA IF NOT EXISTS ${q.schema}`);
         await c.query(QUEUE_DDL);
-        await c.query('COMMIT');
-      } catch (e) {
-        await c.query('ROLLBACK').catch(() => undefined);
-        throw e;
-      } finally {
-        c.release();
-      }
+      });
     } catch (e) {
       await q.pool.end();
       throw e;
@@ -98,20 +91,8 @@ export class JobQueue {
     return (await this.pool.query(sql, params)).rows as Row[];
   }
 
-  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
-    let broken = false;
-    try {
-      await c.query('BEGIN');
-      const r = await fn(c);
-      await c.query('COMMIT');
-      return r;
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => (broken = true));
-      throw e;
-    } finally {
-      c.release(broken || undefined);
-    }
+  private tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, fn);
   }
 
   /** Adds jobs that do not exist yet (idempotent: a restarted producer re-adds the same ids). */

@@ -11,6 +11,7 @@ import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
 import {
   checkDeleteGuard, checkPair, checkpointFromRow, checkUpdateGuard, pairFromRow, extraWithFeedback, feedbackFromRow, feedbackOfExtra, statsMaps, taskFromRow, trainableOf,
 } from './common.js';
+import { inTransaction } from './pg-transaction.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { ConflictError } from './types.js';
@@ -68,19 +69,8 @@ export class PostgresStore implements ExperienceStore {
     return s;
   }
 
-  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
-      const r = await fn(c);
-      await c.query('COMMIT');
-      return r;
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      c.release();
-    }
+  private tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, fn);
   }
 
   private async rows(sql: string, params: unknown[] = []): Promise<Row[]> {

@@ -6,6 +6,7 @@ import { createReadStream, createWriteStream, readdirSync, statSync } from 'node
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
+import { inTransaction } from '../../buffer/storage/pg-transaction.js';
 import { WeightsFetchError } from './weights-http.js';
 import type { WeightsStore } from './weights-store.js';
 
@@ -18,9 +19,7 @@ export class DbWeightsStore implements WeightsStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async publish(runId: string, dir: string, checksum: string): Promise<void> {
-    const c = await this.pool.connect();
-    try {
-      await c.query('BEGIN');
+    await inTransaction(this.pool, async (c) => {
       for (const name of readdirSync(dir).filter((f) => FILE.test(f) && statSync(join(dir, f)).isFile()).sort()) {
         let part = 0;
         for await (const chunk of createReadStream(join(dir, name), { highWaterMark: CHUNK }))
@@ -28,13 +27,7 @@ export class DbWeightsStore implements WeightsStore {
         // An empty file still has its (empty) part 0, so the listing names it.
         if (part === 0) await c.query('INSERT INTO rft_weight_files (run_id, sha256, name, part, data) VALUES ($1, $2, $3, 0, $4) ON CONFLICT DO NOTHING', [runId, checksum, name, Buffer.alloc(0)]);
       }
-      await c.query('COMMIT');
-    } catch (e) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      c.release();
-    }
+    });
   }
 
   async download(runId: string, checksum: string, into: string): Promise<void> {
