@@ -70,29 +70,28 @@ function check(c: { left: number; twice: number; steps: number }): void {
   assert.equal(c.left, 0, 'no rollout explored and left untrained (a re-explored step leaves one batch behind)');
 }
 
-test('memory synchronizer, kill -9 between checkpoints, resume: no step explored twice, no rollout left untrained', async () => {
+/** A fresh workspace with the run started and killed inside MIX; `then` gets it, and it is removed after. */
+async function afterKill(then: (ws: string, runDir: string) => void): Promise<void> {
   const ws = tempWorkspace();
   try {
     const cfgFile = join(ws, 'tiny.rft.yaml');
     writeFileSync(cfgFile, CONFIG);
     const runDir = join(ws, '.rft', 'runs', 'km');
     await runAndKill(ws, runDir, cfgFile);
-    check(resumeAndCount(ws, runDir));
+    then(ws, runDir);
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
-});
+}
+
+test('memory synchronizer, kill -9 between checkpoints, resume: no step explored twice, no rollout left untrained', () =>
+  afterKill((ws, runDir) => check(resumeAndCount(ws, runDir))));
 
 // The kill can land after a step's rollouts were stored and before its batch was sampled (a window
 // too short to hit by timing): the buffer then holds that step's rollouts, unused, and no batch
 // recorded for the step. Made here exactly, by taking back the last step's recorded batch.
-test('memory synchronizer, kill -9 after a step stored its rollouts and before it sampled them: the resume trains on them', async () => {
-  const ws = tempWorkspace();
-  try {
-    const cfgFile = join(ws, 'tiny.rft.yaml');
-    writeFileSync(cfgFile, CONFIG);
-    const runDir = join(ws, '.rft', 'runs', 'km');
-    await runAndKill(ws, runDir, cfgFile);
+test('memory synchronizer, kill -9 after a step stored its rollouts and before it sampled them: the resume trains on them', () =>
+  afterKill((ws, runDir) => {
     const db = new Database(join(runDir, 'buffer.db'));
     const last = (db.prepare("SELECT MAX(step) AS s FROM consumption WHERE run_id = 'km' AND consumer = 'trainer'").get() as { s: number }).s;
     const ids = (db.prepare("SELECT experience_id AS id FROM consumption WHERE run_id = 'km' AND consumer = 'trainer' AND step = ?").all(last) as { id: string }[]).map((r) => r.id);
@@ -105,7 +104,4 @@ test('memory synchronizer, kill -9 after a step stored its rollouts and before i
     for (const id of ids) unuse.run(id);
     db.close();
     check(resumeAndCount(ws, runDir));
-  } finally {
-    rmSync(ws, { recursive: true, force: true });
-  }
-});
+  }));
