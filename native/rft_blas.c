@@ -12,6 +12,8 @@
 enum { RowMajor = 101, NoTrans = 111, Trans = 112 };
 extern void cblas_sgemm(int order, int transA, int transB, int M, int N, int K, float alpha,
                         const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
+extern void cblas_sgemv(int order, int trans, int M, int N, float alpha, const float *A, int lda,
+                        const float *x, int incx, float beta, float *y, int incy);
 
 // OpenBLAS only (weak: absent from other BLAS libraries, which then run as they are).
 extern void openblas_set_num_threads(int n) __attribute__((weak));
@@ -172,6 +174,17 @@ static void gemm_nn(int M, int N, int K, const float *A, const float *B, float *
   cblas_sgemm(RowMajor, NoTrans, NoTrans, M, N, K, 1.0f, A, K, B, N, beta, C, N);
 }
 
+// Up to this many rows, a decode product runs as one mat-vec per row: OpenBLAS 0.3.21's sgemm packs
+// the whole weight matrix and pads M to its kernel's height, so at one row it streams the weights at
+// less than half the speed of sgemv (measured at the SmolLM2-135M shape: 118 vs 54 ms a token, 1 thread).
+#define DECODE_GEMV_ROWS 2
+
+// C[M, N] (+)= A[M, K] @ W[K, N], W row-major [in, out] (the model's own layout).
+static void decode_proj(int M, int N, int K, const float *A, const float *W, float *C, float beta) {
+  if (M > DECODE_GEMV_ROWS) { gemm_nn(M, N, K, A, W, C, beta); return; }
+  for (int m = 0; m < M; m++) cblas_sgemv(RowMajor, Trans, K, N, 1.0f, W, N, A + (int64_t)m * K, 1, beta, C + (int64_t)m * N, 1);
+}
+
 static void rms_norm(const float *x, const float *w, float *out, int rows, int D, float eps) {
   for (int r = 0; r < rows; r++) {
     const float *xr = x + (int64_t)r * D;
@@ -197,10 +210,10 @@ static void rope(float *x, int B, int n, int hd, const float *cos_p, const float
 }
 
 static napi_value Decode(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
+  size_t argc = 7;
+  napi_value argv[7];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc != 6) { napi_throw_type_error(env, NULL, "decode expects (heap, state, tokens, cfg, off, eps)"); return NULL; }
+  if (argc != 6 && argc != 7) { napi_throw_type_error(env, NULL, "decode expects (heap, state, tokens, cfg, off, eps[, threads])"); return NULL; }
   void *heapP, *stateP, *tokP, *cfgP, *offP;
   size_t heapLen, stateLen, tokLen, cfgLen, offLen;
   napi_typedarray_type tt;
@@ -219,6 +232,11 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   }
   double epsD;
   CHECK(napi_get_value_double(env, argv[5], &epsD));
+  // BLAS threads for this step (default 1): on 2 cores a lone sequence's mat-vecs gain from both when
+  // the machine is otherwise idle, and lose to 1 under load (OpenBLAS's workers spin), so the caller picks.
+  int32_t stepThreads = 1;
+  if (argc == 7) CHECK(napi_get_value_int32(env, argv[6], &stepThreads));
+  if (stepThreads < 1) stepThreads = 1;
   const int32_t *cfg = (const int32_t *)cfgP;
   const double *off = (const double *)offP;
   const int B = cfg[C_B], D = cfg[C_D], H = cfg[C_H], KV = cfg[C_KV], hd = cfg[C_HD], F = cfg[C_F], V = cfg[C_V];
@@ -265,16 +283,15 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   }
   const int rep = H / KV;
   const float scale = 1.0f / sqrtf((float)hd);
-  // A decode step's products are a few rows tall: BLAS threading costs more than it gains.
   const int threads = openblas_get_num_threads && openblas_set_num_threads ? openblas_get_num_threads() : 1;
-  if (threads > 1) openblas_set_num_threads(1);
+  if (openblas_set_num_threads && threads != stepThreads) openblas_set_num_threads(stepThreads);
   for (int l = 0; l < L; l++) {
     const double *lo = off + O_LAYERS + l * L_N;
     float *kc = SP(lo[L_KC]), *vc = SP(lo[L_VC]);
     rms_norm(x, HP(lo[L_IN]), h, B, D, eps);
-    gemm_nn(B, H * hd, D, h, HP(lo[L_Q]), q, 0.0f);
-    gemm_nn(B, KV * hd, D, h, HP(lo[L_K]), k, 0.0f);
-    gemm_nn(B, KV * hd, D, h, HP(lo[L_V]), v, 0.0f);
+    decode_proj(B, H * hd, D, h, HP(lo[L_Q]), q, 0.0f);
+    decode_proj(B, KV * hd, D, h, HP(lo[L_K]), k, 0.0f);
+    decode_proj(B, KV * hd, D, h, HP(lo[L_V]), v, 0.0f);
     rope(q, B, H, hd, cosP, sinP);
     rope(k, B, KV, hd, cosP, sinP);
     for (int b = 0; b < B; b++)
@@ -318,18 +335,20 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
         }
       }
     }
-    gemm_nn(B, D, H * hd, att, HP(lo[L_O]), x, 1.0f); // x += att @ Wo
+    decode_proj(B, D, H * hd, att, HP(lo[L_O]), x, 1.0f); // x += att @ Wo
     rms_norm(x, HP(lo[L_POST]), h, B, D, eps);
-    gemm_nn(B, F, D, h, HP(lo[L_GATE]), g, 0.0f);
-    gemm_nn(B, F, D, h, HP(lo[L_UP]), u, 0.0f);
+    decode_proj(B, F, D, h, HP(lo[L_GATE]), g, 0.0f);
+    decode_proj(B, F, D, h, HP(lo[L_UP]), u, 0.0f);
     for (int64_t i = 0; i < (int64_t)B * F; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
-    gemm_nn(B, D, F, g, HP(lo[L_DOWN]), x, 1.0f); // x += swiglu @ Wdown
+    decode_proj(B, D, F, g, HP(lo[L_DOWN]), x, 1.0f); // x += swiglu @ Wdown
   }
   rms_norm(x, HP(off[O_NORM]), h, B, D, eps);
   float *logits = SP(off[O_LOGITS]);
-  if (tied) cblas_sgemm(RowMajor, NoTrans, Trans, B, V, D, 1.0f, h, D, HP(off[O_HEAD]), D, 0.0f, logits, V);
-  else gemm_nn(B, V, D, h, HP(off[O_HEAD]), logits, 0.0f);
-  if (threads > 1) openblas_set_num_threads(threads);
+  if (tied && B <= DECODE_GEMV_ROWS) {
+    for (int b = 0; b < B; b++) cblas_sgemv(RowMajor, NoTrans, V, D, 1.0f, HP(off[O_HEAD]), D, h + (int64_t)b * D, 1, 0.0f, logits + (int64_t)b * V, 1);
+  } else if (tied) cblas_sgemm(RowMajor, NoTrans, Trans, B, V, D, 1.0f, h, D, HP(off[O_HEAD]), D, 0.0f, logits, V);
+  else decode_proj(B, V, D, h, HP(off[O_HEAD]), logits, 0.0f);
+  if (openblas_set_num_threads && threads != stepThreads) openblas_set_num_threads(threads);
   return NULL;
 }
 

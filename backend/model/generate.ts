@@ -5,7 +5,7 @@ import { Rng } from '../core/rng.js';
 import type { Tokenizer } from './tokenizer/types.js';
 import type { KVCache, Transformer } from './transformer.js';
 import { sampleToken } from './sampling.js';
-import { NativeDecoder, nativeDecodeAvailable } from './native-decode.js';
+import { NativeDecoder, decodeThreadsFromEnv, nativeDecodeAvailable, type DecodeThreads } from './native-decode.js';
 
 export interface GenerateOptions {
   maxNewTokens: number;
@@ -19,6 +19,8 @@ export interface GenerateOptions {
   seed?: number;
   /** Vision prefix embeddings per prompt [B, P, D]. */
   prefix?: tf.Tensor3D;
+  /** BLAS threads of the native decode step, or 'auto' (default: RFT_DECODE_THREADS, else 1). */
+  decodeThreads?: DecodeThreads;
 }
 
 export interface Generation {
@@ -75,7 +77,7 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
     let data = (await logits.data()) as Float32Array;
     const V = logits.shape[1];
     if (maxNew > 1 && nativeDecodeAvailable(model)) {
-      native = new NativeDecoder(model, cache!, maxNew);
+      native = new NativeDecoder(model, cache!, maxNew, opts.decodeThreads ?? decodeThreadsFromEnv());
       logits.dispose();
       disposeCache(cache!);
       cache = undefined;

@@ -26,8 +26,30 @@ export function nativeDecodeAvailable(model?: Transformer): boolean {
   if (model && (model.config.attnBias || model.config.qkNorm)) return false;
   // LoRA adapters live outside the weights the C step reads.
   if (model && model.adapters.size > 0) return false;
+  // Frozen weights outside the wasm heap (external-weights.ts) are not where the C step reads.
+  if (model && model.external.size > 0) return false;
   return nativeBlasActive() && typeof nativeAddon()?.decode === 'function' && tf.getBackend() === 'wasm' && process.env.RFT_NATIVE_DECODE !== '0';
 }
+
+/** BLAS threads of a native decode step: a number, or 'auto' (probe 1 and 2 threads, keep the faster). */
+export type DecodeThreads = number | 'auto';
+
+/** The decode threads from RFT_DECODE_THREADS (a positive integer or 'auto'); 1 when unset. */
+export function decodeThreadsFromEnv(): DecodeThreads {
+  const v = process.env.RFT_DECODE_THREADS;
+  if (v === undefined || v === '') return 1;
+  if (v === 'auto') return 'auto';
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`RFT_DECODE_THREADS: expected a positive integer or 'auto', got '${v}'`);
+  return n;
+}
+
+/**
+ * 'auto' thread choice: alternate 1 and 2 threads for the first PROBE steps, then keep the faster,
+ * probing again every REPROBE steps (on a shared machine the better count changes with the load).
+ */
+const PROBE = 4;
+const REPROBE = 64;
 
 export class NativeDecoder {
   private readonly cfg = new Int32Array(C.N);
@@ -40,11 +62,15 @@ export class NativeDecoder {
    * A decoder for B rows continuing `cache` (its length is the next position), with room for
    * `maxNew` more tokens. The cache tensors are copied; the caller still owns (and disposes) them.
    */
+  private readonly probe = { steps: 0, ms: [0, 0], n: [0, 0], chosen: 1 };
+
   constructor(
     private readonly model: Transformer,
     cache: KVCache,
     maxNew: number,
+    private readonly threads: DecodeThreads = 1,
   ) {
+    if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1)) throw new Error(`native decode: threads must be a positive integer or 'auto', got ${threads}`);
     const c = model.config;
     const B = cache.keyMask.shape[0];
     const hd = headDim(c);
@@ -126,9 +152,35 @@ export class NativeDecoder {
     for (let l = 0; l < m.config.nLayers; l++) {
       LAYER_WEIGHTS.forEach((w, i) => (this.off[O.LAYERS + l * L.N + i] = offsetOf(m.p(`model.layers.${l}.${w}.weight`))));
     }
-    addon.decode!(backend.wasm.HEAPU8.buffer as ArrayBuffer, this.state.buffer as ArrayBuffer, this.tokens, this.cfg, this.off, m.config.rmsEps);
+    const threads = this.stepThreads();
+    const t0 = performance.now();
+    addon.decode!(backend.wasm.HEAPU8.buffer as ArrayBuffer, this.state.buffer as ArrayBuffer, this.tokens, this.cfg, this.off, m.config.rmsEps, threads);
+    if (this.threads === 'auto') this.record(threads, performance.now() - t0);
     this.cfg[C.POS]!++;
     const BV = this.cfg[C.B]! * this.cfg[C.V]!;
     return this.state.subarray(this.logitsAt, this.logitsAt + BV);
+  }
+
+  /** The thread count the last steps ran with ('auto': the current choice). */
+  get currentThreads(): number {
+    return this.threads === 'auto' ? this.probe.chosen : this.threads;
+  }
+
+  private stepThreads(): number {
+    if (this.threads !== 'auto') return this.threads;
+    const p = this.probe;
+    const phase = p.steps % REPROBE;
+    return phase < PROBE ? 1 + (phase % 2) : p.chosen;
+  }
+
+  private record(threads: number, ms: number): void {
+    const p = this.probe;
+    const phase = p.steps++ % REPROBE;
+    if (phase >= PROBE) return;
+    if (phase === 0) p.ms = [0, 0], p.n = [0, 0];
+    p.ms[threads - 1]! += ms;
+    p.n[threads - 1]!++;
+    // The first step of each probe warms caches / wakes BLAS workers for both counts alike.
+    if (phase === PROBE - 1) p.chosen = p.ms[1]! / p.n[1]! < p.ms[0]! / p.n[0]! ? 2 : 1;
   }
 }

@@ -1,0 +1,76 @@
+// The native decode step (native/rft_blas.c Decode) on the paths the multi-sequence test in
+// native-blas.test.ts does not take: one or two sequences (per-row sgemv, tied and untied head) and
+// more than one BLAS thread, fixed or chosen by probing ('auto'), each against the tfjs decode.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { engineInfo, initEngine, tf } from '../../backend/model/engine.js';
+import { presetConfig } from '../../backend/model/config.js';
+import { Transformer } from '../../backend/model/transformer.js';
+import { generate } from '../../backend/model/generate.js';
+import { decodeThreadsFromEnv, NativeDecoder, type DecodeThreads } from '../../backend/model/native-decode.js';
+import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
+
+await initEngine();
+const info = engineInfo()!;
+const skip = info.matmul?.kernel === 'native-blas' ? false : `native BLAS not active: ${info.matmul?.detail ?? `backend ${info.backend}`}`;
+
+async function decodeBoth(m: Transformer, tok: ByteTestTokenizer, prompts: number[][], threads: DecodeThreads) {
+  const runs = [];
+  for (const flag of ['1', '0']) {
+    process.env.RFT_NATIVE_DECODE = flag;
+    try {
+      runs.push(await generate(m, tok, prompts, { maxNewTokens: 20, temperature: 0.9, seed: 3, stopTokens: [], decodeThreads: threads }));
+    } finally {
+      delete process.env.RFT_NATIVE_DECODE;
+    }
+  }
+  return runs as [Awaited<ReturnType<typeof generate>>, Awaited<ReturnType<typeof generate>>];
+}
+
+test('one and two sequences decode natively (sgemv rows) as the tfjs decode does, at 1, 2 and auto threads', { skip }, async () => {
+  const tok = new ByteTestTokenizer();
+  for (const over of [{ nKvHeads: 2, tieEmbeddings: true }, { nKvHeads: 4, tieEmbeddings: false }]) {
+    const cfg = presetConfig('tiny-0.4m', tok.vocabSize, { dModel: 32, nLayers: 2, nHeads: 4, dFF: 64, maxSeqLen: 48, initStd: 0.3, ...over });
+    const m = new Transformer(cfg, 21);
+    for (const prompts of [[[tok.bosId, ...tok.encode('one prompt')]], ['a', 'two rows'].map((p) => [tok.bosId, ...tok.encode(p)])]) {
+      for (const threads of [1, 2, 'auto'] as const) {
+        const [nat, ref] = await decodeBoth(m, tok, prompts, threads);
+        for (let i = 0; i < prompts.length; i++) {
+          const what = `${prompts.length} rows, threads ${threads}, ${JSON.stringify(over)}, row ${i}`;
+          assert.deepEqual(nat[i]!.tokens, ref[i]!.tokens, what);
+          nat[i]!.logprobs.forEach((lp, t) => assert.ok(Math.abs(lp - ref[i]!.logprobs[t]!) < 1e-4, `${what} token ${t}: ${lp} vs ${ref[i]!.logprobs[t]}`));
+        }
+      }
+    }
+    m.dispose();
+  }
+});
+
+test("'auto' threads probe 1 and 2 and settle on one of them; bad thread counts are refused", { skip }, () => {
+  const cfg = presetConfig('tiny-0.4m', 40, { dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 32 });
+  const m = new Transformer(cfg, 1);
+  const f = m.forward(tf.tensor2d([[1, 2, 3]], [1, 3], 'int32'), { returnCache: true });
+  const dec = new NativeDecoder(m, f.cache!, 12, 'auto');
+  for (let i = 0; i < 6; i++) dec.step(Int32Array.from([5]));
+  assert.ok([1, 2].includes(dec.currentThreads), `chose ${dec.currentThreads}`);
+  assert.throws(() => new NativeDecoder(m, f.cache!, 4, 0), /threads must be a positive integer or 'auto'/);
+  tf.dispose([f.logits, f.cache!.keyMask, ...f.cache!.layers.flatMap((l) => [l.k, l.v])]);
+  m.dispose();
+});
+
+test('RFT_DECODE_THREADS: unset is 1, a count or auto is taken, anything else is refused by name', () => {
+  const saved = process.env.RFT_DECODE_THREADS;
+  try {
+    delete process.env.RFT_DECODE_THREADS;
+    assert.equal(decodeThreadsFromEnv(), 1);
+    process.env.RFT_DECODE_THREADS = '2';
+    assert.equal(decodeThreadsFromEnv(), 2);
+    process.env.RFT_DECODE_THREADS = 'auto';
+    assert.equal(decodeThreadsFromEnv(), 'auto');
+    process.env.RFT_DECODE_THREADS = 'two';
+    assert.throws(() => decodeThreadsFromEnv(), /RFT_DECODE_THREADS: expected a positive integer or 'auto', got 'two'/);
+  } finally {
+    if (saved === undefined) delete process.env.RFT_DECODE_THREADS;
+    else process.env.RFT_DECODE_THREADS = saved;
+  }
+});
