@@ -16,6 +16,7 @@ import { workflows, type RolloutModel } from '../explorer/workflow.js';
 import { evaluate } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunOptions, RunSummary } from './run-types.js';
+import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
 import { evalOptions, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from './setup.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
 
@@ -62,12 +63,14 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
       const store = await openStore(cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage);
       try {
         await store.putTasks(runId, pools.train);
+        pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
         const stage = stagesOf(cfg)[0]!;
         const pipeline = experiencePipeline(cfg, () => stage.algorithm);
         // A resumed explore run continues after the steps it already appended, its selector where it stopped.
         const done = c.resumed ? ((await store.getState<number>(runId, 'explore_steps')) ?? 0) : 0;
         const feed = new TaskFeed(cfg, pools.train);
         if (c.resumed) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
+        const synth = taskSynthesis(cfg, { runId, store, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
         const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
           append: async (exps) => {
             await store.appendExperiences(exps);
@@ -76,6 +79,8 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
         }, {
           ...explorerOptions(cfg, runId, cfg.seed + 1 + done),
           process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', step: explorer.step, ...counts })),
+          // The explorer counts from 0 again after a resume; synthesis rounds are numbered by the run's step.
+          afterStep: synth && ((tasks, model, step) => synth.afterStep(tasks, model, done + step)),
         });
         const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
         for (exploreSteps = done; exploreSteps < steps && !c.opts.signal?.aborted; exploreSteps++) {

@@ -15,6 +15,7 @@ import type { SelectorState } from '../buffer/taskset/index.js';
 import { requiredVersion, syncOffset } from './sync-plan.js';
 import { FillingExplorer } from './loop.js';
 import { watchRunFiles, type LiveFiles } from './live.js';
+import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
 
 const log = logger('explorer-worker');
 
@@ -35,8 +36,11 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     const target = Math.max(saved ?? 0, start.version);
     const plan = { interval: cfg.synchronizer.sync_interval, offset: syncOffset(cfg), stageStartVersion: start.version };
     // The selector continues where the last explorer of the run left it (stage change, restart).
+    // Tasks synthesized by earlier explorers of the run (taskset.pipeline synthesize), as they were made.
+    pools.train = [...pools.train, ...(await storedSynthesizedTasks(db, runId))];
     const feed = new TaskFeed(cfg, pools.train);
     feed.restore(await db.getState<SelectorState>(runId, 'selector'));
+    const synth = taskSynthesis(cfg, { runId, store: db, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', stage: stage.name, ...r }) });
     const pipeline = experiencePipeline(cfg, () => stage.algorithm);
     const explorer = new FillingExplorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
       append: async (exps) => {
@@ -46,6 +50,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     }, {
       ...explorerOptions(cfg, runId, cfg.seed + 1 + target),
       process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', stage: stage.name, step: explorer.step, ...counts })),
+      afterStep: synth?.afterStep,
     });
     // The trainer waits for a full batch of this step's rollouts: refill steps the pipeline thinned out.
     explorer.need = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;

@@ -10,6 +10,7 @@ import type { Tokenizer } from '../model/tokenizer/index.js';
 import { formatTaskError, watchTaskset, type TasksetChange, type TasksetWatcher } from '../buffer/taskset/index.js';
 import type { ExperienceStore } from '../buffer/storage/index.js';
 import { rewardFns } from '../explorer/rewards/index.js';
+import { isSynthesized } from '../buffer/pipeline/task/synthesize.js';
 import { expertExperience, taskPipeline, type TaskFeed, type TaskPools } from './setup.js';
 
 const log = logger('live');
@@ -45,11 +46,13 @@ export function watchRunFiles(
           if (c.kind === 'load') return; // the run started with this version
           logErrors(c);
           const valid = c.tasks.filter((t) => hasReward(cfg, t));
-          const tasks = pipeline ? pipeline.run(valid).tasks : valid;
-          if (tasks.length === 0) {
+          const fromFile = pipeline ? pipeline.run(valid).tasks : valid;
+          if (fromFile.length === 0) {
             log.warn(`${c.file}: no valid task left; the run keeps the previous ${o.pools.train.length}`);
             return;
           }
+          // Tasks synthesized during the run stay (they are stored in the buffer, not in the file).
+          const tasks = [...fromFile, ...o.pools.train.filter(isSynthesized)];
           o.pools.train = tasks;
           o.feed.selector.setTasks(tasks);
           const fresh = new Set([...c.added, ...c.changed].map((t) => t.id));

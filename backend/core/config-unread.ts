@@ -27,6 +27,10 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
     if (ref.path !== undefined)
       for (const [k, dflt] of [['size', 1000], ['seed', 0], ['split', undefined]] as const)
         if (set(ref, k, dflt)) add(`${name}.${k}`, `describes a built-in generator; a file (${name}.path) is used as it is`);
+    if (name !== 'taskset' && Array.isArray(ref.pipeline))
+      ref.pipeline.forEach((s: unknown, k) => {
+        if (isObj(s) && s.name === 'synthesize') add(`${name}.pipeline[${k}]`, 'synthesize makes training tasks: it is read in taskset.pipeline only');
+      });
     if (name !== 'taskset' && set(ref, 'selector', 'shuffle')) add(`${name}.selector`, `only taskset.selector picks tasks; the ${name} set is used whole`);
   }
   const mode = raw.mode ?? 'both';
@@ -37,6 +41,11 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
     if (has(raw, 'experts')) add('experts', `not read in mode ${mode} (no trainer takes demonstrations)`);
     if (set(explorer, 'workers', 1)) add('explorer.workers', `not read in mode ${mode} (the rollout model runs in this process)`);
     if (set(raw.monitor, 'eval_every', 0)) add('monitor.eval_every', `not read in mode ${mode} (nothing trains between evaluations)`);
+    const tp = isObj(raw.taskset) ? raw.taskset.pipeline : undefined;
+    if (mode === 'bench' && Array.isArray(tp))
+      tp.forEach((s: unknown, k) => {
+        if (isObj(s) && s.name === 'synthesize') add(`taskset.pipeline[${k}]`, 'not read in mode bench (nothing is explored, so no task is synthesized)');
+      });
   }
   if (set(explorer, 'engine', 'native') && mode !== 'both') add('explorer.engine', `read in mode both only (the engine samples each synced version of the model being trained; mode ${String(mode)} does not)`);
   if (isObj(explorer) && explorer.engine === 'llama-cpp' && set(explorer, 'workers', 1)) add('explorer.workers', 'not read with explorer.engine llama-cpp (one llama.cpp context samples every sequence)');
@@ -49,7 +58,8 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
   if (has(raw.model, 'checkpoint') && set(raw.model, 'size', 'tiny-0.4m')) add('model.size', "not read with model.checkpoint (the checkpoint's config sets the size)");
   const sync = raw.synchronizer;
   if (isObj(sync) && sync.method === 'memory') {
-    for (const [k, dflt] of [['sync_interval', 1], ['sync_offset', 0]] as const) if (set(sync, k, dflt)) add(`synchronizer.${k}`, 'read with method checkpoint only (method memory trains in lockstep with the explorer)');
+    // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); one process publishes after every step.
+    if (set(sync, 'sync_interval', 1)) add('synchronizer.sync_interval', 'read with method checkpoint only (method memory hands the weights to the explorer after every step)');
     if (set(raw, 'restart', 0)) add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
   }
   return out;

@@ -25,6 +25,8 @@ export interface ExplorerOptions {
   seed: number;
   /** Raw -> verified (validity, filters, shaping, advantages). */
   process?: (exps: Experience[]) => Experience[] | Promise<Experience[]>;
+  /** After a step's experiences are stored: task synthesis from its tasks (coordinator/task-synthesis.ts). */
+  afterStep?: (tasks: Task[], model: RolloutModel, step: number) => Promise<void>;
 }
 
 export interface ExploreMetrics {
@@ -70,6 +72,7 @@ export class Explorer {
     });
     const verified = this.opts.process ? await this.opts.process(raw) : raw;
     await this.sink.append(verified);
+    await this.opts.afterStep?.(tasks, model, this.step);
     const ok = raw.filter((e) => e.status === 'ok');
     const m: ExploreMetrics = {
       explore_step: this.step,

@@ -34,6 +34,9 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
     if (s.steps === undefined && s.wall_seconds === undefined) return `${at}.steps: a distributed run needs a number of steps (or, for the last stage, wall_seconds)`;
     if (s.mode === 'explore') return `${at}.mode: a distributed stage trains (mode both or train); an explore-only run goes with \`rft run\``;
   }
+  // Task synthesis runs in the explorer of a local run (after each explore step); distributed jobs are planned from the stored tasks.
+  const synth = Array.isArray(cfg.taskset.pipeline) ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize') : -1;
+  if (synth >= 0) return `taskset.pipeline[${synth}]: synthesize runs in a local run (\`rft run\`: one process or explorer and trainer processes); a distributed run plans its jobs from the tasks stored when it was created`;
   // Distributed explorers take the trainer's planned jobs (up to step + sync_offset); async is not built there.
   if (cfg.synchronizer.mode === 'async') return 'synchronizer.mode: async is read by `rft run` (explorer and trainer processes on one machine); a distributed run plans jobs up to sync_offset steps ahead: give mode one_step_off or sync_offset';
   return checkSyncConfig(cfg);

@@ -22,6 +22,7 @@ import { evaluate } from '../evaluate.js';
 import { Progress, type MetricsLog } from '../monitor.js';
 import { openStage, runStages, trainStage, type RunStrategy } from '../run-loop.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
+import { storedSynthesizedTasks, taskSynthesis } from '../task-synthesis.js';
 import { watchRunFiles, type LiveFiles } from '../live.js';
 import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stageBatchSize, stagesOf, TaskFeed, tokenizerTexts } from '../setup.js';
 
@@ -47,6 +48,8 @@ export async function executeInProcess(
   let live: LiveFiles | undefined;
   try {
     if (!resumeFrom) await store.putTasks(runId, pools.train);
+    // Tasks synthesized before a resume are read back as they were made (taskset.pipeline synthesize).
+    pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
     if (!resumeFrom && pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
 
     const model = resumeFrom ? loadCheckpoint(resumeFrom.dir).model : initialModel(cfg, tok, [...pools.train, ...pools.eval]);
@@ -64,6 +67,7 @@ export async function executeInProcess(
     const feed = new TaskFeed(cfg, pools.train);
     // A resumed run continues the selector where it stopped (order, success statistics).
     if (resumeFrom) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
+    const synth = taskSynthesis(cfg, { runId, store, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
     const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
       append: async (exps) => {
         await store.appendExperiences(exps);
@@ -74,6 +78,7 @@ export async function executeInProcess(
     }, {
       ...explorerOptions(cfg, runId, cfg.seed + 1),
       process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', step: explorer.step, ...counts })),
+      afterStep: synth?.afterStep,
     });
     if (resumeFrom) explorer.step = (await store.getState<number>(runId, 'explore_next_step')) ?? 0;
     // Saving the taskset or experts file while the run goes on feeds the next explore steps.

@@ -6,6 +6,7 @@ import { formatFilter } from './format-filter.js';
 import { lengthFilter } from './length-filter.js';
 import type { OperatorSpec } from './operator-spec.js';
 import { priorityWeights } from './priority-weights.js';
+import { synthesize } from './synthesize.js';
 import { topK } from './top-k.js';
 import type { TaskOperator, TaskPipelineDeps } from './types.js';
 
@@ -17,3 +18,4 @@ taskOperators.register('format_filter', formatFilter);
 taskOperators.register('difficulty', difficulty);
 taskOperators.register('priority_weights', priorityWeights);
 taskOperators.register('top_k', topK);
+taskOperators.register('synthesize', synthesize);
