@@ -697,6 +697,46 @@ static napi_value AdamW(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// ---- Products across buffers: frozen weights kept outside the wasm heap (backend/model/external-weights.ts) ----
+// sgemmExt(aBuf, aByteOff, bBuf, bByteOff, cBuf, cByteOff, M, N, K, transA, transB):
+// C = op(A) @ op(B), row-major and contiguous, where each matrix may lie in a different ArrayBuffer
+// (activations on the wasm heap, a frozen weight in a Node buffer). One product, BLAS-threaded.
+static int ext_matrix(napi_env env, napi_value buf, napi_value off, int64_t n, float **out) {
+  void *base = NULL;
+  size_t len = 0;
+  int64_t o = 0;
+  if (napi_get_arraybuffer_info(env, buf, &base, &len) != napi_ok || napi_get_value_int64(env, off, &o) != napi_ok) return 0;
+  if (o < 0 || o % 4 != 0 || n < 0 || o / 4 + n > (int64_t)(len / 4)) return -1;
+  *out = (float *)base + o / 4;
+  return 1;
+}
+
+static napi_value SgemmExt(napi_env env, napi_callback_info info) {
+  size_t argc = 11;
+  napi_value argv[11];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc != 11) { napi_throw_type_error(env, NULL, "sgemmExt expects 11 arguments"); return NULL; }
+  int ok = 1;
+  int64_t M = arg_i64(env, argv[6], &ok), N = arg_i64(env, argv[7], &ok), K = arg_i64(env, argv[8], &ok);
+  int64_t tA = arg_i64(env, argv[9], &ok), tB = arg_i64(env, argv[10], &ok);
+  if (!ok || M < 0 || N < 0 || K < 0 || M > INT32_MAX || N > INT32_MAX || K > INT32_MAX) {
+    napi_throw_type_error(env, NULL, "sgemmExt: M, N, K, transA, transB must be non-negative integers");
+    return NULL;
+  }
+  float *A = NULL, *B = NULL, *C = NULL;
+  int ra = ext_matrix(env, argv[0], argv[1], M * K, &A), rb = ext_matrix(env, argv[2], argv[3], K * N, &B), rc = ext_matrix(env, argv[4], argv[5], M * N, &C);
+  if (!ra || !rb || !rc) { napi_throw_type_error(env, NULL, "sgemmExt: buffers must be ArrayBuffers and offsets integers"); return NULL; }
+  if (ra < 0 || rb < 0 || rc < 0) { napi_throw_range_error(env, NULL, "sgemmExt: unaligned offset or a matrix exceeds its buffer"); return NULL; }
+  if (M == 0 || N == 0) return NULL;
+  if (K == 0) {
+    memset(C, 0, (size_t)(M * N) * sizeof(float));
+    return NULL;
+  }
+  cblas_sgemm(RowMajor, tA ? Trans : NoTrans, tB ? Trans : NoTrans, (int)M, (int)N, (int)K, 1.0f, A, tA ? (int)M : (int)K, B,
+              tB ? (int)K : (int)N, 0.0f, C, (int)N);
+  return NULL;
+}
+
 static napi_value Init(napi_env env, napi_value exports) {
   napi_value fn;
   if (napi_create_function(env, "sgemm", NAPI_AUTO_LENGTH, Sgemm, NULL, &fn) != napi_ok) return NULL;
@@ -709,6 +749,8 @@ static napi_value Init(napi_env env, napi_value exports) {
   if (napi_set_named_property(env, exports, "pointwise", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "adamw", NAPI_AUTO_LENGTH, AdamW, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "adamw", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "sgemmExt", NAPI_AUTO_LENGTH, SgemmExt, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "sgemmExt", fn) != napi_ok) return NULL;
   return exports;
 }
 

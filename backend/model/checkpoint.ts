@@ -16,6 +16,8 @@ import { indexWeights, resolveModelDir } from './hf/folder.js';
 import { HfTokenizer } from './hf/tokenizer.js';
 import { ADAPTER_WEIGHTS_FILE, hasAdapter, loadAdapterFiles, writeAdapterFiles } from './lora-files.js';
 import { checkConfigAgainstHeaders } from './header-check.js';
+import { loraA, loraB, loraScale } from './lora.js';
+import { mergedHf } from './external-weights.js';
 import { readCheckpointMeta, sha256, sha256File, verifyWeights } from './checkpoint-meta.js';
 
 export interface CheckpointMeta {
@@ -50,6 +52,13 @@ export async function hfTensors(model: Transformer, opts: { base?: boolean } = {
     tensors.set(name, { shape: t.shape, data: (await t.data()) as Float32Array });
     if (t !== v && t !== w) t.dispose();
     if (w !== v) w.dispose();
+  }
+  // Weights outside the heap are already in HF's layout; adapters are merged outside the heap too.
+  for (const [name, w] of model.external) {
+    const module = name.slice(0, -'.weight'.length);
+    const a = model.adapters.get(loraA(module));
+    const data = opts.base || !a || !model.lora ? w.data : mergedHf(w, a, model.adapters.get(loraB(module))!, loraScale(model.lora));
+    tensors.set(name, { shape: [w.rows, w.cols], data });
   }
   return tensors;
 }
@@ -107,8 +116,10 @@ export interface LoadedCheckpoint {
  * Load a checkpoint folder: this project's own, or a Hugging Face model folder (also an HF-cache
  * entry or snapshot). config.json is checked against the safetensors headers (every tensor's name,
  * shape and dtype) before any weight is allocated; every problem names the file and the tensor or field.
+ * `external`: the projections, embedding table and head go outside the wasm heap (frozen: for LoRA
+ * training or inference), each streamed from its file into its own buffer, never through the heap.
  */
-export function loadCheckpoint(dirIn: string): LoadedCheckpoint {
+export function loadCheckpoint(dirIn: string, opts: { external?: boolean } = {}): LoadedCheckpoint {
   const dir = resolveModelDir(dirIn);
   const cfgFile = join(dir, 'config.json');
   if (!existsSync(cfgFile)) throw new InputError('checkpoint has no config.json', { file: cfgFile });
@@ -125,7 +136,7 @@ export function loadCheckpoint(dirIn: string): LoadedCheckpoint {
   const meta = readCheckpointMeta(dir);
   verifyWeights(dir, meta);
   const specs = checkWeights(config, entries);
-  const model = new Transformer(config, 0, { init: false });
+  const model = new Transformer(config, 0, { init: false, external: opts.external === true });
   const fds = new Map<string, number>();
   try {
     for (const spec of specs) {
@@ -135,6 +146,11 @@ export function loadCheckpoint(dirIn: string): LoadedCheckpoint {
       const data = readTensorEntry(e, fd);
       for (let i = 0; i < data.length; i++) {
         if (!Number.isFinite(data[i]!)) throw new InputError(`value ${data[i]} at index ${i} is not finite`, { file: e.file, field: spec.name });
+      }
+      const ext = model.external.get(spec.name);
+      if (ext) {
+        ext.adopt(data); // HF's [out, in] as read: no transpose, no heap
+        continue;
       }
       const v = model.params.get(spec.name)!;
       tf.tidy(() => {

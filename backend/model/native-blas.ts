@@ -20,6 +20,9 @@ export interface NativeBlasAddon {
   pointwise?(heap: ArrayBuffer, op: number, offsets: Float64Array, dims: Int32Array, scalar: number): void;
   /** One AdamW update into fresh buffers (see backend/model/optim.ts). */
   adamw?(heap: ArrayBuffer, offsets: Float64Array, n: number, params: Float64Array): void;
+  /** C = op(A) @ op(B) with each matrix in its own buffer (frozen weights outside the heap, see external-weights.ts). */
+  sgemmExt?(aBuf: ArrayBuffer, aOff: number, bBuf: ArrayBuffer, bOff: number, cBuf: ArrayBuffer, cOff: number,
+    M: number, N: number, K: number, transA: number, transB: number): void;
 }
 
 export interface NativeBlasStatus {

@@ -7,6 +7,7 @@ import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTa
 import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
 import { Rng } from '../core/rng.js';
 import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
+import { addAdapterHf, externalEmbed, externalLinear, externalWeightsAvailable, ExternalWeight, isExternalizable } from './external-weights.js';
 
 export interface LayerCache {
   k: tf.Tensor4D; // [B, KV, Tk, hd]
@@ -104,6 +105,11 @@ export class Transformer {
   /** Unique per instance; prefixes the tfjs variable names. */
   readonly id = `model${nextModelId++}`;
   readonly params = new Map<string, tf.Variable>();
+  /**
+   * Frozen base matrices kept outside the wasm heap (HF layout [out, in], see external-weights.ts),
+   * keyed by HF name; a name is either here or in `params`. Empty unless built with `external`.
+   */
+  readonly external = new Map<string, ExternalWeight>();
   /** Rotary tables (cos/sin [maxSeqLen, headDim] and the rotate-half matrix); read by the native decoder. */
   readonly rope: ReturnType<typeof ropeTables>;
 
@@ -117,23 +123,44 @@ export class Transformer {
   /**
    * `init: false` allocates zeros (weights about to be loaded: drawing random numbers for a 1B model takes minutes).
    * `shareWith`: no weights of its own, the other model's base weights (see base()).
+   * `external`: projections, embedding table and head outside the wasm heap, frozen for good (a model
+   * for LoRA training or inference only; needs the native addon, see externalWeightsAvailable()).
    */
   constructor(
     readonly config: ModelConfig,
     seed = 0,
-    opts: { init?: boolean; shareWith?: Transformer } = {},
+    opts: { init?: boolean; shareWith?: Transformer; external?: boolean } = {},
   ) {
     const c = config;
     this.sharesWeights = !!opts.shareWith;
     if (opts.shareWith) {
       for (const [name, v] of opts.shareWith.params) this.params.set(name, v);
+      for (const [name, w] of opts.shareWith.external) this.external.set(name, w);
       this.rope = opts.shareWith.rope;
       return;
     }
+    if (opts.external && !externalWeightsAvailable()) throw new Error('frozen weights outside the wasm heap need the wasm backend with the native addon (vendor/rft-blas.node with sgemmExt)');
     const rng = new Rng(seed);
     const init = opts.init !== false;
     for (const spec of parameterSpecs(c)) {
       const n = spec.shape.reduce((a, b) => a * b, 1);
+      if (opts.external && isExternalizable(spec.name)) {
+        // Stored [out, in]: the embedding table as is, linear weights ([in, out] in memory) transposed.
+        const linearW = spec.name !== 'model.embed_tokens.weight';
+        const [rows, cols] = linearW ? [spec.shape[1]!, spec.shape[0]!] : [spec.shape[0]!, spec.shape[1]!];
+        const w = new ExternalWeight(spec.name, rows, cols);
+        if (init && typeof spec.init === 'number') {
+          // Same draws in the same order as the in-heap init ([in, out] order), so a seed gives the same model.
+          const d = w.data;
+          for (let i = 0; i < n; i++) {
+            const v = rng.normal() * spec.init;
+            if (linearW) d[(i % rows) * cols + Math.floor(i / rows)] = v;
+            else d[i] = v;
+          }
+        }
+        this.external.set(spec.name, w);
+        continue;
+      }
       let t: tf.Tensor;
       if (spec.init === 'ones') t = tf.ones(spec.shape);
       else if (spec.init === 'zeros' || !init) t = tf.zeros(spec.shape);
@@ -162,7 +189,13 @@ export class Transformer {
 
   /** Trainable variables, for optimisers: the adapters under LoRA, else every parameter. */
   variables(): tf.Variable[] {
+    if (!this.lora && this.external.size) throw new Error('this model keeps frozen weights outside the wasm heap: only LoRA adapters can train (full fine-tuning needs the weights in the heap)');
     return this.lora ? [...this.adapters.values()] : [...this.params.values()];
+  }
+
+  /** Every weight's HF name: in-heap parameters, then those outside the heap. */
+  weightNames(): string[] {
+    return [...this.params.keys(), ...this.external.keys()];
   }
 
   /**
@@ -206,6 +239,12 @@ export class Transformer {
       v.assign(w);
       w.dispose();
     }
+    // Outside the heap: folded in place (the weights stay there, still frozen).
+    for (const [name, w] of this.external) {
+      const module = name.slice(0, -'.weight'.length);
+      const a = this.adapters.get(loraA(module));
+      if (a) addAdapterHf(w.data, a, this.adapters.get(loraB(module))!, loraScale(this.lora));
+    }
     for (const v of this.adapters.values()) v.dispose();
     this.adapters.clear();
     for (const v of this.params.values()) v.trainable = true;
@@ -215,7 +254,7 @@ export class Transformer {
 
   /** y = x W (+ (alpha/r) drop(x) A B when `module` is adapted). */
   private proj(x: tf.Tensor, module: string, train: boolean): tf.Tensor {
-    const y = linear(x, this.p(`${module}.weight`) as tf.Tensor2D);
+    const y = this.linearOf(x, `${module}.weight`);
     const a = this.adapters.get(loraA(module));
     if (!a || !this.lora) return y;
     const xin = train && this.lora.dropout > 0 ? tf.dropout(x, this.lora.dropout, undefined, this.dropoutSeed++) : x;
@@ -228,12 +267,22 @@ export class Transformer {
    * tensor the caller disposes), else the parameter itself.
    */
   effectiveWeight(name: string): tf.Tensor {
-    const w = this.p(name);
+    const ext = this.external.get(name);
+    // Outside the heap: a new in-heap copy in memory layout (the caller disposes it).
+    const w = ext ? ext.toHeapTensor() : this.p(name);
     const module = name.endsWith('.weight') ? name.slice(0, -'.weight'.length) : '';
     const a = this.adapters.get(loraA(module));
     if (!a || !this.lora) return w;
     const scale = loraScale(this.lora);
-    return tf.tidy(() => tf.add(w, tf.mul(tf.matMul(a, this.adapters.get(loraB(module))!), scale)));
+    const merged = tf.tidy(() => tf.add(w, tf.mul(tf.matMul(a, this.adapters.get(loraB(module))!), scale)));
+    if (ext) w.dispose();
+    return merged;
+  }
+
+  /** y = x W for the weight `name`, wherever it lies (in the heap, or outside it: external-weights.ts). */
+  private linearOf(x: tf.Tensor, name: string): tf.Tensor {
+    const ext = this.external.get(name);
+    return ext ? externalLinear(x, ext) : linear(x, this.p(name) as tf.Tensor2D);
   }
 
   /** Patch embeddings for images [B, P, patchDim] -> [B, P, D]. */
@@ -254,7 +303,9 @@ export class Transformer {
     const hd = headDim(c);
     const start = opts.cache?.length ?? 0;
     const train = opts.train === true;
-    let x = tf.reshape(embed(this.p('model.embed_tokens.weight') as tf.Tensor2D, tf.reshape(ids, [-1]) as tf.Tensor1D), [B, Tt, c.dModel]) as tf.Tensor3D;
+    const flatIds = tf.reshape(ids, [-1]) as tf.Tensor1D;
+    const table = this.external.get('model.embed_tokens.weight');
+    let x = tf.reshape(table ? externalEmbed(table, flatIds) : embed(this.p('model.embed_tokens.weight') as tf.Tensor2D, flatIds), [B, Tt, c.dModel]) as tf.Tensor3D;
     let mask = opts.attentionMask;
     if (opts.prefix) {
       if (opts.cache) throw new Error('a prefix can only be given on the first forward pass');
@@ -321,8 +372,10 @@ export class Transformer {
     const hidden = rmsNorm(x, this.p('model.norm.weight') as tf.Tensor1D, c.rmsEps) as tf.Tensor3D;
     const logits = (
       this.config.tieEmbeddings
-        ? tf.reshape(linear2dT(tf.reshape(hidden, [-1, c.dModel]) as tf.Tensor2D, this.p('model.embed_tokens.weight') as tf.Tensor2D), [B, T, c.vocabSize])
-        : linear(hidden, this.p('lm_head.weight') as tf.Tensor2D)
+        ? table
+          ? externalLinear(hidden, table) // the table is stored [vocab, dModel]: x @ table^T as for any external weight
+          : tf.reshape(linear2dT(tf.reshape(hidden, [-1, c.dModel]) as tf.Tensor2D, this.p('model.embed_tokens.weight') as tf.Tensor2D), [B, T, c.vocabSize])
+        : this.linearOf(hidden, 'lm_head.weight')
     ) as tf.Tensor3D;
     const out: ForwardResult = { logits };
     if (opts.returnHidden) out.hidden = hidden;
@@ -341,8 +394,21 @@ export class Transformer {
   copyFrom(other: Transformer): void {
     for (const [name, v] of this.params) {
       const src = other.params.get(name);
-      if (!src) throw new Error(`copyFrom: source model has no parameter '${name}'`);
-      v.assign(src);
+      const srcExt = other.external.get(name);
+      if (!src && !srcExt) throw new Error(`copyFrom: source model has no parameter '${name}'`);
+      if (src) v.assign(src);
+      else tf.tidy(() => v.assign(srcExt!.toHeapTensor()));
+    }
+    for (const [name, w] of this.external) {
+      const srcExt = other.external.get(name);
+      const src = other.params.get(name);
+      if (!src && !srcExt) throw new Error(`copyFrom: source model has no parameter '${name}'`);
+      if (srcExt) w.data.set(srcExt.data);
+      else {
+        const t = name === 'model.embed_tokens.weight' ? src! : tf.transpose(src!);
+        w.adopt(Float32Array.from(t.dataSync()));
+        if (t !== src) t.dispose();
+      }
     }
     for (const [name, v] of this.adapters) {
       const src = other.adapters.get(name);
@@ -353,7 +419,7 @@ export class Transformer {
 
   /** An independent copy (with copies of the adapters under LoRA). */
   clone(): Transformer {
-    const m = new Transformer(this.config, 0, { init: false });
+    const m = new Transformer(this.config, 0, { init: false, external: this.external.size > 0 });
     if (this.lora) m.addLora(this.lora);
     m.copyFrom(this);
     return m;
@@ -362,8 +428,10 @@ export class Transformer {
   dispose(): void {
     if (this.sharesWeights) {
       this.params.clear();
+      this.external.clear();
       return;
     }
+    this.external.clear(); // plain JS memory: freed by the garbage collector
     for (const v of this.adapters.values()) v.dispose();
     this.adapters.clear();
     for (const v of this.params.values()) v.dispose();

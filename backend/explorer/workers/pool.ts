@@ -127,8 +127,8 @@ export class WorkerRolloutModel implements RolloutModel {
   async setWeights(model: Transformer, version: number): Promise<void> {
     const t0 = performance.now();
     const tensors: Record<string, WeightTensor> = {};
-    for (const name of model.params.keys()) {
-      // LoRA adapters merged in: the workers' models are plain.
+    for (const name of model.weightNames()) {
+      // LoRA adapters merged in: the workers' models are plain (and hold every weight in their heap).
       const w = model.effectiveWeight(name);
       tensors[name] = { shape: [...w.shape], data: (await w.data()) as Float32Array };
       if (w !== model.params.get(name)) w.dispose();
