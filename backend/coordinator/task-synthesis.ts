@@ -78,10 +78,12 @@ export function taskSynthesis(cfg: RunConfig, o: SynthesisOptions): SynthesisHoo
       if (step <= last || !synthesizer.due(step)) return;
       last = step;
       current = model;
-      // Parents: this step's tasks that came from the user's taskset or a generator (not synthesized
-      // ones: a chain of proposals drifts away from the data).
-      const parents = tasks.filter((t) => !isSynthesized(t));
-      const r = await synthesizer.round(parents.length ? parents : tasks, step, cfg.seed * 1_000_003 + step);
+      // Parents: this step's tasks as they came from the user's taskset or a generator; a synthesized
+      // task stands for its parent (a chain of proposals would drift away from the data).
+      const byId = new Map(o.pools.train.map((t) => [t.id, t]));
+      const roots = tasks.map((t) => (isSynthesized(t) ? byId.get(String(t.metadata?.parent)) : t)).filter((t): t is Task => t !== undefined);
+      const parents = [...new Map(roots.map((t) => [t.id, t])).values()];
+      const r = await synthesizer.round(parents, step, cfg.seed * 1_000_003 + step);
       if (r.tasks.length) {
         await o.store.putTasks(o.runId, r.tasks);
         o.pools.train = [...o.pools.train, ...r.tasks];

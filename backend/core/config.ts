@@ -125,7 +125,8 @@ export const RunConfigSchema = z
       .object({
         storage: z.string().default('sqlite'),
         max_staleness: z.number().int().min(0).default(1),
-        sampler: z.string().default('fifo'),
+        /** How the trainer reads rollouts (fifo, fresh, priority). Default: fresh (newest rows within max_staleness first) with synchronizer sync or async, fifo with sync_offset >= 1. */
+        sampler: z.string().optional(),
       })
       .strict()
       .default({}),
