@@ -137,7 +137,18 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   }
   if (!taskSelectors.has(cfg.taskset.selector)) add('taskset.selector', unknownName('task selector', cfg.taskset.selector, taskSelectors.names()));
   if (cfg.experience_pipeline) checkPipeline(() => ExperiencePipeline.fromConfig(cfg.experience_pipeline, { advantage: () => true }), add, 'experience_pipeline');
+  checkPartialRollout(cfg, add);
   return issues;
+}
+
+/** Partial rollouts continue a single-turn sample from its tokens; what cannot be continued that way is refused. */
+function checkPartialRollout(cfg: RunConfig, add: Add): void {
+  const p = cfg.explorer.partial_rollout;
+  if (!p) return;
+  const at = 'explorer.partial_rollout';
+  if (cfg.workflow.name !== 'single_turn' || cfg.workflow.file !== undefined) add(at, `continues single_turn samples only (workflow.name is '${cfg.workflow.name}'${cfg.workflow.file !== undefined ? ', from workflow.file' : ''}): multi-turn episodes and vision prefixes are not cut`);
+  if (cfg.explorer.endpoint && (cfg.mode === 'explore' || cfg.mode === 'bench')) add(at, 'an OpenAI-compatible endpoint (explorer.endpoint) answers chat messages; a sample cannot be continued from its tokens there');
+  if (p.max_tokens_per_step >= cfg.explorer.sampling.max_new_tokens) add(`${at}.max_tokens_per_step`, `${p.max_tokens_per_step} >= explorer.sampling.max_new_tokens (${cfg.explorer.sampling.max_new_tokens}): no trajectory would ever be cut; give a smaller budget or leave partial_rollout out`);
 }
 
 /**

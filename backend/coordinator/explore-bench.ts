@@ -19,6 +19,7 @@ import type { RunOptions, RunSummary } from './run-types.js';
 import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
 import { evalOptions, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from './setup.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
+import { pendingPartials } from '../buffer/partials.js';
 
 const log = logger('coordinator');
 
@@ -72,8 +73,10 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
         if (c.resumed) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
         const synth = taskSynthesis(cfg, { runId, store, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
         const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
-          append: async (exps) => {
-            await store.appendExperiences(exps);
+          // Partial rollouts: the step's stored partial rows are read back and written again with it.
+          pending: () => pendingPartials(store, runId),
+          append: async (exps, o) => {
+            await store.appendExperiences(exps, o);
             await store.setState(runId, 'selector', feed.state());
           },
         }, {

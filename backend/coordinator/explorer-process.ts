@@ -16,6 +16,7 @@ import { requiredVersion, syncOffset } from './sync-plan.js';
 import { FillingExplorer } from './loop.js';
 import { watchRunFiles, type LiveFiles } from './live.js';
 import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
+import { pendingPartials } from '../buffer/partials.js';
 
 const log = logger('explorer-worker');
 
@@ -43,8 +44,10 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     const synth = taskSynthesis(cfg, { runId, store: db, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', stage: stage.name, ...r }) });
     const pipeline = experiencePipeline(cfg, () => stage.algorithm);
     const explorer = new FillingExplorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
-      append: async (exps) => {
-        await db.appendExperiences(exps);
+      // Partial rollouts: the step's stored partial rows are read back and written again with it.
+      pending: () => pendingPartials(db, runId),
+      append: async (exps, o) => {
+        await db.appendExperiences(exps, o);
         await db.setState(runId, 'selector', feed.state());
       },
     }, {

@@ -151,6 +151,8 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
     sampleTimeoutMs: t.sampleTimeoutMs,
     explore: t.explore,
     stateExtra: t.stateExtra,
+    // Partial rollouts: with loss_segments fresh, segments older than the staleness bound leave the loss.
+    ...(cfg.explorer.partial_rollout?.loss_segments === 'fresh' ? { freshSegments: cfg.buffer.max_staleness } : {}),
     // monitor.eval_every: the held-out eval of the weights every N steps of the stage, wherever the trainer runs.
     afterStep: every > 0 ? async (v, sStep) => {
       if (sStep % every !== 0) return;

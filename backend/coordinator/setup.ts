@@ -384,5 +384,6 @@ export function explorerOptions(cfg: RunConfig, runId: string, seed: number) {
       topP: cfg.explorer.sampling.top_p,
     },
     seed,
+    ...(cfg.explorer.partial_rollout ? { partial: { maxTokensPerStep: cfg.explorer.partial_rollout.max_tokens_per_step } } : {}),
   };
 }

@@ -139,6 +139,19 @@ export const RunConfigSchema = z
         repeat_times: z.number().int().positive().default(8),
         sampling,
         eval_sampling: sampling,
+        /**
+         * Partial rollouts (Kimi k1.5): a trajectory gets at most max_tokens_per_step new tokens per explore
+         * step; a longer one is stored unfinished (status partial) and continued in later steps with their
+         * weights. loss_segments: all of a finished trajectory's tokens count in the loss, or (fresh) only
+         * those sampled within buffer.max_staleness versions of the trainer's.
+         */
+        partial_rollout: z
+          .object({
+            max_tokens_per_step: z.number().int().positive(),
+            loss_segments: z.enum(['all', 'fresh']).default('all'),
+          })
+          .strict()
+          .optional(),
         /** An OpenAI-compatible chat endpoint as the rollout model (modes `explore` and `bench`). */
         endpoint: z
           .object({

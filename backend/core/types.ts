@@ -42,8 +42,21 @@ export interface Task {
 }
 
 export type ExperienceSource = 'usual' | 'expert';
-/** `infra_failure`: the system failed (sandbox crash, reward service timeout); never trained on. */
-export type ExperienceStatus = 'ok' | 'invalid' | 'infra_failure';
+/**
+ * `infra_failure`: the system failed (sandbox crash, reward service timeout); never trained on.
+ * `partial`: a trajectory cut at the per-step token budget (explorer.partial_rollout), or a finished
+ * sample waiting for the rest of its group; continued in a later explore step, never trained on as such.
+ */
+export type ExperienceStatus = 'ok' | 'invalid' | 'infra_failure' | 'partial';
+
+/** Response tokens [start, end) sampled by weights `version` (partial rollouts span several). */
+export interface TokenSegment {
+  version: number;
+  start: number;
+  end: number;
+  /** Explore step that sampled them. */
+  step?: number;
+}
 
 export interface Feedback {
   rating?: number;
@@ -70,8 +83,10 @@ export interface Experience {
   actionMask: number[];
   /** Behaviour-policy log-prob of every response token (0 where actionMask is 0); empty for hand-written expert data. */
   logprobs: number[];
-  /** Version of the weights that produced the response; -1 for human-written data. */
+  /** Version of the weights that produced the response (of its last segment when it has several); -1 for human-written data. */
   modelVersion: number;
+  /** Partial rollouts: which weights sampled which response tokens, in order, covering the response. */
+  segments?: TokenSegment[];
   reward: number;
   rewardDetails?: Record<string, number | string | boolean>;
   status: ExperienceStatus;

@@ -5,6 +5,7 @@ import type { Experience, Task } from '../core/types.js';
 import { Rng } from '../core/rng.js';
 import { logger } from '../core/log.js';
 import type { RewardFn, RolloutModel, SamplingConfig, Workflow } from './workflow.js';
+import { continuePartials, isUnfinished, settleGroups, type PartialRolloutOptions } from './partial.js';
 
 const log = logger('explorer');
 
@@ -14,7 +15,10 @@ export interface TaskSource {
 
 /** Where verified experiences go (the buffer), and the raw -> verified step before it. */
 export interface ExperienceSink {
-  append(exps: Experience[]): Promise<void>;
+  /** `replacing`: partial rows this batch writes again (one transaction with the append). */
+  append(exps: Experience[], opts?: { replacing?: string[] }): Promise<void>;
+  /** Partial rollouts: this run's stored `partial` rows (unfinished trajectories and the samples waiting with them). */
+  pending?(): Promise<Experience[]>;
 }
 
 export interface ExplorerOptions {
@@ -25,6 +29,8 @@ export interface ExplorerOptions {
   seed: number;
   /** Raw -> verified (validity, filters, shaping, advantages). */
   process?: (exps: Experience[]) => Experience[] | Promise<Experience[]>;
+  /** explorer.partial_rollout: a per-step token budget per trajectory (needs a sink with `pending`). */
+  partial?: PartialRolloutOptions;
   /** After a step's experiences are stored: task synthesis from its tasks (coordinator/task-synthesis.ts). */
   afterStep?: (tasks: Task[], model: RolloutModel, step: number) => Promise<void>;
 }
@@ -40,7 +46,13 @@ export interface ExploreMetrics {
   invalid: number;
   infra_failure: number;
   rollout_s: number;
+  /** Tokens generated in this step (continuations count only their new tokens). */
   tokens: number;
+  /** Partial rollouts: trajectories continued this step, of them finished, left unfinished after it; most new tokens of one trajectory. */
+  partial_continued?: number;
+  partial_finished?: number;
+  partial_pending?: number;
+  max_trajectory_tokens?: number;
 }
 
 export class Explorer {
@@ -55,12 +67,16 @@ export class Explorer {
     private readonly opts: ExplorerOptions,
   ) {
     this.rng = new Rng(opts.seed);
+    if (opts.partial && !sink.pending) throw new Error('partial rollouts need a buffer that keeps partial rows (sink.pending)');
   }
 
   async exploreStep(model: RolloutModel): Promise<ExploreMetrics> {
     const t0 = performance.now();
+    const partial = this.opts.partial;
+    // Stored partial rows first: continued before new tasks are drawn (a killed explorer's prefixes are picked up here).
+    const pending = partial ? await this.sink.pending!() : [];
     const tasks = this.tasks.next(this.opts.tasksPerStep);
-    const raw = await this.workflow.run(tasks, {
+    const ctx = {
       model,
       reward: this.reward,
       runId: this.opts.runId,
@@ -68,10 +84,23 @@ export class Explorer {
       sampling: this.opts.sampling,
       step: this.step,
       seed: this.rng.int(0, 2 ** 31),
-      split: 'train',
-    });
+      split: 'train' as const,
+      ...(partial ? { partialBudget: partial.maxTokensPerStep } : {}),
+    };
+    const unfinished = pending.filter(isUnfinished);
+    const cont = partial && unfinished.length ? await continuePartials(unfinished, { ...ctx, budget: partial.maxTokensPerStep, seed: (ctx.seed ^ 0x5bd1e995) >>> 0 }) : { experiences: [], newTokens: [] };
+    const fresh = await this.workflow.run(tasks, ctx);
+    let raw = fresh;
+    let waiting: Experience[] = [];
+    if (partial) {
+      // Only whole groups go on to the experience pipeline (group advantages over finished trajectories).
+      const settled = settleGroups([...pending.filter((e) => !isUnfinished(e)), ...cont.experiences, ...fresh]);
+      raw = settled.complete;
+      waiting = settled.waiting;
+    }
     const verified = this.opts.process ? await this.opts.process(raw) : raw;
-    await this.sink.append(verified);
+    if (partial) await this.sink.append([...verified, ...waiting], { replacing: pending.map((e) => e.id) });
+    else await this.sink.append(verified);
     await this.opts.afterStep?.(tasks, model, this.step);
     const ok = raw.filter((e) => e.status === 'ok');
     const m: ExploreMetrics = {
@@ -84,8 +113,14 @@ export class Explorer {
       invalid: raw.filter((e) => e.status === 'invalid').length,
       infra_failure: raw.filter((e) => e.status === 'infra_failure').length,
       rollout_s: (performance.now() - t0) / 1000,
-      tokens: raw.reduce((a, e) => a + e.responseTokens.length, 0),
+      tokens: fresh.reduce((a, e) => a + e.responseTokens.length, 0) + cont.newTokens.reduce((a, n) => a + n, 0),
     };
+    if (partial) {
+      m.partial_continued = cont.experiences.length;
+      m.partial_finished = cont.experiences.filter((e) => !isUnfinished(e)).length;
+      m.partial_pending = waiting.filter(isUnfinished).length;
+      m.max_trajectory_tokens = Math.max(0, ...fresh.map((e) => e.responseTokens.length), ...cont.newTokens);
+    }
     log.debug('explore step', { ...m });
     this.step++;
     return m;

@@ -66,6 +66,11 @@ export interface WorkflowContext {
   signal?: AbortSignal;
   /** Multi-turn workflows: most model turns per episode. */
   maxTurns?: number;
+  /**
+   * Partial rollouts (single_turn): new tokens per sample in this step; a sample cut there is returned
+   * with status `partial` and no reward (explorer/partial.ts continues it in a later step).
+   */
+  partialBudget?: number;
 }
 
 export interface Workflow {

@@ -78,3 +78,25 @@ export function responseValues(exps: Experience[], perPos: Float32Array, T: numb
     return e.responseTokens.map((_, j) => perPos[b * T + P + j - 1]!);
   });
 }
+
+/**
+ * Partial rollouts with `loss_segments: fresh`: tokens of segments sampled by weights older than
+ * `minVersion` (the staleness bound) leave the loss (action mask 0); rows without segments are kept
+ * as they are. Returns new rows (the sampled ones are not changed) and how many tokens were masked.
+ */
+export function maskStaleSegments(exps: Experience[], minVersion: number): { experiences: Experience[]; masked: number } {
+  let masked = 0;
+  const out = exps.map((e) => {
+    if (!e.segments?.some((s) => s.version < minVersion)) return e;
+    const mask = [...e.actionMask];
+    for (const s of e.segments) {
+      if (s.version >= minVersion) continue;
+      for (let j = s.start; j < s.end && j < mask.length; j++) {
+        masked += mask[j]!;
+        mask[j] = 0;
+      }
+    }
+    return { ...e, actionMask: mask };
+  });
+  return { experiences: out, masked };
+}

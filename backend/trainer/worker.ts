@@ -6,6 +6,7 @@ import type { Experience } from '../core/types.js';
 import { StateClock, type ComponentState } from '../core/component-state.js';
 import type { Sampler } from '../buffer/sampler/index.js';
 import type { StepMetrics } from './trainer.js';
+import { maskStaleSegments } from './batch.js';
 
 export interface TrainerLoopOptions {
   trainer: { trainStep(exps: Experience[], modelVersion: number, progress?: number): Promise<StepMetrics> };
@@ -36,6 +37,11 @@ export interface TrainerLoopOptions {
   stateExtra?(): Record<string, unknown>;
   /** Per blocking read; a run whose explorer died must not hang forever. */
   sampleTimeoutMs?: number;
+  /**
+   * Partial rollouts, loss_segments fresh: only segments sampled within this many versions of the
+   * step's weights count in the loss (older segments of a finished trajectory are masked).
+   */
+  freshSegments?: number;
   signal?: AbortSignal;
 }
 
@@ -69,11 +75,12 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
       throw e;
     }
     clock.set('training', `step ${step}`);
-    const tm = await o.trainer.trainStep(batch.experiences, step, stageProgress(o, s, (Date.now() - t0) / 1000));
+    const fresh = o.freshSegments === undefined ? undefined : maskStaleSegments(batch.experiences, step - o.freshSegments);
+    const tm = await o.trainer.trainStep(fresh?.experiences ?? batch.experiences, step, stageProgress(o, s, (Date.now() - t0) / 1000));
     step++;
     s++;
     const usual = batch.experiences.filter((e) => e.source === 'usual');
-    o.onMetrics({ kind: 'train', ...tm, step: step - 1, model_version: step, replayed: batch.replayed, waited_s: batch.waitedMs / 1000, data_version_min: usual.length ? Math.min(...usual.map((e) => e.modelVersion)) : null });
+    o.onMetrics({ kind: 'train', ...tm, step: step - 1, model_version: step, replayed: batch.replayed, waited_s: batch.waitedMs / 1000, data_version_min: usual.length ? Math.min(...usual.map((e) => e.modelVersion)) : null, ...(fresh ? { stale_segment_tokens: fresh.masked } : {}) });
     const done = stageDone();
     if (done || step % o.syncInterval === 0) {
       clock.set('syncing', `v${step}`);

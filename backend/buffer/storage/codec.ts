@@ -115,6 +115,7 @@ export function extraJson(e: Experience): string {
   if (e.statusReason !== undefined) x.statusReason = e.statusReason;
   if (e.feedback !== undefined) x.feedback = e.feedback;
   if (e.metadata !== undefined) x.metadata = e.metadata;
+  if (e.segments !== undefined) x.segments = e.segments;
   return JSON.stringify(x);
 }
 
@@ -180,6 +181,7 @@ export function fromRow(row: Record<string, unknown>): Experience {
   if (x.statusReason !== undefined) e.statusReason = x.statusReason as string;
   if (x.feedback !== undefined) e.feedback = x.feedback as Experience['feedback'];
   if (x.metadata !== undefined) e.metadata = x.metadata as Experience['metadata'];
+  if (x.segments !== undefined) e.segments = x.segments as Experience['segments'];
   return e;
 }
 

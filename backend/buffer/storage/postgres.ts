@@ -14,7 +14,7 @@ import {
 import { inTransaction } from './pg-transaction.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
-import { ConflictError } from './types.js';
+import { ConflictError, type AppendOptions } from './types.js';
 import type {
   AppendResult, Availability, AvailabilityQuery, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
   FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
@@ -117,10 +117,17 @@ export class PostgresStore implements ExperienceStore {
     return inserted;
   }
 
-  async appendExperiences(batch: Experience[]): Promise<AppendResult> {
+  async appendExperiences(batch: Experience[], opts: AppendOptions = {}): Promise<AppendResult> {
     const rows = batch.map((e, i) => toRow(parseExperience(e, { field: `batch[${i}]` })));
-    if (rows.length === 0) return { inserted: 0, duplicates: [] };
-    const inserted = await this.tx((c) => this.insertRows(c, rows, true));
+    const replacing = [...new Set(opts.replacing ?? [])];
+    if (rows.length === 0 && !replacing.length) return { inserted: 0, duplicates: [] };
+    const inserted = await this.tx(async (c) => {
+      if (replacing.length) {
+        const n = (await c.query(`DELETE FROM experiences WHERE status = 'partial' AND id = ANY($1::text[])`, [replacing])).rowCount ?? 0;
+        if (n !== replacing.length) throw new ConflictError(`partial rollouts replaced: ${n} of ${replacing.length} are still partial rows (continued elsewhere?)`);
+      }
+      return this.insertRows(c, rows, true);
+    });
     // A batch may repeat an id; count the first as inserted, the rest as duplicates.
     const seen = new Set<string>();
     const duplicates = rows.filter((r) => !inserted.has(r.id) || seen.has(r.id) || (seen.add(r.id), false)).map((r) => r.id);

@@ -14,7 +14,7 @@ import {
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { parseExperience } from './validate.js';
-import { ConflictError } from './types.js';
+import { ConflictError, type AppendOptions } from './types.js';
 import type {
   AppendResult, Availability, AvailabilityQuery, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
   FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
@@ -72,12 +72,17 @@ export class SqliteStore implements ExperienceStore {
   private readonly insertStmt = () =>
     this.q(`INSERT OR IGNORE INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')})`);
 
-  async appendExperiences(batch: Experience[]): Promise<AppendResult> {
+  async appendExperiences(batch: Experience[], opts: AppendOptions = {}): Promise<AppendResult> {
     const rows = batch.map((e, i) => toRow(parseExperience(e, { field: `batch[${i}]` })));
     const stmt = this.insertStmt();
     const duplicates: string[] = [];
+    const replacing = opts.replacing ?? [];
     this.db
       .transaction(() => {
+        if (replacing.length) {
+          const n = this.q(`DELETE FROM experiences WHERE status = 'partial' AND id IN (SELECT value FROM json_each(?))`).run(JSON.stringify(replacing)).changes;
+          if (n !== new Set(replacing).size) throw new ConflictError(`partial rollouts replaced: ${n} of ${new Set(replacing).size} are still partial rows (continued elsewhere?)`);
+        }
         for (const r of rows) if (stmt.run(...rowValues(r)).changes === 0) duplicates.push(r.id);
       })
       .immediate();

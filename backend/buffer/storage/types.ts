@@ -80,6 +80,10 @@ export interface Availability {
   stale: number;
 }
 
+export interface AppendOptions {
+  replacing?: string[];
+}
+
 export interface AppendResult {
   inserted: number;
   /** Ids already present (an explorer retrying a batch it was unsure about): skipped, not overwritten. */
@@ -185,8 +189,12 @@ export interface ExperienceStore {
   /** Where it lives, without secrets. */
   readonly location: string;
 
-  /** One transaction; resolves only after commit (acknowledged = durable). */
-  appendExperiences(batch: Experience[]): Promise<AppendResult>;
+  /**
+   * One transaction; resolves only after commit (acknowledged = durable). `replacing`: ids of
+   * `partial` rows deleted in the same transaction (a partial rollout continued or finished: its row
+   * is written again); one that is not a partial row any more fails the whole append (ConflictError).
+   */
+  appendExperiences(batch: Experience[], opts?: AppendOptions): Promise<AppendResult>;
   get(id: string): Promise<Experience | null>;
   getMany(ids: string[]): Promise<Experience[]>;
   list(opts?: ListOptions): Promise<Experience[]>;

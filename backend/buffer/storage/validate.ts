@@ -4,7 +4,7 @@ import { InputError, type InputLocation } from '../../core/errors.js';
 import type { Experience } from '../../core/types.js';
 
 const SOURCES = ['usual', 'expert'];
-const STATUSES = ['ok', 'invalid', 'infra_failure'];
+const STATUSES = ['ok', 'invalid', 'infra_failure', 'partial'];
 const I32_MIN = -(2 ** 31);
 const I32_MAX = 2 ** 31 - 1;
 
@@ -97,5 +97,22 @@ export function parseExperience(v: unknown, loc: InputLocation = {}): Experience
   }
   const md = obj('metadata');
   if (md) e.metadata = md;
+  if (o.segments !== undefined) e.segments = parseSegments(o.segments, n, fail);
   return e;
+}
+
+/** Segments must be in order, contiguous and cover the response exactly (what the trainer masks by). */
+function parseSegments(v: unknown, n: number, fail: (field: string, msg: string) => never): Experience['segments'] {
+  if (!Array.isArray(v)) return fail('segments', 'must be an array of {version, start, end}');
+  let at = 0;
+  v.forEach((s: unknown, i) => {
+    const o = (s && typeof s === 'object' ? s : {}) as Record<string, unknown>;
+    for (const k of ['version', 'start', 'end'] as const) if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) fail(`segments[${i}].${k}`, 'must be an integer');
+    if ((o.version as number) < -1) fail(`segments[${i}].version`, 'must be >= -1');
+    if (o.start !== at) fail(`segments[${i}].start`, `must be ${at} (segments are contiguous from 0)`);
+    if ((o.end as number) <= at) fail(`segments[${i}].end`, `must be > start ${at}`);
+    at = o.end as number;
+  });
+  if (at !== n) fail('segments', `cover ${at} tokens, the response has ${n}`);
+  return v as Experience['segments'];
 }

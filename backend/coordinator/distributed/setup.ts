@@ -38,6 +38,8 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
   const synth = Array.isArray(cfg.taskset.pipeline) ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize') : -1;
   if (synth >= 0) return `taskset.pipeline[${synth}]: synthesize runs in a local run (\`rft run\`: one process or explorer and trainer processes); a distributed run plans its jobs from the tasks stored when it was created`;
   // Distributed explorers take the trainer's planned jobs (up to step + sync_offset); async is not built there.
+  // Partial rows would have to be leased between explorers (jobs are acked whole); not built there.
+  if (cfg.explorer.partial_rollout) return 'explorer.partial_rollout: partial rollouts run with `rft run` (synchronizer memory or checkpoint); a distributed run does not continue trajectories across jobs yet: leave it out';
   if (cfg.synchronizer.mode === 'async') return 'synchronizer.mode: async is read by `rft run` (explorer and trainer processes on one machine); a distributed run plans jobs up to sync_offset steps ahead: give mode one_step_off or sync_offset';
   return checkSyncConfig(cfg);
 }

@@ -25,6 +25,7 @@ import type { RunOptions, RunSummary } from '../run-types.js';
 import { storedSynthesizedTasks, taskSynthesis } from '../task-synthesis.js';
 import { watchRunFiles, type LiveFiles } from '../live.js';
 import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stageBatchSize, stagesOf, TaskFeed, tokenizerTexts } from '../setup.js';
+import { pendingPartials } from '../../buffer/partials.js';
 
 const log = logger('coordinator');
 
@@ -69,8 +70,10 @@ export async function executeInProcess(
     if (resumeFrom) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
     const synth = taskSynthesis(cfg, { runId, store, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
     const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
-      append: async (exps) => {
-        await store.appendExperiences(exps);
+      // Partial rollouts: the step's stored partial rows are read back and written again with it.
+      pending: () => pendingPartials(store, runId),
+      append: async (exps, o) => {
+        await store.appendExperiences(exps, o);
         await store.setState(runId, 'selector', feed.state());
         // The next explore step's number: a resume continues it, so group ids (run:split:step:task) are never reused.
         await store.setState(runId, 'explore_next_step', explorer.step + 1);

@@ -4,6 +4,7 @@ import type { Experience, Task } from '../../core/types.js';
 import type { tf } from '../../model/engine.js';
 import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
 import { newExperienceId, workflows, type Workflow, type WorkflowContext } from '../workflow.js';
+import { canContinue, markUnfinished } from '../partial.js';
 
 export interface SingleTurnExtras {
   /** Prefix embeddings per sample row [tasks x repeatTimes, P, D] (vision). */
@@ -25,9 +26,14 @@ export async function runSingleTurn(tasks: Task[], ctx: WorkflowContext, extras:
         owners.push(task);
       }
     }
-    const gens = await ctx.model.generate(prompts, { ...ctx.sampling, stopTokens: stopTokens(tok), seed: ctx.seed, prefix: extras.prefix });
+    const budget = ctx.partialBudget;
+    const maxNewTokens = budget === undefined ? ctx.sampling.maxNewTokens : Math.min(budget, ctx.sampling.maxNewTokens);
+    const gens = await ctx.model.generate(prompts, { ...ctx.sampling, maxNewTokens, stopTokens: stopTokens(tok), seed: ctx.seed, prefix: extras.prefix });
+    // Partial rollouts: a sample cut at the step budget (not at max_new_tokens) goes on in a later step; no reward yet.
+    const cut = gens.map((g, i) => budget !== undefined && !g.infraError && canContinue(g.finishReason, prompts[i]!.length, g.tokens.length, ctx.sampling, ctx.model.maxSeqLen));
     const rewards = await Promise.all(
       gens.map(async (g, i) => {
+        if (cut[i]) return { reward: 0, status: 'ok' as const };
         // No sample was produced (endpoint down, worker lost): nothing to score.
         if (g.infraError) return { reward: 0, status: 'infra_failure' as const, reason: `rollout: ${g.infraError}` };
         try {
@@ -43,7 +49,7 @@ export async function runSingleTurn(tasks: Task[], ctx: WorkflowContext, extras:
       const task = owners[i]!;
       const r = rewards[i]!;
       const empty = g.tokens.length === 0;
-      return {
+      const e: Experience = {
         id: newExperienceId(),
         taskId: task.id,
         groupId: `${ctx.runId}:${ctx.split}:${ctx.step}:${task.id}`,
@@ -64,7 +70,9 @@ export async function runSingleTurn(tasks: Task[], ctx: WorkflowContext, extras:
         createdAt: now,
         split: ctx.split,
         ...(extras.metadata || g.logprobsSource ? { metadata: { ...extras.metadata?.(task), ...(g.logprobsSource ? { logprobs_source: g.logprobsSource } : {}) } } : {}),
+        ...(budget !== undefined && g.tokens.length ? { segments: [{ version, start: 0, end: g.tokens.length, step: ctx.step }] } : {}),
       };
+      return cut[i] ? markUnfinished(e, task) : e;
     });
 }
 
