@@ -110,9 +110,11 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   const trains = cfg.mode === 'both' || cfg.mode === 'train';
   for (const s of stagesOf(cfg)) checkAlgorithm(s, trains, add);
 
-  if (!samplers.has(cfg.buffer.sampler)) add('buffer.sampler', unknownName('sampler', cfg.buffer.sampler, samplers.names()));
+  if (cfg.buffer.sampler === undefined) {
+    // The mode's default (setup.ts usualSampler).
+  } else if (!samplers.has(cfg.buffer.sampler)) add('buffer.sampler', unknownName('sampler', cfg.buffer.sampler, samplers.names()));
   // The pair sampler is what dpo stages take by themselves; as the rollout sampler it would feed pairs to any algorithm.
-  else if (cfg.buffer.sampler === 'pairs') add('buffer.sampler', "'pairs' is taken by dpo stages by themselves; buffer.sampler reads rollouts (fifo or priority)");
+  else if (cfg.buffer.sampler === 'pairs') add('buffer.sampler', "'pairs' is taken by dpo stages by themselves; buffer.sampler reads rollouts (fifo, fresh or priority)");
   const st = cfg.buffer.storage;
   // A storage name (sqlite: the run's own buffer.db; postgres: the URL given to the distributed commands) or a database URL.
   if (!storages.has(st) && !(/^[a-z][a-z0-9+.-]*:\/\//i.test(st) && storages.has(schemeOf(st)))) {

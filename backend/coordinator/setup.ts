@@ -308,8 +308,19 @@ export function samplerConfig(algo: string, params: Record<string, unknown>, cfg
   if (bundle.policyLoss.fn === 'dpo') return { ...base, type: 'pairs' };
   const ratio = bundle.sampling.expertRatio;
   if (ratio >= 1) return { ...base, type: 'expert' };
-  if (ratio > 0) return { ...base, type: 'mixed', expertRatio: ratio, usual: cfg.buffer.sampler };
-  return { ...base, type: cfg.buffer.sampler };
+  if (ratio > 0) return { ...base, type: 'mixed', expertRatio: ratio, usual: usualSampler(cfg) };
+  return { ...base, type: usualSampler(cfg) };
+}
+
+/**
+ * buffer.sampler, or the synchronizer's default: `fresh` (the newest rows within max_staleness) when
+ * the explorer is not held to an offset (sync: a re-explored step's surplus would otherwise keep every
+ * batch one version old; async: the explorer runs ahead and FIFO would train the oldest allowed rows),
+ * `fifo` with sync_offset >= 1 (the rows of step t are one version old by design: fresh takes the same).
+ */
+export function usualSampler(cfg: RunConfig): string {
+  if (cfg.buffer.sampler !== undefined) return cfg.buffer.sampler;
+  return cfg.synchronizer.mode === 'async' || cfg.synchronizer.sync_offset === 0 ? 'fresh' : 'fifo';
 }
 
 /**

@@ -2,7 +2,8 @@
 // newest weights, sync_offset 0), one_step_off (one version ahead, sync_offset 1) and async (it never
 // waits for weights: each explore step loads the newest published version and goes on; only
 // buffer.max_staleness bounds how old the experiences the trainer takes may be). sync_offset stays
-// the general knob; a mode that contradicts it is an error on the field, not a silent choice.
+// the general knob; a mode that contradicts it is an error on the field, not a silent choice. Every
+// mode works with method memory (placement/memory-explorer.ts) and checkpoint, and in distributed runs.
 import type { z } from 'zod';
 
 export const SYNC_MODES = ['sync', 'one_step_off', 'async'] as const;
@@ -20,8 +21,6 @@ const OFFSET: Record<Exclude<SyncMode, 'async'>, number> = { sync: 0, one_step_o
 /** Conflicts between synchronizer.mode and the other synchronizer fields (zod superRefine). */
 export function syncModeIssues(s: SyncInput, ctx: z.RefinementCtx): void {
   if (s.mode === undefined) return;
-  if (s.method === 'memory' && s.mode !== 'sync')
-    ctx.addIssue({ code: 'custom', path: ['mode'], message: `${s.mode} needs method checkpoint: with method memory explorer and trainer share one process and take turns (mode sync)` });
   // A run folder's config.yaml is written back with defaults filled in: async with sync_offset 0 is that, not a conflict.
   if (s.sync_offset === undefined || (s.mode === 'async' && s.sync_offset === 0)) return;
   if (s.mode === 'async') ctx.addIssue({ code: 'custom', path: ['sync_offset'], message: `not read with synchronizer.mode async (the explorer never waits for weights; buffer.max_staleness bounds staleness); remove it` });

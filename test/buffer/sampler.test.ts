@@ -29,7 +29,7 @@ test('expertShare is ceil(ratio x B) without float noise', () => {
   assert.equal(expertShare(7, 1), 7);
   assert.equal(expertShare(3, 0.01), 1);
   assert.throws(() => expertShare(4, 1.5), /expertRatio/);
-  assert.deepEqual(samplers.names(), ['expert', 'fifo', 'mixed', 'pairs', 'priority']);
+  assert.deepEqual(samplers.names(), ['expert', 'fifo', 'fresh', 'mixed', 'pairs', 'priority']);
 });
 
 for (const t of targets) {

@@ -45,7 +45,7 @@ const CASES: [string, Record<string, unknown>][] = [
   ['explorer.eval_sampling.temperature', { ...BASE, explorer: { eval_sampling: { temperature: 0.7 } } }],
   ['tokenizer.vocab_size', { ...BASE, tokenizer: { kind: 'char', vocab_size: 300 } }],
   ['model.size', { ...BASE, model: { checkpoint: 'ck', size: 'small' } }],
-  ['synchronizer.sync_offset', { ...BASE, synchronizer: { method: 'memory', sync_offset: 1 } }],
+  ['synchronizer.sync_interval', { ...BASE, synchronizer: { method: 'memory', sync_interval: 2 } }],
   ['restart', { ...BASE, synchronizer: { method: 'memory' }, restart: 2 }],
   ['experts', { ...BASE, mode: 'explore', experts: { builtin: 'reverse' } }],
   ['explorer.workers', { ...BASE, mode: 'bench', explorer: { workers: 2 } }],

@@ -5,3 +5,4 @@ export { FifoSampler } from './fifo.js';
 export { PrioritySampler } from './priority.js';
 export { ExpertSampler } from './expert.js';
 export { MixedSampler, expertShare } from './mixed.js';
+export { FreshSampler } from './fresh.js';

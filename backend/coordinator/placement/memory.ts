@@ -13,8 +13,8 @@ import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
 import type { RunRegistry } from '../../buffer/runs.js';
 import type { SelectorState } from '../../buffer/taskset/index.js';
 import { makeSampler, type Sampler } from '../../buffer/sampler/index.js';
-import { Explorer } from '../../explorer/explorer.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
+import { WorkerRolloutModel } from '../../explorer/workers/pool.js';
 import type { SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
@@ -24,6 +24,8 @@ import { openStage, runStages, trainStage, type RunStrategy } from '../run-loop.
 import type { RunOptions, RunSummary } from '../run-types.js';
 import { storedSynthesizedTasks, taskSynthesis } from '../task-synthesis.js';
 import { watchRunFiles, type LiveFiles } from '../live.js';
+import { FillingExplorer } from '../loop.js';
+import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
 import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stageBatchSize, stagesOf, TaskFeed, tokenizerTexts } from '../setup.js';
 import { pendingPartials } from '../../buffer/partials.js';
 
@@ -58,7 +60,12 @@ export async function executeInProcess(
     const rollout = new LocalRolloutModel(model, tok, version);
     // explorer.workers > 1 (worker threads with copies of the weights) or explorer.engine llama-cpp
     // (a GGUF of each version): weights sent after every update.
-    pool = rolloutEngine(cfg, model.config, tok);
+    // synchronizer.mode one_step_off (sync_offset >= 1) or async: the explorer overlaps the trainer
+    // (memory-explorer.ts); it needs at least one rollout worker thread, or nothing would run beside
+    // the trainer on the main thread.
+    const gate: OverlapGate | null =
+      cfg.synchronizer.mode === 'async' ? { kind: 'async', lead: cfg.buffer.max_staleness } : cfg.synchronizer.sync_offset > 0 ? { kind: 'offset', offset: cfg.synchronizer.sync_offset } : null;
+    pool = rolloutEngine(cfg, model.config, tok) ?? (gate ? new WorkerRolloutModel({ workers: 1, config: model.config, tokenizer: tok }) : undefined);
     const evalOpts = evalOptions(cfg);
     const stages = stagesOf(cfg);
     // The stage being run decides the advantage function of fresh experiences.
@@ -69,7 +76,7 @@ export async function executeInProcess(
     // A resumed run continues the selector where it stopped (order, success statistics).
     if (resumeFrom) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
     const synth = taskSynthesis(cfg, { runId, store, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
-    const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
+    const explorer = new FillingExplorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
       // Partial rollouts: the step's stored partial rows are read back and written again with it.
       pending: () => pendingPartials(store, runId),
       append: async (exps, o) => {
@@ -104,6 +111,35 @@ export async function executeInProcess(
       return dir;
     };
 
+    // The overlapped explorer of one stage (memory-explorer.ts): explore steps, their records and idle counters.
+    const startOverlap = async (p: SyncedRolloutModel, g: OverlapGate, stageName: string, trainerStop: AbortController) => {
+      if (p.version !== version) await p.setWeights(model, version);
+      const stop = new AbortController();
+      explorer.need = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;
+      explorer.signal = stop.signal;
+      const st = { pool: p, stop, last: { idle: 0, backpressure: 0 }, error: undefined as unknown, done: Promise.resolve() };
+      st.done = runOverlapExplorer({
+        explorer,
+        model: p,
+        gate: g,
+        trainerVersion: () => version,
+        stageStartVersion: version,
+        stop: stop.signal,
+        onStep: (m, i) => {
+          st.last = i;
+          metrics.write({ kind: 'explore', stage: stageName, step: i.step, ...m, model_version: i.version, tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s), ahead: i.ahead, rollout: p.metrics() });
+          metrics.write({ kind: 'state', component: 'explorer', stage: stageName, step: i.step, explorer_idle: i.idle, explorer_backpressure: i.backpressure, explorer_elapsed_s: i.elapsed_s });
+        },
+      }).then(
+        () => undefined,
+        (e: unknown) => {
+          st.error = e;
+          trainerStop.abort();
+        },
+      );
+      return st;
+    };
+
     // Placement `memory`: every part in this process, weights shared in memory (the rollout model
     // reads the trainer's model; rollout workers get a copy when the version moved).
     const strategy: RunStrategy = {
@@ -128,54 +164,77 @@ export async function executeInProcess(
         resumeStageStep = 0;
         let trainS = 0;
         let s = s0;
-        const r = await trainStage({ cfg, stage, model, tok, evalTasks: pools.eval, reward: pools.reward, metrics, step: totalSteps, stageStep: s0 }, parts, {
-          sampler,
-          syncInterval: 1,
-          sampleTimeoutMs: 60_000,
-          signal: opts.signal,
-          explore: async () => {
-            if (!parts.explores) return parts.batchSize;
-            // After a kill -9 the steps trained since the last checkpoint have their batches recorded in the
-            // buffer: the sampler hands the same batch again, so such a step is replayed, not explored anew
-            // (exploring would leave that step's rollouts in the buffer, never trained on).
-            if ((await store.consumed(parts.samplerConfig.consumer, totalSteps, runId)).length > 0) return parts.batchSize;
-            // A kill -9 after a step's rollouts were stored but before its batch was sampled leaves them
-            // unused at the current version (in a live loop every such row is trained before the version
-            // moves on): the first step after a resume trains on them instead of exploring again.
-            const checkOrphans = resumeFrom !== undefined && !orphanCheckDone;
-            const orphans = checkOrphans ? (await store.availability('fifo', { source: 'usual', minVersion: version, runId })).ready : 0;
-            if (checkOrphans) orphanCheckDone = true;
-            if (orphans > 0) {
-              log.info(`resume: step ${totalSteps} trains on ${orphans} rollouts stored before the stop (not explored again)`);
-              return await stageBatchSize(store, parts.samplerConfig, true, parts.batchSize, orphans);
-            }
-            if (pool && pool.version !== version) await pool.setWeights(model, version);
-            const em = await explorer.exploreStep(pool ?? rollout);
-            metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s, ...(pool ? { rollout: pool.metrics() } : {}) });
-            // Synchronous: train on what this step made trainable (invalid and infra-failed samples are
-            // stored but never sampled); a step that produced nothing trainable is explored again.
-            if (em.trainable === 0) return null;
-            return await stageBatchSize(store, parts.samplerConfig, true, parts.batchSize, em.trainable);
-          },
-          // In one process the explorer waits while the trainer trains and vice versa (sync_offset 0).
-          stateExtra: () => ({ explorer_idle: parts.explores ? trainS / Math.max(1e-9, (Date.now() - stageStart) / 1000) : 1 }),
-          onMetrics: (rec) => {
-            metrics.write(rec);
-            if (rec.kind !== 'train') return;
-            trainS += Number(rec.time_total_s) || 0;
-            s++;
-            const elapsed = (Date.now() - stageStart) / 1000;
-            progress?.update(stage.steps !== undefined ? s : Math.min(Math.round(elapsed), stage.wall_seconds ?? 0), `loss ${Number(rec.loss).toFixed(3)}`);
-          },
-          publishWeights: async (v, stageStep, stageDone) => {
-            version = v;
-            totalSteps = v;
-            rollout.version = v;
-            // The stage is done: a resume starts at the next one.
-            if (stageDone) await checkpoint(si + 1, 0, stage.name);
-            else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name);
-          },
-        });
+        // The trainer stops on the run's signal, or when the overlapped explorer failed (its error is thrown below).
+        const trainerStop = new AbortController();
+        const onAbort = () => trainerStop.abort();
+        if (opts.signal?.aborted) trainerStop.abort();
+        opts.signal?.addEventListener('abort', onAbort);
+        const overlap = gate && parts.explores && pool ? await startOverlap(pool, gate, stage.name, trainerStop) : undefined;
+        let r: Awaited<ReturnType<typeof trainStage>>;
+        try {
+          r = await trainStage({ cfg, stage, model, tok, evalTasks: pools.eval, reward: pools.reward, metrics, step: totalSteps, stageStep: s0 }, parts, {
+            sampler,
+            syncInterval: 1,
+            sampleTimeoutMs: 60_000,
+            signal: trainerStop.signal,
+            // Overlapped: the explorer feeds the buffer beside the trainer, whose reads wait for a batch.
+            explore: overlap ? undefined : async () => {
+              if (!parts.explores) return parts.batchSize;
+              // After a kill -9 the steps trained since the last checkpoint have their batches recorded in the
+              // buffer: the sampler hands the same batch again, so such a step is replayed, not explored anew
+              // (exploring would leave that step's rollouts in the buffer, never trained on).
+              if ((await store.consumed(parts.samplerConfig.consumer, totalSteps, runId)).length > 0) return parts.batchSize;
+              // A kill -9 after a step's rollouts were stored but before its batch was sampled leaves them
+              // unused at the current version (in a live loop every such row is trained before the version
+              // moves on): the first step after a resume trains on them instead of exploring again.
+              const checkOrphans = resumeFrom !== undefined && !orphanCheckDone;
+              const orphans = checkOrphans ? (await store.availability('fifo', { source: 'usual', minVersion: version, runId })).ready : 0;
+              if (checkOrphans) orphanCheckDone = true;
+              if (orphans > 0) {
+                log.info(`resume: step ${totalSteps} trains on ${orphans} rollouts stored before the stop (not explored again)`);
+                return await stageBatchSize(store, parts.samplerConfig, true, parts.batchSize, orphans);
+              }
+              if (pool && pool.version !== version) await pool.setWeights(model, version);
+              const em = await explorer.exploreStep(pool ?? rollout);
+              metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s, ...(pool ? { rollout: pool.metrics() } : {}) });
+              // Synchronous: train on what this step made trainable (invalid and infra-failed samples are
+              // stored but never sampled); a step that produced nothing trainable is explored again.
+              if (em.trainable === 0) return null;
+              return await stageBatchSize(store, parts.samplerConfig, true, parts.batchSize, em.trainable);
+            },
+            // In lockstep (sync_offset 0) the explorer waits while the trainer trains and vice versa;
+            // overlapped, the explorer's own counters (waiting for weights; async: for buffer room).
+            stateExtra: () =>
+              overlap ? { explorer_idle: overlap.last.idle, explorer_backpressure: overlap.last.backpressure } : { explorer_idle: parts.explores ? trainS / Math.max(1e-9, (Date.now() - stageStart) / 1000) : 1 },
+            onMetrics: (rec) => {
+              metrics.write(rec);
+              if (rec.kind !== 'train') return;
+              trainS += Number(rec.time_total_s) || 0;
+              s++;
+              const elapsed = (Date.now() - stageStart) / 1000;
+              progress?.update(stage.steps !== undefined ? s : Math.min(Math.round(elapsed), stage.wall_seconds ?? 0), `loss ${Number(rec.loss).toFixed(3)}`);
+            },
+            publishWeights: async (v, stageStep, stageDone) => {
+              // Overlapped: the rollout workers get v now, a consistent copy (no optimiser step runs
+              // while the trainer awaits this), before the explorer's gate sees the new version.
+              if (overlap) await overlap.pool.setWeights(model, v);
+              version = v;
+              totalSteps = v;
+              rollout.version = v;
+              // The stage is done: a resume starts at the next one.
+              if (stageDone) await checkpoint(si + 1, 0, stage.name);
+              else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name);
+            },
+          });
+        } finally {
+          opts.signal?.removeEventListener('abort', onAbort);
+          // The step in flight finishes and is stored (a resume finds it in the buffer).
+          if (overlap) {
+            overlap.stop.abort();
+            await overlap.done;
+          }
+        }
+        if (overlap?.error) throw overlap.error;
         progress?.done();
         parts.dispose();
         if (!r.stageDone) {

@@ -1,0 +1,80 @@
+// The `fresh` sampler (backend/buffer/sampler/fresh.ts): the newest rows within max_staleness first.
+// Finding from the sync (checkpoint) run on the main job: a re-explored step (FillingExplorer refills a
+// step whose samples came back empty) leaves a surplus of its version, and FIFO, oldest first, then
+// trained every later sync step on 61 one-version-old rows + 3 fresh ones. Fresh takes the current
+// version's rows while a whole batch of them exists, and is the default in sync and async.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../../backend/buffer/storage/index.js';
+import { makeSampler, SampleTimeoutError } from '../../backend/buffer/sampler/index.js';
+import { usualSampler, samplerConfig } from '../../backend/coordinator/setup.js';
+import { makeExp } from '../buffer/storage-helpers.js';
+import { tinyConfig } from './tiny-config.js';
+
+test('fresh: the narrowest window of recent versions with a whole batch, oldest first inside it; FIFO for comparison', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-fresh-'));
+  const store = await openStore(join(dir, 'b.db'));
+  try {
+    // A sync run's buffer at trainer step 5: 3 leftovers of v4 (a refilled step's surplus), 4 rows of v5.
+    const rows = [...[0, 1, 2].map((i) => makeExp(`v4-${i}`, { modelVersion: 4 })), ...[0, 1, 2, 3].map((i) => makeExp(`v5-${i}`, { modelVersion: 5 }))];
+    await store.appendExperiences(rows);
+    const fresh = makeSampler(store, { type: 'fresh', maxStaleness: 1, consumer: 't' });
+    const b5 = await fresh.sample({ batchSize: 4, currentVersion: 5, step: 5, timeoutMs: 0 });
+    assert.deepEqual(b5.experiences.map((e) => e.id), ['v5-0', 'v5-1', 'v5-2', 'v5-3']);
+    // The same step asked again (a resumed trainer) gets its recorded batch.
+    const again = await fresh.sample({ batchSize: 4, currentVersion: 5, step: 5, timeoutMs: 0 });
+    assert.equal(again.replayed, true);
+    assert.deepEqual(again.experiences.map((e) => e.id), b5.experiences.map((e) => e.id));
+    // No whole batch of v6 yet: the wider window (v5 and up) within the bound, oldest first.
+    await store.appendExperiences([0, 1].map((i) => makeExp(`v6-${i}`, { modelVersion: 6 })));
+    await store.appendExperiences([4, 5].map((i) => makeExp(`v5-${i}`, { modelVersion: 5 })));
+    const b6 = await fresh.sample({ batchSize: 3, currentVersion: 6, step: 6, timeoutMs: 0 });
+    assert.deepEqual(b6.experiences.map((e) => e.id), ['v6-0', 'v6-1', 'v5-4']);
+    // v4 is out of the bound at 6: with 2 rows left in the window a batch of 3 waits, naming the sampler.
+    await assert.rejects(fresh.sample({ batchSize: 3, currentVersion: 6, step: 7, timeoutMs: 0 }), (e: unknown) => e instanceof SampleTimeoutError && e.status.sampler === 'fresh' && e.status.stale === 3);
+    // FIFO on the same kind of buffer takes the leftovers first.
+    const store2 = await openStore(join(dir, 'c.db'));
+    try {
+      await store2.appendExperiences(rows);
+      const fifo = await makeSampler(store2, { type: 'fifo', maxStaleness: 1 }).sample({ batchSize: 4, currentVersion: 5, timeoutMs: 0 });
+      assert.deepEqual(fifo.experiences.map((e) => e.id), ['v4-0', 'v4-1', 'v4-2', 'v5-0']);
+    } finally {
+      await store2.close();
+    }
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('fresh in a mixed (MIX) sampler: the usual part is the freshest, the expert part as before', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-fresh-'));
+  const store = await openStore(join(dir, 'b.db'));
+  try {
+    await store.appendExperiences([
+      ...[0, 1].map((i) => makeExp(`e${i}`, { source: 'expert' })),
+      ...[0, 1].map((i) => makeExp(`old${i}`, { modelVersion: 2 })),
+      ...[0, 1].map((i) => makeExp(`new${i}`, { modelVersion: 3 })),
+    ]);
+    const mixed = makeSampler(store, { type: 'mixed', usual: 'fresh', expertRatio: 0.5, maxStaleness: 1, consumer: 't' });
+    const b = await mixed.sample({ batchSize: 4, currentVersion: 3, step: 3, timeoutMs: 0 });
+    assert.deepEqual(b.experiences.filter((e) => e.source === 'usual').map((e) => e.id), ['new0', 'new1']);
+    assert.equal(b.expertCount, 2);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the default usual sampler: fresh in sync and async, fifo with sync_offset >= 1, buffer.sampler when given', () => {
+  const sync = tinyConfig({ sync_offset: 0 });
+  assert.equal(usualSampler(sync), 'fresh');
+  assert.equal(samplerConfig('mix', { expert_ratio: 0.5 }, sync).usual, 'fresh');
+  assert.equal(usualSampler(tinyConfig({ sync_offset: 1 })), 'fifo');
+  const asyncCfg = tinyConfig({ sync_offset: 0 }, 2, { synchronizer: { method: 'checkpoint', mode: 'async' } });
+  assert.equal(usualSampler(asyncCfg), 'fresh');
+  assert.equal(usualSampler(tinyConfig({ sync_offset: 0 }, 2, { buffer: { storage: 'sqlite', max_staleness: 0, sampler: 'fifo' } })), 'fifo');
+});
