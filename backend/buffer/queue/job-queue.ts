@@ -195,6 +195,11 @@ export class JobQueue {
     });
   }
 
+  /** Jobs not done yet that need a newer version than `version` (an explorer with it waits for weights, not for jobs). */
+  async versionGated(runId: string, version: number): Promise<number> {
+    return Number((await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND required_version > $2`, [runId, version]))[0]!.n);
+  }
+
   /** Jobs not done yet with target <= maxTarget (queued or leased). */
   async openJobs(runId: string, maxTarget: number): Promise<number> {
     return Number((await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND target <= $2`, [runId, maxTarget]))[0]!.n);

@@ -52,6 +52,11 @@ export interface ExplorerResult {
   loads: { folder: number; http: number; s3: number };
   /** Seconds spent rolling out and acking (the rest: waiting for jobs or weights, loading, reconnecting). */
   busyS: number;
+  /**
+   * Seconds waiting: for weights (its version is too old for every open job, or stale), or for jobs
+   * (none planned: the trainer plans sync_offset, in async max_staleness, steps ahead). Async never waits for weights.
+   */
+  waitS: { weights: number; jobs: number };
   wallS: number;
 }
 
@@ -95,14 +100,14 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const S = cfg.buffer.max_staleness;
   const batch = o.batch ?? 1;
   let model: LocalRolloutModel | null = null;
-  // explorer.engine llama-cpp: llama.cpp samples a GGUF of each loaded version (`model` keeps the version and weights).
+  // explorer.engine llama-cpp: llama.cpp samples a GGUF of each loaded version (`model` keeps the version and weights); auto: per batch, llama.cpp or native.
   let engine: SyncedRolloutModel | undefined;
   let modelChecksum = '';
   let state = 'starting';
   let detail = '';
   let notified = -1;
   const acks: number[] = [];
-  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, loads: { folder: 0, http: 0, s3: 0 }, busyS: 0, wallS: 0 };
+  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, loads: { folder: 0, http: 0, s3: 0 }, busyS: 0, waitS: { weights: 0, jobs: 0 }, wallS: 0 };
   const held = new Set<LeasedJob>();
   // The run's object store (S3), when it has one: credentials from this process's environment.
   const wstore = await openRecordedStore(() => withRetry(() => q.getState<WeightsStoreSpec>(o.runId, 'dist:weights-store'), { signal: o.signal }));
@@ -157,9 +162,9 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             if (!ck.tokenizer) throw new ChecksumError(`${latest.path}: checkpoint has no tokenizer.json`);
             model?.model.dispose();
             model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
-            if (cfg.explorer.engine === 'llama-cpp') {
-              engine ??= makeRolloutEngine({ engine: 'llama-cpp', workers: 1, config: ck.model.config, tokenizer: ck.tokenizer });
-              await engine!.setWeights(ck.model, latest.version);
+            if (cfg.explorer.engine !== 'native') {
+              engine ??= makeRolloutEngine({ engine: cfg.explorer.engine, workers: 1, config: ck.model.config, tokenizer: ck.tokenizer });
+              await engine?.setWeights(ck.model, latest.version);
             }
             modelChecksum = latest.checksum;
             res.loads[from]++;
@@ -172,24 +177,31 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             const msg = `weights v${latest.version}: ${(e as Error).message}`;
             if (Date.now() - syncFailingSince >= 3000) setState('error', msg, 'error');
             else setState('waiting', msg);
+            const w0 = performance.now();
             await sleep(1000, o.signal);
+            res.waitS.weights += (performance.now() - w0) / 1000;
             continue;
           }
         }
         backoff = 100;
         if (model.version < latest.version - S) {
           setState('waiting', `weights v${model.version} are stale (newest v${latest.version}, bound ${S})`);
+          const w0 = performance.now();
           await sleep(500, o.signal);
+          res.waitS.weights += (performance.now() - w0) / 1000;
           continue;
         }
         const jobs = await q.lease(o.runId, id, model.version, batch, leaseMs);
         if (!jobs.length) {
-          setState('waiting', `no job for v${model.version}`);
+          const forWeights = (await q.versionGated(o.runId, model.version)) > 0;
+          setState('waiting', forWeights ? `no job for v${model.version}` : 'no job planned yet');
+          const w0 = performance.now();
           await new Promise<void>((r) => {
             wake = r;
             void sleep(300, o.signal).then(r);
           });
           wake = null;
+          res.waitS[forWeights ? 'weights' : 'jobs'] += (performance.now() - w0) / 1000;
           continue;
         }
         for (const j of jobs) held.add(j);

@@ -1,5 +1,5 @@
 // The trainer's sampler in a distributed run: before each read it makes sure the jobs that feed
-// the coming steps are queued (targets up to step + sync_offset), and when a read would wait while
+// the coming steps are queued (targets up to step + the plan's lead: sync_offset, or max_staleness in async), and when a read would wait while
 // no job that could still fill the batch is open (groups that produced nothing trainable, or went
 // stale), it queues top-up jobs for the missing groups instead of waiting forever.
 import { SampleTimeoutError, type SampleBatch, type SampleRequest, type Sampler, type WaitStatus } from '../../buffer/sampler/index.js';
@@ -31,7 +31,7 @@ export class FeedingSampler implements Sampler {
 
   async feed(step: number): Promise<void> {
     const jobs: NewJob[] = [];
-    for (let t = step; t <= step + this.plan.sync.offset; t++) {
+    for (let t = step; t <= step + this.lead; t++) {
       if (this.plan.end !== undefined && t >= this.plan.end) break;
       jobs.push(...(this.planner ? stepJobsOf(this.plan, t, await this.planner.tasksFor(t)) : stepJobs(this.plan, t)));
     }
@@ -39,11 +39,15 @@ export class FeedingSampler implements Sampler {
   }
 
   private async topUp(step: number, st: WaitStatus): Promise<void> {
-    if ((await withRetry(() => this.q.openJobs(this.runId, step + this.plan.sync.offset))) > 0) return;
+    if ((await withRetry(() => this.q.openJobs(this.runId, step + this.lead))) > 0) return;
     const groups = Math.ceil((st.needed - st.ready) / this.groupSize);
     const have = await withRetry(() => this.q.jobCount(this.runId, `${step}:x`));
     const jobs = Array.from({ length: groups }, (_, i) => topUpJob(this.plan, step, have + i));
     this.topUps += await withRetry(() => this.q.addJobs(this.runId, jobs));
+  }
+
+  private get lead(): number {
+    return this.plan.lead ?? this.plan.sync.offset;
   }
 
   /** The experiences of the newest batch (the trainer's per-step reward metrics). */

@@ -5,7 +5,8 @@
 import type { Task } from '../../core/types.js';
 import { Rng } from '../../core/rng.js';
 import type { NewJob } from '../../buffer/queue/job-queue.js';
-import { requiredVersion, type SyncPlan } from '../sync-plan.js';
+import type { RunConfig } from '../../core/config.js';
+import { requiredVersion, syncOffset, type SyncPlan } from '../sync-plan.js';
 
 export interface JobPlan {
   tasks: Task[];
@@ -16,6 +17,20 @@ export interface JobPlan {
   sync: SyncPlan;
   /** First target past the stage these jobs feed (no job is planned for a step of a later stage). */
   end?: number;
+  /** Steps planned ahead of the trainer's (default sync.offset; synchronizer.mode async: buffer.max_staleness). */
+  lead?: number;
+}
+
+/**
+ * The synchronizer as the job queue sees it. sync_offset k: job t needs v(t - k), planned k steps
+ * ahead. Async: every job of a stage runs with any version from the stage's start (no explorer ever
+ * waits for a weights version: it takes the newest it can load), and jobs are planned
+ * buffer.max_staleness steps ahead of the trainer, so explorers run ahead by at most that much
+ * (rows further ahead would only go stale).
+ */
+export function jobSync(cfg: RunConfig, stageStartVersion: number): { sync: SyncPlan; lead: number } {
+  const sync = { interval: cfg.synchronizer.sync_interval, offset: syncOffset(cfg), stageStartVersion };
+  return { sync, lead: cfg.synchronizer.mode === 'async' ? cfg.buffer.max_staleness : sync.offset };
 }
 
 function shuffledEpoch(p: JobPlan, epoch: number): Task[] {

@@ -15,7 +15,7 @@ import { expertExperience, initialModel, loadTasks, makeTokenizer, stagesOf, tok
 import { checkSyncConfig } from '../sync-plan.js';
 import { stageExplores } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
-import { PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
+import { jobSync, PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';
 import { DbWeightsStore } from './weights-db.js';
 import { credentialsFromEnv, S3WeightsStore } from './weights-s3.js';
@@ -37,10 +37,8 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
   // Task synthesis runs in the explorer of a local run (after each explore step); distributed jobs are planned from the stored tasks.
   const synth = Array.isArray(cfg.taskset.pipeline) ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize') : -1;
   if (synth >= 0) return `taskset.pipeline[${synth}]: synthesize runs in a local run (\`rft run\`: one process or explorer and trainer processes); a distributed run plans its jobs from the tasks stored when it was created`;
-  // Distributed explorers take the trainer's planned jobs (up to step + sync_offset); async is not built there.
   // Partial rows would have to be leased between explorers (jobs are acked whole); not built there.
   if (cfg.explorer.partial_rollout) return 'explorer.partial_rollout: partial rollouts run with `rft run` (synchronizer memory or checkpoint); a distributed run does not continue trajectories across jobs yet: leave it out';
-  if (cfg.synchronizer.mode === 'async') return 'synchronizer.mode: async is read by `rft run` (explorer and trainer processes on one machine); a distributed run plans jobs up to sync_offset steps ahead: give mode one_step_off or sync_offset';
   return checkSyncConfig(cfg);
 }
 
@@ -85,10 +83,10 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     model.dispose();
     // The first steps' jobs, when the first stage explores (a warm-up SFT stage trains on expert data alone).
     const first = stagesOf(cfg)[0]!;
-    const plan = { tasks: pools.train, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: first.steps, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: 0 } };
+    const plan = { tasks: pools.train, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: first.steps, ...jobSync(cfg, 0) };
     let jobs = 0;
     // A selector that learns from outcomes (priority, curriculum) is the trainer's: it queues those jobs itself.
-    if (stageExplores(first) && PLANNED_SELECTORS.includes(cfg.taskset.selector)) for (let t = 0; t <= cfg.synchronizer.sync_offset; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
+    if (stageExplores(first) && PLANNED_SELECTORS.includes(cfg.taskset.selector)) for (let t = 0; t <= plan.lead; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
     // Recorded last: a run with a v0 checkpoint is complete (a setup killed before this starts over).
     // v0 travels as every version does, by sha256: to the object store, else into the database.
     const checksum = checksumDir(v0);

@@ -19,7 +19,7 @@ import { MetricsLog } from '../monitor.js';
 import { evalOptions, runReward, stagesOf } from '../setup.js';
 import { openStage, runStages, stageStarts, trainStage, type RunStrategy } from '../run-loop.js';
 import { TaskFeed } from '../setup.js';
-import { PLANNED_SELECTORS } from './jobs-plan.js';
+import { jobSync, PLANNED_SELECTORS } from './jobs-plan.js';
 import { PlannedSelector } from './selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from './explorer.js';
@@ -163,7 +163,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         const inner = makeSampler(store, parts.samplerConfig);
         // An exploring stage queues the jobs of its steps (never past its end); a train-only stage samples expert data.
         const feeding = parts.explores
-          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, sync: { interval: cfg.synchronizer.sync_interval, offset: cfg.synchronizer.sync_offset, stageStartVersion: stageStart } }, groupSize, planner)
+          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, ...jobSync(cfg, stageStart) }, groupSize, planner)
           : undefined;
         log.info(`run ${o.runId}: stage ${stage.name} (${parts.objective.name}) from v${version} (step ${stageStep} of ${stage.steps}), batch ${parts.batchSize}`);
         // Every step goes to metrics.jsonl; the log gets a line per step at most every 5 s (and the last).
