@@ -109,7 +109,8 @@ export class Explorer {
       experiences: raw.length,
       reward_mean: ok.length ? ok.reduce((a, e) => a + e.reward, 0) / ok.length : 0,
       ok: ok.length,
-      trainable: verified.filter((e) => e.status === 'ok' && e.source === 'usual').length,
+      // Partial rollouts release a group with samples finished by older weights: those past the staleness bound are not takeable.
+      trainable: verified.filter((e) => e.status === 'ok' && e.source === 'usual' && (partial?.maxStaleness === undefined || e.modelVersion >= model.version - partial.maxStaleness)).length,
       invalid: raw.filter((e) => e.status === 'invalid').length,
       infra_failure: raw.filter((e) => e.status === 'infra_failure').length,
       rollout_s: (performance.now() - t0) / 1000,

@@ -13,6 +13,8 @@ import type { RewardFn, RewardResult, RolloutModel, SamplingConfig } from './wor
 export interface PartialRolloutOptions {
   /** New tokens one trajectory may get in one explore step. */
   maxTokensPerStep: number;
+  /** buffer.max_staleness: a released sample finished by weights older than this is not counted trainable. */
+  maxStaleness?: number;
 }
 
 /** What a partial row keeps in `metadata.partial`. */
