@@ -1,14 +1,21 @@
-// `npm run bench -- model-hf-fit SHAPE`: does a LoRA training step of a real model's shape fit here?
-// Builds the model (zero weights: only memory and time are measured), adds LoRA (rank 8, the seven
-// projections), runs one AdamW step on a 1 x 256 batch and reports tensor bytes, bytes per base
-// parameter, peak RSS and the step's time, or the error that stopped it. Run each shape in its own
-// process: on the wasm engine every tensor lives in one 4 GiB heap, so a model too large aborts.
+// `npm run bench -- model-hf-fit SHAPE [--heap | --compare]`: does a LoRA training step of a real
+// model's shape fit here? Builds the model (fixed pseudo-random weights, every page touched: only
+// memory and time are measured), adds LoRA (rank 8, the seven projections), runs one AdamW step on a
+// 1 x FIT_TOKENS batch (default 256) and reports the step's time, bytes per base parameter in the
+// wasm heap and outside it, and peak RSS, or the error that stopped it.
+//   (default)  frozen weights outside the wasm heap (backend/model/external-weights.ts) when the
+//              native addon has sgemmExt, else in the heap;
+//   --heap     every weight in the heap (the wasm engine's single 4 GiB heap);
+//   --compare  both models in this one process, FIT_STEPS (default 3) timed steps each, alternated,
+//              after a warm-up step each, and their ratio (the speed cost of keeping the weights outside).
+// Run each shape in its own process: a model too large for the heap aborts it.
 import { initEngine, tf } from '../backend/model/engine.js';
 import { countParams, makeConfig, type ModelConfigInput } from '../backend/model/config.js';
 import { Transformer } from '../backend/model/transformer.js';
 import { lmLoss } from '../backend/model/logprobs.js';
 import { AdamW } from '../backend/model/optim.js';
 import { makeLoraConfig } from '../backend/model/lora.js';
+import { externalWeightsAvailable } from '../backend/model/external-weights.js';
 import { report } from './report.js';
 
 const SHAPES: Record<string, ModelConfigInput> = {
@@ -20,36 +27,94 @@ const SHAPES: Record<string, ModelConfigInput> = {
 };
 const name = process.argv[2] ?? '';
 const shape = SHAPES[name];
+const mode = process.argv.includes('--compare') ? 'compare' : process.argv.includes('--heap') ? 'heap' : 'default';
 if (!shape) {
-  console.error(`usage: npm run bench -- model-hf-fit <${Object.keys(SHAPES).join('|')}>`);
+  console.error(`usage: npm run bench -- model-hf-fit <${Object.keys(SHAPES).join('|')}> [--heap | --compare]`);
   process.exit(2);
 }
 const engine = await initEngine();
 const cfg = makeConfig(shape);
 const params = countParams(cfg);
 const T = Number(process.env.FIT_TOKENS ?? 256);
-const t0 = performance.now();
-try {
-  const m = new Transformer(cfg, 0, { init: false });
-  const baseBytes = tf.memory().numBytes;
+const rssMib = () => Math.round(process.resourceUsage().maxRSS / 1024);
+
+/** Small non-zero weights written to every page (zero pages never touched would not count in RSS). */
+function fill(m: Transformer): void {
+  const val = (i: number) => (((i * 2654435761) >>> 0) % 2001 - 1000) * 2e-5;
+  for (const w of m.external.values()) {
+    const d = w.data;
+    for (let i = 0; i < d.length; i++) d[i] = val(i);
+  }
+  for (const [n, v] of m.params) {
+    if (v.rank !== 2) continue; // norms keep their ones, biases their zeros
+    const d = new Float32Array(v.size);
+    for (let i = 0; i < d.length; i++) d[i] = val(i);
+    tf.tidy(() => v.assign(tf.tensor(d, v.shape)));
+    void n;
+  }
+}
+
+function build(external: boolean) {
+  const before = tf.memory().numBytes;
+  const m = new Transformer(cfg, 0, { init: false, external });
+  fill(m);
   m.addLora(makeLoraConfig({ rank: 8, alpha: 16 }), 1);
   const opt = new AdamW(m.variables(), { lr: 1e-4 });
-  const stateBytes = tf.memory().numBytes;
-  const ids = tf.tensor2d(Int32Array.from({ length: T + 1 }, (_, i) => 10 + (i % 1000)), [1, T + 1], 'int32');
+  const heapBytes = tf.memory().numBytes - before;
+  const outsideBytes = [...m.external.values()].reduce((a, w) => a + w.data.byteLength, 0);
+  return { m, opt, heapBytes, outsideBytes };
+}
+
+function step(m: Transformer, opt: AdamW): number {
+  const ids = tf.tensor2d(Int32Array.from({ length: T + 1 }, (_, i) => 10 + ((i * 7919) % 1000)), [1, T + 1], 'int32');
   const mask = tf.ones([1, T]) as tf.Tensor2D;
   const s0 = performance.now();
   const { value, grads } = tf.variableGrads(() => lmLoss(m, ids, mask), m.variables());
   opt.step(grads);
-  await value.data();
-  const stepS = (performance.now() - s0) / 1000;
+  value.dataSync();
+  const s = (performance.now() - s0) / 1000;
   tf.dispose([value, ...Object.values(grads), ids, mask]);
+  return s;
+}
+
+const t0 = performance.now();
+if (mode === 'compare') {
+  if (!externalWeightsAvailable()) {
+    console.error('--compare needs the native addon with sgemmExt (vendor/rft-blas.node)');
+    process.exit(1);
+  }
+  const n = Number(process.env.FIT_STEPS ?? 3);
+  const times = { heap: 0, outside: 0 };
+  // Both models at once, steps alternated: a shared machine's load drifts, and both see the same drift.
+  const heap = build(false);
+  const outside = build(true);
+  step(heap.m, heap.opt); // warm-up
+  step(outside.m, outside.opt);
+  for (let i = 0; i < n; i++) {
+    times.heap += step(heap.m, heap.opt) / n;
+    times.outside += step(outside.m, outside.opt) / n;
+  }
+  for (const b of [heap, outside]) {
+    b.opt.dispose();
+    b.m.dispose();
+  }
   report({
-    bench: 'model-hf-fit', figure: `lora_step_${name}`, unit: 's', value: stepS, fits: true,
-    backend: engine.backend, params, adapter_params: m.variables().reduce((a, v) => a + v.size, 0),
-    tensor_bytes_before_step: stateBytes, bytes_per_base_param: stateBytes / params, base_bytes: baseBytes,
-    peak_rss_mib: Math.round(process.resourceUsage().maxRSS / 1024), batch: `1x${T}`, total_s: (performance.now() - t0) / 1000,
+    bench: 'model-hf-fit', figure: `lora_step_outside_vs_heap_${name}`, unit: 's', value: times.outside, baseline: 'weights in the wasm heap',
+    baseline_value: times.heap, ratio: times.heap / times.outside, backend: engine.backend, params, batch: `1x${T}`, steps: n, peak_rss_mib: rssMib(),
   });
-} catch (e) {
-  report({ bench: 'model-hf-fit', figure: `lora_step_${name}`, unit: 's', value: NaN, fits: false, error: String((e as Error).message ?? e).slice(0, 300), backend: engine.backend, params, peak_rss_mib: Math.round(process.resourceUsage().maxRSS / 1024) });
-  process.exitCode = 1;
+} else {
+  const external = mode === 'default' && externalWeightsAvailable();
+  try {
+    const { m, opt, heapBytes, outsideBytes } = build(external);
+    const stepS = step(m, opt);
+    report({
+      bench: 'model-hf-fit', figure: `lora_step_${name}`, unit: 's', value: stepS, fits: true, weights: external ? 'frozen outside the heap' : 'in the heap',
+      backend: engine.backend, params, adapter_params: m.variables().reduce((a, v) => a + v.size, 0),
+      heap_bytes_per_base_param: heapBytes / params, outside_bytes_per_base_param: outsideBytes / params,
+      peak_rss_mib: rssMib(), batch: `1x${T}`, total_s: (performance.now() - t0) / 1000,
+    });
+  } catch (e) {
+    report({ bench: 'model-hf-fit', figure: `lora_step_${name}`, unit: 's', value: NaN, fits: false, weights: external ? 'frozen outside the heap' : 'in the heap', error: String((e as Error).message ?? e).slice(0, 300), backend: engine.backend, params, peak_rss_mib: rssMib() });
+    process.exitCode = 1;
+  }
 }

@@ -639,9 +639,11 @@ static napi_value Pointwise(napi_env env, napi_callback_info info) {
       const float *row = lg + r * Cn;
       float mx = row[0];
       for (int64_t c = 1; c < Cn; c++) if (row[c] > mx) mx = row[c];
-      float sum = 0.0f;
+      // Summed in double: over a 150k vocabulary of peaked logits, float drops the many tiny terms
+      // (each below half an ulp of the sum) and the log-probs came out ~2e-4 too high.
+      double sum = 0.0;
       for (int64_t c = 0; c < Cn; c++) sum += expf(row[c] - mx);
-      const float lse = mx + logf(sum);
+      const float lse = mx + (float)log(sum);
       if (op == 4) {
         HP(o[2])[r] = row[tg[r]] - lse;
       } else {

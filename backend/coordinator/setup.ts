@@ -13,6 +13,7 @@ import { presetConfig } from '../model/config.js';
 import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { withLora } from '../model/lora.js';
+import { frozenOutsideHeap } from '../model/external-weights.js';
 import { resolveModelDir } from '../model/hf/folder.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
@@ -256,7 +257,8 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
   if (!existsSync(dir) || !existsSync(join(resolveModelDir(dir), 'config.json'))) throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
   let model: Transformer;
   try {
-    model = loadCheckpoint(dir).model;
+    // Under LoRA the frozen base stays outside the 4 GiB wasm heap (1B-class models fit).
+    model = loadCheckpoint(dir, { external: frozenOutsideHeap(cfg.model.lora) }).model;
   } catch (e) {
     throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, { field: 'model.checkpoint' });
   }
@@ -378,7 +380,7 @@ export function evalOptions(cfg: RunConfig): { maxNewTokens: number; workflow: W
  * on a GGUF of each version, native worker threads, or undefined where the policy samples in place.
  * `disposeReplaced`: the caller hands over each loaded model (an explorer process).
  */
-export function rolloutEngine(cfg: RunConfig, modelCfg: Transformer['config'], tok: Tokenizer, opts: { disposeReplaced?: boolean } = {}): SyncedRolloutModel | undefined {
+export function rolloutEngine(cfg: RunConfig, modelCfg: Transformer['config'], tok: Tokenizer, opts: { disposeReplaced?: boolean; overlap?: boolean } = {}): SyncedRolloutModel | undefined {
   return makeRolloutEngine({ engine: cfg.explorer.engine, workers: cfg.explorer.workers, config: modelCfg, tokenizer: tok, ...opts });
 }
 

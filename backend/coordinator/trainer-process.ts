@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { logger } from '../core/log.js';
 import { initEngine } from '../model/engine.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
+import { frozenOutsideHeap } from '../model/external-weights.js';
 import { RunRegistry } from '../buffer/runs.js';
 import { makeSampler } from '../buffer/sampler/index.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
@@ -26,7 +27,8 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
   try {
     const latest = await db.latestCheckpoint(runId);
     if (!latest) throw new Error(`run ${runId}: no checkpoint in ${db.location} to start from`);
-    const { model, meta } = loadCheckpoint(latest.path);
+    const external = frozenOutsideHeap(cfg.model.lora); // LoRA: the frozen base outside the wasm heap
+    const { model, meta } = loadCheckpoint(latest.path, { external });
     const metaStage = typeof meta.stage_index === 'number' ? meta.stage_index : 0;
     if (metaStage > a.stage) {
       log.info(`stage ${stage.name} already done (checkpoint v${meta.version})`);
@@ -37,7 +39,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     const step = typeof meta.step === 'number' ? meta.step : meta.version;
     // The reference is the policy as it entered the stage: the stage-start checkpoint, never pruned.
     const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
-    const parts = await openStage(cfg, stage, model, tok, db, runId, () => (start ? loadCheckpoint(start.path).model : model.clone()));
+    const parts = await openStage(cfg, stage, model, tok, db, runId, () => (start ? loadCheckpoint(start.path, { external }).model : model.clone()));
     const registry = await RunRegistry.open(ctx.workspace);
     const stageStarts = new Set<number>();
     for (let i = 0; i <= a.stage; i++) {

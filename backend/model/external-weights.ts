@@ -51,6 +51,11 @@ export function externalWeightsAvailable(): boolean {
   return nativeBlasActive() && typeof nativeAddon()?.sgemmExt === 'function' && tf.getBackend() === 'wasm' && process.env.RFT_EXTERNAL_WEIGHTS !== '0';
 }
 
+/** Whether a run's model loads with its frozen base outside the heap: under LoRA (`model.lora` set), when the addon allows. */
+export function frozenOutsideHeap(lora: unknown): boolean {
+  return lora !== undefined && lora !== null && externalWeightsAvailable();
+}
+
 /** The parameters kept outside the heap when a model's base is frozen: every projection, the embedding table and the head. */
 export function isExternalizable(name: string): boolean {
   return /_proj\.weight$/.test(name) || name === 'model.embed_tokens.weight' || name === 'lm_head.weight';
