@@ -9,38 +9,10 @@ import { join } from 'node:path';
 import { runJob } from '../../backend/coordinator/run.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
+import { BUDGET, MAX_NEW, STEPS, partialConfig } from './partial-config.js';
 import { checkRunConfig } from '../../backend/coordinator/config-check.js';
 import { checkDistributedConfig } from '../../backend/coordinator/distributed/setup.js';
 import { tempWorkspace } from './tiny-config.js';
-
-const BUDGET = 6;
-const MAX_NEW = 20;
-const STEPS = 5;
-
-export function partialConfig(method: 'memory' | 'checkpoint', over: Record<string, unknown> = {}): RunConfig {
-  const raw = {
-    name: 'partial',
-    seed: 3,
-    model: { size: 'tiny-0.4m', max_seq_len: 64 },
-    tokenizer: { kind: 'char' },
-    taskset: { builtin: 'reverse', size: 40 },
-    eval: { builtin: 'reverse', size: 4, split: 'eval' },
-    workflow: { name: 'single_turn', reward: 'exact_match' },
-    explorer: {
-      tasks_per_step: 2, repeat_times: 2,
-      sampling: { max_new_tokens: MAX_NEW }, eval_sampling: { max_new_tokens: 4 },
-      partial_rollout: { max_tokens_per_step: BUDGET, loss_segments: 'fresh' },
-    },
-    trainer: { batch_size: 4 },
-    buffer: { storage: 'sqlite', max_staleness: 1 },
-    synchronizer: { method, sync_interval: 1, sync_offset: method === 'memory' ? 0 : 1 },
-    stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: STEPS }],
-    ...over,
-  };
-  const { config, issues } = validateRunConfig(raw);
-  if (!config) throw new Error(JSON.stringify(issues));
-  return config;
-}
 
 function records(runDir: string): Record<string, unknown>[] {
   const f = join(runDir, 'metrics.jsonl');
