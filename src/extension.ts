@@ -5,6 +5,7 @@ import { isAbsolute } from 'node:path';
 import { createBackend } from './backend/manager.js';
 import type { BackendClient } from './backend/client.js';
 import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffer.js';
+import { trainRewardModel } from './commands/reward-model.js';
 import { newTaskset, validateTaskset } from './commands/taskset.js';
 import { evaluateCheckpoint, resumeTraining, startTraining, stopTraining } from './commands/training.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
@@ -115,6 +116,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert'; taskId?: string }) => services.openExperienceBrowser(o));
   reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(services));
   reg('rftStudio.exportBuffer', () => exportBuffer(services));
+  reg('rftStudio.trainRewardModel', (runId?: unknown) => trainRewardModel(services, runId));
   reg('rftStudio.openBuffer', (arg?: vscode.Uri | string) => openBuffer(services, arg));
   // Import Model…, Export Checkpoint…, the Models view and its actions.
   registerModels(services);

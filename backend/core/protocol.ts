@@ -89,6 +89,17 @@ export interface TaskStats {
   passRate: number;
 }
 
+/** A task made during a run by `taskset.pipeline` synthesize: its origin, parent task and explore step. */
+export interface SynthesizedTask {
+  id: string;
+  /** `synth:augment` | `synth:model` | `synth:endpoint` */
+  origin: string;
+  parent: string;
+  step: number;
+  prompt: string;
+  answer?: string;
+}
+
 export interface TasksetIssue {
   file: string;
   /** 1-based line of the bad record (JSONL / CSV line; JSON / YAML: line where the record starts). */
@@ -178,6 +189,8 @@ export interface Requests {
   'buffer/group': { params: { buffer?: BufferRef; groupId: string }; result: Experience[] };
   /** Per-task results of one run's usual experiences (the taskset CodeLens): rollouts, mean reward, full-reward fraction. */
   'buffer/taskStats': { params: { buffer?: BufferRef; runId?: string }; result: TaskStats[] };
+  /** Tasks a run synthesized (newest last, at most `limit`, default 200), with the count per origin. */
+  'buffer/synthesized': { params: { buffer?: BufferRef; runId: string; limit?: number }; result: { total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] } };
   'buffer/export': { params: { buffer?: BufferRef; file: string; filter?: ExperienceFilter }; result: { file: string; written: number } };
 
   'feedback/rate': { params: { buffer?: BufferRef; id: string; rating: number; note?: string }; result: FeedbackChange };
@@ -219,6 +232,22 @@ export interface Requests {
   'models/remove': { params: { dir: string }; result: { removed: boolean } };
   /** `rft model export`: checkpoint and out inside the workspace; dtype f16 for gguf only. */
   'models/export': { params: { checkpoint: string; format: 'hf' | 'peft' | 'gguf'; out: string; dtype?: 'f32' | 'f16' }; result: { format: string; out: string; dtype: string } };
+  /** `rft reward-model train` on a run's curated pairs and ratings (out inside the workspace); progress as `rewardModel/progress`. */
+  'rewardModel/train': { params: { runId: string; out: string; steps?: number }; result: RewardModelReport };
+}
+
+/** What `rft reward-model train` reports (backend/cli/commands/reward-model.ts). */
+export interface RewardModelReport {
+  out: string;
+  tasks: number;
+  train_pairs: number;
+  train_ratings: number;
+  heldout_tasks: number;
+  heldout_pairs: number;
+  /** Share of held-out pairs scored chosen > rejected; null when nothing is held out. */
+  heldout_accuracy: number | null;
+  train_accuracy: number;
+  final_loss: number;
 }
 
 /** `rft model info DIR` as JSON (backend/cli/commands/model.ts). */
@@ -283,6 +312,8 @@ export interface Notifications {
   'taskset/report': TasksetReport;
   'run/status': RunInfo & { components?: ComponentState[] };
   'run/metrics': MetricsPoint;
+  /** A line of `rft reward-model train`'s progress; step / steps / loss on training lines. */
+  'rewardModel/progress': { runId: string; line: string; step?: number; steps?: number; loss?: number };
 }
 
 export type RequestMethod = keyof Requests;

@@ -14,6 +14,7 @@ import type {
   FeedbackChange,
   MetricsPoint,
   RunInfo,
+  SynthesizedTask,
   TaskStats,
   TasksetReading,
   TasksetReport,
@@ -37,6 +38,8 @@ export interface BufferPort {
   group(groupId: string): Promise<Experience[]>;
   /** Per-task results of the usual experiences of a run (all runs when absent). */
   taskStats?(runId?: string): Promise<TaskStats[]>;
+  /** Tasks a run synthesized (taskset.pipeline synthesize), the last `limit`, and counts per origin. */
+  synthesized?(runId: string, limit: number): Promise<{ total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] }>;
   /** Every experience matching the filter, in creation order (export). */
   iterate(filter?: ExperienceFilter): AsyncIterable<Experience>;
   close(): Promise<void>;

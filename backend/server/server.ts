@@ -13,6 +13,7 @@ import { registerRuns } from './handlers/runs.js';
 import { registerWorkers } from './handlers/workers.js';
 import { registerConfig } from './handlers/config.js';
 import { registerModels } from './handlers/models.js';
+import { registerRewardModel } from './handlers/reward-model.js';
 import { watchBufferCounts } from './handlers/buffer-watch.js';
 import { UnavailableRunController } from './run-controller.js';
 
@@ -48,6 +49,7 @@ export function startServer(conn: MessageConnection, deps: ServerDeps, opts: { f
   registerFeedback(rpc, sessions);
   registerConfig(rpc, deps.paths);
   registerModels(rpc, deps.paths);
+  registerRewardModel(rpc, deps.paths, deps.runs);
   subs.push(registerTaskset(rpc, deps.tasksets, deps.paths));
   subs.push(registerRuns(rpc, deps.runs, deps.control));
   subs.push(registerWorkers(rpc));

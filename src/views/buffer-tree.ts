@@ -1,12 +1,18 @@
 // Sidebar "Buffer": usual / expert / taskset counts of the open buffer, updated live from
-// `buffer/changed` notifications.
+// `buffer/changed` notifications. The Taskset node opens on the tasks the current run synthesized
+// (`taskset.pipeline` synthesize), grouped by origin, each with its parent task and explore step.
 import * as vscode from 'vscode';
+import type { SynthesizedTask } from '../../backend/core/protocol.js';
 import type { StudioState } from '../state.js';
 
 export interface BufferNode {
-  kind: 'usual' | 'expert' | 'taskset' | 'rejected' | 'infraFailure' | 'none';
+  kind: 'usual' | 'expert' | 'taskset' | 'rejected' | 'infraFailure' | 'none' | 'synthOrigin' | 'synthTask';
   label: string;
   count?: number;
+  /** synthOrigin: its tasks; synthTask: the task. */
+  tasks?: SynthesizedTask[];
+  task?: SynthesizedTask;
+  runId?: string;
 }
 
 const ICONS: Record<BufferNode['kind'], string> = {
@@ -16,6 +22,8 @@ const ICONS: Record<BufferNode['kind'], string> = {
   rejected: 'circle-slash',
   infraFailure: 'warning',
   none: 'info',
+  synthOrigin: 'sparkle',
+  synthTask: 'symbol-event',
 };
 
 export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
@@ -23,30 +31,59 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
   readonly onDidChangeTreeData = this.emitter.event;
 
   constructor(private readonly state: StudioState) {
-    state.onDidChange((what) => what === 'buffer' && this.emitter.fire(undefined));
+    // Runs too: the Taskset node shows the synthesized tasks of the active (else newest) run.
+    state.onDidChange((what) => (what === 'buffer' || what === 'runs') && this.emitter.fire(undefined));
   }
 
-  getChildren(): BufferNode[] {
+  /** The run whose synthesized tasks the Taskset node shows: the active one, else the newest. */
+  private synthRun(): string | undefined {
+    return (this.state.activeRun ?? this.state.runs?.at(-1))?.id;
+  }
+
+  getChildren(): BufferNode[];
+  getChildren(n?: BufferNode): BufferNode[] | Promise<BufferNode[]>;
+  getChildren(n?: BufferNode): BufferNode[] | Promise<BufferNode[]> {
+    if (n?.kind === 'taskset') return this.synthesized(n.runId!);
+    if (n?.kind === 'synthOrigin') return (n.tasks ?? []).map((task) => ({ kind: 'synthTask', label: task.prompt.replace(/\s+/g, ' ').slice(0, 80), task }));
+    if (n) return [];
     const c = this.state.counts;
     if (!c) return [{ kind: 'none', label: 'No buffer open' }];
     const nodes: BufferNode[] = [
       { kind: 'usual', label: 'Usual experiences', count: c.usual },
       { kind: 'expert', label: 'Expert experiences', count: c.expert },
-      { kind: 'taskset', label: 'Taskset', count: c.taskset },
+      { kind: 'taskset', label: 'Taskset', count: c.taskset, runId: this.synthRun() },
     ];
     if (c.rejected) nodes.push({ kind: 'rejected', label: 'Rejected', count: c.rejected });
     if (c.infraFailure) nodes.push({ kind: 'infraFailure', label: 'Infra failures', count: c.infraFailure });
     return nodes;
   }
 
+  private async synthesized(runId: string): Promise<BufferNode[]> {
+    let r;
+    try {
+      r = await this.state.client.request('buffer/synthesized', { buffer: { runId }, runId });
+    } catch (e) {
+      return [{ kind: 'none', label: `Synthesized tasks: ${(e as Error).message}`, runId }];
+    }
+    if (r.total === 0) return [{ kind: 'none', label: `No synthesized tasks in run ${runId}`, runId }];
+    return Object.entries(r.byOrigin).map(([origin, count]) => ({ kind: 'synthOrigin', label: origin, count, tasks: r.tasks.filter((t) => t.origin === origin), runId }));
+  }
+
   getTreeItem(n: BufferNode): vscode.TreeItem {
-    const item = new vscode.TreeItem(n.label, vscode.TreeItemCollapsibleState.None);
-    item.id = `buffer.${n.kind}`;
+    const collapsible = (n.kind === 'taskset' && n.runId) || n.kind === 'synthOrigin';
+    const item = new vscode.TreeItem(n.label, collapsible ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    item.id = n.kind === 'synthTask' ? `buffer.synthTask.${n.task!.id}` : n.kind === 'synthOrigin' ? `buffer.synthOrigin.${n.runId}.${n.label}` : `buffer.${n.kind}`;
+    if (n.kind === 'taskset' && n.runId) item.tooltip = `Tasks of the buffer; expand for the tasks run ${n.runId} synthesized`;
+    if (n.kind === 'synthTask') {
+      const t = n.task!;
+      item.description = `${t.origin} · from ${t.parent} · step ${t.step}`;
+      item.tooltip = `${t.prompt}${t.answer !== undefined ? `\nAnswer: ${t.answer}` : ''}\n\n${t.id}: made by ${t.origin} from task ${t.parent} after explore step ${t.step}; its reference solution was checked by the run's reward.`;
+    }
     item.iconPath = new vscode.ThemeIcon(ICONS[n.kind]);
     // Grouped digits, as the experience browser writes them (3,360, not 3360).
     if (n.count !== undefined) item.description = n.count.toLocaleString('en-US');
     item.contextValue = `rftBuffer.${n.kind}`;
-    if (n.kind === 'none') item.command = { command: 'rftStudio.openBuffer', title: 'Open Buffer…' };
+    if (n.kind === 'none' && !n.runId) item.command = { command: 'rftStudio.openBuffer', title: 'Open Buffer…' };
     else if (n.kind === 'usual' || n.kind === 'expert') {
       item.command = { command: 'rftStudio.openExperienceBrowser', title: 'Open Experience Browser', arguments: [{ source: n.kind }] };
     }

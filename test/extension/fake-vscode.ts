@@ -146,6 +146,8 @@ export const recorded = {
   messages: [] as Shown[],
   executed: [] as { command: string; args: unknown[] }[],
   log: [] as { level: string; line: string }[],
+  /** Every progress.report() of a withProgress task, in order. */
+  progress: [] as { message?: string; increment?: number }[],
   panels: [] as FakeWebviewPanel[],
   statusItems: [] as FakeStatusBarItem[],
   treeViews: new Map<string, FakeTreeView>(),
@@ -173,6 +175,7 @@ export function resetFake(): void {
   recorded.messages.length = 0;
   recorded.executed.length = 0;
   recorded.log.length = 0;
+  recorded.progress.length = 0;
   recorded.panels.length = 0;
   recorded.statusItems.length = 0;
   recorded.treeViews.clear();
@@ -378,8 +381,8 @@ export const window = {
     recorded.panels.push(p);
     return p;
   },
-  async withProgress<T>(_o: unknown, task: (p: { report(): void }, token: { isCancellationRequested: boolean; onCancellationRequested: (l: () => void) => Disposable }) => Promise<T>) {
-    return task({ report() {} }, { isCancellationRequested: false, onCancellationRequested: () => new Disposable() });
+  async withProgress<T>(_o: unknown, task: (p: { report(v: { message?: string; increment?: number }): void }, token: { isCancellationRequested: boolean; onCancellationRequested: (l: () => void) => Disposable }) => Promise<T>) {
+    return task({ report: (v) => void recorded.progress.push(v) }, { isCancellationRequested: false, onCancellationRequested: () => new Disposable() });
   },
 };
 

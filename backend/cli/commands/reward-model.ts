@@ -15,6 +15,7 @@ import { openStore, resolveBufferUrl, schemeOf, type ExperienceStore } from '../
 import { syncPairs } from '../../buffer/pairs.js';
 import { Rng } from '../../core/rng.js';
 import type { Experience } from '../../core/types.js';
+import type { RewardModelReport } from '../../core/protocol.js';
 import { preferenceData, type PreferencePair } from '../../explorer/reward-model/data.js';
 import { trainRewardModel } from '../../explorer/reward-model/train.js';
 import { scoreSequences } from '../../explorer/reward-model/score.js';
@@ -29,20 +30,12 @@ export interface RewardModelTrainOptions {
   /** Share of the tasks with pairs held out (at least one task when two or more have pairs). */
   holdout?: number;
   seed?: number;
+  /** Progress: a line per phase and every few steps (the CLI writes them to stderr). */
+  onProgress?: (line: string) => void;
 }
 
-export interface RewardModelReport {
-  out: string;
-  tasks: number;
-  train_pairs: number;
-  train_ratings: number;
-  heldout_tasks: number;
-  heldout_pairs: number;
-  /** Share of held-out pairs scored chosen > rejected; null when nothing is held out. */
-  heldout_accuracy: number | null;
-  train_accuracy: number;
-  final_loss: number;
-}
+/** The report's fields are the editor's too (`rewardModel/train`). */
+export type { RewardModelReport };
 
 async function runExperiences(store: ExperienceStore, runId: string): Promise<Experience[]> {
   const out: Experience[] = [];
@@ -85,10 +78,17 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
   const heldPairs = usable.filter((p) => held.has(p.taskId)).map((p) => toTokens([p.chosenId, p.rejectedId]));
   const ratings = preferenceData(exps.filter((e) => !held.has(e.taskId))).ratings;
   const maxLen = Math.max(...[...trainPairs, ...heldPairs].flatMap((p) => [p.prompt.length + p.chosen.length, p.prompt.length + p.rejected.length]), 2);
+  o.onProgress?.(`${trainPairs.length} pair(s) and ${ratings.length} rating(s) of ${tasks.length - held.size} task(s) to train on, ${heldPairs.length} pair(s) of ${held.size} task(s) held out`);
   const cfg = presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) });
   const model = new Transformer(cfg, o.seed ?? 0);
   try {
-    const r = await trainRewardModel(model, { pairs: trainPairs, ratings }, { steps: o.steps ?? 200, lr: o.lr ?? 1e-3, seed: o.seed ?? 0, padId: o.tokenizer.padId });
+    const steps = o.steps ?? 200;
+    const every = Math.max(1, Math.round(steps / 20));
+    const r = await trainRewardModel(model, { pairs: trainPairs, ratings }, {
+      steps, lr: o.lr ?? 1e-3, seed: o.seed ?? 0, padId: o.tokenizer.padId,
+      onStep: (s, loss) => (s % every === 0 || s === steps) && o.onProgress?.(`step ${s}/${steps} loss ${loss.toFixed(4)}`),
+    });
+    o.onProgress?.('scoring the held-out pairs');
     await saveCheckpoint(model, o.out, { version: 0, step: o.steps ?? 200, createdAt: Date.now(), rewardModel: { runId: o.runId } }, o.tokenizer);
     return {
       out: o.out,
@@ -135,6 +135,7 @@ command({
       const report = await trainRewardModelFromBuffer(store, {
         runId, tokenizer: loadTokenizer(tokDir), out, size: flagString(args, 'size'), holdout,
         steps: flagNumber(args, 'steps', 200), lr: flagNumber(args, 'lr', 1e-3), seed: flagNumber(args, 'seed', 0),
+        onProgress: (line) => process.stderr.write(`reward-model: ${line}\n`),
       });
       console.log(JSON.stringify(report));
       return 0;

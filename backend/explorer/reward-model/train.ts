@@ -17,6 +17,8 @@ export interface RewardTrainOptions {
   seed?: number;
   padId: number;
   gradClip?: number;
+  /** After each step (progress for the CLI and the editor). */
+  onStep?: (step: number, loss: number) => void;
 }
 
 export interface RewardTrainResult {
@@ -64,6 +66,7 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
       const clipped = clipByGlobalNorm(grads, o.gradClip ?? 1);
       opt.step(clipped.grads);
       losses.push((await value.data())[0]!);
+      o.onStep?.(step + 1, losses.at(-1)!);
       value.dispose();
       for (const g of Object.values(grads)) g.dispose();
       for (const g of Object.values(clipped.grads)) if (!Object.values(grads).includes(g)) g.dispose();

@@ -5,7 +5,8 @@ import type { BufferCounts, ExperienceDetail, ExperienceFilter, ExperienceSummar
 import type { RunTokenizers } from './run-tokenizers.js';
 import type { ExperienceStore } from '../../buffer/storage/types.js';
 import type { BufferPort, ListQuery } from '../ports.js';
-import type { TaskStats } from '../../core/protocol.js';
+import type { SynthesizedTask, TaskStats } from '../../core/protocol.js';
+import { isSynthesized } from '../../buffer/pipeline/task/synthesize.js';
 import { TaskStatsIndex } from './task-stats.js';
 
 const PREVIEW = 160;
@@ -94,6 +95,21 @@ export class StoreBuffer implements BufferPort {
   taskStats(runId?: string): Promise<TaskStats[]> {
     this.taskIndex ??= new TaskStatsIndex(this.store);
     return this.taskIndex.stats(runId);
+  }
+
+  async synthesized(runId: string, limit: number): Promise<{ total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] }> {
+    const all = (await this.store.listTasks(runId)).filter(isSynthesized);
+    const byOrigin: Record<string, number> = {};
+    for (const t of all) byOrigin[String(t.metadata!.origin)] = (byOrigin[String(t.metadata!.origin)] ?? 0) + 1;
+    const tasks = all.slice(Math.max(0, all.length - limit)).map((t) => ({
+      id: t.id,
+      origin: String(t.metadata!.origin),
+      parent: String(t.metadata?.parent ?? ''),
+      step: Number(t.metadata?.synth_step ?? -1),
+      prompt: (t.prompt ?? (t.messages ?? []).map((m) => m.content).join('\n')).slice(0, 500),
+      ...(t.answer !== undefined ? { answer: t.answer.slice(0, 200) } : {}),
+    }));
+    return { total: all.length, byOrigin, tasks };
   }
 
   async *iterate(filter?: ExperienceFilter): AsyncIterable<Experience> {

@@ -27,6 +27,11 @@ export function registerBuffer(rpc: RpcHost, sessions: BufferSessions, paths: Wo
     if (!s.buffer.taskStats) throw new NotAvailableError('task statistics of this buffer');
     return s.buffer.taskStats(p.runId);
   });
+  rpc.on('buffer/synthesized', async (p) => {
+    const s = await sessions.open(p.buffer);
+    if (!s.buffer.synthesized) throw new NotAvailableError('synthesized tasks of this buffer');
+    return s.buffer.synthesized(p.runId, Math.max(0, Math.min(MAX_PAGE, Math.floor(p.limit ?? 200))));
+  });
   rpc.on('buffer/export', async (p) => {
     // Resolved against the workspace (never the server's cwd) and refused outside it.
     const file = paths.writable(p.file, 'file');
