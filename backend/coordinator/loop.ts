@@ -17,18 +17,28 @@ export class FillingExplorer extends Explorer {
   signal?: AbortSignal;
   /** Rounds between warnings that the pipeline drops most samples. */
   warnEvery = 8;
+  /** Rounds in a row in which every sample was an infra failure (workers that cannot start, an endpoint down) before the step fails. */
+  maxFailedRounds = 32;
 
   override async exploreStep(model: RolloutModel): Promise<ExploreMetrics> {
     const step = this.step;
     let m = await super.exploreStep(model);
+    let failed = allFailed(m) ? 1 : 0;
     for (let round = 1; m.trainable < this.need && !this.signal?.aborted; round++) {
+      // Refilling cannot help when nothing can be sampled at all: fail instead of spinning forever.
+      if (failed >= this.maxFailedRounds) throw new Error(`explore step ${step}: every sample of ${failed} rounds in a row was an infra failure (the rollout model cannot sample; the experiences' status_reason says why)`);
       if (round % this.warnEvery === 0) log.warn(`step ${step}: ${m.trainable} of ${this.need} trainable experience(s) after ${round} rounds (the experience pipeline drops most samples)`);
       this.step = step;
       const more = await super.exploreStep(model);
+      failed = allFailed(more) ? failed + 1 : 0;
       m = sum(m, more);
     }
     return m;
   }
+}
+
+function allFailed(m: ExploreMetrics): boolean {
+  return m.experiences > 0 && m.infra_failure === m.experiences;
 }
 
 function sum(a: ExploreMetrics, b: ExploreMetrics): ExploreMetrics {

@@ -82,7 +82,9 @@ function startWorker(): Worker {
   // bootstrap registers tsx in the worker first.
   if (!fromSource) return new Worker(packageFile('dist', 'backend', 'rollout-worker.mjs'));
   const entry = pathToFileURL(packageFile('backend', 'explorer', 'workers', 'rollout-worker.ts')).href;
-  const boot = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry)}); }).catch((e) => { throw e; });`;
+  // tsx resolved here: an eval worker resolves bare names from the process's working folder, which is the user's workspace.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); }).catch((e) => { throw e; });`;
   return new Worker(boot, { eval: true });
 }
 
