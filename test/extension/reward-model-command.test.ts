@@ -101,13 +101,13 @@ test('Train Reward Model…: pick the run, train in the backend with progress, h
   assert.equal(g.status, 'ok');
 });
 
-test('Train Reward Model… on a run without curation: the backend says why, nothing written', async () => {
+test('Train Reward Model… on a run with nothing to train from: the backend says why, nothing written', async () => {
   vscode.recorded.messages.length = 0;
   vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 'older'));
   vscode.answers.inputBox.push(join('.rft', 'reward-models', 'rm2'));
   const r = await vscode.commands.executeCommand('rftStudio.trainRewardModel');
   assert.equal(r, undefined);
   const err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
-  assert.match(err.message, /^Train reward model: run 'older': no preference pairs/);
+  assert.equal(err.message, "Train reward model: --tokenizer: no tokenizer.json beside the buffer and no checkpoint of run 'older'");
   assert.ok(!existsSync(join(ws, '.rft', 'reward-models', 'rm2', 'model.safetensors')));
 });
