@@ -19,6 +19,7 @@ import '../explorer/workflows/index.js';
 import { rewardFns } from '../explorer/rewards/index.js';
 import { rewardFactories } from '../explorer/reward-resolve.js';
 import { builtinTasksets } from '../explorer/tasksets/index.js';
+import { AUGMENTABLE_BUILTINS } from '../explorer/task-proposers.js';
 import { InputError } from '../core/errors.js';
 import { closest } from '../core/closest.js';
 
@@ -137,6 +138,10 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
     if (ref.builtin && !builtinTasksets.has(ref.builtin)) add(`${name}.builtin`, unknownName('built-in taskset', ref.builtin, builtinTasksets.names()));
     if (ref.pipeline) checkPipeline(() => TaskPipeline.fromConfig(ref.pipeline, {}, `${name}.pipeline`), add, `${name}.pipeline`);
   }
+  // An augmenter exists for some domains only: on another built-in generator every proposal would be refused.
+  const synthAt = Array.isArray(cfg.taskset.pipeline) ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize' && s.proposer === 'augment') : -1;
+  if (synthAt >= 0 && cfg.taskset.builtin && !AUGMENTABLE_BUILTINS.includes(cfg.taskset.builtin))
+    add(`taskset.pipeline[${synthAt}].proposer`, `no exact augmenter for built-in '${cfg.taskset.builtin}' (augment takes ${AUGMENTABLE_BUILTINS.join(', ')}); use proposer model or endpoint`);
   if (!taskSelectors.has(cfg.taskset.selector)) add('taskset.selector', unknownName('task selector', cfg.taskset.selector, taskSelectors.names()));
   if (cfg.experience_pipeline) checkPipeline(() => ExperiencePipeline.fromConfig(cfg.experience_pipeline, { advantage: () => true }), add, 'experience_pipeline');
   checkPartialRollout(cfg, add);

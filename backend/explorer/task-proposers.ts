@@ -81,6 +81,9 @@ export function augmentCountdown(parent: Task, rng: Rng): TaskProposal {
   return { parent, error: 'no new countdown numbers found' };
 }
 
+/** Built-in tasksets an exact augmenter takes (config-check refuses proposer augment on the others). */
+export const AUGMENTABLE_BUILTINS = ['arith', 'countdown'];
+
 /** Augmenters by how they recognise a task: countdown (metadata.numbers) first, then arithmetic prompts. */
 export function augmentTask(parent: Task, rng: Rng): TaskProposal {
   if (Array.isArray(parent.metadata?.numbers)) return augmentCountdown(parent, rng);

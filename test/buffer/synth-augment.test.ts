@@ -155,6 +155,9 @@ test('synthesize config: every field read or refused at its path', () => {
   assert.ok(issuesOf(base([{ name: 'synthesize', proposer: 'model', endpoint: { base_url: 'http://x', model: 'm' } }])).some((i) => i.startsWith('taskset.pipeline[0].endpoint: read with proposer endpoint only')));
   assert.ok(issuesOf(base([{ name: 'synthesize', proposer: 'augment', per_stp: 2 }])).some((i) => i.startsWith('taskset.pipeline[0].per_stp: unknown parameter')));
   assert.ok(issuesOf(base([{ name: 'synthesize', proposer: 'guess' }])).some((i) => i.startsWith('taskset.pipeline[0].proposer')));
+  assert.deepEqual(issuesOf({ ...base([{ name: 'synthesize', proposer: 'augment' }]), taskset: { builtin: 'reverse', pipeline: [{ name: 'synthesize', proposer: 'augment' }] }, workflow: { name: 'single_turn', reward: 'exact_match' } }), [
+    "taskset.pipeline[0].proposer: no exact augmenter for built-in 'reverse' (augment takes arith, countdown); use proposer model or endpoint",
+  ]);
   // Outside the training taskset, and in bench mode, nothing reads it.
   assert.deepEqual(
     unreadFields({ ...base(undefined), eval: { builtin: 'arith', size: 5, pipeline: [{ name: 'dedupe' }, { name: 'synthesize', proposer: 'augment' }] } }).map((i) => i.path),
