@@ -6,6 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 import type { Task } from '../../backend/core/types.js';
@@ -14,14 +16,14 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 import { tempWorkspace } from './tiny-config.js';
 
-function config(method: 'memory' | 'checkpoint', steps: number): RunConfig {
+function config(method: 'memory' | 'checkpoint', steps: number, synth: Record<string, unknown> = { proposer: 'augment', per_step: 2, max_total: 9 }): RunConfig {
   const { config, issues } = validateRunConfig({
     name: 'synth',
     seed: 2,
     model: { size: 'tiny-0.4m', max_seq_len: 96 },
     tokenizer: { kind: 'char' },
     // A small taskset: a shuffle epoch is 3 steps, so synthesized tasks come up within the run.
-    taskset: { builtin: 'arith', size: 6, pipeline: [{ name: 'synthesize', proposer: 'augment', per_step: 2, max_total: 9 }] },
+    taskset: { builtin: 'arith', size: 6, pipeline: [{ name: 'synthesize', ...synth }] },
     eval: { builtin: 'arith', size: 4, split: 'eval' },
     workflow: { name: 'single_turn', reward: 'math_answer' },
     explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 3 }, eval_sampling: { max_new_tokens: 3 } },
@@ -114,6 +116,51 @@ test('explorer and trainer processes: the explorer process synthesizes, stores a
     assert.ok(s.trainedOn.size >= 1, 'the trainer process trained on their rollouts');
     assert.ok(records(runDir, 'synthesize').length >= 2);
   } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('memory run, proposer endpoint: a chat server\'s tasks pass the reward check and are trained on; the model proposer asks the policy', async () => {
+  // A real OpenAI-compatible server: each request gets a new arithmetic task (the parent's first
+  // operand plus 100 + the request's seed offset) with its solution; every third has a wrong one.
+  let asked = 0;
+  const srv = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const b = JSON.parse(body) as { seed: number; messages: { role: string; content: string }[] };
+      const user = b.messages.at(-1)!.content;
+      const expr = /Compute (.+?)\. Put/.exec(user)![1]!.replace(/\d+/, (n) => String(Number(n) + 100 + (b.seed % 1000)));
+      const value = Function(`return (${expr});`)() as number;
+      const wrong = asked++ % 3 === 2;
+      const content = JSON.stringify({ prompt: `Compute ${expr}. Put the result in <answer></answer>.`, answer: String(value), solution: `<answer>${wrong ? value + 1 : value}</answer>` });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content }, finish_reason: 'stop' }] }));
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  const ws = tempWorkspace();
+  try {
+    await runJob({ config: config('memory', 4, { proposer: 'endpoint', per_step: 2, attempts: 3, endpoint: { base_url: url, model: 'm' }, prompt: 'New task like: {prompt}' }), workspace: ws, runId: 'e1' });
+    const runDir = join(ws, '.rft', 'runs', 'e1');
+    const s = await synthesized(join(runDir, 'buffer.db'), 'e1');
+    assert.ok(asked >= 9, `${asked} requests`);
+    assert.ok(s.tasks.length >= 6, `${s.tasks.length} synthesized`);
+    for (const t of s.tasks) {
+      assert.equal(t.metadata?.origin, 'synth:endpoint');
+      assert.equal((await rewardFns.get('math_answer')(t, String(t.metadata?.reference))).details?.correct, 1);
+    }
+    const rounds = records(runDir, 'synthesize');
+    assert.ok(rounds.every((r) => (r.failed_check as number) >= 1 || (r.accepted as number) === 2), JSON.stringify(rounds));
+    assert.ok(s.explored.size >= 1 && s.trainedOn.size >= 1, 'explored and trained on');
+
+    // proposer model: the policy itself is asked (a tiny untrained model writes no task: every proposal is counted malformed).
+    await runJob({ config: config('memory', 2, { proposer: 'model', per_step: 1, attempts: 2, prompt: 'New: {prompt}', max_new_tokens: 8 }), workspace: ws, runId: 'm1' });
+    const mr = records(join(ws, '.rft', 'runs', 'm1'), 'synthesize');
+    assert.equal(mr.length, 2);
+    for (const r of mr) assert.deepEqual([r.proposed, r.accepted, r.malformed], [2, 0, 2], JSON.stringify(r));
+  } finally {
+    await new Promise<void>((r) => srv.close(() => r()));
     rmSync(ws, { recursive: true, force: true });
   }
 });
