@@ -700,8 +700,9 @@ static napi_value AdamW(napi_env env, napi_callback_info info) {
 }
 
 // ---- Products across buffers: frozen weights kept outside the wasm heap (backend/model/external-weights.ts) ----
-// sgemmExt(aBuf, aByteOff, bBuf, bByteOff, cBuf, cByteOff, M, N, K, transA, transB):
-// C = op(A) @ op(B), row-major and contiguous, where each matrix may lie in a different ArrayBuffer
+// sgemmExt(aBuf, aByteOff, bBuf, bByteOff, cBuf, cByteOff, M, N, K, transA, transB[, alpha, beta]):
+// C = alpha op(A) @ op(B) + beta C (alpha 1, beta 0 when left out; beta 1 accumulates a LoRA term
+// into the frozen product), row-major and contiguous, where each matrix may lie in a different ArrayBuffer
 // (activations on the wasm heap, a frozen weight in a Node buffer). One product, BLAS-threaded.
 static int ext_matrix(napi_env env, napi_value buf, napi_value off, int64_t n, float **out) {
   void *base = NULL;
@@ -714,10 +715,15 @@ static int ext_matrix(napi_env env, napi_value buf, napi_value off, int64_t n, f
 }
 
 static napi_value SgemmExt(napi_env env, napi_callback_info info) {
-  size_t argc = 11;
-  napi_value argv[11];
+  size_t argc = 13;
+  napi_value argv[13];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc != 11) { napi_throw_type_error(env, NULL, "sgemmExt expects 11 arguments"); return NULL; }
+  if (argc != 11 && argc != 13) { napi_throw_type_error(env, NULL, "sgemmExt expects 11 or 13 arguments"); return NULL; }
+  double alpha = 1.0, beta = 0.0;
+  if (argc == 13 && (napi_get_value_double(env, argv[11], &alpha) != napi_ok || napi_get_value_double(env, argv[12], &beta) != napi_ok)) {
+    napi_throw_type_error(env, NULL, "sgemmExt: alpha and beta must be numbers");
+    return NULL;
+  }
   int ok = 1;
   int64_t M = arg_i64(env, argv[6], &ok), N = arg_i64(env, argv[7], &ok), K = arg_i64(env, argv[8], &ok);
   int64_t tA = arg_i64(env, argv[9], &ok), tB = arg_i64(env, argv[10], &ok);
@@ -731,11 +737,12 @@ static napi_value SgemmExt(napi_env env, napi_callback_info info) {
   if (ra < 0 || rb < 0 || rc < 0) { napi_throw_range_error(env, NULL, "sgemmExt: unaligned offset or a matrix exceeds its buffer"); return NULL; }
   if (M == 0 || N == 0) return NULL;
   if (K == 0) {
-    memset(C, 0, (size_t)(M * N) * sizeof(float));
+    if (beta == 0.0) memset(C, 0, (size_t)(M * N) * sizeof(float));
+    else for (int64_t i = 0; i < M * N; i++) C[i] *= (float)beta;
     return NULL;
   }
-  cblas_sgemm(RowMajor, tA ? Trans : NoTrans, tB ? Trans : NoTrans, (int)M, (int)N, (int)K, 1.0f, A, tA ? (int)M : (int)K, B,
-              tB ? (int)K : (int)N, 0.0f, C, (int)N);
+  cblas_sgemm(RowMajor, tA ? Trans : NoTrans, tB ? Trans : NoTrans, (int)M, (int)N, (int)K, (float)alpha, A, tA ? (int)M : (int)K, B,
+              tB ? (int)K : (int)N, (float)beta, C, (int)N);
   return NULL;
 }
 

@@ -95,6 +95,49 @@ export function externalLinear(x: tf.Tensor, w: ExternalWeight): tf.Tensor {
   return tf.reshape(f(x2) as tf.Tensor, [...lead, w.rows]);
 }
 
+/** c (heap) += alpha * op(a) @ op(b), all three on the heap. */
+function accumulate(c: tf.Tensor, a: tf.Tensor2D, b: tf.Tensor2D, transB: boolean, alpha: number): void {
+  const [M, K] = a.shape;
+  const N = transB ? b.shape[0] : b.shape[1];
+  const h = heap();
+  ext()(h, offsetOf(a), h, offsetOf(b), h, offsetOf(c), M, N, K, 0, transB ? 1 : 0, alpha, 1);
+}
+
+/**
+ * y = x W^T + scale (x A) B for x [..., in], a frozen external W [out, in] and a LoRA pair A [in, r],
+ * B [r, out], as one op: the adapter term is accumulated into the frozen product in place, so a
+ * projection keeps one [N, out] activation instead of four (y, x A B, its scaled copy, the sum).
+ * Gradients: dx = dy W + scale (dy B^T) A^T, dA = scale x^T (dy B^T), dB = scale (x A)^T dy.
+ */
+export function externalLoraLinear(x: tf.Tensor, w: ExternalWeight, a: tf.Tensor2D, b: tf.Tensor2D, scale: number): tf.Tensor {
+  const lead = x.shape.slice(0, -1);
+  const x2 = tf.reshape(x, [-1, w.cols]) as tf.Tensor2D;
+  const f = tf.customGrad(((xi: tf.Tensor, ai: tf.Tensor, bi: tf.Tensor, save: tf.GradSaveFunc) => {
+    const xs = xi as tf.Tensor2D;
+    const as = ai as tf.Tensor2D;
+    const bs = bi as tf.Tensor2D;
+    const xa = tf.matMul(xs, as) as tf.Tensor2D; // [N, r]
+    const y = productWithExternal(xs, w, true);
+    accumulate(y, xa, bs, false, scale);
+    save([xs, as, bs, xa]);
+    return {
+      value: y,
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [xv, av, bv, xav] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor2D, tf.Tensor2D];
+        const d = dy as tf.Tensor2D;
+        const g = tf.matMul(d, bv, false, true) as tf.Tensor2D; // dy B^T [N, r]
+        const dx = productWithExternal(d, w, false);
+        accumulate(dx, g, av, true, scale);
+        const dA = tf.mul(tf.matMul(xv, g, true, false), scale);
+        const dB = tf.mul(tf.matMul(xav, d, true, false), scale);
+        g.dispose();
+        return [dx, dA, dB];
+      },
+    };
+  }) as unknown as CustomGradFn);
+  return tf.reshape(f(x2, a, b) as tf.Tensor, [...lead, w.rows]);
+}
+
 /** Rows of a frozen external table [V, D] at ids [N]: a new [N, D] heap tensor (no gradient: the table is frozen). */
 export function externalEmbed(table: ExternalWeight, ids: tf.Tensor1D): tf.Tensor2D {
   const idx = ids.dataSync();

@@ -22,7 +22,7 @@ export interface NativeBlasAddon {
   adamw?(heap: ArrayBuffer, offsets: Float64Array, n: number, params: Float64Array): void;
   /** C = op(A) @ op(B) with each matrix in its own buffer (frozen weights outside the heap, see external-weights.ts). */
   sgemmExt?(aBuf: ArrayBuffer, aOff: number, bBuf: ArrayBuffer, bOff: number, cBuf: ArrayBuffer, cOff: number,
-    M: number, N: number, K: number, transA: number, transB: number): void;
+    M: number, N: number, K: number, transA: number, transB: number, alpha?: number, beta?: number): void;
 }
 
 export interface NativeBlasStatus {

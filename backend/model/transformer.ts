@@ -7,7 +7,7 @@ import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTa
 import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
 import { Rng } from '../core/rng.js';
 import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
-import { addAdapterHf, externalEmbed, externalLinear, externalWeightsAvailable, ExternalWeight, isExternalizable } from './external-weights.js';
+import { addAdapterHf, externalEmbed, externalLinear, externalLoraLinear, externalWeightsAvailable, ExternalWeight, isExternalizable } from './external-weights.js';
 
 export interface LayerCache {
   k: tf.Tensor4D; // [B, KV, Tk, hd]
@@ -254,8 +254,12 @@ export class Transformer {
 
   /** y = x W (+ (alpha/r) drop(x) A B when `module` is adapted). */
   private proj(x: tf.Tensor, module: string, train: boolean): tf.Tensor {
-    const y = this.linearOf(x, `${module}.weight`);
     const a = this.adapters.get(loraA(module));
+    const ext = this.external.get(`${module}.weight`);
+    // Outside the heap and no dropout to apply: one fused op (one activation per projection, not four).
+    if (ext && a && this.lora && !(train && this.lora.dropout > 0))
+      return externalLoraLinear(x, ext, a as tf.Tensor2D, this.adapters.get(loraB(module)) as tf.Tensor2D, loraScale(this.lora));
+    const y = this.linearOf(x, `${module}.weight`);
     if (!a || !this.lora) return y;
     const xin = train && this.lora.dropout > 0 ? tf.dropout(x, this.lora.dropout, undefined, this.dropoutSeed++) : x;
     const low = linear(linear(xin, a as tf.Tensor2D), this.adapters.get(loraB(module)) as tf.Tensor2D);
