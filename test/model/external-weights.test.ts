@@ -189,6 +189,25 @@ test('checkpoint, HF export, clone and mergeAdapters with weights outside the he
   for (const m of [inHeap, outside, copy, plain, back]) m.dispose();
 });
 
+test('LoRA dropout on a training pass: outside the heap = in the heap (same seeded masks)', { skip }, async () => {
+  const dir = makeHfModel(join(root, 'qwen2-dropout'), QWEN2);
+  const [a, b] = [loadCheckpoint(dir).model, loadCheckpoint(dir, { external: true }).model];
+  const lora = makeLoraConfig({ rank: 4, alpha: 8, dropout: 0.5 });
+  a.addLora(lora, 5);
+  b.addLora(lora, 5);
+  for (const [n, v] of a.adapters) {
+    if (n.includes('lora_B')) v.assign(tf.randomNormal(v.shape, 0, 0.5, 'float32', 8));
+    b.adapters.get(n)!.assign(v);
+  }
+  const ids = [4, 8, 15, 16, 23, 42, 108];
+  const train = (m: Transformer) => tf.tidy(() => tokenLogprobs(m, tf.tensor2d([ids], [1, ids.length], 'int32'), { train: true }).logprobs.dataSync() as Float32Array);
+  const ta = train(a);
+  assert.ok(maxDiff(ta, await lp(a, ids)) > 1e-3, 'dropout changed the training pass');
+  assert.ok(maxDiff(train(b), ta) < 1e-5);
+  a.dispose();
+  b.dispose();
+});
+
 test('a seeded model built outside the heap is the seeded in-heap model', { skip }, async () => {
   const cfg = makeConfig({ vocabSize: 64, dModel: 16, nLayers: 2, nHeads: 2, nKvHeads: 1, dFF: 24, maxSeqLen: 32, tieEmbeddings: false });
   const a = new Transformer(cfg, 11);
