@@ -1,6 +1,6 @@
 // Task synthesis in a run: the `synthesize` step of `taskset.pipeline` made into a hook the explorer
 // calls after each explore step, in every local process model (one process, the explorer process,
-// explore mode). The coordinator injects what the buffer's synthesizer may not import: the proposer
+// explore mode), and a distributed trainer after each trained batch (its jobs then take the new tasks). The coordinator injects what the buffer's synthesizer may not import: the proposer
 // (augmenter, the current rollout model, or an OpenAI-compatible endpoint) and the run's reward as
 // the reference check. Accepted tasks go into the buffer's task table (so a resumed run or the next
 // stage's explorer loads the same ones, never regenerates them) and into the task feed.
@@ -32,9 +32,12 @@ export interface SynthesisHook {
 export interface SynthesisOptions {
   runId: string;
   store: ExperienceStore;
-  feed: TaskFeed;
-  pools: TaskPools;
+  /** The local explorer's task source (gets the grown list); a distributed trainer plans jobs from `onAccepted` instead. */
+  feed?: TaskFeed;
+  pools: Pick<TaskPools, 'train' | 'eval' | 'reward'>;
   tok: Tokenizer;
+  /** Accepted tasks, after they are stored. */
+  onAccepted?: (tasks: Task[]) => void;
   /** One record per round (metrics.jsonl: kind `synthesize`). */
   onRound?: (r: { step: number; added: number; total: number } & SynthCounts) => void;
 }
@@ -87,7 +90,8 @@ export function taskSynthesis(cfg: RunConfig, o: SynthesisOptions): SynthesisHoo
       if (r.tasks.length) {
         await o.store.putTasks(o.runId, r.tasks);
         o.pools.train = [...o.pools.train, ...r.tasks];
-        o.feed.selector.setTasks(o.pools.train);
+        o.feed?.selector.setTasks(o.pools.train);
+        o.onAccepted?.(r.tasks);
       }
       const refused = r.counts.proposed - r.counts.accepted;
       if (r.tasks.length || refused) log.info(`step ${step}: ${r.counts.accepted} task(s) synthesized (${p.proposer}), ${refused} refused${r.refusals.length ? `: ${r.refusals.slice(0, 3).join('; ')}` : ''}; ${synthesizer.synthesized} in all`);

@@ -165,9 +165,11 @@ test('synthesize config: every field read or refused at its path', () => {
   );
   assert.deepEqual(unreadFields({ ...base([{ name: 'synthesize', proposer: 'augment' }]), mode: 'bench' }).map((i) => i.path), ['taskset.pipeline[0]']);
   assert.deepEqual(unreadFields(base([{ name: 'synthesize', proposer: 'augment' }])), []);
-  // A distributed run plans jobs from stored tasks: refused naming the step.
+  // A distributed run synthesizes in its trainer for the selectors its job plan picks with; a selector that learns from outcomes is refused naming the step.
   const { config } = validateRunConfig({ ...base([{ name: 'synthesize', proposer: 'augment' }]), trainer: { steps: 3 } });
-  assert.match(checkDistributedConfig(config!) ?? '', /^taskset\.pipeline\[0\]: synthesize runs in a local run/);
+  assert.equal(checkDistributedConfig(config!), null);
+  const { config: prio } = validateRunConfig({ ...base([{ name: 'synthesize', proposer: 'augment' }]), taskset: { builtin: 'arith', selector: 'priority', pipeline: [{ name: 'synthesize', proposer: 'augment' }] }, trainer: { steps: 3 } });
+  assert.equal(checkDistributedConfig(prio!), 'taskset.pipeline[0]: synthesize in a distributed run takes taskset.selector shuffle, sequential or random (not priority)');
   // The loaded pool passes through the operator unchanged (rounds run per explore step).
   const tasks = builtinTasksets.get('arith').generate(5, 1, 'train');
   assert.deepEqual(TaskPipeline.fromConfig([{ name: 'synthesize', proposer: 'augment' }]).run(tasks).tasks, tasks);

@@ -52,6 +52,8 @@ export class FeedingSampler implements Sampler {
 
   /** The experiences of the newest batch (the trainer's per-step reward metrics). */
   last: Experience[] = [];
+  /** After each batch is taken (task synthesis from its tasks: coordinator/task-synthesis.ts). */
+  afterBatch?: (step: number, exps: Experience[]) => Promise<void>;
 
   async sample(req: SampleRequest): Promise<SampleBatch> {
     const start = performance.now();
@@ -62,6 +64,7 @@ export class FeedingSampler implements Sampler {
         const b = await this.inner.sample({ ...req, timeoutMs: 1000 });
         this.last = b.experiences;
         if (this.planner && req.step !== undefined) await withRetry(() => this.planner!.trained(req.step!, b.experiences));
+        if (this.afterBatch && req.step !== undefined) await this.afterBatch(req.step, b.experiences);
         return { ...b, waitedMs: performance.now() - start };
       } catch (e) {
         if (!(e instanceof SampleTimeoutError) || Date.now() > deadline || req.signal?.aborted) throw e;

@@ -34,9 +34,10 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
     if (s.steps === undefined && s.wall_seconds === undefined) return `${at}.steps: a distributed run needs a number of steps (or, for the last stage, wall_seconds)`;
     if (s.mode === 'explore') return `${at}.mode: a distributed stage trains (mode both or train); an explore-only run goes with \`rft run\``;
   }
-  // Task synthesis runs in the explorer of a local run (after each explore step); distributed jobs are planned from the stored tasks.
+  // Task synthesis runs in the trainer (after each batch) and grows the list its job plan picks from;
+  // a selector that learns from outcomes plans from the list it was made with.
   const synth = Array.isArray(cfg.taskset.pipeline) ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize') : -1;
-  if (synth >= 0) return `taskset.pipeline[${synth}]: synthesize runs in a local run (\`rft run\`: one process or explorer and trainer processes); a distributed run plans its jobs from the tasks stored when it was created`;
+  if (synth >= 0 && !PLANNED_SELECTORS.includes(cfg.taskset.selector)) return `taskset.pipeline[${synth}]: synthesize in a distributed run takes taskset.selector shuffle, sequential or random (not ${cfg.taskset.selector})`;
   // Partial rows would have to be leased between explorers (jobs are acked whole); not built there.
   if (cfg.explorer.partial_rollout) return 'explorer.partial_rollout: partial rollouts run with `rft run` (synchronizer memory or checkpoint); a distributed run does not continue trajectories across jobs yet: leave it out';
   return checkSyncConfig(cfg);

@@ -24,6 +24,7 @@ import { PlannedSelector } from './selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
+import { taskSynthesis } from '../task-synthesis.js';
 import { checksumDir, loadVerified, pruneVersions, versionDir } from './weights.js';
 import { certSha256, defaultAdvertisedHost, WeightsServer, type ServerTls } from './weights-http.js';
 import { TrainerWeights } from './weights-trainer.js';
@@ -131,6 +132,9 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       planner = new PlannedSelector(new TaskFeed(cfg, tasks), tasks, cfg.explorer.tasks_per_step, (st) => store.setState(o.runId, 'dist:selector', st));
       planner.restore(await store.getState(o.runId, 'dist:selector'));
     }
+    // taskset.pipeline synthesize: a round after each trained batch, from its tasks; accepted tasks are
+    // stored (a restarted trainer lists them with the others) and join the list the job plan picks from.
+    const synth = taskSynthesis(cfg, { runId: o.runId, store, pools: { train: tasks, eval: evalTasks, reward }, tok, onAccepted: (ts) => void tasks.push(...ts), onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
     // Stage starts stay on disk: the reference of a stage resumed in the middle is loaded from there.
     const keep = new Set<number>([0]);
     // Placement `distributed`: this process trains every stage; explorers on any machine lease the
@@ -165,6 +169,12 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         const feeding = parts.explores
           ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, ...jobSync(cfg, stageStart) }, groupSize, planner)
           : undefined;
+        if (feeding && synth)
+          feeding.afterBatch = (step, exps) => {
+            const byId = new Map(tasks.map((t) => [t.id, t]));
+            const parents = [...new Set(exps.filter((e) => e.source === 'usual').map((e) => e.taskId))].flatMap((id) => byId.get(id) ?? []);
+            return synth.afterStep(parents, new LocalRolloutModel(model, tok, version!), step);
+          };
         log.info(`run ${o.runId}: stage ${stage.name} (${parts.objective.name}) from v${version} (step ${stageStep} of ${stage.steps}), batch ${parts.batchSize}`);
         // Every step goes to metrics.jsonl; the log gets a line per step at most every 5 s (and the last).
         let logged = 0;
