@@ -31,6 +31,7 @@ import type { TrainerOptions } from '../trainer/trainer.js';
 import { groupAdvantages, pipelineComputesAdvantages, resolveAlgorithm } from '../trainer/objectives.js';
 import { checkModelTakesImages, runVisionConfig } from './model-vision.js';
 import { assertWorkspaceCodeLoaded } from './workspace-code.js';
+import { samplerStaleness } from './sync-plan.js';
 
 const log = logger('setup');
 
@@ -304,7 +305,8 @@ export function expertExperience(tok: Tokenizer, runId: string, t: Task, respons
 /** The sampler of a stage: the algorithm bundle's expert share (sampling.expertRatio, or params.expert_ratio). */
 export function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig, runId?: string): { consumer: string; maxStaleness: number; type: string; expertRatio?: number; usual?: string; runId?: string } {
   // runId: the sampler takes this run's experiences only (runs may share a database).
-  const base = { consumer: 'trainer', maxStaleness: cfg.buffer.max_staleness, ...(runId ? { runId } : {}) };
+  // Never older rows than the synchronizer makes (sync-plan.ts samplerStaleness), within buffer.max_staleness.
+  const base = { consumer: 'trainer', maxStaleness: samplerStaleness(cfg), ...(runId ? { runId } : {}) };
   const bundle = resolveAlgorithm(algo, params);
   // DPO reads stored preference pairs of one prompt (backend/buffer/pairs.ts), never arbitrary rows.
   if (bundle.policyLoss.fn === 'dpo') return { ...base, type: 'pairs' };
@@ -315,14 +317,13 @@ export function samplerConfig(algo: string, params: Record<string, unknown>, cfg
 }
 
 /**
- * buffer.sampler, or the synchronizer's default: `fresh` (the newest rows within max_staleness) when
- * the explorer is not held to an offset (sync: a re-explored step's surplus would otherwise keep every
- * batch one version old; async: the explorer runs ahead and FIFO would train the oldest allowed rows),
- * `fifo` with sync_offset >= 1 (the rows of step t are one version old by design: fresh takes the same).
+ * buffer.sampler, or the synchronizer's default: `fresh` (the newest rows within max_staleness) in
+ * async, where the explorer runs ahead and FIFO would train the oldest allowed rows; `fifo` otherwise
+ * (the staleness bound of sync and one_step_off already leaves only the rows the schedule makes).
  */
 export function usualSampler(cfg: RunConfig): string {
   if (cfg.buffer.sampler !== undefined) return cfg.buffer.sampler;
-  return cfg.synchronizer.mode === 'async' || cfg.synchronizer.sync_offset === 0 ? 'fresh' : 'fifo';
+  return cfg.synchronizer.mode === 'async' ? 'fresh' : 'fifo';
 }
 
 /**

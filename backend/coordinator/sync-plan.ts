@@ -31,6 +31,19 @@ export function publishesAt(step: number, interval: number): boolean {
 }
 
 /**
+ * The staleness the trainer's sampler allows: buffer.max_staleness, but outside async never more than
+ * the schedule makes (sync_offset + sync_interval - 1). A sync step then trains on rows of its own
+ * version only: the surplus a re-explored step leaves (FillingExplorer refills a step whose samples
+ * came back empty) is not taken by the next step, which on the main job trained every sync MIX step
+ * on 61 one-version-old rows and 3 fresh ones.
+ */
+export function samplerStaleness(cfg: RunConfig): number {
+  if (cfg.synchronizer.mode === 'async') return cfg.buffer.max_staleness;
+  const { sync_interval: i, sync_offset: k } = cfg.synchronizer;
+  return Math.min(cfg.buffer.max_staleness, k + i - 1);
+}
+
+/**
  * With sync_interval I and sync_offset k, the trainer at version t can get data made by version
  * t - k - (I - 1); a staleness bound tighter than that would make the trainer wait forever.
  */

@@ -125,7 +125,7 @@ export const RunConfigSchema = z
       .object({
         storage: z.string().default('sqlite'),
         max_staleness: z.number().int().min(0).default(1),
-        /** How the trainer reads rollouts (fifo, fresh, priority). Default: fresh (newest rows within max_staleness first) with synchronizer sync or async, fifo with sync_offset >= 1. */
+        /** How the trainer reads rollouts (fifo, fresh, priority). Default: fresh (the newest rows within max_staleness first) with synchronizer.mode async, fifo otherwise. */
         sampler: z.string().optional(),
       })
       .strict()

@@ -1,8 +1,10 @@
-// The `fresh` sampler (backend/buffer/sampler/fresh.ts): the newest rows within max_staleness first.
-// Finding from the sync (checkpoint) run on the main job: a re-explored step (FillingExplorer refills a
-// step whose samples came back empty) leaves a surplus of its version, and FIFO, oldest first, then
-// trained every later sync step on 61 one-version-old rows + 3 fresh ones. Fresh takes the current
-// version's rows while a whole batch of them exists, and is the default in sync and async.
+// The `fresh` sampler (backend/buffer/sampler/fresh.ts): the newest rows within max_staleness first,
+// the default in async. And the sampler's staleness bound (sync-plan.ts samplerStaleness): finding
+// from the sync (checkpoint) run on the main job: a re-explored step (FillingExplorer refills a step
+// whose samples came back empty) leaves a surplus of its version, and FIFO, oldest first, then trained
+// every later sync step on 61 one-version-old rows + 3 fresh ones. Fresh alone did not cure it (it
+// takes the wider window while the refill of the current step is still being made); the bound does:
+// outside async the sampler never takes rows older than the schedule makes (0 in sync).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { join } from 'node:path';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { makeSampler, SampleTimeoutError } from '../../backend/buffer/sampler/index.js';
 import { usualSampler, samplerConfig } from '../../backend/coordinator/setup.js';
+import { samplerStaleness } from '../../backend/coordinator/sync-plan.js';
 import { makeExp } from '../buffer/storage-helpers.js';
 import { tinyConfig } from './tiny-config.js';
 
@@ -69,12 +72,44 @@ test('fresh in a mixed (MIX) sampler: the usual part is the freshest, the expert
   }
 });
 
-test('the default usual sampler: fresh in sync and async, fifo with sync_offset >= 1, buffer.sampler when given', () => {
+test('the default usual sampler: fresh in async, fifo otherwise, buffer.sampler when given', () => {
   const sync = tinyConfig({ sync_offset: 0 });
-  assert.equal(usualSampler(sync), 'fresh');
-  assert.equal(samplerConfig('mix', { expert_ratio: 0.5 }, sync).usual, 'fresh');
+  assert.equal(usualSampler(sync), 'fifo');
   assert.equal(usualSampler(tinyConfig({ sync_offset: 1 })), 'fifo');
   const asyncCfg = tinyConfig({ sync_offset: 0 }, 2, { synchronizer: { method: 'checkpoint', mode: 'async' } });
   assert.equal(usualSampler(asyncCfg), 'fresh');
-  assert.equal(usualSampler(tinyConfig({ sync_offset: 0 }, 2, { buffer: { storage: 'sqlite', max_staleness: 0, sampler: 'fifo' } })), 'fifo');
+  assert.equal(samplerConfig('mix', { expert_ratio: 0.5 }, asyncCfg).usual, 'fresh');
+  assert.equal(usualSampler(tinyConfig({ sync_offset: 0 }, 2, { buffer: { storage: 'sqlite', max_staleness: 0, sampler: 'priority' } })), 'priority');
+});
+
+test("the sampler's staleness bound: what the schedule makes, within buffer.max_staleness; async: max_staleness", () => {
+  const stale = (sync: Record<string, unknown>, max: number) => samplerStaleness(tinyConfig({ sync_offset: 0 }, 2, { buffer: { storage: 'sqlite', max_staleness: max }, synchronizer: { method: 'checkpoint', ...sync } }));
+  // The main job's max_staleness 1 in sync: rows of the step's own version only.
+  assert.equal(stale({ mode: 'sync' }, 1), 0);
+  assert.equal(samplerConfig('mix', { expert_ratio: 0.5 }, tinyConfig({ sync_offset: 0 }, 2, { buffer: { storage: 'sqlite', max_staleness: 1 } })).maxStaleness, 0);
+  assert.equal(stale({ mode: 'one_step_off' }, 3), 1);
+  assert.equal(stale({ sync_offset: 1, sync_interval: 3 }, 5), 3);
+  assert.equal(stale({ sync_offset: 2 }, 2), 2);
+  assert.equal(stale({ mode: 'async' }, 4), 4);
+});
+
+test("a sync (checkpoint) buffer with a re-explored step's surplus: step t trains on v(t) rows only", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-fresh-'));
+  const store = await openStore(join(dir, 'b.db'));
+  try {
+    const cfg = tinyConfig({ sync_offset: 0 }, 2, { buffer: { storage: 'sqlite', max_staleness: 1 } });
+    const sampler = makeSampler(store, { ...samplerConfig('grpo', {}, cfg), consumer: 't' });
+    // Step 4 was refilled: 4 + 3 rows of v4, 4 trained; at step 5 the explorer's first round gave 3 (one sample empty).
+    await store.appendExperiences([...[0, 1, 2, 3, 4, 5, 6].map((i) => makeExp(`v4-${i}`, { modelVersion: 4 }))]);
+    assert.equal((await sampler.sample({ batchSize: 4, currentVersion: 4, step: 4, timeoutMs: 0 })).experiences.length, 4);
+    await store.appendExperiences([0, 1, 2].map((i) => makeExp(`v5-${i}`, { modelVersion: 5 })));
+    // FIFO with max_staleness 1 would now take v4-4..6 + v5-0; the bound of sync waits for the refill.
+    await assert.rejects(sampler.sample({ batchSize: 4, currentVersion: 5, step: 5, timeoutMs: 0 }), SampleTimeoutError);
+    await store.appendExperiences([3, 4, 5, 6].map((i) => makeExp(`v5-${i}`, { modelVersion: 5 })));
+    const b = await sampler.sample({ batchSize: 4, currentVersion: 5, step: 5, timeoutMs: 0 });
+    assert.deepEqual(b.experiences.map((e) => e.id), ['v5-0', 'v5-1', 'v5-2', 'v5-3']);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
