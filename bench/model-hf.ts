@@ -11,8 +11,12 @@
 //  - LoRA training step tok/s (rank 8 on the seven projections, AdamW on the adapters) beside the
 //    same LoRA model in PyTorch CPU (Debian's python3-torch, better of 1 and 2 threads);
 //  - tensor bytes per base parameter under LoRA (weights + adapters + optimiser state) and peak RSS.
+// Rollout variants (native decode, raw llama.cpp, the engine; each at 1 and all cores' threads) run
+// interleaved, every variant once per round with the order reversed every other round, and report
+// medians and the load average over the rounds: on a shared machine the load drifts while it runs.
 // Env: BENCH_REPS (default 3), BENCH_LAYERS (default 30, fewer for a quick look), BENCH_PARTS
-// (default 'rollout,lora': which halves to run).
+// (default 'rollout,lora': which halves to run), BENCH_BATCHES (default '1,8': rollout batch sizes),
+// BENCH_THREADS (default '1,<cores>': thread counts of every rollout variant).
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -76,64 +80,103 @@ function prompts(B: number, seed: number): number[][] {
   return Array.from({ length: B }, () => Array.from({ length: GEN.promptLen }, () => rng.int(8, VOCAB - 2)));
 }
 
-async function oursRollout(m: Transformer, B: number): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < WARMUP + REPS; i++) {
-    const p = prompts(B, i);
-    const t0 = performance.now();
-    await generate(m, idsOnly, p, { maxNewTokens: GEN.newTokens, stopTokens: [], temperature: 1, seed: i });
-    if (i >= WARMUP) times.push(performance.now() - t0);
-  }
-  return (B * GEN.newTokens) / (median(times) / 1000);
+/** One rollout variant of the interleaved comparison: `run(rep)` times one batch of B prompts. */
+interface Variant {
+  name: string;
+  family: 'native' | 'engine' | 'raw' | 'raw_full';
+  threads: number;
+  run(rep: number): Promise<number>;
+  close?(): Promise<void>;
 }
 
-/** llama.cpp's rollout tok/s with `threads` threads (its worker threads spin-wait: on a loaded machine 1 can beat 2). */
-async function llamaCppRollout(llama: Llama, gguf: string, B: number, threads: number): Promise<{ tps: number; threads: number }> {
+function nativeVariant(m: Transformer, B: number, threads: number): Variant {
+  return {
+    name: `native_t${threads}`, family: 'native', threads,
+    async run(i) {
+      const p = prompts(B, i);
+      const t0 = performance.now();
+      await generate(m, idsOnly, p, { maxNewTokens: GEN.newTokens, stopTokens: [], temperature: 1, seed: i, decodeThreads: threads });
+      return performance.now() - t0;
+    },
+  };
+}
+
+/**
+ * Raw llama.cpp with `threads` threads (its worker threads spin-wait: on a loaded machine 1 can beat 2),
+ * its default sampler chain (top-k 40, top-p 0.95, min-p 0.05), or with `full` the whole distribution
+ * as a rollout needs it (top-k 0, top-p 1, min-p 0: what the engine samples, without its log-probs).
+ */
+async function rawVariant(llama: Llama, gguf: string, B: number, threads: number, full = false): Promise<Variant> {
   const model = await llama.loadModel({ modelPath: gguf });
   const ctx = await model.createContext({ contextSize: B * (GEN.promptLen + GEN.newTokens + 8), sequences: B, batchSize: 512, flashAttention: false, threads });
   const seqs = Array.from({ length: B }, () => ctx.getSequence());
-  const times: number[] = [];
-  try {
-    for (let i = 0; i < WARMUP + REPS; i++) {
+  return {
+    name: `raw${full ? '_full' : ''}_t${threads}`, family: full ? 'raw_full' : 'raw', threads,
+    async run(i) {
       const p = prompts(B, i);
       const t0 = performance.now();
       // node-llama-cpp batches the sequences' pending tokens into one llama_decode per step.
       await Promise.all(
         seqs.map(async (s, j) => {
           let n = 0;
-          for await (const _t of s.evaluate(p[j]! as Token[], { temperature: 1, seed: i * 100 + j })) if (++n >= GEN.newTokens) break;
+          for await (const _t of s.evaluate(p[j]! as Token[], { temperature: 1, seed: i * 100 + j, ...(full ? { topK: 0, topP: 1, minP: 0 } : {}) })) if (++n >= GEN.newTokens) break;
         }),
       );
-      if (i >= WARMUP) times.push(performance.now() - t0);
+      const dt = performance.now() - t0;
       for (const s of seqs) await s.clearHistory();
-    }
-    return { tps: (B * GEN.newTokens) / (median(times) / 1000), threads: ctx.currentThreads };
-  } finally {
-    for (const s of seqs) s.dispose();
-    await ctx.dispose();
-    await model.dispose();
-  }
+      return dt;
+    },
+    async close() {
+      for (const s of seqs) s.dispose();
+      await ctx.dispose();
+      await model.dispose();
+    },
+  };
 }
 
-/** The explorer's llama-cpp engine: one weight sync (GGUF export + load), then generate() as a run calls it. */
-async function engineRollout(m: Transformer, tok: Tokenizer, B: number, threads: number): Promise<{ tps: number; syncS: number }> {
+/** The explorer's llama-cpp engine: one weight sync (GGUF export + load), then generate() with behaviour log-probs as a run calls it. */
+async function engineVariant(m: Transformer, tok: Tokenizer, B: number, threads: number): Promise<Variant & { syncS: number }> {
   const engine = new LlamaCppRolloutModel({ tokenizer: tok, maxSeqLen: m.config.maxSeqLen, threads });
-  try {
-    const t0 = performance.now();
-    await engine.setWeights(m, 0);
-    const syncS = (performance.now() - t0) / 1000;
-    const times: number[] = [];
-    for (let i = 0; i < WARMUP + REPS; i++) {
+  const t0 = performance.now();
+  await engine.setWeights(m, 0);
+  return {
+    name: `engine_t${threads}`, family: 'engine', threads, syncS: (performance.now() - t0) / 1000,
+    async run(i) {
       const p = prompts(B, i);
       const t1 = performance.now();
       const gens = await engine.generate(p, { maxNewTokens: GEN.newTokens, stopTokens: [], temperature: 1, seed: i });
-      if (i >= WARMUP) times.push(performance.now() - t1);
+      const dt = performance.now() - t1;
       if (gens.some((g) => g.tokens.length !== GEN.newTokens || g.logprobsSource !== 'engine')) throw new Error('engine rollout: short sample or recomputed log-probs');
+      return dt;
+    },
+    close: () => engine.close(),
+  };
+}
+
+/**
+ * Every variant once per round, the order reversed every other round (ABC CBA ...), so a load that
+ * drifts during the bench weighs on all variants alike; medians over the rounds after the warm-up.
+ */
+async function interleaved(variants: Variant[], B: number): Promise<{ tps: Map<string, number>; cpuTps: Map<string, number>; load: number[] }> {
+  const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  // CPU seconds of this process (every thread: llama.cpp's workers and OpenBLAS's too) per run: far
+  // steadier than wall time when other processes take the cores, though shared caches still vary.
+  const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  const load: number[] = [];
+  for (let r = 0; r < WARMUP + REPS; r++) {
+    const order = r % 2 ? [...variants].reverse() : variants;
+    for (const v of order) {
+      const c0 = process.cpuUsage();
+      const ms = await v.run(r);
+      const c = process.cpuUsage(c0);
+      const cpuMs = (c.user + c.system) / 1000;
+      if (r >= WARMUP) times.get(v.name)!.push(ms), cpu.get(v.name)!.push(cpuMs);
+      console.error(`# b${B} round ${r}${r < WARMUP ? ' (warm-up)' : ''} ${v.name}: ${((B * GEN.newTokens) / (ms / 1000)).toFixed(2)} tok/s, ${((B * GEN.newTokens) / (cpuMs / 1000)).toFixed(2)} tok/CPU-s, load ${loadavg()[0].toFixed(1)}`);
     }
-    return { tps: (B * GEN.newTokens) / (median(times) / 1000), syncS };
-  } finally {
-    await engine.close();
+    if (r >= WARMUP) load.push(loadavg()[0]);
   }
+  const rate = (m: Map<string, number[]>) => new Map([...m].map(([k, ts]) => [k, (B * GEN.newTokens) / (median(ts) / 1000)]));
+  return { tps: rate(times), cpuTps: rate(cpu), load };
 }
 
 async function loraTrain(m: Transformer): Promise<{ tps: number; bytesPerParam: number; adapterParams: number }> {
@@ -175,23 +218,34 @@ try {
   const parts = (process.env.BENCH_PARTS ?? 'rollout,lora').split(',');
   // One llama.cpp instance for the whole bench (a second getLlama after dispose never resolves).
   const llama = await sharedLlama();
-  for (const B of parts.includes('rollout') ? [1, 8] : []) {
-    const ours = await oursRollout(model, B);
-    const runs = [await llamaCppRollout(llama, gguf, B, 1)];
-    if (availableParallelism() > 1) runs.push(await llamaCppRollout(llama, gguf, B, availableParallelism()));
-    const theirs = runs.reduce((a, b) => (b.tps > a.tps ? b : a));
-    report({
-      bench: 'model-hf', figure: `rollout_b${B}`, unit: 'tok/s', value: ours,
-      baseline: 'llama.cpp-f32', baseline_value: theirs.tps,
-      backend: engine.backend, matmul, decode, llama_threads: theirs.threads, load_avg_1m: loadavg()[0], params, shape, batch: `${B} x (${GEN.promptLen} prompt + ${GEN.newTokens} new)`,
-    });
-    const viaEngine = await engineRollout(model, ggufTok, B, theirs.threads);
-    report({
-      bench: 'model-hf', figure: `rollout_engine_llama_cpp_b${B}`, unit: 'tok/s', value: viaEngine.tps,
-      baseline: 'llama.cpp-f32', baseline_value: theirs.tps, native_tps: ours,
-      best_engine: viaEngine.tps > ours ? 'llama-cpp' : 'native', best_engine_ratio: Math.max(viaEngine.tps, ours) / theirs.tps,
-      sync_s: viaEngine.syncS, llama_threads: theirs.threads, load_avg_1m: loadavg()[0], params, batch: `${B} x (${GEN.promptLen} prompt + ${GEN.newTokens} new)`,
-    });
+  // BENCH_THREADS=1 leaves out the all-cores variants (on a heavily loaded 2-core machine llama.cpp's spinning workers make them minutes long).
+  const threadCounts = process.env.BENCH_THREADS ? process.env.BENCH_THREADS.split(',').map(Number) : availableParallelism() > 1 ? [1, availableParallelism()] : [1];
+  for (const B of parts.includes('rollout') ? (process.env.BENCH_BATCHES ?? '1,8').split(',').map(Number) : []) {
+    const engines = [];
+    for (const t of threadCounts) engines.push(await engineVariant(model, ggufTok, B, t));
+    const variants: Variant[] = [];
+    for (const t of threadCounts) variants.push(nativeVariant(model, B, t), await rawVariant(llama, gguf, B, t), engines[threadCounts.indexOf(t)]!, ...(B === 1 ? [await rawVariant(llama, gguf, B, t, true)] : []));
+    try {
+      const { tps, cpuTps, load } = await interleaved(variants, B);
+      const best = (family: Variant['family']) => variants.filter((v) => v.family === family).map((v) => ({ threads: v.threads, tps: tps.get(v.name)! })).reduce((a, b) => (b.tps > a.tps ? b : a));
+      const [nat, eng, raw] = [best('native'), best('engine'), best('raw')];
+      const common = {
+        baseline: 'llama.cpp-f32', baseline_value: raw.tps, llama_threads: raw.threads, rounds: REPS, order: 'interleaved, reversed every other round',
+        load_avg_1m: median(load), load_avg_1m_range: [Math.min(...load), Math.max(...load)], params, batch: `${B} x (${GEN.promptLen} prompt + ${GEN.newTokens} new)`,
+        all_tps: Object.fromEntries([...tps].map(([k, v]) => [k, Math.round(v * 100) / 100])),
+        // Tokens per CPU-second of each variant (median): the load-robust comparison.
+        all_tok_per_cpu_s: Object.fromEntries([...cpuTps].map(([k, v]) => [k, Math.round(v * 100) / 100])),
+      };
+      report({ bench: 'model-hf', figure: `rollout_b${B}`, unit: 'tok/s', value: nat.tps, ...common, backend: engine.backend, matmul, decode, decode_threads: nat.threads, shape });
+      report({
+        bench: 'model-hf', figure: `rollout_engine_llama_cpp_b${B}`, unit: 'tok/s', value: eng.tps, ...common, engine_threads: eng.threads, native_tps: nat.tps,
+        best_engine: eng.tps > nat.tps ? 'llama-cpp' : 'native', best_engine_ratio: Math.max(eng.tps, nat.tps) / raw.tps, sync_s: engines.map((e) => Math.round(e.syncS * 10) / 10),
+        // Like for like: llama.cpp sampling the whole distribution (the engine's sampler chain, no log-probs).
+        ...(B === 1 ? { raw_full_tps: best('raw_full').tps, engine_over_raw_full: eng.tps / best('raw_full').tps } : {}),
+      });
+    } finally {
+      for (const v of variants) await v.close?.();
+    }
   }
   await llama.dispose();
   if (parts.includes('lora')) {

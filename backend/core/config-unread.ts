@@ -51,6 +51,7 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
   if (has(explorer, 'partial_rollout') && (mode === 'train' || mode === 'bench')) add('explorer.partial_rollout', `not read in mode ${String(mode)} (no training rollouts are made; evaluations always run whole)`);
   if (isObj(explorer) && isObj(explorer.partial_rollout) && explorer.partial_rollout.loss_segments !== undefined && mode === 'explore') add('explorer.partial_rollout.loss_segments', 'not read in mode explore (no trainer)');
   if (set(explorer, 'engine', 'native') && mode !== 'both') add('explorer.engine', `read in mode both only (the engine samples each synced version of the model being trained; mode ${String(mode)} does not)`);
+  // (auto reads workers: its native side runs on them.)
   if (isObj(explorer) && explorer.engine === 'llama-cpp' && set(explorer, 'workers', 1)) add('explorer.workers', 'not read with explorer.engine llama-cpp (one llama.cpp context samples every sequence)');
   if (isObj(explorer) && isObj(explorer.eval_sampling))
     for (const [k, dflt] of [['temperature', 1], ['top_k', 0], ['top_p', 1]] as const) if (set(explorer.eval_sampling, k, dflt)) add(`explorer.eval_sampling.${k}`, 'evaluation is greedy: only max_new_tokens is read');

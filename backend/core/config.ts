@@ -133,8 +133,12 @@ export const RunConfigSchema = z
     explorer: z
       .object({
         workers: z.number().int().positive().default(1),
-        /** What samples rollouts: this project's decode, or llama.cpp on a GGUF export of each synced version. */
-        engine: z.enum(['native', 'llama-cpp']).default('native'),
+        /**
+         * What samples rollouts: this project's decode, llama.cpp on a GGUF export of each synced version, or
+         * auto: per batch, whichever of the two this process measured faster at that batch size (each
+         * experience records the engine and why in metadata.rollout_engine / rollout_engine_reason).
+         */
+        engine: z.enum(['native', 'llama-cpp', 'auto']).default('native'),
         tasks_per_step: z.number().int().positive().default(8),
         repeat_times: z.number().int().positive().default(8),
         sampling,

@@ -21,6 +21,16 @@ export interface RolloutGeneration extends Omit<Generation, 'finishReason'> {
    * gives none that match). Workflows record it as the experience's `metadata.logprobs_source`.
    */
   logprobsSource?: 'engine' | 'recomputed';
+  /** `explorer.engine: auto`: the engine that sampled this batch and why; recorded as `metadata.rollout_engine` / `rollout_engine_reason`. */
+  rolloutEngine?: { name: 'native' | 'llama-cpp'; reason: string };
+}
+
+/** The experience metadata a generation brings (log-prob source, the engine `auto` picked). */
+export function generationMetadata(g: Pick<RolloutGeneration, 'logprobsSource' | 'rolloutEngine'>): Record<string, string> {
+  return {
+    ...(g.logprobsSource ? { logprobs_source: g.logprobsSource } : {}),
+    ...(g.rolloutEngine ? { rollout_engine: g.rolloutEngine.name, rollout_engine_reason: g.rolloutEngine.reason } : {}),
+  };
 }
 
 /** What the explorer samples from: the local policy, worker threads, or an external OpenAI-compatible server. */

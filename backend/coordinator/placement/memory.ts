@@ -65,7 +65,7 @@ export async function executeInProcess(
     // the trainer on the main thread.
     const gate: OverlapGate | null =
       cfg.synchronizer.mode === 'async' ? { kind: 'async', lead: cfg.buffer.max_staleness } : cfg.synchronizer.sync_offset > 0 ? { kind: 'offset', offset: cfg.synchronizer.sync_offset } : null;
-    pool = rolloutEngine(cfg, model.config, tok) ?? (gate ? new WorkerRolloutModel({ workers: 1, config: model.config, tokenizer: tok }) : undefined);
+    pool = rolloutEngine(cfg, model.config, tok, { overlap: !!gate }) ?? (gate ? new WorkerRolloutModel({ workers: 1, config: model.config, tokenizer: tok }) : undefined);
     const evalOpts = evalOptions(cfg);
     const stages = stagesOf(cfg);
     // The stage being run decides the advantage function of fresh experiences.

@@ -9,7 +9,7 @@
 import type { Experience, Task } from '../../core/types.js';
 import { encodeMessage, encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
 import { environments, type EnvSession } from '../environments/index.js';
-import { newExperienceId, workflows, type Workflow, type WorkflowContext } from '../workflow.js';
+import { generationMetadata, newExperienceId, workflows, type RolloutGeneration, type Workflow, type WorkflowContext } from '../workflow.js';
 
 export const DEFAULT_MAX_TURNS = 8;
 
@@ -28,6 +28,7 @@ interface Episode {
   error?: string;
   info: Record<string, number | string | boolean>;
   logprobsSource?: 'engine' | 'recomputed';
+  rolloutEngine?: RolloutGeneration['rolloutEngine'];
 }
 
 export const multiTurn: Workflow = {
@@ -86,6 +87,7 @@ export const multiTurn: Workflow = {
         e.logprobs.push(...g.logprobs);
         // One recomputed turn makes the episode's log-probs recomputed.
         if (g.logprobsSource && e.logprobsSource !== 'recomputed') e.logprobsSource = g.logprobsSource;
+        if (g.rolloutEngine) e.rolloutEngine = g.rolloutEngine;
         // Close an unfinished turn so the layout stays well-formed; the marker is not the model's.
         if (g.tokens[g.tokens.length - 1] !== endId) {
           e.tokens.push(endId);
@@ -141,7 +143,7 @@ export const multiTurn: Workflow = {
         modelVersion: version,
         reward: infra ? 0 : e.reward,
         rewardDetails: { ...e.info, turns: e.turns, end: e.end },
-        ...(e.logprobsSource ? { metadata: { logprobs_source: e.logprobsSource } } : {}),
+        ...(e.logprobsSource || e.rolloutEngine ? { metadata: generationMetadata(e) } : {}),
         status: infra ? 'infra_failure' : e.turns === 0 ? 'invalid' : 'ok',
         statusReason: infra ? `${e.end}: ${e.error ?? ''}` : e.turns === 0 ? 'no turn fitted in the model' : undefined,
         useCount: 0,

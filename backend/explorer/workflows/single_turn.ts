@@ -3,7 +3,7 @@
 import type { Experience, Task } from '../../core/types.js';
 import type { tf } from '../../model/engine.js';
 import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
-import { newExperienceId, workflows, type Workflow, type WorkflowContext } from '../workflow.js';
+import { generationMetadata, newExperienceId, workflows, type Workflow, type WorkflowContext } from '../workflow.js';
 import { canContinue, markUnfinished } from '../partial.js';
 
 export interface SingleTurnExtras {
@@ -69,7 +69,7 @@ export async function runSingleTurn(tasks: Task[], ctx: WorkflowContext, extras:
         useCount: 0,
         createdAt: now,
         split: ctx.split,
-        ...(extras.metadata || g.logprobsSource ? { metadata: { ...extras.metadata?.(task), ...(g.logprobsSource ? { logprobs_source: g.logprobsSource } : {}) } } : {}),
+        ...(extras.metadata || g.logprobsSource || g.rolloutEngine ? { metadata: { ...extras.metadata?.(task), ...generationMetadata(g) } } : {}),
         ...(budget !== undefined && g.tokens.length ? { segments: [{ version, start: 0, end: g.tokens.length, step: ctx.step }] } : {}),
       };
       return cut[i] ? markUnfinished(e, task) : e;
