@@ -164,3 +164,18 @@ test('memory run, proposer endpoint: a chat server\'s tasks pass the reward chec
     rmSync(ws, { recursive: true, force: true });
   }
 });
+
+test('explore mode (no trainer): the explorer synthesizes after each step, one round a step', async () => {
+  const ws = tempWorkspace();
+  try {
+    const cfg = { ...config('memory', 3), mode: 'explore' as const, stages: undefined, trainer: { ...config('memory', 3).trainer, steps: 3 } };
+    await runJob({ config: cfg, workspace: ws, runId: 'x1' });
+    const runDir = join(ws, '.rft', 'runs', 'x1');
+    const s = await synthesized(join(runDir, 'buffer.db'), 'x1');
+    assert.ok(s.tasks.length >= 4, `${s.tasks.length} synthesized`);
+    await checkTasks(s.tasks);
+    assert.deepEqual(records(runDir, 'synthesize').map((r) => r.step), [0, 1, 2]);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
