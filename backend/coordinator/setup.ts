@@ -260,6 +260,7 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
   try {
     // Under LoRA the frozen base stays outside the 4 GiB wasm heap (1B-class models fit).
     model = loadCheckpoint(dir, { external: frozenOutsideHeap(cfg.model.lora) }).model;
+    if (model.external.size) log.info(`model: frozen base weights outside the wasm heap (${Math.round([...model.external.values()].reduce((a, w) => a + w.data.byteLength, 0) / 2 ** 20)} MiB)`);
   } catch (e) {
     throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, { field: 'model.checkpoint' });
   }
