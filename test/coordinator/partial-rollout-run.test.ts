@@ -12,6 +12,7 @@ import { validateRunConfig, type RunConfig } from '../../backend/core/config.js'
 import { BUDGET, MAX_NEW, STEPS, partialConfig } from './partial-config.js';
 import { checkRunConfig } from '../../backend/coordinator/config-check.js';
 import { checkDistributedConfig } from '../../backend/coordinator/distributed/setup.js';
+import { unreadFields } from '../../backend/core/config-unread.js';
 import { tempWorkspace } from './tiny-config.js';
 
 function records(runDir: string): Record<string, unknown>[] {
@@ -73,6 +74,11 @@ test('explorer.partial_rollout is refused where it cannot be read, at its path',
   assert.deepEqual(at(big), ['explorer.partial_rollout.max_tokens_per_step']);
   // Distributed: not built there; refused naming the field rather than ignored.
   assert.match(checkDistributedConfig(partialConfig('checkpoint')) ?? '', /^explorer\.partial_rollout: /);
+  // Modes that make no training rollouts do not read it (reported, as every unread field is).
+  const unread = (mode: string) => unreadFields({ mode, explorer: { partial_rollout: { max_tokens_per_step: 4 } } }).map((i) => i.path);
+  assert.ok(unread('train').includes('explorer.partial_rollout'));
+  assert.ok(unread('bench').includes('explorer.partial_rollout'));
+  assert.ok(!unread('both').includes('explorer.partial_rollout'));
   const { config, issues } = validateRunConfig({ explorer: { partial_rollout: { max_tokens_per_step: 0 } } });
   assert.equal(config, undefined);
   assert.ok(issues.some((i) => i.path === 'explorer.partial_rollout.max_tokens_per_step'));
