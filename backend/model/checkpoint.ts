@@ -43,6 +43,7 @@ export function hfConfig(c: ModelConfig, tok?: Tokenizer): Record<string, unknow
 /**
  * The model's tensors in Hugging Face's layout (linear weights [out, in]), keyed by HF name; LoRA
  * adapters merged into their weights (W + alpha/r A B) unless `base` asks for the frozen base alone.
+ * A weight outside the heap may come back as the model's own array (no copy): read it, never write it.
  */
 export async function hfTensors(model: Transformer, opts: { base?: boolean } = {}): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
