@@ -399,6 +399,6 @@ export function explorerOptions(cfg: RunConfig, runId: string, seed: number) {
       topP: cfg.explorer.sampling.top_p,
     },
     seed,
-    ...(cfg.explorer.partial_rollout ? { partial: { maxTokensPerStep: cfg.explorer.partial_rollout.max_tokens_per_step, maxStaleness: cfg.buffer.max_staleness } } : {}),
+    ...(cfg.explorer.partial_rollout ? { partial: { maxTokensPerStep: cfg.explorer.partial_rollout.max_tokens_per_step, maxStaleness: samplerStaleness(cfg) } } : {}),
   };
 }

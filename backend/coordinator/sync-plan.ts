@@ -38,7 +38,8 @@ export function publishesAt(step: number, interval: number): boolean {
  * on 61 one-version-old rows and 3 fresh ones.
  */
 export function samplerStaleness(cfg: RunConfig): number {
-  if (cfg.synchronizer.mode === 'async') return cfg.buffer.max_staleness;
+  // Partial rollouts: a trajectory finished over several steps (or waiting for its group) is older than the offset by design.
+  if (cfg.synchronizer.mode === 'async' || cfg.explorer.partial_rollout) return cfg.buffer.max_staleness;
   const { sync_interval: i, sync_offset: k } = cfg.synchronizer;
   return Math.min(cfg.buffer.max_staleness, k + i - 1);
 }
