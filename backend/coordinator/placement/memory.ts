@@ -149,7 +149,12 @@ export async function executeInProcess(
       setBase: async (a) => {
         baseAcc = a;
       },
-      evaluate: async () => ({ result: await evaluate(rollout, pools.eval, pools.reward, evalOpts), step: version }),
+      // explorer.engine auto (the explorer not beside the trainer): evaluations sample with the engine auto picks for their batch too.
+      evaluate: async () => {
+        const auto = cfg.explorer.engine === 'auto' && !gate ? pool : undefined;
+        if (auto && auto.version !== version) await auto.setWeights(model, version);
+        return { result: await evaluate(auto ?? rollout, pools.eval, pools.reward, evalOpts), step: version };
+      },
       finalWhenStopped: true,
       runStage: async (si, stage) => {
         currentAlgorithm = stage.algorithm;
