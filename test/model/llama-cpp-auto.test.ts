@@ -3,10 +3,11 @@
 // GGUF export, this project's decode): both branches are taken, each generation says which engine
 // and why, log-probs of either engine agree with this project's forward pass within 1e-3, a model
 // llama.cpp cannot take (no GGUF vocabulary) falls back to native with the reason, and a run records
-// the engine and reason in every experience's metadata.
+// the engine and reason in every experience's metadata (memory and checkpoint placements; in memory the
+// evaluations go through it too).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig } from '../../backend/core/config.js';
@@ -101,36 +102,46 @@ test('config: explorer.engine auto is accepted and reads explorer.workers; a vis
   assert.equal(makeRolloutEngine({ engine: 'auto', workers: 1, config: vision, tokenizer: tok }), undefined);
 });
 
-test('a run with explorer.engine auto (memory): the first batch of a size samples with the prior, the next probes the other engine; each experience records which and why, log-probs within 1e-3 of its version', async () => {
-  const hf = makeHfModel(join(root, 'run'), { ...LLAMA, seed: 9 });
-  const { config, issues } = validateRunConfig({
-    name: 'auto',
-    seed: 3,
-    model: { checkpoint: hf },
-    taskset: { builtin: 'reverse', size: 20 },
-    eval: { builtin: 'reverse', size: 2, split: 'eval' },
-    workflow: { name: 'single_turn', reward: 'exact_match' },
-    explorer: { engine: 'auto', tasks_per_step: 4, repeat_times: 1, sampling: { max_new_tokens: 6, temperature: 1 }, eval_sampling: { max_new_tokens: 4 } },
-    trainer: { batch_size: 4 },
-    buffer: { storage: 'sqlite', max_staleness: 1 },
-    stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: 2, lr: 0.05 }],
+for (const sync of ['memory', 'checkpoint'] as const) {
+  test(`a run with explorer.engine auto (synchronizer ${sync}): the first batch of a size samples with the prior, the next probes the other engine; each experience records which and why, log-probs within 1e-3 of its version`, async () => {
+    const hf = makeHfModel(join(root, `run-${sync}`), { ...LLAMA, seed: 9 });
+    const { config, issues } = validateRunConfig({
+      name: 'auto',
+      seed: 3,
+      model: { checkpoint: hf },
+      taskset: { builtin: 'reverse', size: 20 },
+      eval: { builtin: 'reverse', size: 2, split: 'eval' },
+      workflow: { name: 'single_turn', reward: 'exact_match' },
+      explorer: { engine: 'auto', tasks_per_step: 4, repeat_times: 1, sampling: { max_new_tokens: 6, temperature: 1 }, eval_sampling: { max_new_tokens: 4 } },
+      trainer: { batch_size: 4 },
+      buffer: { storage: 'sqlite', max_staleness: 1 },
+      synchronizer: { method: sync },
+      stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: 2, lr: 0.05 }],
+    });
+    assert.ok(config, JSON.stringify(issues));
+    const s = await runJob({ config, workspace: join(root, `ws-${sync}`), runId: `auto-${sync}`, checkpointEvery: 1 });
+    assert.equal(s.trainer_steps, 2);
+    const store = await openStore(join(s.run_dir, 'buffer.db'));
+    const exps = (await store.list({ runId: `auto-${sync}` })).filter((e) => e.source === 'usual' && e.split !== 'eval');
+    await store.close();
+    assert.ok(exps.length >= 8, `${exps.length} rollouts`);
+    const engines = new Set(exps.map((e) => e.metadata?.rollout_engine));
+    assert.deepEqual([...engines].sort(), ['llama-cpp', 'native'], 'both engines sampled');
+    for (const e of exps) assert.match(String(e.metadata?.rollout_engine_reason), /^batch \d+: (no measurement|probing|.* measured faster|re-probing)/);
+    let worst = 0;
+    for (const v of new Set(exps.map((e) => e.modelVersion))) {
+      // v0 is the imported folder (memory runs save no checkpoint before the first update).
+      const ck = loadCheckpoint(v === 0 && sync === 'memory' ? hf : join(s.run_dir, 'checkpoints', `v${v}`));
+      for (const e of exps.filter((x) => x.modelVersion === v)) worst = Math.max(worst, maxDiff(e.logprobs, await recomputeLogprobs(ck.model, e.promptTokens, e.responseTokens, 1)));
+      ck.model.dispose();
+    }
+    // memory: the start evaluation (2 eval tasks, one batch) went through auto too: the first explore
+    // step's metrics count one batch more than that step generated (checkpoint: the explorer process
+    // counts only its own; the trainer process evaluates natively).
+    const firstExplore = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind?: string; rollout?: { batches?: Record<string, number> } }).find((r) => r.kind === 'explore' && r.rollout);
+    const counted = Object.values(firstExplore?.rollout?.batches ?? {}).reduce((a, b) => a + b, 0);
+    assert.equal(counted, sync === 'memory' ? 2 : 1, `batches after the start evaluation and one explore step: ${JSON.stringify(firstExplore?.rollout)}`);
+    console.log(`# auto run (${sync}): ${exps.length} rollouts, engines ${[...engines].join(', ')}, max |stored - native of that version| = ${worst.toExponential(2)}`);
+    assert.ok(worst < TOLERANCE, `difference ${worst}`);
   });
-  assert.ok(config, JSON.stringify(issues));
-  const s = await runJob({ config, workspace: join(root, 'ws'), runId: 'auto-run', checkpointEvery: 1 });
-  assert.equal(s.trainer_steps, 2);
-  const store = await openStore(join(s.run_dir, 'buffer.db'));
-  const exps = (await store.list({ runId: 'auto-run' })).filter((e) => e.source === 'usual' && e.split !== 'eval');
-  await store.close();
-  assert.ok(exps.length >= 8, `${exps.length} rollouts`);
-  const engines = new Set(exps.map((e) => e.metadata?.rollout_engine));
-  assert.deepEqual([...engines].sort(), ['llama-cpp', 'native'], 'both engines sampled');
-  for (const e of exps) assert.match(String(e.metadata?.rollout_engine_reason), /^batch \d+: (no measurement|probing|.* measured faster|re-probing)/);
-  let worst = 0;
-  for (const v of new Set(exps.map((e) => e.modelVersion))) {
-    const ck = loadCheckpoint(join(s.run_dir, 'checkpoints', `v${v}`));
-    for (const e of exps.filter((x) => x.modelVersion === v)) worst = Math.max(worst, maxDiff(e.logprobs, await recomputeLogprobs(ck.model, e.promptTokens, e.responseTokens, 1)));
-    ck.model.dispose();
-  }
-  console.log(`# auto run: ${exps.length} rollouts, engines ${[...engines].join(', ')}, max |stored - native of that version| = ${worst.toExponential(2)}`);
-  assert.ok(worst < TOLERANCE, `difference ${worst}`);
-});
+}
