@@ -57,3 +57,18 @@ export async function until<T>(fn: () => T | Promise<T>, what: string, ms = 20_0
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** Opens `ws` as the only workspace folder and activates the extension with a real backend; resolves once it runs. */
+export async function activateWith(ws: string) {
+  vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(ws), name: 'ws', index: 0 }];
+  vscode.settings.set('rftStudio.nodePath', process.execPath);
+  const ctx = fakeContext(extensionDir());
+  const api = (await ext.activate(ctx as never)) as import('../../src/extension.js').StudioApi;
+  await until(() => api.services!.client.state === 'running', 'backend running');
+  return { ctx, api };
+}
+
+export async function deactivateFrom(ctx: ReturnType<typeof fakeContext>): Promise<void> {
+  await ext.deactivate();
+  for (const d of ctx.subscriptions) d.dispose();
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ext, extensionDir, fakeContext, until, vscode, workspaceDir } from './harness.js';
+import { activateWith, deactivateFrom, fakeContext, until, vscode, workspaceDir } from './harness.js';
 import { makeHfModel } from '../helpers/hf-model.js';
 import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint, saveCheckpoint } from '../../backend/model/checkpoint.js';
@@ -69,16 +69,11 @@ before(async () => {
   await saveCheckpoint(ck.model, join(ws, 'ckpts', 'lora-ck'), { version: 4, base_model: 'acme/tiny-qwen2' }, ck.tokenizer);
   ck.model.dispose();
   process.env.HF_HUB_CACHE = cache;
-  vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(ws), name: 'ws', index: 0 }];
-  vscode.settings.set('rftStudio.nodePath', process.execPath);
-  ctx = fakeContext(extensionDir());
-  api = await ext.activate(ctx as never);
-  await until(() => api.services!.client.state === 'running', 'backend running');
+  ({ ctx, api } = await activateWith(ws));
 });
 
 after(async () => {
-  await ext.deactivate();
-  for (const d of ctx.subscriptions) d.dispose();
+  await deactivateFrom(ctx);
   if (savedCache === undefined) delete process.env.HF_HUB_CACHE;
   else process.env.HF_HUB_CACHE = savedCache;
   rmSync(root, { recursive: true, force: true });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { ext, extensionDir, fakeContext, until, vscode, workspaceDir } from './harness.js';
+import { activateWith, deactivateFrom, fakeContext, vscode, workspaceDir } from './harness.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { FeedbackService } from '../../backend/buffer/feedback.js';
@@ -52,16 +52,11 @@ before(async () => {
     await fb.rate(fine.id, 3, 'bob');
   }
   await store.close();
-  vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(ws), name: 'ws', index: 0 }];
-  vscode.settings.set('rftStudio.nodePath', process.execPath);
-  ctx = fakeContext(extensionDir());
-  api = await ext.activate(ctx as never);
-  await until(() => api.services!.client.state === 'running', 'backend running');
+  ({ ctx, api } = await activateWith(ws));
 });
 
 after(async () => {
-  await ext.deactivate();
-  for (const d of ctx.subscriptions) d.dispose();
+  await deactivateFrom(ctx);
   rmSync(ws, { recursive: true, force: true });
 });
 

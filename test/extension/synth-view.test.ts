@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { ext, extensionDir, fakeContext, until, vscode, workspaceDir } from './harness.js';
+import { activateWith, deactivateFrom, fakeContext, until, vscode, workspaceDir } from './harness.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import type { Task } from '../../backend/core/types.js';
@@ -31,16 +31,11 @@ before(async () => {
     task('arith-train-1~s3.0', 'Compute 12 / 4. Put the result in <answer></answer>.', { origin: 'synth:endpoint', parent: 'arith-train-1', synth_step: 3 }),
   ]);
   await store.close();
-  vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(ws), name: 'ws', index: 0 }];
-  vscode.settings.set('rftStudio.nodePath', process.execPath);
-  ctx = fakeContext(extensionDir());
-  api = await ext.activate(ctx as never);
-  await until(() => api.services!.client.state === 'running', 'backend running');
+  ({ ctx, api } = await activateWith(ws));
 });
 
 after(async () => {
-  await ext.deactivate();
-  for (const d of ctx.subscriptions) d.dispose();
+  await deactivateFrom(ctx);
   rmSync(ws, { recursive: true, force: true });
 });
 
