@@ -127,7 +127,7 @@ test('a DPO stage takes the configured batch of whole pairs; an odd batch_size i
 
 test("buffer.sampler: pairs is refused at its path (dpo stages take it by themselves)", () => {
   const { config } = validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' }, buffer: { sampler: 'pairs' } });
-  assert.deepEqual(checkRunConfig(config!).filter((i) => i.path === 'buffer.sampler').map((i) => i.message), ["'pairs' is taken by dpo stages by themselves; buffer.sampler reads rollouts (fifo or priority)"]);
+  assert.deepEqual(checkRunConfig(config!).filter((i) => i.path === 'buffer.sampler').map((i) => i.message), ["'pairs' is taken by dpo stages by themselves; buffer.sampler reads rollouts (fifo, fresh or priority)"]);
 });
 
 test('derivePairs: different prompt tokens under one task id are never paired', () => {
