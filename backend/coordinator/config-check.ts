@@ -148,7 +148,13 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   return issues;
 }
 
-/** Partial rollouts continue a single-turn sample from its tokens; what cannot be continued that way is refused. */
+/** Partial rollouts continue a single-turn sample from its tokens; what cannot be continued that way is refused (every process model, distributed too). */
+export function partialRolloutIssues(cfg: RunConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  checkPartialRollout(cfg, (path, message) => void issues.push({ path, message }));
+  return issues;
+}
+
 function checkPartialRollout(cfg: RunConfig, add: Add): void {
   const p = cfg.explorer.partial_rollout;
   if (!p) return;

@@ -72,8 +72,12 @@ test('explorer.partial_rollout is refused where it cannot be read, at its path',
   const big = partialConfig('memory');
   big.explorer.partial_rollout!.max_tokens_per_step = MAX_NEW;
   assert.deepEqual(at(big), ['explorer.partial_rollout.max_tokens_per_step']);
-  // Distributed: not built there; refused naming the field rather than ignored.
-  assert.match(checkDistributedConfig(partialConfig('checkpoint')) ?? '', /^explorer\.partial_rollout: /);
+  // Distributed: runs (test/coordinator/partial-distributed.test.ts); what no placement continues is refused there too, at its path.
+  assert.equal(checkDistributedConfig(partialConfig('checkpoint')), null);
+  assert.match(checkDistributedConfig(partialConfig('checkpoint', { workflow: { name: 'multi_turn', reward: 'environment' } })) ?? '', /^explorer\.partial_rollout: continues single_turn samples only/);
+  const bigDist = partialConfig('checkpoint');
+  bigDist.explorer.partial_rollout!.max_tokens_per_step = MAX_NEW;
+  assert.match(checkDistributedConfig(bigDist) ?? '', /^explorer\.partial_rollout\.max_tokens_per_step: /);
   // Modes that make no training rollouts do not read it (reported, as every unread field is).
   const unread = (mode: string) => unreadFields({ mode, explorer: { partial_rollout: { max_tokens_per_step: 4 } } }).map((i) => i.path);
   assert.ok(unread('train').includes('explorer.partial_rollout'));

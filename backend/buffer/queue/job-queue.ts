@@ -5,14 +5,19 @@
 // it done in ONE transaction, guarded by the lease (owner + attempt + not expired): a holder whose
 // lease expired and was taken over cannot land its experiences, so no duplicate reaches the trainer.
 // Experience ids are derived from (run, job, sample), so even a repeated ack cannot add a row twice.
+// Partial rollouts: a job whose group is not finished acks it as `partial` rows and, in the same
+// transaction, queues one continuation job naming them; the holder of that job's lease is the only
+// one who may replace them (its ack deletes and rewrites them), so a trajectory is continued by one
+// explorer at a time, and a crashed explorer's continuation comes back as any lost job does.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
-import { ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
+import { fromRow, ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
 import { parsePostgresUrl } from '../storage/postgres.js';
 import { inTransaction } from '../storage/pg-transaction.js';
 import { parseExperience } from '../storage/validate.js';
+import { ConflictError } from '../storage/types.js';
 import { NOW_MS, QUEUE_DDL, WEIGHTS_CHANNEL } from './schema.js';
 import type { WorkerInfo } from '../../core/protocol.js';
 
@@ -23,6 +28,8 @@ export interface NewJob {
   target: number;
   requiredVersion: number;
   task: Task;
+  /** Partial rollouts: the stored partial rows (ids) of the group this job continues. */
+  continues?: string[];
 }
 
 export interface LeasedJob {
@@ -32,6 +39,16 @@ export interface LeasedJob {
   task: Task;
   /** The lease's attempt number: the ack must name it. */
   attempt: number;
+  /** Partial rollouts: the stored partial rows (ids) of the group this job continues. */
+  continues?: string[];
+}
+
+/** What an ack writes besides the job's experiences (partial rollouts). */
+export interface AckExtra {
+  /** Partial rows this ack writes again or releases (deleted in its transaction; each must still be partial). */
+  replacing?: string[];
+  /** The continuation of a group still unfinished after this job, queued in the same transaction. */
+  next?: NewJob;
 }
 
 export type AckResult = { ok: true; inserted: number } | { ok: false; reason: 'lease_lost' | 'stale' };
@@ -99,10 +116,10 @@ export class JobQueue {
   async addJobs(runId: string, jobs: NewJob[]): Promise<number> {
     if (!jobs.length) return 0;
     const r = await this.pool.query(
-      `INSERT INTO rft_jobs (run_id, id, target, required_version, task)
-       SELECT $1, x.id, x.target, x.rv, x.task FROM unnest($2::text[], $3::int[], $4::int[], $5::text[]) AS x(id, target, rv, task)
+      `INSERT INTO rft_jobs (run_id, id, target, required_version, task, continues)
+       SELECT $1, x.id, x.target, x.rv, x.task, x.continues FROM unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::text[]) AS x(id, target, rv, task, continues)
        ON CONFLICT (run_id, id) DO NOTHING`,
-      [runId, jobs.map((j) => j.id), jobs.map((j) => j.target), jobs.map((j) => j.requiredVersion), jobs.map((j) => JSON.stringify(j.task))],
+      [runId, jobs.map((j) => j.id), jobs.map((j) => j.target), jobs.map((j) => j.requiredVersion), jobs.map((j) => JSON.stringify(j.task)), jobs.map((j) => (j.continues ? JSON.stringify(j.continues) : null))],
     );
     return r.rowCount ?? 0;
   }
@@ -116,11 +133,14 @@ export class JobQueue {
          ORDER BY target, seq LIMIT $3 FOR UPDATE SKIP LOCKED)
        UPDATE rft_jobs j SET state = 'leased', lease_owner = $4, lease_until = ${NOW_MS} + $5, attempts = j.attempts + 1
        FROM picked WHERE j.run_id = $1 AND j.id = picked.id
-       RETURNING j.id, j.target, j.required_version, j.task, j.attempts`,
+       RETURNING j.id, j.target, j.required_version, j.task, j.attempts, j.continues`,
       [runId, version, n, owner, leaseMs],
     );
     return rows
-      .map((r) => ({ id: String(r.id), target: Number(r.target), requiredVersion: Number(r.required_version), task: JSON.parse(String(r.task)) as Task, attempt: Number(r.attempts) }))
+      .map((r) => ({
+        id: String(r.id), target: Number(r.target), requiredVersion: Number(r.required_version), task: JSON.parse(String(r.task)) as Task, attempt: Number(r.attempts),
+        ...(r.continues === null || r.continues === undefined ? {} : { continues: JSON.parse(String(r.continues)) as string[] }),
+      }))
       .sort((a, b) => a.target - b.target || a.id.localeCompare(b.id));
   }
 
@@ -162,7 +182,7 @@ export class JobQueue {
    * (expired, or taken over) or when `version` is more than maxStaleness behind the newest published
    * checkpoint (then the job goes back to the queue for a fresher explorer).
    */
-  async ack(runId: string, job: LeasedJob, owner: string, version: number, maxStaleness: number, exps: Experience[]): Promise<AckResult> {
+  async ack(runId: string, job: LeasedJob, owner: string, version: number, maxStaleness: number, exps: Experience[], extra: AckExtra = {}): Promise<AckResult> {
     const rows = exps.map((e, i) => pgSafeText(toRow(parseExperience(e, { field: `job ${job.id} experience[${i}]` }))));
     return this.tx(async (c) => {
       const cur = (await c.query(`SELECT state, lease_owner, attempts, acked_by, lease_until >= ${NOW_MS} AS live FROM rft_jobs WHERE run_id = $1 AND id = $2 FOR UPDATE`, [runId, job.id])).rows[0] as Row | undefined;
@@ -174,6 +194,12 @@ export class JobQueue {
       if (version < latest - maxStaleness) {
         await c.query(`UPDATE rft_jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE run_id = $1 AND id = $2`, [runId, job.id]);
         return { ok: false, reason: 'stale' } as const;
+      }
+      const replacing = [...new Set(extra.replacing ?? [])];
+      if (replacing.length) {
+        // Only this job's lease holder replaces them (the job was queued naming them); a miss is a broken chain, never skipped.
+        const n = (await c.query(`DELETE FROM experiences WHERE run_id = $1 AND status = 'partial' AND id = ANY($2::text[])`, [runId, replacing])).rowCount ?? 0;
+        if (n !== replacing.length) throw new ConflictError(`job ${job.id}: ${n} of ${replacing.length} partial rows it continues are still partial`);
       }
       let inserted = 0;
       if (rows.length) {
@@ -191,8 +217,21 @@ export class JobQueue {
         `UPDATE rft_jobs SET state = 'done', lease_until = NULL, acked_by = $3, acked_version = $4, acked_at = ${NOW_MS}, experiences = $5 WHERE run_id = $1 AND id = $2`,
         [runId, job.id, owner, version, inserted],
       );
+      const next = extra.next;
+      if (next)
+        await c.query(`INSERT INTO rft_jobs (run_id, id, target, required_version, task, continues) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, id) DO NOTHING`, [
+          runId, next.id, next.target, next.requiredVersion, JSON.stringify(next.task), next.continues ? JSON.stringify(next.continues) : null,
+        ]);
       return { ok: true, inserted } as const;
     });
+  }
+
+  /** Partial rollouts: this run's stored partial rows of the given ids (in that order; a missing one is left out). */
+  async partialRows(runId: string, ids: string[]): Promise<Experience[]> {
+    if (!ids.length) return [];
+    const rows = await this.rows(`SELECT * FROM experiences WHERE run_id = $1 AND status = 'partial' AND id = ANY($2::text[])`, [runId, ids]);
+    const byId = new Map(rows.map((r) => [String(r.id), fromRow(r)]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   /** Jobs not done yet that need a newer version than `version` (an explorer with it waits for weights, not for jobs). */

@@ -17,8 +17,16 @@ export const QUEUE_DDL = `
     acked_version INTEGER,
     acked_at DOUBLE PRECISION,
     experiences INTEGER,
+    continues TEXT,
     PRIMARY KEY (run_id, id)
   );
+  -- Partial rollouts: a continuation job names the stored partial rows of its group (JSON ids). Added
+  -- to a table made before it only when missing (an ALTER would lock the queue on every open).
+  DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'rft_jobs' AND column_name = 'continues') THEN
+      ALTER TABLE rft_jobs ADD COLUMN continues TEXT;
+    END IF;
+  END $$;
   CREATE INDEX IF NOT EXISTS rft_jobs_pick ON rft_jobs (run_id, state, target, seq);
   -- Leasing reads only open jobs: this index stays as small as the open jobs however long the
   -- history of done ones grows (the lease query repeats its predicate, state <> 'done').

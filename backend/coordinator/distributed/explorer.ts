@@ -4,12 +4,14 @@
 // completion in one transaction). It never produces with weights more than max_staleness versions
 // behind the trainer, and a lost connection (database restart, network cut) is waited out: its
 // leases expire meanwhile, other explorers take the jobs over, and its own late acks are refused.
+// With explorer.partial_rollout a job may be the continuation of a group's stored trajectories (partial-jobs.ts).
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { initEngine } from '../../model/engine.js';
-import { JobQueue, experienceId, workerId, type LeasedJob } from '../../buffer/queue/job-queue.js';
+import { JobQueue, experienceId, workerId, type AckExtra, type LeasedJob } from '../../buffer/queue/job-queue.js';
+import type { Experience } from '../../core/types.js';
 import { WeightsListener } from '../../buffer/queue/listen.js';
 import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
@@ -23,6 +25,7 @@ import { ChecksumError } from './weights.js';
 import type { ClientTls, HttpWeightsSource } from './weights-http.js';
 import { openRecordedStore, type WeightsStoreSpec } from './weights-store.js';
 import { WeightsLoader } from './weights-load.js';
+import { runPartialJob } from './partial-jobs.js';
 
 const log = logger('dist-explorer');
 
@@ -58,6 +61,11 @@ export interface ExplorerResult {
    */
   waitS: { weights: number; jobs: number };
   wallS: number;
+  /**
+   * Partial rollouts: trajectories continued and of them finished, continuation jobs queued by its
+   * acks (whether they landed or not), most new tokens one trajectory got in one job.
+   */
+  partial: { continued: number; finished: number; queued: number; maxTrajectoryTokens: number };
 }
 
 // The abort listener goes with the timer: one left per call piles up on the run's long-lived signal
@@ -99,6 +107,8 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const pipeline = experiencePipeline(cfg, () => stages[stageOfStep(stages, jobTarget)]!.algorithm);
   const S = cfg.buffer.max_staleness;
   const batch = o.batch ?? 1;
+  const partial = cfg.explorer.partial_rollout;
+  const sampling = { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p };
   let model: LocalRolloutModel | null = null;
   // explorer.engine llama-cpp: llama.cpp samples a GGUF of each loaded version (`model` keeps the version and weights); auto: per batch, llama.cpp or native.
   let engine: SyncedRolloutModel | undefined;
@@ -107,7 +117,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   let detail = '';
   let notified = -1;
   const acks: number[] = [];
-  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, loads: { folder: 0, http: 0, s3: 0 }, busyS: 0, waitS: { weights: 0, jobs: 0 }, wallS: 0 };
+  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, partial: { continued: 0, finished: 0, queued: 0, maxTrajectoryTokens: 0 }, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, loads: { folder: 0, http: 0, s3: 0 }, busyS: 0, waitS: { weights: 0, jobs: 0 }, wallS: 0 };
   const held = new Set<LeasedJob>();
   // The run's object store (S3), when it has one: credentials from this process's environment.
   const wstore = await openRecordedStore(() => withRetry(() => q.getState<WeightsStoreSpec>(o.runId, 'dist:weights-store'), { signal: o.signal }));
@@ -228,28 +238,45 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           }
           setState('generating', `job ${job.id} with v${model.version}`);
           const jobStart = performance.now();
-          const raw = await workflow.run([job.task], {
-            model: engine ?? model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target,
-            seed: (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0,
-            sampling: { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p },
-          });
           jobTarget = job.target;
-          const exps = pipeline.run(raw).experiences.map((e, i) => ({
-            ...e,
-            id: experienceId(o.runId, job.id, i),
-            groupId: `${o.runId}:job:${job.id}`,
-            // weights: the sha256 of the version that made it (provenance beyond the version number).
-            metadata: { ...(e.metadata ?? {}), job: job.id, worker: id, attempt: job.attempt, weights: modelChecksum },
-          }));
+          const seed = (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0;
+          const provenance = { job: job.id, worker: id, attempt: job.attempt, weights: modelChecksum };
+          let exps: Experience[];
+          let extra: AckExtra = {};
+          if (partial) {
+            // Partial rollouts (partial-jobs.ts): the group's stored rows are read by this lease's holder only.
+            const stored = job.continues ? await q.partialRows(o.runId, job.continues) : [];
+            const pr = await runPartialJob(job, stored, {
+              runId: o.runId, workflow, model: engine ?? model, reward, sampling, repeatTimes: cfg.explorer.repeat_times, budget: partial.max_tokens_per_step, seed,
+              metadata: provenance, process: (raw) => pipeline.run(raw).experiences,
+            });
+            exps = pr.experiences;
+            extra = { replacing: pr.replacing, ...(pr.next ? { next: pr.next } : {}) };
+            res.partial.continued += pr.continued;
+            res.partial.finished += pr.finished;
+            res.partial.maxTrajectoryTokens = Math.max(res.partial.maxTrajectoryTokens, pr.maxTrajectoryTokens);
+            if (pr.next) res.partial.queued++;
+          } else {
+            const raw = await workflow.run([job.task], { model: engine ?? model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target, seed, sampling });
+            exps = pipeline.run(raw).experiences.map((e, i) => ({
+              ...e,
+              id: experienceId(o.runId, job.id, i),
+              groupId: `${o.runId}:job:${job.id}`,
+              // weights: the sha256 of the version that made it (provenance beyond the version number).
+              metadata: { ...(e.metadata ?? {}), ...provenance },
+            }));
+          }
           // Retried until the database answers, however long the cut: the answer is then definite (landed,
           // or refused as lost / stale and counted), never a rollout silently given up.
-          const r = await withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps), { signal: o.signal });
+          const r = await withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps, extra), { signal: o.signal });
           held.delete(job);
           res.busyS += (performance.now() - jobStart) / 1000;
           if (r.ok) {
             res.jobs++;
-            res.experiences += exps.length;
-            for (let i = 0; i < exps.length; i++) acks.push(Date.now());
+            // Partial rows are not experiences yet (their group is still being rolled out).
+            const done = exps.filter((e) => e.status !== 'partial').length;
+            res.experiences += done;
+            for (let i = 0; i < done; i++) acks.push(Date.now());
           } else {
             res.refused[r.reason]++;
             log.warn(`job ${job.id} (attempt ${job.attempt}) refused: ${r.reason}; its experiences are dropped`);

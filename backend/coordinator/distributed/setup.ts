@@ -13,6 +13,7 @@ import { JobQueue, type WorkerRow } from '../../buffer/queue/job-queue.js';
 import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
 import { expertExperience, initialModel, loadTasks, makeTokenizer, stagesOf, tokenizerTexts } from '../setup.js';
 import { checkSyncConfig } from '../sync-plan.js';
+import { partialRolloutIssues } from '../config-check.js';
 import { stageExplores } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { jobSync, PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
@@ -38,8 +39,9 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
   // a selector that learns from outcomes plans from the list it was made with.
   const synth = Array.isArray(cfg.taskset.pipeline) ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize') : -1;
   if (synth >= 0 && !PLANNED_SELECTORS.includes(cfg.taskset.selector)) return `taskset.pipeline[${synth}]: synthesize in a distributed run takes taskset.selector shuffle, sequential or random (not ${cfg.taskset.selector})`;
-  // Partial rows would have to be leased between explorers (jobs are acked whole); not built there.
-  if (cfg.explorer.partial_rollout) return 'explorer.partial_rollout: partial rollouts run with `rft run` (synchronizer memory or checkpoint); a distributed run does not continue trajectories across jobs yet: leave it out';
+  // Partial rollouts continue a group in continuation jobs (partial-jobs.ts); what no placement can continue is refused here too.
+  const partial = partialRolloutIssues(cfg)[0];
+  if (partial) return `${partial.path}: ${partial.message}`;
   return checkSyncConfig(cfg);
 }
 
