@@ -165,7 +165,10 @@ static napi_value Sgemm(napi_env env, napi_callback_info info) {
 // ---- One decoding step of the Llama-style transformer (backend/model/transformer.ts), fused ----
 // Weights are read in place from the wasm heap; the KV cache, key mask, scratch and logits live in a
 // JS-owned state buffer. Index layout of the `cfg` (Int32Array) and `off` (Float64Array) arguments
-// is shared with backend/model/native-decode.ts.
+// is shared with backend/model/native-decode.ts. The optional 8th argument (an Array as long as
+// `off`) gives, per weight slot, a Float32Array outside the heap (frozen weights kept outside it,
+// backend/model/external-weights.ts) that replaces the heap offset: projections and an untied head
+// there are in Hugging Face's [out, in] layout, the embedding table [vocab, dModel] as in the heap.
 enum { C_B, C_D, C_H, C_KV, C_HD, C_F, C_V, C_L, C_MAXT, C_POS, C_TIED, C_N };
 enum { O_EMBED, O_NORM, O_HEAD, O_COS, O_SIN, O_MASK, O_X, O_H, O_Q, O_K, O_V, O_ATT, O_G, O_U, O_LOGITS, O_SCORES, O_LAYERS };
 enum { L_IN, L_Q, L_K, L_V, L_O, L_POST, L_GATE, L_UP, L_DOWN, L_KC, L_VC, L_N };
@@ -183,6 +186,13 @@ static void gemm_nn(int M, int N, int K, const float *A, const float *B, float *
 static void decode_proj(int M, int N, int K, const float *A, const float *W, float *C, float beta) {
   if (M > DECODE_GEMV_ROWS) { gemm_nn(M, N, K, A, W, C, beta); return; }
   for (int m = 0; m < M; m++) cblas_sgemv(RowMajor, Trans, K, N, 1.0f, W, N, A + (int64_t)m * K, 1, beta, C + (int64_t)m * N, 1);
+}
+
+// The same product for W in HF's [out, in] layout (a weight outside the heap): C (+)= A @ W^T.
+static void decode_proj_w(int M, int N, int K, const float *A, const float *W, int outIn, float *C, float beta) {
+  if (!outIn) { decode_proj(M, N, K, A, W, C, beta); return; }
+  if (M > DECODE_GEMV_ROWS) { cblas_sgemm(RowMajor, NoTrans, Trans, M, N, K, 1.0f, A, K, W, K, beta, C, N); return; }
+  for (int m = 0; m < M; m++) cblas_sgemv(RowMajor, NoTrans, N, K, 1.0f, W, K, A + (int64_t)m * K, 1, beta, C + (int64_t)m * N, 1);
 }
 
 static void rms_norm(const float *x, const float *w, float *out, int rows, int D, float eps) {
@@ -210,10 +220,10 @@ static void rope(float *x, int B, int n, int hd, const float *cos_p, const float
 }
 
 static napi_value Decode(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
-  napi_value argv[7];
+  size_t argc = 8;
+  napi_value argv[8];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc != 6 && argc != 7) { napi_throw_type_error(env, NULL, "decode expects (heap, state, tokens, cfg, off, eps[, threads])"); return NULL; }
+  if (argc < 6 || argc > 8) { napi_throw_type_error(env, NULL, "decode expects (heap, state, tokens, cfg, off, eps[, threads[, external]])"); return NULL; }
   void *heapP, *stateP, *tokP, *cfgP, *offP;
   size_t heapLen, stateLen, tokLen, cfgLen, offLen;
   napi_typedarray_type tt;
@@ -235,7 +245,7 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   // BLAS threads for this step (default 1): on 2 cores a lone sequence's mat-vecs gain from both when
   // the machine is otherwise idle, and lose to 1 under load (OpenBLAS's workers spin), so the caller picks.
   int32_t stepThreads = 1;
-  if (argc == 7) CHECK(napi_get_value_int32(env, argv[6], &stepThreads));
+  if (argc >= 7) CHECK(napi_get_value_int32(env, argv[6], &stepThreads));
   if (stepThreads < 1) stepThreads = 1;
   const int32_t *cfg = (const int32_t *)cfgP;
   const double *off = (const double *)offP;
@@ -245,11 +255,46 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "decode: inconsistent sizes");
     return NULL;
   }
-  // Every region must lie inside its buffer: (offset in bytes, floats) for heap (h) or state (s).
+  // Weights outside the heap, by slot: their data and length in floats (NULL where the slot is on the heap).
+  const float **extP = calloc(offLen, sizeof(float *));
+  int64_t *extN = calloc(offLen, sizeof(int64_t));
+  if (!extP || !extN) {
+    free(extP);
+    free(extN);
+    napi_throw_error(env, NULL, "decode: out of memory");
+    return NULL;
+  }
+  if (argc == 8) {
+    napi_valuetype et;
+    uint32_t extLen = 0;
+    int extOk = napi_typeof(env, argv[7], &et) == napi_ok;
+    const int given = extOk && et != napi_undefined && et != napi_null;
+    if (given) extOk = napi_get_array_length(env, argv[7], &extLen) == napi_ok && extLen == offLen;
+    for (uint32_t i = 0; given && extOk && i < extLen; i++) {
+      napi_value el;
+      size_t n;
+      void *d;
+      extOk = napi_get_element(env, argv[7], i, &el) == napi_ok && napi_typeof(env, el, &et) == napi_ok;
+      if (!extOk || et == napi_undefined || et == napi_null) continue;
+      extOk = napi_get_typedarray_info(env, el, &tt, &n, &d, &ab, &bo) == napi_ok && tt == napi_float32_array;
+      extP[i] = (const float *)d;
+      extN[i] = (int64_t)n;
+    }
+    if (!extOk) {
+      free(extP);
+      free(extN);
+      napi_throw_type_error(env, NULL, "decode: external must be an Array as long as off, of Float32Array or undefined");
+      return NULL;
+    }
+  }
+  // Every region must lie inside its buffer: (offset in bytes, floats) for heap (h) or state (s); a
+  // weight outside the heap must hold exactly its matrix.
   const int64_t hLenF = (int64_t)(heapLen / 4), sLenF = (int64_t)(stateLen / 4);
 #define IN_HEAP(o, n) ((o) >= 0 && (int64_t)(o) % 4 == 0 && (int64_t)(o) / 4 + (int64_t)(n) <= hLenF)
 #define IN_STATE(o, n) ((o) >= 0 && (int64_t)(o) % 4 == 0 && (int64_t)(o) / 4 + (int64_t)(n) <= sLenF)
-  int ok = IN_HEAP(off[O_EMBED], (int64_t)V * D) && IN_HEAP(off[O_NORM], D) && IN_HEAP(off[O_HEAD], (int64_t)V * D) &&
+#define W_OK(slot, n) (extP[slot] ? extN[slot] == (int64_t)(n) : IN_HEAP(off[slot], n))
+  const int64_t LB = O_LAYERS;
+  int ok = W_OK(O_EMBED, (int64_t)V * D) && IN_HEAP(off[O_NORM], D) && W_OK(O_HEAD, (int64_t)V * D) && !extP[O_NORM] && !extP[O_COS] && !extP[O_SIN] &&
            IN_HEAP(off[O_COS], (int64_t)maxT * hd) && IN_HEAP(off[O_SIN], (int64_t)maxT * hd) &&
            IN_STATE(off[O_MASK], (int64_t)B * maxT) && IN_STATE(off[O_X], (int64_t)B * D) && IN_STATE(off[O_H], (int64_t)B * D) &&
            IN_STATE(off[O_Q], (int64_t)B * H * hd) && IN_STATE(off[O_K], (int64_t)B * KV * hd) && IN_STATE(off[O_V], (int64_t)B * KV * hd) &&
@@ -257,26 +302,32 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
            IN_STATE(off[O_LOGITS], (int64_t)B * V) && IN_STATE(off[O_SCORES], maxT);
   for (int l = 0; ok && l < L; l++) {
     const double *lo = off + O_LAYERS + l * L_N;
-    ok = IN_HEAP(lo[L_IN], D) && IN_HEAP(lo[L_Q], (int64_t)D * H * hd) && IN_HEAP(lo[L_K], (int64_t)D * KV * hd) &&
-         IN_HEAP(lo[L_V], (int64_t)D * KV * hd) && IN_HEAP(lo[L_O], (int64_t)H * hd * D) && IN_HEAP(lo[L_POST], D) &&
-         IN_HEAP(lo[L_GATE], (int64_t)D * F) && IN_HEAP(lo[L_UP], (int64_t)D * F) && IN_HEAP(lo[L_DOWN], (int64_t)F * D) &&
-         IN_STATE(lo[L_KC], (int64_t)B * KV * maxT * hd) && IN_STATE(lo[L_VC], (int64_t)B * KV * maxT * hd);
+    const int64_t s = LB + (int64_t)l * L_N;
+    ok = IN_HEAP(lo[L_IN], D) && W_OK(s + L_Q, (int64_t)D * H * hd) && W_OK(s + L_K, (int64_t)D * KV * hd) &&
+         W_OK(s + L_V, (int64_t)D * KV * hd) && W_OK(s + L_O, (int64_t)H * hd * D) && IN_HEAP(lo[L_POST], D) &&
+         W_OK(s + L_GATE, (int64_t)D * F) && W_OK(s + L_UP, (int64_t)D * F) && W_OK(s + L_DOWN, (int64_t)F * D) &&
+         IN_STATE(lo[L_KC], (int64_t)B * KV * maxT * hd) && IN_STATE(lo[L_VC], (int64_t)B * KV * maxT * hd) &&
+         !extP[s + L_IN] && !extP[s + L_POST] && !extP[s + L_KC] && !extP[s + L_VC];
   }
   const int32_t *tok = (const int32_t *)tokP;
   for (int b = 0; ok && b < B; b++) ok = tok[b] >= 0 && tok[b] < V;
   if (!ok) {
+    free(extP);
+    free(extN);
     napi_throw_range_error(env, NULL, "decode: a region or token id is outside its buffer");
     return NULL;
   }
   float *hp = (float *)heapP, *sp = (float *)stateP;
 #define HP(o) (hp + (int64_t)(o) / 4)
 #define SP(o) (sp + (int64_t)(o) / 4)
+// A weight slot: outside the heap when given there, else at its heap offset.
+#define WP(slot) (extP[slot] ? extP[slot] : HP(off[slot]))
   const float eps = (float)epsD;
   float *x = SP(off[O_X]), *h = SP(off[O_H]), *q = SP(off[O_Q]), *k = SP(off[O_K]), *v = SP(off[O_V]);
   float *att = SP(off[O_ATT]), *g = SP(off[O_G]), *u = SP(off[O_U]), *scores = SP(off[O_SCORES]);
   float *mask = SP(off[O_MASK]);
   const float *cosP = HP(off[O_COS]) + (int64_t)pos * hd, *sinP = HP(off[O_SIN]) + (int64_t)pos * hd;
-  const float *embed = HP(off[O_EMBED]);
+  const float *embed = WP(O_EMBED);
   for (int b = 0; b < B; b++) {
     for (int i = 0; i < D; i++) x[(int64_t)b * D + i] = embed[(int64_t)tok[b] * D + i];
     mask[(int64_t)b * maxT + pos] = 1.0f;
@@ -288,10 +339,12 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   for (int l = 0; l < L; l++) {
     const double *lo = off + O_LAYERS + l * L_N;
     float *kc = SP(lo[L_KC]), *vc = SP(lo[L_VC]);
+    const int64_t s = LB + (int64_t)l * L_N;
+#define PROJ(M, N, K, A, slot, C, beta) decode_proj_w(M, N, K, A, WP(s + (slot)), extP[s + (slot)] != NULL, C, beta)
     rms_norm(x, HP(lo[L_IN]), h, B, D, eps);
-    decode_proj(B, H * hd, D, h, HP(lo[L_Q]), q, 0.0f);
-    decode_proj(B, KV * hd, D, h, HP(lo[L_K]), k, 0.0f);
-    decode_proj(B, KV * hd, D, h, HP(lo[L_V]), v, 0.0f);
+    PROJ(B, H * hd, D, h, L_Q, q, 0.0f);
+    PROJ(B, KV * hd, D, h, L_K, k, 0.0f);
+    PROJ(B, KV * hd, D, h, L_V, v, 0.0f);
     rope(q, B, H, hd, cosP, sinP);
     rope(k, B, KV, hd, cosP, sinP);
     for (int b = 0; b < B; b++)
@@ -335,20 +388,21 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
         }
       }
     }
-    decode_proj(B, D, H * hd, att, HP(lo[L_O]), x, 1.0f); // x += att @ Wo
+    PROJ(B, D, H * hd, att, L_O, x, 1.0f); // x += att @ Wo
     rms_norm(x, HP(lo[L_POST]), h, B, D, eps);
-    decode_proj(B, F, D, h, HP(lo[L_GATE]), g, 0.0f);
-    decode_proj(B, F, D, h, HP(lo[L_UP]), u, 0.0f);
+    PROJ(B, F, D, h, L_GATE, g, 0.0f);
+    PROJ(B, F, D, h, L_UP, u, 0.0f);
     for (int64_t i = 0; i < (int64_t)B * F; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
-    decode_proj(B, D, F, g, HP(lo[L_DOWN]), x, 1.0f); // x += swiglu @ Wdown
+    PROJ(B, D, F, g, L_DOWN, x, 1.0f); // x += swiglu @ Wdown
+#undef PROJ
   }
   rms_norm(x, HP(off[O_NORM]), h, B, D, eps);
   float *logits = SP(off[O_LOGITS]);
-  if (tied && B <= DECODE_GEMV_ROWS) {
-    for (int b = 0; b < B; b++) cblas_sgemv(RowMajor, NoTrans, V, D, 1.0f, HP(off[O_HEAD]), D, h + (int64_t)b * D, 1, 0.0f, logits + (int64_t)b * V, 1);
-  } else if (tied) cblas_sgemm(RowMajor, NoTrans, Trans, B, V, D, 1.0f, h, D, HP(off[O_HEAD]), D, 0.0f, logits, V);
-  else decode_proj(B, V, D, h, HP(off[O_HEAD]), logits, 0.0f);
+  // A tied head is the embedding table [V, D]; an untied one outside the heap is [V, D] too.
+  decode_proj_w(B, V, D, h, WP(O_HEAD), tied || extP[O_HEAD] != NULL, logits, 0.0f);
   if (openblas_set_num_threads && threads != stepThreads) openblas_set_num_threads(threads);
+  free(extP);
+  free(extN);
   return NULL;
 }
 
@@ -760,6 +814,10 @@ static napi_value Init(napi_env env, napi_value exports) {
   if (napi_set_named_property(env, exports, "adamw", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "sgemmExt", NAPI_AUTO_LENGTH, SgemmExt, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "sgemmExt", fn) != napi_ok) return NULL;
+  // decode takes weights outside the heap (its 8th argument): older builds lack this flag.
+  napi_value yes;
+  if (napi_get_boolean(env, 1, &yes) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "decodeExternal", yes) != napi_ok) return NULL;
   return exports;
 }
 

@@ -4,6 +4,7 @@
 import { logger } from '../core/log.js';
 import { initEngine } from '../model/engine.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
+import { inferenceOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import type { SyncedRolloutModel } from '../explorer/rollout-engine.js';
 import { workflows } from '../explorer/workflow.js';
@@ -70,8 +71,12 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
         return c && { version: c.version, path: c.path };
       },
       load: async (w) => {
-        const { model, meta } = loadCheckpoint(w.path);
-        model.mergeAdapters(); // LoRA: this process only samples, from plain (merged) weights
+        // This process only samples: the weights load outside the wasm heap when the addon allows
+        // (a 1B model's do not fit it), and the native decode step reads them there.
+        const { model, meta } = loadCheckpoint(w.path, { external: inferenceOutsideHeap() });
+        model.mergeAdapters(); // LoRA: this process only samples, from plain (merged) weights (merged in place outside the heap)
+        const note = outsideHeapNote(model);
+        if (note) log.info(`v${meta.version}: ${note}`);
         pool ??= rolloutEngine(cfg, model.config, tok, { disposeReplaced: true });
         if (!pool) return new LocalRolloutModel(model, tok, meta.version);
         // Rollout workers keep their own copies of the weights: publish, then free ours (llama-cpp keeps it to recompute log-probs).

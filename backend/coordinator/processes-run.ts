@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { RunConfig } from '../core/config.js';
 import { logger } from '../core/log.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
+import { inferenceOutsideHeap } from '../model/external-weights.js';
 import { checkStageIndex, readCheckpointMeta } from '../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
@@ -62,7 +63,7 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
       setBase: (a) => store.setState(runId, 'base_accuracy', a),
       evaluate: async () => {
         const ck = (await store.latestCheckpoint(runId))!;
-        const { model, meta } = loadCheckpoint(ck.path);
+        const { model, meta } = loadCheckpoint(ck.path, { external: inferenceOutsideHeap() }); // evaluation only: nothing trains
         try {
           return { result: await evaluate(new LocalRolloutModel(model, loadTokenizer(runDir), meta.version), pools.eval, pools.reward, evalOpts), step: ck.version };
         } finally {

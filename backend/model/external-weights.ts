@@ -56,6 +56,22 @@ export function frozenOutsideHeap(lora: unknown): boolean {
   return lora !== undefined && lora !== null && externalWeightsAvailable();
 }
 
+/**
+ * Whether a model that only runs (scoring, sampling, evaluation, a rollout process: no weight trains)
+ * loads its projections, embedding table and head outside the heap: whenever the addon allows.
+ * RFT_EXTERNAL_WEIGHTS=0 keeps them in the heap.
+ */
+export function inferenceOutsideHeap(): boolean {
+  return externalWeightsAvailable();
+}
+
+/** "N MiB of weights outside the wasm heap" for a log line, or undefined when every weight is in the heap. */
+export function outsideHeapNote(model: { external: Map<string, ExternalWeight> }): string | undefined {
+  if (!model.external.size) return undefined;
+  const bytes = [...model.external.values()].reduce((a, w) => a + w.data.byteLength, 0);
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB of weights outside the wasm heap`;
+}
+
 /** The parameters kept outside the heap when a model's base is frozen: every projection, the embedding table and the head. */
 export function isExternalizable(name: string): boolean {
   return /_proj\.weight$/.test(name) || name === 'model.embed_tokens.weight' || name === 'lm_head.weight';

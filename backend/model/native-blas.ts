@@ -13,7 +13,10 @@ export interface NativeBlasAddon {
   sgemm(heap: ArrayBuffer, aOff: number, bOff: number, cOff: number, batch: number, M: number, N: number, K: number,
     transA: number, transB: number, strideA: number, strideB: number): void;
   /** One fused decoding step (see backend/model/native-decode.ts); absent from older builds. */
-  decode?(heap: ArrayBuffer, state: ArrayBuffer, tokens: Int32Array, cfg: Int32Array, off: Float64Array, eps: number, threads?: number): void;
+  decode?(heap: ArrayBuffer, state: ArrayBuffer, tokens: Int32Array, cfg: Int32Array, off: Float64Array, eps: number, threads?: number,
+    external?: (Float32Array | undefined)[]): void;
+  /** True when `decode` takes weights outside the heap (its `external` argument); absent from older builds. */
+  decodeExternal?: boolean;
   /** Fused causal attention, forward (1) or backward (0) (see backend/model/native-attention.ts). */
   attention?(heap: ArrayBuffer, forward: number, offsets: Float64Array, dims: Int32Array, scale: number): void;
   /** Fused RMSNorm / SwiGLU / target log-prob and their gradients (see backend/model/native-ops.ts). */

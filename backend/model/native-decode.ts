@@ -1,7 +1,8 @@
 // KV-cache decoding with one native call per token (native/rft_blas.c `decode`): the whole step
-// (embedding, every layer, final norm, logits) runs in C on the weights in the wasm heap, so a
-// decode step costs one call instead of a few hundred tfjs kernels. The prompt is still prefilled
-// by the tfjs model (Transformer.forward); its cache is copied once into the decoder's own buffer.
+// (embedding, every layer, final norm, logits) runs in C on the weights where they lie (the wasm
+// heap, or Node buffers for frozen weights outside it: external-weights.ts), so a decode step costs
+// one call instead of a few hundred tfjs kernels. The prompt is still prefilled by the tfjs model
+// (Transformer.forward); its cache is copied once into the decoder's own buffer.
 import * as tf from '@tensorflow/tfjs-core';
 import { headDim } from './config.js';
 import { nativeAddon, nativeBlasActive } from './native-blas.js';
@@ -26,8 +27,8 @@ export function nativeDecodeAvailable(model?: Transformer): boolean {
   if (model && (model.config.attnBias || model.config.qkNorm)) return false;
   // LoRA adapters live outside the weights the C step reads.
   if (model && model.adapters.size > 0) return false;
-  // Frozen weights outside the wasm heap (external-weights.ts) are not where the C step reads.
-  if (model && model.external.size > 0) return false;
+  // Frozen weights outside the wasm heap (external-weights.ts): read there by builds that take them.
+  if (model && model.external.size > 0 && nativeAddon()?.decodeExternal !== true) return false;
   return nativeBlasActive() && typeof nativeAddon()?.decode === 'function' && tf.getBackend() === 'wasm' && process.env.RFT_NATIVE_DECODE !== '0';
 }
 
@@ -57,6 +58,8 @@ export class NativeDecoder {
   private readonly state: Float32Array;
   private readonly logitsAt: number;
   private readonly tokens: Int32Array;
+  /** Per weight slot, the weight outside the heap (undefined where it is on the heap). */
+  private readonly ext: (Float32Array | undefined)[];
 
   /**
    * A decoder for B rows continuing `cache` (its length is the next position), with room for
@@ -96,6 +99,7 @@ export class NativeDecoder {
       return o * 4;
     };
     this.off = new Float64Array(O.LAYERS + c.nLayers * L.N);
+    this.ext = new Array<Float32Array | undefined>(this.off.length).fill(undefined);
     this.off[O.MASK] = take(B * maxT);
     this.off[O.X] = take(B * c.dModel);
     this.off[O.H] = take(B * c.dModel);
@@ -142,19 +146,35 @@ export class NativeDecoder {
       if (o == null) throw new Error('native decode: a weight is not in the wasm heap');
       return o;
     };
-    // Weights are looked up on every step: an optimiser step replaces a variable's buffer.
+    // Weights are looked up on every step: an optimiser step replaces a variable's buffer. A weight
+    // outside the heap goes in `ext` at its slot (the C step reads it there, in HF's [out, in] layout).
     const m = this.model;
-    this.off[O.EMBED] = offsetOf(m.p('model.embed_tokens.weight'));
+    const ext = this.ext;
+    const place = (slot: number, name: string) => {
+      const w = m.external.get(name);
+      ext[slot] = w?.data;
+      this.off[slot] = w ? 0 : offsetOf(m.p(name));
+    };
+    place(O.EMBED, 'model.embed_tokens.weight');
     this.off[O.NORM] = offsetOf(m.p('model.norm.weight'));
-    this.off[O.HEAD] = m.config.tieEmbeddings ? this.off[O.EMBED]! : offsetOf(m.p('lm_head.weight'));
+    if (m.config.tieEmbeddings) {
+      this.off[O.HEAD] = this.off[O.EMBED]!;
+      ext[O.HEAD] = ext[O.EMBED];
+    } else place(O.HEAD, 'lm_head.weight');
     this.off[O.COS] = offsetOf(m.rope.cos);
     this.off[O.SIN] = offsetOf(m.rope.sin);
     for (let l = 0; l < m.config.nLayers; l++) {
-      LAYER_WEIGHTS.forEach((w, i) => (this.off[O.LAYERS + l * L.N + i] = offsetOf(m.p(`model.layers.${l}.${w}.weight`))));
+      LAYER_WEIGHTS.forEach((w, i) => {
+        const name = `model.layers.${l}.${w}.weight`;
+        if (w.endsWith('_proj')) place(O.LAYERS + l * L.N + i, name);
+        else this.off[O.LAYERS + l * L.N + i] = offsetOf(m.p(name));
+      });
     }
     const threads = this.stepThreads();
     const t0 = performance.now();
-    addon.decode!(backend.wasm.HEAPU8.buffer as ArrayBuffer, this.state.buffer as ArrayBuffer, this.tokens, this.cfg, this.off, m.config.rmsEps, threads);
+    const heapBuf = backend.wasm.HEAPU8.buffer as ArrayBuffer;
+    if (m.external.size) addon.decode!(heapBuf, this.state.buffer as ArrayBuffer, this.tokens, this.cfg, this.off, m.config.rmsEps, threads, ext);
+    else addon.decode!(heapBuf, this.state.buffer as ArrayBuffer, this.tokens, this.cfg, this.off, m.config.rmsEps, threads);
     if (this.threads === 'auto') this.record(threads, performance.now() - t0);
     this.cfg[C.POS]!++;
     const BV = this.cfg[C.B]! * this.cfg[C.V]!;

@@ -4,6 +4,7 @@
 import { command, flagNumber, flagString } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
+import { inferenceOutsideHeap } from '../../model/external-weights.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { resolveReward } from '../../explorer/reward-resolve.js';
 import { workflows, type RewardFn } from '../../explorer/workflow.js';
@@ -68,9 +69,9 @@ command({
   },
 });
 
-/** Greedy evaluation of a checkpoint; prints the JSON result line. */
+/** Greedy evaluation of a checkpoint (weights outside the wasm heap when the addon allows: nothing trains); prints the JSON result line. */
 async function scoreCheckpoint(dir: string, tasks: Task[], reward: RewardFn, opts: EvalOptions, source: Record<string, string>): Promise<number> {
-  const ck = loadCheckpoint(dir);
+  const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap() });
   if (!ck.tokenizer) {
     console.error(`${dir}: checkpoint has no tokenizer.json`);
     return 1;

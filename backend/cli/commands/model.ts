@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
+import { inferenceOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
+import { logger } from '../../core/log.js';
 import { countParams, headDim } from '../../model/config.js';
 import { architectureOf } from '../../model/hf/config.js';
 import { resolveModelDir, indexWeights } from '../../model/hf/folder.js';
@@ -37,13 +39,21 @@ interface ModelFolder {
   tokenizer(): Tokenizer;
 }
 
-/** The block every model command shares: the DIR argument, the engine, the folder loaded; the model is freed after `fn`. */
+const log = logger('model');
+
+/**
+ * The block every model command shares: the DIR argument, the engine, the folder loaded; the model is
+ * freed after `fn`. Nothing here trains, so the weights load outside the wasm heap when the addon
+ * allows (a 1B model's f32 weights do not fit the heap; RFT_EXTERNAL_WEIGHTS=0 keeps them in it).
+ */
 async function openModelFolder(args: ParsedArgs, usage: string, fn: (m: ModelFolder) => Promise<void>): Promise<number> {
   const arg = args.positional[0];
   if (!arg) throw new Error(`a model folder is required\nusage: rft ${usage}`);
   await initEngine();
   const dir = resolveModelDir(arg);
-  const ck = loadCheckpoint(dir);
+  const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap() });
+  const note = outsideHeapNote(ck.model);
+  if (note) log.info(`${dir}: ${note}`);
   try {
     await fn({ dir, ck, tokenizer: () => requireTokenizer(ck) });
   } finally {

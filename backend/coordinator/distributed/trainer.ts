@@ -8,6 +8,7 @@ import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
 import { initEngine } from '../../model/engine.js';
 import { saveCheckpoint } from '../../model/checkpoint.js';
+import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { PostgresStore } from '../../buffer/storage/postgres.js';
 import { makeSampler } from '../../buffer/sampler/index.js';
 import { JobQueue, workerId } from '../../buffer/queue/job-queue.js';
@@ -93,7 +94,11 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     if (!latest) throw new Error(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
     // From this host's disk, else fetched: v0 from the database (the coordinator put it there), any
     // version from the object store. So the trainer needs no folder of the coordinator's machine.
-    const { model, meta, tokenizer: tok } = loadVerified(await tw.local(latest), latest.checksum);
+    // LoRA: the frozen base outside the wasm heap, as the run's start loaded it (setup.ts initialModel).
+    const external = frozenOutsideHeap(cfg.model.lora);
+    const { model, meta, tokenizer: tok } = loadVerified(await tw.local(latest), latest.checksum, { external });
+    const note = outsideHeapNote(model);
+    if (note) log.info(`run ${o.runId}: v${meta.version} loaded, ${note}`);
     // Weights over HTTP from this host: explorers need no shared folder. Recorded in the run, so every
     // explorer finds the current address (a restarted trainer records its new one).
     if (o.serveWeights !== false && !tw.object) {
@@ -161,7 +166,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         // A stage resumed in the middle: its start on this host (fetched from the database or the object
         // store when this is not the machine that wrote it), for the reference.
         const startPath = startCk && startCk.version !== version ? await tw.local(startCk).catch((e: Error) => (log.warn(`stage start v${startCk.version}: ${e.message}; the reference is the current weights`), null)) : null;
-        const parts = await openStage(cfg, stage, model, tok, store, o.runId, () => (startPath ? loadVerified(startPath, startCk!.checksum).model : model.clone()));
+        const parts = await openStage(cfg, stage, model, tok, store, o.runId, () => (startPath ? loadVerified(startPath, startCk!.checksum, { external }).model : model.clone()));
         if (stageStep === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: parts.objective.name, distributed: true });
         // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
         const inner = makeSampler(store, parts.samplerConfig);

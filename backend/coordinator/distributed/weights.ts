@@ -25,12 +25,12 @@ export function versionDir(weightsDir: string, runId: string, version: number): 
 
 export class ChecksumError extends Error {}
 
-/** Load a published checkpoint after checking its folder against the recorded checksum. */
-export function loadVerified(path: string, checksum: string): LoadedCheckpoint {
+/** Load a published checkpoint after checking its folder against the recorded checksum (`external`: as loadCheckpoint's). */
+export function loadVerified(path: string, checksum: string, opts: { external?: boolean } = {}): LoadedCheckpoint {
   if (!existsSync(path)) throw new ChecksumError(`${path}: not visible from this host (is the weights folder shared?)`);
   const got = checksumDir(path);
   if (checksum && got !== checksum) throw new ChecksumError(`${path}: sha256 ${got.slice(0, 12)}… does not match the recorded ${checksum.slice(0, 12)}…`);
-  return loadCheckpoint(path);
+  return loadCheckpoint(path, opts);
 }
 
 /** Remove published versions older than the newest `keep` (v0, the run's start, and `also` stay). */

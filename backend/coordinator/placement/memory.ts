@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from '../../model/checkpoint.js';
+import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
@@ -55,7 +56,10 @@ export async function executeInProcess(
     pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
     if (!resumeFrom && pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
 
-    const model = resumeFrom ? loadCheckpoint(resumeFrom.dir).model : initialModel(cfg, tok, [...pools.train, ...pools.eval]);
+    // A resumed LoRA run loads its frozen base outside the wasm heap, as its start did (setup.ts initialModel).
+    const model = resumeFrom ? loadCheckpoint(resumeFrom.dir, { external: frozenOutsideHeap(cfg.model.lora) }).model : initialModel(cfg, tok, [...pools.train, ...pools.eval]);
+    const note = resumeFrom && outsideHeapNote(model);
+    if (note) log.info(`resumed from v${resumeFrom!.meta.version}: ${note}`);
     let version = resumeFrom?.meta.version ?? 0;
     const rollout = new LocalRolloutModel(model, tok, version);
     // explorer.workers > 1 (worker threads with copies of the weights) or explorer.engine llama-cpp

@@ -5,6 +5,7 @@
 import type { Task } from '../../core/types.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../../model/chat.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
+import { inferenceOutsideHeap } from '../../model/external-weights.js';
 import { InputError } from '../../core/errors.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
 import type { Transformer } from '../../model/transformer.js';
@@ -20,8 +21,9 @@ export function rewardModelFn(model: Transformer, tok: Tokenizer): RewardFn {
   };
 }
 
+/** A reward model only scores: its projections, table and head load outside the wasm heap when the addon allows. */
 export function loadRewardModel(dir: string): RewardFn {
-  const ck = loadCheckpoint(dir);
+  const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap() });
   if (!ck.model.config.valueHead) {
     ck.model.dispose();
     throw new InputError('not a reward model: the checkpoint has no value head (config rft.valueHead)', { file: `${dir}/config.json` });
