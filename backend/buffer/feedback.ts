@@ -28,6 +28,8 @@ function mustFit(e: Pick<Experience, 'promptTokens' | 'responseTokens' | 'action
   if (why) throw new InputError(`${what} cannot be trained on: ${why}`, { field: 'response' });
 }
 
+const DONE: Partial<Record<FeedbackAction, string>> = { rate: 'rated', reject: 'rejected', unreject: 'unrejected', promote: 'promoted' };
+
 /** What a log row's before/after hold: an experience's curation state, or a whole experience (created / deleted). */
 type Snapshot = { kind: 'state'; source: ExperienceSource; feedback: Feedback | null } | { kind: 'experience'; experience: Experience } | null;
 
@@ -76,7 +78,7 @@ export class FeedbackService {
 
   /** A new expert experience from a usual one; the original stays as it is. */
   async promote(id: string, who: string, opts: PromoteOptions = {}): Promise<{ logId: number; expert: Experience }> {
-    const orig = await this.mustGet(id);
+    const orig = await this.mustGetFinished(id, 'promote');
     if (orig.source !== 'usual') throw new Error(`experience '${id}' is already an expert experience`);
     const at = this.now();
     const base = {
@@ -194,7 +196,7 @@ export class FeedbackService {
   }
 
   private async changeState(id: string, who: string, action: FeedbackAction, f: (fb: Feedback) => Feedback): Promise<number> {
-    const e = await this.mustGet(id);
+    const e = await this.mustGetFinished(id, action);
     const at = this.now();
     const cur = e.feedback ?? null;
     const next: Feedback = { ...f({ ...(cur ?? {}) }), by: who, at };
@@ -211,6 +213,18 @@ export class FeedbackService {
       // Guarded by what was read: a concurrent edit from another window makes this fail, not overwrite.
       update: { id, expect: { source: e.source, feedback: cur }, set: { source: e.source, feedback: next } },
     });
+  }
+
+  /**
+   * A `partial` row (partial rollouts) is an unfinished trajectory, or a sample waiting for the rest of
+   * its group: not an experience yet. Its rollout rewrites or deletes it, so curation would be lost or
+   * would break the group's continuation (the explorer then drops the group).
+   */
+  private async mustGetFinished(id: string, action: FeedbackAction): Promise<Experience> {
+    const e = await this.mustGet(id);
+    if (e.status === 'partial')
+      throw new ConflictError(`experience '${id}' is a partial row (its group is still being rolled out): not an experience yet, so it cannot be ${DONE[action] ?? action}; wait until its group is finished`);
+    return e;
   }
 
   private async mustGet(id: string): Promise<Experience> {

@@ -65,6 +65,24 @@ for (const t of targets) {
       });
     });
 
+    test('a partial row (partial rollouts: not an experience yet) is refused by rate, reject, unreject and promote; nothing changes', async () => {
+      await withFb(async (s, fb) => {
+        const base = makeExp('p1', { status: 'partial', reward: 0 });
+        const responseTokens = base.responseTokens.slice(0, 6);
+        await s.appendExperiences([{ ...base, responseTokens, actionMask: responseTokens.map(() => 1), logprobs: base.logprobs.slice(0, 6), segments: [{ version: 0, start: 0, end: 6, step: 0 }], metadata: { partial: { finished: false } } }]);
+        const before = await s.get('p1');
+        const why = (verb: string) => new RegExp(`experience 'p1' is a partial row .*cannot be ${verb}`);
+        await assert.rejects(fb.rate('p1', 3, 'ann'), (e: Error) => e instanceof ConflictError && why('rated').test(e.message));
+        await assert.rejects(fb.reject('p1', 'ann'), why('rejected'));
+        await assert.rejects(fb.unreject('p1', 'ann'), why('unrejected'));
+        await assert.rejects(fb.promote('p1', 'ann'), why('promoted'));
+        await assert.rejects(fb.promote('p1', 'ann', { editedResponse: 'x', tokenize }), why('promoted'));
+        assert.deepEqual(await s.get('p1'), before, 'the row is as it was');
+        assert.deepEqual(await s.feedbackLog(), [], 'nothing logged');
+        assert.equal(await s.count({ source: 'expert' }), 0, 'no expert copy');
+      });
+    });
+
     test('promote with an edited response creates a new expert experience and leaves the original intact', async () => {
       await withFb(async (s, fb) => {
         const orig = await s.get('u1');

@@ -2,7 +2,8 @@
 // leasing concurrently), on the long-output config of the partial-rollout run tests: no job gives a
 // trajectory more than the per-step budget (every segment), trajectories that spanned several jobs are
 // trained, partial rows never, and no trajectory is continued twice (each later segment was added by
-// one continuation job, acked once by the worker that made it, and its chain has no gap).
+// one continuation job, acked once by the worker that made it, and its chain has no gap). A chain
+// broken by a hand edit of its rows is acked empty and counted, and the run still finishes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,8 +16,9 @@ import { checkDistributedConfig, createDistributedRun } from '../../backend/coor
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
 import { continuationId } from '../../backend/coordinator/distributed/partial-jobs.js';
+import { JobQueue, experienceId } from '../../backend/buffer/queue/job-queue.js';
 import type { Experience } from '../../backend/core/types.js';
-import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
+import { makeExp, pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { BUDGET, STEPS, partialConfig } from './partial-config.js';
 
 test('continuation job ids: ID~c1, ID~c2, ...', () => {
@@ -128,6 +130,71 @@ test('distributed (PostgreSQL, 2 explorers): budget per job kept, multi-job traj
       for (const e of await store.list({ runId: 'pd', status: 'partial', limit: 1000 })) assert.equal(e.useCount, 0);
     } finally {
       await store.close();
+    }
+  } finally {
+    server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('distributed: a continuation whose partial rows were edited away is acked empty and counted (broken_chain), the step topped up, the run finishes', async (t) => {
+  const server = startPg();
+  if ('skip' in server) return t.skip(server.skip);
+  const dir = mkdtempSync(join(tmpdir(), 'rft-partial-broken-'));
+  try {
+    const url = pgSchemaUrl(server.url);
+    const cfg = partialConfig('checkpoint');
+    await createDistributedRun(cfg, url, 'pb', join(dir, 'weights'));
+    // The queue as a lost explorer left it: job 0:0 acked as two partial rows with its continuation
+    // 0:0~c1; then a hand edit of the buffer deletes one row and marks the other invalid.
+    const { connectionString, schema } = parsePostgresUrl(url);
+    const c = new pg.Client({ connectionString, options: `-c search_path=${schema}` });
+    await c.connect();
+    const q = await JobQueue.open(url);
+    const ids = [0, 1].map((i) => experienceId('pb', '0:0', i));
+    try {
+      const [job] = await q.lease('pb', 'lost-explorer', 0, 1, 60_000);
+      assert.equal(job!.id, '0:0');
+      const rows = ids.map((id) => {
+        const e = makeExp(id, { runId: 'pb', taskId: job!.task.id, groupId: 'pb:job:0:0', status: 'partial', reward: 0 });
+        const responseTokens = e.responseTokens.slice(0, BUDGET);
+        return { ...e, responseTokens, actionMask: responseTokens.map(() => 1), logprobs: e.logprobs.slice(0, BUDGET), segments: [{ version: 0, start: 0, end: BUDGET, step: 0 }], metadata: { partial: { finished: false, task: job!.task } } };
+      });
+      const next = { id: '0:0~c1', target: 0, requiredVersion: 0, task: job!.task, continues: ids };
+      assert.deepEqual(await q.ack('pb', job!, 'lost-explorer', 0, 1, rows, { next }), { ok: true, inserted: 2 });
+      await c.query(`DELETE FROM experiences WHERE id = $1`, [ids[0]]);
+      await c.query(`UPDATE experiences SET status = 'invalid' WHERE id = $1`, [ids[1]]);
+    } finally {
+      await q.close();
+    }
+
+    const stop = new AbortController();
+    const stopTrainer = new AbortController();
+    // An explorer that fails stops the trainer too (it would otherwise wait for the group forever).
+    const explorer = distributedExplorer({ url, runId: 'pb', signal: stop.signal, leaseMs: 20_000, batch: 1 }).catch((e: unknown) => {
+      stopTrainer.abort();
+      throw e;
+    });
+    let tr;
+    try {
+      tr = await distributedTrainer({ url, runId: 'pb', outDir: join(dir, 'out'), signal: stopTrainer.signal });
+    } finally {
+      stop.abort();
+    }
+    const ex = await explorer;
+    assert.equal(ex.dropped.broken_chain, 1, 'the broken continuation was counted once');
+    assert.equal(tr.done, true);
+    assert.equal(tr.step, STEPS);
+    assert.ok(tr.topUps >= 1, 'the group that never arrived was topped up');
+    try {
+      const job = (await c.query(`SELECT state, experiences, acked_by FROM rft_jobs WHERE run_id = 'pb' AND id = '0:0~c1'`)).rows[0] as Record<string, unknown>;
+      assert.deepEqual([job.state, Number(job.experiences), job.acked_by], ['done', 0, ex.worker], 'acked empty by the explorer');
+      assert.equal((await c.query(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = 'pb' AND id LIKE '0:0~c%'`)).rows[0].n, '1', 'no further continuation');
+      // Nothing deleted or revived: the edited row stays as the edit left it, never trained.
+      const left = (await c.query(`SELECT id, status, use_count FROM experiences WHERE id = ANY($1::text[])`, [ids])).rows as Record<string, unknown>[];
+      assert.deepEqual(left.map((r) => [r.id, r.status, Number(r.use_count)]), [[ids[1], 'invalid', 0]]);
+    } finally {
+      await c.end();
     }
   } finally {
     server.stop();

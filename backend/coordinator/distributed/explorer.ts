@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { initEngine } from '../../model/engine.js';
-import { JobQueue, experienceId, workerId, type AckExtra, type LeasedJob } from '../../buffer/queue/job-queue.js';
+import { JobQueue, experienceId, workerId, type AckExtra, type AckResult, type LeasedJob } from '../../buffer/queue/job-queue.js';
 import type { Experience } from '../../core/types.js';
 import { WeightsListener } from '../../buffer/queue/listen.js';
 import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
@@ -25,7 +25,8 @@ import { ChecksumError } from './weights.js';
 import type { ClientTls, HttpWeightsSource } from './weights-http.js';
 import { openRecordedStore, type WeightsStoreSpec } from './weights-store.js';
 import { WeightsLoader } from './weights-load.js';
-import { runPartialJob } from './partial-jobs.js';
+import { brokenChain, runPartialJob } from './partial-jobs.js';
+import { ConflictError } from '../../buffer/storage/types.js';
 
 const log = logger('dist-explorer');
 
@@ -49,8 +50,12 @@ export interface ExplorerResult {
   jobs: number;
   experiences: number;
   refused: { lease_lost: number; stale: number };
-  /** Jobs let go before their rollout: the lease had been lost (paused, cut off), or the weights had gone stale. */
-  dropped: { lease_lost: number; stale: number };
+  /**
+   * Jobs let go before their rollout: the lease had been lost (paused, cut off), or the weights had gone
+   * stale; broken_chain: continuations whose partial rows were gone or no longer partial (cleared, edited
+   * by hand), acked with no experiences (not in `jobs`) so that no explorer fails on them again.
+   */
+  dropped: { lease_lost: number; stale: number; broken_chain: number };
   /** Versions loaded from the recorded folder (this host sees it), over HTTP from the trainer, from the S3 store. */
   loads: { folder: number; http: number; s3: number };
   /** Seconds spent rolling out and acking (the rest: waiting for jobs or weights, loading, reconnecting). */
@@ -117,7 +122,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   let detail = '';
   let notified = -1;
   const acks: number[] = [];
-  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, partial: { continued: 0, finished: 0, queued: 0, maxTrajectoryTokens: 0 }, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0 }, loads: { folder: 0, http: 0, s3: 0 }, busyS: 0, waitS: { weights: 0, jobs: 0 }, wallS: 0 };
+  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, partial: { continued: 0, finished: 0, queued: 0, maxTrajectoryTokens: 0 }, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0, broken_chain: 0 }, loads: { folder: 0, http: 0, s3: 0 }, busyS: 0, waitS: { weights: 0, jobs: 0 }, wallS: 0 };
   const held = new Set<LeasedJob>();
   // The run's object store (S3), when it has one: credentials from this process's environment.
   const wstore = await openRecordedStore(() => withRetry(() => q.getState<WeightsStoreSpec>(o.runId, 'dist:weights-store'), { signal: o.signal }));
@@ -241,11 +246,15 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           jobTarget = job.target;
           const seed = (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0;
           const provenance = { job: job.id, worker: id, attempt: job.attempt, weights: modelChecksum };
-          let exps: Experience[];
+          let exps: Experience[] = [];
           let extra: AckExtra = {};
-          if (partial) {
-            // Partial rollouts (partial-jobs.ts): the group's stored rows are read by this lease's holder only.
-            const stored = job.continues ? await q.partialRows(o.runId, job.continues) : [];
+          // Partial rollouts (partial-jobs.ts): the group's stored rows are read by this lease's holder only.
+          const stored = partial && job.continues ? await q.partialRows(o.runId, job.continues) : [];
+          // A continuation whose rows are gone is acked with nothing (done, no continuation), never
+          // thrown: every explorer leasing it would fail the same way. Its step is topped up by the
+          // trainer (feeding-sampler.ts) as for any group that produced nothing; leftover rows stay partial.
+          let broken = partial ? brokenChain(job, stored) : null;
+          if (partial && !broken) {
             const pr = await runPartialJob(job, stored, {
               runId: o.runId, workflow, model: engine ?? model, reward, sampling, repeatTimes: cfg.explorer.repeat_times, budget: partial.max_tokens_per_step, seed,
               metadata: provenance, process: (raw) => pipeline.run(raw).experiences,
@@ -256,7 +265,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             res.partial.finished += pr.finished;
             res.partial.maxTrajectoryTokens = Math.max(res.partial.maxTrajectoryTokens, pr.maxTrajectoryTokens);
             if (pr.next) res.partial.queued++;
-          } else {
+          } else if (!partial) {
             const raw = await workflow.run([job.task], { model: engine ?? model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target, seed, sampling });
             exps = pipeline.run(raw).experiences.map((e, i) => ({
               ...e,
@@ -268,10 +277,24 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           }
           // Retried until the database answers, however long the cut: the answer is then definite (landed,
           // or refused as lost / stale and counted), never a rollout silently given up.
-          const r = await withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps, extra), { signal: o.signal });
+          const ack = () => withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps, extra), { signal: o.signal });
+          let r: AckResult;
+          try {
+            r = await ack();
+          } catch (e) {
+            // The rows changed while this job continued them (the ack's transaction was rolled back whole).
+            if (!(e instanceof ConflictError) || !extra.replacing?.length) throw e;
+            broken = e.message;
+            exps = [];
+            extra = {};
+            r = await ack();
+          }
           held.delete(job);
           res.busyS += (performance.now() - jobStart) / 1000;
-          if (r.ok) {
+          if (r.ok && broken) {
+            res.dropped.broken_chain++;
+            log.warn(`${broken}: the group's chain is broken (rows cleared or edited); job acked with no experiences, its step is topped up`);
+          } else if (r.ok) {
             res.jobs++;
             // Partial rows are not experiences yet (their group is still being rolled out).
             const done = exps.filter((e) => e.status !== 'partial').length;

@@ -52,12 +52,22 @@ export function continuationId(jobId: string): string {
 }
 
 /**
+ * Why a continuation cannot run: the partial rows it continues are gone or no longer partial (rows
+ * cleared, a hand edit of the buffer); null when they are all there. The explorer acks such a job with
+ * nothing (counted as dropped.broken_chain) instead of failing on it, so the run goes on.
+ */
+export function brokenChain(job: LeasedJob, stored: Experience[]): string | null {
+  if (!job.continues || stored.length === job.continues.length) return null;
+  return `job ${job.id}: continues ${job.continues.length} partial row(s), ${stored.length} found as partial in the buffer`;
+}
+
+/**
  * Runs one job with partial rollouts. `stored`: the group's partial rows the job continues (read by
  * its lease holder; empty for a fresh job).
  */
 export async function runPartialJob(job: LeasedJob, stored: Experience[], ctx: PartialJobContext): Promise<PartialJobResult> {
-  if (job.continues && stored.length !== job.continues.length)
-    throw new Error(`job ${job.id}: continues ${job.continues.length} partial row(s), ${stored.length} found as partial in the buffer`);
+  const broken = brokenChain(job, stored);
+  if (broken) throw new Error(broken);
   let fresh: Experience[] = [];
   let cont: { experiences: Experience[]; newTokens: number[] } = { experiences: [], newTokens: [] };
   if (!job.continues) {
