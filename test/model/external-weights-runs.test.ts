@@ -2,7 +2,8 @@
 // explorer process of a checkpoint-placement LoRA run loads each version outside the heap (its log
 // says so), merges the adapters there and samples with the native decode, and its rollouts' log-probs
 // are what the trainer recomputes from that version's checkpoint; a memory-placement LoRA run stopped
-// and resumed loads its frozen base outside the heap again.
+// and resumed loads its frozen base outside the heap again; in a distributed run (PostgreSQL) the
+// trainer loads the newest version's frozen base outside (as on a restart) and the explorer each version.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +19,12 @@ import { nativeAddon } from '../../backend/model/native-blas.js';
 import { recomputeLogprobs } from '../../backend/explorer/llama-cpp-model.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { checkDistributedConfig, createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
+import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
+import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { versionDir } from '../../backend/coordinator/distributed/weights.js';
+import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
+import type { LogLevel } from '../../backend/core/log.js';
 
 await initEngine();
 const skip = externalWeightsAvailable() && nativeAddon()?.decodeExternal === true ? false : 'needs the wasm backend with vendor/rft-blas.node (sgemmExt, decode with external weights)';
@@ -47,16 +54,20 @@ function loraRun(checkpoint: string, method: 'memory' | 'checkpoint'): Record<st
   };
 }
 
-/** Info-level log lines (child processes inherit the level), restored afterwards. */
-async function withInfoLog<T>(fn: () => Promise<T>): Promise<T> {
+/** Info-level (or `level`) log lines (child processes inherit the level), restored afterwards. */
+async function withInfoLog<T>(fn: () => Promise<T>, level: LogLevel = 'info'): Promise<T> {
   const was = process.env.RFT_LOG_LEVEL;
-  process.env.RFT_LOG_LEVEL = 'info';
+  process.env.RFT_LOG_LEVEL = level;
   try {
     return await fn();
   } finally {
     if (was === undefined) delete process.env.RFT_LOG_LEVEL;
     else process.env.RFT_LOG_LEVEL = was;
   }
+}
+
+function restoreLogSink(): void {
+  setLogSink((level, scope, msg, fields) => process.stderr.write(`[${new Date().toISOString()}] ${level.toUpperCase()} ${scope}: ${msg}${fields && Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}\n`));
 }
 
 test('checkpoint placement, LoRA: the explorer process loads each version outside the heap and its rollouts carry the log-probs the trainer recomputes', { skip }, async () => {
@@ -120,7 +131,7 @@ test('memory placement, LoRA: a run stopped after its first update resumes with 
   try {
     done = await withInfoLog(() => runJob({ resume: 'mem', workspace: ws, checkpointEvery: 1 }));
   } finally {
-    setLogSink((level, scope, msg, fields) => process.stderr.write(`[${new Date().toISOString()}] ${level.toUpperCase()} ${scope}: ${msg}${fields && Object.keys(fields).length ? ' ' + JSON.stringify(fields) : ''}\n`));
+    restoreLogSink();
   }
   assert.equal(done.trainer_steps, 3);
   const resumed = lines.find((l) => /^coordinator: resumed from v(\d+): [\d.]+ MiB of weights outside the wasm heap$/.test(l));
@@ -133,4 +144,59 @@ test('memory placement, LoRA: a run stopped after its first update resumes with 
   assert.equal(final.model.lora?.rank, 4);
   final.model.dispose();
   orig.model.dispose();
+});
+
+test('distributed (PostgreSQL), LoRA: the trainer loads the frozen base outside the heap, the explorer each version; rollouts carry the log-probs of their version', { skip }, async (t) => {
+  const server = startPg();
+  if ('skip' in server) return t.skip(server.skip);
+  const dir = mkdtempSync(join(tmpdir(), 'rft-extw-dist-'));
+  const lines: string[] = [];
+  try {
+    const hf = makeHfModel(join(root, 'llama-dist'), LLAMA);
+    const { config, issues } = validateRunConfig(loraRun(hf, 'checkpoint'));
+    assert.ok(config, JSON.stringify(issues));
+    assert.equal(checkDistributedConfig(config), null);
+    const url = pgSchemaUrl(server.url);
+    const weights = join(dir, 'weights');
+    await createDistributedRun(config, url, 'dl', weights);
+    setLogSink((level, scope, msg) => {
+      lines.push(`${scope}: ${msg}`);
+      if (level !== 'debug') process.stderr.write(`${level.toUpperCase()} ${scope}: ${msg}\n`);
+    });
+    const tr = await withInfoLog(async () => {
+      const stop = new AbortController();
+      const explorer = distributedExplorer({ url, runId: 'dl', signal: stop.signal, leaseMs: 20_000, batch: 1 });
+      try {
+        return await distributedTrainer({ url, runId: 'dl', outDir: join(dir, 'out') });
+      } finally {
+        stop.abort();
+        await explorer;
+      }
+    }, 'debug');
+    restoreLogSink();
+    assert.equal(tr.done, true);
+    assert.ok(lines.some((l) => /^dist-trainer: run dl: v0 loaded, [\d.]+ MiB of weights outside the wasm heap$/.test(l)), `log:\n${lines.filter((l) => l.startsWith('dist-')).join('\n')}`);
+    const explorerLoads = lines.filter((l) => /^dist-explorer: v\d+ loaded from .*, [\d.]+ MiB of weights outside the wasm heap$/.test(l));
+    assert.ok(explorerLoads.length >= 1, `log:\n${lines.filter((l) => l.startsWith('dist-explorer')).join('\n')}`);
+
+    const store = await openStore(url);
+    const exps = (await store.list({ runId: 'dl', source: 'usual', limit: 10_000 })).filter((e) => e.split !== 'eval');
+    await store.close();
+    assert.ok(exps.length >= 4, `${exps.length} rollouts`);
+    let worst = 0;
+    for (const v of new Set(exps.map((e) => e.modelVersion))) {
+      const ck = loadCheckpoint(versionDir(weights, 'dl', v));
+      for (const e of exps.filter((x) => x.modelVersion === v)) {
+        const re = await recomputeLogprobs(ck.model, e.promptTokens, e.responseTokens, 1);
+        worst = Math.max(worst, ...re.map((x, i) => Math.abs(x - e.logprobs[i]!)));
+      }
+      ck.model.dispose();
+    }
+    console.log(`# distributed LoRA run: ${exps.length} rollouts, ${explorerLoads.length} explorer loads outside the heap, max |explorer log-prob - recompute| = ${worst.toExponential(2)}`);
+    assert.ok(worst < 1e-3, `difference ${worst}`);
+  } finally {
+    restoreLogSink();
+    server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

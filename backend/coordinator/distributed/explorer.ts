@@ -15,6 +15,7 @@ import type { Experience } from '../../core/types.js';
 import { WeightsListener } from '../../buffer/queue/listen.js';
 import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
+import { outsideHeapNote } from '../../model/external-weights.js';
 import { makeRolloutEngine, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
@@ -183,7 +184,8 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             }
             modelChecksum = latest.checksum;
             res.loads[from]++;
-            log.debug(`v${latest.version} loaded from ${from === 'http' ? http!.url : from === 's3' ? wstore!.where : latest.path}`);
+            const note = outsideHeapNote(ck.model); // loaded outside the wasm heap (weights-load.ts) when the addon allows
+            log.debug(`v${latest.version} loaded from ${from === 'http' ? http!.url : from === 's3' ? wstore!.where : latest.path}${note ? `, ${note}` : ''}`);
             syncFailingSince = null;
           } catch (e) {
             // A version pruned while we read is normal for a moment (the next loop sees a newer one); a
