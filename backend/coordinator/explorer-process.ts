@@ -1,6 +1,7 @@
 // `rft explorer-worker RUN_DIR`: the explorer of a run as its own process. Loads the newest
 // published checkpoint, explores, appends experiences tagged with that version, and waits whenever
-// it would get more than sync_offset versions ahead of the trainer.
+// it would get more than sync_offset versions ahead of the trainer (async: more than
+// buffer.max_staleness steps ahead of the newest published version).
 import { logger } from '../core/log.js';
 import { initEngine } from '../model/engine.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
@@ -14,6 +15,7 @@ import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArg
 import { experiencePipeline, explorerOptions, processExperiences, rolloutEngine, TaskFeed } from './setup.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
 import { requiredVersion, syncOffset } from './sync-plan.js';
+import { trainerStarved } from './trainer-starved.js';
 import { FillingExplorer } from './loop.js';
 import { watchRunFiles, type LiveFiles } from './live.js';
 import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
@@ -66,6 +68,14 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
       explorer,
       target,
       requiredVersion: (t) => requiredVersion(t, plan),
+      // Async: rows made further ahead would be stale before the trainer reached them.
+      ...(cfg.synchronizer.mode === 'async'
+        ? {
+            lead: cfg.buffer.max_staleness,
+            // The trainer waits for a batch and the buffer holds no usual row it could take: past the bound, or nothing moves.
+            trainerStarved: (published: number) => trainerStarved(db, runId, published),
+          }
+        : {}),
       latest: async () => {
         const c = await db.latestCheckpoint(runId);
         return c && { version: c.version, path: c.path };
@@ -93,7 +103,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
       maxSteps: opts.maxSteps,
       signal,
     });
-    log.info(`stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%`);
+    log.info(`stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%${plan.offset === Infinity ? `, waiting for the trainer (bound) ${(r.backpressure * 100).toFixed(1)}%` : ''}`);
     return 0;
   } finally {
     await live?.close();

@@ -4,7 +4,8 @@
 // checkpoint >= requiredVersion(t) exists, i.e. the explorer runs at most sync_offset versions ahead
 // of the trainer (sync_offset 0: synchronous; 1: one-step-off, rollout overlaps training).
 // synchronizer.mode async: no offset (Infinity), so a step needs only the stage's start checkpoint;
-// the explorer loads the newest version before each step and never waits for a newer one.
+// the explorer loads the newest version before each step and never waits for a newer one. Its lead is
+// bounded apart (explorer/worker.ts `lead`: step t waits while t - newest published > max_staleness).
 import type { RunConfig } from '../core/config.js';
 
 export interface SyncPlan {
@@ -49,7 +50,7 @@ export function samplerStaleness(cfg: RunConfig): number {
  * t - k - (I - 1); a staleness bound tighter than that would make the trainer wait forever.
  */
 export function checkSyncConfig(cfg: RunConfig): string | null {
-  // Async: experiences of any age are made; the sampler skips those older than max_staleness.
+  // Async: no schedule to check; the explorer's lead and the sampler are both bounded by max_staleness.
   if (cfg.synchronizer.mode === 'async') return null;
   const { sync_interval: i, sync_offset: k } = cfg.synchronizer;
   const worst = k + i - 1;

@@ -1,6 +1,12 @@
 // The explorer process's loop (synchronizer `checkpoint`): before each explore step, pick up the
 // newest published checkpoint; the step that feeds trainer step t waits until a checkpoint of at
 // least requiredVersion(t) exists, so the explorer never runs more than sync_offset versions ahead.
+// Async (no version required): `lead` bounds it instead. Step t waits while t - (newest published
+// version) > lead: its rows would go stale before the trainer reached them. That wait is for the
+// trainer's progress, not for weights, and is counted apart (backpressure, as the memory placement
+// counts it). One exception keeps the run live: when the trainer is stuck waiting for a batch (its
+// rows never came: partial rollouts that only later steps finish, rows rejected by feedback), the
+// step starts anyway and is marked `starved` (what it makes is taken at once, not left to go stale).
 import { StateClock, type ComponentState } from '../core/component-state.js';
 import type { Explorer, ExploreMetrics } from './explorer.js';
 import type { RolloutModel } from './workflow.js';
@@ -23,24 +29,59 @@ export interface ExplorerLoopOptions {
   onStep?(nextTarget: number, m: ExploreMetrics): Promise<void> | void;
   onMetrics(rec: Record<string, unknown>): void;
   onState?(state: ComponentState, detail?: string): void;
+  /**
+   * Async: the most steps the next explore step may be ahead of the newest published version
+   * (buffer.max_staleness); unset: no bound but requiredVersion.
+   */
+  lead?: number;
+  /** With `lead`: whether the trainer is waiting for a batch it cannot get (nothing fresh for version `published` in the buffer). */
+  trainerStarved?(published: number): Promise<boolean>;
   /** Stop after this many explore steps (tests, explore-only runs); default: until aborted. */
   maxSteps?: number;
   pollMs?: number;
   signal?: AbortSignal;
 }
 
-export async function runExplorerLoop(o: ExplorerLoopOptions): Promise<{ target: number; idle: number }> {
+/** Why explore step `target` may not start yet under an async lead, or null when it may. */
+export function leadWait(target: number, published: number | undefined, lead: number | undefined): 'bound' | null {
+  if (lead === undefined || published === undefined) return null;
+  return target - published > lead ? 'bound' : null;
+}
+
+/** Polls in a row that must see the trainer starved before a step starts past the bound (its state line is written a moment after it takes a batch). */
+const STARVED_POLLS = 2;
+
+export async function runExplorerLoop(o: ExplorerLoopOptions): Promise<{ target: number; idle: number; backpressure: number }> {
   const clock = new StateClock(o.onState);
   let model: RolloutModel | null = null;
   let target = o.target;
   let done = 0;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  // Time in the 'waiting' state because of the lead bound (the rest of 'waiting' is for weights).
+  let boundMs = 0;
+  let boundSince: number | null = null;
+  // Timestamps inside the clock's own (closed before it switches, opened after): never more than its waiting time.
+  const set = (state: ComponentState, detail?: string, bound = false) => {
+    if (boundSince !== null && !(state === 'waiting' && bound)) {
+      boundMs += performance.now() - boundSince;
+      boundSince = null;
+    }
+    clock.set(state, detail);
+    if (state === 'waiting' && bound && boundSince === null) boundSince = performance.now();
+  };
+  const fractions = () => {
+    const bound = (boundMs + (boundSince === null ? 0 : performance.now() - boundSince)) / 1000;
+    const snap = clock.snapshot();
+    const el = Math.max(1e-9, snap.elapsed_s);
+    return { snap, idle: Math.max(0, snap.waiting_s - bound) / el, backpressure: bound / el, backpressure_s: bound };
+  };
+  let starvedPolls = 0;
   try {
     while (!o.signal?.aborted && (o.maxSteps === undefined || done < o.maxSteps)) {
       const need = o.requiredVersion(target);
       const latest = await o.latest();
       if (latest && (!model || latest.version > model.version)) {
-        clock.set('syncing', `v${latest.version}`);
+        set('syncing', `v${latest.version}`);
         try {
           const next = await o.load(latest);
           if (model) o.release?.(model);
@@ -51,23 +92,43 @@ export async function runExplorerLoop(o: ExplorerLoopOptions): Promise<{ target:
         }
       }
       if (!model || model.version < need) {
-        clock.set('waiting', `weights v${need} for step ${target}`);
+        set('waiting', `weights v${need} for step ${target}`);
         await sleep(o.pollMs ?? 25);
         continue;
       }
-      clock.set('generating', `step ${target} with v${model.version}`);
+      let starved = false;
+      if (leadWait(target, latest?.version, o.lead)) {
+        starvedPolls = (await o.trainerStarved?.(latest!.version)) ? starvedPolls + 1 : 0;
+        if (starvedPolls < STARVED_POLLS) {
+          set('waiting', `step ${target} is more than ${o.lead} ahead of v${latest!.version}: waiting for the trainer`, true);
+          await sleep(o.pollMs ?? 25);
+          continue;
+        }
+        starved = true;
+      }
+      starvedPolls = 0;
+      set('generating', `step ${target} with v${model.version}${starved ? ' (past the bound: the trainer has nothing to take)' : ''}`);
       o.explorer.step = target;
       const m = await o.explorer.exploreStep(model);
       target++;
       done++;
       await o.onStep?.(target, m);
-      const snap = clock.snapshot();
-      o.onMetrics({ kind: 'explore', component: 'explorer', step: target - 1, ...m, tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s), ahead: target - 1 - model.version });
-      o.onMetrics({ kind: 'state', component: 'explorer', step: target - 1, explorer_idle: snap.idle, ...Object.fromEntries(Object.entries(snap).map(([k, v]) => ['explorer_' + k, v])) });
+      const f = fractions();
+      o.onMetrics({ kind: 'explore', component: 'explorer', step: target - 1, ...m, tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s), ahead: target - 1 - model.version, ...(starved ? { starved: true } : {}) });
+      // explorer_idle: waiting for weights; explorer_backpressure: waiting for the trainer under the lead bound (both within explorer_waiting_s).
+      o.onMetrics({
+        kind: 'state',
+        component: 'explorer',
+        step: target - 1,
+        ...Object.fromEntries(Object.entries(f.snap).map(([k, v]) => ['explorer_' + k, v])),
+        explorer_idle: f.idle,
+        ...(o.lead !== undefined ? { explorer_backpressure: f.backpressure, explorer_backpressure_s: f.backpressure_s } : {}),
+      });
     }
   } finally {
     if (model) o.release?.(model);
-    clock.set('stopped');
+    set('stopped');
   }
-  return { target, idle: clock.snapshot().idle };
+  const f = fractions();
+  return { target, idle: f.idle, backpressure: f.backpressure };
 }

@@ -1,11 +1,16 @@
-// synchronizer.mode async: the explorer never waits for weights. The run below could not finish in
-// sync or one-step-off: each explore step makes 2 experiences and a MIX step takes 4 usual ones, so
-// trainer step t needs explore steps up to ~2t, which in sync_offset k mode would wait for v(2t - k)
-// forever. It finishes because the explorer goes on with the newest weights it has; the trainer's
-// consumption records show every trained experience within buffer.max_staleness.
+// synchronizer.mode async in the checkpoint placement (explorer and trainer processes): the explorer
+// never waits for weights; it loads the newest published checkpoint before each step, and explore
+// step t does not start while t - (newest published version) > buffer.max_staleness (rows made
+// further ahead would go stale before the trainer reached them): it waits for the trainer there,
+// counted as explorer_backpressure, not as explorer_idle (waiting for weights). An exploring stage's
+// batch follows the explore step (setup.ts stageBatchSize), so one explore step feeds one trainer
+// step and the lead never exceeds the bound; the one exception, a step past it for a trainer left
+// without a batch (`starved`), is a safety net tested in trainer-starved.test.ts and
+// explorer-loop-lead.test.ts. The trainer's consumption records show every trained experience within
+// buffer.max_staleness, none twice; a run stopped mid-MIX resumes and completes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runJob } from '../../backend/coordinator/run.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
@@ -15,14 +20,58 @@ import { checkSyncConfig, requiredVersion, syncOffset } from '../../backend/coor
 import { tinyConfig, tempWorkspace } from './tiny-config.js';
 
 const STALE = 2;
-const asyncCfg = (mixSteps: number) =>
+/** An explore step makes tasksPerStep x 2 rows, the usual share of the MIX batch. */
+const asyncCfg = (mixSteps: number, tasksPerStep = 1) =>
   tinyConfig({ sync_offset: 0 }, mixSteps, {
-    explorer: { tasks_per_step: 1, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
+    explorer: { tasks_per_step: tasksPerStep, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
     buffer: { storage: 'sqlite', max_staleness: STALE },
     synchronizer: { method: 'checkpoint', mode: 'async' },
   });
 
-test('async run: the explorer runs ahead of the trainer, every trained experience is within max_staleness, the run completes', async () => {
+type Rec = Record<string, unknown>;
+const records = (runDir: string): Rec[] => readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Rec);
+
+/** Usual experiences trained at steps [from, to): each within the bound, none twice; the versions seen. */
+async function checkConsumption(runDir: string, runId: string, from: number, to: number): Promise<Set<number>> {
+  const store = await openStore(join(runDir, 'buffer.db'));
+  const versions = new Set<number>();
+  const seen = new Set<string>();
+  try {
+    for (let t = from; t < to; t++) {
+      const exps = (await store.getMany(await store.consumed('trainer', t, runId))).filter((e) => e.source === 'usual');
+      assert.ok(exps.length >= 1 && exps.length <= 4, `step ${t}: ${exps.length} usual experiences (one explore step's 2 or 4 rows)`);
+      for (const e of exps) {
+        assert.ok(e.modelVersion <= t, `step ${t}: experience from the future v${e.modelVersion}`);
+        assert.ok(e.modelVersion >= t - STALE, `step ${t}: v${e.modelVersion} is more than ${STALE} versions old`);
+        assert.ok(!seen.has(e.id), `${e.id} trained twice`);
+        seen.add(e.id);
+        versions.add(e.modelVersion);
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  return versions;
+}
+
+/** The explorer's MIX records: no step past the bound; never waiting for weights, the bound's wait counted apart. */
+function checkLead(runDir: string): { ahead: number; starved: number; backpressure: number } {
+  const m = records(runDir).filter((r) => r.stage === 'mix' && r.component === 'explorer');
+  const explore = m.filter((r) => r.kind === 'explore');
+  for (const r of explore) {
+    assert.ok((r.ahead as number) <= STALE, `step ${r.step} explored ${r.ahead} ahead of its weights (bound ${STALE})${r.starved ? ', starved' : ''}`);
+  }
+  const states = m.filter((r) => r.kind === 'state');
+  assert.ok(states.length > 0);
+  for (const r of states) {
+    assert.equal(typeof r.explorer_backpressure, 'number');
+    assert.ok((r.explorer_idle as number) < 0.01, `explorer_idle ${r.explorer_idle}: async waited for weights`);
+    assert.ok((r.explorer_backpressure_s as number) <= (r.explorer_waiting_s as number) + 1e-6);
+  }
+  return { ahead: Math.max(...explore.map((r) => r.ahead as number)), starved: explore.filter((r) => r.starved === true).length, backpressure: states.at(-1)!.explorer_backpressure as number };
+}
+
+test('async run: the explorer runs ahead of its weights, never more than max_staleness steps, every trained experience within max_staleness, the run completes', async () => {
   const ws = tempWorkspace();
   const runId = 'async1';
   try {
@@ -31,32 +80,49 @@ test('async run: the explorer runs ahead of the trainer, every trained experienc
     const s = await runJob({ config: cfg, workspace: ws, runId });
     assert.equal(s.trainer_steps, 2 + 8);
     assert.ok(s.final_accuracy >= 0 && s.final_accuracy <= 1);
-    const store = await openStore(join(s.run_dir, 'buffer.db'));
-    const versions = new Set<number>();
+    const versions = await checkConsumption(s.run_dir, runId, 2, s.trainer_steps);
+    assert.ok(versions.size >= 3, `trained on experiences of several versions: ${[...versions]}`);
+    const lead = checkLead(s.run_dir);
+    const explore = records(s.run_dir).filter((m) => m.kind === 'explore');
+    console.log(`async (1 task per explore step): ahead up to ${lead.ahead}, ${lead.starved} starved steps, ${explore.length} explore steps, backpressure ${lead.backpressure.toFixed(3)}`);
+    assert.ok(lead.ahead >= 1, 'the explorer never ran ahead of its weights');
+    assert.ok(explore.length > 8, `${explore.length} explore steps for 8 MIX trainer steps`);
+    const states = records(s.run_dir).filter((m) => m.kind === 'state');
+    assert.ok(states.some((m) => m.component === 'trainer' && typeof m.trainer_idle === 'number'));
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('async run (2 tasks per explore step) stopped mid-MIX resumes and completes, the explorer never more than max_staleness steps ahead', async () => {
+  const ws = tempWorkspace();
+  const runId = 'async2';
+  const MIX = 10;
+  try {
+    const ac = new AbortController();
+    const runDir = join(ws, '.rft', 'runs', runId);
+    const watcher = setInterval(() => {
+      const f = join(runDir, 'metrics.jsonl');
+      if (!existsSync(f)) return;
+      const trained = readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
+      if (trained >= 4) ac.abort();
+    }, 20);
+    const first = await runJob({ config: asyncCfg(MIX, 2), workspace: ws, runId, signal: ac.signal }).finally(() => clearInterval(watcher));
+    assert.ok(first.trainer_steps < 2 + MIX, `stopped early (${first.trainer_steps} steps)`);
+    const done = await runJob({ resume: runId, workspace: ws });
+    assert.equal(done.trainer_steps, 2 + MIX);
+    const store = await openStore(join(runDir, 'buffer.db'));
     try {
-      for (let t = 2; t < s.trainer_steps; t++) {
-        const exps = (await store.getMany(await store.consumed('trainer', t, runId))).filter((e) => e.source === 'usual');
-        assert.ok(exps.length >= 1 && exps.length <= 4, `step ${t}: ${exps.length} usual experiences (a MIX batch of 8 with expert_ratio 0.5 takes up to 4)`);
-        for (const e of exps) {
-          assert.ok(e.modelVersion <= t, `step ${t}: experience from the future v${e.modelVersion}`);
-          assert.ok(e.modelVersion >= t - STALE, `step ${t}: v${e.modelVersion} is more than ${STALE} versions old`);
-          versions.add(e.modelVersion);
-        }
-      }
+      assert.equal(await store.lastConsumedStep('trainer', runId), 2 + MIX - 1);
     } finally {
       await store.close();
     }
-    assert.ok(versions.size >= 3, `trained on experiences of several versions: ${[...versions]}`);
-    const metrics = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    const explore = metrics.filter((m) => m.kind === 'explore');
-    // Explore steps are numbered by the trainer step they feed: ahead = step - the version that made it.
-    const ahead = Math.max(...explore.map((m) => m.ahead as number));
-    console.log(`async: explorer ahead by up to ${ahead} versions, ${explore.length} explore steps, trained versions ${[...versions].sort((a, b) => a - b)}`);
-    assert.ok(ahead >= 2, `the explorer ran ahead of the trainer by at most ${ahead} versions`);
-    assert.ok(explore.length > 8, `${explore.length} explore steps for 8 MIX trainer steps`);
-    const states = metrics.filter((m) => m.kind === 'state');
-    assert.ok(states.some((m) => m.component === 'explorer' && typeof m.explorer_idle === 'number'));
-    assert.ok(states.some((m) => m.component === 'trainer' && typeof m.trainer_idle === 'number'));
+    await checkConsumption(runDir, runId, 2, 2 + MIX);
+    const lead = checkLead(runDir);
+    const explore = records(runDir).filter((m) => m.kind === 'explore' && m.stage === 'mix');
+    console.log(`async (2 tasks per explore step, stopped and resumed): ahead up to ${lead.ahead}, ${explore.length} explore steps for ${MIX} trainer steps, backpressure ${lead.backpressure.toFixed(3)}`);
+    // The explorer stops when the trainer does: at most the bound's steps past the last trained one (plus the step in flight).
+    assert.ok(Math.max(...explore.map((m) => m.step as number)) <= 2 + MIX - 1 + STALE + 1, `explored up to step ${Math.max(...explore.map((m) => m.step as number))}`);
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
