@@ -169,7 +169,9 @@ static napi_value Sgemm(napi_env env, napi_callback_info info) {
 // `off`) gives, per weight slot, a Float32Array outside the heap (frozen weights kept outside it,
 // backend/model/external-weights.ts) that replaces the heap offset: projections and an untied head
 // there are in Hugging Face's [out, in] layout, the embedding table [vocab, dModel] as in the heap.
-enum { C_B, C_D, C_H, C_KV, C_HD, C_F, C_V, C_L, C_MAXT, C_POS, C_TIED, C_N };
+// C_T new positions per row (1 when decoding; the prompt's length when prefilling): rows of
+// `tokens`, the scratch regions and the projections' M are B * T, the logits are the last position's.
+enum { C_B, C_D, C_H, C_KV, C_HD, C_F, C_V, C_L, C_MAXT, C_POS, C_TIED, C_T, C_N };
 enum { O_EMBED, O_NORM, O_HEAD, O_COS, O_SIN, O_MASK, O_X, O_H, O_Q, O_K, O_V, O_ATT, O_G, O_U, O_LOGITS, O_SCORES, O_LAYERS };
 enum { L_IN, L_Q, L_K, L_V, L_O, L_POST, L_GATE, L_UP, L_DOWN, L_KC, L_VC, L_N };
 
@@ -205,12 +207,13 @@ static void rms_norm(const float *x, const float *w, float *out, int rows, int D
   }
 }
 
-// x[b, n*hd .. ] <- rope at position pos (rotate-half layout), for n heads.
-static void rope(float *x, int B, int n, int hd, const float *cos_p, const float *sin_p) {
+// x[r, n*hd .. ] <- rope at position pos + r % T (rotate-half layout), for n heads of R rows.
+static void rope(float *x, int64_t R, int T, int n, int hd, const float *cos0, const float *sin0, int pos) {
   const int half = hd / 2;
-  for (int b = 0; b < B; b++)
+  for (int64_t r = 0; r < R; r++)
     for (int h = 0; h < n; h++) {
-      float *v = x + ((int64_t)b * n + h) * hd;
+      const float *cos_p = cos0 + (int64_t)(pos + r % T) * hd, *sin_p = sin0 + (int64_t)(pos + r % T) * hd;
+      float *v = x + (r * n + h) * hd;
       for (int i = 0; i < half; i++) {
         const float a = v[i], c = v[i + half];
         v[i] = a * cos_p[i] - c * sin_p[i];
@@ -237,7 +240,7 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   if (napi_get_typedarray_info(env, argv[2], &tt, &tokLen, &tokP, &ab, &bo) != napi_ok || tt != napi_int32_array ||
       napi_get_typedarray_info(env, argv[3], &tt, &cfgLen, &cfgP, &ab, &bo) != napi_ok || tt != napi_int32_array || cfgLen != C_N ||
       napi_get_typedarray_info(env, argv[4], &tt, &offLen, &offP, &ab, &bo) != napi_ok || tt != napi_float64_array) {
-    napi_throw_type_error(env, NULL, "decode: tokens Int32Array, cfg Int32Array(11), off Float64Array");
+    napi_throw_type_error(env, NULL, "decode: tokens Int32Array, cfg Int32Array(12), off Float64Array");
     return NULL;
   }
   double epsD;
@@ -250,8 +253,9 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   const int32_t *cfg = (const int32_t *)cfgP;
   const double *off = (const double *)offP;
   const int B = cfg[C_B], D = cfg[C_D], H = cfg[C_H], KV = cfg[C_KV], hd = cfg[C_HD], F = cfg[C_F], V = cfg[C_V];
-  const int L = cfg[C_L], maxT = cfg[C_MAXT], pos = cfg[C_POS], tied = cfg[C_TIED];
-  if (offLen != (size_t)(O_LAYERS + L * L_N) || (int)tokLen != B || B <= 0 || pos < 0 || pos >= maxT || KV <= 0 || H % KV != 0 || hd % 2) {
+  const int L = cfg[C_L], maxT = cfg[C_MAXT], pos = cfg[C_POS], tied = cfg[C_TIED], T = cfg[C_T];
+  const int64_t R = (int64_t)B * T;
+  if (offLen != (size_t)(O_LAYERS + L * L_N) || B <= 0 || T <= 0 || (int64_t)tokLen != R || pos < 0 || pos + T > maxT || KV <= 0 || H % KV != 0 || hd % 2) {
     napi_throw_range_error(env, NULL, "decode: inconsistent sizes");
     return NULL;
   }
@@ -296,9 +300,9 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   const int64_t LB = O_LAYERS;
   int ok = W_OK(O_EMBED, (int64_t)V * D) && IN_HEAP(off[O_NORM], D) && W_OK(O_HEAD, (int64_t)V * D) && !extP[O_NORM] && !extP[O_COS] && !extP[O_SIN] &&
            IN_HEAP(off[O_COS], (int64_t)maxT * hd) && IN_HEAP(off[O_SIN], (int64_t)maxT * hd) &&
-           IN_STATE(off[O_MASK], (int64_t)B * maxT) && IN_STATE(off[O_X], (int64_t)B * D) && IN_STATE(off[O_H], (int64_t)B * D) &&
-           IN_STATE(off[O_Q], (int64_t)B * H * hd) && IN_STATE(off[O_K], (int64_t)B * KV * hd) && IN_STATE(off[O_V], (int64_t)B * KV * hd) &&
-           IN_STATE(off[O_ATT], (int64_t)B * H * hd) && IN_STATE(off[O_G], (int64_t)B * F) && IN_STATE(off[O_U], (int64_t)B * F) &&
+           IN_STATE(off[O_MASK], (int64_t)B * maxT) && IN_STATE(off[O_X], R * D) && IN_STATE(off[O_H], R * D) &&
+           IN_STATE(off[O_Q], R * H * hd) && IN_STATE(off[O_K], R * KV * hd) && IN_STATE(off[O_V], R * KV * hd) &&
+           IN_STATE(off[O_ATT], R * H * hd) && IN_STATE(off[O_G], R * F) && IN_STATE(off[O_U], R * F) &&
            IN_STATE(off[O_LOGITS], (int64_t)B * V) && IN_STATE(off[O_SCORES], maxT);
   for (int l = 0; ok && l < L; l++) {
     const double *lo = off + O_LAYERS + l * L_N;
@@ -310,7 +314,7 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
          !extP[s + L_IN] && !extP[s + L_POST] && !extP[s + L_KC] && !extP[s + L_VC];
   }
   const int32_t *tok = (const int32_t *)tokP;
-  for (int b = 0; ok && b < B; b++) ok = tok[b] >= 0 && tok[b] < V;
+  for (int64_t r = 0; ok && r < R; r++) ok = tok[r] >= 0 && tok[r] < V;
   if (!ok) {
     free(extP);
     free(extN);
@@ -326,12 +330,13 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   float *x = SP(off[O_X]), *h = SP(off[O_H]), *q = SP(off[O_Q]), *k = SP(off[O_K]), *v = SP(off[O_V]);
   float *att = SP(off[O_ATT]), *g = SP(off[O_G]), *u = SP(off[O_U]), *scores = SP(off[O_SCORES]);
   float *mask = SP(off[O_MASK]);
-  const float *cosP = HP(off[O_COS]) + (int64_t)pos * hd, *sinP = HP(off[O_SIN]) + (int64_t)pos * hd;
+  const float *cosP = HP(off[O_COS]), *sinP = HP(off[O_SIN]);
   const float *embed = WP(O_EMBED);
-  for (int b = 0; b < B; b++) {
-    for (int i = 0; i < D; i++) x[(int64_t)b * D + i] = embed[(int64_t)tok[b] * D + i];
-    mask[(int64_t)b * maxT + pos] = 1.0f;
-  }
+  for (int64_t r = 0; r < R; r++)
+    for (int i = 0; i < D; i++) x[r * D + i] = embed[(int64_t)tok[r] * D + i];
+  // A decode step's token is real in every row; a prefill's positions were masked by the caller (left padding).
+  if (T == 1)
+    for (int b = 0; b < B; b++) mask[(int64_t)b * maxT + pos] = 1.0f;
   const int rep = H / KV;
   const float scale = 1.0f / sqrtf((float)hd);
   const int threads = openblas_get_num_threads && openblas_set_num_threads ? openblas_get_num_threads() : 1;
@@ -341,62 +346,68 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
     float *kc = SP(lo[L_KC]), *vc = SP(lo[L_VC]);
     const int64_t s = LB + (int64_t)l * L_N;
 #define PROJ(M, N, K, A, slot, C, beta) decode_proj_w(M, N, K, A, WP(s + (slot)), extP[s + (slot)] != NULL, C, beta)
-    rms_norm(x, HP(lo[L_IN]), h, B, D, eps);
-    PROJ(B, H * hd, D, h, L_Q, q, 0.0f);
-    PROJ(B, KV * hd, D, h, L_K, k, 0.0f);
-    PROJ(B, KV * hd, D, h, L_V, v, 0.0f);
-    rope(q, B, H, hd, cosP, sinP);
-    rope(k, B, KV, hd, cosP, sinP);
+    rms_norm(x, HP(lo[L_IN]), h, (int)R, D, eps);
+    PROJ(R, H * hd, D, h, L_Q, q, 0.0f);
+    PROJ(R, KV * hd, D, h, L_K, k, 0.0f);
+    PROJ(R, KV * hd, D, h, L_V, v, 0.0f);
+    rope(q, R, T, H, hd, cosP, sinP, pos);
+    rope(k, R, T, KV, hd, cosP, sinP, pos);
     for (int b = 0; b < B; b++)
-      for (int j = 0; j < KV; j++) {
-        const int64_t dst = (((int64_t)b * KV + j) * maxT + pos) * hd, src = ((int64_t)b * KV + j) * hd;
-        for (int i = 0; i < hd; i++) {
-          kc[dst + i] = k[src + i];
-          vc[dst + i] = v[src + i];
+      for (int t = 0; t < T; t++)
+        for (int j = 0; j < KV; j++) {
+          const int64_t dst = (((int64_t)b * KV + j) * maxT + pos + t) * hd, src = (((int64_t)b * T + t) * KV + j) * hd;
+          for (int i = 0; i < hd; i++) {
+            kc[dst + i] = k[src + i];
+            vc[dst + i] = v[src + i];
+          }
         }
-      }
     for (int b = 0; b < B; b++) {
       const float *mb = mask + (int64_t)b * maxT;
-      for (int hh = 0; hh < H; hh++) {
-        const int j = hh / rep;
-        const float *qv = q + ((int64_t)b * H + hh) * hd;
-        const float *kb = kc + ((int64_t)b * KV + j) * maxT * hd, *vb = vc + ((int64_t)b * KV + j) * maxT * hd;
-        float mx = -INFINITY;
-        for (int t = 0; t <= pos; t++) {
-          if (mb[t] == 0.0f) continue;
-          const float *kt = kb + (int64_t)t * hd;
-          float acc = 0.0f;
+      for (int tq = 0; tq < T; tq++) {
+        const int last = pos + tq; // causal: keys up to the query's own position
+        for (int hh = 0; hh < H; hh++) {
+          const int j = hh / rep;
+          const float *qv = q + (((int64_t)b * T + tq) * H + hh) * hd;
+          const float *kb = kc + ((int64_t)b * KV + j) * maxT * hd, *vb = vc + ((int64_t)b * KV + j) * maxT * hd;
+          float mx = -INFINITY;
+          for (int t = 0; t <= last; t++) {
+            if (mb[t] == 0.0f) continue;
+            const float *kt = kb + (int64_t)t * hd;
+            float acc = 0.0f;
 #pragma omp simd reduction(+ : acc)
-          for (int i = 0; i < hd; i++) acc += qv[i] * kt[i];
-          scores[t] = acc * scale;
-          if (scores[t] > mx) mx = scores[t];
-        }
-        float sum = 0.0f;
-        for (int t = 0; t <= pos; t++) {
-          if (mb[t] == 0.0f) continue;
-          scores[t] = expf(scores[t] - mx);
-          sum += scores[t];
-        }
-        float *o = att + ((int64_t)b * H + hh) * hd;
-        for (int i = 0; i < hd; i++) o[i] = 0.0f;
-        const float inv = 1.0f / sum;
-        for (int t = 0; t <= pos; t++) {
-          if (mb[t] == 0.0f) continue;
-          const float p = scores[t] * inv;
-          const float *vt = vb + (int64_t)t * hd;
-          for (int i = 0; i < hd; i++) o[i] += p * vt[i];
+            for (int i = 0; i < hd; i++) acc += qv[i] * kt[i];
+            scores[t] = acc * scale;
+            if (scores[t] > mx) mx = scores[t];
+          }
+          float *o = att + (((int64_t)b * T + tq) * H + hh) * hd;
+          for (int i = 0; i < hd; i++) o[i] = 0.0f;
+          if (mx == -INFINITY) continue; // a left-padding query with no real key yet: zero output, never read
+          float sum = 0.0f;
+          for (int t = 0; t <= last; t++) {
+            if (mb[t] == 0.0f) continue;
+            scores[t] = expf(scores[t] - mx);
+            sum += scores[t];
+          }
+          const float inv = 1.0f / sum;
+          for (int t = 0; t <= last; t++) {
+            if (mb[t] == 0.0f) continue;
+            const float p = scores[t] * inv;
+            const float *vt = vb + (int64_t)t * hd;
+            for (int i = 0; i < hd; i++) o[i] += p * vt[i];
+          }
         }
       }
     }
-    PROJ(B, D, H * hd, att, L_O, x, 1.0f); // x += att @ Wo
-    rms_norm(x, HP(lo[L_POST]), h, B, D, eps);
-    PROJ(B, F, D, h, L_GATE, g, 0.0f);
-    PROJ(B, F, D, h, L_UP, u, 0.0f);
-    for (int64_t i = 0; i < (int64_t)B * F; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
-    PROJ(B, D, F, g, L_DOWN, x, 1.0f); // x += swiglu @ Wdown
+    PROJ(R, D, H * hd, att, L_O, x, 1.0f); // x += att @ Wo
+    rms_norm(x, HP(lo[L_POST]), h, (int)R, D, eps);
+    PROJ(R, F, D, h, L_GATE, g, 0.0f);
+    PROJ(R, F, D, h, L_UP, u, 0.0f);
+    for (int64_t i = 0; i < R * F; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    PROJ(R, D, F, g, L_DOWN, x, 1.0f); // x += swiglu @ Wdown
 #undef PROJ
   }
-  rms_norm(x, HP(off[O_NORM]), h, B, D, eps);
+  // Logits of each row's last position only.
+  for (int b = 0; b < B; b++) rms_norm(x + ((int64_t)b * T + T - 1) * D, HP(off[O_NORM]), h + (int64_t)b * D, 1, D, eps);
   float *logits = SP(off[O_LOGITS]);
   // A tied head is the embedding table [V, D]; an untied one outside the heap is [V, D] too.
   decode_proj_w(B, V, D, h, WP(O_HEAD), tied || extP[O_HEAD] != NULL, logits, 0.0f);

@@ -61,26 +61,25 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
   const out: Generation[] = prompts.map(() => ({ tokens: [], text: '', logprobs: [], finishReason: 'length' as const }));
   const done = new Array<boolean>(B).fill(false);
   let cache: KVCache | undefined;
-  let logits: tf.Tensor2D;
-  {
-    const r = tidy(() => {
-      const f = model.forward(tf.tensor2d(ids, [B, maxLen], 'int32'), { attentionMask: tf.tensor2d(mask, [B, maxLen]), returnCache: true, prefix: opts.prefix });
-      const T = f.logits.shape[1];
-      return { last: tf.reshape(tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D, cache: f.cache! };
-    });
-    logits = r.last;
-    cache = r.cache;
-  }
-  // With the native addon each decode step is one fused call; otherwise the tfjs model decodes.
+  let logits: tf.Tensor2D | undefined;
+  // With the native addon the prompt and every decode step are fused C calls (the prompt's positions
+  // in one call); otherwise, and with a vision prefix, the tfjs model prefills and decodes.
   let native: NativeDecoder | undefined;
   try {
-    let data = (await logits.data()) as Float32Array;
-    const V = logits.shape[1];
-    if (maxNew > 1 && nativeDecodeAvailable(model)) {
-      native = new NativeDecoder(model, cache!, maxNew, opts.decodeThreads ?? decodeThreadsFromEnv());
-      logits.dispose();
-      disposeCache(cache!);
-      cache = undefined;
+    let data: Float32Array;
+    const V = model.config.vocabSize;
+    if (!opts.prefix && nativeDecodeAvailable(model)) {
+      native = new NativeDecoder(model, { ids, mask, B, T: maxLen }, maxNew, opts.decodeThreads ?? decodeThreadsFromEnv());
+      data = native.prefill();
+    } else {
+      const r = tidy(() => {
+        const f = model.forward(tf.tensor2d(ids, [B, maxLen], 'int32'), { attentionMask: tf.tensor2d(mask, [B, maxLen]), returnCache: true, prefix: opts.prefix });
+        const T = f.logits.shape[1];
+        return { last: tf.reshape(tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D, cache: f.cache! };
+      });
+      logits = r.last;
+      cache = r.cache;
+      data = (await logits.data()) as Float32Array;
     }
     for (let step = 0; step < maxNew; step++) {
       const next = new Int32Array(B).fill(tokenizer.padId);
@@ -112,14 +111,14 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
         const f = model.forward(tf.tensor2d(next, [B, 1], 'int32'), { cache: prev, returnCache: true });
         return { last: tf.reshape(f.logits, [B, -1]) as tf.Tensor2D, cache: f.cache! };
       });
-      logits.dispose();
+      logits!.dispose();
       disposeCache(prev);
       logits = r.last;
       cache = r.cache;
       data = (await logits.data()) as Float32Array;
     }
   } finally {
-    if (!logits.isDisposed) logits.dispose();
+    if (logits && !logits.isDisposed) logits.dispose();
     if (cache) disposeCache(cache);
   }
   for (const g of out) g.text = tokenizer.decode(g.tokens, { skipSpecial: true });

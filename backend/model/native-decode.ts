@@ -1,15 +1,16 @@
 // KV-cache decoding with one native call per token (native/rft_blas.c `decode`): the whole step
 // (embedding, every layer, final norm, logits) runs in C on the weights where they lie (the wasm
 // heap, or Node buffers for frozen weights outside it: external-weights.ts), so a decode step costs
-// one call instead of a few hundred tfjs kernels. The prompt is still prefilled by the tfjs model
-// (Transformer.forward); its cache is copied once into the decoder's own buffer.
+// one call instead of a few hundred tfjs kernels. The prompt is prefilled by the same C code (all its
+// positions in one call: the projections as products of B * T rows), or a cache the tfjs model
+// prefilled (Transformer.forward) is copied once into the decoder's own buffer.
 import * as tf from '@tensorflow/tfjs-core';
 import { headDim } from './config.js';
 import { nativeAddon, nativeBlasActive } from './native-blas.js';
 import type { KVCache, Transformer } from './transformer.js';
 
 // Index layouts shared with native/rft_blas.c (enums C_*, O_*, L_*).
-const C = { B: 0, D: 1, H: 2, KV: 3, HD: 4, F: 5, V: 6, L: 7, MAXT: 8, POS: 9, TIED: 10, N: 11 } as const;
+const C = { B: 0, D: 1, H: 2, KV: 3, HD: 4, F: 5, V: 6, L: 7, MAXT: 8, POS: 9, TIED: 10, T: 11, N: 12 } as const;
 const O = { EMBED: 0, NORM: 1, HEAD: 2, COS: 3, SIN: 4, MASK: 5, X: 6, H: 7, Q: 8, K: 9, V: 10, ATT: 11, G: 12, U: 13, LOGITS: 14, SCORES: 15, LAYERS: 16 } as const;
 const L = { IN: 0, Q: 1, K: 2, V: 3, O: 4, POST: 5, GATE: 6, UP: 7, DOWN: 8, KC: 9, VC: 10, N: 11 } as const;
 const LAYER_WEIGHTS = ['input_layernorm', 'self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'post_attention_layernorm', 'mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj'];
@@ -52,6 +53,17 @@ export function decodeThreadsFromEnv(): DecodeThreads {
 const PROBE = 4;
 const REPROBE = 64;
 
+/** Rows (sequences x positions) a prefill call takes at most: a longer prompt is fed in chunks, so the scratch stays small. */
+const PREFILL_ROWS = 256;
+
+/** Left-padded prompt ids and their mask (1 real, 0 padding), both [B, T] row-major. */
+export interface PromptBatch {
+  ids: Int32Array;
+  mask: Float32Array;
+  B: number;
+  T: number;
+}
+
 export class NativeDecoder {
   private readonly cfg = new Int32Array(C.N);
   private readonly off: Float64Array;
@@ -61,23 +73,36 @@ export class NativeDecoder {
   /** Per weight slot, the weight outside the heap (undefined where it is on the heap). */
   private readonly ext: (Float32Array | undefined)[];
 
-  /**
-   * A decoder for B rows continuing `cache` (its length is the next position), with room for
-   * `maxNew` more tokens. The cache tensors are copied; the caller still owns (and disposes) them.
-   */
   private readonly probe = { steps: 0, ms: [0, 0], n: [0, 0], chosen: 1 };
+  /** The prompt still to prefill (a decoder made from a PromptBatch), until prefill() runs. */
+  private prompt: PromptBatch | undefined;
+  /** Positions per prefill call. */
+  private readonly chunk: number;
 
+  /**
+   * A decoder for B rows with room for `maxNew` more tokens, continuing `init`: a tfjs-prefilled
+   * cache (its length is the next position; the tensors are copied, the caller still owns and
+   * disposes them), or a prompt batch that prefill() then runs natively.
+   */
   constructor(
     private readonly model: Transformer,
-    cache: KVCache,
+    init: KVCache | PromptBatch,
     maxNew: number,
     private readonly threads: DecodeThreads = 1,
   ) {
     if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1)) throw new Error(`native decode: threads must be a positive integer or 'auto', got ${threads}`);
     const c = model.config;
-    const B = cache.keyMask.shape[0];
+    const cache = 'layers' in init ? init : undefined;
+    const prompt = cache ? undefined : (init as PromptBatch);
+    if (prompt && (prompt.ids.length !== prompt.B * prompt.T || prompt.mask.length !== prompt.B * prompt.T || prompt.T < 1)) {
+      throw new Error(`native decode: prompt ids and mask must both hold B * T = ${prompt.B} * ${prompt.T} entries`);
+    }
+    const B = cache ? cache.keyMask.shape[0] : prompt!.B;
     const hd = headDim(c);
-    const Tp = cache.length;
+    const Tp = cache ? cache.length : prompt!.T;
+    // Scratch rows: one per sequence when decoding, B * chunk when prefilling.
+    this.chunk = prompt ? Math.max(1, Math.min(Tp, Math.floor(PREFILL_ROWS / B))) : 1;
+    const rows = B * this.chunk;
     const maxT = Math.min(c.maxSeqLen, Tp + maxNew);
     const cfg = this.cfg;
     cfg[C.B] = B;
@@ -89,8 +114,9 @@ export class NativeDecoder {
     cfg[C.V] = c.vocabSize;
     cfg[C.L] = c.nLayers;
     cfg[C.MAXT] = maxT;
-    cfg[C.POS] = Tp;
+    cfg[C.POS] = cache ? Tp : 0;
     cfg[C.TIED] = c.tieEmbeddings ? 1 : 0;
+    cfg[C.T] = 1;
     // State buffer: mask, scratch, logits, then each layer's K and V caches [B, KV, maxT, hd].
     let at = 0;
     const take = (n: number) => {
@@ -101,14 +127,14 @@ export class NativeDecoder {
     this.off = new Float64Array(O.LAYERS + c.nLayers * L.N);
     this.ext = new Array<Float32Array | undefined>(this.off.length).fill(undefined);
     this.off[O.MASK] = take(B * maxT);
-    this.off[O.X] = take(B * c.dModel);
-    this.off[O.H] = take(B * c.dModel);
-    this.off[O.Q] = take(B * c.nHeads * hd);
-    this.off[O.K] = take(B * c.nKvHeads * hd);
-    this.off[O.V] = take(B * c.nKvHeads * hd);
-    this.off[O.ATT] = take(B * c.nHeads * hd);
-    this.off[O.G] = take(B * c.dFF);
-    this.off[O.U] = take(B * c.dFF);
+    this.off[O.X] = take(rows * c.dModel);
+    this.off[O.H] = take(rows * c.dModel);
+    this.off[O.Q] = take(rows * c.nHeads * hd);
+    this.off[O.K] = take(rows * c.nKvHeads * hd);
+    this.off[O.V] = take(rows * c.nKvHeads * hd);
+    this.off[O.ATT] = take(rows * c.nHeads * hd);
+    this.off[O.G] = take(rows * c.dFF);
+    this.off[O.U] = take(rows * c.dFF);
     this.off[O.LOGITS] = take(B * c.vocabSize);
     this.off[O.SCORES] = take(maxT);
     const cacheSize = B * c.nKvHeads * maxT * hd;
@@ -118,16 +144,22 @@ export class NativeDecoder {
     }
     this.state = new Float32Array(at);
     this.logitsAt = this.off[O.LOGITS]! / 4;
-    this.tokens = new Int32Array(B);
+    this.tokens = new Int32Array(rows);
+    if (prompt) {
+      // The key mask of the prompt's positions; the C prefill writes the caches.
+      for (let b = 0; b < B; b++) this.state.set(prompt.mask.subarray(b * Tp, (b + 1) * Tp), b * maxT);
+      this.prompt = prompt;
+      return;
+    }
     // Copy the prefilled cache and key mask in.
-    this.state.set(cache.keyMask.dataSync() as Float32Array, 0);
+    this.state.set(cache!.keyMask.dataSync() as Float32Array, 0);
     for (let b = B - 1; b >= 0; b--) {
       // Rows of the mask move from stride Tp to stride maxT (backwards, so nothing is overwritten early).
       this.state.copyWithin(b * maxT, b * Tp, b * Tp + Tp);
       this.state.fill(0, b * maxT + Tp, (b + 1) * maxT);
     }
     const KV = c.nKvHeads;
-    cache.layers.forEach((layer, l) => {
+    cache!.layers.forEach((layer, l) => {
       for (const [which, t] of [[L.KC, layer.k], [L.VC, layer.v]] as const) {
         const src = t.dataSync() as Float32Array; // [B, KV, Tp, hd]
         const base = this.off[O.LAYERS + l * L.N + which]! / 4;
@@ -136,10 +168,34 @@ export class NativeDecoder {
     });
   }
 
+  /**
+   * Run the prompt of a decoder made from a PromptBatch through every layer (in chunks of positions),
+   * filling the caches; returns the logits of its last position [B * V] (a view, valid until the next step).
+   */
+  prefill(): Float32Array {
+    const p = this.prompt;
+    if (!p) throw new Error('native decode: prefill() needs a decoder made from a prompt batch, once');
+    this.prompt = undefined;
+    let out: Float32Array | undefined;
+    for (let t0 = 0; t0 < p.T; t0 += this.chunk) {
+      const n = Math.min(this.chunk, p.T - t0);
+      for (let b = 0; b < p.B; b++) this.tokens.set(p.ids.subarray(b * p.T + t0, b * p.T + t0 + n), b * n);
+      out = this.run(n);
+    }
+    return out!;
+  }
+
   /** Feed one token per row at the next position; returns the logits [B * V] (a view, valid until the next step). */
   step(next: Int32Array): Float32Array {
-    const addon = nativeAddon()!;
+    if (this.prompt) throw new Error('native decode: prefill() the prompt before the first step');
     this.tokens.set(next);
+    return this.run(1);
+  }
+
+  /** One native call over T new positions per row (tokens [B, T] at the head of this.tokens). */
+  private run(T: number): Float32Array {
+    const addon = nativeAddon()!;
+    this.cfg[C.T] = T;
     const backend = tf.backend() as unknown as WasmBackendLike;
     const offsetOf = (t: tf.Tensor): number => {
       const o = backend.dataIdMap.get(t.dataId)?.memoryOffset;
@@ -172,11 +228,12 @@ export class NativeDecoder {
     }
     const threads = this.stepThreads();
     const t0 = performance.now();
+    const tokens = T * this.cfg[C.B]! === this.tokens.length ? this.tokens : this.tokens.subarray(0, T * this.cfg[C.B]!);
     const heapBuf = backend.wasm.HEAPU8.buffer as ArrayBuffer;
-    if (m.external.size) addon.decode!(heapBuf, this.state.buffer as ArrayBuffer, this.tokens, this.cfg, this.off, m.config.rmsEps, threads, ext);
-    else addon.decode!(heapBuf, this.state.buffer as ArrayBuffer, this.tokens, this.cfg, this.off, m.config.rmsEps, threads);
-    if (this.threads === 'auto') this.record(threads, performance.now() - t0);
-    this.cfg[C.POS]!++;
+    if (m.external.size) addon.decode!(heapBuf, this.state.buffer as ArrayBuffer, tokens, this.cfg, this.off, m.config.rmsEps, threads, ext);
+    else addon.decode!(heapBuf, this.state.buffer as ArrayBuffer, tokens, this.cfg, this.off, m.config.rmsEps, threads);
+    if (this.threads === 'auto' && T === 1) this.record(threads, performance.now() - t0);
+    this.cfg[C.POS]! += T;
     const BV = this.cfg[C.B]! * this.cfg[C.V]!;
     return this.state.subarray(this.logitsAt, this.logitsAt + BV);
   }

@@ -10,6 +10,14 @@ export interface SamplingParams {
   topP: number;
 }
 
+// The unnormalised probabilities of the last call: one buffer reused, since a fresh 49,152-entry
+// Float64Array per sampled token (a rollout samples thousands) was a measurable share of a decode step.
+let probsBuf = new Float64Array(0);
+function scratch(V: number): Float64Array {
+  if (probsBuf.length < V) probsBuf = new Float64Array(V);
+  return probsBuf;
+}
+
 /**
  * Sample one token from `logits` (length V). Returns the token and its log-probability under the
  * temperature-scaled distribution before top-k / top-p truncation (the distribution the trainer
@@ -19,9 +27,12 @@ export function sampleToken(logits: Float32Array, p: SamplingParams, rng: Rng): 
   const V = logits.length;
   const t = p.temperature > 0 ? p.temperature : 1;
   let max = -Infinity;
-  for (let i = 0; i < V; i++) if (logits[i]! / t > max) max = logits[i]! / t;
+  for (let i = 0; i < V; i++) {
+    const z = logits[i]! / t;
+    if (z > max) max = z;
+  }
   let sum = 0;
-  const probs = new Float64Array(V);
+  const probs = scratch(V);
   for (let i = 0; i < V; i++) {
     const e = Math.exp(logits[i]! / t - max);
     probs[i] = e;

@@ -1,6 +1,7 @@
 // The native decode step (native/rft_blas.c Decode) on the paths the multi-sequence test in
 // native-blas.test.ts does not take: one or two sequences (per-row sgemv, tied and untied head) and
-// more than one BLAS thread, fixed or chosen by probing ('auto'), each against the tfjs decode.
+// more than one BLAS thread, fixed or chosen by probing ('auto'), each against the tfjs decode; and
+// the native prefill (the prompt's positions through the same C code, in chunks when long).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { engineInfo, initEngine, tf } from '../../backend/model/engine.js';
@@ -44,6 +45,48 @@ test('one and two sequences decode natively (sgemv rows) as the tfjs decode does
     }
     m.dispose();
   }
+});
+
+test('the native prefill gives the tfjs forward logits of the last position, over several chunks and left padding', { skip }, async () => {
+  const cfg = presetConfig('tiny-0.4m', 61, { dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, dFF: 64, maxSeqLen: 96, initStd: 0.3 });
+  const m = new Transformer(cfg, 5);
+  // 8 rows of up to 70 tokens: 256 / 8 = 32 positions a call, so three prefill calls; rows padded on the left.
+  const B = 8;
+  const T = 70;
+  const ids = new Int32Array(B * T);
+  const mask = new Float32Array(B * T);
+  for (let b = 0; b < B; b++) {
+    const len = T - b * 7;
+    for (let t = T - len; t < T; t++) {
+      ids[b * T + t] = (b * 13 + t * 7) % 61;
+      mask[b * T + t] = 1;
+    }
+  }
+  const dec = new NativeDecoder(m, { ids, mask, B, T }, 4, 1);
+  assert.throws(() => dec.step(new Int32Array(B)), /prefill\(\) the prompt before the first step/);
+  const nat = Float32Array.from(dec.prefill());
+  assert.throws(() => dec.prefill(), /prefill\(\) needs a decoder made from a prompt batch, once/);
+  const ref = tf.tidy(() => {
+    const f = m.forward(tf.tensor2d(ids, [B, T], 'int32'), { attentionMask: tf.tensor2d(mask, [B, T]) });
+    return tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]).dataSync() as Float32Array;
+  });
+  assert.equal(nat.length, ref.length);
+  let worst = 0;
+  for (let i = 0; i < ref.length; i++) worst = Math.max(worst, Math.abs(nat[i]! - ref[i]!));
+  assert.ok(worst < 1e-4, `largest logit difference ${worst}`);
+  // The caches it filled continue as the tfjs decode does: one more token per row.
+  const next = Int32Array.from({ length: B }, (_, b) => (b * 5 + 3) % 61);
+  const stepped = Float32Array.from(dec.step(next));
+  const ref2 = tf.tidy(() => {
+    const all = tf.concat([tf.tensor2d(ids, [B, T], 'int32'), tf.tensor2d(next, [B, 1], 'int32')], 1) as tf.Tensor2D;
+    const f = m.forward(all, { attentionMask: tf.concat([tf.tensor2d(mask, [B, T]), tf.ones([B, 1])], 1) as tf.Tensor2D });
+    return tf.slice(f.logits, [0, T, 0], [B, 1, -1]).dataSync() as Float32Array;
+  });
+  worst = 0;
+  for (let i = 0; i < ref2.length; i++) worst = Math.max(worst, Math.abs(stepped[i]! - ref2[i]!));
+  assert.ok(worst < 1e-4, `largest logit difference after a step ${worst}`);
+  assert.throws(() => new NativeDecoder(m, { ids, mask: mask.subarray(1), B, T }, 4), /prompt ids and mask must both hold B \* T = 8 \* 70 entries/);
+  m.dispose();
 });
 
 test("'auto' threads probe 1 and 2 and settle on one of them; bad thread counts are refused", { skip }, () => {
