@@ -50,9 +50,15 @@ export function samplerStaleness(cfg: RunConfig): number {
  * t - k - (I - 1); a staleness bound tighter than that would make the trainer wait forever.
  */
 export function checkSyncConfig(cfg: RunConfig): string | null {
-  // Async: no schedule to check; the explorer's lead and the sampler are both bounded by max_staleness.
-  if (cfg.synchronizer.mode === 'async') return null;
   const { sync_interval: i, sync_offset: k } = cfg.synchronizer;
+  // Async: the explorer's lead and the sampler are both bounded by max_staleness; but between two
+  // publications the trainer moves i - 1 steps on, so rows of the newest published version are that
+  // old by the time it samples: past the bound the trainer would wait for rows no one can make.
+  if (cfg.synchronizer.mode === 'async') {
+    if (cfg.buffer.max_staleness < i - 1)
+      return `buffer.max_staleness is ${cfg.buffer.max_staleness} but synchronizer.mode async with sync_interval ${i} trains up to ${i - 1} steps past the newest published weights; set buffer.max_staleness >= ${i - 1} or sync_interval <= ${cfg.buffer.max_staleness + 1}`;
+    return null;
+  }
   const worst = k + i - 1;
   if (cfg.buffer.max_staleness < worst)
     return `buffer.max_staleness is ${cfg.buffer.max_staleness} but synchronizer sync_offset ${k} with sync_interval ${i} produces experiences up to ${worst} versions old; set buffer.max_staleness >= ${worst}`;
