@@ -3,7 +3,7 @@
 // decode (in the run's own process, or on `explorer.workers` threads); `llama-cpp` is llama.cpp on a
 // GGUF export of each version (llama-cpp-model.ts); `auto` picks one of the two per batch, measured
 // (auto-engine.ts).
-import type { ModelConfig } from '../model/config.js';
+import { countParams, type ModelConfig } from '../model/config.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import type { Transformer } from '../model/transformer.js';
 import { AutoRolloutModel } from './auto-engine.js';
@@ -44,9 +44,29 @@ export function makeRolloutEngine(o: RolloutEngineOptions): SyncedRolloutModel |
     // A vision model has no GGUF form: auto is native then (its prompts carry image prefixes).
     if (o.config.vision) logger('engine-auto').info('explorer.engine auto: vision model, sampling with native only');
     else {
-      const nativeWorkers = o.workers > 1 || o.overlap ? new WorkerRolloutModel({ workers: o.workers, config: o.config, tokenizer: o.tokenizer }) : undefined;
+      const nativeWorkers = o.workers > 1 || o.overlap ? workerPool(o) : undefined;
       return new AutoRolloutModel({ tokenizer: o.tokenizer, config: o.config, disposeReplaced: o.disposeReplaced, nativeWorkers });
     }
   }
-  return o.workers > 1 ? new WorkerRolloutModel({ workers: o.workers, config: o.config, tokenizer: o.tokenizer }) : undefined;
+  return o.workers > 1 ? workerPool(o) : undefined;
+}
+
+/** f32 weights a rollout worker may copy into its own 4 GiB wasm heap (the rest is KV cache and activations). */
+const WORKER_WEIGHT_BYTES = 3 * 2 ** 30;
+
+/**
+ * Rollout worker threads, refused up front for a model whose weights cannot fit a worker's heap: each
+ * worker holds its own in-heap copy, where the run's own process keeps them outside (a 1B model would
+ * abort the worker with "memory access out of bounds" at its first sync).
+ */
+export function workerPool(o: Pick<RolloutEngineOptions, 'workers' | 'config' | 'tokenizer' | 'overlap'>): WorkerRolloutModel {
+  const bytes = countParams(o.config) * 4;
+  if (bytes > WORKER_WEIGHT_BYTES) {
+    const why = o.workers > 1 ? `explorer.workers: ${o.workers} rollout workers` : 'synchronizer: an explorer overlapping the trainer in one process samples on a rollout worker, which';
+    throw new Error(
+      `${why} each hold an in-heap copy of the weights, and this model's ${(bytes / 2 ** 30).toFixed(1)} GiB of f32 weights do not fit a worker's 4 GiB wasm heap; ` +
+        `set explorer.workers: 1 (the explorer then samples with the weights outside the heap), use explorer.engine: llama-cpp, or synchronizer method checkpoint for one_step_off / async`,
+    );
+  }
+  return new WorkerRolloutModel({ workers: o.workers, config: o.config, tokenizer: o.tokenizer });
 }

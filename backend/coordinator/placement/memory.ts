@@ -15,8 +15,7 @@ import type { RunRegistry } from '../../buffer/runs.js';
 import type { SelectorState } from '../../buffer/taskset/index.js';
 import { makeSampler, type Sampler } from '../../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
-import { WorkerRolloutModel } from '../../explorer/workers/pool.js';
-import type { SyncedRolloutModel } from '../../explorer/rollout-engine.js';
+import { workerPool, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
@@ -69,7 +68,7 @@ export async function executeInProcess(
     // the trainer on the main thread.
     const gate: OverlapGate | null =
       cfg.synchronizer.mode === 'async' ? { kind: 'async', lead: cfg.buffer.max_staleness } : cfg.synchronizer.sync_offset > 0 ? { kind: 'offset', offset: cfg.synchronizer.sync_offset } : null;
-    pool = rolloutEngine(cfg, model.config, tok, { overlap: !!gate }) ?? (gate ? new WorkerRolloutModel({ workers: 1, config: model.config, tokenizer: tok }) : undefined);
+    pool = rolloutEngine(cfg, model.config, tok, { overlap: !!gate }) ?? (gate ? workerPool({ workers: 1, config: model.config, tokenizer: tok, overlap: true }) : undefined);
     const evalOpts = evalOptions(cfg);
     const stages = stagesOf(cfg);
     // The stage being run decides the advantage function of fresh experiences.
