@@ -33,3 +33,21 @@ export function checkBufferFile(file: string): void {
     db?.close();
   }
 }
+
+/**
+ * A SQLite file with no tables at all (empty, or just made by `new Database`): a run that is creating
+ * its buffer right now, between making the file and writing its schema. Not a foreign database.
+ */
+export function isFreshDatabase(file: string): boolean {
+  try {
+    if (statSync(file).size === 0) return true;
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return false;
+  }
+}

@@ -14,7 +14,7 @@ import { tasksetPort } from './adapters/tasksets.js';
 import { ForbiddenError, NotFoundError } from './errors.js';
 import { WorkspaceRuns } from './adapters/run-registry.js';
 import { WorkspacePaths, within } from './confine.js';
-import { checkBufferFile } from './buffer-check.js';
+import { checkBufferFile, isFreshDatabase } from './buffer-check.js';
 
 export interface WireOptions {
   workspace: string;
@@ -51,7 +51,8 @@ export function storeOpener(workspace: string, runs: RunRegistryPort, paths = ne
       return key;
     },
     async open(key) {
-      if (schemeOf(key) === 'sqlite' && !(creatable.has(key) && !existsSync(key))) checkBufferFile(key);
+      // A run's own buffer may be mid-creation: not there yet, or made and still without its schema.
+      if (schemeOf(key) === 'sqlite' && !(creatable.has(key) && (!existsSync(key) || isFreshDatabase(key)))) checkBufferFile(key);
       const store = await openStore(key);
       const tokenizers = new RunTokenizers(store, key);
       return { buffer: new StoreBuffer(store, key, tokenizers), feedback: new StoreFeedback(store, tokenizers) };

@@ -111,6 +111,29 @@ test("a run that has not written its buffer yet: only that file, in .rft/, is cr
   assert.ok(existsSync(r.dbPath));
 });
 
+test("a run whose buffer is mid-creation (file made, no schema yet) opens; a foreign database in its place does not", async () => {
+  const reg = await RunRegistry.open(ws);
+  // What the run process leaves between `new Database(file)` and writing its schema: a file with no tables.
+  const made = await reg.create({ name: 'making', config: {} });
+  mkdirSync(join(made.dbPath, '..'), { recursive: true });
+  new Database(made.dbPath).pragma('journal_mode = WAL');
+  const o = await s.request('buffer/open', { runId: made.id });
+  assert.equal(o.counts.usual, 0);
+  const empty = await reg.create({ name: 'empty-file', config: {} });
+  mkdirSync(join(empty.dbPath, '..'), { recursive: true });
+  writeFileSync(empty.dbPath, '');
+  assert.equal((await s.request('buffer/open', { runId: empty.id })).counts.usual, 0);
+  // A run record whose buffer file holds someone else's tables is still refused, untouched.
+  const odd = await reg.create({ name: 'odd', config: {} });
+  mkdirSync(join(odd.dbPath, '..'), { recursive: true });
+  const db = new Database(odd.dbPath);
+  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)');
+  db.close();
+  const before = sha(odd.dbPath);
+  await forbidden(s.request('buffer/open', { runId: odd.id }), /not an RFT Studio buffer/);
+  assert.equal(sha(odd.dbPath), before);
+});
+
 test('run control, config and taskset validation refuse files outside the workspace', async () => {
   await forbidden(s.request('runs/start', { configPath: '../home/evil.rft.yaml' }), /field 'configPath'.*outside the workspace/);
   await forbidden(s.request('runs/start', { configPath: join(outside, 'evil.rft.yaml') }), /outside the workspace/);
