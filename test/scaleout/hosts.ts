@@ -53,7 +53,16 @@ export function makeHosts(n: number): Hosts {
       serverAddr: `${net}.1`,
       subnet: `${net}.0/24`,
       spawn: (host, cmd, args, env) => spawn('ip', ['netns', 'exec', names[host]!.ns, cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env }),
-      cut: (host) => void ip(['link', 'set', names[host]!.veth, 'down']),
+      // Stopped while its link goes down (ip takes milliseconds, a tiny model's rollout less), so the
+      // cut lands where the caller saw the process, not after its next few acks.
+      cut: (host, child) => {
+        child.kill('SIGSTOP');
+        try {
+          ip(['link', 'set', names[host]!.veth, 'down']);
+        } finally {
+          child.kill('SIGCONT');
+        }
+      },
       restore: (host) => void ip(['link', 'set', names[host]!.veth, 'up']),
       teardown: () => teardownNetns(names, bridge),
     };
