@@ -103,7 +103,7 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
       maxSteps: opts.maxSteps,
       signal,
     });
-    log.info(`stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%${plan.offset === Infinity ? `, waiting for the trainer (bound) ${(r.backpressure * 100).toFixed(1)}%` : ''}`);
+    log.info(`stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%${cfg.synchronizer.mode === 'async' ? `, waiting for the trainer (bound) ${(r.backpressure * 100).toFixed(1)}%` : ''}`);
     return 0;
   } finally {
     await live?.close();

@@ -13,7 +13,7 @@ import { presetConfig } from '../model/config.js';
 import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { withLora } from '../model/lora.js';
-import { frozenOutsideHeap } from '../model/external-weights.js';
+import { frozenOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
 import { resolveModelDir } from '../model/hf/folder.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
@@ -260,7 +260,8 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
   try {
     // Under LoRA the frozen base stays outside the 4 GiB wasm heap (1B-class models fit).
     model = loadCheckpoint(dir, { external: frozenOutsideHeap(cfg.model.lora) }).model;
-    if (model.external.size) log.info(`model: frozen base weights outside the wasm heap (${Math.round([...model.external.values()].reduce((a, w) => a + w.data.byteLength, 0) / 2 ** 20)} MiB)`);
+    const note = outsideHeapNote(model);
+    if (note) log.info(`model: frozen base, ${note}`);
   } catch (e) {
     throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, { field: 'model.checkpoint' });
   }

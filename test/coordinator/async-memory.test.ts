@@ -13,6 +13,7 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { gateWait } from '../../backend/coordinator/placement/memory-explorer.js';
 import { tinyConfig, tempWorkspace } from './tiny-config.js';
+import { checkConsumption, records } from './consumption-check.js';
 
 const STALE = 2;
 const MIX = 10;
@@ -21,32 +22,6 @@ const memCfg = (mode: 'async' | 'one_step_off') =>
     buffer: { storage: 'sqlite', max_staleness: STALE },
     synchronizer: { method: 'memory', mode },
   });
-
-type Rec = Record<string, unknown>;
-const records = (runDir: string): Rec[] => readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Rec);
-
-/** Every usual experience of steps [from, to) within the bound, none trained twice; the versions seen. */
-async function checkConsumption(runDir: string, runId: string, from: number, to: number, bound: number): Promise<Set<number>> {
-  const store = await openStore(join(runDir, 'buffer.db'));
-  const versions = new Set<number>();
-  const seen = new Set<string>();
-  try {
-    for (let t = from; t < to; t++) {
-      const exps = (await store.getMany(await store.consumed('trainer', t, runId))).filter((e) => e.source === 'usual');
-      assert.ok(exps.length >= 1, `step ${t}: no usual experience trained`);
-      for (const e of exps) {
-        assert.ok(e.modelVersion <= t, `step ${t}: experience from the future v${e.modelVersion}`);
-        assert.ok(e.modelVersion >= t - bound, `step ${t}: v${e.modelVersion} is more than ${bound} versions old`);
-        assert.ok(!seen.has(e.id), `${e.id} trained twice`);
-        seen.add(e.id);
-        versions.add(e.modelVersion);
-      }
-    }
-  } finally {
-    await store.close();
-  }
-  return versions;
-}
 
 test('memory async: the explorer overlaps the trainer, at most max_staleness steps ahead, never waiting for weights', async () => {
   const ws = tempWorkspace();

@@ -18,6 +18,7 @@ import { validateRunConfig } from '../../backend/core/config.js';
 import { checkDistributedConfig } from '../../backend/coordinator/distributed/setup.js';
 import { checkSyncConfig, requiredVersion, syncOffset } from '../../backend/coordinator/sync-plan.js';
 import { tinyConfig, tempWorkspace } from './tiny-config.js';
+import { checkConsumption, records } from './consumption-check.js';
 
 const STALE = 2;
 /** An explore step makes tasksPerStep x 2 rows, the usual share of the MIX batch. */
@@ -27,32 +28,6 @@ const asyncCfg = (mixSteps: number, tasksPerStep = 1) =>
     buffer: { storage: 'sqlite', max_staleness: STALE },
     synchronizer: { method: 'checkpoint', mode: 'async' },
   });
-
-type Rec = Record<string, unknown>;
-const records = (runDir: string): Rec[] => readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Rec);
-
-/** Usual experiences trained at steps [from, to): each within the bound, none twice; the versions seen. */
-async function checkConsumption(runDir: string, runId: string, from: number, to: number): Promise<Set<number>> {
-  const store = await openStore(join(runDir, 'buffer.db'));
-  const versions = new Set<number>();
-  const seen = new Set<string>();
-  try {
-    for (let t = from; t < to; t++) {
-      const exps = (await store.getMany(await store.consumed('trainer', t, runId))).filter((e) => e.source === 'usual');
-      assert.ok(exps.length >= 1 && exps.length <= 4, `step ${t}: ${exps.length} usual experiences (one explore step's 2 or 4 rows)`);
-      for (const e of exps) {
-        assert.ok(e.modelVersion <= t, `step ${t}: experience from the future v${e.modelVersion}`);
-        assert.ok(e.modelVersion >= t - STALE, `step ${t}: v${e.modelVersion} is more than ${STALE} versions old`);
-        assert.ok(!seen.has(e.id), `${e.id} trained twice`);
-        seen.add(e.id);
-        versions.add(e.modelVersion);
-      }
-    }
-  } finally {
-    await store.close();
-  }
-  return versions;
-}
 
 /** The explorer's MIX records: no step past the bound; never waiting for weights, the bound's wait counted apart. */
 function checkLead(runDir: string): { ahead: number; starved: number; backpressure: number } {
@@ -80,7 +55,7 @@ test('async run: the explorer runs ahead of its weights, never more than max_sta
     const s = await runJob({ config: cfg, workspace: ws, runId });
     assert.equal(s.trainer_steps, 2 + 8);
     assert.ok(s.final_accuracy >= 0 && s.final_accuracy <= 1);
-    const versions = await checkConsumption(s.run_dir, runId, 2, s.trainer_steps);
+    const versions = await checkConsumption(s.run_dir, runId, 2, s.trainer_steps, STALE, 4); // one explore step's 2 or 4 rows
     assert.ok(versions.size >= 3, `trained on experiences of several versions: ${[...versions]}`);
     const lead = checkLead(s.run_dir);
     const explore = records(s.run_dir).filter((m) => m.kind === 'explore');
@@ -117,7 +92,7 @@ test('async run (2 tasks per explore step) stopped mid-MIX resumes and completes
     } finally {
       await store.close();
     }
-    await checkConsumption(runDir, runId, 2, 2 + MIX);
+    await checkConsumption(runDir, runId, 2, 2 + MIX, STALE, 4);
     const lead = checkLead(runDir);
     const explore = records(runDir).filter((m) => m.kind === 'explore' && m.stage === 'mix');
     console.log(`async (2 tasks per explore step, stopped and resumed): ahead up to ${lead.ahead}, ${explore.length} explore steps for ${MIX} trainer steps, backpressure ${lead.backpressure.toFixed(3)}`);
