@@ -387,18 +387,19 @@ export function rolloutEngine(cfg: RunConfig, modelCfg: Transformer['config'], t
   return makeRolloutEngine({ engine: cfg.explorer.engine, workers: cfg.explorer.workers, config: modelCfg, tokenizer: tok, ...opts });
 }
 
+/** The rollouts' sampling settings (explorer.sampling), as every process model's explorer passes them. */
+export function rolloutSampling(cfg: RunConfig) {
+  const s = cfg.explorer.sampling;
+  return { maxNewTokens: s.max_new_tokens, temperature: s.temperature, topK: s.top_k, topP: s.top_p };
+}
+
 /** Explorer options shared by every process model. */
 export function explorerOptions(cfg: RunConfig, runId: string, seed: number) {
   return {
     runId,
     tasksPerStep: cfg.explorer.tasks_per_step,
     repeatTimes: cfg.explorer.repeat_times,
-    sampling: {
-      maxNewTokens: cfg.explorer.sampling.max_new_tokens,
-      temperature: cfg.explorer.sampling.temperature,
-      topK: cfg.explorer.sampling.top_k,
-      topP: cfg.explorer.sampling.top_p,
-    },
+    sampling: rolloutSampling(cfg),
     seed,
     ...(cfg.explorer.partial_rollout ? { partial: { maxTokensPerStep: cfg.explorer.partial_rollout.max_tokens_per_step, maxStaleness: samplerStaleness(cfg) } } : {}),
   };

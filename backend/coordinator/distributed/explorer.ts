@@ -19,7 +19,7 @@ import { outsideHeapNote } from '../../model/external-weights.js';
 import { makeRolloutEngine, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
-import { experiencePipeline, runReward, stagesOf } from '../setup.js';
+import { experiencePipeline, rolloutSampling, runReward, stagesOf } from '../setup.js';
 import { stageOfStep } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { ChecksumError } from './weights.js';
@@ -114,7 +114,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const S = cfg.buffer.max_staleness;
   const batch = o.batch ?? 1;
   const partial = cfg.explorer.partial_rollout;
-  const sampling = { maxNewTokens: cfg.explorer.sampling.max_new_tokens, temperature: cfg.explorer.sampling.temperature, topK: cfg.explorer.sampling.top_k, topP: cfg.explorer.sampling.top_p };
+  const sampling = rolloutSampling(cfg);
   let model: LocalRolloutModel | null = null;
   // explorer.engine llama-cpp: llama.cpp samples a GGUF of each loaded version (`model` keeps the version and weights); auto: per batch, llama.cpp or native.
   let engine: SyncedRolloutModel | undefined;
