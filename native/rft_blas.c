@@ -18,6 +18,7 @@ extern void cblas_sgemv(int order, int trans, int M, int N, float alpha, const f
 // OpenBLAS only (weak: absent from other BLAS libraries, which then run as they are).
 extern void openblas_set_num_threads(int n) __attribute__((weak));
 extern int openblas_get_num_threads(void) __attribute__((weak));
+extern char *openblas_get_corename(void) __attribute__((weak));
 
 // Below this many multiply-adds per matrix, OpenBLAS's own threading costs more than it gains:
 // such batches (attention heads) run single-threaded BLAS, two halves of the batch side by side.
@@ -811,8 +812,20 @@ static napi_value SgemmExt(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+// The kernel family OpenBLAS picked for this CPU (DYNAMIC_ARCH builds choose at load): it decides the
+// summation order and speed of every product, so the engine's log line and CI name it. null elsewhere.
+static napi_value BlasCore(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  const char *name = openblas_get_corename ? openblas_get_corename() : NULL;
+  if (name ? napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &out) != napi_ok : napi_get_null(env, &out) != napi_ok) return NULL;
+  return out;
+}
+
 static napi_value Init(napi_env env, napi_value exports) {
   napi_value fn;
+  if (napi_create_function(env, "blasCore", NAPI_AUTO_LENGTH, BlasCore, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "blasCore", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "sgemm", NAPI_AUTO_LENGTH, Sgemm, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "sgemm", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "decode", NAPI_AUTO_LENGTH, Decode, NULL, &fn) != napi_ok) return NULL;

@@ -23,6 +23,8 @@ export interface NativeBlasAddon {
   pointwise?(heap: ArrayBuffer, op: number, offsets: Float64Array, dims: Int32Array, scalar: number): void;
   /** One AdamW update into fresh buffers (see backend/model/optim.ts). */
   adamw?(heap: ArrayBuffer, offsets: Float64Array, n: number, params: Float64Array): void;
+  /** The kernel family OpenBLAS chose for this CPU (e.g. Haswell, SkylakeX, Zen, Prescott); null for another BLAS. Older builds lack it. */
+  blasCore?(): string | null;
   /** C = op(A) @ op(B) with each matrix in its own buffer (frozen weights outside the heap, see external-weights.ts). */
   sgemmExt?(aBuf: ArrayBuffer, aOff: number, bBuf: ArrayBuffer, bOff: number, cBuf: ArrayBuffer, cOff: number,
     M: number, N: number, K: number, transA: number, transB: number, alpha?: number, beta?: number): void;
@@ -101,7 +103,8 @@ export function installNativeBlas(root: string, addonOverride?: NativeBlasAddon)
     kernelFunc: (args) => (enabled ? nativeBatchMatMul(native, args as unknown as MatMulArgs) : null) ?? (fallback(args) as tf.TensorInfo),
   });
   enabled = true;
-  return (status = { active: true, detail: `BatchMatMul via ${loaded.detail}` });
+  const core = native.blasCore?.();
+  return (status = { active: true, detail: `BatchMatMul via ${loaded.detail}${core ? ` (OpenBLAS core ${core})` : ''}` });
 }
 
 /** Switch between the native and the wasm matmul at run time (benchmarks compare both in one run). */

@@ -15,6 +15,7 @@ import { nativeAddon } from '../../backend/model/native-blas.js';
 import { nativeDecodeAvailable } from '../../backend/model/native-decode.js';
 import { externalWeightsAvailable } from '../../backend/model/external-weights.js';
 import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 const skip = externalWeightsAvailable() && nativeAddon()?.decodeExternal === true ? false : 'needs the wasm backend with vendor/rft-blas.node (sgemmExt, decode with external weights)';
@@ -23,11 +24,6 @@ test.after(() => rmSync(root, { recursive: true, force: true }));
 
 const UNTIED: HfModelSpec = { architecture: 'LlamaForCausalLM', tokenizer: 'llama3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, headDim: 12, intermediate: 48, tied: false, seed: 3 };
 const TIED: HfModelSpec = { architecture: 'LlamaForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true, seed: 4 };
-
-const maxDiff = (a: number[], b: number[]) => {
-  assert.equal(a.length, b.length);
-  return Math.max(0, ...a.map((x, i) => Math.abs(x - b[i]!)));
-};
 
 test('native decode reads the weights outside the heap: the same samples and log-probs as in the heap and as the tfjs decode (1, 2, 3 rows; tied and untied head)', { skip }, async () => {
   const addon = nativeAddon()!;
@@ -62,8 +58,8 @@ test('native decode reads the weights outside the heap: the same samples and log
           assert.equal(want[i]!.tokens.length, opts.maxNewTokens);
           assert.deepEqual(got[i]!.tokens, want[i]!.tokens, what);
           assert.deepEqual(tfjs[i]!.tokens, want[i]!.tokens, `${what} (tfjs decode)`);
-          assert.ok(maxDiff(got[i]!.logprobs, want[i]!.logprobs) < 1e-4, `${what}: log-probs`);
-          assert.ok(maxDiff(got[i]!.logprobs, tfjs[i]!.logprobs) < 1e-4, `${what}: log-probs against the tfjs decode`);
+          assertF32Close(got[i]!.logprobs, want[i]!.logprobs, ULPS.twoPasses, `${what}: log-probs`);
+          assertF32Close(got[i]!.logprobs, tfjs[i]!.logprobs, ULPS.twoPasses, `${what}: log-probs against the tfjs decode`, tok.vocabSize);
         }
       }
       inHeap.model.dispose();
@@ -90,9 +86,8 @@ test('`rft model score` and `rft model generate` load the folder outside the hea
   const ids = outScore.last.ids as number[];
   assert.ok(ids.length > 5);
   assert.deepEqual(ids, inScore.last.ids);
-  const d = maxDiff(outScore.last.logprobs as number[], inScore.last.logprobs as number[]);
+  const d = assertF32Close(outScore.last.logprobs as number[], inScore.last.logprobs as number[], ULPS.forward, 'rft model score outside vs in the heap');
   console.log(`# rft model score: max |outside - in heap| = ${d.toExponential(2)} over ${ids.length - 1} log-probs`);
-  assert.ok(d < 1e-5, `difference ${d}`);
 
   const args = ['model', 'generate', dir, '--prompt', 'Say something', '--max-new-tokens', '10'];
   const outGen = rft(args);

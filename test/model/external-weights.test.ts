@@ -18,6 +18,7 @@ import { readSafetensors } from '../../backend/model/safetensors.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { makeConfig } from '../../backend/model/config.js';
 import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { assertF32Close, maxAbsDiff, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 const skip = externalWeightsAvailable() ? false : 'frozen weights outside the heap need the wasm backend with vendor/rft-blas.node (sgemmExt)';
@@ -29,13 +30,6 @@ const LLAMA3: HfModelSpec = {
   architecture: 'LlamaForCausalLM', tokenizer: 'llama3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, headDim: 12, intermediate: 48, tied: false,
   ropeTheta: 500000, ropeScaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 },
 };
-
-function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  assert.equal(a.length, b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
-  return m;
-}
 
 async function lp(model: Transformer, ids: number[]): Promise<number[]> {
   const t = tf.tidy(() => tokenLogprobs(model, tf.tensor2d([ids], [1, ids.length], 'int32')).logprobs);
@@ -84,21 +78,21 @@ for (const [label, spec] of [['Qwen2 (biases, tied head)', QWEN2], ['Llama-3 (ro
 
     const ids = [1, 5, 900, 17, 4242, 33, 12, 7, 150, 2];
     const base = await lp(inHeap, ids);
-    assert.ok(maxDiff(await lp(outside, ids), base) < 1e-5, 'base log-probs');
+    assertF32Close(await lp(outside, ids), base, ULPS.forward, 'base log-probs');
 
     sameAdapters(inHeap, outside);
     const adapted = await lp(inHeap, ids);
-    assert.ok(maxDiff(adapted, base) > 0.01, 'the adapters change the model');
-    assert.ok(maxDiff(await lp(outside, ids), adapted) < 1e-5, 'adapted log-probs');
-    assert.ok(maxDiff(await lp(outside.base(), ids), base) < 1e-5, 'base() view (the KL reference) outside the heap');
+    assert.ok(maxAbsDiff(adapted, base) > 0.01, 'the adapters change the model');
+    assertF32Close(await lp(outside, ids), adapted, ULPS.forward, 'adapted log-probs');
+    assertF32Close(await lp(outside.base(), ids), base, ULPS.forward, 'base() view (the KL reference) outside the heap');
 
     const gIn = adapterGrads(inHeap, ids);
     const gOut = adapterGrads(outside, ids);
     assert.deepEqual([...gOut.keys()].sort(), [...gIn.keys()].sort());
     assert.equal(gIn.size, 2 * 7 * spec.layers, 'gradients for the adapters only');
     for (const [n, g] of gIn) {
-      const scale = Math.max(1e-3, maxDiff(g, new Float32Array(g.length)));
-      assert.ok(maxDiff(gOut.get(n)!, g) / scale < 1e-4, `gradient of ${n}`);
+      const scale = Math.max(1e-3, maxAbsDiff(g, new Float32Array(g.length)));
+      assert.ok(maxAbsDiff(gOut.get(n)!, g) / scale < 1e-4, `gradient of ${n}`);
     }
 
     // One AdamW step on each: the same adapters after it, the same log-probs.
@@ -110,9 +104,9 @@ for (const [label, spec] of [['Qwen2 (biases, tied head)', QWEN2], ['Llama-3 (ro
       opt.dispose();
     }
     const stepped = await lp(inHeap, ids);
-    assert.ok(maxDiff(stepped, adapted) > 1e-3, 'the step moved the model');
-    assert.ok(maxDiff(await lp(outside, ids), stepped) < 1e-4, 'log-probs after the step');
-    for (const [n, v] of inHeap.adapters) assert.ok(maxDiff(outside.adapters.get(n)!.dataSync(), v.dataSync()) < 1e-5, `adapter ${n} after the step`);
+    assert.ok(maxAbsDiff(stepped, adapted) > 1e-3, 'the step moved the model');
+    assertF32Close(await lp(outside, ids), stepped, ULPS.twoPasses, 'log-probs after the step');
+    for (const [n, v] of inHeap.adapters) assertF32Close(outside.adapters.get(n)!.dataSync(), v.dataSync(), ULPS.twoPasses, `adapter ${n} after the step`);
 
     // The frozen base is untouched and effectiveWeight (exports, weight sync) sees the same merged weights.
     const extWeights = [...outside.external.values()].map((w) => w.data.slice());
@@ -120,7 +114,7 @@ for (const [label, spec] of [['Qwen2 (biases, tied head)', QWEN2], ['Llama-3 (ro
       const a = inHeap.effectiveWeight(name);
       const b = outside.effectiveWeight(name);
       assert.deepEqual(b.shape, a.shape, name);
-      assert.ok(maxDiff(b.dataSync(), a.dataSync()) < 1e-6, `effective ${name}`);
+      assertF32Close(b.dataSync(), a.dataSync(), ULPS.elementwise, `effective ${name}`);
       if (a !== inHeap.params.get(name)) a.dispose();
       if (b !== outside.params.get(name)) b.dispose();
     }
@@ -146,7 +140,7 @@ test('checkpoint, HF export, clone and mergeAdapters with weights outside the he
     assert.deepEqual([...b.keys()].sort(), [...a.keys()].sort());
     for (const [n, t] of a) {
       assert.deepEqual(b.get(n)!.shape, t.shape, n);
-      assert.ok(maxDiff(b.get(n)!.data, t.data) < 1e-6, `${JSON.stringify(opts)} ${n}`);
+      assertF32Close(b.get(n)!.data, t.data, ULPS.elementwise, `${JSON.stringify(opts)} ${n}`);
     }
   }
 
@@ -157,7 +151,7 @@ test('checkpoint, HF export, clone and mergeAdapters with weights outside the he
     const back = loadCheckpoint(ckDir, { external }).model;
     assert.equal(back.external.size > 0, external);
     assert.deepEqual(back.lora, outside.lora);
-    assert.ok(maxDiff(await lp(back, ids), want) < 1e-5, `checkpoint reloaded (external: ${external})`);
+    assertF32Close(await lp(back, ids), want, ULPS.forward, `checkpoint reloaded (external: ${external})`);
     back.dispose();
   }
 
@@ -166,26 +160,26 @@ test('checkpoint, HF export, clone and mergeAdapters with weights outside the he
   const hfIn = await exportHf(inHeap, undefined, join(root, 'hf-inheap'));
   const tOut = readSafetensors(readFileSync(join(hfOut, 'model.safetensors')), hfOut).tensors;
   const tIn = readSafetensors(readFileSync(join(hfIn, 'model.safetensors')), hfIn).tensors;
-  for (const [n, t] of tIn) assert.ok(maxDiff(tOut.get(n)!.data, t.data) < 1e-6, `export ${n}`);
+  for (const [n, t] of tIn) assertF32Close(tOut.get(n)!.data, t.data, ULPS.elementwise, `export ${n}`);
   const merged = loadCheckpoint(hfOut).model;
-  assert.ok(maxDiff(await lp(merged, ids), want) < 1e-5);
+  assertF32Close(await lp(merged, ids), want, ULPS.forward, 'the merged HF export re-imported');
   merged.dispose();
 
   // clone(): an independent copy, still outside; mergeAdapters folds adapters in place outside the heap.
   const copy = outside.clone();
   assert.ok(copy.external.size > 0);
-  assert.ok(maxDiff(await lp(copy, ids), want) < 1e-5);
+  assertF32Close(await lp(copy, ids), want, ULPS.forward, 'clone()');
   copy.mergeAdapters();
   assert.equal(copy.lora, undefined);
-  assert.ok(maxDiff(await lp(copy, ids), want) < 1e-5, 'merged in place outside the heap');
-  assert.ok(maxDiff(await lp(outside, ids), want) < 1e-5, 'the clone shares nothing with its source');
+  assertF32Close(await lp(copy, ids), want, ULPS.forward, 'merged in place outside the heap');
+  assertF32Close(await lp(outside, ids), want, ULPS.forward, 'the clone shares nothing with its source');
   // copyFrom between the two kinds (outside <- in heap and back).
   const plain = loadCheckpoint(dir).model;
   plain.copyFrom(copy);
-  assert.ok(maxDiff(await lp(plain, ids), want) < 1e-5, 'in heap <- outside');
+  assertF32Close(await lp(plain, ids), want, ULPS.forward, 'in heap <- outside');
   const back = loadCheckpoint(dir, { external: true }).model;
   back.copyFrom(plain);
-  assert.ok(maxDiff(await lp(back, ids), want) < 1e-5, 'outside <- in heap');
+  assertF32Close(await lp(back, ids), want, ULPS.forward, 'outside <- in heap');
   for (const m of [inHeap, outside, copy, plain, back]) m.dispose();
 });
 
@@ -202,8 +196,10 @@ test('LoRA dropout on a training pass: outside the heap = in the heap (same seed
   const ids = [4, 8, 15, 16, 23, 42, 108];
   const train = (m: Transformer) => tf.tidy(() => tokenLogprobs(m, tf.tensor2d([ids], [1, ids.length], 'int32'), { train: true }).logprobs.dataSync() as Float32Array);
   const ta = train(a);
-  assert.ok(maxDiff(ta, await lp(a, ids)) > 1e-3, 'dropout changed the training pass');
-  assert.ok(maxDiff(train(b), ta) < 1e-5);
+  assert.ok(maxAbsDiff(ta, await lp(a, ids)) > 1e-3, 'dropout changed the training pass');
+  // Issue 22: 1.14e-5 on log-probs near 10 on an AVX-512 EPYC against the old absolute 1e-5; a
+  // dropped mask moves them by > 1e-3 (asserted just above), 25x the bound of 32 u at magnitude 12.
+  assertF32Close(train(b), ta, ULPS.forward, 'training pass outside vs in the heap');
   a.dispose();
   b.dispose();
 });
@@ -213,7 +209,7 @@ test('a seeded model built outside the heap is the seeded in-heap model', { skip
   const a = new Transformer(cfg, 11);
   const b = new Transformer(cfg, 11, { external: true });
   const ids = [1, 2, 3, 60, 5, 6];
-  assert.ok(maxDiff(await lp(b, ids), await lp(a, ids)) < 1e-5);
+  assertF32Close(await lp(b, ids), await lp(a, ids), ULPS.forward, 'seeded outside vs in the heap');
   a.dispose();
   b.dispose();
 });

@@ -6,6 +6,7 @@ import { Transformer } from '../../backend/model/transformer.js';
 import { generate } from '../../backend/model/generate.js';
 import { tokenLogprobs } from '../../backend/model/logprobs.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
+import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 const tok = new ByteTestTokenizer();
@@ -37,7 +38,8 @@ test('behaviour log-probs equal the log-probs recomputed on the full sequence (1
     const all = Array.from((await lp.data()) as Float32Array);
     lp.dispose();
     const resp = all.slice(prompts[i]!.length - 1);
-    for (let t = 0; t < resp.length; t++) assert.ok(Math.abs(resp[t]! - gens[i]!.logprobs[t]!) < 1e-4, `row ${i} token ${t}: ${resp[t]} vs ${gens[i]!.logprobs[t]}`);
+    // The KV-cache decode and the full pass multiply in different shapes (sgemv rows vs sgemm): round-off only.
+    assertF32Close(gens[i]!.logprobs, resp, ULPS.twoPasses, `row ${i}: behaviour vs recomputed`, tok.vocabSize);
   }
   m.dispose();
 });

@@ -10,6 +10,7 @@ import { Transformer } from '../../backend/model/transformer.js';
 import { generate } from '../../backend/model/generate.js';
 import { decodeThreadsFromEnv, NativeDecoder, type DecodeThreads } from '../../backend/model/native-decode.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
+import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 const info = engineInfo()!;
@@ -39,7 +40,7 @@ test('one and two sequences decode natively (sgemv rows) as the tfjs decode does
         for (let i = 0; i < prompts.length; i++) {
           const what = `${prompts.length} rows, threads ${threads}, ${JSON.stringify(over)}, row ${i}`;
           assert.deepEqual(nat[i]!.tokens, ref[i]!.tokens, what);
-          nat[i]!.logprobs.forEach((lp, t) => assert.ok(Math.abs(lp - ref[i]!.logprobs[t]!) < 1e-4, `${what} token ${t}: ${lp} vs ${ref[i]!.logprobs[t]}`));
+          assertF32Close(nat[i]!.logprobs, ref[i]!.logprobs, ULPS.twoPasses, `${what}: native vs tfjs decode`, tok.vocabSize);
         }
       }
     }
@@ -71,9 +72,7 @@ test('the native prefill gives the tfjs forward logits of the last position, ove
     return tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]).dataSync() as Float32Array;
   });
   assert.equal(nat.length, ref.length);
-  let worst = 0;
-  for (let i = 0; i < ref.length; i++) worst = Math.max(worst, Math.abs(nat[i]! - ref[i]!));
-  assert.ok(worst < 1e-4, `largest logit difference ${worst}`);
+  assertF32Close(nat, ref, ULPS.forward, 'prefill logits');
   // The caches it filled continue as the tfjs decode does: one more token per row.
   const next = Int32Array.from({ length: B }, (_, b) => (b * 5 + 3) % 61);
   const stepped = Float32Array.from(dec.step(next));
@@ -82,9 +81,7 @@ test('the native prefill gives the tfjs forward logits of the last position, ove
     const f = m.forward(all, { attentionMask: tf.concat([tf.tensor2d(mask, [B, T]), tf.ones([B, 1])], 1) as tf.Tensor2D });
     return tf.slice(f.logits, [0, T, 0], [B, 1, -1]).dataSync() as Float32Array;
   });
-  worst = 0;
-  for (let i = 0; i < ref2.length; i++) worst = Math.max(worst, Math.abs(stepped[i]! - ref2[i]!));
-  assert.ok(worst < 1e-4, `largest logit difference after a step ${worst}`);
+  assertF32Close(stepped, ref2, ULPS.twoPasses, 'logits after a step');
   assert.throws(() => new NativeDecoder(m, { ids, mask: mask.subarray(1), B, T }, 4), /prompt ids and mask must both hold B \* T = 8 \* 70 entries/);
   m.dispose();
 });

@@ -5,6 +5,7 @@ import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { lmLoss, tokenLogprobs } from '../../backend/model/logprobs.js';
 import { AdamW } from '../../backend/model/optim.js';
+import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 
@@ -14,11 +15,6 @@ function ids2d(rows: number[][]): tf.Tensor2D {
   return tf.tensor2d(rows, [rows.length, rows[0]!.length], 'int32');
 }
 
-function maxAbsDiff(a: Float32Array | number[], b: Float32Array | number[]): number {
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
-  return m;
-}
 
 test('forward shapes: logits [B,T,V], hidden, value head, GQA and untied head', () => {
   const m = new Transformer(tiny({ valueHead: true, tieEmbeddings: false }), 1);
@@ -37,7 +33,7 @@ test('causality: changing a later token does not change earlier logits', async (
   const m = new Transformer(tiny(), 2);
   const a = tf.tidy(() => tf.slice(m.forward(ids2d([[1, 2, 3, 4, 5, 6]])).logits, [0, 0, 0], [1, 3, -1]));
   const b = tf.tidy(() => tf.slice(m.forward(ids2d([[1, 2, 3, 9, 9, 9]])).logits, [0, 0, 0], [1, 3, -1]));
-  assert.ok(maxAbsDiff((await a.data()) as Float32Array, (await b.data()) as Float32Array) < 1e-6);
+  assertF32Close((await a.data()) as Float32Array, (await b.data()) as Float32Array, ULPS.elementwise, 'earlier logits');
   tf.dispose([a, b]);
   m.dispose();
 });
@@ -69,12 +65,12 @@ test('KV cache: incremental logits agree with one full pass to 1e-4, with left p
     await push(r.logits);
   }
   const expect0 = Array.from(fullData.subarray((P - 1) * V, seq.length * V));
-  assert.ok(maxAbsDiff(got[0]!, expect0) < 1e-4, `row 0 differs by ${maxAbsDiff(got[0]!, expect0)}`);
+  assertF32Close(got[0]!, expect0, ULPS.twoPasses, 'row 0: cached vs full pass');
   // Row 1 holds seq shifted by two: compare with a full pass over that unpadded sequence.
   const short = seq.slice(0, seq.length - 2);
   const fullShort = (await tf.tidy(() => m.forward(ids2d([short])).logits).data()) as Float32Array;
   const expect1 = Array.from(fullShort.subarray((P - 3) * V, short.length * V));
-  assert.ok(maxAbsDiff(got[1]!, expect1) < 1e-4, `row 1 differs by ${maxAbsDiff(got[1]!, expect1)}`);
+  assertF32Close(got[1]!, expect1, ULPS.twoPasses, 'row 1 (left padded): cached vs full pass');
   m.dispose();
 });
 

@@ -16,6 +16,7 @@ import { Trainer } from '../../backend/trainer/trainer.js';
 import { makeObjective } from '../../backend/trainer/objectives.js';
 import { expertExperience } from '../../backend/coordinator/run.js';
 import type { Experience } from '../../backend/core/types.js';
+import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 
@@ -49,7 +50,7 @@ test('vision: trainer log-probs before an update equal the behaviour log-probs; 
     const lps = await trainer.responseLogprobs(exps);
     exps.forEach((e, i) => {
       assert.equal(lps[i]!.length, e.logprobs.length);
-      e.logprobs.forEach((b, j) => assert.ok(Math.abs(b - lps[i]![j]!) < 1e-4, `experience ${i} token ${j}: behaviour ${b}, trainer ${lps[i]![j]}`));
+      assertF32Close(e.logprobs, lps[i]!, ULPS.twoPasses, `experience ${i}: behaviour vs trainer`, tok.vocabSize);
     });
     // Without the images the same sequences score differently (the prefix is really used).
     const blind = await trainer.responseLogprobs(exps.map((e) => ({ ...e, metadata: undefined })));
