@@ -3,7 +3,7 @@
 // fails the install: without a compiler, node headers or a BLAS the wasm matmul stays in use, and
 // the reason is written to vendor/rft-blas.status.json (the engine logs it once).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,11 +14,48 @@ const out = join(outDir, 'rft-blas.node');
 const statusFile = join(outDir, 'rft-blas.status.json');
 const quiet = process.argv.includes('--quiet');
 
-function done(ok, detail) {
+function done(ok, detail, extra = {}) {
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(statusFile, JSON.stringify({ ok, detail, node: process.version, platform: `${process.platform}-${process.arch}` }) + '\n');
+  writeFileSync(statusFile, JSON.stringify({ ok, detail, node: process.version, platform: `${process.platform}-${process.arch}`, ...extra }) + '\n');
   if (!quiet) console.error(ok ? `native BLAS built -> ${out} (${detail})` : `native BLAS not built (the wasm matmul stays in use): ${detail}`);
+  if (!quiet && extra.blas_core) console.error(`OpenBLAS kernels: ${extra.blas_core}${extra.coretype ? ` (OPENBLAS_CORETYPE=${extra.coretype}, ${extra.core_note})` : ''}`);
   process.exit(0);
+}
+
+// OpenBLAS's DYNAMIC_ARCH build (Debian's) picks its kernel family from the CPU's family/model at
+// load; a CPU newer than the library (0.3.21 knows neither Emerald Rapids nor every Zen 4) falls back
+// to Prescott's SSE3 kernels, measured 5x slower for sgemm on an AVX-512 Xeon. Where the CPU's flags
+// allow a wider family, time one product with each in a child (single thread, best of 3) and record
+// the fastest when it wins by 30%; the engine sets OPENBLAS_CORETYPE from it before loading the addon
+// (a user's own OPENBLAS_CORETYPE wins). Nothing is forced on a CPU that lacks the instructions.
+function probeCore(addonFile) {
+  if (process.platform !== 'linux' || process.arch !== 'x64' || !existsSync('/proc/cpuinfo')) return {};
+  const flags = new Set((readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').trim().split(/\s+/));
+  const candidates = [undefined];
+  if (['avx2', 'fma'].every((f) => flags.has(f))) candidates.push('Haswell');
+  if (['avx512f', 'avx512bw', 'avx512vl', 'avx512dq', 'avx512cd'].every((f) => flags.has(f))) candidates.push('SkylakeX');
+  const probe = `const m=require(${JSON.stringify(addonFile)});if(!m.blasCore)process.exit(4);const N=256,a=new Float32Array(N*N).fill(1.01),b=new Float32Array(N*N).fill(0.99),c=new Float32Array(N*N);const run=()=>m.sgemmExt(a.buffer,0,b.buffer,0,c.buffer,0,N,N,N,0,0);for(let i=0;i<3;i++)run();let best=Infinity;for(let r=0;r<3;r++){const t=process.hrtime.bigint();for(let i=0;i<10;i++)run();best=Math.min(best,Number(process.hrtime.bigint()-t));}console.log(JSON.stringify({core:m.blasCore(),gflops:2*N*N*N*10/best}))`;
+  const results = [];
+  for (const coretype of candidates) {
+    const env = { ...process.env, OPENBLAS_NUM_THREADS: '1' };
+    if (coretype) env.OPENBLAS_CORETYPE = coretype;
+    else delete env.OPENBLAS_CORETYPE;
+    const r = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8', env, timeout: 30_000 });
+    if (r.status !== 0) continue;
+    try {
+      results.push({ coretype, ...JSON.parse(r.stdout.trim()) });
+    } catch {
+      /* an unreadable probe is skipped */
+    }
+  }
+  const chosen = results.find((r) => r.coretype === undefined);
+  if (!chosen) return {};
+  const best = results.reduce((a, b) => (b.gflops > a.gflops ? b : a));
+  const probeTable = Object.fromEntries(results.map((r) => [r.core, Number(r.gflops.toFixed(1))]));
+  if (best.coretype && best.gflops > 1.3 * chosen.gflops) {
+    return { blas_core: best.core, coretype: best.coretype, core_note: `detected ${chosen.core}, ${(best.gflops / chosen.gflops).toFixed(1)}x slower`, core_gflops: probeTable };
+  }
+  return { blas_core: chosen.core, core_gflops: probeTable };
 }
 
 if (process.env.RFT_NATIVE_BLAS === '0') done(false, 'RFT_NATIVE_BLAS=0');
@@ -67,7 +104,7 @@ for (const lib of libs) {
     continue;
   }
   renameSync(tmp, out);
-  done(true, `${cc} with ${lib.join(' ')}`);
+  done(true, `${cc} with ${lib.join(' ')}`, probeCore(out));
 }
 rmSync(tmp, { force: true });
 done(false, `no BLAS could be linked: ${errors.join('; ')}`);

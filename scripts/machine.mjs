@@ -12,9 +12,13 @@ const model = field('model name') ?? field('Model') ?? cpus()[0]?.model ?? 'unkn
 const flags = new Set((field('flags') ?? field('Features') ?? '').split(/\s+/));
 const vector = ['avx512f', 'avx2', 'avx', 'sse4_2', 'sve', 'asimd'].find((f) => flags.has(f)) ?? (process.arch === 'arm64' ? 'neon' : 'unknown');
 let blas;
+// As the engine does (backend/model/native-blas.ts): the install's probe may have chosen the kernel family.
+const status = existsSync('vendor/rft-blas.status.json') ? JSON.parse(readFileSync('vendor/rft-blas.status.json', 'utf8')) : {};
+if (status.coretype && process.env.OPENBLAS_CORETYPE === undefined) process.env.OPENBLAS_CORETYPE = status.coretype;
+const forced = process.env.OPENBLAS_CORETYPE ? ` (OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE}${status.core_note ? `; ${status.core_note}` : ''})` : '';
 try {
   const addon = createRequire(import.meta.url)('../vendor/rft-blas.node');
-  blas = addon.blasCore ? `OpenBLAS core ${addon.blasCore() ?? 'n/a (not OpenBLAS)'}` : 'addon without blasCore (old build)';
+  blas = addon.blasCore ? `OpenBLAS core ${addon.blasCore() ?? 'n/a (not OpenBLAS)'}${forced}` : 'addon without blasCore (old build)';
 } catch (e) {
   blas = `no native addon (${String(e.message).split('\n')[0]})`;
 }

@@ -48,6 +48,24 @@ let addon: NativeBlasAddon | undefined;
 let enabled = false;
 let status: NativeBlasStatus = { active: false, detail: 'not installed' };
 
+/**
+ * The install's probe (scripts/build-native.mjs) records OPENBLAS_CORETYPE when OpenBLAS's own choice
+ * for this CPU (a fallback such as Prescott on a CPU newer than the library) was far slower than a
+ * family the CPU's flags allow. OpenBLAS reads it once, when the addon loads it: set it before that.
+ * The user's own OPENBLAS_CORETYPE wins. Returns the note for the engine's log line.
+ */
+function applyInstalledCoretype(statusFile: string): string {
+  if (process.env.OPENBLAS_CORETYPE !== undefined) return ` (OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE} from the environment)`;
+  try {
+    const st = JSON.parse(readFileSync(statusFile, 'utf8')) as { coretype?: string; core_note?: string };
+    if (!st.coretype) return '';
+    process.env.OPENBLAS_CORETYPE = st.coretype;
+    return ` (OPENBLAS_CORETYPE=${st.coretype} from the install's probe: ${st.core_note ?? ''})`;
+  } catch {
+    return '';
+  }
+}
+
 /** Load the addon, building it once when it is missing and the build script is present (a dev checkout). */
 export function loadNativeBlas(root: string): { addon?: NativeBlasAddon; detail: string } {
   const file = join(root, 'vendor', 'rft-blas.node');
@@ -69,8 +87,9 @@ export function loadNativeBlas(root: string): { addon?: NativeBlasAddon; detail:
     }
     return { detail: why };
   }
+  const forced = applyInstalledCoretype(statusFile);
   try {
-    return { addon: require(file) as NativeBlasAddon, detail: 'vendor/rft-blas.node' };
+    return { addon: require(file) as NativeBlasAddon, detail: `vendor/rft-blas.node${forced}` };
   } catch (e) {
     return { detail: `vendor/rft-blas.node failed to load: ${(e as Error).message.split('\n')[0]}` };
   }
