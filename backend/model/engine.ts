@@ -1,5 +1,8 @@
-// Tensor engine selection: tfjs-node-gpu, then tfjs-node, then wasm, then the pure-JS cpu backend.
-// RFT_BACKEND (or the `backend` option) forces one. The choice and the reason are logged once.
+// Tensor engine selection: tfjs-node-gpu, then tfjs-node (both only where their libtensorflow
+// installed, which it rarely does), then wasm (+ the native BLAS addon), then the pure-JS cpu backend.
+// `webgpu` (Dawn, backend/model/webgpu.ts) is taken when forced: RFT_BACKEND=webgpu, the `backend`
+// option, or the extension's rftStudio.engine setting (which sets RFT_BACKEND for the backend it starts).
+// The choice and the reason are logged once.
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 
@@ -11,8 +14,9 @@ import { logger } from '../core/log.js';
 import { packageRoot } from '../core/package-root.js';
 import { installNativeBlas } from './native-blas.js';
 import { installWasmKernels } from './wasm-kernels.js';
+import { adapterName, probeGpuAdapter, registerWebgpuBackend, type GpuAdapterInfo } from './webgpu.js';
 
-export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'wasm' | 'cpu';
+export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'webgpu' | 'wasm' | 'cpu';
 export const BACKEND_ORDER: BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
 
 export interface EngineInfo {
@@ -21,6 +25,8 @@ export interface EngineInfo {
   tried: { backend: BackendName; error: string }[];
   /** Which matmul the wasm backend uses: 'native-blas' (vendor/rft-blas.node) or 'wasm', and why. */
   matmul?: { kernel: 'native-blas' | 'wasm'; detail: string };
+  /** The webgpu engine's adapter (Dawn), e.g. "nvidia hopper (NVIDIA H200)". */
+  adapter?: GpuAdapterInfo & { name: string };
 }
 
 const log = logger('engine');
@@ -55,8 +61,15 @@ function assertNativeBinding(pkg: string): void {
   if (!found) throw new Error(`${pkg} is installed without its native binding (its install script did not run or could not download libtensorflow)`);
 }
 
-async function tryBackend(name: BackendName): Promise<void> {
+async function tryBackend(name: BackendName): Promise<GpuAdapterInfo | void> {
   switch (name) {
+    case 'webgpu': {
+      const { adapter, why } = await probeGpuAdapter();
+      if (!adapter) throw new Error(why);
+      await registerWebgpuBackend();
+      if (!(await tf.setBackend('webgpu'))) throw new Error(`the webgpu backend failed to initialise on ${adapterName(adapter)}`);
+      return adapter;
+    }
     case 'tensorflow-gpu':
       // Registers the 'tensorflow' backend with CUDA kernels.
       assertNativeBinding('@tensorflow/tfjs-node-gpu');
@@ -85,10 +98,12 @@ async function tryBackend(name: BackendName): Promise<void> {
 function parseForced(v: string | undefined): BackendName | undefined {
   if (!v) return undefined;
   const alias: Record<string, BackendName> = {
-    gpu: 'tensorflow-gpu', 'tfjs-node-gpu': 'tensorflow-gpu', 'tensorflow-gpu': 'tensorflow-gpu',
+    gpu: 'webgpu', webgpu: 'webgpu', 'tfjs-node-gpu': 'tensorflow-gpu', 'tensorflow-gpu': 'tensorflow-gpu',
     node: 'tensorflow', 'tfjs-node': 'tensorflow', tensorflow: 'tensorflow',
     wasm: 'wasm', cpu: 'cpu',
   };
+  // `auto` (the extension setting's default) is the ordered search below.
+  if (v.toLowerCase() === 'auto') return undefined;
   const b = alias[v.toLowerCase()];
   if (!b) throw new Error(`RFT_BACKEND='${v}' is not one of ${Object.keys(alias).join(', ')}`);
   return b;
@@ -107,14 +122,15 @@ export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo>
     const order = forced ? [forced] : BACKEND_ORDER;
     for (const name of order) {
       try {
-        await tryBackend(name);
+        const adapter = await tryBackend(name);
         const reason = forced
           ? `forced by ${opts.backend ? 'the backend setting' : 'RFT_BACKEND'}`
           : tried.length === 0
             ? 'first choice available'
             : `fallback after: ${tried.map((t) => `${t.backend} (${t.error})`).join('; ')}`;
         current = { backend: name, reason, tried };
-        log.info(`tensor engine: ${name} - ${reason}`);
+        if (adapter) current.adapter = { ...adapter, name: adapterName(adapter) };
+        log.info(`tensor engine: ${name} - ${reason}${current.adapter ? ` - adapter ${current.adapter.name}` : ''}`);
         if (name === 'wasm') {
           installWasmKernels();
           const blas = installNativeBlas(ROOT);

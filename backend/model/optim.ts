@@ -93,11 +93,14 @@ export class AdamW {
   }
 }
 
-/** Scale gradients so their global L2 norm is at most maxNorm; returns the norm before clipping. */
-export function clipByGlobalNorm(grads: Record<string, tf.Tensor>, maxNorm: number): { grads: Record<string, tf.Tensor>; norm: number } {
+/**
+ * Scale gradients so their global L2 norm is at most maxNorm; returns the norm before clipping.
+ * Async: the webgpu engine has no synchronous read back from the GPU (dataSync throws in Node).
+ */
+export async function clipByGlobalNorm(grads: Record<string, tf.Tensor>, maxNorm: number): Promise<{ grads: Record<string, tf.Tensor>; norm: number }> {
   const names = Object.keys(grads);
   const normT = tf.tidy(() => tf.sqrt(tf.addN(names.map((n) => tf.sum(tf.square(grads[n]!))))));
-  const norm = normT.dataSync()[0]!;
+  const norm = (await normT.data())[0]!;
   normT.dispose();
   if (!(maxNorm > 0) || norm <= maxNorm || !Number.isFinite(norm)) return { grads, norm };
   const scale = maxNorm / (norm + 1e-6);

@@ -156,7 +156,7 @@ export class Trainer {
       }
     }
     const o0 = performance.now();
-    const clipped = clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
+    const clipped = await clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
     this.opt.step(clipped.grads, lr);
     tf.dispose(Object.values(clipped.grads));
     const tOpt = (performance.now() - o0) / 1000;
@@ -214,7 +214,7 @@ export class Trainer {
       const err = tf.mul(tf.square(tf.sub(v, batch.returns)), batch.actionMask);
       return tf.mul(tf.div(tf.sum(err), tf.maximum(tf.sum(batch.actionMask), 1)), weight) as tf.Scalar;
     }, critic.variables());
-    const c = clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
+    const c = await clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
     this.criticOpt!.step(c.grads);
     tf.dispose([value, ...Object.values(c.grads)]);
   }

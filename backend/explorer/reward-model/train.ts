@@ -63,7 +63,7 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
       }, model.variables());
       if (pb) disposeBatch(pb);
       if (rb) disposeBatch(rb);
-      const clipped = clipByGlobalNorm(grads, o.gradClip ?? 1);
+      const clipped = await clipByGlobalNorm(grads, o.gradClip ?? 1);
       opt.step(clipped.grads);
       losses.push((await value.data())[0]!);
       o.onStep?.(step + 1, losses.at(-1)!);

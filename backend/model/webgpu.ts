@@ -1,0 +1,97 @@
+// The webgpu tensor engine: tfjs's WebGPU backend on Dawn's Node bindings (npm `webgpu`), which talk to
+// Vulkan (Linux, Windows), Metal (macOS) or D3D12 (Windows). Dawn provides `navigator.gpu`; it must
+// exist before @tensorflow/tfjs-backend-webgpu is imported (the backend registers only when it does).
+// Without a GPU, SwiftShader's Vulkan driver (Debian's chromium ships it) gives a CPU "fallback"
+// adapter: everything runs, slowly, so CI tests the GPU code paths there.
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+/** SwiftShader's Vulkan ICD as Debian's chromium installs it: used when no GPU driver is configured. */
+export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
+
+export interface GpuAdapterInfo {
+  /** e.g. "nvidia", "google" (SwiftShader). */
+  vendor: string;
+  architecture: string;
+  description: string;
+  /** A CPU implementation (SwiftShader, WARP): works, but never faster than the CPU engine. */
+  fallback: boolean;
+  features: string[];
+}
+
+interface GpuLike {
+  requestAdapter(opts?: { powerPreference?: string }): Promise<AdapterLike | null>;
+}
+interface AdapterLike {
+  info?: { vendor?: string; architecture?: string; description?: string; device?: string; isFallbackAdapter?: boolean };
+  isFallbackAdapter?: boolean;
+  features: Iterable<string>;
+}
+
+let gpu: GpuLike | undefined;
+
+/**
+ * Dawn's `navigator.gpu`, created once per process. Dawn reads Vulkan drivers from the system; where
+ * none is configured and SwiftShader is installed, `useSwiftShader` points it there (tests, CI).
+ */
+function dawn(useSwiftShader: boolean): GpuLike {
+  if (gpu) return gpu;
+  if (useSwiftShader && !process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+  // Dawn's Vulkan backend wants a runtime dir (it warns and some drivers fail without one).
+  if (!process.env.XDG_RUNTIME_DIR) {
+    const dir = join(tmpdir(), `rft-xdg-${process.getuid?.() ?? 0}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    process.env.XDG_RUNTIME_DIR = dir;
+  }
+  const mod = require('webgpu') as { create(flags: string[]): GpuLike; globals: Record<string, unknown> };
+  // tfjs-backend-webgpu refers to GPUBufferUsage & co. as globals, as in a browser.
+  for (const [k, v] of Object.entries(mod.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
+  gpu = mod.create([]);
+  const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
+  if (!nav) Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
+  else if (!nav.gpu) Object.defineProperty(nav, 'gpu', { value: gpu, configurable: true });
+  return gpu;
+}
+
+/**
+ * The adapter Dawn offers, or null with the reason (the `webgpu` package missing, no Vulkan loader,
+ * no driver). Never throws: the caller decides whether a missing GPU is an error (forced) or a fallback.
+ */
+export async function probeGpuAdapter(opts: { useSwiftShader?: boolean } = {}): Promise<{ adapter: GpuAdapterInfo | null; why?: string }> {
+  let g: GpuLike;
+  try {
+    g = dawn(opts.useSwiftShader ?? true);
+  } catch (e) {
+    const msg = (e as Error).message.split('\n')[0] ?? String(e);
+    return { adapter: null, why: msg.includes('Cannot find module') ? "the optional package 'webgpu' (Dawn) is not installed" : `Dawn failed to load: ${msg}` };
+  }
+  const a = await g.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
+  if (!a) {
+    return { adapter: null, why: 'Dawn found no GPU adapter (needs the Vulkan loader libvulkan1 and a driver on Linux, Metal on macOS, D3D12 on Windows)' };
+  }
+  const info = a.info ?? {};
+  return {
+    adapter: {
+      vendor: info.vendor ?? '',
+      architecture: info.architecture ?? '',
+      description: info.description || info.device || '',
+      fallback: Boolean(info.isFallbackAdapter ?? a.isFallbackAdapter) || /swiftshader|llvmpipe|lavapipe|warp/i.test(`${info.vendor} ${info.architecture} ${info.description}`),
+      features: [...a.features],
+    },
+  };
+}
+
+/** A one-line name for logs and the status bar: "nvidia ampere (NVIDIA H200)", "SwiftShader (CPU fallback)". */
+export function adapterName(a: GpuAdapterInfo): string {
+  const base = [a.vendor, a.architecture].filter(Boolean).join(' ') + (a.description ? ` (${a.description})` : '');
+  return a.fallback ? `${base || 'adapter'} - a CPU fallback, not a GPU` : base || 'GPU adapter';
+}
+
+/** Registers tfjs's webgpu backend on Dawn (after probeGpuAdapter found an adapter). */
+export async function registerWebgpuBackend(): Promise<void> {
+  await import('@tensorflow/tfjs-backend-webgpu');
+}

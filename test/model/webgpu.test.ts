@@ -1,0 +1,151 @@
+// The webgpu engine (Dawn + tfjs-backend-webgpu) against the cpu engine, on whatever adapter this
+// machine has. Without a GPU that is SwiftShader's Vulkan driver (Debian's chromium ships it; the
+// Vulkan loader is libvulkan1): a CPU implementation of the GPU API, so every GPU code path runs in CI.
+// Skipped, with the reason, where Dawn finds no adapter at all.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { probeGpuAdapter } from '../../backend/model/webgpu.js';
+import { engineInfo, initEngine, tf } from '../../backend/model/engine.js';
+import { makeConfig, presetConfig } from '../../backend/model/config.js';
+import { Transformer } from '../../backend/model/transformer.js';
+import { lmLoss, tokenLogprobs } from '../../backend/model/logprobs.js';
+import { generate } from '../../backend/model/generate.js';
+import { AdamW } from '../../backend/model/optim.js';
+import { loadCheckpoint } from '../../backend/model/checkpoint.js';
+import { makeLoraConfig } from '../../backend/model/lora.js';
+import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
+import { makeHfModel } from '../helpers/hf-model.js';
+import { assertF32Close, maxAbs, maxAbsDiff, ULPS } from '../helpers/f32-close.js';
+
+const probe = await probeGpuAdapter();
+const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
+if (probe.adapter) await initEngine({ backend: 'webgpu' });
+const root = mkdtempSync(join(tmpdir(), 'rft-webgpu-'));
+test.after(() => rmSync(root, { recursive: true, force: true }));
+
+/** Runs fn on the given backend; tfjs moves the model's variables between backends on first use. */
+async function on<T>(backend: 'webgpu' | 'cpu', fn: () => Promise<T> | T): Promise<T> {
+  const was = tf.getBackend();
+  await tf.setBackend(backend);
+  try {
+    return await fn();
+  } finally {
+    await tf.setBackend(was);
+  }
+}
+
+/** The loss and every trainable variable's gradient of lmLoss on a fixed batch. */
+async function lossAndGrads(m: Transformer, ids: number[][]): Promise<{ loss: number; grads: Map<string, Float32Array> }> {
+  const x = tf.tensor2d(ids, [ids.length, ids[0]!.length], 'int32');
+  const mask = tf.ones([x.shape[0], x.shape[1] - 1]) as tf.Tensor2D;
+  const { value, grads } = tf.variableGrads(() => lmLoss(m, x, mask), m.variables());
+  const out = new Map<string, Float32Array>();
+  for (const [n, g] of Object.entries(grads)) out.set(m.paramName(n), (await g.data()) as Float32Array);
+  const loss = (await value.data())[0]!;
+  tf.dispose([x, mask, value, ...Object.values(grads)]);
+  return { loss, grads: out };
+}
+
+function assertGradsClose(got: Map<string, Float32Array>, want: Map<string, Float32Array>, what: string): void {
+  assert.deepEqual([...got.keys()].sort(), [...want.keys()].sort(), `${what}: the same parameters have gradients`);
+  for (const [n, g] of want) {
+    // Gradients sum over the batch and positions in another order on the GPU; relative to the tensor's
+    // largest entry, as the cpu-vs-native check does (test/model/native-blas.test.ts).
+    const scale = Math.max(maxAbs(g), 1e-6);
+    assert.ok(maxAbsDiff(got.get(n)!, g) / scale < 1e-4, `${what}: gradient of ${n} differs by ${maxAbsDiff(got.get(n)!, g)} (scale ${scale})`);
+  }
+}
+
+test('the webgpu engine names its adapter, and says when it is a CPU fallback', { skip }, () => {
+  const info = engineInfo()!;
+  assert.equal(info.backend, 'webgpu');
+  assert.equal(tf.getBackend(), 'webgpu');
+  assert.ok(info.adapter && info.adapter.name.length > 0);
+  if (/swiftshader/i.test(`${probe.adapter!.vendor} ${probe.adapter!.architecture}`)) {
+    assert.equal(info.adapter.fallback, true);
+    assert.match(info.adapter.name, /CPU fallback/);
+  }
+  assert.equal(info.matmul, undefined, 'no wasm matmul on the GPU engine');
+});
+
+for (const preset of ['tiny-0.4m', 'small-3m'] as const) {
+  test(`${preset}: forward, loss, gradients and one AdamW step on webgpu = the cpu engine`, { skip }, async () => {
+    const cfg = presetConfig(preset, 96, { maxSeqLen: 32 });
+    const m = await on('cpu', () => new Transformer(cfg, 3));
+    const ids = [Array.from({ length: 24 }, (_, i) => (i * 7 + 1) % 96), Array.from({ length: 24 }, (_, i) => (i * 5 + 3) % 96)];
+    // One optimiser step on each engine from the same weights: the same log-probs after it.
+    const lpAfter = async (backend: 'webgpu' | 'cpu') =>
+      on(backend, async () => {
+        const copy = m.clone();
+        const opt = new AdamW(copy.variables(), { lr: 1e-3 });
+        const x = tf.tensor2d(ids, [2, 24], 'int32');
+        const mask = tf.ones([x.shape[0], x.shape[1] - 1]) as tf.Tensor2D;
+        const { value, grads } = tf.variableGrads(() => lmLoss(copy, x, mask), copy.variables());
+        opt.step(grads);
+        const lp = tokenLogprobs(copy, x).logprobs;
+        const out = (await lp.data()) as Float32Array;
+        tf.dispose([x, mask, value, lp, ...Object.values(grads)]);
+        opt.dispose();
+        copy.dispose();
+        return out;
+      });
+    // The cpu engine first: tfjs moves the variables to the GPU on first use there, and the webgpu
+    // backend cannot read them back synchronously in Node (no OffscreenCanvas), so never the other way.
+    const cpu = await on('cpu', () => lossAndGrads(m, ids));
+    const cpuAfter = await lpAfter('cpu');
+    const gpu = await on('webgpu', () => lossAndGrads(m, ids));
+    assertF32Close([gpu.loss], [cpu.loss], ULPS.forward, `${preset} loss`);
+    assertGradsClose(gpu.grads, cpu.grads, preset);
+    assertF32Close(await lpAfter('webgpu'), cpuAfter, ULPS.twoPasses, `${preset} log-probs after one step`, 96);
+    m.dispose();
+  });
+}
+
+test('an HF-layout model with the real Qwen vocabulary (151k) and LoRA: log-probs and adapter gradients on webgpu = cpu', { skip }, async () => {
+  const dir = makeHfModel(join(root, 'qwen2'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+  const m = await on('cpu', () => {
+    const model = loadCheckpoint(dir).model;
+    model.addLora(makeLoraConfig({ rank: 4, alpha: 8 }), 5);
+    for (const [n, v] of model.adapters) if (n.includes('lora_B')) v.assign(tf.randomNormal(v.shape, 0, 0.3, 'float32', 9));
+    return model;
+  });
+  const ids = [[1, 5, 900, 17, 4242, 33, 12, 7, 150000, 2]];
+  const lp = (backend: 'webgpu' | 'cpu') => on(backend, async () => {
+    const t = tokenLogprobs(m, tf.tensor2d(ids, [1, 10], 'int32')).logprobs;
+    const out = (await t.data()) as Float32Array;
+    t.dispose();
+    return out;
+  });
+  const cpuLp = await lp('cpu');
+  const cpu = await on('cpu', () => lossAndGrads(m, ids));
+  assertF32Close(await lp('webgpu'), cpuLp, ULPS.forward, 'LoRA log-probs', m.config.vocabSize);
+  const gpu = await on('webgpu', () => lossAndGrads(m, ids));
+  assert.equal(gpu.grads.size, 2 * 7 * 2, 'gradients for the adapters only');
+  assertGradsClose(gpu.grads, cpu.grads, 'LoRA');
+  m.dispose();
+});
+
+test('KV-cache sampling on webgpu: the cpu engine\'s greedy tokens, behaviour log-probs = the recompute', { skip }, async () => {
+  const tok = new ByteTestTokenizer();
+  const m = await on('cpu', () => new Transformer(makeConfig({ vocabSize: tok.vocabSize, dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, dFF: 64, maxSeqLen: 64, initStd: 0.3 }), 4));
+  const prompts = [[tok.bosId, ...tok.encode('abc')], [tok.bosId, ...tok.encode('a longer prompt')]];
+  const opts = { maxNewTokens: 8, seed: 1, temperature: 0, stopTokens: [] };
+  const cpu = await on('cpu', () => generate(m, tok, prompts, opts));
+  const gpu = await on('webgpu', () => generate(m, tok, prompts, opts));
+  assert.deepEqual(gpu.map((g) => g.tokens), cpu.map((g) => g.tokens));
+  for (let i = 0; i < prompts.length; i++) {
+    assertF32Close(gpu[i]!.logprobs, cpu[i]!.logprobs, ULPS.twoPasses, `row ${i}: webgpu vs cpu decode`, tok.vocabSize);
+    const seq = [...prompts[i]!, ...gpu[i]!.tokens];
+    const re = await on('webgpu', async () => {
+      const t = tokenLogprobs(m, tf.tensor2d([seq], [1, seq.length], 'int32')).logprobs;
+      const all = Array.from((await t.data()) as Float32Array);
+      t.dispose();
+      return all.slice(prompts[i]!.length - 1);
+    });
+    assertF32Close(gpu[i]!.logprobs, re, ULPS.twoPasses, `row ${i}: behaviour vs recompute on webgpu`, tok.vocabSize);
+  }
+  m.dispose();
+});
