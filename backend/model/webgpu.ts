@@ -35,8 +35,9 @@ interface AdapterLike {
 let gpu: GpuLike | undefined;
 
 /**
- * Dawn's `navigator.gpu`, created once per process. Dawn reads Vulkan drivers from the system; where
- * none is configured and SwiftShader is installed, `useSwiftShader` points it there (tests, CI).
+ * Dawn's `navigator.gpu`, created once per process. Dawn reads Vulkan drivers from the system;
+ * `useSwiftShader` (tests, CI, `npm run bench -- gpu --swiftshader`) points it at SwiftShader's when
+ * no driver list is set, so the GPU code paths run on a machine without a GPU.
  */
 function dawn(useSwiftShader: boolean): GpuLike {
   if (gpu) return gpu;
@@ -64,7 +65,7 @@ function dawn(useSwiftShader: boolean): GpuLike {
 export async function probeGpuAdapter(opts: { useSwiftShader?: boolean } = {}): Promise<{ adapter: GpuAdapterInfo | null; why?: string }> {
   let g: GpuLike;
   try {
-    g = dawn(opts.useSwiftShader ?? true);
+    g = dawn(opts.useSwiftShader ?? process.env.RFT_WEBGPU_SWIFTSHADER === '1');
   } catch (e) {
     const msg = (e as Error).message.split('\n')[0] ?? String(e);
     return { adapter: null, why: msg.includes('Cannot find module') ? "the optional package 'webgpu' (Dawn) is not installed" : `Dawn failed to load: ${msg}` };

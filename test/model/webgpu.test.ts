@@ -4,7 +4,7 @@
 // Skipped, with the reason, where Dawn finds no adapter at all.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probeGpuAdapter } from '../../backend/model/webgpu.js';
@@ -19,7 +19,11 @@ import { makeLoraConfig } from '../../backend/model/lora.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
 import { makeHfModel } from '../helpers/hf-model.js';
 import { assertF32Close, maxAbs, maxAbsDiff, ULPS } from '../helpers/f32-close.js';
+import { runJob } from '../../backend/coordinator/run.js';
+import { tempWorkspace, tinyConfig } from '../coordinator/tiny-config.js';
 
+// Child processes (the run test below) find SwiftShader the same way.
+process.env.RFT_WEBGPU_SWIFTSHADER = '1';
 const probe = await probeGpuAdapter();
 const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
 if (probe.adapter) await initEngine({ backend: 'webgpu' });
@@ -149,3 +153,27 @@ test('KV-cache sampling on webgpu: the cpu engine\'s greedy tokens, behaviour lo
   }
   m.dispose();
 });
+
+for (const method of ['memory', 'checkpoint'] as const) {
+  test(`a tiny SFT + MIX run on webgpu through the run loop (synchronizer ${method}): completes, every process on the webgpu engine`, { skip }, async () => {
+    // Child processes (checkpoint placement) pick their engine from the environment, as `rft run` does.
+    process.env.RFT_BACKEND = 'webgpu';
+    const level = process.env.RFT_LOG_LEVEL;
+    process.env.RFT_LOG_LEVEL = 'info'; // the engine line is an info line
+    const ws = tempWorkspace();
+    try {
+      const cfg = tinyConfig({ sync_offset: 0 }, 2, { synchronizer: { method, sync_interval: 1, sync_offset: 0 } });
+      const s = await runJob({ config: cfg, workspace: ws, runId: `gpu-${method}` });
+      assert.equal(s.trainer_steps, 4, 'SFT 2 + MIX 2 steps');
+      assert.ok(Number.isFinite(s.final_accuracy), `final accuracy ${s.final_accuracy}`);
+      const logDir = join(s.run_dir, 'logs'); // the explorer's and trainer's processes (checkpoint placement)
+      const logs = existsSync(logDir) ? readdirSync(logDir).map((f) => readFileSync(join(logDir, f), 'utf8')).join('\n') : '';
+      if (method === 'checkpoint') assert.match(logs, /tensor engine: webgpu/, 'the explorer and trainer processes ran on webgpu');
+      assert.doesNotMatch(logs, /tensor engine: (wasm|cpu)/);
+    } finally {
+      delete process.env.RFT_BACKEND;
+      process.env.RFT_LOG_LEVEL = level;
+      rmSync(ws, { recursive: true, force: true });
+    }
+  });
+}
