@@ -177,7 +177,7 @@ export class TaskFeed {
   readonly selector: TaskSelector;
   constructor(cfg: RunConfig, tasks: Task[], seed = cfg.seed) {
     try {
-      this.selector = makeSelector(cfg.taskset.selector, tasks, { seed });
+      this.selector = makeSelector(cfg.taskset.selector, tasks, { seed, minWeight: cfg.taskset.priority_floor });
     } catch (e) {
       throw new InputError(`taskset.selector: ${(e as Error).message}`, { field: 'taskset.selector' });
     }
