@@ -8,7 +8,7 @@ import { Transformer } from '../backend/model/transformer.js';
 import { CharTokenizer } from '../backend/model/tokenizer/index.js';
 import { LocalRolloutModel } from '../backend/explorer/local-model.js';
 import { WorkerRolloutModel } from '../backend/explorer/workers/pool.js';
-import { workflows, type RolloutModel } from '../backend/explorer/workflow.js';
+import { workflowSampling, workflows, type RolloutModel } from '../backend/explorer/workflow.js';
 import '../backend/explorer/workflows/index.js';
 import { rewardFns } from '../backend/explorer/rewards/index.js';
 import { builtinTasksets } from '../backend/explorer/tasksets/index.js';
@@ -35,7 +35,7 @@ async function measure(m: RolloutModel): Promise<{ eps: number; tps: number }> {
     const t0 = performance.now();
     const exps = await wf.run(tasks.slice(s * TASKS, (s + 1) * TASKS), {
       model: m, reward, runId: 'bench', repeatTimes: REPEAT, step: s, seed: s, split: 'train',
-      sampling: { maxNewTokens: MAX_NEW, temperature: 1, topK: 0, topP: 1 },
+      sampling: workflowSampling({ maxNewTokens: MAX_NEW, temperature: 1, topK: 0, topP: 1 }, m.tokenizer),
     });
     const dt = (performance.now() - t0) / 1000;
     if (exps.some((e) => e.status === 'infra_failure')) throw new Error('bench: rollout failures');

@@ -14,7 +14,7 @@ import { ExperiencePipeline } from '../backend/buffer/pipeline/experience/index.
 import { makeSampler } from '../backend/buffer/sampler/index.js';
 import { openStore, type ExperienceStore } from '../backend/buffer/storage/index.js';
 import { LocalRolloutModel } from '../backend/explorer/local-model.js';
-import { workflows } from '../backend/explorer/workflow.js';
+import { workflowSampling, workflows } from '../backend/explorer/workflow.js';
 import '../backend/explorer/workflows/index.js';
 import { Trainer } from '../backend/trainer/trainer.js';
 import { makeObjective } from '../backend/trainer/objectives.js';
@@ -88,7 +88,7 @@ async function iteration(job: Job, step: number, record: boolean): Promise<void>
   let t0 = performance.now();
   const raw = await wf.run(job.tasks.next(cfg.explorer.tasks_per_step), {
     model: job.rollout, reward: pools.reward, runId: 'bench', repeatTimes: cfg.explorer.repeat_times,
-    sampling, step, seed: job.rng.int(0, 2 ** 31), split: 'train',
+    sampling: workflowSampling(sampling, job.rollout.tokenizer), step, seed: job.rng.int(0, 2 ** 31), split: 'train',
   });
   if (raw.some((e) => e.status === 'infra_failure')) throw new Error('bench rl: rollout failures');
   t.rollout = performance.now() - t0;

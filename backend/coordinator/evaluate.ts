@@ -4,7 +4,7 @@
 // itself, greedily, one sample per task.
 import type { Task } from '../core/types.js';
 import { encodePrompt, stopTokens, taskMessages } from '../model/chat.js';
-import type { RewardFn, RewardResult, RolloutModel, Workflow } from '../explorer/workflow.js';
+import { workflowSampling, type RewardFn, type RewardResult, type RolloutModel, type Workflow } from '../explorer/workflow.js';
 import { logger } from '../core/log.js';
 
 const log = logger('eval');
@@ -67,7 +67,7 @@ async function scoreViaWorkflow(wf: Workflow, model: RolloutModel, chunk: Task[]
     reward,
     runId: 'eval',
     repeatTimes: 1,
-    sampling: { maxNewTokens, temperature: 0, topK: 0, topP: 1 },
+    sampling: workflowSampling({ maxNewTokens, temperature: 0, topK: 0, topP: 1 }, model.tokenizer),
     step: offset,
     seed: 0,
     split: 'eval',

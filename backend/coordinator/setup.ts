@@ -177,7 +177,7 @@ export class TaskFeed {
   readonly selector: TaskSelector;
   constructor(cfg: RunConfig, tasks: Task[], seed = cfg.seed) {
     try {
-      this.selector = makeSelector(cfg.taskset.selector, tasks, { seed });
+      this.selector = makeSelector(cfg.taskset.selector, tasks, { seed, minWeight: cfg.taskset.priority_floor });
     } catch (e) {
       throw new InputError(`taskset.selector: ${(e as Error).message}`, { field: 'taskset.selector' });
     }
@@ -329,9 +329,11 @@ export function usualSampler(cfg: RunConfig): string {
 }
 
 /**
- * In-process runs are synchronous: each step trains on exactly what the explorer just produced
- * (plus the expert share for MIX), so the usual part of the batch is one explore step's output.
- * Train-only stages use the configured batch, capped by the expert data there is.
+ * A stage's trainer batch in every placement: an exploring stage trains one explore step's worth of
+ * rollouts (tasks_per_step x repeat_times, plus the expert share for MIX), which each placement fills
+ * when the pipeline or partial rollouts leave a step short (memory lockstep and the explorer process
+ * explore the step again, the distributed trainer queues top-up jobs). Train-only stages use the
+ * configured batch, capped by the expert data there is.
  */
 export async function stageBatchSize(store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> }, s: { type: string; expertRatio?: number; runId?: string }, explores: boolean, configured: number, perExplore: number): Promise<number> {
   const scope = s.runId ? { runId: s.runId } : {};

@@ -32,6 +32,8 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
         if (isObj(s) && s.name === 'synthesize') add(`${name}.pipeline[${k}]`, 'synthesize makes training tasks: it is read in taskset.pipeline only');
       });
     if (name !== 'taskset' && set(ref, 'selector', 'shuffle')) add(`${name}.selector`, `only taskset.selector picks tasks; the ${name} set is used whole`);
+    if (set(ref, 'priority_floor', 0.1) && (name !== 'taskset' || (ref.selector ?? 'shuffle') !== 'priority'))
+      add(`${name}.priority_floor`, name === 'taskset' ? `read with taskset.selector priority only (selector ${String(ref.selector ?? 'shuffle')} weighs no task)` : `only taskset.selector picks tasks; the ${name} set is used whole`);
   }
   const mode = raw.mode ?? 'both';
   const explorer = raw.explorer;

@@ -25,6 +25,12 @@ const tasksetRef = z
     /** Built-in generators: which split (default: train for taskset and experts, eval for eval). */
     split: z.enum(['train', 'eval']).optional(),
     selector: z.string().default('shuffle'),
+    /**
+     * Selector priority: the smallest weight a task is drawn with. A task's weight is 1 - its success
+     * rate (1 = never solved), so a solved task still comes back, at this fraction of the chance of a
+     * task never solved (catching what the policy forgets); 0 never draws a solved task again.
+     */
+    priority_floor: z.number().min(0).max(1).default(0.1),
     /** A file's own field names (`path` only): `{prompt_key: question, response_key: answer, ...}`. */
     format: z
       .object({

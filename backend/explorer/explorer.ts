@@ -4,7 +4,7 @@
 import type { Experience, Task } from '../core/types.js';
 import { Rng } from '../core/rng.js';
 import { logger } from '../core/log.js';
-import type { RewardFn, RolloutModel, SamplingConfig, Workflow } from './workflow.js';
+import { workflowSampling, type RewardFn, type RolloutModel, type SamplingConfig, type Workflow } from './workflow.js';
 import { continuePartials, isUnfinished, settleGroups, type PartialRolloutOptions } from './partial.js';
 
 const log = logger('explorer');
@@ -81,7 +81,7 @@ export class Explorer {
       reward: this.reward,
       runId: this.opts.runId,
       repeatTimes: this.opts.repeatTimes,
-      sampling: this.opts.sampling,
+      sampling: workflowSampling(this.opts.sampling, model.tokenizer),
       step: this.step,
       seed: this.rng.int(0, 2 ** 31),
       split: 'train' as const,

@@ -7,8 +7,7 @@
 // buffer as `partial` too (reward already computed, once, on the full text). Rows with status
 // `partial` are never trainable (the stores' trainable column), so no sampler can take them.
 import type { Experience, ExperienceStatus, Task } from '../core/types.js';
-import { stopTokens } from '../model/chat.js';
-import type { RewardFn, RewardResult, RolloutModel, SamplingConfig } from './workflow.js';
+import type { RewardFn, RewardResult, RolloutModel, SamplingConfig, WorkflowSampling } from './workflow.js';
 
 export interface PartialRolloutOptions {
   /** New tokens one trajectory may get in one explore step. */
@@ -66,7 +65,7 @@ export function markUnfinished(e: Experience, task: Task, failures = 0): Experie
 export interface ContinueContext {
   model: RolloutModel;
   reward: RewardFn;
-  sampling: SamplingConfig;
+  sampling: WorkflowSampling;
   budget: number;
   step: number;
   seed: number;
@@ -103,7 +102,7 @@ export async function continuePartials(exps: Experience[], ctx: ContinueContext)
   let k = 0;
   for (const [a, idx] of byAllow) {
     const prompts = idx.map((i) => [...exps[i]!.promptTokens, ...exps[i]!.responseTokens]);
-    const out = await ctx.model.generate(prompts, { ...ctx.sampling, maxNewTokens: a, stopTokens: stopTokens(tok), seed: (ctx.seed + 7919 * k++) >>> 0 });
+    const out = await ctx.model.generate(prompts, { ...ctx.sampling, maxNewTokens: a, seed: (ctx.seed + 7919 * k++) >>> 0 });
     idx.forEach((i, j) => (gens[i] = out[j]!));
   }
   const version = ctx.model.version;

@@ -6,6 +6,7 @@ import type { Experience, Task, TaskImage } from '../core/types.js';
 import type { tf } from '../model/engine.js';
 import type { Generation, GenerateOptions } from '../model/generate.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
+import { stopTokens } from '../model/chat.js';
 
 /**
  * One sample from a rollout model. `infraError` is set when the system could not produce it
@@ -62,13 +63,27 @@ export interface SamplingConfig {
   topP: number;
 }
 
+/**
+ * What a workflow samples with: the run's sampling settings plus the stop tokens of the model's
+ * tokenizer (its chat's end of turn and eos), so `ctx.model.generate(prompts, ctx.sampling)` in a
+ * custom workflow stops where the built-in workflows stop instead of running to max_new_tokens.
+ */
+export interface WorkflowSampling extends SamplingConfig {
+  stopTokens: number[];
+}
+
+/** The one way a workflow context's sampling is made (every placement, evaluation included). */
+export function workflowSampling(s: SamplingConfig, tok: Tokenizer): WorkflowSampling {
+  return { ...s, stopTokens: stopTokens(tok) };
+}
+
 export interface WorkflowContext {
   model: RolloutModel;
   reward: RewardFn;
   runId: string;
   /** Samples per task (the GRPO group size). */
   repeatTimes: number;
-  sampling: SamplingConfig;
+  sampling: WorkflowSampling;
   /** Explore step, part of the group id so groups of different steps never mix. */
   step: number;
   seed: number;

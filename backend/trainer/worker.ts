@@ -43,6 +43,8 @@ export interface TrainerLoopOptions {
    */
   freshSegments?: number;
   signal?: AbortSignal;
+  /** The clock of the wall-clock budget (default Date.now; a test's own clock). */
+  now?: () => number;
 }
 
 export interface TrainerLoopResult {
@@ -54,17 +56,34 @@ export interface TrainerLoopResult {
 
 export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoopResult> {
   const clock = new StateClock(o.onState);
-  const t0 = Date.now();
+  const now = o.now ?? Date.now;
+  const t0 = now();
   let step = o.step;
   let s = o.stageStep;
-  const stageDone = () => (o.steps !== undefined && s >= o.steps) || (o.wallSeconds !== undefined && (Date.now() - t0) / 1000 >= o.wallSeconds);
-  while (!stageDone() && !o.signal?.aborted) {
+  const boundReached = () => (o.steps !== undefined && s >= o.steps) || (o.wallSeconds !== undefined && (now() - t0) / 1000 >= o.wallSeconds);
+  // The one decision that the stage is over, made once per round and kept: the loop's exit, the
+  // stage-done mark of the checkpoint published after it and the result all read this value. (Asking
+  // the clock again after a publish let a budget that ran out during it end the loop behind a
+  // checkpoint marked not done, and the coordinator ran the stage a second time.)
+  let done = boundReached(); // a stage resumed at its bound trains no further step
+  // The version the loop starts from is already a checkpoint (the resume point it was loaded from).
+  let last = { version: step, done: false };
+  const publish = async (stageDone: boolean) => {
+    clock.set('syncing', `v${step}`);
+    await o.publish(step, s, stageDone);
+    last = { version: step, done: stageDone };
+  };
+  while (!done && !o.signal?.aborted) {
     clock.set('waiting', `batch for step ${step}`);
     let batchSize = o.batchSize;
     if (o.explore) {
       // The trainer waits while this process explores (its idle time, as when another process does).
       const n = await o.explore(step, s);
-      if (n === null) continue;
+      if (n === null) {
+        // Nothing trainable: no step, but the budget may have run out meanwhile.
+        done = boundReached();
+        continue;
+      }
       batchSize = n;
     }
     let batch;
@@ -76,16 +95,13 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
     }
     clock.set('training', `step ${step}`);
     const fresh = o.freshSegments === undefined ? undefined : maskStaleSegments(batch.experiences, step - o.freshSegments);
-    const tm = await o.trainer.trainStep(fresh?.experiences ?? batch.experiences, step, stageProgress(o, s, (Date.now() - t0) / 1000));
+    const tm = await o.trainer.trainStep(fresh?.experiences ?? batch.experiences, step, stageProgress(o, s, (now() - t0) / 1000));
     step++;
     s++;
     const usual = batch.experiences.filter((e) => e.source === 'usual');
     o.onMetrics({ kind: 'train', ...tm, step: step - 1, model_version: step, replayed: batch.replayed, waited_s: batch.waitedMs / 1000, data_version_min: usual.length ? Math.min(...usual.map((e) => e.modelVersion)) : null, ...(fresh ? { stale_segment_tokens: fresh.masked } : {}) });
-    const done = stageDone();
-    if (done || step % o.syncInterval === 0) {
-      clock.set('syncing', `v${step}`);
-      await o.publish(step, s, done);
-    }
+    done = boundReached();
+    if (done || step % o.syncInterval === 0) await publish(done);
     if (o.afterStep) {
       clock.set('training', `evaluating after step ${step - 1}`);
       await o.afterStep(step, s);
@@ -93,14 +109,12 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
     const snap = clock.snapshot();
     o.onMetrics({ kind: 'state', component: 'trainer', step: step - 1, trainer_idle: snap.idle, ...prefix('trainer_', snap), ...o.stateExtra?.() });
   }
-  const stopped = !stageDone();
-  // A stop between syncs still leaves a resume point at the current step.
-  if (stopped && step % o.syncInterval !== 0) {
-    clock.set('syncing', `v${step}`);
-    await o.publish(step, s, false);
-  }
+  // The stage's end is published exactly once, whichever way the loop ended: a round that trained
+  // nothing (or none at all) still marks the current version done; a stop between syncs still
+  // leaves a resume point at the current step.
+  if (last.version !== step || last.done !== done) await publish(done);
   clock.set('stopped');
-  return { step, stageStep: s, stageDone: !stopped, idle: clock.snapshot().idle };
+  return { step, stageStep: s, stageDone: done, idle: clock.snapshot().idle };
 }
 
 /** How far a stage is (0..1): its steps done or its wall-clock budget used, whichever is further. */

@@ -27,7 +27,7 @@ test('explore with length_reward + long2short, then DPO on the stored pairs', as
     experience_pipeline: [
       { name: 'validity' },
       { name: 'reward_filter', drop_invalid: false },
-      { name: 'length_reward', weight: 0.1, correct_threshold: 0 },
+      { name: 'length_reward', weight: 0.1, correct_threshold: 0, warmup_steps: 0 },
       { name: 'long2short', correct_threshold: 0 },
       { name: 'advantage' },
     ],

@@ -52,7 +52,7 @@ test('lambda by hand: lengths 10, 20, 30, 50 (min 10, range 40)', () => {
 test('length_reward operator: weight 0.2 on a mixed group; raw reward kept; other groups apart', () => {
   const g = [exp('g', 10, 1), exp('g', 20, 0), exp('g', 30, 1), exp('g', 50, 0)];
   const h = [exp('h', 4, 1), exp('h', 4, 0)]; // equal lengths: untouched
-  const r = ExperiencePipeline.fromConfig([{ name: 'length_reward', weight: 0.2 }]).run([...g, ...h]);
+  const r = ExperiencePipeline.fromConfig([{ name: 'length_reward', weight: 0.2, warmup_steps: 0 }]).run([...g, ...h]);
   const out = new Map(r.trainable.map((e) => [e.id, e]));
   // lambdas [0.5, 0.25, 0, -0.5]; correct [T, F, T, F] -> [0.5, 0, 0, -0.5]; x 0.2 -> [0.1, 0, 0, -0.1]
   close(g.map((e) => out.get(e.id)!.reward), [1.1, 0, 1, -0.1]);
@@ -73,14 +73,24 @@ test('warmup: the weight ramps over trainer steps counted by the sampling versio
   close(at(40), [1.1, 0.9]);
 });
 
+test('default warm-up: without warmup_steps the weight ramps over the first 100 trainer steps', () => {
+  const p = ExperiencePipeline.fromConfig([{ name: 'length_reward', weight: 1 }]);
+  const at = (v: number) => p.run([exp('g', 10, 1, { modelVersion: v }), exp('g', 50, 1, { modelVersion: v })]).trainable.map((e) => e.reward);
+  close(at(0), [1, 1]); // nothing at the start, when few answers are right
+  close(at(20), [1.1, 0.9]); // 1 x 20/100 x (+-0.5)
+  close(at(50), [1.25, 0.75]);
+  close(at(100), [1.5, 0.5]);
+  close(at(400), [1.5, 0.5]);
+});
+
 test('correctness: the reward function\'s correct detail wins; else the unshaped reward >= correct_threshold', () => {
   // A format-only reward 0.1 with correct: 0 is wrong; a reward 0.6 without a detail is right at threshold 0.5.
   const g = [exp('g', 10, 0.1, { rewardDetails: { correct: 0 } }), exp('g', 30, 0.6), exp('g', 20, 0.4)];
-  const r = ExperiencePipeline.fromConfig([{ name: 'length_reward', correct_threshold: 0.5 }]).run(g).trainable;
+  const r = ExperiencePipeline.fromConfig([{ name: 'length_reward', correct_threshold: 0.5, warmup_steps: 0 }]).run(g).trainable;
   // lambdas [0.5, -0.5, 0]; correct [F, T, F] -> [0, -0.5, 0]
   close(r.map((e) => e.reward), [0.1, 0.1, 0.4]);
   // after reward_shaping the raw reward decides: shaped 2 x 0.6 + 0 = 1.2, raw 0.6 < threshold 1 -> wrong
-  const s = ExperiencePipeline.fromConfig([{ name: 'reward_shaping', scale: 2 }, { name: 'length_reward' }]).run([exp('s', 10, 0.6), exp('s', 20, 1)]).trainable;
+  const s = ExperiencePipeline.fromConfig([{ name: 'reward_shaping', scale: 2 }, { name: 'length_reward', warmup_steps: 0 }]).run([exp('s', 10, 0.6), exp('s', 20, 1)]).trainable;
   // lambdas [0.5, -0.5]; correct [F, T] -> [0, -0.5]
   close(s.map((e) => e.reward), [1.2, 1.5]);
   assert.equal(s[1]!.rewardDetails!.raw_reward, 1);
@@ -92,7 +102,7 @@ test('length counts generated tokens only; expert, invalid and single-sample gro
   const ex = exp('g', 5, 1, { source: 'expert', modelVersion: -1 });
   const bad = exp('g', 1, 1, { status: 'invalid' });
   const one = exp('solo', 9, 1);
-  const r = ExperiencePipeline.fromConfig([{ name: 'length_reward' }]).run([...g, ex, bad, one]);
+  const r = ExperiencePipeline.fromConfig([{ name: 'length_reward', warmup_steps: 0 }]).run([...g, ex, bad, one]);
   const out = new Map(r.experiences.map((e) => [e.id, e.reward]));
   close([g[0]!, g[1]!, ex, bad, one].map((e) => out.get(e.id)!), [1.5, 0.5, 1, 1, 1]);
 });
@@ -102,7 +112,7 @@ test('advantages see the length reward (all-correct group is no longer flat); ba
     const m = exps.reduce((a, e) => a + e.reward, 0) / exps.length;
     for (const e of exps) e.advantages = e.responseTokens.map(() => e.reward - m);
   };
-  const r = ExperiencePipeline.fromConfig([{ name: 'length_reward' }, { name: 'advantage' }], { advantage: adv }).run([exp('g', 2, 1), exp('g', 6, 1)]);
+  const r = ExperiencePipeline.fromConfig([{ name: 'length_reward', warmup_steps: 0 }, { name: 'advantage' }], { advantage: adv }).run([exp('g', 2, 1), exp('g', 6, 1)]);
   // rewards 1.5, 0.5 -> mean 1 -> advantages +0.5, -0.5
   assert.deepEqual(r.trainable.map((e) => e.advantages![0]), [0.5, -0.5]);
   assert.throws(() => ExperiencePipeline.fromConfig([{ name: 'length_reward', weight: -1, warmup: 3 }]), /experience_pipeline\[0\]\.weight: [\s\S]*experience_pipeline\[0\]\.warmup: unknown parameter/);

@@ -61,7 +61,7 @@ test('random: seeded, with replacement, resumable', () => {
 });
 
 test('priority: weight 1 - success rate, prior for unseen tasks, no repeats within a batch', () => {
-  const s = makeSelector('priority', tasks(4), { seed: 5, priorSuccessRate: 0.5 });
+  const s = makeSelector('priority', tasks(4), { seed: 5, priorSuccessRate: 0.5, minWeight: 0 });
   // t0 always solved (weight 0), t1 never (weight 1), t2 half (0.5); t3 unseen (prior 0.5).
   s.update([{ taskId: 't0', successRate: 1, count: 8 }, { taskId: 't1', rewards: [0, 0, 0, 0] }, { taskId: 't2', rewards: [1, 0, 1, 0] }]);
   const counts: Record<string, number> = { t0: 0, t1: 0, t2: 0, t3: 0 };
@@ -70,15 +70,24 @@ test('priority: weight 1 - success rate, prior for unseen tasks, no repeats with
     assert.equal(new Set(b).size, 2, 'without replacement within a batch');
     for (const id of b) counts[id]!++;
   }
-  assert.equal(counts.t0, 0, 'solved task never drawn');
+  assert.equal(counts.t0, 0, 'solved task never drawn with floor 0');
   assert.ok(counts.t1! > counts.t2! && counts.t1! > counts.t3!, JSON.stringify(counts));
   assert.ok(Math.abs(counts.t2! - counts.t3!) < 250, `equal weights draw alike: ${JSON.stringify(counts)}`);
   // A batch larger than the drawable tasks starts another round.
   assert.equal(s.next(7).length, 7);
   const st = JSON.parse(JSON.stringify(s.state()));
-  const r = makeSelector('priority', tasks(4), { seed: 5 });
+  const r = makeSelector('priority', tasks(4), { seed: 5, minWeight: 0 });
   r.restore(st);
   assert.deepEqual(ids(r.next(3)), ids(s.next(3)));
+});
+
+test('priority: by default a solved task keeps a floor weight (0.1 of an unsolved one) and still comes back', () => {
+  const s = makeSelector('priority', tasks(2), { seed: 9 });
+  s.update([{ taskId: 't0', successRate: 1, count: 8 }, { taskId: 't1', successRate: 0, count: 8 }]);
+  let solved = 0;
+  for (let k = 0; k < 2000; k++) if (s.next(1)[0]!.id === 't0') solved++;
+  // Weights 0.1 and 1: t0 about 1/11 of the draws.
+  assert.ok(solved > 100 && solved < 280, `solved task drawn ${solved} of 2000`);
 });
 
 test('curriculum: easy tasks first, window grows towards hard ones over rampSteps', () => {

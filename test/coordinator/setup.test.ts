@@ -145,12 +145,21 @@ test('the task feed is the configured selector over the pipelined tasks, and lea
     restored.restore(feed.state());
     assert.deepEqual(restored.next(1).map((t) => t.id), ['t3'], 'a restored feed continues where the other stopped');
 
-    const prio = new TaskFeed(cfgOf({ taskset: { path: f, selector: 'priority' }, eval: { path: f } }), pools.train);
-    // t1..t4 always solved, t5 never: priority (1 - success rate) picks t5 far more often.
+    // t1..t4 always solved, t5 never: priority (max(floor, 1 - success rate)) picks t5 far more often.
     const exp = (taskId: string, reward: number) => ({ taskId, reward, source: 'usual', status: 'ok' }) as never;
-    prio.observe(['t1', 't2', 't3', 't4'].flatMap((id) => [exp(id, 1), exp(id, 1)]).concat([exp('t5', 0), exp('t5', 0)]));
-    const counts = new Map<string, number>();
-    for (let i = 0; i < 50; i++) for (const t of prio.next(1)) counts.set(t.id, (counts.get(t.id) ?? 0) + 1);
-    assert.equal(counts.get('t5'), 50, `only the unsolved task has weight: ${JSON.stringify([...counts])}`);
+    const draws = (raw: Record<string, unknown>) => {
+      const prio = new TaskFeed(cfgOf({ taskset: { path: f, selector: 'priority', ...raw }, eval: { path: f } }), pools.train);
+      prio.observe(['t1', 't2', 't3', 't4'].flatMap((id) => [exp(id, 1), exp(id, 1)]).concat([exp('t5', 0), exp('t5', 0)]));
+      const counts = new Map<string, number>();
+      for (let i = 0; i < 400; i++) for (const t of prio.next(1)) counts.set(t.id, (counts.get(t.id) ?? 0) + 1);
+      return { unsolved: counts.get('t5') ?? 0, solved: 400 - (counts.get('t5') ?? 0), counts: JSON.stringify([...counts]) };
+    };
+    // taskset.priority_floor (every placement's selector is this feed's): 0 never revisits a solved task.
+    assert.equal(draws({ priority_floor: 0 }).solved, 0);
+    // The default floor 0.1: the four solved tasks together come back about 4 x 0.1 / 1.4 of the time.
+    const d = draws({});
+    assert.ok(d.solved >= 50 && d.solved <= 180 && d.unsolved > d.solved, `solved tasks still come back: ${d.counts}`);
+    // A floor of 1 weighs every task alike.
+    assert.ok(draws({ priority_floor: 1 }).solved > 250, draws({ priority_floor: 1 }).counts);
     assert.throws(() => new TaskFeed(cfgOf({ taskset: { path: f, selector: 'nope' }, eval: { path: f } }), pools.train), /taskset\.selector/);
   }));

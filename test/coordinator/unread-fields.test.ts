@@ -41,6 +41,8 @@ const CASES: [string, Record<string, unknown>][] = [
   ['eval.seed', { ...BASE, eval: { path: 'x.jsonl', seed: 3 } }],
   ['eval.selector', { ...BASE, eval: { builtin: 'reverse', split: 'eval', selector: 'priority' } }],
   ['experts.selector', { ...BASE, experts: { builtin: 'reverse', selector: 'sequential' } }],
+  ['taskset.priority_floor', { ...BASE, taskset: { builtin: 'reverse', size: 20, priority_floor: 0.3 } }],
+  ['eval.priority_floor', { ...BASE, taskset: { builtin: 'reverse', size: 20, selector: 'priority' }, eval: { builtin: 'reverse', split: 'eval', priority_floor: 0.3 } }],
   ['explorer.endpoint', { ...BASE, explorer: { endpoint: { base_url: 'http://localhost:1/v1', model: 'm' } } }],
   ['explorer.eval_sampling.temperature', { ...BASE, explorer: { eval_sampling: { temperature: 0.7 } } }],
   ['tokenizer.vocab_size', { ...BASE, tokenizer: { kind: 'char', vocab_size: 300 } }],

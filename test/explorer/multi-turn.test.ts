@@ -5,7 +5,7 @@ import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { encodeMessage } from '../../backend/model/chat.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
-import { workflows, type RolloutGeneration, type RolloutModel, type WorkflowContext } from '../../backend/explorer/workflow.js';
+import { workflowSampling, workflows, type RolloutGeneration, type RolloutModel, type WorkflowContext } from '../../backend/explorer/workflow.js';
 import '../../backend/explorer/workflows/index.js';
 import { environments } from '../../backend/explorer/environments/index.js';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
@@ -19,7 +19,7 @@ const ctxBase = (model: RolloutModel, over: Partial<WorkflowContext> = {}): Work
   reward: async () => ({ reward: 0, status: 'ok' }),
   runId: 'r',
   repeatTimes: 2,
-  sampling: { maxNewTokens: 6, temperature: 1, topK: 0, topP: 1 },
+  sampling: workflowSampling({ maxNewTokens: 6, temperature: 1, topK: 0, topP: 1 }, model.tokenizer),
   step: 0,
   seed: 1,
   split: 'train',

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { encodePrompt } from '../../backend/model/chat.js';
 import { OpenAIRolloutModel, endpointVersion, promptMessages } from '../../backend/explorer/openai-model.js';
-import { workflows } from '../../backend/explorer/workflow.js';
+import { workflowSampling, workflows } from '../../backend/explorer/workflow.js';
 import '../../backend/explorer/workflows/index.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 
@@ -57,7 +57,7 @@ const ctx = (model: OpenAIRolloutModel) => ({
   reward: rewardFns.get('math_answer'),
   runId: 'r',
   repeatTimes: 2,
-  sampling: { maxNewTokens: 32, temperature: 0.7, topK: 0, topP: 0.9 },
+  sampling: workflowSampling({ maxNewTokens: 32, temperature: 0.7, topK: 0, topP: 0.9 }, model.tokenizer),
   step: 0,
   seed: 5,
   split: 'train' as const,

@@ -7,7 +7,7 @@ import { tokenLogprobs } from '../../backend/model/logprobs.js';
 import { patchify, patchTensor } from '../../backend/model/patchify.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
-import { workflows } from '../../backend/explorer/workflow.js';
+import { workflowSampling, workflows } from '../../backend/explorer/workflow.js';
 import '../../backend/explorer/workflows/index.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
@@ -52,7 +52,7 @@ test('vision workflow: the image prefix drives generation, and tokenLogprobs wit
       model: new LocalRolloutModel(model, tok, 2),
       reward: rewardFns.get(gen.reward),
       runId: 'r', repeatTimes: 2, step: 0, seed: 3, split: 'train',
-      sampling: { maxNewTokens: 6, temperature: 1, topK: 0, topP: 1 },
+      sampling: workflowSampling({ maxNewTokens: 6, temperature: 1, topK: 0, topP: 1 }, tok),
     });
     assert.equal(exps.length, 6);
     for (const e of exps) {

@@ -7,7 +7,7 @@ import { generate } from '../../backend/model/generate.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { stopTokens } from '../../backend/model/chat.js';
 import { WorkerRolloutModel } from '../../backend/explorer/workers/pool.js';
-import { workflows } from '../../backend/explorer/workflow.js';
+import { workflowSampling, workflows } from '../../backend/explorer/workflow.js';
 import '../../backend/explorer/workflows/index.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
@@ -72,7 +72,7 @@ test('a job that keeps failing becomes infra_failure experiences after bounded r
     reward: async () => ({ reward: 1, status: 'ok' }),
     runId: 'r',
     repeatTimes: 2,
-    sampling: { maxNewTokens: 4, temperature: 1, topK: 0, topP: 1 },
+    sampling: workflowSampling({ maxNewTokens: 4, temperature: 1, topK: 0, topP: 1 }, p.tokenizer),
     step: 0,
     seed: 0,
     split: 'train',

@@ -13,7 +13,7 @@ import { Trainer } from '../../backend/trainer/trainer.js';
 import { groupAdvantages, makeObjective } from '../../backend/trainer/objectives.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
 import { singleTurn } from '../../backend/explorer/workflows/single_turn.js';
-import type { RewardFn } from '../../backend/explorer/workflow.js';
+import { workflowSampling, type RewardFn } from '../../backend/explorer/workflow.js';
 import { Rng } from '../../backend/core/rng.js';
 import type { Experience, Task } from '../../backend/core/types.js';
 
@@ -30,7 +30,7 @@ function expert(t: Task): Experience {
 }
 
 async function meanReward(rm: LocalRolloutModel, rng: Rng): Promise<number> {
-  const exps = await singleTurn.run(tasks, { model: rm, reward, runId: 'r', repeatTimes: 16, sampling: { maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, step: 0, seed: rng.int(0, 1e9), split: 'eval' });
+  const exps = await singleTurn.run(tasks, { model: rm, reward, runId: 'r', repeatTimes: 16, sampling: workflowSampling({ maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, rm.tokenizer), step: 0, seed: rng.int(0, 1e9), split: 'eval' });
   return exps.reduce((a, e) => a + e.reward, 0) / exps.length;
 }
 
@@ -61,7 +61,7 @@ async function learn(algorithm: string, steps: number, opts: { critic?: boolean;
   for (let s = 0; s < steps; s++) {
     let batch: Experience[] = [];
     if (opts.rl !== false) {
-      const exps = await singleTurn.run(tasks, { model: rm, reward, runId: 'r', repeatTimes: 8, sampling: { maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, step: s, seed: rng.int(0, 1e9), split: 'train' });
+      const exps = await singleTurn.run(tasks, { model: rm, reward, runId: 'r', repeatTimes: 8, sampling: workflowSampling({ maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, rm.tokenizer), step: s, seed: rng.int(0, 1e9), split: 'train' });
       batch = groupAdvantages(algorithm, exps, {});
     }
     if (opts.experts) batch = [...tasks.map(expert), ...batch];

@@ -8,7 +8,7 @@ import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
-import { workflows } from '../../backend/explorer/workflow.js';
+import { workflowSampling, workflows } from '../../backend/explorer/workflow.js';
 import '../../backend/explorer/workflows/index.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
@@ -32,7 +32,7 @@ async function explore(model: Transformer): Promise<Experience[]> {
     model: new LocalRolloutModel(model, tok, 0),
     reward: rewardFns.get(gen.reward),
     runId: 'r', repeatTimes: 2, step: 0, seed: 11, split: 'train',
-    sampling: { maxNewTokens: 6, temperature: T, topK: 0, topP: 1 },
+    sampling: workflowSampling({ maxNewTokens: 6, temperature: T, topK: 0, topP: 1 }, tok),
   });
 }
 

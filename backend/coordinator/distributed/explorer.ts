@@ -17,7 +17,7 @@ import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { outsideHeapNote } from '../../model/external-weights.js';
 import { makeRolloutEngine, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
-import { workflows } from '../../explorer/workflow.js';
+import { workflowSampling, workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { experiencePipeline, rolloutSampling, runReward, stagesOf } from '../setup.js';
 import { stageOfStep } from '../run-loop.js';
@@ -258,7 +258,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           let broken = partial ? brokenChain(job, stored) : null;
           if (partial && !broken) {
             const pr = await runPartialJob(job, stored, {
-              runId: o.runId, workflow, model: engine ?? model, reward, sampling, repeatTimes: cfg.explorer.repeat_times, budget: partial.max_tokens_per_step, seed,
+              runId: o.runId, workflow, model: engine ?? model, reward, sampling: workflowSampling(sampling, (engine ?? model).tokenizer), repeatTimes: cfg.explorer.repeat_times, budget: partial.max_tokens_per_step, seed,
               metadata: provenance, process: (raw) => pipeline.run(raw).experiences,
             });
             exps = pr.experiences;
@@ -268,7 +268,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             res.partial.maxTrajectoryTokens = Math.max(res.partial.maxTrajectoryTokens, pr.maxTrajectoryTokens);
             if (pr.next) res.partial.queued++;
           } else if (!partial) {
-            const raw = await workflow.run([job.task], { model: engine ?? model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target, seed, sampling });
+            const raw = await workflow.run([job.task], { model: engine ?? model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target, seed, sampling: workflowSampling(sampling, (engine ?? model).tokenizer) });
             exps = pipeline.run(raw).experiences.map((e, i) => ({
               ...e,
               id: experienceId(o.runId, job.id, i),

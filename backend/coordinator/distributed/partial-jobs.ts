@@ -14,14 +14,14 @@ import type { Experience } from '../../core/types.js';
 import type { LeasedJob, NewJob } from '../../buffer/queue/job-queue.js';
 import { experienceId } from '../../buffer/queue/job-queue.js';
 import { continuePartials, isUnfinished, settleGroups } from '../../explorer/partial.js';
-import type { RewardFn, RolloutModel, SamplingConfig, Workflow } from '../../explorer/workflow.js';
+import type { RewardFn, RolloutModel, Workflow, WorkflowSampling } from '../../explorer/workflow.js';
 
 export interface PartialJobContext {
   runId: string;
   workflow: Workflow;
   model: RolloutModel;
   reward: RewardFn;
-  sampling: SamplingConfig;
+  sampling: WorkflowSampling;
   repeatTimes: number;
   /** explorer.partial_rollout.max_tokens_per_step */
   budget: number;

@@ -26,7 +26,7 @@ import { storedSynthesizedTasks, taskSynthesis } from '../task-synthesis.js';
 import { watchRunFiles, type LiveFiles } from '../live.js';
 import { FillingExplorer } from '../loop.js';
 import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
-import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stageBatchSize, stagesOf, TaskFeed, tokenizerTexts } from '../setup.js';
+import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from '../setup.js';
 import { pendingPartials } from '../../buffer/partials.js';
 
 const log = logger('coordinator');
@@ -178,6 +178,8 @@ export async function executeInProcess(
         if (opts.signal?.aborted) trainerStop.abort();
         opts.signal?.addEventListener('abort', onAbort);
         const overlap = gate && parts.explores && pool ? await startOverlap(pool, gate, stage.name, trainerStop) : undefined;
+        // In lockstep a stop also ends the refill rounds of the step being explored.
+        if (!overlap) explorer.signal = trainerStop.signal;
         let r: Awaited<ReturnType<typeof trainStage>>;
         try {
           r = await trainStage({ cfg, stage, model, tok, evalTasks: pools.eval, reward: pools.reward, metrics, step: totalSteps, stageStep: s0 }, parts, {
@@ -198,17 +200,26 @@ export async function executeInProcess(
               const checkOrphans = resumeFrom !== undefined && !orphanCheckDone;
               const orphans = checkOrphans ? (await store.availability('fifo', { source: 'usual', minVersion: version, runId })).ready : 0;
               if (checkOrphans) orphanCheckDone = true;
+              // The stage's batch (openStage's, the one the explorer process fills and the distributed trainer
+              // tops up to), never just what one explore step made trainable: a step the experience pipeline
+              // thinned out, or whose partial rollouts released few groups, is explored again with the same
+              // weights until the buffer holds a whole batch for this step's read (FillingExplorer).
+              const missing = async () => {
+                const st = await sampler.waitStatus(parts.batchSize, version);
+                return st ? Math.max(1, st.needed - st.ready) : 0;
+              };
               if (orphans > 0) {
-                log.info(`resume: step ${totalSteps} trains on ${orphans} rollouts stored before the stop (not explored again)`);
-                return await stageBatchSize(store, parts.samplerConfig, true, parts.batchSize, orphans);
+                log.info(`resume: step ${totalSteps} trains on ${orphans} rollouts stored before the stop (not explored again unless short of the batch)`);
+                if ((await missing()) === 0) return parts.batchSize;
               }
               if (pool && pool.version !== version) await pool.setWeights(model, version);
+              explorer.need = await missing();
               const em = await explorer.exploreStep(pool ?? rollout);
               metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s, ...(pool ? { rollout: pool.metrics() } : {}) });
-              // Synchronous: train on what this step made trainable (invalid and infra-failed samples are
-              // stored but never sampled); a step that produced nothing trainable is explored again.
-              if (em.trainable === 0) return null;
-              return await stageBatchSize(store, parts.samplerConfig, true, parts.batchSize, em.trainable);
+              // Stopped while refilling (or the rows are not ones the sampler takes): no step; the loop
+              // checks its bounds and the stop, then explores again.
+              if ((await missing()) > 0) return null;
+              return parts.batchSize;
             },
             // In lockstep (sync_offset 0) the explorer waits while the trainer trains and vice versa;
             // overlapped, the explorer's own counters (waiting for weights; async: for buffer room).

@@ -7,7 +7,7 @@
 // The reward is the sum of the environment's rewards (the context's reward function is not used).
 // All live episodes of the batch generate their next turn together.
 import type { Experience, Task } from '../../core/types.js';
-import { encodeMessage, encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
+import { encodeMessage, encodePrompt, taskMessages } from '../../model/chat.js';
 import { environments, type EnvSession } from '../environments/index.js';
 import { generationMetadata, newExperienceId, workflows, type RolloutGeneration, type Workflow, type WorkflowContext } from '../workflow.js';
 
@@ -71,7 +71,7 @@ export const multiTurn: Workflow = {
       if (fits.length === 0) break;
       const gens = await ctx.model.generate(
         fits.map((e) => [...e.prompt, ...e.tokens]),
-        { ...ctx.sampling, stopTokens: stopTokens(tok), seed: ctx.seed + turn * 7919 },
+        { ...ctx.sampling, seed: ctx.seed + turn * 7919 },
       );
       gens.forEach((g, i) => {
         const e = fits[i]!;

@@ -2,7 +2,7 @@
 // scores the answer. All samples of all tasks in the batch are generated together.
 import type { Experience, Task } from '../../core/types.js';
 import type { tf } from '../../model/engine.js';
-import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
+import { encodePrompt, taskMessages } from '../../model/chat.js';
 import { generationMetadata, newExperienceId, workflows, type Workflow, type WorkflowContext } from '../workflow.js';
 import { canContinue, markUnfinished } from '../partial.js';
 
@@ -28,7 +28,7 @@ export async function runSingleTurn(tasks: Task[], ctx: WorkflowContext, extras:
     }
     const budget = ctx.partialBudget;
     const maxNewTokens = budget === undefined ? ctx.sampling.maxNewTokens : Math.min(budget, ctx.sampling.maxNewTokens);
-    const gens = await ctx.model.generate(prompts, { ...ctx.sampling, maxNewTokens, stopTokens: stopTokens(tok), seed: ctx.seed, prefix: extras.prefix });
+    const gens = await ctx.model.generate(prompts, { ...ctx.sampling, maxNewTokens, seed: ctx.seed, prefix: extras.prefix });
     // Partial rollouts: a sample cut at the step budget (not at max_new_tokens) goes on in a later step; no reward yet.
     const cut = gens.map((g, i) => budget !== undefined && !g.infraError && canContinue(g.finishReason, prompts[i]!.length, g.tokens.length, ctx.sampling, ctx.model.maxSeqLen));
     const rewards = await Promise.all(

@@ -3,17 +3,24 @@
 // sample gets lambda, an incorrect one min(0, lambda): short right answers are favoured and long wrong
 // ones penalised, never a wrong answer rewarded for being short. Added to the reward times `weight`,
 // ramped linearly from 0 over `warmup_steps` trainer steps, counted by the version of the weights that
-// sampled the group (= trainer steps done), so it means the same in every process model.
+// sampled the group (= trainer steps done, earlier stages included), so it means the same in every
+// process model. The default warm-up (100 steps) is there because at full weight from step 0 the
+// length term dominates while few answers are correct (every wrong long answer is penalised, no
+// wrong short one is), and a policy shrank its answers to one character within 40 steps; 0 applies
+// the full weight at once.
 // Must come before `advantage`. The unshaped reward stays in rewardDetails.raw_reward.
 import { z } from 'zod';
 import type { OperatorSpec } from '../task/operator-spec.js';
 import { correctThreshold, generatedLength, isCorrect, rolloutGroups } from './correctness.js';
 import type { ExperienceOperator, ExperiencePipelineDeps } from './types.js';
 
+/** Default warm-up of the length reward, in trainer steps (see the header). */
+export const LENGTH_REWARD_WARMUP = 100;
+
 const params = z
   .object({
     weight: z.number().min(0).default(1),
-    warmup_steps: z.number().int().min(0).default(0),
+    warmup_steps: z.number().int().min(0).default(LENGTH_REWARD_WARMUP),
     correct_threshold: correctThreshold,
   })
   .strict();
@@ -36,7 +43,7 @@ export function warmupFactor(version: number, warmupSteps: number): number {
 }
 
 export const lengthReward: OperatorSpec<ExperienceOperator, ExperiencePipelineDeps> = {
-  summary: "Kimi k1.5 group-relative length reward (weight, warmup_steps over trainer steps)",
+  summary: "Kimi k1.5 group-relative length reward (weight, warmup_steps over trainer steps, default 100)",
   params,
   create: (p: Params) => ({
     apply(exps, ctx) {

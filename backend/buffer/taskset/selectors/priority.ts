@@ -1,10 +1,14 @@
-// Priority sampling (Kimi k1.5): weight = 1 - success rate, so tasks the model fails on come up more.
+// Priority sampling (Kimi k1.5): weight = max(floor, 1 - success rate), so tasks the model fails on
+// come up more and solved ones still come back now and then (floor: taskset.priority_floor).
 // Tasks without stats get a prior success rate. Within a batch, tasks are drawn without replacement
 // (Efraimidis-Spirakis keys u^(1/w)); a batch larger than the task list starts another round.
 import { Rng } from '../../../core/rng.js';
 import type { Task } from '../../../core/types.js';
 import { SuccessStats, callSeed } from './stats.js';
 import type { SelectorOptions, SelectorState, TaskSelector } from './types.js';
+
+/** Default smallest weight: a solved task keeps a tenth of the chance of a task never solved, so a forgotten one is noticed. */
+export const PRIORITY_FLOOR = 0.1;
 
 export class PrioritySelector implements TaskSelector {
   readonly name = 'priority';
@@ -19,7 +23,7 @@ export class PrioritySelector implements TaskSelector {
   ) {
     this.seed = opts.seed ?? 0;
     this.prior = opts.priorSuccessRate ?? 0.5;
-    this.minWeight = opts.minWeight ?? 0;
+    this.minWeight = opts.minWeight ?? PRIORITY_FLOOR;
     this.stats = new SuccessStats(opts.successThreshold);
   }
 

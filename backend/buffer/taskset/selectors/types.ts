@@ -29,7 +29,7 @@ export interface SelectorOptions {
   successThreshold?: number;
   /** Priority: success rate assumed for tasks with no stats yet (default 0.5). */
   priorSuccessRate?: number;
-  /** Priority: smallest weight, so solved tasks still come back now and then (default 0). */
+  /** Priority: smallest weight, so solved tasks still come back now and then (default 0.1 = a tenth of an unsolved task's weight; run configs: taskset.priority_floor). */
   minWeight?: number;
   /** Curriculum: share of tasks (easiest first) available at step 0 (default 0.2). */
   startFraction?: number;
