@@ -3,9 +3,9 @@
 // plus its start time names one process for its whole life.
 //   Linux: the boot id + field 22 of /proc/PID/stat (start time in clock ticks since boot).
 //   Windows: the process's start time from PowerShell (no /proc, no ps).
-//   Elsewhere (macOS, BSD): `ps -o lstart= -p PID` (start time to the second).
+//   Elsewhere (macOS, BSD, a Linux without /proc): `ps -o lstart= -p PID` (start time to the second).
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 function linuxBootId(): string {
   try {
@@ -54,10 +54,10 @@ function windowsStartTime(pid: number): string | null {
  */
 export function processIdentity(pid: number): string | null {
   if (!Number.isInteger(pid) || pid <= 0) return null;
-  if (process.platform === 'linux') {
+  // Linux without /proc mounted (some containers) falls through to ps.
+  if (process.platform === 'linux' && existsSync('/proc/self/stat')) {
     const start = procStartTime(pid);
-    if (start) return `linux:${linuxBootId()}:${start}`;
-    return null;
+    return start ? `linux:${linuxBootId()}:${start}` : null;
   }
   if (process.platform === 'win32') {
     const start = windowsStartTime(pid);

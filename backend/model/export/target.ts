@@ -68,18 +68,23 @@ export function checkExportTarget(outArg: string, o: TargetOptions): void {
   }
 }
 
-/** Removes the temp folder if the process is interrupted while it writes (SIGTERM: the server cancelled). */
+/**
+ * Removes the temp folder if the process is interrupted while it writes (SIGTERM: the server
+ * cancelled), then dies of the same signal, as it would have without the handler.
+ */
 function removeOnSignal(tmp: string): () => void {
-  const handler = (sig: NodeJS.Signals) => {
-    rmSync(tmp, { recursive: true, force: true });
-    process.exit(sig === 'SIGINT' ? 130 : 143);
-  };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
-  return () => {
+  const off = () => {
     process.off('SIGINT', handler);
     process.off('SIGTERM', handler);
   };
+  const handler = (sig: NodeJS.Signals) => {
+    rmSync(tmp, { recursive: true, force: true });
+    off();
+    process.kill(process.pid, sig);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return off;
 }
 
 function placeError(out: string, e: unknown): InputError {
