@@ -11,6 +11,7 @@ import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import { withFileLock } from './file-lock.js';
 import { logger } from '../core/log.js';
+import { checkPidFile, pidFileText } from '../core/pid-file.js';
 
 const log = logger('runs');
 
@@ -237,25 +238,16 @@ export class RunRegistry {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
-  }
-}
-
-/** The pid in a run folder's `run.pid` when that process is alive (and is not this one), else null. */
-export function livePid(dir: string): number | null {
-  let text: string;
-  try {
-    text = readFileSync(join(dir, 'run.pid'), 'utf8').trim();
-  } catch {
-    return null;
-  }
-  const pid = Number(text);
-  return /^\d+$/.test(text) && pid > 0 && pid !== process.pid && alive(pid) ? pid : null;
+/**
+ * The pid in a run folder's `run.pid` when that process may be the run's (and is not this one), else
+ * null. A pid that now belongs to another process (checked by its start time) is not the run's; a
+ * live pid that cannot be checked (a bare-pid file of an older version) counts, so a run that may be
+ * live is never resumed twice.
+ */
+export function livePid(dir: string, runId?: string): number | null {
+  const file = join(dir, 'run.pid');
+  const c = checkPidFile(file, runId);
+  return c.state !== 'gone' && c.pid !== process.pid ? c.pid : null;
 }
 
 export class RunLiveError extends Error {
@@ -271,13 +263,14 @@ export class RunLiveError extends Error {
 
 /** Refuses (RunLiveError) when another live process holds the run folder. */
 export function assertNotLive(dir: string, runId: string): void {
-  const pid = livePid(dir);
+  const pid = livePid(dir, runId);
   if (pid !== null) throw new RunLiveError(runId, pid, dir);
 }
 
 /**
  * Makes this process the run's process: writes `run.pid` exclusively (O_EXCL), so two resumes that
- * race cannot both take it; a file left by a dead process is replaced. Returns the pid file.
+ * race cannot both take it; a file left by a dead process (or whose pid is now another process) is
+ * replaced. The file records the run id and this process's start time (core/pid-file.ts). Returns the pid file.
  */
 export function claimRunPid(dir: string, runId: string): string {
   const file = join(dir, 'run.pid');
@@ -285,7 +278,7 @@ export function claimRunPid(dir: string, runId: string): string {
     try {
       const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
       try {
-        writeSync(fd, String(process.pid));
+        writeSync(fd, pidFileText(runId));
       } finally {
         closeSync(fd);
       }

@@ -1,6 +1,7 @@
 // What an explorer or trainer process of a run needs, rebuilt from the run folder alone: the config
 // the coordinator wrote (config.yaml), the run's tokenizer, the task pools (setup.ts), the buffer, metrics.
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { checkPidFile, pidFileText, readPidFile } from '../core/pid-file.js';
 import { dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
@@ -82,15 +83,6 @@ export function exitWithParent(onGone: () => void): void {
   t.unref();
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * One explorer and one trainer per run: `<run>/<component>.pid`. A worker left over from a killed
  * coordinator exits within a second (exitWithParent); a new one waits for it instead of training beside it.
@@ -99,15 +91,17 @@ export async function acquireComponentLock(runDir: string, component: string, wa
   const file = join(runDir, `${component}.pid`);
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const other = existsSync(file) ? Number(readFileSync(file, 'utf8')) : NaN;
-    if (!(other > 0) || other === process.pid || !alive(other)) break;
-    if (Date.now() > deadline) throw new Error(`${file}: another ${component} (pid ${other}) is still running for this run`);
+    // A pid now held by an unrelated process (the file outlived a kill -9 or a reboot) is no worker.
+    const c = checkPidFile(file, component);
+    if (c.state === 'gone' || c.pid === process.pid) break;
+    if (Date.now() > deadline) throw new Error(`${file}: another ${component} (pid ${c.pid}) is still running for this run${c.state === 'unverified' ? ` (${c.why})` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  writeFileSync(file, String(process.pid));
+  writeFileSync(file, pidFileText(component));
   return () => {
     try {
-      if (Number(readFileSync(file, 'utf8')) === process.pid) rmSync(file, { force: true });
+      const r = readPidFile(file);
+      if (r && r !== 'garbage' && r.pid === process.pid) rmSync(file, { force: true });
     } catch {
       // already gone
     }

@@ -231,7 +231,8 @@ export interface Requests {
   'models/import': { params: { dir: string }; result: ImportedModel };
   'models/remove': { params: { dir: string }; result: { removed: boolean } };
   /** `rft model export`: checkpoint and out inside the workspace; dtype f16 for gguf only. */
-  'models/export': { params: { checkpoint: string; format: 'hf' | 'peft' | 'gguf'; out: string; dtype?: 'f32' | 'f16' }; result: { format: string; out: string; dtype: string } };
+  /** force: replace the files the export writes in a non-empty `out` (other files are kept); a file at `out` is always refused. */
+  'models/export': { params: { checkpoint: string; format: 'hf' | 'peft' | 'gguf'; out: string; dtype?: 'f32' | 'f16'; force?: boolean }; result: { format: string; out: string; dtype: string } };
   /** `rft reward-model train` on a run's curated pairs and ratings (out inside the workspace); progress as `rewardModel/progress`. */
   'rewardModel/train': { params: { runId: string; out: string; steps?: number }; result: RewardModelReport };
 }

@@ -49,7 +49,7 @@ export function within(root: string, p: string): boolean {
 }
 
 /** The real path of `abs`: links resolved in the longest prefix that exists, the rest appended. */
-function realOfExisting(abs: string): string {
+export function realOfExisting(abs: string): string {
   let head = abs;
   const tail: string[] = [];
   while (!existsSync(head)) {

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import type { MetricsPoint, RunInfo } from '../core/protocol.js';
 import { livePid, RunLiveError, RunRegistry } from '../buffer/runs.js';
+import { signalRun } from '../buffer/run-signal.js';
 import { MetricsLog } from '../coordinator/monitor.js';
 import type { Disposable, RunController } from './ports.js';
 import { runInfo } from './adapters/run-registry.js';
@@ -88,13 +89,12 @@ export class ProcessRunController implements RunController {
   async stop(runId: string): Promise<RunInfo> {
     const rec = await (await this.registry()).get(runId);
     if (!rec) throw new NotFoundError(`no run '${runId}'`);
-    const pidFile = join(rec.dir, 'run.pid');
-    if (existsSync(pidFile)) {
-      try {
-        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGTERM');
-      } catch {
-        // already gone
-      }
+    // Only the run's own live process is signalled; a stale pid file's process is left alone.
+    const res = await signalRun(await this.registry(), rec, 'SIGTERM');
+    if (!res.sent) {
+      if (res.live) throw new ConflictError(res.message);
+      const now = (await (await this.registry()).get(runId)) ?? rec;
+      return { ...runInfo(now), statusReason: res.message };
     }
     return this.waitFor(runId, (r) => r.status !== 'running', 120_000);
   }
@@ -102,7 +102,7 @@ export class ProcessRunController implements RunController {
   async resume(runId: string): Promise<RunInfo> {
     const rec = await (await this.registry()).get(runId);
     if (!rec) throw new NotFoundError(`no run '${runId}'`);
-    const pid = livePid(rec.dir);
+    const pid = livePid(rec.dir, runId);
     if (pid !== null) throw new ConflictError(new RunLiveError(runId, pid, rec.dir).message);
     const proc = this.spawnCli(['resume', runId], `${runId}.log`);
     return this.waitFor(runId, (r) => r.status === 'running', 60_000, proc);

@@ -28,3 +28,8 @@ export function exportFolderName(ck: { runName?: string; version?: number; path:
   const slug = base.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
   return `${slug}-${f.format}${f.format === 'gguf' ? `-${f.dtype}` : ''}`;
 }
+
+/** The files an export writes into its folder: what replacing an existing folder overwrites. */
+export function exportWrites(format: ExportFormat['format']): string {
+  return format === 'hf' ? 'config.json, model.safetensors and the tokenizer files' : format === 'peft' ? 'adapter_config.json and adapter_model.safetensors' : 'model.gguf';
+}

@@ -12,6 +12,7 @@ import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { pickCheckpoint, startTraining } from '../commands/training.js';
 import { configNameFor, formatParams, modelLines } from './model-card.js';
 import { exportFolderName, exportFormats, type ExportFormat } from './export-formats.js';
+import { confirmExportTarget } from './export-confirm.js';
 import { configPath, pickLora } from './model-pick.js';
 
 /** Fired after the list of imported models changed (the Models view refreshes). */
@@ -124,9 +125,11 @@ export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<s
   const parent = (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, canSelectMany: false, title: `Export ${name}: the folder to write ${sub}/ into (inside the workspace)`, openLabel: 'Export here', ...(root ? { defaultUri: root } : {}) }))?.[0];
   if (!parent) return undefined;
   const out = join(parent.fsPath, sub);
+  const force = await confirmExportTarget(out, f);
+  if (force === undefined) return undefined;
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Exporting ${name} as ${f.label}`, cancellable: true }, async (_p, token) => {
     try {
-      const req = s.client.request('models/export', { checkpoint: ck.path, format: f.format, dtype: f.dtype, out });
+      const req = s.client.request('models/export', { checkpoint: ck.path, format: f.format, dtype: f.dtype, out, ...(force ? { force } : {}) });
       const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
       if (!r) return undefined;
       const rel = vscode.workspace.asRelativePath(r.out);

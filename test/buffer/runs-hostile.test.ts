@@ -105,7 +105,7 @@ test('a live run folder is refused with its pid; a pid file left by a dead proce
   await exited(sleeper);
   assert.equal(livePid(dir), null);
   claimRunPid(dir, 'r1');
-  assert.equal(readFileSync(join(dir, 'run.pid'), 'utf8'), String(process.pid));
+  assert.equal((JSON.parse(readFileSync(join(dir, 'run.pid'), 'utf8')) as { pid: number }).pid, process.pid);
 });
 
 test('rft resume of a live run is refused naming its pid; its status and pid file are left alone', async () => {

@@ -34,7 +34,7 @@ before(async () => {
 after(async () => {
   // Never leave a run behind.
   try {
-    for (const r of runs()) if (r.status === 'running') process.kill(Number(readFileSync(join(r.dir, 'run.pid'), 'utf8')), 'SIGTERM');
+    for (const r of runs()) if (r.status === 'running') process.kill((JSON.parse(readFileSync(join(r.dir, 'run.pid'), 'utf8')) as { pid: number }).pid, 'SIGTERM');
   } catch {
     /* none */
   }

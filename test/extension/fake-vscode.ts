@@ -141,6 +141,9 @@ export interface Shown {
   kind: 'error' | 'warning' | 'info';
   message: string;
   items: string[];
+  /** The options' modal and detail, when given. */
+  modal?: boolean;
+  detail?: string;
 }
 export const recorded = {
   messages: [] as Shown[],
@@ -155,6 +158,7 @@ export const recorded = {
   /** Options of every quick pick, input box and file dialog shown, in order. */
   prompts: [] as { kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog'; options: Record<string, unknown> }[],
 };
+export const FileType = { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 } as const;
 /** Answers the next prompts: each entry is taken in order by the matching prompt kind. */
 export const answers = {
   message: [] as (string | undefined)[],
@@ -303,7 +307,8 @@ class FakeDiagnosticCollection {
 function message(kind: Shown['kind']) {
   return async (msg: string, ...items: unknown[]) => {
     const labels = items.filter((i): i is string => typeof i === 'string');
-    recorded.messages.push({ kind, message: msg, items: labels });
+    const opts = items.find((i): i is { modal?: boolean; detail?: string } => !!i && typeof i === 'object');
+    recorded.messages.push({ kind, message: msg, items: labels, ...(opts?.modal ? { modal: true } : {}), ...(opts?.detail ? { detail: opts.detail } : {}) });
     return answers.message.length ? answers.message.shift() : undefined;
   };
 }
@@ -452,6 +457,9 @@ export const workspace = {
     async stat(u: Uri) {
       const s = statSync(u.fsPath);
       return { type: s.isDirectory() ? 2 : 1, size: s.size, mtime: s.mtimeMs, ctime: s.ctimeMs };
+    },
+    async readDirectory(u: Uri) {
+      return readdirSync(u.fsPath, { withFileTypes: true }).map((e) => [e.name, e.isDirectory() ? FileType.Directory : FileType.File] as [string, number]);
     },
   },
   onDidOpenTextDocument: fsEmitter.open.event,

@@ -4,7 +4,7 @@
 // HF-cache layout (models--org--name/snapshots/<rev>/) found through HF_HUB_CACHE.
 import { test, before, beforeEach, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { activateWith, deactivateFrom, fakeContext, until, vscode, workspaceDir } from './harness.js';
@@ -200,6 +200,34 @@ test('Export Checkpoint…: the checkpoint pick list, PEFT offered only for LoRA
   assert.equal(cfg.r, 2);
   assert.equal(cfg.base_model_name_or_path, 'acme/tiny-qwen2');
   assert.ok(existsSync(join(ws, 'exports', 'lora-ck-peft', 'adapter_model.safetensors')));
+});
+
+test('Export Checkpoint… into a folder that holds files asks first (modal); Replace keeps the other files', async () => {
+  const target = join(ws, 'exports', 'full-ck-hf');
+  mkdirSync(target, { recursive: true });
+  writeFileSync(join(target, 'notes.md'), 'mine\n');
+  const exportHf = async (answer: string | undefined) => {
+    vscode.recorded.messages.length = 0;
+    vscode.answers.quickPick.push(pickLabel(/Another checkpoint folder/));
+    vscode.answers.openDialog.push([vscode.Uri.file(join(ws, 'ckpts', 'full-ck'))]);
+    vscode.answers.quickPick.push(pickLabel(/^Hugging Face folder$/));
+    vscode.answers.openDialog.push([vscode.Uri.file(join(ws, 'exports'))]);
+    vscode.answers.message.length = 0;
+    vscode.answers.message.push(answer);
+    return (await vscode.commands.executeCommand('rftStudio.exportCheckpoint')) as string | undefined;
+  };
+  assert.equal(await exportHf(undefined), undefined, 'dismissed: nothing exported');
+  const asked = vscode.recorded.messages[0]!;
+  assert.equal(asked.kind, 'warning');
+  assert.equal(asked.modal, true);
+  assert.equal(asked.message, 'exports/full-ck-hf already exists and holds 1 entry.');
+  assert.match(asked.detail ?? '', /Replace the files this export writes \(config\.json, model\.safetensors and the tokenizer files\)\? Every other file in the folder is kept\./);
+  assert.deepEqual(asked.items, ['Replace']);
+  assert.deepEqual(readdirSync(target), ['notes.md']);
+  assert.equal(await exportHf('Replace'), target, JSON.stringify(vscode.recorded.messages));
+  assert.equal(readFileSync(join(target, 'notes.md'), 'utf8'), 'mine\n');
+  assert.ok(existsSync(join(target, 'model.safetensors')));
+  assert.ok(existsSync(join(target, 'config.json')));
 });
 
 test('the backend keeps exports inside the workspace and reads only existing model folders', async () => {

@@ -1,7 +1,5 @@
 // `rft model info|score|generate|export`: look at, score with, sample from and export a model folder
 // (this project's checkpoint or a Hugging Face model folder / HF-cache entry).
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
@@ -15,9 +13,10 @@ import type { Tokenizer } from '../../model/tokenizer/types.js';
 import { scoreIds, scoreIdsOf } from '../../model/score.js';
 import { encodePrompt, stopTokens, taskMessages } from '../../model/chat.js';
 import { generate } from '../../model/generate.js';
-import { exportGguf } from '../../model/export/gguf.js';
+import { exportGgufFolder } from '../../model/export/gguf.js';
 import { exportHf } from '../../model/export/hf.js';
 import { exportPeft } from '../../model/export/peft.js';
+import { checkExportTarget } from '../../model/export/target.js';
 
 /** Where a LoRA checkpoint's base came from: recorded by the run, else the HF config's _name_or_path, else the folder. */
 function baseModelOf(ck: LoadedCheckpoint): string {
@@ -144,12 +143,13 @@ command({
   },
 });
 
-const EXPORT = 'model export CHECKPOINT --format hf|peft|gguf --out DIR [--dtype f32|f16]';
+const EXPORT = 'model export CHECKPOINT --format hf|peft|gguf --out DIR [--dtype f32|f16] [--force]';
 command({
   name: 'model export',
   usage: EXPORT,
-  summary: 'write a checkpoint as a Hugging Face folder (hf, LoRA merged), its LoRA adapters in PEFT layout (peft) or a GGUF file for llama.cpp (gguf, LoRA merged)',
+  summary: 'write a checkpoint as a Hugging Face folder (hf, LoRA merged), its LoRA adapters in PEFT layout (peft) or a GGUF file for llama.cpp (gguf, LoRA merged); a non-empty DIR is refused unless --force, which replaces only the files the export writes',
   flags: ['format', 'out', 'dtype'],
+  booleanFlags: ['force'],
   async run(args) {
     const format = flagString(args, 'format');
     const out = flagString(args, 'out');
@@ -158,15 +158,15 @@ command({
     const dtype = flagString(args, 'dtype') ?? 'f32';
     if (dtype !== 'f32' && dtype !== 'f16') throw new Error(`--dtype must be f32 or f16, got '${dtype}'`);
     if (format !== 'gguf' && dtype !== 'f32') throw new Error(`--dtype f16 applies to gguf only (${format} exports float32)`);
-    return openModelFolder(args, EXPORT, async ({ ck, tokenizer }) => {
+    const force = args.flags.force === true;
+    // Refused before the model is loaded (a big one takes a while); checked again before placing.
+    if (args.positional[0]) checkExportTarget(out, { format, force, source: args.positional[0] });
+    return openModelFolder(args, EXPORT, async ({ dir, ck, tokenizer }) => {
+      const target = { force, source: dir };
       let written: string;
-      if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out);
-      else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck));
-      else {
-        mkdirSync(out, { recursive: true });
-        written = join(out, 'model.gguf');
-        await exportGguf(ck.model, tokenizer(), written, { dtype, name: ck.dir });
-      }
+      if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out, target);
+      else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck), target);
+      else written = await exportGgufFolder(ck.model, tokenizer(), out, { dtype, name: ck.dir }, target);
       console.log(JSON.stringify({ format, out: written, dtype }));
     });
   },

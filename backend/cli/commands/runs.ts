@@ -1,24 +1,15 @@
 // `rft status`, `rft stop RUN`, `rft report RUN`: runs of the workspace's registry (.rft/runs.json).
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { command, existingWorkspace } from '../command.js';
-import { RunRegistry } from '../../buffer/runs.js';
+import { RunRegistry, type RunRecord } from '../../buffer/runs.js';
+import { signalRun } from '../../buffer/run-signal.js';
+import { checkPidFile } from '../../core/pid-file.js';
 import { MetricsLog, writeReport } from '../../coordinator/monitor.js';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function runPid(dir: string): number | null {
-  const f = join(dir, 'run.pid');
-  if (!existsSync(f)) return null;
-  const pid = Number(readFileSync(f, 'utf8'));
-  return Number.isInteger(pid) && alive(pid) ? pid : null;
+/** The run's live process: its pid file checked against the process now holding the pid (core/pid-file.ts). */
+function runPid(r: RunRecord): { pid: number; verified: boolean } | null {
+  const c = checkPidFile(join(r.dir, 'run.pid'), r.id);
+  return c.state === 'gone' ? null : { pid: c.pid, verified: c.state === 'live' };
 }
 
 command({
@@ -34,17 +25,20 @@ command({
       return 0;
     }
     for (const r of runs) {
-      const pid = runPid(r.dir);
+      const p = runPid(r);
       // A run marked running whose process is gone was killed: say so, resume continues it.
-      const status = r.status === 'running' && pid === null ? 'running (process gone: rft resume ' + r.id + ')' : r.status;
-      console.log(`${r.id.padEnd(40)} ${status.padEnd(12)} step ${String(r.lastStep).padStart(5)}  checkpoints ${r.checkpoints.length}${pid ? `  pid ${pid}` : ''}`);
+      const status = r.status === 'running' && p === null ? 'running (process gone: rft resume ' + r.id + ')' : r.status;
+      console.log(`${r.id.padEnd(40)} ${status.padEnd(12)} step ${String(r.lastStep).padStart(5)}  checkpoints ${r.checkpoints.length}${p ? `  pid ${p.pid}${p.verified ? '' : ' (unverified)'}` : ''}`);
     }
     return 0;
   },
 });
 
-/** Stop and pause both end the run after its current step with a checkpoint; `rft resume` continues either. */
-function signalRun(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: string) {
+/**
+ * Stop and pause both end the run after its current step with a checkpoint; `rft resume` continues
+ * either. Only the run's own live process is signalled (buffer/run-signal.ts).
+ */
+function signalCommand(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: string) {
   command({
     name,
     usage: `${name} RUN [--workspace DIR]`,
@@ -62,20 +56,19 @@ function signalRun(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: stri
         console.error(`no run '${id}' in ${reg.file}`);
         return 1;
       }
-      const pid = runPid(r.dir);
-      if (pid === null) {
-        console.error(`run '${id}' has no live process (status ${r.status})`);
+      const res = await signalRun(reg, r, signal);
+      if (!res.sent) {
+        console.error(res.message);
         return 1;
       }
-      process.kill(pid, signal);
-      console.log(`sent ${signal} to ${pid}`);
+      console.log(`sent ${signal} to ${res.pid}`);
       return 0;
     },
   });
 }
 
-signalRun('stop', 'SIGTERM', 'stop a running run after its current step (it writes a checkpoint first)');
-signalRun('pause', 'SIGUSR2', 'pause a running run after its current step (status paused; `rft resume RUN` continues it)');
+signalCommand('stop', 'SIGTERM', 'stop a running run after its current step (it writes a checkpoint first)');
+signalCommand('pause', 'SIGUSR2', 'pause a running run after its current step (status paused; `rft resume RUN` continues it)');
 
 command({
   name: 'report',

@@ -1,6 +1,6 @@
 // The GGUF container (version 3, as llama.cpp reads it): magic, counts, typed key/values, tensor
 // infos (dims innermost first, offsets into an aligned data section), then the tensor data.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { floatToHalf } from '../safetensors.js';
 
 export const GGUF_ALIGNMENT = 32;
@@ -109,7 +109,11 @@ function writeValue(w: Bytes, v: GgufValue): void {
   }
 }
 
-/** Writes a GGUF file; tensor data is streamed after the header so a large model is not copied whole. */
+/**
+ * Writes a GGUF file; tensor data is streamed after the header so a large model is not copied whole.
+ * It goes to `FILE.tmp-PID` and is renamed at the end: a process killed while writing leaves no
+ * truncated FILE (whose valid header llama.cpp would read), and the temp file goes on any error.
+ */
 export function writeGguf(file: string, kv: [string, GgufValue][], tensors: GgufTensor[]): void {
   const w = new Bytes();
   w.u32(0x46554747); // "GGUF"
@@ -137,22 +141,29 @@ export function writeGguf(file: string, kv: [string, GgufValue][], tensors: Gguf
     offset += Math.ceil(bytes / GGUF_ALIGNMENT) * GGUF_ALIGNMENT;
   }
   w.pad(GGUF_ALIGNMENT);
-  const fd = openSync(file, 'w');
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w');
   try {
-    writeSync(fd, w.bytes());
-    const zeros = Buffer.alloc(GGUF_ALIGNMENT);
-    tensors.forEach((t, i) => {
-      let b: Buffer;
-      if (t.ggmlType === GGML_F32) b = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
-      else {
-        b = Buffer.alloc(t.data.length * 2);
-        for (let j = 0; j < t.data.length; j++) b.writeUInt16LE(floatToHalf(t.data[j]!), 2 * j);
-      }
-      writeSync(fd, b);
-      const pad = (GGUF_ALIGNMENT - (sizes[i]! % GGUF_ALIGNMENT)) % GGUF_ALIGNMENT;
-      if (pad) writeSync(fd, zeros, 0, pad);
-    });
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, w.bytes());
+      const zeros = Buffer.alloc(GGUF_ALIGNMENT);
+      tensors.forEach((t, i) => {
+        let b: Buffer;
+        if (t.ggmlType === GGML_F32) b = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+        else {
+          b = Buffer.alloc(t.data.length * 2);
+          for (let j = 0; j < t.data.length; j++) b.writeUInt16LE(floatToHalf(t.data[j]!), 2 * j);
+        }
+        writeSync(fd, b);
+        const pad = (GGUF_ALIGNMENT - (sizes[i]! % GGUF_ALIGNMENT)) % GGUF_ALIGNMENT;
+        if (pad) writeSync(fd, zeros, 0, pad);
+      });
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
   }
 }

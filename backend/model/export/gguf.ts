@@ -10,7 +10,9 @@ import { architectureOf, type HfArchitecture } from '../hf/config.js';
 import { ropeFrequencies } from '../layers.js';
 import type { Tokenizer } from '../tokenizer/types.js';
 import type { Transformer } from '../transformer.js';
+import { join } from 'node:path';
 import { GGML_F16, GGML_F32, writeGguf, type GgufTensor, type GgufValue } from './gguf-file.js';
+import { writeExport, type TargetOptions } from './target.js';
 
 const GGUF_ARCH: Record<HfArchitecture, string> = { LlamaForCausalLM: 'llama', MistralForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3' };
 
@@ -153,4 +155,10 @@ export async function exportGguf(model: Transformer, tok: Tokenizer, file: strin
     ...tokenizerKv(tok, c.vocabSize, arch),
   ];
   writeGguf(file, kv, tensors);
+}
+
+/** `rft model export --format gguf`: OUT/model.gguf, put in place by target.ts like the other formats. Returns the file. */
+export async function exportGgufFolder(model: Transformer, tok: Tokenizer, out: string, opts: GgufExportOptions, target: Omit<TargetOptions, 'format'>): Promise<string> {
+  await writeExport(out, { ...target, format: 'gguf' }, (dir) => exportGguf(model, tok, join(dir, 'model.gguf'), opts));
+  return join(out, 'model.gguf');
 }

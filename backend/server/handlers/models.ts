@@ -2,7 +2,8 @@
 // (architecture, parameters, dtype, tokenizer; an unsupported architecture is refused by name) and
 // remembers it in .rft/models.json; export runs `rft model export`. Confinement: a model folder the
 // user picked may be outside the workspace, but only to be READ (info / import); an export reads a
-// checkpoint and writes its output inside the workspace only.
+// checkpoint and writes its output inside the workspace only, never over the workspace's own folders
+// (adapters/export-out.ts) nor, without `force`, into a non-empty folder (model/export/target.ts).
 import { existsSync, statSync } from 'node:fs';
 import { basename, isAbsolute, resolve, sep } from 'node:path';
 import type { RpcHost } from '../rpc.js';
@@ -12,6 +13,9 @@ import { InputError } from '../../core/errors.js';
 import { hfCacheRoots, scanHfCache } from '../adapters/hf-cache.js';
 import { ModelList } from '../adapters/model-list.js';
 import { runModelCommand } from '../adapters/model-cli.js';
+import { checkExportOut } from '../adapters/export-out.js';
+import { checkExportTarget } from '../../model/export/target.js';
+import { RunRegistry } from '../../buffer/runs.js';
 
 /** A folder to read a model from: absolute (anywhere) or relative to the workspace; it must exist. */
 function modelFolder(paths: WorkspacePaths, dir: unknown): string {
@@ -54,7 +58,11 @@ export function registerModels(rpc: RpcHost, paths: WorkspacePaths): void {
     const out = paths.inside(p.out, 'out');
     if (p.format !== 'hf' && p.format !== 'peft' && p.format !== 'gguf') throw new InputError(`must be hf, peft or gguf, got '${String(p.format)}'`, { field: 'format' });
     const dtype = p.dtype ?? 'f32';
-    const r = await runModelCommand(['export', checkpoint, '--format', p.format, '--out', out, '--dtype', dtype], { cwd, token });
+    const force = p.force === true;
+    checkExportOut(out, paths, (await (await RunRegistry.open(cwd)).list()).map((r) => r.dir));
+    // Refused here with the RPC's own way out; the CLI checks again (and keeps everything but its own files).
+    checkExportTarget(out, { format: p.format, force, forceHint: 'force: true', source: checkpoint });
+    const r = await runModelCommand(['export', checkpoint, '--format', p.format, '--out', out, '--dtype', dtype, ...(force ? ['--force'] : [])], { cwd, token });
     return { format: String(r.format), out: String(r.out), dtype: String(r.dtype) };
   });
 }
