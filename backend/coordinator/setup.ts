@@ -14,7 +14,8 @@ import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { withLora } from '../model/lora.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
-import { resolveModelDir } from '../model/hf/folder.js';
+import { modelSourceName, resolveModelDir } from '../model/hf/folder.js';
+import { ADAPTER_CONFIG_FILE } from '../model/lora-files.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { formatTaskError, parseTasksetBytes, makeSelector, type LoadResult, type SelectorState, type TaskSelector, type TaskStat } from '../buffer/taskset/index.js';
@@ -260,6 +261,9 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
   try {
     // Under LoRA the frozen base stays outside the 4 GiB wasm heap (1B-class models fit).
     model = loadCheckpoint(dir, { external: frozenOutsideHeap(cfg.model.lora) }).model;
+    // The run's checkpoints (and their PEFT exports) name the model the run started from, not
+    // their own folder: config.json's _name_or_path rides along through every save and resume.
+    if (model.config.hfConfig) model.config.hfConfig._name_or_path = runBaseModel(dir);
     const note = outsideHeapNote(model);
     if (note) log.info(`model: frozen base, ${note}`);
   } catch (e) {
@@ -276,6 +280,24 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
     model.dispose();
     throw e;
   }
+}
+
+/**
+ * The base a run from `model.checkpoint` names (PEFT's base_model_name_or_path): a LoRA checkpoint
+ * of an earlier run keeps the base its adapters were trained on; any other folder names itself
+ * (`org/name` for a Hugging Face cache entry, else its absolute path: `hf/folder.ts modelSourceName`).
+ */
+export function runBaseModel(dir: string): string {
+  const adapter = join(resolveModelDir(dir), ADAPTER_CONFIG_FILE);
+  if (existsSync(adapter)) {
+    try {
+      const base = (JSON.parse(readFileSync(adapter, 'utf8')) as { base_model_name_or_path?: unknown }).base_model_name_or_path;
+      if (typeof base === 'string' && base) return base;
+    } catch {
+      // an unreadable adapter_config.json: the folder names itself (loading reports the file)
+    }
+  }
+  return modelSourceName(dir);
 }
 
 export function expertExperience(tok: Tokenizer, runId: string, t: Task, response: string): Experience {

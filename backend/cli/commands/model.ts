@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { initEngine } from '../../model/engine.js';
-import { loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
+import { baseModelOf, loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
 import { inferenceOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { logger } from '../../core/log.js';
 import { countParams, headDim } from '../../model/config.js';
@@ -19,12 +19,6 @@ import { exportGguf } from '../../model/export/gguf.js';
 import { exportHf } from '../../model/export/hf.js';
 import { exportPeft } from '../../model/export/peft.js';
 
-/** Where a LoRA checkpoint's base came from: recorded by the run, else the HF config's _name_or_path, else the folder. */
-function baseModelOf(ck: LoadedCheckpoint): string {
-  if (typeof ck.meta.base_model === 'string') return ck.meta.base_model;
-  const n = ck.model.config.hfConfig?._name_or_path;
-  return typeof n === 'string' && n ? n : ck.dir;
-}
 
 function requireTokenizer(ck: LoadedCheckpoint): Tokenizer {
   if (!ck.tokenizer) throw new Error(`${ck.dir}: the model folder has no tokenizer.json`);
@@ -161,7 +155,7 @@ command({
     return openModelFolder(args, EXPORT, async ({ ck, tokenizer }) => {
       let written: string;
       if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out);
-      else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck));
+      else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck.meta, ck.model.config, ck.dir));
       else {
         mkdirSync(out, { recursive: true });
         written = join(out, 'model.gguf');
