@@ -5,7 +5,7 @@
 // real SQLite buffer are computed incrementally; `rft eval` arguments come from the owning run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
@@ -117,4 +117,10 @@ test('evaluate: the owning run supplies the held-out split, reward and answer le
   const loose = join(ws, 'loose');
   mkdirSync(loose);
   await assert.rejects(c.evalArgs(loose, ''), /field 'taskset'|taskset/);
+  // A share held out of the taskset: only the run's config picks the same tasks (never the whole taskset it trained on).
+  const held = await reg.create({ name: 'held', config: { taskset: { path: 'tasksets/t.jsonl' }, eval: { holdout: 0.1, seed: 0 }, workflow: { reward: 'exact_match' }, explorer: { eval_sampling: { max_new_tokens: 8 } } } });
+  const hck = join(held.dir, 'checkpoints', 'v1');
+  mkdirSync(hck, { recursive: true });
+  writeFileSync(join(held.dir, 'config.yaml'), 'taskset: {path: tasksets/t.jsonl}\n');
+  assert.deepEqual(await c.evalArgs(hck, ''), [hck, '--config', join(held.dir, 'config.yaml'), '--max-new-tokens', '8']);
 });
