@@ -22,6 +22,7 @@ import type { ComponentState } from '../core/component-state.js';
 import { evaluate, type EvalResult } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunSummary } from './run-types.js';
+import { describeRunModel } from '../model/run-model.js';
 import { evalOptions, samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup.js';
 
 const log = logger('coordinator');
@@ -281,6 +282,8 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
       trainer_steps: summary.trainer_steps,
       wall_seconds: summary.wall_seconds,
       stages: stages.map((x) => `${x.name}:${x.algorithm.name}`).join(' -> '),
+      // The model trained (a checkpoint's own architecture and size), not the preset defaults of the config.
+      model: describeRunModel(cfg)?.label ?? '',
       eval_set: summary.eval_set,
       ...o.reportExtra,
     });

@@ -48,6 +48,8 @@ test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT
   assert.equal(s.trainer_steps, 3);
   // The PEFT export names the model the run started from (the cache entry's hub name), not the run's checkpoint folder.
   assert.equal(await peftBase(s.checkpoint as string, join(root, 'peft-cache')), 'test/tiny-qwen2');
+  // The report names the model trained (the checkpoint's own architecture and LoRA rank), not the preset defaults.
+  assert.match(readFileSync(s.report, 'utf8'), /<th>model<\/th><td>Qwen2ForCausalLM · [\d.]+[kM] parameters · LoRA rank 4 · from test\/tiny-qwen2<\/td>/);
   await checkFinal(s.checkpoint as string, hf);
 });
 
