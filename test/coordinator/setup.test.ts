@@ -203,3 +203,21 @@ test('the task feed is the configured selector over the pipelined tasks, and lea
     assert.equal(counts.get('t5'), 50, `only the unsolved task has weight: ${JSON.stringify([...counts])}`);
     assert.throws(() => new TaskFeed(cfgOf({ taskset: { path: f, selector: 'nope' }, eval: { path: f } }), pools.train), /taskset\.selector/);
   }));
+
+test('rft eval CHECKPOINT --config RUN.yaml of a config without an eval set says so at field eval (no accuracy of nothing)', () =>
+  withDir(async (dir) => {
+    writeFileSync(join(dir, 't.jsonl'), jsonl([{ id: '1', prompt: 'p', answer: 'a' }, { id: '2', prompt: 'q', answer: 'b' }]));
+    writeFileSync(join(dir, 'run.yaml'), stringify({ taskset: { path: 't.jsonl' }, workflow: { reward: 'exact_match' } }));
+    const { commands, parseArgs } = await import('../../backend/cli/command.js');
+    await import('../../backend/cli/commands/eval.js');
+    const c = commands.get('eval');
+    const err: string[] = [];
+    const orig = console.error;
+    console.error = (...xs: unknown[]) => void err.push(xs.join(' '));
+    try {
+      assert.equal(await c.run(parseArgs([join(dir, 'ck'), '--config', join(dir, 'run.yaml')], c.booleanFlags)), 1);
+    } finally {
+      console.error = orig;
+    }
+    assert.match(err.join('\n'), /run\.yaml: field 'eval': the config has no eval set \(none: no eval given and the taskset has 2 task\(s\), under 20/);
+  }));
