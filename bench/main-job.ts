@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { RunConfig } from '../backend/core/config.js';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
 import { runJob } from '../backend/coordinator/run.js';
-import { report } from './report.js';
+import { measured, report } from './report.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -43,8 +43,9 @@ for (const seed of seeds) {
   const w = reuse
     ? { checkpoint: reuse, final_accuracy: Number(opt('base', 'NaN')), trainer_steps: 0 }
     : await runJob({ config: warmCfg, workspace: ws, runId: `warmup-s${seed}` });
+  const baseAcc = measured(w.final_accuracy);
   console.error(`seed ${seed}: base accuracy ${w.final_accuracy} after ${w.trainer_steps} warm-up steps (${w.checkpoint})`);
-  report({ bench: 'main-job', figure: 'accuracy_base', unit: 'accuracy', value: w.final_accuracy, seed, steps: w.trainer_steps });
+  report({ bench: 'main-job', figure: 'accuracy_base', unit: 'accuracy', value: baseAcc, seed, steps: w.trainer_steps });
   for (const v of variants) {
     const algorithm = algorithmOf[v];
     if (!algorithm) throw new Error(`unknown variant '${v}' (sft, grpo, mix)`);
@@ -56,16 +57,17 @@ for (const seed of seeds) {
       stages: [{ ...compared, name: v, algorithm, steps: undefined, wall_seconds: budget }],
     };
     const s = await runJob({ config: cfg, workspace: ws, runId: `${v}-s${seed}` });
+    const acc = measured(s.final_accuracy);
     console.error(`seed ${seed}: ${v} accuracy ${s.final_accuracy} after ${s.trainer_steps} steps in ${budget} s (${s.report})`);
     report({
       bench: 'main-job',
       figure: `accuracy_${v}`,
       unit: 'accuracy',
-      value: s.final_accuracy,
+      value: acc,
       baseline: 'base (after the warm-up)',
-      baseline_value: w.final_accuracy,
+      baseline_value: baseAcc,
       ratio: null,
-      gain_points: Math.round((s.final_accuracy - w.final_accuracy) * 1000) / 10,
+      gain_points: Math.round((acc - baseAcc) * 1000) / 10,
       seed,
       budget_s: budget,
       steps: s.trainer_steps,

@@ -33,3 +33,9 @@ export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
+
+/** A run summary's accuracy, which a bench needs measured (null: the run had no eval set). */
+export function measured(acc: number | null): number {
+  if (acc === null) throw new Error('the run measured no held-out accuracy (no eval set): give the bench config an eval set');
+  return acc;
+}

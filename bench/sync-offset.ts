@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
 import { runJob } from '../backend/coordinator/run.js';
+import { measured } from './report.js';
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -47,7 +48,7 @@ async function one(offset: number): Promise<Result> {
     const explore = m.filter((r) => r.kind === 'explore' && r.stage === last.name);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     if (train.length !== mixSteps) throw new Error(`expected ${mixSteps} ${last.name} steps, got ${train.length}`);
-    return { wall: ((train.at(-1)!.t as number) - stageT) / 1000, idle: trainerState.trainer_idle as number, explorerIdle: explorerState.explorer_idle as number, acc: s.final_accuracy, base: s.base_accuracy, trainStep: mean(train.map((r) => r.time_total_s as number)), rollout: mean(explore.map((r) => r.rollout_s as number)), load: loadavg()[0]! };
+    return { wall: ((train.at(-1)!.t as number) - stageT) / 1000, idle: trainerState.trainer_idle as number, explorerIdle: explorerState.explorer_idle as number, acc: measured(s.final_accuracy), base: measured(s.base_accuracy), trainStep: mean(train.map((r) => r.time_total_s as number)), rollout: mean(explore.map((r) => r.rollout_s as number)), load: loadavg()[0]! };
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }

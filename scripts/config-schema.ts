@@ -64,7 +64,8 @@ export function objectDocs(source: string): { keys: string[]; docs: Map<string, 
 function describe(node: Json, objects: ReturnType<typeof objectDocs>): void {
   if (node.properties) {
     const keys = Object.keys(node.properties).sort().join(',');
-    const match = objects.find((o) => [...o.keys].sort().join(',') === keys);
+    // An extended object (eval = the taskset's fields + holdout) takes the docs of the object it extends.
+    const match = objects.find((o) => [...o.keys].sort().join(',') === keys) ?? objects.find((o) => o.keys.length >= 5 && o.keys.every((k) => k in node.properties!));
     for (const [k, v] of Object.entries(node.properties)) {
       const d = match?.docs.get(k);
       if (d && !v.description) v.description = d;

@@ -83,7 +83,7 @@ export function inferFormat(record: Record<string, unknown>, role: 'task' | 'exp
 export interface TemplateFiles {
   /** The taskset's own field names. */
   format?: FileFormat;
-  /** A held-out file of the user's (else the taskset doubles as the eval set). */
+  /** A held-out file of the user's (else no eval: see configTemplate). */
   eval?: { path: string; format?: FileFormat };
   /** Demonstrations ({prompt, response} per line): the run then trains with MIX (RL + SFT on experts). */
   experts?: { path: string; format?: FileFormat };
@@ -94,7 +94,8 @@ const flow = (f: FileFormat) => `{ ${Object.entries(f).map(([k, v]) => `${k}: ${
 /**
  * The config "Start Training" writes next to the workspace root: it validates as written and runs
  * on the user's taskset (paths are relative to the config file), with the `format` mapping its
- * files need, the user's eval file when there is one (else the taskset doubles as the eval set),
+ * files need, the user's eval file when there is one (else no `eval`: the run holds 10% of a taskset
+ * of 20+ tasks out, or runs without held-out accuracy, and the comment says so),
  * and MIX over the user's expert file when there is one (so promoted and added experts are
  * trained on; GRPO without).
  */
@@ -115,10 +116,15 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     `  domain: ${domain}`,
     '  selector: shuffle',
     ...format(files.format, true),
-    'eval:',
     ...(files.eval
-      ? [`  path: ${JSON.stringify(files.eval.path)}`, `  domain: ${domain}`, ...format(files.eval.format, false)]
-      : ['  # Point this at a held-out file of your own to measure generalisation.', `  path: ${path}`, `  domain: ${domain}`, ...format(files.format, false)]),
+      ? ['eval:', `  path: ${JSON.stringify(files.eval.path)}`, `  domain: ${domain}`, ...format(files.eval.format, false)]
+      : [
+          '# No eval set given: a taskset of 20 tasks or more holds out 10% of them (never trained on);',
+          '# a smaller one trains on all and reports no held-out accuracy. To choose:',
+          '# eval:',
+          '#   path: eval.jsonl   # a held-out file of your own, or',
+          '#   holdout: 0.1       # this share of the taskset',
+        ]),
     ...(files.experts
       ? ['experts:', `  path: ${JSON.stringify(files.experts.path)}`, ...format(files.experts.format, false)]
       : ['# experts:', '#   path: experts.jsonl  # demonstrations: {prompt, response} per line (MIX / SFT use them)']),

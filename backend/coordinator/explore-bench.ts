@@ -2,6 +2,7 @@
 // (from the policy, a checkpoint or an OpenAI-compatible endpoint), e.g. to collect data for an
 // offline `train` run or to curate in the editor. `bench`: evaluate a model on the eval set and
 // write the report. Neither moves weights, so both run in the coordinator's own process.
+import { InputError } from '../core/errors.js';
 import { join } from 'node:path';
 import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
@@ -53,6 +54,8 @@ function rolloutModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[]): { model: R
 export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSummary> {
   const { cfg, runId, runDir, metrics } = c;
   const pools = loadTasks(cfg);
+  // Mode bench is an evaluation: without an eval set it would measure nothing.
+  if (cfg.mode === 'bench' && pools.eval.length === 0) throw new InputError(`mode bench needs an eval set; ${pools.evalSet}`, { field: 'eval' });
   const tok = c.resumed ? loadTokenizer(runDir) : makeTokenizer(cfg, tokenizerTexts(pools));
   if (!c.resumed) saveTokenizer(tok, runDir);
   const rm = rolloutModel(cfg, tok, [...pools.train, ...pools.eval]);
@@ -95,15 +98,19 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
         await store.close();
       }
     }
-    const r = await evaluate(rm.model, pools.eval, pools.reward, evalOpts);
-    metrics.write({ kind: 'eval', stage: cfg.mode, step: 0, ...r });
-    log.info(`${cfg.mode}: accuracy ${r.accuracy.toFixed(3)} on ${pools.eval.length} eval tasks`);
+    // Mode explore without an eval set (pools.evalSet says why) evaluates nothing.
+    const r = pools.eval.length ? await evaluate(rm.model, pools.eval, pools.reward, evalOpts) : null;
+    if (r) {
+      metrics.write({ kind: 'eval', stage: cfg.mode, step: 0, ...r });
+      log.info(`${cfg.mode}: accuracy ${r.accuracy.toFixed(3)} on ${pools.eval.length} eval tasks`);
+    }
     const summary: RunSummary = {
       run_id: runId,
       run_dir: runDir,
-      base_accuracy: r.accuracy,
-      final_accuracy: r.accuracy,
-      evals: [{ stage: cfg.mode, step: 0, accuracy: r.accuracy, mean_reward: r.mean_reward }],
+      base_accuracy: r?.accuracy ?? null,
+      final_accuracy: r?.accuracy ?? null,
+      evals: r ? [{ stage: cfg.mode, step: 0, accuracy: r.accuracy, mean_reward: r.mean_reward }] : [],
+      eval_set: pools.evalSet,
       trainer_steps: 0,
       explore_steps: exploreSteps,
       wall_seconds: (Date.now() - c.t0) / 1000,
@@ -111,7 +118,7 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
       report: cfg.monitor.report ? join(runDir, 'report.html') : '',
       checkpoint: cfg.model.checkpoint ?? '',
     };
-    if (summary.report) writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), { mode: cfg.mode, model: rm.what, accuracy: r.accuracy, explore_steps: exploreSteps });
+    if (summary.report) writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), { mode: cfg.mode, model: rm.what, accuracy: r?.accuracy ?? 'none (no eval set)', eval_set: summary.eval_set, explore_steps: exploreSteps });
     return summary;
   } finally {
     rm.dispose();

@@ -11,7 +11,7 @@ import { formatTaskError, watchTaskset, type TasksetChange, type TasksetWatcher 
 import type { ExperienceStore } from '../buffer/storage/index.js';
 import { rewardFns } from '../explorer/rewards/index.js';
 import { isSynthesized } from '../buffer/pipeline/task/synthesize.js';
-import { expertExperience, taskPipeline, type TaskFeed, type TaskPools } from './setup.js';
+import { expertExperience, taskPipeline, withoutHeldOut, type TaskFeed, type TaskPools } from './setup.js';
 
 const log = logger('live');
 
@@ -46,7 +46,8 @@ export function watchRunFiles(
           if (c.kind === 'load') return; // the run started with this version
           logErrors(c);
           const valid = c.tasks.filter((t) => hasReward(cfg, t));
-          const fromFile = pipeline ? pipeline.run(valid).tasks : valid;
+          // A held-out eval share stays out of training when the file is saved again.
+          const fromFile = withoutHeldOut(o.pools, pipeline ? pipeline.run(valid).tasks : valid);
           if (fromFile.length === 0) {
             log.warn(`${c.file}: no valid task left; the run keeps the previous ${o.pools.train.length}`);
             return;

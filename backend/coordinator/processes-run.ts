@@ -94,6 +94,7 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
       // monitor.report: false writes no HTML report (the summary's report is then '').
       reportFile: cfg.monitor.report ? join(runDir, 'report.html') : '',
       reportTitle: `RFT Studio run ${runId}`,
+      evalSet: { note: pools.evalSet, tasks: pools.eval.length },
       reportExtra: { synchronizer: `checkpoint, ${cfg.synchronizer.mode === 'async' ? 'mode async' : `${cfg.synchronizer.mode ? `mode ${cfg.synchronizer.mode}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}` },
     });
     if (stopped) log.info('run stopped; `rft resume` continues it');

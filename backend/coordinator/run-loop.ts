@@ -22,6 +22,7 @@ import type { ComponentState } from '../core/component-state.js';
 import { evaluate, type EvalResult } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunSummary } from './run-types.js';
+import { describeRunModel } from '../model/run-model.js';
 import { evalOptions, samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup.js';
 
 const log = logger('coordinator');
@@ -153,8 +154,8 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
     stateExtra: t.stateExtra,
     // Partial rollouts: with loss_segments fresh, segments older than the staleness bound leave the loss.
     ...(cfg.explorer.partial_rollout?.loss_segments === 'fresh' ? { freshSegments: cfg.buffer.max_staleness } : {}),
-    // monitor.eval_every: the held-out eval of the weights every N steps of the stage, wherever the trainer runs.
-    afterStep: every > 0 ? async (v, sStep) => {
+    // monitor.eval_every: the held-out eval of the weights every N steps of the stage, wherever the trainer runs (none without an eval set).
+    afterStep: every > 0 && r.evalTasks.length > 0 ? async (v, sStep) => {
       if (sStep % every !== 0) return;
       const e = await evaluate(new LocalRolloutModel(r.model, r.tok, v), r.evalTasks, r.reward, evalOptions(cfg));
       metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
@@ -197,6 +198,8 @@ export interface RunRecord {
   reportFile: string;
   reportTitle: string;
   reportExtra?: Record<string, unknown>;
+  /** The run's eval set (TaskPools.evalSet and its size): with no task, nothing is evaluated. */
+  evalSet: { note: string; tasks: number };
 }
 
 export interface StagesResult {
@@ -211,7 +214,10 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
   const stages = stagesOf(cfg);
   const lastStage = stages.length - 1;
   const evals: RunSummary['evals'] = [];
-  const doEval = async (label: string): Promise<EvalResult> => {
+  // A run without an eval set (TaskPools.evalSet says why) evaluates nothing: its accuracies are null.
+  const noEval = o.evalSet.tasks === 0;
+  const doEval = async (label: string): Promise<EvalResult | null> => {
+    if (noEval) return null;
     const { result: r, step } = await s.evaluate(label);
     evals.push({ stage: label, step, accuracy: r.accuracy, mean_reward: r.mean_reward });
     o.metrics.write({ kind: 'eval', stage: label, step, ...r });
@@ -222,10 +228,10 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
   // the run starts from, for warm-up + MIX the warm-up's result. The starting weights are evaluated
   // once per run, and each stage's result after it.
   let start: EvalResult | null = null;
-  if (!(await s.startEvaluated())) {
+  if (!noEval && !(await s.startEvaluated())) {
     start = await doEval('start');
-    await s.startEvaluation?.(start);
-    if (lastStage === 0) await s.setBase(start.accuracy);
+    await s.startEvaluation?.(start!);
+    if (lastStage === 0) await s.setBase(start!.accuracy);
   }
   let stopped = false;
   for (;;) {
@@ -237,12 +243,12 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
     }
     const stage = stages[si]!;
     // A run stopped between the end of the previous stage and its eval resumes here without a base.
-    if (si === lastStage && (await s.getBase()) === undefined) await s.setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name)).accuracy);
+    if (!noEval && si === lastStage && (await s.getBase()) === undefined) await s.setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name))!.accuracy);
     stopped = await s.runStage(si, stage);
     if (stopped) break;
     if (si < lastStage) {
       const after = await doEval(stage.name);
-      if (si + 1 === lastStage) await s.setBase(after.accuracy);
+      if (after && si + 1 === lastStage) await s.setBase(after.accuracy);
     }
   }
   await s.beforeFinal?.(!stopped);
@@ -254,14 +260,15 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
     .map((r) => ({ stage: String(r.stage), step: Number(r.step), accuracy: Number(r.accuracy), mean_reward: Number(r.mean_reward) }));
   const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))].sort((a, b) => a.e.step - b.e.step || a.p - b.p).map((x) => x.e);
   const f = await s.finish();
-  const finalAcc = final?.accuracy ?? NaN;
+  const finalAcc = noEval ? null : (final?.accuracy ?? NaN);
   const summary: RunSummary = {
     run_id: o.runId,
     run_dir: o.runDir,
     // Undefined only when a stop came before the last stage began: then the newest eval before 'final' is the base.
-    base_accuracy: (await s.getBase()) ?? (final ? evals.at(-2)?.accuracy : evals.at(-1)?.accuracy) ?? finalAcc,
+    base_accuracy: noEval ? null : ((await s.getBase()) ?? (final ? evals.at(-2)?.accuracy : evals.at(-1)?.accuracy) ?? finalAcc),
     final_accuracy: finalAcc,
     evals: allEvals,
+    eval_set: o.evalSet.note,
     trainer_steps: f.trainerSteps,
     explore_steps: f.exploreSteps,
     wall_seconds: (Date.now() - o.t0) / 1000,
@@ -270,11 +277,14 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
   };
   if (summary.report)
     writeReport(summary.report, o.reportTitle, o.metrics.read(), {
-      base_accuracy: summary.base_accuracy,
-      final_accuracy: summary.final_accuracy,
+      base_accuracy: summary.base_accuracy ?? 'none (no eval set)',
+      final_accuracy: summary.final_accuracy ?? 'none (no eval set)',
       trainer_steps: summary.trainer_steps,
       wall_seconds: summary.wall_seconds,
       stages: stages.map((x) => `${x.name}:${x.algorithm.name}`).join(' -> '),
+      // The model trained (a checkpoint's own architecture and size), not the preset defaults of the config.
+      model: describeRunModel(cfg)?.label ?? '',
+      eval_set: summary.eval_set,
       ...o.reportExtra,
     });
   return { summary, stopped, start, final };

@@ -21,9 +21,12 @@ export interface RunOptions {
 export interface RunSummary {
   run_id: string;
   run_dir: string;
-  base_accuracy: number;
-  final_accuracy: number;
+  /** null: the run has no eval set (eval_set says why). */
+  base_accuracy: number | null;
+  final_accuracy: number | null;
   evals: { stage: string; step: number; accuracy: number; mean_reward: number }[];
+  /** Where the eval set came from (a file, a generator, or a share held out of the taskset). */
+  eval_set: string;
   trainer_steps: number;
   explore_steps: number;
   wall_seconds: number;

@@ -3,6 +3,7 @@
 // pipeline, experience pipeline, sampler settings, trainer settings). Every process model (one
 // process, explorer/trainer processes, distributed, explore/bench) builds its parts here, so none
 // of them can silently drop a configured field. Nothing here imports run.ts or a process model.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { RunConfig } from '../core/config.js';
@@ -14,7 +15,8 @@ import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { withLora } from '../model/lora.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
-import { resolveModelDir } from '../model/hf/folder.js';
+import { modelSourceName, resolveModelDir } from '../model/hf/folder.js';
+import { ADAPTER_CONFIG_FILE } from '../model/lora-files.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { formatTaskError, parseTasksetBytes, makeSelector, type LoadResult, type SelectorState, type TaskSelector, type TaskStat } from '../buffer/taskset/index.js';
@@ -67,6 +69,10 @@ export interface TaskPools {
   reward: RewardFn;
   /** A task's reference solution: a demonstration's response, a generator's solution, or its answer. */
   solve: (t: Task) => string;
+  /** The eval set is a share held out of the taskset (a reloaded taskset must leave it out too). */
+  heldOut?: boolean;
+  /** Where the eval set came from, in words, with its size (the log, the run summary, the report); `none: ...` says why there is none. */
+  evalSet: string;
 }
 
 /** A file of the user's, loaded with its field mapping; bad records are logged as FILE:LINE: field and skipped. */
@@ -136,12 +142,32 @@ export function loadTasks(cfg: RunConfig): TaskPools {
   // Custom reward names (workflow.file) resolve only once the file is loaded (workspace-code.ts).
   assertWorkspaceCodeLoaded(cfg);
   const gen = cfg.taskset.builtin ? builtinTasksets.get(cfg.taskset.builtin) : undefined;
-  const train = pool(cfg, cfg.taskset, 'taskset', 'train');
-  // Without an eval set a built-in generator's eval split is used; a file taskset needs `eval`.
+  let train = pipelineOf(cfg.taskset, 'taskset.pipeline', pool(cfg, cfg.taskset, 'taskset', 'train'));
   let ev: Task[];
-  if (cfg.eval) ev = pool(cfg, cfg.eval, 'eval', 'eval');
-  else if (gen) ev = gen.generate(200, cfg.taskset.seed, 'eval');
-  else throw new InputError('eval: a taskset file needs a held-out eval set (eval.path, or eval.builtin)', { field: 'eval' });
+  let evalSet: string;
+  const seed = cfg.eval?.seed ?? 0;
+  if (cfg.eval?.holdout !== undefined || (!cfg.eval && cfg.taskset.path && train.length >= HOLDOUT_MIN_TASKS)) {
+    const share = cfg.eval?.holdout ?? DEFAULT_HOLDOUT;
+    const why = cfg.eval ? 'eval.holdout' : `no eval given: the default for a taskset file of ${HOLDOUT_MIN_TASKS} tasks or more`;
+    // After taskset.pipeline, so a task it drops or dedupes is not held out either.
+    const split = holdOut(train, share, seed);
+    if (split.eval.length === 0 || split.train.length === 0)
+      throw new InputError(`eval.holdout: ${train.length} task(s) in the taskset are too few to hold ${share} of them out and train on the rest: give an eval set (eval.path or eval.builtin)`, { field: 'eval.holdout' });
+    evalSet = `${+(share * 100).toFixed(2)}% of the taskset held out by seed ${seed}: ${split.eval.length} of ${train.length} tasks (${why})`;
+    ({ train, eval: ev } = split);
+    log.info(`eval: ${evalSet}; they are never trained on`);
+  } else if (cfg.eval) {
+    ev = pool(cfg, cfg.eval, 'eval', 'eval');
+    evalSet = cfg.eval.path ? `eval file ${cfg.eval.path}` : `built-in ${cfg.eval.builtin} (${cfg.eval.split ?? 'eval'} split, seed ${cfg.eval.seed})`;
+  } else if (gen) {
+    ev = gen.generate(200, cfg.taskset.seed, 'eval');
+    evalSet = `the eval split of built-in ${cfg.taskset.builtin}`;
+  } else {
+    // Too few tasks to spare any: the run trains on all of them and reports no held-out accuracy.
+    ev = [];
+    evalSet = `none: no eval given and the taskset has ${train.length} task(s), under ${HOLDOUT_MIN_TASKS}, so none is held out and no held-out accuracy is measured (set eval.path, or eval.holdout to hold a share out anyway)`;
+    log.warn(`eval: ${evalSet}`);
+  }
   const experts = cfg.experts ? pool(cfg, cfg.experts, 'experts', 'train') : [];
   const solve = (t: Task): string => {
     const resp = t.metadata?.response;
@@ -150,7 +176,44 @@ export function loadTasks(cfg: RunConfig): TaskPools {
     const sol = t.metadata?.solution;
     return typeof sol === 'string' ? sol : (t.answer ?? '');
   };
-  return { train: pipelineOf(cfg.taskset, 'taskset.pipeline', train), eval: pipelineOf(cfg.eval, 'eval.pipeline', ev), experts: pipelineOf(cfg.experts, 'experts.pipeline', experts), reward: runReward(cfg), solve };
+  const evalTasks = ev.length ? pipelineOf(cfg.eval, 'eval.pipeline', ev) : ev;
+  const heldOut = cfg.eval?.holdout !== undefined || (!cfg.eval && !gen && ev.length > 0);
+  return { train, eval: evalTasks, evalSet: evalSet + (evalTasks.length !== ev.length ? `, ${evalTasks.length} after eval.pipeline` : ''), experts: pipelineOf(cfg.experts, 'experts.pipeline', experts), reward: runReward(cfg), solve, ...(heldOut ? { heldOut } : {}) };
+}
+
+/** Without `eval`, a taskset file of at least HOLDOUT_MIN_TASKS tasks holds out DEFAULT_HOLDOUT of them. */
+export const DEFAULT_HOLDOUT = 0.1;
+export const HOLDOUT_MIN_TASKS = 20;
+
+/**
+ * Splits tasks into train and a held-out share, the same in every process of a run: tasks are
+ * grouped by prompt (a prompt given twice never lands on both sides) and the groups ordered by a
+ * seeded hash of the prompt, so the pick depends on the seed and the tasks, not on their file order.
+ */
+export function holdOut(tasks: Task[], share: number, seed: number): { train: Task[]; eval: Task[] } {
+  const key = (t: Task) => JSON.stringify(t.messages ?? t.prompt ?? t.id);
+  const groups = new Map<string, Task[]>();
+  for (const t of tasks) (groups.get(key(t)) ?? groups.set(key(t), []).get(key(t))!).push(t);
+  const rank = (k: string) => createHash('sha256').update(`${seed}\0${k}`).digest('hex');
+  const order = [...groups.keys()].map((k) => ({ k, r: rank(k) })).sort((a, b) => (a.r < b.r ? -1 : a.r > b.r ? 1 : 0));
+  const want = Math.max(1, Math.round(tasks.length * share));
+  const held = new Set<string>();
+  let n = 0;
+  for (const { k } of order) {
+    if (n >= want) break;
+    held.add(k);
+    n += groups.get(k)!.length;
+  }
+  return { train: tasks.filter((t) => !held.has(key(t))), eval: tasks.filter((t) => held.has(key(t))) };
+}
+
+/** Tasks of a reloaded taskset file without the run's held-out ones (by id and by prompt). */
+export function withoutHeldOut(pools: TaskPools, tasks: Task[]): Task[] {
+  if (!pools.heldOut) return tasks;
+  const key = (t: Task) => JSON.stringify(t.messages ?? t.prompt ?? t.id);
+  const ids = new Set(pools.eval.map((t) => t.id));
+  const prompts = new Set(pools.eval.map(key));
+  return tasks.filter((t) => !ids.has(t.id) && !prompts.has(key(t)));
 }
 
 function pipelineOf(ref: TasksetRef | undefined, path: string, tasks: Task[]): Task[] {
@@ -260,6 +323,9 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
   try {
     // Under LoRA the frozen base stays outside the 4 GiB wasm heap (1B-class models fit).
     model = loadCheckpoint(dir, { external: frozenOutsideHeap(cfg.model.lora) }).model;
+    // The run's checkpoints (and their PEFT exports) name the model the run started from, not
+    // their own folder: config.json's _name_or_path rides along through every save and resume.
+    if (model.config.hfConfig) model.config.hfConfig._name_or_path = runBaseModel(dir);
     const note = outsideHeapNote(model);
     if (note) log.info(`model: frozen base, ${note}`);
   } catch (e) {
@@ -276,6 +342,24 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
     model.dispose();
     throw e;
   }
+}
+
+/**
+ * The base a run from `model.checkpoint` names (PEFT's base_model_name_or_path): a LoRA checkpoint
+ * of an earlier run keeps the base its adapters were trained on; any other folder names itself
+ * (`org/name` for a Hugging Face cache entry, else its absolute path: `hf/folder.ts modelSourceName`).
+ */
+export function runBaseModel(dir: string): string {
+  const adapter = join(resolveModelDir(dir), ADAPTER_CONFIG_FILE);
+  if (existsSync(adapter)) {
+    try {
+      const base = (JSON.parse(readFileSync(adapter, 'utf8')) as { base_model_name_or_path?: unknown }).base_model_name_or_path;
+      if (typeof base === 'string' && base) return base;
+    } catch {
+      // an unreadable adapter_config.json: the folder names itself (loading reports the file)
+    }
+  }
+  return modelSourceName(dir);
 }
 
 export function expertExperience(tok: Tokenizer, runId: string, t: Task, response: string): Experience {

@@ -27,6 +27,10 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
     if (ref.path !== undefined)
       for (const [k, dflt] of [['size', 1000], ['seed', 0], ['split', undefined]] as const)
         if (set(ref, k, dflt)) add(`${name}.${k}`, `describes a built-in generator; a file (${name}.path) is used as it is`);
+    // A held-out share reads its seed (which tasks) and pipeline; its size is the share, its tasks the taskset's.
+    if (ref.holdout !== undefined)
+      for (const [k, dflt] of [['size', 1000], ['split', undefined]] as const)
+        if (set(ref, k, dflt)) add(`${name}.${k}`, `describes a built-in generator; eval.holdout takes its share of the taskset`);
     if (name !== 'taskset' && Array.isArray(ref.pipeline))
       ref.pipeline.forEach((s: unknown, k) => {
         if (isObj(s) && s.name === 'synthesize') add(`${name}.pipeline[${k}]`, 'synthesize makes training tasks: it is read in taskset.pipeline only');

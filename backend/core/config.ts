@@ -14,44 +14,61 @@ const sampling = z
   .strict()
   .default({});
 
-const tasksetRef = z
-  .object({
-    /** A built-in generator (e.g. 'reverse', 'arithmetic') or a file of the workspace. */
-    builtin: z.string().optional(),
-    path: z.string().optional(),
-    /** For built-in generators: how many tasks and from which seed. */
-    size: z.number().int().positive().default(1000),
-    seed: z.number().int().default(0),
-    /** Built-in generators: which split (default: train for taskset and experts, eval for eval). */
-    split: z.enum(['train', 'eval']).optional(),
-    selector: z.string().default('shuffle'),
-    /**
-     * Selector priority: the smallest weight a task is drawn with. A task's weight is 1 - its success
-     * rate (1 = never solved), so a solved task still comes back, at this fraction of the chance of a
-     * task never solved (catching what the policy forgets); 0 never draws a solved task again.
-     */
-    priority_floor: z.number().min(0).max(1).default(0.1),
-    /** A file's own field names (`path` only): `{prompt_key: question, response_key: answer, ...}`. */
-    format: z
-      .object({
-        prompt_key: z.string().min(1).optional(),
-        response_key: z.string().min(1).optional(),
-        id_key: z.string().min(1).optional(),
-        system_prompt_key: z.string().min(1).optional(),
-        tests_key: z.string().min(1).optional(),
-        image_key: z.string().min(1).optional(),
-        reward_key: z.string().min(1).optional(),
-      })
-      .strict()
-      .optional(),
-    /** Domain of a file's records without a `domain` field (`path` only; default math, experts text). */
-    domain: z.enum(['math', 'code', 'k12', 'vision', 'multiturn', 'text']).optional(),
-    /** Task pipeline operators applied before the explorer sees the tasks, e.g. [{name: dedupe}]. */
-    pipeline: z.array(z.record(z.unknown())).optional(),
-  })
+const tasksetObject = z.object({
+  /** A built-in generator (e.g. 'reverse', 'arithmetic') or a file of the workspace. */
+  builtin: z.string().optional(),
+  path: z.string().optional(),
+  /** For built-in generators: how many tasks and from which seed. */
+  size: z.number().int().positive().default(1000),
+  seed: z.number().int().default(0),
+  /** Built-in generators: which split (default: train for taskset and experts, eval for eval). */
+  split: z.enum(['train', 'eval']).optional(),
+  selector: z.string().default('shuffle'),
+  /**
+   * Selector priority: the smallest weight a task is drawn with. A task's weight is 1 - its success
+   * rate (1 = never solved), so a solved task still comes back, at this fraction of the chance of a
+   * task never solved (catching what the policy forgets); 0 never draws a solved task again.
+   */
+  priority_floor: z.number().min(0).max(1).default(0.1),
+  /** A file's own field names (`path` only): `{prompt_key: question, response_key: answer, ...}`. */
+  format: z
+    .object({
+      prompt_key: z.string().min(1).optional(),
+      response_key: z.string().min(1).optional(),
+      id_key: z.string().min(1).optional(),
+      system_prompt_key: z.string().min(1).optional(),
+      tests_key: z.string().min(1).optional(),
+      image_key: z.string().min(1).optional(),
+      reward_key: z.string().min(1).optional(),
+    })
+    .strict()
+    .optional(),
+  /** Domain of a file's records without a `domain` field (`path` only; default math, experts text). */
+  domain: z.enum(['math', 'code', 'k12', 'vision', 'multiturn', 'text']).optional(),
+  /** Task pipeline operators applied before the explorer sees the tasks, e.g. [{name: dedupe}]. */
+  pipeline: z.array(z.record(z.unknown())).optional(),
+});
+
+const tasksetRef = tasksetObject
   .strict()
   .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' })
   .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), { message: 'format and domain describe a file: use them with path', path: ['format'] });
+
+/**
+ * The held-out eval set: a generator or a file as for the taskset, or `holdout`: that share of the
+ * taskset's tasks (after taskset.pipeline), picked by `seed` (default 0, not the run's seed, so runs of
+ * different seeds score on the same tasks) and never trained on. Without `eval`: a built-in taskset's
+ * eval split; a taskset file of 20+ tasks holds out 10%, a smaller one runs with no eval set (no
+ * held-out accuracy; the summary's eval_set says so): coordinator/setup.ts `loadTasks`.
+ */
+const evalRef = tasksetObject
+  .extend({
+    holdout: z.number().gt(0).lt(1).optional().describe('The share of the taskset held out as the eval set (0 < holdout < 1), picked by seed; never trained on.'),
+  })
+  .strict()
+  .refine((t) => [t.builtin, t.path, t.holdout].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of builtin, path or holdout' })
+  .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), { message: 'format and domain describe a file: use them with path', path: ['format'] })
+  .refine((t) => t.holdout === undefined || (t.format === undefined && t.domain === undefined), { message: 'a held-out share is read as the taskset is (taskset.format, taskset.domain)', path: ['format'] });
 
 const algorithm = z
   .object({
@@ -117,7 +134,7 @@ export const RunConfigSchema = z
       .strict()
       .default({}),
     taskset: tasksetRef,
-    eval: tasksetRef.optional(),
+    eval: evalRef.optional(),
     /** Expert demonstrations: a built-in generator's solutions or a file of {prompt, response}. */
     experts: tasksetRef.optional(),
     workflow: z

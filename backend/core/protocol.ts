@@ -139,6 +139,27 @@ export interface RunInfo {
   checkpoints?: { version: number; path: string; step?: number }[];
   /** Why the run is in its status (a failed run's error), from the registry. */
   statusReason?: string;
+  /** The model the run trains, as its config resolves it (a model.checkpoint's own architecture, not the preset defaults). */
+  model?: RunModelInfo;
+}
+
+/** What a run trains: `model.checkpoint` read from its config.json, else the `model.size` preset. */
+export interface RunModelInfo {
+  source: 'checkpoint' | 'preset';
+  /** One line for views: `Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen/Qwen2-0.5B`. */
+  label: string;
+  /** HF architecture (checkpoint) or preset name. */
+  architecture: string;
+  /** Parameter count of a checkpoint (a preset's depends on the tokenizer trained at the start). */
+  parameters?: number;
+  /** LoRA rank (model.lora), absent for full fine-tuning. */
+  loraRank?: number;
+  /** Where the weights come from (org/name for a Hugging Face cache entry). */
+  from?: string;
+  /** `the model's own` for a checkpoint with tokenizer.json, else the config's tokenizer. */
+  tokenizer: string;
+  /** The checkpoint could not be read (the run will say so at start). */
+  problem?: string;
 }
 
 /** A config file's problems, each at the line of its key where it can be found. */

@@ -64,6 +64,17 @@ export async function hfTensors(model: Transformer, opts: { base?: boolean } = {
   return tensors;
 }
 
+/**
+ * Where a LoRA checkpoint's base came from (adapter_config.json's base_model_name_or_path): rft.json's
+ * base_model, else config.json's _name_or_path (a run sets it to the model it started from,
+ * `setup.ts initialModel`), else the checkpoint folder itself.
+ */
+export function baseModelOf(meta: CheckpointMeta, config: ModelConfig, dir: string): string {
+  if (typeof meta.base_model === 'string' && meta.base_model) return meta.base_model;
+  const n = config.hfConfig?._name_or_path;
+  return typeof n === 'string' && n ? n : dir;
+}
+
 export async function saveCheckpoint(model: Transformer, dir: string, meta: CheckpointMeta, tokenizer?: Tokenizer): Promise<string> {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
@@ -72,7 +83,7 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
   const tensors = await hfTensors(model, { base: true });
   const weights = writeSafetensors(tensors, { format: 'pt', rft_version: String(meta.version) });
   writeFileSync(join(tmp, 'model.safetensors'), weights);
-  if (model.lora) await writeAdapterFiles(model, tmp, typeof meta.base_model === 'string' ? meta.base_model : dir);
+  if (model.lora) await writeAdapterFiles(model, tmp, baseModelOf(meta, model.config, dir));
   writeFileSync(join(tmp, 'config.json'), JSON.stringify(hfConfig(model.config, tokenizer), null, 2));
   if (tokenizer) saveTokenizer(tokenizer, tmp);
   // The weights' sha256, checked at load (checkpoint-meta.ts).

@@ -136,7 +136,14 @@ export class ProcessRunController implements RunController {
     const cfg = (rec?.config ?? {}) as RunConfigLike;
     const args = [ck];
     if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
-    else {
+    else if (rec && !opts.reward && (cfg.eval?.holdout !== undefined || (!cfg.eval && cfg.taskset?.path)) && existsSync(join(rec.dir, 'config.yaml'))) {
+      // A share held out of the taskset (or no eval set): only the run's config picks the same tasks
+      // (rft eval --config says when there are none); the config's reward goes with it.
+      args.push('--config', join(rec.dir, 'config.yaml'));
+      const maxNew = cfg.explorer?.eval_sampling?.max_new_tokens;
+      if (typeof maxNew === 'number') args.push('--max-new-tokens', String(maxNew));
+      return args;
+    } else {
       const ev = cfg.eval ?? cfg.taskset;
       if (ev?.path) args.push('--taskset', resolve(this.workspace, ev.path));
       else if (ev?.builtin) args.push('--taskset', `builtin:${ev.builtin}`, '--size', String(cfg.eval?.size ?? 200), '--seed', String(cfg.eval?.seed ?? 0));
@@ -175,7 +182,7 @@ export interface EvaluateOptions {
 /** The parts of a stored run config that evaluation reads (the registry stores it untyped). */
 interface RunConfigLike {
   taskset?: { builtin?: string; path?: string; seed?: number };
-  eval?: { builtin?: string; path?: string; size?: number; seed?: number };
+  eval?: { builtin?: string; path?: string; size?: number; seed?: number; holdout?: number };
   workflow?: { reward?: string };
   explorer?: { eval_sampling?: { max_new_tokens?: number } };
 }

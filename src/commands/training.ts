@@ -52,7 +52,7 @@ async function firstRecord(uri: vscode.Uri): Promise<Record<string, unknown> | u
 
 /**
  * What the template points at: the workspace's taskset, a held-out file named like one (else the
- * taskset doubles as eval set), an experts file, and the `format` mapping each needs when its
+ * run holds a share of the taskset out or has no eval set), an experts file, and the `format` mapping each needs when its
  * records use other names (`question` for prompt).
  */
 async function templateFiles(): Promise<{ ts: string; files: TemplateFiles }> {

@@ -1,7 +1,8 @@
 // Sidebar "Runs": status, step and reward of each run, with inline stop / resume
 // (menus in package.json select on contextValue rftRun.<status>).
 import * as vscode from 'vscode';
-import type { RunInfo } from '../../backend/core/protocol.js';
+import type { RunInfo, RunModelInfo } from '../../backend/core/protocol.js';
+import { formatParams } from '../models/model-card.js';
 import type { StudioState } from '../state.js';
 
 const ICON: Record<RunInfo['status'], string> = {
@@ -13,10 +14,18 @@ const ICON: Record<RunInfo['status'], string> = {
   failed: 'error',
 };
 
+/** A checkpoint run's model in a few words (`Qwen2ForCausalLM 494M LoRA r8`); a preset run's is in the tooltip. */
+export function shortModel(m: RunModelInfo | undefined): string | undefined {
+  if (!m || m.source !== 'checkpoint') return undefined;
+  return [m.architecture, m.parameters !== undefined ? formatParams(m.parameters) : undefined, m.loraRank !== undefined ? `LoRA r${m.loraRank}` : undefined].filter(Boolean).join(' ');
+}
+
 export function describeRun(r: RunInfo): string {
   const parts: string[] = [r.status];
   if (r.step !== undefined) parts.push(r.totalSteps ? `step ${r.step}/${r.totalSteps}` : `step ${r.step}`);
   if (r.reward !== undefined) parts.push(`reward ${r.reward.toFixed(3)}`);
+  const model = shortModel(r.model);
+  if (model) parts.push(model);
   return parts.join(' · ');
 }
 
@@ -24,6 +33,7 @@ export function describeRun(r: RunInfo): string {
 export function runTooltip(r: RunInfo): string {
   const lines = [r.id, describeRun(r)];
   if (r.statusReason) lines.push(`${r.status === 'failed' ? 'failed because' : 'reason'}: ${r.statusReason}`);
+  if (r.model) lines.push(`model: ${r.model.label}`, `tokenizer: ${r.model.tokenizer}`);
   if (r.configPath) lines.push(`config: ${r.configPath}`);
   if (r.checkpoints?.length) lines.push(`checkpoints: ${r.checkpoints.length} (newest v${Math.max(...r.checkpoints.map((c) => c.version))})`);
   return lines.join('\n');

@@ -2,12 +2,33 @@
 import YAML from 'yaml';
 import type { DashboardNotifications, DashboardRequests } from '../../webview/dashboard/protocol.js';
 import type { Services } from '../services.js';
+import type { RunModelInfo } from '../../backend/core/protocol.js';
 import { TypedPanel, type Handlers } from './panel.js';
 
-/** The run's config as YAML, as configs are written (the registry keeps it validated, defaults filled in). */
-export function configYaml(config: unknown, path?: string): string {
-  const head = `# as validated at the start of the run (defaults filled in)${path ? `\n# from ${path}` : ''}\n`;
-  return head + YAML.stringify(config, { lineWidth: 0 });
+/**
+ * The run's config as YAML, as configs are written (the registry keeps it validated, defaults filled
+ * in), headed by the model the run trains. From `model.checkpoint` the preset defaults the validation
+ * filled in (`model.size`, a `tokenizer` without `path`) are read by nothing, so they are left out:
+ * the header names the checkpoint's own architecture, size, LoRA rank and tokenizer instead.
+ */
+export function configYaml(config: unknown, path?: string, model?: RunModelInfo): string {
+  const head = [
+    '# as validated at the start of the run (defaults filled in)',
+    ...(path ? [`# from ${path}`] : []),
+    ...(model ? [`# model: ${model.label}`, `# tokenizer: ${model.tokenizer}`] : []),
+  ].join('\n');
+  let shown = config;
+  const c = config && typeof config === 'object' ? (config as Record<string, unknown>) : undefined;
+  const m = c?.model && typeof c.model === 'object' ? (c.model as Record<string, unknown>) : undefined;
+  if (c && m && typeof m.checkpoint === 'string') {
+    const { size: _size, ...modelRest } = m;
+    const tok = c.tokenizer && typeof c.tokenizer === 'object' ? (c.tokenizer as Record<string, unknown>) : undefined;
+    const { tokenizer: _tok, ...rest } = c;
+    shown = { ...rest, model: modelRest, ...(tok?.path !== undefined ? { tokenizer: c.tokenizer } : {}) };
+    // Keep the keys in the config's own order (model before taskset).
+    shown = Object.fromEntries(Object.keys(c).filter((k) => k in (shown as object)).map((k) => [k, (shown as Record<string, unknown>)[k]]));
+  }
+  return `${head}\n${YAML.stringify(shown, { lineWidth: 0 })}`;
 }
 
 /** Status notifications without the config object (the dashboard shows the YAML from `status`). */
@@ -26,7 +47,7 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
       // The registry's step is the last checkpoint's; the Runs view knows the live one.
       const live = s.state.runs.find((x) => x.id === r.id)?.step;
       const step = live !== undefined && live > (r.step ?? -1) ? live : r.step;
-      return { ...r, ...(step !== undefined ? { step } : {}), ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath) } : {}) };
+      return { ...r, ...(step !== undefined ? { step } : {}), ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath, r.model) } : {}) };
     },
     metrics: async (p) => s.client.request('runs/metrics', p),
     // taskset '': the backend evaluates on the run's held-out split with the run's reward.

@@ -2,7 +2,7 @@
 // unchanged; bad lines are reported with file, line and field while the good ones are kept.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../backend/buffer/storage/registry.js';
@@ -99,4 +99,25 @@ test('rft buffer stats / ls / show / export / import', async () => {
   const imp = await cli(['buffer', 'import', join(dir, 'cli-copy.db'), out]);
   assert.equal(imp.code, 0);
   assert.match(imp.out, /imported 3/);
+});
+
+test('rft buffer stats / export / ls take a run id of the registry and agree with the buffer file', async () => {
+  const ws = join(dir, 'ws');
+  const { RunRegistry } = await import('../../backend/buffer/runs.js');
+  const reg = await RunRegistry.open(ws);
+  const run = await reg.create({ name: 'byid', config: {} });
+  const s = await openStore(run.dbPath);
+  await s.appendExperiences(exps.map((e) => ({ ...e, runId: run.id })));
+  await s.close();
+  const byFile = JSON.parse((await cli(['buffer', 'stats', run.dbPath, '--json'])).out);
+  const byId = JSON.parse((await cli(['buffer', 'stats', run.id, '--workspace', ws, '--json'])).out);
+  assert.equal(byFile.total, 3);
+  assert.deepEqual(byId, byFile);
+  const out = join(dir, 'byid.jsonl');
+  assert.match((await cli(['buffer', 'export', run.id, '--workspace', ws, '--out', out])).out, /exported 3 /);
+  assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 3);
+  assert.match((await cli(['buffer', 'ls', run.id, '--workspace', ws])).out, /3 of 3 shown/);
+  // A name that is neither a file, a run folder nor a run id is refused; no empty buffer is made for it.
+  await assert.rejects(cli(['buffer', 'stats', 'no-such-run', '--workspace', ws]), /'no-such-run': no such buffer file or run folder .*no run of that id in .*runs\.json/);
+  assert.equal(existsSync('no-such-run'), false);
 });

@@ -54,7 +54,7 @@ test('async run: the explorer runs ahead of its weights, never more than max_sta
     assert.equal(syncOffset(cfg), Infinity);
     const s = await runJob({ config: cfg, workspace: ws, runId });
     assert.equal(s.trainer_steps, 2 + 8);
-    assert.ok(s.final_accuracy >= 0 && s.final_accuracy <= 1);
+    assert.ok(s.final_accuracy !== null && s.final_accuracy >= 0 && s.final_accuracy <= 1);
     const versions = await checkConsumption(s.run_dir, runId, 2, s.trainer_steps, STALE, 4); // one explore step's 2 or 4 rows
     assert.ok(versions.size >= 3, `trained on experiences of several versions: ${[...versions]}`);
     const lead = checkLead(s.run_dir);

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 import { runJob } from '../../backend/coordinator/run.js';
@@ -104,3 +104,21 @@ test('bench mode on a checkpoint reproduces the accuracy the run measured for it
 });
 
 test('calls reached the endpoint', () => assert.ok(calls > 0));
+
+test('without an eval set: bench is refused naming eval, explore runs and reports null accuracies with the reason', async () => {
+  const ws = tempWorkspace();
+  try {
+    const file = join(ws, 'few.jsonl');
+    writeFileSync(file, ['ab', 'cd', 'ef'].map((w, i) => JSON.stringify({ id: `f${i}`, prompt: `reverse: ${w}`, answer: [...w].reverse().join('') })).join('\n') + '\n');
+    const small = (mode: 'bench' | 'explore'): RunConfig => {
+      const c = withMode(tinyConfig({ sync_offset: 0 }), mode, mode === 'explore');
+      return { ...c, taskset: { ...c.taskset, builtin: undefined, path: file }, eval: undefined };
+    };
+    await assert.rejects(runJob({ config: small('bench'), workspace: ws, runId: 'b0' }), /mode bench needs an eval set; none: no eval given and the taskset has 3 task\(s\)/);
+    const s = await runJob({ config: small('explore'), workspace: ws, runId: 'e0' });
+    assert.deepEqual([s.base_accuracy, s.final_accuracy, s.evals], [null, null, []]);
+    assert.match(s.eval_set, /^none: /);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});

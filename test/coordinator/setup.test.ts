@@ -10,7 +10,8 @@ import { stringify } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 import type { Task } from '../../backend/core/types.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
-import { loadTasks, samplerConfig, TaskFeed, resolveConfigPaths } from '../../backend/coordinator/setup.js';
+import { unreadFields } from '../../backend/core/config-unread.js';
+import { loadTasks, samplerConfig, TaskFeed, resolveConfigPaths, withoutHeldOut } from '../../backend/coordinator/setup.js';
 import { parseTaskset } from '../../backend/buffer/taskset/index.js';
 
 function cfgOf(raw: Record<string, unknown>): RunConfig {
@@ -75,9 +76,57 @@ test('paths are relative to the config file (loadRunConfig), and a missing file 
     assert.equal(loadTasks(cfg).train.length, 1);
     const missing = resolveConfigPaths(cfgOf({ taskset: { path: 'nope.jsonl' }, eval: { builtin: 'reverse', size: 2 } }), join(dir, 'run.yaml'));
     assert.throws(() => loadTasks(missing), /taskset file .*nope\.jsonl/);
-    // A file taskset needs its own eval set (no generator to take one from).
-    assert.throws(() => loadTasks(cfgOf({ taskset: { path: join(dir, 'data', 't.jsonl') } })), /eval: a taskset file needs a held-out eval set/);
+    // A file taskset without an eval set and under 20 tasks runs without one, and says so.
+    const none = loadTasks(cfgOf({ taskset: { path: join(dir, 'data', 't.jsonl') } }));
+    assert.deepEqual([none.train.length, none.eval.length, none.heldOut], [1, 0, undefined]);
+    assert.match(none.evalSet, /^none: no eval given and the taskset has 1 task\(s\), under 20, .*no held-out accuracy/);
+    // eval.holdout asks for a share anyway: one task is too few, refused at the field.
+    assert.throws(() => loadTasks(cfgOf({ taskset: { path: join(dir, 'data', 't.jsonl') }, eval: { holdout: 0.5 } })), /eval\.holdout: 1 task\(s\) in the taskset are too few/);
   }));
+
+test('eval optional: a taskset file without eval holds out 10% by seed 0, eval.holdout sets the share; never trained on, stable in any file order', () =>
+  withDir((dir) => {
+    const rows = Array.from({ length: 50 }, (_, i) => ({ id: `t${i}`, prompt: `question ${i}`, answer: String(i) }));
+    // A duplicated prompt under another id: it must land on one side only.
+    rows.push({ id: 'dup', prompt: 'question 7', answer: '7' });
+    const f = join(dir, 't.jsonl');
+    writeFileSync(f, jsonl(rows));
+    const p = loadTasks(cfgOf({ taskset: { path: f } }));
+    assert.equal(p.eval.length + p.train.length, 51);
+    assert.ok(p.eval.length >= 5 && p.eval.length <= 6, `${p.eval.length} held out`);
+    const evalPrompts = new Set(p.eval.map((t) => t.prompt));
+    assert.equal(p.train.filter((t) => evalPrompts.has(t.prompt)).length, 0, 'no held-out prompt in training');
+    assert.equal(p.heldOut, true);
+    assert.equal(p.evalSet, `10% of the taskset held out by seed 0: ${p.eval.length} of 51 tasks (no eval given: the default for a taskset file of 20 tasks or more)`);
+    // The same pick from the file in reverse order; another seed picks other tasks.
+    const rev = join(dir, 'rev.jsonl');
+    writeFileSync(rev, jsonl([...rows].reverse()));
+    assert.deepEqual(loadTasks(cfgOf({ taskset: { path: rev } })).eval.map((t) => t.id).sort(), p.eval.map((t) => t.id).sort());
+    const other = loadTasks(cfgOf({ taskset: { path: f }, eval: { holdout: 0.1, seed: 3 } }));
+    assert.notDeepEqual(other.eval.map((t) => t.id).sort(), p.eval.map((t) => t.id).sort());
+    const quarter = loadTasks(cfgOf({ taskset: { path: f }, eval: { holdout: 0.25 } }));
+    assert.ok(quarter.eval.length >= 12 && quarter.eval.length <= 14, `${quarter.eval.length} held out`);
+    assert.match(quarter.evalSet, /^25% of the taskset held out by seed 0: 1[234] of 51 tasks \(eval\.holdout\)$/);
+    // A saved (live) taskset keeps the held-out tasks out of training.
+    assert.deepEqual(withoutHeldOut(p, p.eval.concat(p.train)).map((t) => t.id), p.train.map((t) => t.id));
+    // Explicit config wins: an eval file is used as it is, nothing held out.
+    const withFile = loadTasks(cfgOf({ taskset: { path: f }, eval: { path: f } }));
+    assert.equal(withFile.train.length, 51);
+    assert.equal(withFile.heldOut, undefined);
+  }));
+
+test('eval.holdout: refused with path / builtin / format beside it or outside (0, 1), at its path', () => {
+  const at = (raw: Record<string, unknown>) => validateRunConfig({ taskset: { path: 't.jsonl' }, workflow: { reward: 'exact_match' }, ...raw }).issues.map((i) => `${i.path}: ${i.message}`);
+  assert.deepEqual(at({ eval: { holdout: 0.2 } }), []);
+  assert.ok(at({ eval: { holdout: 0.2, path: 'e.jsonl' } }).some((m) => /^eval: give exactly one of builtin, path or holdout/.test(m)));
+  assert.ok(at({ eval: { holdout: 1 } }).some((m) => m.startsWith('eval.holdout')));
+  assert.ok(at({ eval: { holdout: 0 } }).some((m) => m.startsWith('eval.holdout')));
+  assert.ok(at({ eval: { holdout: 0.1, format: { prompt_key: 'q' } } }).some((m) => m.startsWith('eval.format')));
+  // Generator fields beside a share are read by nothing; its seed is read (which tasks).
+  assert.deepEqual(unreadFields({ eval: { holdout: 0.1, size: 50, seed: 4 } }).map((i) => i.path), ['eval.size']);
+  // holdout on the taskset itself is not a field.
+  assert.ok(at({ taskset: { path: 't.jsonl', holdout: 0.1 } }).some((m) => m.startsWith('taskset')));
+});
 
 test('format and domain are for files: with a built-in they are refused at their path', () => {
   const { issues } = validateRunConfig({ taskset: { builtin: 'reverse', format: { prompt_key: 'q' } }, workflow: { reward: 'exact_match' } });
@@ -162,4 +211,22 @@ test('the task feed is the configured selector over the pipelined tasks, and lea
     // A floor of 1 weighs every task alike.
     assert.ok(draws({ priority_floor: 1 }).solved > 250, draws({ priority_floor: 1 }).counts);
     assert.throws(() => new TaskFeed(cfgOf({ taskset: { path: f, selector: 'nope' }, eval: { path: f } }), pools.train), /taskset\.selector/);
+  }));
+
+test('rft eval CHECKPOINT --config RUN.yaml of a config without an eval set says so at field eval (no accuracy of nothing)', () =>
+  withDir(async (dir) => {
+    writeFileSync(join(dir, 't.jsonl'), jsonl([{ id: '1', prompt: 'p', answer: 'a' }, { id: '2', prompt: 'q', answer: 'b' }]));
+    writeFileSync(join(dir, 'run.yaml'), stringify({ taskset: { path: 't.jsonl' }, workflow: { reward: 'exact_match' } }));
+    const { commands, parseArgs } = await import('../../backend/cli/command.js');
+    await import('../../backend/cli/commands/eval.js');
+    const c = commands.get('eval');
+    const err: string[] = [];
+    const orig = console.error;
+    console.error = (...xs: unknown[]) => void err.push(xs.join(' '));
+    try {
+      assert.equal(await c.run(parseArgs([join(dir, 'ck'), '--config', join(dir, 'run.yaml')], c.booleanFlags)), 1);
+    } finally {
+      console.error = orig;
+    }
+    assert.match(err.join('\n'), /run\.yaml: field 'eval': the config has no eval set \(none: no eval given and the taskset has 2 task\(s\), under 20/);
   }));

@@ -5,6 +5,8 @@
 // explored), the experience pipeline (reward_filter drops zero-variance groups: none reaches the
 // buffer or the trainer; reward_shaping: every stored reward is shaped) and the sampler (MIX's
 // bundle share: every trained batch holds expert rows); monitor.eval_every evaluates in both local ones.
+// The eval set is a share held out of the taskset (eval.holdout): every placement evaluates on the
+// same held-out tasks and never explores one.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 import type { Experience } from '../../backend/core/types.js';
-import { runJob } from '../../backend/coordinator/run.js';
+import { loadTasks, runJob } from '../../backend/coordinator/run.js';
 import { openStore, type ExperienceStore } from '../../backend/buffer/storage/index.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
@@ -41,7 +43,7 @@ function config(method: 'memory' | 'checkpoint'): RunConfig {
     model: { size: 'tiny-0.4m', max_seq_len: 32 },
     tokenizer: { kind: 'char' },
     taskset: { path: join(dir, 'tasks.jsonl'), format, selector: 'sequential', pipeline: [{ name: 'dedupe' }] },
-    eval: { path: join(dir, 'tasks.jsonl'), format },
+    eval: { holdout: 0.25, seed: 1 },
     experts: { path: join(dir, 'experts.jsonl'), format: { prompt_key: 'text', response_key: 'demo' } },
     workflow: { name: 'single_turn', reward: 'exact_match' },
     experience_pipeline: [{ name: 'validity' }, { name: 'reward_filter', drop_zero_variance: true }, { name: 'reward_shaping', offset: 10 }, { name: 'advantage' }],
@@ -59,6 +61,18 @@ function config(method: 'memory' | 'checkpoint'): RunConfig {
   return config;
 }
 
+// The held-out tasks, as setup picks them (the same in every process that loads the config).
+const HELD = new Set(loadTasks(config('memory')).eval.map((t) => t.id));
+const TRAIN_ORDER = ORDER.filter((id) => !HELD.has(id));
+
+/** Every evaluation scored the held-out share, and the summary says where the eval set came from. */
+function checkEvals(metricsFile: string, evalSet: string, what: string): void {
+  assert.equal(evalSet, `25% of the taskset held out by seed 1: ${HELD.size} of ${ORDER.length} tasks (eval.holdout)`, what);
+  const evals = readFileSync(metricsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>).filter((r) => (r.kind as unknown) === 'eval');
+  assert.ok(evals.length >= 2, `${what}: ${evals.length} evals`);
+  for (const e of evals) assert.equal(e.n + e.infra_failures, HELD.size, `${what}: an eval scored ${e.n} + ${e.infra_failures} of the ${HELD.size} held-out tasks`);
+}
+
 function std(xs: number[]): number {
   const m = xs.reduce((a, b) => a + b, 0) / xs.length;
   return Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / xs.length);
@@ -70,9 +84,9 @@ async function checkBuffer(store: ExperienceStore, runId: string, what: string, 
   assert.ok(usual.length > 0, `${what}: explored something`);
   const ids = new Set(usual.map((e) => e.taskId));
   assert.ok(!ids.has('dup0') && !ids.has('dup1'), `${what}: a task the pipeline removed was explored`);
-  for (const id of ids) assert.ok(ORDER.includes(id), `${what}: unknown task ${id}`);
+  for (const id of ids) assert.ok(TRAIN_ORDER.includes(id), HELD.has(id) ? `${what}: held-out task ${id} was explored` : `${what}: unknown task ${id}`);
   if (sequentialCalls !== undefined) {
-    const head = new Set(ORDER.slice(0, sequentialCalls * TPS));
+    const head = new Set(TRAIN_ORDER.slice(0, sequentialCalls * TPS));
     for (const id of ids) assert.ok(head.has(id), `${what}: task ${id} is not among the first ${sequentialCalls * TPS} of the sequential order`);
   }
   const groups = new Map<string, Experience[]>();
@@ -118,6 +132,7 @@ for (const method of ['memory', 'checkpoint'] as const) {
     assert.equal(s.trainer_steps, STEPS);
     // monitor.eval_every: start, the periodic eval after step 2, final, in step order.
     assert.deepEqual(s.evals.map((e) => `${e.stage}@${e.step}`), ['start@0', 'mix@2', 'final@3']);
+    checkEvals(join(s.run_dir, 'metrics.jsonl'), s.eval_set, method);
     const calls = pipelineCalls(s.run_dir);
     assert.ok(calls >= STEPS, `${calls} explore rounds`);
     const store = await openStore(join(s.run_dir, 'buffer.db'));
@@ -183,7 +198,8 @@ test('distributed (PostgreSQL): SFT warm-up then MIX, logged and evaluated like 
     const recs = readFileSync(join(r.outDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.deepEqual(recs.filter((x) => x.kind === 'stage').map((x) => x.stage), ['warmup', 'mix']);
     assert.deepEqual(recs.filter((x) => x.kind === 'train').map((x) => `${x.stage}@${x.step}`), ['warmup@0', 'warmup@1', 'mix@2', 'mix@3', 'mix@4']);
-    const summary = JSON.parse(readFileSync(join(r.outDir, 'summary.json'), 'utf8')) as { evals: { stage: string; step: number; accuracy: number }[]; trainer_steps: number; base_accuracy: number; final_accuracy: number; report: string };
+    const summary = JSON.parse(readFileSync(join(r.outDir, 'summary.json'), 'utf8')) as { evals: { stage: string; step: number; accuracy: number }[]; trainer_steps: number; base_accuracy: number; final_accuracy: number; report: string; eval_set: string };
+    checkEvals(join(r.outDir, 'metrics.jsonl'), summary.eval_set, 'distributed');
     // start, eval_every 2 at the warm-up's step 2 and its stage-end eval (the base of the last stage),
     // eval_every 2 in MIX (its stage step 2 = v4), final: as a local run lists them.
     assert.deepEqual(summary.evals.map((e) => `${e.stage}@${e.step}`), ['start@0', 'warmup@2', 'warmup@2', 'mix@4', 'final@5']);
@@ -256,6 +272,50 @@ test('distributed (PostgreSQL): a trainer stopped inside MIX resumes in MIX; eve
     } finally {
       await store.close();
     }
+  } finally {
+    pg.stop();
+  }
+});
+
+// A taskset file under 20 tasks and no eval: each placement trains on every task, evaluates nothing,
+// and its summary (and report) says so with null accuracies instead of an accuracy of nothing.
+test('no eval set (a small taskset file without eval): memory, checkpoint and distributed run without held-out accuracy and say why', async (t) => {
+  const small = join(dir, 'small.jsonl');
+  writeFileSync(small, rows.slice(0, 10).map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const noEval = (method: 'memory' | 'checkpoint'): RunConfig => {
+    const base = config(method);
+    return { ...base, taskset: { ...base.taskset, path: small }, eval: undefined, monitor: { ...base.monitor, eval_every: 1 }, stages: [{ ...base.stages![0]!, steps: 2 }] };
+  };
+  const why = /^none: no eval given and the taskset has 8 task\(s\), under 20, so none is held out and no held-out accuracy is measured/;
+  const check = (outDir: string, s: { base_accuracy: number | null; final_accuracy: number | null; evals: unknown[]; eval_set: string; report: string }, what: string) => {
+    assert.deepEqual([s.base_accuracy, s.final_accuracy, s.evals], [null, null, []], what);
+    assert.match(s.eval_set, why, what);
+    assert.equal(readFileSync(join(outDir, 'metrics.jsonl'), 'utf8').includes('"kind":"eval"'), false, `${what}: no eval record`);
+    const html = readFileSync(s.report, 'utf8');
+    assert.match(html, /<th>base_accuracy<\/th><td>none \(no eval set\)<\/td>/, `${what}: report`);
+    assert.match(html, /<th>eval_set<\/th><td>none: no eval given/, `${what}: report`);
+  };
+  for (const method of ['memory', 'checkpoint'] as const) {
+    const s = await runJob({ config: noEval(method), workspace: mkdtempSync(join(dir, `ws-noeval-${method}-`)), runId: `noeval-${method}` });
+    assert.equal(s.trainer_steps, 2, method);
+    check(s.run_dir, s, method);
+  }
+  const pg = startPg();
+  if ('skip' in pg) return t.skip(pg.skip);
+  try {
+    const url = pgSchemaUrl(pg.url);
+    await createDistributedRun(noEval('checkpoint'), url, 'noeval', join(dir, 'weights-noeval'));
+    const stop = new AbortController();
+    const explorer = distributedExplorer({ url, runId: 'noeval', signal: stop.signal, leaseMs: 20_000 });
+    let r;
+    try {
+      r = await distributedTrainer({ url, runId: 'noeval', outDir: join(dir, 'noeval-out') });
+      assert.equal(r.done, true);
+    } finally {
+      stop.abort();
+      await explorer;
+    }
+    check(r.outDir, JSON.parse(readFileSync(join(r.outDir, 'summary.json'), 'utf8')), 'distributed');
   } finally {
     pg.stop();
   }

@@ -30,7 +30,7 @@ for (const offset of [0, 1]) {
       const s = await runJob({ config: tinyConfig({ sync_offset: offset }), workspace: ws, runId: `off${offset}` });
       assert.equal(s.trainer_steps, 2 + 6);
       assert.ok(existsSync(s.report));
-      assert.ok(s.final_accuracy >= 0 && s.final_accuracy <= 1);
+      assert.ok(s.final_accuracy !== null && s.final_accuracy >= 0 && s.final_accuracy <= 1);
       const steps = await usualVersionsByStep(join(s.run_dir, 'buffer.db'), s.trainer_steps, `off${offset}`);
       // Warm-up (SFT, trainer only): expert rows only.
       for (const r of steps.slice(0, 2)) assert.deepEqual(r.versions, [], `step ${r.step}`);

@@ -30,7 +30,10 @@ for (const { domain } of DOMAINS) {
       assert.equal(cfg.taskset.path, join(ws, 'tasksets', `${domain}.jsonl`));
       const pools = loadTasks(cfg);
       assert.equal(pools.train.length, tasksetTemplate(domain).trim().split('\n').length);
-      assert.ok(pools.eval.length > 0);
+      // No eval file: a template taskset (under 20 tasks) trains on all and says there is no eval set.
+      assert.equal(pools.eval.length, 0);
+      assert.match(pools.evalSet, /^none: no eval given/);
+      assert.match(readFileSync(config, 'utf8'), /^# No eval set given: a taskset of 20 tasks or more holds out 10%/m);
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }
@@ -52,7 +55,9 @@ test('the template runs as written on the user taskset (default process model, r
     assert.equal(cfg.synchronizer.method, 'checkpoint', 'the template keeps the embedded default');
     const s = await runJob({ config: cfg, configPath: config, workspace: ws, runId: 'tpl' });
     assert.equal(s.trainer_steps, 2);
-    assert.equal(s.evals.at(-1)?.stage, 'final');
+    // The template's taskset is too small to hold any out: no evaluation, and the summary says why.
+    assert.deepEqual([s.evals, s.final_accuracy], [[], null]);
+    assert.match(s.eval_set, /^none: /);
     // monitor.report: false writes no report.
     assert.equal(s.report, '');
     assert.ok(!existsSync(join(s.run_dir, 'report.html')));

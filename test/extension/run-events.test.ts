@@ -6,7 +6,7 @@ import { vscode } from './harness.js';
 import type { ConfigIssueAt, MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
 
 const { runEvents, metricEvents, RunMonitor } = await import('../../src/run-events.js');
-const { runTooltip } = await import('../../src/views/runs-tree.js');
+const { describeRun, runTooltip } = await import('../../src/views/runs-tree.js');
 const { ConfigDiagnostics, ConfigQuickFixes, suggestedRename } = await import('../../src/config-diagnostics.js');
 
 const run = (o: Partial<RunInfo>): RunInfo => ({ id: 'r1', name: 'tiny', status: 'running', ...o });
@@ -70,6 +70,15 @@ test('the Runs tooltip and description say why a run failed', () => {
   const t = runTooltip(run({ status: 'failed', step: 0, statusReason: 'invalid config: trainer.lrr', configPath: '/w/t.rft.yaml', checkpoints: [{ version: 0, path: '/c/0' }] }));
   assert.match(t, /failed because: invalid config: trainer.lrr/);
   assert.match(t, /checkpoints: 1 \(newest v0\)/);
+});
+
+test('the Runs item of a run from model.checkpoint shows its architecture, size and LoRA rank; a preset run has it in the tooltip', () => {
+  const qwen = run({ status: 'running', step: 3, model: { source: 'checkpoint', label: 'Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen/Qwen2-0.5B', architecture: 'Qwen2ForCausalLM', parameters: 494_032_768, loraRank: 8, from: 'Qwen/Qwen2-0.5B', tokenizer: "the model's own" } });
+  assert.equal(describeRun(qwen), 'running · step 3 · Qwen2ForCausalLM 494M LoRA r8');
+  assert.match(runTooltip(qwen), /\nmodel: Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen\/Qwen2-0\.5B\ntokenizer: the model's own/);
+  const preset = run({ status: 'running', step: 3, model: { source: 'preset', label: 'preset tiny-0.4m · full fine-tuning · char (trained on the tasksets) tokenizer', architecture: 'tiny-0.4m', tokenizer: 'char (trained on the tasksets)' } });
+  assert.equal(describeRun(preset), 'running · step 3');
+  assert.match(runTooltip(preset), /model: preset tiny-0\.4m/);
 });
 
 test('config problems in Problems at the key line; an unknown key gets a rename quick fix', async () => {

@@ -80,6 +80,18 @@ test('the dashboard shows the run config as YAML', () => {
   assert.deepEqual(YAML.parse(text), { name: 'tiny', trainer: { lr: 0.001, steps: 40 }, stages: [{ name: 'sft', steps: 10 }] });
 });
 
+test('the dashboard config of a run from model.checkpoint names the real model, not the preset defaults', () => {
+  const model = { source: 'checkpoint' as const, label: 'Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen/Qwen2-0.5B', architecture: 'Qwen2ForCausalLM', parameters: 494e6, loraRank: 8, from: 'Qwen/Qwen2-0.5B', tokenizer: "the model's own" };
+  const cfg = { name: 'q', model: { size: 'tiny-0.4m', checkpoint: '/hf/models--Qwen--Qwen2-0.5B', lora: { rank: 8 } }, tokenizer: { kind: 'char' }, taskset: { path: '/w/t.jsonl' } };
+  const text = configYaml(cfg, '/w/q.rft.yaml', model);
+  assert.match(text, /^# as validated .*\n# from \/w\/q\.rft\.yaml\n# model: Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen\/Qwen2-0\.5B\n# tokenizer: the model's own\n/);
+  assert.doesNotMatch(text, /tiny-0\.4m|kind: char/);
+  assert.deepEqual(Object.keys(YAML.parse(text)), ['name', 'model', 'taskset']);
+  assert.deepEqual(YAML.parse(text).model, { checkpoint: '/hf/models--Qwen--Qwen2-0.5B', lora: { rank: 8 } });
+  // A tokenizer file of the config's own is read beside a checkpoint: it stays.
+  assert.deepEqual(YAML.parse(configYaml({ ...cfg, tokenizer: { kind: 'char', path: '/w/tok.json' } }, undefined, model)).tokenizer, { kind: 'char', path: '/w/tok.json' });
+});
+
 test('package: the Workers view only for a scale-out setup; welcome texts without literal markdown', () => {
   const c = PACKAGE.contributes as unknown as { views: Record<string, { id: string; when?: string }[]>; viewsWelcome: { view: string; contents: string }[] };
   assert.equal(c.views.rftStudio!.find((v) => v.id === 'rftStudio.workers')!.when, 'config.rftStudio.scaleOut.buffer');

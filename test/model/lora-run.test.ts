@@ -4,7 +4,7 @@
 // it does here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, type ControlledEvaluateInputItem, type Token } from 'node-llama-cpp';
@@ -15,6 +15,21 @@ import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { scoreIds, scoreIdsOf } from '../../backend/model/score.js';
 import { exportGguf } from '../../backend/model/export/gguf.js';
 import { makeHfModel } from '../helpers/hf-model.js';
+import { commands, parseArgs } from '../../backend/cli/command.js';
+import '../../backend/cli/commands/model.js';
+
+/** `rft model export CHECKPOINT --format peft --out DIR` in this process; adapter_config.json's base. */
+async function peftBase(checkpoint: string, out: string): Promise<string> {
+  const c = commands.get('model export');
+  const log = console.log;
+  console.log = () => {};
+  try {
+    assert.equal(await c.run(parseArgs([checkpoint, '--format', 'peft', '--out', out], c.booleanFlags)), 0);
+  } finally {
+    console.log = log;
+  }
+  return (JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8')) as { base_model_name_or_path: string }).base_model_name_or_path;
+}
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-lora-run-'));
@@ -31,6 +46,10 @@ test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT
   const ws = join(root, 'ws');
   const s = await runJob({ config, workspace: ws, runId: 'lora' });
   assert.equal(s.trainer_steps, 3);
+  // The PEFT export names the model the run started from (the cache entry's hub name), not the run's checkpoint folder.
+  assert.equal(await peftBase(s.checkpoint as string, join(root, 'peft-cache')), 'test/tiny-qwen2');
+  // The report names the model trained (the checkpoint's own architecture and LoRA rank), not the preset defaults.
+  assert.match(readFileSync(s.report, 'utf8'), /<th>model<\/th><td>Qwen2ForCausalLM · [\d.]+[kM] parameters · LoRA rank 4 · from test\/tiny-qwen2<\/td>/);
   await checkFinal(s.checkpoint as string, hf);
 });
 
@@ -40,6 +59,9 @@ test('the same with explorer and trainer processes (synchronizer checkpoint): th
   assert.ok(config, JSON.stringify(issues));
   const s = await runJob({ config, workspace: join(root, 'ws-proc'), runId: 'lora-proc' });
   assert.equal(s.trainer_steps, 3);
+  // Saved by the trainer process: the PEFT export (and the checkpoint's own adapter_config.json) name the plain folder the run started from.
+  assert.equal(await peftBase(s.checkpoint as string, join(root, 'peft-proc')), hf);
+  assert.equal(JSON.parse(readFileSync(join(s.checkpoint as string, 'adapter_config.json'), 'utf8')).base_model_name_or_path, hf);
   const final = loadCheckpoint(s.checkpoint as string);
   const orig = loadCheckpoint(hf);
   assert.equal(final.model.lora?.rank, 4);

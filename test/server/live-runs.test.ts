@@ -5,7 +5,7 @@
 // real SQLite buffer are computed incrementally; `rft eval` arguments come from the owning run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
@@ -15,6 +15,12 @@ import { ProcessRunController, RunPoller, toPoints } from '../../backend/server/
 import { TaskStatsIndex } from '../../backend/server/adapters/task-stats.js';
 import { CHARTS } from '../../webview/dashboard/protocol.js';
 import { experience } from './make-buffer.js';
+import { WorkspaceRuns } from '../../backend/server/adapters/run-registry.js';
+import { validateRunConfig } from '../../backend/core/config.js';
+import { countParams } from '../../backend/model/config.js';
+import { loadCheckpoint } from '../../backend/model/checkpoint.js';
+import { formatParams } from '../../backend/model/run-model.js';
+import { makeHfModel } from '../helpers/hf-model.js';
 
 const line = (file: string, rec: Record<string, unknown>) => appendFileSync(file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');
 const trainRec = (step: number) => ({ kind: 'train', stage: 'mix', step, loss: 1 / (step + 1), policy_loss: -0.1, sft_loss: 2, kl_loss: 0.01, tokens_per_s: 100 });
@@ -117,4 +123,29 @@ test('evaluate: the owning run supplies the held-out split, reward and answer le
   const loose = join(ws, 'loose');
   mkdirSync(loose);
   await assert.rejects(c.evalArgs(loose, ''), /field 'taskset'|taskset/);
+  // A share held out of the taskset: only the run's config picks the same tasks (never the whole taskset it trained on).
+  const held = await reg.create({ name: 'held', config: { taskset: { path: 'tasksets/t.jsonl' }, eval: { holdout: 0.1, seed: 0 }, workflow: { reward: 'exact_match' }, explorer: { eval_sampling: { max_new_tokens: 8 } } } });
+  const hck = join(held.dir, 'checkpoints', 'v1');
+  mkdirSync(hck, { recursive: true });
+  writeFileSync(join(held.dir, 'config.yaml'), 'taskset: {path: tasksets/t.jsonl}\n');
+  assert.deepEqual(await c.evalArgs(hck, ''), [hck, '--config', join(held.dir, 'config.yaml'), '--max-new-tokens', '8']);
+});
+
+test('runs/list and runs/status name the model a run trains: a model.checkpoint by its own config.json (architecture, parameters, LoRA rank, hub name), not the preset defaults', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-runmodel-'));
+  const entry = join(ws, 'hub', 'models--acme--tiny-qwen2');
+  const snap = makeHfModel(join(entry, 'snapshots', 'abc123'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+  const reg = await RunRegistry.open(ws);
+  // As the registry keeps it: validated, so model.size and tokenizer.kind carry their (unread) defaults.
+  const { config } = validateRunConfig({ model: { checkpoint: snap, lora: { rank: 4 } }, taskset: { builtin: 'reverse' }, workflow: { reward: 'exact_match' } });
+  const qwen = await reg.create({ name: 'qwen', config });
+  const preset = await reg.create({ name: 'preset', config: validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: { reward: 'exact_match' } }).config });
+  const runs = new WorkspaceRuns(ws);
+  const m = (await runs.get(qwen.id))!.model!;
+  const params = countParams(loadCheckpoint(snap).model.config);
+  assert.deepEqual({ ...m, label: undefined }, { source: 'checkpoint', architecture: 'Qwen2ForCausalLM', parameters: params, loraRank: 4, from: 'acme/tiny-qwen2', tokenizer: "the model's own", label: undefined });
+  assert.equal(m.label, `Qwen2ForCausalLM · ${formatParams(params)} parameters · LoRA rank 4 · from acme/tiny-qwen2`);
+  const list = await runs.list();
+  assert.equal(list.find((r) => r.id === qwen.id)!.model!.label, m.label);
+  assert.equal(list.find((r) => r.id === preset.id)!.model!.label, 'preset tiny-0.4m · full fine-tuning · char (trained on the tasksets) tokenizer');
 });

@@ -1,17 +1,40 @@
 // `rft buffer stats|ls|show|export|import RUN_OR_DB ...`: browse and move a run's buffer.
-// RUN_OR_DB is a run folder (its buffer.db), a SQLite file, or a postgres:// URL.
+// RUN_OR_DB is a run folder (its buffer.db), a SQLite file, a postgres:// URL, or a run id of the
+// workspace's registry (as `rft status` lists it: the run's own buffer).
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Experience } from '../../core/types.js';
-import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
-import { openStore, resolveBufferUrl } from '../../buffer/storage/registry.js';
+import { command, existingWorkspace, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { openStore, resolveBufferUrl, schemeOf } from '../../buffer/storage/registry.js';
+import { RunRegistry } from '../../buffer/runs.js';
 import { exportJsonl, importJsonl } from '../../buffer/storage/jsonl.js';
 import type { ExperienceStore, ListOptions, SortKey } from '../../buffer/storage/types.js';
 
-async function withStore<T>(args: ParsedArgs, usage: string, fn: (s: ExperienceStore) => Promise<T>): Promise<T> {
+/**
+ * The buffer a RUN_OR_DB argument names. A path that exists (or a URL) is used as given; otherwise a
+ * run id of the workspace's registry means that run's buffer. Anything else is an error: opening a
+ * missing name as SQLite would create an empty file and report 0 experiences (import may create one).
+ */
+export async function bufferTarget(target: string, args: ParsedArgs, create: boolean): Promise<{ url: string; runId?: string }> {
+  if (schemeOf(target) !== 'sqlite' || existsSync(target)) return { url: resolveBufferUrl(target) };
+  const ws = existingWorkspace(args);
+  // Look the id up without creating `.rft/` in a folder that has no runs.
+  if (existsSync(join(ws, '.rft', 'runs.json'))) {
+    const reg = await RunRegistry.open(ws);
+    const run = await reg.get(target);
+    if (run) return { url: run.dbPath, runId: run.id };
+  }
+  if (create) return { url: target };
+  throw new Error(`'${target}': no such buffer file or run folder (${resolve(target)}), and no run of that id in ${join(ws, '.rft', 'runs.json')} (rft status lists them; --workspace DIR names another workspace)`);
+}
+
+async function withStore<T>(args: ParsedArgs, usage: string, fn: (s: ExperienceStore, runId?: string) => Promise<T>, create = false): Promise<T> {
   const target = args.positional[0];
   if (!target) throw new Error(`usage: rft ${usage}`);
-  const s = await openStore(resolveBufferUrl(target));
+  const t = await bufferTarget(target, args, create);
+  const s = await openStore(t.url);
   try {
-    return await fn(s);
+    return await fn(s, t.runId);
   } finally {
     await s.close();
   }
@@ -50,13 +73,14 @@ const preview = (s: string, n: number) => {
 
 command({
   name: 'buffer stats',
-  flags: ['run'],
-  usage: 'buffer stats RUN_OR_DB [--run ID] [--json]',
+  flags: ['run', 'workspace'],
+  usage: 'buffer stats RUN_OR_DB [--run ID] [--json] [--workspace DIR]',
   summary: 'counts of a buffer: sources, statuses, versions, feedback',
   booleanFlags: ['json'],
   run: (a) =>
-    withStore(a, 'buffer stats RUN_OR_DB', async (s) => {
-      const st = await s.stats(flagString(a, 'run'));
+    withStore(a, 'buffer stats RUN_OR_DB', async (s, runId) => {
+      // A run id names its rows too (a PostgreSQL buffer holds many runs).
+      const st = await s.stats(flagString(a, 'run') ?? runId);
       if (a.flags.json) console.log(JSON.stringify({ location: s.location, ...st }));
       else {
         console.log(`buffer ${s.location} (${s.kind}, schema v${await s.schemaVersion()})`);
@@ -73,13 +97,14 @@ command({
 
 command({
   name: 'buffer ls',
-  flags: ['run', 'task', 'group', 'source', 'status', 'split', 'min-reward', 'max-reward', 'min-version', 'max-version', 'text', 'sort', 'offset', 'limit'],
+  flags: ['workspace', 'run', 'task', 'group', 'source', 'status', 'split', 'min-reward', 'max-reward', 'min-version', 'max-version', 'text', 'sort', 'offset', 'limit'],
   usage: 'buffer ls RUN_OR_DB [--source S] [--status S] [--task ID] [--text T] [--min-reward N] ... [--sort K --desc] [--limit N] [--json]',
   summary: 'list experiences with filters',
   booleanFlags: ['json', 'desc', 'rejected', 'not-rejected'],
   run: (a) =>
-    withStore(a, 'buffer ls RUN_OR_DB', async (s) => {
+    withStore(a, 'buffer ls RUN_OR_DB', async (s, runId) => {
       const o = listOptions(a);
+      if (runId && o.runId === undefined) o.runId = runId;
       const rows = await s.list(o);
       if (a.flags.json) {
         for (const e of rows) console.log(JSON.stringify(e));
@@ -117,7 +142,7 @@ function showText(e: Experience): string {
 
 command({
   name: 'buffer show',
-  flags: [],
+  flags: ['workspace'],
   usage: 'buffer show RUN_OR_DB ID [--json]',
   summary: 'one experience: text, reward, per-token log-probs, feedback history',
   booleanFlags: ['json'],
@@ -145,14 +170,14 @@ command({
 
 command({
   name: 'buffer export',
-  flags: ['out'],
-  usage: 'buffer export RUN_OR_DB --out FILE.jsonl',
+  flags: ['out', 'workspace'],
+  usage: 'buffer export RUN_OR_DB --out FILE.jsonl [--workspace DIR]',
   summary: 'write every experience as JSONL',
   run: (a) =>
-    withStore(a, 'buffer export RUN_OR_DB --out FILE.jsonl', async (s) => {
+    withStore(a, 'buffer export RUN_OR_DB --out FILE.jsonl', async (s, runId) => {
       const out = flagString(a, 'out');
       if (!out) throw new Error('usage: rft buffer export RUN_OR_DB --out FILE.jsonl');
-      const n = await exportJsonl(s, out);
+      const n = await exportJsonl(s, out, runId ? (e) => e.runId === runId : undefined);
       console.log(`exported ${n} experiences to ${out}`);
       return 0;
     }),
@@ -160,7 +185,7 @@ command({
 
 command({
   name: 'buffer import',
-  flags: [],
+  flags: ['workspace'],
   usage: 'buffer import RUN_OR_DB FILE.jsonl',
   summary: 'append experiences from JSONL (bad lines reported, good ones kept)',
   run: (a) =>
@@ -171,5 +196,5 @@ command({
       for (const e of r.errors) console.error(e.message);
       console.log(`imported ${r.imported} experiences into ${s.location}` + (r.duplicates ? `, ${r.duplicates} already present` : '') + (r.errors.length ? `, ${r.errors.length} bad lines skipped` : ''));
       return r.errors.length ? 1 : 0;
-    }),
+    }, true),
 });

@@ -37,6 +37,10 @@ command({
       const cfg = loadRunConfig(configFile);
       await loadWorkspaceCode(cfg, args.flags['trust-workspace-code'] === true || trustedFromEnv());
       const pools = loadTasks(cfg);
+      if (pools.eval.length === 0) {
+        console.error(`${configFile}: field 'eval': the config has no eval set (${pools.evalSet})`);
+        return 1;
+      }
       await initEngine();
       const opts = evalOptions(cfg);
       return scoreCheckpoint(dir, pools.eval, pools.reward, { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) }, { config: configFile });

@@ -2,7 +2,7 @@
 // (this project's checkpoint or a Hugging Face model folder / HF-cache entry).
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { initEngine } from '../../model/engine.js';
-import { loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
+import { baseModelOf, loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
 import { inferenceOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { logger } from '../../core/log.js';
 import { countParams, headDim } from '../../model/config.js';
@@ -18,12 +18,6 @@ import { exportHf } from '../../model/export/hf.js';
 import { exportPeft } from '../../model/export/peft.js';
 import { checkExportTarget } from '../../model/export/target.js';
 
-/** Where a LoRA checkpoint's base came from: recorded by the run, else the HF config's _name_or_path, else the folder. */
-function baseModelOf(ck: LoadedCheckpoint): string {
-  if (typeof ck.meta.base_model === 'string') return ck.meta.base_model;
-  const n = ck.model.config.hfConfig?._name_or_path;
-  return typeof n === 'string' && n ? n : ck.dir;
-}
 
 function requireTokenizer(ck: LoadedCheckpoint): Tokenizer {
   if (!ck.tokenizer) throw new Error(`${ck.dir}: the model folder has no tokenizer.json`);
@@ -165,7 +159,7 @@ command({
       const target = { force, source: dir };
       let written: string;
       if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out, target);
-      else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck), target);
+      else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck.meta, ck.model.config, ck.dir), target);
       else written = await exportGgufFolder(ck.model, tokenizer(), out, { dtype, name: ck.dir }, target);
       console.log(JSON.stringify({ format, out: written, dtype }));
     });

@@ -11,10 +11,11 @@ export const mainConfig = (): string => packageFile('configs', 'main.yaml');
 function printSummary(s: RunSummary): void {
   const rows = s.evals.map((e) => `| ${e.stage.padEnd(8)} | ${String(e.step).padStart(5)} | ${e.accuracy.toFixed(3).padStart(8)} | ${e.mean_reward.toFixed(3).padStart(11)} |`);
   console.log(['| after    |  step | accuracy | mean reward |', '|----------|-------|----------|-------------|', ...rows].join('\n'));
+  console.log(`eval set: ${s.eval_set}`);
   console.log(`report: ${s.report}`);
   console.log(`checkpoint: ${s.checkpoint}`);
   // The last line is the machine-readable summary (CI and benches parse it).
-  console.log(JSON.stringify({ base_accuracy: s.base_accuracy, final_accuracy: s.final_accuracy, wall_seconds: Math.round(s.wall_seconds * 10) / 10, report: s.report, run_dir: s.run_dir, checkpoint: s.checkpoint, trainer_steps: s.trainer_steps, evals: s.evals }));
+  console.log(JSON.stringify({ base_accuracy: s.base_accuracy, final_accuracy: s.final_accuracy, wall_seconds: Math.round(s.wall_seconds * 10) / 10, report: s.report, run_dir: s.run_dir, checkpoint: s.checkpoint, trainer_steps: s.trainer_steps, eval_set: s.eval_set, evals: s.evals }));
 }
 
 async function run(file: string, args: ParsedArgs): Promise<number> {

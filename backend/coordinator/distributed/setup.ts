@@ -80,6 +80,7 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     await store.setState(runId, 'dist:weights-store', objectStore ?? null);
     // The held-out set, for the trainer's evaluations at the start and the end (it has no config files).
     await store.setState(runId, 'dist:eval', pools.eval);
+    await store.setState(runId, 'dist:eval_set', pools.evalSet);
     const model = initialModel(cfg, tok, [...pools.train, ...pools.eval]);
     const v0 = versionDir(dir, runId, 0);
     await saveCheckpoint(model, v0, { version: 0, step: 0, stage: stagesOf(cfg)[0]!.name, stage_index: 0, stage_step: 0 }, tok);

@@ -238,6 +238,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       reportFile: cfg.monitor.report ? join(outDir, 'report.html') : '',
       reportTitle: `RFT Studio distributed run ${o.runId}`,
       reportExtra: { distributed: true },
+      // Stored by the setup beside the eval tasks (a run set up before it was stored: described by count).
+      evalSet: { note: (await store.getState<string>(o.runId, 'dist:eval_set')) ?? `${evalTasks.length} eval task(s) stored by the setup`, tasks: evalTasks.length },
     });
     state = run.stopped ? 'stopped' : 'done';
     detail = '';

@@ -274,6 +274,7 @@ export async function executeInProcess(
       // monitor.report: false writes no HTML report (the summary's report is then '').
       reportFile: cfg.monitor.report ? join(runDir, 'report.html') : '',
       reportTitle: `RFT Studio run ${runId}`,
+      evalSet: { note: pools.evalSet, tasks: pools.eval.length },
     });
     model.dispose();
     return summary;

@@ -3,7 +3,7 @@
 // models--org--name itself (its refs/main snapshot). Weights: model.safetensors, or shards listed
 // in model.safetensors.index.json. Only headers are read here.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, resolve, sep } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { readSafetensorsHeader, type TensorEntry } from '../safetensors.js';
 
@@ -27,6 +27,25 @@ export function resolveModelDir(dir: string): string {
     throw new InputError(revs.length ? `several snapshots (${revs.join(', ')}) and no refs/main: give the snapshot folder` : 'no snapshot with a config.json', { file: snaps });
   }
   return dir; // loadCheckpoint reports the missing config.json
+}
+
+/**
+ * How another machine names the model in DIR (PEFT's base_model_name_or_path): `org/name` for a
+ * Hugging Face cache entry (`.../models--org--name` or its `snapshots/<rev>`), which
+ * `from_pretrained` finds in any cache or on the hub; else the folder's absolute path.
+ */
+export function modelSourceName(dir: string): string {
+  const abs = resolve(dir);
+  const parts = abs.split(sep);
+  let at = parts.length - 1;
+  while (at >= 0 && !parts[at]!.startsWith('models--')) at--;
+  // The entry itself, or a snapshot inside it (snapshots/<rev>), never a folder further down.
+  const tail = at < 0 ? [] : parts.slice(at + 1);
+  if (at >= 0 && (tail.length === 0 || (tail.length === 2 && tail[0] === 'snapshots'))) {
+    const name = parts[at]!.slice('models--'.length).split('--');
+    if (name.length >= 1 && name.every(Boolean)) return name.join('/');
+  }
+  return abs;
 }
 
 /** Every tensor of the folder's safetensors file(s), from their headers; errors name the file and tensor. */

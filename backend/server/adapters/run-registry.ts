@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { RunRegistry, type RunRecord } from '../../buffer/runs.js';
 import type { RunInfo } from '../../core/protocol.js';
 import type { RunRegistryPort } from '../ports.js';
+import { describeRunModel } from '../../model/run-model.js';
 
 export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
+  const model = describeRunModel(r.config);
   return {
     id: r.id,
     name: r.name,
@@ -19,6 +21,8 @@ export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
     checkpoints: r.checkpoints.map((c) => ({ version: c.version, path: c.path, step: c.step })),
     ...(r.statusReason ? { statusReason: r.statusReason } : {}),
     config: r.config,
+    // The real model (a model.checkpoint's architecture and size), not the preset defaults the validated config carries.
+    ...(model ? { model } : {}),
   };
 }
 
