@@ -5,13 +5,16 @@ import { command, flagNumber, flagString, type ParsedArgs } from '../command.js'
 import { openStore, resolveBufferUrl } from '../../buffer/storage/registry.js';
 import { exportJsonl, importJsonl } from '../../buffer/storage/jsonl.js';
 import type { ExperienceStore, ListOptions, SortKey } from '../../buffer/storage/types.js';
+import { RunTokenizers } from '../../server/adapters/run-tokenizers.js';
+import { tokenPieces } from '../../model/tokenizer/pieces.js';
 
-async function withStore<T>(args: ParsedArgs, usage: string, fn: (s: ExperienceStore) => Promise<T>): Promise<T> {
+async function withStore<T>(args: ParsedArgs, usage: string, fn: (s: ExperienceStore, url: string) => Promise<T>): Promise<T> {
   const target = args.positional[0];
   if (!target) throw new Error(`usage: rft ${usage}`);
-  const s = await openStore(resolveBufferUrl(target));
+  const url = resolveBufferUrl(target);
+  const s = await openStore(url);
   try {
-    return await fn(s);
+    return await fn(s, url);
   } finally {
     await s.close();
   }
@@ -95,7 +98,7 @@ command({
     }),
 });
 
-function showText(e: Experience): string {
+function showText(e: Experience, pieces?: string[]): string {
   const lines = [
     `id           ${e.id}`,
     `run / task   ${e.runId} / ${e.taskId} (group ${e.groupId})`,
@@ -106,10 +109,11 @@ function showText(e: Experience): string {
   if (e.feedback) lines.push(`feedback     ${JSON.stringify(e.feedback)}`);
   if (e.metadata) lines.push(`metadata     ${JSON.stringify(e.metadata)}`);
   lines.push('', `--- prompt (${e.promptTokens.length} tokens)`, e.promptText, '', `--- response (${e.responseTokens.length} tokens)`, e.responseText, '');
-  lines.push('--- tokens: id  mask  logprob  advantage');
+  lines.push(`--- tokens: id  mask  logprob  advantage${pieces ? '  text' : ''}`);
   const n = Math.min(e.responseTokens.length, 64);
   for (let i = 0; i < n; i++) {
-    lines.push(`${String(i).padStart(4)} ${String(e.responseTokens[i]).padStart(7)} ${e.actionMask[i]} ${e.logprobs[i] === undefined ? '       -' : e.logprobs[i]!.toFixed(4).padStart(8)} ${e.advantages ? e.advantages[i]!.toFixed(4).padStart(9) : ''}`);
+    const text = pieces ? `  ${JSON.stringify(pieces[i])}` : '';
+    lines.push(`${String(i).padStart(4)} ${String(e.responseTokens[i]).padStart(7)} ${e.actionMask[i]} ${e.logprobs[i] === undefined ? '       -' : e.logprobs[i]!.toFixed(4).padStart(8)} ${e.advantages ? e.advantages[i]!.toFixed(4).padStart(9) : ''.padStart(9)}${text}`);
   }
   if (e.responseTokens.length > n) lines.push(`  ... ${e.responseTokens.length - n} more (use --json)`);
   return lines.join('\n');
@@ -122,7 +126,7 @@ command({
   summary: 'one experience: text, reward, per-token log-probs, feedback history',
   booleanFlags: ['json'],
   run: (a) =>
-    withStore(a, 'buffer show RUN_OR_DB ID', async (s) => {
+    withStore(a, 'buffer show RUN_OR_DB ID', async (s, url) => {
       const id = a.positional[1];
       if (!id) throw new Error('usage: rft buffer show RUN_OR_DB ID');
       const e = await s.get(id);
@@ -132,7 +136,9 @@ command({
       }
       if (a.flags.json) console.log(JSON.stringify(e));
       else {
-        console.log(showText(e));
+        // Per-token text from the run's tokenizer (as the editor's token view); ids only without one.
+        const tok = await new RunTokenizers(s, url).forRun(e.runId).catch(() => null);
+        console.log(showText(e, tok ? tokenPieces(tok, e.responseTokens) : undefined));
         const hist = await s.feedbackLog({ experienceId: id });
         if (hist.length) {
           console.log('--- feedback history');
