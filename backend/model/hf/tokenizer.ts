@@ -59,6 +59,7 @@ export class HfTokenizer implements Tokenizer {
   private readonly lib: HfLibTokenizer;
   private readonly template?: BoundedTemplate;
   private readonly noTemplate: string;
+  private readonly where: string;
   private readonly bosText?: string;
   private readonly eosText?: string;
 
@@ -100,6 +101,7 @@ export class HfTokenizer implements Tokenizer {
     this.bosId = idOf(this.bosText, 'bos_token') ?? (typeof gc.bos_token_id === 'number' ? gc.bos_token_id : eos);
     this.padId = idOf(tokenText(tc.pad_token), 'pad_token') ?? (typeof gc.pad_token_id === 'number' ? gc.pad_token_id : eos);
     this.noTemplate = noTemplate;
+    this.where = where;
     if (template) {
       const at = { file: template.file, field: template.field };
       this.chatTemplate = template.text;
@@ -162,6 +164,12 @@ export class HfTokenizer implements Tokenizer {
 
   toJSON(): unknown {
     return this.files.tokenizer;
+  }
+
+  /** What rebuilds this tokenizer in a worker thread (tokenizer/transfer.ts). */
+  transfer(): { kind: 'hf'; files: HfTokenizerFiles; where: string; template?: ChatTemplateSource; noTemplate: string } {
+    const template = this.templateSource && this.chatTemplate !== undefined ? { ...this.templateSource, text: this.chatTemplate } : undefined;
+    return { kind: 'hf', files: this.files, where: this.where, template, noTemplate: this.noTemplate };
   }
 
   /** The chat template applied to messages; `addGenerationPrompt` ends with the assistant header. */
