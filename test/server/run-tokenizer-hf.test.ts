@@ -5,8 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { loadTokenizer } from '../../backend/model/tokenizer/index.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../../backend/model/chat.js';
@@ -16,6 +18,7 @@ import { StoreFeedback } from '../../backend/server/adapters/store-feedback.js';
 import { tokenizerDir } from '../helpers/hf-model.js';
 import type { Experience } from '../../backend/core/types.js';
 
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'rft-srv-hf-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -50,7 +53,7 @@ test('a run whose checkpoint has the real Qwen tokenizer: token view text, edite
     assert.ok(pieces, 'the token view has text per token');
     assert.equal(pieces.length, responseTokens.length);
     assert.equal(pieces.join(''), response + '<|im_end|>');
-    assert.ok(pieces.includes(' forty') || pieces.some((p) => p.includes('forty')), JSON.stringify(pieces));
+    assert.ok(pieces.some((p) => p.includes('🙂')), `the emoji whole on one token: ${JSON.stringify(pieces)}`);
     assert.ok(!pieces.some((p) => /[ĠĊ\ufffd]/.test(p)), JSON.stringify(pieces));
 
     const fb = new StoreFeedback(store, toks);
@@ -68,4 +71,10 @@ test('a run whose checkpoint has the real Qwen tokenizer: token view text, edite
   } finally {
     await store.close();
   }
+  // `rft buffer show` prints the same text per token beside the ids.
+  const r = spawnSync(process.execPath, [join(repo, 'bin', 'rft.mjs'), 'buffer', 'show', bufferPath, 'e1'], { cwd: repo, encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /--- tokens: id {2}mask {2}logprob {2}advantage {2}text/);
+  assert.match(r.stdout, /"<\|im_end\|>"/);
+  assert.ok(r.stdout.includes('🙂"'), r.stdout);
 });
