@@ -15,6 +15,7 @@ import { encodePrompt, stopTokens, taskMessages } from '../../backend/model/chat
 import { loadTokenizer, saveTokenizer } from '../../backend/model/tokenizer/index.js';
 import type { HfTokenizer } from '../../backend/model/hf/tokenizer.js';
 import { validateRunConfig } from '../../backend/core/config.js';
+import { unreadFields } from '../../backend/core/config-unread.js';
 import { makeTokenizer, resolveConfigPaths } from '../../backend/coordinator/setup.js';
 import { makeHfModel, tokenizerDir } from '../helpers/hf-model.js';
 
@@ -96,8 +97,11 @@ test('model.chat_template in a run config (a name or a .jinja file beside the co
     const again = loadTokenizer(runDir);
     assert.deepEqual(encodePrompt(again, MSGS), encodePrompt(tok, MSGS));
   }
-  const own = validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {}, model: { chat_template: 'tool_use' } }).config!;
-  assert.throws(() => makeTokenizer(own, ['abc']), /field 'model\.chat_template': a chat template is only for a Hugging Face model/);
+  const ownRaw = { taskset: { builtin: 'reverse' }, workflow: {}, model: { chat_template: 'tool_use' } };
+  assert.throws(() => makeTokenizer(validateRunConfig(ownRaw).config!, ['abc']), /field 'model\.chat_template': a chat template is only for a Hugging Face model/);
+  // `rft run --check` and the editor's Problems say so at the key before a run starts.
+  assert.deepEqual(unreadFields(ownRaw).map((i) => i.path), ['model.chat_template']);
+  assert.deepEqual(unreadFields({ ...ownRaw, model: { checkpoint: d, chat_template: 'tool_use' } }), []);
 });
 
 test('generation_config.json: every eos_token_id (a number or a list) stops generation', () => {
