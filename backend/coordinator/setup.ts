@@ -17,6 +17,7 @@ import { withLora } from '../model/lora.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
 import { modelSourceName, resolveModelDir } from '../model/hf/folder.js';
 import { ADAPTER_CONFIG_FILE } from '../model/lora-files.js';
+import { isTemplatePath } from '../model/hf/chat-template.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { formatTaskError, parseTasksetBytes, makeSelector, type LoadResult, type SelectorState, type TaskSelector, type TaskStat } from '../buffer/taskset/index.js';
@@ -56,7 +57,10 @@ export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfi
   const workflow = code && !isAbsolute(code) ? { ...cfg.workflow, file: resolve(base, code) } : cfg.workflow;
   // model.checkpoint too (an HF folder beside the config); an HF-cache path is absolute anyway.
   const ck = cfg.model.checkpoint;
-  const model = ck && !isAbsolute(ck) ? { ...cfg.model, checkpoint: resolve(base, ck) } : cfg.model;
+  let model = ck && !isAbsolute(ck) ? { ...cfg.model, checkpoint: resolve(base, ck) } : cfg.model;
+  // model.chat_template as a template file (a name stays a name).
+  const ct = model.chat_template;
+  if (ct && isTemplatePath(ct) && !isAbsolute(ct)) model = { ...model, chat_template: resolve(base, ct) };
   return { ...cfg, model, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts), workflow };
 }
 
@@ -294,10 +298,14 @@ export function processExperiences(pipeline: ExperiencePipeline, feed: TaskFeed 
 }
 
 export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
-  if (cfg.tokenizer.path) return loadTokenizer(cfg.tokenizer.path);
+  // The chosen chat template is saved with the run's tokenizer (as chat_template.jinja), so every
+  // process, worker and checkpoint of the run reads it from there without the config.
+  const chatTemplate = cfg.model.chat_template;
+  if (cfg.tokenizer.path) return loadTokenizer(cfg.tokenizer.path, { chatTemplate });
   // A run that starts from a checkpoint speaks its tokenizer (the ids must mean what they meant).
   // (An HF-cache entry `models--org--name` holds its files in a snapshot folder: look there.)
-  if (cfg.model.checkpoint && existsSync(cfg.model.checkpoint) && existsSync(join(resolveModelDir(cfg.model.checkpoint), 'tokenizer.json'))) return loadTokenizer(cfg.model.checkpoint);
+  if (cfg.model.checkpoint && existsSync(cfg.model.checkpoint) && existsSync(join(resolveModelDir(cfg.model.checkpoint), 'tokenizer.json'))) return loadTokenizer(cfg.model.checkpoint, { chatTemplate });
+  if (chatTemplate !== undefined) throw new InputError('a chat template is only for a Hugging Face model (model.checkpoint with its tokenizer); this run trains its own tokenizer, whose chat layout is fixed', { field: 'model.chat_template' });
   if (cfg.tokenizer.kind === 'char') return CharTokenizer.train(texts);
   return trainTokenizer('bpe', texts, { vocabSize: cfg.tokenizer.vocab_size });
 }

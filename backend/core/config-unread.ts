@@ -66,6 +66,8 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
     for (const [k, dflt] of [['kind', 'char'], ['vocab_size', undefined]] as const) if (set(tok, k, dflt)) add(`tokenizer.${k}`, 'not read with tokenizer.path (the file is the tokenizer)');
   } else if (has(tok, 'vocab_size') && (tok as Obj).kind !== 'bpe') add('tokenizer.vocab_size', 'read for kind bpe only (a char tokenizer has one token per character)');
   if (has(raw.model, 'checkpoint') && set(raw.model, 'size', 'tiny-0.4m')) add('model.size', "not read with model.checkpoint (the checkpoint's config sets the size)");
+  // A run that trains its own tokenizer lays chats out in its fixed format (the run refuses the key).
+  if (has(raw.model, 'chat_template') && !has(raw.model, 'checkpoint') && !has(tok, 'path')) add('model.chat_template', "not read without model.checkpoint or tokenizer.path (a Hugging Face model's template; this project's own tokenizer has a fixed chat layout)");
   const sync = raw.synchronizer;
   if (isObj(sync) && sync.method === 'memory') {
     // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); one process publishes after every step.

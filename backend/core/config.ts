@@ -107,6 +107,12 @@ export const RunConfigSchema = z
       .object({
         size: z.string().default('tiny-0.4m'),
         checkpoint: z.string().optional(),
+        /**
+         * The chat template of a Hugging Face model that has several (tokenizer_config.json's list of
+         * {name, template}, additional_chat_templates/NAME.jinja): its name, or a .jinja file (relative
+         * to this config). Unset: the model's default template (chat_template.jinja or the one named 'default').
+         */
+        chat_template: z.string().min(1).optional(),
         max_seq_len: z.number().int().positive().optional(),
         /**
          * Image input (workflow `vision`): images are cut into patch_size x patch_size tiles, each

@@ -10,10 +10,9 @@ import { parameterSpecs, Transformer, type ParameterSpec } from './transformer.j
 import { readTensorEntry, writeSafetensors, type TensorEntry } from './safetensors.js';
 import { InputError } from '../core/errors.js';
 import type { Tokenizer } from './tokenizer/types.js';
-import { isHfTokenizerDir, loadTokenizer, saveTokenizer } from './tokenizer/io.js';
+import { loadTokenizer, saveTokenizer } from './tokenizer/io.js';
 import { parseHfConfig, writeHfConfig } from './hf/config.js';
 import { indexWeights, resolveModelDir } from './hf/folder.js';
-import { HfTokenizer } from './hf/tokenizer.js';
 import { ADAPTER_WEIGHTS_FILE, hasAdapter, loadAdapterFiles, writeAdapterFiles } from './lora-files.js';
 import { checkConfigAgainstHeaders } from './header-check.js';
 import { loraA, loraB, loraScale } from './lora.js';
@@ -130,8 +129,9 @@ export interface LoadedCheckpoint {
  * shape and dtype) before any weight is allocated; every problem names the file and the tensor or field.
  * `external`: the projections, embedding table and head go outside the wasm heap (frozen: for LoRA
  * training or inference), each streamed from its file into its own buffer, never through the heap.
+ * `chatTemplate`: the chat template by name or file (tokenizer/io.ts `loadTokenizer`).
  */
-export function loadCheckpoint(dirIn: string, opts: { external?: boolean } = {}): LoadedCheckpoint {
+export function loadCheckpoint(dirIn: string, opts: { external?: boolean; chatTemplate?: string } = {}): LoadedCheckpoint {
   const dir = resolveModelDir(dirIn);
   const cfgFile = join(dir, 'config.json');
   if (!existsSync(cfgFile)) throw new InputError('checkpoint has no config.json', { file: cfgFile });
@@ -179,7 +179,7 @@ export function loadCheckpoint(dirIn: string, opts: { external?: boolean } = {})
   }
   let tokenizer: Tokenizer | undefined;
   try {
-    tokenizer = isHfTokenizerDir(dir) ? HfTokenizer.fromDir(dir) : existsSync(join(dir, 'tokenizer.json')) ? loadTokenizer(dir) : undefined;
+    tokenizer = existsSync(join(dir, 'tokenizer.json')) ? loadTokenizer(dir, { chatTemplate: opts.chatTemplate }) : undefined;
   } catch (e) {
     model.dispose();
     throw e;

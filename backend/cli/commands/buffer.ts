@@ -9,6 +9,8 @@ import { openStore, resolveBufferUrl, schemeOf } from '../../buffer/storage/regi
 import { RunRegistry } from '../../buffer/runs.js';
 import { exportJsonl, importJsonl } from '../../buffer/storage/jsonl.js';
 import type { ExperienceStore, ListOptions, SortKey } from '../../buffer/storage/types.js';
+import { RunTokenizers } from '../../server/adapters/run-tokenizers.js';
+import { tokenPieces } from '../../model/tokenizer/pieces.js';
 
 /**
  * The buffer a RUN_OR_DB argument names. A path that exists (or a URL) is used as given; otherwise a
@@ -28,13 +30,13 @@ export async function bufferTarget(target: string, args: ParsedArgs, create: boo
   throw new Error(`'${target}': no such buffer file or run folder (${resolve(target)}), and no run of that id in ${join(ws, '.rft', 'runs.json')} (rft status lists them; --workspace DIR names another workspace)`);
 }
 
-async function withStore<T>(args: ParsedArgs, usage: string, fn: (s: ExperienceStore, runId?: string) => Promise<T>, create = false): Promise<T> {
+async function withStore<T>(args: ParsedArgs, usage: string, fn: (s: ExperienceStore, runId: string | undefined, url: string) => Promise<T>, create = false): Promise<T> {
   const target = args.positional[0];
   if (!target) throw new Error(`usage: rft ${usage}`);
   const t = await bufferTarget(target, args, create);
   const s = await openStore(t.url);
   try {
-    return await fn(s, t.runId);
+    return await fn(s, t.runId, t.url);
   } finally {
     await s.close();
   }
@@ -120,7 +122,7 @@ command({
     }),
 });
 
-function showText(e: Experience): string {
+function showText(e: Experience, pieces?: string[]): string {
   const lines = [
     `id           ${e.id}`,
     `run / task   ${e.runId} / ${e.taskId} (group ${e.groupId})`,
@@ -131,10 +133,11 @@ function showText(e: Experience): string {
   if (e.feedback) lines.push(`feedback     ${JSON.stringify(e.feedback)}`);
   if (e.metadata) lines.push(`metadata     ${JSON.stringify(e.metadata)}`);
   lines.push('', `--- prompt (${e.promptTokens.length} tokens)`, e.promptText, '', `--- response (${e.responseTokens.length} tokens)`, e.responseText, '');
-  lines.push('--- tokens: id  mask  logprob  advantage');
+  lines.push(`--- tokens: id  mask  logprob  advantage${pieces ? '  text' : ''}`);
   const n = Math.min(e.responseTokens.length, 64);
   for (let i = 0; i < n; i++) {
-    lines.push(`${String(i).padStart(4)} ${String(e.responseTokens[i]).padStart(7)} ${e.actionMask[i]} ${e.logprobs[i] === undefined ? '       -' : e.logprobs[i]!.toFixed(4).padStart(8)} ${e.advantages ? e.advantages[i]!.toFixed(4).padStart(9) : ''}`);
+    const text = pieces ? `  ${JSON.stringify(pieces[i])}` : '';
+    lines.push(`${String(i).padStart(4)} ${String(e.responseTokens[i]).padStart(7)} ${e.actionMask[i]} ${e.logprobs[i] === undefined ? '       -' : e.logprobs[i]!.toFixed(4).padStart(8)} ${e.advantages ? e.advantages[i]!.toFixed(4).padStart(9) : ''.padStart(9)}${text}`);
   }
   if (e.responseTokens.length > n) lines.push(`  ... ${e.responseTokens.length - n} more (use --json)`);
   return lines.join('\n');
@@ -147,7 +150,7 @@ command({
   summary: 'one experience: text, reward, per-token log-probs, feedback history',
   booleanFlags: ['json'],
   run: (a) =>
-    withStore(a, 'buffer show RUN_OR_DB ID', async (s) => {
+    withStore(a, 'buffer show RUN_OR_DB ID', async (s, _runId, url) => {
       const id = a.positional[1];
       if (!id) throw new Error('usage: rft buffer show RUN_OR_DB ID');
       const e = await s.get(id);
@@ -157,7 +160,9 @@ command({
       }
       if (a.flags.json) console.log(JSON.stringify(e));
       else {
-        console.log(showText(e));
+        // Per-token text from the run's tokenizer (as the editor's token view); ids only without one.
+        const tok = await new RunTokenizers(s, url).forRun(e.runId).catch(() => null);
+        console.log(showText(e, tok ? tokenPieces(tok, e.responseTokens) : undefined));
         const hist = await s.feedbackLog({ experienceId: id });
         if (hist.length) {
           console.log('--- feedback history');

@@ -44,7 +44,8 @@ async function openModelFolder(args: ParsedArgs, usage: string, fn: (m: ModelFol
   if (!arg) throw new Error(`a model folder is required\nusage: rft ${usage}`);
   await initEngine();
   const dir = resolveModelDir(arg);
-  const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap() });
+  // --chat-template NAME|FILE: one of the model's named templates, or a .jinja file (as model.chat_template).
+  const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap(), chatTemplate: flagString(args, 'chat-template') });
   const note = outsideHeapNote(ck.model);
   if (note) log.info(`${dir}: ${note}`);
   try {
@@ -55,12 +56,12 @@ async function openModelFolder(args: ParsedArgs, usage: string, fn: (m: ModelFol
   return 0;
 }
 
-const INFO = 'model info DIR';
+const INFO = 'model info DIR [--chat-template NAME|FILE]';
 command({
   name: 'model info',
   usage: INFO,
   summary: 'architecture, parameters, dtype, tokenizer and chat template of a model folder',
-  flags: [],
+  flags: ['chat-template'],
   async run(args) {
     return openModelFolder(args, INFO, async ({ dir: resolved, ck }) => {
       const { entries } = indexWeights(resolved);
@@ -88,6 +89,7 @@ command({
           ropeScaling: c.ropeScaling ?? null,
           tokenizer: tok ? { kind: tok.kind, vocab: tok.vocabSize, bos: tok.bosId, eos: tok.eosId, pad: tok.padId, stop: hf?.stopIds } : null,
           chatTemplate: hf ? (hf.chatTemplate ?? null) : tok ? 'rft' : null,
+          chatTemplateSource: hf?.templateSource ?? null,
           lora: ck.model.lora ? { ...ck.model.lora, adapterParameters: ck.model.variables().reduce((a, v) => a + v.size, 0) } : null,
           version: ck.meta.version,
         }),
@@ -114,12 +116,12 @@ command({
   },
 });
 
-const GENERATE = 'model generate DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--seed S] [--system TEXT]';
+const GENERATE = 'model generate DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--seed S] [--system TEXT] [--chat-template NAME|FILE]';
 command({
   name: 'model generate',
   usage: GENERATE,
   summary: "sample a reply to --prompt with the model's chat template",
-  flags: ['prompt', 'max-new-tokens', 'temperature', 'seed', 'system'],
+  flags: ['prompt', 'max-new-tokens', 'temperature', 'seed', 'system', 'chat-template'],
   async run(args) {
     const prompt = flagString(args, 'prompt');
     if (prompt === undefined) throw new Error(`--prompt is required\nusage: rft ${GENERATE}`);
@@ -137,12 +139,12 @@ command({
   },
 });
 
-const EXPORT = 'model export CHECKPOINT --format hf|peft|gguf --out DIR [--dtype f32|f16] [--force]';
+const EXPORT = 'model export CHECKPOINT --format hf|peft|gguf --out DIR [--dtype f32|f16] [--chat-template NAME|FILE] [--force]';
 command({
   name: 'model export',
   usage: EXPORT,
   summary: 'write a checkpoint as a Hugging Face folder (hf, LoRA merged), its LoRA adapters in PEFT layout (peft) or a GGUF file for llama.cpp (gguf, LoRA merged); a non-empty DIR is refused unless --force, which replaces only the files the export writes',
-  flags: ['format', 'out', 'dtype'],
+  flags: ['format', 'out', 'dtype', 'chat-template'],
   booleanFlags: ['force'],
   async run(args) {
     const format = flagString(args, 'format');

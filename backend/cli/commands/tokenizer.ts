@@ -40,7 +40,7 @@ command({
   },
 });
 
-const ENCODE_USAGE = 'rft tokenizer encode --tokenizer DIR [--allow-special] TEXT (or text on stdin)';
+const ENCODE_USAGE = 'rft tokenizer encode --tokenizer DIR|DIR/tokenizer.json [--allow-special] TEXT (or text on stdin)';
 command({
   name: 'tokenizer encode',
   flags: ['tokenizer'],
@@ -56,7 +56,7 @@ command({
   },
 });
 
-const DECODE_USAGE = 'rft tokenizer decode --tokenizer DIR [--skip-special] IDS_JSON';
+const DECODE_USAGE = 'rft tokenizer decode --tokenizer DIR|DIR/tokenizer.json [--skip-special] IDS_JSON';
 command({
   name: 'tokenizer decode',
   flags: ['tokenizer'],

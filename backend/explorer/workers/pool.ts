@@ -12,6 +12,7 @@ import type { ModelConfig } from '../../model/config.js';
 import type { BackendName } from '../../model/engine.js';
 import type { GenerateOptions } from '../../model/generate.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
+import { tokenizerTransfer } from '../../model/tokenizer/transfer.js';
 import type { Transformer } from '../../model/transformer.js';
 import { DEFAULT_REPEAT, type RepeatOptions } from '../repeat.js';
 import type { RolloutGeneration, RolloutModel } from '../workflow.js';
@@ -180,7 +181,7 @@ export class WorkerRolloutModel implements RolloutModel {
     worker.on('message', (m: FromWorker) => this.onMessage(slot, m));
     worker.on('error', (e) => this.onDeath(slot, `worker error: ${e.message}`));
     worker.on('exit', (code) => this.onDeath(slot, `worker exited with code ${code}`));
-    const init: ToWorker = { type: 'init', config: this.opts.config, tokenizer: this.opts.tokenizer.toJSON(), backend: this.opts.backend };
+    const init: ToWorker = { type: 'init', config: this.opts.config, tokenizer: tokenizerTransfer(this.opts.tokenizer), backend: this.opts.backend };
     worker.postMessage(init);
     return slot;
   }

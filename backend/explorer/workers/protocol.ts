@@ -2,6 +2,7 @@
 import type { ModelConfig } from '../../model/config.js';
 import type { BackendName } from '../../model/engine.js';
 import type { RepeatOptions } from '../repeat.js';
+import type { TokenizerTransfer } from '../../model/tokenizer/transfer.js';
 
 export interface WeightTensor {
   shape: number[];
@@ -21,7 +22,7 @@ export interface GenJobOptions {
 }
 
 export type ToWorker =
-  | { type: 'init'; config: ModelConfig; tokenizer: unknown; backend?: BackendName }
+  | { type: 'init'; config: ModelConfig; tokenizer: TokenizerTransfer; backend?: BackendName }
   | { type: 'weights'; version: number; tensors: Record<string, WeightTensor> }
   | { type: 'generate'; job: number; version: number; prompts: number[][]; opts: GenJobOptions; repeat: RepeatOptions | null; fault?: 'hang' | 'crash' };
 

@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import { initEngine, tf } from '../../model/engine.js';
 import { generate } from '../../model/generate.js';
 import { Transformer } from '../../model/transformer.js';
-import { tokenizerFromJSON } from '../../model/tokenizer/index.js';
+import { tokenizerFromTransfer } from '../../model/tokenizer/transfer.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
 import { cutRepeats } from '../repeat.js';
 import type { FromWorker, ToWorker, WorkerGeneration } from './protocol.js';
@@ -26,7 +26,7 @@ async function handle(m: ToWorker): Promise<void> {
   if (m.type === 'init') {
     const info = await initEngine(m.backend ? { backend: m.backend } : undefined);
     model = new Transformer(m.config, 0);
-    tokenizer = tokenizerFromJSON(m.tokenizer);
+    tokenizer = tokenizerFromTransfer(m.tokenizer);
     send({ type: 'ready', backend: info.backend });
   } else if (m.type === 'weights') {
     const t0 = performance.now();

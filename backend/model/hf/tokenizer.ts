@@ -1,11 +1,13 @@
 // The tokenizer of an imported Hugging Face model: its own tokenizer.json + tokenizer_config.json run
-// by @huggingface/tokenizers (so ids are exactly the library's), its chat template rendered with
-// @huggingface/jinja, eos / pad from generation_config.json and tokenizer_config.json.
+// by @huggingface/tokenizers (so ids are exactly the library's), its chat template (chat-template.ts:
+// tokenizer_config.json, chat_template.jinja or a named one) rendered by @huggingface/jinja within
+// limits (bounded-template.ts), eos / pad from generation_config.json and tokenizer_config.json.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer as HfLibTokenizer } from '@huggingface/tokenizers';
-import { Template } from '@huggingface/jinja';
 import { InputError } from '../../core/errors.js';
+import { BASE_OUTPUT_CHARS, BoundedTemplate, TemplateLimitError } from './bounded-template.js';
+import { CHAT_TEMPLATE_FILE, chooseTemplate, folderTemplates, missingReason, type ChatTemplateSource } from './chat-template.js';
 import type { ChatMessage } from '../../core/types.js';
 import type { SpecialTokenName, Tokenizer } from '../tokenizer/types.js';
 
@@ -28,6 +30,19 @@ function tokenText(v: unknown): string | undefined {
   return undefined;
 }
 
+/** Source files kept verbatim and written back on save; `templates`: chat_template.jinja and the like, by path relative to the folder. */
+export interface HfTokenizerFiles {
+  tokenizer: Json;
+  tokenizerConfig: Json;
+  generationConfig?: Json;
+  templates?: Record<string, string>;
+}
+
+export interface HfTokenizerOptions {
+  /** The chat template to use: a name (`default` when unset) or a .jinja file (`model.chat_template`). */
+  chatTemplate?: string;
+}
+
 export class HfTokenizer implements Tokenizer {
   readonly kind = 'hf' as const;
   readonly vocabSize: number;
@@ -39,15 +54,24 @@ export class HfTokenizer implements Tokenizer {
   /** The token that closes an assistant turn in the chat template (e.g. <|im_end|>, <|eot_id|>). */
   readonly endOfTurnId: number;
   readonly chatTemplate?: string;
+  /** Where the template in use came from (errors name it). */
+  readonly templateSource?: { file: string; field: string; name: string };
   private readonly lib: HfLibTokenizer;
-  private readonly template?: Template;
+  private readonly template?: BoundedTemplate;
+  private readonly noTemplate: string;
+  private readonly where: string;
   private readonly bosText?: string;
   private readonly eosText?: string;
 
-  /** `files`: the source files kept verbatim, written back on save (tokenizer.json, tokenizer_config.json, generation_config.json). */
+  /**
+   * `files`: the source files, written back on save. `template`: the chat template chosen from
+   * them (chat-template.ts); `noTemplate`: why there is none, for the error a chat render gives.
+   */
   constructor(
-    readonly files: { tokenizer: Json; tokenizerConfig: Json; generationConfig?: Json },
+    readonly files: HfTokenizerFiles,
     where = '(tokenizer)',
+    template?: ChatTemplateSource,
+    noTemplate = `this model has no chat_template in ${join(where, 'tokenizer_config.json')}`,
   ) {
     const cfgFile = join(where, 'tokenizer_config.json');
     try {
@@ -76,25 +100,40 @@ export class HfTokenizer implements Tokenizer {
     this.eosId = eos;
     this.bosId = idOf(this.bosText, 'bos_token') ?? (typeof gc.bos_token_id === 'number' ? gc.bos_token_id : eos);
     this.padId = idOf(tokenText(tc.pad_token), 'pad_token') ?? (typeof gc.pad_token_id === 'number' ? gc.pad_token_id : eos);
-    if (tc.chat_template !== undefined && tc.chat_template !== null) {
-      if (typeof tc.chat_template !== 'string') throw new InputError('only a single template string is supported', { file: cfgFile, field: 'chat_template' });
-      this.chatTemplate = tc.chat_template;
+    this.noTemplate = noTemplate;
+    this.where = where;
+    if (template) {
+      const at = { file: template.file, field: template.field };
+      this.chatTemplate = template.text;
+      this.templateSource = { ...at, name: template.name };
       try {
-        this.template = new Template(tc.chat_template);
+        this.template = new BoundedTemplate(template.text);
       } catch (e) {
-        throw new InputError(`@huggingface/jinja cannot parse it: ${(e as Error).message}`, { file: cfgFile, field: 'chat_template' });
+        throw new InputError(e instanceof TemplateLimitError ? e.message : `@huggingface/jinja cannot parse it: ${(e as Error).message}`, at);
       }
     }
     this.endOfTurnId = this.findEndOfTurn() ?? eos;
     this.stopIds = [...new Set([this.endOfTurnId, eos, ...genEos])];
   }
 
-  static fromDir(dir: string): HfTokenizer {
-    const tf = join(dir, 'tokenizer.json');
+  /**
+   * The tokenizer of folder DIR (its tokenizer.json, or FILE when given, with the folder's
+   * tokenizer_config.json, generation_config.json and chat templates).
+   */
+  static fromDir(dir: string, opts: HfTokenizerOptions = {}, file = join(dir, 'tokenizer.json')): HfTokenizer {
     const cf = join(dir, 'tokenizer_config.json');
     const gf = join(dir, 'generation_config.json');
-    if (!existsSync(tf)) throw new InputError('no tokenizer.json (an imported model needs its tokenizer)', { file: tf });
-    return new HfTokenizer({ tokenizer: readJson(tf), tokenizerConfig: existsSync(cf) ? readJson(cf) : {}, generationConfig: existsSync(gf) ? readJson(gf) : undefined }, dir);
+    if (!existsSync(file)) throw new InputError('no tokenizer.json (an imported model needs its tokenizer)', { file });
+    const tokenizerConfig = existsSync(cf) ? readJson(cf) : {};
+    const all = folderTemplates(dir, tokenizerConfig);
+    const template = chooseTemplate(all, opts.chatTemplate, { file: cf, field: 'chat_template' });
+    // Template files travel with the tokenizer (runs, checkpoints, exports); a chosen template is
+    // saved as chat_template.jinja, the file transformers reads first, so every reader uses it.
+    const templates: Record<string, string> = {};
+    for (const t of all.values()) if (t.file.endsWith('.jinja')) templates[t.file.slice(dir.length + 1)] = t.text;
+    if (template && (opts.chatTemplate !== undefined || template.file.endsWith('.jinja'))) templates[CHAT_TEMPLATE_FILE] = template.text;
+    const files: HfTokenizerFiles = { tokenizer: readJson(file), tokenizerConfig, generationConfig: existsSync(gf) ? readJson(gf) : undefined, templates };
+    return new HfTokenizer(files, dir, template, missingReason(dir, all));
   }
 
   specialId(name: SpecialTokenName): number {
@@ -127,16 +166,32 @@ export class HfTokenizer implements Tokenizer {
     return this.files.tokenizer;
   }
 
+  /** What rebuilds this tokenizer in a worker thread (tokenizer/transfer.ts). */
+  transfer(): { kind: 'hf'; files: HfTokenizerFiles; where: string; template?: ChatTemplateSource; noTemplate: string } {
+    const template = this.templateSource && this.chatTemplate !== undefined ? { ...this.templateSource, text: this.chatTemplate } : undefined;
+    return { kind: 'hf', files: this.files, where: this.where, template, noTemplate: this.noTemplate };
+  }
+
   /** The chat template applied to messages; `addGenerationPrompt` ends with the assistant header. */
   renderChat(messages: ChatMessage[], addGenerationPrompt: boolean): string {
-    if (!this.template) throw new Error('this model has no chat_template in tokenizer_config.json');
-    return this.template.render({
-      // Environment turns (tool results) go in as user turns: every template knows that role.
-      messages: messages.map((m) => ({ role: m.role === 'environment' ? 'user' : m.role, content: m.content })),
-      add_generation_prompt: addGenerationPrompt,
-      bos_token: this.bosText ?? '',
-      eos_token: this.eosText ?? '',
-    });
+    if (!this.template) throw new Error(this.noTemplate);
+    let chars = 0;
+    for (const m of messages) chars += m.content.length;
+    try {
+      return this.template.render(
+        {
+          // Environment turns (tool results) go in as user turns: every template knows that role.
+          messages: messages.map((m) => ({ role: m.role === 'environment' ? 'user' : m.role, content: m.content })),
+          add_generation_prompt: addGenerationPrompt,
+          bos_token: this.bosText ?? '',
+          eos_token: this.eosText ?? '',
+        },
+        { maxOutputChars: BASE_OUTPUT_CHARS + 8 * chars },
+      );
+    } catch (e) {
+      if (e instanceof TemplateLimitError) throw new InputError(e.message, { file: this.templateSource!.file, field: this.templateSource!.field });
+      throw e;
+    }
   }
 
   /** The special token right after an assistant message's content in the template, if any. */
@@ -146,7 +201,10 @@ export class HfTokenizer implements Tokenizer {
     let text: string;
     try {
       text = this.renderChat([{ role: 'user', content: 'q' }, { role: 'assistant', content: mark }], false);
-    } catch {
+    } catch (e) {
+      // A template over its limits is refused at load (not at the first prompt of a run); one that
+      // raises for this probe (e.g. it wants a system turn) may still render real conversations.
+      if (e instanceof InputError) throw e;
       return undefined;
     }
     const after = text.slice(text.indexOf(mark) + mark.length);

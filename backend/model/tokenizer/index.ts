@@ -26,3 +26,4 @@ export function trainTokenizer(kind: TokenizerKind, texts: Iterable<string>, opt
   return trainBpe(texts, { vocabSize: opts.vocabSize ?? DEFAULT_BPE_VOCAB, minFrequency: opts.minFrequency });
 }
 export { readCorpusFile, recordTexts, TEXT_FIELDS, type CorpusFile } from './corpus.js';
+export { tokenPieces } from './pieces.js';

@@ -1,58 +1,78 @@
 // tokenizer.json on disk: save (plus a tokenizer_config.json naming the special tokens, for
 // Hugging Face readers) and load with errors that name the file.
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import type { BpeTokenizer } from './bpe.js';
 import type { CharTokenizer } from './char.js';
 import { tokenizerFromJSON } from './from-json.js';
 import { SPECIAL_TOKENS, type Tokenizer } from './types.js';
-import { HfTokenizer } from '../hf/tokenizer.js';
+import { HfTokenizer, type HfTokenizerOptions } from '../hf/tokenizer.js';
 import { resolveModelDir } from '../hf/folder.js';
 
 export const TOKENIZER_FILE = 'tokenizer.json';
 export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json';
 
 /**
- * True when DIR's tokenizer is an imported Hugging Face one (run by @huggingface/tokenizers) rather
- * than this project's own: its tokenizer_config.json does not carry the project's rft_tokenizer_kind.
+ * The one way to load a tokenizer (runs, workers, checkpoints, the server's curation and token view,
+ * `rft tokenizer`, eval, reward models, exports): DIR or DIR/tokenizer.json (or an HF-cache
+ * `models--org--name` entry) give the same tokenizer. A Hugging Face tokenizer.json is run by
+ * @huggingface/tokenizers with the files beside it (tokenizer_config.json, generation_config.json,
+ * chat templates); this project's own (char / BPE) by its own loader. `chatTemplate` picks a named
+ * template or a .jinja file for an HF tokenizer (`model.chat_template`).
  */
-export function isHfTokenizerDir(dir: string): boolean {
-  const cfg = join(dir, TOKENIZER_CONFIG_FILE);
-  if (!existsSync(join(dir, TOKENIZER_FILE)) || !existsSync(cfg)) return false;
-  try {
-    return (JSON.parse(readFileSync(cfg, 'utf8')) as Record<string, unknown>).rft_tokenizer_kind === undefined;
-  } catch {
-    return true; // HfTokenizer.fromDir reports the bad file by name
+export function loadTokenizer(dirOrFile: string, opts: HfTokenizerOptions = {}): Tokenizer {
+  if (!existsSync(dirOrFile)) throw new InputError(`no such file or directory`, { file: dirOrFile });
+  let dir: string;
+  let file: string;
+  if (statSync(dirOrFile).isDirectory()) {
+    dir = resolveModelDir(dirOrFile);
+    file = join(dir, TOKENIZER_FILE);
+    if (!existsSync(file)) throw new InputError(`no ${TOKENIZER_FILE} here`, { file });
+  } else {
+    file = dirOrFile;
+    dir = dirname(file);
   }
+  // The files beside a tokenizer.json belong to it; beside another name they may not.
+  const siblings = basename(file) === TOKENIZER_FILE;
+  const json = readTokenizerJson(file);
+  if (isOwnTokenizer(json, siblings ? dir : undefined)) {
+    if (opts.chatTemplate !== undefined) throw new InputError(`a chat template is only for a Hugging Face model's tokenizer; this is the project's own (its chat layout is fixed)`, { file, field: 'chat_template' });
+    return tokenizerFromJSON(json, file);
+  }
+  return siblings ? HfTokenizer.fromDir(dir, opts) : new HfTokenizer({ tokenizer: json as Record<string, unknown>, tokenizerConfig: {} }, dir);
 }
 
 /**
- * Reads `DIR/tokenizer.json`, or the file itself when given a file: this project's own tokenizers, or
- * an imported Hugging Face model's (its tokenizer.json + tokenizer_config.json, also in an HF-cache entry).
+ * This project's own tokenizer: the tokenizer_config.json that saving writes beside it names its
+ * kind (`rft_tokenizer_kind`); one without that file is ours when it has any of the project's
+ * special tokens (a bare tokenizer.json written from toJSON(); its own loader then names whatever
+ * else is wrong with it). Anything else is a Hugging Face one.
  */
-export function loadTokenizer(dirOrFile: string): Tokenizer {
-  if (!existsSync(dirOrFile)) throw new InputError(`no such file or directory`, { file: dirOrFile });
-  if (statSync(dirOrFile).isDirectory()) {
-    const dir = resolveModelDir(dirOrFile);
-    if (isHfTokenizerDir(dir)) return HfTokenizer.fromDir(dir);
-    dirOrFile = dir;
+function isOwnTokenizer(json: unknown, dir: string | undefined): boolean {
+  const cfg = dir && join(dir, TOKENIZER_CONFIG_FILE);
+  if (cfg && existsSync(cfg)) {
+    try {
+      return (JSON.parse(readFileSync(cfg, 'utf8')) as Record<string, unknown>).rft_tokenizer_kind !== undefined;
+    } catch {
+      return false; // HfTokenizer.fromDir reports the bad file by name
+    }
   }
-  return loadOwnTokenizer(dirOrFile);
+  const added = (json as { added_tokens?: unknown }).added_tokens;
+  if (!Array.isArray(added)) return false;
+  const names = new Set(added.map((a) => (a as { content?: unknown }).content));
+  return Object.values(SPECIAL_TOKENS).some((t) => names.has(t));
 }
 
-/** This project's tokenizer.json (char or BPE). */
-export function loadOwnTokenizer(dirOrFile: string): CharTokenizer | BpeTokenizer {
-  if (!existsSync(dirOrFile)) throw new InputError(`no such file or directory`, { file: dirOrFile });
-  const file = statSync(dirOrFile).isDirectory() ? join(dirOrFile, TOKENIZER_FILE) : dirOrFile;
-  if (!existsSync(file)) throw new InputError(`no ${TOKENIZER_FILE} here`, { file });
+function readTokenizerJson(file: string): unknown {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (e) {
     throw new InputError(`not valid JSON: ${e instanceof Error ? e.message : String(e)}`, { file });
   }
-  return tokenizerFromJSON(json, file);
+  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new InputError('expected a tokenizer.json object', { file });
+  return json;
 }
 
 /** tokenizer_config.json for Hugging Face readers (transformers, tokenizers.js). */
@@ -80,6 +100,11 @@ export function saveTokenizer(tok: Tokenizer, dir: string): string {
     writeAtomic(file, JSON.stringify(files.tokenizer));
     writeAtomic(join(dir, TOKENIZER_CONFIG_FILE), JSON.stringify(files.tokenizerConfig, null, 2) + '\n');
     if (files.generationConfig) writeAtomic(join(dir, 'generation_config.json'), JSON.stringify(files.generationConfig, null, 2) + '\n');
+    // chat_template.jinja (and named ones): transformers >= 4.43 keeps the template there, not in tokenizer_config.json.
+    for (const [rel, text] of Object.entries(files.templates ?? {})) {
+      mkdirSync(dirname(join(dir, rel)), { recursive: true });
+      writeAtomic(join(dir, rel), text);
+    }
     return file;
   }
   writeAtomic(file, JSON.stringify(tok.toJSON()));

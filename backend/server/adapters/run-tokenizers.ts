@@ -1,5 +1,7 @@
 // The tokenizer of a run, for re-tokenising edited expert responses and for showing per-token
-// text: the newest checkpoint's tokenizer.json, else a tokenizer.json beside the buffer file.
+// text: the newest checkpoint's tokenizer, else a tokenizer.json beside the buffer file, each
+// loaded as every other reader loads it (loadTokenizer: an imported model's through
+// @huggingface/tokenizers with its tokenizer_config.json and chat template).
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ExperienceStore } from '../../buffer/storage/types.js';

@@ -8,6 +8,7 @@ import type { BufferPort, ListQuery } from '../ports.js';
 import type { SynthesizedTask, TaskStats } from '../../core/protocol.js';
 import { isSynthesized } from '../../buffer/pipeline/task/synthesize.js';
 import { TaskStatsIndex } from './task-stats.js';
+import { tokenPieces } from '../../model/tokenizer/pieces.js';
 
 const PREVIEW = 160;
 
@@ -83,8 +84,8 @@ export class StoreBuffer implements BufferPort {
     const e = await this.store.get(id);
     if (!e) return null;
     const tok = await this.tokenizers?.forRun(e.runId).catch(() => null);
-    // One decode per token: byte-level pieces that split a character show as U+FFFD.
-    return tok ? { ...e, responsePieces: e.responseTokens.map((t) => tok.decode([t])) } : e;
+    // Text per token; a character split across tokens shows on the token that completes it.
+    return tok ? { ...e, responsePieces: tokenPieces(tok, e.responseTokens) } : e;
   }
 
   group(groupId: string): Promise<Experience[]> {
