@@ -44,7 +44,7 @@ function parent(): void {
       got[label] = m;
       report({
         bench: 'vocab-memory', figure: `peak_heap_v${vocab}_${label}`, unit: 'MiB', value: m.heap_mib!,
-        peak_tensors_mib: m.peak_tensors_mib, held_before_step_mib: m.held_mib, max_rss_mib: m.max_rss_mib, step_s: m.step_s,
+        heap_after_first_step_mib: m.heap_after_first_step_mib, peak_tensors_mib: m.peak_tensors_mib, held_before_step_mib: m.held_mib, max_rss_mib: m.max_rss_mib, step_s: m.step_s,
         estimate_activations_mib: m.estimate_mib, auto_micro_batch: m.auto_micro, rows: ROWS, micro_batch: micro || ROWS,
         seq: `${PROMPT}+${RESPONSE}`, head_chunk_rows: m.chunk_rows,
       });
@@ -81,22 +81,27 @@ async function child(vocab: number, path: 'chunked' | 'unchunked', micro: number
     };
   });
   const held = tf.memory().numBytes;
-  const auto = new Trainer(model, makeObjective('mix', {}), { lr: 1e-4, padId: 0 }, reference).plan(ROWS, PROMPT + RESPONSE).micro;
+  // What the trainer would pick with micro_batch_size unset (plan() does not depend on the setting).
+  const auto = trainer.plan(ROWS, PROMPT + RESPONSE).micro;
   let peakTensors = 0;
   const times: number[] = [];
   const steps = Number(process.env.BENCH_STEPS ?? 2);
+  const heapSize = () => (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8?.length ?? NaN;
+  let firstHeap = NaN;
   for (let i = 0; i < 1 + steps; i++) {
     const t0 = performance.now();
     const prof = await tf.profile(async () => {
       await trainer.trainStep(exps, 0);
     });
     if (i > 0) times.push((performance.now() - t0) / 1000);
+    else firstHeap = heapSize();
     peakTensors = Math.max(peakTensors, prof.peakBytes);
   }
   const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8?.length ?? NaN;
   console.log(JSON.stringify({
     child: true,
     heap_mib: heap / 2 ** 20,
+    heap_after_first_step_mib: firstHeap / 2 ** 20,
     peak_tensors_mib: peakTensors / 2 ** 20,
     held_mib: held / 2 ** 20,
     max_rss_mib: process.resourceUsage().maxRSS / 1024,

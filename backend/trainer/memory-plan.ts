@@ -47,20 +47,31 @@ export interface MicroBatchPlan {
   refusal?: string;
 }
 
+/**
+ * Share of the free heap the activations may take. The wasm allocator's heap ran about twice the
+ * live tensors' peak in the vocab-memory bench (1,274 MiB of heap for a 593 MiB peak at V = 151,669:
+ * blocks of [V, D] gradients and optimiser buffers and [rows, V] head chunks fragment it), so half.
+ */
+export const HEAP_SHARE = 0.5;
+/**
+ * Copies of the trainable parameters a step holds beside the activations: the accumulated gradient,
+ * the tied table's two gradient parts and their sum, the clipped copy, AdamW's fresh buffers.
+ */
+export const TRAINABLE_COPIES = 4;
+
 const MiB = (b: number) => `${Math.round(b / 2 ** 20).toLocaleString('en-US')} MiB`;
 
 /**
  * The largest micro-batch of `batch` rows of `seqLen` tokens whose activations fit the heap.
- * `trainableBytes`: the parameters that get gradients (held across micro-batches, and again while
- * clipping); the chunked head's per-chunk arrays are a fixed cost.
+ * `trainableBytes`: the parameters that get gradients (TRAINABLE_COPIES of them are held); the
+ * chunked head's per-chunk arrays are a fixed cost.
  */
 export function planMicroBatch(c: ModelConfig, o: { batch: number; seqLen: number; trainableBytes: number; usedBytes?: number; limitBytes?: number }): MicroBatchPlan {
   const limit = o.limitBytes ?? heapLimitBytes();
   const used = o.usedBytes ?? tf.memory().numBytes;
   const perRow = activationBytesPerRow(c, o.seqLen);
   const chunk = headChunkRows(c.vocabSize) > 0 ? 5 * HEAD_CHUNK_BYTES : 0;
-  // 80% of what is left: the wasm allocator fragments, and tfjs keeps a few copies we do not count.
-  const budget = Number.isFinite(limit) ? 0.8 * (limit - used - 2 * o.trainableBytes - chunk) : Infinity;
+  const budget = Number.isFinite(limit) ? HEAP_SHARE * (limit - used - TRAINABLE_COPIES * o.trainableBytes - chunk) : Infinity;
   const fit = Number.isFinite(budget) ? Math.floor(budget / perRow) : o.batch;
   const plan: MicroBatchPlan = { micro: Math.max(1, Math.min(o.batch, fit)), batch: o.batch, seqLen: o.seqLen, perRowBytes: perRow, budgetBytes: budget, limitBytes: limit, usedBytes: used };
   if (fit < 1) {

@@ -9,7 +9,7 @@ import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
 import { makeObjective } from '../../backend/trainer/objectives.js';
-import { activationBytesPerRow, planMicroBatch } from '../../backend/trainer/memory-plan.js';
+import { activationBytesPerRow, HEAP_SHARE, planMicroBatch, TRAINABLE_COPIES } from '../../backend/trainer/memory-plan.js';
 import { checkStageFits } from '../../backend/coordinator/run-loop.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { setLogSink } from '../../backend/core/log.js';
@@ -46,7 +46,7 @@ test('planMicroBatch: the largest micro-batch in the heap left, capped at the ba
   const limit = 4 * 2 ** 30;
   const used = 2.5 * 2 ** 30;
   const p = planMicroBatch(qwen, { batch: 16, seqLen: 80, trainableBytes: 0, usedBytes: used, limitBytes: limit });
-  const budget = 0.8 * (limit - used - 5 * 32 * 2 ** 20);
+  const budget = HEAP_SHARE * (limit - used - 5 * 32 * 2 ** 20);
   assert.equal(p.micro, Math.min(16, Math.floor(budget / perRow)));
   assert.ok(p.micro >= 1 && p.micro < 16, `micro ${p.micro}`);
   assert.equal(p.refusal, undefined);
@@ -86,8 +86,8 @@ test('the trainer sizes its micro-batches from the heap, logs the choice, and th
     const trainer = new Trainer(model, makeObjective('grpo', { kl: null }), { lr: 1e-3, padId: 0 });
     const perRow = activationBytesPerRow(cfg, 40);
     const trainable = model.variables().reduce((a, v) => a + v.size * 4, 0);
-    const fixed = tf.memory().numBytes + 2 * trainable + 5 * 32 * 2 ** 20;
-    const limitMiB = (fixed + (3.5 * perRow) / 0.8) / 2 ** 20;
+    const fixed = tf.memory().numBytes + TRAINABLE_COPIES * trainable + 5 * 32 * 2 ** 20;
+    const limitMiB = (fixed + (3.5 * perRow) / HEAP_SHARE) / 2 ** 20;
     const m = await withEnv('RFT_HEAP_LIMIT_MIB', String(limitMiB), () => trainer.trainStep(exps, 0));
     assert.equal(m.micro_batch, 3);
     assert.ok(Number.isFinite(m.loss) && m.grad_norm > 0);
@@ -124,7 +124,7 @@ test('a stage whose rows cannot fit the heap one at a time is refused at its sta
   const trainer = new Trainer(model, makeObjective('grpo', { kl: null }), { lr: 1e-3, padId: 0 });
   try {
     assert.doesNotThrow(() => checkStageFits(config!, model, trainer, 16, true));
-    const tight = (tf.memory().numBytes + 2 * model.variables().reduce((a, v) => a + v.size * 4, 0) + 5 * 32 * 2 ** 20 + 0.5 * activationBytesPerRow(cfg, 65)) / 2 ** 20;
+    const tight = (tf.memory().numBytes + TRAINABLE_COPIES * model.variables().reduce((a, v) => a + v.size * 4, 0) + 5 * 32 * 2 ** 20 + 0.5 * activationBytesPerRow(cfg, 65)) / 2 ** 20;
     assert.throws(
       () => withEnv('RFT_HEAP_LIMIT_MIB', String(tight), () => checkStageFits(config!, model, trainer, 16, true)),
       /trainer\.batch_size 16: one row of 65 tokens needs about .*vocabulary 4,096.*trainer\.micro_batch_size 1 cannot fit.*explorer\.sampling\.max_new_tokens/,
