@@ -111,6 +111,8 @@ for (const ops of ['native', 'tfjs'] as const) {
     }
   };
   test(`${ops}: full fine-tuning, tied head, temperature 0.7, with entropy`, { skip }, env(() => compare('tied', () => new Transformer(makeConfig(base), 1), { temperature: 0.7, withEntropy: true, train: true })));
+  // Without entropy the native path runs in place (one reused logits buffer); with it, chunk by chunk in tfjs.
+  test(`${ops}: full fine-tuning, tied head, temperature 0.7, log-probs only`, { skip }, env(() => compare('tied lp', () => new Transformer(makeConfig(base), 1), { temperature: 0.7, train: true })));
   test(`${ops}: full fine-tuning, untied head, log-probs only`, { skip }, env(() => compare('untied', () => new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 2), {})));
   test(`${ops}: full fine-tuning, untied head, temperature 1.3, with entropy`, { skip }, env(() => compare('untied entropy', () => new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 2), { temperature: 1.3, withEntropy: true })));
   test(`${ops}: LoRA (frozen tied head in the heap), with entropy`, { skip }, env(() => compare('lora tied', () => withLora(new Transformer(makeConfig(base), 3)), { withEntropy: true, temperature: 0.9 })));
@@ -121,12 +123,15 @@ const extSkip = externalWeightsAvailable() ? false : 'weights outside the heap n
 test('LoRA with the head outside the wasm heap (tied table and untied lm_head), with and without entropy', { skip: extSkip }, async () => {
   await compare('external tied', () => withLora(new Transformer(makeConfig(base), 5, { external: true })), { withEntropy: true, temperature: 0.8 });
   await compare('external untied', () => withLora(new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 6, { external: true })), {});
+  await compare('external tied, log-probs only', () => withLora(new Transformer(makeConfig(base), 5, { external: true })), { temperature: 1.4 });
+  await compare('external untied, entropy', () => withLora(new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 6, { external: true })), { withEntropy: true });
   // The external head gives what the same weights in the heap give (the chunked path on both).
   const a = withLora(new Transformer(makeConfig(base), 5, { external: true }));
   const h = withLora(new Transformer(makeConfig(base), 5));
   const b = batch(8);
   try {
     assertParity(run(a, b, { chunkRows: CHUNK, withEntropy: true }), run(h, b, { chunkRows: CHUNK, withEntropy: true }), 'external vs heap');
+    assertParity(run(a, b, { chunkRows: CHUNK, temperature: 0.6 }), run(h, b, { chunkRows: CHUNK, temperature: 0.6 }), 'external vs heap, in place');
   } finally {
     tf.dispose(Object.values(b));
     a.dispose();
