@@ -48,9 +48,10 @@ export interface MicroBatchPlan {
 }
 
 /**
- * Share of the free heap the activations may take. The wasm allocator's heap ran about twice the
- * live tensors' peak in the vocab-memory bench (1,274 MiB of heap for a 593 MiB peak at V = 151,669:
- * blocks of [V, D] gradients and optimiser buffers and [rows, V] head chunks fragment it), so half.
+ * Share of the free heap the activations may take. The wasm heap grows past the live tensors: in
+ * the vocab-memory bench at V = 151,669 it reached 1.3x the live peak with the in-place head, and
+ * 2.1-2.3x when each head chunk allocated its own [rows, V] blocks (fragmentation; AdamW's fresh
+ * [V, D] buffers still add some), and the estimate below is rough; half leaves that margin.
  */
 export const HEAP_SHARE = 0.5;
 /**
