@@ -242,11 +242,12 @@ export class Trainer {
   private async criticStep(micro: Experience[], batch: TrainBatch, weight: number, patches?: tf.Tensor3D): Promise<void> {
     const critic = this.critic!;
     const { value, grads } = tf.variableGrads(() => {
-      const out = critic.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true, prefix: patches && critic.embedPatches(patches) });
+      // Hidden states only: the value head never needs the [B, T, V] logits.
+      const out = critic.hiddenStates(batch.ids, { attentionMask: batch.attentionMask, prefix: patches && critic.embedPatches(patches) });
       const L = batch.length;
       // Token positions follow the image prefix (P = 0 without one).
-      const P = out.hidden!.shape[1] - L;
-      const v = tf.slice(critic.values(out.hidden!), [0, P], [micro.length, L - 1]);
+      const P = out.hidden.shape[1] - L;
+      const v = tf.slice(critic.values(out.hidden), [0, P], [micro.length, L - 1]);
       const err = tf.mul(tf.square(tf.sub(v, batch.returns)), batch.actionMask);
       return tf.mul(tf.div(tf.sum(err), tf.maximum(tf.sum(batch.actionMask), 1)), weight) as tf.Scalar;
     }, critic.variables());
@@ -269,9 +270,9 @@ export class Trainer {
     try {
       patches = batchPatches(this.critic, exps);
       const v = tidy(() => {
-        const out = this.critic!.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true, prefix: patches && this.critic!.embedPatches(patches) });
-        const P = out.hidden!.shape[1] - batch.length;
-        return tf.slice(this.critic!.values(out.hidden!), [0, P], [exps.length, batch.length - 1]);
+        const out = this.critic!.hiddenStates(batch.ids, { attentionMask: batch.attentionMask, prefix: patches && this.critic!.embedPatches(patches) });
+        const P = out.hidden.shape[1] - batch.length;
+        return tf.slice(this.critic!.values(out.hidden), [0, P], [exps.length, batch.length - 1]);
       });
       const data = (await v.data()) as Float32Array;
       v.dispose();
