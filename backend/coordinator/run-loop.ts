@@ -16,6 +16,7 @@ import { LocalRolloutModel } from '../explorer/local-model.js';
 import type { RewardFn } from '../explorer/workflow.js';
 import { Trainer } from '../trainer/trainer.js';
 import { makeObjective } from '../trainer/objectives.js';
+import { describePlan } from '../trainer/memory-plan.js';
 import type { Objective } from '../trainer/objective.js';
 import { runTrainerLoop, type TrainerLoopResult } from '../trainer/worker.js';
 import type { ComponentState } from '../core/component-state.js';
@@ -85,6 +86,7 @@ export async function openStage(
   let batchSize: number;
   try {
     batchSize = await stageBatchSize(store, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
+    checkStageFits(cfg, model, trainer, batchSize, explores);
   } catch (e) {
     trainer.dispose();
     ref?.dispose();
@@ -103,6 +105,22 @@ export async function openStage(
       critic?.dispose();
     },
   };
+}
+
+/**
+ * Refuses at the start a stage whose rows cannot fit the wasm heap even one at a time (instead of a
+ * heap abort at its first step), and logs the micro-batch the trainer will start with. The length
+ * checked is the shortest the stage asks for: one prompt token plus explorer.sampling.max_new_tokens
+ * where it explores; each step checks its own batch again (Trainer.microBatch).
+ */
+export function checkStageFits(cfg: RunConfig, model: Transformer, trainer: Trainer, batch: number, explores: boolean): void {
+  const seqLen = Math.min(model.config.maxSeqLen, explores ? cfg.explorer.sampling.max_new_tokens + 1 : 2);
+  const plan = trainer.plan(batch, seqLen);
+  if (plan.refusal) throw new Error(`trainer.batch_size ${batch}: ${plan.refusal}`);
+  const explicit = cfg.trainer.micro_batch_size;
+  if (explicit === undefined) log.info(`trainer: at ${seqLen} tokens a row, ${describePlan(model.config, plan)}`);
+  else if ((explicit || batch) > plan.micro)
+    log.warn(`trainer.micro_batch_size ${explicit} (${explicit ? explicit : 'the whole batch of ' + batch} rows): at ${seqLen} tokens a row the estimate fits ${plan.micro} in the wasm heap; unset micro_batch_size to let the trainer size it (${describePlan(model.config, plan)})`);
 }
 
 /** How a stage's experiences reach its trainer and its weights leave it (the placement's part of the step loop). */

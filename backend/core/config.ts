@@ -203,7 +203,8 @@ export const RunConfigSchema = z
     trainer: z
       .object({
         batch_size: z.number().int().positive().default(64),
-        micro_batch_size: z.number().int().min(0).default(0),
+        /** Rows per micro-batch (gradients accumulate over the batch); 0 = the whole batch at once. Unset: the trainer sizes it from the model and the wasm heap, and logs its choice. */
+        micro_batch_size: z.number().int().min(0).optional(),
         lr: z.number().positive().default(1e-3),
         warmup_steps: z.number().int().min(0).default(0),
         /** Decay over each stage's progress: its steps done, or its wall-clock budget used (whichever is further). */

@@ -84,7 +84,7 @@ function ext(): NonNullable<ReturnType<typeof nativeAddon>>['sgemmExt'] & {} {
 }
 
 /** C [M, N] (new heap tensor) = a [M, K] @ W^T (transW) or a [M, K] @ W, with W external. */
-function productWithExternal(a: tf.Tensor2D, w: ExternalWeight, transW: boolean): tf.Tensor2D {
+export function productWithExternal(a: tf.Tensor2D, w: ExternalWeight, transW: boolean): tf.Tensor2D {
   const [M, K] = a.shape;
   const N = transW ? w.rows : w.cols;
   if (K !== (transW ? w.cols : w.rows)) throw new Error(`external weight '${w.name}' [${w.rows}, ${w.cols}] does not fit an input of ${K} features`);

@@ -81,6 +81,22 @@ export function targetLogprobNative(logits: tf.Tensor2D, targets: tf.Tensor1D): 
   return f(logits) as tf.Tensor1D;
 }
 
+/** Forward of targetLogprobNative without a tape node: log softmax(logits)[r, t_r], [N] (the chunked head's pieces). */
+export function targetLogprobRows(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor1D {
+  const [N, V] = logits.shape;
+  const out = outputTensor([N]);
+  run(OP.LOGP_F, [logits, targets, out], N, V);
+  return out as tf.Tensor1D;
+}
+
+/** Its gradient: dy[r] * (onehot(t_r) - softmax(logits[r])), [N, V]. */
+export function targetLogprobRowsGrad(logits: tf.Tensor2D, targets: tf.Tensor1D, dy: tf.Tensor1D): tf.Tensor2D {
+  const [N, V] = logits.shape;
+  const dl = outputTensor([N, V]);
+  run(OP.LOGP_B, [logits, targets, dy, dl], N, V);
+  return dl as tf.Tensor2D;
+}
+
 /** Rows of table [V, D] at int32 ids [N]: [N, D]; the gradient scatter-adds into the table's rows. */
 export function embedNative(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
   const [V, D] = table.shape;

@@ -302,6 +302,44 @@ export class Transformer {
    * The caller owns the returned tensors (use inside tf.tidy).
    */
   forward(ids: tf.Tensor2D, opts: ForwardOptions = {}): ForwardResult {
+    const { hidden, cache } = this.hiddenStates(ids, opts);
+    const out: ForwardResult = { logits: this.logits(hidden) };
+    if (opts.returnHidden) out.hidden = hidden;
+    if (cache) out.cache = cache;
+    return out;
+  }
+
+  /** Logits of final hidden states [..., D] -> [..., V]: the tied table or lm_head, wherever it lies. */
+  logits(hidden: tf.Tensor): tf.Tensor3D {
+    const c = this.config;
+    const lead = hidden.shape.slice(0, -1);
+    const table = this.external.get('model.embed_tokens.weight');
+    return (
+      c.tieEmbeddings
+        ? table
+          ? externalLinear(hidden, table) // the table is stored [vocab, dModel]: x @ table^T as for any external weight
+          : tf.reshape<tf.Rank>(linear2dT(tf.reshape(hidden, [-1, c.dModel]) as tf.Tensor2D, this.p('model.embed_tokens.weight') as tf.Tensor2D) as tf.Tensor, [...lead, c.vocabSize])
+        : this.linearOf(hidden, 'lm_head.weight')
+    ) as tf.Tensor3D;
+  }
+
+  /**
+   * The output projection as the chunked log-prob op reads it (logprobs.ts): an in-heap tensor
+   * ([V, D] for the tied table, [D, V] for lm_head) or a frozen matrix outside the heap ([V, D]).
+   */
+  headWeight(): { heap: tf.Tensor2D; vocabFirst: boolean } | { external: ExternalWeight } {
+    const name = this.config.tieEmbeddings ? 'model.embed_tokens.weight' : 'lm_head.weight';
+    const ext = this.external.get(name);
+    if (ext) return { external: ext };
+    return { heap: this.p(name) as tf.Tensor2D, vocabFirst: this.config.tieEmbeddings };
+  }
+
+  /**
+   * The decoder without its head: final hidden states [B, P + T, D] (after the final norm), and the
+   * cache when asked. Log-probs run the head from here in chunks of positions (logprobs.ts), so a
+   * batch's [B, T, V] logits never exist at once.
+   */
+  hiddenStates(ids: tf.Tensor2D, opts: ForwardOptions = {}): { hidden: tf.Tensor3D; cache?: KVCache } {
     const c = this.config;
     const [B, Tt] = ids.shape;
     const hd = headDim(c);
@@ -374,17 +412,7 @@ export class Transformer {
       x = tf.add(x, this.proj(swiglu(gate, up), `${p}.mlp.down_proj`, train)) as tf.Tensor3D;
     }
     const hidden = rmsNorm(x, this.p('model.norm.weight') as tf.Tensor1D, c.rmsEps) as tf.Tensor3D;
-    const logits = (
-      this.config.tieEmbeddings
-        ? table
-          ? externalLinear(hidden, table) // the table is stored [vocab, dModel]: x @ table^T as for any external weight
-          : tf.reshape(linear2dT(tf.reshape(hidden, [-1, c.dModel]) as tf.Tensor2D, this.p('model.embed_tokens.weight') as tf.Tensor2D), [B, T, c.vocabSize])
-        : this.linearOf(hidden, 'lm_head.weight')
-    ) as tf.Tensor3D;
-    const out: ForwardResult = { logits };
-    if (opts.returnHidden) out.hidden = hidden;
-    if (opts.returnCache) out.cache = { layers: newLayers, length: Tk, keyMask };
-    return out;
+    return opts.returnCache ? { hidden, cache: { layers: newLayers, length: Tk, keyMask } } : { hidden };
   }
 
   /** Scalar value per position from final hidden states [B, T, D] -> [B, T]. */

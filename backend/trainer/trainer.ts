@@ -11,6 +11,7 @@ import type { Objective } from './objective.js';
 import { batchPatches } from './images.js';
 import { screenBatch } from '../core/sequence-check.js';
 import { logger } from '../core/log.js';
+import { describePlan, planMicroBatch, type MicroBatchPlan } from './memory-plan.js';
 
 const log = logger('trainer');
 
@@ -22,7 +23,10 @@ export interface TrainerOptions {
   minLrRatio?: number;
   weightDecay?: number;
   gradClip?: number;
-  /** Rows per micro-batch; gradients are accumulated over the batch. 0 = whole batch. */
+  /**
+   * Rows per micro-batch; gradients are accumulated over the batch. 0 = whole batch. Unset: sized
+   * each step from the model, the batch's sequence length and the wasm heap left (memory-plan.ts).
+   */
   microBatchSize?: number;
   /** Sampling temperature the explorer used: log-probs are recomputed at the same temperature. */
   temperature?: number;
@@ -49,6 +53,8 @@ export class Trainer {
   private readonly opt: AdamW;
   private readonly criticOpt?: AdamW;
   step = 0;
+  /** The last logged automatic choice (logged again when it changes). */
+  private lastPlan?: string;
 
   constructor(
     readonly actor: Transformer,
@@ -84,7 +90,7 @@ export class Trainer {
       return { step: this.step, loss: 0, grad_norm: 0, lr: 0, tokens: 0, tokens_per_s: 0, staleness: 0, time_grad_s: 0, time_optim_s: 0, time_total_s: total, expert_rows: 0, skipped_experiences: skipped.length };
     }
     const B = exps.length;
-    const mb0 = this.opts.microBatchSize && this.opts.microBatchSize > 0 ? this.opts.microBatchSize : B;
+    const mb0 = this.microBatch(exps);
     // A (chosen, rejected) pair never straddles two micro-batches.
     const mb = this.objective.pairedRows && mb0 % 2 === 1 ? mb0 + 1 : mb0;
     const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay, minRatio: this.opts.minLrRatio, progress });
@@ -171,6 +177,7 @@ export class Trainer {
       lr,
       tokens,
       tokens_per_s: tokens / total,
+      micro_batch: mb,
       staleness: usual.length ? usual.reduce((a, e) => a + (modelVersion - e.modelVersion), 0) / usual.length : 0,
       time_grad_s: tGrad,
       time_optim_s: tOpt,
@@ -181,6 +188,28 @@ export class Trainer {
     };
   }
 
+  /**
+   * Rows per micro-batch for these experiences: the config's micro_batch_size when it is set (0 =
+   * the whole batch), else the largest that fits the heap at this batch's sequence length.
+   */
+  microBatch(exps: Experience[]): number {
+    const B = exps.length;
+    const explicit = this.opts.microBatchSize;
+    if (explicit !== undefined) return explicit > 0 ? explicit : B;
+    const plan = this.plan(B, Math.max(...exps.map((e) => e.promptTokens.length + e.responseTokens.length)));
+    if (plan.refusal) throw new Error(`trainer: ${plan.refusal}`);
+    const line = describePlan(this.actor.config, plan);
+    if (plan.micro < B && line !== this.lastPlan) log.info(line);
+    this.lastPlan = line;
+    return plan.micro;
+  }
+
+  /** The heap plan for `batch` rows of `seqLen` tokens (trainable parameters: their gradients are held across micro-batches). */
+  plan(batch: number, seqLen: number): MicroBatchPlan {
+    const trainable = this.actor.variables().reduce((a, v) => a + v.size * 4, 0) + (this.critic?.variables().reduce((a, v) => a + v.size * 4, 0) ?? 0);
+    return planMicroBatch(this.actor.config, { batch, seqLen, trainableBytes: trainable });
+  }
+
   /** Log-probs of the batch's tokens under `model`, outside any gradient tape: [B, L-1]. */
   private logprobsNoGrad(model: Transformer, batch: TrainBatch, patches?: tf.Tensor3D): tf.Tensor2D {
     return tidy(() => tokenLogprobs(model, batch.ids, { attentionMask: batch.attentionMask, temperature: this.opts.temperature, prefix: patches && model.embedPatches(patches) }).logprobs);
@@ -188,6 +217,13 @@ export class Trainer {
 
   /** Per-response-token log-probs under the current actor (e.g. to fill expert rows' behaviour log-probs). */
   async responseLogprobs(exps: Experience[], model: Transformer = this.actor): Promise<number[][]> {
+    // In micro-batches as training runs them: a whole batch's activations need not fit the heap.
+    const mb = exps.length > 1 ? this.microBatch(exps) : 1;
+    if (mb < exps.length) {
+      const out: number[][] = [];
+      for (let s = 0; s < exps.length; s += mb) out.push(...(await this.responseLogprobs(exps.slice(s, s + mb), model)));
+      return out;
+    }
     const batch = buildBatch(exps, this.opts.padId);
     let patches: tf.Tensor3D | undefined;
     try {
@@ -206,11 +242,12 @@ export class Trainer {
   private async criticStep(micro: Experience[], batch: TrainBatch, weight: number, patches?: tf.Tensor3D): Promise<void> {
     const critic = this.critic!;
     const { value, grads } = tf.variableGrads(() => {
-      const out = critic.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true, prefix: patches && critic.embedPatches(patches) });
+      // Hidden states only: the value head never needs the [B, T, V] logits.
+      const out = critic.hiddenStates(batch.ids, { attentionMask: batch.attentionMask, prefix: patches && critic.embedPatches(patches) });
       const L = batch.length;
       // Token positions follow the image prefix (P = 0 without one).
-      const P = out.hidden!.shape[1] - L;
-      const v = tf.slice(critic.values(out.hidden!), [0, P], [micro.length, L - 1]);
+      const P = out.hidden.shape[1] - L;
+      const v = tf.slice(critic.values(out.hidden), [0, P], [micro.length, L - 1]);
       const err = tf.mul(tf.square(tf.sub(v, batch.returns)), batch.actionMask);
       return tf.mul(tf.div(tf.sum(err), tf.maximum(tf.sum(batch.actionMask), 1)), weight) as tf.Scalar;
     }, critic.variables());
@@ -222,14 +259,20 @@ export class Trainer {
   /** Values of every response position under the critic, per experience (for GAE). */
   async values(exps: Experience[]): Promise<number[][]> {
     if (!this.critic) throw new Error('no critic');
+    const mb = exps.length > 1 ? this.microBatch(exps) : 1;
+    if (mb < exps.length) {
+      const out: number[][] = [];
+      for (let s = 0; s < exps.length; s += mb) out.push(...(await this.values(exps.slice(s, s + mb))));
+      return out;
+    }
     const batch = buildBatch(exps, this.opts.padId);
     let patches: tf.Tensor3D | undefined;
     try {
       patches = batchPatches(this.critic, exps);
       const v = tidy(() => {
-        const out = this.critic!.forward(batch.ids, { attentionMask: batch.attentionMask, returnHidden: true, prefix: patches && this.critic!.embedPatches(patches) });
-        const P = out.hidden!.shape[1] - batch.length;
-        return tf.slice(this.critic!.values(out.hidden!), [0, P], [exps.length, batch.length - 1]);
+        const out = this.critic!.hiddenStates(batch.ids, { attentionMask: batch.attentionMask, prefix: patches && this.critic!.embedPatches(patches) });
+        const P = out.hidden.shape[1] - batch.length;
+        return tf.slice(this.critic!.values(out.hidden), [0, P], [exps.length, batch.length - 1]);
       });
       const data = (await v.data()) as Float32Array;
       v.dispose();

@@ -24,6 +24,8 @@ export interface HfModelSpec {
   /** Number of shard files (1: a single model.safetensors). */
   shards?: number;
   seed?: number;
+  /** vocab_size when it is not the tokenizer's padded default (151,669: the Qwen tokenizer's own size). */
+  vocab?: number;
   /** Extra config.json fields (e.g. a refused one). */
   extra?: Record<string, unknown>;
 }
@@ -40,7 +42,7 @@ export function makeHfModel(dir: string, s: HfModelSpec): string {
   mkdirSync(dir, { recursive: true });
   const rng = new Rng(s.seed ?? 1);
   const hd = s.headDim ?? s.hidden / s.heads;
-  const V = VOCAB[s.tokenizer];
+  const V = s.vocab ?? VOCAB[s.tokenizer];
   const modelType = { LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3', MistralForCausalLM: 'mistral' }[s.architecture];
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   const rand = (shape: number[], std: number, mean = 0) => {

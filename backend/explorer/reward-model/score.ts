@@ -39,8 +39,9 @@ export function disposeBatch(b: ScoreBatch): void {
 
 /** Scores [B] as a tensor (differentiable; call inside tidy / variableGrads). */
 export function scoreTensor(model: Transformer, b: ScoreBatch): tf.Tensor1D {
-  const out = model.forward(b.ids, { attentionMask: b.mask, returnHidden: true });
-  return tf.sum(tf.mul(model.values(out.hidden!), b.last), 1) as tf.Tensor1D;
+  // Hidden states only: a score needs the value head, not the [B, T, V] logits.
+  const { hidden } = model.hiddenStates(b.ids, { attentionMask: b.mask });
+  return tf.sum(tf.mul(model.values(hidden), b.last), 1) as tf.Tensor1D;
 }
 
 export async function scoreSequences(model: Transformer, seqs: number[][], padId: number, batch = 16): Promise<number[]> {
