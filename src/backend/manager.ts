@@ -45,7 +45,11 @@ export async function createBackend(d: ManagerDeps): Promise<BackendClient | und
       args,
       cwd: workspace ?? d.extensionPath,
       // Runs started by a backend of a trusted workspace may load its workflow.file (workspace code).
-      env: { RFT_LOG_LEVEL: cfg.get<string>('logLevel') ?? 'info', ...(vscode.workspace.isTrusted ? { RFT_TRUST_WORKSPACE_CODE: '1' } : {}) },
+      env: {
+        RFT_LOG_LEVEL: cfg.get<string>('logLevel') ?? 'info',
+        ...engineEnv(cfg.get<string>('engine')),
+        ...(vscode.workspace.isTrusted ? { RFT_TRUST_WORKSPACE_CODE: '1' } : {}),
+      },
       onStderr: (l) => l.trim() && d.output.error(`[backend stderr] ${l}`),
     });
   }
@@ -67,4 +71,14 @@ export async function createBackend(d: ManagerDeps): Promise<BackendClient | und
     else d.output[l.level](line);
   });
   return client;
+}
+
+/**
+ * rftStudio.engine as the backend's environment: every run, rollout process and model command it
+ * starts inherits RFT_BACKEND. `auto` leaves the user's own RFT_BACKEND (or the engine's default order).
+ */
+export function engineEnv(setting: string | undefined): Record<string, string> {
+  if (setting === 'webgpu') return { RFT_BACKEND: 'webgpu' };
+  if (setting === 'cpu') return { RFT_BACKEND: 'wasm' };
+  return {};
 }

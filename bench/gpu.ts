@@ -1,0 +1,100 @@
+// `npm run bench -- gpu [--swiftshader]`: a training step (loss, backward, AdamW) and KV-cache sampling
+// of 16 sequences on the webgpu engine (Dawn), at issue 27's shapes (vocabulary 512), beside the same
+// model in PyTorch CUDA (bench/torch_cuda.py, f32 and bf16 autocast, the faster counts) where Python
+// has CUDA torch. Without a real GPU adapter it says so and exits 0; `--swiftshader` runs one tiny
+// shape on SwiftShader to check the path (its figures measure a CPU emulation, not a GPU).
+import { fileURLToPath } from 'node:url';
+import { initEngine, tf } from '../backend/model/engine.js';
+import { probeGpuAdapter, adapterName } from '../backend/model/webgpu.js';
+import { countParams, presetConfig, type ModelConfig } from '../backend/model/config.js';
+import { Transformer } from '../backend/model/transformer.js';
+import { lmLoss } from '../backend/model/logprobs.js';
+import { AdamW } from '../backend/model/optim.js';
+import { generate } from '../backend/model/generate.js';
+import { Rng } from '../backend/core/rng.js';
+import { SPECIAL_TOKENS, type SpecialTokenName, type Tokenizer } from '../backend/model/tokenizer/types.js';
+import { median, report } from './report.js';
+import { runTorch } from './torch.js';
+
+const VOCAB = 512;
+const swiftshader = process.argv.includes('--swiftshader');
+const REPS = Number(process.env.BENCH_REPS ?? (swiftshader ? 2 : 5));
+const WARMUP = swiftshader ? 1 : 2;
+const SHAPES = swiftshader
+  ? [{ name: '0.4m', preset: 'tiny-0.4m', batch: 2, seq: 32 }]
+  : [
+      { name: '3m', preset: 'small-3m', batch: 16, seq: 128 },
+      { name: '3m', preset: 'small-3m', batch: 64, seq: 256 },
+      { name: '100m', preset: 'large-100m', batch: 8, seq: 256 },
+    ];
+const GEN = swiftshader ? { batch: 2, promptLen: 8, newTokens: 8 } : { batch: 16, promptLen: 16, newTokens: 64 };
+
+const idsOnly: Tokenizer = {
+  kind: 'char', vocabSize: VOCAB, padId: 0, bosId: 1, eosId: 2,
+  specialId: (n: SpecialTokenName) => Object.keys(SPECIAL_TOKENS).indexOf(n),
+  encode: () => [], decode: () => '', toJSON: () => ({}),
+};
+
+async function trainTokensPerSecond(cfg: ModelConfig, B: number, T: number): Promise<number> {
+  const m = new Transformer(cfg, 1);
+  const opt = new AdamW(m.variables(), { lr: 1e-3 });
+  const rng = new Rng(1);
+  const ids = tf.tensor2d(Int32Array.from({ length: B * (T + 1) }, () => rng.int(8, VOCAB)), [B, T + 1], 'int32');
+  const mask = tf.ones([B, T]) as tf.Tensor2D;
+  const times: number[] = [];
+  for (let i = 0; i < WARMUP + REPS; i++) {
+    const t0 = performance.now();
+    const { value, grads } = tf.variableGrads(() => lmLoss(m, ids, mask));
+    opt.step(grads);
+    await value.data(); // drains the queue: the step's GPU work is done
+    tf.dispose([value, ...Object.values(grads)]);
+    if (i >= WARMUP) times.push(performance.now() - t0);
+  }
+  tf.dispose([ids, mask]);
+  opt.dispose();
+  m.dispose();
+  return (B * T) / (median(times) / 1000);
+}
+
+async function genTokensPerSecond(cfg: ModelConfig): Promise<number> {
+  const m = new Transformer(cfg, 2);
+  const rng = new Rng(2);
+  const times: number[] = [];
+  for (let i = 0; i < WARMUP + REPS; i++) {
+    const prompts = Array.from({ length: GEN.batch }, () => Array.from({ length: GEN.promptLen }, () => rng.int(8, VOCAB)));
+    const t0 = performance.now();
+    await generate(m, idsOnly, prompts, { maxNewTokens: GEN.newTokens, stopTokens: [], seed: i });
+    if (i >= WARMUP) times.push(performance.now() - t0);
+  }
+  m.dispose();
+  return (GEN.batch * GEN.newTokens) / (median(times) / 1000);
+}
+
+if (swiftshader) process.env.RFT_WEBGPU_SWIFTSHADER = '1';
+const { adapter, why } = await probeGpuAdapter();
+if (!adapter || (adapter.fallback && !swiftshader)) {
+  const reason = adapter ? `the only adapter is ${adapterName(adapter)}` : why;
+  console.log(JSON.stringify({ bench: 'gpu', skipped: `no GPU adapter: ${reason}; nothing measured (npm run bench -- gpu --swiftshader checks the path on SwiftShader)` }));
+  process.exit(0);
+}
+const engine = await initEngine({ backend: 'webgpu' });
+const device = engine.adapter!.name;
+const torchScript = fileURLToPath(new URL('./torch_cuda.py', import.meta.url));
+for (const s of SHAPES) {
+  const cfg = presetConfig(s.preset, VOCAB);
+  const torch = swiftshader ? { result: null, why: 'not compared on SwiftShader' } : runTorch<Record<string, number | string>>(torchScript, {
+    model: cfg, batch: s.batch, seq: s.seq, genBatch: GEN.batch, promptLen: GEN.promptLen, newTokens: GEN.newTokens, reps: REPS, warmup: WARMUP,
+  });
+  const t = torch.result && !('skipped' in torch.result) ? (torch.result as Record<string, number>) : null;
+  if (!t) console.error(`baseline unavailable: ${torch.why ?? (torch.result as { skipped?: string } | null)?.skipped}`);
+  const common = { backend: 'webgpu', device, torch_device: t ? (torch.result as Record<string, string>).device : null, params: countParams(cfg) };
+  report({
+    bench: 'gpu', figure: `train_step_${s.name}_${s.batch}x${s.seq}`, unit: 'tok/s', value: await trainTokensPerSecond(cfg, s.batch, s.seq),
+    baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.train_f32!, t.train_bf16!) : null, ...common,
+  });
+  report({
+    bench: 'gpu', figure: `sample_kv_${s.name}_${GEN.batch}seq`, unit: 'tok/s', value: await genTokensPerSecond(cfg),
+    baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null, ...common,
+  });
+}
+process.exit(0);
