@@ -10,6 +10,7 @@ import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { accuracyBySteps, checkpointItems, evalResultLine, type CheckpointItem } from './checkpoint-picks.js';
 import { pickTemplateModel } from '../models/model-pick.js';
 import { modelLines } from '../models/model-card.js';
+import { unusedUri } from './unused-name.js';
 
 export const CONFIG_GLOB = '**/*.rft.{yaml,yml}';
 
@@ -25,7 +26,7 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   const model = await pickTemplateModel(s, folder.uri.fsPath);
   if (!model) return undefined;
   const { ts, files } = await templateFiles();
-  const uri = vscode.Uri.joinPath(folder.uri, 'train.rft.yaml');
+  const uri = await unusedUri(folder.uri, 'train.rft.yaml');
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files)));
   await vscode.window.showTextDocument(uri);
   // Opened for review (steps, the files and field names it picked up), not started unseen.

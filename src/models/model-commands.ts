@@ -14,6 +14,7 @@ import { configNameFor, formatParams, modelLines } from './model-card.js';
 import { exportFolderName, exportFormats, type ExportFormat } from './export-formats.js';
 import { confirmExportTarget } from './export-confirm.js';
 import { configPath, pickLora } from './model-pick.js';
+import { unusedUri } from '../commands/unused-name.js';
 
 /** Fired after the list of imported models changed (the Models view refreshes). */
 export const modelsChanged = new vscode.EventEmitter<void>();
@@ -93,7 +94,7 @@ export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.
   if (lora === undefined) return undefined;
   const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 1);
   const ts = tasksets[0] ? vscode.workspace.asRelativePath(tasksets[0]) : 'tasksets/math.jsonl';
-  const uri = vscode.Uri.joinPath(folder.uri, configNameFor(m.name));
+  const uri = await unusedUri(folder.uri, configNameFor(m.name));
   const text = configTemplate(ts, undefined, modelLines({ checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora }));
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
   await vscode.window.showTextDocument(uri);

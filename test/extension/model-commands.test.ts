@@ -148,6 +148,21 @@ test('Start Training… -> template: the model pick offers the built-in sizes an
   assert.equal(card!.rows.Training, 'LoRA rank 8 (train.rft.yaml)');
 });
 
+test('Create a config from the template never overwrites: an edited train.rft.yaml stays, the new config is train-2.rft.yaml', async () => {
+  const file = join(ws, 'train.rft.yaml');
+  const edited = readFileSync(file, 'utf8') + '# the user\'s own edits\n';
+  writeFileSync(file, edited);
+  vscode.answers.quickPick.push(pickLabel(/Create a config from the template/));
+  vscode.answers.quickPick.push(pickLabel('acme/tiny-qwen2'));
+  vscode.answers.quickPick.push(pickLabel(/^LoRA/));
+  await vscode.commands.executeCommand('rftStudio.startTraining');
+  assert.equal(readFileSync(file, 'utf8'), edited, 'the edited config is untouched');
+  const second = join(ws, 'train-2.rft.yaml');
+  assert.ok(existsSync(second), 'the new config has a new name');
+  assert.deepEqual((parse(readFileSync(second, 'utf8')) as { model: unknown }).model, { checkpoint: snapshot, lora: { rank: 8, alpha: 16 } });
+  rmSync(second);
+});
+
 test('the card\'s Start Training (full fine-tuning) writes its own config and starts a real run from the imported model; Reveal; Remove', async () => {
   vscode.answers.quickPick.push(pickLabel('Full fine-tuning'));
   const node = { kind: 'model', model: (await api.services!.client.request('models/list', {}))[0]! };
