@@ -106,6 +106,25 @@ test('trainer lease (PostgreSQL store): a second trainer is refused naming the h
   }
 });
 
+test('rft trainer on a run whose lease is held: exit 1, the holder and the way out on stderr, the lease untouched', async (t) => {
+  const server = startPg();
+  if ('skip' in server) return t.skip(server.skip);
+  const url = pgSchemaUrl(server.url);
+  const holder = await PostgresStore.open(url);
+  try {
+    await holder.acquireTrainerLease('cli', { holder: 'trainer@elsewhere:4242-abc', host: 'elsewhere', pid: 4242 });
+    const root = join(import.meta.dirname, '..', '..');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), 'trainer', '--buffer', url, '--run', 'cli'], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /rft: run cli: another trainer holds it: trainer@elsewhere:4242-abc \(host elsewhere, pid 4242, epoch 1\) since .*--take-over/);
+    const lease = await holder.trainerLease('cli');
+    assert.deepEqual([lease?.epoch, lease?.holder, lease?.released], [1, 'trainer@elsewhere:4242-abc', false]);
+  } finally {
+    await holder.close();
+    server.stop();
+  }
+});
+
 test('a lease holder on this host whose process is gone is taken at once; a live one, or one elsewhere, is not', () => {
   const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
   const row = (host: string, pid: number): TrainerLeaseRow => ({ runId: 'r', epoch: 1, holder: 'x', host, pid, since: 0, renewedAt: 0, released: false });
