@@ -20,8 +20,22 @@ import type {
   FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
 } from './types.js';
 import { parseExperience } from './validate.js';
+import { DEFAULT_TRAINER_LEASE_TIMEOUT_MS, leaseFromRow, TrainerFencedError, TrainerLeaseHeldError, type AcquireTrainerLease, type TrainerLeaseRow } from './trainer-lease.js';
 
 const ph: Placeholder = (i) => `$${i}`;
+/** The database's clock in ms: lease times from every machine compare on one clock. */
+const DB_NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)`;
+/** The distributed run's trainer lease (trainer-lease.ts); IF NOT EXISTS: made by the first trainer. */
+const LEASE_DDL = `CREATE TABLE IF NOT EXISTS rft_trainer_lease (
+  run_id TEXT PRIMARY KEY,
+  epoch BIGINT NOT NULL,
+  holder TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  since DOUBLE PRECISION NOT NULL,
+  renewed_at DOUBLE PRECISION NOT NULL,
+  released INTEGER NOT NULL DEFAULT 0
+)`;
 type Row = Record<string, unknown>;
 /** Rows per INSERT statement (PostgreSQL allows 65535 parameters per statement). */
 const INSERT_CHUNK = 1000;
@@ -45,6 +59,8 @@ export class PostgresStore implements ExperienceStore {
   readonly location: string;
   private readonly pool: pg.Pool;
   private readonly schema: string;
+  /** Runs whose trainer lease this store holds, with its epoch: their writes are fenced (checkFence). */
+  private readonly fences = new Map<string, number>();
 
   private constructor(url: string, opts: PostgresOptions) {
     const p = parsePostgresUrl(url);
@@ -236,6 +252,8 @@ export class PostgresStore implements ExperienceStore {
           return { experiences: await this.getManyWith(async (sql, p) => (await c.query(sql, p)).rows as Row[], ids), replayed: true };
         }
       }
+      // Marking rows trained is the trainer's write: only with the run's current lease epoch.
+      if (o.consumer !== undefined) await this.checkFence(c, run, `batch of step ${o.step ?? 0}`);
       const params: unknown[] = [];
       const pickSql = pick(params);
       params.push(now);
@@ -424,6 +442,7 @@ export class PostgresStore implements ExperienceStore {
   async takePairs(o: { n: number; runId?: string; maxUses?: number }): Promise<PreferencePair[]> {
     checkN(o.n);
     return this.tx(async (c) => {
+      if (o.runId !== undefined) await this.checkFence(c, o.runId, 'pair uses');
       const rows = (
         await c.query(
           'SELECT * FROM pairs WHERE ($1::text IS NULL OR run_id = $1) AND ($2::int IS NULL OR use_count < $2) ORDER BY use_count, created_at, id LIMIT $3 FOR UPDATE',
@@ -437,10 +456,13 @@ export class PostgresStore implements ExperienceStore {
   }
 
   async addCheckpoint(c: CheckpointRecord): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO checkpoints (run_id, version, path, checksum, created_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (run_id, version) DO UPDATE SET path = excluded.path, checksum = excluded.checksum, created_at = excluded.created_at`,
-      [c.runId, c.version, c.path, c.checksum, c.createdAt],
+    // The record is an upsert: a trainer that lost its lease would overwrite the holder's version.
+    await this.fenced(c.runId, `checkpoint record v${c.version}`, (t) =>
+      t.query(
+        `INSERT INTO checkpoints (run_id, version, path, checksum, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (run_id, version) DO UPDATE SET path = excluded.path, checksum = excluded.checksum, created_at = excluded.created_at`,
+        [c.runId, c.version, c.path, c.checksum, c.createdAt],
+      ),
     );
   }
 
@@ -459,11 +481,87 @@ export class PostgresStore implements ExperienceStore {
   }
 
   async setState(runId: string, key: string, value: unknown): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO run_state (run_id, key, value, updated_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      [runId, key, JSON.stringify(value), Date.now()],
+    // The trainer's state (weights address, dist:done, selector, evaluations) is fenced like its checkpoints.
+    await this.fenced(runId, `run state '${key}'`, (c) =>
+      c.query(
+        `INSERT INTO run_state (run_id, key, value, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+        [runId, key, JSON.stringify(value), Date.now()],
+      ),
     );
+  }
+
+  /** One write: with this store's lease epoch compared in its transaction when it holds the run's lease, else as a plain statement. */
+  private async fenced<T>(runId: string, what: string, fn: (q: pg.Pool | pg.PoolClient) => Promise<T>): Promise<T> {
+    if (!this.fences.has(runId)) return fn(this.pool);
+    return this.tx(async (c) => {
+      await this.checkFence(c, runId, what);
+      return fn(c);
+    });
+  }
+
+  /**
+   * Takes the run's trainer lease with a new epoch, or throws TrainerLeaseHeldError naming the holder
+   * while it renews (within timeoutMs, the database's clock) and is not known to be gone, unless
+   * takeOver. From then on this store's writes for the run compare the epoch in their transaction.
+   */
+  async acquireTrainerLease(runId: string, o: AcquireTrainerLease): Promise<{ lease: TrainerLeaseRow; tookFrom: TrainerLeaseRow | null }> {
+    const timeoutMs = o.timeoutMs ?? DEFAULT_TRAINER_LEASE_TIMEOUT_MS;
+    const row = await this.tx(async (c) => {
+      // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: one at a time.
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-trainer-lease:${this.schema}`]);
+      await c.query(LEASE_DDL);
+      await c.query(`INSERT INTO rft_trainer_lease (run_id, epoch, holder, host, pid, since, renewed_at, released) VALUES ($1, 0, '', '', 0, 0, 0, 1) ON CONFLICT DO NOTHING`, [runId]);
+      const r = (await c.query(`SELECT *, ${DB_NOW_MS} AS now FROM rft_trainer_lease WHERE run_id = $1 FOR UPDATE`, [runId])).rows[0] as Record<string, unknown>;
+      const cur = leaseFromRow(r);
+      const now = Number(r.now);
+      const live = !cur.released && now - cur.renewedAt < timeoutMs;
+      if (live && !o.takeOver && !o.holderGone?.(cur)) throw new TrainerLeaseHeldError(cur, now, timeoutMs);
+      const next = await c.query(
+        `UPDATE rft_trainer_lease SET epoch = epoch + 1, holder = $2, host = $3, pid = $4, since = ${DB_NOW_MS}, renewed_at = ${DB_NOW_MS}, released = 0 WHERE run_id = $1 RETURNING *`,
+        [runId, o.holder, o.host, o.pid],
+      );
+      return { lease: leaseFromRow(next.rows[0] as Record<string, unknown>), tookFrom: live ? cur : null };
+    });
+    this.fences.set(runId, row.lease.epoch);
+    return row;
+  }
+
+  /** Renews the lease this store holds; TrainerFencedError when another trainer has taken it. */
+  async renewTrainerLease(runId: string, what = 'lease renewal'): Promise<void> {
+    const epoch = this.fences.get(runId);
+    if (epoch === undefined) throw new Error(`run ${runId}: this store holds no trainer lease to renew`);
+    const r = await this.pool.query(`UPDATE rft_trainer_lease SET renewed_at = ${DB_NOW_MS} WHERE run_id = $1 AND epoch = $2 AND released = 0`, [runId, epoch]);
+    if (!r.rowCount) throw new TrainerFencedError(runId, epoch, await this.trainerLease(runId), what);
+  }
+
+  /** Gives the lease back (a trainer that ends): the next trainer starts at once. A lease taken over stays the new holder's. */
+  async releaseTrainerLease(runId: string): Promise<void> {
+    const epoch = this.fences.get(runId);
+    if (epoch === undefined) return;
+    this.fences.delete(runId);
+    await this.pool.query(`UPDATE rft_trainer_lease SET released = 1, renewed_at = ${DB_NOW_MS} WHERE run_id = $1 AND epoch = $2`, [runId, epoch]);
+  }
+
+  /** The run's lease as the database has it (null: no trainer ever took one). */
+  async trainerLease(runId: string): Promise<TrainerLeaseRow | null> {
+    const exists = (await this.pool.query(`SELECT to_regclass('rft_trainer_lease') IS NOT NULL AS e`)).rows[0] as { e: boolean };
+    if (!exists.e) return null;
+    const r = (await this.pool.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1', [runId])).rows[0] as Record<string, unknown> | undefined;
+    return r ? leaseFromRow(r) : null;
+  }
+
+  /**
+   * In the write's transaction: the run's lease still has this store's epoch. FOR SHARE makes a
+   * takeover (FOR UPDATE) wait for this write to commit, so no write lands after a takeover.
+   * A store that holds no lease for the run (explorers, the coordinator, local tools) is not fenced.
+   */
+  private async checkFence(c: pg.PoolClient, runId: string, what: string): Promise<void> {
+    const mine = this.fences.get(runId);
+    if (mine === undefined) return;
+    const r = (await c.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1 FOR SHARE', [runId])).rows[0] as Record<string, unknown> | undefined;
+    const cur = r ? leaseFromRow(r) : null;
+    if (!cur || Number(cur.epoch) !== mine || cur.released) throw new TrainerFencedError(runId, mine, cur, what);
   }
 
   async close(): Promise<void> {

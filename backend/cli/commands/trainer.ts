@@ -4,17 +4,19 @@
 // writes metrics.jsonl, report.html and summary.json to --out (default WEIGHTS/RUN on this host).
 // --weights-tls-cert / --weights-tls-key: HTTPS (explorers pin the certificate or check it with a CA).
 // --weights DIR: this host's weights folder when it is not the one the coordinator recorded.
+// One trainer per run: a second one is refused while the first renews its lease (or for 120 s after it
+// stopped renewing); --take-over takes the lease anyway, and the other trainer stops at its next write.
 import { readFileSync } from 'node:fs';
 import { command, flagNumber, flagString } from '../command.js';
 import { distributedTrainer } from '../../coordinator/distributed/trainer.js';
 
-const usage = 'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR]';
+const usage = 'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR] [--take-over]';
 
 command({
   name: 'trainer',
   usage,
   summary: 'the trainer of a distributed run (serves its weights to the explorers over HTTP)',
-  booleanFlags: ['no-serve-weights'],
+  booleanFlags: ['no-serve-weights', 'take-over'],
   flags: ['buffer', 'run', 'weights-port', 'weights-host', 'out', 'weights', 'weights-tls-cert', 'weights-tls-key'],
   run: async (args) => {
     const url = flagString(args, 'buffer');
@@ -46,7 +48,7 @@ command({
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    const r = await distributedTrainer({ url, runId, signal: ac.signal, serveWeights, outDir: flagString(args, 'out'), weightsDir: flagString(args, 'weights') });
+    const r = await distributedTrainer({ url, runId, signal: ac.signal, serveWeights, outDir: flagString(args, 'out'), weightsDir: flagString(args, 'weights'), takeOver: Boolean(args.flags['take-over']) });
     console.log(JSON.stringify({ kind: 'trainer_result', ...r }));
     return r.done ? 0 : 1;
   },

@@ -3,6 +3,7 @@
 // sampler's recorded batches), trains, publishes every sync_interval steps a checkpoint to its
 // weights folder with its sha256 (served over HTTP from this host unless told not to), and NOTIFYs the explorers. Database faults are retried.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
@@ -10,6 +11,7 @@ import { initEngine } from '../../model/engine.js';
 import { saveCheckpoint } from '../../model/checkpoint.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { PostgresStore } from '../../buffer/storage/postgres.js';
+import { TrainerFencedError, type TrainerLeaseRow } from '../../buffer/storage/trainer-lease.js';
 import { makeSampler } from '../../buffer/sampler/index.js';
 import { JobQueue, workerId } from '../../buffer/queue/job-queue.js';
 import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
@@ -47,6 +49,21 @@ export interface TrainerOptions {
   weightsDir?: string;
   /** metrics.jsonl, report.html and summary.json (default: the run's folder next to its weights, WEIGHTS/RUN). */
   outDir?: string;
+  /** Take the run's trainer lease from a live holder (`--take-over`); that trainer stops at its next write. */
+  takeOver?: boolean;
+  /** A holder silent this long has lost the lease (default DEFAULT_TRAINER_LEASE_TIMEOUT_MS, 120 s). */
+  leaseTimeoutMs?: number;
+}
+
+/** A lease holder on this host whose process is gone (killed, crashed): its lease is taken at once. */
+export function holderGone(h: TrainerLeaseRow): boolean {
+  if (h.host !== hostname() || h.pid === process.pid) return false;
+  try {
+    process.kill(h.pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }
 
 export interface TrainerResult {
@@ -68,17 +85,45 @@ export interface TrainerResult {
 export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResult> {
   await initEngine();
   const t0 = Date.now();
-  const retry = { signal: o.signal };
+  // Aborted by the caller, or by a lease renewal that finds the run taken over (fenced below).
+  const ac = new AbortController();
+  if (o.signal?.aborted) ac.abort();
+  else o.signal?.addEventListener('abort', () => ac.abort(), { once: true });
+  const signal = ac.signal;
+  const retry = { signal };
   const raw = await withRetry(() => PostgresStore.open(o.url), retry);
   const store = reconnecting(raw, retry);
-  const q = await withRetry(() => JobQueue.open(o.url), retry);
+  const q = await withRetry(() => JobQueue.open(o.url), retry).catch(async (e: unknown) => {
+    await raw.close();
+    throw e;
+  });
   const id = workerId('trainer');
+  // One trainer per run: the lease's epoch fences every write of this store for the run, so a trainer
+  // that lost it (another took over) cannot overwrite a checkpoint record, publish or mark rows trained.
+  try {
+    const { lease, tookFrom } = await withRetry(() => raw.acquireTrainerLease(o.runId, { holder: id, host: hostname(), pid: process.pid, timeoutMs: o.leaseTimeoutMs, takeOver: o.takeOver, holderGone }), retry);
+    if (tookFrom) log.warn(`run ${o.runId}: took the trainer lease (epoch ${lease.epoch}) from ${tookFrom.holder} (host ${tookFrom.host}, pid ${tookFrom.pid}); it stops at its next write`);
+  } catch (e) {
+    await q.close();
+    await raw.close();
+    throw e;
+  }
+  let fenced: TrainerFencedError | null = null;
+  let renewing = true; // off once the trainer ends and releases the lease
   let state = 'starting';
   let detail = '';
   let version: number | null = null;
   let steps = 0;
   const beat = () => {
     const span = (Date.now() - t0) / 1000;
+    // The lease is renewed with the heartbeat; a lost connection is retried at the next beat.
+    if (renewing && !fenced)
+      void raw.renewTrainerLease(o.runId).catch((e: unknown) => {
+        if (!(e instanceof TrainerFencedError) || fenced || !renewing) return;
+        fenced = e;
+        log.error(e.message);
+        ac.abort();
+      });
     return q.heartbeat(o.runId, { id, role: 'trainer', state, detail, modelVersion: version, done: steps, throughput: span > 0 ? steps / span : 0, startedAt: t0 }).catch(() => undefined);
   };
   await beat(); // a worker shows up as soon as it joins
@@ -186,7 +231,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         const r = await trainStage({ cfg, stage, model, tok, evalTasks, reward, metrics, step: version!, stageStep }, parts, {
           sampler: feeding ?? inner,
           syncInterval: cfg.synchronizer.sync_interval,
-          signal: o.signal,
+          signal,
           onMetrics: (rec) => {
             if (rec.kind !== 'train') return metrics.write(rec);
             steps++;
@@ -209,6 +254,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
             await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok);
             const checksum = checksumDir(dir);
             server?.add(checksum, dir); // servable before any explorer hears of it
+            // Still the holder? Then upload and prune in the object store; the record's epoch compare below is the guarantee.
+            await withRetry(() => raw.renewTrainerLease(o.runId, `checkpoint v${v} (upload and record)`), retry);
             await tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, keep); // in the object store before its record names it
             await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
             version = v;
@@ -234,13 +281,15 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       runDir: outDir,
       metrics,
       t0,
-      signal: o.signal,
+      signal,
       reportFile: cfg.monitor.report ? join(outDir, 'report.html') : '',
       reportTitle: `RFT Studio distributed run ${o.runId}`,
       reportExtra: { distributed: true },
       // Stored by the setup beside the eval tasks (a run set up before it was stored: described by count).
       evalSet: { note: (await store.getState<string>(o.runId, 'dist:eval_set')) ?? `${evalTasks.length} eval task(s) stored by the setup`, tasks: evalTasks.length },
     });
+    // Taken over while it trained: not a stop of this run, an error naming the holder (exit 1).
+    if (fenced) throw fenced;
     state = run.stopped ? 'stopped' : 'done';
     detail = '';
     log.info(`run ${o.runId}: ${state} at step ${version}, idle ${(idle * 100).toFixed(1)}%, ${topUps} top-up job(s)`);
@@ -249,10 +298,20 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const result: TrainerResult = { worker: id, startedFrom: meta.version, step: version, done: !run.stopped, idle, wallS: (Date.now() - t0) / 1000, topUps, eval: { start: evalStart, final: run.final }, outDir };
     if (!run.stopped) writeFileSync(join(outDir, 'summary.json'), JSON.stringify({ ...run.summary, distributed: true, top_ups: topUps }, null, 2) + '\n');
     return result;
+  } catch (e) {
+    if (e instanceof TrainerFencedError) {
+      fenced ??= e;
+      state = 'fenced';
+      detail = e.message;
+    }
+    throw e;
   } finally {
     clearInterval(hb);
+    renewing = false;
     await server?.close();
     await beat();
+    // The next trainer starts at once; a lease another took is theirs (release compares the epoch).
+    await raw.releaseTrainerLease(o.runId).catch(() => undefined);
     await q.close();
     await raw.close();
   }
