@@ -1,13 +1,14 @@
 // What the extension knows about the backend's data, shared by the sidebar, status bar and
 // webviews: the open buffer and its counts, the runs. Updated from requests and notifications.
 import * as vscode from 'vscode';
-import type { BufferCounts, RunInfo } from '../backend/core/protocol.js';
+import type { BufferCounts, EngineSummary, RunInfo } from '../backend/core/protocol.js';
 import type { BackendClient } from './backend/client.js';
 
 export class StudioState implements vscode.Disposable {
   bufferPath: string | undefined;
   counts: BufferCounts | undefined;
   runs: RunInfo[] = [];
+  engine: EngineSummary | undefined;
   private readonly emitter = new vscode.EventEmitter<'buffer' | 'runs'>();
   readonly onDidChange = this.emitter.event;
   private readonly subs: { dispose(): void }[] = [];
@@ -30,8 +31,15 @@ export class StudioState implements vscode.Disposable {
       client.onStarted(() => {
         if (this.bufferPath) void this.openBuffer({ path: this.bufferPath }).catch(() => undefined);
         void this.refreshRuns().catch(() => undefined);
+        void this.refreshEngine().catch(() => undefined);
       }),
     );
+  }
+
+  /** The tensor engine the backend's runs use (rftStudio.engine; a GPU adapter by name), for the status bar. */
+  async refreshEngine(): Promise<void> {
+    this.engine = await this.client.request('server/engine', {});
+    this.emitter.fire('runs');
   }
 
   async openBuffer(ref: { path?: string; runId?: string }): Promise<void> {

@@ -2,10 +2,20 @@
 import * as vscode from 'vscode';
 import type { BackendState } from './backend/client.js';
 import type { StudioState } from './state.js';
+import type { EngineSummary } from '../backend/core/protocol.js';
 
-export function statusText(backend: BackendState, s: Pick<StudioState, 'activeRun' | 'counts'>): { text: string; tooltip: string } {
+export function statusText(backend: BackendState, s: Pick<StudioState, 'activeRun' | 'counts'> & { engine?: EngineSummary }): { text: string; tooltip: string } {
   if (backend === 'failed') return { text: '$(error) RFT', tooltip: 'RFT Studio backend stopped after repeated crashes: click to show the log' };
   if (backend !== 'running') return { text: '$(loading~spin) RFT', tooltip: `RFT Studio backend ${backend}` };
+  const { text, tooltip } = runOrBuffer(s);
+  const e = s.engine;
+  if (!e) return { text, tooltip };
+  // The GPU is named where it is used (or cannot be): the CPU engine is the quiet default.
+  const mark = e.engine === 'webgpu' ? (e.ok ? (e.fallback ? ' · GPU (emulated)' : ' · GPU') : ' · $(warning) no GPU') : '';
+  return { text: text + mark, tooltip: `${tooltip}\nEngine: ${e.engine}${e.requested !== 'auto' ? ` (rftStudio.engine / RFT_BACKEND: ${e.requested})` : ''} - ${e.detail}` };
+}
+
+function runOrBuffer(s: Pick<StudioState, 'activeRun' | 'counts'>): { text: string; tooltip: string } {
   const run = s.activeRun;
   if (run) {
     // Step and progress, not a bare "r=0.13": what the number is and how far the run has come.

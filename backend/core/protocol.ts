@@ -185,6 +185,21 @@ export interface MetricsPoint {
   stage?: string;
 }
 
+/** The tensor engine the backend's runs will use (`server/engine`; the status bar shows it). */
+export interface EngineSummary {
+  /** RFT_BACKEND as the backend sees it (`auto` when unset; rftStudio.engine sets it). */
+  requested: string;
+  engine: 'cpu' | 'webgpu';
+  /** False when the requested engine cannot start here (no GPU adapter): runs would stop. */
+  ok: boolean;
+  /** The GPU adapter, e.g. "nvidia hopper (NVIDIA H200)". */
+  adapter?: string;
+  /** The adapter is a CPU implementation (SwiftShader). */
+  fallback?: boolean;
+  /** One line for a tooltip. */
+  detail: string;
+}
+
 export interface ServerCapabilities {
   buffer: boolean;
   feedback: boolean;
@@ -199,6 +214,7 @@ export interface ServerCapabilities {
 export interface Requests {
   'server/hello': { params: { clientVersion: string; workspace?: string }; result: { serverVersion: string; pid: number; capabilities: ServerCapabilities } };
   'server/shutdown': { params: Record<string, never>; result: null };
+  'server/engine': { params: Record<string, never>; result: EngineSummary };
 
   'buffer/open': { params: BufferRef; result: { path: string; counts: BufferCounts } };
   'buffer/list': {

@@ -2,7 +2,8 @@
 // forwards backend log lines to the client as `log/line` notifications.
 import type { MessageConnection } from 'vscode-jsonrpc/node';
 import { setLogSink, type LogLevel } from '../core/log.js';
-import { PROTOCOL_VERSION, type ServerCapabilities } from '../core/protocol.js';
+import { PROTOCOL_VERSION, type EngineSummary, type ServerCapabilities } from '../core/protocol.js';
+import { engineSummary } from '../model/engine-summary.js';
 import type { Disposable, ServerDeps } from './ports.js';
 import { rpcHost } from './rpc.js';
 import { BufferSessions } from './sessions.js';
@@ -41,6 +42,9 @@ export function startServer(conn: MessageConnection, deps: ServerDeps, opts: { f
   const closed = new Promise<void>((r) => (resolveClosed = r));
 
   rpc.on('server/hello', () => ({ serverVersion: SERVER_VERSION, pid: process.pid, capabilities }));
+  // Probed once (loading Dawn for a GPU adapter takes a moment), on first ask.
+  let engine: Promise<EngineSummary> | undefined;
+  rpc.on('server/engine', () => (engine ??= engineSummary()));
   rpc.on('server/shutdown', () => {
     setImmediate(resolveClosed);
     return null;

@@ -23,6 +23,20 @@ test('status bar: the run, its steps out of the total and the reward, named; pro
   assert.equal(statusText('running', { activeRun: undefined, counts: { usual: 3360, expert: 1, taskset: 8, rejected: 0, infraFailure: 0 } }).tooltip, 'Buffer: 3,360 usual, 1 expert');
 });
 
+test('status bar: the engine in the tooltip; the GPU named in the text where it is used, or missing', () => {
+  const counts = { usual: 1, expert: 0, taskset: 0, rejected: 0, infraFailure: 0 };
+  const cpu = statusText('running', { activeRun: undefined, counts, engine: { requested: 'auto', engine: 'cpu', ok: true, detail: 'CPU: WebAssembly with native BLAS (OpenBLAS SkylakeX)' } });
+  assert.equal(cpu.text, '$(beaker) RFT');
+  assert.equal(cpu.tooltip, 'Buffer: 1 usual, 0 expert\nEngine: cpu - CPU: WebAssembly with native BLAS (OpenBLAS SkylakeX)');
+  const gpu = statusText('running', { activeRun: undefined, counts, engine: { requested: 'webgpu', engine: 'webgpu', ok: true, adapter: 'nvidia hopper (NVIDIA H200)', fallback: false, detail: 'GPU adapter nvidia hopper (NVIDIA H200)' } });
+  assert.equal(gpu.text, '$(beaker) RFT · GPU');
+  assert.match(gpu.tooltip, /Engine: webgpu \(rftStudio.engine \/ RFT_BACKEND: webgpu\) - GPU adapter nvidia hopper \(NVIDIA H200\)$/);
+  const none = statusText('running', { activeRun: undefined, counts, engine: { requested: 'webgpu', engine: 'webgpu', ok: false, detail: 'no GPU adapter: Dawn found no GPU adapter' } });
+  assert.equal(none.text, '$(beaker) RFT · $(warning) no GPU');
+  const emulated = statusText('running', { activeRun: undefined, counts, engine: { requested: 'webgpu', engine: 'webgpu', ok: true, fallback: true, detail: 'GPU adapter SwiftShader' } });
+  assert.equal(emulated.text, '$(beaker) RFT · GPU (emulated)');
+});
+
 test('buffer counts with grouped digits, as the experience browser writes them', async () => {
   const state = { counts: { usual: 3360, expert: 1, taskset: 12000, rejected: 0, infraFailure: 0 }, onDidChange: () => ({ dispose() {} }) };
   const tree = new BufferTree(state as never);

@@ -21,6 +21,7 @@ import { makeHfModel } from '../helpers/hf-model.js';
 import { assertF32Close, maxAbs, maxAbsDiff, ULPS } from '../helpers/f32-close.js';
 import { runJob } from '../../backend/coordinator/run.js';
 import { tempWorkspace, tinyConfig } from '../coordinator/tiny-config.js';
+import { spawnServe } from '../server/spawn-serve.js';
 
 // Child processes (the run test below) find SwiftShader the same way.
 process.env.RFT_WEBGPU_SWIFTSHADER = '1';
@@ -177,3 +178,24 @@ for (const method of ['memory', 'checkpoint'] as const) {
     }
   });
 }
+
+test('server/engine: what the status bar shows, from RFT_BACKEND, without starting an engine', async () => {
+  const { engineSummary } = await import('../../backend/model/engine-summary.js');
+  const cpu = await engineSummary({});
+  assert.equal(cpu.engine, 'cpu');
+  assert.equal(cpu.requested, 'auto');
+  assert.match(cpu.detail, /^CPU: WebAssembly with /);
+  const gpu = await engineSummary({ RFT_BACKEND: 'webgpu' });
+  assert.equal(gpu.engine, 'webgpu');
+  assert.equal(gpu.ok, Boolean(probe.adapter), gpu.detail);
+  if (probe.adapter) assert.equal(gpu.fallback, probe.adapter.fallback);
+  else assert.match(gpu.detail, /no GPU adapter/);
+  // Through `rft serve`, as the extension asks it (rftStudio.engine: webgpu sets RFT_BACKEND there).
+  const served = spawnServe(['--workspace', root], { RFT_FROM_SOURCE: '1', RFT_BACKEND: 'webgpu', RFT_WEBGPU_SWIFTSHADER: '1' });
+  try {
+    const answer = await served.request('server/engine', {});
+    assert.deepEqual({ engine: answer.engine, ok: answer.ok, requested: answer.requested }, { engine: 'webgpu', ok: gpu.ok, requested: 'webgpu' });
+  } finally {
+    await served.close();
+  }
+});
