@@ -105,13 +105,21 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
       }
     };
 
-    // 1. kill -9 explorer 1 while it holds a lease (mid-rollout).
+    // 1. kill -9 explorer 1 while it holds a lease (mid-rollout). A rollout of this tiny model can end
+    // between the query that sees the lease and the kill, so the explorer is frozen (SIGSTOP) first and
+    // the lease checked again: only a job still leased by the frozen process is its victim job.
     const victim = explorers[0]!;
+    const victimOwner = `explorer@%:${victim.child.pid}-%`;
     let victimJob = '';
     await until('explorer 1 to hold a lease after a few acks', async () => {
       const done = Number((await q(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state = 'done'`, [RUN]))[0]!.n);
-      const held = await q(`SELECT id FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, `explorer@%:${victim.child.pid}-%`]);
-      if (done >= 3 && held.length) victimJob = String(held[0]!.id);
+      const held = await q(`SELECT id FROM rft_jobs WHERE run_id = $1 AND state = 'leased' AND lease_owner LIKE $2`, [RUN, victimOwner]);
+      if (done < 3 || !held.length) return false;
+      victim.child.kill('SIGSTOP');
+      await sleep(200); // a commit already on the wire lands before the check
+      const still = await q(`SELECT id FROM rft_jobs WHERE run_id = $1 AND id = $2 AND state = 'leased' AND lease_owner LIKE $3`, [RUN, held[0]!.id, victimOwner]);
+      if (still.length) victimJob = String(still[0]!.id);
+      else victim.child.kill('SIGCONT'); // acked meanwhile: let it go on and wait for its next lease
       return victimJob !== '';
     });
     victim.child.kill('SIGKILL');
