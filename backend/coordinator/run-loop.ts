@@ -10,6 +10,7 @@ import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { Transformer } from '../model/transformer.js';
+import { loadCritic } from '../model/checkpoint.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
 import type { Sampler } from '../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -67,6 +68,9 @@ export interface StageParts {
 /**
  * `reference()` gives the policy as it entered the stage (a clone in one process, the stage-start
  * checkpoint elsewhere); under LoRA the reference is the frozen base without adapters (a view).
+ * `criticFrom`: the checkpoint folder the stage starts from (every placement passes its newest): a
+ * stage that needs a critic continues the one saved there (`critic/`, the previous PPO stage's or the
+ * run's before a resume) and starts a fresh one only when the run has none yet.
  */
 export async function openStage(
   cfg: RunConfig,
@@ -76,10 +80,11 @@ export async function openStage(
   store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> },
   runId: string,
   reference: () => Transformer,
+  criticFrom?: string,
 ): Promise<StageParts> {
   const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
   const ref = objective.needsReference ? (model.lora ? model.base() : reference()) : undefined;
-  const critic = objective.needsCritic ? new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17) : undefined;
+  const critic = objective.needsCritic ? stageCritic(cfg, model, criticFrom) : undefined;
   const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), ref, critic);
   const explores = stageExplores(stage);
   const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
@@ -105,6 +110,16 @@ export async function openStage(
       critic?.dispose();
     },
   };
+}
+
+/** The stage's critic: the one saved in `from` (a checkpoint folder), else a fresh value head model. */
+function stageCritic(cfg: RunConfig, model: Transformer, from: string | undefined): Transformer {
+  const saved = from ? loadCritic(from, model.config) : undefined;
+  if (saved) {
+    log.info(`critic: continued from ${from}`);
+    return saved;
+  }
+  return new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17);
 }
 
 /**

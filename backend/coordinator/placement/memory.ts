@@ -8,6 +8,7 @@ import type { RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from '../../model/checkpoint.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
+import type { Transformer } from '../../model/transformer.js';
 import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
@@ -105,9 +106,12 @@ export async function executeInProcess(
     let resumeStageStep = typeof resumeFrom?.meta.stage_step === 'number' ? resumeFrom.meta.stage_step : 0;
     const checkpointEvery = opts.checkpointEvery ?? 20;
     let orphanCheckDone = false;
-    const checkpoint = async (si: number, stageStep: number, stageName: string) => {
+    // The newest checkpoint folder: the next stage's critic continues the one saved there.
+    let lastCheckpoint = resumeFrom?.dir;
+    const checkpoint = async (si: number, stageStep: number, stageName: string, critic?: Transformer) => {
       const dir = join(runDir, 'checkpoints', `v${version}`);
-      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc }, tok);
+      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc }, tok, { critic });
+      lastCheckpoint = dir;
       await store.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
       await registry.addCheckpoint(runId, { version, path: dir, step: totalSteps });
       await registry.setLastStep(runId, totalSteps);
@@ -162,7 +166,7 @@ export async function executeInProcess(
       runStage: async (si, stage) => {
         currentAlgorithm = stage.algorithm;
         // The reference model is the policy as it enters the stage (e.g. the SFT warm-up result), frozen.
-        const parts = await openStage(cfg, stage, model, tok, store, runId, () => model.clone());
+        const parts = await openStage(cfg, stage, model, tok, store, runId, () => model.clone(), lastCheckpoint);
         const sampler: Sampler = makeSampler(store, parts.samplerConfig);
         const stageStart = Date.now();
         const progress = opts.progress ? new Progress(stage.steps ?? Math.round(stage.wall_seconds ?? 0), `${stage.name} (${parts.objective.name})`) : undefined;
@@ -241,8 +245,8 @@ export async function executeInProcess(
               totalSteps = v;
               rollout.version = v;
               // The stage is done: a resume starts at the next one.
-              if (stageDone) await checkpoint(si + 1, 0, stage.name);
-              else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name);
+              if (stageDone) await checkpoint(si + 1, 0, stage.name, parts.trainer.critic);
+              else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name, parts.trainer.critic);
             },
           });
         } finally {
@@ -255,11 +259,13 @@ export async function executeInProcess(
         }
         if (overlap?.error) throw overlap.error;
         progress?.done();
-        parts.dispose();
+        // The stop's checkpoint holds the critic too: saved before the stage's parts are disposed.
         if (!r.stageDone) {
-          await checkpoint(si, r.stageStep, stage.name);
+          await checkpoint(si, r.stageStep, stage.name, parts.trainer.critic);
+          parts.dispose();
           return true;
         }
+        parts.dispose();
         stageIndex = si + 1;
         return false;
       },
