@@ -87,7 +87,11 @@ export async function openStage(
   const critic = objective.needsCritic ? stageCritic(cfg, model, criticFrom) : undefined;
   const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), ref, critic);
   const explores = stageExplores(stage);
-  const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
+  const sCfg0 = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
+  // buffer.train_from: the rows come from another run's weights; its min_version (applied when they
+  // were copied in) is their bound, not this trainer's version minus max_staleness.
+  // (An infinite staleness is no bound: sampler/wait.ts minVersionFor.)
+  const sCfg = !explores && cfg.buffer.train_from ? { ...sCfg0, maxStaleness: Infinity } : sCfg0;
   let batchSize: number;
   try {
     batchSize = await stageBatchSize(store, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
@@ -183,6 +187,8 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
     syncInterval: t.syncInterval,
     signal: t.signal,
     sampleTimeoutMs: t.sampleTimeoutMs,
+    // A stage training on buffer.train_from's rows alone: nothing adds rows, so running out ends it.
+    finiteBuffer: !parts.explores && cfg.buffer.train_from !== undefined,
     explore: t.explore,
     stateExtra: t.stateExtra,
     // Partial rollouts: with loss_segments fresh, segments older than the staleness bound leave the loss.

@@ -29,6 +29,7 @@ import { FillingExplorer } from '../loop.js';
 import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
 import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from '../setup.js';
 import { pendingPartials } from '../../buffer/partials.js';
+import { importTrainFrom } from '../train-from.js';
 
 const log = logger('coordinator');
 
@@ -55,6 +56,8 @@ export async function executeInProcess(
     // Tasks synthesized before a resume are read back as they were made (taskset.pipeline synthesize).
     pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
     if (!resumeFrom && pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
+    // buffer.train_from: another run's rows, copied in before any stage reads (a resume finds them there).
+    if (cfg.buffer.train_from) await importTrainFrom(store, runId, cfg.buffer.train_from);
 
     // A resumed LoRA run loads its frozen base outside the wasm heap, as its start did (setup.ts initialModel).
     const model = resumeFrom ? loadCheckpoint(resumeFrom.dir, { external: frozenOutsideHeap(cfg.model.lora) }).model : initialModel(cfg, tok, [...pools.train, ...pools.eval]);
