@@ -1,5 +1,5 @@
-// Issue 25 item 2: `mode: train` from another run's buffer (buffer.train_from): a SQLite buffer.db or
-// a JSONL export, with the user's version bound (min_version); a run that runs out of rows says so
+// Issue 25 item 2: `mode: train` from another run's buffer (buffer.train_from): a SQLite buffer.db,
+// a PostgreSQL URL or a JSONL export, with the user's version bound (min_version); a run that runs out of rows says so
 // (an out_of_rows record) and ends instead of waiting, in the memory and checkpoint placements.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +7,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runJob } from '../../backend/coordinator/run.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
-import { exportJsonl } from '../../backend/buffer/storage/jsonl.js';
+import { exportJsonl, importJsonl } from '../../backend/buffer/storage/jsonl.js';
+import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { checkRunConfig } from '../../backend/coordinator/config-check.js';
 import { checkDistributedConfig } from '../../backend/coordinator/distributed/setup.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
@@ -91,6 +92,30 @@ test('train_from a JSONL export', async () => {
     await s.close();
   }
   await trainsAll('t-jsonl', { path: file }, 'memory', srcRows.length);
+});
+
+test('train_from a PostgreSQL URL (the source run chosen by run in a shared database)', async (t) => {
+  const pg = startPg();
+  if ('skip' in pg) return t.skip(pg.skip);
+  try {
+    const url = pgSchemaUrl(pg.url);
+    const file = join(ws, 'src-pg.jsonl');
+    const s = await openStore(srcDb);
+    try {
+      await exportJsonl(s, file, (e) => e.runId === 'src');
+    } finally {
+      await s.close();
+    }
+    const db = await openStore(url);
+    try {
+      await importJsonl(db, file);
+    } finally {
+      await db.close();
+    }
+    await trainsAll('t-pg', { path: url, run: 'src' }, 'memory', srcRows.length);
+  } finally {
+    pg.stop();
+  }
 });
 
 test('train_from refused: a missing file by path, a run with no train stage, a distributed run, no row of the run; none in bound ends at once', async () => {
