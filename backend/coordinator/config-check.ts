@@ -122,6 +122,11 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
     add('buffer.storage', `'${st}' is neither a storage (${storages.names().join(', ')}) nor a database URL like postgres://user@host/db${closest(st, ['sqlite', 'postgres']) ? ` (did you mean '${closest(st, ['sqlite', 'postgres'])}'?)` : ''}`);
   }
 
+  // buffer.train_from feeds stages that train on the buffer alone; with none it would be read by nothing.
+  if (cfg.buffer.train_from && !(cfg.stages ? cfg.stages.some((s) => s.mode === 'train') : cfg.mode === 'train')) {
+    add('buffer.train_from', cfg.stages ? 'no stage has mode: train (the stages that train on the buffer alone read it)' : `mode: ${cfg.mode} does not train on the buffer alone; buffer.train_from needs mode: train`);
+  }
+
   // With workflow.file the names may be the file's: checked once it is loaded (workspace-code.ts).
   const code = cfg.workflow.file !== undefined;
   if (!code && !workflows.has(cfg.workflow.name)) add('workflow.name', unknownName('workflow', cfg.workflow.name, workflows.names()));

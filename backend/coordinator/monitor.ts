@@ -117,7 +117,7 @@ export function writeReport(file: string, title: string, recs: MetricRecord[], s
   const charts = [
     chart('reward (explorer)', [ser(explore, 'reward_mean', 'mean reward', sec)], 'seconds'),
     chart('held-out accuracy', [ser(evals, 'accuracy', 'accuracy', sec)], 'seconds'),
-    chart('losses', [ser(train, 'loss'), ser(train, 'grpo_loss'), ser(train, 'sft_loss'), ser(train, 'pg_loss')].filter((s) => s.points.length), 'trainer step'),
+    chart('losses', [ser(train, 'loss'), ser(train, 'grpo_loss'), ser(train, 'sft_loss'), ser(train, 'pg_loss'), ser(train, 'critic_loss')].filter((s) => s.points.length), 'trainer step'),
     chart('KL and entropy', [ser(train, 'kl'), ser(train, 'ppo_kl'), ser(train, 'entropy')].filter((s) => s.points.length), 'trainer step'),
     chart('throughput', [ser(train, 'tokens_per_s', 'trainer tok/s'), ser(explore, 'tokens_per_s', 'explorer tok/s')].filter((s) => s.points.length), 'step'),
     chart('idle fraction', [ser(recs.filter((r) => r.kind === 'state'), 'trainer_idle', 'trainer'), ser(recs.filter((r) => r.kind === 'state'), 'explorer_idle', 'explorer')].filter((s) => s.points.length), 'step'),

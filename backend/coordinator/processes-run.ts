@@ -10,6 +10,7 @@ import { inferenceOutsideHeap } from '../model/external-weights.js';
 import { checkStageIndex, readCheckpointMeta } from '../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
+import { importTrainFrom } from './train-from.js';
 import type { RunRegistry } from '../buffer/runs.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import { makeObjective } from '../trainer/objectives.js';
@@ -46,6 +47,8 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
   const store = await openStore(storeUrl);
   try {
     if (!(await store.latestCheckpoint(runId))) await initRun(cfg, runId, runDir, store, registry, pools);
+    // buffer.train_from: copied into the run's buffer here, before any trainer process reads it.
+    if (cfg.buffer.train_from) await importTrainFrom(store, runId, cfg.buffer.train_from);
     const stages = stagesOf(cfg);
     const evalOpts = evalOptions(cfg);
     // Placement `checkpoint`: the coordinator (this process) evaluates the newest checkpoint; each

@@ -10,6 +10,7 @@ import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { Transformer } from '../model/transformer.js';
+import { loadCritic } from '../model/checkpoint.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
 import type { Sampler } from '../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -67,6 +68,9 @@ export interface StageParts {
 /**
  * `reference()` gives the policy as it entered the stage (a clone in one process, the stage-start
  * checkpoint elsewhere); under LoRA the reference is the frozen base without adapters (a view).
+ * `criticFrom`: the checkpoint folder the stage starts from (every placement passes its newest): a
+ * stage that needs a critic continues the one saved there (`critic/`, the previous PPO stage's or the
+ * run's before a resume) and starts a fresh one only when the run has none yet.
  */
 export async function openStage(
   cfg: RunConfig,
@@ -76,13 +80,18 @@ export async function openStage(
   store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> },
   runId: string,
   reference: () => Transformer,
+  criticFrom?: string,
 ): Promise<StageParts> {
   const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
   const ref = objective.needsReference ? (model.lora ? model.base() : reference()) : undefined;
-  const critic = objective.needsCritic ? new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17) : undefined;
+  const critic = objective.needsCritic ? stageCritic(cfg, model, criticFrom) : undefined;
   const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), ref, critic);
   const explores = stageExplores(stage);
-  const sCfg = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
+  const sCfg0 = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
+  // buffer.train_from: the rows come from another run's weights; its min_version (applied when they
+  // were copied in) is their bound, not this trainer's version minus max_staleness.
+  // (An infinite staleness is no bound: sampler/wait.ts minVersionFor.)
+  const sCfg = !explores && cfg.buffer.train_from ? { ...sCfg0, maxStaleness: Infinity } : sCfg0;
   let batchSize: number;
   try {
     batchSize = await stageBatchSize(store, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
@@ -105,6 +114,16 @@ export async function openStage(
       critic?.dispose();
     },
   };
+}
+
+/** The stage's critic: the one saved in `from` (a checkpoint folder), else a fresh value head model. */
+function stageCritic(cfg: RunConfig, model: Transformer, from: string | undefined): Transformer {
+  const saved = from ? loadCritic(from, model.config) : undefined;
+  if (saved) {
+    log.info(`critic: continued from ${from}`);
+    return saved;
+  }
+  return new Transformer({ ...model.config, valueHead: true }, cfg.seed + 17);
 }
 
 /**
@@ -168,6 +187,8 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
     syncInterval: t.syncInterval,
     signal: t.signal,
     sampleTimeoutMs: t.sampleTimeoutMs,
+    // A stage training on buffer.train_from's rows alone: nothing adds rows, so running out ends it.
+    finiteBuffer: !parts.explores && cfg.buffer.train_from !== undefined,
     explore: t.explore,
     stateExtra: t.stateExtra,
     // Partial rollouts: with loss_segments fresh, segments older than the staleness bound leave the loss.

@@ -50,6 +50,10 @@ export function stagesOf(cfg: RunConfig): Stage[] {
  * Taskset, eval and expert file paths and workflow.file are relative to the config file; a run keeps them absolute
  * (its config is copied into the run folder, and child processes start elsewhere).
  */
+function isDbUrl(s: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
+}
+
 export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfig {
   const base = dirname(resolve(configFile));
   const abs = <T extends { path?: string } | undefined>(r: T): T => (r?.path && !isAbsolute(r.path) ? { ...r, path: resolve(base, r.path) } : r);
@@ -61,7 +65,10 @@ export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfi
   // model.chat_template as a template file (a name stays a name).
   const ct = model.chat_template;
   if (ct && isTemplatePath(ct) && !isAbsolute(ct)) model = { ...model, chat_template: resolve(base, ct) };
-  return { ...cfg, model, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts), workflow };
+  // buffer.train_from.path: a file beside the config (a database URL stays as it is).
+  const tf = cfg.buffer.train_from;
+  const buffer = tf && !isAbsolute(tf.path) && !isDbUrl(tf.path) ? { ...cfg.buffer, train_from: { ...tf, path: resolve(base, tf.path) } } : cfg.buffer;
+  return { ...cfg, model, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts), workflow, buffer };
 }
 
 export interface TaskPools {

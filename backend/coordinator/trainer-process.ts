@@ -39,7 +39,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     const step = typeof meta.step === 'number' ? meta.step : meta.version;
     // The reference is the policy as it entered the stage: the stage-start checkpoint, never pruned.
     const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
-    const parts = await openStage(cfg, stage, model, tok, db, runId, () => (start ? loadCheckpoint(start.path, { external }).model : model.clone()));
+    const parts = await openStage(cfg, stage, model, tok, db, runId, () => (start ? loadCheckpoint(start.path, { external }).model : model.clone()), latest.path);
     const registry = await RunRegistry.open(ctx.workspace);
     const stageStarts = new Set<number>();
     for (let i = 0; i <= a.stage; i++) {
@@ -56,7 +56,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
       onState: (s, d) => ctx.setState('trainer', s, d),
       publishWeights: async (version, sStep, done) => {
         const dir = join(ctx.runDir, 'checkpoints', `v${version}`);
-        await saveCheckpoint(model, dir, { version, step: version, stage: stage.name, stage_index: done ? a.stage + 1 : a.stage, stage_step: done ? 0 : sStep }, tok);
+        await saveCheckpoint(model, dir, { version, step: version, stage: stage.name, stage_index: done ? a.stage + 1 : a.stage, stage_step: done ? 0 : sStep }, tok, { critic: parts.trainer.critic });
         await db.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
         if (done || version % 20 === 0) {
           await registry.addCheckpoint(runId, { version, path: dir, step: version });

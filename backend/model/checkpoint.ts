@@ -74,10 +74,22 @@ export function baseModelOf(meta: CheckpointMeta, config: ModelConfig, dir: stri
   return typeof n === 'string' && n ? n : dir;
 }
 
-export async function saveCheckpoint(model: Transformer, dir: string, meta: CheckpointMeta, tokenizer?: Tokenizer): Promise<string> {
+/**
+ * The PPO critic's folder inside a run's checkpoint: a checkpoint of its own (value head, no tokenizer).
+ * A subfolder, so the policy's files (what loadCheckpoint, HF / PEFT / GGUF exports and the distributed
+ * weights checksum read: the top-level files only) stay exactly as without a critic.
+ */
+export const CRITIC_DIR = 'critic';
+
+/**
+ * `opts.critic`: the run's critic, saved in `critic/` so a resume and the next PPO stage continue it.
+ */
+export async function saveCheckpoint(model: Transformer, dir: string, meta: CheckpointMeta, tokenizer?: Tokenizer, opts: { critic?: Transformer } = {}): Promise<string> {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
+  // Inside the temp folder: the rename below publishes policy and critic together.
+  if (opts.critic) await saveCheckpoint(opts.critic, join(tmp, CRITIC_DIR), { version: meta.version, step: meta.step, role: 'critic' });
   // A LoRA model: the frozen base as model.safetensors, the adapters in PEFT's files beside it.
   const tensors = await hfTensors(model, { base: true });
   const weights = writeSafetensors(tensors, { format: 'pt', rft_version: String(meta.version) });
@@ -91,6 +103,22 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
   return dir;
+}
+
+/**
+ * The critic saved in checkpoint `dir` (`critic/`), or undefined when it has none. `like`: the policy
+ * config the critic must match (a value head on the same architecture), else it is refused by path.
+ */
+export function loadCritic(dir: string, like: ModelConfig): Transformer | undefined {
+  const cdir = join(dir, CRITIC_DIR);
+  if (!existsSync(join(cdir, 'config.json'))) return undefined;
+  const { model } = loadCheckpoint(cdir);
+  const c = model.config;
+  if (!c.valueHead || c.vocabSize !== like.vocabSize || c.dModel !== like.dModel || c.nLayers !== like.nLayers) {
+    model.dispose();
+    throw new InputError(`the critic is not a value head on the policy's architecture (vocab ${c.vocabSize}, d_model ${c.dModel}, ${c.nLayers} layers)`, { file: join(cdir, 'config.json') });
+  }
+  return model;
 }
 
 /**

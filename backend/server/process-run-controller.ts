@@ -285,6 +285,7 @@ export function toPoints(runId: string, recs: ReturnType<MetricsLog['read']>): M
       put('loss/total', r.loss);
       put('loss/policy', r.policy_loss ?? r.pg_loss ?? r.grpo_loss);
       put('loss/sft', r.sft_loss);
+      put('loss/critic', r.critic_loss); // PPO's value loss (trainer.ts criticStep)
       put('kl', r.kl ?? r.kl_loss ?? r['usual/ppo_kl']);
       put('entropy', r.entropy ?? r['usual/entropy']);
     } else if (r.kind === 'explore') put('reward', r.reward_mean);

@@ -116,7 +116,7 @@ export class Trainer {
       let patches: tf.Tensor3D | undefined;
       try {
         patches = batchPatches(this.actor, micro);
-        if (this.critic) await this.criticStep(micro, batch, weight, patches);
+        if (this.critic) sums.critic_loss = (sums.critic_loss ?? 0) + (await this.criticStep(micro, batch, weight, patches));
         const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch, patches) : undefined;
         if (this.objective.recomputeOldLogprobs) {
           const old = this.logprobsNoGrad(this.actor, batch, patches);
@@ -238,8 +238,12 @@ export class Trainer {
     }
   }
 
-  /** Critic regression towards the returns on action positions (value of the prefix before each token). */
-  private async criticStep(micro: Experience[], batch: TrainBatch, weight: number, patches?: tf.Tensor3D): Promise<void> {
+  /**
+   * Critic regression towards the returns on action positions (value of the prefix before each token).
+   * Returns this micro-batch's share of the step's value loss (mean squared error, weighted by its rows),
+   * reported as `critic_loss` (measured before this update, like `loss`).
+   */
+  private async criticStep(micro: Experience[], batch: TrainBatch, weight: number, patches?: tf.Tensor3D): Promise<number> {
     const critic = this.critic!;
     const { value, grads } = tf.variableGrads(() => {
       // Hidden states only: the value head never needs the [B, T, V] logits.
@@ -251,9 +255,11 @@ export class Trainer {
       const err = tf.mul(tf.square(tf.sub(v, batch.returns)), batch.actionMask);
       return tf.mul(tf.div(tf.sum(err), tf.maximum(tf.sum(batch.actionMask), 1)), weight) as tf.Scalar;
     }, critic.variables());
+    const loss = (await value.data())[0]!;
     const c = await clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
     this.criticOpt!.step(c.grads);
     tf.dispose([value, ...Object.values(c.grads)]);
+    return loss;
   }
 
   /** Values of every response position under the critic, per experience (for GAE). */

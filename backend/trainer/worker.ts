@@ -4,7 +4,10 @@
 // again and gets the recorded batches back instead of taking new experiences.
 import type { Experience } from '../core/types.js';
 import { StateClock, type ComponentState } from '../core/component-state.js';
-import type { Sampler } from '../buffer/sampler/index.js';
+import { SampleTimeoutError, type Sampler } from '../buffer/sampler/index.js';
+import { logger } from '../core/log.js';
+
+const log = logger('trainer');
 import type { StepMetrics } from './trainer.js';
 import { maskStaleSegments } from './batch.js';
 
@@ -43,6 +46,12 @@ export interface TrainerLoopOptions {
    */
   freshSegments?: number;
   signal?: AbortSignal;
+  /**
+   * Nothing writes the buffer while the stage trains (buffer.train_from: another run's rows, copied
+   * in): a read that finds no whole batch ends the stage, said in the log and in an `out_of_rows`
+   * record, instead of waiting for rows that never come.
+   */
+  finiteBuffer?: boolean;
   /** The clock of the wall-clock budget (default Date.now; a test's own clock). */
   now?: () => number;
 }
@@ -88,9 +97,16 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
     }
     let batch;
     try {
-      batch = await o.sampler.sample({ batchSize, currentVersion: step, step, timeoutMs: o.sampleTimeoutMs ?? 600_000, signal: o.signal });
+      // A finite buffer is read once (a recorded batch is still replayed): waiting cannot help.
+      batch = await o.sampler.sample({ batchSize, currentVersion: step, step, timeoutMs: o.finiteBuffer ? 0 : (o.sampleTimeoutMs ?? 600_000), signal: o.signal });
     } catch (e) {
       if (o.signal?.aborted) break;
+      if (o.finiteBuffer && e instanceof SampleTimeoutError) {
+        log.warn(`out of rows after ${s} step(s) of the stage: ${e.status.message}; the stage ends`);
+        o.onMetrics({ kind: 'out_of_rows', step, stage_step: s, needed: e.status.needed, ready: e.status.ready });
+        done = true;
+        break;
+      }
       throw e;
     }
     clock.set('training', `step ${step}`);

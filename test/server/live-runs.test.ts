@@ -28,7 +28,8 @@ const trainRec = (step: number) => ({ kind: 'train', stage: 'mix', step, loss: 1
 test('toPoints merges a step and fills every dashboard chart key the trainer reports', () => {
   const pts = toPoints('r', [
     { t: 1, kind: 'stage', stage: 'mix' },
-    { t: 2, ...trainRec(0), 'usual/entropy': 0.7 },
+    // critic_loss: a PPO step's value loss (issue 25).
+    { t: 2, ...trainRec(0), 'usual/entropy': 0.7, critic_loss: 0.3 },
     { t: 3, kind: 'explore', step: 0, reward_mean: 0.25 },
     { t: 4, kind: 'state', step: 0, trainer_idle: 0.4, explorer_idle: 0.6 },
     { t: 5, kind: 'eval', step: 1, accuracy: 0.5 },
@@ -38,6 +39,7 @@ test('toPoints merges a step and fills every dashboard chart key the trainer rep
   for (const k of keys.filter((k) => k !== 'eval_accuracy')) assert.equal(typeof pts[0]!.values[k], 'number', `step 0 has ${k}`);
   assert.equal(pts[0]!.values['loss/total'], 1);
   assert.equal(pts[0]!.values.kl, 0.01);
+  assert.equal(pts[0]!.values['loss/critic'], 0.3);
   assert.equal(pts[1]!.values.eval_accuracy, 0.5);
 });
 

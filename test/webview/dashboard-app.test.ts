@@ -185,7 +185,7 @@ test('charts: a single point is placed inside the plot, legends with latest valu
   await app.firstPaint;
   const losses = app.charts.find((c) => c.keys.includes('loss/total'))!;
   await until(() => /total 1\.5/.test(losses.legend.textContent ?? ''), 'legend with latest values');
-  assert.deepEqual(Array.from(losses.legend.querySelectorAll('.legend-item')).map((i) => i.textContent), ['total 1.5', 'policy 0.25', 'SFT 1.25']);
+  assert.deepEqual(Array.from(losses.legend.querySelectorAll('.legend-item')).map((i) => i.textContent), ['total 1.5', 'policy 0.25', 'SFT 1.25', 'critic (value)']); // no critic in this run: its key, no value
   // Hover at the right edge of the plot reads step 10.
   const text = losses.hoverAt(290);
   assert.equal(text, 'step 10 · total 1.5 · policy 0.25 · SFT 1.25');

@@ -25,6 +25,8 @@ import type { S3StoreSpec } from './weights-store.js';
 /** What a distributed run supports today; anything else is refused up front with the field named. */
 export function checkDistributedConfig(cfg: RunConfig): string | null {
   if (cfg.mode === 'explore' || cfg.mode === 'bench') return `mode: ${cfg.mode} has no trainer; run it with \`rft run\``;
+  // Copied into the local run's buffer at its start (coordinator/train-from.ts); the distributed setup does not.
+  if (cfg.buffer.train_from) return 'buffer.train_from: a distributed run does not copy another run\'s buffer; import it first (rft buffer export, then rft buffer import into the run\'s database) or train with `rft run`';
   const stages = stagesOf(cfg);
   for (const [i, s] of stages.entries()) {
     const at = cfg.stages ? `stages[${i}]` : 'trainer';

@@ -141,7 +141,11 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     // version from the object store. So the trainer needs no folder of the coordinator's machine.
     // LoRA: the frozen base outside the wasm heap, as the run's start loaded it (setup.ts initialModel).
     const external = frozenOutsideHeap(cfg.model.lora);
-    const { model, meta, tokenizer: tok } = loadVerified(await tw.local(latest), latest.checksum, { external });
+    const latestDir = await tw.local(latest);
+    const { model, meta, tokenizer: tok } = loadVerified(latestDir, latest.checksum, { external });
+    // The newest checkpoint folder on this host: a PPO stage continues the critic saved there (critic/,
+    // outside the published checksum; a version fetched from elsewhere has none and starts a fresh one).
+    let criticFrom = latestDir;
     const note = outsideHeapNote(model);
     if (note) log.info(`run ${o.runId}: v${meta.version} loaded, ${note}`);
     // Weights over HTTP from this host: explorers need no shared folder. Recorded in the run, so every
@@ -211,7 +215,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         // A stage resumed in the middle: its start on this host (fetched from the database or the object
         // store when this is not the machine that wrote it), for the reference.
         const startPath = startCk && startCk.version !== version ? await tw.local(startCk).catch((e: Error) => (log.warn(`stage start v${startCk.version}: ${e.message}; the reference is the current weights`), null)) : null;
-        const parts = await openStage(cfg, stage, model, tok, store, o.runId, () => (startPath ? loadVerified(startPath, startCk!.checksum, { external }).model : model.clone()));
+        const parts = await openStage(cfg, stage, model, tok, store, o.runId, () => (startPath ? loadVerified(startPath, startCk!.checksum, { external }).model : model.clone()), criticFrom);
         if (stageStep === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: parts.objective.name, distributed: true });
         // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
         const inner = makeSampler(store, parts.samplerConfig);
@@ -251,7 +255,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
           },
           publishWeights: async (v, sStep, done) => {
             const dir = versionDir(weightsDir, o.runId, v);
-            await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok);
+            await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok, { critic: parts.trainer.critic });
+            criticFrom = dir;
             const checksum = checksumDir(dir);
             server?.add(checksum, dir); // servable before any explorer hears of it
             // Still the holder? Then upload and prune in the object store; the record's epoch compare below is the guarantee.

@@ -8,6 +8,7 @@ import type { RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from '../../model/checkpoint.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
+import type { Transformer } from '../../model/transformer.js';
 import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
@@ -28,6 +29,7 @@ import { FillingExplorer } from '../loop.js';
 import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
 import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from '../setup.js';
 import { pendingPartials } from '../../buffer/partials.js';
+import { importTrainFrom } from '../train-from.js';
 
 const log = logger('coordinator');
 
@@ -54,6 +56,8 @@ export async function executeInProcess(
     // Tasks synthesized before a resume are read back as they were made (taskset.pipeline synthesize).
     pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
     if (!resumeFrom && pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
+    // buffer.train_from: another run's rows, copied in before any stage reads (a resume finds them there).
+    if (cfg.buffer.train_from) await importTrainFrom(store, runId, cfg.buffer.train_from);
 
     // A resumed LoRA run loads its frozen base outside the wasm heap, as its start did (setup.ts initialModel).
     const model = resumeFrom ? loadCheckpoint(resumeFrom.dir, { external: frozenOutsideHeap(cfg.model.lora) }).model : initialModel(cfg, tok, [...pools.train, ...pools.eval]);
@@ -105,9 +109,12 @@ export async function executeInProcess(
     let resumeStageStep = typeof resumeFrom?.meta.stage_step === 'number' ? resumeFrom.meta.stage_step : 0;
     const checkpointEvery = opts.checkpointEvery ?? 20;
     let orphanCheckDone = false;
-    const checkpoint = async (si: number, stageStep: number, stageName: string) => {
+    // The newest checkpoint folder: the next stage's critic continues the one saved there.
+    let lastCheckpoint = resumeFrom?.dir;
+    const checkpoint = async (si: number, stageStep: number, stageName: string, critic?: Transformer) => {
       const dir = join(runDir, 'checkpoints', `v${version}`);
-      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc }, tok);
+      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc }, tok, { critic });
+      lastCheckpoint = dir;
       await store.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
       await registry.addCheckpoint(runId, { version, path: dir, step: totalSteps });
       await registry.setLastStep(runId, totalSteps);
@@ -162,7 +169,7 @@ export async function executeInProcess(
       runStage: async (si, stage) => {
         currentAlgorithm = stage.algorithm;
         // The reference model is the policy as it enters the stage (e.g. the SFT warm-up result), frozen.
-        const parts = await openStage(cfg, stage, model, tok, store, runId, () => model.clone());
+        const parts = await openStage(cfg, stage, model, tok, store, runId, () => model.clone(), lastCheckpoint);
         const sampler: Sampler = makeSampler(store, parts.samplerConfig);
         const stageStart = Date.now();
         const progress = opts.progress ? new Progress(stage.steps ?? Math.round(stage.wall_seconds ?? 0), `${stage.name} (${parts.objective.name})`) : undefined;
@@ -241,8 +248,8 @@ export async function executeInProcess(
               totalSteps = v;
               rollout.version = v;
               // The stage is done: a resume starts at the next one.
-              if (stageDone) await checkpoint(si + 1, 0, stage.name);
-              else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name);
+              if (stageDone) await checkpoint(si + 1, 0, stage.name, parts.trainer.critic);
+              else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name, parts.trainer.critic);
             },
           });
         } finally {
@@ -255,11 +262,13 @@ export async function executeInProcess(
         }
         if (overlap?.error) throw overlap.error;
         progress?.done();
-        parts.dispose();
+        // The stop's checkpoint holds the critic too: saved before the stage's parts are disposed.
         if (!r.stageDone) {
-          await checkpoint(si, r.stageStep, stage.name);
+          await checkpoint(si, r.stageStep, stage.name, parts.trainer.critic);
+          parts.dispose();
           return true;
         }
+        parts.dispose();
         stageIndex = si + 1;
         return false;
       },

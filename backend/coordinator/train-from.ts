@@ -1,0 +1,91 @@
+// buffer.train_from: a run that trains on another run's rollouts. The source (a buffer.db, a
+// PostgreSQL URL or a JSONL export) is copied into this run's own buffer once, at its start: the
+// sampler then records its batches in this run's buffer (a resume replays them), never in the
+// source's. The version bound is the user's (min_version, of the source run's model versions), not
+// the trainer's version minus max_staleness: those rows were sampled by another run's weights.
+import { existsSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { createReadStream } from 'node:fs';
+import type { RunConfig } from '../core/config.js';
+import type { Experience } from '../core/types.js';
+import { InputError } from '../core/errors.js';
+import { logger } from '../core/log.js';
+import { openStore } from '../buffer/storage/index.js';
+import type { ExperienceStore } from '../buffer/storage/types.js';
+import { parseExperience } from '../buffer/storage/validate.js';
+
+const log = logger('train-from');
+
+export type TrainFrom = NonNullable<RunConfig['buffer']['train_from']>;
+
+export interface TrainFromResult {
+  /** Rows copied now, rows already there (a resumed run), rows left out by run or version. */
+  imported: number;
+  present: number;
+  skipped: number;
+}
+
+/** Every row of the source, in its order (seq for a database, line order for a JSONL file). */
+async function* sourceRows(tf: TrainFrom): AsyncGenerator<Experience> {
+  const p = tf.path;
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(p);
+  // A missing file would be created empty by SQLite: refused by path instead.
+  if (!url && (!existsSync(p) || !statSync(p).isFile())) throw new InputError(`no such file (a run's buffer.db, a JSONL export or a database URL)`, { field: 'buffer.train_from.path', file: p });
+  if (!url && /\.jsonl$/i.test(p)) {
+    let line = 0;
+    for await (const text of createInterface({ input: createReadStream(p, { encoding: 'utf8' }), crlfDelay: Infinity })) {
+      line++;
+      if (text.trim()) yield parseExperience(JSON.parse(text), { file: p, line });
+    }
+    return;
+  }
+  const src = await openStore(p);
+  try {
+    let after = 0;
+    for (;;) {
+      const page = await src.scan(after, 500, tf.run);
+      if (!page.length) break;
+      after = page.at(-1)!.seq;
+      for (const { experience } of page) yield experience;
+    }
+  } finally {
+    await src.close();
+  }
+}
+
+/** Whether a source row is one the run trains on: the run asked for, usual rows within the version bound, expert rows. */
+export function takesRow(tf: TrainFrom, e: Experience): boolean {
+  if (tf.run !== undefined && e.runId !== tf.run) return false;
+  if (e.source === 'usual') return e.modelVersion >= tf.min_version;
+  return e.source === 'expert';
+}
+
+/**
+ * Copy the source's rows into `store` under `runId`. Ids and group ids get the source run as a
+ * prefix (runs sharing a database stay apart; a group stays one group), use counts start at 0.
+ * Idempotent: a resumed run finds its rows present. A source with nothing to train on is refused.
+ */
+export async function importTrainFrom(store: ExperienceStore, runId: string, tf: TrainFrom): Promise<TrainFromResult> {
+  const res: TrainFromResult = { imported: 0, present: 0, skipped: 0 };
+  let batch: Experience[] = [];
+  const flush = async () => {
+    if (!batch.length) return;
+    const r = await store.appendExperiences(batch);
+    res.imported += r.inserted;
+    res.present += r.duplicates.length;
+    batch = [];
+  };
+  for await (const e of sourceRows(tf)) {
+    if (!takesRow(tf, e)) {
+      res.skipped++;
+      continue;
+    }
+    batch.push({ ...e, id: `${e.runId}/${e.id}`, groupId: `${e.runId}/${e.groupId}`, runId, useCount: 0 });
+    if (batch.length >= 256) await flush();
+  }
+  await flush();
+  if (res.imported + res.present === 0)
+    throw new InputError(`no rows to train on (${res.skipped} left out: ${tf.run !== undefined ? `run ${tf.run}, ` : ''}usual rows need model_version >= min_version ${tf.min_version})`, { field: 'buffer.train_from', file: tf.path });
+  log.info(`buffer.train_from ${tf.path}: ${res.imported} rows copied into run ${runId}${res.present ? `, ${res.present} there already` : ''}${res.skipped ? `, ${res.skipped} left out (run / min_version ${tf.min_version})` : ''}`);
+  return res;
+}
