@@ -4,16 +4,11 @@
 // has CUDA torch. Without a real GPU adapter it says so and exits 0; `--swiftshader` runs one tiny
 // shape on SwiftShader to check the path (its figures measure a CPU emulation, not a GPU).
 import { fileURLToPath } from 'node:url';
-import { initEngine, tf } from '../backend/model/engine.js';
+import { initEngine } from '../backend/model/engine.js';
 import { probeGpuAdapter, adapterName } from '../backend/model/webgpu.js';
-import { countParams, presetConfig, type ModelConfig } from '../backend/model/config.js';
-import { Transformer } from '../backend/model/transformer.js';
-import { lmLoss } from '../backend/model/logprobs.js';
-import { AdamW } from '../backend/model/optim.js';
-import { generate } from '../backend/model/generate.js';
-import { Rng } from '../backend/core/rng.js';
-import { SPECIAL_TOKENS, type SpecialTokenName, type Tokenizer } from '../backend/model/tokenizer/types.js';
-import { median, report } from './report.js';
+import { countParams, presetConfig } from '../backend/model/config.js';
+import { report } from './report.js';
+import { genTokensPerSecond, trainTokensPerSecond } from './model-timing.js';
 import { runTorch } from './torch.js';
 
 const VOCAB = 512;
@@ -27,48 +22,8 @@ const SHAPES = swiftshader
       { name: '3m', preset: 'small-3m', batch: 64, seq: 256 },
       { name: '100m', preset: 'large-100m', batch: 8, seq: 256 },
     ];
+const REPEATS = { reps: REPS, warmup: WARMUP };
 const GEN = swiftshader ? { batch: 2, promptLen: 8, newTokens: 8 } : { batch: 16, promptLen: 16, newTokens: 64 };
-
-const idsOnly: Tokenizer = {
-  kind: 'char', vocabSize: VOCAB, padId: 0, bosId: 1, eosId: 2,
-  specialId: (n: SpecialTokenName) => Object.keys(SPECIAL_TOKENS).indexOf(n),
-  encode: () => [], decode: () => '', toJSON: () => ({}),
-};
-
-async function trainTokensPerSecond(cfg: ModelConfig, B: number, T: number): Promise<number> {
-  const m = new Transformer(cfg, 1);
-  const opt = new AdamW(m.variables(), { lr: 1e-3 });
-  const rng = new Rng(1);
-  const ids = tf.tensor2d(Int32Array.from({ length: B * (T + 1) }, () => rng.int(8, VOCAB)), [B, T + 1], 'int32');
-  const mask = tf.ones([B, T]) as tf.Tensor2D;
-  const times: number[] = [];
-  for (let i = 0; i < WARMUP + REPS; i++) {
-    const t0 = performance.now();
-    const { value, grads } = tf.variableGrads(() => lmLoss(m, ids, mask));
-    opt.step(grads);
-    await value.data(); // drains the queue: the step's GPU work is done
-    tf.dispose([value, ...Object.values(grads)]);
-    if (i >= WARMUP) times.push(performance.now() - t0);
-  }
-  tf.dispose([ids, mask]);
-  opt.dispose();
-  m.dispose();
-  return (B * T) / (median(times) / 1000);
-}
-
-async function genTokensPerSecond(cfg: ModelConfig): Promise<number> {
-  const m = new Transformer(cfg, 2);
-  const rng = new Rng(2);
-  const times: number[] = [];
-  for (let i = 0; i < WARMUP + REPS; i++) {
-    const prompts = Array.from({ length: GEN.batch }, () => Array.from({ length: GEN.promptLen }, () => rng.int(8, VOCAB)));
-    const t0 = performance.now();
-    await generate(m, idsOnly, prompts, { maxNewTokens: GEN.newTokens, stopTokens: [], seed: i });
-    if (i >= WARMUP) times.push(performance.now() - t0);
-  }
-  m.dispose();
-  return (GEN.batch * GEN.newTokens) / (median(times) / 1000);
-}
 
 if (swiftshader) process.env.RFT_WEBGPU_SWIFTSHADER = '1';
 const { adapter, why } = await probeGpuAdapter();
@@ -89,11 +44,11 @@ for (const s of SHAPES) {
   if (!t) console.error(`baseline unavailable: ${torch.why ?? (torch.result as { skipped?: string } | null)?.skipped}`);
   const common = { backend: 'webgpu', device, torch_device: t ? (torch.result as Record<string, string>).device : null, params: countParams(cfg) };
   report({
-    bench: 'gpu', figure: `train_step_${s.name}_${s.batch}x${s.seq}`, unit: 'tok/s', value: await trainTokensPerSecond(cfg, s.batch, s.seq),
+    bench: 'gpu', figure: `train_step_${s.name}_${s.batch}x${s.seq}`, unit: 'tok/s', value: await trainTokensPerSecond(cfg, s.batch, s.seq, REPEATS),
     baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.train_f32!, t.train_bf16!) : null, ...common,
   });
   report({
-    bench: 'gpu', figure: `sample_kv_${s.name}_${GEN.batch}seq`, unit: 'tok/s', value: await genTokensPerSecond(cfg),
+    bench: 'gpu', figure: `sample_kv_${s.name}_${GEN.batch}seq`, unit: 'tok/s', value: await genTokensPerSecond(cfg, GEN, REPEATS),
     baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null, ...common,
   });
 }

@@ -1,20 +1,16 @@
 // `npm run bench -- model`: training step and KV-cache generation throughput of the transformer on
 // the active tensor engine, beside the same model in PyTorch CPU (better of 1 and 2 threads).
 import { fileURLToPath } from 'node:url';
-import { initEngine, tf } from '../backend/model/engine.js';
-import { countParams, presetConfig, type ModelConfig } from '../backend/model/config.js';
-import { Transformer } from '../backend/model/transformer.js';
-import { lmLoss } from '../backend/model/logprobs.js';
-import { AdamW } from '../backend/model/optim.js';
-import { generate } from '../backend/model/generate.js';
-import { Rng } from '../backend/core/rng.js';
-import { SPECIAL_TOKENS, type SpecialTokenName, type Tokenizer } from '../backend/model/tokenizer/types.js';
-import { median, report } from './report.js';
+import { initEngine } from '../backend/model/engine.js';
+import { countParams, presetConfig } from '../backend/model/config.js';
+import { report } from './report.js';
+import { genTokensPerSecond, trainTokensPerSecond } from './model-timing.js';
 import { runTorch } from './torch.js';
 
 const VOCAB = 512;
 const REPS = Number(process.env.BENCH_REPS ?? 5);
 const WARMUP = 2;
+const REPEATS = { reps: REPS, warmup: WARMUP };
 
 interface Shape {
   name: string;
@@ -28,55 +24,6 @@ const SHAPES: Shape[] = [
 ];
 const GEN = { batch: 16, promptLen: 16, newTokens: 64 };
 
-/** Generation here needs only ids; a tokenizer that decodes nothing keeps text work out of the timing. */
-const idsOnly: Tokenizer = {
-  kind: 'char',
-  vocabSize: VOCAB,
-  padId: 0,
-  bosId: 1,
-  eosId: 2,
-  specialId: (n: SpecialTokenName) => Object.keys(SPECIAL_TOKENS).indexOf(n),
-  encode: () => [],
-  decode: () => '',
-  toJSON: () => ({}),
-};
-
-async function trainTokensPerSecond(cfg: ModelConfig, B: number, T: number): Promise<number> {
-  const m = new Transformer(cfg, 1);
-  const opt = new AdamW(m.variables(), { lr: 1e-3 });
-  const rng = new Rng(1);
-  const data = Int32Array.from({ length: B * (T + 1) }, () => rng.int(8, VOCAB));
-  const ids = tf.tensor2d(data, [B, T + 1], 'int32');
-  const mask = tf.ones([B, T]) as tf.Tensor2D;
-  const times: number[] = [];
-  for (let i = 0; i < WARMUP + REPS; i++) {
-    const t0 = performance.now();
-    const { value, grads } = tf.variableGrads(() => lmLoss(m, ids, mask));
-    opt.step(grads);
-    await value.data();
-    tf.dispose([value, ...Object.values(grads)]);
-    if (i >= WARMUP) times.push(performance.now() - t0);
-  }
-  tf.dispose([ids, mask]);
-  opt.dispose();
-  m.dispose();
-  return (B * T) / (median(times) / 1000);
-}
-
-async function genTokensPerSecond(cfg: ModelConfig): Promise<number> {
-  const m = new Transformer(cfg, 2);
-  const rng = new Rng(2);
-  const times: number[] = [];
-  for (let i = 0; i < WARMUP + REPS; i++) {
-    const prompts = Array.from({ length: GEN.batch }, () => Array.from({ length: GEN.promptLen }, () => rng.int(8, VOCAB)));
-    const t0 = performance.now();
-    await generate(m, idsOnly, prompts, { maxNewTokens: GEN.newTokens, stopTokens: [], seed: i });
-    if (i >= WARMUP) times.push(performance.now() - t0);
-  }
-  m.dispose();
-  return (GEN.batch * GEN.newTokens) / (median(times) / 1000);
-}
-
 const engine = await initEngine();
 const torchScript = fileURLToPath(new URL('./torch_model.py', import.meta.url));
 const matmul = engine.matmul?.kernel ?? engine.backend;
@@ -86,11 +33,11 @@ for (const s of SHAPES) {
   // The machine is shared and its load moves: both sides run twice, alternating (PyTorch, this
   // engine, PyTorch, this engine), and each side's better run counts.
   const torch1 = runTorch<Record<string, number>>(torchScript, torchArgs);
-  let train = await trainTokensPerSecond(cfg, s.batch, s.seq);
-  let gen = await genTokensPerSecond(cfg);
+  let train = await trainTokensPerSecond(cfg, s.batch, s.seq, REPEATS);
+  let gen = await genTokensPerSecond(cfg, GEN, REPEATS);
   const torch2 = runTorch<Record<string, number>>(torchScript, torchArgs);
-  train = Math.max(train, await trainTokensPerSecond(cfg, s.batch, s.seq));
-  gen = Math.max(gen, await genTokensPerSecond(cfg));
+  train = Math.max(train, await trainTokensPerSecond(cfg, s.batch, s.seq, REPEATS));
+  gen = Math.max(gen, await genTokensPerSecond(cfg, GEN, REPEATS));
   const t = torch1.result && torch2.result
     ? Object.fromEntries(Object.keys(torch1.result).map((k) => [k, Math.max(torch1.result![k]!, torch2.result![k]!)]))
     : (torch1.result ?? torch2.result);
