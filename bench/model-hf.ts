@@ -34,9 +34,10 @@ import { exportGguf } from '../backend/model/export/gguf.js';
 import { LlamaCppRolloutModel, sharedLlama } from '../backend/explorer/llama-cpp-model.js';
 import { nativeDecodeAvailable } from '../backend/model/native-decode.js';
 import { Rng } from '../backend/core/rng.js';
-import { SPECIAL_TOKENS, type SpecialTokenName, type Tokenizer } from '../backend/model/tokenizer/types.js';
+import type { Tokenizer } from '../backend/model/tokenizer/types.js';
 import { median, report } from './report.js';
 import { runTorch } from './torch.js';
+import { idsOnly as idsOnlyTokenizer } from './model-timing.js';
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const WARMUP = 1;
@@ -63,17 +64,7 @@ function ggufTokenizer(): Tokenizer {
 }
 
 /** Rollouts here need only ids; a tokenizer that decodes nothing keeps text work out of the timing. */
-const idsOnly: Tokenizer = {
-  kind: 'char',
-  vocabSize: VOCAB,
-  padId: 0,
-  bosId: 1,
-  eosId: 2,
-  specialId: (n: SpecialTokenName) => Object.keys(SPECIAL_TOKENS).indexOf(n),
-  encode: () => [],
-  decode: () => '',
-  toJSON: () => ({}),
-};
+const idsOnly = idsOnlyTokenizer(VOCAB);
 
 function prompts(B: number, seed: number): number[][] {
   const rng = new Rng(seed);

@@ -4,15 +4,13 @@
 // source's. The version bound is the user's (min_version, of the source run's model versions), not
 // the trainer's version minus max_staleness: those rows were sampled by another run's weights.
 import { existsSync, statSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { createReadStream } from 'node:fs';
 import type { RunConfig } from '../core/config.js';
 import type { Experience } from '../core/types.js';
 import { InputError } from '../core/errors.js';
 import { logger } from '../core/log.js';
 import { openStore } from '../buffer/storage/index.js';
 import type { ExperienceStore } from '../buffer/storage/types.js';
-import { parseExperience } from '../buffer/storage/validate.js';
+import { BatchAppender, readJsonlExperiences, scanRows } from '../buffer/storage/jsonl.js';
 
 const log = logger('train-from');
 
@@ -32,22 +30,16 @@ async function* sourceRows(tf: TrainFrom): AsyncGenerator<Experience> {
   // A missing file would be created empty by SQLite: refused by path instead.
   if (!url && (!existsSync(p) || !statSync(p).isFile())) throw new InputError(`no such file (a run's buffer.db, a JSONL export or a database URL)`, { field: 'buffer.train_from.path', file: p });
   if (!url && /\.jsonl$/i.test(p)) {
-    let line = 0;
-    for await (const text of createInterface({ input: createReadStream(p, { encoding: 'utf8' }), crlfDelay: Infinity })) {
-      line++;
-      if (text.trim()) yield parseExperience(JSON.parse(text), { file: p, line });
+    // A bad line refuses the source by file and line (a run would otherwise train on part of it).
+    for await (const row of readJsonlExperiences(p)) {
+      if (row instanceof InputError) throw row;
+      yield row;
     }
     return;
   }
   const src = await openStore(p);
   try {
-    let after = 0;
-    for (;;) {
-      const page = await src.scan(after, 500, tf.run);
-      if (!page.length) break;
-      after = page.at(-1)!.seq;
-      for (const { experience } of page) yield experience;
-    }
+    yield* scanRows(src, tf.run);
   } finally {
     await src.close();
   }
@@ -66,24 +58,17 @@ export function takesRow(tf: TrainFrom, e: Experience): boolean {
  * Idempotent: a resumed run finds its rows present. A source with nothing to train on is refused.
  */
 export async function importTrainFrom(store: ExperienceStore, runId: string, tf: TrainFrom): Promise<TrainFromResult> {
-  const res: TrainFromResult = { imported: 0, present: 0, skipped: 0 };
-  let batch: Experience[] = [];
-  const flush = async () => {
-    if (!batch.length) return;
-    const r = await store.appendExperiences(batch);
-    res.imported += r.inserted;
-    res.present += r.duplicates.length;
-    batch = [];
-  };
+  let skipped = 0;
+  const out = new BatchAppender(store);
   for await (const e of sourceRows(tf)) {
     if (!takesRow(tf, e)) {
-      res.skipped++;
+      skipped++;
       continue;
     }
-    batch.push({ ...e, id: `${e.runId}/${e.id}`, groupId: `${e.runId}/${e.groupId}`, runId, useCount: 0 });
-    if (batch.length >= 256) await flush();
+    await out.push({ ...e, id: `${e.runId}/${e.id}`, groupId: `${e.runId}/${e.groupId}`, runId, useCount: 0 });
   }
-  await flush();
+  await out.flush();
+  const res: TrainFromResult = { imported: out.inserted, present: out.duplicates, skipped };
   if (res.imported + res.present === 0)
     throw new InputError(`no rows to train on (${res.skipped} left out: ${tf.run !== undefined ? `run ${tf.run}, ` : ''}usual rows need model_version >= min_version ${tf.min_version})`, { field: 'buffer.train_from', file: tf.path });
   log.info(`buffer.train_from ${tf.path}: ${res.imported} rows copied into run ${runId}${res.present ? `, ${res.present} there already` : ''}${res.skipped ? `, ${res.skipped} left out (run / min_version ${tf.min_version})` : ''}`);

@@ -8,20 +8,25 @@ import type { Experience } from '../../core/types.js';
 import type { ExperienceStore } from './types.js';
 import { parseExperience } from './validate.js';
 
+/** Every row of a store (of one run, when given), in sequence order, a page at a time. */
+export async function* scanRows(store: ExperienceStore, runId?: string): AsyncGenerator<Experience> {
+  let after = 0;
+  for (;;) {
+    const page = await store.scan(after, 500, runId);
+    if (!page.length) return;
+    after = page.at(-1)!.seq;
+    for (const { experience } of page) yield experience;
+  }
+}
+
 export async function exportJsonl(store: ExperienceStore, file: string, filter?: (e: Experience) => boolean): Promise<number> {
   const out = createWriteStream(file, { encoding: 'utf8' });
   let n = 0;
-  let after = 0;
   try {
-    for (;;) {
-      const page = await store.scan(after, 500);
-      if (!page.length) break;
-      after = page.at(-1)!.seq;
-      for (const { experience } of page) {
-        if (filter && !filter(experience)) continue;
-        if (!out.write(JSON.stringify(experience) + '\n')) await once(out, 'drain');
-        n++;
-      }
+    for await (const experience of scanRows(store)) {
+      if (filter && !filter(experience)) continue;
+      if (!out.write(JSON.stringify(experience) + '\n')) await once(out, 'drain');
+      n++;
     }
   } finally {
     out.end();
@@ -36,37 +41,57 @@ export interface ImportResult {
   errors: InputError[];
 }
 
-export async function importJsonl(store: ExperienceStore, file: string, batchSize = 256): Promise<ImportResult> {
-  const res: ImportResult = { imported: 0, duplicates: 0, errors: [] };
-  let batch: Experience[] = [];
-  const flush = async () => {
-    if (!batch.length) return;
-    const r = await store.appendExperiences(batch);
-    res.imported += r.inserted;
-    res.duplicates += r.duplicates.length;
-    batch = [];
-  };
+/** Each line of a JSONL export: its experience, or the InputError naming its file and line (blank lines skipped). */
+export async function* readJsonlExperiences(file: string): AsyncGenerator<Experience | InputError> {
   const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
   let line = 0;
   for await (const text of rl) {
     line++;
     if (!text.trim()) continue;
-    let v: unknown;
+    let row: Experience | InputError;
     try {
-      v = JSON.parse(text);
+      row = parseExperience(JSON.parse(text), { file, line });
     } catch (e) {
-      res.errors.push(new InputError(`invalid JSON: ${(e as Error).message}`, { file, line }));
-      continue;
-    }
-    try {
-      batch.push(parseExperience(v, { file, line }));
-    } catch (e) {
-      if (e instanceof InputError) res.errors.push(e);
+      if (e instanceof SyntaxError) row = new InputError(`invalid JSON: ${e.message}`, { file, line });
+      else if (e instanceof InputError) row = e;
       else throw e;
-      continue;
     }
-    if (batch.length >= batchSize) await flush();
+    yield row;
   }
-  await flush();
-  return res;
+}
+
+/** Appends experiences to a store in batches, counting rows inserted and rows it held already. */
+export class BatchAppender {
+  inserted = 0;
+  duplicates = 0;
+  private batch: Experience[] = [];
+
+  constructor(
+    private readonly store: ExperienceStore,
+    private readonly size = 256,
+  ) {}
+
+  async push(e: Experience): Promise<void> {
+    this.batch.push(e);
+    if (this.batch.length >= this.size) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (!this.batch.length) return;
+    const r = await this.store.appendExperiences(this.batch);
+    this.inserted += r.inserted;
+    this.duplicates += r.duplicates.length;
+    this.batch = [];
+  }
+}
+
+export async function importJsonl(store: ExperienceStore, file: string, batchSize = 256): Promise<ImportResult> {
+  const errors: InputError[] = [];
+  const out = new BatchAppender(store, batchSize);
+  for await (const row of readJsonlExperiences(file)) {
+    if (row instanceof InputError) errors.push(row);
+    else await out.push(row);
+  }
+  await out.flush();
+  return { imported: out.inserted, duplicates: out.duplicates, errors };
 }
