@@ -141,7 +141,8 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     '  eval_sampling:',
     `    max_new_tokens: ${s.maxNewTokens}`,
     'trainer:',
-    '  batch_size: 16',
+    // The trainer's whole batch: one explore step's rollouts, plus MIX's expert half (config-check refuses less).
+    files.experts ? '  batch_size: 32  # 16 rollouts (4 tasks x 4 samples) + 16 expert rows (MIX: half of each batch)' : '  batch_size: 16  # 4 tasks x 4 samples a step',
     '  steps: 50',
     'monitor:',
     '  eval_every: 10  # held-out accuracy every 10 steps (the dashboard charts it)',

@@ -25,6 +25,7 @@ import { evaluate, type EvalResult } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunSummary } from './run-types.js';
 import { describeRunModel } from '../model/run-model.js';
+import { configuredBatch, exploreRows } from './stage-batch.js';
 import { evalOptions, samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup.js';
 
 const log = logger('coordinator');
@@ -94,7 +95,9 @@ export async function openStage(
   const sCfg = !explores && cfg.buffer.train_from ? { ...sCfg0, maxStaleness: Infinity } : sCfg0;
   let batchSize: number;
   try {
-    batchSize = await stageBatchSize(store, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
+    const at = cfg.stages?.indexOf(stage) ?? -1;
+    const given = configuredBatch(cfg, stage, at >= 0 ? at : undefined);
+    batchSize = await stageBatchSize(store, sCfg, explores, given?.value, exploreRows(cfg), given?.field);
     checkStageFits(cfg, model, trainer, batchSize, explores);
   } catch (e) {
     trainer.dispose();

@@ -35,6 +35,8 @@ import { groupAdvantages, pipelineComputesAdvantages, resolveAlgorithm } from '.
 import { checkModelTakesImages, runVisionConfig } from './model-vision.js';
 import { assertWorkspaceCodeLoaded } from './workspace-code.js';
 import { samplerStaleness } from './sync-plan.js';
+import { DEFAULT_TRAIN_BATCH, leastBatch, usualRows } from './stage-batch.js';
+import { expertShare } from '../buffer/sampler/mixed.js';
 
 const log = logger('setup');
 
@@ -428,34 +430,41 @@ export function usualSampler(cfg: RunConfig): string {
 }
 
 /**
- * A stage's trainer batch in every placement: an exploring stage trains one explore step's worth of
- * rollouts (tasks_per_step x repeat_times, plus the expert share for MIX), which each placement fills
- * when the pipeline or partial rollouts leave a step short (memory lockstep and the explorer process
- * explore the step again, the distributed trainer queues top-up jobs). Train-only stages use the
- * configured batch, capped by the expert data there is.
+ * A stage's trainer batch in every placement (stage-batch.ts). An exploring stage without a configured
+ * batch trains one explore step's rollouts (tasks_per_step x repeat_times, plus the expert share for
+ * MIX, capped by the expert rows there are); with one (`configured`, given by `field`) it trains that,
+ * expert share included. Each placement fills a step that is short of it (memory lockstep and the
+ * explorer process explore the step again, the distributed trainer queues top-up jobs). Train-only
+ * stages use the configured batch (default 64), capped by the expert data there is.
  */
-export async function stageBatchSize(store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> }, s: { type: string; expertRatio?: number; runId?: string }, explores: boolean, configured: number, perExplore: number): Promise<number> {
+export async function stageBatchSize(store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> }, s: { type: string; expertRatio?: number; runId?: string }, explores: boolean, configured: number | undefined, perExplore: number, field = 'trainer.batch_size'): Promise<number> {
   const scope = s.runId ? { runId: s.runId } : {};
   // Stored preference pairs are reused data, not one explore step's output: the configured batch, whole pairs.
   if (s.type === 'pairs') {
-    if (configured % 2 !== 0) throw new Error(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${configured}`);
-    return configured;
+    const batch = configured ?? DEFAULT_TRAIN_BATCH;
+    if (batch % 2 !== 0) throw new Error(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${batch}`);
+    return batch;
   }
   if (explores) {
     const ratio = s.type === 'mixed' ? (s.expertRatio ?? 0) : 0;
-    if (!(ratio > 0)) return perExplore;
-    const batch = Math.round(perExplore / (1 - ratio));
+    if (configured !== undefined && usualRows(configured, ratio) < perExplore)
+      throw new Error(`${field} ${configured}: its rollout share ${usualRows(configured, ratio)} is less than one explore step (${perExplore} rollouts); give ${leastBatch(perExplore, ratio)} or more`);
+    if (!(ratio > 0)) return configured ?? perExplore;
     // The expert share of a batch cannot be more expert rows than there are (the sampler would wait forever).
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
     if (experts === 0) throw new Error(`the algorithm samples ${Math.round(ratio * 100)}% expert rows, and the buffer has no expert experiences (experts: in the config, or promote some)`);
-    return Math.min(batch, Math.floor(experts / ratio));
+    if (configured === undefined) return Math.min(Math.round(perExplore / (1 - ratio)), Math.floor(experts / ratio));
+    const share = expertShare(configured, ratio);
+    if (share > experts) throw new Error(`${field} ${configured}: its expert share (expert_ratio ${ratio}) is ${share} rows a step, and the buffer has ${experts} expert experience(s); give a smaller ${field}, more experts, or a lower expert_ratio`);
+    return configured;
   }
+  const batch = configured ?? DEFAULT_TRAIN_BATCH;
   if (s.type === 'expert') {
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
     if (experts === 0) throw new Error('a train-only SFT stage needs expert experiences in the buffer (experts: in the config, or promote some)');
-    return Math.min(configured, experts);
+    return Math.min(batch, experts);
   }
-  return configured;
+  return batch;
 }
 
 /** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults. */

@@ -219,7 +219,14 @@ export const RunConfigSchema = z
       .default({}),
     trainer: z
       .object({
-        batch_size: z.number().int().positive().default(64),
+        /**
+         * Rows of each trainer step, expert rows included (a stage's batch_size overrides it). Unset: a
+         * stage that explores trains one explore step's rollouts (tasks_per_step x repeat_times, plus
+         * MIX's expert share); a stage that trains on the buffer alone takes 64. Given for an exploring
+         * stage, it is honoured: short steps are explored again until the batch is full; a batch whose
+         * rollout share is less than one explore step is refused.
+         */
+        batch_size: z.number().int().positive().optional(),
         /** Rows per micro-batch (gradients accumulate over the batch); 0 = the whole batch at once. Unset: the trainer sizes it from the model and the wasm heap, and logs its choice. */
         micro_batch_size: z.number().int().min(0).optional(),
         lr: z.number().positive().default(1e-3),

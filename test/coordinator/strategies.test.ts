@@ -50,7 +50,8 @@ function config(method: 'memory' | 'checkpoint'): RunConfig {
     // 8 samples a group and a learning rate too small to collapse the fresh model onto one answer:
     // partial-credit rewards then vary within most groups, so steps fill despite the filter.
     explorer: { tasks_per_step: TPS, repeat_times: 8, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
-    trainer: { batch_size: 16, lr: 1e-6 },
+    // (No batch_size: the MIX batch is one explore step's 16 rollouts plus its expert half.)
+    trainer: { lr: 1e-6 },
     buffer: { max_staleness: 1 },
     synchronizer: { method },
     // A periodic held-out eval after stage step 2, in whichever process trains.
