@@ -13,6 +13,10 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 import { tempWorkspace, tinyConfig } from './tiny-config.js';
 import { records } from './consumption-check.js';
+import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
+import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
+import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 
 const STEPS = 2;
 
@@ -112,6 +116,37 @@ test('a configured MIX batch whose expert share exceeds the expert rows is refus
     const cfg = cfgWith({ ...PLACEMENTS[0]![1], stages: [{ name: 'm', algorithm: { name: 'mix' }, steps: STEPS, batch_size: 20 }] });
     await assert.rejects(runJob({ config: cfg, workspace: ws, runId: 'm20' }), /stages\[0\]\.batch_size 20: its expert share \(expert_ratio 0\.5\) is 10 rows a step, and the buffer has 8 expert experience/);
   } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('distributed (PostgreSQL): a GRPO stage trains its configured batch of 8 rollouts (top-up jobs)', async (t) => {
+  const pg = startPg();
+  if ('skip' in pg) return t.skip(pg.skip);
+  const ws = tempWorkspace();
+  try {
+    const url = pgSchemaUrl(pg.url);
+    const cfg = cfgWith({ synchronizer: { method: 'checkpoint', sync_offset: 0 }, buffer: { storage: 'postgres', max_staleness: 0 }, trainer: { batch_size: 8 }, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: STEPS }] });
+    await createDistributedRun(cfg, url, 'db8', join(ws, 'weights'));
+    const stop = new AbortController();
+    const explorer = distributedExplorer({ url, runId: 'db8', signal: stop.signal, leaseMs: 20_000 });
+    try {
+      assert.equal((await distributedTrainer({ url, runId: 'db8' })).done, true);
+    } finally {
+      stop.abort();
+      await explorer;
+    }
+    const store = await openStore(url);
+    try {
+      for (let s = 0; s < STEPS; s++) {
+        const rows = await store.getMany(await store.consumed('trainer', s, 'db8'));
+        assert.equal(rows.filter((e) => e.source === 'usual').length, 8, `step ${s}`);
+      }
+    } finally {
+      await store.close();
+    }
+  } finally {
+    pg.stop();
     rmSync(ws, { recursive: true, force: true });
   }
 });
