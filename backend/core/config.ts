@@ -92,7 +92,7 @@ const stage = z
     /** Learning-rate decay over the stage (default trainer.lr_decay); see trainer.lr_decay. */
     lr_decay: z.enum(['constant', 'cosine', 'linear']).optional(),
     min_lr_ratio: z.number().min(0).max(1).optional(),
-    /** Trainer batch of this stage (default trainer.batch_size). */
+    /** Trainer batch of this stage, expert rows included (default trainer.batch_size, which says what unset means). */
     batch_size: z.number().int().positive().optional(),
   })
   .strict()
