@@ -494,7 +494,7 @@ export function evalOptions(cfg: RunConfig): { maxNewTokens: number; workflow: W
  * `disposeReplaced`: the caller hands over each loaded model (an explorer process).
  */
 export function rolloutEngine(cfg: RunConfig, modelCfg: Transformer['config'], tok: Tokenizer, opts: { disposeReplaced?: boolean; overlap?: boolean } = {}): SyncedRolloutModel | undefined {
-  return makeRolloutEngine({ engine: cfg.explorer.engine, workers: cfg.explorer.workers, config: modelCfg, tokenizer: tok, ...opts });
+  return makeRolloutEngine({ engine: cfg.explorer.engine, workers: cfg.explorer.workers, llamaGpu: cfg.explorer.llama_cpp_gpu, config: modelCfg, tokenizer: tok, ...opts });
 }
 
 /** The rollouts' sampling settings (explorer.sampling), as every process model's explorer passes them. */

@@ -185,6 +185,12 @@ export const RunConfigSchema = z
          * experience records the engine and why in metadata.rollout_engine / rollout_engine_reason).
          */
         engine: z.enum(['native', 'llama-cpp', 'auto']).default('native'),
+        /**
+         * Where llama.cpp samples (engine llama-cpp or auto): auto takes the first of node-llama-cpp's
+         * prebuilt GPU builds that finds a device (CUDA, Vulkan, Metal), else the CPU; off is the CPU;
+         * a named backend that cannot start is an error at the first sync.
+         */
+        llama_cpp_gpu: z.enum(['auto', 'off', 'cuda', 'vulkan', 'metal']).default('auto'),
         tasks_per_step: z.number().int().positive().default(8),
         repeat_times: z.number().int().positive().default(8),
         sampling,

@@ -179,7 +179,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             model?.model.dispose();
             model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
             if (cfg.explorer.engine !== 'native') {
-              engine ??= makeRolloutEngine({ engine: cfg.explorer.engine, workers: 1, config: ck.model.config, tokenizer: ck.tokenizer });
+              engine ??= makeRolloutEngine({ engine: cfg.explorer.engine, workers: 1, llamaGpu: cfg.explorer.llama_cpp_gpu, config: ck.model.config, tokenizer: ck.tokenizer });
               await engine?.setWeights(ck.model, latest.version);
             }
             modelChecksum = latest.checksum;
