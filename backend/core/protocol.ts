@@ -154,6 +154,8 @@ export interface RunModelInfo {
   parameters?: number;
   /** LoRA rank (model.lora), absent for full fine-tuning. */
   loraRank?: number;
+  /** Hidden size of a checkpoint (a pretrained model's default lr scales with it). */
+  hidden?: number;
   /** Where the weights come from (org/name for a Hugging Face cache entry). */
   from?: string;
   /** `the model's own` for a checkpoint with tokenizer.json, else the config's tokenizer. */

@@ -13,7 +13,7 @@ export const GUARD_WINDOW = 3;
 export const KL_WITH_DROP = 1;
 /** KL per token to the reference that is a collapse by itself (healthy RL stays far below 1). */
 export const KL_ALONE = 10;
-/** Entropy off by this factor (either way) from its start, with a falling reward, is a collapse. */
+/** Entropy off by this factor (either way) from its start, with a falling reward or a large KL and no better reward, is a collapse. */
 export const ENTROPY_FACTOR = 3;
 
 type Rec = Record<string, unknown>;
@@ -72,7 +72,11 @@ export class CollapseGuard {
     const klHigh = kl !== undefined && kl > KL_WITH_DROP;
     const entropyMoved = h0 !== undefined && h1 !== undefined && h0 > 0 && (h1 > ENTROPY_FACTOR * h0 || h1 < h0 / ENTROPY_FACTOR);
     const severe = kl !== undefined && kl > KL_ALONE;
-    if (!severe && !(dropped && (klHigh || entropyMoved))) return undefined;
+    // A policy that only got sure of right answers (entropy down, reward up) is learning, not collapsing.
+    // The reward is the trained rows' (groups whose rewards all agree are dropped before training), so it
+    // reads high after a collapse: the entropy with a large KL tells it then.
+    const improved = r0 !== undefined && r1 !== undefined && r1 > r0 + 0.1;
+    if (!severe && !(klHigh && (dropped || (entropyMoved && !improved))) && !(dropped && entropyMoved)) return undefined;
     const step = this.rows[n - 1]!.step;
     const parts = [
       ...(kl !== undefined ? [`KL to the reference ${kl.toFixed(2)} nats/token (start ${k0?.toFixed(3) ?? '?'})`] : []),

@@ -102,6 +102,9 @@ test('the dashboard config of a run from model.checkpoint names the real model, 
   assert.doesNotMatch(text, /tiny-0\.4m|kind: char/);
   assert.deepEqual(Object.keys(YAML.parse(text)), ['name', 'model', 'taskset']);
   assert.deepEqual(YAML.parse(text).model, { checkpoint: '/hf/models--Qwen--Qwen2-0.5B', lora: { rank: 8 } });
+  // A validated config: the header says the lr the run takes and why (a checkpoint's LoRA default, scaled to its width).
+  const valid = { ...cfg, workflow: { name: 'single_turn' } };
+  assert.match(configYaml(valid, undefined, { ...model, hidden: 896 }), /\n# trainer: lr 1\.1e-4, warm-up 5 step\(s\), grad clip 1 \(pretrained checkpoint, LoRA: defaults for lr, warm-up, grad clip, lr 1e-4 at hidden 1024 scaled to hidden 896\)\n/);
   // A tokenizer file of the config's own is read beside a checkpoint: it stays.
   assert.deepEqual(YAML.parse(configYaml({ ...cfg, tokenizer: { kind: 'char', path: '/w/tok.json' } }, undefined, model)).tokenizer, { kind: 'char', path: '/w/tok.json' });
 });

@@ -40,6 +40,9 @@ test('reward falling alone (harder tasks), or KL moderate with reward steady: no
   assert.deepEqual(feed(new CollapseGuard(opts), [[0, 0.6, 1], [0, 0.6, 1], [0, 0.6, 1], [0.1, 0.2, 1], [0.1, 0.2, 1], [0.1, 0.2, 1]]), []);
   assert.deepEqual(feed(new CollapseGuard(opts), [[0, 0.6, 1], [0, 0.6, 1], [0, 0.6, 1], [2, 0.6, 1], [2, 0.6, 1], [2, 0.6, 1]]), []);
   assert.equal(feed(new CollapseGuard(opts), [[0, 0.6, 1], [0, 0.6, 1], [0, 0.6, 1], [0.2, 0.2, 0.1], [0.2, 0.2, 0.1], [0.2, 0.2, 0.1]]).length, 1);
+  // Entropy collapsed with a large KL: a collapse while the reward does not improve, learning while it does.
+  assert.equal(feed(new CollapseGuard(opts), [[0, 0.35, 0.8], [0.4, 0.3, 1], [0.6, 0.4, 0.8], [1.8, 0.25, 0.07], [1.8, 0.45, 0.02], [1.9, 0.38, 0.09]]).length, 1);
+  assert.deepEqual(feed(new CollapseGuard(opts), [[0, 0.35, 0.8], [0.4, 0.3, 1], [0.6, 0.4, 0.8], [1.8, 0.8, 0.07], [1.8, 0.9, 0.02], [1.9, 0.9, 0.09]]), []);
   // A KL far beyond any healthy run is said even while the reward holds.
   assert.equal(feed(new CollapseGuard(opts), [[0, 0.6, 1], [0, 0.6, 1], [0, 0.6, 1], [20, 0.6, 1], [20, 0.6, 1], [20, 0.6, 1]]).length, 1);
 });
