@@ -80,7 +80,7 @@ export class CollapseGuard {
     const step = this.rows[n - 1]!.step;
     const parts = [
       ...(kl !== undefined ? [`KL to the reference ${kl.toFixed(2)} nats/token (start ${k0?.toFixed(3) ?? '?'})`] : []),
-      ...(r1 !== undefined ? [`rollout reward ${r1.toFixed(3)} (start ${r0?.toFixed(3) ?? '?'})`] : []),
+      ...(r1 !== undefined ? [`reward of the trained rollouts ${r1.toFixed(3)} (start ${r0?.toFixed(3) ?? '?'})`] : []),
       ...(h1 !== undefined ? [`sampled entropy ${h1.toFixed(2)} nats/token (start ${h0?.toFixed(2) ?? '?'})`] : []),
     ];
     const message = `policy collapse in stage ${this.o.stage} at step ${step}: ${parts.join(', ')}, over the last ${GUARD_WINDOW} steps against the stage's first ${GUARD_WINDOW}. Likely cause: the learning rate ${fmt(this.o.lr)} (${this.o.lrSource}) is too high for this model; ${this.o.advice}`;

@@ -30,7 +30,7 @@ test('a reward that falls while the KL explodes: one warning naming the lr and t
   const w = ws[0]!;
   assert.equal(w.code, 'policy_collapse');
   assert.equal(w.step, 2 * GUARD_WINDOW - 1);
-  assert.match(w.message, /KL to the reference 13\.33 nats\/token \(start 0\.010\), rollout reward 0\.133 \(start 0\.360\)/);
+  assert.match(w.message, /KL to the reference 13\.33 nats\/token \(start 0\.010\), reward of the trained rollouts 0\.133 \(start 0\.360\)/);
   assert.match(w.message, /Likely cause: the learning rate 2e-4 \(trainer\.lr\) is too high for this model; lower trainer\.lr$/);
   assert.equal(w.values.lr, 2e-4);
   assert.ok(Math.abs(w.values.start_batch_reward! - 0.36) < 1e-9);

@@ -30,7 +30,7 @@ setLogSink((level, scope, msg) => {
 const pretrained = await makePretrainedModel(join(root, 'model'));
 const files = writeLastLetterTasks(join(root, 'data'));
 
-async function grpo(name: string, opts: { lora?: boolean; lr?: number; steps: number }) {
+async function grpo(name: string, opts: { lora?: boolean; lr?: number; steps: number; report?: boolean }) {
   const dir = join(root, name);
   const lora = opts.lora ? '  lora: { rank: 8, alpha: 16 }\n' : '';
   const lr = opts.lr !== undefined ? `  lr: ${opts.lr}\n` : '';
@@ -40,7 +40,7 @@ async function grpo(name: string, opts: { lora?: boolean; lr?: number; steps: nu
     `name: ${name}\nseed: 1\nmodel:\n  checkpoint: ${JSON.stringify(pretrained.dir)}\n${lora}taskset:\n  path: ${JSON.stringify(files.train)}\neval:\n  path: ${JSON.stringify(files.eval)}\n` +
       `workflow: { name: single_turn, reward: exact_match }\nalgorithm: { name: grpo }\n` +
       `explorer:\n  tasks_per_step: 8\n  repeat_times: 8\n  sampling: { max_new_tokens: 3, temperature: 1 }\n  eval_sampling: { max_new_tokens: 3 }\n` +
-      `trainer:\n  batch_size: 64\n  steps: ${opts.steps}\n${lr}synchronizer: { method: memory }\nmonitor: { report: false }\n`,
+      `trainer:\n  batch_size: 64\n  steps: ${opts.steps}\n${lr}synchronizer: { method: memory }\nmonitor: { report: ${opts.report ?? false} }\n`,
   );
   const from = lines.length;
   const s = await runJob({ config: loadRunConfig(config), configPath: config, workspace: dir, runId: name });
@@ -73,7 +73,7 @@ test('LoRA with the defaults: ten times the full lr; held-out accuracy rises, no
 });
 
 test('a clearly too-high lr collapses the policy: the guard warns once, names the lr, and the summary and metrics carry it', async (t) => {
-  const { s, recs, log } = await grpo('too-high', { lr: 0.03, steps: 14 });
+  const { s, recs, log } = await grpo('too-high', { lr: 0.03, steps: 14, report: true });
   t.diagnostic(`lr 0.03: held-out accuracy ${s.base_accuracy} -> ${s.final_accuracy}; ${s.warnings[0]?.message}`);
   assert.ok(s.final_accuracy! < s.base_accuracy!, 'the policy got worse');
   assert.equal(s.warnings.length, 1);
@@ -84,4 +84,5 @@ test('a clearly too-high lr collapses the policy: the guard warns once, names th
   assert.equal(w.values.lr, 0.03);
   assert.equal(recs.filter((r) => r.kind === 'warning').length, 1, 'said once');
   assert.ok(log.some((l) => l.startsWith('warn coordinator: policy collapse')), 'in the log');
+  assert.match(readFileSync(s.report, 'utf8'), /<th>warnings<\/th><td>policy collapse in stage main at step \d+/, 'in the report');
 });
