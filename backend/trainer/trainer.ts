@@ -121,7 +121,7 @@ export class Trainer {
         if (this.critic) sums.critic_loss = (sums.critic_loss ?? 0) + (await this.criticStep(micro, batch, weight, patches));
         const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch, patches) : undefined;
         if (refLogprob) {
-          const [sum, n] = await usualLogRatio(batch, refLogprob);
+          const [sum, n] = await usualLogRatio(micro, batch, refLogprob);
           refKl.sum += sum;
           refKl.tokens += n;
         }
@@ -308,9 +308,12 @@ export class Trainer {
  * Sum over the usual rows' trained tokens of (behaviour log-prob - reference log-prob), and their
  * count: the k1 estimate of KL(sampling policy || reference) per token, from tokens that policy sampled.
  */
-async function usualLogRatio(batch: TrainBatch, refLogprob: tf.Tensor2D): Promise<[number, number]> {
+async function usualLogRatio(micro: Experience[], batch: TrainBatch, refLogprob: tf.Tensor2D): Promise<[number, number]> {
+  // Usual rows with a behaviour log-prob per response token (a row without them has none to compare).
+  const rows = micro.map((e) => (e.source === 'usual' && e.logprobs.length === e.responseTokens.length ? 1 : 0));
+  if (!rows.some((x) => x)) return [0, 0];
   const [sum, n] = tidy(() => {
-    const usual = tf.mul(batch.actionMask, tf.expandDims(tf.sub(1, batch.expertMask), 1));
+    const usual = tf.mul(batch.actionMask, tf.expandDims(tf.tensor1d(rows), 1));
     return [tf.sum(tf.mul(tf.sub(batch.oldLogprob, refLogprob), usual)), tf.sum(usual)];
   });
   const out: [number, number] = [(await sum!.data())[0]!, (await n!.data())[0]!];
