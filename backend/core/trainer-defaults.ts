@@ -7,7 +7,11 @@
 // about lr, summed over fan-in), so the pretrained lr scales as 1/hidden size (as muP prescribes),
 // anchored at 1e-5 (full) / 1e-4 (LoRA) for hidden 1024: Qwen2.5-0.5B (896) 1.1e-5, Llama-3-8B
 // (4096) 2.5e-6, the range RL recipes for such models use; a tiny model gets up to 16x that.
-import type { RunConfig } from './config.js';
+/** What the defaults read of a run config (validated, or as the run registry keeps it). */
+export interface TrainerConfigView {
+  model: { checkpoint?: string; lora?: unknown };
+  trainer: { lr?: number; warmup_steps?: number; grad_clip?: number };
+}
 
 export interface TrainerDefaults {
   lr: number;
@@ -64,7 +68,7 @@ export interface ResolvedTrainerSettings extends TrainerDefaults {
  * The trainer's lr, warm-up and clip for a config (and a stage's own lr, which wins). `hidden`: the
  * model's hidden size, which scales a pretrained model's default lr (unknown: the reference width's).
  */
-export function resolveTrainerSettings(cfg: Pick<RunConfig, 'model' | 'trainer'>, stageLr?: number, hidden?: number): ResolvedTrainerSettings {
+export function resolveTrainerSettings(cfg: TrainerConfigView, stageLr?: number, hidden?: number): ResolvedTrainerSettings {
   const kind = defaultsKind(cfg);
   const base = defaultsFor(kind);
   const d = kind === 'scratch' ? base : { ...base, lr: widthScaledLr(base.lr, hidden) };
