@@ -34,6 +34,7 @@ export function metricEvents(p: MetricsPoint, prevStage: string | undefined): Ru
   if (p.stage && p.stage !== prevStage) out.push({ level: 'info', line: `Run ${p.runId}: stage '${p.stage}' from step ${p.step}` });
   const acc = p.values.eval_accuracy;
   if (acc !== undefined) out.push({ level: 'info', line: `Run ${p.runId}: eval accuracy ${(100 * acc).toFixed(1)}% at step ${p.step}` });
+  for (const w of p.warnings ?? []) out.push({ level: 'warn', line: `Run ${p.runId}: ${w.message}` });
   const skipped = p.values.skipped_experiences;
   if (skipped) out.push({ level: 'warn', line: `Run ${p.runId}: step ${p.step} skipped ${skipped} experience(s) the trainer could not use (see the run's log)` });
   return out;

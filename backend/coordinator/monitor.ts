@@ -1,6 +1,7 @@
 // Run monitoring: metrics as JSONL (one object per event), a self-contained HTML report with the
 // learning curves, and a terminal progress line with ETA.
 import { appendFileSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import type { RunWarning } from '../core/protocol.js';
 
 export interface MetricRecord {
   t: number;
@@ -9,6 +10,18 @@ export interface MetricRecord {
   stage?: string;
   step?: number;
   [k: string]: unknown;
+}
+
+/** The warning records of a run's metrics (`kind: warning`, trainer/collapse-guard.ts), as the summary and the dashboard list them. */
+export function runWarnings(recs: MetricRecord[]): RunWarning[] {
+  return recs
+    .filter((x) => x.kind === 'warning' && x.code === 'policy_collapse' && typeof x.message === 'string' && typeof x.step === 'number')
+    .map((x) => ({ code: 'policy_collapse' as const, step: x.step!, ...(typeof x.stage === 'string' ? { stage: x.stage } : {}), message: String(x.message), values: numbers(x.values) }));
+}
+
+function numbers(v: unknown): Record<string, number> {
+  if (!v || typeof v !== 'object') return {};
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x === 'number' && Number.isFinite(x))) as Record<string, number>;
 }
 
 export class MetricsLog {

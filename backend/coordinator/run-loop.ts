@@ -9,6 +9,7 @@
 import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
+import { PRETRAINED_FULL_DEFAULTS, PRETRAINED_LORA_DEFAULTS, resolveTrainerSettings, widthScaledLr } from '../core/trainer-defaults.js';
 import { Transformer } from '../model/transformer.js';
 import { loadCritic } from '../model/checkpoint.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
@@ -22,7 +23,8 @@ import type { Objective } from '../trainer/objective.js';
 import { runTrainerLoop, type TrainerLoopResult } from '../trainer/worker.js';
 import type { ComponentState } from '../core/component-state.js';
 import { evaluate, type EvalResult } from './evaluate.js';
-import { writeReport, type MetricsLog } from './monitor.js';
+import { runWarnings, writeReport, type MetricsLog } from './monitor.js';
+import { CollapseGuard } from '../trainer/collapse-guard.js';
 import type { RunSummary } from './run-types.js';
 import { describeRunModel } from '../model/run-model.js';
 import { configuredBatch, exploreRows } from './stage-batch.js';
@@ -86,7 +88,9 @@ export async function openStage(
   const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
   const ref = objective.needsReference ? (model.lora ? model.base() : reference()) : undefined;
   const critic = objective.needsCritic ? stageCritic(cfg, model, criticFrom) : undefined;
-  const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), ref, critic);
+  const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId, model.config.dModel), ref, critic);
+  // Which lr the stage trains with and why (a pretrained checkpoint's defaults are not a preset's).
+  log.info(`trainer, stage ${stage.name}: ${resolveTrainerSettings(cfg, stage.lr, model.config.dModel).line}`);
   const explores = stageExplores(stage);
   const sCfg0 = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
   // buffer.train_from: the rows come from another run's weights; its min_version (applied when they
@@ -179,6 +183,8 @@ export interface StageRun {
 export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): Promise<TrainerLoopResult> {
   const { cfg, stage, metrics } = r;
   const every = cfg.monitor.eval_every;
+  const sink = t.onMetrics ?? ((x: Record<string, unknown>) => metrics.write(x));
+  const guard = collapseGuard(cfg, stage, metrics, r.model.config.dModel);
   return runTrainerLoop({
     trainer: parts.trainer,
     sampler: t.sampler,
@@ -203,11 +209,30 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
       metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
       log.info(`eval after ${stage.name} step ${v}: accuracy ${e.accuracy.toFixed(3)}`);
     } : undefined,
-    onMetrics: (rec) => (t.onMetrics ?? ((x) => metrics.write(x)))({ stage: stage.name, ...rec }),
+    onMetrics: (rec) => {
+      sink({ stage: stage.name, ...rec });
+      // A collapsing policy is said once per stage, in the log and as a `warning` record (summary, report, dashboard).
+      const w = rec.kind === 'train' ? guard.observe({ stage: stage.name, ...rec }) : undefined;
+      if (w) {
+        log.warn(w.message);
+        sink({ kind: 'warning', ...w });
+      }
+    },
     onState: t.onState,
     publish: (v, sStep, done) => t.publishWeights(v, sStep, done),
   });
 }
+
+/** The stage's collapse guard, started from the stage's earlier records (a resumed stage). */
+function collapseGuard(cfg: RunConfig, stage: Stage, metrics: MetricsLog, hidden: number): CollapseGuard {
+  const t = resolveTrainerSettings(cfg, stage.lr, hidden);
+  const source = stage.lr !== undefined ? `stages[].lr of ${stage.name}` : t.defaulted.includes('lr') ? `the default of a ${t.kind === 'scratch' ? 'model trained from scratch' : t.kind === 'pretrained-lora' ? 'pretrained checkpoint with LoRA' : 'pretrained checkpoint'}` : 'trainer.lr';
+  const advice = `lower ${stage.lr !== undefined ? `the stage's lr` : 'trainer.lr'} (the defaults for a pretrained model of hidden size ${hidden}: ${fmtLr(widthScaledLr(PRETRAINED_FULL_DEFAULTS.lr, hidden))} full fine-tuning, ${fmtLr(widthScaledLr(PRETRAINED_LORA_DEFAULTS.lr, hidden))} LoRA)`;
+  const history = metrics.read().filter((x) => x.stage === stage.name && (x.kind === 'train' || x.kind === 'warning'));
+  return new CollapseGuard({ stage: stage.name, lr: t.lr, lrSource: source, advice }, history);
+}
+
+const fmtLr = (x: number): string => x.toExponential().replace(/\.?0+e/, 'e');
 
 /** The placement's side of the stage iteration: where the run stands, where stages and evaluations run. */
 export interface RunStrategy {
@@ -316,6 +341,8 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
     wall_seconds: (Date.now() - o.t0) / 1000,
     report: o.reportFile,
     checkpoint: f.checkpoint,
+    // A resumed run keeps what it warned of before.
+    warnings: runWarnings(o.metrics.read()),
   };
   if (summary.report)
     writeReport(summary.report, o.reportTitle, o.metrics.read(), {
@@ -327,6 +354,7 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
       // The model trained (a checkpoint's own architecture and size), not the preset defaults of the config.
       model: describeRunModel(cfg)?.label ?? '',
       eval_set: summary.eval_set,
+      ...(summary.warnings.length ? { warnings: summary.warnings.map((w) => w.message).join(' | ') } : {}),
       ...o.reportExtra,
     });
   return { summary, stopped, start, final };

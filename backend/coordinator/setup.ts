@@ -10,6 +10,7 @@ import type { RunConfig } from '../core/config.js';
 import type { Experience, Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { InputError } from '../core/errors.js';
+import { resolveTrainerSettings } from '../core/trainer-defaults.js';
 import { presetConfig } from '../model/config.js';
 import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
@@ -467,15 +468,17 @@ export async function stageBatchSize(store: { count(f: { source: 'expert'; statu
   return batch;
 }
 
-/** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults. */
-export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number }, padId: number): TrainerOptions {
+/** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults; `hidden`: the model's hidden size. */
+export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number }, padId: number, hidden?: number): TrainerOptions {
+  // Unset lr / warm-up / clip: the defaults of a pretrained checkpoint (full or LoRA, lr scaled to the model's width) or of a preset from scratch.
+  const t = resolveTrainerSettings(cfg, stage.lr, hidden);
   return {
-    lr: stage.lr ?? cfg.trainer.lr,
-    warmupSteps: cfg.trainer.warmup_steps,
+    lr: t.lr,
+    warmupSteps: t.warmup_steps,
     decay: stage.lr_decay ?? cfg.trainer.lr_decay,
     minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
     weightDecay: cfg.trainer.weight_decay,
-    gradClip: cfg.trainer.grad_clip,
+    gradClip: t.grad_clip,
     microBatchSize: cfg.trainer.micro_batch_size,
     // Log-probs are recomputed at the temperature the explorer sampled with.
     temperature: cfg.explorer.sampling.temperature || 1,

@@ -235,14 +235,20 @@ export const RunConfigSchema = z
         batch_size: z.number().int().positive().optional(),
         /** Rows per micro-batch (gradients accumulate over the batch); 0 = the whole batch at once. Unset: the trainer sizes it from the model and the wasm heap, and logs its choice. */
         micro_batch_size: z.number().int().min(0).optional(),
-        lr: z.number().positive().default(1e-3),
-        warmup_steps: z.number().int().min(0).default(0),
+        /**
+         * Unset: 1e-3 for a built-in size trained from scratch; from model.checkpoint (a pretrained model)
+         * 1e-5 for full fine-tuning, 1e-4 with model.lora (core/trainer-defaults.ts; the run's log says which).
+         */
+        lr: z.number().positive().optional(),
+        /** Steps of linear warm-up. Unset: 0 from scratch, 5 from model.checkpoint. */
+        warmup_steps: z.number().int().min(0).optional(),
         /** Decay over each stage's progress: its steps done, or its wall-clock budget used (whichever is further). */
         lr_decay: z.enum(['constant', 'cosine', 'linear']).default('constant'),
         /** The decayed learning rate ends at min_lr_ratio * lr. */
         min_lr_ratio: z.number().min(0).max(1).default(0.1),
         weight_decay: z.number().min(0).default(0),
-        grad_clip: z.number().positive().default(1),
+        /** Global gradient-norm clip (1 by default, from scratch and from a checkpoint). */
+        grad_clip: z.number().positive().optional(),
         steps: z.number().int().positive().default(100),
       })
       .strict()

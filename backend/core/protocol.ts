@@ -154,6 +154,8 @@ export interface RunModelInfo {
   parameters?: number;
   /** LoRA rank (model.lora), absent for full fine-tuning. */
   loraRank?: number;
+  /** Hidden size of a checkpoint (a pretrained model's default lr scales with it). */
+  hidden?: number;
   /** Where the weights come from (org/name for a Hugging Face cache entry). */
   from?: string;
   /** `the model's own` for a checkpoint with tokenizer.json, else the config's tokenizer. */
@@ -183,6 +185,24 @@ export interface MetricsPoint {
   values: Record<string, number>;
   /** The stage (of a multi-stage config) the step belongs to. */
   stage?: string;
+  /** What the run warned of at this step (metrics.jsonl `warning` records). */
+  warnings?: RunWarning[];
+}
+
+/**
+ * Something a run noticed and said (log, metrics.jsonl `kind: warning`, summary.json `warnings`,
+ * report, dashboard) without stopping. `policy_collapse` (trainer/collapse-guard.ts): KL to the
+ * reference, rollout reward and sampled entropy against their start; the likely cause is the lr.
+ */
+export interface RunWarning {
+  code: 'policy_collapse';
+  /** The trainer step it was noticed at. */
+  step: number;
+  stage?: string;
+  /** One line with the numbers and the likely cause. */
+  message: string;
+  /** The numbers behind it (now and at the stage's start), e.g. ref_kl, start_ref_kl, batch_reward, lr. */
+  values: Record<string, number>;
 }
 
 /** The tensor engine the backend's runs will use (`server/engine`; the status bar shows it). */

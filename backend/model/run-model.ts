@@ -38,7 +38,7 @@ export function describeRunModel(config: unknown): RunModelInfo | undefined {
       const info = parseHfConfig(JSON.parse(readFileSync(file, 'utf8')), file);
       const parameters = countParams(info.config);
       const tokenizer = ownTokenizer ?? (existsSync(join(dir, 'tokenizer.json')) ? "the model's own" : `${String(tok.kind ?? 'char')} (no tokenizer.json in the folder)`);
-      return { source: 'checkpoint', architecture: info.architecture, parameters, ...(loraRank !== undefined ? { loraRank } : {}), from, tokenizer, label: `${info.architecture} · ${formatParams(parameters)} parameters · ${training} · from ${from}` };
+      return { source: 'checkpoint', architecture: info.architecture, parameters, hidden: info.config.dModel, ...(loraRank !== undefined ? { loraRank } : {}), from, tokenizer, label: `${info.architecture} · ${formatParams(parameters)} parameters · ${training} · from ${from}` };
     } catch (e) {
       return { source: 'checkpoint', architecture: 'unknown', from, tokenizer: ownTokenizer ?? "the model's own", ...(loraRank !== undefined ? { loraRank } : {}), problem: (e as Error).message, label: `checkpoint ${from} (cannot be read: ${(e as Error).message})` };
     }

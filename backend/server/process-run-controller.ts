@@ -7,7 +7,7 @@ import { join, resolve, sep } from 'node:path';
 import type { MetricsPoint, RunInfo } from '../core/protocol.js';
 import { livePid, RunLiveError, RunRegistry } from '../buffer/runs.js';
 import { signalRun } from '../buffer/run-signal.js';
-import { MetricsLog } from '../coordinator/monitor.js';
+import { MetricsLog, runWarnings } from '../coordinator/monitor.js';
 import type { Disposable, RunController } from './ports.js';
 import { runInfo } from './adapters/run-registry.js';
 import { ConflictError, NotFoundError } from './errors.js';
@@ -286,11 +286,19 @@ export function toPoints(runId: string, recs: ReturnType<MetricsLog['read']>): M
       put('loss/policy', r.policy_loss ?? r.pg_loss ?? r.grpo_loss);
       put('loss/sft', r.sft_loss);
       put('loss/critic', r.critic_loss); // PPO's value loss (trainer.ts criticStep)
-      put('kl', r.kl ?? r.kl_loss ?? r['usual/ppo_kl']);
-      put('entropy', r.entropy ?? r['usual/entropy']);
+      // KL to the reference: the algorithm's KL loss term, else the trainer's k1 estimate (ref_kl, any algorithm with a reference).
+      put('kl', r.kl ?? r.kl_loss ?? r.ref_kl ?? r['usual/ppo_kl']);
+      put('ref_kl', r.ref_kl);
+      // The entropy term where the algorithm has one, else the sampled tokens' mean -log-prob (an estimate of it).
+      put('entropy', r.entropy ?? r['usual/entropy'] ?? r.sampled_entropy);
+      put('batch_reward', r.batch_reward);
+      put('skipped_experiences', r.skipped_experiences);
     } else if (r.kind === 'explore') put('reward', r.reward_mean);
     else if (r.kind === 'eval') put('eval_accuracy', r.accuracy);
-    else if (r.kind === 'state') {
+    else if (r.kind === 'warning') {
+      const w = runWarnings([r])[0];
+      if (w) p.warnings = [...(p.warnings ?? []), w];
+    } else if (r.kind === 'state') {
       put('idle/trainer', r.trainer_idle);
       put('idle/explorer', r.explorer_idle);
     }

@@ -9,7 +9,7 @@ import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { accuracyBySteps, checkpointItems, evalResultLine, type CheckpointItem } from './checkpoint-picks.js';
 import { pickTemplateModel } from '../models/model-pick.js';
-import { modelLines } from '../models/model-card.js';
+import { modelLines, trainerLines } from '../models/model-card.js';
 import { unusedUri } from './unused-name.js';
 
 export const CONFIG_GLOB = '**/*.rft.{yaml,yml}';
@@ -27,7 +27,7 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   if (!model) return undefined;
   const { ts, files } = await templateFiles();
   const uri = await unusedUri(folder.uri, 'train.rft.yaml');
-  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files)));
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files, trainerLines(model))));
   await vscode.window.showTextDocument(uri);
   // Opened for review (steps, the files and field names it picked up), not started unseen.
   const rel = vscode.workspace.asRelativePath(uri);

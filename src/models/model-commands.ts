@@ -10,7 +10,7 @@ import { configTemplate } from '../templates.js';
 import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { pickCheckpoint, startTraining } from '../commands/training.js';
-import { configNameFor, formatParams, modelLines } from './model-card.js';
+import { configNameFor, formatParams, modelLines, trainerLines } from './model-card.js';
 import { exportFolderName, exportFormats, type ExportFormat } from './export-formats.js';
 import { confirmExportTarget } from './export-confirm.js';
 import { configPath, pickLora } from './model-pick.js';
@@ -95,7 +95,8 @@ export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.
   const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 1);
   const ts = tasksets[0] ? vscode.workspace.asRelativePath(tasksets[0]) : 'tasksets/math.jsonl';
   const uri = await unusedUri(folder.uri, configNameFor(m.name));
-  const text = configTemplate(ts, undefined, modelLines({ checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora }));
+  const tm = { checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora, hidden: m.hidden };
+  const text = configTemplate(ts, undefined, modelLines(tm), {}, trainerLines(tm));
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
   await vscode.window.showTextDocument(uri);
   modelsChanged.fire();

@@ -26,7 +26,7 @@ export async function pickTemplateModel(s: Services, configFolder: string): Prom
   if (!model) return undefined;
   const lora = await pickLora(model);
   if (lora === undefined) return undefined;
-  return { checkpoint: configPath(model.dir, configFolder), name: model.name, lora };
+  return { checkpoint: configPath(model.dir, configFolder), name: model.name, lora, hidden: model.hidden };
 }
 
 /** LoRA (adapters only) or full fine-tuning; undefined when dismissed. */

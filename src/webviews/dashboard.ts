@@ -3,6 +3,7 @@ import YAML from 'yaml';
 import type { DashboardNotifications, DashboardRequests } from '../../webview/dashboard/protocol.js';
 import type { Services } from '../services.js';
 import type { RunModelInfo } from '../../backend/core/protocol.js';
+import { resolveTrainerSettings } from '../../backend/core/trainer-defaults.js';
 import { TypedPanel, type Handlers } from './panel.js';
 
 /**
@@ -16,6 +17,7 @@ export function configYaml(config: unknown, path?: string, model?: RunModelInfo)
     '# as validated at the start of the run (defaults filled in)',
     ...(path ? [`# from ${path}`] : []),
     ...(model ? [`# model: ${model.label}`, `# tokenizer: ${model.tokenizer}`] : []),
+    ...trainerLine(config, model),
   ].join('\n');
   let shown = config;
   const c = config && typeof config === 'object' ? (config as Record<string, unknown>) : undefined;
@@ -29,6 +31,17 @@ export function configYaml(config: unknown, path?: string, model?: RunModelInfo)
     shown = Object.fromEntries(Object.keys(c).filter((k) => k in (shown as object)).map((k) => [k, (shown as Record<string, unknown>)[k]]));
   }
   return `${head}\n${YAML.stringify(shown, { lineWidth: 0 })}`;
+}
+
+/** The lr, warm-up and clip the run trains with and why (unset ones are defaults: a pretrained checkpoint's are not a preset's). */
+function trainerLine(config: unknown, model?: RunModelInfo): string[] {
+  if (!config || typeof config !== 'object') return [];
+  const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+  const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+  const m = obj((config as Record<string, unknown>).model);
+  const t = obj((config as Record<string, unknown>).trainer);
+  const view = { model: { checkpoint: typeof m.checkpoint === 'string' ? m.checkpoint : undefined, lora: m.lora }, trainer: { lr: num(t.lr), warmup_steps: num(t.warmup_steps), grad_clip: num(t.grad_clip) } };
+  return [`# trainer: ${resolveTrainerSettings(view, undefined, model?.hidden).line}`];
 }
 
 /** Status notifications without the config object (the dashboard shows the YAML from `status`). */

@@ -148,6 +148,26 @@ test('a run that starts while the shown run is over takes the dashboard; a runni
   await h.close();
 });
 
+test('a run warning (policy collapse) from the history and live points shows once in a banner; another run clears it', async () => {
+  const warning = { code: 'policy_collapse' as const, step: 11, stage: 'main', message: 'policy collapse in stage main at step 11: KL to the reference 1.82 nats/token', values: { ref_kl: 1.82 } };
+  const h = host<DashboardRequests>({
+    status: (p: { runId: string }) => ({ id: p.runId, status: 'running', step: 12 }),
+    metrics: (p: { runId: string }) => (p.runId === 'r1' ? [{ runId: 'r1', step: 11, at: 0, values: { kl: 1.82 }, warnings: [warning] }] : []),
+  });
+  const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
+  await app.firstPaint;
+  const banner = h.document.querySelector('.warnings') as HTMLElement;
+  await until(() => !banner.hidden, 'banner shown');
+  assert.equal(banner.textContent, `Step 11: ${warning.message}`);
+  h.notify('metrics', { runId: 'r1', step: 11, at: 0, values: {}, warnings: [warning] });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(banner.querySelectorAll('.warning').length, 1, 'the same warning again is not repeated');
+  await app.show('r2');
+  assert.equal(banner.hidden, true);
+  assert.equal(banner.querySelectorAll('.warning').length, 0);
+  await h.close();
+});
+
 test('a failed run shows its reason; charts say "not recorded" instead of waiting forever', async () => {
   const h = host<DashboardRequests>({
     status: () => ({ id: 'r1', status: 'failed', step: 12, statusReason: 'sequence of 120 tokens exceeds the model maxSeqLen 96' }),

@@ -37,6 +37,9 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   header.append(title, status, stop, resume, msg);
   // Why a run failed (or stopped): the registry's statusReason, shown until the run runs again.
   const reason = h(doc, 'div', { class: 'reason', role: 'alert', hidden: true });
+  // What the run warned of (a policy collapse: KL, reward, entropy and the likely cause), from its metrics points.
+  const warnings = h(doc, 'div', { class: 'warnings', role: 'alert', hidden: true });
+  const warned = new Set<string>();
   const components = h(doc, 'div', { class: 'components' });
   const grid = h(doc, 'div', { class: 'charts' });
   const charts = CHARTS.map((c) => {
@@ -57,7 +60,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   });
   const checkpoints = h(doc, 'div', { class: 'checkpoints' });
   const config = h(doc, 'pre', { class: 'config' });
-  root.append(header, reason, components, grid, h(doc, 'h3', { text: 'Checkpoints' }), checkpoints, h(doc, 'h3', { text: 'Config' }), config);
+  root.append(header, reason, warnings, components, grid, h(doc, 'h3', { text: 'Checkpoints' }), checkpoints, h(doc, 'h3', { text: 'Config' }), config);
   let paint!: () => void;
   const firstPaint = new Promise<void>((r) => (paint = r));
 
@@ -135,6 +138,13 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   /** Live points replace a repeated step (a resumed run re-does steps); history fills gaps only. */
   function addPoint(m: MetricsPoint, fromHistory = false): void {
     if (m.runId !== state.runId) return;
+    for (const w of m.warnings ?? []) {
+      const key = `${w.code}:${w.stage ?? ''}:${w.step}`;
+      if (warned.has(key)) continue;
+      warned.add(key);
+      warnings.append(h(doc, 'div', { class: `warning code-${w.code}`, text: `Step ${w.step}: ${w.message}` }));
+      warnings.hidden = false;
+    }
     for (const c of charts) {
       c.runHasData = true;
       c.add(m.step, m.values, !fromHistory);
@@ -163,6 +173,9 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
       for (const c of charts) c.clear();
       msg.textContent = '';
       reason.hidden = true;
+      warnings.replaceChildren();
+      warnings.hidden = true;
+      warned.clear();
       // Live points that arrive while the history loads are kept (addPoint merges by step): the
       // subscription is already there, and the history fills in the steps before them.
       try {
