@@ -2,6 +2,7 @@
 // layout) -> ModelConfig. Only the four architectures whose math transformer.ts implements are read;
 // every field is known: harmless ones are ignored, math-changing ones must have the value the
 // implementation assumes, and an unknown field is refused by name (it might change the math).
+import { ZodError } from 'zod';
 import { InputError } from '../../core/errors.js';
 import { makeConfig, type ModelConfig } from '../config.js';
 
@@ -128,9 +129,23 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
     return { architecture, config, dtype };
   } catch (e) {
     if (e instanceof InputError) throw e;
+    // The schema's names are internal (nLayers): say which config.json key holds the bad value, in one line.
+    if (e instanceof ZodError) {
+      const i = e.issues[0]!;
+      const key = i.path.length ? (CONFIG_KEY_OF[String(i.path[0])] ?? i.path.join('.')) : '(root)';
+      const got = i.path.length === 1 && CONFIG_KEY_OF[String(i.path[0])] ? ` got ${JSON.stringify(r[key])}:` : '';
+      return fail(key, `${got} ${i.message.toLowerCase()}`.trim());
+    }
     throw new InputError(`invalid model config: ${(e as Error).message}`, { file });
   }
 }
+
+/** ModelConfig's field -> the config.json key it is read from (errors name the file's key). */
+const CONFIG_KEY_OF: Record<string, string> = {
+  vocabSize: 'vocab_size', dModel: 'hidden_size', nLayers: 'num_hidden_layers', nHeads: 'num_attention_heads',
+  nKvHeads: 'num_key_value_heads', dFF: 'intermediate_size', maxSeqLen: 'max_position_embeddings', ropeTheta: 'rope_theta',
+  rmsEps: 'rms_norm_eps', headDim: 'head_dim',
+};
 
 /** The architecture a ModelConfig is written as (the math decides: biases -> Qwen2, q/k norms -> Qwen3). */
 export function architectureOf(c: ModelConfig): HfArchitecture {
