@@ -20,7 +20,7 @@ import type {
   FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
 } from './types.js';
 import { parseExperience } from './validate.js';
-import { DEFAULT_TRAINER_LEASE_TIMEOUT_MS, leaseFromRow, TrainerFencedError, TrainerLeaseHeldError, type AcquireTrainerLease, type TrainerLeaseRow } from './trainer-lease.js';
+import { checkLeaseEpoch, DEFAULT_TRAINER_LEASE_TIMEOUT_MS, leaseFromRow, TrainerFencedError, TrainerLeaseHeldError, type AcquireTrainerLease, type TrainerLeaseRow } from './trainer-lease.js';
 
 const ph: Placeholder = (i) => `$${i}`;
 /** The database's clock in ms: lease times from every machine compare on one clock. */
@@ -559,9 +559,7 @@ export class PostgresStore implements ExperienceStore {
   private async checkFence(c: pg.PoolClient, runId: string, what: string): Promise<void> {
     const mine = this.fences.get(runId);
     if (mine === undefined) return;
-    const r = (await c.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1 FOR SHARE', [runId])).rows[0] as Record<string, unknown> | undefined;
-    const cur = r ? leaseFromRow(r) : null;
-    if (!cur || Number(cur.epoch) !== mine || cur.released) throw new TrainerFencedError(runId, mine, cur, what);
+    await checkLeaseEpoch(c, runId, mine, what);
   }
 
   async close(): Promise<void> {

@@ -102,6 +102,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
   // that lost it (another took over) cannot overwrite a checkpoint record, publish or mark rows trained.
   try {
     const { lease, tookFrom } = await withRetry(() => raw.acquireTrainerLease(o.runId, { holder: id, host: hostname(), pid: process.pid, timeoutMs: o.leaseTimeoutMs, takeOver: o.takeOver, holderGone }), retry);
+    // The jobs it queues are fenced too: a taken-over trainer cannot queue into the holder's run.
+    q.fence(o.runId, lease.epoch);
     if (tookFrom) log.warn(`run ${o.runId}: took the trainer lease (epoch ${lease.epoch}) from ${tookFrom.holder} (host ${tookFrom.host}, pid ${tookFrom.pid}); it stops at its next write`);
   } catch (e) {
     await q.close();
