@@ -27,6 +27,7 @@ import { PlannedSelector } from './selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
+import { LinkWatch } from './link-watch.js';
 import { taskSynthesis } from '../task-synthesis.js';
 import { checksumDir, loadVerified, pruneVersions, versionDir } from './weights.js';
 import { certSha256, defaultAdvertisedHost, WeightsServer, type ServerTls } from './weights-http.js';
@@ -90,7 +91,9 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
   if (o.signal?.aborted) ac.abort();
   else o.signal?.addEventListener('abort', () => ac.abort(), { once: true });
   const signal = ac.signal;
-  const retry = { signal };
+  // The trainer's own database link: an outage is logged and named as the reason for a wait.
+  const link = new LinkWatch();
+  const retry = link.retry({ signal });
   const raw = await withRetry(() => PostgresStore.open(o.url), retry);
   const store = reconnecting(raw, retry);
   const q = await withRetry(() => JobQueue.open(o.url), retry).catch(async (e: unknown) => {
@@ -225,7 +228,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         const inner = makeSampler(store, parts.samplerConfig);
         // An exploring stage queues the jobs of its steps (never past its end); a train-only stage samples expert data.
         const feeding = parts.explores
-          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, ...jobSync(cfg, stageStart) }, groupSize, planner)
+          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, ...jobSync(cfg, stageStart) }, groupSize, planner, link)
           : undefined;
         if (feeding && synth)
           feeding.afterBatch = (step, exps) => {
