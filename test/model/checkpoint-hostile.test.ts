@@ -65,6 +65,9 @@ test('config.json sizes out of range name the config.json key in one line, not a
   refused(variant('config.json', (c) => (c.num_hidden_layers = -1)), 'config.json', 'num_hidden_layers', /^.*got -1: number must be greater than 0$/);
   refused(variant('config.json', (c) => (c.vocab_size = 0)), 'config.json', 'vocab_size', /got 0: number must be greater than 0$/);
   refused(variant('config.json', (c) => (c.num_attention_heads = 2.5)), 'config.json', 'num_attention_heads', /got 2\.5: expected integer/);
+  // makeConfig's shape checks (dModel / nHeads / nKvHeads) in config.json's keys too.
+  refused(variant('config.json', (c) => (c.num_attention_heads = 3)), 'config.json', 'num_attention_heads', /^.*hidden_size 16 is not divisible by num_attention_heads 3/);
+  refused(variant('config.json', (c) => (c.num_key_value_heads = 3)), 'config.json', 'num_key_value_heads', /num_attention_heads 2 is not divisible by num_key_value_heads 3$/);
 });
 
 test('overlapping tensors in a safetensors file are refused, naming both (the format forbids shared bytes)', () => {

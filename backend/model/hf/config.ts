@@ -102,6 +102,13 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
   if (architecture === 'MistralForCausalLM' && r.sliding_window !== undefined && r.sliding_window !== null) maxSeqLen = Math.min(maxSeqLen, num('sliding_window', true)!);
 
   const nHeads = num('num_attention_heads', true)!;
+  // makeConfig's own shape checks speak of dModel / nHeads: say them first in config.json's keys.
+  const hidden = r.hidden_size;
+  const kv = r.num_key_value_heads;
+  if (typeof hidden === 'number' && Number.isInteger(nHeads) && nHeads > 0 && r.head_dim === undefined && hidden % nHeads !== 0)
+    fail('num_attention_heads', `hidden_size ${hidden} is not divisible by num_attention_heads ${nHeads} (give head_dim if the heads are not hidden_size / num_attention_heads)`);
+  if (typeof kv === 'number' && Number.isInteger(kv) && kv > 0 && Number.isInteger(nHeads) && nHeads % kv !== 0)
+    fail('num_key_value_heads', `num_attention_heads ${nHeads} is not divisible by num_key_value_heads ${kv}`);
   const rft = (r.rft ?? {}) as { valueHead?: boolean; vision?: ModelConfig['vision'] | null; initStd?: number };
   try {
     const config = makeConfig({
