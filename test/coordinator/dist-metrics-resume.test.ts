@@ -66,6 +66,9 @@ test('a distributed trainer resumed on another machine writes the whole learning
       assert.equal(summary.trainer_steps, 2 + MIX);
       assert.equal(summary.explore_steps, MIX, 'every MIX step, on either machine');
       for (const s of periodic) assert.ok(summary.evals.some((e) => e.step === s), `summary lists the evaluation at v${s}`);
+      // The start evaluation was made on A: B's summary lists it once, with B's final one.
+      assert.equal(summary.evals.filter((e) => e.stage === 'start').length, 1, JSON.stringify(summary.evals));
+      assert.equal(summary.evals.filter((e) => e.stage === 'final').length, 1);
       // The report's chart data covers step 0 (trained on A).
       assert.ok(existsSync(join(outB, 'report.html')));
       // The summary lives with the run too.
