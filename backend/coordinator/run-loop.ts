@@ -267,6 +267,8 @@ export interface RunRecord {
   reportExtra?: Record<string, unknown>;
   /** The run's eval set (TaskPools.evalSet and its size): with no task, nothing is evaluated. */
   evalSet: { note: string; tasks: number };
+  /** Periodic evaluations in metrics from this time on go into the summary (default t0: this process's; 0: the file holds exactly the run's). */
+  evalsSince?: number;
 }
 
 export interface StagesResult {
@@ -321,9 +323,12 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
   await s.beforeFinal?.(!stopped);
   const final = !stopped || s.finalWhenStopped ? await doEval('final') : null;
   // Periodic evals (monitor.eval_every) ran beside the trainer: listed in step order with these.
+  // With evalsSince before t0 (a distributed run's file holds the whole run), the stage evaluations of
+  // earlier trainers (the start, made on another machine) are listed too; this process's come from `evals`.
+  const since = o.evalsSince ?? o.t0;
   const periodic = o.metrics
     .read()
-    .filter((r) => r.kind === 'eval' && r.component === 'trainer' && r.t >= o.t0)
+    .filter((r) => r.kind === 'eval' && r.t >= since && (r.component === 'trainer' || r.t < o.t0))
     .map((r) => ({ stage: String(r.stage), step: Number(r.step), accuracy: Number(r.accuracy), mean_reward: Number(r.mean_reward) }));
   const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))].sort((a, b) => a.e.step - b.e.step || a.p - b.p).map((x) => x.e);
   const f = await s.finish();

@@ -8,6 +8,7 @@ import { InputError } from '../core/errors.js';
 import { loraA, loraB, loraModules, parsePeftAdapterConfig, peftAdapterConfig, PEFT_PREFIX, type LoraConfig } from './lora.js';
 import { readSafetensorsHeader, readTensorEntry, writeSafetensors } from './safetensors.js';
 import type { Transformer } from './transformer.js';
+import { readRegularFile } from '../core/regular-file.js';
 
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
@@ -38,8 +39,9 @@ export function readAdapterConfig(dir: string): LoraConfig {
   const file = join(dir, ADAPTER_CONFIG_FILE);
   let raw: Record<string, unknown>;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    raw = JSON.parse(readRegularFile(file, 'utf8')) as Record<string, unknown>;
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
   }
   return parsePeftAdapterConfig(raw, file);

@@ -263,7 +263,10 @@ test('distributed (PostgreSQL): a trainer stopped inside MIX resumes in MIX; eve
     assert.deepEqual(recs.filter((x) => x.kind === 'train').map((x) => `${x.stage}@${x.step}`), ['warmup@0', 'warmup@1', 'mix@2', 'mix@3', 'mix@4', 'mix@5'], 'every step trained once, in its stage');
     assert.deepEqual(recs.filter((x) => x.kind === 'stage').map((x) => x.stage), ['warmup', 'mix'], 'the resumed stage is not entered twice');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { evals: { stage: string; step: number; accuracy: number }[]; base_accuracy: number };
-    assert.deepEqual(summary.evals.map((e) => `${e.stage}@${e.step}`), ['final@6'], 'this trainer evaluated the end only (start and warm-up were the first one\'s)');
+    // This trainer evaluated the end only; the start and the warm-up were the first one's, and the summary
+    // covers the whole run (issue 24 item 8: the run's records live in its database), each once.
+    assert.deepEqual(summary.evals.map((e) => `${e.stage}@${e.step}`), ['start@0', 'warmup@2', 'final@6']);
+    assert.deepEqual(recs.filter((x) => x.kind === 'eval').map((x) => `${x.stage}@${x.step}`), ['start@0', 'warmup@2', 'final@6'], 'no evaluation run twice');
     assert.equal(summary.base_accuracy, recs.find((x) => x.kind === 'eval' && x.stage === 'warmup')!.accuracy, 'base_accuracy: the warm-up result, kept in the run');
     const store = await openStore(url);
     try {

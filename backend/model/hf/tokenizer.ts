@@ -10,15 +10,17 @@ import { BASE_OUTPUT_CHARS, BoundedTemplate, TemplateLimitError } from './bounde
 import { CHAT_TEMPLATE_FILE, chooseTemplate, folderTemplates, missingReason, type ChatTemplateSource } from './chat-template.js';
 import type { ChatMessage } from '../../core/types.js';
 import type { SpecialTokenName, Tokenizer } from '../tokenizer/types.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 type Json = Record<string, unknown>;
 
 function readJson(file: string): Json {
   try {
-    const v = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    const v = JSON.parse(readRegularFile(file, 'utf8')) as unknown;
     if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('expected a JSON object');
     return v as Json;
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
   }
 }
