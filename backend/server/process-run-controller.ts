@@ -152,15 +152,16 @@ export class ProcessRunController implements RunController {
     if (opts.runId && !rec) throw new NotFoundError(`no run '${opts.runId}'`);
     const cfg = (rec?.config ?? {}) as RunConfigLike;
     const args = [ck];
-    if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
-    else if (rec && !opts.reward && (cfg.eval?.holdout !== undefined || (!cfg.eval && cfg.taskset?.path)) && existsSync(join(rec.dir, 'config.yaml'))) {
-      // A share held out of the taskset (or no eval set): only the run's config picks the same tasks
-      // (rft eval --config says when there are none); the config's reward goes with it.
-      args.push('--config', join(rec.dir, 'config.yaml'));
-      const maxNew = cfg.explorer?.eval_sampling?.max_new_tokens;
-      if (typeof maxNew === 'number') args.push('--max-new-tokens', String(maxNew));
+    const runConfig = rec && !opts.reward && existsSync(join(rec.dir, 'config.yaml')) ? join(rec.dir, 'config.yaml') : undefined;
+    if (runConfig && !taskset.startsWith('builtin:')) {
+      // The run's own config: its eval set (a held-out share, a file with its `format:` mapping, a
+      // built-in) or the picked file read as the run read its files, with the run's reward.
+      args.push('--config', runConfig);
+      if (taskset) args.push('--taskset', this.paths.inside(taskset, 'taskset'));
       return args;
-    } else {
+    }
+    if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
+    else {
       const ev = cfg.eval ?? cfg.taskset;
       if (ev?.path) args.push('--taskset', resolve(this.workspace, ev.path));
       else if (ev?.builtin) args.push('--taskset', `builtin:${ev.builtin}`, '--size', String(cfg.eval?.size ?? 200), '--seed', String(cfg.eval?.seed ?? 0));

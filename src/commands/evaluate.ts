@@ -112,7 +112,7 @@ export async function evaluateWithProgress(s: Services, ck: PickedCheckpoint, ta
     await showBackendError(`Evaluate ${name}`, outcome.error, s.output);
     return outcome;
   }
-  const line = evalResultLine(ck, outcome, target.on);
+  const line = evalResultLine({ ...ck, path: vscode.workspace.asRelativePath(ck.path) }, outcome, target.on);
   s.output.info(`Evaluated ${line}`);
   void vscode.window.showInformationMessage(`Evaluated ${line}.`);
   return outcome;
