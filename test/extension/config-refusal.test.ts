@@ -28,7 +28,7 @@ test('Start Training refuses a config with a missing file, then with an unknown 
   const { ctx, api } = await activateWith(ws);
   const s = api.services!;
   try {
-    await startTraining(s, uri);
+    await startTraining(s, uri as never);
     let problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
     assert.deepEqual(
       problems.map((d) => [d.range.start.line + 1, d.message.replace(/ \(\/.*?;/, ' (…;')]),
@@ -42,7 +42,7 @@ test('Start Training refuses a config with a missing file, then with an unknown 
     writeFileSync(join(ws, 'train.rft.yaml'), CONFIG.replace('data/math.jsonl', 'data.jsonl'));
     writeFileSync(join(ws, 'data.jsonl'), '{"prompt": "1+1?", "answer": "2"}\n');
     vscode.recorded.messages.length = 0;
-    await startTraining(s, uri);
+    await startTraining(s, uri as never);
     problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
     assert.equal(problems.length, 1);
     assert.equal(problems[0]!.range.start.line + 1, 9, 'at the reward key');

@@ -32,7 +32,7 @@ test('one line: the first problem of a list, a died process without its log line
 
 test('a command that throws: one error line with the fix and Show Log; the whole message in the log', async () => {
   vscode.resetFake();
-  const output = vscode.window.createOutputChannel('RFT Studio', { log: true } as never) as unknown as import('vscode').LogOutputChannel;
+  const output = vscode.window.createOutputChannel('RFT Studio') as unknown as import('vscode').LogOutputChannel;
   const cmd = guardCommand(
     'Start Training',
     async () => {
