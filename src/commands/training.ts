@@ -2,7 +2,7 @@
 // need a trusted workspace; the backend answers NotAvailable until the coordinator is wired in.
 import * as vscode from 'vscode';
 import type { RunInfo } from '../../backend/core/protocol.js';
-import { showBackendError } from '../errors.js';
+import { errorFix, oneLineReason, showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
 import { configTemplate, domainOf, inferFormat, type TemplateFiles } from '../templates.js';
 import { requireTrust } from '../trust.js';
@@ -99,7 +99,11 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
   if (issues.length) {
     const rel = vscode.workspace.asRelativePath(uri);
     s.output.error(`Start training: ${rel} has ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n  ${issues.map((i) => `${rel}${i.line ? `:${i.line}` : ''}: ${i.field}: ${i.message}`).join('\n  ')}`);
-    const pick = await vscode.window.showErrorMessage(`${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${issues[0]!.field}: ${issues[0]!.message}). The run was not started.`, 'Show Problems');
+    // The first problem in one line, with its fix when it says one (a did-you-mean, a missing file).
+    const first = `${issues[0]!.field}: ${issues[0]!.message}`;
+    const fix = errorFix(first);
+    const pick = await vscode.window.showErrorMessage(`${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${oneLineReason(first)}). ${fix ? `${fix} ` : ''}The run was not started.`, 'Show Problems', 'Show Log');
+    if (pick === 'Show Log') return s.output.show();
     if (pick) await vscode.commands.executeCommand('workbench.actions.view.problems');
     return;
   }

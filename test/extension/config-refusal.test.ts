@@ -35,7 +35,8 @@ test('Start Training refuses a config with a missing file, then with an unknown 
       [[7, "taskset.path: no file 'data/math.jsonl' (…; paths are relative to the config file)"]],
     );
     let err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
-    assert.match(err.message, /^train\.rft\.yaml: 1 problem \(first: taskset\.path: no file 'data\/math\.jsonl'.*\)\. The run was not started\.$/);
+    assert.match(err.message, /^train\.rft\.yaml: 1 problem \(first: taskset\.path: no file 'data\/math\.jsonl'.*\)\. Fix: check the path \(paths in a config are relative to the config file\)\. The run was not started\.$/);
+    assert.deepEqual(err.items, ['Show Problems', 'Show Log']);
     assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
 
     // The file is there now: what `rft run --check` refuses (the reward's name) is the problem.
@@ -48,7 +49,7 @@ test('Start Training refuses a config with a missing file, then with an unknown 
     assert.equal(problems[0]!.range.start.line + 1, 9, 'at the reward key');
     assert.match(problems[0]!.message, /^workflow\.reward: unknown reward function 'math_answr' \(did you mean 'math_answer'\?\)/);
     err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
-    assert.match(err.message, /unknown reward function 'math_answr'.*The run was not started\./);
+    assert.match(err.message, /unknown reward function 'math_answr'.*\. Fix: use 'math_answer'\. The run was not started\.$/);
     assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
   } finally {
     await deactivateFrom(ctx);
