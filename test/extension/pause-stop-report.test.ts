@@ -61,3 +61,14 @@ test('Pause shows pausing… then paused; Resume; Stop shows stopping… then st
     await deactivateFrom(ctx);
   }
 });
+
+test('the Runs view offers Pause on a running run, and Evaluate and Open Run Report on every run', async () => {
+  const { PACKAGE } = await import('./harness.js');
+  const menus = (PACKAGE as unknown as { contributes: { menus: Record<string, { command: string; when: string; group?: string }[]> } }).contributes.menus['view/item/context']!;
+  const on = (cmd: string) => menus.filter((m) => m.command === cmd && m.when.includes('view == rftStudio.runs'));
+  assert.deepEqual(on('rftStudio.pauseTraining').map((m) => [m.when, m.group]), [['view == rftStudio.runs && viewItem == rftRun.running', 'inline']]);
+  for (const cmd of ['rftStudio.evaluateCheckpoint', 'rftStudio.openReport']) {
+    const m = on(cmd)[0]!;
+    for (const status of ['running', 'paused', 'stopped', 'completed', 'failed']) assert.match(`rftRun.${status}`, new RegExp(/viewItem =~ \/(.*)\//.exec(m.when)![1]!), `${cmd} on a ${status} run`);
+  }
+});
