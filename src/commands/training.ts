@@ -1,5 +1,6 @@
-// Training commands: start (pick or create a config), stop, resume, evaluate a checkpoint. They
-// need a trusted workspace; the backend answers NotAvailable until the coordinator is wired in.
+// Training commands: start (pick or create a config), stop, pause, resume (Evaluate is in
+// evaluate.ts). They need a trusted workspace; the backend answers NotAvailable until the
+// coordinator is wired in.
 import * as vscode from 'vscode';
 import type { RunInfo } from '../../backend/core/protocol.js';
 import { errorFix, oneLineReason, showBackendError } from '../errors.js';
