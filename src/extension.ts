@@ -4,10 +4,12 @@ import * as vscode from 'vscode';
 import { isAbsolute } from 'node:path';
 import { createBackend } from './backend/manager.js';
 import type { BackendClient } from './backend/client.js';
+import type { RunInfo } from '../backend/core/protocol.js';
 import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffer.js';
 import { trainRewardModel } from './commands/reward-model.js';
 import { newTaskset, validateTaskset } from './commands/taskset.js';
-import { evaluateCheckpoint, resumeTraining, startTraining, stopTraining } from './commands/training.js';
+import { evaluateCheckpoint, pauseTraining, resumeTraining, startTraining, stopTraining } from './commands/training.js';
+import { openReport } from './commands/report.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
 import { ConfigDiagnostics, ConfigQuickFixes, isRunConfig } from './config-diagnostics.js';
 import { ConfigSchemaProvider, yamlExtensionPresent } from './config-schema-lang.js';
@@ -25,6 +27,7 @@ import { TasksetsTree } from './views/tasksets-tree.js';
 import { openDashboard } from './webviews/dashboard.js';
 import { openExperienceBrowser } from './webviews/experience-browser.js';
 import { registerModels } from './models/register.js';
+import { guardCommand } from './errors.js';
 
 let client: BackendClient | undefined;
 
@@ -55,7 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     tasksets.setReport(r);
     tasksetsView.badge = badge(tasksets.errorCount());
   });
-  const configs = new ConfigDiagnostics((file, text) => c.request('config/validate', { file, text }));
+  const configs = new ConfigDiagnostics((file, text, deep) => c.request('config/validate', { file, text, ...(deep ? { deep } : {}) }));
   const services: Services = {
     context,
     client: c,
@@ -105,13 +108,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(lens, vscode.languages.registerCodeLensProvider(TASKSET_SELECTOR, lens));
   context.subscriptions.push(vscode.languages.registerCodeActionsProvider(TASKSET_SELECTOR, new TasksetQuickFixes(), { providedCodeActionKinds: TasksetQuickFixes.kinds }));
 
-  const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  // Every command: a failure not shown by the command itself is told where the user acted (errors.ts).
+  const titles = commandTitles(context.extension?.packageJSON);
+  const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(titles.get(id) ?? id, fn, output)));
   reg('rftStudio.newTaskset', () => newTaskset(services));
   reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(services, uri));
   reg('rftStudio.startTraining', (uri?: vscode.Uri) => startTraining(services, uri));
   reg('rftStudio.stopTraining', (arg?: unknown) => stopTraining(services, arg));
+  reg('rftStudio.pauseTraining', (arg?: unknown) => pauseTraining(services, arg));
   reg('rftStudio.resumeTraining', (arg?: unknown) => resumeTraining(services, arg));
-  reg('rftStudio.evaluateCheckpoint', (uri?: vscode.Uri) => evaluateCheckpoint(services, uri));
+  // A Uri (explorer), a RunInfo (Runs view: that run's checkpoints) or nothing (palette).
+  reg('rftStudio.evaluateCheckpoint', (arg?: vscode.Uri | RunInfo) => evaluateCheckpoint(services, arg));
+  reg('rftStudio.openReport', (arg?: unknown) => openReport(services, arg));
   reg('rftStudio.openDashboard', (runId?: string) => services.openDashboard(typeof runId === 'string' ? runId : undefined));
   reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert'; taskId?: string }) => services.openExperienceBrowser(o));
   reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(services));
@@ -127,9 +135,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
 
   // Tasksets: validate open documents while typing / on save; the backend watches files on disk.
   context.subscriptions.push(
-    vscode.workspace.onDidOpenTextDocument((d) => (isRunConfig(d.uri.fsPath) ? configs.schedule(d) : diagnostics.schedule(d))),
+    // A config opened or saved is checked deep (registry names, as `rft run` would refuse them).
+    vscode.workspace.onDidOpenTextDocument((d) => (isRunConfig(d.uri.fsPath) ? void configs.check(d, true).catch(() => undefined) : diagnostics.schedule(d))),
     vscode.workspace.onDidChangeTextDocument((e) => (isRunConfig(e.document.uri.fsPath) ? configs.schedule(e.document) : diagnostics.schedule(e.document))),
-    vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d) : diagnostics.check(d)).catch(() => undefined)),
+    vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d, true) : diagnostics.check(d)).catch(() => undefined)),
     vscode.workspace.onDidCloseTextDocument((d) => diagnostics.collection.delete(d.uri)),
   );
   const startup = async () => {
@@ -138,7 +147,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     if (files.length && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
     for (const d of vscode.workspace.textDocuments) {
       if (looksLikeTaskset(d.uri.fsPath)) await diagnostics.check(d);
-      else if (isRunConfig(d.uri.fsPath)) await configs.check(d).catch(() => undefined);
+      else if (isRunConfig(d.uri.fsPath)) await configs.check(d, true).catch(() => undefined);
     }
     if (c.capabilities?.runs) await state.refreshRuns();
     // Runs that existed before this window are history, not news.
@@ -180,6 +189,12 @@ const TASKSET_SELECTOR: vscode.DocumentSelector = ['jsonl', 'json', 'yaml', 'yml
 
 function badge(errors: number): vscode.ViewBadge | undefined {
   return errors ? { value: errors, tooltip: `${errors} taskset error${errors === 1 ? '' : 's'}` } : undefined;
+}
+
+/** `rftStudio.startTraining` -> `Start Training…` (package.json), for failure notifications. */
+function commandTitles(pkg: unknown): Map<string, string> {
+  const cmds = (pkg as { contributes?: { commands?: { command: string; title: string }[] } } | undefined)?.contributes?.commands ?? [];
+  return new Map(cmds.map((c) => [c.command, c.title.replace(/…$/, '')]));
 }
 
 function toVs(d: { dispose(): void }): vscode.Disposable {

@@ -23,7 +23,7 @@ import type { Objective } from '../trainer/objective.js';
 import { runTrainerLoop, type TrainerLoopResult } from '../trainer/worker.js';
 import type { ComponentState } from '../core/component-state.js';
 import { evaluate, type EvalResult } from './evaluate.js';
-import { runWarnings, writeReport, type MetricsLog } from './monitor.js';
+import { runSeconds, runWarnings, writeReport, type MetricsLog } from './monitor.js';
 import { CollapseGuard } from '../trainer/collapse-guard.js';
 import type { RunSummary } from './run-types.js';
 import { describeRunModel } from '../model/run-model.js';
@@ -354,7 +354,8 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
       base_accuracy: summary.base_accuracy ?? 'none (no eval set)',
       final_accuracy: summary.final_accuracy ?? 'none (no eval set)',
       trainer_steps: summary.trainer_steps,
-      wall_seconds: summary.wall_seconds,
+      // The whole run's running time over its resumed segments (the summary's is this segment's).
+      ...reportSeconds(o.metrics.read(), summary.wall_seconds),
       stages: stages.map((x) => `${x.name}:${x.algorithm.name}`).join(' -> '),
       // The model trained (a checkpoint's own architecture and size), not the preset defaults of the config.
       model: describeRunModel(cfg)?.label ?? '',
@@ -363,4 +364,10 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
       ...o.reportExtra,
     });
   return { summary, stopped, start, final };
+}
+
+/** wall_seconds of every segment together; this segment's too when the run was resumed. */
+function reportSeconds(recs: Parameters<typeof runSeconds>[0], segment: number): Record<string, number> {
+  const r = runSeconds(recs);
+  return r.segments > 1 ? { wall_seconds: r.seconds, segments: r.segments, wall_seconds_last_segment: segment } : { wall_seconds: segment };
 }

@@ -74,7 +74,7 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
   if (isObj(sync) && sync.method === 'memory') {
     // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); one process publishes after every step.
     if (set(sync, 'sync_interval', 1)) add('synchronizer.sync_interval', 'read with method checkpoint only (method memory hands the weights to the explorer after every step)');
-    if (set(raw, 'restart', 0)) add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
+    if (set(raw, 'restart', 1)) add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
   }
   return out;
 }

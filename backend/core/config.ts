@@ -268,8 +268,11 @@ export const RunConfigSchema = z
       .transform(resolveSyncMode)
       .default({}),
     stages: z.array(stage).optional(),
-    /** Synchronizer `checkpoint`: how often a dead explorer or trainer process is restarted before the run stops. */
-    restart: z.number().int().min(0).default(0),
+    /**
+     * Synchronizer `checkpoint`: how often a dead explorer or trainer process is restarted before the
+     * run stops. One by default: a single killed worker is absorbed (a restart resumes in about a second).
+     */
+    restart: z.number().int().min(0).default(1),
     /** Raw -> verified experiences: operators by name, e.g. [{name: validity}, {name: reward_filter}, {name: advantage}]. */
     experience_pipeline: z.array(z.record(z.unknown())).optional(),
     monitor: z

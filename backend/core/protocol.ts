@@ -139,6 +139,8 @@ export interface RunInfo {
   checkpoints?: { version: number; path: string; step?: number }[];
   /** Why the run is in its status (a failed run's error), from the registry. */
   statusReason?: string;
+  /** The run's HTML report (learning curves, summary), once written. */
+  reportPath?: string;
   /** The model the run trains, as its config resolves it (a model.checkpoint's own architecture, not the preset defaults). */
   model?: RunModelInfo;
 }
@@ -268,13 +270,22 @@ export interface Requests {
   'runs/start': { params: { configPath: string }; result: RunInfo };
   'runs/stop': { params: { runId: string }; result: RunInfo };
   'runs/resume': { params: { runId: string }; result: RunInfo };
-  /** taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies reward and taskset. */
-  'runs/evaluate': { params: { checkpoint: string; taskset: string; runId?: string }; result: { accuracy: number; tasks: number } };
+  /** Ends the run after its current step with a checkpoint, recorded as paused (Resume continues it). */
+  'runs/pause': { params: { runId: string }; result: RunInfo };
+  /**
+   * taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies
+   * reward and taskset. config (a workspace `*.rft.yaml`) wins: its eval set (taskset ''), or the
+   * taskset file read with its `format:` mapping, and its reward.
+   */
+  'runs/evaluate': { params: { checkpoint: string; taskset: string; runId?: string; config?: string }; result: { accuracy: number; tasks: number } };
   'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
   /** The run's log file and its last `lines` lines (default 20). */
   'runs/log': { params: { runId: string; lines?: number }; result: { path: string; lines: string[] } };
-  /** A run config (`*.rft.yaml`) checked against the schema; `text` is the unsaved editor text. */
-  'config/validate': { params: { file: string; text?: string }; result: { issues: ConfigIssueAt[] } };
+  /**
+   * A run config (`*.rft.yaml`) checked against the schema, and the files it names; `text` is the
+   * unsaved editor text. `deep`: also what `rft run --check` refuses (registry names), for the saved file.
+   */
+  'config/validate': { params: { file: string; text?: string; deep?: boolean }; result: { issues: ConfigIssueAt[] } };
   /** Distributed runs: every worker (from its heartbeats) and the job queue's counts by state. */
   'workers/list': { params: { buffer: string; runId: string }; result: { jobs: Record<string, number>; workers: WorkerInfo[] } };
 

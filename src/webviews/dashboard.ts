@@ -5,6 +5,8 @@ import type { Services } from '../services.js';
 import type { RunModelInfo } from '../../backend/core/protocol.js';
 import { resolveTrainerSettings } from '../../backend/core/trainer-defaults.js';
 import { TypedPanel, type Handlers } from './panel.js';
+import { evaluateWithProgress } from '../commands/evaluate.js';
+import { pauseTraining, stopTraining } from '../commands/training.js';
 
 /**
  * The run's config as YAML, as configs are written (the registry keeps it validated, defaults filled
@@ -63,9 +65,18 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
       return { ...r, ...(step !== undefined ? { step } : {}), ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath, r.model) } : {}) };
     },
     metrics: async (p) => s.client.request('runs/metrics', p),
-    // taskset '': the backend evaluates on the run's held-out split with the run's reward.
-    evaluate: async (p) => s.client.request('runs/evaluate', { checkpoint: p.checkpoint, taskset: '', runId: p.runId }),
-    stop: async (p) => (await s.client.request('runs/stop', p), null),
+    // taskset '': the run's held-out split with the run's reward; with a progress notification and
+    // the result / failure as a toast, as from the palette (commands/evaluate.ts).
+    evaluate: async (p) => {
+      const run = s.state.runs.find((r) => r.id === p.runId);
+      const ck = run?.checkpoints?.find((c) => c.path === p.checkpoint);
+      const r = await evaluateWithProgress(s, { path: p.checkpoint, runId: p.runId, runName: run?.name ?? p.runId, ...(ck ? { version: ck.version, step: ck.step ?? ck.version } : {}) }, { taskset: '', on: 'the held-out split' });
+      if ('error' in r) throw r.error;
+      return r;
+    },
+    // As the commands do: `stopping…` in the Runs view, a progress notification, a failure as a toast.
+    stop: async (p) => (await stopTraining(s, p.runId), null),
+    pause: async (p) => (await pauseTraining(s, p.runId), null),
     resume: async (p) => (await s.client.request('runs/resume', p), null),
   };
 }

@@ -140,7 +140,15 @@ test('evaluate: the owning run supplies the held-out split, reward and answer le
   const hck = join(held.dir, 'checkpoints', 'v1');
   mkdirSync(hck, { recursive: true });
   writeFileSync(join(held.dir, 'config.yaml'), 'taskset: {path: tasksets/t.jsonl}\n');
-  assert.deepEqual(await c.evalArgs(hck, ''), [hck, '--config', join(held.dir, 'config.yaml'), '--max-new-tokens', '8']);
+  assert.deepEqual(await c.evalArgs(hck, ''), [hck, '--config', join(held.dir, 'config.yaml')]);
+  // A file picked for a run's checkpoint is read as the run read its files (format mapping), with its reward.
+  assert.deepEqual(await c.evalArgs(hck, 'tasksets/x.jsonl'), [hck, '--config', join(held.dir, 'config.yaml'), '--taskset', join(ws, 'tasksets/x.jsonl')]);
+  // A folder of no run (an exported HF folder): a workspace config gives the eval set or the file's mapping, and the reward.
+  writeFileSync(join(ws, 'train.rft.yaml'), 'taskset: {path: tasksets/t.jsonl}\n');
+  assert.deepEqual(await c.evalArgs(loose, '', { config: 'train.rft.yaml' }), [loose, '--config', join(ws, 'train.rft.yaml')]);
+  assert.deepEqual(await c.evalArgs(loose, 'tasksets/x.jsonl', { config: 'train.rft.yaml' }), [loose, '--config', join(ws, 'train.rft.yaml'), '--taskset', join(ws, 'tasksets/x.jsonl')]);
+  await assert.rejects(c.evalArgs(loose, '', { config: 'nope.rft.yaml' }), /config 'nope.rft.yaml' not found/);
+  await assert.rejects(c.evalArgs(loose, ''), /belongs to no run of this workspace.*workspace config/);
 });
 
 test('runs/list and runs/status name the model a run trains: a model.checkpoint by its own config.json (architecture, parameters, LoRA rank, hub name), not the preset defaults', async () => {

@@ -250,3 +250,35 @@ test('a chart without data of its own redraws to say "not recorded" once the run
   assert.equal(kl.emptyText, 'not recorded: no KL term');
   await h.close();
 });
+
+test('Pause and Stop say pausing… / stopping… until the run leaves running (issue 28 finding 8)', async () => {
+  const calls: string[] = [];
+  let release!: () => void;
+  const h = host<DashboardRequests>({
+    runs: () => [],
+    status: () => ({ id: 'r1', status: 'running', step: 3 }),
+    metrics: () => [],
+    evaluate: () => ({ accuracy: 0, tasks: 0 }),
+    // The host answers when the run has ended its step (seconds later).
+    pause: () => (calls.push('pause'), new Promise((r) => (release = () => r(null)))) as never,
+    stop: () => (calls.push('stop'), null),
+    resume: () => null,
+  });
+  const app = mountDashboard(h.root, h.ipc as never, undefined);
+  h.notify('select', { runId: 'r1' });
+  await app.firstPaint;
+  await until(() => h.document.querySelector('.status')!.textContent === 'running · step 3', 'status');
+  const pause = h.document.getElementById('pause')!;
+  assert.ok(!pause.hasAttribute('disabled'));
+  pause.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('click'));
+  await until(() => calls.includes('pause'), 'pause requested');
+  assert.equal(h.document.querySelector('.status')!.textContent, 'pausing… · step 3');
+  assert.ok(h.document.getElementById('stop')!.hasAttribute('disabled') && pause.hasAttribute('disabled'), 'no second click meanwhile');
+  // A live status of the still-running run keeps it; the paused status ends it.
+  h.notify('status', { id: 'r1', status: 'running', step: 4 });
+  await until(() => h.document.querySelector('.status')!.textContent === 'pausing… · step 4', 'still pausing');
+  h.notify('status', { id: 'r1', status: 'paused', step: 4 });
+  release();
+  await until(() => h.document.querySelector('.status')!.textContent === 'paused · step 4', 'paused');
+  assert.ok(!h.document.getElementById('resume')!.hasAttribute('disabled'));
+});
