@@ -16,6 +16,7 @@ import { WorkspacePaths } from './confine.js';
 import { packageFile } from '../core/package-root.js';
 
 const CLI = packageFile('bin', 'rft.mjs');
+const POLL_MS = 1000;
 
 export class ProcessRunController implements RunController {
   private readonly paths: WorkspacePaths;
@@ -186,8 +187,6 @@ interface RunConfigLike {
   workflow?: { reward?: string };
   explorer?: { eval_sampling?: { max_new_tokens?: number } };
 }
-
-const POLL_MS = 1000;
 
 type Subscriber = { metrics?: (m: MetricsPoint) => void; status?: (r: RunInfo) => void };
 
