@@ -2,7 +2,8 @@
 import * as vscode from 'vscode';
 import type { Services } from '../services.js';
 import { ModelsTree } from './models-tree.js';
-import { exportCheckpoint, importModel, modelsChanged, removeModel, revealModel, trainWithModel } from './model-commands.js';
+import { exportCheckpoint, removeModel, revealModel, trainWithModel } from './model-commands.js';
+import { importModel, modelsChanged } from './import-model.js';
 
 export function registerModels(s: Services): ModelsTree {
   const tree = new ModelsTree(s.client);
