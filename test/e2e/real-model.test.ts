@@ -155,8 +155,8 @@ test(
     // checkpoints, and the last one is exported. (Stop waits for the step in flight: minutes on a
     // loaded 2-core machine with a 151k head.)
     await runCommand(page, 'RFT Studio: Stop Training');
-    const pickRow = page.locator('.quick-input-list .monaco-list-row', { hasText: run.id }).first();
-    if (await pickRow.isVisible({ timeout: 5_000 }).catch(() => false)) await pickRow.click();
+    // The run pick lists runs by name (the config's `name: my-run`).
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'my-run' }).first().click({ timeout: 30_000 });
     const ended = await until(
       () => runs().find((r) => r.id === run.id && r.status !== 'running'),
       'the run to stop',
