@@ -2,7 +2,7 @@
 // its weights, written at save and checked at load, so damaged or altered weights (finite garbage
 // passes every other check) are refused before they are evaluated or trained on.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.js';
 import type { CheckpointMeta } from './checkpoint.js';

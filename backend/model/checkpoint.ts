@@ -2,7 +2,7 @@
 // Llama, or an imported Qwen2 / Qwen3 / Mistral) + its tokenizer files, plus rft.json (version, step).
 // The loader also reads Hugging Face model folders (hf/folder.ts). Written to a temp folder and renamed,
 // so a process killed mid-save never leaves a half-written checkpoint behind.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from './engine.js';
 import type { ModelConfig } from './config.js';

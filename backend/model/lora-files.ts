@@ -1,7 +1,7 @@
 // LoRA adapters on disk in PEFT's layout: adapter_config.json + adapter_model.safetensors with
 // `base_model.model.<module>.lora_A.weight` [r, in] and `...lora_B.weight` [out, r]. A checkpoint of
 // a LoRA run keeps its base weights in model.safetensors and its adapters in these two files.
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from './engine.js';
 import { InputError } from '../core/errors.js';

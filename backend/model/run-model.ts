@@ -3,7 +3,7 @@
 // where the weights come from; else the `model.size` preset and the config's tokenizer. A config
 // validated with defaults still carries `model.size: tiny-0.4m` and `tokenizer.kind: char` beside a
 // checkpoint; neither is read then, so views show this instead.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunModelInfo } from '../core/protocol.js';
 import { countParams } from './config.js';

@@ -16,6 +16,7 @@ import { WorkspacePaths } from './confine.js';
 import { packageFile } from '../core/package-root.js';
 
 const CLI = packageFile('bin', 'rft.mjs');
+const POLL_MS = 1000;
 
 export class ProcessRunController implements RunController {
   private readonly paths: WorkspacePaths;
@@ -207,7 +208,6 @@ interface RunConfigLike {
   explorer?: { eval_sampling?: { max_new_tokens?: number } };
 }
 
-const POLL_MS = 1000;
 
 /** Why `rft eval` failed: its `rft: …` line, else its last lines (a task error names FILE:LINE). */
 function evalFailure(stderr: string): string {

@@ -6,7 +6,7 @@ import { isAbsolute, relative } from 'node:path';
 import type { ImportedModel } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
 import { DEFAULT_LORA, PRESETS, modelSummary, type TemplateModel } from './model-card.js';
-import { importModel } from './model-commands.js';
+import { importModel } from './import-model.js';
 
 type Item = vscode.QuickPickItem & { preset?: string; model?: ImportedModel; importNew?: true };
 

@@ -2,6 +2,8 @@
 import * as vscode from 'vscode';
 import type { Services } from '../services.js';
 import { ModelsTree } from './models-tree.js';
+import { exportCheckpoint, removeModel, revealModel, trainWithModel } from './model-commands.js';
+import { importModel, modelsChanged } from './import-model.js';
 import { guardCommand } from '../errors.js';
 
 const TITLES: Record<string, string> = {
@@ -11,7 +13,6 @@ const TITLES: Record<string, string> = {
   'rftStudio.revealModel': 'Reveal Model Folder',
   'rftStudio.removeModel': 'Remove from Imported Models',
 };
-import { exportCheckpoint, importModel, modelsChanged, removeModel, revealModel, trainWithModel } from './model-commands.js';
 
 export function registerModels(s: Services): ModelsTree {
   const tree = new ModelsTree(s.client);

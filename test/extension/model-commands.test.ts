@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activateWith, deactivateFrom, fakeContext, until, vscode, workspaceDir } from './harness.js';
+import { activateWith, deactivateFrom, type fakeContext, until, vscode, workspaceDir } from './harness.js';
 import { makeHfModel } from '../helpers/hf-model.js';
 import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint, saveCheckpoint } from '../../backend/model/checkpoint.js';

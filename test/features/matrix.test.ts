@@ -12,7 +12,7 @@ import { join } from 'node:path';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Feature -> [test file, a test title (or the literal part of a templated one)] that covers it. */
-export const MATRIX: Record<string, [string, string][]> = {
+const MATRIX: Record<string, [string, string][]> = {
   'partial rollouts: segments continue across versions, never trained partial': [
     ['test/coordinator/partial-rollout-run.test.ts', 'tokens per trajectory per explore step stay within the budget; multi-step trajectories are trained, partial rows never'],
     ['test/explorer/partial-continue.test.ts', "a trajectory cut at the step budget is continued with each later step\\'s weights"],

@@ -4,7 +4,7 @@
 //   - additional_chat_templates/NAME.jinja (transformers >= 4.52: the named ones besides the default).
 // The one used is `default` unless a config names another (`model.chat_template: NAME`) or points
 // to a template file of its own (`model.chat_template: path/to/file.jinja`).
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { closest } from '../../core/closest.js';

@@ -2,7 +2,7 @@
 // by @huggingface/tokenizers (so ids are exactly the library's), its chat template (chat-template.ts:
 // tokenizer_config.json, chat_template.jinja or a named one) rendered by @huggingface/jinja within
 // limits (bounded-template.ts), eos / pad from generation_config.json and tokenizer_config.json.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer as HfLibTokenizer } from '@huggingface/tokenizers';
 import { InputError } from '../../core/errors.js';

@@ -3,8 +3,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError } from '../../core/errors.js';
-import type { BpeTokenizer } from './bpe.js';
-import type { CharTokenizer } from './char.js';
 import { tokenizerFromJSON } from './from-json.js';
 import { SPECIAL_TOKENS, type Tokenizer } from './types.js';
 import { HfTokenizer, type HfTokenizerOptions } from '../hf/tokenizer.js';
