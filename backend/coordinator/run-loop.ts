@@ -21,7 +21,7 @@ import { describePlan } from '../trainer/memory-plan.js';
 import type { Objective } from '../trainer/objective.js';
 import { runTrainerLoop, type TrainerLoopResult } from '../trainer/worker.js';
 import type { ComponentState } from '../core/component-state.js';
-import { evaluate, type EvalResult } from './evaluate.js';
+import { describeAccuracy, evaluate, type EvalResult } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunSummary } from './run-types.js';
 import { describeRunModel } from '../model/run-model.js';
@@ -198,7 +198,7 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
       if (sStep % every !== 0) return;
       const e = await evaluate(new LocalRolloutModel(r.model, r.tok, v), r.evalTasks, r.reward, evalOptions(cfg));
       metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
-      log.info(`eval after ${stage.name} step ${v}: accuracy ${e.accuracy.toFixed(3)}`);
+      log.info(`eval after ${stage.name} step ${v}: ${describeAccuracy(e)}`);
     } : undefined,
     onMetrics: (rec) => (t.onMetrics ?? ((x) => metrics.write(x)))({ stage: stage.name, ...rec }),
     onState: t.onState,
@@ -260,7 +260,7 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
     const { result: r, step } = await s.evaluate(label);
     evals.push({ stage: label, step, accuracy: r.accuracy, mean_reward: r.mean_reward });
     o.metrics.write({ kind: 'eval', stage: label, step, ...r });
-    log.info(`eval ${label} (v${step}): accuracy ${r.accuracy.toFixed(3)}`);
+    log.info(`eval ${label} (v${step}): ${describeAccuracy(r)}`);
     return r;
   };
   // base_accuracy is the accuracy of the weights entering the last stage: for one stage the weights

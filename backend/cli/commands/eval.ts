@@ -20,7 +20,7 @@ import type { Task } from '../../core/types.js';
 command({
   name: 'eval',
   usage: 'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--trust-workspace-code])',
-  summary: "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers, accuracy = full reward)",
+  summary: "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers; accuracy = full reward, or for reward_model:DIR the answers its threshold judges correct, as accuracy_means says)",
   flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens', 'config'],
   booleanFlags: ['trust-workspace-code'],
   run: async (args) => {

@@ -1,12 +1,17 @@
 // Training the reward model: Bradley-Terry on preference pairs (-log sigmoid(s_chosen - s_rejected)),
 // plus a pointwise term on ratings (sigmoid(score) regressed to the rating scaled to 0..1), which
-// also lets ratings on single answers (no pair) teach it. AdamW, seeded mini-batches.
+// also lets ratings on single answers (no pair) teach it. AdamW, seeded mini-batches. With
+// validation pairs (tasks the training never sees), their pairwise accuracy is measured every few
+// steps and the weights of the best one are kept: a small preference set is memorised long before
+// the steps run out, and the last step's weights are then the most overfitted ones.
 import { Rng } from '../../core/rng.js';
 import { tf } from '../../model/engine.js';
 import { AdamW, clipByGlobalNorm } from '../../model/optim.js';
 import type { Transformer } from '../../model/transformer.js';
-import type { PreferenceData } from './data.js';
+import type { PreferenceData, PreferencePair } from './data.js';
 import { disposeBatch, scoreBatch, scoreTensor } from './score.js';
+import { pairScores } from './pair-scores.js';
+import { pairAccuracy } from './pair-metrics.js';
 
 export interface RewardTrainOptions {
   steps: number;
@@ -19,12 +24,25 @@ export interface RewardTrainOptions {
   gradClip?: number;
   /** After each step (progress for the CLI and the editor). */
   onStep?: (step: number, loss: number) => void;
+  /** Pairs of tasks left out of training: scored every `evalEvery` steps; the best weights are kept. */
+  validation?: PreferencePair[];
+  /** Steps between validation scorings (default: a tenth of the steps, at least 10). */
+  evalEvery?: number;
+  /** Validation scorings without improvement before training stops (default 5). */
+  patience?: number;
+  /** After each validation scoring. */
+  onValidation?: (step: number, accuracy: number) => void;
 }
 
 export interface RewardTrainResult {
   losses: number[];
   pairs: number;
   ratings: number;
+  /** With validation pairs: the step whose weights were kept and their validation accuracy. */
+  bestStep?: number;
+  validationAccuracy?: number;
+  /** The steps run (fewer than asked when validation stopped improving). */
+  stepsRun: number;
 }
 
 export async function trainRewardModel(model: Transformer, data: PreferenceData, o: RewardTrainOptions): Promise<RewardTrainResult> {
@@ -38,7 +56,24 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
   const lo = Math.min(...rs);
   const span = Math.max(...rs) - lo || 1;
   const losses: number[] = [];
+  const val = o.validation?.length ? o.validation : undefined;
+  const every = o.evalEvery ?? Math.max(10, Math.round(o.steps / 10));
+  let best: { step: number; acc: number; weights: Map<tf.Variable, tf.Tensor> } | undefined;
+  let since = 0;
+  const validate = async (step: number): Promise<boolean> => {
+    const s = await pairScores(model, val!, o.padId);
+    const acc = pairAccuracy(s.chosen, s.rejected);
+    o.onValidation?.(step, acc);
+    if (!best || acc > best.acc) {
+      for (const w of best?.weights.values() ?? []) w.dispose();
+      best = { step, acc, weights: new Map(model.variables().map((v) => [v, tf.clone(v)])) };
+      since = 0;
+    } else since++;
+    return since >= (o.patience ?? 5);
+  };
+  let stepsRun = 0;
   try {
+    if (val) await validate(0);
     for (let step = 0; step < o.steps; step++) {
       const pairs = data.pairs.length ? Array.from({ length: Math.min(bs, data.pairs.length) }, () => rng.pick(data.pairs)) : [];
       const rated = data.ratings.length && rw > 0 ? Array.from({ length: Math.min(bs, data.ratings.length) }, () => rng.pick(data.ratings)) : [];
@@ -70,9 +105,14 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
       value.dispose();
       for (const g of Object.values(grads)) g.dispose();
       for (const g of Object.values(clipped.grads)) if (!Object.values(grads).includes(g)) g.dispose();
+      stepsRun = step + 1;
+      if (val && (stepsRun % every === 0 || stepsRun === o.steps) && (await validate(stepsRun))) break;
     }
+    // The best validation weights back in place (the model as it was at that step).
+    if (best) for (const [v, w] of best.weights) v.assign(w);
   } finally {
     opt.dispose();
+    for (const w of best?.weights.values() ?? []) w.dispose();
   }
-  return { losses, pairs: data.pairs.length, ratings: data.ratings.length };
+  return { losses, pairs: data.pairs.length, ratings: data.ratings.length, stepsRun, ...(best ? { bestStep: best.step, validationAccuracy: best.acc } : {}) };
 }
