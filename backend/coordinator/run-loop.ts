@@ -10,7 +10,9 @@ import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { Transformer } from '../model/transformer.js';
-import { loadCritic } from '../model/checkpoint.js';
+import { join } from 'node:path';
+import { CRITIC_DIR, loadCritic } from '../model/checkpoint.js';
+import { loadOptimizerState, OPTIMIZER_FILE } from '../model/optimizer-state.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
 import type { Sampler } from '../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -94,6 +96,9 @@ export async function openStage(
   const sCfg = !explores && cfg.buffer.train_from ? { ...sCfg0, maxStaleness: Infinity } : sCfg0;
   let batchSize: number;
   try {
+    // A continued critic continues its optimiser too (moments and step count), when they were saved.
+    if (critic && criticFrom && loadOptimizerState(join(criticFrom, CRITIC_DIR, OPTIMIZER_FILE), critic, trainer.criticOptimizer!))
+      log.info(`critic: optimiser state continued from ${criticFrom} (step ${trainer.criticOptimizer!.stepCount})`);
     batchSize = await stageBatchSize(store, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
     checkStageFits(cfg, model, trainer, batchSize, explores);
   } catch (e) {
