@@ -293,8 +293,11 @@ export interface RewardModelReport {
   heldout_accuracy: number | null;
   /** Binomial standard error of heldout_accuracy. */
   heldout_stderr: number | null;
-  /** A baseline on the same held-out pairs (response length, its direction fitted on the training pairs). */
-  baseline: { name: string; heldout_accuracy: number } | null;
+  /**
+   * Baselines on the same held-out pairs: response length (its direction fitted on the training
+   * pairs), and with --init the policy's mean log-prob per answer token. Empty when nothing is held out.
+   */
+  baselines: { name: string; heldout_accuracy: number }[];
   /** Raw score at and above which an answer is judged correct (fitted on the validation pairs); the reward is sigmoid(score - threshold). */
   threshold: number;
   /** Held-out answers on the right side of the threshold (chosen at or above, rejected below). */

@@ -21,6 +21,7 @@ import type { Experience } from '../../core/types.js';
 import type { RewardModelReport } from '../../core/protocol.js';
 import { preferenceData, type PreferencePair } from '../../explorer/reward-model/data.js';
 import { trainRewardModel } from '../../explorer/reward-model/train.js';
+import { policyLogprobScores, rewardModelFromPolicy } from '../../explorer/reward-model/policy-init.js';
 import { pairScores } from '../../explorer/reward-model/pair-scores.js';
 import { accuracyStderr, fitThreshold, lengthBaseline, pairAccuracy } from '../../explorer/reward-model/pair-metrics.js';
 
@@ -35,6 +36,10 @@ export interface RewardModelTrainOptions {
   holdout?: number;
   /** Share of the tasks with pairs kept for validation (best step, threshold); at least one task when three or more have pairs. */
   validation?: number;
+  /** A policy checkpoint to start from (its layers, a fresh value head); its log-prob is then a second baseline. */
+  init?: string;
+  /** AdamW weight decay (default 0.1: a reward model memorises a small preference set otherwise). */
+  weightDecay?: number;
   /** Fewest training pairs to train on (default MIN_TRAIN_PAIRS); below it the command refuses with the counts. */
   minPairs?: number;
   seed?: number;
@@ -104,13 +109,17 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
   if (heldPairs.length < FEW_HELDOUT_PAIRS) o.onProgress?.(`warning: only ${heldPairs.length} held-out pair(s): the held-out accuracy is a rough figure (standard error up to ±${accuracyStderr(0.5, Math.max(heldPairs.length, 1)).toFixed(2)})`);
   const maxLen = Math.max(...[...trainPairs, ...valPairs, ...heldPairs].flatMap((p) => [p.prompt.length + p.chosen.length, p.prompt.length + p.rejected.length]), 2);
   o.onProgress?.(`${counts}; ${ratings.length} rating(s) to train on`);
-  const cfg = presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) });
-  const model = new Transformer(cfg, o.seed ?? 0);
+  let model: Transformer;
+  let policy: Transformer | undefined;
+  if (o.init) {
+    ({ model, policy } = rewardModelFromPolicy(o.init, o.tokenizer, o.seed ?? 0));
+    o.onProgress?.(`starting from the policy ${o.init} (${model.config.nLayers} layers, d_model ${model.config.dModel}) with a fresh value head`);
+  } else model = new Transformer(presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) }), o.seed ?? 0);
   try {
     const steps = o.steps ?? 200;
     const every = Math.max(1, Math.round(steps / 20));
     const r = await trainRewardModel(model, { pairs: trainPairs, ratings }, {
-      steps, lr: o.lr ?? 1e-3, seed: o.seed ?? 0, padId: o.tokenizer.padId, validation: valPairs,
+      steps, lr: o.lr ?? 1e-3, weightDecay: o.weightDecay ?? 0.1, seed: o.seed ?? 0, padId: o.tokenizer.padId, validation: valPairs,
       onStep: (s, loss) => (s % every === 0 || s === steps) && o.onProgress?.(`step ${s}/${steps} loss ${loss.toFixed(4)}`),
       onValidation: (s, acc) => o.onProgress?.(`validation at step ${s}: pairwise accuracy ${acc.toFixed(3)}`),
     });
@@ -123,7 +132,15 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
     o.onProgress?.('scoring the held-out pairs');
     const hs = heldPairs.length ? await pairScores(model, heldPairs, o.tokenizer.padId) : undefined;
     const heldAcc = hs ? pairAccuracy(hs.chosen, hs.rejected) : null;
-    const base = heldPairs.length ? lengthBaseline(trainPairs, heldPairs) : undefined;
+    const baselines: { name: string; heldout_accuracy: number }[] = [];
+    if (heldPairs.length) {
+      const len = lengthBaseline(trainPairs, heldPairs);
+      baselines.push({ name: `length (${len.prefers} preferred)`, heldout_accuracy: len.accuracy });
+      if (policy) {
+        const lp = await policyLogprobScores(policy, heldPairs, o.tokenizer.padId);
+        baselines.push({ name: 'policy log-prob (mean per answer token)', heldout_accuracy: pairAccuracy(lp.chosen, lp.rejected) });
+      }
+    }
     // Held-out answers judged correct: chosen ones at or above the threshold, rejected ones below.
     const judged = hs ? (hs.chosen.filter((x) => x >= threshold).length + hs.rejected.filter((x) => x < threshold).length) / (2 * heldPairs.length) : null;
     await saveCheckpoint(model, o.out, { version: 0, step: r.bestStep ?? r.stepsRun, createdAt: Date.now(), rewardModel: { runId: o.runId, threshold, heldout_accuracy: heldAcc } }, o.tokenizer);
@@ -140,7 +157,7 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
       heldout_pairs: heldPairs.length,
       heldout_accuracy: heldAcc,
       heldout_stderr: heldAcc === null ? null : accuracyStderr(heldAcc, heldPairs.length),
-      baseline: base ? { name: `length (${base.prefers} preferred)`, heldout_accuracy: base.accuracy } : null,
+      baselines,
       threshold,
       heldout_judged_accuracy: judged,
       train_accuracy: trainPairs.length ? await accuracy(model, trainPairs, o.tokenizer.padId) : 0,
@@ -148,13 +165,14 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
     };
   } finally {
     model.dispose();
+    policy?.dispose();
   }
 }
 
-const USAGE = 'rft reward-model train --run RUN_DIR|BUFFER --out DIR [--run-id ID] [--tokenizer DIR] [--size tiny-0.4m] [--steps 200] [--lr 1e-3] [--holdout 0.2] [--validation 0.15] [--min-pairs 40] [--seed 0]';
+const USAGE = 'rft reward-model train --run RUN_DIR|BUFFER --out DIR [--run-id ID] [--tokenizer DIR] [--size tiny-0.4m] [--steps 200] [--lr 1e-3] [--holdout 0.2] [--validation 0.15] [--min-pairs 40] [--weight-decay 0.1] [--init POLICY_DIR|latest] [--seed 0]';
 command({
   name: 'reward-model train',
-  flags: ['run', 'out', 'run-id', 'tokenizer', 'size', 'steps', 'lr', 'holdout', 'validation', 'min-pairs', 'seed'],
+  flags: ['run', 'out', 'run-id', 'tokenizer', 'size', 'steps', 'lr', 'holdout', 'validation', 'min-pairs', 'weight-decay', 'init', 'seed'],
   usage: 'reward-model train --run RUN_DIR --out DIR',
   summary: "train the learned reward model from a run's curated pairs and ratings; reports held-out pairwise accuracy",
   async run(args) {
@@ -181,7 +199,16 @@ command({
       if (!(validation >= 0 && holdout + validation < 1)) throw new Error(`--validation must be at least 0 and leave tasks to train on with --holdout ${holdout}, got ${validation}`);
       const minPairs = flagNumber(args, 'min-pairs', MIN_TRAIN_PAIRS);
       if (!(Number.isInteger(minPairs) && minPairs >= 1)) throw new Error(`--min-pairs must be a whole number of at least 1, got ${minPairs}`);
+      // --init latest: the run's newest checkpoint (the policy the pairs were sampled from, or later).
+      let init = flagString(args, 'init');
+      if (init === 'latest') {
+        init = (await store.latestCheckpoint(runId))?.path;
+        if (!init) throw new Error(`--init latest: run '${runId}' has no checkpoint`);
+      }
+      const weightDecay = flagNumber(args, 'weight-decay', 0.1);
+      if (!(weightDecay >= 0)) throw new Error(`--weight-decay must be at least 0, got ${weightDecay}`);
       const report = await trainRewardModelFromBuffer(store, {
+        init, weightDecay,
         runId, tokenizer: loadTokenizer(tokDir), out, size: flagString(args, 'size'), holdout, validation, minPairs,
         steps: flagNumber(args, 'steps', 200), lr: flagNumber(args, 'lr', 1e-3), seed: flagNumber(args, 'seed', 0),
         onProgress: (line) => process.stderr.write(`reward-model: ${line}\n`),

@@ -19,6 +19,8 @@ export interface RewardTrainOptions {
   batchSize?: number;
   /** Weight of the pointwise rating loss (0 = pairs only). */
   ratingWeight?: number;
+  /** AdamW's decoupled weight decay (default 0). */
+  weightDecay?: number;
   seed?: number;
   padId: number;
   gradClip?: number;
@@ -49,7 +51,7 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
   if (!model.config.valueHead) throw new Error('reward model: the model needs a value head (config.valueHead)');
   if (data.pairs.length === 0 && data.ratings.length === 0) throw new Error('reward model: no ratings or preference pairs to train on');
   const rng = new Rng(o.seed ?? 0);
-  const opt = new AdamW(model.variables(), { lr: o.lr ?? 1e-3, weightDecay: 0 });
+  const opt = new AdamW(model.variables(), { lr: o.lr ?? 1e-3, weightDecay: o.weightDecay ?? 0 });
   const bs = o.batchSize ?? 8;
   const rw = o.ratingWeight ?? (data.pairs.length ? 0.5 : 1);
   const rs = data.ratings.map((r) => r.rating);
