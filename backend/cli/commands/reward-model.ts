@@ -121,9 +121,9 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
     const r = await trainRewardModel(model, { pairs: trainPairs, ratings }, {
       steps, lr: o.lr ?? 1e-3, weightDecay: o.weightDecay ?? 0.1, seed: o.seed ?? 0, padId: o.tokenizer.padId, validation: valPairs,
       onStep: (s, loss) => (s % every === 0 || s === steps) && o.onProgress?.(`step ${s}/${steps} loss ${loss.toFixed(4)}`),
-      onValidation: (s, acc) => o.onProgress?.(`validation at step ${s}: pairwise accuracy ${acc.toFixed(3)}`),
+      onValidation: (s, acc, loss) => o.onProgress?.(`validation at step ${s}: pairwise accuracy ${acc.toFixed(3)}, loss ${loss.toFixed(4)}`),
     });
-    if (r.bestStep !== undefined) o.onProgress?.(`kept the weights of step ${r.bestStep} (validation accuracy ${r.validationAccuracy!.toFixed(3)})${r.stepsRun < steps ? `; stopped at step ${r.stepsRun}, validation no longer improving` : ''}`);
+    if (r.bestStep !== undefined) o.onProgress?.(`kept the weights of step ${r.bestStep} (validation accuracy ${r.validationAccuracy!.toFixed(3)})`);
     // The threshold of "judged correct": what separates chosen from rejected answers on the
     // validation pairs (else the training pairs); the held-out pairs never choose anything.
     const fitOn = valPairs.length ? valPairs : trainPairs;

@@ -30,10 +30,8 @@ export interface RewardTrainOptions {
   validation?: PreferencePair[];
   /** Steps between validation scorings (default: a tenth of the steps, at least 10). */
   evalEvery?: number;
-  /** Validation scorings without improvement before training stops (default 5). */
-  patience?: number;
-  /** After each validation scoring. */
-  onValidation?: (step: number, accuracy: number) => void;
+  /** After each validation scoring (pairwise accuracy and Bradley-Terry loss). */
+  onValidation?: (step: number, accuracy: number, loss: number) => void;
 }
 
 export interface RewardTrainResult {
@@ -43,9 +41,11 @@ export interface RewardTrainResult {
   /** With validation pairs: the step whose weights were kept and their validation accuracy. */
   bestStep?: number;
   validationAccuracy?: number;
-  /** The steps run (fewer than asked when validation stopped improving). */
   stepsRun: number;
 }
+
+/** log(1 + e^x), stable: the Bradley-Terry loss of a pair is softplus(s_rejected - s_chosen). */
+const softplus = (x: number): number => Math.max(x, 0) + Math.log1p(Math.exp(-Math.abs(x)));
 
 export async function trainRewardModel(model: Transformer, data: PreferenceData, o: RewardTrainOptions): Promise<RewardTrainResult> {
   if (!model.config.valueHead) throw new Error('reward model: the model needs a value head (config.valueHead)');
@@ -60,18 +60,18 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
   const losses: number[] = [];
   const val = o.validation?.length ? o.validation : undefined;
   const every = o.evalEvery ?? Math.max(10, Math.round(o.steps / 10));
-  let best: { step: number; acc: number; weights: Map<tf.Variable, tf.Tensor> } | undefined;
-  let since = 0;
-  const validate = async (step: number): Promise<boolean> => {
+  // The kept weights: the best validation accuracy, ties to the lower validation loss (a model
+  // that ranks a handful of validation pairs right by chance at step 0 is not kept over a trained one).
+  let best: { step: number; acc: number; loss: number; weights: Map<tf.Variable, tf.Tensor> } | undefined;
+  const validate = async (step: number): Promise<void> => {
     const s = await pairScores(model, val!, o.padId);
     const acc = pairAccuracy(s.chosen, s.rejected);
-    o.onValidation?.(step, acc);
-    if (!best || acc > best.acc) {
+    const loss = s.chosen.reduce((a, c, i) => a + softplus(s.rejected[i]! - c), 0) / s.chosen.length;
+    o.onValidation?.(step, acc, loss);
+    if (!best || acc > best.acc || (acc === best.acc && loss < best.loss)) {
       for (const w of best?.weights.values() ?? []) w.dispose();
-      best = { step, acc, weights: new Map(model.variables().map((v) => [v, tf.clone(v)])) };
-      since = 0;
-    } else since++;
-    return since >= (o.patience ?? 5);
+      best = { step, acc, loss, weights: new Map(model.variables().map((v) => [v, tf.clone(v)])) };
+    }
   };
   let stepsRun = 0;
   try {
@@ -108,7 +108,7 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
       for (const g of Object.values(grads)) g.dispose();
       for (const g of Object.values(clipped.grads)) if (!Object.values(grads).includes(g)) g.dispose();
       stepsRun = step + 1;
-      if (val && (stepsRun % every === 0 || stepsRun === o.steps) && (await validate(stepsRun))) break;
+      if (val && (stepsRun % every === 0 || stepsRun === o.steps)) await validate(stepsRun);
     }
     // The best validation weights back in place (the model as it was at that step).
     if (best) for (const [v, w] of best.weights) v.assign(w);
