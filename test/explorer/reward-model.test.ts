@@ -19,6 +19,7 @@ import { loadRewardModel } from '../../backend/explorer/reward-model/reward.js';
 import { pairScores } from '../../backend/explorer/reward-model/pair-scores.js';
 import { fitThreshold, lengthBaseline, pairAccuracy } from '../../backend/explorer/reward-model/pair-metrics.js';
 import { evaluate } from '../../backend/coordinator/evaluate.js';
+import { singleTurn } from '../../backend/explorer/workflows/single_turn.js';
 import type { RewardFn, RolloutModel } from '../../backend/explorer/workflow.js';
 
 await initEngine();
@@ -115,6 +116,9 @@ test('Bradley-Terry training learns to rank held-out answers; usable as reward_m
     assert.equal(ev.accuracy, 0.5, `judged correct: the four polite answers (${JSON.stringify(ev)})`);
     assert.ok(ev.accuracy_means.startsWith(`judged correct (reward model score >= its threshold ${threshold.toPrecision(4)}`), ev.accuracy_means);
     assert.ok(ev.mean_reward > 0 && ev.mean_reward < 1, `mean score ${ev.mean_reward}`);
+    // Through a workflow (multi_turn, vision, custom ones): the judgement travels in the reward details.
+    const viaWorkflow = await evaluate(policy, tasks, rmReward, { maxNewTokens: 8, workflow: { ...singleTurn, name: 'wrapped_single_turn' } });
+    assert.deepEqual([viaWorkflow.accuracy, viaWorkflow.accuracy_means, viaWorkflow.mean_reward], [ev.accuracy, ev.accuracy_means, ev.mean_reward]);
     // The same answers under a reward that gives full marks: accuracy means full reward, as before.
     const exact: RewardFn = async (_t, r) => ({ reward: r.includes('please') ? 1 : 0.2, status: 'ok' });
     const plain = await evaluate(policy, tasks, exact, { maxNewTokens: 8 });
