@@ -14,7 +14,7 @@ import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import { OpenAIRolloutModel } from '../explorer/openai-model.js';
 import { workflows, type RolloutModel } from '../explorer/workflow.js';
-import { evaluate } from './evaluate.js';
+import { describeAccuracy, evaluate } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
@@ -102,7 +102,7 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
     const r = pools.eval.length ? await evaluate(rm.model, pools.eval, pools.reward, evalOpts) : null;
     if (r) {
       metrics.write({ kind: 'eval', stage: cfg.mode, step: 0, ...r });
-      log.info(`${cfg.mode}: accuracy ${r.accuracy.toFixed(3)} on ${pools.eval.length} eval tasks`);
+      log.info(`${cfg.mode}: ${describeAccuracy(r)} on ${pools.eval.length} eval tasks`);
     }
     const summary: RunSummary = {
       run_id: runId,

@@ -11,7 +11,9 @@ import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { PRETRAINED_FULL_DEFAULTS, PRETRAINED_LORA_DEFAULTS, resolveTrainerSettings, widthScaledLr } from '../core/trainer-defaults.js';
 import { Transformer } from '../model/transformer.js';
-import { loadCritic } from '../model/checkpoint.js';
+import { join } from 'node:path';
+import { CRITIC_DIR, loadCritic } from '../model/checkpoint.js';
+import { loadOptimizerState, OPTIMIZER_FILE } from '../model/optimizer-state.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
 import type { Sampler } from '../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -22,7 +24,7 @@ import { describePlan } from '../trainer/memory-plan.js';
 import type { Objective } from '../trainer/objective.js';
 import { runTrainerLoop, type TrainerLoopResult } from '../trainer/worker.js';
 import type { ComponentState } from '../core/component-state.js';
-import { evaluate, type EvalResult } from './evaluate.js';
+import { describeAccuracy, evaluate, type EvalResult } from './evaluate.js';
 import { runSeconds, runWarnings, writeReport, type MetricsLog } from './monitor.js';
 import { CollapseGuard } from '../trainer/collapse-guard.js';
 import type { RunSummary } from './run-types.js';
@@ -99,6 +101,9 @@ export async function openStage(
   const sCfg = !explores && cfg.buffer.train_from ? { ...sCfg0, maxStaleness: Infinity } : sCfg0;
   let batchSize: number;
   try {
+    // A continued critic continues its optimiser too (moments and step count), when they were saved.
+    if (critic && criticFrom && loadOptimizerState(join(criticFrom, CRITIC_DIR, OPTIMIZER_FILE), critic, trainer.criticOptimizer!))
+      log.info(`critic: optimiser state continued from ${criticFrom} (step ${trainer.criticOptimizer!.stepCount})`);
     const at = cfg.stages?.indexOf(stage) ?? -1;
     const given = configuredBatch(cfg, stage, at >= 0 ? at : undefined);
     batchSize = await stageBatchSize(store, sCfg, explores, given?.value, exploreRows(cfg), given?.field);
@@ -207,7 +212,7 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
       if (sStep % every !== 0) return;
       const e = await evaluate(new LocalRolloutModel(r.model, r.tok, v), r.evalTasks, r.reward, evalOptions(cfg));
       metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
-      log.info(`eval after ${stage.name} step ${v}: accuracy ${e.accuracy.toFixed(3)}`);
+      log.info(`eval after ${stage.name} step ${v}: ${describeAccuracy(e)}`);
     } : undefined,
     onMetrics: (rec) => {
       sink({ stage: stage.name, ...rec });
@@ -290,7 +295,7 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
     const { result: r, step } = await s.evaluate(label);
     evals.push({ stage: label, step, accuracy: r.accuracy, mean_reward: r.mean_reward });
     o.metrics.write({ kind: 'eval', stage: label, step, ...r });
-    log.info(`eval ${label} (v${step}): accuracy ${r.accuracy.toFixed(3)}`);
+    log.info(`eval ${label} (v${step}): ${describeAccuracy(r)}`);
     return r;
   };
   // base_accuracy is the accuracy of the weights entering the last stage: for one stage the weights

@@ -56,7 +56,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
       onState: (s, d) => ctx.setState('trainer', s, d),
       publishWeights: async (version, sStep, done) => {
         const dir = join(ctx.runDir, 'checkpoints', `v${version}`);
-        await saveCheckpoint(model, dir, { version, step: version, stage: stage.name, stage_index: done ? a.stage + 1 : a.stage, stage_step: done ? 0 : sStep }, tok, { critic: parts.trainer.critic });
+        await saveCheckpoint(model, dir, { version, step: version, stage: stage.name, stage_index: done ? a.stage + 1 : a.stage, stage_step: done ? 0 : sStep }, tok, { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer });
         await db.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
         if (done || version % 20 === 0) {
           await registry.addCheckpoint(runId, { version, path: dir, step: version });

@@ -311,10 +311,28 @@ export interface RewardModelReport {
   tasks: number;
   train_pairs: number;
   train_ratings: number;
+  /** Tasks whose pairs chose the kept step and the threshold (never trained on). */
+  validation_tasks: number;
+  validation_pairs: number;
+  /** Pairwise accuracy of the kept weights on the validation pairs; null without validation pairs. */
+  validation_accuracy: number | null;
+  /** The training step whose weights were saved (the best validation accuracy). */
+  best_step: number;
   heldout_tasks: number;
   heldout_pairs: number;
-  /** Share of held-out pairs scored chosen > rejected; null when nothing is held out. */
+  /** Share of held-out pairs scored chosen > rejected (ties half); null when nothing is held out. */
   heldout_accuracy: number | null;
+  /** Binomial standard error of heldout_accuracy. */
+  heldout_stderr: number | null;
+  /**
+   * Baselines on the same held-out pairs: response length (its direction fitted on the training
+   * pairs), and with --init the policy's mean log-prob per answer token. Empty when nothing is held out.
+   */
+  baselines: { name: string; heldout_accuracy: number }[];
+  /** Raw score at and above which an answer is judged correct (fitted on the validation pairs); the reward is sigmoid(score - threshold). */
+  threshold: number;
+  /** Held-out answers on the right side of the threshold (chosen at or above, rejected below). */
+  heldout_judged_accuracy: number | null;
   train_accuracy: number;
   final_loss: number;
 }

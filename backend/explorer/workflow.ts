@@ -52,6 +52,11 @@ export interface RewardResult {
   /** `infra_failure` when the reward could not be computed (sandbox or service down): never trained on. */
   status: 'ok' | 'infra_failure';
   reason?: string;
+  /**
+   * Whether the answer is judged correct, for rewards that never reach 1 (a reward model: its score
+   * against its threshold). Absent: correct means full reward.
+   */
+  correct?: boolean;
 }
 
 export type RewardFn = (task: Task, response: string, ctx?: { signal?: AbortSignal }) => Promise<RewardResult>;

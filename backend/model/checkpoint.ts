@@ -19,6 +19,8 @@ import { loraA, loraB, loraScale } from './lora.js';
 import { mergedHf } from './external-weights.js';
 import { readCheckpointMeta, sha256, sha256File, verifyWeights } from './checkpoint-meta.js';
 import { openRegularFile, readRegularFile } from '../core/regular-file.js';
+import { OPTIMIZER_FILE, saveOptimizerState } from './optimizer-state.js';
+import type { AdamW } from './optim.js';
 
 export interface CheckpointMeta {
   version: number;
@@ -83,14 +85,18 @@ export function baseModelOf(meta: CheckpointMeta, config: ModelConfig, dir: stri
 export const CRITIC_DIR = 'critic';
 
 /**
- * `opts.critic`: the run's critic, saved in `critic/` so a resume and the next PPO stage continue it.
+ * `opts.critic`: the run's critic, saved in `critic/` so a resume and the next PPO stage continue it;
+ * `opts.criticOptimizer`: its AdamW state, saved beside it (`critic/optimizer.safetensors`).
  */
-export async function saveCheckpoint(model: Transformer, dir: string, meta: CheckpointMeta, tokenizer?: Tokenizer, opts: { critic?: Transformer } = {}): Promise<string> {
+export async function saveCheckpoint(model: Transformer, dir: string, meta: CheckpointMeta, tokenizer?: Tokenizer, opts: { critic?: Transformer; criticOptimizer?: AdamW } = {}): Promise<string> {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   // Inside the temp folder: the rename below publishes policy and critic together.
-  if (opts.critic) await saveCheckpoint(opts.critic, join(tmp, CRITIC_DIR), { version: meta.version, step: meta.step, role: 'critic' });
+  if (opts.critic) {
+    await saveCheckpoint(opts.critic, join(tmp, CRITIC_DIR), { version: meta.version, step: meta.step, role: 'critic' });
+    if (opts.criticOptimizer) await saveOptimizerState(opts.criticOptimizer, opts.critic, join(tmp, CRITIC_DIR, OPTIMIZER_FILE));
+  }
   // A LoRA model: the frozen base as model.safetensors, the adapters in PEFT's files beside it.
   const tensors = await hfTensors(model, { base: true });
   const weights = writeSafetensors(tensors, { format: 'pt', rft_version: String(meta.version) });

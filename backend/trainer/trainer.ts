@@ -73,6 +73,11 @@ export class Trainer {
     return this.opt;
   }
 
+  /** The critic's AdamW (PPO): saved with the critic in checkpoints and loaded back on resume. */
+  get criticOptimizer(): AdamW | undefined {
+    return this.criticOpt;
+  }
+
   /**
    * One optimiser step on `exps`. `modelVersion` is the actor's version before the update;
    * `progress` (0..1, how far the stage is) drives the learning-rate decay.

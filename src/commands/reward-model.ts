@@ -16,7 +16,9 @@ export function rewardModelResult(runName: string, r: RewardModelReport, where: 
   const acc =
     r.heldout_accuracy === null
       ? 'no held-out pairs (fewer than two tasks have pairs), so no held-out accuracy'
-      : `held-out pairwise accuracy ${(r.heldout_accuracy * 100).toFixed(1)}% on ${r.heldout_pairs} pair${r.heldout_pairs === 1 ? '' : 's'} of ${r.heldout_tasks} unseen task${r.heldout_tasks === 1 ? '' : 's'}`;
+      : `held-out pairwise accuracy ${(r.heldout_accuracy * 100).toFixed(1)}% ± ${((r.heldout_stderr ?? 0) * 100).toFixed(1)} on ${r.heldout_pairs} pair${r.heldout_pairs === 1 ? '' : 's'} of ${r.heldout_tasks} unseen task${r.heldout_tasks === 1 ? '' : 's'}` +
+        // The baselines on the same pairs: what the accuracy has to beat to mean anything.
+        (r.baselines.length ? ` (baseline${r.baselines.length > 1 ? 's' : ''}: ${r.baselines.map((b) => `${b.name} ${(b.heldout_accuracy * 100).toFixed(1)}%`).join(', ')})` : '');
   return `Reward model of ${runName}: ${acc} (trained on ${r.train_pairs} pair${r.train_pairs === 1 ? '' : 's'} and ${r.train_ratings} rating${r.train_ratings === 1 ? '' : 's'}); saved in ${where}`;
 }
 

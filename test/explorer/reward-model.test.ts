@@ -15,6 +15,12 @@ import { preferenceData } from '../../backend/explorer/reward-model/data.js';
 import { trainRewardModel } from '../../backend/explorer/reward-model/train.js';
 import { scoreSequences } from '../../backend/explorer/reward-model/score.js';
 import { resolveReward } from '../../backend/explorer/reward-resolve.js';
+import { loadRewardModel } from '../../backend/explorer/reward-model/reward.js';
+import { pairScores } from '../../backend/explorer/reward-model/pair-scores.js';
+import { fitThreshold, lengthBaseline, pairAccuracy } from '../../backend/explorer/reward-model/pair-metrics.js';
+import { evaluate } from '../../backend/coordinator/evaluate.js';
+import { singleTurn } from '../../backend/explorer/workflows/single_turn.js';
+import type { RewardFn, RolloutModel } from '../../backend/explorer/workflow.js';
 
 await initEngine();
 const tok = CharTokenizer.train(['polite answer: please thanks rude go away now abcdefghijklmnopqrstuvwxyz']);
@@ -86,6 +92,37 @@ test('Bradley-Terry training learns to rank held-out answers; usable as reward_m
     assert.equal(good.status, 'ok');
     assert.ok(good.reward > bad.reward && good.reward > 0 && good.reward < 1, `${good.reward} vs ${bad.reward}`);
     assert.equal(typeof good.details!.score, 'number');
+
+    // Issue 25: a reward model's eval accuracy is the share judged correct (score at or above the
+    // threshold fitted on pairs of tasks it did not train on), named as such, never "full reward",
+    // which sigmoid(score - threshold) never gives.
+    const val = preferenceData(experiences(8)).pairs;
+    const vs = await pairScores(model, val, tok.padId);
+    const threshold = fitThreshold(vs.chosen, vs.rejected);
+    const judged = join(dir, 'judged');
+    await saveCheckpoint(model, judged, { version: 1, rewardModel: { threshold } }, tok);
+    const rmReward = loadRewardModel(judged);
+    const tasks = [...'abcdefgh'].map((c, i) => ({ id: c, taskset: 't', domain: 'text' as const, prompt: prompt(i) }));
+    // The policy under evaluation answers politely on the first half of the tasks.
+    const answer = (t: number[]) => (/answer [abcd]/.test(tok.decode(t, { skipSpecial: true })) ? 'zz please q' : 'zz go away q');
+    const policy: RolloutModel = {
+      version: 0,
+      tokenizer: tok,
+      async generate(prompts) {
+        return prompts.map((p) => ({ tokens: tok.encode(answer(p)), text: answer(p), logprobs: [], finishReason: 'stop' as const }));
+      },
+    };
+    const ev = await evaluate(policy, tasks, rmReward, { maxNewTokens: 8 });
+    assert.equal(ev.accuracy, 0.5, `judged correct: the four polite answers (${JSON.stringify(ev)})`);
+    assert.ok(ev.accuracy_means.startsWith(`judged correct (reward model score >= its threshold ${threshold.toPrecision(4)}`), ev.accuracy_means);
+    assert.ok(ev.mean_reward > 0 && ev.mean_reward < 1, `mean score ${ev.mean_reward}`);
+    // Through a workflow (multi_turn, vision, custom ones): the judgement travels in the reward details.
+    const viaWorkflow = await evaluate(policy, tasks, rmReward, { maxNewTokens: 8, workflow: { ...singleTurn, name: 'wrapped_single_turn' } });
+    assert.deepEqual([viaWorkflow.accuracy, viaWorkflow.accuracy_means, viaWorkflow.mean_reward], [ev.accuracy, ev.accuracy_means, ev.mean_reward]);
+    // The same answers under a reward that gives full marks: accuracy means full reward, as before.
+    const exact: RewardFn = async (_t, r) => ({ reward: r.includes('please') ? 1 : 0.2, status: 'ok' });
+    const plain = await evaluate(policy, tasks, exact, { maxNewTokens: 8 });
+    assert.deepEqual([plain.accuracy, plain.accuracy_means], [0.5, 'full reward']);
   } finally {
     model.dispose();
     rmSync(dir, { recursive: true, force: true });
@@ -101,6 +138,28 @@ test('reward_model: a checkpoint without a value head is refused with the file n
     assert.throws(() => resolveReward('nope:x'), /unknown reward factory 'nope'/);
   } finally {
     plain.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('pair metrics: ties count half, the length baseline takes its direction from the training pairs, the threshold separates chosen from rejected', () => {
+  assert.equal(pairAccuracy([1, 2, 3, 4], [0, 2, 5, 4]), (1 + 0.5 + 0 + 0.5) / 4);
+  const p = (c: number, r: number) => ({ chosen: Array(c).fill(1), rejected: Array(r).fill(1) });
+  // Shorter answers win on the training pairs: the baseline prefers shorter on the held-out ones too.
+  assert.deepEqual(lengthBaseline([p(1, 3), p(2, 4), p(5, 1)], [p(1, 2), p(3, 2), p(2, 2)]), { prefers: 'shorter', accuracy: (1 + 0 + 0.5) / 3 });
+  // Cut at 0.5 (midway between 0.1 and 0.9): 7 of 8 answers on their side; at 1.25 only 6.
+  assert.equal(fitThreshold([0.9, 1.5, 2.0, 0.95], [-1, -0.5, 0.1, 1.0]), 0.5);
+  assert.equal(fitThreshold([2, 3], [0, 1]), 1.5);
+});
+
+test('reward_model: a threshold in rft.json that is not a number is refused by file and field', async () => {
+  const m = new Transformer(cfg, 1);
+  const dir = mkdtempSync(join(tmpdir(), 'rft-rm-'));
+  try {
+    await saveCheckpoint(m, dir, { version: 0, rewardModel: { threshold: 'high' } }, tok);
+    assert.throws(() => loadRewardModel(dir), (e: Error) => e.message.includes(join(dir, 'rft.json')) && e.message.includes('rewardModel.threshold') && /finite number/.test(e.message));
+  } finally {
+    m.dispose();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -41,7 +41,7 @@ before(async () => {
   saveTokenizer(tok, run.dir);
   const store = new SqliteStore(run.dbPath);
   const fb = new FeedbackService(store);
-  for (let t = 0; t < 10; t++) {
+  for (let t = 0; t < 32; t++) {
     const [good, bad, fine] = [exp('curated', t, `good ${t}`), exp('curated', t, `bad ${t}`), exp('curated', t, `fine ${t}`)];
     await store.appendExperiences([good, bad, fine]);
     await fb.promote(good.id, 'ann');
@@ -69,19 +69,23 @@ test('Train Reward Model…: pick the run, train in the backend with progress, h
   const out = join(ws, '.rft', 'reward-models', 'rm1');
   assert.equal(r.out, out);
   assert.ok(existsSync(join(out, 'model.safetensors')) && existsSync(join(out, 'tokenizer.json')));
-  // 10 tasks, 2 held out by default (0.2); two pairs a task (curation, rating).
-  assert.deepEqual([r.tasks, r.heldout_tasks, r.heldout_pairs, r.train_pairs], [10, 2, 4, 16]);
+  // 32 tasks, 6 held out by default (0.2), 5 for validation (0.15); two pairs a task (curation, rating).
+  assert.deepEqual([r.tasks, r.heldout_tasks, r.validation_tasks, r.heldout_pairs, r.train_pairs], [32, 6, 5, 12, 42]);
   assert.equal(typeof r.heldout_accuracy, 'number');
   // Progress: the phase line and training steps up to the last, as the notification's messages and in the log.
   const msgs = vscode.recorded.progress.map((p) => p.message ?? '');
-  assert.ok(msgs.some((m) => /^16 pair\(s\) and \d+ rating\(s\) of 8 task\(s\) to train on, 4 pair\(s\) of 2 task\(s\) held out$/.test(m)), msgs.join(' | '));
+  assert.ok(msgs.some((m) => /^42 training pair\(s\) of 21 task\(s\), 10 validation pair\(s\) of 5, 12 held-out pair\(s\) of 6; \d+ rating\(s\) to train on$/.test(m)), msgs.join(' | '));
   assert.ok(msgs.includes(msgs.find((m) => /^step 200\/200 loss [\d.]+$/.test(m)) ?? '(no last step)'), msgs.join(' | '));
   const increments = vscode.recorded.progress.reduce((a, p) => a + (p.increment ?? 0), 0);
   assert.ok(Math.abs(increments - 100) < 1e-9, `progress adds up to 100% (${increments})`);
   assert.ok(vscode.recorded.log.some((l) => l.line.startsWith('reward model (curated): step 10/200 loss ')));
   // The result names the held-out accuracy.
   const shown = vscode.recorded.messages.find((m) => m.message.startsWith('Reward model of curated'))!;
-  assert.equal(shown.message, `Reward model of curated: held-out pairwise accuracy ${(r.heldout_accuracy! * 100).toFixed(1)}% on 4 pairs of 2 unseen tasks (trained on 16 pairs and ${r.train_ratings} ratings); saved in .rft/reward-models/rm1.`);
+  const pct = (x: number) => (x * 100).toFixed(1);
+  assert.equal(
+    shown.message,
+    `Reward model of curated: held-out pairwise accuracy ${pct(r.heldout_accuracy!)}% ± ${pct(r.heldout_stderr!)} on 12 pairs of 6 unseen tasks (baseline: length (${r.baselines[0]!.name.includes('longer') ? 'longer' : 'shorter'} preferred) ${pct(r.baselines[0]!.heldout_accuracy)}%) (trained on 42 pairs and ${r.train_ratings} ratings); saved in .rft/reward-models/rm1.`,
+  );
   // Used: the config's reward is the model (comments kept), and the config is valid.
   const text = readFileSync(join(ws, 'train.rft.yaml'), 'utf8');
   assert.match(text, /^# my run/);

@@ -3,7 +3,7 @@
 // by a resumed run and by the next PPO stage, in the memory, checkpoint and distributed placements.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initEngine } from '../../backend/model/engine.js';
@@ -12,6 +12,8 @@ import { Transformer } from '../../backend/model/transformer.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { CRITIC_DIR, loadCheckpoint, loadCritic, saveCheckpoint } from '../../backend/model/checkpoint.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
+import { OPTIMIZER_FILE } from '../../backend/model/optimizer-state.js';
+import { readSafetensors, writeSafetensors } from '../../backend/model/safetensors.js';
 import { makeObjective } from '../../backend/trainer/objectives.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
 import { singleTurn } from '../../backend/explorer/workflows/single_turn.js';
@@ -123,6 +125,46 @@ test('critic: a stage opened on a checkpoint continues its critic (values equal)
   }
 });
 
+test("critic: its AdamW state is saved beside it and a stage opened on the checkpoint continues it; a state that does not fit is refused by file and field", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-critic-'));
+  const cfg = tinyConfig({ sync_offset: 0 }, 2, { stages: [{ name: 'ppo', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }] });
+  const stage = stagesOf(cfg)[0]!;
+  const model = new Transformer(mcfg, 7);
+  const critic = new Transformer({ ...mcfg, valueHead: true }, 8);
+  const trainer = new Trainer(model, makeObjective('ppo'), { lr: 0, criticLr: 1e-2, padId: tok.padId }, model.clone(), critic);
+  const store = { count: async () => 0 };
+  try {
+    const batch = await rollouts(model);
+    for (let s = 0; s < 3; s++) await trainer.trainStep(batch.map((e) => ({ ...e })), s);
+    const saved = await trainer.criticOptimizer!.state();
+    assert.ok(saved.t >= 3);
+    await saveCheckpoint(model, join(dir, 'v3'), { version: 3 }, tok, { critic, criticOptimizer: trainer.criticOptimizer });
+    assert.ok(existsSync(join(dir, 'v3', CRITIC_DIR, OPTIMIZER_FILE)));
+    const cont = await openStage(cfg, stage, model, tok, store, 'r', () => model.clone(), join(dir, 'v3'));
+    try {
+      const got = await cont.trainer.criticOptimizer!.state();
+      assert.equal(got.t, saved.t, 'step count continued (bias correction as before the stop)');
+      // Moments keyed by the parameters' names: the reloaded critic's variables are new tfjs variables.
+      const byName = (st: typeof saved, m: Transformer) => Object.fromEntries(m.variables().map((v) => [m.paramName(v.name), [...st.m[v.name]!, ...st.v[v.name]!]]));
+      assert.deepEqual(byName(got, cont.trainer.critic!), byName(saved, critic));
+      assert.ok(Object.values(byName(got, cont.trainer.critic!)).some((xs) => xs.some((x) => x !== 0)), 'moments are not zero');
+    } finally {
+      cont.dispose();
+    }
+    // A state missing a moment is refused by file and tensor, not loaded half.
+    const head = join(dir, 'v3', CRITIC_DIR, OPTIMIZER_FILE);
+    const { tensors, metadata } = readSafetensors(readFileSync(head), head);
+    tensors.delete('v.value_head.bias');
+    writeFileSync(head, writeSafetensors(new Map([...tensors].map(([k, t]) => [k, { shape: t.shape, data: t.data }])), metadata));
+    await assert.rejects(openStage(cfg, stage, model, tok, store, 'r', () => model.clone(), join(dir, 'v3')), (e: Error) => e.message.includes(head) && e.message.includes('v.value_head.bias') && /moment missing/.test(e.message));
+  } finally {
+    trainer.dispose();
+    model.dispose();
+    critic.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 const ppoStages = { stages: [{ name: 'ppo1', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }, { name: 'ppo2', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }] };
 
 function trainRecords(runDir: string): Record<string, unknown>[] {
@@ -179,10 +221,12 @@ test('critic (memory placement): a stopped and resumed run continues the critic 
     assert.ok(first.trainer_steps < 8, `stopped early (${first.trainer_steps})`);
     const stopDir = join(runDir, 'checkpoints', `v${first.trainer_steps}`);
     assert.ok(existsSync(join(stopDir, CRITIC_DIR, 'model.safetensors')), 'the stop checkpoint holds the critic');
+    assert.ok(existsSync(join(stopDir, CRITIC_DIR, OPTIMIZER_FILE)), "and the critic's optimiser state");
     lines.length = 0;
     const done = await runJob({ resume: 'r1', workspace: ws, checkpointEvery: 100 });
     assert.equal(done.trainer_steps, 8);
     assert.ok(lines.some((l) => l.includes(`critic: continued from ${stopDir}`)), `resumed critic:\n${lines.join('\n')}`);
+    assert.ok(lines.some((l) => l.includes(`critic: optimiser state continued from ${stopDir} (step `) && !l.includes('(step 0)')), `resumed critic optimiser:\n${lines.join('\n')}`);
   } finally {
     setLogSink((level, scope, msg) => process.stderr.write(`${level.toUpperCase()} ${scope}: ${msg}\n`));
     rmSync(ws, { recursive: true, force: true });

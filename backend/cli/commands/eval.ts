@@ -24,7 +24,7 @@ import { resolve } from 'node:path';
 command({
   name: 'eval',
   usage: 'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--taskset FILE] [--trust-workspace-code])',
-  summary: "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers, accuracy = full reward)",
+  summary: "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers; accuracy = full reward, or for reward_model:DIR the answers its threshold judges correct, as accuracy_means says)",
   flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens', 'config'],
   booleanFlags: ['trust-workspace-code'],
   run: async (args) => {

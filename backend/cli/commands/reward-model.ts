@@ -1,8 +1,11 @@
 // `rft reward-model train`: the learned reward model from what people curated in the editor: the
 // run's preference pairs (curation, rating, long2short: backend/buffer/pairs.ts) and its ratings.
-// Whole tasks are held out (no rating or pair of a held-out task is trained on) and the held-out
-// pairwise accuracy (score(chosen) > score(rejected)) is reported; the model is saved as a
-// checkpoint usable as `reward: reward_model:<out>`.
+// Whole tasks are split three ways: training, validation (picks the step whose weights are kept,
+// and the threshold of "judged correct") and held out (no rating or pair of theirs is trained on or
+// picks anything). The held-out pairwise accuracy (score(chosen) > score(rejected)) is reported with
+// its standard error beside the length baseline measured on the same pairs. Too few pairs to learn
+// or to measure anything are refused with the counts. The model is saved as a checkpoint usable as
+// `reward: reward_model:<out>`, its threshold in rft.json.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { command, flagNumber, flagString } from '../command.js';
@@ -18,7 +21,9 @@ import type { Experience } from '../../core/types.js';
 import type { RewardModelReport } from '../../core/protocol.js';
 import { preferenceData, type PreferencePair } from '../../explorer/reward-model/data.js';
 import { trainRewardModel } from '../../explorer/reward-model/train.js';
-import { scoreSequences } from '../../explorer/reward-model/score.js';
+import { policyLogprobScores, rewardModelFromPolicy } from '../../explorer/reward-model/policy-init.js';
+import { pairScores } from '../../explorer/reward-model/pair-scores.js';
+import { accuracyStderr, fitThreshold, lengthBaseline, pairAccuracy } from '../../explorer/reward-model/pair-metrics.js';
 
 export interface RewardModelTrainOptions {
   runId: string;
@@ -29,6 +34,14 @@ export interface RewardModelTrainOptions {
   lr?: number;
   /** Share of the tasks with pairs held out (at least one task when two or more have pairs). */
   holdout?: number;
+  /** Share of the tasks with pairs kept for validation (best step, threshold); at least one task when three or more have pairs. */
+  validation?: number;
+  /** A policy checkpoint to start from (its layers, a fresh value head); its log-prob is then a second baseline. */
+  init?: string;
+  /** AdamW weight decay (default 0.1: a reward model memorises a small preference set otherwise). */
+  weightDecay?: number;
+  /** Fewest training pairs to train on (default MIN_TRAIN_PAIRS); below it the command refuses with the counts. */
+  minPairs?: number;
   seed?: number;
   /** Progress: a line per phase and every few steps (the CLI writes them to stderr). */
   onProgress?: (line: string) => void;
@@ -48,10 +61,17 @@ async function runExperiences(store: ExperienceStore, runId: string): Promise<Ex
 }
 
 async function accuracy(model: Transformer, pairs: PreferencePair[], padId: number): Promise<number> {
-  const c = await scoreSequences(model, pairs.map((p) => [...p.prompt, ...p.chosen]), padId);
-  const r = await scoreSequences(model, pairs.map((p) => [...p.prompt, ...p.rejected]), padId);
-  return c.filter((s, i) => s > r[i]!).length / pairs.length;
+  const s = await pairScores(model, pairs, padId);
+  return pairAccuracy(s.chosen, s.rejected);
 }
+
+/**
+ * Fewest training pairs by default: below ~40 the held-out figures of the issue-25 runs were a coin
+ * (0.50 on 30 pairs); `--min-pairs` lowers it for a user who knows.
+ */
+export const MIN_TRAIN_PAIRS = 40;
+/** Fewest held-out pairs for an accuracy worth printing without a warning (stderr ±0.11 at 0.5). */
+export const FEW_HELDOUT_PAIRS = 20;
 
 export async function trainRewardModelFromBuffer(store: ExperienceStore, o: RewardModelTrainOptions): Promise<RewardModelReport> {
   await initEngine();
@@ -68,48 +88,91 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
     [order[i], order[j]] = [order[j]!, order[i]!];
   }
   const nHeld = tasks.length < 2 ? 0 : Math.max(1, Math.round((o.holdout ?? 0.2) * tasks.length));
+  const nVal = tasks.length - nHeld < 3 ? 0 : Math.max(1, Math.round((o.validation ?? 0.15) * tasks.length));
   const held = new Set(order.slice(0, nHeld));
+  const validation = new Set(order.slice(nHeld, nHeld + nVal));
   const toTokens = (ids: string[]) => {
     const [c, r] = ids.map((id) => byId.get(id)!);
     return { prompt: c!.promptTokens, chosen: c!.responseTokens, rejected: r!.responseTokens };
   };
   const usable = stored.filter((p) => byId.has(p.chosenId) && byId.has(p.rejectedId));
-  const trainPairs = usable.filter((p) => !held.has(p.taskId)).map((p) => toTokens([p.chosenId, p.rejectedId]));
-  const heldPairs = usable.filter((p) => held.has(p.taskId)).map((p) => toTokens([p.chosenId, p.rejectedId]));
-  const ratings = preferenceData(exps.filter((e) => !held.has(e.taskId))).ratings;
-  const maxLen = Math.max(...[...trainPairs, ...heldPairs].flatMap((p) => [p.prompt.length + p.chosen.length, p.prompt.length + p.rejected.length]), 2);
-  o.onProgress?.(`${trainPairs.length} pair(s) and ${ratings.length} rating(s) of ${tasks.length - held.size} task(s) to train on, ${heldPairs.length} pair(s) of ${held.size} task(s) held out`);
-  const cfg = presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) });
-  const model = new Transformer(cfg, o.seed ?? 0);
+  const pairsOf = (keep: (task: string) => boolean) => usable.filter((p) => keep(p.taskId)).map((p) => toTokens([p.chosenId, p.rejectedId]));
+  const trainPairs = pairsOf((t) => !held.has(t) && !validation.has(t));
+  const valPairs = pairsOf((t) => validation.has(t));
+  const heldPairs = pairsOf((t) => held.has(t));
+  const ratings = preferenceData(exps.filter((e) => !held.has(e.taskId) && !validation.has(e.taskId))).ratings;
+  const counts = `${trainPairs.length} training pair(s) of ${tasks.length - held.size - validation.size} task(s), ${valPairs.length} validation pair(s) of ${validation.size}, ${heldPairs.length} held-out pair(s) of ${held.size}`;
+  const minPairs = o.minPairs ?? MIN_TRAIN_PAIRS;
+  // A model trained on a handful of pairs ranks unseen answers by chance: say so instead of training a coin.
+  if (trainPairs.length < minPairs)
+    throw new Error(`run '${o.runId}': too few preference pairs to train a reward model: ${counts}; at least ${minPairs} training pairs are needed (rate or promote / reject more answers, or pass --min-pairs to train anyway)`);
+  if (heldPairs.length < FEW_HELDOUT_PAIRS) o.onProgress?.(`warning: only ${heldPairs.length} held-out pair(s): the held-out accuracy is a rough figure (standard error up to ±${accuracyStderr(0.5, Math.max(heldPairs.length, 1)).toFixed(2)})`);
+  const maxLen = Math.max(...[...trainPairs, ...valPairs, ...heldPairs].flatMap((p) => [p.prompt.length + p.chosen.length, p.prompt.length + p.rejected.length]), 2);
+  o.onProgress?.(`${counts}; ${ratings.length} rating(s) to train on`);
+  let model: Transformer;
+  let policy: Transformer | undefined;
+  if (o.init) {
+    ({ model, policy } = rewardModelFromPolicy(o.init, o.tokenizer, o.seed ?? 0));
+    o.onProgress?.(`starting from the policy ${o.init} (${model.config.nLayers} layers, d_model ${model.config.dModel}) with a fresh value head`);
+  } else model = new Transformer(presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) }), o.seed ?? 0);
   try {
     const steps = o.steps ?? 200;
     const every = Math.max(1, Math.round(steps / 20));
     const r = await trainRewardModel(model, { pairs: trainPairs, ratings }, {
-      steps, lr: o.lr ?? 1e-3, seed: o.seed ?? 0, padId: o.tokenizer.padId,
+      steps, lr: o.lr ?? 1e-3, weightDecay: o.weightDecay ?? 0.1, seed: o.seed ?? 0, padId: o.tokenizer.padId, validation: valPairs,
       onStep: (s, loss) => (s % every === 0 || s === steps) && o.onProgress?.(`step ${s}/${steps} loss ${loss.toFixed(4)}`),
+      onValidation: (s, acc, loss) => o.onProgress?.(`validation at step ${s}: pairwise accuracy ${acc.toFixed(3)}, loss ${loss.toFixed(4)}`),
     });
+    if (r.bestStep !== undefined) o.onProgress?.(`kept the weights of step ${r.bestStep} (validation accuracy ${r.validationAccuracy!.toFixed(3)})`);
+    // The threshold of "judged correct": what separates chosen from rejected answers on the
+    // validation pairs (else the training pairs); the held-out pairs never choose anything.
+    const fitOn = valPairs.length ? valPairs : trainPairs;
+    const fs = await pairScores(model, fitOn, o.tokenizer.padId);
+    const threshold = fitThreshold(fs.chosen, fs.rejected);
     o.onProgress?.('scoring the held-out pairs');
-    await saveCheckpoint(model, o.out, { version: 0, step: o.steps ?? 200, createdAt: Date.now(), rewardModel: { runId: o.runId } }, o.tokenizer);
+    const hs = heldPairs.length ? await pairScores(model, heldPairs, o.tokenizer.padId) : undefined;
+    const heldAcc = hs ? pairAccuracy(hs.chosen, hs.rejected) : null;
+    const baselines: { name: string; heldout_accuracy: number }[] = [];
+    if (heldPairs.length) {
+      const len = lengthBaseline(trainPairs, heldPairs);
+      baselines.push({ name: `length (${len.prefers} preferred)`, heldout_accuracy: len.accuracy });
+      if (policy) {
+        const lp = await policyLogprobScores(policy, heldPairs, o.tokenizer.padId);
+        baselines.push({ name: 'policy log-prob (mean per answer token)', heldout_accuracy: pairAccuracy(lp.chosen, lp.rejected) });
+      }
+    }
+    // Held-out answers judged correct: chosen ones at or above the threshold, rejected ones below.
+    const judged = hs ? (hs.chosen.filter((x) => x >= threshold).length + hs.rejected.filter((x) => x < threshold).length) / (2 * heldPairs.length) : null;
+    await saveCheckpoint(model, o.out, { version: 0, step: r.bestStep ?? r.stepsRun, createdAt: Date.now(), rewardModel: { runId: o.runId, threshold, heldout_accuracy: heldAcc } }, o.tokenizer);
     return {
       out: o.out,
       tasks: tasks.length,
       train_pairs: trainPairs.length,
       train_ratings: ratings.length,
+      validation_tasks: validation.size,
+      validation_pairs: valPairs.length,
+      validation_accuracy: r.validationAccuracy ?? null,
+      best_step: r.bestStep ?? r.stepsRun,
       heldout_tasks: held.size,
       heldout_pairs: heldPairs.length,
-      heldout_accuracy: heldPairs.length ? await accuracy(model, heldPairs, o.tokenizer.padId) : null,
+      heldout_accuracy: heldAcc,
+      heldout_stderr: heldAcc === null ? null : accuracyStderr(heldAcc, heldPairs.length),
+      baselines,
+      threshold,
+      heldout_judged_accuracy: judged,
       train_accuracy: trainPairs.length ? await accuracy(model, trainPairs, o.tokenizer.padId) : 0,
       final_loss: r.losses.at(-1) ?? 0,
     };
   } finally {
     model.dispose();
+    policy?.dispose();
   }
 }
 
-const USAGE = 'rft reward-model train --run RUN_DIR|BUFFER --out DIR [--run-id ID] [--tokenizer DIR] [--size tiny-0.4m] [--steps 200] [--lr 1e-3] [--holdout 0.2] [--seed 0]';
+const USAGE = 'rft reward-model train --run RUN_DIR|BUFFER --out DIR [--run-id ID] [--tokenizer DIR] [--size tiny-0.4m] [--steps 200] [--lr 1e-3] [--holdout 0.2] [--validation 0.15] [--min-pairs 40] [--weight-decay 0.1] [--init POLICY_DIR|latest] [--seed 0]';
 command({
   name: 'reward-model train',
-  flags: ['run', 'out', 'run-id', 'tokenizer', 'size', 'steps', 'lr', 'holdout', 'seed'],
+  flags: ['run', 'out', 'run-id', 'tokenizer', 'size', 'steps', 'lr', 'holdout', 'validation', 'min-pairs', 'weight-decay', 'init', 'seed'],
   usage: 'reward-model train --run RUN_DIR --out DIR',
   summary: "train the learned reward model from a run's curated pairs and ratings; reports held-out pairwise accuracy",
   async run(args) {
@@ -132,8 +195,21 @@ command({
       if (!tokDir) throw new Error(`--tokenizer: no tokenizer.json beside the buffer and no checkpoint of run '${runId}'`);
       const holdout = flagNumber(args, 'holdout', 0.2);
       if (!(holdout >= 0 && holdout < 1)) throw new Error(`--holdout must be in [0, 1), got ${holdout}`);
+      const validation = flagNumber(args, 'validation', 0.15);
+      if (!(validation >= 0 && holdout + validation < 1)) throw new Error(`--validation must be at least 0 and leave tasks to train on with --holdout ${holdout}, got ${validation}`);
+      const minPairs = flagNumber(args, 'min-pairs', MIN_TRAIN_PAIRS);
+      if (!(Number.isInteger(minPairs) && minPairs >= 1)) throw new Error(`--min-pairs must be a whole number of at least 1, got ${minPairs}`);
+      // --init latest: the run's newest checkpoint (the policy the pairs were sampled from, or later).
+      let init = flagString(args, 'init');
+      if (init === 'latest') {
+        init = (await store.latestCheckpoint(runId))?.path;
+        if (!init) throw new Error(`--init latest: run '${runId}' has no checkpoint`);
+      }
+      const weightDecay = flagNumber(args, 'weight-decay', 0.1);
+      if (!(weightDecay >= 0)) throw new Error(`--weight-decay must be at least 0, got ${weightDecay}`);
       const report = await trainRewardModelFromBuffer(store, {
-        runId, tokenizer: loadTokenizer(tokDir), out, size: flagString(args, 'size'), holdout,
+        init, weightDecay,
+        runId, tokenizer: loadTokenizer(tokDir), out, size: flagString(args, 'size'), holdout, validation, minPairs,
         steps: flagNumber(args, 'steps', 200), lr: flagNumber(args, 'lr', 1e-3), seed: flagNumber(args, 'seed', 0),
         onProgress: (line) => process.stderr.write(`reward-model: ${line}\n`),
       });

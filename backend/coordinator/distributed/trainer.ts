@@ -262,7 +262,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
           },
           publishWeights: async (v, sStep, done) => {
             const dir = versionDir(weightsDir, o.runId, v);
-            await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok, { critic: parts.trainer.critic });
+            await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok, { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer });
             criticFrom = dir;
             const checksum = checksumDir(dir);
             server?.add(checksum, dir); // servable before any explorer hears of it

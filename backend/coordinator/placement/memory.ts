@@ -8,7 +8,7 @@ import type { RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from '../../model/checkpoint.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
-import type { Transformer } from '../../model/transformer.js';
+import type { Trainer } from '../../trainer/trainer.js';
 import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
@@ -112,9 +112,9 @@ export async function executeInProcess(
     let orphanCheckDone = false;
     // The newest checkpoint folder: the next stage's critic continues the one saved there.
     let lastCheckpoint = resumeFrom?.dir;
-    const checkpoint = async (si: number, stageStep: number, stageName: string, critic?: Transformer) => {
+    const checkpoint = async (si: number, stageStep: number, stageName: string, critic?: Pick<Trainer, 'critic' | 'criticOptimizer'>) => {
       const dir = join(runDir, 'checkpoints', `v${version}`);
-      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc }, tok, { critic });
+      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc }, tok, { critic: critic?.critic, criticOptimizer: critic?.criticOptimizer });
       lastCheckpoint = dir;
       await store.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
       await registry.addCheckpoint(runId, { version, path: dir, step: totalSteps });
@@ -251,8 +251,8 @@ export async function executeInProcess(
               totalSteps = v;
               rollout.version = v;
               // The stage is done: a resume starts at the next one.
-              if (stageDone) await checkpoint(si + 1, 0, stage.name, parts.trainer.critic);
-              else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name, parts.trainer.critic);
+              if (stageDone) await checkpoint(si + 1, 0, stage.name, parts.trainer);
+              else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name, parts.trainer);
             },
           });
         } finally {
@@ -267,7 +267,7 @@ export async function executeInProcess(
         progress?.done();
         // The stop's checkpoint holds the critic too: saved before the stage's parts are disposed.
         if (!r.stageDone) {
-          await checkpoint(si, r.stageStep, stage.name, parts.trainer.critic);
+          await checkpoint(si, r.stageStep, stage.name, parts.trainer);
           parts.dispose();
           return true;
         }
