@@ -90,8 +90,9 @@ for (const [name, placement] of PLACEMENTS) {
       const steps = await trained(s.run_dir, 'b8', STEPS);
       assert.deepEqual(steps, Array.from({ length: STEPS }, () => ({ usual: 8, expert: 0 })), JSON.stringify(steps));
       // The refill rounds are counted in the explore records (8 or more experiences a step).
+      // (one_step_off explores a step ahead: the run may end in the middle of that untrained one.)
       const explore = records(s.run_dir).filter((r) => r.kind === 'explore');
-      assert.ok(explore.length >= STEPS && explore.every((r) => Number(r.experiences) >= 8), JSON.stringify(explore.map((r) => r.experiences)));
+      assert.ok(explore.length >= STEPS && explore.slice(0, STEPS).every((r) => Number(r.experiences) >= 8), JSON.stringify(explore.map((r) => r.experiences)));
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }
