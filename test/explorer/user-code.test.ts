@@ -49,7 +49,8 @@ writeFileSync(
 }
 `,
 );
-const loaded = loadCustomFile(file, { timeoutMs: 500 });
+let loading: ReturnType<typeof loadCustomFile> | undefined;
+const load = () => (loading ??= loadCustomFile(file, { timeoutMs: 500 }));
 
 const failures: [string, RegExp][] = [
   ['exit', /its thread ended \(process\.exit\(0\) in .*hostile\.mjs\)/],
@@ -59,7 +60,7 @@ const failures: [string, RegExp][] = [
 ];
 
 test('a reward that exits, loops or throws is an infra_failure with the reason; the next call is scored again', async () => {
-  await loaded;
+  await load();
   const reward = rewardFns.get('hostile_r');
   for (const [what, why] of failures) {
     const r = await reward(task('t'), what);
@@ -80,7 +81,7 @@ test('a reward that exits, loops or throws is an infra_failure with the reason; 
 });
 
 test('a workflow that exits, loops or throws gives one infra_failure row per sample with the reason; a good one samples the model', async () => {
-  await loaded;
+  await load();
   const tok = CharTokenizer.train(['abcdefgh exit loop throw']);
   const m = new Transformer(presetConfig('tiny-0.4m', tok.vocabSize, { maxSeqLen: 64 }), 1);
   try {
@@ -120,7 +121,7 @@ test('a workflow that exits, loops or throws gives one infra_failure row per sam
 });
 
 test('an environment whose create or step exits, loops or throws fails that episode with the reason; the next one runs', async () => {
-  await loaded;
+  await load();
   const env = environments.get('hostile_env');
   for (const [what, why] of failures) {
     assert.throws(() => env.create(task('e', what)), (e: Error) => /^custom environment 'hostile_env' /.test(e.message) && why.test(e.message), what);
@@ -128,4 +129,13 @@ test('an environment whose create or step exits, loops or throws fails that epis
     assert.throws(() => s.step(what), (e: Error) => why.test(e.message), `step ${what}`);
     assert.deepEqual(env.create(task('e', 'fine')).step('fine'), { reward: 0.5, done: true }, `after ${what}`);
   }
+});
+
+test('workflow.code_timeout_seconds bounds the code of workflow.file: refused at its path without a file', async () => {
+  const { validateRunConfig } = await import('../../backend/core/config.js');
+  const { config, issues } = validateRunConfig({ workflow: { name: 'single_turn', code_timeout_seconds: 5 } });
+  assert.equal(config, undefined);
+  assert.ok(issues.some((i) => i.path === 'workflow.code_timeout_seconds' && /set file/.test(i.message)), JSON.stringify(issues));
+  const withFile = validateRunConfig({ workflow: { name: 'single_turn', file: './x.mjs', code_timeout_seconds: 5 } });
+  assert.ok(!withFile.issues.some((i) => i.path.startsWith('workflow')), JSON.stringify(withFile.issues));
 });
