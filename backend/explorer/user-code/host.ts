@@ -36,6 +36,8 @@ interface Pending {
   remaining: number;
   armedAt: number;
   timer?: NodeJS.Timeout;
+  /** Removes the abort listener from the caller's signal (a run's signal outlives many calls). */
+  unlisten?: () => void;
 }
 
 interface Live {
@@ -165,6 +167,7 @@ export class UserCodeHost {
     const n = l.pending.size;
     for (const p of l.pending.values()) {
       clearTimeout(p.timer);
+      p.unlisten?.();
       p.reject(new Error(l.ended));
     }
     hold(l, -n);
@@ -195,7 +198,11 @@ export class UserCodeHost {
         reject(new Error(`its arguments cannot be passed to its thread: ${(e as Error).message.split('\n')[0]}`));
         return;
       }
-      signal?.addEventListener('abort', () => l.pending.has(id) && l.worker.postMessage({ type: 'abort', id } satisfies ToWorker), { once: true });
+      if (signal) {
+        const onAbort = () => l.pending.has(id) && !l.ended && l.worker.postMessage({ type: 'abort', id } satisfies ToWorker);
+        signal.addEventListener('abort', onAbort, { once: true });
+        p.unlisten = () => signal.removeEventListener('abort', onAbort);
+      }
     });
   }
 
@@ -203,6 +210,7 @@ export class UserCodeHost {
     const p = l.pending.get(id);
     if (!p) return undefined;
     clearTimeout(p.timer);
+    p.unlisten?.();
     l.pending.delete(id);
     hold(l, -1);
     return p;
