@@ -240,7 +240,7 @@ test('workflow.file in a distributed run (PostgreSQL): refused without RFT_TRUST
   }
 });
 
-test('a custom reward that calls process.exit(0) or loops for ever costs its rollouts, never the run: infra failures with the reason, counted; the run finishes', async () => {
+test('a custom reward that calls process.exit(0) or loops for ever costs only its own rollouts, never the run: infra failures with the reason, counted; the run finishes', async () => {
   const ws = tempWorkspace();
   try {
     const code = join(ws, 'hostile.mjs');
@@ -272,6 +272,8 @@ test('a custom reward that calls process.exit(0) or loops for ever costs its rol
       if (e.status === 'infra_failure')
         assert.match(e.statusReason!, /^custom reward 'hostile' (its thread ended \(process\.exit\(0\) in .*hostile\.mjs\)|did not return within 0\.5 s \(workflow\.code_timeout_seconds\)|its thread was stopped)/, e.statusReason);
       else assert.equal(e.reward, 0.25);
+      // The calls that shared a thread with one that exited or looped were run again alone: scored.
+      if (n === 2 || n === 3) assert.deepEqual([e.status, e.reward], ['ok', 0.25], `length ${e.responseText.length}: ${e.statusReason}`);
     }
     assert.ok(rows.some((e) => /process\.exit\(0\)/.test(e.statusReason ?? '')), 'some answer had length 0 mod 4');
     const counted = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')

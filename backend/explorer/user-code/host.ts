@@ -67,6 +67,9 @@ function startThread(): Worker {
   return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
 }
 
+/** A call that failed only because another call in its thread ended the thread: it is run again, alone. */
+class Bystander extends Error {}
+
 function hold(l: Live, d: number): void {
   l.busy += d;
   if (l.busy > 0) l.worker.ref();
@@ -80,9 +83,14 @@ export class UserCodeHost {
   /** Threads started (the first, then one after each that ended or was stopped). */
   threads = 0;
 
+  /** Where bystanders run again, one at a time, so that the call that ends a thread fails alone. */
+  private solo?: UserCodeHost;
+  private soloChain: Promise<unknown> = Promise.resolve();
+
   constructor(
     readonly file: string,
     readonly timeoutMs = DEFAULT_CODE_TIMEOUT_MS,
+    private readonly isSolo = false,
   ) {}
 
   /** Starts the thread and loads the file: what it registered, or the InputError naming the file. */
@@ -93,16 +101,34 @@ export class UserCodeHost {
   close(): void {
     const l = this.live;
     this.live = undefined;
+    this.solo?.close();
     if (!l) return;
     l.ended ??= `${this.file} was unloaded`;
     this.end(l, l.ended, true);
   }
 
   callReward(name: string, task: Task, response: string, signal?: AbortSignal): Promise<unknown> {
-    return this.call({ kind: 'reward', name, task, response }, undefined, signal);
+    return this.guard(() => this.call({ kind: 'reward', name, task, response }, undefined, signal), (h) => h.callReward(name, task, response, signal));
   }
 
   callWorkflow(name: string, tasks: Task[], ctx: WorkflowContext): Promise<unknown> {
+    return this.guard(() => this.workflowCall(name, tasks, ctx), (h) => h.callWorkflow(name, tasks, ctx));
+  }
+
+  /** Calls in a thread that another call ended run again one at a time in a thread of their own: only the call that ends it fails. */
+  private async guard(run: () => Promise<unknown>, again: (h: UserCodeHost) => Promise<unknown>): Promise<unknown> {
+    try {
+      return await run();
+    } catch (e) {
+      if (!(e instanceof Bystander)) throw e;
+      const solo = (this.solo ??= new UserCodeHost(this.file, this.timeoutMs, true));
+      const next = this.soloChain.then(() => again(solo));
+      this.soloChain = next.catch(() => {});
+      return next;
+    }
+  }
+
+  private workflowCall(name: string, tasks: Task[], ctx: WorkflowContext): Promise<unknown> {
     const { model, reward: _r, signal, ...plain } = ctx;
     let key = tokenizerKeys.get(model.tokenizer);
     if (key === undefined) tokenizerKeys.set(model.tokenizer, (key = nextTokenizerKey++));
@@ -159,20 +185,25 @@ export class UserCodeHost {
     return l;
   }
 
-  /** The thread is gone or being stopped: every call in it fails with WHY. */
-  private end(l: Live, why: string, terminate: boolean): void {
+  /**
+   * The thread is gone or being stopped: every call in it fails with WHY. Those that did not end it
+   * (BYSTANDERS: all of them when the culprit is known and settled already, else when there were
+   * several) are run again alone (guard).
+   */
+  private end(l: Live, why: string, terminate: boolean, bystanders?: boolean): void {
     const was = l.ended;
     l.ended ??= why;
     if (this.live === l) this.live = undefined;
     const n = l.pending.size;
+    const again = !this.isSolo && (bystanders ?? n > 1);
     for (const p of l.pending.values()) {
       clearTimeout(p.timer);
       p.unlisten?.();
-      p.reject(new Error(l.ended));
+      p.reject(again ? new Bystander(l.ended) : new Error(l.ended));
     }
     hold(l, -n);
     l.pending.clear();
-    if (!was || n) log.warn(`${this.file}: ${l.ended}${n ? ` (${n} other call(s) in it failed)` : ''}; the next call starts a new thread`);
+    if (!was || n) log.warn(`${this.file}: ${l.ended}${n ? ` (${n} call(s) in it ${again ? 'run again one at a time' : 'failed'})` : ''}; the next call starts a new thread`);
     l.syncPort.close();
     if (terminate) void l.worker.terminate();
   }
@@ -241,7 +272,7 @@ export class UserCodeHost {
     if (answered) return p.reject(new Error(limit));
     const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
     p.reject(new Error(why));
-    this.end(l, `its thread was stopped: a call ${limit} and the thread stopped answering (a synchronous loop?)`, true);
+    this.end(l, `its thread was stopped: a call ${limit} and the thread stopped answering (a synchronous loop?)`, true, true);
   }
 
   private onMessage(l: Live, m: FromWorker): void {
@@ -288,14 +319,14 @@ export class UserCodeHost {
     const waited = Atomics.wait(l.flag, 0, SYNC_IDLE, this.timeoutMs + (l.answered ? 0 : START_MS));
     if (Atomics.load(l.flag, 0) === SYNC_EXITED) {
       const why = `its thread ended (process.exit(${Atomics.load(l.flag, 1)}) in ${this.file})`;
-      this.end(l, why, true);
+      this.end(l, why, true, true);
       throw new Error(why);
     }
     if (waited === 'timed-out') {
       // An environment call is synchronous: a thread that has not answered is busy in it (a synchronous loop?).
       const limit = `did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds)`;
       const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
-      this.end(l, `its thread was stopped: an environment call ${limit}`, true);
+      this.end(l, `its thread was stopped: an environment call ${limit}`, true, true);
       throw new Error(why);
     }
     const r = receiveMessageOnPort(l.syncPort)?.message as SyncReply | undefined;
