@@ -49,6 +49,8 @@ const backend = (entryPoints) => build({
 jobs.push(backend({ cli: 'backend/cli.ts' }));
 // Rollout workers are worker threads with their own entry module (backend/explorer/workers/pool.ts).
 jobs.push(backend({ 'rollout-worker': 'backend/explorer/workers/rollout-worker.ts' }));
+// The thread a run's workflow.file code runs in (backend/explorer/user-code/host.ts).
+jobs.push(backend({ 'user-code-worker': 'backend/explorer/user-code/worker.ts' }));
 // `rft serve` on its own (what the extension launches): loads only the server's modules.
 if (existsSync('backend/serve.ts')) jobs.push(backend({ serve: 'backend/serve.ts' }));
 // Every bundle is attempted even when one fails, so one broken program does not hide the others.

@@ -61,7 +61,7 @@ export function taskSynthesis(cfg: RunConfig, o: SynthesisOptions): SynthesisHoo
     const ep = p.endpoint!;
     const apiKey = ep.api_key_env ? process.env[ep.api_key_env] : undefined;
     if (ep.api_key_env && !apiKey) log.warn(`${found.path}.endpoint.api_key_env: $${ep.api_key_env} is not set; asking without a key`);
-    const endpoint = new OpenAIRolloutModel({ baseUrl: ep.base_url, model: ep.model, tokenizer: o.tok, apiKey, timeoutMs: ep.timeout_ms, maxRetries: 1 });
+    const endpoint = new OpenAIRolloutModel({ baseUrl: ep.base_url, model: ep.model, tokenizer: o.tok, apiKey, timeoutMs: ep.timeout_ms, maxReplyBytes: ep.max_reply_bytes, maxRetries: 1 });
     propose = modelProposer({ ...sampling, model: () => endpoint });
   }
   const reward: RewardFn = o.pools.reward;

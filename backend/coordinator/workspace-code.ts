@@ -6,6 +6,7 @@
 import type { RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
 import { loadCustomFile } from '../explorer/custom.js';
+import { DEFAULT_CODE_TIMEOUT_MS } from '../explorer/user-code/host.js';
 import { workflows } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import { rewardFns } from '../explorer/rewards/index.js';
@@ -30,7 +31,7 @@ export async function loadWorkspaceCode(cfg: RunConfig, trusted = trustedFromEnv
   if (!trusted)
     throw new InputError(`'${file}' is code from the workspace and runs with your rights: it is loaded only in a trusted run (rft run ${TRUST_FLAG}, or ${TRUST_ENV}=1; the extension trusts runs of a trusted workspace)`, { field: 'workflow.file' });
   if (!loaded.has(file)) {
-    await loadCustomFile(file);
+    await loadCustomFile(file, { timeoutMs: (cfg.workflow.code_timeout_seconds ?? DEFAULT_CODE_TIMEOUT_MS / 1000) * 1000 });
     loaded.add(file);
   }
   if (!workflows.has(cfg.workflow.name)) throw new InputError(`unknown workflow '${cfg.workflow.name}' (not built in, and ${file} does not register it); known: ${workflows.names().join(', ')}`, { field: 'workflow.name' });

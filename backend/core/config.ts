@@ -147,8 +147,12 @@ export const RunConfigSchema = z
       // reward: the default reward function; a task's own `reward` field (format.reward_key) wins.
       // file: workspace code (.js/.mjs/.ts, relative to the config) whose default export registers
       // rewards / workflows by name (explorer/custom.ts); loaded only in a run started with trust.
-      .object({ name: z.string().default('single_turn'), reward: z.string().optional(), file: z.string().min(1).optional() })
-      .strict(),
+      // code_timeout_seconds: the longest one call into the file's code (a reward, a workflow, an
+      // environment step) may run, time waiting on the model excluded; past it the call is an
+      // infra failure and a thread that stopped answering is stopped (explorer/user-code/host.ts). Default 60.
+      .object({ name: z.string().default('single_turn'), reward: z.string().optional(), file: z.string().min(1).optional(), code_timeout_seconds: z.number().positive().max(86_400).optional() })
+      .strict()
+      .refine((w) => w.code_timeout_seconds === undefined || w.file !== undefined, { message: 'bounds the code of workflow.file: set file, or leave it out', path: ['code_timeout_seconds'] }),
     algorithm,
     buffer: z
       .object({

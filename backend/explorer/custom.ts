@@ -5,40 +5,41 @@
 //     rft.register('reward', 'has_please', async (task, response) => ({ reward: response.includes('please') ? 1 : 0 }));
 //   }
 //
-// TRUSTED CODE: the file runs inside the backend process with its full rights (it is not sandboxed
-// like model-written code). The extension only loads it in a trusted workspace.
+// TRUSTED CODE: the file runs with the backend's full rights (it is not sandboxed like
+// model-written code); the extension only loads it in a trusted workspace. It runs in a worker thread
+// of its own (user-code/host.ts): a `process.exit`, a synchronous loop, an uncaught error or a throw
+// costs the call that met it (an infra_failure sample with the reason), never the run.
 // Everything is checked: a bad file gives an InputError naming the file and what is wrong, and the
 // files around it still load. Registered names go into the global registries through a forwarding
 // entry, so reloading an edited file replaces its implementation without a restart.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { InputError } from '../core/errors.js';
-import type { Experience, Task } from '../core/types.js';
+import type { Experience } from '../core/types.js';
 import { environments, type Environment } from './environments/index.js';
 import { rewardFns } from './rewards/index.js';
-import { workflows, type RewardFn, type RewardResult, type Workflow, type WorkflowContext } from './workflow.js';
+import { workflows, type RewardFn, type RewardResult, type Workflow } from './workflow.js';
+import { failedRollouts } from './user-code/failed-rollouts.js';
+import { UserCodeHost } from './user-code/host.js';
+import { CUSTOM_EXTENSIONS, type CustomKind } from './user-code/load.js';
 
-export type CustomKind = 'reward' | 'workflow' | 'environment';
-
-export interface CustomApi {
-  readonly apiVersion: 1;
-  register(kind: CustomKind, name: string, impl: unknown): void;
-}
+export { fileLine, type CustomApi, type CustomKind } from './user-code/load.js';
 
 export interface LoadedFile {
   file: string;
   registered: { kind: CustomKind; name: string }[];
 }
 
-const EXTENSIONS = new Set(['.js', '.mjs', '.ts', '.mts']);
-const NAME = /^[A-Za-z][\w.-]{0,63}$/;
+export interface CustomLoadOptions {
+  /** Longest one call into the file may run (time waiting on the model excluded); default 60 s. */
+  timeoutMs?: number;
+}
 
-/** Current implementation behind each custom name, and the file it came from. */
 /** Which file first registered each `kind:name` (a name stays with its file across reloads). */
 const owners = new Map<string, string>();
 const current = { reward: new Map<string, { file: string; impl: RewardFn }>(), workflow: new Map<string, { file: string; impl: Workflow }>(), environment: new Map<string, { file: string; impl: Environment }>() };
+/** The thread each loaded file runs in. */
+const hosts = new Map<string, UserCodeHost>();
 
 function validResult(file: string, name: string, r: unknown): RewardResult {
   if (typeof r === 'number' && Number.isFinite(r)) return { reward: r, status: 'ok' };
@@ -66,55 +67,75 @@ function checkExperiences(file: string, name: string, out: unknown): Experience[
   return out as Experience[];
 }
 
-function makeApi(file: string, registered: LoadedFile['registered']): CustomApi {
-  return {
-    apiVersion: 1,
-    register(kind: CustomKind, name: string, impl: unknown) {
-      const where = { file, field: `register('${String(kind)}', '${String(name)}')` };
-      if (kind !== 'reward' && kind !== 'workflow' && kind !== 'environment') throw new InputError(`kind must be 'reward', 'workflow' or 'environment'`, where);
-      if (typeof name !== 'string' || !NAME.test(name)) throw new InputError('name must be letters, digits, _ . - (starting with a letter, at most 64)', where);
-      const registry = kind === 'reward' ? rewardFns : kind === 'workflow' ? workflows : environments;
-      const owner = owners.get(`${kind}:${name}`);
-      if (registry.has(name) && !owner) throw new InputError(`'${name}' is already a built-in ${kind}; choose another name`, where);
-      if (owner && owner !== file) throw new InputError(`'${name}' is already registered by ${owner}`, where);
-      if (registered.some((r) => r.kind === kind && r.name === name)) throw new InputError(`'${name}' is registered twice in this file`, where);
-      if (kind === 'reward') {
-        if (typeof impl !== 'function') throw new InputError('a reward must be a function (task, response) => number | { reward }', where);
-        const fn = impl as (t: Task, r: string, c?: { signal?: AbortSignal }) => unknown;
-        current.reward.set(name, {
-          file,
-          impl: async (t, r, c) => {
-            let out: unknown;
-            try {
-              out = await fn(t, r, c);
-            } catch (e) {
-              // The user's scorer crashed: the run goes on, the sample is an infra failure (never a 0 trained on).
-              return { reward: 0, status: 'infra_failure', reason: `custom reward '${name}' threw at ${fileLine(file, e)}: ${(e as Error)?.message ?? String(e)}` };
-            }
-            return validResult(file, name, out);
-          },
-        });
-        if (!registry.has(name)) rewardFns.register(name, async (t, r, c) => {
-          const cur = current.reward.get(name);
-          return cur ? cur.impl(t, r, c) : { reward: 0, status: 'infra_failure', reason: `custom reward '${name}' is no longer loaded (its file failed to reload)` };
-        });
-      } else if (kind === 'workflow') {
-        const run = typeof impl === 'function' ? impl : (impl as { run?: unknown } | null)?.run;
-        if (typeof run !== 'function') throw new InputError('a workflow must be a function (tasks, ctx) => experiences, or an object with run(tasks, ctx)', where);
-        const r = run as (t: Task[], c: WorkflowContext) => unknown;
-        const self = typeof impl === 'function' ? undefined : impl;
-        current.workflow.set(name, { file, impl: { name, run: async (t, c) => checkExperiences(file, name, await r.call(self, t, c)) } });
-        if (!registry.has(name)) workflows.register(name, { name, run: (t, c) => live(current.workflow, 'workflow', name).run(t, c) });
-      } else {
-        const create = (impl as { create?: unknown } | null)?.create;
-        if (typeof create !== 'function') throw new InputError('an environment must be an object with create(task) returning { step(action) }', where);
-        current.environment.set(name, { file, impl: { name, create: (t) => (create as Environment['create']).call(impl, t) } });
-        if (!registry.has(name)) environments.register(name, { name, create: (t) => live(current.environment, 'environment', name).create(t) });
-      }
-      owners.set(`${kind}:${name}`, file);
-      registered.push({ kind, name });
-    },
-  };
+/** The explorer's entries for one registered name: each call goes to the file's thread. */
+function proxy(host: UserCodeHost, kind: CustomKind, name: string): void {
+  const file = host.file;
+  if (kind === 'reward') {
+    current.reward.set(name, {
+      file,
+      impl: async (t, r, c) => {
+        let out: unknown;
+        try {
+          out = await host.callReward(name, t, r, c?.signal);
+        } catch (e) {
+          // The user's scorer crashed, hung or ended its thread: the run goes on, the sample is an infra failure (never a 0 trained on).
+          return { reward: 0, status: 'infra_failure', reason: `custom reward '${name}' ${(e as Error).message}` };
+        }
+        return validResult(file, name, out);
+      },
+    });
+    if (!rewardFns.has(name)) rewardFns.register(name, async (t, r, c) => {
+      const cur = current.reward.get(name);
+      return cur ? cur.impl(t, r, c) : { reward: 0, status: 'infra_failure', reason: `custom reward '${name}' is no longer loaded (its file failed to reload)` };
+    });
+  } else if (kind === 'workflow') {
+    current.workflow.set(name, {
+      file,
+      impl: {
+        name,
+        run: async (tasks, ctx) => {
+          let out: unknown;
+          try {
+            out = await host.callWorkflow(name, tasks, ctx);
+          } catch (e) {
+            return failedRollouts(tasks, ctx, `custom workflow '${name}' ${(e as Error).message}`);
+          }
+          try {
+            return checkExperiences(file, name, out);
+          } catch (e) {
+            return failedRollouts(tasks, ctx, (e as Error).message);
+          }
+        },
+      },
+    });
+    if (!workflows.has(name)) workflows.register(name, { name, run: (t, c) => live(current.workflow, 'workflow', name).run(t, c) });
+  } else {
+    const fail = (e: unknown) => new Error(`custom environment '${name}' ${(e as Error).message}`);
+    current.environment.set(name, {
+      file,
+      impl: {
+        name,
+        create: (task) => {
+          let session: number;
+          try {
+            session = host.envCreate(name, task);
+          } catch (e) {
+            throw fail(e);
+          }
+          return {
+            step: (action) => {
+              try {
+                return host.envStep(session, action);
+              } catch (e) {
+                throw fail(e);
+              }
+            },
+          };
+        },
+      },
+    });
+    if (!environments.has(name)) environments.register(name, { name, create: (t) => live(current.environment, 'environment', name).create(t) });
+  }
 }
 
 function live<T>(m: Map<string, { impl: T }>, kind: string, name: string): T {
@@ -123,84 +144,46 @@ function live<T>(m: Map<string, { impl: T }>, kind: string, name: string): T {
   return cur.impl;
 }
 
-/** `FILE:LINE` of the innermost stack frame in `file` (its import URL may carry a ?v= query), else FILE. */
-export function fileLine(file: string, e: unknown): string {
-  const stack = (e as Error | undefined)?.stack ?? '';
-  const esc = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const m = new RegExp(`(?:${esc(pathToFileURL(file).href)}|${esc(file)})(?:\\?[^:\\s]*)?:(\\d+)`).exec(stack);
-  return m ? `${file}:${m[1]}` : file;
-}
-
-/** Line of a syntax error in a .js/.mjs file (an import() SyntaxError does not carry it): `node --check` tells. */
-function syntaxErrorLine(file: string): number | undefined {
-  if (!['.js', '.mjs'].includes(extname(file))) return undefined;
-  const r = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
-  const m = /^(?:file:\/\/)?[^\n]*?:(\d+)\n/.exec(r.stderr ?? '');
-  return m ? Number(m[1]) : undefined;
-}
-
-async function importFile(file: string): Promise<unknown> {
-  const ext = extname(file);
-  // Each load gets a fresh module instance, so an edited file is picked up.
-  const url = `${pathToFileURL(file).href}?v=${statSync(file).mtimeMs}`;
-  if (ext === '.ts' || ext === '.mts') {
-    let api: { tsImport: (spec: string, parent: string) => Promise<unknown> };
-    try {
-      api = (await import('tsx/esm/api')) as typeof api;
-    } catch {
-      throw new InputError('TypeScript files need the tsx package; write the file as .js/.mjs instead', { file });
-    }
-    return api.tsImport(url, import.meta.url);
-  }
-  return import(url);
-}
-
-/** Load one workspace file and register what it registers. Throws InputError naming the file. */
-export async function loadCustomFile(path: string): Promise<LoadedFile> {
+/** Load one workspace file (in a thread of its own) and register what it registers. Throws InputError naming the file. */
+export async function loadCustomFile(path: string, opts: CustomLoadOptions = {}): Promise<LoadedFile> {
   const file = resolve(path);
   if (!existsSync(file)) throw new InputError('file not found', { file });
-  if (!EXTENSIONS.has(extname(file))) throw new InputError(`custom code must be a ${[...EXTENSIONS].join(', ')} file`, { file });
-  let mod: { default?: unknown };
+  if (!CUSTOM_EXTENSIONS.has(extname(file))) throw new InputError(`custom code must be a ${[...CUSTOM_EXTENSIONS].join(', ')} file`, { file });
+  const host = new UserCodeHost(file, opts.timeoutMs);
+  let registered: LoadedFile['registered'];
   try {
-    mod = (await importFile(file)) as { default?: unknown };
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    const at = fileLine(file, e);
-    const line = e instanceof SyntaxError ? syntaxErrorLine(file) : at === file ? undefined : Number(at.slice(file.length + 1));
-    throw new InputError(`could not load: ${(e as Error).message.split('\n')[0]}`, { file, ...(line ? { line } : {}) });
-  }
-  // A .ts file outside an ESM package is compiled as CommonJS: its default export sits one level down.
-  const inner = (mod.default as { default?: unknown } | undefined)?.default;
-  if (typeof mod.default !== 'function' && typeof inner === 'function') mod = { default: inner };
-  if (typeof mod.default !== 'function') throw new InputError('the default export must be a function that receives the API: export default function (rft) { rft.register(...) }', { file, field: 'default' });
-  // A file that fails half-way keeps nothing it registered before failing.
-  const before = { reward: new Map(current.reward), workflow: new Map(current.workflow), environment: new Map(current.environment) };
-  const registered: LoadedFile['registered'] = [];
-  for (const kind of ['reward', 'workflow', 'environment'] as const) for (const [n, v] of [...current[kind]]) if (v.file === file) current[kind].delete(n);
-  try {
-    await (mod.default as (api: CustomApi) => unknown)(makeApi(file, registered));
-    if (registered.length === 0) throw new InputError('the default export registered nothing (call rft.register(kind, name, impl))', { file, field: 'default' });
-  } catch (e) {
-    for (const kind of ['reward', 'workflow', 'environment'] as const) {
-      current[kind].clear();
-      for (const [n, v] of before[kind] as Map<string, never>) current[kind].set(n, v);
+    registered = await host.start();
+    // Names are checked here, against the explorer's registries: a file that fails keeps nothing it registered.
+    for (const { kind, name } of registered) {
+      const where = { file, field: `register('${kind}', '${name}')` };
+      const registry = kind === 'reward' ? rewardFns : kind === 'workflow' ? workflows : environments;
+      const owner = owners.get(`${kind}:${name}`);
+      if (registry.has(name) && !owner) throw new InputError(`'${name}' is already a built-in ${kind}; choose another name`, where);
+      if (owner && owner !== file) throw new InputError(`'${name}' is already registered by ${owner}`, where);
     }
-    if (e instanceof InputError) throw e;
-    const at = fileLine(file, e);
-    throw new InputError(`the default export threw: ${(e as Error).message}`, { file, ...(at === file ? {} : { line: Number(at.slice(file.length + 1)) }), field: 'default' });
+  } catch (e) {
+    host.close();
+    throw e;
+  }
+  for (const kind of ['reward', 'workflow', 'environment'] as const) for (const [n, v] of [...current[kind]]) if (v.file === file) current[kind].delete(n);
+  hosts.get(file)?.close();
+  hosts.set(file, host);
+  for (const { kind, name } of registered) {
+    proxy(host, kind, name);
+    owners.set(`${kind}:${name}`, file);
   }
   return { file, registered };
 }
 
 /** Load every custom file in a folder (e.g. `.rft/extensions`); a bad file is reported, the others load. */
-export async function loadCustomDir(dir: string): Promise<{ loaded: LoadedFile[]; errors: InputError[] }> {
+export async function loadCustomDir(dir: string, opts: CustomLoadOptions = {}): Promise<{ loaded: LoadedFile[]; errors: InputError[] }> {
   const loaded: LoadedFile[] = [];
   const errors: InputError[] = [];
   if (!existsSync(dir)) return { loaded, errors };
   for (const name of readdirSync(dir).sort()) {
-    if (!EXTENSIONS.has(extname(name)) || name.endsWith('.d.ts')) continue;
+    if (!CUSTOM_EXTENSIONS.has(extname(name)) || name.endsWith('.d.ts')) continue;
     try {
-      loaded.push(await loadCustomFile(join(dir, name)));
+      loaded.push(await loadCustomFile(join(dir, name), opts));
     } catch (e) {
       errors.push(e instanceof InputError ? e : new InputError((e as Error).message, { file: join(dir, name) }));
     }

@@ -25,7 +25,12 @@ export interface OpenAIModelOptions {
   maxRetries?: number;
   /** Requests in flight at once. */
   concurrency?: number;
+  /** Longest reply body read (bytes); a longer one is cut off and the sample is an infra failure. Default DEFAULT_MAX_REPLY_BYTES. */
+  maxReplyBytes?: number;
 }
+
+/** Far above any chat completion of this project's lengths (8k tokens with log-probs is ~2 MB), far below what stalls a run. */
+export const DEFAULT_MAX_REPLY_BYTES = 8 << 20;
 
 interface ChatCompletion {
   choices?: { message?: { content?: string | null }; finish_reason?: string; logprobs?: { content?: { token: string; logprob: number }[] | null } | null }[];
@@ -143,7 +148,7 @@ export class OpenAIRolloutModel implements RolloutModel {
         body: JSON.stringify(body),
         signal: ctl.signal,
       });
-      const text = await res.text();
+      const text = await readCapped(res, this.opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES);
       if (!res.ok) {
         const msg = `HTTP ${res.status}: ${text.slice(0, 200)}`;
         // Client errors other than rate limits will not go away on retry.
@@ -184,3 +189,32 @@ export class OpenAIRolloutModel implements RolloutModel {
 }
 
 class PermanentError extends Error {}
+
+/**
+ * The body as text, refused (PermanentError: asking again gets the same) once it passes `max` bytes,
+ * by its content-length before reading or while streaming: a huge reply costs at most `max` bytes
+ * of reading, never the decoding and tokenising of all of it. The caller's abort signal bounds the time.
+ */
+async function readCapped(res: Response, max: number): Promise<string> {
+  const over = () => new PermanentError(`reply is over ${max} bytes (the max_reply_bytes limit)`);
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > max) {
+    await res.body?.cancel().catch(() => {});
+    throw over();
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    n += value.byteLength;
+    if (n > max) {
+      await reader.cancel().catch(() => {});
+      throw over();
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}

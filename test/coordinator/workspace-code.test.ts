@@ -239,3 +239,49 @@ test('workflow.file in a distributed run (PostgreSQL): refused without RFT_TRUST
     rmSync(ws, { recursive: true, force: true });
   }
 });
+
+test('a custom reward that calls process.exit(0) or loops for ever costs only its own rollouts, never the run: infra failures with the reason, counted; the run finishes', async () => {
+  const ws = tempWorkspace();
+  try {
+    const code = join(ws, 'hostile.mjs');
+    // Before: the first process.exit(0) ended `rft run` with exit 0 and no output, the run left `running`; a for(;;) hung it.
+    writeFileSync(code, `export default function (rft) {
+  rft.register('reward', 'hostile', (task, response) => {
+    if (response.length % 4 === 0) process.exit(0);
+    if (response.length % 4 === 1) for (;;) {}
+    return 0.25;
+  });
+}
+`);
+    const raw = tinyConfig({ sync_offset: 0 }, 2, {
+      experts: undefined,
+      stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
+      synchronizer: { method: 'memory', sync_interval: 1, sync_offset: 0 },
+      workflow: { name: 'single_turn', reward: 'hostile', file: './hostile.mjs', code_timeout_seconds: 0.5 },
+    });
+    const file = writeConfig(ws, raw);
+    const s = await runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'hostile', trustWorkspaceCode: true });
+    assert.equal(s.trainer_steps, 2, 'the run finished its steps');
+    const run = (await (await RunRegistry.open(ws)).list()).find((r) => r.id === 'hostile');
+    assert.equal(run?.status, 'completed', 'the run is marked completed, not left running');
+    const rows = await usualRows(s.run_dir, 'hostile');
+    const failed = rows.filter((e) => e.status === 'infra_failure');
+    for (const e of rows) {
+      const n = e.responseText.length % 4;
+      if (n === 0 || n === 1) assert.equal(e.status, 'infra_failure', `length ${e.responseText.length} is never an ok reward`);
+      if (e.status === 'infra_failure')
+        assert.match(e.statusReason!, /^custom reward 'hostile' (its thread ended \(process\.exit\(0\) in .*hostile\.mjs\)|did not return within 0\.5 s \(workflow\.code_timeout_seconds\)|its thread was stopped)/, e.statusReason);
+      else assert.equal(e.reward, 0.25);
+      // The calls that shared a thread with one that exited or looped were run again alone: scored.
+      if (n === 2 || n === 3) assert.deepEqual([e.status, e.reward], ['ok', 0.25], `length ${e.responseText.length}: ${e.statusReason}`);
+    }
+    assert.ok(rows.some((e) => /process\.exit\(0\)/.test(e.statusReason ?? '')), 'some answer had length 0 mod 4');
+    const counted = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"kind":"explore"'))
+      .reduce((n, l) => n + Number((JSON.parse(l) as { infra_failure?: number }).infra_failure ?? 0), 0);
+    assert.equal(counted, failed.length, 'every failed rollout is counted');
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});

@@ -8,6 +8,7 @@ import { loadCustomDir, loadCustomFile } from '../../backend/explorer/custom.js'
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 import { workflows } from '../../backend/explorer/workflow.js';
 import { environments } from '../../backend/explorer/environments/index.js';
+import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-custom-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -85,12 +86,10 @@ for (const [name, src, why] of BAD) {
 test('a file that fails half-way keeps nothing it registered', async () => {
   const f = write('half.mjs', `export default (rft) => { rft.register('reward', 'half_ok', () => 1); throw new Error('later'); };`);
   await assert.rejects(loadCustomFile(f), /later/);
-  const r = await rewardFns.get('half_ok')(task, '');
-  assert.equal(r.status, 'infra_failure');
-  assert.match(r.reason!, /no longer loaded/);
+  assert.equal(rewardFns.has('half_ok'), false, 'the name was never registered');
 });
 
-test('at call time: a reward returning junk is infra_failure naming the file; a bad workflow result throws naming it', async () => {
+test('at call time: a reward returning junk is infra_failure naming the file; a bad workflow result is one infra_failure row per sample naming it', async () => {
   const f = write('junk.mjs', `
     export default (rft) => {
       rft.register('reward', 'junk_r', () => 'high');
@@ -100,7 +99,16 @@ test('at call time: a reward returning junk is infra_failure naming the file; a 
   const r = await rewardFns.get('junk_r')(task, '');
   assert.equal(r.status, 'infra_failure');
   assert.ok(r.reason!.includes(f) && /expected a finite number/.test(r.reason!), r.reason);
-  await assert.rejects(workflows.get('junk_wf').run([], {} as never), (e: Error) => e.message.includes(f) && /taskId must be a string/.test(e.message));
+  const tok = CharTokenizer.train(['p yes']);
+  const ctx = { model: { version: 3, tokenizer: tok, generate: async () => [] }, reward: rewardFns.get('junk_r'), runId: 'r', repeatTimes: 2, sampling: { maxNewTokens: 4, temperature: 1, topK: 0, topP: 1, stopTokens: [] }, step: 5, seed: 1, split: 'train' as const };
+  const rows = await workflows.get('junk_wf').run([task], ctx);
+  assert.equal(rows.length, 2, 'one row per sample asked for');
+  for (const e of rows) {
+    assert.equal(e.status, 'infra_failure');
+    assert.equal(e.groupId, 'r:train:5:t');
+    assert.equal(e.modelVersion, 3);
+    assert.ok(e.statusReason!.includes(f) && /taskId must be a string/.test(e.statusReason!), e.statusReason);
+  }
 });
 
 test('a folder: bad files are reported, good ones load', async () => {

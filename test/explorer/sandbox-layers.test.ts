@@ -4,7 +4,7 @@
 // a network namespace is active it cannot reach the host; where it runs as nobody it cannot signal
 // the host. Also: the pool's classification of sandbox failures (infra) against user failures.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import { runCodeTests } from '../../backend/explorer/rewards/code_tests.js';
 import { DEFAULT_SANDBOX_OPTIONS, SandboxPool } from '../../backend/explorer/sandbox/index.js';
 import { isolationLayers, workerCommand } from '../../backend/explorer/sandbox/isolation.js';
+import { WorkerProcess } from '../../backend/explorer/sandbox/worker-process.js';
 
 const ESCAPED = String.raw`
 const out = {};
@@ -66,13 +67,63 @@ test('a program that escaped the vm still cannot touch files, processes, threads
       assert.match(out.net!, /^denied/, `net: ${out.net}`);
       assert.equal(connections, 0);
     }
-    if (layers.user !== 'same as host') {
-      assert.equal(out.uid, 'allowed: 65534');
-      assert.match(out.signal!, /^denied: EPERM/, 'an unprivileged worker cannot signal the host');
-    }
+    if (layers.user !== 'same as host') assert.equal(out.uid, 'allowed: 65534');
+    // In its own PID namespace the parent is outside (ppid 0, tested on its own below); else the drop of identity stops it.
+    if (layers.user !== 'same as host' && !layers.pids.startsWith('own')) assert.match(out.signal!, /^denied: EPERM/, 'an unprivileged worker cannot signal the host');
   } finally {
     server.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Escaped code against a host process of the sandbox's own user (another sandbox worker, say): with a
+// PID namespace it sees only itself (pid 1) and the host pid names nothing it can signal.
+const PID_PROBE = String.raw`
+const victim = Number(process.argv[1]);
+const out = { pid: process.pid, ppid: process.ppid };
+try { process.kill(victim, 'SIGKILL'); out.kill = 'allowed'; } catch (e) { out.kill = 'denied: ' + e.code; }
+process.stdout.write(JSON.stringify(out) + '\n');
+`;
+
+test('with a PID namespace, escaped code cannot see or signal a host process of the sandbox user', async (t) => {
+  const layers = isolationLayers(DEFAULT_SANDBOX_OPTIONS);
+  if (!layers.pids.startsWith('own')) return t.skip(`no PID namespace here: ${layers.pids}`);
+  // The victim runs as the sandbox's user (nobody when the host is root, else the host's user).
+  const asNobody = process.getuid?.() === 0 && layers.user !== 'same as host';
+  const victim = spawn(asNobody ? 'setpriv' : 'sleep', asNobody ? ['--reuid=65534', '--regid=65534', '--clear-groups', 'sleep', '60'] : ['60'], { stdio: 'ignore' });
+  try {
+    await new Promise((res) => victim.on('spawn', res));
+    assert.ok(victim.pid! > 2);
+    const { cmd, args } = workerCommand(DEFAULT_SANDBOX_OPTIONS, PID_PROBE);
+    const child = spawn(cmd, [...args, String(victim.pid)], { env: {}, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    await new Promise((res) => child.on('close', res));
+    const out = JSON.parse(stdout.trim().split('\n').pop() || '{}') as { pid?: number; ppid?: number; kill?: string };
+    assert.equal(out.pid, 1, `the worker is pid 1 of its own namespace: ${stdout} ${stderr}`);
+    assert.equal(out.ppid, 0, 'its parent (outside the namespace) is not visible');
+    assert.equal(out.kill, 'denied: ESRCH', 'the host pid names no process in the namespace');
+    assert.equal(victim.exitCode, null, 'the host process is alive');
+    assert.equal(victim.signalCode, null);
+    // Killing a worker the way the pool does ends the program inside the namespace too (unshare forks it): nothing of its group is left.
+    const w = new WorkerProcess(DEFAULT_SANDBOX_OPTIONS);
+    await w.ready;
+    const pid = w.child.pid!;
+    assert.notEqual(spawnSync('pgrep', ['-g', String(pid)], { encoding: 'utf8' }).stdout.trim(), '', 'the worker runs');
+    const closed = new Promise((res) => w.child.on('close', res));
+    w.kill();
+    await closed;
+    let left = '';
+    for (let i = 0; i < 50; i++) {
+      left = spawnSync('pgrep', ['-g', String(pid)], { encoding: 'utf8' }).stdout.trim();
+      if (!left) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    assert.equal(left, '', 'no process of the worker is left');
+  } finally {
+    victim.kill('SIGKILL');
   }
 });
 

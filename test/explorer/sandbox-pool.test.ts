@@ -43,7 +43,7 @@ test('a worker stuck past the vm timeout is SIGKILLed by the host: a timeout, st
     const pending = pool.run({ code: 'function f() { for (;;) {} }', entryPoint: 'f', args: [[]] });
     // Freeze the whole process (the vm watchdog thread too), as a blocking native call would.
     await new Promise((r) => setTimeout(r, 50));
-    process.kill(pid!, 'SIGSTOP');
+    process.kill(-pid!, 'SIGSTOP'); // the worker's process group: inside a PID namespace the program is a child of unshare
     const r = await pending;
     assert.equal(r.status, 'ok');
     if (r.status === 'ok') {
@@ -61,7 +61,7 @@ test('a worker that never accepts the job is a sandbox fault: retried once on a 
   try {
     await pool.warm();
     const [pid] = pids(pool);
-    process.kill(pid!, 'SIGSTOP'); // idle and frozen: it will not acknowledge
+    process.kill(-pid!, 'SIGSTOP'); // idle and frozen (its whole group): it will not acknowledge
     const r = await pool.run(add);
     assert.equal(r.status, 'ok', JSON.stringify(r));
     assert.notDeepEqual(pids(pool), [pid]);

@@ -163,3 +163,78 @@ test('model proposer: the rollout model (here an OpenAI-compatible one) is asked
     await server.close();
   }
 });
+
+/**
+ * A server whose replies are hostile: `big` sends a 10 MB JSON reply (without a content-length,
+ * chunk by chunk, so only the streaming count can stop it), `slow` sends its headers and then one
+ * byte every 200 ms for ever. Records how many bytes each reply got out before the client hung up.
+ */
+async function hostileServer(kind: 'big' | 'slow') {
+  const sent: number[] = [];
+  const srv = createServer(async (req, res) => {
+    await body(req);
+    const k = sent.push(0) - 1;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = kind === 'big' ? 'x'.repeat(64 << 10) : ' ';
+    const head = '{"choices":[{"finish_reason":"stop","message":{"content":"';
+    res.write(head);
+    sent[k] = head.length;
+    const total = 10_000_000;
+    const push = () => {
+      if (res.destroyed || sent[k]! >= total) return res.end('"}}]}');
+      res.write(chunk);
+      sent[k] = sent[k]! + chunk.length;
+      if (kind === 'big') setImmediate(push);
+      else setTimeout(push, 200);
+    };
+    res.on('close', () => undefined);
+    push();
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    sent,
+    close: () => new Promise<void>((r) => {
+      srv.closeAllConnections();
+      srv.close(() => r());
+    }),
+  };
+}
+
+for (const kind of ['big', 'slow'] as const) {
+  test(`endpoint proposer: a ${kind === 'big' ? '10 MB' : 'never-ending slow'} reply is cut off (${kind === 'big' ? 'max_reply_bytes' : 'timeout_ms'}) and counted as a failed proposal`, async () => {
+    const server = await hostileServer(kind);
+    const dir = mkdtempSync(join(tmpdir(), 'rft-synth-cap-'));
+    const store = await openStore(join(dir, 'buffer.db'));
+    try {
+      const endpoint = { base_url: server.url, model: 'm', timeout_ms: kind === 'slow' ? 1500 : 60_000, ...(kind === 'big' ? { max_reply_bytes: 100_000 } : {}) };
+      const { config: cfg, issues } = validateRunConfig({
+        seed: 1,
+        taskset: { builtin: 'arith', size: 4, pipeline: [{ name: 'synthesize', proposer: 'endpoint', per_step: 1, attempts: 2, endpoint }] },
+        workflow: { name: 'single_turn', reward: 'math_answer' },
+        explorer: { tasks_per_step: 2 },
+      });
+      assert.ok(cfg, JSON.stringify(issues));
+      const pools = loadTasks(cfg);
+      const tok = CharTokenizer.train(pools.train.map((t) => t.prompt!));
+      const rounds: { proposed: number; accepted: number; unchecked: number }[] = [];
+      const hook = taskSynthesis(cfg, { runId: 'r', store, feed: new TaskFeed(cfg, pools.train), pools, tok, onRound: (r) => rounds.push(r) })!;
+      await hook.afterStep(pools.train.slice(0, 2), undefined as never, 0);
+      assert.equal(rounds.length, 1, 'the round ended');
+      assert.equal(rounds[0]!.accepted, 0);
+      assert.equal(rounds[0]!.unchecked, 2, `both proposals failed on the proposer's side: ${JSON.stringify(rounds[0])}`);
+      // The client stopped reading: far less than the 10 MB left the server.
+      assert.ok(server.sent.length >= 2);
+      for (const n of server.sent) assert.ok(n < 5_000_000, `the client hung up early (${n} bytes sent)`);
+      // The reason each one failed (the proposer's error) names the limit.
+      const live = new OpenAIRolloutModel({ baseUrl: server.url, model: 'm', tokenizer: tok, maxRetries: 0, timeoutMs: endpoint.timeout_ms, maxReplyBytes: 100_000 });
+      const [g] = await live.generate([tok.encode('Compute 1 + 2.')], { maxNewTokens: 8 });
+      assert.equal(g!.finishReason, 'error');
+      assert.match(g!.infraError!, kind === 'big' ? /reply is over 100000 bytes \(the max_reply_bytes limit\)/ : /no reply within 1500 ms/);
+    } finally {
+      await store.close();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}

@@ -16,6 +16,8 @@ import { SOCKET_GUARD_URL } from './socket-guard.js';
 
 interface Probe {
   unshare: string[] | null;
+  /** unshare also gives a PID namespace. */
+  pidNamespace: boolean;
   setpriv: string[] | null;
   prlimit: boolean;
   permissionFlag: string | null;
@@ -38,10 +40,22 @@ export function probeIsolation(): Probe {
   const flags = process.allowedNodeEnvironmentFlags;
   const permissionFlag = flags.has('--permission') ? '--permission' : flags.has('--experimental-permission') ? '--experimental-permission' : null;
   let unshare: string[] | null = null;
+  let pidNamespace = false;
   if (process.platform === 'linux') {
-    // As root a plain network namespace; otherwise an unprivileged user namespace, where allowed.
-    if (works('unshare', ['-n', 'true'])) unshare = ['unshare', '-n'];
-    else if (works('unshare', ['-r', '-n', 'true'])) unshare = ['unshare', '-r', '-n'];
+    // As root plain namespaces; otherwise inside an unprivileged user namespace, where allowed. A PID
+    // namespace first (-p -f: the worker is pid 1 of it), else the network namespace alone.
+    const pid = ['-p', '-f', '--kill-child', '--mount-proc'];
+    for (const base of [['-n'], ['-r', '-n']]) {
+      if (works('unshare', [...base, ...pid, 'true'])) {
+        unshare = ['unshare', ...base, ...pid];
+        pidNamespace = true;
+        break;
+      }
+    }
+    if (!unshare) {
+      if (works('unshare', ['-n', 'true'])) unshare = ['unshare', '-n'];
+      else if (works('unshare', ['-r', '-n', 'true'])) unshare = ['unshare', '-r', '-n'];
+    }
   }
   const prlimit = process.platform === 'linux' && works('prlimit', ['--version']);
   let setpriv: string[] | null = null;
@@ -49,7 +63,7 @@ export function probeIsolation(): Probe {
     const args = ['--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs', '--'];
     if (works('setpriv', [...args, process.execPath, '-e', '0'])) setpriv = ['setpriv', ...args];
   }
-  probed = { unshare, setpriv, prlimit, permissionFlag };
+  probed = { unshare, pidNamespace, setpriv, prlimit, permissionFlag };
   return probed;
 }
 
@@ -58,7 +72,8 @@ export function isolationLayers(opts: SandboxOptions): IsolationLayers {
   return {
     separateProcess: true,
     permissionFlag: p.permissionFlag,
-    network: p.unshare ? (p.unshare.length === 2 ? 'unshare -n' : 'unshare -rn') : 'none',
+    network: p.unshare ? (p.unshare.includes('-r') ? 'unshare -rn' : 'unshare -n') : 'none',
+    pids: p.pidNamespace ? 'own namespace (unshare -p)' : process.platform === 'linux' ? 'host (unshare -p is not available here)' : `host (no PID namespaces on ${process.platform})`,
     user: p.setpriv ? 'nobody (setpriv, no new privileges)' : 'same as host',
     rlimits: p.prlimit ? `RLIMIT_DATA=${opts.dataLimitMb}MiB RLIMIT_CPU=${cpuLimitS(opts)}s` : null,
     heapLimitMb: opts.memoryMb,

@@ -54,6 +54,7 @@ export class SandboxPool {
     this.isolation = isolationLayers(this.opts);
     if (!this.isolation.permissionFlag) log.error('Node has no permission model: the sandbox refuses to run code');
     else if (this.isolation.network === 'none') log.warn('no network namespace available: network isolation relies on the vm context alone');
+    if (this.isolation.permissionFlag && !this.isolation.pids.startsWith('own')) log.warn(`no PID namespace for the sandbox: ${this.isolation.pids}; code that escaped the vm could see the host's processes and signal those of its user`);
   }
 
   /** Starts every worker now (otherwise they start on demand); resolves when all are ready. */

@@ -86,6 +86,8 @@ export interface IsolationLayers {
   separateProcess: true;
   permissionFlag: string | null;
   network: 'unshare -n' | 'unshare -rn' | 'none';
+  /** Which processes escaped code could see and signal: its own PID namespace, or the host's. */
+  pids: string;
   user: string;
   rlimits: string | null;
   heapLimitMb: number;

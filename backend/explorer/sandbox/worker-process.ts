@@ -13,8 +13,22 @@ function installExitHook(): void {
   exitHookInstalled = true;
   // Workers never outlive the host, even when it exits without closing its pools.
   process.on('exit', () => {
-    for (const c of live) c.kill('SIGKILL');
+    for (const c of live) killGroup(c);
   });
+}
+
+/**
+ * A worker is the leader of its own process group (spawned detached), so that one signal reaches the
+ * program inside a PID namespace too: `unshare -f` forks it, and its --kill-child (a parent-death
+ * signal) is cleared when setpriv changes the user.
+ */
+function killGroup(c: ChildProcess): void {
+  try {
+    if (c.pid) return void process.kill(-c.pid, 'SIGKILL');
+  } catch {
+    // The group is gone already; the child itself below.
+  }
+  c.kill('SIGKILL');
 }
 
 export interface WorkerEvents {
@@ -39,7 +53,7 @@ export class WorkerProcess {
     const t0 = performance.now();
     const { cmd, args } = workerCommand(opts);
     // Minimal environment, no inherited descriptors beyond the three pipes, cwd outside the project.
-    this.child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: {}, cwd: '/', windowsHide: true });
+    this.child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: {}, cwd: '/', windowsHide: true, detached: process.platform !== 'win32' });
     live.add(this.child);
     this.child.unref();
     for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
@@ -96,7 +110,7 @@ export class WorkerProcess {
   }
 
   kill(): void {
-    if (!this.exited) this.child.kill('SIGKILL');
+    if (!this.exited) killGroup(this.child);
   }
 
   /**

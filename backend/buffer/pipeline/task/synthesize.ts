@@ -23,7 +23,10 @@ const endpoint = z
     model: z.string(),
     /** Name of the environment variable that holds the API key (never the key itself). */
     api_key_env: z.string().optional(),
+    /** Per request, the whole reply included (a reply that trickles in is cut off at this time). */
     timeout_ms: z.number().int().positive().default(60_000),
+    /** Longest reply read (bytes); a longer one is a failed proposal, counted, read no further. */
+    max_reply_bytes: z.number().int().positive().default(1 << 20),
   })
   .strict();
 

@@ -1,0 +1,338 @@
+// The explorer's side of a `workflow.file`: its code runs in a worker thread (user-code/worker.ts)
+// so that a `process.exit`, a synchronous loop or a throw costs the one call that met it, never the
+// run. Each call has a time limit (time spent waiting on the model or the run's reward, which the
+// explorer does, is not counted). A call past it fails; when the thread then does not answer a ping
+// within PING_MS it is blocked (a synchronous loop) and is terminated, failing the calls in it; a
+// thread that ended (process.exit, an uncaught error) fails its calls with that reason. The next call
+// starts a fresh thread, which loads the file again. Environments are synchronous by contract: their
+// calls wait on a shared flag (Atomics.wait) with the same limit.
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { pathToFileURL } from 'node:url';
+import { InputError } from '../../core/errors.js';
+import { logger } from '../../core/log.js';
+import { fromSource, packageFile } from '../../core/package-root.js';
+import type { Task } from '../../core/types.js';
+import { tokenizerTransfer } from '../../model/tokenizer/transfer.js';
+import type { Tokenizer } from '../../model/tokenizer/types.js';
+import type { EnvStep } from '../environments/registry.js';
+import type { WorkflowContext } from '../workflow.js';
+import type { CustomKind } from './load.js';
+import { SYNC_EXITED, SYNC_IDLE, type FromWorker, type SyncReply, type SyncRequest, type ToWorker } from './protocol.js';
+
+const log = logger('user-code');
+
+export const DEFAULT_CODE_TIMEOUT_MS = 60_000;
+/** How long a thread whose call passed its limit has to answer a ping before it counts as blocked. */
+const PING_MS = 1000;
+/** Added to the first environment call of a new thread: it starts and loads the file first. */
+const START_MS = 30_000;
+
+interface Pending {
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+  ctx?: WorkflowContext;
+  /** Requests to the explorer in flight: the time limit is paused while there are any. */
+  waiting: number;
+  remaining: number;
+  armedAt: number;
+  timer?: NodeJS.Timeout;
+  /** Removes the abort listener from the caller's signal (a run's signal outlives many calls). */
+  unlisten?: () => void;
+}
+
+interface Live {
+  worker: Worker;
+  ready: Promise<{ kind: CustomKind; name: string }[]>;
+  pending: Map<number, Pending>;
+  flag: Int32Array;
+  syncPort: MessagePort;
+  tokenizers: Set<number>;
+  /** Loads and calls in flight: the thread keeps the process alive only while there are any. */
+  busy: number;
+  /** The thread has answered a call (it has loaded the file): environment calls get no start allowance. */
+  answered: boolean;
+  /** Set once the thread is gone (or being stopped): the reason its calls failed. */
+  ended?: string;
+  pings: Map<number, () => void>;
+}
+
+const tokenizerKeys = new WeakMap<Tokenizer, number>();
+let nextTokenizerKey = 0;
+
+function startThread(): Worker {
+  // The bundles ship dist/backend/user-code-worker.mjs (scripts/build.mjs); under tsx a bootstrap registers tsx in the thread first (as workers/pool.ts does).
+  if (!fromSource) return new Worker(packageFile('dist', 'backend', 'user-code-worker.mjs'));
+  const entry = pathToFileURL(packageFile('backend', 'explorer', 'user-code', 'worker.ts')).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
+}
+
+/** A call that failed only because another call in its thread ended the thread: it is run again, alone. */
+class Bystander extends Error {}
+
+function hold(l: Live, d: number): void {
+  l.busy += d;
+  if (l.busy > 0) l.worker.ref();
+  else l.worker.unref();
+}
+
+export class UserCodeHost {
+  private live?: Live;
+  private nextId = 0;
+  private nextPing = 0;
+  /** Threads started (the first, then one after each that ended or was stopped). */
+  threads = 0;
+
+  /** Where bystanders run again, one at a time, so that the call that ends a thread fails alone. */
+  private solo?: UserCodeHost;
+  private soloChain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly file: string,
+    readonly timeoutMs = DEFAULT_CODE_TIMEOUT_MS,
+    private readonly isSolo = false,
+  ) {}
+
+  /** Starts the thread and loads the file: what it registered, or the InputError naming the file. */
+  start(): Promise<{ kind: CustomKind; name: string }[]> {
+    return this.thread().ready;
+  }
+
+  close(): void {
+    const l = this.live;
+    this.live = undefined;
+    this.solo?.close();
+    if (!l) return;
+    l.ended ??= `${this.file} was unloaded`;
+    this.end(l, l.ended, true);
+  }
+
+  callReward(name: string, task: Task, response: string, signal?: AbortSignal): Promise<unknown> {
+    return this.guard(() => this.call({ kind: 'reward', name, task, response }, undefined, signal), (h) => h.callReward(name, task, response, signal));
+  }
+
+  callWorkflow(name: string, tasks: Task[], ctx: WorkflowContext): Promise<unknown> {
+    return this.guard(() => this.workflowCall(name, tasks, ctx), (h) => h.callWorkflow(name, tasks, ctx));
+  }
+
+  /** Calls in a thread that another call ended run again one at a time in a thread of their own: only the call that ends it fails. */
+  private async guard(run: () => Promise<unknown>, again: (h: UserCodeHost) => Promise<unknown>): Promise<unknown> {
+    try {
+      return await run();
+    } catch (e) {
+      if (!(e instanceof Bystander)) throw e;
+      const solo = (this.solo ??= new UserCodeHost(this.file, this.timeoutMs, true));
+      const next = this.soloChain.then(() => again(solo));
+      this.soloChain = next.catch(() => {});
+      return next;
+    }
+  }
+
+  private workflowCall(name: string, tasks: Task[], ctx: WorkflowContext): Promise<unknown> {
+    const { model, reward: _r, signal, ...plain } = ctx;
+    let key = tokenizerKeys.get(model.tokenizer);
+    if (key === undefined) tokenizerKeys.set(model.tokenizer, (key = nextTokenizerKey++));
+    const k = key;
+    return this.call({ kind: 'workflow', name, tasks, ctx: { ...plain, model: { version: model.version, maxSeqLen: model.maxSeqLen, tokenizer: k } } }, ctx, signal, (l) => {
+      if (l.tokenizers.has(k)) return {};
+      l.tokenizers.add(k);
+      return { tokenizer: tokenizerTransfer(model.tokenizer) };
+    });
+  }
+
+  envCreate(name: string, task: Task): number {
+    return this.sync({ op: 'create', name, task }).session!;
+  }
+
+  envStep(session: number, action: string): EnvStep {
+    return this.sync({ op: 'step', session, action }).step!;
+  }
+
+  private thread(): Live {
+    if (this.live && !this.live.ended) return this.live;
+    const worker = startThread();
+    const { port1, port2 } = new MessageChannel();
+    const sync = new SharedArrayBuffer(8);
+    const l: Live = { worker, ready: undefined as never, pending: new Map(), flag: new Int32Array(sync), syncPort: port1, tokenizers: new Set(), answered: false, busy: 0, pings: new Map() };
+    l.ready = new Promise((resolve, reject) => {
+      worker.on('message', (m: FromWorker) => {
+        if (m.type === 'loaded') {
+          l.answered = true;
+          resolve(m.registered);
+        }
+        else if (m.type === 'load_error') reject(new InputError(m.message, m.location));
+        else this.onMessage(l, m);
+      });
+      worker.on('error', (e) => {
+        if (!l.ended) l.ended = `its thread ended with an error outside any call: ${e.message.split('\n')[0]}`;
+      });
+      worker.on('exit', (code) => {
+        const why = l.ended ?? `its thread ended (process.exit(${code}) in ${this.file})`;
+        reject(new InputError(`the default export ended its thread: ${why}`, { file: this.file, field: 'default' }));
+        this.end(l, why, false);
+      });
+    });
+    // An idle thread must not keep the explorer's process alive (it ends when its run does).
+    port1.unref();
+    hold(l, 1);
+    l.ready.then(
+      () => hold(l, -1),
+      () => hold(l, -1),
+    );
+    worker.postMessage({ type: 'load', file: this.file, sync, syncPort: port2 } satisfies ToWorker, [port2]);
+    this.threads++;
+    this.live = l;
+    return l;
+  }
+
+  /**
+   * The thread is gone or being stopped: every call in it fails with WHY. Those that did not end it
+   * (BYSTANDERS: all of them when the culprit is known and settled already, else when there were
+   * several) are run again alone (guard).
+   */
+  private end(l: Live, why: string, terminate: boolean, bystanders?: boolean): void {
+    const was = l.ended;
+    l.ended ??= why;
+    if (this.live === l) this.live = undefined;
+    const n = l.pending.size;
+    const again = !this.isSolo && (bystanders ?? n > 1);
+    for (const p of l.pending.values()) {
+      clearTimeout(p.timer);
+      p.unlisten?.();
+      p.reject(again ? new Bystander(l.ended) : new Error(l.ended));
+    }
+    hold(l, -n);
+    l.pending.clear();
+    if (!was || n) log.warn(`${this.file}: ${l.ended}${n ? ` (${n} call(s) in it ${again ? 'run again one at a time' : 'failed'})` : ''}; the next call starts a new thread`);
+    l.syncPort.close();
+    if (terminate) void l.worker.terminate();
+  }
+
+  private async call(msg: { kind: 'reward'; name: string; task: Task; response: string } | { kind: 'workflow'; name: string; tasks: Task[]; ctx: Extract<ToWorker, { kind: 'workflow' }>['ctx'] }, ctx?: WorkflowContext, signal?: AbortSignal, extra?: (l: Live) => object): Promise<unknown> {
+    const l = this.thread();
+    try {
+      await l.ready;
+    } catch (e) {
+      throw new Error(`could not be started again: ${(e as Error).message}`);
+    }
+    if (l.ended) throw new Error(l.ended);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const p: Pending = { resolve, reject, ctx, waiting: 0, remaining: this.timeoutMs, armedAt: 0 };
+      l.pending.set(id, p);
+      hold(l, 1);
+      this.arm(l, id, p);
+      try {
+        l.worker.postMessage({ type: 'call', id, ...msg, ...extra?.(l) } as ToWorker);
+      } catch (e) {
+        this.settle(l, id);
+        reject(new Error(`its arguments cannot be passed to its thread: ${(e as Error).message.split('\n')[0]}`));
+        return;
+      }
+      if (signal) {
+        const onAbort = () => l.pending.has(id) && !l.ended && l.worker.postMessage({ type: 'abort', id } satisfies ToWorker);
+        signal.addEventListener('abort', onAbort, { once: true });
+        p.unlisten = () => signal.removeEventListener('abort', onAbort);
+      }
+    });
+  }
+
+  private settle(l: Live, id: number): Pending | undefined {
+    const p = l.pending.get(id);
+    if (!p) return undefined;
+    clearTimeout(p.timer);
+    p.unlisten?.();
+    l.pending.delete(id);
+    hold(l, -1);
+    return p;
+  }
+
+  private arm(l: Live, id: number, p: Pending): void {
+    p.armedAt = performance.now();
+    p.timer = setTimeout(() => void this.expire(l, id), p.remaining);
+  }
+
+  private async expire(l: Live, id: number): Promise<void> {
+    const p = this.settle(l, id);
+    if (!p) return;
+    const limit = `did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds)`;
+    const n = this.nextPing++;
+    const answered = await new Promise<boolean>((resolve) => {
+      const t = setTimeout(() => {
+        l.pings.delete(n);
+        resolve(false);
+      }, PING_MS);
+      l.pings.set(n, () => {
+        clearTimeout(t);
+        resolve(true);
+      });
+      if (l.ended) return resolve(true);
+      l.worker.postMessage({ type: 'ping', n } satisfies ToWorker);
+    });
+    if (answered) return p.reject(new Error(limit));
+    const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
+    p.reject(new Error(why));
+    this.end(l, `its thread was stopped: a call ${limit} and the thread stopped answering (a synchronous loop?)`, true, true);
+  }
+
+  private onMessage(l: Live, m: FromWorker): void {
+    if (m.type === 'pong') l.pings.get(m.n)?.();
+    else if (m.type === 'result') {
+      const p = this.settle(l, m.id);
+      if (!p) return;
+      if (m.ok) p.resolve(m.value);
+      else p.reject(new Error(m.error));
+    } else if (m.type === 'rpc') void this.serve(l, m);
+  }
+
+  /** A workflow's request to the explorer (ctx.model.generate, ctx.reward); its time is not the workflow's. */
+  private async serve(l: Live, m: Extract<FromWorker, { type: 'rpc' }>): Promise<void> {
+    const p = l.pending.get(m.id);
+    const answer = (r: Extract<ToWorker, { type: 'rpc_result' }>) => !l.ended && l.worker.postMessage(r);
+    if (!p?.ctx) return void answer({ type: 'rpc_result', rpc: m.rpc, ok: false, error: 'the call has ended' });
+    if (p.waiting++ === 0) {
+      clearTimeout(p.timer);
+      p.remaining -= performance.now() - p.armedAt;
+    }
+    try {
+      const value =
+        m.method === 'generate'
+          ? await p.ctx.model.generate(m.args[0] as number[][], m.args[1] as never)
+          : await p.ctx.reward(m.args[0] as Task, m.args[1] as string, { signal: p.ctx.signal });
+      answer({ type: 'rpc_result', rpc: m.rpc, ok: true, value });
+    } catch (e) {
+      answer({ type: 'rpc_result', rpc: m.rpc, ok: false, error: (e as Error).message });
+    } finally {
+      if (--p.waiting === 0 && l.pending.get(m.id) === p) this.arm(l, m.id, p);
+    }
+  }
+
+  /** An environment call: the explorer waits (environments are synchronous), at most the time limit. */
+  private sync(q: SyncRequest): Extract<SyncReply, { ok: true }> {
+    const l = this.thread();
+    if (Atomics.load(l.flag, 0) === SYNC_EXITED) {
+      this.end(l, `its thread ended (process.exit(${Atomics.load(l.flag, 1)}) in ${this.file})`, true);
+      return this.sync(q);
+    }
+    Atomics.store(l.flag, 0, SYNC_IDLE);
+    l.syncPort.postMessage(q);
+    const waited = Atomics.wait(l.flag, 0, SYNC_IDLE, this.timeoutMs + (l.answered ? 0 : START_MS));
+    if (Atomics.load(l.flag, 0) === SYNC_EXITED) {
+      const why = `its thread ended (process.exit(${Atomics.load(l.flag, 1)}) in ${this.file})`;
+      this.end(l, why, true, true);
+      throw new Error(why);
+    }
+    if (waited === 'timed-out') {
+      // An environment call is synchronous: a thread that has not answered is busy in it (a synchronous loop?).
+      const limit = `did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds)`;
+      const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
+      this.end(l, `its thread was stopped: an environment call ${limit}`, true, true);
+      throw new Error(why);
+    }
+    const r = receiveMessageOnPort(l.syncPort)?.message as SyncReply | undefined;
+    if (!r) throw new Error('no reply from its thread');
+    l.answered = true;
+    if (!r.ok) throw new Error(r.error);
+    return r;
+  }
+}
