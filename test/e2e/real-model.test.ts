@@ -121,7 +121,7 @@ test(
     assert.ok(pieces.length > 0);
     const asIds = pieces.filter((p) => /^⟨\d+⟩$/.test(p.trim()));
     assert.equal(asIds.length, 0, `token pieces shown as ids: ${asIds.slice(0, 5).join(' ')}`);
-    await s.shot('40-real-model-token-view');
+    await s.shot('50-real-model-token-view');
 
     // An edited response promoted: re-tokenised by the checkpoint's (Qwen) tokenizer.
     const id = (await f.locator('.detail h2').innerText()).trim();
@@ -129,7 +129,7 @@ test(
     await f.locator('#edit-text textarea').fill('The answer is 42');
     await f.locator('#edit-confirm').click();
     await f.locator('.message', { hasText: `Promoted an edited response of ${id}` }).waitFor({ timeout: 60_000 });
-    await s.shot('41-real-model-promoted-edited');
+    await s.shot('51-real-model-promoted-edited');
     const store = new SqliteStore(run.dbPath);
     try {
       const expert = await until(
@@ -178,7 +178,7 @@ test(
     await page.keyboard.press('Enter');
     const exported = page.locator('.notifications-toasts .notification-toast', { hasText: /Exported .* as / }).first();
     await exported.waitFor({ timeout: 180_000 });
-    await s.shot('42-real-model-peft-exported');
+    await s.shot('52-real-model-peft-exported');
     const out = readdirSync(ws)
       .map((d) => join(ws, d))
       .find((d) => existsSync(join(d, 'adapter_config.json')));
