@@ -5,6 +5,7 @@ import { tf } from './engine.js';
 import { headDim, type ModelConfig } from './config.js';
 import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTables, swiglu } from './layers.js';
 import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
+import { fusedOps } from './fused-ops.js';
 import { Rng } from '../core/rng.js';
 import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
 import { addAdapterHf, externalEmbed, externalLinear, externalLoraLinear, externalWeightsAvailable, ExternalWeight, isExternalizable } from './external-weights.js';
@@ -361,8 +362,8 @@ export class Transformer {
       ? (tf.concat([opts.cache.keyMask, mask ?? tf.ones([B, T])], 1) as tf.Tensor2D)
       : (mask ?? (tf.ones([B, T]) as tf.Tensor2D));
     const Tk = start + T;
-    // Without a cache to continue, attention is one fused native op when the addon is there.
-    const fused = !opts.cache && nativeAttentionAvailable();
+    // Without a cache to continue, attention is one fused op: native with the addon, WGSL on webgpu.
+    const fused = opts.cache ? undefined : nativeAttentionAvailable() ? nativeAttention : fusedOps().attention;
     const bias = fused ? undefined : attentionBias(keyMask, start, T, Tk);
     const newLayers: LayerCache[] = [];
     const rep = c.nHeads / c.nKvHeads;
@@ -379,12 +380,12 @@ export class Transformer {
       };
       let merged: tf.Tensor;
       if (fused) {
-        // One native op on the projections' [B, T, heads, hd] layout (no transposes, no bias tensor).
+        // One fused op on the projections' [B, T, heads, hd] layout (no transposes, no bias tensor).
         const q = applyRopeSeqFirst(proj('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
         const k = applyRopeSeqFirst(proj('k', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
         const v = proj('v', c.nKvHeads);
         if (opts.returnCache) newLayers.push({ k: tf.transpose(k, [0, 2, 1, 3]), v: tf.transpose(v, [0, 2, 1, 3]) });
-        merged = tf.reshape(nativeAttention(q, k, v, keyMask), [B, T, c.nHeads * hd]);
+        merged = tf.reshape(fused(q, k, v, keyMask), [B, T, c.nHeads * hd]);
       } else {
         const heads = (w: 'q' | 'k' | 'v', n: number) => tf.transpose(proj(w, n), [0, 2, 1, 3]) as tf.Tensor4D;
         let q = applyRope(heads('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);

@@ -1,5 +1,6 @@
 // One AdamW update of a parameter in one dispatch: the new weights and both moments (tfjs: about a dozen kernels).
 import * as tf from '@tensorflow/tfjs-core';
+import type { AdamwStep } from '../fused-ops.js';
 import { GROUP_INDEX, grid, runWgsl, wgslKernel } from './runner.js';
 
 const WG = 256;
@@ -7,7 +8,7 @@ const WG = 256;
 // Same arithmetic as optim.ts's tfjs path (c1 = 1 - b1 and c2 = 1 - b2 rounded once, as there):
 // m' = b1 m + c1 g, v' = b2 v + c2 g^2,
 // x' = x - lr ((m' / bc1) / (sqrt(v' / bc2) + eps) + wd x).
-const kernel = wgslKernel('adamw', {
+export const kernel = wgslKernel('adamw', {
   inputs: [['x', 'f32'], ['g', 'f32'], ['m', 'f32'], ['v', 'f32']],
   outputs: [['x2', 'f32'], ['m2', 'f32'], ['v2', 'f32']],
   uniforms: [['n', 'u32'], ['lr', 'f32'], ['b1', 'f32'], ['b2', 'f32'], ['c1', 'f32'], ['c2', 'f32'], ['eps', 'f32'], ['wd', 'f32'], ['bc1', 'f32'], ['bc2', 'f32']],
@@ -26,19 +27,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   x2[i] = x[i] - u.lr * upd;
 }`);
 
-export interface AdamwParams {
-  lr: number;
-  beta1: number;
-  beta2: number;
-  eps: number;
-  /** Decoupled weight decay, already gated by the caller (0 for 1-D parameters). */
-  wd: number;
-  bc1: number;
-  bc2: number;
-}
-
 /** The new [x, m, v] (fresh tensors; the caller assigns them). */
-export function adamwWgsl(x: tf.Tensor, g: tf.Tensor, m: tf.Tensor, v: tf.Tensor, p: AdamwParams): [tf.Tensor, tf.Tensor, tf.Tensor] {
+export function adamwWgsl(x: tf.Tensor, g: tf.Tensor, m: tf.Tensor, v: tf.Tensor, p: AdamwStep): [tf.Tensor, tf.Tensor, tf.Tensor] {
   const n = x.size;
   const gf = g.dtype === 'float32' ? g : tf.cast(g, 'float32');
   const out = runWgsl({

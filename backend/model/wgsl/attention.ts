@@ -31,7 +31,7 @@ function memo(key: string, make: () => ReturnType<typeof wgslKernel>) {
 
 const DIMS: [string, 'u32' | 'f32'][] = [['T', 'u32'], ['H', 'u32'], ['KV', 'u32'], ['rep', 'u32'], ['scale', 'f32']];
 
-function forwardKernel(hd: number) {
+export function forwardKernel(hd: number) {
   const bk = tileRows(hd);
   return memo(`f${hd}/${bk}`, () => wgslKernel(`attention_hd${hd}`, {
     inputs: [['q', 'f32'], ['k', 'f32'], ['v', 'f32'], ['mask', 'f32']],
@@ -107,7 +107,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 
 // Per query row: its log-sum-exp and D = dO . O, packed [B, H, T, 2] for the two gradient kernels.
-function statsKernel(hd: number) {
+export function statsKernel(hd: number) {
   return memo(`s${hd}`, () => wgslKernel(`attention_grad_stats_hd${hd}`, {
     inputs: [['o', 'f32'], ['dO', 'f32'], ['lse', 'f32']],
     outputs: [['st', 'f32']],
@@ -129,7 +129,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 // dq_i = scale sum_j p_ij (dO_i . v_j - D_i) k_j over the keys visible to query i.
-function dqKernel(hd: number) {
+export function dqKernel(hd: number) {
   const bk = tileRows(hd);
   return memo(`q${hd}/${bk}`, () => wgslKernel(`attention_grad_q_hd${hd}`, {
     inputs: [['q', 'f32'], ['k', 'f32'], ['v', 'f32'], ['dO', 'f32'], ['st', 'f32'], ['mask', 'f32']],
@@ -188,7 +188,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
 // For key j of kv head g: dv_j = sum p_ij dO_i and dk_j = scale sum p_ij (dO_i . v_j - D_i) q_i over
 // the query heads g serves and the queries i >= j; a workgroup per block of keys (no atomics).
-function dkvKernel(hd: number) {
+export function dkvKernel(hd: number) {
   const bq = tileRows(hd, 2);
   return memo(`kv${hd}/${bq}`, () => wgslKernel(`attention_grad_kv_hd${hd}`, {
     inputs: [['q', 'f32'], ['k', 'f32'], ['v', 'f32'], ['dO', 'f32'], ['st', 'f32'], ['mask', 'f32']],
@@ -262,15 +262,16 @@ export function attentionWgsl(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ke
   const mask = keyMask.dtype === 'float32' ? keyMask : tf.cast(keyMask, 'float32');
   const f = tf.customGrad(((qi: tf.Tensor, ki: tf.Tensor, vi: tf.Tensor, save: tf.GradSaveFunc) => {
     const [o, lse] = runWgsl({ kernel: forwardKernel(hd), inputs: [qi, ki, vi, mask], outputs: [{ shape: [B, T, H, hd] }, { shape: [B, H, T] }], uniforms: dims, workgroups: [Math.ceil(T / ROWS), H, B] });
-    save([qi, ki, vi, o!, lse!]);
+    // The mask too: a closure's tensor made in the forward pass is disposed before the backward pass.
+    save([qi, ki, vi, o!, lse!, mask]);
     return {
       value: o!,
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [qs, ks, vs, os, ls] = saved as tf.Tensor[];
+        const [qs, ks, vs, os, ls, ms] = saved as tf.Tensor[];
         const n = B * H * T;
         const [st] = runWgsl({ kernel: statsKernel(hd), inputs: [os!, dy, ls!], outputs: [{ shape: [B, H, T, 2] }], uniforms: { n, T, H }, workgroups: [Math.ceil(n / 64)] });
-        const [dq] = runWgsl({ kernel: dqKernel(hd), inputs: [qs!, ks!, vs!, dy, st!, mask], outputs: [{ shape: [B, T, H, hd] }], uniforms: dims, workgroups: [Math.ceil(T / ROWS), H, B] });
-        const [dk, dv] = runWgsl({ kernel: dkvKernel(hd), inputs: [qs!, ks!, vs!, dy, st!, mask], outputs: [{ shape: [B, T, KV, hd] }, { shape: [B, T, KV, hd] }], uniforms: dims, workgroups: [Math.ceil(T / ROWS), KV, B] });
+        const [dq] = runWgsl({ kernel: dqKernel(hd), inputs: [qs!, ks!, vs!, dy, st!, ms!], outputs: [{ shape: [B, T, H, hd] }], uniforms: dims, workgroups: [Math.ceil(T / ROWS), H, B] });
+        const [dk, dv] = runWgsl({ kernel: dkvKernel(hd), inputs: [qs!, ks!, vs!, dy, st!, ms!], outputs: [{ shape: [B, T, KV, hd] }, { shape: [B, T, KV, hd] }], uniforms: dims, workgroups: [Math.ceil(T / ROWS), KV, B] });
         st!.dispose();
         return [dq!, dk!, dv!];
       },

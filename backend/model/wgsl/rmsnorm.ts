@@ -14,7 +14,7 @@ const REDUCE = (arr: string) => `
     workgroupBarrier();
   }`;
 
-const forward = wgslKernel('rmsnorm', { inputs: [['x', 'f32'], ['w', 'f32']], outputs: [['y', 'f32']], uniforms: [['rows', 'u32'], ['D', 'u32'], ['eps', 'f32']] }, `
+export const forward = wgslKernel('rmsnorm', { inputs: [['x', 'f32'], ['w', 'f32']], outputs: [['y', 'f32']], uniforms: [['rows', 'u32'], ['D', 'u32'], ['eps', 'f32']] }, `
 var<workgroup> red: array<f32, ${WG}>;
 @compute @workgroup_size(${WG})
 fn main(${BUILTINS}) {
@@ -30,7 +30,7 @@ fn main(${BUILTINS}) {
 }`);
 
 // dx_j = r w_j dy_j - x_j r^3 sum_k(dy_k w_k x_k) / D, r = 1 / sqrt(mean(x^2) + eps); r is kept for dw.
-const backwardRows = wgslKernel('rmsnorm_grad_x', {
+export const backwardRows = wgslKernel('rmsnorm_grad_x', {
   inputs: [['x', 'f32'], ['w', 'f32'], ['dy', 'f32']],
   outputs: [['dx', 'f32'], ['rstd', 'f32']],
   uniforms: [['rows', 'u32'], ['D', 'u32'], ['eps', 'f32']],
@@ -63,7 +63,7 @@ fn main(${BUILTINS}) {
 }`);
 
 // dw_j = sum over rows of dy_j x_j r: 16 columns per workgroup, 16 lanes over the rows each.
-const backwardWeight = wgslKernel('rmsnorm_grad_w', {
+export const backwardWeight = wgslKernel('rmsnorm_grad_w', {
   inputs: [['x', 'f32'], ['dy', 'f32'], ['rstd', 'f32']],
   outputs: [['dw', 'f32']],
   uniforms: [['rows', 'u32'], ['D', 'u32']],

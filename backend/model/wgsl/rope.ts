@@ -8,7 +8,7 @@ const WG = 256;
 
 // out_i = x_i cos_i + rot(x)_i sin_i, rot(x) = [-x2, x1] over the halves of the head dimension. The
 // gradient is dx_i = dy_i cos_i - rot(dy)_i sin_partner(i) (back = 1), exact for any tables.
-const kernel = wgslKernel('rope', {
+export const kernel = wgslKernel('rope', {
   inputs: [['x', 'f32'], ['cosT', 'f32'], ['sinT', 'f32']],
   outputs: [['y', 'f32']],
   uniforms: [['n', 'u32'], ['hd', 'u32'], ['posStride', 'u32'], ['T', 'u32'], ['start', 'u32'], ['back', 'u32']],
@@ -40,8 +40,11 @@ export function ropeWgsl(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, sta
   if (start + T > cos.shape[0]) throw new Error(`rope: positions up to ${start + T} exceed the table's ${cos.shape[0]}`);
   const posStride = posAxis === 1 ? x.shape[2] * hd : hd;
   const n = x.size;
-  const run = (t: tf.Tensor, back: number) =>
-    runWgsl({ kernel, inputs: [t, cos, sin], outputs: [{ shape: x.shape }], uniforms: { n, hd, posStride, T, start, back }, workgroups: grid(n, WG) })[0]!;
-  const f = tf.customGrad(((xi: tf.Tensor) => ({ value: run(xi, 0), gradFunc: (dy: tf.Tensor) => [run(dy, 1)] })) as unknown as CustomGradFn);
+  const run = (t: tf.Tensor, c: tf.Tensor, s: tf.Tensor, back: number) =>
+    runWgsl({ kernel, inputs: [t, c, s], outputs: [{ shape: x.shape }], uniforms: { n, hd, posStride, T, start, back }, workgroups: grid(n, WG) })[0]!;
+  const f = tf.customGrad(((xi: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([cos, sin]); // kept for the backward pass, which may come after the caller disposed the tables
+    return { value: run(xi, cos, sin, 0), gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [run(dy, saved[0]!, saved[1]!, 1)] };
+  }) as unknown as CustomGradFn);
   return f(x) as tf.Tensor4D;
 }

@@ -75,6 +75,7 @@ export interface WgslDispatch {
 
 const pipelines = new WeakMap<object, Map<string, GpuPipeline>>();
 const kernelErrors: string[] = [];
+const broken = new Map<string, string>();
 /** Dispatches per kernel name since the last reset (the per-op profile reads it). */
 const dispatchCounts = new Map<string, number>();
 
@@ -97,6 +98,9 @@ function pipelineFor(b: WebgpuBackendLike, k: WgslKernel): GpuPipeline {
   let cache = pipelines.get(b.device);
   if (!cache) pipelines.set(b.device, (cache = new Map()));
   const key = `${k.name}\n${k.code}`;
+  // A kernel that failed to compile is refused by name: dispatching it would leave reads waiting forever.
+  const failed = broken.get(key);
+  if (failed) throw new Error(`WGSL kernel ${k.name} failed to compile: ${failed}`);
   let p = cache.get(key);
   if (!p) {
     // Shader errors come back asynchronously: they are recorded (wgslKernelErrors) and logged.
@@ -105,11 +109,28 @@ function pipelineFor(b: WebgpuBackendLike, k: WgslKernel): GpuPipeline {
     void b.device.popErrorScope().then((e) => {
       if (!e) return;
       kernelErrors.push(`${k.name}: ${e.message}`);
+      broken.set(key, e.message);
       log.error(`WGSL kernel ${k.name} failed to compile: ${e.message}`);
     });
     cache.set(key, p);
   }
   return p;
+}
+
+/**
+ * Compiles kernels ahead of use and returns their errors (empty when all compile): tests and the
+ * bench call it, so a shader error is a message naming the kernel, not a dispatch that never finishes.
+ */
+export async function compileWgslKernels(kernels: WgslKernel[]): Promise<string[]> {
+  const b = gpuBackend();
+  const errors: string[] = [];
+  for (const k of kernels) {
+    b.device.pushErrorScope('validation');
+    b.device.createComputePipeline({ layout: 'auto', label: k.name, compute: { module: b.device.createShaderModule({ code: k.code, label: k.name }), entryPoint: 'main' } });
+    const e = await b.device.popErrorScope();
+    if (e) errors.push(`${k.name}: ${e.message}`);
+  }
+  return errors;
 }
 
 /** Compile and validation errors of the kernels run so far (asynchronous on the device: await a read first). */
@@ -141,7 +162,10 @@ function packUniforms(k: WgslKernel, values: Record<string, number>): ArrayBuffe
 export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   const b = gpuBackend();
   const { kernel: k } = d;
-  for (const t of d.inputs) if (t.size === 0) throw new Error(`WGSL kernel ${k.name}: an empty input tensor [${t.shape}]`);
+  d.inputs.forEach((t, i) => {
+    if (t.isDisposed) throw new Error(`WGSL kernel ${k.name}: input ${i} [${t.shape}] is disposed`);
+    if (t.size === 0) throw new Error(`WGSL kernel ${k.name}: input ${i} is empty [${t.shape}]`);
+  });
   const outInfos = d.outputs.map((o) => b.makeTensorInfo(o.shape, o.dtype ?? 'float32'));
   const buffers: GpuBuffer[] = [];
   for (const t of [...d.inputs, ...outInfos]) {

@@ -5,7 +5,7 @@ import { GROUP_INDEX, grid, runWgsl, wgslKernel } from './runner.js';
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 const WG = 256;
 
-const forward = wgslKernel('swiglu', { inputs: [['g', 'f32'], ['up', 'f32']], outputs: [['y', 'f32']], uniforms: [['n', 'u32']] }, `
+export const forward = wgslKernel('swiglu', { inputs: [['g', 'f32'], ['up', 'f32']], outputs: [['y', 'f32']], uniforms: [['n', 'u32']] }, `
 @compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   ${GROUP_INDEX}
@@ -16,7 +16,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }`);
 
 // d/dg silu(g) = s (1 + g (1 - s)) with s = sigmoid(g).
-const backward = wgslKernel('swiglu_grad', { inputs: [['g', 'f32'], ['up', 'f32'], ['dy', 'f32']], outputs: [['dg', 'f32'], ['du', 'f32']], uniforms: [['n', 'u32']] }, `
+export const backward = wgslKernel('swiglu_grad', { inputs: [['g', 'f32'], ['up', 'f32'], ['dy', 'f32']], outputs: [['dg', 'f32'], ['du', 'f32']], uniforms: [['n', 'u32']] }, `
 @compute @workgroup_size(${WG})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   ${GROUP_INDEX}

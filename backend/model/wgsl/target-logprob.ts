@@ -37,7 +37,7 @@ function forwardKernel(entropy: boolean) {
   return wgslKernel(entropy ? 'target_logprob_entropy' : 'target_logprob', {
     inputs: [['z', 'f32'], ['t', 'i32']],
     outputs: entropy ? [['lp', 'f32'], ['ent', 'f32']] : [['lp', 'f32']],
-    uniforms: [['rows', 'u32'], ['V', 'u32']],
+    uniforms: [['rows', 'u32'], ['V', 'u32'], ['nanBits', 'u32']],
   }, `
 ${SHARED}
 @compute @workgroup_size(${WG})
@@ -48,7 +48,7 @@ fn main(${BUILTINS}) {
   if (lid == 0u) {
     let tg = t[group];
     // A target outside the vocabulary has no log-prob: NaN, never a silent 0.
-    if (tg < 0 || u32(tg) >= u.V) { lp[group] = bitcast<f32>(0x7fc00000u); } else { lp[group] = z[base + u32(tg)] - lse; }
+    if (tg < 0 || u32(tg) >= u.V) { lp[group] = bitcast<f32>(u.nanBits); } else { lp[group] = z[base + u32(tg)] - lse; }
     ${entropy ? 'ent[group] = H;' : ''}
   }
 }`);
@@ -80,13 +80,13 @@ fn main(${BUILTINS}) {
 }`);
 }
 
-const KERNELS = { fwd: forwardKernel(false), fwdEnt: forwardKernel(true), bwd: backwardKernel(false), bwdEnt: backwardKernel(true) };
+export const KERNELS = { fwd: forwardKernel(false), fwdEnt: forwardKernel(true), bwd: backwardKernel(false), bwdEnt: backwardKernel(true) };
 
 /** log softmax(z)[r, t_r] for z [n, V] and int32 targets [n], and the entropies when asked: [n] each. */
 export function targetLogprobWgsl(z: tf.Tensor2D, targets: tf.Tensor1D, withEntropy: boolean): { logp: tf.Tensor1D; entropy?: tf.Tensor1D } {
   const [rows, V] = z.shape;
   const t = int32(targets);
-  const out = runWgsl({ kernel: withEntropy ? KERNELS.fwdEnt : KERNELS.fwd, inputs: [z, t], outputs: withEntropy ? [{ shape: [rows] }, { shape: [rows] }] : [{ shape: [rows] }], uniforms: { rows, V }, workgroups: grid(rows, 1) });
+  const out = runWgsl({ kernel: withEntropy ? KERNELS.fwdEnt : KERNELS.fwd, inputs: [z, t], outputs: withEntropy ? [{ shape: [rows] }, { shape: [rows] }] : [{ shape: [rows] }], uniforms: { rows, V, nanBits: 0x7fc00000 }, workgroups: grid(rows, 1) });
   if (t !== targets) t.dispose();
   return withEntropy ? { logp: out[0] as tf.Tensor1D, entropy: out[1] as tf.Tensor1D } : { logp: out[0] as tf.Tensor1D };
 }
