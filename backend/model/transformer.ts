@@ -476,6 +476,21 @@ export class Transformer {
 }
 
 /** Additive attention bias [B, 1, T, Tk]: causal over absolute positions, and padded keys blocked. */
+/**
+ * The model's unfused causal attention (as hiddenStates runs it without a fused op and a cache) on
+ * the fused ops' layout: q [B, T, H, hd], k and v [B, T, KV, hd], keyMask [B, T] -> [B, T, H, hd].
+ * The reference of the fused kernels' tests and of the per-op GPU bench.
+ */
+export function attentionUnfused(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, keyMask: tf.Tensor2D): tf.Tensor4D {
+  const [, T, H, hd] = q.shape;
+  const rep = H / k.shape[2];
+  const heads = (x: tf.Tensor4D) => tf.transpose(x, [0, 2, 1, 3]) as tf.Tensor4D;
+  const kh = rep > 1 ? repeatKv(heads(k), rep) : heads(k);
+  const vh = rep > 1 ? repeatKv(heads(v), rep) : heads(v);
+  const scores = tf.add(tf.matMul(tf.mul(heads(q), 1 / Math.sqrt(hd)), kh, false, true), attentionBias(keyMask, 0, T, T));
+  return heads(tf.matMul(tf.softmax(scores), vh) as tf.Tensor4D);
+}
+
 function attentionBias(keyMask: tf.Tensor2D, start: number, T: number, Tk: number): tf.Tensor4D {
   const causal = new Float32Array(T * Tk);
   for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) causal[i * Tk + j] = j <= start + i ? 0 : NEG_INF;

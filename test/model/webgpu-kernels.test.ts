@@ -12,7 +12,7 @@ import { fusedOps } from '../../backend/model/fused-ops.js';
 import { compileWgslKernels, wgslDispatchCounts, wgslKernelErrors } from '../../backend/model/wgsl/runner.js';
 import { allWgslKernels } from '../../backend/model/wgsl/index.js';
 import { makeConfig } from '../../backend/model/config.js';
-import { Transformer } from '../../backend/model/transformer.js';
+import { Transformer, attentionUnfused } from '../../backend/model/transformer.js';
 import { headLogprobs, lmLoss } from '../../backend/model/logprobs.js';
 import { AdamW } from '../../backend/model/optim.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
@@ -107,20 +107,6 @@ test('RoPE on both layouts, at an offset: fused forward and backward = cpu', { s
   });
 });
 
-/** The model's unfused attention (transformer.ts without a fused op): the reference. */
-function attentionReference(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, mask: tf.Tensor2D): tf.Tensor {
-  const [B, T, H, hd] = q.shape as [number, number, number, number];
-  const KV = k.shape[2]!;
-  const rep = H / KV;
-  const tr = (x: tf.Tensor) => tf.transpose(x, [0, 2, 1, 3]);
-  const repeat = (x: tf.Tensor) => tf.reshape(tf.tile(tf.reshape(tr(x), [B, KV, 1, T * hd]), [1, 1, rep, 1]), [B, H, T, hd]);
-  const causal = new Float32Array(T * T);
-  for (let i = 0; i < T; i++) for (let j = 0; j < T; j++) causal[i * T + j] = j <= i ? 0 : -1e9;
-  const bias = tf.add(tf.reshape(tf.tensor2d(causal, [T, T]), [1, 1, T, T]), tf.reshape(tf.mul(tf.sub(1, mask), -1e9), [B, 1, 1, T]));
-  const scores = tf.add(tf.matMul(tf.mul(tr(q), 1 / Math.sqrt(hd)), repeat(k), false, true), bias);
-  return tr(tf.matMul(tf.softmax(scores), repeat(v)));
-}
-
 for (const [H, KV] of [[4, 2], [2, 2]] as const) {
   test(`attention (H ${H}, KV ${KV}, 70 positions: two query blocks, several key tiles, right padding): fused = the unfused model path`, { skip }, async () => {
     const B = 2;
@@ -133,7 +119,7 @@ for (const [H, KV] of [[4, 2], [2, 2]] as const) {
     const viaModel = (backend: 'webgpu' | 'cpu') => (q: tf.Tensor, k: tf.Tensor, v: tf.Tensor) => {
       const m = tf.tensor2d(mask.data, [B, T]);
       const att = backend === 'webgpu' ? fusedOps().attention! : undefined;
-      return att ? att(q as tf.Tensor4D, k as tf.Tensor4D, v as tf.Tensor4D, m) : attentionReference(q, k, v, m);
+      return att ? att(q as tf.Tensor4D, k as tf.Tensor4D, v as tf.Tensor4D, m) : attentionUnfused(q as tf.Tensor4D, k as tf.Tensor4D, v as tf.Tensor4D, m);
     };
     const cpu = await valueAndGrads('cpu', inputs, viaModel('cpu'));
     wgslDispatchCounts(true);
@@ -153,7 +139,7 @@ test('attention with left padding: rows that see no key are zero, every real row
   const run = (backend: 'webgpu' | 'cpu') => on(backend, async () => {
     const args = [tf.tensor4d(q, [B, T, H, hd]), tf.tensor4d(k, [B, T, KV, hd]), tf.tensor4d(v, [B, T, KV, hd])] as const;
     const m = tf.tensor2d(maskData, [B, T]);
-    const y = backend === 'webgpu' ? fusedOps().attention!(...args, m) : attentionReference(...args, m);
+    const y = backend === 'webgpu' ? fusedOps().attention!(...args, m) : attentionUnfused(...args, m);
     const out = (await y.data()) as Float32Array;
     tf.dispose([...args, m, y]);
     return out;

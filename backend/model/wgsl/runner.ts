@@ -40,6 +40,12 @@ interface WebgpuBackendLike {
   computePassEncoder: GpuPass | null;
   dispatchCountInPass: number;
   commandQueueOwnedIds: WeakSet<object>;
+  /** Set while tf.time / tf.profile runs: each program then gets its own pass with GPU timestamps. */
+  activeTimers: { name: string; query: Promise<number> }[] | null | undefined;
+  supportTimestampQuery: boolean;
+  querySet: unknown;
+  querySetCount: number;
+  getQueryTime(): Promise<number>;
   uniformPendingDisposal: GpuBuffer[];
   bufferManager: { acquireBuffer(size: number, usage: number): GpuBuffer };
   makeTensorInfo(shape: number[], dtype: tf.DataType): tf.TensorInfo;
@@ -187,15 +193,25 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   // Buffers used by a recorded, unsubmitted command are not recycled before the submit.
   for (const t of [...d.inputs, ...outInfos]) b.commandQueueOwnedIds.add(t.dataId as object);
   b.ensureCommandEncoderReady();
-  if (!b.computePassEncoder) b.computePassEncoder = b.commandEncoder!.beginComputePass({});
-  const pass = b.computePassEncoder;
+  // Under tf.time, as tfjs does for its own programs: a pass of its own with timestamps where the
+  // device has 'timestamp-query', so the kernel's GPU time counts in kernelMs under its name.
+  const timed = b.activeTimers != null;
+  if (timed && b.supportTimestampQuery) {
+    b.endComputePassEncoder();
+    b.querySet ??= (b.device as unknown as { createQuerySet(d: object): unknown }).createQuerySet({ type: 'timestamp', count: b.querySetCount });
+    b.computePassEncoder = b.commandEncoder!.beginComputePass({ timestampWrites: { querySet: b.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+  } else if (!b.computePassEncoder) b.computePassEncoder = b.commandEncoder!.beginComputePass({});
+  const pass = b.computePassEncoder!;
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bindGroup);
   const [x, y = 1, z = 1] = d.workgroups;
   pass.dispatchWorkgroups(x, y, z);
   dispatchCounts.set(k.name, (dispatchCounts.get(k.name) ?? 0) + 1);
   b.dispatchCountInPass++;
-  if (b.dispatchCountInPass >= (tf.env().get('WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE') as number)) {
+  if (timed) {
+    b.endComputePassEncoder();
+    b.activeTimers!.push({ name: k.name, query: b.getQueryTime() });
+  } else if (b.dispatchCountInPass >= (tf.env().get('WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE') as number)) {
     b.endComputePassEncoder();
     b.submitQueue();
   }
