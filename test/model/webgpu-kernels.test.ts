@@ -288,6 +288,17 @@ test('a fused training step leaves no tensor behind', { skip }, async () => {
   });
 });
 
+test('a disposed or empty input is refused naming the kernel and the input, not dispatched', { skip }, async () => {
+  await on('webgpu', () => {
+    const g = tf.tensor2d(rand(6, 60), [2, 3]);
+    const u = tf.tensor2d(rand(6, 61), [2, 3]);
+    u.dispose();
+    assert.throws(() => swiglu(g, u), /WGSL kernel swiglu: input 1 \[2,3\] is disposed/);
+    assert.throws(() => rmsNorm(tf.zeros([0, 4]), tf.ones([4]) as tf.Tensor1D, 1e-5), /WGSL kernel rmsnorm: input 0 is empty \[0,4\]/);
+    g.dispose();
+  });
+});
+
 test('no WGSL kernel reported a compile or validation error', { skip }, async () => {
   await new Promise((r) => setTimeout(r, 50)); // the device reports errors asynchronously
   assert.deepEqual(wgslKernelErrors(), []);
