@@ -144,13 +144,13 @@ export async function profileOps(cfg: ModelConfig, B: number, T: number, r: Repe
   return out;
 }
 
-/** Training-step tokens/s with every kernel, none, and each one left out ("-attention"). */
-export async function stepWithKernels(cfg: ModelConfig, B: number, T: number, r: Repeats): Promise<Record<string, number>> {
+/** Training-step tokens/s with every kernel, none, and (leaveOneOut) each one left out ("-attention"). */
+export async function stepWithKernels(cfg: ModelConfig, B: number, T: number, r: Repeats, leaveOneOut = true): Promise<Record<string, number>> {
   const names = ['rmsNorm', 'swiglu', 'rope', 'attention', 'targetLogprob,targetLogprobGrad', 'adamw'];
   const was = process.env[WEBGPU_KERNELS_ENV];
   const res: Record<string, number> = {};
   try {
-    for (const [label, v] of [['all', '1'], ['none', '0'], ...names.map((n) => [`-${n.split(',')[0]}`, names.filter((m) => m !== n).join(',')])] as [string, string][]) {
+    for (const [label, v] of [['all', '1'], ['none', '0'], ...(leaveOneOut ? names : []).map((n) => [`-${n.split(',')[0]}`, names.filter((m) => m !== n).join(',')])] as [string, string][]) {
       process.env[WEBGPU_KERNELS_ENV] = v;
       res[label] = await trainTokensPerSecond(cfg, B, T, r);
     }

@@ -61,7 +61,7 @@ for (const s of SHAPES) {
       gpu_ms: p.fused.gpuMs, baseline_gpu_ms: p.tfjs.gpuMs, dispatches: p.fused.dispatches, ...common,
     });
   }
-  const k = await stepWithKernels(cfg, s.batch, s.seq, REPEATS);
+  const k = await stepWithKernels(cfg, s.batch, s.seq, REPEATS, !swiftshader); // SwiftShader: all and none only (minutes per step there)
   report({ bench: 'gpu', figure: `train_step_kernels_${s.name}_${s.batch}x${s.seq}`, unit: 'tok/s', value: k.all!, baseline: 'no-fused-kernels', baseline_value: k.none!, without_each: k, ...common });
 }
 process.exit(0);
