@@ -7,11 +7,13 @@
 import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { probeGpuAdapter, adapterName } from '../backend/model/webgpu.js';
-import { countParams, presetConfig } from '../backend/model/config.js';
+import { countParams, headDim, presetConfig } from '../backend/model/config.js';
 import { report } from './report.js';
 import { genTokensPerSecond, trainTokensPerSecond } from './model-timing.js';
 import { runTorch } from './torch.js';
 import { profileOps, stepWithKernels } from './gpu-ops.js';
+import { compileWgslKernels } from '../backend/model/wgsl/runner.js';
+import { allWgslKernels } from '../backend/model/wgsl/index.js';
 
 const VOCAB = 512;
 const swiftshader = process.argv.includes('--swiftshader');
@@ -54,6 +56,8 @@ for (const s of SHAPES) {
     baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null, ...common,
   });
   if (process.env.BENCH_GPU_OPS === '0') continue;
+  const compileErrors = await compileWgslKernels(allWgslKernels([headDim(cfg)]));
+  if (compileErrors.length > 0) throw new Error(`WGSL kernels failed to compile on ${device}: ${compileErrors.join('; ')}`);
   // Where the time goes: each op fused vs tfjs's kernels (ms, lower is better), then the step without each kernel.
   for (const p of await profileOps(cfg, s.batch, s.seq, REPEATS)) {
     report({

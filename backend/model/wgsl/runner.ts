@@ -7,7 +7,7 @@ import { logger } from '../../core/log.js';
 
 const log = logger('wgsl');
 
-// WebGPU's buffer usage and shader stage flags (spec constants).
+// WebGPU's buffer usage flags (spec constants).
 const USAGE_UNIFORM = 0x40;
 const USAGE_COPY_DST = 0x08;
 
@@ -23,7 +23,6 @@ interface GpuPass {
   dispatchWorkgroups(x: number, y?: number, z?: number): void;
 }
 interface GpuDevice {
-  features: { has(f: string): boolean };
   limits: Record<string, number>;
   createShaderModule(d: { code: string; label?: string }): unknown;
   createComputePipeline(d: { layout: 'auto'; label?: string; compute: { module: unknown; entryPoint: string } }): GpuPipeline;
@@ -88,11 +87,6 @@ const dispatchCounts = new Map<string, number>();
 function gpuBackend(): WebgpuBackendLike {
   if (tf.getBackend() !== 'webgpu') throw new Error(`a WGSL kernel needs the webgpu engine (the current engine is ${tf.getBackend()})`);
   return tf.backend() as unknown as WebgpuBackendLike;
-}
-
-/** The adapter's feature set as the backend's device has it (e.g. 'shader-f16', 'timestamp-query'). */
-export function deviceHas(feature: string): boolean {
-  return tf.getBackend() === 'webgpu' && gpuBackend().device.features.has(feature);
 }
 
 /** Bytes of workgroup memory a kernel may use on the backend's device (tfjs asks for the adapter's maximum). */
@@ -222,9 +216,9 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
  * A kernel from its bindings and body: inputs (read-only storage arrays), outputs (read-write),
  * the uniform struct `u`, and `body`, WGSL that defines `fn main` with its own @compute attributes.
  */
-export function wgslKernel(name: string, io: { inputs: [string, string][]; outputs: [string, string][]; uniforms?: [string, UniformType][] }, body: string, enable = ''): WgslKernel {
+export function wgslKernel(name: string, io: { inputs: [string, string][]; outputs: [string, string][]; uniforms?: [string, UniformType][] }, body: string): WgslKernel {
   const uniforms = io.uniforms ?? [];
-  const lines = [enable];
+  const lines: string[] = [];
   let i = 0;
   for (const [n, t] of io.inputs) lines.push(`@group(0) @binding(${i++}) var<storage, read> ${n}: array<${t}>;`);
   for (const [n, t] of io.outputs) lines.push(`@group(0) @binding(${i++}) var<storage, read_write> ${n}: array<${t}>;`);
