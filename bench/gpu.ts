@@ -41,6 +41,9 @@ const device = engine.adapter!.name;
 const torchScript = fileURLToPath(new URL('./torch_cuda.py', import.meta.url));
 for (const s of SHAPES) {
   const cfg = presetConfig(s.preset, VOCAB);
+  // A shader that does not compile stops the bench with the compiler's message (a dispatch of it would never finish).
+  const compileErrors = await compileWgslKernels(allWgslKernels([headDim(cfg)]));
+  if (compileErrors.length > 0) throw new Error(`WGSL kernels failed to compile on ${device}: ${compileErrors.join('; ')}`);
   const torch = swiftshader ? { result: null, why: 'not compared on SwiftShader' } : runTorch<Record<string, number | string>>(torchScript, {
     model: cfg, batch: s.batch, seq: s.seq, genBatch: GEN.batch, promptLen: GEN.promptLen, newTokens: GEN.newTokens, reps: REPS, warmup: WARMUP,
   });
@@ -56,8 +59,6 @@ for (const s of SHAPES) {
     baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null, ...common,
   });
   if (process.env.BENCH_GPU_OPS === '0') continue;
-  const compileErrors = await compileWgslKernels(allWgslKernels([headDim(cfg)]));
-  if (compileErrors.length > 0) throw new Error(`WGSL kernels failed to compile on ${device}: ${compileErrors.join('; ')}`);
   // Where the time goes: each op fused vs tfjs's kernels (ms, lower is better), then the step without each kernel.
   for (const p of await profileOps(cfg, s.batch, s.seq, REPEATS)) {
     report({
