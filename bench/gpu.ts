@@ -2,14 +2,18 @@
 // of 16 sequences on the webgpu engine (Dawn), at issue 27's shapes (vocabulary 512), beside the same
 // model in PyTorch CUDA (bench/torch_cuda.py, f32 and bf16 autocast, the faster counts) where Python
 // has CUDA torch. Without a real GPU adapter it says so and exits 0; `--swiftshader` runs one tiny
-// shape on SwiftShader to check the path (its figures measure a CPU emulation, not a GPU).
+// shape on SwiftShader to check the path (its figures measure a CPU emulation, not a GPU). Per shape it
+// also profiles each fused WGSL kernel against tfjs's own kernels (bench/gpu-ops.ts; BENCH_GPU_OPS=0 skips).
 import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { probeGpuAdapter, adapterName } from '../backend/model/webgpu.js';
-import { countParams, presetConfig } from '../backend/model/config.js';
+import { countParams, headDim, presetConfig } from '../backend/model/config.js';
 import { report } from './report.js';
 import { genTokensPerSecond, trainTokensPerSecond } from './model-timing.js';
 import { runTorch } from './torch.js';
+import { profileOps, stepWithKernels } from './gpu-ops.js';
+import { compileWgslKernels } from '../backend/model/wgsl/runner.js';
+import { allWgslKernels } from '../backend/model/wgsl/index.js';
 
 const VOCAB = 512;
 const swiftshader = process.argv.includes('--swiftshader');
@@ -37,6 +41,9 @@ const device = engine.adapter!.name;
 const torchScript = fileURLToPath(new URL('./torch_cuda.py', import.meta.url));
 for (const s of SHAPES) {
   const cfg = presetConfig(s.preset, VOCAB);
+  // A shader that does not compile stops the bench with the compiler's message (a dispatch of it would never finish).
+  const compileErrors = await compileWgslKernels(allWgslKernels([headDim(cfg)]));
+  if (compileErrors.length > 0) throw new Error(`WGSL kernels failed to compile on ${device}: ${compileErrors.join('; ')}`);
   const torch = swiftshader ? { result: null, why: 'not compared on SwiftShader' } : runTorch<Record<string, number | string>>(torchScript, {
     model: cfg, batch: s.batch, seq: s.seq, genBatch: GEN.batch, promptLen: GEN.promptLen, newTokens: GEN.newTokens, reps: REPS, warmup: WARMUP,
   });
@@ -51,5 +58,15 @@ for (const s of SHAPES) {
     bench: 'gpu', figure: `sample_kv_${s.name}_${GEN.batch}seq`, unit: 'tok/s', value: await genTokensPerSecond(cfg, GEN, REPEATS),
     baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null, ...common,
   });
+  if (process.env.BENCH_GPU_OPS === '0') continue;
+  // Where the time goes: each op fused vs tfjs's kernels (ms, lower is better), then the step without each kernel.
+  for (const p of await profileOps(cfg, s.batch, s.seq, REPEATS)) {
+    report({
+      bench: 'gpu', figure: `op_${p.op}_${s.name}_${s.batch}x${s.seq}`, unit: 'ms', value: p.fused.wallMs, baseline: 'tfjs-webgpu-kernels', baseline_value: p.tfjs.wallMs,
+      gpu_ms: p.fused.gpuMs, baseline_gpu_ms: p.tfjs.gpuMs, dispatches: p.fused.dispatches, ...common,
+    });
+  }
+  const k = await stepWithKernels(cfg, s.batch, s.seq, REPEATS, !swiftshader); // SwiftShader: all and none only (minutes per step there)
+  report({ bench: 'gpu', figure: `train_step_kernels_${s.name}_${s.batch}x${s.seq}`, unit: 'tok/s', value: k.all!, baseline: 'no-fused-kernels', baseline_value: k.none!, without_each: k, ...common });
 }
 process.exit(0);

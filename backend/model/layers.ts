@@ -4,6 +4,7 @@
 import { tf } from './engine.js';
 import { nativeBlasActive } from './native-blas.js';
 import { embedNative, nativeOpsAvailable, rmsNormNative, swigluNative } from './native-ops.js';
+import { fusedOps } from './fused-ops.js';
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
@@ -100,6 +101,8 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
 /** RMSNorm over the last axis: x / sqrt(mean(x^2) + eps) * w. */
 export function rmsNorm(x: tf.Tensor, w: tf.Tensor1D, eps: number): tf.Tensor {
   if (nativeOpsAvailable()) return rmsNormNative(x, w, eps);
+  const fused = fusedOps().rmsNorm;
+  if (fused) return fused(x, w, eps);
   const ms = tf.mean(tf.square(x), -1, true);
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(ms, eps))), w);
 }
@@ -111,6 +114,8 @@ export function silu(x: tf.Tensor): tf.Tensor {
 /** SwiGLU's gating: silu(gate) * up (one fused op with the native addon). */
 export function swiglu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
   if (nativeOpsAvailable()) return swigluNative(gate, up);
+  const fused = fusedOps().swiglu;
+  if (fused) return fused(gate, up);
   return tf.mul(silu(gate), up);
 }
 
@@ -173,6 +178,8 @@ export function ropeTables(maxLen: number, headDim: number, theta: number, scali
 
 /** Rotary embeddings for x [B, T, heads, hd] (sequence before heads) at positions start..start+T-1. */
 export function applyRopeSeqFirst(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, rot: tf.Tensor2D, start: number): tf.Tensor4D {
+  const fused = fusedOps().rope;
+  if (fused) return fused(x, cos, sin, start, 1);
   const T = x.shape[1];
   const hd = x.shape[3];
   const c = tf.reshape(tf.slice(cos, [start, 0], [T, hd]), [T, 1, hd]);
@@ -182,6 +189,8 @@ export function applyRopeSeqFirst(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tens
 
 /** Apply rotary embeddings to x [B, H, T, hd] at positions start..start+T-1. */
 export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, rot: tf.Tensor2D, start: number): tf.Tensor4D {
+  const fused = fusedOps().rope;
+  if (fused) return fused(x, cos, sin, start, 2);
   const T = x.shape[2];
   const hd = x.shape[3];
   const c = tf.slice(cos, [start, 0], [T, hd]);

@@ -12,6 +12,7 @@ import { nativeOpsAvailable, targetLogprobNative, targetLogprobRows, targetLogpr
 import { nativeAddon, nativeBlasActive } from './native-blas.js';
 import { productWithExternal, type ExternalWeight } from './external-weights.js';
 import { heap, offsetOf, outputTensor } from './native-heap.js';
+import { fusedOps } from './fused-ops.js';
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
@@ -167,6 +168,8 @@ export function headLogprobs(
   const rows = Math.max(1, opts.chunkRows || headChunkRows(V) || N);
   const t = targets.dtype === 'int32' ? targets : (tf.cast(targets, 'int32') as tf.Tensor1D);
   const native = nativeOpsAvailable();
+  // The webgpu engine's fused log-softmax at the target (and entropy), forward and backward.
+  const { targetLogprob: fusedLogp, targetLogprobGrad: fusedLogpGrad } = native ? {} : fusedOps();
   const trains = trainableHead(head);
   if (!withEntropy && inPlaceAvailable()) return { logprobs: headLogprobsInPlace(head, h, t, V, inv, rows, trains) };
 
@@ -191,6 +194,10 @@ export function headLogprobs(
         const z = chunkLogits(hs, w, r0, n);
         const tc = n === N ? t : (tf.slice(t, [r0], [n]) as tf.Tensor1D);
         if (!withEntropy && native) return [targetLogprobRows(z, tc)];
+        if (fusedLogp) {
+          const r = fusedLogp(z, tc, withEntropy);
+          return r.entropy ? [r.logp, r.entropy] : [r.logp];
+        }
         const { logp, lsm } = logprobsOfTargets(z, tc);
         return withEntropy ? [logp, tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1))] : [logp];
       });
@@ -201,12 +208,15 @@ export function headLogprobs(
     const ent = withEntropy ? (ents.length === 1 ? ents[0]! : tf.concat(ents)) : undefined;
     // One output: [N], or [2, N] = (log-probs, entropies) (customGrad takes a single tensor).
     const value = ent ? tf.stack([lp, ent]) : lp;
-    save(trains ? [hs, w!] : [hs]);
+    // The targets too: made inside the forward pass, they are disposed before the backward pass
+    // unless saved (the webgpu engine frees their buffer at its next submit).
+    save(trains ? [hs, w!, t] : [hs, t]);
     return {
       value,
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const hsv = saved[0] as tf.Tensor2D;
         const wv = trains ? (saved[1] as tf.Tensor2D) : undefined;
+        const ts = saved[saved.length - 1] as tf.Tensor1D;
         const dLp = withEntropy ? (tf.squeeze(tf.slice(dy, [0, 0], [1, N]), [0]) as tf.Tensor1D) : (dy as tf.Tensor1D);
         const dEnt = withEntropy ? (tf.squeeze(tf.slice(dy, [1, 0], [1, N]), [0]) as tf.Tensor1D) : undefined;
         const dhs: tf.Tensor[] = [];
@@ -216,8 +226,9 @@ export function headLogprobs(
           // Recompute this chunk's logits: nothing of size [N, V] was kept from the forward pass.
           const dz = tf.tidy(() => {
             const z = chunkLogits(hsv, wv, r0, n);
-            const tc = n === N ? t : (tf.slice(t, [r0], [n]) as tf.Tensor1D);
+            const tc = n === N ? ts : (tf.slice(ts, [r0], [n]) as tf.Tensor1D);
             const dlc = n === N ? dLp : (tf.slice(dLp, [r0], [n]) as tf.Tensor1D);
+            if (fusedLogpGrad) return fusedLogpGrad(z, tc, dlc, dEnt && (n === N ? dEnt : (tf.slice(dEnt, [r0], [n]) as tf.Tensor1D)), inv);
             let g: tf.Tensor2D;
             let lsm: tf.Tensor2D | undefined;
             if (native) g = targetLogprobRowsGrad(z, tc, dlc.dtype === 'float32' ? dlc : (tf.cast(dlc, 'float32') as tf.Tensor1D));

@@ -1,6 +1,7 @@
 // AdamW with decoupled weight decay and gradient clipping by global norm.
 import { tf } from './engine.js';
 import { adamwNative, nativeAdamwAvailable } from './native-ops.js';
+import { fusedOps } from './fused-ops.js';
 
 export interface AdamWOptions {
   lr: number;
@@ -45,17 +46,17 @@ export class AdamW {
     this.t++;
     const bc1 = 1 - Math.pow(this.beta1, this.t);
     const bc2 = 1 - Math.pow(this.beta2, this.t);
-    const native = nativeAdamwAvailable();
+    // One fused update per parameter instead of about a dozen kernels: native, or WGSL on webgpu.
+    const fused = nativeAdamwAvailable() ? adamwNative : fusedOps().adamw;
     tf.tidy(() => {
       for (const x of this.vars) {
         const g = grads[x.name];
         if (!g) continue;
         const m = this.m.get(x.name)!;
         const v = this.v.get(x.name)!;
-        if (native) {
-          // One fused native update per parameter instead of about a dozen kernels.
+        if (fused) {
           const wd = this.weightDecay > 0 && x.rank > 1 ? this.weightDecay : 0;
-          const [x2, m2, v2] = adamwNative(x, g, m, v, { lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, wd, bc1, bc2 });
+          const [x2, m2, v2] = fused(x, g, m, v, { lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, wd, bc1, bc2 });
           m.assign(m2);
           v.assign(v2);
           x.assign(x2);

@@ -5,6 +5,7 @@ import { tf } from './engine.js';
 import { headDim, type ModelConfig } from './config.js';
 import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTables, swiglu } from './layers.js';
 import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
+import { fusedOps } from './fused-ops.js';
 import { Rng } from '../core/rng.js';
 import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
 import { addAdapterHf, externalEmbed, externalLinear, externalLoraLinear, externalWeightsAvailable, ExternalWeight, isExternalizable } from './external-weights.js';
@@ -361,8 +362,8 @@ export class Transformer {
       ? (tf.concat([opts.cache.keyMask, mask ?? tf.ones([B, T])], 1) as tf.Tensor2D)
       : (mask ?? (tf.ones([B, T]) as tf.Tensor2D));
     const Tk = start + T;
-    // Without a cache to continue, attention is one fused native op when the addon is there.
-    const fused = !opts.cache && nativeAttentionAvailable();
+    // Without a cache to continue, attention is one fused op: native with the addon, WGSL on webgpu.
+    const fused = opts.cache ? undefined : nativeAttentionAvailable() ? nativeAttention : fusedOps().attention;
     const bias = fused ? undefined : attentionBias(keyMask, start, T, Tk);
     const newLayers: LayerCache[] = [];
     const rep = c.nHeads / c.nKvHeads;
@@ -379,12 +380,12 @@ export class Transformer {
       };
       let merged: tf.Tensor;
       if (fused) {
-        // One native op on the projections' [B, T, heads, hd] layout (no transposes, no bias tensor).
+        // One fused op on the projections' [B, T, heads, hd] layout (no transposes, no bias tensor).
         const q = applyRopeSeqFirst(proj('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
         const k = applyRopeSeqFirst(proj('k', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
         const v = proj('v', c.nKvHeads);
         if (opts.returnCache) newLayers.push({ k: tf.transpose(k, [0, 2, 1, 3]), v: tf.transpose(v, [0, 2, 1, 3]) });
-        merged = tf.reshape(nativeAttention(q, k, v, keyMask), [B, T, c.nHeads * hd]);
+        merged = tf.reshape(fused(q, k, v, keyMask), [B, T, c.nHeads * hd]);
       } else {
         const heads = (w: 'q' | 'k' | 'v', n: number) => tf.transpose(proj(w, n), [0, 2, 1, 3]) as tf.Tensor4D;
         let q = applyRope(heads('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
@@ -475,6 +476,21 @@ export class Transformer {
 }
 
 /** Additive attention bias [B, 1, T, Tk]: causal over absolute positions, and padded keys blocked. */
+/**
+ * The model's unfused causal attention (as hiddenStates runs it without a fused op and a cache) on
+ * the fused ops' layout: q [B, T, H, hd], k and v [B, T, KV, hd], keyMask [B, T] -> [B, T, H, hd].
+ * The reference of the fused kernels' tests and of the per-op GPU bench.
+ */
+export function attentionUnfused(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, keyMask: tf.Tensor2D): tf.Tensor4D {
+  const [, T, H, hd] = q.shape;
+  const rep = H / k.shape[2];
+  const heads = (x: tf.Tensor4D) => tf.transpose(x, [0, 2, 1, 3]) as tf.Tensor4D;
+  const kh = rep > 1 ? repeatKv(heads(k), rep) : heads(k);
+  const vh = rep > 1 ? repeatKv(heads(v), rep) : heads(v);
+  const scores = tf.add(tf.matMul(tf.mul(heads(q), 1 / Math.sqrt(hd)), kh, false, true), attentionBias(keyMask, 0, T, T));
+  return heads(tf.matMul(tf.softmax(scores), vh) as tf.Tensor4D);
+}
+
 function attentionBias(keyMask: tf.Tensor2D, start: number, T: number, Tk: number): tf.Tensor4D {
   const causal = new Float32Array(T * Tk);
   for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) causal[i * Tk + j] = j <= start + i ? 0 : NEG_INF;

@@ -1,0 +1,240 @@
+// Runs a hand-written WGSL compute kernel on tfjs's webgpu backend: reads tfjs tensors' GPU buffers,
+// writes any number of new output tensors in one dispatch (tfjs's own runWebGPUProgram has a single
+// output, so RMSNorm's backward or AdamW would take several), and records the dispatch into the
+// backend's command encoder, so it runs in order with tfjs's kernels and is freed by the same rules.
+import * as tf from '@tensorflow/tfjs-core';
+import { logger } from '../../core/log.js';
+
+const log = logger('wgsl');
+
+// WebGPU's buffer usage flags (spec constants).
+const USAGE_UNIFORM = 0x40;
+const USAGE_COPY_DST = 0x08;
+
+interface GpuBuffer {
+  size: number;
+}
+interface GpuPipeline {
+  getBindGroupLayout(i: number): unknown;
+}
+interface GpuPass {
+  setPipeline(p: GpuPipeline): void;
+  setBindGroup(i: number, g: unknown): void;
+  dispatchWorkgroups(x: number, y?: number, z?: number): void;
+}
+interface GpuDevice {
+  limits: Record<string, number>;
+  createShaderModule(d: { code: string; label?: string }): unknown;
+  createComputePipeline(d: { layout: 'auto'; label?: string; compute: { module: unknown; entryPoint: string } }): GpuPipeline;
+  createBindGroup(d: { layout: unknown; entries: { binding: number; resource: { buffer: GpuBuffer; offset?: number; size?: number } }[] }): unknown;
+  pushErrorScope(f: 'validation' | 'out-of-memory' | 'internal'): void;
+  popErrorScope(): Promise<{ message: string } | null>;
+  queue: { writeBuffer(b: GpuBuffer, off: number, data: ArrayBuffer, dataOff?: number, size?: number): void };
+}
+/** The parts of tfjs-backend-webgpu's WebGPUBackend this runner uses (public fields of its class). */
+interface WebgpuBackendLike {
+  device: GpuDevice;
+  tensorMap: { get(id: tf.DataId): { resource?: unknown; dtype: tf.DataType } };
+  commandEncoder: { beginComputePass(d: object): GpuPass } | null;
+  computePassEncoder: GpuPass | null;
+  dispatchCountInPass: number;
+  commandQueueOwnedIds: WeakSet<object>;
+  /** Set while tf.time / tf.profile runs: each program then gets its own pass with GPU timestamps. */
+  activeTimers: { name: string; query: Promise<number> }[] | null | undefined;
+  supportTimestampQuery: boolean;
+  querySet: unknown;
+  querySetCount: number;
+  getQueryTime(): Promise<number>;
+  uniformPendingDisposal: GpuBuffer[];
+  bufferManager: { acquireBuffer(size: number, usage: number): GpuBuffer };
+  makeTensorInfo(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  uploadToGPU(id: tf.DataId): void;
+  ensureCommandEncoderReady(): void;
+  endComputePassEncoder(): void;
+  submitQueue(): void;
+}
+
+/** A kernel: its WGSL (entry point `main`), how many inputs and outputs it binds, its uniforms. */
+export interface WgslKernel {
+  /** Names the kernel in errors and the profile; with `code` it keys the pipeline cache. */
+  name: string;
+  /**
+   * The shader. Bindings: inputs at 0..nIn-1 (`var<storage, read>`), outputs at nIn..nIn+nOut-1
+   * (`var<storage, read_write>`), then the uniform struct `u` at nIn+nOut when `uniforms` is non-empty.
+   */
+  code: string;
+  /** The uniform struct's 4-byte fields in order: name and type (i32, u32, f32). */
+  uniforms: [string, UniformType][];
+}
+
+export type UniformType = 'i32' | 'u32' | 'f32';
+
+/** One dispatch: the kernel, its inputs, the outputs to allocate, the uniform values, the grid. */
+export interface WgslDispatch {
+  kernel: WgslKernel;
+  inputs: tf.Tensor[];
+  outputs: { shape: number[]; dtype?: tf.DataType }[];
+  uniforms?: Record<string, number>;
+  workgroups: [number, number?, number?];
+}
+
+const pipelines = new WeakMap<object, Map<string, GpuPipeline>>();
+const kernelErrors: string[] = [];
+const broken = new Map<string, string>();
+/** Dispatches per kernel name since the last reset (the per-op profile reads it). */
+const dispatchCounts = new Map<string, number>();
+
+function gpuBackend(): WebgpuBackendLike {
+  if (tf.getBackend() !== 'webgpu') throw new Error(`a WGSL kernel needs the webgpu engine (the current engine is ${tf.getBackend()})`);
+  return tf.backend() as unknown as WebgpuBackendLike;
+}
+
+/** Bytes of workgroup memory a kernel may use on the backend's device (tfjs asks for the adapter's maximum). */
+export function workgroupStorageBytes(): number {
+  return gpuBackend().device.limits.maxComputeWorkgroupStorageSize ?? 16384;
+}
+
+function pipelineFor(b: WebgpuBackendLike, k: WgslKernel): GpuPipeline {
+  let cache = pipelines.get(b.device);
+  if (!cache) pipelines.set(b.device, (cache = new Map()));
+  const key = `${k.name}\n${k.code}`;
+  // A kernel that failed to compile is refused by name: dispatching it would leave reads waiting forever.
+  const failed = broken.get(key);
+  if (failed) throw new Error(`WGSL kernel ${k.name} failed to compile: ${failed}`);
+  let p = cache.get(key);
+  if (!p) {
+    // Shader errors come back asynchronously: they are recorded (wgslKernelErrors) and logged.
+    b.device.pushErrorScope('validation');
+    p = b.device.createComputePipeline({ layout: 'auto', label: k.name, compute: { module: b.device.createShaderModule({ code: k.code, label: k.name }), entryPoint: 'main' } });
+    void b.device.popErrorScope().then((e) => {
+      if (!e) return;
+      kernelErrors.push(`${k.name}: ${e.message}`);
+      broken.set(key, e.message);
+      log.error(`WGSL kernel ${k.name} failed to compile: ${e.message}`);
+    });
+    cache.set(key, p);
+  }
+  return p;
+}
+
+/**
+ * Compiles kernels ahead of use and returns their errors (empty when all compile): tests and the
+ * bench call it, so a shader error is a message naming the kernel, not a dispatch that never finishes.
+ */
+export async function compileWgslKernels(kernels: WgslKernel[]): Promise<string[]> {
+  const b = gpuBackend();
+  const errors: string[] = [];
+  for (const k of kernels) {
+    b.device.pushErrorScope('validation');
+    b.device.createComputePipeline({ layout: 'auto', label: k.name, compute: { module: b.device.createShaderModule({ code: k.code, label: k.name }), entryPoint: 'main' } });
+    const e = await b.device.popErrorScope();
+    if (e) errors.push(`${k.name}: ${e.message}`);
+  }
+  return errors;
+}
+
+/** Compile and validation errors of the kernels run so far (asynchronous on the device: await a read first). */
+export function wgslKernelErrors(): string[] {
+  return [...kernelErrors];
+}
+
+export function wgslDispatchCounts(reset = false): Map<string, number> {
+  const out = new Map(dispatchCounts);
+  if (reset) dispatchCounts.clear();
+  return out;
+}
+
+/** Packs uniform values in the struct's field order (a 16-byte multiple, as uniform buffers want). */
+function packUniforms(k: WgslKernel, values: Record<string, number>): ArrayBuffer {
+  const buf = new ArrayBuffer(Math.max(16, Math.ceil((k.uniforms.length * 4) / 16) * 16));
+  const dv = new DataView(buf);
+  k.uniforms.forEach(([name, type], i) => {
+    const v = values[name];
+    if (v === undefined || !Number.isFinite(v)) throw new Error(`WGSL kernel ${k.name}: uniform '${name}' is ${v}`);
+    if (type === 'f32') dv.setFloat32(i * 4, v, true);
+    else if (type === 'i32') dv.setInt32(i * 4, v, true);
+    else dv.setUint32(i * 4, v, true);
+  });
+  return buf;
+}
+
+/** Runs one dispatch and returns its outputs as new tensors (on the webgpu engine). */
+export function runWgsl(d: WgslDispatch): tf.Tensor[] {
+  const b = gpuBackend();
+  const { kernel: k } = d;
+  d.inputs.forEach((t, i) => {
+    if (t.isDisposed) throw new Error(`WGSL kernel ${k.name}: input ${i} [${t.shape}] is disposed`);
+    if (t.size === 0) throw new Error(`WGSL kernel ${k.name}: input ${i} is empty [${t.shape}]`);
+  });
+  const outInfos = d.outputs.map((o) => b.makeTensorInfo(o.shape, o.dtype ?? 'float32'));
+  const buffers: GpuBuffer[] = [];
+  for (const t of [...d.inputs, ...outInfos]) {
+    b.uploadToGPU(t.dataId); // a CPU-side value is uploaded; an output gets its (pooled) buffer
+    const r = b.tensorMap.get(t.dataId).resource;
+    if (!r || typeof (r as GpuBuffer).size !== 'number') throw new Error(`WGSL kernel ${k.name}: a tensor is not in a GPU buffer (a texture or external resource)`);
+    buffers.push(r as GpuBuffer);
+  }
+  const entries = buffers.map((buffer, i) => ({ binding: i, resource: { buffer } }));
+  if (k.uniforms.length > 0) {
+    const data = packUniforms(k, d.uniforms ?? {});
+    const ub = b.bufferManager.acquireBuffer(data.byteLength, USAGE_UNIFORM | USAGE_COPY_DST);
+    b.device.queue.writeBuffer(ub, 0, data, 0, data.byteLength);
+    b.uniformPendingDisposal.push(ub); // released with tfjs's own uniforms after the next submit
+    entries.push({ binding: buffers.length, resource: { buffer: ub } });
+  }
+  const pipeline = pipelineFor(b, k);
+  const bindGroup = b.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+  // Buffers used by a recorded, unsubmitted command are not recycled before the submit.
+  for (const t of [...d.inputs, ...outInfos]) b.commandQueueOwnedIds.add(t.dataId as object);
+  b.ensureCommandEncoderReady();
+  // Under tf.time, as tfjs does for its own programs: a pass of its own with timestamps where the
+  // device has 'timestamp-query', so the kernel's GPU time counts in kernelMs under its name.
+  const timed = b.activeTimers != null;
+  if (timed && b.supportTimestampQuery) {
+    b.endComputePassEncoder();
+    b.querySet ??= (b.device as unknown as { createQuerySet(d: object): unknown }).createQuerySet({ type: 'timestamp', count: b.querySetCount });
+    b.computePassEncoder = b.commandEncoder!.beginComputePass({ timestampWrites: { querySet: b.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+  } else if (!b.computePassEncoder) b.computePassEncoder = b.commandEncoder!.beginComputePass({});
+  const pass = b.computePassEncoder!;
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bindGroup);
+  const [x, y = 1, z = 1] = d.workgroups;
+  pass.dispatchWorkgroups(x, y, z);
+  dispatchCounts.set(k.name, (dispatchCounts.get(k.name) ?? 0) + 1);
+  b.dispatchCountInPass++;
+  if (timed) {
+    b.endComputePassEncoder();
+    b.activeTimers!.push({ name: k.name, query: b.getQueryTime() });
+  } else if (b.dispatchCountInPass >= (tf.env().get('WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE') as number)) {
+    b.endComputePassEncoder();
+    b.submitQueue();
+  }
+  return outInfos.map((info) => tf.engine().makeTensorFromTensorInfo(info));
+}
+
+/**
+ * A kernel from its bindings and body: inputs (read-only storage arrays), outputs (read-write),
+ * the uniform struct `u`, and `body`, WGSL that defines `fn main` with its own @compute attributes.
+ */
+export function wgslKernel(name: string, io: { inputs: [string, string][]; outputs: [string, string][]; uniforms?: [string, UniformType][] }, body: string): WgslKernel {
+  const uniforms = io.uniforms ?? [];
+  const lines: string[] = [];
+  let i = 0;
+  for (const [n, t] of io.inputs) lines.push(`@group(0) @binding(${i++}) var<storage, read> ${n}: array<${t}>;`);
+  for (const [n, t] of io.outputs) lines.push(`@group(0) @binding(${i++}) var<storage, read_write> ${n}: array<${t}>;`);
+  if (uniforms.length > 0) {
+    lines.push(`struct U { ${uniforms.map(([n, t]) => `${n}: ${t},`).join(' ')} };`);
+    lines.push(`@group(0) @binding(${i}) var<uniform> u: U;`);
+  }
+  return { name, code: `${lines.join('\n')}\n${body}`, uniforms };
+}
+
+/** Workgroups for `n` items of `perGroup` each, as an (x, y) grid within the 65,535-per-axis limit. */
+export function grid(n: number, perGroup: number): [number, number] {
+  const groups = Math.max(1, Math.ceil(n / perGroup));
+  const x = Math.min(groups, 65535);
+  return [x, Math.ceil(groups / x)];
+}
+
+/** WGSL: the flat workgroup index of a grid() dispatch (needs the builtins wid and nwg in scope). */
+export const GROUP_INDEX = 'let group = wid.y * nwg.x + wid.x;';
