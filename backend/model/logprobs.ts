@@ -311,12 +311,15 @@ function headLogprobsInPlace(head: Head, h: tf.Tensor2D, t: tf.Tensor1D, V: numb
       logp(z, out, r0, n);
     }
     z.dispose();
-    save(trains ? [hs, w!] : [hs]);
+    // The targets are saved too: a caller's tidy may dispose them before the backward pass runs,
+    // and their heap memory would then be reused under the gradient.
+    save(trains ? [hs, w!, t] : [hs, t]);
     return {
       value: out,
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const hsv = saved[0] as tf.Tensor2D;
         const wv = trains ? (saved[1] as tf.Tensor2D) : undefined;
+        const ts = saved[trains ? 2 : 1]!;
         const d = dy.dtype === 'float32' ? dy : tf.cast(dy, 'float32');
         const dh = outputTensor([N, D]);
         const dW = wv ? outputTensor(wv.shape) : undefined;
@@ -326,7 +329,7 @@ function headLogprobsInPlace(head: Head, h: tf.Tensor2D, t: tf.Tensor1D, V: numb
           const n = Math.min(rows, N - r0);
           // This chunk's logits again (nothing of size [N, V] was kept), then dz = dy (onehot - softmax).
           logitsInto(hsv, wv, zb, r0, n);
-          addon.pointwise!(heap(), 5, Float64Array.from([offsetOf(zb), offsetOf(t) + r0 * 4, offsetOf(d) + r0 * 4, offsetOf(dz)]), Int32Array.from([n, V]), 0);
+          addon.pointwise!(heap(), 5, Float64Array.from([offsetOf(zb), offsetOf(ts) + r0 * 4, offsetOf(d) + r0 * 4, offsetOf(dz)]), Int32Array.from([n, V]), 0);
           // dh rows = inv dz W ([V, D] head) or inv dz W^T (lm_head [D, V]); the 1 / temperature is alpha.
           withHead(offsetOf(dz), offsetOf(dh) + r0 * D * 4, !vocabFirst, wv, n, D, V);
           if (dW) {
