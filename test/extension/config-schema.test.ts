@@ -27,7 +27,9 @@ test('schema shape: strict objects, enums, defaults, bounds and the source comme
   assert.equal(validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {} }).config!.trainer.lr, undefined);
   assert.match(s.properties.trainer.properties.lr.description, /1e-3 for a built-in size trained from scratch; from model\.checkpoint/);
   assert.equal(s.properties.trainer.properties.lr.exclusiveMinimum, 0);
-  assert.equal(s.properties.trainer.properties.batch_size.default, 64);
+  // trainer.batch_size has no one default either: one explore step's rollouts, or 64 for a stage that only trains (coordinator/stage-batch.ts).
+  assert.equal(s.properties.trainer.properties.batch_size.default, undefined);
+  assert.match(s.properties.trainer.properties.batch_size.description, /Unset: a stage that explores trains one explore step's rollouts/);
   assert.equal(s.properties.trainer.additionalProperties, false);
   assert.match(s.properties.trainer.properties.min_lr_ratio.description, /min_lr_ratio \* lr/);
   assert.match(s.properties.stages.items.properties.steps.description, /Trainer steps in this stage/);
