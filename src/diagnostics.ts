@@ -25,6 +25,12 @@ export function looksLikeTaskset(path: string): boolean {
   return TASKSET_EXTENSIONS.some((e) => p.endsWith(e)) && /(^|\/)(tasksets?|data)\//.test(p);
 }
 
+/** Which files are tasksets beyond the folder names, and a note for a file read with a detected mapping. */
+export interface TasksetKnowledge {
+  isTaskset(file: string, text?: string): boolean;
+  note(file: string): string | undefined;
+}
+
 export class TasksetDiagnostics implements vscode.Disposable {
   readonly collection = vscode.languages.createDiagnosticCollection('rft-taskset');
   private readonly pending: DebouncedChecker;
@@ -33,6 +39,7 @@ export class TasksetDiagnostics implements vscode.Disposable {
     private readonly validate: (file: string, text?: string) => Promise<TasksetReport>,
     private readonly onReport: (r: TasksetReport) => void = () => undefined,
     debounceMs = 300,
+    private readonly knows: TasksetKnowledge = { isTaskset: looksLikeTaskset, note: () => undefined },
   ) {
     this.pending = new DebouncedChecker(debounceMs);
   }
@@ -40,12 +47,32 @@ export class TasksetDiagnostics implements vscode.Disposable {
   apply(r: TasksetReport): void {
     const uri = vscode.Uri.file(r.file);
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === r.file);
-    this.collection.set(uri, r.issues.map((i) => toDiagnostic(i, doc)));
+    const diags = r.issues.map((i) => toDiagnostic(i, doc));
+    // Read with a detected mapping: say which, so the errors left are read against it.
+    const note = this.knows.note(r.file);
+    if (note) {
+      const d = new vscode.Diagnostic(new vscode.Range(0, 0, 0, 1), note, vscode.DiagnosticSeverity.Information);
+      d.source = 'rft taskset';
+      diags.unshift(d);
+    }
+    this.collection.set(uri, diags);
     this.onReport(r);
   }
 
+  /** A file moved or deleted: its problems and its report go. */
+  forget(uri: vscode.Uri): void {
+    this.collection.delete(uri);
+  }
+
+  /** Errors in Problems over all taskset files (the view's badge: the same number as Problems). */
+  errorCount(): number {
+    let n = 0;
+    this.collection.forEach((_uri, ds) => (n += ds.filter((d) => d.severity === vscode.DiagnosticSeverity.Error).length));
+    return n;
+  }
+
   async check(doc: { uri: vscode.Uri; getText(): string; isDirty?: boolean }): Promise<TasksetReport | undefined> {
-    if (!looksLikeTaskset(doc.uri.fsPath)) return undefined;
+    if (!this.knows.isTaskset(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined)) return undefined;
     const r = await this.validate(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined);
     this.apply(r);
     return r;

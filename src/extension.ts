@@ -1,6 +1,7 @@
 // Extension entry point: starts the backend, registers commands, sidebar views, diagnostics, the
 // status bar and webviews. Everything talks to the backend through the typed JSON-RPC client.
 import * as vscode from 'vscode';
+import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { createBackend } from './backend/manager.js';
 import type { BackendClient } from './backend/client.js';
@@ -44,17 +45,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   const c = client;
 
   const state = new StudioState(c);
-  const tasksets = new TasksetsTree();
-  // A file a run config maps (`format:`) is validated the way the run reads it.
+  // A file a run config maps (`format:`) is validated the way the run reads it; a file no config
+  // maps yet, with the mapping detected from its first records.
   const readings = new TasksetReadings();
+  const tasksets = new TasksetsTree(() => readings.files(), (f) => readings.holdsTasks(f));
   const validate = (file: string, text?: string) => {
-    const reading = readings.for(file);
+    const reading = readings.readingFor(file, text);
     return c.request('taskset/validate', { file, text, ...(reading ? { reading } : {}) });
   };
-  const diagnostics = new TasksetDiagnostics(validate, (r) => {
-    tasksets.setReport(r);
-    tasksetsView.badge = badge(tasksets.errorCount());
-  });
+  // The badge counts what Problems shows (not the reports of files gone or closed).
+  const updateBadge = () => (tasksetsView.badge = badge(diagnostics.errorCount()));
+  const diagnostics = new TasksetDiagnostics(
+    validate,
+    (r) => {
+      tasksets.setReport(r);
+      updateBadge();
+    },
+    300,
+    { isTaskset: (f, t) => readings.isTaskset(f, t), note: (f) => readings.note(f) },
+  );
   const configs = new ConfigDiagnostics((file, text) => c.request('config/validate', { file, text }));
   const services: Services = {
     context,
@@ -98,7 +107,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(state, diagnostics, status, runsView, bufferView, tasksetsView);
   context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));
   // The watcher's reports read files plainly: a file a config maps is validated again as the run reads it.
-  context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => (readings.for(r.file) ? void validate(r.file).then((x) => diagnostics.apply(x), () => diagnostics.apply(r)) : diagnostics.apply(r)))));
+  context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => (readings.readingFor(r.file) ? void validate(r.file).then((x) => diagnostics.apply(x), () => diagnostics.apply(r)) : diagnostics.apply(r)))));
 
   // Pass rate of each task in the current run, above its line in taskset files.
   const lens = new TaskPassRateLens(c, state);
@@ -130,16 +139,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     vscode.workspace.onDidOpenTextDocument((d) => (isRunConfig(d.uri.fsPath) ? configs.schedule(d) : diagnostics.schedule(d))),
     vscode.workspace.onDidChangeTextDocument((e) => (isRunConfig(e.document.uri.fsPath) ? configs.schedule(e.document) : diagnostics.schedule(e.document))),
     vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d) : diagnostics.check(d)).catch(() => undefined)),
-    vscode.workspace.onDidCloseTextDocument((d) => diagnostics.collection.delete(d.uri)),
+    // Closed with unsaved edits dropped: Problems shows the file on disk again (a file gone: nothing).
+    vscode.workspace.onDidCloseTextDocument((d) => void (existsSync(d.uri.fsPath) ? diagnostics.check({ uri: d.uri, getText: () => '', isDirty: false }).catch(() => undefined) : forgetFile(d.uri))),
   );
+  const forgetFile = (uri: vscode.Uri) => {
+    diagnostics.forget(uri);
+    tasksets.forget(uri.fsPath);
+    updateBadge();
+  };
+  // The backend watches the taskset files on disk (changes outside the editor).
+  const rescan = async () => {
+    const files = await tasksets.refresh();
+    if (c.state === 'running' && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
+    return files;
+  };
   const startup = async () => {
     await readings.refresh();
-    const files = await tasksets.refresh();
-    if (files.length && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
+    const files = await rescan();
     for (const d of vscode.workspace.textDocuments) {
-      if (looksLikeTaskset(d.uri.fsPath)) await diagnostics.check(d);
-      else if (isRunConfig(d.uri.fsPath)) await configs.check(d).catch(() => undefined);
+      if (isRunConfig(d.uri.fsPath)) await configs.check(d).catch(() => undefined);
+      else await diagnostics.check(d);
     }
+    // Taskset files outside tasksets/ (found by their content or named by a config) are not opened yet: check them too.
+    for (const f of files) if (!looksLikeTaskset(f.fsPath) && !vscode.workspace.textDocuments.some((d) => d.uri.fsPath === f.fsPath)) diagnostics.apply(await validate(f.fsPath));
     if (c.capabilities?.runs) await state.refreshRuns();
     // Runs that existed before this window are history, not news.
     monitor.know(state.runs);
@@ -158,12 +180,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     void (async () => {
       const before = readings.files();
       await readings.refresh();
-      const files = new Set([...before, ...readings.files()].filter((f) => tasksets.reports.has(f) || looksLikeTaskset(f)));
+      const files = new Set([...before, ...readings.files()].filter((f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f))));
       for (const f of files) diagnostics.apply(await validate(f));
+      await rescan();
     })().catch((e) => output.warn(`taskset readings: ${String(e)}`));
   context.subscriptions.push(configWatcher, configWatcher.onDidCreate(rereadConfigs), configWatcher.onDidChange(rereadConfigs), configWatcher.onDidDelete(rereadConfigs));
   const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
-  context.subscriptions.push(watcher, watcher.onDidCreate(() => void tasksets.refresh()), watcher.onDidDelete(() => void tasksets.refresh()));
+  // A file moved or deleted: its Problems, report and badge count go at once (not when its tab closes).
+  context.subscriptions.push(
+    watcher,
+    watcher.onDidCreate(() => void rescan().catch(() => undefined)),
+    watcher.onDidDelete((uri) => {
+      forgetFile(uri);
+      void rescan().catch(() => undefined);
+    }),
+  );
 
   // The run registry is a file other processes (the CLI, the coordinator) write: follow it.
   const runsWatcher = vscode.workspace.createFileSystemWatcher('**/.rft/runs.json');

@@ -185,6 +185,7 @@ export function resetFake(): void {
   recorded.treeViews.clear();
   recorded.diagnostics.clear();
   recorded.prompts.length = 0;
+  fileWatchers.length = 0;
   for (const k of Object.keys(answers) as (keyof typeof answers)[]) answers[k].length = 0;
   settings.clear();
   commandsRegistry.clear();
@@ -297,6 +298,9 @@ class FakeDiagnosticCollection {
   }
   delete(uri: Uri): void {
     this.entries.delete(uri.fsPath);
+  }
+  forEach(f: (uri: Uri, ds: Diagnostic[]) => void): void {
+    for (const [p, ds] of this.entries) f(Uri.file(p), ds);
   }
   clear(): void {
     this.entries.clear();
@@ -420,6 +424,8 @@ function walk(dir: string, out: string[]): void {
 
 const fsEmitter = { open: new EventEmitter<FakeTextDocument>(), change: new EventEmitter<{ document: FakeTextDocument }>(), save: new EventEmitter<FakeTextDocument>(), close: new EventEmitter<FakeTextDocument>() };
 export const documentEvents = fsEmitter;
+/** Every file system watcher created, by glob: a test fires what the file system would. */
+export const fileWatchers: { glob: string; create: EventEmitter<Uri>; delete: EventEmitter<Uri>; change: EventEmitter<Uri> }[] = [];
 
 export const workspace = {
   isTrusted: true,
@@ -467,9 +473,10 @@ export const workspace = {
   onDidSaveTextDocument: fsEmitter.save.event,
   onDidCloseTextDocument: fsEmitter.close.event,
   onDidChangeConfiguration: configChanged.event,
-  createFileSystemWatcher() {
-    const e = new EventEmitter<Uri>();
-    return { onDidCreate: e.event, onDidDelete: e.event, onDidChange: e.event, dispose() {} };
+  createFileSystemWatcher(glob: string) {
+    const w = { glob, create: new EventEmitter<Uri>(), delete: new EventEmitter<Uri>(), change: new EventEmitter<Uri>() };
+    fileWatchers.push(w);
+    return { onDidCreate: w.create.event, onDidDelete: w.delete.event, onDidChange: w.change.event, dispose() {} };
   },
 };
 
