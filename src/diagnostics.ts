@@ -2,6 +2,7 @@
 // Validation runs on open, on edit (debounced, with the unsaved text) and on save; the backend's
 // file watcher also pushes reports for files changed outside the editor.
 import * as vscode from 'vscode';
+import { readFileSync, statSync } from 'node:fs';
 import type { TasksetIssue, TasksetReport } from '../backend/core/protocol.js';
 import { DebouncedChecker } from './debounced-checker.js';
 import { withSuggestion } from './taskset-fixes.js';
@@ -16,6 +17,17 @@ export function toDiagnostic(issue: TasksetIssue, doc?: { lineCount: number; lin
   const d = new vscode.Diagnostic(range, msg, issue.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error);
   d.source = 'rft taskset';
   return d;
+}
+
+/** A file's lines as toDiagnostic reads them (files over 32 MiB: none, ranges start at column 0). */
+function diskLines(file: string): { lineCount: number; lineAt(n: number): { text: string } } | undefined {
+  try {
+    if (statSync(file).size > 32 * 1024 * 1024) return undefined;
+    const lines = readFileSync(file, 'utf8').split('\n');
+    return { lineCount: lines.length, lineAt: (n) => ({ text: lines[n] ?? '' }) };
+  } catch {
+    return undefined;
+  }
 }
 
 export const TASKSET_EXTENSIONS = ['.jsonl', '.json', '.yaml', '.yml', '.csv'];
@@ -46,7 +58,8 @@ export class TasksetDiagnostics implements vscode.Disposable {
 
   apply(r: TasksetReport): void {
     const uri = vscode.Uri.file(r.file);
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === r.file);
+    // A file not open in an editor is read from disk: its lines give the ranges and the did-you-mean.
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === r.file) ?? (r.issues.length ? diskLines(r.file) : undefined);
     const diags = r.issues.map((i) => toDiagnostic(i, doc));
     // Read with a detected mapping: say which, so the errors left are read against it.
     const note = this.knows.note(r.file);
@@ -74,6 +87,13 @@ export class TasksetDiagnostics implements vscode.Disposable {
   async check(doc: { uri: vscode.Uri; getText(): string; isDirty?: boolean }): Promise<TasksetReport | undefined> {
     if (!this.knows.isTaskset(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined)) return undefined;
     const r = await this.validate(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined);
+    this.apply(r);
+    return r;
+  }
+
+  /** Validates a file as the editor reads it (the config's or the detected mapping) and shows the result. */
+  async validateFile(file: string, text?: string): Promise<TasksetReport> {
+    const r = await this.validate(file, text);
     this.apply(r);
     return r;
   }

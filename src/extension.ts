@@ -8,6 +8,7 @@ import type { BackendClient } from './backend/client.js';
 import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffer.js';
 import { trainRewardModel } from './commands/reward-model.js';
 import { newTaskset, validateTaskset } from './commands/taskset.js';
+import { mapFields, type FieldPreset } from './commands/map-fields.js';
 import { evaluateCheckpoint, resumeTraining, startTraining, stopTraining } from './commands/training.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
 import { ConfigDiagnostics, ConfigQuickFixes, isRunConfig } from './config-diagnostics.js';
@@ -117,6 +118,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   reg('rftStudio.newTaskset', () => newTaskset(services));
   reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(services, uri));
+  reg('rftStudio.mapFields', (uri?: vscode.Uri, preset?: FieldPreset) => mapFields(services, uri, preset));
   reg('rftStudio.startTraining', (uri?: vscode.Uri) => startTraining(services, uri));
   reg('rftStudio.stopTraining', (arg?: unknown) => stopTraining(services, arg));
   reg('rftStudio.resumeTraining', (arg?: unknown) => resumeTraining(services, arg));
@@ -176,14 +178,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(toVs(c.onStarted(() => void startup().catch((e) => output.warn(`startup: ${String(e)}`)))));
   // A config written or changed may map files differently: validate the files it names again.
   const configWatcher = vscode.workspace.createFileSystemWatcher('**/*.rft.{yaml,yml}');
-  const rereadConfigs = () =>
-    void (async () => {
-      const before = readings.files();
-      await readings.refresh();
-      const files = new Set([...before, ...readings.files()].filter((f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f))));
-      for (const f of files) diagnostics.apply(await validate(f));
-      await rescan();
-    })().catch((e) => output.warn(`taskset readings: ${String(e)}`));
+  const rereadConfigsNow = async () => {
+    const before = readings.files();
+    await readings.refresh();
+    const files = new Set([...before, ...readings.files()].filter((f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f))));
+    for (const f of files) diagnostics.apply(await validate(f));
+    await rescan();
+  };
+  services.rereadConfigs = rereadConfigsNow;
+  const rereadConfigs = () => void rereadConfigsNow().catch((e) => output.warn(`taskset readings: ${String(e)}`));
   context.subscriptions.push(configWatcher, configWatcher.onDidCreate(rereadConfigs), configWatcher.onDidChange(rereadConfigs), configWatcher.onDidDelete(rereadConfigs));
   const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
   // A file moved or deleted: its Problems, report and badge count go at once (not when its tab closes).
