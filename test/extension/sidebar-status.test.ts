@@ -73,9 +73,11 @@ test('Validate Taskset on a .py file: a warning, no request, no problem left beh
   vscode.resetFake();
   const requests: string[] = [];
   const deleted: string[] = [];
+  const client = { request: async (m: string) => (requests.push(m), { file: '', tasks: 0, issues: [] }) };
   const s = {
-    client: { request: async (m: string) => (requests.push(m), { file: '', tasks: 0, issues: [] }) },
-    diagnostics: { collection: { delete: (u: { fsPath: string }) => deleted.push(u.fsPath) }, apply() {} },
+    client,
+    // Validation goes through the diagnostics (which read the file as Problems does).
+    diagnostics: { collection: { delete: (u: { fsPath: string }) => deleted.push(u.fsPath) }, apply() {}, validateFile: () => client.request('taskset/validate') },
     output: { warn() {}, error() {}, info() {} },
   };
   await validateTaskset(s as never, vscode.Uri.file('/w/tasksets/solve.py') as never);

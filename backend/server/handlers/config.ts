@@ -6,6 +6,7 @@ import type { WorkspacePaths } from '../confine.js';
 import { parse } from 'yaml';
 import { configIssuesAt, issuesAtLines } from '../../core/config-lines.js';
 import { validateRunConfig } from '../../core/config.js';
+import { missingConfigFiles } from '../../core/config-files.js';
 import type { ConfigIssueAt } from '../../core/protocol.js';
 import { NotFoundError } from '../errors.js';
 
@@ -21,17 +22,28 @@ export function registerConfig(rpc: RpcHost, paths: WorkspacePaths): void {
       }
     }
     const issues = configIssuesAt(text);
-    return { issues: issues.length ? issues : deepIssues(text) };
+    return { issues: issues.length ? issues : deepIssues(text, insideOrUndefined(paths, p.file)) };
   });
 }
 
 /**
  * What `rft run` would also refuse in a schema-valid config and core can tell: numbers that are not
- * finite (`.inf`, `.nan`). Names against the registries (coordinator/config-check.ts) are checked by
+ * finite (`.inf`, `.nan`), taskset / eval / experts files that are not there. Names against the registries (coordinator/config-check.ts) are checked by
  * `rft run` / `--check` only: they load the trainer's tensor engine, which the server keeps out of
  * its bundle for a fast start.
  */
-function deepIssues(text: string): ConfigIssueAt[] {
-  const v = validateRunConfig(parse(text) ?? {});
-  return v.config ? [] : issuesAtLines(text, v.issues);
+function deepIssues(text: string, file: string | undefined): ConfigIssueAt[] {
+  const raw: unknown = parse(text) ?? {};
+  const v = validateRunConfig(raw);
+  // The files it names that are not there (the template's placeholder `tasksets/math.jsonl`).
+  return v.config ? (file ? issuesAtLines(text, missingConfigFiles(raw, file)) : []) : issuesAtLines(text, v.issues);
+}
+
+/** The config's path when inside the workspace (unsaved text of a file elsewhere: no file checks). */
+function insideOrUndefined(paths: WorkspacePaths, file: string): string | undefined {
+  try {
+    return paths.inside(file, 'file');
+  } catch {
+    return undefined;
+  }
 }
