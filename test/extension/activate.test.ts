@@ -176,7 +176,8 @@ test('new taskset from a template writes a file the validator can read', async (
 test('add selection as expert example: goes into the buffer and the sidebar count updates live', async () => {
   const doc = vscode.textDocument(vscode.Uri.file(join(ws, 'notes.md')), 'intro\nthe answer is 42\n');
   vscode.window.activeTextEditor = { document: doc, selection: new vscode.Selection(1, 0, 1, 16) };
-  vscode.answers.inputBox.push('t1', 'question 1');
+  // A task of the buffer, picked: its prompt comes from the buffer.
+  vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 't1'));
   vscode.recorded.messages.length = 0;
   await vscode.commands.executeCommand('rftStudio.addSelectionAsExpert');
   assert.match(vscode.recorded.messages[0]!.message, /Added expert example expert~.* for task t1/);
