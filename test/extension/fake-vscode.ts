@@ -156,7 +156,7 @@ export const recorded = {
   treeViews: new Map<string, FakeTreeView>(),
   diagnostics: new Map<string, FakeDiagnosticCollection>(),
   /** Options of every quick pick, input box and file dialog shown, in order. */
-  prompts: [] as { kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog'; options: Record<string, unknown> }[],
+  prompts: [] as { kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog'; options: Record<string, unknown>; itemsPending?: boolean }[],
 };
 export const FileType = { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 } as const;
 /** Answers the next prompts: each entry is taken in order by the matching prompt kind. */
@@ -352,7 +352,8 @@ export const window = {
   showWarningMessage: message('warning'),
   showInformationMessage: message('info'),
   async showQuickPick(items: unknown[] | Promise<unknown[]>, options: Record<string, unknown> = {}) {
-    recorded.prompts.push({ kind: 'quickPick', options });
+    // itemsPending: the list opened before its items were known (VS Code shows it busy meanwhile).
+    recorded.prompts.push({ kind: 'quickPick', options, itemsPending: items instanceof Promise });
     const list = (await items) as { label: string }[];
     const f = answers.quickPick.shift();
     return f ? f(list) : undefined;
