@@ -113,3 +113,16 @@ test('package: the Workers view only for a scale-out setup; welcome texts withou
   assert.equal(c.views.rftStudio!.find((v) => v.id === 'rftStudio.workers')!.when, 'config.rftStudio.scaleOut.buffer');
   for (const w of c.viewsWelcome) assert.ok(!w.contents.includes('**'), `${w.view}: no ** (view welcome text is not markdown-bold)`);
 });
+
+test('Runs view: two runs of the same name are told apart by their ids (the ids notifications use)', async () => {
+  const { RunsTree, runLabel } = await import('../../src/views/runs-tree.js');
+  const runs: RunInfo[] = [
+    { id: 'my-run-1', name: 'my-run', status: 'completed', createdAt: 1 },
+    { id: 'my-run-2', name: 'my-run', status: 'running', createdAt: 2 },
+    { id: 'other-1', name: 'other', status: 'failed', createdAt: 3 },
+    { id: 'bare', status: 'created', createdAt: 0 },
+  ];
+  const tree = new RunsTree({ runs, onDidChange: () => ({ dispose() {} }) } as never);
+  assert.deepEqual(tree.getChildren().map((r) => tree.getTreeItem(r).label), ['other', 'my-run (my-run-2)', 'my-run (my-run-1)', 'bare']);
+  assert.equal(runLabel(runs[2]!, runs), 'other');
+});
