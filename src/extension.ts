@@ -111,7 +111,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => (readings.readingFor(r.file) ? void validate(r.file).then((x) => diagnostics.apply(x), () => diagnostics.apply(r)) : diagnostics.apply(r)))));
 
   // Pass rate of each task in the current run, above its line in taskset files.
-  const lens = new TaskPassRateLens(c, state);
+  const lens = new TaskPassRateLens(c, state, undefined, (f) => readings.isTaskset(f));
   context.subscriptions.push(lens, vscode.languages.registerCodeLensProvider(TASKSET_SELECTOR, lens));
   context.subscriptions.push(vscode.languages.registerCodeActionsProvider(TASKSET_SELECTOR, new TasksetQuickFixes(), { providedCodeActionKinds: TasksetQuickFixes.kinds }));
 
