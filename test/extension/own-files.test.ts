@@ -93,6 +93,20 @@ test('a config without the answer mapping: did-you-mean, and the quick fix maps 
   assert.equal(vscode.recorded.treeViews.get('rftStudio.tasksets')!.badge?.value, 3);
 });
 
+test('the template config reads the own files found by their records: the taskset and the worked solutions as experts (no placeholder)', async () => {
+  vscode.answers.quickPick.push((items) => (items as string[]).find((i) => /Create a config from the template/.test(i)));
+  vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 'tiny-0.4m'));
+  await vscode.commands.executeCommand('rftStudio.startTraining');
+  const written = join(ws, 'train-2.rft.yaml');
+  const cfg = parse(readFileSync(written, 'utf8'));
+  assert.equal(cfg.taskset.path, 'mine/math.jsonl');
+  assert.deepEqual(cfg.taskset.format, { prompt_key: 'problem', response_key: 'final' });
+  assert.deepEqual(cfg.experts, { path: 'worked.jsonl', format: { prompt_key: 'problem', response_key: 'worked' } });
+  assert.equal(cfg.algorithm.name, 'mix');
+  const pools = loadTasks(loadRunConfig(written));
+  assert.equal(pools.experts.length, 2);
+});
+
 test('a moved taskset: its Problems and badge go at once; the view lists it at its new place', async () => {
   const from = join(ws, 'mine/math.jsonl');
   const to = join(ws, 'mine/math-moved.jsonl');
