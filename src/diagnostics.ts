@@ -85,7 +85,8 @@ export class TasksetDiagnostics implements vscode.Disposable {
   }
 
   async check(doc: { uri: vscode.Uri; getText(): string; isDirty?: boolean }): Promise<TasksetReport | undefined> {
-    if (!this.knows.isTaskset(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined)) return undefined;
+    // Files on disk only (not git: / output: documents of the same path).
+    if ((doc.uri.scheme ?? 'file') !== 'file' || !this.knows.isTaskset(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined)) return undefined;
     const r = await this.validate(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined);
     this.apply(r);
     return r;

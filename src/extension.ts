@@ -17,6 +17,7 @@ import { RunMonitor } from './run-events.js';
 import { TaskPassRateLens, currentRun } from './taskset-lens.js';
 import { TasksetQuickFixes } from './taskset-fixes.js';
 import { TasksetReadings } from './taskset-readings.js';
+import { DebouncedChecker } from './debounced-checker.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
@@ -142,7 +143,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     vscode.workspace.onDidChangeTextDocument((e) => (isRunConfig(e.document.uri.fsPath) ? configs.schedule(e.document) : diagnostics.schedule(e.document))),
     vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d) : diagnostics.check(d)).catch(() => undefined)),
     // Closed with unsaved edits dropped: Problems shows the file on disk again (a file gone: nothing).
-    vscode.workspace.onDidCloseTextDocument((d) => void (existsSync(d.uri.fsPath) ? diagnostics.check({ uri: d.uri, getText: () => '', isDirty: false }).catch(() => undefined) : forgetFile(d.uri))),
+    vscode.workspace.onDidCloseTextDocument((d) => d.uri.scheme === 'file' && void (existsSync(d.uri.fsPath) ? diagnostics.check({ uri: d.uri, getText: () => '', isDirty: false }).catch(() => undefined) : forgetFile(d.uri))),
   );
   const forgetFile = (uri: vscode.Uri) => {
     diagnostics.forget(uri);
@@ -190,12 +191,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(configWatcher, configWatcher.onDidCreate(rereadConfigs), configWatcher.onDidChange(rereadConfigs), configWatcher.onDidDelete(rereadConfigs));
   const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
   // A file moved or deleted: its Problems, report and badge count go at once (not when its tab closes).
+  // The rescan waits for a burst to end (a run writing checkpoints creates many files), and files
+  // the program writes (.rft/, node_modules/) do not trigger one.
+  const rescans = new DebouncedChecker(500);
+  const ours = (uri: vscode.Uri) => /[\\/](\.rft|node_modules|\.git)[\\/]/.test(uri.fsPath);
+  const rescanSoon = (uri: vscode.Uri) => !ours(uri) && rescans.schedule('rescan', () => rescan());
   context.subscriptions.push(
     watcher,
-    watcher.onDidCreate(() => void rescan().catch(() => undefined)),
+    rescans,
+    watcher.onDidCreate(rescanSoon),
     watcher.onDidDelete((uri) => {
       forgetFile(uri);
-      void rescan().catch(() => undefined);
+      rescanSoon(uri);
     }),
   );
 
