@@ -10,7 +10,7 @@ import { initEngine } from '../backend/model/engine.js';
 import { nativeBlasActive, setNativeBlasEnabled } from '../backend/model/native-blas.js';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
 import { TaskFeed, expertExperience, experiencePipeline, initialModel, loadTasks, makeTokenizer, samplerConfig, stageBatchSize, trainerOptions } from '../backend/coordinator/setup.js';
-import { ExperiencePipeline } from '../backend/buffer/pipeline/experience/index.js';
+import type { ExperiencePipeline } from '../backend/buffer/pipeline/experience/index.js';
 import { makeSampler } from '../backend/buffer/sampler/index.js';
 import { openStore, type ExperienceStore } from '../backend/buffer/storage/index.js';
 import { LocalRolloutModel } from '../backend/explorer/local-model.js';

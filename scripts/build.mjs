@@ -50,7 +50,7 @@ jobs.push(backend({ cli: 'backend/cli.ts' }));
 // Rollout workers are worker threads with their own entry module (backend/explorer/workers/pool.ts).
 jobs.push(backend({ 'rollout-worker': 'backend/explorer/workers/rollout-worker.ts' }));
 // `rft serve` on its own (what the extension launches): loads only the server's modules.
-if (existsSync('backend/server/main.ts')) jobs.push(backend({ serve: 'backend/server/main.ts' }));
+if (existsSync('backend/serve.ts')) jobs.push(backend({ serve: 'backend/serve.ts' }));
 // Every bundle is attempted even when one fails, so one broken program does not hide the others.
 const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected');
 if (failed.length) {

@@ -33,15 +33,16 @@ export class ConfigDiagnostics implements vscode.Disposable {
   private readonly pending: DebouncedChecker;
 
   constructor(
-    private readonly validate: (file: string, text?: string) => Promise<{ issues: ConfigIssueAt[] }>,
+    private readonly validate: (file: string, text?: string, deep?: boolean) => Promise<{ issues: ConfigIssueAt[] }>,
     debounceMs = 300,
   ) {
     this.pending = new DebouncedChecker(debounceMs);
   }
 
-  async check(doc: Doc): Promise<ConfigIssueAt[] | undefined> {
+  /** `deep` (on open, on save, before a run): also what `rft run --check` refuses, for the saved file (a few seconds). */
+  async check(doc: Doc, deep = false): Promise<ConfigIssueAt[] | undefined> {
     if (!isRunConfig(doc.uri.fsPath)) return undefined;
-    const r = await this.validate(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined);
+    const r = await this.validate(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined, deep && !doc.isDirty);
     this.collection.set(doc.uri, r.issues.map((i) => configDiagnostic(i, doc)));
     return r.issues;
   }
@@ -51,7 +52,7 @@ export class ConfigDiagnostics implements vscode.Disposable {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const text = open ? undefined : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
     const doc: Doc = open ?? { uri, getText: () => text!, lineCount: text!.split('\n').length, lineAt: (n) => ({ text: text!.split('\n')[n] ?? '' }) };
-    return (await this.check(doc)) ?? [];
+    return (await this.check(doc, true)) ?? [];
   }
 
   schedule(doc: Doc): void {

@@ -5,11 +5,13 @@ import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { createBackend } from './backend/manager.js';
 import type { BackendClient } from './backend/client.js';
+import type { RunInfo } from '../backend/core/protocol.js';
 import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffer.js';
 import { trainRewardModel } from './commands/reward-model.js';
 import { newTaskset, validateTaskset } from './commands/taskset.js';
 import { mapFields, type FieldPreset } from './commands/map-fields.js';
-import { evaluateCheckpoint, resumeTraining, startTraining, stopTraining } from './commands/training.js';
+import { evaluateCheckpoint, pauseTraining, resumeTraining, startTraining, stopTraining } from './commands/training.js';
+import { openReport } from './commands/report.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
 import { ConfigDiagnostics, ConfigQuickFixes, isRunConfig } from './config-diagnostics.js';
 import { ConfigSchemaProvider, yamlExtensionPresent } from './config-schema-lang.js';
@@ -28,6 +30,7 @@ import { TasksetsTree } from './views/tasksets-tree.js';
 import { openDashboard } from './webviews/dashboard.js';
 import { openExperienceBrowser } from './webviews/experience-browser.js';
 import { registerModels } from './models/register.js';
+import { guardCommand } from './errors.js';
 
 let client: BackendClient | undefined;
 
@@ -66,7 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     300,
     { isTaskset: (f, t) => readings.isTaskset(f, t), note: (f) => readings.note(f) },
   );
-  const configs = new ConfigDiagnostics((file, text) => c.request('config/validate', { file, text }));
+  const configs = new ConfigDiagnostics((file, text, deep) => c.request('config/validate', { file, text, ...(deep ? { deep } : {}) }));
   const services: Services = {
     context,
     client: c,
@@ -116,14 +119,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(lens, vscode.languages.registerCodeLensProvider(TASKSET_SELECTOR, lens));
   context.subscriptions.push(vscode.languages.registerCodeActionsProvider(TASKSET_SELECTOR, new TasksetQuickFixes(), { providedCodeActionKinds: TasksetQuickFixes.kinds }));
 
-  const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  // Every command: a failure not shown by the command itself is told where the user acted (errors.ts).
+  const titles = commandTitles(context.extension?.packageJSON);
+  const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(titles.get(id) ?? id, fn, output)));
   reg('rftStudio.newTaskset', () => newTaskset(services));
   reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(services, uri));
   reg('rftStudio.mapFields', (uri?: vscode.Uri, preset?: FieldPreset) => mapFields(services, uri, preset));
   reg('rftStudio.startTraining', (uri?: vscode.Uri) => startTraining(services, uri));
   reg('rftStudio.stopTraining', (arg?: unknown) => stopTraining(services, arg));
+  reg('rftStudio.pauseTraining', (arg?: unknown) => pauseTraining(services, arg));
   reg('rftStudio.resumeTraining', (arg?: unknown) => resumeTraining(services, arg));
-  reg('rftStudio.evaluateCheckpoint', (uri?: vscode.Uri) => evaluateCheckpoint(services, uri));
+  // A Uri (explorer), a RunInfo (Runs view: that run's checkpoints) or nothing (palette).
+  reg('rftStudio.evaluateCheckpoint', (arg?: vscode.Uri | RunInfo) => evaluateCheckpoint(services, arg));
+  reg('rftStudio.openReport', (arg?: unknown) => openReport(services, arg));
   reg('rftStudio.openDashboard', (runId?: string) => services.openDashboard(typeof runId === 'string' ? runId : undefined));
   reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert'; taskId?: string }) => services.openExperienceBrowser(o));
   reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(services));
@@ -139,9 +147,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
 
   // Tasksets: validate open documents while typing / on save; the backend watches files on disk.
   context.subscriptions.push(
-    vscode.workspace.onDidOpenTextDocument((d) => (isRunConfig(d.uri.fsPath) ? configs.schedule(d) : diagnostics.schedule(d))),
+    // A config opened or saved is checked deep (registry names, as `rft run` would refuse them).
+    vscode.workspace.onDidOpenTextDocument((d) => (isRunConfig(d.uri.fsPath) ? void configs.check(d, true).catch(() => undefined) : diagnostics.schedule(d))),
     vscode.workspace.onDidChangeTextDocument((e) => (isRunConfig(e.document.uri.fsPath) ? configs.schedule(e.document) : diagnostics.schedule(e.document))),
-    vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d) : diagnostics.check(d)).catch(() => undefined)),
+    vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d, true) : diagnostics.check(d)).catch(() => undefined)),
     // Closed with unsaved edits dropped: Problems shows the file on disk again (a file gone: nothing).
     vscode.workspace.onDidCloseTextDocument((d) => d.uri.scheme === 'file' && void (existsSync(d.uri.fsPath) ? diagnostics.check({ uri: d.uri, getText: () => '', isDirty: false }).catch(() => undefined) : forgetFile(d.uri))),
   );
@@ -160,7 +169,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     await readings.refresh();
     const files = await rescan();
     for (const d of vscode.workspace.textDocuments) {
-      if (isRunConfig(d.uri.fsPath)) await configs.check(d).catch(() => undefined);
+      if (isRunConfig(d.uri.fsPath)) await configs.check(d, true).catch(() => undefined);
       else await diagnostics.check(d);
     }
     // Taskset files outside tasksets/ (found by their content or named by a config) are not opened yet: check them too.
@@ -221,6 +230,12 @@ const TASKSET_SELECTOR: vscode.DocumentSelector = ['jsonl', 'json', 'yaml', 'yml
 
 function badge(errors: number): vscode.ViewBadge | undefined {
   return errors ? { value: errors, tooltip: `${errors} taskset error${errors === 1 ? '' : 's'}` } : undefined;
+}
+
+/** `rftStudio.startTraining` -> `Start Training…` (package.json), for failure notifications. */
+function commandTitles(pkg: unknown): Map<string, string> {
+  const cmds = (pkg as { contributes?: { commands?: { command: string; title: string }[] } } | undefined)?.contributes?.commands ?? [];
+  return new Map(cmds.map((c) => [c.command, c.title.replace(/…$/, '')]));
 }
 
 function toVs(d: { dispose(): void }): vscode.Disposable {

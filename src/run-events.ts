@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import type { MetricsPoint, RunInfo } from '../backend/core/protocol.js';
 import type { BackendClient } from './backend/client.js';
+import { errorFix, oneLineReason } from './error-lines.js';
 
 export interface RunEvent {
   level: 'info' | 'warn' | 'error';
@@ -34,6 +35,7 @@ export function metricEvents(p: MetricsPoint, prevStage: string | undefined): Ru
   if (p.stage && p.stage !== prevStage) out.push({ level: 'info', line: `Run ${p.runId}: stage '${p.stage}' from step ${p.step}` });
   const acc = p.values.eval_accuracy;
   if (acc !== undefined) out.push({ level: 'info', line: `Run ${p.runId}: eval accuracy ${(100 * acc).toFixed(1)}% at step ${p.step}` });
+  for (const w of p.warnings ?? []) out.push({ level: 'warn', line: `Run ${p.runId}: ${w.message}` });
   const skipped = p.values.skipped_experiences;
   if (skipped) out.push({ level: 'warn', line: `Run ${p.runId}: step ${p.step} skipped ${skipped} experience(s) the trainer could not use (see the run's log)` });
   return out;
@@ -93,8 +95,17 @@ export class RunMonitor implements vscode.Disposable {
     else if (r.status === 'completed') void this.notify('info', `Run ${r.name ?? r.id} completed${r.step !== undefined ? ` after ${r.step} steps` : ''}.`, r);
   }
 
+  private readonly warned = new Set<string>();
+
   metrics(p: MetricsPoint): void {
-    for (const e of metricEvents(p, this.stages.get(p.runId))) this.write(e);
+    for (const e of metricEvents(p, this.stages.get(p.runId))) {
+      this.write(e);
+      // A warning that matters (experiences the trainer skipped) is a toast too, once per run.
+      if (e.level === 'warn' && !this.warned.has(p.runId)) {
+        this.warned.add(p.runId);
+        void Promise.resolve(vscode.window.showWarningMessage(e.line, 'Show Log')).then((pick) => pick && this.d.output.show());
+      }
+    }
     if (p.stage) this.stages.set(p.runId, p.stage);
   }
 
@@ -103,7 +114,9 @@ export class RunMonitor implements vscode.Disposable {
     const log = await this.d.client.request('runs/log', { runId: r.id, lines: 15 }).catch(() => undefined);
     if (log?.lines.length) this.d.output.error(`Last lines of ${log.path}:\n  ${log.lines.join('\n  ')}`);
     const reason = r.statusReason ?? [...(log?.lines ?? [])].reverse().find((l) => /error|failed|exceed/i.test(l)) ?? log?.lines.at(-1) ?? 'no reason recorded';
-    await this.notify('error', `Run ${r.name ?? r.id} failed${r.step !== undefined ? ` at step ${r.step}` : ''}: ${reason}`, r, log?.path);
+    // The cause in one line (a died process's log lines, a config's list of problems stay in the log).
+    const fix = errorFix(reason);
+    await this.notify('error', `Run ${r.name ?? r.id} failed${r.step !== undefined ? ` at step ${r.step}` : ''}: ${oneLineReason(reason)}${fix ? ` ${fix}` : ''}`, r, log?.path);
   }
 
   private async notify(kind: 'info' | 'error', message: string, r: RunInfo, logPath?: string): Promise<void> {

@@ -9,6 +9,8 @@ export class StudioState implements vscode.Disposable {
   counts: BufferCounts | undefined;
   runs: RunInfo[] = [];
   engine: EngineSummary | undefined;
+  /** Runs asked to stop or pause and not yet ended (a step finishes first): `stopping…` / `pausing…`. */
+  readonly pending = new Map<string, string>();
   private readonly emitter = new vscode.EventEmitter<'buffer' | 'runs'>();
   readonly onDidChange = this.emitter.event;
   private readonly subs: { dispose(): void }[] = [];
@@ -65,6 +67,18 @@ export class StudioState implements vscode.Disposable {
       return b?.status === 'running' && (b.step ?? -1) > (r.step ?? -1) ? { ...r, step: b.step, reward: r.reward ?? b.reward } : r;
     });
     this.emitter.fire('runs');
+  }
+
+  /** Runs `fn` (a stop or pause request) with the run shown as `what` until it returns. */
+  async whilePending<T>(runId: string, what: string, fn: () => Promise<T>): Promise<T> {
+    this.pending.set(runId, what);
+    this.emitter.fire('runs');
+    try {
+      return await fn();
+    } finally {
+      this.pending.delete(runId);
+      this.emitter.fire('runs');
+    }
   }
 
   get activeRun(): RunInfo | undefined {

@@ -82,9 +82,9 @@ const flow = (f: FileFormat) => `{ ${Object.entries(f).map(([k, v]) => `${k}: ${
  * files need, the user's eval file when there is one (else no `eval`: the run holds 10% of a taskset
  * of 20+ tasks out, or runs without held-out accuracy, and the comment says so),
  * and MIX over the user's expert file when there is one (so promoted and added experts are
- * trained on; GRPO without).
+ * trained on; GRPO without). `trainer`: extra `trainer:` lines (a pretrained model's lr).
  */
-export function configTemplate(tasksetPath: string, domain: Domain = domainOf(tasksetPath), model: string[] = PRESET_MODEL, files: TemplateFiles = {}): string {
+export function configTemplate(tasksetPath: string, domain: Domain = domainOf(tasksetPath), model: string[] = PRESET_MODEL, files: TemplateFiles = {}, trainer: string[] = []): string {
   const s = SCORING[domain];
   const path = JSON.stringify(tasksetPath);
   const format = (f: FileFormat | undefined, comment: boolean) =>
@@ -126,8 +126,11 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     '  eval_sampling:',
     `    max_new_tokens: ${s.maxNewTokens}`,
     'trainer:',
-    '  batch_size: 16',
+    // The trainer's whole batch: one explore step's rollouts, plus MIX's expert half (config-check refuses less).
+    files.experts ? '  batch_size: 32  # 16 rollouts (4 tasks x 4 samples) + 16 expert rows (MIX: half of each batch)' : '  batch_size: 16  # 4 tasks x 4 samples a step',
     '  steps: 50',
+    // A pretrained model's lr, warm-up and clip (src/models/model-card.ts trainerLines).
+    ...trainer,
     'monitor:',
     '  eval_every: 10  # held-out accuracy every 10 steps (the dashboard charts it)',
     '',

@@ -5,7 +5,7 @@
 // once lose no record. A structurally bad record is reported by index and field and kept in the
 // file as it is; the valid ones around it are served.
 import { mkdir } from 'node:fs/promises';
-import { closeSync, constants, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';

@@ -22,6 +22,7 @@ import { builtinTasksets } from '../explorer/tasksets/index.js';
 import { AUGMENTABLE_BUILTINS } from '../explorer/task-proposers.js';
 import { InputError } from '../core/errors.js';
 import { closest } from '../core/closest.js';
+import { exploringBatchIssue } from './stage-batch.js';
 
 type Add = (path: string, message: string) => void;
 
@@ -150,7 +151,26 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   if (!taskSelectors.has(cfg.taskset.selector)) add('taskset.selector', unknownName('task selector', cfg.taskset.selector, taskSelectors.names()));
   if (cfg.experience_pipeline) checkPipeline(() => ExperiencePipeline.fromConfig(cfg.experience_pipeline, { advantage: () => true }), add, 'experience_pipeline');
   checkPartialRollout(cfg, add);
+  if (trains) checkBatchSizes(cfg, add);
   return issues;
+}
+
+/** An exploring stage's configured batch must hold at least one explore step's rollouts (stage-batch.ts). */
+function checkBatchSizes(cfg: RunConfig, add: Add): void {
+  const stages = cfg.stages ?? [{ algorithm: cfg.algorithm, mode: cfg.mode, batch_size: undefined }];
+  stages.forEach((s, i) => {
+    if (cfg.mode !== 'both' || s.mode === 'train' || !algorithms.has(s.algorithm.name)) return;
+    let bundle;
+    try {
+      bundle = resolveAlgorithm(s.algorithm.name, s.algorithm.params);
+    } catch {
+      return; // reported by checkAlgorithm
+    }
+    // SFT (expert rows only) and DPO (stored pairs) do not train on the step's rollouts.
+    if (bundle.policyLoss.fn === 'dpo' || bundle.sampling.expertRatio >= 1) return;
+    const issue = exploringBatchIssue(cfg, s, cfg.stages ? i : undefined, bundle.sampling.expertRatio);
+    if (issue) add(issue.path, issue.message);
+  });
 }
 
 /** Partial rollouts continue a single-turn sample from its tokens; what cannot be continued that way is refused (every process model, distributed too). */

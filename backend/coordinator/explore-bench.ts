@@ -117,6 +117,7 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
       // monitor.report: false writes no HTML report (the summary's report is then '').
       report: cfg.monitor.report ? join(runDir, 'report.html') : '',
       checkpoint: cfg.model.checkpoint ?? '',
+      warnings: [],
     };
     if (summary.report) writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), { mode: cfg.mode, model: rm.what, accuracy: r?.accuracy ?? 'none (no eval set)', eval_set: summary.eval_set, explore_steps: exploreSteps });
     return summary;

@@ -12,7 +12,8 @@ import { workflows } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import { runExplorerLoop } from '../explorer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import { experiencePipeline, explorerOptions, processExperiences, rolloutEngine, TaskFeed } from './setup.js';
+import { experiencePipeline, explorerOptions, processExperiences, rolloutEngine, samplerConfig, TaskFeed } from './setup.js';
+import { exploreNeed } from './stage-batch.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
 import { requiredVersion, syncOffset } from './sync-plan.js';
 import { trainerStarved } from './trainer-starved.js';
@@ -58,8 +59,10 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
       process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', stage: stage.name, step: explorer.step, ...counts })),
       afterStep: synth?.afterStep,
     });
-    // The trainer waits for a full batch of this step's rollouts: refill steps the pipeline thinned out.
-    explorer.need = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;
+    // The trainer waits for a full batch of this step's rollouts (the usual share of the stage's batch):
+    // refill steps the pipeline thinned out, and steps short of a configured batch_size.
+    const sc = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
+    explorer.need = exploreNeed(cfg, stage, sc.type === 'mixed' ? (sc.expertRatio ?? 0) : 0);
     explorer.signal = signal;
     live = watchRunFiles(cfg, { runId, feed, pools, tok, store: db });
     await live.ready;

@@ -1,6 +1,7 @@
 // Run monitoring: metrics as JSONL (one object per event), a self-contained HTML report with the
 // learning curves, and a terminal progress line with ETA.
 import { appendFileSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import type { RunWarning } from '../core/protocol.js';
 
 export interface MetricRecord {
   t: number;
@@ -9,6 +10,18 @@ export interface MetricRecord {
   stage?: string;
   step?: number;
   [k: string]: unknown;
+}
+
+/** The warning records of a run's metrics (`kind: warning`, trainer/collapse-guard.ts), as the summary and the dashboard list them. */
+export function runWarnings(recs: MetricRecord[]): RunWarning[] {
+  return recs
+    .filter((x) => x.kind === 'warning' && x.code === 'policy_collapse' && typeof x.message === 'string' && typeof x.step === 'number')
+    .map((x) => ({ code: 'policy_collapse' as const, step: x.step!, ...(typeof x.stage === 'string' ? { stage: x.stage } : {}), message: String(x.message), values: numbers(x.values) }));
+}
+
+function numbers(v: unknown): Record<string, number> {
+  if (!v || typeof v !== 'object') return {};
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x === 'number' && Number.isFinite(x))) as Record<string, number>;
 }
 
 export class MetricsLog {
@@ -99,8 +112,36 @@ function chart(title: string, series: Series[], xLabel: string): string {
 <text x="${W / 2}" y="${H - 8}" text-anchor="middle" font-size="10">${esc(xLabel)} ${x0}..${x1}</text>${lines}</svg></figure>`;
 }
 
+/** policy_loss (an objective's policy part), else pg_loss, else grpo_loss: the dashboard's `policy`. */
+function policySeries(train: MetricRecord[], ser: (rows: MetricRecord[], key: string, name?: string) => Series): Series {
+  const pick = (r: MetricRecord) => [r.policy_loss, r.pg_loss, r.grpo_loss].find((v) => typeof v === 'number');
+  return { ...ser([], 'loss', 'policy'), points: train.flatMap((r) => (pick(r) === undefined ? [] : [[Number(r.step ?? 0), pick(r) as number] as [number, number]])) };
+}
+
 function esc(s: string): string {
   return s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+}
+
+/**
+ * Seconds the run has run, over every segment (a start and each resume writes a `segment` record; a
+ * segment ends at its last record): not the gaps while it was stopped, not only the last segment.
+ */
+export function runSeconds(recs: MetricRecord[], now = Date.now()): { seconds: number; segments: number } {
+  if (!recs.length) return { seconds: 0, segments: 0 };
+  const starts = recs.flatMap((r, i) => (r.kind === 'segment' && i > 0 ? [i] : []));
+  const bounds = [0, ...starts];
+  let ms = 0;
+  bounds.forEach((b, k) => {
+    const last = k + 1 < bounds.length ? recs[bounds[k + 1]! - 1]!.t : now;
+    ms += Math.max(0, last - recs[b]!.t);
+  });
+  return { seconds: ms / 1000, segments: bounds.length };
+}
+
+/** The latest value in a series name (`policy (last 0.442)`), as the dashboard's legend shows it. */
+function withLast(s: Series): Series {
+  const v = s.points.at(-1)?.[1];
+  return v === undefined ? s : { ...s, name: `${s.name} (last ${Number(v.toPrecision(3))})` };
 }
 
 /** Write the HTML report of a run from its metrics. */
@@ -117,7 +158,10 @@ export function writeReport(file: string, title: string, recs: MetricRecord[], s
   const charts = [
     chart('reward (explorer)', [ser(explore, 'reward_mean', 'mean reward', sec)], 'seconds'),
     chart('held-out accuracy', [ser(evals, 'accuracy', 'accuracy', sec)], 'seconds'),
-    chart('losses', [ser(train, 'loss'), ser(train, 'grpo_loss'), ser(train, 'sft_loss'), ser(train, 'pg_loss'), ser(train, 'critic_loss')].filter((s) => s.points.length), 'trainer step'),
+    // The dashboard's series (process-run-controller.ts toPoints): `policy` is the algorithm's whole
+    // policy loss (MIX: (1 - mu)·GRPO + mu·SFT); GRPO's own part stays near 0 by construction (group-
+    // normalised advantages at ratio 1), so it alone read as a flat 0 beside the dashboard's policy.
+    chart('losses', [ser(train, 'loss', 'total'), policySeries(train, ser), ser(train, 'sft_loss', 'SFT'), ser(train, 'critic_loss', 'critic (value)')].filter((s) => s.points.length).map(withLast), 'trainer step'),
     chart('KL and entropy', [ser(train, 'kl'), ser(train, 'ppo_kl'), ser(train, 'entropy')].filter((s) => s.points.length), 'trainer step'),
     chart('throughput', [ser(train, 'tokens_per_s', 'trainer tok/s'), ser(explore, 'tokens_per_s', 'explorer tok/s')].filter((s) => s.points.length), 'step'),
     chart('idle fraction', [ser(recs.filter((r) => r.kind === 'state'), 'trainer_idle', 'trainer'), ser(recs.filter((r) => r.kind === 'state'), 'explorer_idle', 'explorer')].filter((s) => s.points.length), 'step'),

@@ -9,6 +9,7 @@
 import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
+import { PRETRAINED_FULL_DEFAULTS, PRETRAINED_LORA_DEFAULTS, resolveTrainerSettings, widthScaledLr } from '../core/trainer-defaults.js';
 import { Transformer } from '../model/transformer.js';
 import { loadCritic } from '../model/checkpoint.js';
 import type { Tokenizer } from '../model/tokenizer/index.js';
@@ -22,9 +23,11 @@ import type { Objective } from '../trainer/objective.js';
 import { runTrainerLoop, type TrainerLoopResult } from '../trainer/worker.js';
 import type { ComponentState } from '../core/component-state.js';
 import { evaluate, type EvalResult } from './evaluate.js';
-import { writeReport, type MetricsLog } from './monitor.js';
+import { runSeconds, runWarnings, writeReport, type MetricsLog } from './monitor.js';
+import { CollapseGuard } from '../trainer/collapse-guard.js';
 import type { RunSummary } from './run-types.js';
 import { describeRunModel } from '../model/run-model.js';
+import { configuredBatch, exploreRows } from './stage-batch.js';
 import { evalOptions, samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup.js';
 
 const log = logger('coordinator');
@@ -85,7 +88,9 @@ export async function openStage(
   const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
   const ref = objective.needsReference ? (model.lora ? model.base() : reference()) : undefined;
   const critic = objective.needsCritic ? stageCritic(cfg, model, criticFrom) : undefined;
-  const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), ref, critic);
+  const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId, model.config.dModel), ref, critic);
+  // Which lr the stage trains with and why (a pretrained checkpoint's defaults are not a preset's).
+  log.info(`trainer, stage ${stage.name}: ${resolveTrainerSettings(cfg, stage.lr, model.config.dModel).line}`);
   const explores = stageExplores(stage);
   const sCfg0 = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
   // buffer.train_from: the rows come from another run's weights; its min_version (applied when they
@@ -94,7 +99,9 @@ export async function openStage(
   const sCfg = !explores && cfg.buffer.train_from ? { ...sCfg0, maxStaleness: Infinity } : sCfg0;
   let batchSize: number;
   try {
-    batchSize = await stageBatchSize(store, sCfg, explores, stage.batch_size ?? cfg.trainer.batch_size, cfg.explorer.tasks_per_step * cfg.explorer.repeat_times);
+    const at = cfg.stages?.indexOf(stage) ?? -1;
+    const given = configuredBatch(cfg, stage, at >= 0 ? at : undefined);
+    batchSize = await stageBatchSize(store, sCfg, explores, given?.value, exploreRows(cfg), given?.field);
     checkStageFits(cfg, model, trainer, batchSize, explores);
   } catch (e) {
     trainer.dispose();
@@ -176,6 +183,8 @@ export interface StageRun {
 export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): Promise<TrainerLoopResult> {
   const { cfg, stage, metrics } = r;
   const every = cfg.monitor.eval_every;
+  const sink = t.onMetrics ?? ((x: Record<string, unknown>) => metrics.write(x));
+  const guard = collapseGuard(cfg, stage, metrics, r.model.config.dModel);
   return runTrainerLoop({
     trainer: parts.trainer,
     sampler: t.sampler,
@@ -200,11 +209,30 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
       metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
       log.info(`eval after ${stage.name} step ${v}: accuracy ${e.accuracy.toFixed(3)}`);
     } : undefined,
-    onMetrics: (rec) => (t.onMetrics ?? ((x) => metrics.write(x)))({ stage: stage.name, ...rec }),
+    onMetrics: (rec) => {
+      sink({ stage: stage.name, ...rec });
+      // A collapsing policy is said once per stage, in the log and as a `warning` record (summary, report, dashboard).
+      const w = rec.kind === 'train' ? guard.observe({ stage: stage.name, ...rec }) : undefined;
+      if (w) {
+        log.warn(w.message);
+        sink({ kind: 'warning', ...w });
+      }
+    },
     onState: t.onState,
     publish: (v, sStep, done) => t.publishWeights(v, sStep, done),
   });
 }
+
+/** The stage's collapse guard, started from the stage's earlier records (a resumed stage). */
+function collapseGuard(cfg: RunConfig, stage: Stage, metrics: MetricsLog, hidden: number): CollapseGuard {
+  const t = resolveTrainerSettings(cfg, stage.lr, hidden);
+  const source = stage.lr !== undefined ? `stages[].lr of ${stage.name}` : t.defaulted.includes('lr') ? `the default of a ${t.kind === 'scratch' ? 'model trained from scratch' : t.kind === 'pretrained-lora' ? 'pretrained checkpoint with LoRA' : 'pretrained checkpoint'}` : 'trainer.lr';
+  const advice = `lower ${stage.lr !== undefined ? `the stage's lr` : 'trainer.lr'} (the defaults for a pretrained model of hidden size ${hidden}: ${fmtLr(widthScaledLr(PRETRAINED_FULL_DEFAULTS.lr, hidden))} full fine-tuning, ${fmtLr(widthScaledLr(PRETRAINED_LORA_DEFAULTS.lr, hidden))} LoRA)`;
+  const history = metrics.read().filter((x) => x.stage === stage.name && (x.kind === 'train' || x.kind === 'warning'));
+  return new CollapseGuard({ stage: stage.name, lr: t.lr, lrSource: source, advice }, history);
+}
+
+const fmtLr = (x: number): string => x.toExponential().replace(/\.?0+e/, 'e');
 
 /** The placement's side of the stage iteration: where the run stands, where stages and evaluations run. */
 export interface RunStrategy {
@@ -239,6 +267,8 @@ export interface RunRecord {
   reportExtra?: Record<string, unknown>;
   /** The run's eval set (TaskPools.evalSet and its size): with no task, nothing is evaluated. */
   evalSet: { note: string; tasks: number };
+  /** Periodic evaluations in metrics from this time on go into the summary (default t0: this process's; 0: the file holds exactly the run's). */
+  evalsSince?: number;
 }
 
 export interface StagesResult {
@@ -293,9 +323,12 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
   await s.beforeFinal?.(!stopped);
   const final = !stopped || s.finalWhenStopped ? await doEval('final') : null;
   // Periodic evals (monitor.eval_every) ran beside the trainer: listed in step order with these.
+  // With evalsSince before t0 (a distributed run's file holds the whole run), the stage evaluations of
+  // earlier trainers (the start, made on another machine) are listed too; this process's come from `evals`.
+  const since = o.evalsSince ?? o.t0;
   const periodic = o.metrics
     .read()
-    .filter((r) => r.kind === 'eval' && r.component === 'trainer' && r.t >= o.t0)
+    .filter((r) => r.kind === 'eval' && r.t >= since && (r.component === 'trainer' || r.t < o.t0))
     .map((r) => ({ stage: String(r.stage), step: Number(r.step), accuracy: Number(r.accuracy), mean_reward: Number(r.mean_reward) }));
   const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))].sort((a, b) => a.e.step - b.e.step || a.p - b.p).map((x) => x.e);
   const f = await s.finish();
@@ -313,18 +346,28 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
     wall_seconds: (Date.now() - o.t0) / 1000,
     report: o.reportFile,
     checkpoint: f.checkpoint,
+    // A resumed run keeps what it warned of before.
+    warnings: runWarnings(o.metrics.read()),
   };
   if (summary.report)
     writeReport(summary.report, o.reportTitle, o.metrics.read(), {
       base_accuracy: summary.base_accuracy ?? 'none (no eval set)',
       final_accuracy: summary.final_accuracy ?? 'none (no eval set)',
       trainer_steps: summary.trainer_steps,
-      wall_seconds: summary.wall_seconds,
+      // The whole run's running time over its resumed segments (the summary's is this segment's).
+      ...reportSeconds(o.metrics.read(), summary.wall_seconds),
       stages: stages.map((x) => `${x.name}:${x.algorithm.name}`).join(' -> '),
       // The model trained (a checkpoint's own architecture and size), not the preset defaults of the config.
       model: describeRunModel(cfg)?.label ?? '',
       eval_set: summary.eval_set,
+      ...(summary.warnings.length ? { warnings: summary.warnings.map((w) => w.message).join(' | ') } : {}),
       ...o.reportExtra,
     });
   return { summary, stopped, start, final };
+}
+
+/** wall_seconds of every segment together; this segment's too when the run was resumed. */
+function reportSeconds(recs: Parameters<typeof runSeconds>[0], segment: number): Record<string, number> {
+  const r = runSeconds(recs);
+  return r.segments > 1 ? { wall_seconds: r.seconds, segments: r.segments, wall_seconds_last_segment: segment } : { wall_seconds: segment };
 }

@@ -1,5 +1,6 @@
 // Shapes of a run's options and summary, shared by runJob and the process models (no imports: no cycles).
 import type { RunConfig } from '../core/config.js';
+import type { RunWarning } from '../core/protocol.js';
 export interface RunOptions {
   /** Required for a new run; a resumed run reads its config from the run registry. */
   config?: RunConfig;
@@ -32,4 +33,6 @@ export interface RunSummary {
   wall_seconds: number;
   report: string;
   checkpoint: string;
+  /** What the run warned of (a policy collapse: trainer/collapse-guard.ts); empty when nothing. */
+  warnings: RunWarning[];
 }

@@ -69,6 +69,8 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   mkdirSync(join(runDir, 'checkpoints'), { recursive: true });
   writeFileSync(join(runDir, 'config.yaml'), toYaml(cfg));
   const metrics = new MetricsLog(join(runDir, 'metrics.jsonl'));
+  // Each start and resume opens a segment: the report sums their running time (monitor.ts runSeconds).
+  metrics.write({ kind: 'segment', resumed: !!opts.resume });
   // `rft stop RUN` signals this process through the pid file.
   const pidFile = claimRunPid(runDir, runId);
   try {

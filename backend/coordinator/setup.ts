@@ -10,6 +10,7 @@ import type { RunConfig } from '../core/config.js';
 import type { Experience, Task } from '../core/types.js';
 import { logger } from '../core/log.js';
 import { InputError } from '../core/errors.js';
+import { resolveTrainerSettings } from '../core/trainer-defaults.js';
 import { presetConfig } from '../model/config.js';
 import { Transformer } from '../model/transformer.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
@@ -35,6 +36,8 @@ import { groupAdvantages, pipelineComputesAdvantages, resolveAlgorithm } from '.
 import { checkModelTakesImages, runVisionConfig } from './model-vision.js';
 import { assertWorkspaceCodeLoaded } from './workspace-code.js';
 import { samplerStaleness } from './sync-plan.js';
+import { DEFAULT_TRAIN_BATCH, leastBatch, usualRows } from './stage-batch.js';
+import { expertShare } from '../buffer/sampler/mixed.js';
 
 const log = logger('setup');
 
@@ -428,45 +431,54 @@ export function usualSampler(cfg: RunConfig): string {
 }
 
 /**
- * A stage's trainer batch in every placement: an exploring stage trains one explore step's worth of
- * rollouts (tasks_per_step x repeat_times, plus the expert share for MIX), which each placement fills
- * when the pipeline or partial rollouts leave a step short (memory lockstep and the explorer process
- * explore the step again, the distributed trainer queues top-up jobs). Train-only stages use the
- * configured batch, capped by the expert data there is.
+ * A stage's trainer batch in every placement (stage-batch.ts). An exploring stage without a configured
+ * batch trains one explore step's rollouts (tasks_per_step x repeat_times, plus the expert share for
+ * MIX, capped by the expert rows there are); with one (`configured`, given by `field`) it trains that,
+ * expert share included. Each placement fills a step that is short of it (memory lockstep and the
+ * explorer process explore the step again, the distributed trainer queues top-up jobs). Train-only
+ * stages use the configured batch (default 64), capped by the expert data there is.
  */
-export async function stageBatchSize(store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> }, s: { type: string; expertRatio?: number; runId?: string }, explores: boolean, configured: number, perExplore: number): Promise<number> {
+export async function stageBatchSize(store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> }, s: { type: string; expertRatio?: number; runId?: string }, explores: boolean, configured: number | undefined, perExplore: number, field = 'trainer.batch_size'): Promise<number> {
   const scope = s.runId ? { runId: s.runId } : {};
   // Stored preference pairs are reused data, not one explore step's output: the configured batch, whole pairs.
   if (s.type === 'pairs') {
-    if (configured % 2 !== 0) throw new Error(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${configured}`);
-    return configured;
+    const batch = configured ?? DEFAULT_TRAIN_BATCH;
+    if (batch % 2 !== 0) throw new Error(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${batch}`);
+    return batch;
   }
   if (explores) {
     const ratio = s.type === 'mixed' ? (s.expertRatio ?? 0) : 0;
-    if (!(ratio > 0)) return perExplore;
-    const batch = Math.round(perExplore / (1 - ratio));
+    if (configured !== undefined && usualRows(configured, ratio) < perExplore)
+      throw new Error(`${field} ${configured}: its rollout share ${usualRows(configured, ratio)} is less than one explore step (${perExplore} rollouts); give ${leastBatch(perExplore, ratio)} or more`);
+    if (!(ratio > 0)) return configured ?? perExplore;
     // The expert share of a batch cannot be more expert rows than there are (the sampler would wait forever).
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
     if (experts === 0) throw new Error(`the algorithm samples ${Math.round(ratio * 100)}% expert rows, and the buffer has no expert experiences (experts: in the config, or promote some)`);
-    return Math.min(batch, Math.floor(experts / ratio));
+    if (configured === undefined) return Math.min(Math.round(perExplore / (1 - ratio)), Math.floor(experts / ratio));
+    const share = expertShare(configured, ratio);
+    if (share > experts) throw new Error(`${field} ${configured}: its expert share (expert_ratio ${ratio}) is ${share} rows a step, and the buffer has ${experts} expert experience(s); give a smaller ${field}, more experts, or a lower expert_ratio`);
+    return configured;
   }
+  const batch = configured ?? DEFAULT_TRAIN_BATCH;
   if (s.type === 'expert') {
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
     if (experts === 0) throw new Error('a train-only SFT stage needs expert experiences in the buffer (experts: in the config, or promote some)');
-    return Math.min(configured, experts);
+    return Math.min(batch, experts);
   }
-  return configured;
+  return batch;
 }
 
-/** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults. */
-export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number }, padId: number): TrainerOptions {
+/** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults; `hidden`: the model's hidden size. */
+export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number }, padId: number, hidden?: number): TrainerOptions {
+  // Unset lr / warm-up / clip: the defaults of a pretrained checkpoint (full or LoRA, lr scaled to the model's width) or of a preset from scratch.
+  const t = resolveTrainerSettings(cfg, stage.lr, hidden);
   return {
-    lr: stage.lr ?? cfg.trainer.lr,
-    warmupSteps: cfg.trainer.warmup_steps,
+    lr: t.lr,
+    warmupSteps: t.warmup_steps,
     decay: stage.lr_decay ?? cfg.trainer.lr_decay,
     minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,
     weightDecay: cfg.trainer.weight_decay,
-    gradClip: cfg.trainer.grad_clip,
+    gradClip: t.grad_clip,
     microBatchSize: cfg.trainer.micro_batch_size,
     // Log-probs are recomputed at the temperature the explorer sampled with.
     temperature: cfg.explorer.sampling.temperature || 1,
@@ -485,7 +497,7 @@ export function evalOptions(cfg: RunConfig): { maxNewTokens: number; workflow: W
  * `disposeReplaced`: the caller hands over each loaded model (an explorer process).
  */
 export function rolloutEngine(cfg: RunConfig, modelCfg: Transformer['config'], tok: Tokenizer, opts: { disposeReplaced?: boolean; overlap?: boolean } = {}): SyncedRolloutModel | undefined {
-  return makeRolloutEngine({ engine: cfg.explorer.engine, workers: cfg.explorer.workers, config: modelCfg, tokenizer: tok, ...opts });
+  return makeRolloutEngine({ engine: cfg.explorer.engine, workers: cfg.explorer.workers, llamaGpu: cfg.explorer.llama_cpp_gpu, config: modelCfg, tokenizer: tok, ...opts });
 }
 
 /** The rollouts' sampling settings (explorer.sampling), as every process model's explorer passes them. */

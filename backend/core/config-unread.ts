@@ -56,6 +56,8 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
   // Partial rollouts cut training rollouts: nothing explores for training in modes train and bench.
   if (has(explorer, 'partial_rollout') && (mode === 'train' || mode === 'bench')) add('explorer.partial_rollout', `not read in mode ${String(mode)} (no training rollouts are made; evaluations always run whole)`);
   if (isObj(explorer) && isObj(explorer.partial_rollout) && explorer.partial_rollout.loss_segments !== undefined && mode === 'explore') add('explorer.partial_rollout.loss_segments', 'not read in mode explore (no trainer)');
+  if (set(explorer, 'llama_cpp_gpu', 'auto') && !(isObj(explorer) && (explorer.engine === 'llama-cpp' || explorer.engine === 'auto')))
+    add('explorer.llama_cpp_gpu', `read with explorer.engine llama-cpp or auto only (engine ${String((isObj(explorer) && explorer.engine) ?? 'native')} samples with this project's decode)`);
   if (set(explorer, 'engine', 'native') && mode !== 'both') add('explorer.engine', `read in mode both only (the engine samples each synced version of the model being trained; mode ${String(mode)} does not)`);
   // (auto reads workers: its native side runs on them.)
   if (isObj(explorer) && explorer.engine === 'llama-cpp' && set(explorer, 'workers', 1)) add('explorer.workers', 'not read with explorer.engine llama-cpp (one llama.cpp context samples every sequence)');
@@ -72,7 +74,7 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
   if (isObj(sync) && sync.method === 'memory') {
     // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); one process publishes after every step.
     if (set(sync, 'sync_interval', 1)) add('synchronizer.sync_interval', 'read with method checkpoint only (method memory hands the weights to the explorer after every step)');
-    if (set(raw, 'restart', 0)) add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
+    if (set(raw, 'restart', 1)) add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
   }
   return out;
 }

@@ -92,7 +92,7 @@ const stage = z
     /** Learning-rate decay over the stage (default trainer.lr_decay); see trainer.lr_decay. */
     lr_decay: z.enum(['constant', 'cosine', 'linear']).optional(),
     min_lr_ratio: z.number().min(0).max(1).optional(),
-    /** Trainer batch of this stage (default trainer.batch_size). */
+    /** Trainer batch of this stage, expert rows included (default trainer.batch_size, which says what unset means). */
     batch_size: z.number().int().positive().optional(),
   })
   .strict()
@@ -185,6 +185,12 @@ export const RunConfigSchema = z
          * experience records the engine and why in metadata.rollout_engine / rollout_engine_reason).
          */
         engine: z.enum(['native', 'llama-cpp', 'auto']).default('native'),
+        /**
+         * Where llama.cpp samples (engine llama-cpp or auto): auto takes the first of node-llama-cpp's
+         * prebuilt GPU builds that finds a device (CUDA, Vulkan, Metal), else the CPU; off is the CPU;
+         * a named backend that cannot start is an error at the first sync.
+         */
+        llama_cpp_gpu: z.enum(['auto', 'off', 'cuda', 'vulkan', 'metal']).default('auto'),
         tasks_per_step: z.number().int().positive().default(8),
         repeat_times: z.number().int().positive().default(8),
         sampling,
@@ -219,17 +225,30 @@ export const RunConfigSchema = z
       .default({}),
     trainer: z
       .object({
-        batch_size: z.number().int().positive().default(64),
+        /**
+         * Rows of each trainer step, expert rows included (a stage's batch_size overrides it). Unset: a
+         * stage that explores trains one explore step's rollouts (tasks_per_step x repeat_times, plus
+         * MIX's expert share); a stage that trains on the buffer alone takes 64. Given for an exploring
+         * stage, it is honoured: short steps are explored again until the batch is full; a batch whose
+         * rollout share is less than one explore step is refused.
+         */
+        batch_size: z.number().int().positive().optional(),
         /** Rows per micro-batch (gradients accumulate over the batch); 0 = the whole batch at once. Unset: the trainer sizes it from the model and the wasm heap, and logs its choice. */
         micro_batch_size: z.number().int().min(0).optional(),
-        lr: z.number().positive().default(1e-3),
-        warmup_steps: z.number().int().min(0).default(0),
+        /**
+         * Unset: 1e-3 for a built-in size trained from scratch; from model.checkpoint (a pretrained model)
+         * 1e-5 for full fine-tuning, 1e-4 with model.lora (core/trainer-defaults.ts; the run's log says which).
+         */
+        lr: z.number().positive().optional(),
+        /** Steps of linear warm-up. Unset: 0 from scratch, 5 from model.checkpoint. */
+        warmup_steps: z.number().int().min(0).optional(),
         /** Decay over each stage's progress: its steps done, or its wall-clock budget used (whichever is further). */
         lr_decay: z.enum(['constant', 'cosine', 'linear']).default('constant'),
         /** The decayed learning rate ends at min_lr_ratio * lr. */
         min_lr_ratio: z.number().min(0).max(1).default(0.1),
         weight_decay: z.number().min(0).default(0),
-        grad_clip: z.number().positive().default(1),
+        /** Global gradient-norm clip (1 by default, from scratch and from a checkpoint). */
+        grad_clip: z.number().positive().optional(),
         steps: z.number().int().positive().default(100),
       })
       .strict()
@@ -249,8 +268,11 @@ export const RunConfigSchema = z
       .transform(resolveSyncMode)
       .default({}),
     stages: z.array(stage).optional(),
-    /** Synchronizer `checkpoint`: how often a dead explorer or trainer process is restarted before the run stops. */
-    restart: z.number().int().min(0).default(0),
+    /**
+     * Synchronizer `checkpoint`: how often a dead explorer or trainer process is restarted before the
+     * run stops. One by default: a single killed worker is absorbed (a restart resumes in about a second).
+     */
+    restart: z.number().int().min(0).default(1),
     /** Raw -> verified experiences: operators by name, e.g. [{name: validity}, {name: reward_filter}, {name: advantage}]. */
     experience_pipeline: z.array(z.record(z.unknown())).optional(),
     monitor: z

@@ -141,6 +141,8 @@ export interface RunInfo {
   checkpoints?: { version: number; path: string; step?: number }[];
   /** Why the run is in its status (a failed run's error), from the registry. */
   statusReason?: string;
+  /** The run's HTML report (learning curves, summary), once written. */
+  reportPath?: string;
   /** The model the run trains, as its config resolves it (a model.checkpoint's own architecture, not the preset defaults). */
   model?: RunModelInfo;
 }
@@ -156,6 +158,8 @@ export interface RunModelInfo {
   parameters?: number;
   /** LoRA rank (model.lora), absent for full fine-tuning. */
   loraRank?: number;
+  /** Hidden size of a checkpoint (a pretrained model's default lr scales with it). */
+  hidden?: number;
   /** Where the weights come from (org/name for a Hugging Face cache entry). */
   from?: string;
   /** `the model's own` for a checkpoint with tokenizer.json, else the config's tokenizer. */
@@ -185,6 +189,24 @@ export interface MetricsPoint {
   values: Record<string, number>;
   /** The stage (of a multi-stage config) the step belongs to. */
   stage?: string;
+  /** What the run warned of at this step (metrics.jsonl `warning` records). */
+  warnings?: RunWarning[];
+}
+
+/**
+ * Something a run noticed and said (log, metrics.jsonl `kind: warning`, summary.json `warnings`,
+ * report, dashboard) without stopping. `policy_collapse` (trainer/collapse-guard.ts): KL to the
+ * reference, rollout reward and sampled entropy against their start; the likely cause is the lr.
+ */
+export interface RunWarning {
+  code: 'policy_collapse';
+  /** The trainer step it was noticed at. */
+  step: number;
+  stage?: string;
+  /** One line with the numbers and the likely cause. */
+  message: string;
+  /** The numbers behind it (now and at the stage's start), e.g. ref_kl, start_ref_kl, batch_reward, lr. */
+  values: Record<string, number>;
 }
 
 /** The tensor engine the backend's runs will use (`server/engine`; the status bar shows it). */
@@ -250,13 +272,22 @@ export interface Requests {
   'runs/start': { params: { configPath: string }; result: RunInfo };
   'runs/stop': { params: { runId: string }; result: RunInfo };
   'runs/resume': { params: { runId: string }; result: RunInfo };
-  /** taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies reward and taskset. */
-  'runs/evaluate': { params: { checkpoint: string; taskset: string; runId?: string }; result: { accuracy: number; tasks: number } };
+  /** Ends the run after its current step with a checkpoint, recorded as paused (Resume continues it). */
+  'runs/pause': { params: { runId: string }; result: RunInfo };
+  /**
+   * taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies
+   * reward and taskset. config (a workspace `*.rft.yaml`) wins: its eval set (taskset ''), or the
+   * taskset file read with its `format:` mapping, and its reward.
+   */
+  'runs/evaluate': { params: { checkpoint: string; taskset: string; runId?: string; config?: string }; result: { accuracy: number; tasks: number } };
   'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
   /** The run's log file and its last `lines` lines (default 20). */
   'runs/log': { params: { runId: string; lines?: number }; result: { path: string; lines: string[] } };
-  /** A run config (`*.rft.yaml`) checked against the schema; `text` is the unsaved editor text. */
-  'config/validate': { params: { file: string; text?: string }; result: { issues: ConfigIssueAt[] } };
+  /**
+   * A run config (`*.rft.yaml`) checked against the schema, and the files it names; `text` is the
+   * unsaved editor text. `deep`: also what `rft run --check` refuses (registry names), for the saved file.
+   */
+  'config/validate': { params: { file: string; text?: string; deep?: boolean }; result: { issues: ConfigIssueAt[] } };
   /** Distributed runs: every worker (from its heartbeats) and the job queue's counts by state. */
   'workers/list': { params: { buffer: string; runId: string }; result: { jobs: Record<string, number>; workers: WorkerInfo[] } };
 

@@ -14,7 +14,7 @@ import { generate, type GenerateOptions } from '../model/generate.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import type { Transformer } from '../model/transformer.js';
 import { logger } from '../core/log.js';
-import { LlamaCppRolloutModel, type LlamaCppMetrics } from './llama-cpp-model.js';
+import { LlamaCppRolloutModel, type LlamaCppMetrics, type LlamaGpu } from './llama-cpp-model.js';
 import type { RolloutGeneration, RolloutModel } from './workflow.js';
 
 const log = logger('engine-auto');
@@ -67,6 +67,8 @@ export interface AutoEngineOptions {
   config: ModelConfig;
   /** Dispose a model given to setWeights when a newer one replaces it, and at close (an explorer process). */
   disposeReplaced?: boolean;
+  /** explorer.llama_cpp_gpu for the llama.cpp side. */
+  llamaGpu?: LlamaGpu;
   /** Worker threads as the native side (explorer.workers > 1, or a trainer running beside the explorer); default: decode in place. */
   nativeWorkers?: NativeSide;
   /** Makes the llama.cpp side (tests give a failing one); default: a LlamaCppRolloutModel. */
@@ -176,7 +178,7 @@ export class AutoRolloutModel implements RolloutModel {
 
   /** llama.cpp on the current version: made at its first pick, synced when its version is stale (timed for choose()). */
   private async syncLlama(): Promise<void> {
-    this.llama ??= this.opts.makeLlama?.() ?? new LlamaCppRolloutModel({ tokenizer: this.tokenizer, maxSeqLen: this.maxSeqLen });
+    this.llama ??= this.opts.makeLlama?.() ?? new LlamaCppRolloutModel({ tokenizer: this.tokenizer, maxSeqLen: this.maxSeqLen, gpu: this.opts.llamaGpu });
     if (this.llama.version === this.version) return;
     const t0 = performance.now();
     await this.llama.setWeights(this.model!, this.version);

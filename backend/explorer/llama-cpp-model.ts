@@ -25,11 +25,50 @@ const log = logger('llama-cpp');
 /** Sequences of one llama.cpp context (a generate() call with more prompts runs in chunks). */
 const MAX_SEQUENCES = 16;
 
-let llamaInstance: Promise<Llama> | undefined;
-/** One llama.cpp instance per process (node-llama-cpp: a second getLlama after dispose never resolves). */
-export function sharedLlama(): Promise<Llama> {
-  llamaInstance ??= import('node-llama-cpp').then((m) => m.getLlama({ gpu: false, build: 'never', logLevel: m.LlamaLogLevel.error }));
-  return llamaInstance;
+/** `explorer.llama_cpp_gpu`: auto (the first prebuilt GPU build that finds a device, else the CPU), off, or one backend. */
+export type LlamaGpu = 'auto' | 'off' | 'cuda' | 'vulkan' | 'metal';
+
+/**
+ * Vulkan devices that are the CPU in disguise (SwiftShader, llvmpipe/lavapipe): llama.cpp refuses them
+ * at model load ("Unsupported device": no 16-bit storage) and then crashes the process, so they are
+ * never used: auto falls back to the CPU build, a named backend is an error before any load.
+ */
+export const EMULATED_DEVICE = /swiftshader|llvmpipe|lavapipe|softpipe/i;
+
+const llamaInstances = new Map<LlamaGpu, Promise<Llama>>();
+/**
+ * One llama.cpp instance per process and GPU choice (node-llama-cpp: a second getLlama after dispose
+ * never resolves). Only prebuilt binaries (`build: 'never'`): nothing is compiled on the user's machine.
+ * A named backend that cannot start is an error naming the config field.
+ */
+export function sharedLlama(gpu: LlamaGpu = 'auto'): Promise<Llama> {
+  let p = llamaInstances.get(gpu);
+  if (!p) {
+    p = import('node-llama-cpp').then(async (m) => {
+      let llama: Llama;
+      try {
+        llama = await m.getLlama({ gpu: gpu === 'off' ? false : gpu, build: 'never', logLevel: m.LlamaLogLevel.error });
+      } catch (err) {
+        throw new Error(`explorer.llama_cpp_gpu: ${gpu}: llama.cpp could not start on it (${err instanceof Error ? err.message : String(err)}); use auto or off`);
+      }
+      const { devices } = await llamaDevice(llama);
+      if (llama.gpu && devices.length > 0 && devices.every((d) => EMULATED_DEVICE.test(d))) {
+        const why = `${llama.gpu}: ${devices.join(', ')} emulates a GPU on the CPU, which llama.cpp does not support`;
+        if (gpu !== 'auto') throw new Error(`explorer.llama_cpp_gpu: ${gpu}: ${why}; use auto or off`);
+        log.info(`llama.cpp: ${why}; sampling with its CPU build`);
+        return sharedLlama('off');
+      }
+      return llama;
+    });
+    llamaInstances.set(gpu, p);
+  }
+  return p;
+}
+
+/** What llama.cpp runs on: the backend (false: the CPU) and its devices, e.g. `vulkan: NVIDIA H100`. */
+export async function llamaDevice(llama: Llama): Promise<{ gpu: string | false; devices: string[] }> {
+  const devices = llama.gpu ? await llama.getGpuDeviceNames().catch(() => []) : [];
+  return { gpu: llama.gpu, devices };
 }
 
 export interface LlamaCppRolloutOptions {
@@ -39,6 +78,8 @@ export interface LlamaCppRolloutOptions {
   disposeReplaced?: boolean;
   /** llama.cpp threads (default: node-llama-cpp's choice). */
   threads?: number;
+  /** explorer.llama_cpp_gpu (default auto). */
+  gpu?: LlamaGpu;
 }
 
 export interface LlamaCppMetrics {
@@ -51,6 +92,9 @@ export interface LlamaCppMetrics {
   tokens: number;
   /** Samples whose behaviour log-probs were recomputed by this project's forward pass. */
   recomputed: number;
+  /** The llama.cpp backend it samples on (false: the CPU) and its devices, known after the first sync. */
+  gpu?: string | false;
+  gpu_devices?: string[];
 }
 
 /** Whether llama.cpp's sampled-token probability is the full temperature-scaled one (no truncation). */
@@ -92,7 +136,13 @@ export class LlamaCppRolloutModel implements RolloutModel {
     const file = join(this.dir, `v${version}-${this.m.syncs}.gguf`);
     await exportGguf(model, this.tokenizer, file, { dtype: 'f32' });
     const t1 = performance.now();
-    const llama = await sharedLlama();
+    const llama = await sharedLlama(this.opts.gpu ?? 'auto');
+    if (this.m.gpu === undefined) {
+      const d = await llamaDevice(llama);
+      this.m.gpu = d.gpu;
+      this.m.gpu_devices = d.devices;
+      log.info(`llama.cpp samples on ${d.gpu ? `${d.gpu}: ${d.devices.join(', ') || 'no device named'}` : 'the CPU'} (explorer.llama_cpp_gpu ${this.opts.gpu ?? 'auto'})`);
+    }
     const next = await llama.loadModel({ modelPath: file });
     await this.dropLoaded();
     this.loaded = { model: next, file };

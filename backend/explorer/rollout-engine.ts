@@ -7,7 +7,7 @@ import { countParams, type ModelConfig } from '../model/config.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import type { Transformer } from '../model/transformer.js';
 import { AutoRolloutModel } from './auto-engine.js';
-import { LlamaCppRolloutModel } from './llama-cpp-model.js';
+import { LlamaCppRolloutModel, type LlamaGpu } from './llama-cpp-model.js';
 import { logger } from '../core/log.js';
 import { WorkerRolloutModel } from './workers/pool.js';
 import type { RolloutModel } from './workflow.js';
@@ -30,6 +30,8 @@ export interface RolloutEngineOptions {
   tokenizer: Tokenizer;
   /** llama-cpp, auto: dispose each replaced model (a process that loads every version itself). */
   disposeReplaced?: boolean;
+  /** explorer.llama_cpp_gpu: where llama.cpp samples (engines llama-cpp and auto). */
+  llamaGpu?: LlamaGpu;
   /** The explorer runs beside the trainer in this process (memory placement, one_step_off / async): auto's native side then samples on a worker thread, never the trainer's live weights. */
   overlap?: boolean;
 }
@@ -38,14 +40,14 @@ export interface RolloutEngineOptions {
 export function makeRolloutEngine(o: RolloutEngineOptions): SyncedRolloutModel | undefined {
   if (o.engine === 'llama-cpp') {
     if (o.config.vision) throw new Error('explorer.engine: llama-cpp cannot sample a vision model (no GGUF form); use native');
-    return new LlamaCppRolloutModel({ tokenizer: o.tokenizer, maxSeqLen: o.config.maxSeqLen, disposeReplaced: o.disposeReplaced });
+    return new LlamaCppRolloutModel({ tokenizer: o.tokenizer, maxSeqLen: o.config.maxSeqLen, disposeReplaced: o.disposeReplaced, gpu: o.llamaGpu });
   }
   if (o.engine === 'auto') {
     // A vision model has no GGUF form: auto is native then (its prompts carry image prefixes).
     if (o.config.vision) logger('engine-auto').info('explorer.engine auto: vision model, sampling with native only');
     else {
       const nativeWorkers = o.workers > 1 || o.overlap ? workerPool(o) : undefined;
-      return new AutoRolloutModel({ tokenizer: o.tokenizer, config: o.config, disposeReplaced: o.disposeReplaced, nativeWorkers });
+      return new AutoRolloutModel({ tokenizer: o.tokenizer, config: o.config, disposeReplaced: o.disposeReplaced, nativeWorkers, llamaGpu: o.llamaGpu });
     }
   }
   return o.workers > 1 ? workerPool(o) : undefined;

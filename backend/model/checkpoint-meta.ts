@@ -2,11 +2,12 @@
 // its weights, written at save and checked at load, so damaged or altered weights (finite garbage
 // passes every other check) are refused before they are evaluated or trained on.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.js';
 import type { CheckpointMeta } from './checkpoint.js';
 import { ADAPTER_WEIGHTS_FILE } from './lora-files.js';
+import { openRegularFile, readRegularFile } from '../core/regular-file.js';
 
 export const META_FILE = 'rft.json';
 /** The files the digests cover: the (base) weights, and a LoRA checkpoint's adapter weights. */
@@ -21,8 +22,9 @@ export function readCheckpointMeta(dir: string): CheckpointMeta {
   if (!existsSync(file)) return { version: 0 };
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    raw = JSON.parse(readRegularFile(file, 'utf8'));
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
   }
   const fail = (field: string, message: string): never => {
@@ -43,7 +45,7 @@ export function readCheckpointMeta(dir: string): CheckpointMeta {
 export function sha256File(file: string): string {
   const h = createHash('sha256');
   const buf = Buffer.allocUnsafe(1 << 20);
-  const fd = openSync(file, 'r');
+  const fd = openRegularFile(file);
   try {
     for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) h.update(buf.subarray(0, n));
   } finally {

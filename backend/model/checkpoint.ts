@@ -2,7 +2,7 @@
 // Llama, or an imported Qwen2 / Qwen3 / Mistral) + its tokenizer files, plus rft.json (version, step).
 // The loader also reads Hugging Face model folders (hf/folder.ts). Written to a temp folder and renamed,
 // so a process killed mid-save never leaves a half-written checkpoint behind.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from './engine.js';
 import type { ModelConfig } from './config.js';
@@ -18,6 +18,7 @@ import { checkConfigAgainstHeaders } from './header-check.js';
 import { loraA, loraB, loraScale } from './lora.js';
 import { mergedHf } from './external-weights.js';
 import { readCheckpointMeta, sha256, sha256File, verifyWeights } from './checkpoint-meta.js';
+import { openRegularFile, readRegularFile } from '../core/regular-file.js';
 
 export interface CheckpointMeta {
   version: number;
@@ -165,8 +166,9 @@ export function loadCheckpoint(dirIn: string, opts: { external?: boolean; chatTe
   if (!existsSync(cfgFile)) throw new InputError('checkpoint has no config.json', { file: cfgFile });
   let raw: Record<string, unknown>;
   try {
-    raw = JSON.parse(readFileSync(cfgFile, 'utf8')) as Record<string, unknown>;
+    raw = JSON.parse(readRegularFile(cfgFile, 'utf8')) as Record<string, unknown>;
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`not valid JSON (${(e as Error).message})`, { file: cfgFile });
   }
   const { config } = parseHfConfig(raw, cfgFile);
@@ -182,7 +184,7 @@ export function loadCheckpoint(dirIn: string, opts: { external?: boolean; chatTe
     for (const spec of specs) {
       const e = entries.get(spec.name)!;
       let fd = fds.get(e.file);
-      if (fd === undefined) fds.set(e.file, (fd = openSync(e.file, 'r')));
+      if (fd === undefined) fds.set(e.file, (fd = openRegularFile(e.file)));
       const data = readTensorEntry(e, fd);
       for (let i = 0; i < data.length; i++) {
         if (!Number.isFinite(data[i]!)) throw new InputError(`value ${data[i]} at index ${i} is not finite`, { file: e.file, field: spec.name });

@@ -184,5 +184,5 @@ export function addAdapterHf(target: Float32Array, a: tf.Tensor, b: tf.Tensor, s
   const d = delta.dataSync();
   delta.dispose();
   if (d.length !== target.length) throw new Error(`adapter product of ${d.length} values for a weight of ${target.length}`);
-  for (let i = 0; i < d.length; i++) target[i]! += d[i]!;
+  for (let i = 0; i < d.length; i++) target[i]! += d[i];
 }

@@ -1,13 +1,14 @@
 // LoRA adapters on disk in PEFT's layout: adapter_config.json + adapter_model.safetensors with
 // `base_model.model.<module>.lora_A.weight` [r, in] and `...lora_B.weight` [out, r]. A checkpoint of
 // a LoRA run keeps its base weights in model.safetensors and its adapters in these two files.
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from './engine.js';
 import { InputError } from '../core/errors.js';
 import { loraA, loraB, loraModules, parsePeftAdapterConfig, peftAdapterConfig, PEFT_PREFIX, type LoraConfig } from './lora.js';
 import { readSafetensorsHeader, readTensorEntry, writeSafetensors } from './safetensors.js';
 import type { Transformer } from './transformer.js';
+import { readRegularFile } from '../core/regular-file.js';
 
 export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
@@ -38,8 +39,9 @@ export function readAdapterConfig(dir: string): LoraConfig {
   const file = join(dir, ADAPTER_CONFIG_FILE);
   let raw: Record<string, unknown>;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    raw = JSON.parse(readRegularFile(file, 'utf8')) as Record<string, unknown>;
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
   }
   return parsePeftAdapterConfig(raw, file);

@@ -99,7 +99,10 @@ export class AdamW {
  */
 export async function clipByGlobalNorm(grads: Record<string, tf.Tensor>, maxNorm: number): Promise<{ grads: Record<string, tf.Tensor>; norm: number }> {
   const names = Object.keys(grads);
-  const normT = tf.tidy(() => tf.sqrt(tf.addN(names.map((n) => tf.sum(tf.square(grads[n]!))))));
+  // Summed two at a time, not with tf.addN: the webgpu engine binds every input of one addN as a
+  // storage buffer, and a model's 39 gradients exceed the per-stage limit (8 on SwiftShader; the
+  // default of the WebGPU spec), which fails validation and leaves the norm undefined.
+  const normT = tf.tidy(() => tf.sqrt(names.map((n) => tf.sum(tf.square(grads[n]!))).reduce((a, b) => tf.add(a, b), tf.scalar(0))));
   const norm = (await normT.data())[0]!;
   normT.dispose();
   if (!(maxNorm > 0) || norm <= maxNorm || !Number.isFinite(norm)) return { grads, norm };

@@ -3,12 +3,13 @@
 // where the weights come from; else the `model.size` preset and the config's tokenizer. A config
 // validated with defaults still carries `model.size: tiny-0.4m` and `tokenizer.kind: char` beside a
 // checkpoint; neither is read then, so views show this instead.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunModelInfo } from '../core/protocol.js';
 import { countParams } from './config.js';
 import { parseHfConfig } from './hf/config.js';
 import { modelSourceName, resolveModelDir } from './hf/folder.js';
+import { readRegularFile } from '../core/regular-file.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -35,10 +36,10 @@ export function describeRunModel(config: unknown): RunModelInfo | undefined {
     try {
       const dir = resolveModelDir(ck);
       const file = join(dir, 'config.json');
-      const info = parseHfConfig(JSON.parse(readFileSync(file, 'utf8')), file);
+      const info = parseHfConfig(JSON.parse(readRegularFile(file, 'utf8')), file);
       const parameters = countParams(info.config);
       const tokenizer = ownTokenizer ?? (existsSync(join(dir, 'tokenizer.json')) ? "the model's own" : `${String(tok.kind ?? 'char')} (no tokenizer.json in the folder)`);
-      return { source: 'checkpoint', architecture: info.architecture, parameters, ...(loraRank !== undefined ? { loraRank } : {}), from, tokenizer, label: `${info.architecture} · ${formatParams(parameters)} parameters · ${training} · from ${from}` };
+      return { source: 'checkpoint', architecture: info.architecture, parameters, hidden: info.config.dModel, ...(loraRank !== undefined ? { loraRank } : {}), from, tokenizer, label: `${info.architecture} · ${formatParams(parameters)} parameters · ${training} · from ${from}` };
     } catch (e) {
       return { source: 'checkpoint', architecture: 'unknown', from, tokenizer: ownTokenizer ?? "the model's own", ...(loraRank !== undefined ? { loraRank } : {}), problem: (e as Error).message, label: `checkpoint ${from} (cannot be read: ${(e as Error).message})` };
     }

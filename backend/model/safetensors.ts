@@ -2,6 +2,7 @@
 // {name: {dtype, shape, data_offsets: [begin, end]}, "__metadata__": {...}}, then the raw bytes.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { InputError } from '../core/errors.js';
+import { openRegularFile } from '../core/regular-file.js';
 
 export interface StoredTensor {
   dtype: 'F32' | 'F16' | 'BF16' | 'I32' | 'I64';
@@ -66,7 +67,7 @@ export function floatToHalf(x: number): number {
   const exp = (u >>> 23) & 0xff;
   let mant = u & 0x7fffff;
   if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  let e = exp - 127 + 15;
+  const e = exp - 127 + 15;
   if (e >= 0x1f) return sign | 0x7c00;
   if (e <= 0) {
     if (e < -10) return sign;
@@ -99,7 +100,7 @@ export interface TensorEntry {
  * where their bytes lie, all checked against the file's size. No tensor data is read.
  */
 export function readSafetensorsHeader(file: string): { entries: Map<string, TensorEntry>; metadata: Record<string, string> } {
-  const fd = openSync(file, 'r');
+  const fd = openRegularFile(file);
   try {
     const size = fstatSync(fd).size;
     if (size < 8) throw new InputError(`not a safetensors file: ${size} bytes, the header length alone needs 8`, { file });
@@ -168,6 +169,13 @@ function checkEntries(header: Record<string, unknown>, dataLen: number, file: st
     if (e - b !== n * BYTES[dtype]) throw new InputError(`shape [${info.shape}] of ${dtype} needs ${n * BYTES[dtype]} bytes but data_offsets span ${e - b}`, where);
     if (e > dataLen) throw new InputError(`truncated: tensor needs bytes ${b}..${e} of the data section but the file has only ${dataLen}`, where);
     out.set(name, { dtype, shape: info.shape as number[], begin: b, end: e });
+  }
+  // The format forbids tensors sharing bytes: two names over one range would alias silently.
+  const spans = [...out].filter(([, t]) => t.end > t.begin).sort((x, y) => x[1].begin - y[1].begin);
+  for (let i = 1; i < spans.length; i++) {
+    const [pn, p] = spans[i - 1]!;
+    const [n, t] = spans[i]!;
+    if (t.begin < p.end) throw new InputError(`data_offsets [${t.begin}, ${t.end}] overlap those of '${pn}' [${p.begin}, ${p.end}] (tensors may not share bytes)`, { file, field: n });
   }
   return out;
 }

@@ -63,7 +63,7 @@ export class GuardedReader extends AbstractMessageReader {
   private stopped = false;
 
   constructor(
-    private readonly readable: Readable,
+    readable: Readable,
     private readonly reply: (m: ErrorReply | ErrorReply[] | { jsonrpc: '2.0'; id: Id; result: unknown }) => Promise<void> | void,
     private readonly o: GuardOptions,
   ) {

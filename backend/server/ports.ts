@@ -94,7 +94,9 @@ export interface RunController {
   start(configPath: string): Promise<RunInfo>;
   stop(runId: string): Promise<RunInfo>;
   resume(runId: string): Promise<RunInfo>;
-  evaluate(checkpoint: string, taskset: string, opts?: { runId?: string }): Promise<{ accuracy: number; tasks: number }>;
+  /** Stop after the current step with a checkpoint, recorded as paused. */
+  pause?(runId: string): Promise<RunInfo>;
+  evaluate(checkpoint: string, taskset: string, opts?: { runId?: string; config?: string }): Promise<{ accuracy: number; tasks: number }>;
   components?(runId: string): Promise<ComponentState[]>;
   metrics?(runId: string, sinceStep?: number): Promise<MetricsPoint[]>;
   /** The run's log file and its last lines (why a run failed). */

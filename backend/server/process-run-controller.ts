@@ -7,7 +7,7 @@ import { join, resolve, sep } from 'node:path';
 import type { MetricsPoint, RunInfo } from '../core/protocol.js';
 import { livePid, RunLiveError, RunRegistry } from '../buffer/runs.js';
 import { signalRun } from '../buffer/run-signal.js';
-import { MetricsLog } from '../coordinator/monitor.js';
+import { MetricsLog, runWarnings } from '../coordinator/monitor.js';
 import type { Disposable, RunController } from './ports.js';
 import { runInfo } from './adapters/run-registry.js';
 import { ConflictError, NotFoundError } from './errors.js';
@@ -16,6 +16,7 @@ import { WorkspacePaths } from './confine.js';
 import { packageFile } from '../core/package-root.js';
 
 const CLI = packageFile('bin', 'rft.mjs');
+const POLL_MS = 1000;
 
 export class ProcessRunController implements RunController {
   private readonly paths: WorkspacePaths;
@@ -87,10 +88,19 @@ export class ProcessRunController implements RunController {
   }
 
   async stop(runId: string): Promise<RunInfo> {
+    return this.signal(runId, 'SIGTERM');
+  }
+
+  /** Like stop (after the current step, with a checkpoint), recorded as paused (`rft pause`). */
+  async pause(runId: string): Promise<RunInfo> {
+    return this.signal(runId, 'SIGUSR2');
+  }
+
+  private async signal(runId: string, signal: 'SIGTERM' | 'SIGUSR2'): Promise<RunInfo> {
     const rec = await (await this.registry()).get(runId);
     if (!rec) throw new NotFoundError(`no run '${runId}'`);
     // Only the run's own live process is signalled; a stale pid file's process is left alone.
-    const res = await signalRun(await this.registry(), rec, 'SIGTERM');
+    const res = await signalRun(await this.registry(), rec, signal);
     if (!res.sent) {
       if (res.live) throw new ConflictError(res.message);
       const now = (await (await this.registry()).get(runId)) ?? rec;
@@ -117,7 +127,8 @@ export class ProcessRunController implements RunController {
       c.stdout.on('data', (d) => (s += d));
       c.stderr.on('data', (d) => (e += d));
       c.on('error', rej);
-      c.on('close', (code) => (code === 0 ? res(s) : rej(new Error(`rft eval failed: ${e.trim().split('\n').slice(-3).join(' ')}`))));
+      // The CLI's own message (`rft: FILE: field …`) is the reason; log lines before it stay in `e`.
+      c.on('close', (code) => (code === 0 ? res(s) : rej(new InputError(`rft eval failed: ${evalFailure(e)}`))));
     });
     const r = JSON.parse(out.trim().split('\n').pop()!) as { accuracy: number; n: number };
     return { accuracy: r.accuracy, tasks: r.n };
@@ -130,24 +141,32 @@ export class ProcessRunController implements RunController {
   async evalArgs(checkpoint: string, taskset: string, opts: EvaluateOptions = {}): Promise<string[]> {
     const ck = this.paths.inside(checkpoint, 'checkpoint');
     if (!existsSync(ck)) throw new NotFoundError(`checkpoint '${checkpoint}' not found`);
+    if (opts.config) {
+      // A workspace config: its eval set (or the file, read with the config's `format:`) and reward.
+      const cfgFile = this.paths.inside(opts.config, 'config');
+      if (!existsSync(cfgFile)) throw new NotFoundError(`config '${opts.config}' not found`);
+      if (taskset.startsWith('builtin:')) throw new InputError('a built-in taskset is evaluated without a workspace config', { field: 'taskset' });
+      return [ck, '--config', cfgFile, ...(taskset ? ['--taskset', this.paths.inside(taskset, 'taskset')] : [])];
+    }
     const reg = await this.registry();
     const rec = opts.runId ? await reg.get(opts.runId) : (await reg.list()).find((r) => ck.startsWith(resolve(r.dir) + sep));
     if (opts.runId && !rec) throw new NotFoundError(`no run '${opts.runId}'`);
     const cfg = (rec?.config ?? {}) as RunConfigLike;
     const args = [ck];
-    if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
-    else if (rec && !opts.reward && (cfg.eval?.holdout !== undefined || (!cfg.eval && cfg.taskset?.path)) && existsSync(join(rec.dir, 'config.yaml'))) {
-      // A share held out of the taskset (or no eval set): only the run's config picks the same tasks
-      // (rft eval --config says when there are none); the config's reward goes with it.
-      args.push('--config', join(rec.dir, 'config.yaml'));
-      const maxNew = cfg.explorer?.eval_sampling?.max_new_tokens;
-      if (typeof maxNew === 'number') args.push('--max-new-tokens', String(maxNew));
+    const runConfig = rec && !opts.reward && existsSync(join(rec.dir, 'config.yaml')) ? join(rec.dir, 'config.yaml') : undefined;
+    if (runConfig && !taskset.startsWith('builtin:')) {
+      // The run's own config: its eval set (a held-out share, a file with its `format:` mapping, a
+      // built-in) or the picked file read as the run read its files, with the run's reward.
+      args.push('--config', runConfig);
+      if (taskset) args.push('--taskset', this.paths.inside(taskset, 'taskset'));
       return args;
-    } else {
+    }
+    if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
+    else {
       const ev = cfg.eval ?? cfg.taskset;
       if (ev?.path) args.push('--taskset', resolve(this.workspace, ev.path));
       else if (ev?.builtin) args.push('--taskset', `builtin:${ev.builtin}`, '--size', String(cfg.eval?.size ?? 200), '--seed', String(cfg.eval?.seed ?? 0));
-      else throw new InputError(`no taskset to evaluate '${checkpoint}' on: pick a taskset file`, { field: 'taskset' });
+      else throw new InputError(`no held-out split to evaluate '${checkpoint}' on: it belongs to no run of this workspace. Pick a taskset file, or a workspace config (its eval set)`, { field: 'taskset' });
     }
     const reward = opts.reward ?? cfg.workflow?.reward;
     if (reward) args.push('--reward', reward);
@@ -176,6 +195,8 @@ export class ProcessRunController implements RunController {
 export interface EvaluateOptions {
   /** The run whose config names the eval taskset / reward (default: the run that owns the checkpoint). */
   runId?: string;
+  /** A workspace `*.rft.yaml`: its eval set, or the taskset file read with its `format:`, and its reward (wins over runId). */
+  config?: string;
   reward?: string;
 }
 
@@ -187,7 +208,13 @@ interface RunConfigLike {
   explorer?: { eval_sampling?: { max_new_tokens?: number } };
 }
 
-const POLL_MS = 1000;
+
+/** Why `rft eval` failed: its `rft: …` line, else its last lines (a task error names FILE:LINE). */
+function evalFailure(stderr: string): string {
+  const lines = stderr.trim().split('\n').filter((l) => l.trim());
+  const own = lines.filter((l) => l.startsWith('rft: ')).pop();
+  return own ? own.slice(5) : lines.slice(-3).join('\n') || 'no output';
+}
 
 type Subscriber = { metrics?: (m: MetricsPoint) => void; status?: (r: RunInfo) => void };
 
@@ -286,11 +313,19 @@ export function toPoints(runId: string, recs: ReturnType<MetricsLog['read']>): M
       put('loss/policy', r.policy_loss ?? r.pg_loss ?? r.grpo_loss);
       put('loss/sft', r.sft_loss);
       put('loss/critic', r.critic_loss); // PPO's value loss (trainer.ts criticStep)
-      put('kl', r.kl ?? r.kl_loss ?? r['usual/ppo_kl']);
-      put('entropy', r.entropy ?? r['usual/entropy']);
+      // KL to the reference: the algorithm's KL loss term, else the trainer's k1 estimate (ref_kl, any algorithm with a reference).
+      put('kl', r.kl ?? r.kl_loss ?? r.ref_kl ?? r['usual/ppo_kl']);
+      put('ref_kl', r.ref_kl);
+      // The entropy term where the algorithm has one, else the sampled tokens' mean -log-prob (an estimate of it).
+      put('entropy', r.entropy ?? r['usual/entropy'] ?? r.sampled_entropy);
+      put('batch_reward', r.batch_reward);
+      put('skipped_experiences', r.skipped_experiences);
     } else if (r.kind === 'explore') put('reward', r.reward_mean);
     else if (r.kind === 'eval') put('eval_accuracy', r.accuracy);
-    else if (r.kind === 'state') {
+    else if (r.kind === 'warning') {
+      const w = runWarnings([r])[0];
+      if (w) p.warnings = [...(p.warnings ?? []), w];
+    } else if (r.kind === 'state') {
       put('idle/trainer', r.trainer_idle);
       put('idle/explorer', r.explorer_idle);
     }

@@ -104,6 +104,8 @@ export class Trainer {
       if (usual.length) this.objective.computeAdvantages(usual, await this.values(usual));
     }
     const sums: Record<string, number> = {};
+    // KL to the reference of the policy that sampled (k1 over the usual rows' trained tokens): the collapse guard's signal.
+    const refKl = { sum: 0, tokens: 0 };
     let grads: Record<string, tf.Tensor> = {};
     let tokens = 0;
     let tGrad = 0;
@@ -118,6 +120,11 @@ export class Trainer {
         patches = batchPatches(this.actor, micro);
         if (this.critic) sums.critic_loss = (sums.critic_loss ?? 0) + (await this.criticStep(micro, batch, weight, patches));
         const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch, patches) : undefined;
+        if (refLogprob) {
+          const [sum, n] = await usualLogRatio(micro, batch, refLogprob);
+          refKl.sum += sum;
+          refKl.tokens += n;
+        }
         if (this.objective.recomputeOldLogprobs) {
           const old = this.logprobsNoGrad(this.actor, batch, patches);
           batch.oldLogprob.dispose();
@@ -185,6 +192,8 @@ export class Trainer {
       expert_rows: exps.length - exps.filter((e) => e.source !== 'expert').length,
       skipped_experiences: skipped.length,
       ...(rewardKl !== undefined ? { reward_kl: rewardKl } : {}),
+      ...(refKl.tokens > 0 ? { ref_kl: refKl.sum / refKl.tokens } : {}),
+      ...rolloutStats(usual),
     };
   }
 
@@ -293,6 +302,43 @@ export class Trainer {
     this.opt.dispose();
     this.criticOpt?.dispose();
   }
+}
+
+/**
+ * Sum over the usual rows' trained tokens of (behaviour log-prob - reference log-prob), and their
+ * count: the k1 estimate of KL(sampling policy || reference) per token, from tokens that policy sampled.
+ */
+async function usualLogRatio(micro: Experience[], batch: TrainBatch, refLogprob: tf.Tensor2D): Promise<[number, number]> {
+  // Usual rows with a behaviour log-prob per response token (a row without them has none to compare).
+  const rows = micro.map((e) => (e.source === 'usual' && e.logprobs.length === e.responseTokens.length ? 1 : 0));
+  if (!rows.some((x) => x)) return [0, 0];
+  const [sum, n] = tidy(() => {
+    const usual = tf.mul(batch.actionMask, tf.expandDims(tf.tensor1d(rows), 1));
+    return [tf.sum(tf.mul(tf.sub(batch.oldLogprob, refLogprob), usual)), tf.sum(usual)];
+  });
+  const out: [number, number] = [(await sum!.data())[0]!, (await n!.data())[0]!];
+  tf.dispose([sum!, n!]);
+  return out;
+}
+
+/**
+ * Mean reward of the batch's usual rollouts and the entropy of the policy that sampled them,
+ * estimated as the mean -log-prob of the tokens it sampled (E[-log p] = H): the collapse guard's
+ * other signals, for every algorithm (no entropy term needed).
+ */
+function rolloutStats(usual: Experience[]): { batch_reward?: number; sampled_entropy?: number } {
+  const ok = usual.filter((e) => e.status === 'ok');
+  if (!ok.length) return {};
+  let nll = 0;
+  let n = 0;
+  for (const e of ok)
+    e.logprobs.forEach((lp, j) => {
+      if (e.actionMask[j] && Number.isFinite(lp)) {
+        nll -= lp;
+        n++;
+      }
+    });
+  return { batch_reward: ok.reduce((a, e) => a + e.reward, 0) / ok.length, ...(n ? { sampled_entropy: nll / n } : {}) };
 }
 
 function accumulate(acc: Record<string, tf.Tensor>, g: Record<string, tf.Tensor>): Record<string, tf.Tensor> {

@@ -1,15 +1,15 @@
-// Training commands: start (pick or create a config), stop, resume, evaluate a checkpoint. They
-// need a trusted workspace; the backend answers NotAvailable until the coordinator is wired in.
+// Training commands: start (pick or create a config), stop, pause, resume (Evaluate is in
+// evaluate.ts). They need a trusted workspace; the backend answers NotAvailable until the
+// coordinator is wired in.
 import * as vscode from 'vscode';
 import type { RunInfo } from '../../backend/core/protocol.js';
-import { showBackendError } from '../errors.js';
+import { errorFix, oneLineReason, showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
 import { configTemplate, domainOf, inferFormat, type TemplateFiles } from '../templates.js';
 import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
-import { accuracyBySteps, checkpointItems, evalResultLine, type CheckpointItem } from './checkpoint-picks.js';
 import { pickTemplateModel } from '../models/model-pick.js';
-import { modelLines } from '../models/model-card.js';
+import { modelLines, trainerLines } from '../models/model-card.js';
 import { unusedUri } from './unused-name.js';
 import { firstRecords } from '../field-mapping.js';
 import { detectTaskset, readHead } from '../taskset-detect.js';
@@ -29,7 +29,7 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   if (!model) return undefined;
   const { ts, files } = await templateFiles(s);
   const uri = await unusedUri(folder.uri, 'train.rft.yaml');
-  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files)));
+  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files, trainerLines(model))));
   await vscode.window.showTextDocument(uri);
   // Opened for review (steps, the files and field names it picked up), not started unseen.
   const rel = vscode.workspace.asRelativePath(uri);
@@ -89,7 +89,11 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
   if (issues.length) {
     const rel = vscode.workspace.asRelativePath(uri);
     s.output.error(`Start training: ${rel} has ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n  ${issues.map((i) => `${rel}${i.line ? `:${i.line}` : ''}: ${i.field}: ${i.message}`).join('\n  ')}`);
-    const pick = await vscode.window.showErrorMessage(`${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${issues[0]!.field}: ${issues[0]!.message}). The run was not started.`, 'Show Problems');
+    // The first problem in one line, with its fix when it says one (a did-you-mean, a missing file).
+    const first = `${issues[0]!.field}: ${issues[0]!.message}`;
+    const fix = errorFix(first);
+    const pick = await vscode.window.showErrorMessage(`${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${oneLineReason(first)}). ${fix ? `${fix} ` : ''}The run was not started.`, 'Show Problems', 'Show Log');
+    if (pick === 'Show Log') return s.output.show();
     if (pick) await vscode.commands.executeCommand('workbench.actions.view.problems');
     return;
   }
@@ -110,13 +114,28 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
 }
 
 export async function stopTraining(s: Services, arg?: unknown): Promise<void> {
-  const id = await pickRun(s, arg, ['running', 'paused']);
+  return endRun(s, arg, 'stop');
+}
+
+/** Pause: like Stop (after the current step, with a checkpoint), recorded as paused; Resume continues. */
+export async function pauseTraining(s: Services, arg?: unknown): Promise<void> {
+  return endRun(s, arg, 'pause');
+}
+
+/** Stop or pause: the run ends after its current step, so `stopping…` shows meanwhile (Runs view, dashboard, a progress notification). */
+async function endRun(s: Services, arg: unknown, how: 'stop' | 'pause'): Promise<void> {
+  const id = await pickRun(s, arg, how === 'stop' ? ['running', 'paused'] : ['running']);
   if (!id) return;
+  const what = how === 'stop' ? 'stopping…' : 'pausing…';
+  const name = s.state.runs.find((r) => r.id === id)?.name ?? id;
   try {
-    await s.client.request('runs/stop', { runId: id });
+    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Run ${name}: ${what} (after its current step, with a checkpoint)` }, () =>
+      s.state.whilePending(id, what, () => s.client.request(how === 'stop' ? 'runs/stop' : 'runs/pause', { runId: id })),
+    );
     await s.state.refreshRuns();
+    s.output.info(`Run ${name} ${r.status}${r.step !== undefined ? ` at step ${r.step}` : ''}.`);
   } catch (err) {
-    await showBackendError('Stop training', err, s.output);
+    await showBackendError(how === 'stop' ? 'Stop training' : 'Pause training', err, s.output);
   }
 }
 
@@ -133,60 +152,5 @@ export async function resumeTraining(s: Services, arg?: unknown): Promise<void> 
   }
 }
 
-export async function evaluateCheckpoint(s: Services, arg?: vscode.Uri): Promise<void> {
-  if (!requireTrust('Evaluating a checkpoint')) return;
-  const ck: PickedCheckpoint | undefined = arg ? { path: arg.fsPath } : await pickCheckpoint(s);
-  if (!ck) return;
-  const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
-  const HELD_OUT = "$(beaker) The run's held-out split";
-  const ts = await vscode.window.showQuickPick([HELD_OUT, ...tasksets.map((u) => vscode.workspace.asRelativePath(u))], { title: 'Evaluate on taskset', ignoreFocusOut: true });
-  if (!ts) return;
-  // '' asks the backend for the eval split of the run that owns the checkpoint.
-  const taskset = ts === HELD_OUT ? '' : tasksets.find((u) => vscode.workspace.asRelativePath(u) === ts)!.fsPath;
-  const on = ts === HELD_OUT ? 'the held-out split' : ts;
-  const name = ck.version !== undefined ? `v${ck.version} of ${ck.runName}` : vscode.workspace.asRelativePath(ck.path);
-  await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Evaluating ${name}`, cancellable: true },
-    async (_p, token) => {
-      try {
-        const req = s.client.request('runs/evaluate', { checkpoint: ck.path, taskset, ...(ck.runId ? { runId: ck.runId } : {}) });
-        const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
-        if (!r) return;
-        const line = evalResultLine(ck, r, on);
-        s.output.info(`Evaluated ${line}`);
-        void vscode.window.showInformationMessage(`Evaluated ${line}.`);
-      } catch (err) {
-        await showBackendError('Evaluate checkpoint', err, s.output);
-      }
-    },
-  );
-}
-
-export type PickedCheckpoint = Pick<CheckpointItem, 'runId' | 'runName' | 'version' | 'step'> & { path: string };
-
-/** Each run's checkpoints (newest first, step and accuracy), or a folder elsewhere. */
-export async function pickCheckpoint(s: Services, title = 'Evaluate checkpoint'): Promise<PickedCheckpoint | undefined> {
-  await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
-  const runs = s.state.runs.filter((r) => r.checkpoints?.length);
-  const accuracy = new Map<string, Map<number, number>>();
-  await Promise.all(
-    runs.map(async (r) => {
-      const pts = await s.client.request('runs/metrics', { runId: r.id }).catch(() => []);
-      accuracy.set(r.id, accuracyBySteps(pts));
-    }),
-  );
-  const BROWSE = { label: '$(folder-opened) Another checkpoint folder…', alwaysShow: true };
-  const items = checkpointItems(runs, accuracy, (p) => vscode.workspace.asRelativePath(p)).map((i) => (i.separator ? { ...i, kind: vscode.QuickPickItemKind.Separator } : i));
-  const pick = await vscode.window.showQuickPick<vscode.QuickPickItem & Partial<CheckpointItem>>([...items, { label: '', kind: vscode.QuickPickItemKind.Separator }, BROWSE], {
-    title,
-    placeHolder: items.length ? 'Newest first; type to filter by version, step, accuracy or path' : 'No run has checkpoints yet: pick a folder',
-    matchOnDescription: true,
-    matchOnDetail: true,
-    ignoreFocusOut: true,
-  });
-  if (!pick) return undefined;
-  if (pick !== BROWSE) return pick as PickedCheckpoint;
-  const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const dir = (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Checkpoint folder', ...(root ? { defaultUri: root } : {}) }))?.[0];
-  return dir ? { path: dir.fsPath } : undefined;
-}
+// Evaluate Checkpoint… and the checkpoint pick list live in evaluate.ts.
+export { evaluateCheckpoint, pickCheckpoint, type PickedCheckpoint } from './evaluate.js';

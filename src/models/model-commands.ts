@@ -1,4 +1,4 @@
-// Import Model…, the Models view's actions (Start Training with this model, Reveal, Remove) and
+// The Models view's actions (Start Training with this model, Reveal, Remove) and
 // Export Checkpoint…. The backend checks and exports (`rft model info` / `rft model export`); these
 // only ask the user and show the result.
 import * as vscode from 'vscode';
@@ -10,55 +10,12 @@ import { configTemplate } from '../templates.js';
 import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { pickCheckpoint, startTraining } from '../commands/training.js';
-import { configNameFor, formatParams, modelLines } from './model-card.js';
+import { configNameFor, modelLines, trainerLines } from './model-card.js';
+import { modelsChanged } from './import-model.js';
 import { exportFolderName, exportFormats, type ExportFormat } from './export-formats.js';
 import { confirmExportTarget } from './export-confirm.js';
 import { configPath, pickLora } from './model-pick.js';
 import { unusedUri } from '../commands/unused-name.js';
-
-/** Fired after the list of imported models changed (the Models view refreshes). */
-export const modelsChanged = new vscode.EventEmitter<void>();
-
-type CacheItem = vscode.QuickPickItem & { dir?: string; browse?: true };
-
-/** Import Model…: a model from the Hugging Face cache or a folder, checked by the backend and remembered. */
-export async function importModel(s: Services): Promise<ImportedModel | undefined> {
-  const cache = await s.client.request('models/cache', {}).catch((e) => (s.output.warn(`HF cache: ${String(e)}`), { roots: [] as string[], models: [] }));
-  const BROWSE: CacheItem = { label: '$(folder-opened) Browse…', detail: 'a folder with config.json and safetensors weights', browse: true, alwaysShow: true };
-  const items: CacheItem[] = [
-    ...(cache.models.length ? [{ label: 'Hugging Face cache', kind: vscode.QuickPickItemKind.Separator }] : []),
-    ...cache.models.map((m) => ({ label: m.repo, description: m.revision.slice(0, 12), detail: m.dir, dir: m.dir })),
-    { label: '', kind: vscode.QuickPickItemKind.Separator },
-    BROWSE,
-  ];
-  const pick = await vscode.window.showQuickPick<CacheItem>(items, {
-    title: 'Import model',
-    placeHolder: cache.models.length ? 'A model from the Hugging Face cache, or a folder' : `No model in the Hugging Face cache (${cache.roots.join(', ')}): browse for a folder`,
-    matchOnDetail: true,
-    ignoreFocusOut: true,
-  });
-  if (!pick) return undefined;
-  let dir = pick.dir;
-  if (pick.browse) {
-    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, canSelectMany: false, title: 'Model folder (config.json + safetensors)', openLabel: 'Import', ...(root ? { defaultUri: root } : {}) });
-    dir = picked?.[0]?.fsPath;
-  }
-  if (!dir) return undefined;
-  const target = dir;
-  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Checking ${target}` }, async () => {
-    try {
-      const m = await s.client.request('models/import', { dir: target });
-      s.output.info(`Imported ${m.name}: ${m.architecture}, ${formatParams(m.parameters)} parameters, ${m.dtype} (${m.dir})`);
-      modelsChanged.fire();
-      void vscode.window.showInformationMessage(`Imported ${m.name}: ${m.architecture}, ${formatParams(m.parameters)} parameters, ${m.dtype}.`, 'Start Training').then((p) => p && vscode.commands.executeCommand('rftStudio.trainWithModel', m));
-      return m;
-    } catch (err) {
-      await showBackendError('Import model', err, s.output);
-      return undefined;
-    }
-  });
-}
 
 /** The model a view action is for: the tree node ({model}) or the model itself. */
 export function modelArg(arg: unknown): ImportedModel | undefined {
@@ -95,7 +52,8 @@ export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.
   const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 1);
   const ts = tasksets[0] ? vscode.workspace.asRelativePath(tasksets[0]) : 'tasksets/math.jsonl';
   const uri = await unusedUri(folder.uri, configNameFor(m.name));
-  const text = configTemplate(ts, undefined, modelLines({ checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora }));
+  const tm = { checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora, hidden: m.hidden };
+  const text = configTemplate(ts, undefined, modelLines(tm), {}, trainerLines(tm));
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
   await vscode.window.showTextDocument(uri);
   modelsChanged.fire();

@@ -6,7 +6,7 @@ import { isAbsolute, relative } from 'node:path';
 import type { ImportedModel } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
 import { DEFAULT_LORA, PRESETS, modelSummary, type TemplateModel } from './model-card.js';
-import { importModel } from './model-commands.js';
+import { importModel } from './import-model.js';
 
 type Item = vscode.QuickPickItem & { preset?: string; model?: ImportedModel; importNew?: true };
 
@@ -26,7 +26,7 @@ export async function pickTemplateModel(s: Services, configFolder: string): Prom
   if (!model) return undefined;
   const lora = await pickLora(model);
   if (lora === undefined) return undefined;
-  return { checkpoint: configPath(model.dir, configFolder), name: model.name, lora };
+  return { checkpoint: configPath(model.dir, configFolder), name: model.name, lora, hidden: model.hidden };
 }
 
 /** LoRA (adapters only) or full fine-tuning; undefined when dismissed. */

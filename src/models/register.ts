@@ -2,13 +2,24 @@
 import * as vscode from 'vscode';
 import type { Services } from '../services.js';
 import { ModelsTree } from './models-tree.js';
-import { exportCheckpoint, importModel, modelsChanged, removeModel, revealModel, trainWithModel } from './model-commands.js';
+import { exportCheckpoint, removeModel, revealModel, trainWithModel } from './model-commands.js';
+import { importModel, modelsChanged } from './import-model.js';
+import { guardCommand } from '../errors.js';
+
+const TITLES: Record<string, string> = {
+  'rftStudio.importModel': 'Import Model',
+  'rftStudio.exportCheckpoint': 'Export Checkpoint',
+  'rftStudio.trainWithModel': 'Start Training with this Model',
+  'rftStudio.revealModel': 'Reveal Model Folder',
+  'rftStudio.removeModel': 'Remove from Imported Models',
+};
 
 export function registerModels(s: Services): ModelsTree {
   const tree = new ModelsTree(s.client);
   const view = vscode.window.createTreeView('rftStudio.models', { treeDataProvider: tree });
   const refresh = () => tree.refresh();
-  const reg = (id: string, fn: (...args: never[]) => unknown) => s.context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  // A failure not shown by the command itself: one line with Show Log (errors.ts).
+  const reg = (id: string, fn: (...args: never[]) => unknown) => s.context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(TITLES[id] ?? id, fn, s.output)));
   reg('rftStudio.importModel', () => importModel(s));
   reg('rftStudio.exportCheckpoint', (uri?: vscode.Uri) => exportCheckpoint(s, uri));
   reg('rftStudio.trainWithModel', (arg?: unknown) => trainWithModel(s, arg));

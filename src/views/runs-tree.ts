@@ -61,7 +61,9 @@ export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
     const item = new vscode.TreeItem(runLabel(r, this.state.runs), vscode.TreeItemCollapsibleState.None);
     item.id = `run.${r.id}`;
     const why = r.status === 'failed' && r.statusReason ? `: ${r.statusReason.split('\n')[0]!.slice(0, 80)}` : '';
-    item.description = describeRun(r) + why;
+    // Asked to stop or pause: said until the run ends its step (which can take a while).
+    const pending = this.state.pending.get(r.id);
+    item.description = pending ? `${pending} · ${describeRun(r)}` : describeRun(r) + why;
     item.iconPath = new vscode.ThemeIcon(ICON[r.status] ?? 'circle-outline');
     item.contextValue = `rftRun.${r.status}`;
     item.tooltip = runTooltip(r);

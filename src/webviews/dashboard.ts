@@ -3,7 +3,10 @@ import YAML from 'yaml';
 import type { DashboardNotifications, DashboardRequests } from '../../webview/dashboard/protocol.js';
 import type { Services } from '../services.js';
 import type { RunModelInfo } from '../../backend/core/protocol.js';
+import { resolveTrainerSettings } from '../../backend/core/trainer-defaults.js';
 import { TypedPanel, type Handlers } from './panel.js';
+import { evaluateWithProgress } from '../commands/evaluate.js';
+import { pauseTraining, stopTraining } from '../commands/training.js';
 
 /**
  * The run's config as YAML, as configs are written (the registry keeps it validated, defaults filled
@@ -16,6 +19,7 @@ export function configYaml(config: unknown, path?: string, model?: RunModelInfo)
     '# as validated at the start of the run (defaults filled in)',
     ...(path ? [`# from ${path}`] : []),
     ...(model ? [`# model: ${model.label}`, `# tokenizer: ${model.tokenizer}`] : []),
+    ...trainerLine(config, model),
   ].join('\n');
   let shown = config;
   const c = config && typeof config === 'object' ? (config as Record<string, unknown>) : undefined;
@@ -29,6 +33,17 @@ export function configYaml(config: unknown, path?: string, model?: RunModelInfo)
     shown = Object.fromEntries(Object.keys(c).filter((k) => k in (shown as object)).map((k) => [k, (shown as Record<string, unknown>)[k]]));
   }
   return `${head}\n${YAML.stringify(shown, { lineWidth: 0 })}`;
+}
+
+/** The lr, warm-up and clip the run trains with and why (unset ones are defaults: a pretrained checkpoint's are not a preset's). */
+function trainerLine(config: unknown, model?: RunModelInfo): string[] {
+  if (!config || typeof config !== 'object') return [];
+  const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+  const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+  const m = obj((config as Record<string, unknown>).model);
+  const t = obj((config as Record<string, unknown>).trainer);
+  const view = { model: { checkpoint: typeof m.checkpoint === 'string' ? m.checkpoint : undefined, lora: m.lora }, trainer: { lr: num(t.lr), warmup_steps: num(t.warmup_steps), grad_clip: num(t.grad_clip) } };
+  return [`# trainer: ${resolveTrainerSettings(view, undefined, model?.hidden).line}`];
 }
 
 /** Status notifications without the config object (the dashboard shows the YAML from `status`). */
@@ -50,9 +65,18 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
       return { ...r, ...(step !== undefined ? { step } : {}), ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath, r.model) } : {}) };
     },
     metrics: async (p) => s.client.request('runs/metrics', p),
-    // taskset '': the backend evaluates on the run's held-out split with the run's reward.
-    evaluate: async (p) => s.client.request('runs/evaluate', { checkpoint: p.checkpoint, taskset: '', runId: p.runId }),
-    stop: async (p) => (await s.client.request('runs/stop', p), null),
+    // taskset '': the run's held-out split with the run's reward; with a progress notification and
+    // the result / failure as a toast, as from the palette (commands/evaluate.ts).
+    evaluate: async (p) => {
+      const run = s.state.runs.find((r) => r.id === p.runId);
+      const ck = run?.checkpoints?.find((c) => c.path === p.checkpoint);
+      const r = await evaluateWithProgress(s, { path: p.checkpoint, runId: p.runId, runName: run?.name ?? p.runId, ...(ck ? { version: ck.version, step: ck.step ?? ck.version } : {}) }, { taskset: '', on: 'the held-out split' });
+      if ('error' in r) throw r.error;
+      return r;
+    },
+    // As the commands do: `stopping…` in the Runs view, a progress notification, a failure as a toast.
+    stop: async (p) => (await stopTraining(s, p.runId), null),
+    pause: async (p) => (await pauseTraining(s, p.runId), null),
     resume: async (p) => (await s.client.request('runs/resume', p), null),
   };
 }

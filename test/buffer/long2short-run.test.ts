@@ -32,7 +32,6 @@ test('explore with length_reward + long2short, then DPO on the stored pairs', as
       { name: 'advantage' },
     ],
     explorer: { tasks_per_step: 2, repeat_times: 8, sampling: { max_new_tokens: 6 }, eval_sampling: { max_new_tokens: 4 } },
-    trainer: { batch_size: 8 },
     synchronizer: { method: 'memory' },
     stages: [
       { name: 'explore', algorithm: { name: 'grpo' }, steps: 3 },

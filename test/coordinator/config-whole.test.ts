@@ -66,7 +66,7 @@ test('second-stage algorithm problems are named by path, with the close name', (
 });
 
 test('expert_ratio 1 is fine where the stage does not explore (mode train) or for sft', () => {
-  assert.deepEqual(issuesOf(config('name: mix\n      params:\n        expert_ratio: 1').replace(/(name: mix\n    algorithm:)/, '$1').replace('    steps: 2\n', '    steps: 2\n').replace(/- name: mix\n/, '- name: mix\n    mode: train\n')), []);
+  assert.deepEqual(issuesOf(config('name: mix\n      params:\n        expert_ratio: 1').replace(/(name: mix\n {4}algorithm:)/, '$1').replace('    steps: 2\n', '    steps: 2\n').replace(/- name: mix\n/, '- name: mix\n    mode: train\n')), []);
   assert.deepEqual(issuesOf(config('name: sft\n      params:\n        expert_ratio: 1')), []);
 });
 

@@ -47,7 +47,8 @@ function shrink(cfg: RunConfig, extra: Record<string, unknown> = {}): RunConfig 
       sampling: { ...cfg.explorer.sampling, max_new_tokens: small(cfg.explorer.sampling.max_new_tokens) },
       eval_sampling: { ...cfg.explorer.eval_sampling, max_new_tokens: small(cfg.explorer.eval_sampling.max_new_tokens) },
     },
-    trainer: { ...cfg.trainer, batch_size: 4 },
+    // The RL stage's batch follows the shrunken explore step (4 rollouts, plus MIX's expert share).
+    trainer: { ...cfg.trainer, batch_size: undefined },
     stages: [
       { ...warmup!, steps: 1, wall_seconds: undefined, batch_size: EXPERTS },
       { ...rl!, steps: 2, wall_seconds: undefined },

@@ -43,6 +43,7 @@ for (const method of ['memory', 'checkpoint'] as const) {
       const store = await openStore(join(runDir, 'buffer.db'));
       try {
         let multi = 0;
+        let acrossVersions = 0;
         for (let t = 0; t < STEPS; t++) {
           const exps = await store.getMany(await store.consumed('trainer', t, 'p'));
           assert.ok(exps.length > 0);
@@ -51,9 +52,17 @@ for (const method of ['memory', 'checkpoint'] as const) {
             assert.equal(e.metadata?.partial, undefined);
             assert.equal(e.segments!.at(-1)!.end, e.responseTokens.length);
             if (e.segments!.length > 1) multi++;
+            // Segments follow one another, each sampled by weights no older than the one before.
+            e.segments!.forEach((g, k) => {
+              if (k === 0) return;
+              assert.equal(g.start, e.segments![k - 1]!.end, `${e.id}: segment ${k} starts where ${k - 1} ended`);
+              assert.ok(g.version >= e.segments![k - 1]!.version, `${e.id}: segment ${k} from older weights`);
+            });
+            if (new Set(e.segments!.map((g) => g.version)).size > 1) acrossVersions++;
           }
         }
         assert.ok(multi > 0, 'trajectories that spanned more than one explore step were trained on');
+        assert.ok(acrossVersions > 0, 'trajectories continued under newer weights were trained on');
         // What is left unfinished stays in the buffer as partial rows of the run (never taken).
         for (const e of await store.list({ runId: 'p', status: 'partial', limit: 1000 })) assert.equal(e.useCount, 0);
       } finally {

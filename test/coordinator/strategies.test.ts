@@ -50,7 +50,8 @@ function config(method: 'memory' | 'checkpoint'): RunConfig {
     // 8 samples a group and a learning rate too small to collapse the fresh model onto one answer:
     // partial-credit rewards then vary within most groups, so steps fill despite the filter.
     explorer: { tasks_per_step: TPS, repeat_times: 8, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
-    trainer: { batch_size: 16, lr: 1e-6 },
+    // (No batch_size: the MIX batch is one explore step's 16 rollouts plus its expert half.)
+    trainer: { lr: 1e-6 },
     buffer: { max_staleness: 1 },
     synchronizer: { method },
     // A periodic held-out eval after stage step 2, in whichever process trains.
@@ -262,7 +263,10 @@ test('distributed (PostgreSQL): a trainer stopped inside MIX resumes in MIX; eve
     assert.deepEqual(recs.filter((x) => x.kind === 'train').map((x) => `${x.stage}@${x.step}`), ['warmup@0', 'warmup@1', 'mix@2', 'mix@3', 'mix@4', 'mix@5'], 'every step trained once, in its stage');
     assert.deepEqual(recs.filter((x) => x.kind === 'stage').map((x) => x.stage), ['warmup', 'mix'], 'the resumed stage is not entered twice');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { evals: { stage: string; step: number; accuracy: number }[]; base_accuracy: number };
-    assert.deepEqual(summary.evals.map((e) => `${e.stage}@${e.step}`), ['final@6'], 'this trainer evaluated the end only (start and warm-up were the first one\'s)');
+    // This trainer evaluated the end only; the start and the warm-up were the first one's, and the summary
+    // covers the whole run (issue 24 item 8: the run's records live in its database), each once.
+    assert.deepEqual(summary.evals.map((e) => `${e.stage}@${e.step}`), ['start@0', 'warmup@2', 'final@6']);
+    assert.deepEqual(recs.filter((x) => x.kind === 'eval').map((x) => `${x.stage}@${x.step}`), ['start@0', 'warmup@2', 'final@6'], 'no evaluation run twice');
     assert.equal(summary.base_accuracy, recs.find((x) => x.kind === 'eval' && x.stage === 'warmup')!.accuracy, 'base_accuracy: the warm-up result, kept in the run');
     const store = await openStore(url);
     try {

@@ -17,6 +17,8 @@ import { createDistributedRun } from '../../backend/coordinator/distributed/setu
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer, holderGone } from '../../backend/coordinator/distributed/trainer.js';
 import { makeExp, pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
+import { JobQueue } from '../../backend/buffer/queue/job-queue.js';
+import type { Task } from '../../backend/core/types.js';
 import { tinyConfig } from './tiny-config.js';
 
 /** One query on the run's schema, as an operator would run it in psql. */
@@ -100,6 +102,47 @@ test('trainer lease (PostgreSQL store): a second trainer is refused naming the h
       await plain.close();
     }
   } finally {
+    await a.close();
+    await b.close();
+    server.stop();
+  }
+});
+
+test('jobs queued by a fenced trainer: the insert compares the lease epoch in its transaction, so a taken-over trainer queues nothing (issue 24 item 2)', async (t) => {
+  const server = startPg();
+  if ('skip' in server) return t.skip(server.skip);
+  const url = pgSchemaUrl(server.url);
+  const a = await PostgresStore.open(url);
+  const b = await PostgresStore.open(url);
+  const qa = await JobQueue.open(url);
+  const qb = await JobQueue.open(url);
+  const coordinator = await JobQueue.open(url);
+  const job = (id: string, target: number, rv = 0) => ({ id, target, requiredVersion: rv, task: { id: `t${id}`, taskset: 't', prompt: `p${id}` } as Task });
+  try {
+    const la = await a.acquireTrainerLease('j', { holder: 'trainer-A', host: 'host-a', pid: 111 });
+    qa.fence('j', la.lease.epoch);
+    assert.equal(await qa.addJobs('j', [job('0:0', 0), job('0:1', 0)]), 2, 'the holder queues as before');
+    const lb = await b.acquireTrainerLease('j', { holder: 'trainer-B', host: 'host-b', pid: 222, takeOver: true });
+    qb.fence('j', lb.lease.epoch);
+    // A's next jobs (its own plan, or required versions no record will have) are refused, naming the holder.
+    await assert.rejects(
+      qa.addJobs('j', [job('1:0', 1, 1), job('1:1', 1, 1)]),
+      (e: Error) => e instanceof TrainerFencedError && /lost the run's lease to trainer-B \(host host-b, pid 222, epoch 2\)/.test(e.message) && /2 job\(s\) \(1:0, \.\.\.\) not written/.test(e.message),
+    );
+    assert.equal(await count(url, `SELECT count(*) AS n FROM rft_jobs WHERE run_id = 'j'`), 2);
+    assert.equal(await count(url, `SELECT count(*) AS n FROM rft_jobs WHERE run_id = 'j' AND target = 1`), 0, 'no job of the fenced trainer');
+    // The holder queues; a queue that holds no lease (the coordinator's setup) is not fenced; another run is its own.
+    assert.equal(await qb.addJobs('j', [job('1:0', 1, 1)]), 1);
+    assert.equal(await coordinator.addJobs('j', [job('2:0', 2)]), 1);
+    assert.equal(await qa.addJobs('other', [job('0:0', 0)]), 1);
+    // Released (the holder ended): a fenced queue still queues nothing.
+    await b.releaseTrainerLease('j');
+    await assert.rejects(qb.addJobs('j', [job('3:0', 3)]), (e: Error) => e instanceof TrainerFencedError && /nobody \(it was released\)/.test(e.message));
+    assert.equal(await count(url, `SELECT count(*) AS n FROM rft_jobs WHERE run_id = 'j'`), 4);
+  } finally {
+    await qa.close();
+    await qb.close();
+    await coordinator.close();
     await a.close();
     await b.close();
     server.stop();

@@ -22,8 +22,12 @@ test('schema shape: strict objects, enums, defaults, bounds and the source comme
   const s = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8'));
   assert.equal(s.additionalProperties, false, 'unknown top-level keys are flagged');
   assert.deepEqual(s.properties.mode.enum, ['both', 'explore', 'train', 'bench']);
-  assert.equal(s.properties.trainer.properties.lr.default, validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {} }).config!.trainer.lr);
+  // trainer.lr has no one default: 1e-3 from scratch, a pretrained checkpoint's own (core/trainer-defaults.ts), said in its description.
+  assert.equal(s.properties.trainer.properties.lr.default, undefined);
+  assert.equal(validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {} }).config!.trainer.lr, undefined);
+  assert.match(s.properties.trainer.properties.lr.description, /1e-3 for a built-in size trained from scratch; from model\.checkpoint/);
   assert.equal(s.properties.trainer.properties.lr.exclusiveMinimum, 0);
+  assert.equal(s.properties.trainer.properties.batch_size.default, 64);
   assert.equal(s.properties.trainer.additionalProperties, false);
   assert.match(s.properties.trainer.properties.min_lr_ratio.description, /min_lr_ratio \* lr/);
   assert.match(s.properties.stages.items.properties.steps.description, /Trainer steps in this stage/);
@@ -61,7 +65,7 @@ test('key paths from indentation, list items included', () => {
 });
 
 test('hover: the key path, type with bounds, default and description', () => {
-  assert.equal(hoverAt(CONFIG, 4), '**trainer.lr** · number (> 0) · default `0.001`');
+  assert.match(hoverAt(CONFIG, 4)!, /^\*\*trainer\.lr\*\* · number \(> 0\)\n\nUnset: 1e-3 for a built-in size trained from scratch/);
   assert.match(hoverAt(CONFIG, 8)!, /^\*\*stages\.steps\*\* · integer \(> 0\)\n\nTrainer steps in this stage\.$/);
   assert.match(hoverAt(CONFIG, 13)!, /^\*\*mode\*\* · "both" \| "explore" \| "train" \| "bench" · default `"both"`\n\nboth: explore and train/);
   assert.equal(hoverAt(CONFIG, 5), undefined, 'no key on a half-typed line');

@@ -144,6 +144,8 @@ export interface Shown {
   /** The options' modal and detail, when given. */
   modal?: boolean;
   detail?: string;
+  /** Shown while a withProgress task was still running (its progress notification still on screen). */
+  duringProgress?: true;
 }
 export const recorded = {
   messages: [] as Shown[],
@@ -308,11 +310,13 @@ class FakeDiagnosticCollection {
   dispose(): void {}
 }
 
+let progressOpen = 0;
+
 function message(kind: Shown['kind']) {
   return async (msg: string, ...items: unknown[]) => {
     const labels = items.filter((i): i is string => typeof i === 'string');
     const opts = items.find((i): i is { modal?: boolean; detail?: string } => !!i && typeof i === 'object');
-    recorded.messages.push({ kind, message: msg, items: labels, ...(opts?.modal ? { modal: true } : {}), ...(opts?.detail ? { detail: opts.detail } : {}) });
+    recorded.messages.push({ kind, message: msg, items: labels, ...(opts?.modal ? { modal: true } : {}), ...(opts?.detail ? { detail: opts.detail } : {}), ...(progressOpen > 0 ? { duringProgress: true } : {}) });
     return answers.message.length ? answers.message.shift() : undefined;
   };
 }
@@ -392,7 +396,13 @@ export const window = {
     return p;
   },
   async withProgress<T>(_o: unknown, task: (p: { report(v: { message?: string; increment?: number }): void }, token: { isCancellationRequested: boolean; onCancellationRequested: (l: () => void) => Disposable }) => Promise<T>) {
-    return task({ report: (v) => void recorded.progress.push(v) }, { isCancellationRequested: false, onCancellationRequested: () => new Disposable() });
+    // A message shown while a progress notification is still open is recorded with duringProgress.
+    progressOpen++;
+    try {
+      return await task({ report: (v) => void recorded.progress.push(v) }, { isCancellationRequested: false, onCancellationRequested: () => new Disposable() });
+    } finally {
+      progressOpen--;
+    }
   },
 };
 

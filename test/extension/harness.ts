@@ -15,7 +15,7 @@ export const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8
   contributes: { commands: { command: string }[] };
 };
 
-/** An extension folder whose dist/backend/serve.mjs runs backend/server/main.ts from this checkout (through tsx). */
+/** An extension folder whose dist/backend/serve.mjs runs backend/serve.ts from this checkout (through tsx). */
 export function extensionDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'rft-ext-'));
   mkdirSync(join(dir, 'dist', 'backend'), { recursive: true });
@@ -24,7 +24,7 @@ export function extensionDir(): string {
     [
       `const { register } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/tsx/dist/esm/api/index.mjs')).href)});`,
       'register();',
-      `await import(${JSON.stringify(pathToFileURL(join(ROOT, 'backend/server/main.ts')).href)});`,
+      `await import(${JSON.stringify(pathToFileURL(join(ROOT, 'backend/serve.ts')).href)});`,
     ].join('\n'),
   );
   return dir;

@@ -13,7 +13,7 @@ import { hfCacheRoots, scanHfCache } from '../../backend/server/adapters/hf-cach
 import { modelName } from '../../backend/server/handlers/models.js';
 import type { ImportedModel } from '../../backend/core/protocol.js';
 
-const { formatParams, cardRows, modelLines, configNameFor, PRESETS, trainingLine } = await import('../../src/models/model-card.js');
+const { formatParams, cardRows, modelLines, trainerLines, configNameFor, PRESETS, trainingLine } = await import('../../src/models/model-card.js');
 const { configModel, namesModel, usesOf } = await import('../../src/models/config-uses.js');
 const { exportFormats, exportFolderName } = await import('../../src/models/export-formats.js');
 const { configPath } = await import('../../src/models/model-pick.js');
@@ -72,6 +72,20 @@ test('the template with an imported model: model.checkpoint (+ lora), no tokeniz
   // The default stays what it was.
   assert.equal(configTemplate('tasksets/math.jsonl'), configTemplate('tasksets/math.jsonl', 'math', modelLines({ preset: 'tiny-0.4m' })));
   assert.equal(configNameFor('Qwen/Qwen2.5-0.5B-Instruct'), 'train-qwen2.5-0.5b-instruct.rft.yaml');
+});
+
+test("the template for an imported model writes a pretrained model's lr, warm-up and clip with why (full, LoRA, by width); a preset writes none", () => {
+  const m = { checkpoint: 'models/qwen', name: 'Qwen/Qwen2.5-0.5B', hidden: 896 };
+  const lora = configTemplate('tasksets/math.jsonl', 'math', modelLines({ ...m, lora: true }), {}, trainerLines({ ...m, lora: true }));
+  assert.match(lora, /# Qwen\/Qwen2\.5-0\.5B is pretrained: RL on it needs a small learning rate/);
+  assert.match(lora, /LoRA default for hidden size 896/);
+  const cfg = validateRunConfig(parse(lora));
+  assert.deepEqual(cfg.issues, []);
+  assert.deepEqual([cfg.config!.trainer.lr, cfg.config!.trainer.warmup_steps, cfg.config!.trainer.grad_clip], [1.1e-4, 5, 1]);
+  const full = validateRunConfig(parse(configTemplate('tasksets/math.jsonl', 'math', modelLines({ ...m, lora: false }), {}, trainerLines({ ...m, lora: false, hidden: 4096 })))).config!;
+  assert.equal(full.trainer.lr, 2.5e-6);
+  assert.deepEqual(trainerLines({ preset: 'tiny-0.4m' }), []);
+  assert.equal(validateRunConfig(parse(configTemplate('tasksets/math.jsonl'))).config!.trainer.lr, undefined, 'a preset keeps the from-scratch default (1e-3)');
 });
 
 test('the config path of a model: relative inside the workspace, absolute outside', () => {

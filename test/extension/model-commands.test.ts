@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activateWith, deactivateFrom, fakeContext, until, vscode, workspaceDir } from './harness.js';
+import { activateWith, deactivateFrom, type fakeContext, until, vscode, workspaceDir } from './harness.js';
 import { makeHfModel } from '../helpers/hf-model.js';
 import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint, saveCheckpoint } from '../../backend/model/checkpoint.js';
@@ -140,6 +140,9 @@ test('Start Training… -> template: the model pick offers the built-in sizes an
   assert.equal(raw.tokenizer, undefined, "an imported model brings its own tokenizer");
   const v = validateRunConfig(raw);
   assert.deepEqual(v.issues, []);
+  // A pretrained model's trainer settings, written out: LoRA's lr for its width (hidden 32: the x16 bound of 1e-4).
+  assert.deepEqual([v.config!.trainer.lr, v.config!.trainer.warmup_steps, v.config!.trainer.grad_clip], [1.6e-3, 5, 1]);
+  assert.match(text, /# acme\/tiny-qwen2 is pretrained: RL on it needs a small learning rate/);
   assert.deepEqual((await api.services!.client.request('config/validate', { file })).issues, []);
   // A run would be stopped at once below if one was started (the template is opened for review first).
   for (const id of new Set(started)) await api.services!.client.request('runs/stop', { runId: id }).catch(() => undefined);
@@ -168,8 +171,9 @@ test('the card\'s Start Training (full fine-tuning) writes its own config and st
   const node = { kind: 'model', model: (await api.services!.client.request('models/list', {}))[0]! };
   const uri = (await vscode.commands.executeCommand('rftStudio.trainWithModel', node)) as { fsPath: string };
   assert.equal(uri.fsPath, join(ws, 'train-tiny-qwen2.rft.yaml'));
-  const raw = parse(readFileSync(uri.fsPath, 'utf8')) as { model: Record<string, unknown> };
+  const raw = parse(readFileSync(uri.fsPath, 'utf8')) as { model: Record<string, unknown>; trainer: Record<string, unknown> };
   assert.deepEqual(raw.model, { checkpoint: snapshot });
+  assert.equal(raw.trainer.lr, 1.6e-4, "full fine-tuning's lr for the model's width");
   assert.ok(!vscode.recorded.messages.some((m) => m.kind === 'error' && /Start training/.test(m.message)), vscode.recorded.messages.map((m) => m.message).join('\n'));
   const run = await until(() => api.services!.state.runs.find((r) => r.configPath?.endsWith('train-tiny-qwen2.rft.yaml')), 'the run in the registry');
   const seen = await until(async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { activateWith, deactivateFrom, fakeContext, vscode, workspaceDir } from './harness.js';
+import { activateWith, deactivateFrom, type fakeContext, vscode, workspaceDir } from './harness.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { FeedbackService } from '../../backend/buffer/feedback.js';
@@ -17,7 +17,6 @@ import { validateRunConfig } from '../../backend/core/config.js';
 import { loadRewardModel } from '../../backend/explorer/reward-model/reward.js';
 import type { Experience } from '../../backend/core/types.js';
 import type { RewardModelReport } from '../../backend/core/protocol.js';
-import type { StudioApi } from '../../src/extension.js';
 
 const tok = CharTokenizer.train(['question good bad fine 0123456789']);
 let n = 0;
@@ -32,7 +31,6 @@ function exp(runId: string, task: number, answer: string): Experience {
 
 let ws: string;
 let ctx: ReturnType<typeof fakeContext>;
-let api: StudioApi;
 
 before(async () => {
   vscode.resetFake();
@@ -52,7 +50,7 @@ before(async () => {
     await fb.rate(fine.id, 3, 'bob');
   }
   await store.close();
-  ({ ctx, api } = await activateWith(ws));
+  ({ ctx } = await activateWith(ws));
 });
 
 after(async () => {

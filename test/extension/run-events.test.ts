@@ -26,6 +26,8 @@ test('status changes, checkpoints, stages and eval results become output lines',
     "Run r1: step 40 skipped 1 experience(s) the trainer could not use (see the run's log)",
   ]);
   assert.equal(metricEvents({ ...p, values: {} }, 'mix').length, 0, 'same stage, no eval: nothing');
+  const collapse = metricEvents({ runId: 'r1', step: 11, at: 0, values: {}, warnings: [{ code: 'policy_collapse', step: 11, message: 'policy collapse in stage main at step 11: ...', values: {} }] }, undefined);
+  assert.deepEqual(collapse, [{ level: 'warn', line: 'Run r1: policy collapse in stage main at step 11: ...' }]);
 });
 
 test('a failed run: reason and log tail in the output channel, a notification with Show Log / Open Dashboard / Resume', async () => {

@@ -93,6 +93,7 @@ test('the dashboard shows the run config as YAML', () => {
   const text = configYaml({ name: 'tiny', trainer: { lr: 0.001, steps: 40 }, stages: [{ name: 'sft', steps: 10 }] }, '/w/train.rft.yaml');
   assert.match(text, /^# as validated at the start of the run \(defaults filled in\)\n# from \/w\/train\.rft\.yaml\n/);
   assert.match(text, /\ntrainer:\n {2}lr: 0\.001\n {2}steps: 40\n/);
+  assert.match(text, /\n# trainer: lr 1e-3, warm-up 0 step\(s\), grad clip 1 \(model trained from scratch: defaults for warm-up, grad clip\)\n/);
   assert.deepEqual(YAML.parse(text), { name: 'tiny', trainer: { lr: 0.001, steps: 40 }, stages: [{ name: 'sft', steps: 10 }] });
 });
 
@@ -104,6 +105,8 @@ test('the dashboard config of a run from model.checkpoint names the real model, 
   assert.doesNotMatch(text, /tiny-0\.4m|kind: char/);
   assert.deepEqual(Object.keys(YAML.parse(text)), ['name', 'model', 'taskset']);
   assert.deepEqual(YAML.parse(text).model, { checkpoint: '/hf/models--Qwen--Qwen2-0.5B', lora: { rank: 8 } });
+  // The header says the lr the run takes and why (a checkpoint's LoRA default, scaled to its width).
+  assert.match(configYaml(cfg, undefined, { ...model, hidden: 896 }), /\n# trainer: lr 1\.1e-4, warm-up 5 step\(s\), grad clip 1 \(pretrained checkpoint, LoRA: defaults for lr, warm-up, grad clip, lr 1e-4 at hidden 1024 scaled to hidden 896\)\n/);
   // A tokenizer file of the config's own is read beside a checkpoint: it stays.
   assert.deepEqual(YAML.parse(configYaml({ ...cfg, tokenizer: { kind: 'char', path: '/w/tok.json' } }, undefined, model)).tokenizer, { kind: 'char', path: '/w/tok.json' });
 });
@@ -122,7 +125,7 @@ test('Runs view: two runs of the same name are told apart by their ids (the ids 
     { id: 'other-1', name: 'other', status: 'failed', createdAt: 3 },
     { id: 'bare', status: 'created', createdAt: 0 },
   ];
-  const tree = new RunsTree({ runs, onDidChange: () => ({ dispose() {} }) } as never);
+  const tree = new RunsTree({ runs, pending: new Map(), onDidChange: () => ({ dispose() {} }) } as never);
   assert.deepEqual(tree.getChildren().map((r) => tree.getTreeItem(r).label), ['other', 'my-run (my-run-2)', 'my-run (my-run-1)', 'bare']);
   assert.equal(runLabel(runs[2]!, runs), 'other');
 });

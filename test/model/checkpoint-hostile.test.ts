@@ -60,6 +60,36 @@ test('config.json sizes against the headers, before anything is built, in the fi
   refused(variant('config.json', (c) => (c.hidden_size = 'x')), 'config.json', 'hidden_size', /expected a number, got "x"/);
 });
 
+test('config.json sizes out of range name the config.json key in one line, not a schema dump with internal names (issue 24)', () => {
+  // Was: `invalid model config: [ { "code": "too_small", ... "path": [ "nLayers" ] } ]`.
+  refused(variant('config.json', (c) => (c.num_hidden_layers = -1)), 'config.json', 'num_hidden_layers', /^.*got -1: number must be greater than 0$/);
+  refused(variant('config.json', (c) => (c.vocab_size = 0)), 'config.json', 'vocab_size', /got 0: number must be greater than 0$/);
+  refused(variant('config.json', (c) => (c.num_attention_heads = 2.5)), 'config.json', 'num_attention_heads', /got 2\.5: expected integer/);
+  // makeConfig's shape checks (dModel / nHeads / nKvHeads) in config.json's keys too.
+  refused(variant('config.json', (c) => (c.num_attention_heads = 3)), 'config.json', 'num_attention_heads', /^.*hidden_size 16 is not divisible by num_attention_heads 3/);
+  refused(variant('config.json', (c) => (c.num_key_value_heads = 3)), 'config.json', 'num_key_value_heads', /num_attention_heads 2 is not divisible by num_key_value_heads 3$/);
+});
+
+test('overlapping tensors in a safetensors file are refused, naming both (the format forbids shared bytes)', () => {
+  const d = join(root, 'overlap');
+  cpSync(good, d, { recursive: true });
+  const f = join(d, 'model.safetensors');
+  const b = readFileSync(f);
+  const hlen = Number(b.readBigUInt64LE(0));
+  const header = JSON.parse(b.subarray(8, 8 + hlen).toString('utf8')) as Record<string, { data_offsets: [number, number] }>;
+  // model.norm.weight (16 floats) moved onto the first 64 bytes of the embedding table; same header length.
+  const norm = header['model.norm.weight']!;
+  norm.data_offsets = [0, 64];
+  const text = JSON.stringify(header).padEnd(hlen, ' ');
+  assert.equal(Buffer.byteLength(text), hlen);
+  b.write(text, 8, 'utf8');
+  writeFileSync(f, b);
+  assert.throws(
+    () => loadCheckpoint(d),
+    (e: Error) => e.message.startsWith(`${f}: field 'model.norm.weight': data_offsets [0, 64] overlap those of 'model.embed_tokens.weight' [0, 19200]`) || assert.fail(e.message),
+  );
+});
+
 test('weights changed after saving (finite garbage) are refused by their sha256', () => {
   const d = join(root, 'garbage');
   cpSync(good, d, { recursive: true });

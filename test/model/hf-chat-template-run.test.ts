@@ -64,7 +64,7 @@ stages:
   const final = loadCheckpoint(s.checkpoint as string);
   const tok = final.tokenizer!;
   for (const e of [...rollouts, ...exps.filter((x) => x.source === 'expert')]) {
-    assert.match(tok.decode(e.promptTokens), /^<\|im_start\|>user \(brief\)\n[^]*<\|im_end\|>\n<\|im_start\|>assistant\n$/, e.id);
+    assert.match(tok.decode(e.promptTokens), /^<\|im_start\|>user \(brief\)\n[\s\S]*<\|im_end\|>\n<\|im_start\|>assistant\n$/, e.id);
   }
   // The run folder and its checkpoints carry the chosen template where transformers reads it first.
   assert.equal(readFileSync(join(s.run_dir, 'chat_template.jinja'), 'utf8'), BRIEF);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { unreadFields } from '../../backend/core/config-unread.js';
 import { runJob } from '../../backend/coordinator/run.js';
-import { initEngine, tf } from '../../backend/model/engine.js';
+import { initEngine, type tf } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { presetConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';

@@ -80,7 +80,6 @@ function loraRunConfig(checkpoint: string, sync: 'memory' | 'checkpoint'): Recor
     experts: { builtin: 'reverse', size: 8, seed: 99 },
     workflow: { name: 'single_turn', reward: 'exact_match' },
     explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
-    trainer: { batch_size: 4 },
     buffer: { storage: 'sqlite', max_staleness: 1 },
     synchronizer: { method: sync },
     stages: [

@@ -44,6 +44,7 @@ test('merges in the ["a", "b"] form load too', () => {
   assert.deepEqual(tokenizerFromJSON(json).encode(corpus), bpe.encode(corpus));
 });
 
+// biome-ignore lint/suspicious/noExplicitAny: mutates arbitrary tokenizer.json shapes
 type Mutate = (j: any) => void;
 const BAD: [string, 'bpe' | 'char', Mutate, RegExp][] = [
   ['model not BPE', 'bpe', (j) => (j.model.type = 'WordPiece'), /field 'model.type'.*expected 'BPE'/],

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../backend/core/rng.js';
-import { BpeTokenizer, CharTokenizer, SPECIAL_TOKENS, trainBpe, type SpecialTokenName, type Tokenizer } from '../../backend/model/tokenizer/index.js';
+import { type BpeTokenizer, CharTokenizer, SPECIAL_TOKENS, trainBpe, type SpecialTokenName, type Tokenizer } from '../../backend/model/tokenizer/index.js';
 import { BYTE_LEVEL_PATTERN, BYTE_TO_CHAR, utf8 } from '../../backend/model/tokenizer/bytes.js';
 import { pairKey } from '../../backend/model/tokenizer/bpe.js';
 import { isWellFormed, randomUnicode, syntheticCorpus, toWellFormed, TRICKY } from './tokenizer-strings.js';

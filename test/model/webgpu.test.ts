@@ -13,7 +13,7 @@ import { makeConfig, presetConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { lmLoss, tokenLogprobs } from '../../backend/model/logprobs.js';
 import { generate } from '../../backend/model/generate.js';
-import { AdamW } from '../../backend/model/optim.js';
+import { AdamW, clipByGlobalNorm } from '../../backend/model/optim.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { makeLoraConfig } from '../../backend/model/lora.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
@@ -22,6 +22,11 @@ import { assertF32Close, maxAbs, maxAbsDiff, ULPS } from '../helpers/f32-close.j
 import { runJob } from '../../backend/coordinator/run.js';
 import { tempWorkspace, tinyConfig } from '../coordinator/tiny-config.js';
 import { spawnServe } from '../server/spawn-serve.js';
+import { openStore } from '../../backend/buffer/storage/index.js';
+import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
+import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
+import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 
 // Child processes (the run test below) find SwiftShader the same way.
 process.env.RFT_WEBGPU_SWIFTSHADER = '1';
@@ -109,6 +114,24 @@ for (const preset of ['tiny-0.4m', 'small-3m'] as const) {
   });
 }
 
+test('clipByGlobalNorm over 40 gradients on webgpu = cpu (more inputs than a shader stage may bind)', { skip }, async () => {
+  const shapes = Array.from({ length: 40 }, (_, i) => [3 + (i % 5), 2 + (i % 3)]);
+  const values = shapes.map(([r, c], i) => Float32Array.from({ length: r! * c! }, (_, j) => Math.sin(i * 31 + j * 7)));
+  const clip = (backend: 'webgpu' | 'cpu') =>
+    on(backend, async () => {
+      const grads = Object.fromEntries(values.map((v, i) => [`g${i}`, tf.tensor2d(v, shapes[i] as [number, number])]));
+      const { grads: out, norm } = await clipByGlobalNorm(grads, 1);
+      const first = (await out.g7!.data()) as Float32Array;
+      tf.dispose(Object.values(out));
+      return { norm, first };
+    });
+  const cpu = await clip('cpu');
+  const gpu = await clip('webgpu');
+  assert.ok(cpu.norm > 1, `norm ${cpu.norm} is clipped`);
+  assertF32Close([gpu.norm], [cpu.norm], ULPS.forward, 'global norm');
+  assertF32Close(gpu.first, cpu.first, ULPS.forward, 'a clipped gradient');
+});
+
 test('an HF-layout model with the real Qwen vocabulary (151k) and LoRA: log-probs and adapter gradients on webgpu = cpu', { skip }, async () => {
   const dir = makeHfModel(join(root, 'qwen2'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
   const m = await on('cpu', () => {
@@ -178,6 +201,38 @@ for (const method of ['memory', 'checkpoint'] as const) {
     }
   });
 }
+
+test('a tiny MIX run on webgpu in the distributed placement (PostgreSQL): trainer and explorer train and sample on the webgpu engine', { skip }, async (t) => {
+  const pg = startPg();
+  if ('skip' in pg) return t.skip(pg.skip);
+  process.env.RFT_BACKEND = 'webgpu'; // each participant starts its engine from the environment, as `rft trainer` / `rft explorer` do
+  try {
+    const url = pgSchemaUrl(pg.url);
+    const cfg = tinyConfig({ sync_offset: 0 }, 2, { buffer: { max_staleness: 0 } });
+    await createDistributedRun(cfg, url, 'gpu-dist', join(root, 'dist-weights'));
+    const stop = new AbortController();
+    const explorer = distributedExplorer({ url, runId: 'gpu-dist', signal: stop.signal, leaseMs: 60_000 });
+    try {
+      const r = await distributedTrainer({ url, runId: 'gpu-dist', outDir: join(root, 'dist-out') });
+      assert.equal(r.done, true);
+    } finally {
+      stop.abort();
+      await explorer;
+    }
+    assert.equal(tf.getBackend(), 'webgpu');
+    assert.equal(engineInfo()?.backend, 'webgpu');
+    const store = await openStore(url);
+    const exps = await store.list({ runId: 'gpu-dist', source: 'usual', limit: 1000 });
+    await store.close();
+    const trained = exps.filter((e) => e.split !== 'eval');
+    assert.ok(trained.length >= 4, `${trained.length} rollouts`);
+    assert.ok(trained.every((e) => e.logprobs.length === e.responseTokens.length && e.logprobs.every(Number.isFinite)));
+    assert.ok(new Set(trained.map((e) => e.modelVersion)).size >= 2, 'rollouts of more than one synced version');
+  } finally {
+    delete process.env.RFT_BACKEND;
+    await pg.stop();
+  }
+});
 
 test('server/engine: what the status bar shows, from RFT_BACKEND, without starting an engine', async () => {
   const { engineSummary } = await import('../../backend/model/engine-summary.js');

@@ -68,7 +68,6 @@ test('trainer + 3 explorers on separate hosts survive kill -9 (explorer, trainer
   }
   t.diagnostic(`hosts: ${hosts.mode}${hosts.mode === 'loopback' ? ' (network cut emulated by SIGSTOP)' : ''}`);
   const dir = mkdtempSync(join(tmpdir(), 'rft-scaleout-'));
-  const local = cluster.url('127.0.0.1') + '?schema=so';
   const remote = cluster.url(hosts.serverAddr) + '?schema=so';
   const procs: Proc[] = [];
   // The test's own connections also live through the restart: a pool reconnects, queries retry.

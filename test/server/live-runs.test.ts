@@ -25,6 +25,16 @@ import { makeHfModel } from '../helpers/hf-model.js';
 const line = (file: string, rec: Record<string, unknown>) => appendFileSync(file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');
 const trainRec = (step: number) => ({ kind: 'train', stage: 'mix', step, loss: 1 / (step + 1), policy_loss: -0.1, sft_loss: 2, kl_loss: 0.01, tokens_per_s: 100 });
 
+test('toPoints: the guard signals fill KL and entropy for any algorithm; a warning record rides on its step, typed', () => {
+  const pts = toPoints('r', [
+    { t: 1, kind: 'train', stage: 'main', step: 11, loss: 1, ref_kl: 1.8, sampled_entropy: 0.06, batch_reward: 0.3 },
+    { t: 2, kind: 'warning', code: 'policy_collapse', stage: 'main', step: 11, message: 'policy collapse …', values: { ref_kl: 1.8 } },
+  ]);
+  assert.equal(pts.length, 1);
+  assert.deepEqual([pts[0]!.values.kl, pts[0]!.values.entropy, pts[0]!.values.batch_reward], [1.8, 0.06, 0.3]);
+  assert.deepEqual(pts[0]!.warnings, [{ code: 'policy_collapse', step: 11, stage: 'main', message: 'policy collapse …', values: { ref_kl: 1.8 } }]);
+});
+
 test('toPoints merges a step and fills every dashboard chart key the trainer reports', () => {
   const pts = toPoints('r', [
     { t: 1, kind: 'stage', stage: 'mix' },
@@ -130,7 +140,15 @@ test('evaluate: the owning run supplies the held-out split, reward and answer le
   const hck = join(held.dir, 'checkpoints', 'v1');
   mkdirSync(hck, { recursive: true });
   writeFileSync(join(held.dir, 'config.yaml'), 'taskset: {path: tasksets/t.jsonl}\n');
-  assert.deepEqual(await c.evalArgs(hck, ''), [hck, '--config', join(held.dir, 'config.yaml'), '--max-new-tokens', '8']);
+  assert.deepEqual(await c.evalArgs(hck, ''), [hck, '--config', join(held.dir, 'config.yaml')]);
+  // A file picked for a run's checkpoint is read as the run read its files (format mapping), with its reward.
+  assert.deepEqual(await c.evalArgs(hck, 'tasksets/x.jsonl'), [hck, '--config', join(held.dir, 'config.yaml'), '--taskset', join(ws, 'tasksets/x.jsonl')]);
+  // A folder of no run (an exported HF folder): a workspace config gives the eval set or the file's mapping, and the reward.
+  writeFileSync(join(ws, 'train.rft.yaml'), 'taskset: {path: tasksets/t.jsonl}\n');
+  assert.deepEqual(await c.evalArgs(loose, '', { config: 'train.rft.yaml' }), [loose, '--config', join(ws, 'train.rft.yaml')]);
+  assert.deepEqual(await c.evalArgs(loose, 'tasksets/x.jsonl', { config: 'train.rft.yaml' }), [loose, '--config', join(ws, 'train.rft.yaml'), '--taskset', join(ws, 'tasksets/x.jsonl')]);
+  await assert.rejects(c.evalArgs(loose, '', { config: 'nope.rft.yaml' }), /config 'nope.rft.yaml' not found/);
+  await assert.rejects(c.evalArgs(loose, ''), /belongs to no run of this workspace.*workspace config/);
 });
 
 test('runs/list and runs/status name the model a run trains: a model.checkpoint by its own config.json (architecture, parameters, LoRA rank, hub name), not the preset defaults', async () => {
@@ -145,7 +163,7 @@ test('runs/list and runs/status name the model a run trains: a model.checkpoint 
   const runs = new WorkspaceRuns(ws);
   const m = (await runs.get(qwen.id))!.model!;
   const params = countParams(loadCheckpoint(snap).model.config);
-  assert.deepEqual({ ...m, label: undefined }, { source: 'checkpoint', architecture: 'Qwen2ForCausalLM', parameters: params, loraRank: 4, from: 'acme/tiny-qwen2', tokenizer: "the model's own", label: undefined });
+  assert.deepEqual({ ...m, label: undefined }, { source: 'checkpoint', architecture: 'Qwen2ForCausalLM', parameters: params, hidden: 32, loraRank: 4, from: 'acme/tiny-qwen2', tokenizer: "the model's own", label: undefined });
   assert.equal(m.label, `Qwen2ForCausalLM · ${formatParams(params)} parameters · LoRA rank 4 · from acme/tiny-qwen2`);
   const list = await runs.list();
   assert.equal(list.find((r) => r.id === qwen.id)!.model!.label, m.label);

@@ -1,4 +1,4 @@
-// Spawns `rft serve` (backend/server/main.ts, the serve command's own entry, through tsx) as a child process and connects a JSON-RPC
+// Spawns `rft serve` (backend/serve.ts, the serve command's own entry, through tsx) as a child process and connects a JSON-RPC
 // client to its stdio, as the extension does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +6,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type
 import type { ParamsOf, RequestMethod, ResultOf } from '../../backend/core/protocol.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const SERVE_ENTRY = fileURLToPath(new URL('../../backend/server/main.ts', import.meta.url));
+export const SERVE_ENTRY = fileURLToPath(new URL('../../backend/serve.ts', import.meta.url));
 
 export interface Served {
   child: ChildProcess;

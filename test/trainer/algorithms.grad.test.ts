@@ -16,7 +16,6 @@ import {
 
 const engine = await initEngine({ backend: process.env.RFT_BACKEND ?? 'wasm' });
 
-const B = 4;
 const T = 5;
 // Row 0 full, row 1 with a gap (multi-turn), row 2 all masked, row 3 short.
 const MASK = [

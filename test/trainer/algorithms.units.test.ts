@@ -18,7 +18,6 @@ import {
   policyLosses,
   splitBatch,
 } from '../../backend/trainer/algorithms/index.js';
-import { fillTrainerAdvantages } from '../../backend/trainer/algorithms/objective.js';
 import type { Experience } from '../../backend/core/types.js';
 
 await initEngine();

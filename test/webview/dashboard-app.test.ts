@@ -148,6 +148,26 @@ test('a run that starts while the shown run is over takes the dashboard; a runni
   await h.close();
 });
 
+test('a run warning (policy collapse) from the history and live points shows once in a banner; another run clears it', async () => {
+  const warning = { code: 'policy_collapse' as const, step: 11, stage: 'main', message: 'policy collapse in stage main at step 11: KL to the reference 1.82 nats/token', values: { ref_kl: 1.82 } };
+  const h = host<DashboardRequests>({
+    status: (p: { runId: string }) => ({ id: p.runId, status: 'running', step: 12 }),
+    metrics: (p: { runId: string }) => (p.runId === 'r1' ? [{ runId: 'r1', step: 11, at: 0, values: { kl: 1.82 }, warnings: [warning] }] : []),
+  });
+  const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
+  await app.firstPaint;
+  const banner = h.document.querySelector('.warnings') as HTMLElement;
+  await until(() => !banner.hidden, 'banner shown');
+  assert.equal(banner.textContent, `Step 11: ${warning.message}`);
+  h.notify('metrics', { runId: 'r1', step: 11, at: 0, values: {}, warnings: [warning] });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(banner.querySelectorAll('.warning').length, 1, 'the same warning again is not repeated');
+  await app.show('r2');
+  assert.equal(banner.hidden, true);
+  assert.equal(banner.querySelectorAll('.warning').length, 0);
+  await h.close();
+});
+
 test('a failed run shows its reason; charts say "not recorded" instead of waiting forever', async () => {
   const h = host<DashboardRequests>({
     status: () => ({ id: 'r1', status: 'failed', step: 12, statusReason: 'sequence of 120 tokens exceeds the model maxSeqLen 96' }),
@@ -246,4 +266,36 @@ test('Losses: the total is drawn dashed and last, so it shows where it equals th
   const swatches = Array.from(losses.legend.querySelectorAll('.swatch')).map((s) => s.classList.contains('dashed'));
   assert.deepEqual(swatches, [true, false, false, false], 'the legend shows the total dashed too');
   await h.close();
+});
+
+test('Pause and Stop say pausing… / stopping… until the run leaves running (issue 28 finding 8)', async () => {
+  const calls: string[] = [];
+  let release!: () => void;
+  const h = host<DashboardRequests>({
+    runs: () => [],
+    status: () => ({ id: 'r1', status: 'running', step: 3 }),
+    metrics: () => [],
+    evaluate: () => ({ accuracy: 0, tasks: 0 }),
+    // The host answers when the run has ended its step (seconds later).
+    pause: () => (calls.push('pause'), new Promise((r) => (release = () => r(null)))) as never,
+    stop: () => (calls.push('stop'), null),
+    resume: () => null,
+  });
+  const app = mountDashboard(h.root, h.ipc as never, undefined);
+  h.notify('select', { runId: 'r1' });
+  await app.firstPaint;
+  await until(() => h.document.querySelector('.status')!.textContent === 'running · step 3', 'status');
+  const pause = h.document.getElementById('pause')!;
+  assert.ok(!pause.hasAttribute('disabled'));
+  pause.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('click'));
+  await until(() => calls.includes('pause'), 'pause requested');
+  assert.equal(h.document.querySelector('.status')!.textContent, 'pausing… · step 3');
+  assert.ok(h.document.getElementById('stop')!.hasAttribute('disabled') && pause.hasAttribute('disabled'), 'no second click meanwhile');
+  // A live status of the still-running run keeps it; the paused status ends it.
+  h.notify('status', { id: 'r1', status: 'running', step: 4 });
+  await until(() => h.document.querySelector('.status')!.textContent === 'pausing… · step 4', 'still pausing');
+  h.notify('status', { id: 'r1', status: 'paused', step: 4 });
+  release();
+  await until(() => h.document.querySelector('.status')!.textContent === 'paused · step 4', 'paused');
+  assert.ok(!h.document.getElementById('resume')!.hasAttribute('disabled'));
 });

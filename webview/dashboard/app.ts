@@ -28,15 +28,21 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   let generation = 0;
   /** Evaluation results per checkpoint path of the shown run (kept across re-renders). */
   const evals = new Map<string, string>();
+  /** `stopping…` / `pausing…` from the click until the run's status leaves running (it ends its step first). */
+  let ending: string | undefined;
   const header = h(doc, 'div', { class: 'toolbar' });
   const title = h(doc, 'h2', { text: 'No run selected' });
   const status = h(doc, 'span', { class: 'status', role: 'status' });
   const stop = h(doc, 'vscode-button', { id: 'stop', secondary: true, icon: 'debug-stop', text: 'Stop' });
+  const pause = h(doc, 'vscode-button', { id: 'pause', secondary: true, icon: 'debug-pause', text: 'Pause' });
   const resume = h(doc, 'vscode-button', { id: 'resume', secondary: true, icon: 'debug-continue', text: 'Resume' });
   const msg = h(doc, 'span', { class: 'message', role: 'alert' });
-  header.append(title, status, stop, resume, msg);
+  header.append(title, status, stop, pause, resume, msg);
   // Why a run failed (or stopped): the registry's statusReason, shown until the run runs again.
   const reason = h(doc, 'div', { class: 'reason', role: 'alert', hidden: true });
+  // What the run warned of (a policy collapse: KL, reward, entropy and the likely cause), from its metrics points.
+  const warnings = h(doc, 'div', { class: 'warnings', role: 'alert', hidden: true });
+  const warned = new Set<string>();
   const components = h(doc, 'div', { class: 'components' });
   const grid = h(doc, 'div', { class: 'charts' });
   const charts = CHARTS.map((c) => {
@@ -57,7 +63,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   });
   const checkpoints = h(doc, 'div', { class: 'checkpoints' });
   const config = h(doc, 'pre', { class: 'config' });
-  root.append(header, reason, components, grid, h(doc, 'h3', { text: 'Checkpoints' }), checkpoints, h(doc, 'h3', { text: 'Config' }), config);
+  root.append(header, reason, warnings, components, grid, h(doc, 'h3', { text: 'Checkpoints' }), checkpoints, h(doc, 'h3', { text: 'Config' }), config);
   let paint!: () => void;
   const firstPaint = new Promise<void>((r) => (paint = r));
 
@@ -78,7 +84,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   function renderStatus(): void {
     const r = shown;
     if (!r) return;
-    status.textContent = `${r.status}${r.step !== undefined ? ` · step ${r.step}${r.totalSteps ? `/${r.totalSteps}` : ''}` : ''}`;
+    status.textContent = `${ending && r.status === 'running' ? ending : r.status}${r.step !== undefined ? ` · step ${r.step}${r.totalSteps ? `/${r.totalSteps}` : ''}` : ''}`;
   }
 
   function renderRun(r: RunInfo & { components?: ComponentState[]; config?: unknown }): void {
@@ -87,7 +93,10 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     const live = shown?.id === r.id && r.status === 'running' && (shown.step ?? -1) > (r.step ?? -1) ? shown.step : r.step;
     shown = { ...r, step: live };
     renderStatus();
-    stop.toggleAttribute('disabled', r.status !== 'running');
+    // A stop or pause asked for keeps its `stopping…` until the run leaves running.
+    if (r.status !== 'running') ending = undefined;
+    stop.toggleAttribute('disabled', r.status !== 'running' || !!ending);
+    pause.toggleAttribute('disabled', r.status !== 'running' || !!ending);
     resume.toggleAttribute('disabled', !['paused', 'stopped', 'failed'].includes(r.status));
     const why = r.status === 'failed' || r.status === 'stopped' ? r.statusReason : undefined;
     reason.hidden = !why;
@@ -135,6 +144,13 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   /** Live points replace a repeated step (a resumed run re-does steps); history fills gaps only. */
   function addPoint(m: MetricsPoint, fromHistory = false): void {
     if (m.runId !== state.runId) return;
+    for (const w of m.warnings ?? []) {
+      const key = `${w.code}:${w.stage ?? ''}:${w.step}`;
+      if (warned.has(key)) continue;
+      warned.add(key);
+      warnings.append(h(doc, 'div', { class: `warning code-${w.code}`, text: `Step ${w.step}: ${w.message}` }));
+      warnings.hidden = false;
+    }
     for (const c of charts) {
       c.runHasData = true;
       c.add(m.step, m.values, !fromHistory);
@@ -146,7 +162,20 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     }
   }
 
-  stop.addEventListener('click', () => state.runId && void ipc.request('stop', { runId: state.runId }).catch(fail));
+  const end = (how: 'stop' | 'pause') => {
+    if (!state.runId) return;
+    ending = how === 'stop' ? 'stopping…' : 'pausing…';
+    stop.toggleAttribute('disabled', true);
+    pause.toggleAttribute('disabled', true);
+    renderStatus();
+    void ipc.request(how, { runId: state.runId }).catch((err) => {
+      ending = undefined;
+      renderStatus();
+      fail(err);
+    });
+  };
+  stop.addEventListener('click', () => end('stop'));
+  pause.addEventListener('click', () => end('pause'));
   resume.addEventListener('click', () => state.runId && void ipc.request('resume', { runId: state.runId }).catch(fail));
 
   const app: DashboardApp = {
@@ -155,6 +184,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     firstPaint,
     async show(runId) {
       const gen = ++generation;
+      if (runId !== state.runId) ending = undefined;
       state.runId = runId;
       ipc.api.setState(state);
       heard.add(runId);
@@ -163,6 +193,9 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
       for (const c of charts) c.clear();
       msg.textContent = '';
       reason.hidden = true;
+      warnings.replaceChildren();
+      warnings.hidden = true;
+      warned.clear();
       // Live points that arrive while the history loads are kept (addPoint merges by step): the
       // subscription is already there, and the history fills in the steps before them.
       try {

@@ -9,6 +9,7 @@ export interface DashboardRequests {
   metrics: { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
   evaluate: { params: { runId: string; checkpoint: string }; result: { accuracy: number; tasks: number } };
   stop: { params: { runId: string }; result: null };
+  pause: { params: { runId: string }; result: null };
   resume: { params: { runId: string }; result: null };
 }
 

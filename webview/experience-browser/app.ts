@@ -3,7 +3,7 @@
 import type { Experience } from '../../backend/core/types.js';
 import type { BufferCounts, ExperienceDetail, ExperienceSummary } from '../../backend/core/protocol.js';
 import type { WebviewIpc } from '../shared/ipc.js';
-import { checked, h, setValue, valueOf } from '../shared/dom.js';
+import { checked, h, setValue, fieldValue } from '../shared/dom.js';
 import { EMPTY_INPUTS, inputsOf, parseFilter, type FilterInputs } from './filters.js';
 import type { BrowserNotifications, BrowserRequests, BrowserState } from './protocol.js';
 import { tokenCells, type ColourBy } from './tokens.js';
@@ -244,9 +244,9 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
 
   function applyFilter(): void {
     const raw: FilterInputs = { ...EMPTY_INPUTS };
-    for (const f of FIELDS) (raw as unknown as Record<string, string>)[f.key] = valueOf(doc.getElementById(`f-${f.key}`));
-    raw.source = valueOf(doc.getElementById('f-source'));
-    raw.status = valueOf(doc.getElementById('f-status'));
+    for (const f of FIELDS) (raw as unknown as Record<string, string>)[f.key] = fieldValue(doc.getElementById(`f-${f.key}`));
+    raw.source = fieldValue(doc.getElementById('f-source'));
+    raw.status = fieldValue(doc.getElementById('f-status'));
     raw.hideRejected = checked(hideRejected);
     const { filter, errors } = parseFilter(raw);
     for (const f of [...FIELDS.map((x) => x.key)]) doc.getElementById(`f-${f}`)?.toggleAttribute('invalid', !!errors[f]);
@@ -257,7 +257,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     }
     message('');
     state.filter = filter;
-    state.sort = valueOf(doc.getElementById('f-sort')) as BrowserState['sort'] || 'createdAt';
+    state.sort = fieldValue(doc.getElementById('f-sort')) as BrowserState['sort'] || 'createdAt';
     state.scrollTop = 0;
     viewport.scrollTop = 0;
     save();
@@ -292,12 +292,12 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   bulkBtn.addEventListener('click', () => void previewBulk());
   async function previewBulk(): Promise<void> {
     hideConfirm();
-    const k = Number(valueOf(topK));
+    const k = Number(fieldValue(topK));
     if (!Number.isInteger(k) || k < 1) {
       message('k must be a whole number ≥ 1', true);
       return;
     }
-    const rawMin = valueOf(minReward).trim();
+    const rawMin = fieldValue(minReward).trim();
     const min = rawMin === '' ? undefined : Number(rawMin);
     if (min !== undefined && !Number.isFinite(min)) {
       message(`minimum reward '${rawMin}' is not a number`, true);
@@ -365,7 +365,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     }
     const colourSel = select(doc, 'colour-by', 'Colour tokens by', [['logprob', 'log-prob'], ['advantage', 'advantage']], by);
     colourSel.addEventListener('change', () => {
-      state.colourBy = (valueOf(colourSel) as ColourBy) || 'logprob';
+      state.colourBy = (fieldValue(colourSel) as ColourBy) || 'logprob';
       save();
       renderDetail(e, group);
     });
@@ -411,7 +411,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     });
     cancel.addEventListener('click', () => (editor.hidden = true));
     confirm.addEventListener('click', () => {
-      const text = valueOf(area);
+      const text = fieldValue(area);
       if (!text.trim()) {
         message('the edited response is empty', true);
         return;

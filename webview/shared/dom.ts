@@ -12,7 +12,7 @@ export function h<K extends string>(doc: Document, tag: K, attrs: Record<string,
 }
 
 /** Value of a native input or a vscode-elements field (both expose `.value`). */
-export function valueOf(el: Element | null): string {
+export function fieldValue(el: Element | null): string {
   const v = (el as unknown as { value?: unknown } | null)?.value;
   return typeof v === 'string' ? v : (el?.getAttribute('value') ?? '');
 }

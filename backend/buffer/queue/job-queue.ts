@@ -18,6 +18,7 @@ import { parsePostgresUrl } from '../storage/postgres.js';
 import { inTransaction } from '../storage/pg-transaction.js';
 import { parseExperience } from '../storage/validate.js';
 import { ConflictError } from '../storage/types.js';
+import { checkLeaseEpoch } from '../storage/trainer-lease.js';
 import { NOW_MS, QUEUE_DDL, WEIGHTS_CHANNEL } from './schema.js';
 import type { WorkerInfo } from '../../core/protocol.js';
 
@@ -112,10 +113,30 @@ export class JobQueue {
     return inTransaction(this.pool, fn);
   }
 
-  /** Adds jobs that do not exist yet (idempotent: a restarted producer re-adds the same ids). */
+  /**
+   * From now on this queue's job inserts for RUN compare the trainer lease's EPOCH in their own
+   * transaction (the trainer's queue, after it took the lease): a trainer that was taken over cannot
+   * queue jobs (with its own plan, selector state or required versions) into the holder's run.
+   */
+  fence(runId: string, epoch: number): void {
+    this.fences.set(runId, epoch);
+  }
+
+  private readonly fences = new Map<string, number>();
+
+  /** Adds jobs that do not exist yet (idempotent: a restarted producer re-adds the same ids); fenced when this queue holds the run's lease (fence()). */
   async addJobs(runId: string, jobs: NewJob[]): Promise<number> {
     if (!jobs.length) return 0;
-    const r = await this.pool.query(
+    const epoch = this.fences.get(runId);
+    if (epoch === undefined) return this.insertJobs(this.pool, runId, jobs);
+    return this.tx(async (c) => {
+      await checkLeaseEpoch(c, runId, epoch, `${jobs.length} job(s) (${jobs[0]!.id}${jobs.length > 1 ? ', ...' : ''})`);
+      return this.insertJobs(c, runId, jobs);
+    });
+  }
+
+  private async insertJobs(q: pg.Pool | pg.PoolClient, runId: string, jobs: NewJob[]): Promise<number> {
+    const r = await q.query(
       `INSERT INTO rft_jobs (run_id, id, target, required_version, task, continues)
        SELECT $1, x.id, x.target, x.rv, x.task, x.continues FROM unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::text[]) AS x(id, target, rv, task, continues)
        ON CONFLICT (run_id, id) DO NOTHING`,

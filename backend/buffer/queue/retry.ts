@@ -18,6 +18,8 @@ export interface RetryOptions {
   maxMs?: number;
   signal?: AbortSignal;
   onRetry?: (e: unknown, attempt: number) => void;
+  /** After a success that needed retries (the connection is back). */
+  onRecover?: () => void;
 }
 
 export async function withRetry<T>(fn: () => Promise<T>, o: RetryOptions = {}): Promise<T> {
@@ -25,7 +27,9 @@ export async function withRetry<T>(fn: () => Promise<T>, o: RetryOptions = {}): 
   let delay = 100;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await fn();
+      const r = await fn();
+      if (attempt > 1) o.onRecover?.();
+      return r;
     } catch (e) {
       if (!isConnectionError(e) || o.signal?.aborted || (o.maxMs !== undefined && Date.now() - start > o.maxMs)) throw e;
       o.onRetry?.(e, attempt);

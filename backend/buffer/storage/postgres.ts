@@ -20,7 +20,7 @@ import type {
   FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
 } from './types.js';
 import { parseExperience } from './validate.js';
-import { DEFAULT_TRAINER_LEASE_TIMEOUT_MS, leaseFromRow, TrainerFencedError, TrainerLeaseHeldError, type AcquireTrainerLease, type TrainerLeaseRow } from './trainer-lease.js';
+import { checkLeaseEpoch, DEFAULT_TRAINER_LEASE_TIMEOUT_MS, leaseFromRow, TrainerFencedError, TrainerLeaseHeldError, type AcquireTrainerLease, type TrainerLeaseRow } from './trainer-lease.js';
 
 const ph: Placeholder = (i) => `$${i}`;
 /** The database's clock in ms: lease times from every machine compare on one clock. */
@@ -36,6 +36,24 @@ const LEASE_DDL = `CREATE TABLE IF NOT EXISTS rft_trainer_lease (
   renewed_at DOUBLE PRECISION NOT NULL,
   released INTEGER NOT NULL DEFAULT 0
 )`;
+/**
+ * The distributed run's metric records (one per trained step, evaluation, stage start...), kept with
+ * the run so a trainer that resumes on another machine writes the whole learning curve (issue 24
+ * item 8). Written only by the lease holder (fenced); made with the lease table.
+ */
+const RUN_METRICS_DDL = `CREATE TABLE IF NOT EXISTS rft_run_metrics (
+  run_id TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  kind TEXT NOT NULL,
+  step INTEGER,
+  record TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
+)`;
+/** One stored metric record: its order in the run and the record as metrics.jsonl has it. */
+export interface RunMetricRow {
+  seq: number;
+  record: { kind: string; step?: number; [k: string]: unknown };
+}
 type Row = Record<string, unknown>;
 /** Rows per INSERT statement (PostgreSQL allows 65535 parameters per statement). */
 const INSERT_CHUNK = 1000;
@@ -511,6 +529,7 @@ export class PostgresStore implements ExperienceStore {
       // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: one at a time.
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-trainer-lease:${this.schema}`]);
       await c.query(LEASE_DDL);
+      await c.query(RUN_METRICS_DDL);
       await c.query(`INSERT INTO rft_trainer_lease (run_id, epoch, holder, host, pid, since, renewed_at, released) VALUES ($1, 0, '', '', 0, 0, 0, 1) ON CONFLICT DO NOTHING`, [runId]);
       const r = (await c.query(`SELECT *, ${DB_NOW_MS} AS now FROM rft_trainer_lease WHERE run_id = $1 FOR UPDATE`, [runId])).rows[0] as Record<string, unknown>;
       const cur = leaseFromRow(r);
@@ -543,6 +562,36 @@ export class PostgresStore implements ExperienceStore {
     await this.pool.query(`UPDATE rft_trainer_lease SET released = 1, renewed_at = ${DB_NOW_MS} WHERE run_id = $1 AND epoch = $2`, [runId, epoch]);
   }
 
+  /** Appends metric records of the run (idempotent by seq: a retried insert adds nothing); fenced for the lease holder. */
+  async appendRunMetrics(runId: string, rows: RunMetricRow[]): Promise<void> {
+    if (!rows.length) return;
+    const seq = rows.map((r) => r.seq);
+    const kind = rows.map((r) => String(r.record.kind));
+    const step = rows.map((r) => (typeof r.record.step === 'number' && Number.isInteger(r.record.step) ? r.record.step : null));
+    const rec = rows.map((r) => JSON.stringify(r.record));
+    await this.fenced(runId, `${rows.length} metric record(s)`, (c) =>
+      c.query(
+        `INSERT INTO rft_run_metrics (run_id, seq, kind, step, record) SELECT $1, x.seq, x.kind, x.step, x.record
+         FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[]) AS x(seq, kind, step, record) ON CONFLICT (run_id, seq) DO NOTHING`,
+        [runId, seq, kind, step, rec],
+      ),
+    );
+  }
+
+  /**
+   * The run's metric records in order, after dropping those a resume from checkpoint VERSION will
+   * write again (train records of steps >= version, evaluations past it): the curve has each step once.
+   */
+  async resumeRunMetrics(runId: string, version: number): Promise<RunMetricRow[]> {
+    const exists = (await this.pool.query(`SELECT to_regclass('rft_run_metrics') IS NOT NULL AS e`)).rows[0] as { e: boolean };
+    if (!exists.e) return [];
+    await this.fenced(runId, 'metric records past the resumed checkpoint', (c) =>
+      c.query(`DELETE FROM rft_run_metrics WHERE run_id = $1 AND ((kind = 'train' AND step >= $2) OR (kind = 'eval' AND step > $2))`, [runId, version]),
+    );
+    const rows = (await this.pool.query('SELECT seq, record FROM rft_run_metrics WHERE run_id = $1 ORDER BY seq', [runId])).rows as Row[];
+    return rows.map((r) => ({ seq: Number(r.seq), record: JSON.parse(String(r.record)) as RunMetricRow['record'] }));
+  }
+
   /** The run's lease as the database has it (null: no trainer ever took one). */
   async trainerLease(runId: string): Promise<TrainerLeaseRow | null> {
     const exists = (await this.pool.query(`SELECT to_regclass('rft_trainer_lease') IS NOT NULL AS e`)).rows[0] as { e: boolean };
@@ -559,9 +608,7 @@ export class PostgresStore implements ExperienceStore {
   private async checkFence(c: pg.PoolClient, runId: string, what: string): Promise<void> {
     const mine = this.fences.get(runId);
     if (mine === undefined) return;
-    const r = (await c.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1 FOR SHARE', [runId])).rows[0] as Record<string, unknown> | undefined;
-    const cur = r ? leaseFromRow(r) : null;
-    if (!cur || Number(cur.epoch) !== mine || cur.released) throw new TrainerFencedError(runId, mine, cur, what);
+    await checkLeaseEpoch(c, runId, mine, what);
   }
 
   async close(): Promise<void> {

@@ -74,3 +74,18 @@ export function leaseFromRow(r: Record<string, unknown>): TrainerLeaseRow {
     released: Number(r.released) !== 0,
   };
 }
+
+/** What the fence check needs of a connection (a pg client inside the write's transaction). */
+export interface LeaseQuery {
+  query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * In a write's transaction: the run's lease still has epoch MINE, else TrainerFencedError. FOR SHARE
+ * makes a takeover (FOR UPDATE) wait for this write to commit, so no write lands after a takeover.
+ */
+export async function checkLeaseEpoch(c: LeaseQuery, runId: string, mine: number, what: string): Promise<void> {
+  const r = (await c.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1 FOR SHARE', [runId])).rows[0] as Record<string, unknown> | undefined;
+  const cur = r ? leaseFromRow(r) : null;
+  if (!cur || cur.epoch !== mine || cur.released) throw new TrainerFencedError(runId, mine, cur, what);
+}

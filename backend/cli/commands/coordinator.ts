@@ -54,6 +54,14 @@ command({
       if (staging) rmSync(staging, { recursive: true, force: true });
     }
     console.log(JSON.stringify({ run: runId, ...r }));
+    if (r.configDiffers) {
+      const shown = r.configDiffers.slice(0, 12).join(', ') + (r.configDiffers.length > 12 ? `, ... (${r.configDiffers.length} in all)` : '');
+      console.error(
+        `rft: run ${runId} already exists in this database with another config: ${file} differs in ${shown}. ` +
+          `Nothing was changed: the run keeps the config it was created with. To train with this one, give it a new --run id.`,
+      );
+      return 1;
+    }
     if (!args.flags.watch) return 0;
     const q = await withRetry(() => JobQueue.open(url));
     try {

@@ -1,6 +1,8 @@
 // `rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]`: held-out accuracy of a checkpoint.
 // `rft eval CHECKPOINT --config RUN.yaml`: on the config's own eval set (its file, `format` mapping,
 // pipeline), reward (workflow.reward, a task's own, or workflow.file's with trust) and eval settings.
+// `--config RUN.yaml --taskset FILE`: on FILE read as that config reads it (the `format:` of the
+// section naming it, else of its eval / taskset), with the config's reward and eval settings.
 import { command, flagNumber, flagString } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
@@ -16,10 +18,12 @@ import { loadRunConfig } from '../../coordinator/load-config.js';
 import { evalOptions, loadTasks } from '../../coordinator/setup.js';
 import { loadWorkspaceCode, trustedFromEnv } from '../../coordinator/workspace-code.js';
 import type { Task } from '../../core/types.js';
+import type { RunConfig } from '../../core/config.js';
+import { resolve } from 'node:path';
 
 command({
   name: 'eval',
-  usage: 'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--trust-workspace-code])',
+  usage: 'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--taskset FILE] [--trust-workspace-code])',
   summary: "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers, accuracy = full reward)",
   flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens', 'config'],
   booleanFlags: ['trust-workspace-code'],
@@ -27,14 +31,15 @@ command({
     const dir = args.positional[0];
     const ts = flagString(args, 'taskset');
     const configFile = flagString(args, 'config');
-    if (!dir || (!ts) === (!configFile)) {
-      console.error('usage: rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]  or  rft eval CHECKPOINT --config RUN.yaml');
+    if (!dir || (!ts && !configFile)) {
+      console.error('usage: rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]  or  rft eval CHECKPOINT --config RUN.yaml [--taskset FILE]');
       return 2;
     }
     if (configFile) {
       for (const f of ['reward', 'size', 'seed', 'workflow'])
         if (args.flags[f] !== undefined) throw new Error(`--${f} does not go with --config (the config's eval set, reward and workflow are used)`);
-      const cfg = loadRunConfig(configFile);
+      if (ts?.startsWith('builtin:')) throw new Error('--taskset with --config is a file (read with the config\'s format mapping); for a built-in set leave --config out');
+      const cfg = evalOnFile(loadRunConfig(configFile), ts);
       await loadWorkspaceCode(cfg, args.flags['trust-workspace-code'] === true || trustedFromEnv());
       const pools = loadTasks(cfg);
       if (pools.eval.length === 0) {
@@ -43,7 +48,7 @@ command({
       }
       await initEngine();
       const opts = evalOptions(cfg);
-      return scoreCheckpoint(dir, pools.eval, pools.reward, { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) }, { config: configFile });
+      return scoreCheckpoint(dir, pools.eval, pools.reward, { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) }, { config: configFile, ...(ts ? { taskset: ts } : {}) });
     }
     if (!ts) return 2;
     await initEngine();
@@ -72,6 +77,16 @@ command({
     return scoreCheckpoint(dir, tasks, resolveReward(reward), { maxNewTokens: flagNumber(args, 'max-new-tokens', 32), workflow: workflows.get(workflow) }, { taskset: ts });
   },
 });
+
+/** The config with FILE as its eval set, read the way the config reads it (unchanged without a file). */
+export function evalOnFile(cfg: RunConfig, file: string | undefined): RunConfig {
+  if (!file) return cfg;
+  const abs = resolve(file);
+  const named = [cfg.eval, cfg.taskset].find((r) => r?.path !== undefined && resolve(r.path) === abs);
+  const like = named ?? (cfg.eval?.path !== undefined ? cfg.eval : cfg.taskset.path !== undefined ? cfg.taskset : undefined);
+  const evalRef: NonNullable<RunConfig['eval']> = { ...(like ?? {}), path: abs, builtin: undefined, holdout: undefined, pipeline: named && named === cfg.eval ? named.pipeline : undefined } as NonNullable<RunConfig['eval']>;
+  return { ...cfg, eval: evalRef };
+}
 
 /** Greedy evaluation of a checkpoint (weights outside the wasm heap when the addon allows: nothing trains); prints the JSON result line. */
 async function scoreCheckpoint(dir: string, tasks: Task[], reward: RewardFn, opts: EvalOptions, source: Record<string, string>): Promise<number> {

@@ -14,8 +14,9 @@ function printSummary(s: RunSummary): void {
   console.log(`eval set: ${s.eval_set}`);
   console.log(`report: ${s.report}`);
   console.log(`checkpoint: ${s.checkpoint}`);
+  for (const w of s.warnings) console.log(`warning: ${w.message}`);
   // The last line is the machine-readable summary (CI and benches parse it).
-  console.log(JSON.stringify({ base_accuracy: s.base_accuracy, final_accuracy: s.final_accuracy, wall_seconds: Math.round(s.wall_seconds * 10) / 10, report: s.report, run_dir: s.run_dir, checkpoint: s.checkpoint, trainer_steps: s.trainer_steps, eval_set: s.eval_set, evals: s.evals }));
+  console.log(JSON.stringify({ base_accuracy: s.base_accuracy, final_accuracy: s.final_accuracy, wall_seconds: Math.round(s.wall_seconds * 10) / 10, report: s.report, run_dir: s.run_dir, checkpoint: s.checkpoint, trainer_steps: s.trainer_steps, eval_set: s.eval_set, evals: s.evals, warnings: s.warnings }));
 }
 
 async function run(file: string, args: ParsedArgs): Promise<number> {

@@ -1,6 +1,9 @@
 // `rft status`, `rft stop RUN`, `rft report RUN`: runs of the workspace's registry (.rft/runs.json).
 import { join } from 'node:path';
-import { command, existingWorkspace } from '../command.js';
+import { command, existingWorkspace, flagString } from '../command.js';
+import { JobQueue } from '../../buffer/queue/job-queue.js';
+import { withRetry } from '../../buffer/queue/retry.js';
+import { distributedRuns, formatDistributedRuns, hasRunTables } from '../../coordinator/distributed/runs-status.js';
 import { RunRegistry, type RunRecord } from '../../buffer/runs.js';
 import { signalRun } from '../../buffer/run-signal.js';
 import { checkPidFile } from '../../core/pid-file.js';
@@ -14,14 +17,35 @@ function runPid(r: RunRecord): { pid: number; verified: boolean } | null {
 
 command({
   name: 'status',
-  usage: 'status [--workspace DIR]',
-  flags: ['workspace'],
-  summary: 'the runs of this workspace: status, step, checkpoints, live process',
+  usage: 'status [--workspace DIR] [--buffer postgres://...]',
+  flags: ['workspace', 'buffer'],
+  summary: 'the runs of this workspace: status, step, checkpoints, live process; with --buffer, the distributed runs of that database',
   run: async (args) => {
+    const url = flagString(args, 'buffer');
+    if (url !== undefined) {
+      // Distributed runs live in their database, not in a workspace.
+      if (!/^postgres(ql)?:\/\//.test(url)) {
+        console.error(`--buffer ${url}: distributed runs are listed from their postgres:// database`);
+        return 2;
+      }
+      const where = /[?&]schema=/.test(url) ? `schema ${new URL(url).searchParams.get('schema')} of this database` : 'this database';
+      if (!(await hasRunTables(url))) {
+        console.log(`no distributed runs in ${where}`);
+        return 0;
+      }
+      const q = await withRetry(() => JobQueue.open(url), { maxMs: 15_000 });
+      try {
+        const runs = await distributedRuns(q);
+        console.log(runs.length ? formatDistributedRuns(runs) : `no distributed runs in ${where}`);
+      } finally {
+        await q.close();
+      }
+      return 0;
+    }
     const reg = await RunRegistry.open(existingWorkspace(args));
     const runs = await reg.list();
     if (runs.length === 0) {
-      console.log('no runs');
+      console.log('no runs (distributed runs are listed by their database: rft status --buffer postgres://...)');
       return 0;
     }
     for (const r of runs) {

@@ -1,6 +1,7 @@
 // `rft trainer --buffer postgres://... --run RUN`: the trainer of a distributed run; started again
 // after a crash it resumes from its last checkpoint and buffer position. SIGTERM: stop after the step.
-// It serves its weights over HTTP (--weights-port, --weights-host) unless --no-serve-weights, and
+// It serves its weights over HTTP (--weights-port, --weights-host: one of this machine's addresses, or
+// --weights-host-forwarded for one forwarded to it) unless --no-serve-weights, and
 // writes metrics.jsonl, report.html and summary.json to --out (default WEIGHTS/RUN on this host).
 // --weights-tls-cert / --weights-tls-key: HTTPS (explorers pin the certificate or check it with a CA).
 // --weights DIR: this host's weights folder when it is not the one the coordinator recorded.
@@ -9,14 +10,15 @@
 import { readFileSync } from 'node:fs';
 import { command, flagNumber, flagString } from '../command.js';
 import { distributedTrainer } from '../../coordinator/distributed/trainer.js';
+import { advertisedHostProblem } from '../../coordinator/distributed/advertised-host.js';
 
-const usage = 'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR] [--take-over]';
+const usage = 'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR [--weights-host-forwarded]] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR] [--take-over]';
 
 command({
   name: 'trainer',
   usage,
   summary: 'the trainer of a distributed run (serves its weights to the explorers over HTTP)',
-  booleanFlags: ['no-serve-weights', 'take-over'],
+  booleanFlags: ['no-serve-weights', 'take-over', 'weights-host-forwarded'],
   flags: ['buffer', 'run', 'weights-port', 'weights-host', 'out', 'weights', 'weights-tls-cert', 'weights-tls-key'],
   run: async (args) => {
     const url = flagString(args, 'buffer');
@@ -43,7 +45,15 @@ command({
       console.error(`--weights-tls-cert / --weights-tls-key: ${(e as Error).message}`);
       return 2;
     }
-    const serveWeights = args.flags['no-serve-weights'] ? (false as const) : { port, host: flagString(args, 'weights-host'), tls };
+    const host = flagString(args, 'weights-host');
+    if (host !== undefined && !args.flags['no-serve-weights'] && !args.flags['weights-host-forwarded']) {
+      const problem = await advertisedHostProblem(host);
+      if (problem) {
+        console.error(problem);
+        return 2;
+      }
+    }
+    const serveWeights = args.flags['no-serve-weights'] ? (false as const) : { port, host, tls };
     const ac = new AbortController();
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);

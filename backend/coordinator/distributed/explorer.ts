@@ -15,6 +15,7 @@ import type { Experience } from '../../core/types.js';
 import { WeightsListener } from '../../buffer/queue/listen.js';
 import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
+import { StateLog } from './state-log.js';
 import { outsideHeapNote } from '../../model/external-weights.js';
 import { makeRolloutEngine, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import { workflowSampling, workflows } from '../../explorer/workflow.js';
@@ -151,14 +152,10 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const hb = setInterval(() => void beat(), o.heartbeatMs ?? 1000);
   // The worker row always has the current state; the log gets a line when the kind of state changes
   // (numbers ignored) or, for the same one, every 30 s; each job's start only at debug level.
-  let logged = { key: '', at: 0 };
+  const stateLog = new StateLog((level, line) => log[level](line));
   const setState = (s: string, d = '', level: 'info' | 'warn' | 'error' = 'info') => {
-    const key = `${s}:${d.replace(/\d+/g, '#')}`;
     if (s === 'generating') log.debug(`${s}: ${d}`);
-    else if (key !== logged.key || Date.now() - logged.at > 30_000) {
-      log[level](`${s}${d ? ': ' + d : ''}`);
-      logged = { key, at: Date.now() };
-    }
+    else stateLog.say(s, d, level);
     state = s;
     detail = d;
   };
@@ -179,7 +176,7 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             model?.model.dispose();
             model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
             if (cfg.explorer.engine !== 'native') {
-              engine ??= makeRolloutEngine({ engine: cfg.explorer.engine, workers: 1, config: ck.model.config, tokenizer: ck.tokenizer });
+              engine ??= makeRolloutEngine({ engine: cfg.explorer.engine, workers: 1, llamaGpu: cfg.explorer.llama_cpp_gpu, config: ck.model.config, tokenizer: ck.tokenizer });
               await engine?.setWeights(ck.model, latest.version);
             }
             modelChecksum = latest.checksum;

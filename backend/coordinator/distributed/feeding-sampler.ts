@@ -4,7 +4,9 @@
 // stale), it queues top-up jobs for the missing groups instead of waiting forever.
 import { SampleTimeoutError, type SampleBatch, type SampleRequest, type Sampler, type WaitStatus } from '../../buffer/sampler/index.js';
 import type { JobQueue, NewJob } from '../../buffer/queue/job-queue.js';
-import { withRetry } from '../../buffer/queue/retry.js';
+import { withRetry, type RetryOptions } from '../../buffer/queue/retry.js';
+import type { LinkWatch } from './link-watch.js';
+import { waitReason } from './wait-reason.js';
 import type { Experience } from '../../core/types.js';
 import { logger } from '../../core/log.js';
 
@@ -25,9 +27,14 @@ export class FeedingSampler implements Sampler {
     private readonly groupSize: number,
     /** A selector that learns from outcomes picks each step's tasks (else the plan's pure pick). */
     private readonly planner?: PlannedSelector,
+    /** The trainer's own database link: its outages are the reason for a wait, not the explorers. */
+    private readonly link?: LinkWatch,
   ) {
     this.name = inner.name;
+    this.retry = link?.retry() ?? {};
   }
+
+  private readonly retry: RetryOptions;
 
   async feed(step: number): Promise<void> {
     const jobs: NewJob[] = [];
@@ -35,15 +42,15 @@ export class FeedingSampler implements Sampler {
       if (this.plan.end !== undefined && t >= this.plan.end) break;
       jobs.push(...(this.planner ? stepJobsOf(this.plan, t, await this.planner.tasksFor(t)) : stepJobs(this.plan, t)));
     }
-    await withRetry(() => this.q.addJobs(this.runId, jobs));
+    await withRetry(() => this.q.addJobs(this.runId, jobs), this.retry);
   }
 
   private async topUp(step: number, st: WaitStatus): Promise<void> {
-    if ((await withRetry(() => this.q.openJobs(this.runId, step + this.lead))) > 0) return;
+    if ((await withRetry(() => this.q.openJobs(this.runId, step + this.lead), this.retry)) > 0) return;
     const groups = Math.ceil((st.needed - st.ready) / this.groupSize);
-    const have = await withRetry(() => this.q.jobCount(this.runId, `${step}:x`));
+    const have = await withRetry(() => this.q.jobCount(this.runId, `${step}:x`), this.retry);
     const jobs = Array.from({ length: groups }, (_, i) => topUpJob(this.plan, step, have + i));
-    this.topUps += await withRetry(() => this.q.addJobs(this.runId, jobs));
+    this.topUps += await withRetry(() => this.q.addJobs(this.runId, jobs), this.retry);
   }
 
   private get lead(): number {
@@ -57,6 +64,7 @@ export class FeedingSampler implements Sampler {
 
   async sample(req: SampleRequest): Promise<SampleBatch> {
     const start = performance.now();
+    const startWall = Date.now();
     const deadline = Date.now() + (req.timeoutMs ?? 600_000);
     if (req.step !== undefined) await this.feed(req.step);
     for (;;) {
@@ -69,7 +77,7 @@ export class FeedingSampler implements Sampler {
       } catch (e) {
         if (!(e instanceof SampleTimeoutError) || Date.now() > deadline || req.signal?.aborted) throw e;
         if (req.step !== undefined) await this.topUp(req.step, e.status);
-        await this.sayWhy(start, e.status);
+        await this.sayWhy(start, startWall, e.status);
       }
     }
   }
@@ -80,13 +88,10 @@ export class FeedingSampler implements Sampler {
    * A wait longer than 10 s gets a line in the trainer's log (again every 30 s) with what the
    * explorers report: a trainer that waits because no explorer can load the weights says so.
    */
-  private async sayWhy(start: number, st: WaitStatus): Promise<void> {
+  private async sayWhy(start: number, startWall: number, st: WaitStatus): Promise<void> {
     if (performance.now() - start < 10_000 || Date.now() - this.said < 30_000) return;
     this.said = Date.now();
-    const ex = (await withRetry(() => this.q.workers(this.runId))).filter((w) => w.role === 'explorer' && w.state !== 'stopped' && w.state !== 'done');
-    const live = ex.filter((w) => w.ageS <= 10);
-    const errors = live.filter((w) => w.state === 'error');
-    const why = !live.length ? 'no explorer is running (start `rft explorer --buffer URL --run RUN`)' : errors.length ? `${errors.length} of ${live.length} explorer(s) in error: ${errors[0]!.detail ?? ''}` : `${live.length} explorer(s) at work`;
+    const why = waitReason(await withRetry(() => this.q.workers(this.runId), this.retry), this.link?.outageSince(startWall) ?? null);
     log.warn(`waiting ${((performance.now() - start) / 1000).toFixed(0)} s for experiences (${st.message}): ${why}`);
   }
 

@@ -18,6 +18,7 @@ import { stageExplores } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { jobSync, PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';
+import { configDiff } from './config-diff.js';
 import { DbWeightsStore } from './weights-db.js';
 import { credentialsFromEnv, S3WeightsStore } from './weights-s3.js';
 import type { S3StoreSpec } from './weights-store.js';
@@ -51,6 +52,8 @@ export interface CreateResult {
   created: boolean;
   checkpoint: string;
   jobs: number;
+  /** The run existed with another config: the fields that differ (the stored config stays the run's). */
+  configDiffers?: string[];
 }
 
 /**
@@ -68,7 +71,12 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
   const q = await withRetry(() => JobQueue.open(url), { maxMs: 30_000 });
   try {
     const existing = await store.latestCheckpoint(runId);
-    if (existing) return { created: false, checkpoint: existing.path, jobs: 0 };
+    if (existing) {
+      // The run goes on with its stored config; a different one given now is named, never applied silently.
+      const stored = await store.getState(runId, 'dist:config');
+      const differs = stored === null ? [] : configDiff(stored, JSON.parse(JSON.stringify(cfg)));
+      return { created: false, checkpoint: existing.path, jobs: 0, ...(differs.length ? { configDiffers: differs } : {}) };
+    }
     const dir = resolve(weightsDir);
     mkdirSync(dir, { recursive: true });
     await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1

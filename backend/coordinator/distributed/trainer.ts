@@ -18,7 +18,7 @@ import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
 import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { evaluate, type EvalResult } from '../evaluate.js';
-import { MetricsLog } from '../monitor.js';
+import { RunMetricsLog } from './run-metrics.js';
 import { evalOptions, runReward, stagesOf } from '../setup.js';
 import { openStage, runStages, stageStarts, trainStage, type RunStrategy } from '../run-loop.js';
 import { TaskFeed } from '../setup.js';
@@ -27,6 +27,7 @@ import { PlannedSelector } from './selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from './explorer.js';
 import { FeedingSampler } from './feeding-sampler.js';
+import { LinkWatch } from './link-watch.js';
 import { taskSynthesis } from '../task-synthesis.js';
 import { checksumDir, loadVerified, pruneVersions, versionDir } from './weights.js';
 import { certSha256, defaultAdvertisedHost, WeightsServer, type ServerTls } from './weights-http.js';
@@ -90,7 +91,9 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
   if (o.signal?.aborted) ac.abort();
   else o.signal?.addEventListener('abort', () => ac.abort(), { once: true });
   const signal = ac.signal;
-  const retry = { signal };
+  // The trainer's own database link: an outage is logged and named as the reason for a wait.
+  const link = new LinkWatch();
+  const retry = link.retry({ signal });
   const raw = await withRetry(() => PostgresStore.open(o.url), retry);
   const store = reconnecting(raw, retry);
   const q = await withRetry(() => JobQueue.open(o.url), retry).catch(async (e: unknown) => {
@@ -102,6 +105,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
   // that lost it (another took over) cannot overwrite a checkpoint record, publish or mark rows trained.
   try {
     const { lease, tookFrom } = await withRetry(() => raw.acquireTrainerLease(o.runId, { holder: id, host: hostname(), pid: process.pid, timeoutMs: o.leaseTimeoutMs, takeOver: o.takeOver, holderGone }), retry);
+    // The jobs it queues are fenced too: a taken-over trainer cannot queue into the holder's run.
+    q.fence(o.runId, lease.epoch);
     if (tookFrom) log.warn(`run ${o.runId}: took the trainer lease (epoch ${lease.epoch}) from ${tookFrom.holder} (host ${tookFrom.host}, pid ${tookFrom.pid}); it stops at its next write`);
   } catch (e) {
     await q.close();
@@ -171,7 +176,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     // The run's record on this host, as a local run keeps it: metrics.jsonl (one line per step, the
     // evaluations), report.html and summary.json at the end.
     mkdirSync(outDir, { recursive: true });
-    const metrics = new MetricsLog(join(outDir, 'metrics.jsonl'));
+    // Kept with the run in the database: a trainer resuming on another machine writes the whole curve.
+    const metrics = await RunMetricsLog.open(join(outDir, 'metrics.jsonl'), raw, o.runId, version, retry);
     const evalTasks = (await store.getState<Task[]>(o.runId, 'dist:eval')) ?? [];
     await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
     const reward = runReward(cfg);
@@ -179,7 +185,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const tasks = await store.listTasks(o.runId);
     let topUps = 0;
     let idle = 0;
-    let exploreSteps = 0;
+    // Explore steps of the run so far (records of earlier trainers, on any host), then this one's.
+    let exploreSteps = metrics.restored.filter((r) => r.kind === 'train' && r.explored === true).length;
     // priority / curriculum learn from outcomes: the trainer's TaskFeed picks each step's tasks as it queues them.
     let planner: PlannedSelector | undefined;
     if (!PLANNED_SELECTORS.includes(cfg.taskset.selector)) {
@@ -221,7 +228,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         const inner = makeSampler(store, parts.samplerConfig);
         // An exploring stage queues the jobs of its steps (never past its end); a train-only stage samples expert data.
         const feeding = parts.explores
-          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, ...jobSync(cfg, stageStart) }, groupSize, planner)
+          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, ...jobSync(cfg, stageStart) }, groupSize, planner, link)
           : undefined;
         if (feeding && synth)
           feeding.afterBatch = (step, exps) => {
@@ -242,7 +249,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
             if (parts.explores) exploreSteps++;
             const usual = (feeding?.last ?? []).filter((e) => e.source === 'usual');
             const rewardMean = usual.length ? usual.reduce((x, e) => x + e.reward, 0) / usual.length : null;
-            metrics.write({ ...rec, reward_mean: rewardMean, full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null });
+            metrics.write({ ...rec, explored: parts.explores, reward_mean: rewardMean, full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null });
             const n = Number(rec.step) + 1 - stageStart;
             if (Date.now() - logged >= 5000 || n >= (stage.steps ?? Infinity)) {
               logged = Date.now();
@@ -262,6 +269,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
             // Still the holder? Then upload and prune in the object store; the record's epoch compare below is the guarantee.
             await withRetry(() => raw.renewTrainerLease(o.runId, `checkpoint v${v} (upload and record)`), retry);
             await tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, keep); // in the object store before its record names it
+            await metrics.flush(); // the curve up to this version is stored before its record names it
             await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
             version = v;
             await withRetry(() => q.notifyWeights(o.runId, v), retry);
@@ -290,6 +298,8 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       reportFile: cfg.monitor.report ? join(outDir, 'report.html') : '',
       reportTitle: `RFT Studio distributed run ${o.runId}`,
       reportExtra: { distributed: true },
+      // metrics.jsonl holds the whole run (restored from the database): every periodic evaluation counts.
+      evalsSince: 0,
       // Stored by the setup beside the eval tasks (a run set up before it was stored: described by count).
       evalSet: { note: (await store.getState<string>(o.runId, 'dist:eval_set')) ?? `${evalTasks.length} eval task(s) stored by the setup`, tasks: evalTasks.length },
     });
@@ -301,7 +311,13 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     model.dispose();
     const evalStart = run.start ?? (await store.getState<EvalResult>(o.runId, 'dist:eval_start'));
     const result: TrainerResult = { worker: id, startedFrom: meta.version, step: version, done: !run.stopped, idle, wallS: (Date.now() - t0) / 1000, topUps, eval: { start: evalStart, final: run.final }, outDir };
-    if (!run.stopped) writeFileSync(join(outDir, 'summary.json'), JSON.stringify({ ...run.summary, distributed: true, top_ups: topUps }, null, 2) + '\n');
+    await metrics.flush();
+    if (!run.stopped) {
+      const summary = { ...run.summary, distributed: true, top_ups: topUps };
+      // With the run too: any host can show it, whichever trainer finished.
+      await store.setState(o.runId, 'dist:summary', summary);
+      writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+    }
     return result;
   } catch (e) {
     if (e instanceof TrainerFencedError) {

@@ -21,13 +21,14 @@ import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { Progress, type MetricsLog } from '../monitor.js';
-import { openStage, runStages, trainStage, type RunStrategy } from '../run-loop.js';
+import { openStage, runStages, trainStage, type RunStrategy, type StageParts } from '../run-loop.js';
+import { exploreNeed } from '../stage-batch.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
 import { storedSynthesizedTasks, taskSynthesis } from '../task-synthesis.js';
 import { watchRunFiles, type LiveFiles } from '../live.js';
 import { FillingExplorer } from '../loop.js';
 import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
-import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from '../setup.js';
+import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts, type Stage } from '../setup.js';
 import { pendingPartials } from '../../buffer/partials.js';
 import { importTrainFrom } from '../train-from.js';
 
@@ -122,10 +123,12 @@ export async function executeInProcess(
     };
 
     // The overlapped explorer of one stage (memory-explorer.ts): explore steps, their records and idle counters.
-    const startOverlap = async (p: SyncedRolloutModel, g: OverlapGate, stageName: string, trainerStop: AbortController) => {
+    const startOverlap = async (p: SyncedRolloutModel, g: OverlapGate, stage: Stage, sc: StageParts['samplerConfig'], trainerStop: AbortController) => {
+      const stageName = stage.name;
       if (p.version !== version) await p.setWeights(model, version);
       const stop = new AbortController();
-      explorer.need = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;
+      // Each explore step yields the usual share of the stage's batch (refilled when short).
+      explorer.need = exploreNeed(cfg, stage, sc.type === 'mixed' ? (sc.expertRatio ?? 0) : 0);
       explorer.signal = stop.signal;
       const st = { pool: p, stop, last: { idle: 0, backpressure: 0 }, error: undefined as unknown, done: Promise.resolve() };
       st.done = runOverlapExplorer({
@@ -184,7 +187,7 @@ export async function executeInProcess(
         const onAbort = () => trainerStop.abort();
         if (opts.signal?.aborted) trainerStop.abort();
         opts.signal?.addEventListener('abort', onAbort);
-        const overlap = gate && parts.explores && pool ? await startOverlap(pool, gate, stage.name, trainerStop) : undefined;
+        const overlap = gate && parts.explores && pool ? await startOverlap(pool, gate, stage, parts.samplerConfig, trainerStop) : undefined;
         // In lockstep a stop also ends the refill rounds of the step being explored.
         if (!overlap) explorer.signal = trainerStop.signal;
         let r: Awaited<ReturnType<typeof trainStage>>;

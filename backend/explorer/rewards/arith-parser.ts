@@ -1,7 +1,7 @@
 // A small recursive-descent parser and exact evaluator for arithmetic expressions: non-negative
 // number literals, + - * / (also × ÷) and parentheses, nothing else (no unary minus, no powers,
 // no names). Never eval. Sizes are bounded so hostile input costs at most linear work.
-import { parseDecimal, Rational } from './rational.js';
+import { parseDecimal, type Rational } from './rational.js';
 
 export const MAX_EXPRESSION = 400;
 const MAX_DEPTH = 40;

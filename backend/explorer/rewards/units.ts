@@ -9,7 +9,7 @@ export interface Unit {
   name: string;
 }
 
-const r = (n: bigint, d: bigint = 1n) => new Rational(n, d);
+const r = (n: bigint, d = 1n) => new Rational(n, d);
 const TABLE: [string, Rational, string[]][] = [
   ['length', r(1n, 1000n), ['mm', 'millimeter', 'millimetre']],
   ['length', r(1n, 100n), ['cm', 'centimeter', 'centimetre']],

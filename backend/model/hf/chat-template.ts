@@ -4,11 +4,12 @@
 //   - additional_chat_templates/NAME.jinja (transformers >= 4.52: the named ones besides the default).
 // The one used is `default` unless a config names another (`model.chat_template: NAME`) or points
 // to a template file of its own (`model.chat_template: path/to/file.jinja`).
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { closest } from '../../core/closest.js';
 import { MAX_TEMPLATE_CHARS } from './bounded-template.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 export const CHAT_TEMPLATE_FILE = 'chat_template.jinja';
 export const ADDITIONAL_TEMPLATES_DIR = 'additional_chat_templates';
@@ -25,7 +26,7 @@ export interface ChatTemplateSource {
 export function readTemplateFile(file: string, field = 'chat_template'): string {
   const size = statSync(file).size;
   if (size > MAX_TEMPLATE_CHARS * 4) throw new InputError(`the template file is ${size} bytes, over the limit of ${MAX_TEMPLATE_CHARS} characters`, { file, field });
-  return readFileSync(file, 'utf8');
+  return readRegularFile(file, 'utf8');
 }
 
 /** Every template the folder DIR offers, by name (`default` for the unnamed one). */

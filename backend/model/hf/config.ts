@@ -2,6 +2,7 @@
 // layout) -> ModelConfig. Only the four architectures whose math transformer.ts implements are read;
 // every field is known: harmless ones are ignored, math-changing ones must have the value the
 // implementation assumes, and an unknown field is refused by name (it might change the math).
+import { ZodError } from 'zod';
 import { InputError } from '../../core/errors.js';
 import { makeConfig, type ModelConfig } from '../config.js';
 
@@ -101,6 +102,13 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
   if (architecture === 'MistralForCausalLM' && r.sliding_window !== undefined && r.sliding_window !== null) maxSeqLen = Math.min(maxSeqLen, num('sliding_window', true)!);
 
   const nHeads = num('num_attention_heads', true)!;
+  // makeConfig's own shape checks speak of dModel / nHeads: say them first in config.json's keys.
+  const hidden = r.hidden_size;
+  const kv = r.num_key_value_heads;
+  if (typeof hidden === 'number' && Number.isInteger(nHeads) && nHeads > 0 && r.head_dim === undefined && hidden % nHeads !== 0)
+    fail('num_attention_heads', `hidden_size ${hidden} is not divisible by num_attention_heads ${nHeads} (give head_dim if the heads are not hidden_size / num_attention_heads)`);
+  if (typeof kv === 'number' && Number.isInteger(kv) && kv > 0 && Number.isInteger(nHeads) && nHeads % kv !== 0)
+    fail('num_key_value_heads', `num_attention_heads ${nHeads} is not divisible by num_key_value_heads ${kv}`);
   const rft = (r.rft ?? {}) as { valueHead?: boolean; vision?: ModelConfig['vision'] | null; initStd?: number };
   try {
     const config = makeConfig({
@@ -128,9 +136,23 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
     return { architecture, config, dtype };
   } catch (e) {
     if (e instanceof InputError) throw e;
+    // The schema's names are internal (nLayers): say which config.json key holds the bad value, in one line.
+    if (e instanceof ZodError) {
+      const i = e.issues[0]!;
+      const key = i.path.length ? (CONFIG_KEY_OF[String(i.path[0])] ?? i.path.join('.')) : '(root)';
+      const got = i.path.length === 1 && CONFIG_KEY_OF[String(i.path[0])] ? ` got ${JSON.stringify(r[key])}:` : '';
+      return fail(key, `${got} ${i.message.toLowerCase()}`.trim());
+    }
     throw new InputError(`invalid model config: ${(e as Error).message}`, { file });
   }
 }
+
+/** ModelConfig's field -> the config.json key it is read from (errors name the file's key). */
+const CONFIG_KEY_OF: Record<string, string> = {
+  vocabSize: 'vocab_size', dModel: 'hidden_size', nLayers: 'num_hidden_layers', nHeads: 'num_attention_heads',
+  nKvHeads: 'num_key_value_heads', dFF: 'intermediate_size', maxSeqLen: 'max_position_embeddings', ropeTheta: 'rope_theta',
+  rmsEps: 'rms_norm_eps', headDim: 'head_dim',
+};
 
 /** The architecture a ModelConfig is written as (the math decides: biases -> Qwen2, q/k norms -> Qwen3). */
 export function architectureOf(c: ModelConfig): HfArchitecture {

@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { readSafetensorsHeader, type TensorEntry } from '../safetensors.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 export const INDEX_FILE = 'model.safetensors.index.json';
 export const WEIGHTS_FILE = 'model.safetensors';
@@ -56,8 +57,9 @@ export function indexWeights(dir: string): { entries: Map<string, TensorEntry>; 
   if (existsSync(indexFile)) {
     let index: { weight_map?: unknown };
     try {
-      index = JSON.parse(readFileSync(indexFile, 'utf8')) as { weight_map?: unknown };
+      index = JSON.parse(readRegularFile(indexFile, 'utf8')) as { weight_map?: unknown };
     } catch (e) {
+      if (e instanceof InputError) throw e;
       throw new InputError(`not valid JSON (${(e as Error).message})`, { file: indexFile });
     }
     const map = index.weight_map;

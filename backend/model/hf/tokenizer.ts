@@ -2,7 +2,7 @@
 // by @huggingface/tokenizers (so ids are exactly the library's), its chat template (chat-template.ts:
 // tokenizer_config.json, chat_template.jinja or a named one) rendered by @huggingface/jinja within
 // limits (bounded-template.ts), eos / pad from generation_config.json and tokenizer_config.json.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer as HfLibTokenizer } from '@huggingface/tokenizers';
 import { InputError } from '../../core/errors.js';
@@ -10,15 +10,17 @@ import { BASE_OUTPUT_CHARS, BoundedTemplate, TemplateLimitError } from './bounde
 import { CHAT_TEMPLATE_FILE, chooseTemplate, folderTemplates, missingReason, type ChatTemplateSource } from './chat-template.js';
 import type { ChatMessage } from '../../core/types.js';
 import type { SpecialTokenName, Tokenizer } from '../tokenizer/types.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 type Json = Record<string, unknown>;
 
 function readJson(file: string): Json {
   try {
-    const v = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    const v = JSON.parse(readRegularFile(file, 'utf8')) as unknown;
     if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('expected a JSON object');
     return v as Json;
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`not valid JSON (${(e as Error).message})`, { file });
   }
 }

@@ -3,12 +3,11 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { InputError } from '../../core/errors.js';
-import type { BpeTokenizer } from './bpe.js';
-import type { CharTokenizer } from './char.js';
 import { tokenizerFromJSON } from './from-json.js';
 import { SPECIAL_TOKENS, type Tokenizer } from './types.js';
 import { HfTokenizer, type HfTokenizerOptions } from '../hf/tokenizer.js';
 import { resolveModelDir } from '../hf/folder.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 export const TOKENIZER_FILE = 'tokenizer.json';
 export const TOKENIZER_CONFIG_FILE = 'tokenizer_config.json';
@@ -67,8 +66,9 @@ function isOwnTokenizer(json: unknown, dir: string | undefined): boolean {
 function readTokenizerJson(file: string): unknown {
   let json: unknown;
   try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
+    json = JSON.parse(readRegularFile(file, 'utf8'));
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`not valid JSON: ${e instanceof Error ? e.message : String(e)}`, { file });
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) throw new InputError('expected a tokenizer.json object', { file });

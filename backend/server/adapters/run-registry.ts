@@ -20,6 +20,8 @@ export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
     updatedAt: r.updatedAt,
     checkpoints: r.checkpoints.map((c) => ({ version: c.version, path: c.path, step: c.step })),
     ...(r.statusReason ? { statusReason: r.statusReason } : {}),
+    // Written when a run ends (stopped, paused, completed; monitor.report).
+    ...(existsSync(join(r.dir, 'report.html')) ? { reportPath: join(r.dir, 'report.html') } : {}),
     config: r.config,
     // The real model (a model.checkpoint's architecture and size), not the preset defaults the validated config carries.
     ...(model ? { model } : {}),

@@ -26,7 +26,11 @@ export function registerRuns(rpc: RpcHost, runs: RunRegistryPort | undefined, co
   // A run id names a folder and a log file: only the characters the registry gives ids.
   rpc.on('runs/stop', async (p) => control.stop(runId(p.runId)));
   rpc.on('runs/resume', async (p) => control.resume(runId(p.runId)));
-  rpc.on('runs/evaluate', async (p) => control.evaluate(p.checkpoint, p.taskset, p.runId ? { runId: p.runId } : undefined));
+  rpc.on('runs/pause', async (p) => {
+    if (!control.pause) throw new NotAvailableError('pausing a run');
+    return control.pause(runId(p.runId));
+  });
+  rpc.on('runs/evaluate', async (p) => control.evaluate(p.checkpoint, p.taskset, { ...(p.runId ? { runId: p.runId } : {}), ...(p.config ? { config: p.config } : {}) }));
   rpc.on('runs/metrics', async (p) => {
     if (!control.metrics) throw new NotAvailableError('run metrics');
     return control.metrics(runId(p.runId), p.sinceStep);

@@ -45,7 +45,7 @@ export const rewardShaping: OperatorSpec<ExperienceOperator, ExperiencePipelineD
           const raw = e.reward;
           let r = raw;
           const details: Record<string, number> = {};
-          if (re && re.test(e.responseText)) {
+          if (re?.test(e.responseText)) {
             r += p.format_bonus!.bonus;
             details.format_bonus = p.format_bonus!.bonus;
           }

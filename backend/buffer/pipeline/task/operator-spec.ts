@@ -1,7 +1,7 @@
 // Shared by the task and experience pipelines: operators are small registered units, each with a zod
 // schema for its parameters; a pipeline is a list `[{name, ...params}]` (plain objects from YAML).
 // Every problem is reported with its path, e.g. `task_pipeline[2].max_chars: expected number, got string`.
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Registry } from '../../../core/registry.js';
 
 export interface OperatorSpec<Op, Deps> {
@@ -9,7 +9,8 @@ export interface OperatorSpec<Op, Deps> {
   /** Parameters (everything but `name`); use `.strict()` so misspelt keys are errors. */
   params: z.ZodTypeAny;
   /** May throw when a dependency is missing (e.g. a tokenizer); the message is reported at the step's path. */
-  create(params: any, deps: Deps): Op; // eslint-disable-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: each operator narrows its own params with `params` (zod)
+  create(params: any, deps: Deps): Op;
 }
 
 export interface PipelineIssue {

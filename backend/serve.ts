@@ -1,7 +1,7 @@
 // `rft serve` as its own entry (bundled to dist/backend/serve.mjs): the extension launches this, so
 // the backend it starts loads only the server and what it uses, not every CLI command.
-import { commands, parseFor } from '../cli/command.js';
-import '../cli/commands/serve.js';
+import { commands, parseFor } from './cli/command.js';
+import './cli/commands/serve.js';
 
 const c = commands.get('serve');
 try {

@@ -1,0 +1,101 @@
+// Watches a stage's train records for a policy that collapses: a learning rate too high for a
+// pretrained model drives it far from its reference within a few steps (KL tens of nats per token),
+// its rollout reward falls far below where it started and its entropy moves far (answers turn to
+// fragments). The guard compares each step's KL to the reference (`ref_kl`), rollout reward
+// (`batch_reward`) and sampled entropy (`sampled_entropy`) over the last few steps with their values
+// over the stage's first steps, and says once per stage, with the numbers, what is wrong and the
+// likely cause. It warns and records; it never stops a run (the user decides).
+import type { RunWarning } from '../core/protocol.js';
+
+/** Steps averaged for the start values and for the recent ones. */
+export const GUARD_WINDOW = 3;
+/** KL per token to the reference above which a falling reward is a collapse. */
+export const KL_WITH_DROP = 1;
+/** KL per token to the reference that is a collapse by itself (healthy RL stays far below 1). */
+export const KL_ALONE = 10;
+/** Entropy off by this factor (either way) from its start, with a falling reward or a large KL and no better reward, is a collapse. */
+export const ENTROPY_FACTOR = 3;
+
+type Rec = Record<string, unknown>;
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const mean = (xs: number[]): number | undefined => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
+
+export interface GuardOptions {
+  stage: string;
+  /** The stage's configured lr and where it came from (core/trainer-defaults.ts line), named in the warning. */
+  lr: number;
+  lrSource: string;
+  /** What the user can set instead (the pretrained defaults), for the message. */
+  advice: string;
+}
+
+export class CollapseGuard {
+  private readonly rows: { step: number; kl?: number; reward?: number; entropy?: number }[] = [];
+  private warned = false;
+
+  constructor(private readonly o: GuardOptions, history: Rec[] = []) {
+    // A resumed stage: its earlier train records give the start values, and a warning said is not said again.
+    for (const r of history) {
+      if (r.stage !== o.stage) continue;
+      if (r.kind === 'warning' && r.code === 'policy_collapse') this.warned = true;
+      if (r.kind === 'train') this.push(r);
+    }
+  }
+
+  private push(r: Rec): void {
+    const step = num(r.step);
+    if (step === undefined) return;
+    this.rows.push({ step, kl: num(r.ref_kl), reward: num(r.batch_reward), entropy: num(r.sampled_entropy) });
+  }
+
+  /** One train record of the stage; a warning the first time the stage looks collapsed. */
+  observe(r: Rec): RunWarning | undefined {
+    this.push(r);
+    if (this.warned) return undefined;
+    const w = this.check();
+    if (w) this.warned = true;
+    return w;
+  }
+
+  private check(): RunWarning | undefined {
+    const n = this.rows.length;
+    if (n < 2 * GUARD_WINDOW) return undefined;
+    const avg = (rows: typeof this.rows, k: 'kl' | 'reward' | 'entropy') => mean(rows.flatMap((x) => (x[k] === undefined ? [] : [x[k]!])));
+    const first = this.rows.slice(0, GUARD_WINDOW);
+    const last = this.rows.slice(-GUARD_WINDOW);
+    const kl = avg(last, 'kl');
+    const [r0, r1] = [avg(first, 'reward'), avg(last, 'reward')];
+    const [h0, h1] = [avg(first, 'entropy'), avg(last, 'entropy')];
+    const k0 = avg(first, 'kl');
+    // "Far below": lost half of what it started with (and at least 0.1 of reward).
+    const dropped = r0 !== undefined && r1 !== undefined && r0 > 0 && r1 <= r0 - Math.max(0.5 * r0, 0.1);
+    const klHigh = kl !== undefined && kl > KL_WITH_DROP;
+    const entropyMoved = h0 !== undefined && h1 !== undefined && h0 > 0 && (h1 > ENTROPY_FACTOR * h0 || h1 < h0 / ENTROPY_FACTOR);
+    const severe = kl !== undefined && kl > KL_ALONE;
+    // A policy that only got sure of right answers (entropy down, reward up) is learning, not collapsing.
+    // The reward is the trained rows' (groups whose rewards all agree are dropped before training), so it
+    // reads high after a collapse: the entropy with a large KL tells it then.
+    const improved = r0 !== undefined && r1 !== undefined && r1 > r0 + 0.1;
+    if (!severe && !(klHigh && (dropped || (entropyMoved && !improved))) && !(dropped && entropyMoved)) return undefined;
+    const step = this.rows[n - 1]!.step;
+    const parts = [
+      ...(kl !== undefined ? [`KL to the reference ${kl.toFixed(2)} nats/token (start ${k0?.toFixed(3) ?? '?'})`] : []),
+      ...(r1 !== undefined ? [`reward of the trained rollouts ${r1.toFixed(3)} (start ${r0?.toFixed(3) ?? '?'})`] : []),
+      ...(h1 !== undefined ? [`sampled entropy ${h1.toFixed(2)} nats/token (start ${h0?.toFixed(2) ?? '?'})`] : []),
+    ];
+    const message = `policy collapse in stage ${this.o.stage} at step ${step}: ${parts.join(', ')}, over the last ${GUARD_WINDOW} steps against the stage's first ${GUARD_WINDOW}. Likely cause: the learning rate ${fmt(this.o.lr)} (${this.o.lrSource}) is too high for this model; ${this.o.advice}`;
+    const values: Record<string, number> = { lr: this.o.lr };
+    const put = (k: string, v: number | undefined) => v !== undefined && (values[k] = v);
+    put('ref_kl', kl);
+    put('start_ref_kl', k0);
+    put('batch_reward', r1);
+    put('start_batch_reward', r0);
+    put('sampled_entropy', h1);
+    put('start_sampled_entropy', h0);
+    return { code: 'policy_collapse', step, stage: this.o.stage, message, values };
+  }
+}
+
+function fmt(x: number): string {
+  return x >= 0.01 ? String(x) : x.toExponential().replace(/\.?0+e/, 'e');
+}

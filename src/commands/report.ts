@@ -1,0 +1,38 @@
+// Open Run Report: the run's HTML report (learning curves and summary, written when the run ends)
+// in an editor tab. The report has no scripts; it is shown with scripts off and a CSP allowing its
+// inline styles only.
+import * as vscode from 'vscode';
+import { readFile } from 'node:fs/promises';
+import type { RunInfo } from '../../backend/core/protocol.js';
+import type { Services } from '../services.js';
+
+const CSP = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`;
+
+/** The report's HTML with the CSP put first in its head. */
+export function reportHtml(html: string): string {
+  return /<head>/i.test(html) ? html.replace(/<head>/i, `<head>${CSP}`) : `${CSP}${html}`;
+}
+
+export async function openReport(s: Services, arg?: unknown): Promise<vscode.WebviewPanel | undefined> {
+  await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
+  const id = typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'id' in arg ? String((arg as RunInfo).id) : undefined;
+  let run = id ? s.state.runs.find((r) => r.id === id) : undefined;
+  if (!id) {
+    const withReport = s.state.runs.filter((r) => r.reportPath);
+    if (!withReport.length) {
+      void vscode.window.showWarningMessage('No run has a report yet: a run writes report.html when it ends (stopped, paused or completed).');
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(withReport.map((r) => ({ label: r.name ?? r.id, description: `${r.id} · ${r.status}`, run: r })), { title: 'Open run report', ignoreFocusOut: true });
+    run = pick?.run;
+  }
+  if (!run) return undefined;
+  if (!run.reportPath) {
+    void vscode.window.showWarningMessage(`Run ${run.name ?? run.id} has no report yet: it is written when the run ends (stopped, paused or completed).`);
+    return undefined;
+  }
+  const html = await readFile(run.reportPath, 'utf8');
+  const panel = vscode.window.createWebviewPanel('rftStudio.report', `Report: ${run.name ?? run.id}`, vscode.ViewColumn.Active, { enableScripts: false });
+  panel.webview.html = reportHtml(html);
+  return panel;
+}

@@ -1,0 +1,57 @@
+// Config errors a run would refuse are in Problems on the config before Start Training, and Start
+// Training refuses with them (issue 28 item 1), with a real backend: a taskset file that is not
+// there (at its key's line), then an unknown reward name (what `rft run --check` refuses: was only
+// in the run's log, 60 s later, with no run row and no toast). No run is started.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { activateWith, deactivateFrom, vscode, workspaceDir } from './harness.js';
+
+const { startTraining } = await import('../../src/commands/training.js');
+
+const CONFIG = `name: mine
+model:
+  size: tiny-0.4m
+tokenizer:
+  kind: char
+taskset:
+  path: data/math.jsonl
+workflow:
+  reward: math_answr
+`;
+
+test('Start Training refuses a config with a missing file, then with an unknown reward name; both in Problems at their line', { timeout: 300_000 }, async () => {
+  vscode.resetFake();
+  const ws = workspaceDir({ 'train.rft.yaml': CONFIG });
+  const uri = vscode.Uri.file(join(ws, 'train.rft.yaml'));
+  const { ctx, api } = await activateWith(ws);
+  const s = api.services!;
+  try {
+    await startTraining(s, uri as never);
+    let problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
+    assert.deepEqual(
+      problems.map((d) => [d.range.start.line + 1, d.message.replace(/ \(\/.*?;/, ' (…;')]),
+      [[7, "taskset.path: no file 'data/math.jsonl' (…; paths are relative to the config file)"]],
+    );
+    let err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
+    assert.match(err.message, /^train\.rft\.yaml: 1 problem \(first: taskset\.path: no file 'data\/math\.jsonl'.*\)\. Fix: check the path \(paths in a config are relative to the config file\)\. The run was not started\.$/);
+    assert.deepEqual(err.items, ['Show Problems', 'Show Log']);
+    assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
+
+    // The file is there now: what `rft run --check` refuses (the reward's name) is the problem.
+    writeFileSync(join(ws, 'train.rft.yaml'), CONFIG.replace('data/math.jsonl', 'data.jsonl'));
+    writeFileSync(join(ws, 'data.jsonl'), '{"prompt": "1+1?", "answer": "2"}\n');
+    vscode.recorded.messages.length = 0;
+    await startTraining(s, uri as never);
+    problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
+    assert.equal(problems.length, 1);
+    assert.equal(problems[0]!.range.start.line + 1, 9, 'at the reward key');
+    assert.match(problems[0]!.message, /^workflow\.reward: unknown reward function 'math_answr' \(did you mean 'math_answer'\?\)/);
+    err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
+    assert.match(err.message, /unknown reward function 'math_answr'.*\. Fix: use 'math_answer'\. The run was not started\.$/);
+    assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
+  } finally {
+    await deactivateFrom(ctx);
+  }
+});
