@@ -1,6 +1,7 @@
 // Extension entry point: starts the backend, registers commands, sidebar views, diagnostics, the
 // status bar and webviews. Everything talks to the backend through the typed JSON-RPC client.
 import * as vscode from 'vscode';
+import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { createBackend } from './backend/manager.js';
 import type { BackendClient } from './backend/client.js';
@@ -8,6 +9,7 @@ import type { RunInfo } from '../backend/core/protocol.js';
 import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffer.js';
 import { trainRewardModel } from './commands/reward-model.js';
 import { newTaskset, validateTaskset } from './commands/taskset.js';
+import { mapFields, type FieldPreset } from './commands/map-fields.js';
 import { evaluateCheckpoint, pauseTraining, resumeTraining, startTraining, stopTraining } from './commands/training.js';
 import { openReport } from './commands/report.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
@@ -17,6 +19,7 @@ import { RunMonitor } from './run-events.js';
 import { TaskPassRateLens, currentRun } from './taskset-lens.js';
 import { TasksetQuickFixes } from './taskset-fixes.js';
 import { TasksetReadings } from './taskset-readings.js';
+import { DebouncedChecker } from './debounced-checker.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
@@ -47,17 +50,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   const c = client;
 
   const state = new StudioState(c);
-  const tasksets = new TasksetsTree();
-  // A file a run config maps (`format:`) is validated the way the run reads it.
+  // A file a run config maps (`format:`) is validated the way the run reads it; a file no config
+  // maps yet, with the mapping detected from its first records.
   const readings = new TasksetReadings();
+  const tasksets = new TasksetsTree(() => readings.files(), (f) => readings.holdsTasks(f));
   const validate = (file: string, text?: string) => {
-    const reading = readings.for(file);
+    const reading = readings.readingFor(file, text);
     return c.request('taskset/validate', { file, text, ...(reading ? { reading } : {}) });
   };
-  const diagnostics = new TasksetDiagnostics(validate, (r) => {
-    tasksets.setReport(r);
-    tasksetsView.badge = badge(tasksets.errorCount());
-  });
+  // The badge counts what Problems shows (not the reports of files gone or closed).
+  const updateBadge = () => (tasksetsView.badge = badge(diagnostics.errorCount()));
+  const diagnostics = new TasksetDiagnostics(
+    validate,
+    (r) => {
+      tasksets.setReport(r);
+      updateBadge();
+    },
+    300,
+    { isTaskset: (f, t) => readings.isTaskset(f, t), note: (f) => readings.note(f) },
+  );
   const configs = new ConfigDiagnostics((file, text, deep) => c.request('config/validate', { file, text, ...(deep ? { deep } : {}) }));
   const services: Services = {
     context,
@@ -101,10 +112,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(state, diagnostics, status, runsView, bufferView, tasksetsView);
   context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));
   // The watcher's reports read files plainly: a file a config maps is validated again as the run reads it.
-  context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => (readings.for(r.file) ? void validate(r.file).then((x) => diagnostics.apply(x), () => diagnostics.apply(r)) : diagnostics.apply(r)))));
+  context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => (readings.readingFor(r.file) ? void validate(r.file).then((x) => diagnostics.apply(x), () => diagnostics.apply(r)) : diagnostics.apply(r)))));
 
   // Pass rate of each task in the current run, above its line in taskset files.
-  const lens = new TaskPassRateLens(c, state);
+  const lens = new TaskPassRateLens(c, state, undefined, (f) => readings.isTaskset(f));
   context.subscriptions.push(lens, vscode.languages.registerCodeLensProvider(TASKSET_SELECTOR, lens));
   context.subscriptions.push(vscode.languages.registerCodeActionsProvider(TASKSET_SELECTOR, new TasksetQuickFixes(), { providedCodeActionKinds: TasksetQuickFixes.kinds }));
 
@@ -113,6 +124,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(titles.get(id) ?? id, fn, output)));
   reg('rftStudio.newTaskset', () => newTaskset(services));
   reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(services, uri));
+  reg('rftStudio.mapFields', (uri?: vscode.Uri, preset?: FieldPreset) => mapFields(services, uri, preset));
   reg('rftStudio.startTraining', (uri?: vscode.Uri) => startTraining(services, uri));
   reg('rftStudio.stopTraining', (arg?: unknown) => stopTraining(services, arg));
   reg('rftStudio.pauseTraining', (arg?: unknown) => pauseTraining(services, arg));
@@ -139,16 +151,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     vscode.workspace.onDidOpenTextDocument((d) => (isRunConfig(d.uri.fsPath) ? void configs.check(d, true).catch(() => undefined) : diagnostics.schedule(d))),
     vscode.workspace.onDidChangeTextDocument((e) => (isRunConfig(e.document.uri.fsPath) ? configs.schedule(e.document) : diagnostics.schedule(e.document))),
     vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d, true) : diagnostics.check(d)).catch(() => undefined)),
-    vscode.workspace.onDidCloseTextDocument((d) => diagnostics.collection.delete(d.uri)),
+    // Closed with unsaved edits dropped: Problems shows the file on disk again (a file gone: nothing).
+    vscode.workspace.onDidCloseTextDocument((d) => d.uri.scheme === 'file' && void (existsSync(d.uri.fsPath) ? diagnostics.check({ uri: d.uri, getText: () => '', isDirty: false }).catch(() => undefined) : forgetFile(d.uri))),
   );
+  const forgetFile = (uri: vscode.Uri) => {
+    diagnostics.forget(uri);
+    tasksets.forget(uri.fsPath);
+    updateBadge();
+  };
+  // The backend watches the taskset files on disk (changes outside the editor).
+  const rescan = async () => {
+    const files = await tasksets.refresh();
+    if (c.state === 'running' && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
+    return files;
+  };
   const startup = async () => {
     await readings.refresh();
-    const files = await tasksets.refresh();
-    if (files.length && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
+    const files = await rescan();
     for (const d of vscode.workspace.textDocuments) {
-      if (looksLikeTaskset(d.uri.fsPath)) await diagnostics.check(d);
-      else if (isRunConfig(d.uri.fsPath)) await configs.check(d, true).catch(() => undefined);
+      if (isRunConfig(d.uri.fsPath)) await configs.check(d, true).catch(() => undefined);
+      else await diagnostics.check(d);
     }
+    // Taskset files outside tasksets/ (found by their content or named by a config) are not opened yet: check them too.
+    for (const f of files) if (!looksLikeTaskset(f.fsPath) && !vscode.workspace.textDocuments.some((d) => d.uri.fsPath === f.fsPath)) diagnostics.apply(await validate(f.fsPath));
     if (c.capabilities?.runs) await state.refreshRuns();
     // Runs that existed before this window are history, not news.
     monitor.know(state.runs);
@@ -163,16 +188,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(toVs(c.onStarted(() => void startup().catch((e) => output.warn(`startup: ${String(e)}`)))));
   // A config written or changed may map files differently: validate the files it names again.
   const configWatcher = vscode.workspace.createFileSystemWatcher('**/*.rft.{yaml,yml}');
-  const rereadConfigs = () =>
-    void (async () => {
-      const before = readings.files();
-      await readings.refresh();
-      const files = new Set([...before, ...readings.files()].filter((f) => tasksets.reports.has(f) || looksLikeTaskset(f)));
-      for (const f of files) diagnostics.apply(await validate(f));
-    })().catch((e) => output.warn(`taskset readings: ${String(e)}`));
+  const rereadConfigsNow = async () => {
+    const before = readings.files();
+    await readings.refresh();
+    const files = new Set([...before, ...readings.files()].filter((f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f))));
+    for (const f of files) diagnostics.apply(await validate(f));
+    await rescan();
+  };
+  services.rereadConfigs = rereadConfigsNow;
+  const rereadConfigs = () => void rereadConfigsNow().catch((e) => output.warn(`taskset readings: ${String(e)}`));
   context.subscriptions.push(configWatcher, configWatcher.onDidCreate(rereadConfigs), configWatcher.onDidChange(rereadConfigs), configWatcher.onDidDelete(rereadConfigs));
   const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
-  context.subscriptions.push(watcher, watcher.onDidCreate(() => void tasksets.refresh()), watcher.onDidDelete(() => void tasksets.refresh()));
+  // A file moved or deleted: its Problems, report and badge count go at once (not when its tab closes).
+  // The rescan waits for a burst to end (a run writing checkpoints creates many files), and files
+  // the program writes (.rft/, node_modules/) do not trigger one.
+  const rescans = new DebouncedChecker(500);
+  const ours = (uri: vscode.Uri) => /[\\/](\.rft|node_modules|\.git)[\\/]/.test(uri.fsPath);
+  const rescanSoon = (uri: vscode.Uri) => !ours(uri) && rescans.schedule('rescan', () => rescan());
+  context.subscriptions.push(
+    watcher,
+    rescans,
+    watcher.onDidCreate(rescanSoon),
+    watcher.onDidDelete((uri) => {
+      forgetFile(uri);
+      rescanSoon(uri);
+    }),
+  );
 
   // The run registry is a file other processes (the CLI, the coordinator) write: follow it.
   const runsWatcher = vscode.workspace.createFileSystemWatcher('**/.rft/runs.json');

@@ -5,10 +5,10 @@
 /** Names other datasets use for the task fields (GSM8K, MATH, Alpaca, MBPP, ...). */
 const SYNONYMS: Record<string, string[]> = {
   prompt: ['question', 'problem', 'query', 'instruction', 'input', 'text', 'content'],
-  answer: ['solution', 'output', 'target', 'label', 'final_answer', 'result', 'ground_truth'],
+  answer: ['solution', 'output', 'target', 'label', 'final_answer', 'final', 'result', 'ground_truth', 'gold', 'expected', 'ans', 'reference'],
   id: ['qid', 'uid', 'task_id', 'idx', 'index', 'key'],
   tests: ['test_list', 'test_cases', 'test'],
-  response: ['completion', 'output', 'demonstration'],
+  response: ['completion', 'output', 'demonstration', 'worked', 'worked_solution', 'rationale', 'explanation', 'reasoning', 'chosen', 'solution'],
 };
 
 function distance(a: string, b: string): number {

@@ -17,4 +17,6 @@ export interface Services {
   tasksets: TasksetsTree;
   openExperienceBrowser(opts?: { source?: 'usual' | 'expert'; taskId?: string }): Promise<void>;
   openDashboard(runId?: string): Promise<void>;
+  /** Re-reads the workspace's run configs and validates the files they map again (after a mapping is written). */
+  rereadConfigs?(): Promise<void>;
 }

@@ -1,13 +1,15 @@
 // "Did you mean `prompt`?" for tasksets written with other names: a JSONL record that misses a
-// required field but carries a field that usually means it (`question` for `prompt`, `solution` for
-// `answer`) or is one typo away from it gets the suggestion in its Problems entry, and a quick fix
-// renames the field on that line or in every record of the file.
+// required field but carries a field that usually means it (`question` for `prompt`, `final` for
+// `answer`) or is one typo away from it gets the suggestion in its Problems entry; quick fixes map
+// it in the run config (Map Fields, preferred: the data stays as it is) or rename the field on that
+// line or in every record of the file.
 import * as vscode from 'vscode';
 import { suggestField } from './field-synonyms.js';
 
 export { suggestField };
 
-const MISSING = /^field '([\w.]+)': required field is missing/;
+/** `field 'prompt': required field is missing; also 'answer': required field is missing`: each missing field. */
+const MISSING = /(?:^field |; also )'([\w.]+)': required field is missing/g;
 
 /** The JSON object on a JSONL line, or undefined. */
 function recordOn(line: string): Record<string, unknown> | undefined {
@@ -21,16 +23,32 @@ function recordOn(line: string): Record<string, unknown> | undefined {
 
 /** For a "required field is missing" diagnostic message and its line: { from, to } or undefined. */
 export function renameFor(message: string, line: string): { from: string; to: string } | undefined {
-  const m = MISSING.exec(message);
-  const rec = m ? recordOn(line) : undefined;
-  const from = rec && suggestField(m![1]!, rec);
-  return from ? { from, to: m![1]! } : undefined;
+  return renamesFor(message, line)[0];
 }
+
+/** Every missing field of the message that the record carries under another name. */
+export function renamesFor(message: string, line: string): { from: string; to: string }[] {
+  const missing = [...message.matchAll(MISSING)].map((m) => m[1]!);
+  const rec = missing.length ? recordOn(line) : undefined;
+  const out: { from: string; to: string }[] = [];
+  for (const to of missing) {
+    const from = rec && suggestField(to, Object.fromEntries(Object.entries(rec).filter(([k]) => !out.some((o) => o.from === k))));
+    if (from) out.push({ from, to });
+  }
+  return out;
+}
+
+/** Missing fields a config's `format:` can map to another field (`answer` <- response_key). */
+const MAPPABLE = new Set(['prompt', 'answer', 'response', 'id']);
 
 /** The message with the suggestion added (what Problems shows). */
 export function withSuggestion(message: string, line: string): string {
-  const r = renameFor(message, line);
-  return r ? `${message}; the record has '${r.from}': did you mean '${r.to}'? (a quick fix renames it)` : message;
+  const rs = renamesFor(message, line);
+  if (!rs.length) return message;
+  const mappable = rs.every((r) => MAPPABLE.has(r.to));
+  const said = rs.map((r) => `the record has '${r.from}': did you mean '${r.to}'?`).join('; ');
+  const fix = rs.length === 1 ? (mappable ? `a quick fix maps '${rs[0]!.from}' as the ${rs[0]!.to} in the run config, or renames it` : 'a quick fix renames it') : mappable ? 'quick fixes map them in the run config, or rename them' : 'quick fixes rename them';
+  return `${message}; ${said} (${fix})`;
 }
 
 /** Column range of the key `"name":` on a JSON line. */
@@ -48,14 +66,27 @@ export class TasksetQuickFixes implements vscode.CodeActionProvider {
       if (d.source !== 'rft taskset') continue;
       const n = d.range.start.line;
       const line = doc.lineAt(n).text;
-      const r = renameFor(d.message, line);
-      const at = r && keyRange(line, r.from);
-      if (!r || !at) continue;
+      for (const r of renamesFor(d.message, line)) this.fixesFor(doc, d, n, line, r, out);
+    }
+    return out;
+  }
+
+  private fixesFor(doc: vscode.TextDocument, d: vscode.Diagnostic, n: number, line: string, r: { from: string; to: string }, out: vscode.CodeAction[]): void {
+    const at = keyRange(line, r.from);
+    if (!at) return;
+      // The user's data stays as it is: the config says which field is which (preferred over renaming).
+      if (MAPPABLE.has(r.to)) {
+        const map = new vscode.CodeAction(`Map '${r.from}' as the ${r.to} in the run config`, vscode.CodeActionKind.QuickFix);
+        map.command = { command: 'rftStudio.mapFields', title: map.title, arguments: [doc.uri, { target: r.to, key: r.from }] };
+        map.diagnostics = [d];
+        map.isPreferred = true;
+        out.push(map);
+      }
       const one = new vscode.CodeAction(`Rename '${r.from}' to '${r.to}'`, vscode.CodeActionKind.QuickFix);
       one.edit = new vscode.WorkspaceEdit();
       one.edit.replace(doc.uri, new vscode.Range(n, at[0], n, at[1]), r.to);
       one.diagnostics = [d];
-      one.isPreferred = true;
+      one.isPreferred = !MAPPABLE.has(r.to);
       out.push(one);
       // The same rename on every record that has the field and not the target yet.
       const all = new vscode.CodeAction(`Rename '${r.from}' to '${r.to}' in every record of this file`, vscode.CodeActionKind.QuickFix);
@@ -74,7 +105,5 @@ export class TasksetQuickFixes implements vscode.CodeActionProvider {
         all.diagnostics = [d];
         out.push(all);
       }
-    }
-    return out;
   }
 }

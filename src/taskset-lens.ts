@@ -96,6 +96,8 @@ export class TaskPassRateLens implements vscode.CodeLensProvider, vscode.Disposa
     private readonly client: BackendClient,
     private readonly state: StudioState,
     private readonly refreshMs = REFRESH_MS,
+    /** Which files are tasksets (by folder, by a config, by their records: src/taskset-readings.ts). */
+    private readonly isTaskset: (file: string) => boolean = looksLikeTaskset,
   ) {
     this.subs.push(
       state.onDidChange((what) => what === 'runs' && this.schedule()),
@@ -123,7 +125,7 @@ export class TaskPassRateLens implements vscode.CodeLensProvider, vscode.Disposa
   }
 
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
-    if (!this.runId || this.stats.size === 0 || !looksLikeTaskset(doc.uri.fsPath)) return [];
+    if (!this.runId || this.stats.size === 0 || !this.isTaskset(doc.uri.fsPath)) return [];
     const lenses: vscode.CodeLens[] = [];
     for (const { line, id } of taskIdLines(doc.getText(), doc.uri.fsPath)) {
       const s = this.stats.get(id);

@@ -5,6 +5,9 @@ import * as vscode from 'vscode';
 import { dirname, resolve } from 'node:path';
 import YAML from 'yaml';
 import type { TasksetReading } from '../backend/core/protocol.js';
+import { looksLikeTaskset } from './diagnostics.js';
+import type { MappingProposal } from './field-mapping.js';
+import { detectTaskset, detectedNote, detectedReading, readHead } from './taskset-detect.js';
 
 const CONFIGS = '**/*.rft.{yaml,yml}';
 const SECTIONS: [string, TasksetReading['role']][] = [
@@ -37,6 +40,8 @@ export function readingsOf(configPath: string, text: string): Map<string, Taskse
 
 export class TasksetReadings {
   private byFile = new Map<string, TasksetReading>();
+  /** Files read with the mapping detected from their first records (no config maps them). */
+  private readonly detected = new Map<string, MappingProposal>();
 
   /** Re-reads every run config of the workspace (on disk); the first one naming a file wins. */
   async refresh(): Promise<void> {
@@ -54,6 +59,40 @@ export class TasksetReadings {
 
   for(file: string): TasksetReading | undefined {
     return this.byFile.get(file);
+  }
+
+  /**
+   * How `taskset/validate` should read a file: as a config maps it, else with the mapping detected
+   * from its first records (`text`: the unsaved text, else the file's head on disk).
+   */
+  readingFor(file: string, text?: string): TasksetReading | undefined {
+    const mapped = this.byFile.get(file);
+    this.detected.delete(file);
+    if (mapped) return mapped;
+    const p = detectTaskset(file, text ?? readHead(file));
+    const reading = p && detectedReading(p);
+    if (reading) this.detected.set(file, p);
+    return reading;
+  }
+
+  /** The mapping detected for a file the last readingFor() read that way. */
+  detectedFor(file: string): MappingProposal | undefined {
+    return this.detected.get(file);
+  }
+
+  /** Problems' note for a file read with a detected mapping. */
+  note(file: string): string | undefined {
+    const p = this.detected.get(file);
+    return p && detectedNote(p);
+  }
+
+  /** A taskset by its folder, because a config names it, or by its first records. */
+  isTaskset(file: string, text?: string): boolean {
+    return looksLikeTaskset(file) || this.byFile.has(file) || this.holdsTasks(file, text);
+  }
+
+  holdsTasks(file: string, text?: string): boolean {
+    return /\.jsonl?$/i.test(file) && !!detectTaskset(file, text ?? readHead(file));
   }
 
   files(): string[] {

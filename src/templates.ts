@@ -1,7 +1,7 @@
 // Starting files the commands write: a taskset per domain (JSONL, one task per line, fields as in
 // backend/core/types.ts Task) and a training config.
 import type { Domain } from '../backend/core/types.js';
-import { suggestField } from './field-synonyms.js';
+import { proposeMapping, type FileFormat } from './field-mapping.js';
 
 export const DOMAINS: { domain: Domain; label: string; detail: string }[] = [
   { domain: 'math', label: 'Math', detail: 'arithmetic / countdown, exact answer check' },
@@ -52,31 +52,16 @@ export function domainOf(tasksetPath: string): Domain {
 /** The default `model:` / `tokenizer:` lines; src/models/model-card.ts modelLines() gives them for another preset or an imported model. */
 const PRESET_MODEL = ['model:', '  size: tiny-0.4m', '  max_seq_len: 256', 'tokenizer:', '  kind: char'];
 
-/** A file's own field names, as the config's `format:` writes them. */
-export interface FileFormat {
-  prompt_key?: string;
-  response_key?: string;
-  id_key?: string;
-}
+export type { FileFormat };
 
 /**
  * The `format` mapping a record with foreign field names needs (`question` -> prompt_key), from
- * the names other datasets use; undefined when the record already has the schema's names.
- * `response_key` is the reference answer of a task and the demonstration of an expert record.
+ * the names other datasets use and the values (src/field-mapping.ts); undefined when the record
+ * already has the schema's names. `response_key` is the reference answer of a task and the
+ * demonstration of an expert record.
  */
-export function inferFormat(record: Record<string, unknown>, role: 'task' | 'expert' = 'task'): FileFormat | undefined {
-  const out: FileFormat = {};
-  const used = new Set<string>();
-  const want: [keyof FileFormat, string][] = role === 'task' ? [['prompt_key', 'prompt'], ['response_key', 'answer'], ['id_key', 'id']] : [['prompt_key', 'prompt'], ['response_key', 'response']];
-  for (const [key, field] of want) {
-    if (field in record || (field === 'prompt' && 'messages' in record)) continue;
-    const from = suggestField(field, Object.fromEntries(Object.entries(record).filter(([k]) => !used.has(k))));
-    if (from) {
-      out[key] = from;
-      used.add(from);
-    }
-  }
-  return Object.keys(out).length ? out : undefined;
+export function inferFormat(record: Record<string, unknown> | Record<string, unknown>[], role: 'task' | 'expert' = 'task'): FileFormat | undefined {
+  return proposeMapping(Array.isArray(record) ? record : [record], role).format;
 }
 
 /** Files of the workspace the template points the config at, besides the taskset. */

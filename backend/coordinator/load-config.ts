@@ -4,6 +4,7 @@ import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
 import { unreadFields } from '../core/config-unread.js';
+import { missingConfigFiles } from '../core/config-files.js';
 import { checkRunConfig } from './config-check.js';
 import { resolveConfigPaths } from './setup.js';
 
@@ -23,7 +24,8 @@ export function loadRunConfig(file: string): RunConfig {
   const parsed = validateRunConfig(raw);
   // Fields the schema accepts but this run would not read are errors too (checked on what the file says).
   // And names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
-  const issues = parsed.config ? [...unreadFields(raw), ...checkRunConfig(parsed.config)] : parsed.issues;
+  // A taskset / eval / experts file that is not there too, with its path (not an ENOENT at step 0).
+  const issues = parsed.config ? [...unreadFields(raw), ...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)] : parsed.issues;
   const config = issues.length ? undefined : parsed.config;
   if (!config) {
     const lines = issues.map((i) => `${file}: field '${i.path}': ${i.message}`);

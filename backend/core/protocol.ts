@@ -44,6 +44,8 @@ export interface ExperienceSummary {
   promptPreview: string;
   responsePreview: string;
   responseTokens: number;
+  /** How many times the trainer has taken it into a batch (an expert's count shows curation at work). */
+  useCount?: number;
   feedback?: Feedback;
 }
 

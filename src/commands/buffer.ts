@@ -1,5 +1,6 @@
 // Buffer commands: open a buffer (run or file), export it as JSONL, add the editor selection as
-// an expert example for a task the user picks or types.
+// an expert example for a task the user picks from the buffer's tasks (its prompt taken from the
+// buffer) or a new one (id and prompt typed).
 import * as vscode from 'vscode';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
@@ -64,16 +65,53 @@ export async function addSelectionAsExpert(s: Services): Promise<void> {
     void vscode.window.showWarningMessage('Open a buffer first (RFT Studio: Open Buffer).');
     return;
   }
-  const taskId = await vscode.window.showInputBox({ title: 'Expert example: task id', prompt: 'Id of the task this answers (an existing task or a new one)', ignoreFocusOut: true });
-  if (!taskId) return;
-  const prompt = await vscode.window.showInputBox({ title: 'Expert example: prompt', prompt: 'The prompt of the task', ignoreFocusOut: true });
-  if (prompt === undefined) return;
+  const task = await pickExpertTask(s, s.state.bufferPath);
+  if (!task) return;
+  const { taskId, prompt, runId } = task;
   try {
-    const r = await s.client.request('feedback/addExpert', { buffer: { path: s.state.bufferPath }, taskId, prompt, response });
+    const r = await s.client.request('feedback/addExpert', { buffer: { path: s.state.bufferPath }, taskId, prompt, response, ...(runId ? { runId } : {}) });
     void vscode.window.showInformationMessage(`Added expert example ${r.expertId} for task ${taskId}.`, 'Undo').then(async (pick) => {
       if (pick) await s.client.request('feedback/undo', { buffer: { path: s.state.bufferPath }, changeId: r.changeId });
     });
   } catch (err) {
     await showBackendError('Add expert example', err, s.output);
   }
+}
+
+type TaskItem = vscode.QuickPickItem & { taskId?: string };
+
+/** The task an expert answers: one of the buffer's tasks (prompt from its experiences), or a new one. */
+export async function pickExpertTask(s: Services, bufferPath: string): Promise<{ taskId: string; prompt: string; runId?: string } | undefined> {
+  const buffer = { path: bufferPath };
+  const run = s.state.activeRun?.id;
+  // Tasks with rollouts (pass rates), and the prompt of each from the newest rows.
+  const [stats, rows] = await Promise.all([
+    s.client.request('buffer/taskStats', { buffer, ...(run ? { runId: run } : {}) }).catch(() => []),
+    s.client.request('buffer/list', { buffer, sort: 'createdAt', descending: true, offset: 0, limit: 500 }).then((r) => r.rows, () => []),
+  ]);
+  const preview = new Map<string, string>();
+  for (const r of rows) if (!preview.has(r.taskId)) preview.set(r.taskId, r.promptPreview);
+  const ids = [...new Set([...stats.map((t) => t.taskId), ...preview.keys()])].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  const stat = new Map(stats.map((t) => [t.taskId, t]));
+  const NEW: TaskItem = { label: '$(add) A new task…', detail: 'type its id and prompt' };
+  const items: TaskItem[] = [
+    ...ids.map((id) => {
+      const st = stat.get(id);
+      return { label: id, description: st ? `pass ${Math.round(st.passRate * 100)}% · ${st.rollouts} rollouts` : '', detail: (preview.get(id) ?? '').replace(/\s+/g, ' ').slice(0, 120), taskId: id };
+    }),
+    NEW,
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: 'Expert example: which task does the selection answer?', placeHolder: 'a task of the buffer (type to filter by id or prompt), or a new one', matchOnDetail: true, ignoreFocusOut: true });
+  if (!pick) return undefined;
+  if (pick.taskId) {
+    // The task's own prompt, in full (the list's preview is cut), and the run it belongs to.
+    const row = (await s.client.request('buffer/list', { buffer, filter: { taskId: pick.taskId }, offset: 0, limit: 1 })).rows[0];
+    const full = row && (await s.client.request('buffer/get', { buffer, id: row.id }));
+    if (full) return { taskId: pick.taskId, prompt: full.promptText, runId: full.runId };
+  }
+  const taskId = pick.taskId ?? (await vscode.window.showInputBox({ title: 'Expert example: new task id', prompt: 'Id of the new task', ignoreFocusOut: true, validateInput: (v) => (!v.trim() ? 'an id' : ids.includes(v.trim()) ? `${v.trim()} is a task of the buffer: pick it from the list` : undefined) }));
+  if (!taskId) return undefined;
+  const prompt = await vscode.window.showInputBox({ title: `Expert example: prompt of ${taskId}`, prompt: 'The prompt of the task', ignoreFocusOut: true });
+  if (prompt === undefined) return undefined;
+  return { taskId: taskId.trim(), prompt, ...(run ? { runId: run } : {}) };
 }

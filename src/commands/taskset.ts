@@ -52,8 +52,8 @@ export async function validateTaskset(s: Services, arg?: vscode.Uri): Promise<vo
   }
   const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
   try {
-    const r = await s.client.request('taskset/validate', { file: uri.fsPath, text: doc?.isDirty ? doc.getText() : undefined });
-    s.diagnostics.apply(r);
+    // Read as the workspace's config maps it (or with the detected mapping), as Problems reads it.
+    const r = await s.diagnostics.validateFile(uri.fsPath, doc?.isDirty ? doc.getText() : undefined);
     const errors = r.issues.filter((i) => i.severity === 'error').length;
     if (errors) void vscode.window.showWarningMessage(`${vscode.workspace.asRelativePath(uri)}: ${r.tasks} tasks valid, ${errors} bad record${errors === 1 ? '' : 's'} (see Problems).`);
     else void vscode.window.showInformationMessage(`${vscode.workspace.asRelativePath(uri)}: ${r.tasks} tasks, no errors.`);

@@ -11,6 +11,8 @@ import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { pickTemplateModel } from '../models/model-pick.js';
 import { modelLines, trainerLines } from '../models/model-card.js';
 import { unusedUri } from './unused-name.js';
+import { firstRecords } from '../field-mapping.js';
+import { detectTaskset, readHead } from '../taskset-detect.js';
 
 export const CONFIG_GLOB = '**/*.rft.{yaml,yml}';
 
@@ -25,7 +27,7 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   // A built-in size or an imported model (LoRA or full).
   const model = await pickTemplateModel(s, folder.uri.fsPath);
   if (!model) return undefined;
-  const { ts, files } = await templateFiles();
+  const { ts, files } = await templateFiles(s);
   const uri = await unusedUri(folder.uri, 'train.rft.yaml');
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files, trainerLines(model))));
   await vscode.window.showTextDocument(uri);
@@ -39,43 +41,30 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
 /** A held-out file by its name: `eval.jsonl`, `math-test.jsonl`, `heldout.csv`, `dev.jsonl`. */
 const EVAL_NAME = /(^|[-_.])(eval|test|heldout|held-out|valid|validation|dev)([-_.]|$)/i;
 
-/** The first record of a JSONL / JSON file (to see its field names), else undefined. */
-async function firstRecord(uri: vscode.Uri): Promise<Record<string, unknown> | undefined> {
-  try {
-    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-    const path = uri.path.toLowerCase();
-    const v: unknown = path.endsWith('.jsonl') ? JSON.parse(text.split('\n').find((l) => l.trim()) ?? 'null') : path.endsWith('.json') ? (JSON.parse(text) as unknown[])[0] : undefined;
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+/** The first records of a JSONL / JSON file (to see its field names and values). */
+function headRecords(uri: vscode.Uri): Record<string, unknown>[] {
+  return firstRecords(readHead(uri.fsPath), uri.fsPath, 20);
 }
 
 /**
- * What the template points at: the workspace's taskset, a held-out file named like one (else the
- * run holds a share of the taskset out or has no eval set), an experts file, and the `format` mapping each needs when its
- * records use other names (`question` for prompt).
+ * What the template points at: the workspace's taskset (in tasksets/, or a file of the user's own
+ * found by its records), a held-out file named like one (else the run holds a share of the taskset
+ * out or has no eval set), an experts file (named so, or read as demonstrations: `{problem, worked}`),
+ * and the `format` mapping each needs when its records use other names (`question` for prompt).
  */
-async function templateFiles(): Promise<{ ts: string; files: TemplateFiles }> {
-  const found = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
+async function templateFiles(s: Services): Promise<{ ts: string; files: TemplateFiles }> {
+  const listed = s.tasksets.list();
+  const found = listed.length ? listed : await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
   const rel = (u: vscode.Uri) => vscode.workspace.asRelativePath(u, false);
   const name = (u: vscode.Uri) => u.path.split('/').pop()!;
-  const train = found.find((u) => !EVAL_NAME.test(name(u)) && !/expert/i.test(name(u)));
-  const held = found.find((u) => u !== train && EVAL_NAME.test(name(u)));
-  const experts = (await vscode.workspace.findFiles('**/*expert*.{jsonl,json}', '**/node_modules/**', 1))[0];
+  const expertLike = (u: vscode.Uri) => /expert/i.test(name(u)) || detectTaskset(u.fsPath, readHead(u.fsPath))?.role === 'expert';
+  const train = found.find((u) => !EVAL_NAME.test(name(u)) && !expertLike(u));
+  const held = found.find((u) => u !== train && EVAL_NAME.test(name(u)) && !expertLike(u));
+  const experts = found.find(expertLike) ?? (await vscode.workspace.findFiles('**/*expert*.{jsonl,json}', '**/node_modules/**', 1))[0];
   const files: TemplateFiles = {};
-  if (train) {
-    const r = await firstRecord(train);
-    files.format = r && inferFormat(r);
-  }
-  if (held) {
-    const r = await firstRecord(held);
-    files.eval = { path: rel(held), format: r && inferFormat(r) };
-  }
-  if (experts) {
-    const r = await firstRecord(experts);
-    files.experts = { path: rel(experts), format: r && inferFormat(r, 'expert') };
-  }
+  if (train) files.format = inferFormat(headRecords(train));
+  if (held) files.eval = { path: rel(held), format: inferFormat(headRecords(held)) };
+  if (experts) files.experts = { path: rel(experts), format: inferFormat(headRecords(experts), 'expert') };
   return { ts: train ? rel(train) : 'tasksets/math.jsonl', files };
 }
 

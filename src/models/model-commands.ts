@@ -66,18 +66,24 @@ export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<s
   const ck = arg ? { path: arg.fsPath } : await pickCheckpoint(s, 'Export checkpoint');
   if (!ck) return undefined;
   const name = 'version' in ck && ck.version !== undefined ? `v${ck.version} of ${ck.runName}` : vscode.workspace.asRelativePath(ck.path);
-  // PEFT needs LoRA adapters: ask the checkpoint (a failure here names what is wrong with it).
-  let lora: boolean;
-  let hfTokenizer: boolean;
+  // PEFT needs LoRA adapters, GGUF a Hugging Face tokenizer: ask the checkpoint. The format list opens
+  // at once, busy until the answer is in (never the checkpoint list left on screen for Enter to pick from).
+  const formats = s.client.request('models/info', { dir: ck.path }).then((info) => {
+    const hfTokenizer = info.tokenizer?.kind === 'hf';
+    const items: (vscode.QuickPickItem & Partial<ExportFormat>)[] = exportFormats(!!info.lora, hfTokenizer);
+    if (!hfTokenizer) items.push({ label: "GGUF needs a Hugging Face model's own tokenizer: this checkpoint was trained from scratch", kind: vscode.QuickPickItemKind.Separator });
+    return items;
+  });
+  let picked: (vscode.QuickPickItem & Partial<ExportFormat>) | undefined;
   try {
-    const info = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Reading ${name}` }, () => s.client.request('models/info', { dir: ck.path }));
-    lora = !!info.lora;
-    hfTokenizer = info.tokenizer?.kind === 'hf';
+    picked = await vscode.window.showQuickPick(formats, { title: `Export ${name}: format`, placeHolder: `the formats ${name} can be written in`, ignoreFocusOut: true });
   } catch (err) {
+    // A failure names what is wrong with the checkpoint.
     await showBackendError('Export checkpoint', err, s.output);
     return undefined;
   }
-  const f = await vscode.window.showQuickPick<vscode.QuickPickItem & ExportFormat>(exportFormats(lora, hfTokenizer), { title: `Export ${name}: format`, placeHolder: hfTokenizer ? undefined : 'GGUF needs a Hugging Face model\'s own tokenizer: this checkpoint was trained from scratch', ignoreFocusOut: true });
+  if (!picked?.format) return undefined;
+  const f = picked as vscode.QuickPickItem & ExportFormat;
   if (!f) return undefined;
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
   const sub = exportFolderName(ck, f);

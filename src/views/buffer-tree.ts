@@ -2,13 +2,15 @@
 // `buffer/changed` notifications. The Taskset node opens on the tasks the current run synthesized
 // (`taskset.pipeline` synthesize), grouped by origin, each with its parent task and explore step.
 import * as vscode from 'vscode';
-import type { SynthesizedTask } from '../../backend/core/protocol.js';
+import type { ExperienceSummary, SynthesizedTask } from '../../backend/core/protocol.js';
 import type { StudioState } from '../state.js';
 
 export interface BufferNode {
-  kind: 'usual' | 'expert' | 'taskset' | 'rejected' | 'infraFailure' | 'none' | 'synthOrigin' | 'synthTask';
+  kind: 'usual' | 'expert' | 'taskset' | 'rejected' | 'infraFailure' | 'none' | 'synthOrigin' | 'synthTask' | 'expertItem';
   label: string;
   count?: number;
+  /** expertItem: the expert (promoted or added) with its use count. */
+  expert?: ExperienceSummary;
   /** synthOrigin: its tasks; synthTask: the task. */
   tasks?: SynthesizedTask[];
   task?: SynthesizedTask;
@@ -24,7 +26,11 @@ const ICONS: Record<BufferNode['kind'], string> = {
   none: 'info',
   synthOrigin: 'sparkle',
   synthTask: 'symbol-event',
+  expertItem: 'star-empty',
 };
+
+/** Experts listed under the Expert node, newest first (the browser shows them all). */
+const EXPERTS_SHOWN = 50;
 
 export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
   private readonly emitter = new vscode.EventEmitter<BufferNode | undefined>();
@@ -44,6 +50,7 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
   getChildren(n?: BufferNode): BufferNode[] | Promise<BufferNode[]>;
   getChildren(n?: BufferNode): BufferNode[] | Promise<BufferNode[]> {
     if (n?.kind === 'taskset') return this.synthesized(n.runId!);
+    if (n?.kind === 'expert') return this.experts();
     if (n?.kind === 'synthOrigin') return (n.tasks ?? []).map((task) => ({ kind: 'synthTask', label: task.prompt.replace(/\s+/g, ' ').slice(0, 80), task }));
     if (n) return [];
     const c = this.state.counts;
@@ -55,6 +62,21 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
     ];
     if (c.rejected) nodes.push({ kind: 'rejected', label: 'Rejected', count: c.rejected });
     if (c.infraFailure) nodes.push({ kind: 'infraFailure', label: 'Infra failures', count: c.infraFailure });
+    return nodes;
+  }
+
+  /** The newest experts with how many times the trainer used each: curation seen at work. */
+  private async experts(): Promise<BufferNode[]> {
+    const path = this.state.bufferPath;
+    if (!path) return [];
+    let r;
+    try {
+      r = await this.state.client.request('buffer/list', { buffer: { path }, filter: { source: 'expert' }, sort: 'createdAt', descending: true, offset: 0, limit: EXPERTS_SHOWN });
+    } catch (e) {
+      return [{ kind: 'none', label: `Experts: ${(e as Error).message}` }];
+    }
+    const nodes: BufferNode[] = r.rows.map((x) => ({ kind: 'expertItem', label: (x.promptPreview || x.taskId).replace(/\s+/g, ' ').slice(0, 60), expert: x }));
+    if (r.total > r.rows.length) nodes.push({ kind: 'none', label: `${(r.total - r.rows.length).toLocaleString('en-US')} more in the experience browser` });
     return nodes;
   }
 
@@ -70,7 +92,7 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
   }
 
   getTreeItem(n: BufferNode): vscode.TreeItem {
-    const collapsible = (n.kind === 'taskset' && n.runId) || n.kind === 'synthOrigin';
+    const collapsible = (n.kind === 'taskset' && n.runId) || n.kind === 'synthOrigin' || (n.kind === 'expert' && !!n.count);
     const item = new vscode.TreeItem(n.label, collapsible ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.id = n.kind === 'synthTask' ? `buffer.synthTask.${n.task!.id}` : n.kind === 'synthOrigin' ? `buffer.synthOrigin.${n.runId}.${n.label}` : `buffer.${n.kind}`;
     if (n.kind === 'taskset' && n.runId) item.tooltip = `Tasks of the buffer; expand for the tasks run ${n.runId} synthesized`;
@@ -78,6 +100,14 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
       const t = n.task!;
       item.description = `${t.origin} · from ${t.parent} · step ${t.step}`;
       item.tooltip = `${t.prompt}${t.answer !== undefined ? `\nAnswer: ${t.answer}` : ''}\n\n${t.id}: made by ${t.origin} from task ${t.parent} after explore step ${t.step}; its reference solution was checked by the run's reward.`;
+    }
+    if (n.kind === 'expertItem') {
+      const x = n.expert!;
+      const uses = x.useCount ?? 0;
+      item.id = `buffer.expertItem.${x.id}`;
+      item.description = `${uses ? `used ${uses}×` : 'not used yet'} · ${x.taskId}`;
+      item.tooltip = `${x.promptPreview}\n\n${x.responsePreview}\n\n${x.id} (task ${x.taskId}): ${uses ? `used by the trainer ${uses} time${uses === 1 ? '' : 's'}` : 'not used by the trainer yet'}.`;
+      item.command = { command: 'rftStudio.openExperienceBrowser', title: 'Open Experience Browser', arguments: [{ source: 'expert', taskId: x.taskId }] };
     }
     item.iconPath = new vscode.ThemeIcon(ICONS[n.kind]);
     // Grouped digits, as the experience browser writes them (3,360, not 3360).

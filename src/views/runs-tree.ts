@@ -39,6 +39,12 @@ export function runTooltip(r: RunInfo): string {
   return lines.join('\n');
 }
 
+/** The run's label: its name, with its id where another run has the same name (the ids notifications use). */
+export function runLabel(r: RunInfo, all: readonly RunInfo[]): string {
+  if (!r.name) return r.id;
+  return all.some((o) => o !== r && o.id !== r.id && o.name === r.name) ? `${r.name} (${r.id})` : r.name;
+}
+
 export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
   private readonly emitter = new vscode.EventEmitter<RunInfo | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
@@ -52,7 +58,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
   }
 
   getTreeItem(r: RunInfo): vscode.TreeItem {
-    const item = new vscode.TreeItem(r.name ?? r.id, vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(runLabel(r, this.state.runs), vscode.TreeItemCollapsibleState.None);
     item.id = `run.${r.id}`;
     const why = r.status === 'failed' && r.statusReason ? `: ${r.statusReason.split('\n')[0]!.slice(0, 80)}` : '';
     // Asked to stop or pause: said until the run ends its step (which can take a while).

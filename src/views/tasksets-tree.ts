@@ -1,7 +1,10 @@
 // Sidebar "Tasksets": taskset files in the workspace, each with its task count and an error
-// badge from the backend's validation (the same reports that feed the Problems panel).
+// badge from the backend's validation (the same reports that feed the Problems panel). A taskset is
+// a file in a tasksets/ (taskset/, data/) folder, a file a run config names, or a JSONL / JSON file
+// anywhere whose first records hold tasks (src/taskset-detect.ts).
 import * as vscode from 'vscode';
 import type { TasksetReport } from '../../backend/core/protocol.js';
+import { CONTENT_EXCLUDE, CONTENT_GLOB } from '../taskset-detect.js';
 
 export const TASKSET_GLOB = '**/{tasksets,taskset,data}/**/*.{jsonl,json,yaml,yml,csv}';
 
@@ -11,11 +14,31 @@ export class TasksetsTree implements vscode.TreeDataProvider<vscode.Uri> {
   private files: vscode.Uri[] = [];
   readonly reports = new Map<string, TasksetReport>();
 
+  /**
+   * @param named files the workspace's run configs name (taskset, eval, experts)
+   * @param holdsTasks whether a file found elsewhere holds tasks (its first records)
+   */
+  constructor(
+    private readonly named: () => string[] = () => [],
+    private readonly holdsTasks: (file: string) => boolean = () => false,
+  ) {}
+
   async refresh(): Promise<vscode.Uri[]> {
-    this.files = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 500);
+    const byFolder = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 500);
+    const seen = new Set(byFolder.map((u) => u.fsPath));
+    const more = (await vscode.workspace.findFiles(CONTENT_GLOB, CONTENT_EXCLUDE, 500)).filter((u) => !seen.has(u.fsPath) && (this.named().includes(u.fsPath) || this.holdsTasks(u.fsPath)));
+    this.files = [...byFolder, ...more];
     this.files.sort((a, b) => a.fsPath.localeCompare(b.fsPath));
+    // A file gone (moved, deleted) takes its report along.
+    const now = new Set(this.files.map((u) => u.fsPath));
+    for (const f of [...this.reports.keys()]) if (!now.has(f)) this.reports.delete(f);
     this.emitter.fire(undefined);
     return this.files;
+  }
+
+  /** The taskset files found by the last refresh. */
+  list(): vscode.Uri[] {
+    return [...this.files];
   }
 
   setReport(r: TasksetReport): void {
@@ -23,11 +46,8 @@ export class TasksetsTree implements vscode.TreeDataProvider<vscode.Uri> {
     this.emitter.fire(undefined);
   }
 
-  /** Total errors over all tasksets (the view's badge). */
-  errorCount(): number {
-    let n = 0;
-    for (const r of this.reports.values()) n += r.issues.filter((i) => i.severity === 'error').length;
-    return n;
+  forget(file: string): void {
+    if (this.reports.delete(file)) this.emitter.fire(undefined);
   }
 
   getChildren(): vscode.Uri[] {

@@ -46,10 +46,9 @@ export async function openExperienceBrowser(s: Services, opts: BrowserOpenOption
     sub.dispose();
     if (current === p) current = undefined;
   };
-  void p.ready.then(() => {
-    p.notify('bufferChanged', { path: s.state.bufferPath, counts: s.state.counts });
-    if (filter) p.notify('setFilter', { filter });
-  });
+  // Every (re)load of the webview is told the open buffer at once; the opening filter only the first time.
+  p.onReady = () => p.notify('bufferChanged', { path: s.state.bufferPath, counts: s.state.counts });
+  void p.ready.then(() => filter && p.notify('setFilter', { filter }));
   return p;
 }
 

@@ -14,6 +14,12 @@ export class TypedPanel<R extends ReqMap<R>, N extends object> implements vscode
   readonly ready = new Promise<void>((r) => (this.readyResolve = r));
   private disposed = false;
   onDispose?: () => void;
+  /**
+   * Each time the webview's script says 'ready': the first load, and every reload after the panel
+   * was hidden and shown again (no retainContextWhenHidden: the webview starts over and must be told
+   * its state again, else it shows "no buffer open" until the next change).
+   */
+  onReady?: () => void;
 
   constructor(
     extensionUri: vscode.Uri,
@@ -45,6 +51,7 @@ export class TypedPanel<R extends ReqMap<R>, N extends object> implements vscode
   private async receive(m: WebviewMessage): Promise<void> {
     if (m.kind === 'ready') {
       this.readyResolve();
+      this.onReady?.();
       return;
     }
     if (m.kind !== 'request') return;

@@ -137,6 +137,13 @@ test('experience browser: strict CSP with nonce, no retained context, typed requ
 
   panel.webview.received.fire({ kind: 'ready' });
   await until(() => panel.webview.posted.some((m) => (m as { method?: string }).method === 'bufferChanged'), 'bufferChanged after ready');
+  // Hidden and shown again, the webview reloads and says 'ready' again: it is told its buffer at once
+  // (issue 28: "no buffer open" for 31.6 s until the next change).
+  const told = () => panel.webview.posted.filter((m) => (m as { method?: string }).method === 'bufferChanged') as { params: { path?: string; counts?: unknown } }[];
+  const n = told().length;
+  panel.webview.received.fire({ kind: 'ready' });
+  assert.equal(told().length, n + 1);
+  assert.ok(told().at(-1)!.params.path && told().at(-1)!.params.counts, 'the path and counts, not "no buffer open"');
   panel.webview.received.fire({ kind: 'request', id: 7, method: 'list', params: { filter: { source: 'usual' }, sort: 'reward', descending: true, offset: 0, limit: 5 } });
   const reply = (await until(() => panel.webview.posted.find((m) => (m as { id?: number }).id === 7), 'list reply')) as { result: { total: number; rows: { reward: number }[] } };
   assert.equal(reply.result.total, 30);
@@ -176,7 +183,8 @@ test('new taskset from a template writes a file the validator can read', async (
 test('add selection as expert example: goes into the buffer and the sidebar count updates live', async () => {
   const doc = vscode.textDocument(vscode.Uri.file(join(ws, 'notes.md')), 'intro\nthe answer is 42\n');
   vscode.window.activeTextEditor = { document: doc, selection: new vscode.Selection(1, 0, 1, 16) };
-  vscode.answers.inputBox.push('t1', 'question 1');
+  // A task of the buffer, picked: its prompt comes from the buffer.
+  vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 't1'));
   vscode.recorded.messages.length = 0;
   await vscode.commands.executeCommand('rftStudio.addSelectionAsExpert');
   assert.match(vscode.recorded.messages[0]!.message, /Added expert example expert~.* for task t1/);

@@ -102,7 +102,7 @@ test('prompts from the palette keep open when a webview or the walkthrough has f
   vscode.window.activeTextEditor = { document: vscode.textDocument(vscode.Uri.file(`${ws}/a.txt`), 'the answer is 4'), selection: new vscode.Selection(0, 0, 0, 15) } as never;
   await addSelectionAsExpert(s);
   const prompts = vscode.recorded.prompts.filter((p) => p.kind === 'quickPick' || p.kind === 'inputBox');
-  assert.deepEqual(prompts.map((p) => p.options.title), ['New taskset: domain', 'Open buffer', 'Start training: config', 'Run', 'Evaluate checkpoint', 'Expert example: task id']);
+  assert.deepEqual(prompts.map((p) => p.options.title), ['New taskset: domain', 'Open buffer', 'Start training: config', 'Run', 'Evaluate checkpoint', 'Expert example: which task does the selection answer?']);
   for (const p of prompts) assert.equal(p.options.ignoreFocusOut, true, `${String(p.options.title)} keeps open`);
   // Export starts in the workspace, named after the buffer (not in the active file's folder).
   vscode.answers.saveDialog.push(undefined);

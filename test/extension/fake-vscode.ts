@@ -158,7 +158,7 @@ export const recorded = {
   treeViews: new Map<string, FakeTreeView>(),
   diagnostics: new Map<string, FakeDiagnosticCollection>(),
   /** Options of every quick pick, input box and file dialog shown, in order. */
-  prompts: [] as { kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog'; options: Record<string, unknown> }[],
+  prompts: [] as { kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog'; options: Record<string, unknown>; itemsPending?: boolean }[],
 };
 export const FileType = { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 } as const;
 /** Answers the next prompts: each entry is taken in order by the matching prompt kind. */
@@ -187,6 +187,7 @@ export function resetFake(): void {
   recorded.treeViews.clear();
   recorded.diagnostics.clear();
   recorded.prompts.length = 0;
+  fileWatchers.length = 0;
   for (const k of Object.keys(answers) as (keyof typeof answers)[]) answers[k].length = 0;
   settings.clear();
   commandsRegistry.clear();
@@ -300,6 +301,9 @@ class FakeDiagnosticCollection {
   delete(uri: Uri): void {
     this.entries.delete(uri.fsPath);
   }
+  forEach(f: (uri: Uri, ds: Diagnostic[]) => void): void {
+    for (const [p, ds] of this.entries) f(Uri.file(p), ds);
+  }
   clear(): void {
     this.entries.clear();
   }
@@ -352,7 +356,8 @@ export const window = {
   showWarningMessage: message('warning'),
   showInformationMessage: message('info'),
   async showQuickPick(items: unknown[] | Promise<unknown[]>, options: Record<string, unknown> = {}) {
-    recorded.prompts.push({ kind: 'quickPick', options });
+    // itemsPending: the list opened before its items were known (VS Code shows it busy meanwhile).
+    recorded.prompts.push({ kind: 'quickPick', options, itemsPending: items instanceof Promise });
     const list = (await items) as { label: string }[];
     const f = answers.quickPick.shift();
     return f ? f(list) : undefined;
@@ -430,6 +435,8 @@ function walk(dir: string, out: string[]): void {
 
 const fsEmitter = { open: new EventEmitter<FakeTextDocument>(), change: new EventEmitter<{ document: FakeTextDocument }>(), save: new EventEmitter<FakeTextDocument>(), close: new EventEmitter<FakeTextDocument>() };
 export const documentEvents = fsEmitter;
+/** Every file system watcher created, by glob: a test fires what the file system would. */
+export const fileWatchers: { glob: string; create: EventEmitter<Uri>; delete: EventEmitter<Uri>; change: EventEmitter<Uri> }[] = [];
 
 export const workspace = {
   isTrusted: true,
@@ -477,9 +484,10 @@ export const workspace = {
   onDidSaveTextDocument: fsEmitter.save.event,
   onDidCloseTextDocument: fsEmitter.close.event,
   onDidChangeConfiguration: configChanged.event,
-  createFileSystemWatcher() {
-    const e = new EventEmitter<Uri>();
-    return { onDidCreate: e.event, onDidDelete: e.event, onDidChange: e.event, dispose() {} };
+  createFileSystemWatcher(glob: string) {
+    const w = { glob, create: new EventEmitter<Uri>(), delete: new EventEmitter<Uri>(), change: new EventEmitter<Uri>() };
+    fileWatchers.push(w);
+    return { onDidCreate: w.create.event, onDidDelete: w.delete.event, onDidChange: w.change.event, dispose() {} };
   },
 };
 

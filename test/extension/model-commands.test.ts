@@ -203,6 +203,10 @@ test('Export Checkpoint…: the checkpoint pick list, PEFT offered only for LoRA
     vscode.answers.openDialog.push([vscode.Uri.file(join(ws, 'exports'))]);
     vscode.answers.message.push('Reveal');
     const out = (await vscode.commands.executeCommand('rftStudio.exportCheckpoint')) as string | undefined;
+    // The format list opened at once, busy while the checkpoint is read (issue 28: the old list stayed
+    // on screen 2-4 s and Enter picked from it).
+    const shown = vscode.recorded.prompts.filter((p) => p.kind === 'quickPick' && /: format$/.test(String(p.options.title))).at(-1)!;
+    assert.equal(shown.itemsPending, true);
     return { out, formats };
   };
   const full = await exportVia('full-ck', /^GGUF F16$/);

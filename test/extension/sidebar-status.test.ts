@@ -73,9 +73,11 @@ test('Validate Taskset on a .py file: a warning, no request, no problem left beh
   vscode.resetFake();
   const requests: string[] = [];
   const deleted: string[] = [];
+  const client = { request: async (m: string) => (requests.push(m), { file: '', tasks: 0, issues: [] }) };
   const s = {
-    client: { request: async (m: string) => (requests.push(m), { file: '', tasks: 0, issues: [] }) },
-    diagnostics: { collection: { delete: (u: { fsPath: string }) => deleted.push(u.fsPath) }, apply() {} },
+    client,
+    // Validation goes through the diagnostics (which read the file as Problems does).
+    diagnostics: { collection: { delete: (u: { fsPath: string }) => deleted.push(u.fsPath) }, apply() {}, validateFile: () => client.request('taskset/validate') },
     output: { warn() {}, error() {}, info() {} },
   };
   await validateTaskset(s as never, vscode.Uri.file('/w/tasksets/solve.py') as never);
@@ -113,4 +115,17 @@ test('package: the Workers view only for a scale-out setup; welcome texts withou
   const c = PACKAGE.contributes as unknown as { views: Record<string, { id: string; when?: string }[]>; viewsWelcome: { view: string; contents: string }[] };
   assert.equal(c.views.rftStudio!.find((v) => v.id === 'rftStudio.workers')!.when, 'config.rftStudio.scaleOut.buffer');
   for (const w of c.viewsWelcome) assert.ok(!w.contents.includes('**'), `${w.view}: no ** (view welcome text is not markdown-bold)`);
+});
+
+test('Runs view: two runs of the same name are told apart by their ids (the ids notifications use)', async () => {
+  const { RunsTree, runLabel } = await import('../../src/views/runs-tree.js');
+  const runs: RunInfo[] = [
+    { id: 'my-run-1', name: 'my-run', status: 'completed', createdAt: 1 },
+    { id: 'my-run-2', name: 'my-run', status: 'running', createdAt: 2 },
+    { id: 'other-1', name: 'other', status: 'failed', createdAt: 3 },
+    { id: 'bare', status: 'created', createdAt: 0 },
+  ];
+  const tree = new RunsTree({ runs, pending: new Map(), onDidChange: () => ({ dispose() {} }) } as never);
+  assert.deepEqual(tree.getChildren().map((r) => tree.getTreeItem(r).label), ['other', 'my-run (my-run-2)', 'my-run (my-run-1)', 'bare']);
+  assert.equal(runLabel(runs[2]!, runs), 'other');
 });

@@ -35,14 +35,18 @@ test('Problems says what was meant; the quick fix renames on the line or in ever
   const report = parseTaskset(TEXT, '/w/tasksets/gsm.jsonl');
   assert.deepEqual(report.errors.map((e) => `${e.line} ${e.field}: ${e.message}`), ['1 prompt: required field is missing', '2 prompt: required field is missing', '3 answer: required field is missing']);
   const diags = report.errors.map((e) => toDiagnostic({ ...e, severity: 'error' }, doc));
-  assert.equal(diags[0]!.message, "field 'prompt': required field is missing; the record has 'question': did you mean 'prompt'? (a quick fix renames it)");
-  assert.equal(diags[2]!.message, "field 'answer': required field is missing; the record has 'answr': did you mean 'answer'? (a quick fix renames it)");
+  assert.equal(diags[0]!.message, "field 'prompt': required field is missing; the record has 'question': did you mean 'prompt'? (a quick fix maps 'question' as the prompt in the run config, or renames it)");
+  assert.equal(diags[2]!.message, "field 'answer': required field is missing; the record has 'answr': did you mean 'answer'? (a quick fix maps 'answr' as the answer in the run config, or renames it)");
 
-  const fixes = new TasksetQuickFixes().provideCodeActions(doc as never, diags[0]!.range as never, { diagnostics: [diags[0]] } as never) as unknown as { title: string; edit: { edits: never[] } }[];
+  // The preferred fix maps the field in the run config (Map Fields, tested in own-files.test.ts); renaming follows.
+  const offered = new TasksetQuickFixes().provideCodeActions(doc as never, diags[0]!.range as never, { diagnostics: [diags[0]] } as never) as unknown as { title: string; edit: { edits: never[] }; command?: { command: string; arguments: unknown[] } }[];
+  assert.equal(offered[0]!.title, "Map 'question' as the prompt in the run config");
+  assert.deepEqual(offered[0]!.command!.arguments[1], { target: 'prompt', key: 'question' });
+  const fixes = offered.slice(1);
   assert.deepEqual(fixes.map((f) => f.title), ["Rename 'question' to 'prompt'", "Rename 'question' to 'prompt' in every record of this file (2 records)"]);
   assert.equal(apply(TEXT, fixes[0]!.edit.edits).split('\n')[0], '{"id":"a","prompt":"1+1?","answer":"2"}');
   const all = apply(TEXT, fixes[1]!.edit.edits);
-  const typo = new TasksetQuickFixes().provideCodeActions(doc as never, diags[2]!.range as never, { diagnostics: [diags[2]] } as never) as unknown as { title: string; edit: { edits: never[] } }[];
+  const typo = (new TasksetQuickFixes().provideCodeActions(doc as never, diags[2]!.range as never, { diagnostics: [diags[2]] } as never) as unknown as { title: string; edit: { edits: never[] } }[]).slice(1);
   assert.deepEqual(typo.map((f) => f.title), ["Rename 'answr' to 'answer'"], 'one record: no file-wide fix');
   const fixed = apply(all, typo[0]!.edit.edits);
   const again = parseTaskset(fixed, '/w/tasksets/gsm.jsonl');
@@ -55,4 +59,10 @@ test('every problem of a record reaches Problems (no "(and 1 more problem)")', (
   assert.deepEqual(report.errors.map((e) => `${e.field}: ${e.message}`), ["prompt: required field is missing; also 'answer': required field is missing"]);
   const doc = vscode.textDocument(vscode.Uri.file('/w/tasksets/t.jsonl'), '{"id":"d"}');
   assert.equal(toDiagnostic({ ...report.errors[0]!, severity: 'error' }, doc).message, "field 'prompt': required field is missing; also 'answer': required field is missing");
+  // Each missing field the record carries under another name is suggested, not only the first.
+  const both = vscode.textDocument(vscode.Uri.file('/w/tasksets/t.jsonl'), '{"id":"d","problem":"1+1?","final":"2"}');
+  const d = toDiagnostic({ ...report.errors[0]!, severity: 'error' }, both);
+  assert.match(d.message, /the record has 'problem': did you mean 'prompt'\?; the record has 'final': did you mean 'answer'\? \(quick fixes map them in the run config, or rename them\)/);
+  const titles = (new TasksetQuickFixes().provideCodeActions(both as never, d.range as never, { diagnostics: [d] } as never) as unknown as { title: string }[]).map((f) => f.title);
+  assert.deepEqual(titles, ["Map 'problem' as the prompt in the run config", "Rename 'problem' to 'prompt'", "Map 'final' as the answer in the run config", "Rename 'final' to 'answer'"]);
 });

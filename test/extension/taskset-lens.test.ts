@@ -3,7 +3,7 @@
 import './setup.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunRegistry } from '../../backend/buffer/runs.js';
@@ -69,6 +69,23 @@ test('lenses show the current run pass rate from the backend, and follow run/met
     const deadline = Date.now() + 10_000;
     while (changed < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal((lens.provideCodeLenses(doc as never) as unknown as InstanceType<typeof vscode.CodeLens>[])[1]!.command!.title, '$(pass) 1/2 passed (50%) · mean reward 0.75');
+
+    // A taskset of the user's own outside tasksets/ (found by its records) gets its pass rates too.
+    const { TasksetReadings } = await import('../../src/taskset-readings.js');
+    const readings = new TasksetReadings();
+    const own = join(ws, 'mine', 'math.jsonl');
+    mkdirSync(join(ws, 'mine'), { recursive: true });
+    const text = ['{"id":"a","problem":"What is 1 + 1?","final":"2"}', '{"id":"b","problem":"What is 2 + 2?","final":"4"}', ''].join('\n');
+    writeFileSync(own, text);
+    const lens2 = new TaskPassRateLens(client as never, state as never, 50, (f) => readings.isTaskset(f));
+    try {
+      await lens2.refresh();
+      const ownLenses = lens2.provideCodeLenses(vscode.textDocument(vscode.Uri.file(own), text) as never) as unknown as InstanceType<typeof vscode.CodeLens>[];
+      assert.deepEqual(ownLenses.map((l) => l.range.start.line), [0, 1]);
+      assert.deepEqual(lens.provideCodeLenses(vscode.textDocument(vscode.Uri.file(own), text) as never), [], 'by folder alone it was not a taskset');
+    } finally {
+      lens2.dispose();
+    }
   } finally {
     lens.dispose();
     await store.close();

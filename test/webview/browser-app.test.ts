@@ -16,7 +16,7 @@ function exp(i: number): Experience {
   };
 }
 const DATA = Array.from({ length: 1000 }, (_, i) => exp(i));
-const summary = (e: Experience): ExperienceSummary => ({ id: e.id, taskId: e.taskId, groupId: e.groupId, runId: e.runId, source: e.source, status: e.status, reward: e.reward, modelVersion: e.modelVersion, createdAt: e.createdAt, promptPreview: e.promptText, responsePreview: e.responseText, responseTokens: 3 });
+const summary = (e: Experience): ExperienceSummary => ({ id: e.id, taskId: e.taskId, groupId: e.groupId, runId: e.runId, source: e.source, status: e.status, reward: e.reward, modelVersion: e.modelVersion, createdAt: e.createdAt, promptPreview: e.promptText, responsePreview: e.responseText, responseTokens: 3, useCount: e.useCount, ...(e.feedback ? { feedback: e.feedback } : {}) });
 
 function handlers(log: { method: string; params: unknown }[] = []) {
   let change = 0;
@@ -251,11 +251,106 @@ test('listbox keys, sort order toggle, column headers, labelled filters, ids sho
   await until(() => h.requests.slice(n).some((r) => r.method === 'list' && (r.params as { descending: boolean }).descending === false), 'ascending list');
   assert.equal(h.document.getElementById('f-order')!.textContent, '↑ ascending');
 
-  assert.deepEqual(Array.from(h.document.querySelectorAll('.list-head span')).map((s) => s.textContent).filter(Boolean), ['reward', 'task', 'ver', 'response']);
+  assert.deepEqual(Array.from(h.document.querySelectorAll('.list-head span')).map((s) => s.textContent).filter(Boolean), ['reward', 'task', 'ver', 'used', 'response']);
   const labels = Array.from(h.document.querySelectorAll('label.field .field-label')).map((l) => l.textContent);
   for (const l of ['Run', 'Task', 'Reward ≥', 'Reward ≤', 'Model version', 'Text', 'Top k per task', 'with reward ≥']) assert.ok(labels.includes(l), `label ${l}`);
   const { middleEllipsis } = await import('../../webview/experience-browser/app.js');
   assert.equal(middleEllipsis('arith-train-000123', 12), 'arith…000123');
   assert.equal(middleEllipsis('t1'), 't1');
+  await h.close();
+});
+
+// Issue 28: an expert shows how many times the trainer used it; search matches are marked; a
+// rejected row cannot be rejected again; one key per action; a failure says "Promote failed".
+test('curation at work: an expert\'s use count in the list and the detail', async () => {
+  const expert: Experience = { ...exp(1), id: 'x1', source: 'expert', modelVersion: -1, useCount: 19, responseText: 'worked answer' };
+  const fresh: Experience = { ...exp(2), id: 'x2', source: 'expert', modelVersion: -1, useCount: 0 };
+  const rows = [expert, fresh, exp(3)];
+  const h = host<BrowserRequests>({ ...handlers(), list: () => ({ total: rows.length, rows: rows.map(summary) }), get: (p: { id: string }) => rows.find((e) => e.id === p.id)! });
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  const uses = (id: string) => h.document.querySelector(`.vlist-row[data-id="${id}"] .uses`)!;
+  await until(() => h.document.querySelector('.vlist-row[data-id="x1"]'), 'rows');
+  assert.equal(uses('x1').textContent, '19×');
+  assert.equal((uses('x1') as HTMLElement).title, 'used by the trainer 19 times');
+  assert.equal(uses('x2').textContent, '0×');
+  assert.equal(uses('e3').textContent, '', 'a usual row shows no count');
+  await app.select('x1');
+  await until(() => h.document.querySelector('.detail h2')?.textContent === 'x1', 'detail');
+  const meta = Array.from(h.document.querySelectorAll('.detail .meta dt')).map((dt) => [dt.textContent, dt.nextElementSibling!.textContent]);
+  assert.deepEqual(meta.find(([k]) => k === 'used in training'), ['used in training', 'used by the trainer 19 times']);
+  await app.select('x2');
+  await until(() => h.document.querySelector('.detail h2')?.textContent === 'x2', 'detail of x2');
+  assert.match(h.document.querySelector('.detail .meta')!.textContent!, /not used by the trainer yet/);
+  await h.close();
+});
+
+test('search matches are marked in the list and the prompt', async () => {
+  const h = host<BrowserRequests>(handlers());
+  const app = mountBrowser(h.root, h.ipc as never, { filter: { text: 'resp 99' } } as never);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  await until(() => h.document.querySelector('.vlist-row[data-id="e99"]'), 'matching row');
+  const marks = Array.from(h.document.querySelectorAll('.vlist-row[data-id="e990"] .resp mark')).map((m) => m.textContent);
+  assert.deepEqual(marks, ['resp 99']);
+  assert.equal(h.document.querySelector('.vlist-row[data-id="e990"] .resp')!.textContent, 'resp 990', 'the text itself unchanged');
+  const { markMatches } = await import('../../webview/experience-browser/highlight.js');
+  const nodes = markMatches(h.document, 'Prompt about PROMPTS', 'prompt');
+  assert.deepEqual(nodes.map((n) => `${n.nodeName}:${n.textContent}`), ['MARK:Prompt', '#text: about ', 'MARK:PROMPT', '#text:S']);
+  await h.close();
+});
+
+test('keys: p promotes, r rejects, 3 rates; Reject is disabled on a rejected row; failures say "Promote failed"', async () => {
+  const log: { method: string; params: unknown }[] = [];
+  const rejected: Experience = { ...exp(7), feedback: { rejected: true, by: 'u', at: 1 } };
+  const base = handlers(log);
+  let failPromote = false;
+  const h = host<BrowserRequests>({
+    ...base,
+    get: (p: { id: string }) => (p.id === 'e7' ? rejected : base.get(p)),
+    promote: (p: unknown) => {
+      if (failPromote) throw new Error('no tokenizer for run r');
+      return base.promote(p);
+    },
+  });
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  const list = h.document.querySelector('[role="listbox"]')!;
+  const key = (k: string, on: Element = list) => on.dispatchEvent(new (h.window as unknown as typeof globalThis).KeyboardEvent('keydown', { key: k, bubbles: true }));
+  await app.select('e5');
+  await until(() => h.document.getElementById('promote'), 'actions');
+  key('3');
+  await until(() => log.some((l) => l.method === 'rate'), 'rated by key');
+  assert.deepEqual(log.at(-1), { method: 'rate', params: { id: 'e5', rating: 3 } });
+  await until(() => h.document.querySelector('.detail h2')?.textContent === 'e5' && h.document.getElementById('reject'), 'detail again');
+  key('r');
+  await until(() => log.some((l) => l.method === 'reject'), 'rejected by key');
+  await until(() => h.document.getElementById('promote') && !h.document.getElementById('promote')!.hasAttribute('disabled'), 'detail again');
+  key('p');
+  await until(() => log.some((l) => l.method === 'promote'), 'promoted by key');
+  // Typing in the search field is no shortcut.
+  const n = log.length;
+  key('p', h.document.getElementById('f-text')!);
+  await tick(20);
+  assert.equal(log.length, n);
+
+  await app.select('e7');
+  await until(() => h.document.querySelector('.detail h2')?.textContent === 'e7', 'rejected row');
+  assert.ok(h.document.getElementById('reject')!.hasAttribute('disabled'));
+  assert.match(h.document.getElementById('reject')!.getAttribute('title')!, /already rejected/);
+  key('r');
+  click(h.document.getElementById('reject'));
+  await tick(20);
+  assert.equal(log.filter((l) => l.method === 'reject').length, 1, 'no second reject');
+
+  failPromote = true;
+  await app.select('e8');
+  await until(() => h.document.querySelector('.detail h2')?.textContent === 'e8' && h.document.getElementById('promote'), 'e8');
+  click(h.document.getElementById('promote'));
+  await until(() => /failed/.test(h.document.querySelector('.message')!.textContent!), 'failure shown');
+  assert.equal(h.document.querySelector('.message')!.textContent, 'Promote failed: no tokenizer for run r');
+  assert.match(h.document.querySelector('.hint')!.textContent!, /p promote .* r reject .* 1-5 rate/);
   await h.close();
 });

@@ -251,6 +251,23 @@ test('a chart without data of its own redraws to say "not recorded" once the run
   await h.close();
 });
 
+test('Losses: the total is drawn dashed and last, so it shows where it equals the policy loss (issue 28)', async () => {
+  const { drawOrder } = await import('../../webview/dashboard/chart.js');
+  assert.deepEqual(drawOrder(['loss/total', 'loss/policy', 'loss/sft'], ['loss/total']), [1, 2, 0]);
+  assert.deepEqual(drawOrder(['a', 'b']), [0, 1]);
+  const h = host<DashboardRequests>({
+    status: () => ({ id: 'r1', status: 'running' }),
+    metrics: () => [{ runId: 'r1', step: 0, at: 0, values: { 'loss/total': 0.44, 'loss/policy': 0.44 } }],
+  });
+  const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
+  await app.firstPaint;
+  const losses = app.charts.find((c) => c.keys.includes('loss/total'))!;
+  await until(() => /total 0\.44/.test(losses.legend.textContent ?? ''), 'legend');
+  const swatches = Array.from(losses.legend.querySelectorAll('.swatch')).map((s) => s.classList.contains('dashed'));
+  assert.deepEqual(swatches, [true, false, false, false], 'the legend shows the total dashed too');
+  await h.close();
+});
+
 test('Pause and Stop say pausing… / stopping… until the run leaves running (issue 28 finding 8)', async () => {
   const calls: string[] = [];
   let release!: () => void;

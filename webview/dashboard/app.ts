@@ -47,7 +47,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   const grid = h(doc, 'div', { class: 'charts' });
   const charts = CHARTS.map((c) => {
     const canvas = h(doc, 'canvas', { 'aria-label': `${c.title} by step` }) as HTMLCanvasElement;
-    const chart = new LineChart(canvas, c.keys, { xTitle: 'step', yTitle: c.yTitle, labels: c.labels, absentText: c.absent });
+    const chart = new LineChart(canvas, c.keys, { xTitle: 'step', yTitle: c.yTitle, labels: c.labels, absentText: c.absent, ...(c.dashed ? { dashed: c.dashed } : {}) });
     const caption = h(doc, 'figcaption', {}, h(doc, 'span', { class: 'chart-title', text: c.title }), chart.legend);
     if (c.log) {
       const log = h(doc, 'vscode-button', { class: 'log-toggle', secondary: true, title: 'Log scale (values > 0)', text: 'log' });

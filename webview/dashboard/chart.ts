@@ -108,6 +108,17 @@ export interface ChartOptions {
   logY?: boolean;
   /** What to say when the run has points but none for this chart. */
   absentText?: string;
+  /**
+   * Series drawn dashed and last, over the others: a sum that often equals one of its parts (the
+   * total loss when only the policy loss counts) stays visible instead of hidden under it.
+   */
+  dashed?: string[];
+}
+
+/** Series indices in drawing order: solid ones first, the dashed ones last (on top). */
+export function drawOrder(keys: readonly string[], dashed: readonly string[] = []): number[] {
+  const idx = keys.map((_, i) => i);
+  return [...idx.filter((i) => !dashed.includes(keys[i]!)), ...idx.filter((i) => dashed.includes(keys[i]!))];
 }
 
 export class LineChart {
@@ -277,7 +288,7 @@ export class LineChart {
         });
       }
       const sw = doc.createElement('span');
-      sw.className = `swatch swatch-${k % PALETTE.length}`;
+      sw.className = `swatch swatch-${k % PALETTE.length}${this.o.dashed?.includes(s.key) ? ' dashed' : ''}`;
       const last = s.ys.length ? ` ${formatTick(s.ys[s.ys.length - 1]!)}` : '';
       item.append(sw, `${this.label(s.key)}${last}`);
       return item;
@@ -366,12 +377,14 @@ export class LineChart {
     ctx.beginPath();
     ctx.rect(LEFT - 4, 0, w - LEFT - RIGHT + 8, hgt - BOTTOM + 4); // dots at the edges stay whole
     ctx.clip();
-    all.forEach((s, k) => {
-      if (!s.xs.length || this.hidden.has(s.key)) return;
+    for (const k of drawOrder(all.map((s) => s.key), this.o.dashed)) {
+      const s = all[k]!;
+      if (!s.xs.length || this.hidden.has(s.key)) continue;
       const colour = this.colour(css, k);
       ctx.strokeStyle = colour;
       ctx.fillStyle = colour;
       ctx.lineWidth = 1.5;
+      ctx.setLineDash(this.o.dashed?.includes(s.key) ? [6, 4] : []);
       ctx.beginPath();
       // Zoomed: only the points in range (and one either side, so lines reach the edges).
       const lo = this.view ? Math.max(0, nearestIndex(s.xs, this.view.x0) - 1) : 0;
@@ -396,7 +409,8 @@ export class LineChart {
           ctx.fill();
         }
       }
-    });
+    }
+    ctx.setLineDash([]);
     ctx.restore();
     if (this.hoverStep !== undefined) {
       const x = Math.round(X(this.hoverStep)) + 0.5;

@@ -8,6 +8,8 @@ import { EMPTY_INPUTS, inputsOf, parseFilter, type FilterInputs } from './filter
 import type { BrowserNotifications, BrowserRequests, BrowserState } from './protocol.js';
 import { tokenCells, type ColourBy } from './tokens.js';
 import { UndoStack } from './undo-stack.js';
+import { markMatches } from './highlight.js';
+import { SHORTCUTS, SHORTCUT_HINT, failedVerb, typing } from './shortcuts.js';
 import { PageCache, VirtualList } from './virtual-list.js';
 
 export const ROW_HEIGHT = 26;
@@ -37,6 +39,11 @@ const FIELDS: { key: keyof FilterInputs; label: string; placeholder: string; wid
 ];
 
 /** An id shortened in the middle, so both its start and its distinguishing end stay readable. */
+/** `used by the trainer 19 times` (an expert's curation at work). */
+export function usedTitle(n: number): string {
+  return n ? `used by the trainer ${n} time${n === 1 ? '' : 's'}` : 'not used by the trainer yet';
+}
+
 export function middleEllipsis(s: string, max = 16): string {
   if (s.length <= max) return s;
   const tail = Math.ceil((max - 1) / 2);
@@ -126,9 +133,10 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   const viewport = h(doc, 'div', { class: 'list', tabindex: '0', role: 'listbox', 'aria-label': 'experiences' });
   const head = h(doc, 'div', { class: 'list-head', 'aria-hidden': 'true' },
     h(doc, 'span', { class: 'src' }), h(doc, 'span', { class: 'reward', text: 'reward' }), h(doc, 'span', { class: 'task', text: 'task' }),
-    h(doc, 'span', { class: 'ver', text: 'ver' }), h(doc, 'span', { class: 'resp', text: 'response' }));
+    h(doc, 'span', { class: 'ver', text: 'ver' }), h(doc, 'span', { class: 'uses', text: 'used', title: 'how many times the trainer used an expert' }), h(doc, 'span', { class: 'resp', text: 'response' }));
   const detail = h(doc, 'div', { class: 'detail' });
-  root.append(bar, bulk, confirmRow, h(doc, 'div', { class: 'main' }, h(doc, 'div', { class: 'list-col' }, head, viewport), detail));
+  const hint = h(doc, 'div', { class: 'hint', text: SHORTCUT_HINT });
+  root.append(bar, bulk, confirmRow, h(doc, 'div', { class: 'main' }, h(doc, 'div', { class: 'list-col' }, head, viewport, hint), detail));
 
   const cache = new PageCache<ExperienceSummary>((offset, limit) => ipc.request('list', { filter: state.filter, sort: state.sort, descending: state.descending, offset, limit }));
   cache.onError = (e) => message(e.message, true);
@@ -150,7 +158,9 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
         h(doc, 'span', { class: 'reward', text: row.reward.toFixed(2) }),
         h(doc, 'span', { class: 'task', text: middleEllipsis(row.taskId), title: row.taskId }),
         h(doc, 'span', { class: 'ver', text: row.modelVersion === -1 ? 'human' : `v${row.modelVersion}` }),
-        h(doc, 'span', { class: 'resp', text: row.responsePreview.replace(/\s+/g, ' ') }),
+        // An expert's use count: curation seen at work (the trainer took it into this many batches).
+        h(doc, 'span', row.source === 'expert' ? { class: 'uses', text: `${row.useCount ?? 0}×`, title: usedTitle(row.useCount ?? 0) } : { class: 'uses' }),
+        h(doc, 'span', { class: 'resp' }, ...markMatches(doc, row.responsePreview.replace(/\s+/g, ' '), state.filter.text)),
       );
       if (i === 0) firstPaintResolve();
     },
@@ -161,6 +171,17 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       message('');
       void app.select(row.dataset.id);
     }
+  });
+  // One-key curation (p promote, x reject, 1-5 rate, ...): presses the detail's button, so disabled stays disabled.
+  root.addEventListener('keydown', (ev) => {
+    const k = ev as KeyboardEvent;
+    if (k.ctrlKey || k.metaKey || k.altKey || typing(k.target)) return;
+    const sc = SHORTCUTS[k.key];
+    const el = sc && (root.querySelector(sc.button) as HTMLElement | null);
+    if (!el) return;
+    ev.preventDefault();
+    if (k.key === '/') el.focus();
+    else if (!el.hasAttribute('disabled')) el.click();
   });
   // A listbox moves its selection with the arrow keys (and Home / End / PageUp / PageDown).
   viewport.addEventListener('keydown', (ev) => {
@@ -261,7 +282,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       reload();
       if (state.selectedId) await app.select(state.selectedId);
     } catch (err) {
-      message(`${(typeof what === 'string' ? what : 'Change').split(' ')[0]} failed: ${(err as Error).message}`, true);
+      message(`${failedVerb(typeof what === 'string' ? what : 'Change')} failed: ${(err as Error).message}`, true);
     }
   }
   function hideConfirm(): void {
@@ -373,7 +394,12 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
         return r;
       });
     });
-    reject.addEventListener('click', () => void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })));
+    // Rejected already: Undo restores it; a second reject would only log a change that does nothing.
+    if (e.feedback?.rejected) {
+      reject.setAttribute('disabled', '');
+      reject.setAttribute('title', 'already rejected; Undo to restore it');
+    }
+    reject.addEventListener('click', () => !reject.hasAttribute('disabled') && void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })));
     const editor = h(doc, 'div', { class: 'editor', hidden: true });
     const area = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
     const confirm = h(doc, 'vscode-button', { id: 'edit-confirm', text: 'Promote edited response' });
@@ -407,6 +433,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       ['reward', e.reward.toFixed(4)],
       ['status', e.status + (e.statusReason ? ` (${e.statusReason})` : '')],
       ['source', e.source],
+      ['used in training', e.source === 'expert' ? usedTitle(e.useCount) : `${e.useCount} time${e.useCount === 1 ? '' : 's'}`],
       ['feedback', fb ? [fb.rating !== undefined ? `rated ${fb.rating}` : '', fb.rejected ? 'rejected' : '', fb.editedFrom ? `edited from ${fb.editedFrom}` : ''].filter(Boolean).join(', ') : ''],
     ].filter(([, v]) => v);
     const metaEl = h(doc, 'dl', { class: 'meta' });
@@ -418,7 +445,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       actions,
       editor,
       h(doc, 'h3', { text: 'Prompt' }),
-      h(doc, 'pre', { class: 'prompt', text: e.promptText }),
+      h(doc, 'pre', { class: 'prompt' }, ...markMatches(doc, e.promptText, state.filter.text)),
       h(doc, 'h3', {}, 'Response ', colourSel),
       tokens,
     ];

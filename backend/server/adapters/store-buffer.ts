@@ -26,6 +26,7 @@ export function summarize(e: Experience): ExperienceSummary {
     promptPreview: e.promptText.slice(0, PREVIEW),
     responsePreview: e.responseText.slice(0, PREVIEW),
     responseTokens: e.responseTokens.length,
+    useCount: e.useCount,
     ...(e.feedback ? { feedback: e.feedback } : {}),
   };
 }

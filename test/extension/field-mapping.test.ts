@@ -1,0 +1,65 @@
+// The mapping proposed for a user's own field names: from the names, and from the values where the
+// names say nothing (issue 28: `final` -> answer, `worked` -> expert response, `problem` -> prompt).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { describeMapping, firstRecords, guessRole, proposeMapping } from '../../src/field-mapping.js';
+import { suggestField } from '../../src/field-synonyms.js';
+
+const math = [
+  { id: 'm-1', problem: 'What is 17 + 25?', final: '42' },
+  { id: 'm-2', problem: 'What is 9 * 8?', final: '72' },
+];
+const worked = [
+  { problem: 'What is 17 + 25?', worked: '17 + 25: 7 + 5 = 12, carry 1; 1 + 2 + 1 = 4. So 42.' },
+  { problem: 'What is 9 * 8?', worked: 'Nine eights are 72, since 10 * 8 = 80 and 80 - 8 = 72.' },
+];
+
+test('a math file {id, problem, final}: problem -> prompt, final -> answer, id as it is', () => {
+  const p = proposeMapping(math, 'task');
+  assert.deepEqual(p.format, { prompt_key: 'problem', response_key: 'final' });
+  assert.deepEqual(p.fields, [
+    { target: 'prompt', key: 'problem', why: 'name' },
+    { target: 'answer', key: 'final', why: 'name' },
+    { target: 'id', key: 'id', why: 'own' },
+  ]);
+  assert.equal(describeMapping(p.fields), 'problem -> prompt, final -> answer, id');
+});
+
+test('worked solutions {problem, worked}: an expert file; worked -> response', () => {
+  assert.equal(guessRole('data/worked.jsonl', worked), 'expert');
+  assert.equal(guessRole('mine/notes.jsonl', worked), 'expert', 'no short answer, long worked text: demonstrations');
+  assert.equal(guessRole('mine/math.jsonl', math), 'task');
+  assert.deepEqual(proposeMapping(worked, 'expert').format, { prompt_key: 'problem', response_key: 'worked' });
+});
+
+test('names that say nothing: the values decide (unique tokens -> id, long text -> prompt, short scalar -> answer)', () => {
+  const recs = [
+    { ref: 'a-1', body: 'Compute the sum of two and three, please.', out: '5' },
+    { ref: 'a-2', body: 'Compute the product of four and six, please.', out: '24' },
+    { ref: 'a-3', body: 'Compute seven minus two, and say only the number.', out: '5' },
+  ];
+  const p = proposeMapping(recs, 'task');
+  assert.deepEqual(p.format, { prompt_key: 'body', response_key: 'out', id_key: 'ref' });
+  assert.deepEqual(p.fields.map((f) => f.why), ['values', 'values', 'values']);
+  // An expert's response is the long text, never the short one.
+  const e = proposeMapping([{ ask: 'Why is the sky blue on a clear day?', note: 'x', reply: 'Rayleigh scattering: short wavelengths scatter more, so blue light fills the sky.' }], 'expert');
+  assert.deepEqual(e.format, { prompt_key: 'ask', response_key: 'reply' });
+  const e2 = proposeMapping([{ reply: 'Rayleigh scattering: short wavelengths scatter more, so blue light fills the sky.', ask: 'Why is the sky blue on a clear day?' }], 'expert');
+  assert.deepEqual(e2.format, { prompt_key: 'ask', response_key: 'reply' }, 'the longer text is the response, whatever the order');
+});
+
+test('the schema names need no mapping; one field fills one target', () => {
+  assert.equal(proposeMapping([{ id: 'a', prompt: 'p q r', answer: '1' }]).format, undefined);
+  assert.deepEqual(proposeMapping([{ question: 'What is it?', answer: '1' }]).format, { prompt_key: 'question' });
+});
+
+test('did-you-mean knows final and worked', () => {
+  assert.equal(suggestField('answer', { id: 'm-1', problem: 'x', final: '42' }), 'final');
+  assert.equal(suggestField('response', { problem: 'x', worked: 'y' }), 'worked');
+});
+
+test('firstRecords: JSONL with broken lines skipped, JSON arrays, at most max', () => {
+  assert.deepEqual(firstRecords('{"a":1}\n{broken\n\n{"a":2}\n', 'x.jsonl'), [{ a: 1 }, { a: 2 }]);
+  assert.deepEqual(firstRecords('[{"a":1},{"a":2},{"a":3}]', 'x.json', 2), [{ a: 1 }, { a: 2 }]);
+  assert.deepEqual(firstRecords('a,b\n1,2', 'x.csv'), []);
+});
