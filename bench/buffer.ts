@@ -79,19 +79,46 @@ async function measure(store: ExperienceStore): Promise<Figures> {
   const latency: Figures['latency'] = {};
   const req = { batchSize: B, currentVersion: 3, timeoutMs: 0 };
   const takes = Math.min(TAKES, Math.floor((BATCHES * 64) / B / 3));
-  latency.priority = await timeTakes(async () => (await makeSampler(store, { type: 'priority', maxUses: 1000 }).sample(req)).experiences.length, takes);
-  latency.expert = await timeTakes(async () => (await makeSampler(store, { type: 'expert' }).sample(req)).experiences.length, takes);
-  latency.fifo = await timeTakes(async () => (await makeSampler(store, { type: 'fifo', maxStaleness: 3 }).sample(req)).experiences.length, takes);
-  latency.mixed = await timeTakes(async () => (await makeSampler(store, { type: 'mixed', expertRatio: 0.5, maxStaleness: 3 }).sample(req)).experiences.length, takes);
+  latency.priority = await timeTakes(
+    async () => (await makeSampler(store, { type: 'priority', maxUses: 1000 }).sample(req)).experiences.length,
+    takes,
+  );
+  latency.expert = await timeTakes(
+    async () => (await makeSampler(store, { type: 'expert' }).sample(req)).experiences.length,
+    takes,
+  );
+  latency.fifo = await timeTakes(
+    async () => (await makeSampler(store, { type: 'fifo', maxStaleness: 3 }).sample(req)).experiences.length,
+    takes,
+  );
+  latency.mixed = await timeTakes(
+    async () =>
+      (await makeSampler(store, { type: 'mixed', expertRatio: 0.5, maxStaleness: 3 }).sample(req)).experiences.length,
+    takes,
+  );
   return { writes, latency };
 }
 
 function emit(backend: string, f: Figures, base: Figures | null): void {
-  report({ bench: 'buffer', figure: `${backend}_write_batch64`, unit: 'experiences/s', value: f.writes, baseline: base ? 'sqlite' : null, baseline_value: base?.writes ?? null });
+  report({
+    bench: 'buffer',
+    figure: `${backend}_write_batch64`,
+    unit: 'experiences/s',
+    value: f.writes,
+    baseline: base ? 'sqlite' : null,
+    baseline_value: base?.writes ?? null,
+  });
   for (const [name, l] of Object.entries(f.latency)) {
     for (const p of ['p50', 'p99'] as const) {
       const bv = base?.latency[name]?.[p] ?? null;
-      report({ bench: 'buffer', figure: `${backend}_sample_${name}_b${B}_${p}`, unit: 'ms', value: l[p], baseline: bv === null ? null : 'sqlite', baseline_value: bv });
+      report({
+        bench: 'buffer',
+        figure: `${backend}_sample_${name}_b${B}_${p}`,
+        unit: 'ms',
+        value: l[p],
+        baseline: bv === null ? null : 'sqlite',
+        baseline_value: bv,
+      });
     }
   }
 }
@@ -99,9 +126,18 @@ function emit(backend: string, f: Figures, base: Figures | null): void {
 // Storage format: array blob vs JSON text for one realistic experience.
 {
   const e = experience(1, new Rng(1));
-  const json = Buffer.byteLength(JSON.stringify({ p: e.promptTokens, r: e.responseTokens, m: e.actionMask, l: e.logprobs }));
+  const json = Buffer.byteLength(
+    JSON.stringify({ p: e.promptTokens, r: e.responseTokens, m: e.actionMask, l: e.logprobs }),
+  );
   const blob = encodeArrays(e).length;
-  report({ bench: 'buffer', figure: 'array_bytes_per_experience', unit: 'bytes', value: blob, baseline: 'json_text', baseline_value: json });
+  report({
+    bench: 'buffer',
+    figure: 'array_bytes_per_experience',
+    unit: 'bytes',
+    value: blob,
+    baseline: 'json_text',
+    baseline_value: json,
+  });
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-bench-buffer-'));
@@ -113,12 +149,27 @@ try {
   await s.close();
   emit('sqlite', sqlite, null);
   const size = spawnSync('du', ['-sb', join(dir, 'buffer.db')], { encoding: 'utf8' }).stdout.split('\t')[0];
-  if (size) report({ bench: 'buffer', figure: 'sqlite_file_bytes_per_experience', unit: 'bytes', value: Number(size) / st.total, baseline: null, baseline_value: null });
+  if (size)
+    report({
+      bench: 'buffer',
+      figure: 'sqlite_file_bytes_per_experience',
+      unit: 'bytes',
+      value: Number(size) / st.total,
+      baseline: null,
+      baseline_value: null,
+    });
   // synchronous=NORMAL (durable across a process kill, not a power loss) beside the FULL default.
   const n = await openStore(`sqlite:${join(dir, 'normal.db')}?synchronous=normal`);
   const normal = await measure(n);
   await n.close();
-  report({ bench: 'buffer', figure: 'sqlite_write_batch64_synchronous_normal', unit: 'experiences/s', value: normal.writes, baseline: 'sqlite_full', baseline_value: sqlite.writes });
+  report({
+    bench: 'buffer',
+    figure: 'sqlite_write_batch64_synchronous_normal',
+    unit: 'experiences/s',
+    value: normal.writes,
+    baseline: 'sqlite_full',
+    baseline_value: sqlite.writes,
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -34,7 +34,13 @@ async function measure(m: RolloutModel): Promise<{ eps: number; tps: number }> {
   for (let s = 0; s <= STEPS; s++) {
     const t0 = performance.now();
     const exps = await wf.run(tasks.slice(s * TASKS, (s + 1) * TASKS), {
-      model: m, reward, runId: 'bench', repeatTimes: REPEAT, step: s, seed: s, split: 'train',
+      model: m,
+      reward,
+      runId: 'bench',
+      repeatTimes: REPEAT,
+      step: s,
+      seed: s,
+      split: 'train',
       sampling: workflowSampling({ maxNewTokens: MAX_NEW, temperature: 1, topK: 0, topP: 1 }, m.tokenizer),
     });
     const dt = (performance.now() - t0) / 1000;
@@ -56,13 +62,51 @@ for (const n of [1, 2, 4]) {
     const r = await measure(pool);
     base ??= r;
     const m = pool.metrics();
-    const extra = { workers: n, cores: (await import('node:os')).availableParallelism(), queue_wait_s: m.queue_wait_s, generate_s: m.generate_s, weight_sync_s: m.weight_sync_s, weight_load_s: m.weight_load_s, wall_s: m.wall_s };
-    report({ bench: 'explorer', figure: `experiences_per_s_${n}w`, unit: 'experiences/s', value: r.eps, baseline: 'experiences_per_s_1w', baseline_value: base.eps, ...extra });
-    report({ bench: 'explorer', figure: `tokens_per_s_${n}w`, unit: 'tokens/s', value: r.tps, baseline: 'tokens_per_s_1w', baseline_value: base.tps, ...extra });
+    const extra = {
+      workers: n,
+      cores: (await import('node:os')).availableParallelism(),
+      queue_wait_s: m.queue_wait_s,
+      generate_s: m.generate_s,
+      weight_sync_s: m.weight_sync_s,
+      weight_load_s: m.weight_load_s,
+      wall_s: m.wall_s,
+    };
+    report({
+      bench: 'explorer',
+      figure: `experiences_per_s_${n}w`,
+      unit: 'experiences/s',
+      value: r.eps,
+      baseline: 'experiences_per_s_1w',
+      baseline_value: base.eps,
+      ...extra,
+    });
+    report({
+      bench: 'explorer',
+      figure: `tokens_per_s_${n}w`,
+      unit: 'tokens/s',
+      value: r.tps,
+      baseline: 'tokens_per_s_1w',
+      baseline_value: base.tps,
+      ...extra,
+    });
   } finally {
     await pool.close();
   }
 }
-report({ bench: 'explorer', figure: 'experiences_per_s_in_process', unit: 'experiences/s', value: inproc.eps, baseline: 'experiences_per_s_1w', baseline_value: base!.eps });
-report({ bench: 'explorer', figure: 'tokens_per_s_in_process', unit: 'tokens/s', value: inproc.tps, baseline: 'tokens_per_s_1w', baseline_value: base!.tps });
+report({
+  bench: 'explorer',
+  figure: 'experiences_per_s_in_process',
+  unit: 'experiences/s',
+  value: inproc.eps,
+  baseline: 'experiences_per_s_1w',
+  baseline_value: base!.eps,
+});
+report({
+  bench: 'explorer',
+  figure: 'tokens_per_s_in_process',
+  unit: 'tokens/s',
+  value: inproc.tps,
+  baseline: 'tokens_per_s_1w',
+  baseline_value: base!.tps,
+});
 model.dispose();

@@ -51,7 +51,14 @@ async function activation(): Promise<void> {
   }
   report({ bench: 'extension', figure: 'activate_call', unit: 'ms', value: median(activate), runs: RUNS });
   report({ bench: 'extension', figure: 'activate_to_backend_ready', unit: 'ms', value: median(ready), runs: RUNS });
-  report({ bench: 'extension', figure: 'activate_to_sidebar_counts', unit: 'ms', value: median(counts), buffer_rows: 10_000, runs: RUNS });
+  report({
+    bench: 'extension',
+    figure: 'activate_to_sidebar_counts',
+    unit: 'ms',
+    value: median(counts),
+    buffer_rows: 10_000,
+    runs: RUNS,
+  });
 }
 
 // ---------------------------------------------------------------- webview first paint
@@ -83,7 +90,19 @@ const HOST_SHIM = (kind: string) => `
 })();`;
 
 async function firstPaint(): Promise<void> {
-  const browser = await chromium.launch({ executablePath: process.env.RFT_E2E_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const browser = await chromium.launch({
+    executablePath: process.env.RFT_E2E_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
   try {
     for (const name of ['experience-browser', 'dashboard']) {
       const times: number[] = [];
@@ -95,7 +114,14 @@ async function firstPaint(): Promise<void> {
         await page.route(`${origin}/**`, (route) => {
           const path = new URL(route.request().url()).pathname;
           if (path === '/') {
-            const html = shellHtml({ cspSource: origin, nonce: 'benchnonce' + i, title: name, scriptUri: `${origin}/${name}.js`, codiconCssUri: `${origin}/codicons/codicon.css`, styleUri: `${origin}/${name}.css` });
+            const html = shellHtml({
+              cspSource: origin,
+              nonce: 'benchnonce' + i,
+              title: name,
+              scriptUri: `${origin}/${name}.js`,
+              codiconCssUri: `${origin}/codicons/codicon.css`,
+              styleUri: `${origin}/${name}.css`,
+            });
             return route.fulfill({ contentType: 'text/html', body: html });
           }
           const file = join(ROOT, 'dist/webview', path);
@@ -104,7 +130,9 @@ async function firstPaint(): Promise<void> {
           return route.fulfill({ contentType: type, body: readFileSync(file) });
         });
         await page.goto(`${origin}/`);
-        const attr = await page.waitForFunction(() => document.body.getAttribute('data-first-paint'), undefined, { timeout: 30_000 });
+        const attr = await page.waitForFunction(() => document.body.getAttribute('data-first-paint'), undefined, {
+          timeout: 30_000,
+        });
         // data-first-paint is performance.now() (ms since navigation start) when the first data row / chart was drawn.
         times.push(Number(await attr.jsonValue()));
         if (name === 'experience-browser') {
@@ -126,8 +154,23 @@ async function firstPaint(): Promise<void> {
         }
         await page.close();
       }
-      report({ bench: 'extension', figure: `first_paint_${name.replace('-', '_')}`, unit: 'ms', value: median(times), runs: RUNS, ...(name === 'experience-browser' ? { rows: 100_000 } : { metric_points: 2000 }) });
-      if (frames.length) report({ bench: 'extension', figure: 'experience_browser_scroll_p95_two_frames', unit: 'ms', value: median(frames), rows: 100_000, runs: RUNS });
+      report({
+        bench: 'extension',
+        figure: `first_paint_${name.replace('-', '_')}`,
+        unit: 'ms',
+        value: median(times),
+        runs: RUNS,
+        ...(name === 'experience-browser' ? { rows: 100_000 } : { metric_points: 2000 }),
+      });
+      if (frames.length)
+        report({
+          bench: 'extension',
+          figure: 'experience_browser_scroll_p95_two_frames',
+          unit: 'ms',
+          value: median(frames),
+          rows: 100_000,
+          runs: RUNS,
+        });
     }
   } finally {
     await browser.close();

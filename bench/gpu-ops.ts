@@ -72,7 +72,13 @@ function makeOps(cfg: ModelConfig, B: number, T: number): { ops: Record<string, 
     rmsNorm: () => fwdBwd((a, b) => rmsNorm(a!, b as tf.Tensor1D, cfg.rmsEps), [x, w], dyX),
     swiglu: () => fwdBwd((a, b) => swiglu(a!, b!), [g, u], dyG),
     rope: () => fwdBwd((a) => applyRopeSeqFirst(a as tf.Tensor4D, rope.cos, rope.sin, rope.rot, 0), [q], dyQ),
-    attention: () => fwdBwd((a, b, c) => (fusedOps().attention ?? attentionUnfused)(a as tf.Tensor4D, b as tf.Tensor4D, c as tf.Tensor4D, mask), [q, kk, vv], dyQ),
+    attention: () =>
+      fwdBwd(
+        (a, b, c) =>
+          (fusedOps().attention ?? attentionUnfused)(a as tf.Tensor4D, b as tf.Tensor4D, c as tf.Tensor4D, mask),
+        [q, kk, vv],
+        dyQ,
+      ),
     head: () => fwdBwd((a) => headLogprobs(model, a as tf.Tensor2D, targets).logprobs, [h], dyN),
     adamw: () => {
       opt.step({ [param.name]: grad });
@@ -117,7 +123,12 @@ async function timeOp(run: OpRun, r: Repeats): Promise<{ wallMs: number; gpuMs: 
 }
 
 /** Every op, fused and as tfjs's composition: [{op, fused, tfjs}]. */
-export async function profileOps(cfg: ModelConfig, B: number, T: number, r: Repeats): Promise<{ op: string; fused: OpTiming; tfjs: OpTiming }[]> {
+export async function profileOps(
+  cfg: ModelConfig,
+  B: number,
+  T: number,
+  r: Repeats,
+): Promise<{ op: string; fused: OpTiming; tfjs: OpTiming }[]> {
   const { ops, dispose } = makeOps(cfg, B, T);
   const was = process.env[WEBGPU_KERNELS_ENV];
   const out: { op: string; fused: OpTiming; tfjs: OpTiming }[] = [];
@@ -145,12 +156,22 @@ export async function profileOps(cfg: ModelConfig, B: number, T: number, r: Repe
 }
 
 /** Training-step tokens/s with every kernel, none, and (leaveOneOut) each one left out ("-attention"). */
-export async function stepWithKernels(cfg: ModelConfig, B: number, T: number, r: Repeats, leaveOneOut = true): Promise<Record<string, number>> {
+export async function stepWithKernels(
+  cfg: ModelConfig,
+  B: number,
+  T: number,
+  r: Repeats,
+  leaveOneOut = true,
+): Promise<Record<string, number>> {
   const names = ['rmsNorm', 'swiglu', 'rope', 'attention', 'targetLogprob,targetLogprobGrad', 'adamw'];
   const was = process.env[WEBGPU_KERNELS_ENV];
   const res: Record<string, number> = {};
   try {
-    for (const [label, v] of [['all', '1'], ['none', '0'], ...(leaveOneOut ? names : []).map((n) => [`-${n.split(',')[0]}`, names.filter((m) => m !== n).join(',')])] as [string, string][]) {
+    for (const [label, v] of [
+      ['all', '1'],
+      ['none', '0'],
+      ...(leaveOneOut ? names : []).map((n) => [`-${n.split(',')[0]}`, names.filter((m) => m !== n).join(',')]),
+    ] as [string, string][]) {
       process.env[WEBGPU_KERNELS_ENV] = v;
       res[label] = await trainTokensPerSecond(cfg, B, T, r);
     }

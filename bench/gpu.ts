@@ -33,7 +33,12 @@ if (swiftshader) process.env.RFT_WEBGPU_SWIFTSHADER = '1';
 const { adapter, why } = await probeGpuAdapter();
 if (!adapter || (adapter.fallback && !swiftshader)) {
   const reason = adapter ? `the only adapter is ${adapterName(adapter)}` : why;
-  console.log(JSON.stringify({ bench: 'gpu', skipped: `no GPU adapter: ${reason}; nothing measured (npm run bench -- gpu --swiftshader checks the path on SwiftShader)` }));
+  console.log(
+    JSON.stringify({
+      bench: 'gpu',
+      skipped: `no GPU adapter: ${reason}; nothing measured (npm run bench -- gpu --swiftshader checks the path on SwiftShader)`,
+    }),
+  );
   process.exit(0);
 }
 const engine = await initEngine({ backend: 'webgpu' });
@@ -43,30 +48,72 @@ for (const s of SHAPES) {
   const cfg = presetConfig(s.preset, VOCAB);
   // A shader that does not compile stops the bench with the compiler's message (a dispatch of it would never finish).
   const compileErrors = await compileWgslKernels(allWgslKernels([headDim(cfg)]));
-  if (compileErrors.length > 0) throw new Error(`WGSL kernels failed to compile on ${device}: ${compileErrors.join('; ')}`);
-  const torch = swiftshader ? { result: null, why: 'not compared on SwiftShader' } : runTorch<Record<string, number | string>>(torchScript, {
-    model: cfg, batch: s.batch, seq: s.seq, genBatch: GEN.batch, promptLen: GEN.promptLen, newTokens: GEN.newTokens, reps: REPS, warmup: WARMUP,
-  });
+  if (compileErrors.length > 0)
+    throw new Error(`WGSL kernels failed to compile on ${device}: ${compileErrors.join('; ')}`);
+  const torch = swiftshader
+    ? { result: null, why: 'not compared on SwiftShader' }
+    : runTorch<Record<string, number | string>>(torchScript, {
+        model: cfg,
+        batch: s.batch,
+        seq: s.seq,
+        genBatch: GEN.batch,
+        promptLen: GEN.promptLen,
+        newTokens: GEN.newTokens,
+        reps: REPS,
+        warmup: WARMUP,
+      });
   const t = torch.result && !('skipped' in torch.result) ? (torch.result as Record<string, number>) : null;
   if (!t) console.error(`baseline unavailable: ${torch.why ?? (torch.result as { skipped?: string } | null)?.skipped}`);
-  const common = { backend: 'webgpu', device, torch_device: t ? (torch.result as Record<string, string>).device : null, params: countParams(cfg) };
+  const common = {
+    backend: 'webgpu',
+    device,
+    torch_device: t ? (torch.result as Record<string, string>).device : null,
+    params: countParams(cfg),
+  };
   report({
-    bench: 'gpu', figure: `train_step_${s.name}_${s.batch}x${s.seq}`, unit: 'tok/s', value: await trainTokensPerSecond(cfg, s.batch, s.seq, REPEATS),
-    baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.train_f32!, t.train_bf16!) : null, ...common,
+    bench: 'gpu',
+    figure: `train_step_${s.name}_${s.batch}x${s.seq}`,
+    unit: 'tok/s',
+    value: await trainTokensPerSecond(cfg, s.batch, s.seq, REPEATS),
+    baseline: 'pytorch-cuda',
+    baseline_value: t ? Math.max(t.train_f32!, t.train_bf16!) : null,
+    ...common,
   });
   report({
-    bench: 'gpu', figure: `sample_kv_${s.name}_${GEN.batch}seq`, unit: 'tok/s', value: await genTokensPerSecond(cfg, GEN, REPEATS),
-    baseline: 'pytorch-cuda', baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null, ...common,
+    bench: 'gpu',
+    figure: `sample_kv_${s.name}_${GEN.batch}seq`,
+    unit: 'tok/s',
+    value: await genTokensPerSecond(cfg, GEN, REPEATS),
+    baseline: 'pytorch-cuda',
+    baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null,
+    ...common,
   });
   if (process.env.BENCH_GPU_OPS === '0') continue;
   // Where the time goes: each op fused vs tfjs's kernels (ms, lower is better), then the step without each kernel.
   for (const p of await profileOps(cfg, s.batch, s.seq, REPEATS)) {
     report({
-      bench: 'gpu', figure: `op_${p.op}_${s.name}_${s.batch}x${s.seq}`, unit: 'ms', value: p.fused.wallMs, baseline: 'tfjs-webgpu-kernels', baseline_value: p.tfjs.wallMs,
-      gpu_ms: p.fused.gpuMs, baseline_gpu_ms: p.tfjs.gpuMs, dispatches: p.fused.dispatches, ...common,
+      bench: 'gpu',
+      figure: `op_${p.op}_${s.name}_${s.batch}x${s.seq}`,
+      unit: 'ms',
+      value: p.fused.wallMs,
+      baseline: 'tfjs-webgpu-kernels',
+      baseline_value: p.tfjs.wallMs,
+      gpu_ms: p.fused.gpuMs,
+      baseline_gpu_ms: p.tfjs.gpuMs,
+      dispatches: p.fused.dispatches,
+      ...common,
     });
   }
   const k = await stepWithKernels(cfg, s.batch, s.seq, REPEATS, !swiftshader); // SwiftShader: all and none only (minutes per step there)
-  report({ bench: 'gpu', figure: `train_step_kernels_${s.name}_${s.batch}x${s.seq}`, unit: 'tok/s', value: k.all!, baseline: 'no-fused-kernels', baseline_value: k.none!, without_each: k, ...common });
+  report({
+    bench: 'gpu',
+    figure: `train_step_kernels_${s.name}_${s.batch}x${s.seq}`,
+    unit: 'tok/s',
+    value: k.all!,
+    baseline: 'no-fused-kernels',
+    baseline_value: k.none!,
+    without_each: k,
+    ...common,
+  });
 }
 process.exit(0);

@@ -44,8 +44,17 @@ for (const seed of seeds) {
     ? { checkpoint: reuse, final_accuracy: Number(opt('base', 'NaN')), trainer_steps: 0 }
     : await runJob({ config: warmCfg, workspace: ws, runId: `warmup-s${seed}` });
   const baseAcc = measured(w.final_accuracy);
-  console.error(`seed ${seed}: base accuracy ${w.final_accuracy} after ${w.trainer_steps} warm-up steps (${w.checkpoint})`);
-  report({ bench: 'main-job', figure: 'accuracy_base', unit: 'accuracy', value: baseAcc, seed, steps: w.trainer_steps });
+  console.error(
+    `seed ${seed}: base accuracy ${w.final_accuracy} after ${w.trainer_steps} warm-up steps (${w.checkpoint})`,
+  );
+  report({
+    bench: 'main-job',
+    figure: 'accuracy_base',
+    unit: 'accuracy',
+    value: baseAcc,
+    seed,
+    steps: w.trainer_steps,
+  });
   for (const v of variants) {
     const algorithm = algorithmOf[v];
     if (!algorithm) throw new Error(`unknown variant '${v}' (sft, grpo, mix)`);
@@ -58,7 +67,9 @@ for (const seed of seeds) {
     };
     const s = await runJob({ config: cfg, workspace: ws, runId: `${v}-s${seed}` });
     const acc = measured(s.final_accuracy);
-    console.error(`seed ${seed}: ${v} accuracy ${s.final_accuracy} after ${s.trainer_steps} steps in ${budget} s (${s.report})`);
+    console.error(
+      `seed ${seed}: ${v} accuracy ${s.final_accuracy} after ${s.trainer_steps} steps in ${budget} s (${s.report})`,
+    );
     report({
       bench: 'main-job',
       figure: `accuracy_${v}`,

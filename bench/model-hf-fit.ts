@@ -19,11 +19,59 @@ import { externalWeightsAvailable } from '../backend/model/external-weights.js';
 import { report } from './report.js';
 
 const SHAPES: Record<string, ModelConfigInput> = {
-  'smollm2-135m': { vocabSize: 49152, dModel: 576, nLayers: 30, nHeads: 9, nKvHeads: 3, dFF: 1536, maxSeqLen: 2048, tieEmbeddings: true },
-  'smollm2-360m': { vocabSize: 49152, dModel: 960, nLayers: 32, nHeads: 15, nKvHeads: 5, dFF: 2560, maxSeqLen: 2048, tieEmbeddings: true },
-  'qwen2.5-0.5b': { vocabSize: 151936, dModel: 896, nLayers: 24, nHeads: 14, nKvHeads: 2, dFF: 4864, maxSeqLen: 2048, tieEmbeddings: true, attnBias: true },
-  'qwen3-0.6b': { vocabSize: 151936, dModel: 1024, nLayers: 28, nHeads: 16, nKvHeads: 8, headDim: 128, dFF: 3072, maxSeqLen: 2048, tieEmbeddings: true, qkNorm: true },
-  'llama-3.2-1b': { vocabSize: 128256, dModel: 2048, nLayers: 16, nHeads: 32, nKvHeads: 8, dFF: 8192, maxSeqLen: 2048, tieEmbeddings: true },
+  'smollm2-135m': {
+    vocabSize: 49152,
+    dModel: 576,
+    nLayers: 30,
+    nHeads: 9,
+    nKvHeads: 3,
+    dFF: 1536,
+    maxSeqLen: 2048,
+    tieEmbeddings: true,
+  },
+  'smollm2-360m': {
+    vocabSize: 49152,
+    dModel: 960,
+    nLayers: 32,
+    nHeads: 15,
+    nKvHeads: 5,
+    dFF: 2560,
+    maxSeqLen: 2048,
+    tieEmbeddings: true,
+  },
+  'qwen2.5-0.5b': {
+    vocabSize: 151936,
+    dModel: 896,
+    nLayers: 24,
+    nHeads: 14,
+    nKvHeads: 2,
+    dFF: 4864,
+    maxSeqLen: 2048,
+    tieEmbeddings: true,
+    attnBias: true,
+  },
+  'qwen3-0.6b': {
+    vocabSize: 151936,
+    dModel: 1024,
+    nLayers: 28,
+    nHeads: 16,
+    nKvHeads: 8,
+    headDim: 128,
+    dFF: 3072,
+    maxSeqLen: 2048,
+    tieEmbeddings: true,
+    qkNorm: true,
+  },
+  'llama-3.2-1b': {
+    vocabSize: 128256,
+    dModel: 2048,
+    nLayers: 16,
+    nHeads: 32,
+    nKvHeads: 8,
+    dFF: 8192,
+    maxSeqLen: 2048,
+    tieEmbeddings: true,
+  },
 };
 const name = process.argv[2] ?? '';
 const shape = SHAPES[name];
@@ -40,7 +88,7 @@ const rssMib = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
 /** Small non-zero weights written to every page (zero pages never touched would not count in RSS). */
 function fill(m: Transformer): void {
-  const val = (i: number) => (((i * 2654435761) >>> 0) % 2001 - 1000) * 2e-5;
+  const val = (i: number) => ((((i * 2654435761) >>> 0) % 2001) - 1000) * 2e-5;
   for (const w of m.external.values()) {
     const d = w.data;
     for (let i = 0; i < d.length; i++) d[i] = val(i);
@@ -66,7 +114,11 @@ function build(external: boolean) {
 }
 
 function step(m: Transformer, opt: AdamW): number {
-  const ids = tf.tensor2d(Int32Array.from({ length: T + 1 }, (_, i) => 10 + ((i * 7919) % 1000)), [1, T + 1], 'int32');
+  const ids = tf.tensor2d(
+    Int32Array.from({ length: T + 1 }, (_, i) => 10 + ((i * 7919) % 1000)),
+    [1, T + 1],
+    'int32',
+  );
   const mask = tf.ones([1, T]) as tf.Tensor2D;
   const s0 = performance.now();
   const { value, grads } = tf.variableGrads(() => lmLoss(m, ids, mask), m.variables());
@@ -99,8 +151,18 @@ if (mode === 'compare') {
     b.m.dispose();
   }
   report({
-    bench: 'model-hf-fit', figure: `lora_step_outside_vs_heap_${name}`, unit: 's', value: times.outside, baseline: 'weights in the wasm heap',
-    baseline_value: times.heap, ratio: times.heap / times.outside, backend: engine.backend, params, batch: `1x${T}`, steps: n, peak_rss_mib: rssMib(),
+    bench: 'model-hf-fit',
+    figure: `lora_step_outside_vs_heap_${name}`,
+    unit: 's',
+    value: times.outside,
+    baseline: 'weights in the wasm heap',
+    baseline_value: times.heap,
+    ratio: times.heap / times.outside,
+    backend: engine.backend,
+    params,
+    batch: `1x${T}`,
+    steps: n,
+    peak_rss_mib: rssMib(),
   });
 } else {
   const external = mode === 'default' && externalWeightsAvailable();
@@ -108,13 +170,34 @@ if (mode === 'compare') {
     const { m, opt, heapBytes, outsideBytes } = build(external);
     const stepS = step(m, opt);
     report({
-      bench: 'model-hf-fit', figure: `lora_step_${name}`, unit: 's', value: stepS, fits: true, weights: external ? 'frozen outside the heap' : 'in the heap',
-      backend: engine.backend, params, adapter_params: m.variables().reduce((a, v) => a + v.size, 0),
-      heap_bytes_per_base_param: heapBytes / params, outside_bytes_per_base_param: outsideBytes / params,
-      peak_rss_mib: rssMib(), batch: `1x${T}`, total_s: (performance.now() - t0) / 1000,
+      bench: 'model-hf-fit',
+      figure: `lora_step_${name}`,
+      unit: 's',
+      value: stepS,
+      fits: true,
+      weights: external ? 'frozen outside the heap' : 'in the heap',
+      backend: engine.backend,
+      params,
+      adapter_params: m.variables().reduce((a, v) => a + v.size, 0),
+      heap_bytes_per_base_param: heapBytes / params,
+      outside_bytes_per_base_param: outsideBytes / params,
+      peak_rss_mib: rssMib(),
+      batch: `1x${T}`,
+      total_s: (performance.now() - t0) / 1000,
     });
   } catch (e) {
-    report({ bench: 'model-hf-fit', figure: `lora_step_${name}`, unit: 's', value: NaN, fits: false, weights: external ? 'frozen outside the heap' : 'in the heap', error: String((e as Error).message ?? e).slice(0, 300), backend: engine.backend, params, peak_rss_mib: rssMib() });
+    report({
+      bench: 'model-hf-fit',
+      figure: `lora_step_${name}`,
+      unit: 's',
+      value: NaN,
+      fits: false,
+      weights: external ? 'frozen outside the heap' : 'in the heap',
+      error: String((e as Error).message ?? e).slice(0, 300),
+      backend: engine.backend,
+      params,
+      peak_rss_mib: rssMib(),
+    });
     process.exitCode = 1;
   }
 }

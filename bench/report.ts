@@ -13,7 +13,12 @@ export interface Figure {
 
 export function report(f: Figure): void {
   const ratio = f.ratio ?? (f.baseline_value ? f.value / f.baseline_value : null);
-  const line = { ...f, baseline: f.baseline ?? null, baseline_value: f.baseline_value ?? null, ratio: ratio === null ? null : round(ratio) };
+  const line = {
+    ...f,
+    baseline: f.baseline ?? null,
+    baseline_value: f.baseline_value ?? null,
+    ratio: ratio === null ? null : round(ratio),
+  };
   line.value = round(f.value);
   if (typeof line.baseline_value === 'number') line.baseline_value = round(line.baseline_value);
   console.log(JSON.stringify(line));
@@ -36,6 +41,7 @@ export function percentile(xs: number[], p: number): number {
 
 /** A run summary's accuracy, which a bench needs measured (null: the run had no eval set). */
 export function measured(acc: number | null): number {
-  if (acc === null) throw new Error('the run measured no held-out accuracy (no eval set): give the bench config an eval set');
+  if (acc === null)
+    throw new Error('the run measured no held-out accuracy (no eval set): give the bench config an eval set');
   return acc;
 }

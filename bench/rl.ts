@@ -9,7 +9,17 @@ import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { nativeBlasActive, setNativeBlasEnabled } from '../backend/model/native-blas.js';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
-import { TaskFeed, expertExperience, experiencePipeline, initialModel, loadTasks, makeTokenizer, samplerConfig, stageBatchSize, trainerOptions } from '../backend/coordinator/setup.js';
+import {
+  TaskFeed,
+  expertExperience,
+  experiencePipeline,
+  initialModel,
+  loadTasks,
+  makeTokenizer,
+  samplerConfig,
+  stageBatchSize,
+  trainerOptions,
+} from '../backend/coordinator/setup.js';
 import type { ExperiencePipeline } from '../backend/buffer/pipeline/experience/index.js';
 import { makeSampler } from '../backend/buffer/sampler/index.js';
 import { openStore, type ExperienceStore } from '../backend/buffer/storage/index.js';
@@ -28,9 +38,16 @@ type Part = (typeof PARTS)[number];
 
 const engine = await initEngine();
 const cfg = loadRunConfig(fileURLToPath(new URL('../configs/main.yaml', import.meta.url)));
-const stage = cfg.stages?.find((s) => s.algorithm.name === 'mix') ?? { algorithm: cfg.algorithm, batch_size: undefined, lr: undefined };
+const stage = cfg.stages?.find((s) => s.algorithm.name === 'mix') ?? {
+  algorithm: cfg.algorithm,
+  batch_size: undefined,
+  lr: undefined,
+};
 const pools = loadTasks(cfg);
-const tok = makeTokenizer(cfg, [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]));
+const tok = makeTokenizer(
+  cfg,
+  [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]),
+);
 const wf = workflows.get(cfg.workflow.name);
 const sampling = {
   maxNewTokens: cfg.explorer.sampling.max_new_tokens,
@@ -70,11 +87,15 @@ async function makeJob(name: string): Promise<Job> {
   const sampler = makeSampler(store, sCfg);
   const perExplore = cfg.explorer.tasks_per_step * cfg.explorer.repeat_times;
   return {
-    model, reference, trainer, store,
+    model,
+    reference,
+    trainer,
+    store,
     rollout: new LocalRolloutModel(model, tok, 0),
     tasks: new TaskFeed(cfg, pools.train),
     pipeline: experiencePipeline(cfg, () => stage.algorithm),
-    sample: (batchSize, version, step) => sampler.sample({ batchSize, currentVersion: version, step, timeoutMs: 60_000 }),
+    sample: (batchSize, version, step) =>
+      sampler.sample({ batchSize, currentVersion: version, step, timeoutMs: 60_000 }),
     batchSize: await stageBatchSize(store, sCfg, true, stage.batch_size ?? cfg.trainer.batch_size, perExplore),
     samplerCfg: sCfg,
     version: 0,
@@ -87,8 +108,14 @@ async function iteration(job: Job, step: number, record: boolean): Promise<void>
   const t: Partial<Record<Part, number>> = {};
   let t0 = performance.now();
   const raw = await wf.run(job.tasks.next(cfg.explorer.tasks_per_step), {
-    model: job.rollout, reward: pools.reward, runId: 'bench', repeatTimes: cfg.explorer.repeat_times,
-    sampling: workflowSampling(sampling, job.rollout.tokenizer), step, seed: job.rng.int(0, 2 ** 31), split: 'train',
+    model: job.rollout,
+    reward: pools.reward,
+    runId: 'bench',
+    repeatTimes: cfg.explorer.repeat_times,
+    sampling: workflowSampling(sampling, job.rollout.tokenizer),
+    step,
+    seed: job.rng.int(0, 2 ** 31),
+    split: 'train',
   });
   if (raw.some((e) => e.status === 'infra_failure')) throw new Error('bench rl: rollout failures');
   t.rollout = performance.now() - t0;
@@ -99,7 +126,11 @@ async function iteration(job: Job, step: number, record: boolean): Promise<void>
   t0 = performance.now();
   const trainable = verified.filter((e) => e.status === 'ok' && e.source === 'usual').length;
   // As the runner does: the usual part of the batch is what this step made trainable.
-  const batch = await job.sample(await stageBatchSize(job.store, job.samplerCfg, true, job.batchSize, trainable), job.version, step);
+  const batch = await job.sample(
+    await stageBatchSize(job.store, job.samplerCfg, true, job.batchSize, trainable),
+    job.version,
+    step,
+  );
   t.sample = performance.now() - t0;
   t0 = performance.now();
   await job.trainer.trainStep(batch.experiences, job.version);
@@ -112,7 +143,10 @@ async function iteration(job: Job, step: number, record: boolean): Promise<void>
 const native = nativeBlasActive();
 const modes: { name: string; native: boolean }[] = [{ name: 'wasm', native: false }];
 if (native) modes.push({ name: 'native', native: true });
-else console.error(`native BLAS not active (${engine.matmul?.detail ?? engine.backend}): only the wasm figures are printed`);
+else
+  console.error(
+    `native BLAS not active (${engine.matmul?.detail ?? engine.backend}): only the wasm figures are printed`,
+  );
 const jobs = new Map<string, Job>();
 for (const m of modes) jobs.set(m.name, await makeJob(m.name));
 try {
@@ -135,11 +169,19 @@ for (const m of modes) {
   totals.set(m.name, total);
   const base = totals.get('wasm')!;
   report({
-    bench: 'rl', figure: `iteration_${m.name}`, unit: 's', value: total,
-    baseline: m.name === 'wasm' ? null : 'iteration_wasm', baseline_value: m.name === 'wasm' ? null : base,
+    bench: 'rl',
+    figure: `iteration_${m.name}`,
+    unit: 's',
+    value: total,
+    baseline: m.name === 'wasm' ? null : 'iteration_wasm',
+    baseline_value: m.name === 'wasm' ? null : base,
     // For a time, the speed-up is baseline / value.
     ratio: m.name === 'wasm' ? null : base / total,
-    config: 'configs/main.yaml (mix stage)', model: cfg.model.size, tasks: cfg.explorer.tasks_per_step, repeat: cfg.explorer.repeat_times, batch: j.batchSize,
+    config: 'configs/main.yaml (mix stage)',
+    model: cfg.model.size,
+    tasks: cfg.explorer.tasks_per_step,
+    repeat: cfg.explorer.repeat_times,
+    batch: j.batchSize,
     ...Object.fromEntries(PARTS.map((p) => [`${p}_s`, Math.round(parts[p] * 10000) / 10000])),
     ...Object.fromEntries(PARTS.map((p) => [`${p}_share`, Math.round((parts[p] / total) * 1000) / 1000])),
   });

@@ -14,7 +14,10 @@ const job = { code: CODE, entryPoint: 'add', args: [[2, 3]] };
 function bareStartMs(): Promise<number> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['-e', "process.stdout.write('ready\\n')"], { stdio: ['ignore', 'pipe', 'ignore'], env: {} });
+    const c = spawn(process.execPath, ['-e', "process.stdout.write('ready\\n')"], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: {},
+    });
     c.stdout.once('data', () => resolve(performance.now() - t0));
     c.on('error', reject);
   });
@@ -31,7 +34,15 @@ for (let i = 0; i < STARTS; i++) {
   await pool.close();
   bare.push(await bareStartMs());
 }
-report({ bench: 'sandbox', figure: 'worker_start_latency_p50', unit: 'ms', value: median(starts), baseline: 'bare node -e start (no isolation layers)', baseline_value: median(bare), layers });
+report({
+  bench: 'sandbox',
+  figure: 'worker_start_latency_p50',
+  unit: 'ms',
+  value: median(starts),
+  baseline: 'bare node -e start (no isolation layers)',
+  baseline_value: median(bare),
+  layers,
+});
 
 // In-process, no sandbox: compile the code and call the function, per execution.
 function inProcessPerS(n: number): number {

@@ -10,11 +10,19 @@ import { ROOT, serveArgs } from '../test/server/spawn-serve.js';
 import { tcpPeer } from '../test/server/raw-rpc.js';
 import { report } from './report.js';
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const sizes = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((n) => n > 0);
 for (const MB of sizes.length ? sizes : [200, 600]) {
   const ws = mkdtempSync(join(tmpdir(), 'rft-bench-oversize-'));
-  const child = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0']), { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
-  const l = await new Promise<{ listening: number; tokenFile: string }>((res) => child.stdout!.once('data', (d) => res(JSON.parse(String(d)))));
+  const child = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0']), {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const l = await new Promise<{ listening: number; tokenFile: string }>((res) =>
+    child.stdout!.once('data', (d) => res(JSON.parse(String(d)))),
+  );
   const peak = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) / 1024;
   const p = await tcpPeer(l.listening);
   p.send({ jsonrpc: '2.0', id: 0, method: 'server/auth', params: { token: readFileSync(l.tokenFile, 'utf8').trim() } });
@@ -28,7 +36,17 @@ for (const MB of sizes.length ? sizes : [200, 600]) {
   const replyMs = performance.now() - t0;
   p.send({ jsonrpc: '2.0', id: 1, method: 'runs/list', params: {} });
   const next = (await p.next(120_000)) as { result?: unknown };
-  report({ bench: 'serve-oversize', figure: `peak_rss_after_${MB}MB_message`, unit: 'MiB', value: peak(), baseline: 'peak_rss_before', baseline_value: before, reply_code: reply.error?.code ?? null, reply_ms: Math.round(replyMs), next_request_answered: Array.isArray(next.result) });
+  report({
+    bench: 'serve-oversize',
+    figure: `peak_rss_after_${MB}MB_message`,
+    unit: 'MiB',
+    value: peak(),
+    baseline: 'peak_rss_before',
+    baseline_value: before,
+    reply_code: reply.error?.code ?? null,
+    reply_ms: Math.round(replyMs),
+    next_request_answered: Array.isArray(next.result),
+  });
   p.destroy();
   child.kill();
   await new Promise((r) => child.once('exit', r));

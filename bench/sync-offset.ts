@@ -40,15 +40,31 @@ async function one(offset: number): Promise<Result> {
   const ws = mkdtempSync(join(tmpdir(), 'rft-sync-bench-'));
   try {
     const s = await runJob({ config: cfg, workspace: ws, runId: `offset${offset}` });
-    const m = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number | string>);
+    const m = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number | string>);
     const stageT = m.find((r) => r.kind === 'stage' && r.stage === last.name)!.t as number;
     const train = m.filter((r) => r.kind === 'train' && r.stage === last.name);
-    const trainerState = m.filter((r) => r.kind === 'state' && r.component === 'trainer' && r.stage === last.name).at(-1)!;
-    const explorerState = m.filter((r) => r.kind === 'state' && r.component === 'explorer' && r.stage === last.name).at(-1)!;
+    const trainerState = m
+      .filter((r) => r.kind === 'state' && r.component === 'trainer' && r.stage === last.name)
+      .at(-1)!;
+    const explorerState = m
+      .filter((r) => r.kind === 'state' && r.component === 'explorer' && r.stage === last.name)
+      .at(-1)!;
     const explore = m.filter((r) => r.kind === 'explore' && r.stage === last.name);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     if (train.length !== mixSteps) throw new Error(`expected ${mixSteps} ${last.name} steps, got ${train.length}`);
-    return { wall: ((train.at(-1)!.t as number) - stageT) / 1000, idle: trainerState.trainer_idle as number, explorerIdle: explorerState.explorer_idle as number, acc: measured(s.final_accuracy), base: measured(s.base_accuracy), trainStep: mean(train.map((r) => r.time_total_s as number)), rollout: mean(explore.map((r) => r.rollout_s as number)), load: loadavg()[0]! };
+    return {
+      wall: ((train.at(-1)!.t as number) - stageT) / 1000,
+      idle: trainerState.trainer_idle as number,
+      explorerIdle: explorerState.explorer_idle as number,
+      acc: measured(s.final_accuracy),
+      base: measured(s.base_accuracy),
+      trainStep: mean(train.map((r) => r.time_total_s as number)),
+      rollout: mean(explore.map((r) => r.rollout_s as number)),
+      load: loadavg()[0]!,
+    };
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -57,7 +73,19 @@ async function one(offset: number): Promise<Result> {
 const sync = await one(0);
 const off = await one(1);
 const line = (figure: string, unit: string, value: number, baseline: number | null) =>
-  console.log(JSON.stringify({ bench: 'sync-offset', figure, unit, value: Number(value.toFixed(4)), baseline: baseline === null ? null : 'sync_offset 0', baseline_value: baseline === null ? null : Number(baseline.toFixed(4)), ratio: baseline ? Number((value / baseline).toFixed(3)) : null, mix_steps: mixSteps, seed }));
+  console.log(
+    JSON.stringify({
+      bench: 'sync-offset',
+      figure,
+      unit,
+      value: Number(value.toFixed(4)),
+      baseline: baseline === null ? null : 'sync_offset 0',
+      baseline_value: baseline === null ? null : Number(baseline.toFixed(4)),
+      ratio: baseline ? Number((value / baseline).toFixed(3)) : null,
+      mix_steps: mixSteps,
+      seed,
+    }),
+  );
 line('mix_stage_wall_s_sync_offset_0', 's', sync.wall, null);
 line('mix_stage_wall_s_sync_offset_1', 's', off.wall, sync.wall);
 line('trainer_idle_sync_offset_0', 'fraction', sync.idle, null);

@@ -7,7 +7,12 @@ import { parseTaskset } from '../backend/buffer/taskset/load.js';
 import { median, report } from './report.js';
 
 const N = Number(process.argv[2] ?? 20000);
-const recs = Array.from({ length: N }, (_, i) => ({ id: `t${i}`, prompt: `What is ${i}, plus "one"?\nThink step by step.`, answer: String(i + 1), source: 'bench' }));
+const recs = Array.from({ length: N }, (_, i) => ({
+  id: `t${i}`,
+  prompt: `What is ${i}, plus "one"?\nThink step by step.`,
+  answer: String(i + 1),
+  source: 'bench',
+}));
 const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const texts = {
   jsonl: recs.map((r) => JSON.stringify(r)).join('\n'),
@@ -29,11 +34,22 @@ function time(fn: () => void, reps = 5): number {
 
 const baseMs = time(() => texts.jsonl.split('\n').forEach((l) => JSON.parse(l)));
 for (const [fmt, text] of Object.entries(texts)) {
-  const ms = time(() => {
-    const r = parseTaskset(text, `bench.${fmt}`);
-    if (r.tasks.length !== N) throw new Error(`${fmt}: loaded ${r.tasks.length} of ${N}: ${JSON.stringify(r.errors.slice(0, 2))}`);
-  }, fmt === 'yaml' ? 2 : 5);
-  report({ bench: 'taskset', figure: `load_${fmt}`, unit: 'records/s', value: (N / ms) * 1000, baseline: 'json_parse_only', baseline_value: (N / baseMs) * 1000 });
+  const ms = time(
+    () => {
+      const r = parseTaskset(text, `bench.${fmt}`);
+      if (r.tasks.length !== N)
+        throw new Error(`${fmt}: loaded ${r.tasks.length} of ${N}: ${JSON.stringify(r.errors.slice(0, 2))}`);
+    },
+    fmt === 'yaml' ? 2 : 5,
+  );
+  report({
+    bench: 'taskset',
+    figure: `load_${fmt}`,
+    unit: 'records/s',
+    value: (N / ms) * 1000,
+    baseline: 'json_parse_only',
+    baseline_value: (N / baseMs) * 1000,
+  });
 }
 
 const mb = texts.csv.length / 1e6;
@@ -46,4 +62,11 @@ try {
 } catch {
   // csv-parse is not a dependency; the baseline is there only where someone installed it.
 }
-report({ bench: 'taskset', figure: 'csv_parse', unit: 'MB/s', value: mb / (oursMs / 1000), baseline: theirs === null ? null : 'csv-parse', baseline_value: theirs });
+report({
+  bench: 'taskset',
+  figure: 'csv_parse',
+  unit: 'MB/s',
+  value: mb / (oursMs / 1000),
+  baseline: theirs === null ? null : 'csv-parse',
+  baseline_value: theirs,
+});

@@ -15,7 +15,9 @@ const REPS = Number(process.env.BENCH_REPS ?? 3);
 function corpus(bytes: number): string {
   const lib = dirname(createRequire(import.meta.url).resolve('typescript/lib/typescript.js'));
   let text = '';
-  for (const f of readdirSync(lib).filter((f) => /^lib\..*\.d\.ts$/.test(f)).sort()) {
+  for (const f of readdirSync(lib)
+    .filter((f) => /^lib\..*\.d\.ts$/.test(f))
+    .sort()) {
     text += readFileSync(join(lib, f), 'utf8');
     if (text.length >= bytes) break;
   }
@@ -32,8 +34,15 @@ const text = corpus(MB * 1e6);
 const mb = Buffer.byteLength(text) / 1e6;
 const trainTimes: number[] = [];
 let bpe = trainBpe([text.slice(0, 1000)], { vocabSize: 300 });
-for (let i = 0; i < Math.max(1, REPS - 1); i++) trainTimes.push(timeMs(() => (bpe = trainBpe([text], { vocabSize: VOCAB }))));
-report({ bench: 'tokenizer', figure: `bpe_train_${VOCAB}_on_${mb.toFixed(1)}MB`, unit: 's', value: median(trainTimes) / 1000, vocab: bpe.vocabSize });
+for (let i = 0; i < Math.max(1, REPS - 1); i++)
+  trainTimes.push(timeMs(() => (bpe = trainBpe([text], { vocabSize: VOCAB }))));
+report({
+  bench: 'tokenizer',
+  figure: `bpe_train_${VOCAB}_on_${mb.toFixed(1)}MB`,
+  unit: 's',
+  value: median(trainTimes) / 1000,
+  vocab: bpe.vocabSize,
+});
 
 function encodeFigures(name: string, tok: Tokenizer): void {
   const hf = new HfTokenizer(JSON.parse(JSON.stringify(tok.toJSON())), tokenizerConfig(tok));
@@ -50,7 +59,14 @@ function encodeFigures(name: string, tok: Tokenizer): void {
   }
   const v = mb / (median(ours) / 1000);
   const b = mb / (median(theirs) / 1000);
-  report({ bench: 'tokenizer', figure: `${name}_encode`, unit: 'MB/s', value: v, baseline: 'huggingface_tokenizers_js_0.2.0', baseline_value: b });
+  report({
+    bench: 'tokenizer',
+    figure: `${name}_encode`,
+    unit: 'MB/s',
+    value: v,
+    baseline: 'huggingface_tokenizers_js_0.2.0',
+    baseline_value: b,
+  });
   const dec = Array.from({ length: REPS }, () => timeMs(() => ids.forEach((x) => tok.decode(x))));
   report({ bench: 'tokenizer', figure: `${name}_decode`, unit: 'MB/s', value: mb / (median(dec) / 1000) });
   const tokens = ids.reduce((n, x) => n + x.length, 0);

@@ -26,10 +26,23 @@ function experiences(B: number, seq: number, expertRows: number, rng: Rng): Expe
   return Array.from({ length: B }, (_, b): Experience => {
     const resp = Array.from({ length: seq - P }, () => rng.int(8, VOCAB));
     return {
-      id: `e${b}`, taskId: `t${b >> 2}`, groupId: `g${b >> 2}`, runId: 'bench', source: b < expertRows ? 'expert' : 'usual',
-      promptTokens: Array.from({ length: P }, () => rng.int(8, VOCAB)), promptText: '', responseTokens: resp, responseText: '',
-      actionMask: resp.map(() => 1), logprobs: resp.map(() => -Math.log(VOCAB) + rng.normal() * 0.1), modelVersion: 0,
-      reward: rng.next(), advantages: resp.map(() => rng.normal()), status: 'ok', useCount: 0, createdAt: 0,
+      id: `e${b}`,
+      taskId: `t${b >> 2}`,
+      groupId: `g${b >> 2}`,
+      runId: 'bench',
+      source: b < expertRows ? 'expert' : 'usual',
+      promptTokens: Array.from({ length: P }, () => rng.int(8, VOCAB)),
+      promptText: '',
+      responseTokens: resp,
+      responseText: '',
+      actionMask: resp.map(() => 1),
+      logprobs: resp.map(() => -Math.log(VOCAB) + rng.normal() * 0.1),
+      modelVersion: 0,
+      reward: rng.next(),
+      advantages: resp.map(() => rng.normal()),
+      status: 'ok',
+      useCount: 0,
+      createdAt: 0,
     };
   });
 }
@@ -73,16 +86,50 @@ for (const s of SHAPES) {
     const bwd = Math.max(0, median(grads) - fwd);
     const opt = median(optims);
     const tokens = s.batch * (s.seq - s.seq / 4);
-    report({ bench: 'trainer', figure: `${algo}_step_${s.name}`, unit: 's', value: total, baseline: null, baseline_value: null, ratio: null, params: countParams(cfg), batch: `${s.batch}x${s.seq}` });
-    report({ bench: 'trainer', figure: `${algo}_tokens_per_s_${s.name}`, unit: 'tok/s', value: tokens / total, baseline: null, baseline_value: null, ratio: null, note: 'trained (response) tokens' });
-    report({ bench: 'trainer', figure: `${algo}_share_${s.name}`, unit: 'fraction', value: fwd / total, forward: fwd / total, backward: bwd / total, optimizer: opt / total, other: Math.max(0, 1 - (fwd + bwd + opt) / total) });
+    report({
+      bench: 'trainer',
+      figure: `${algo}_step_${s.name}`,
+      unit: 's',
+      value: total,
+      baseline: null,
+      baseline_value: null,
+      ratio: null,
+      params: countParams(cfg),
+      batch: `${s.batch}x${s.seq}`,
+    });
+    report({
+      bench: 'trainer',
+      figure: `${algo}_tokens_per_s_${s.name}`,
+      unit: 'tok/s',
+      value: tokens / total,
+      baseline: null,
+      baseline_value: null,
+      ratio: null,
+      note: 'trained (response) tokens',
+    });
+    report({
+      bench: 'trainer',
+      figure: `${algo}_share_${s.name}`,
+      unit: 'fraction',
+      value: fwd / total,
+      forward: fwd / total,
+      backward: bwd / total,
+      optimizer: opt / total,
+      other: Math.max(0, 1 - (fwd + bwd + opt) / total),
+    });
     if (s.name === '3m') {
       // The wasm heap only grows, so its size is the peak the step needed (tensors + scratch).
       const heap = (tf.backend() as unknown as { wasm?: { HEAPU8?: Uint8Array } }).wasm?.HEAPU8?.length;
       report({
-        bench: 'trainer', figure: `${algo}_memory_${s.name}`, unit: 'MiB', value: (heap ?? process.memoryUsage().rss) / 2 ** 20,
-        measure: heap ? 'peak wasm heap' : 'process rss', budget_mib: MEMORY_BUDGET_MIB,
-        held_tensors_mib: tf.memory().numBytes / 2 ** 20, rss_mib: process.memoryUsage().rss / 2 ** 20, leaked_per_step_mib: peakBytes / 2 ** 20,
+        bench: 'trainer',
+        figure: `${algo}_memory_${s.name}`,
+        unit: 'MiB',
+        value: (heap ?? process.memoryUsage().rss) / 2 ** 20,
+        measure: heap ? 'peak wasm heap' : 'process rss',
+        budget_mib: MEMORY_BUDGET_MIB,
+        held_tensors_mib: tf.memory().numBytes / 2 ** 20,
+        rss_mib: process.memoryUsage().rss / 2 ** 20,
+        leaked_per_step_mib: peakBytes / 2 ** 20,
       });
     }
     trainer.dispose();

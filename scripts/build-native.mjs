@@ -16,9 +16,21 @@ const quiet = process.argv.includes('--quiet');
 
 function done(ok, detail, extra = {}) {
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(statusFile, JSON.stringify({ ok, detail, node: process.version, platform: `${process.platform}-${process.arch}`, ...extra }) + '\n');
-  if (!quiet) console.error(ok ? `native BLAS built -> ${out} (${detail})` : `native BLAS not built (the wasm matmul stays in use): ${detail}`);
-  if (!quiet && extra.blas_core) console.error(`OpenBLAS kernels: ${extra.blas_core}${extra.coretype ? ` (OPENBLAS_CORETYPE=${extra.coretype}, ${extra.core_note})` : ''}`);
+  writeFileSync(
+    statusFile,
+    JSON.stringify({ ok, detail, node: process.version, platform: `${process.platform}-${process.arch}`, ...extra }) +
+      '\n',
+  );
+  if (!quiet)
+    console.error(
+      ok
+        ? `native BLAS built -> ${out} (${detail})`
+        : `native BLAS not built (the wasm matmul stays in use): ${detail}`,
+    );
+  if (!quiet && extra.blas_core)
+    console.error(
+      `OpenBLAS kernels: ${extra.blas_core}${extra.coretype ? ` (OPENBLAS_CORETYPE=${extra.coretype}, ${extra.core_note})` : ''}`,
+    );
   process.exit(0);
 }
 
@@ -30,10 +42,13 @@ function done(ok, detail, extra = {}) {
 // (a user's own OPENBLAS_CORETYPE wins). Nothing is forced on a CPU that lacks the instructions.
 function probeCore(addonFile) {
   if (process.platform !== 'linux' || process.arch !== 'x64' || !existsSync('/proc/cpuinfo')) return {};
-  const flags = new Set((readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').trim().split(/\s+/));
+  const flags = new Set(
+    (readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').trim().split(/\s+/),
+  );
   const candidates = [undefined];
   if (['avx2', 'fma'].every((f) => flags.has(f))) candidates.push('Haswell');
-  if (['avx512f', 'avx512bw', 'avx512vl', 'avx512dq', 'avx512cd'].every((f) => flags.has(f))) candidates.push('SkylakeX');
+  if (['avx512f', 'avx512bw', 'avx512vl', 'avx512dq', 'avx512cd'].every((f) => flags.has(f)))
+    candidates.push('SkylakeX');
   const probe = `const m=require(${JSON.stringify(addonFile)});if(!m.blasCore)process.exit(4);const N=256,a=new Float32Array(N*N).fill(1.01),b=new Float32Array(N*N).fill(0.99),c=new Float32Array(N*N);const run=()=>m.sgemmExt(a.buffer,0,b.buffer,0,c.buffer,0,N,N,N,0,0);for(let i=0;i<3;i++)run();let best=Infinity;for(let r=0;r<3;r++){const t=process.hrtime.bigint();for(let i=0;i<10;i++)run();best=Math.min(best,Number(process.hrtime.bigint()-t));}console.log(JSON.stringify({core:m.blasCore(),gflops:2*N*N*N*10/best}))`;
   const results = [];
   for (const coretype of candidates) {
@@ -53,7 +68,12 @@ function probeCore(addonFile) {
   const best = results.reduce((a, b) => (b.gflops > a.gflops ? b : a));
   const probeTable = Object.fromEntries(results.map((r) => [r.core, Number(r.gflops.toFixed(1))]));
   if (best.coretype && best.gflops > 1.3 * chosen.gflops) {
-    return { blas_core: best.core, coretype: best.coretype, core_note: `detected ${chosen.core}, ${(best.gflops / chosen.gflops).toFixed(1)}x slower`, core_gflops: probeTable };
+    return {
+      blas_core: best.core,
+      coretype: best.coretype,
+      core_note: `detected ${chosen.core}, ${(best.gflops / chosen.gflops).toFixed(1)}x slower`,
+      core_gflops: probeTable,
+    };
   }
   return { blas_core: chosen.core, core_gflops: probeTable };
 }
@@ -62,8 +82,12 @@ if (process.env.RFT_NATIVE_BLAS === '0') done(false, 'RFT_NATIVE_BLAS=0');
 if (!existsSync(src)) done(false, `missing ${src}`);
 
 // Node's headers: beside the node binary (official builds and Debian), or npm's nodedir.
-const headerDirs = [process.env.npm_config_nodedir && join(process.env.npm_config_nodedir, 'include', 'node'), join(dirname(process.execPath), '..', 'include', 'node'), '/usr/include/node', '/usr/local/include/node']
-  .filter(Boolean);
+const headerDirs = [
+  process.env.npm_config_nodedir && join(process.env.npm_config_nodedir, 'include', 'node'),
+  join(dirname(process.execPath), '..', 'include', 'node'),
+  '/usr/include/node',
+  '/usr/local/include/node',
+].filter(Boolean);
 const headers = headerDirs.find((d) => existsSync(join(d, 'node_api.h')));
 if (!headers) done(false, `node_api.h not found in ${headerDirs.join(', ')}`);
 
@@ -84,7 +108,11 @@ else {
 }
 // -O3 vectorises the small-product loops; the addon is built on the machine that runs it.
 const flags = ['-O3', '-fopenmp-simd', '-shared', '-fPIC', '-DNODE_GYP_MODULE_NAME=rft_blas', `-I${headers}`];
-if (process.platform !== 'darwin' && spawnSync(cc, ['-march=native', '-E', '-x', 'c', '/dev/null'], { stdio: 'ignore' }).status === 0) flags.push('-march=native');
+if (
+  process.platform !== 'darwin' &&
+  spawnSync(cc, ['-march=native', '-E', '-x', 'c', '/dev/null'], { stdio: 'ignore' }).status === 0
+)
+  flags.push('-march=native');
 if (process.platform === 'darwin') flags.push('-undefined', 'dynamic_lookup');
 
 const tmp = join(outDir, `rft-blas.tmp-${process.pid}.node`); // .node: require() picks the loader by extension
@@ -99,7 +127,9 @@ for (const lib of libs) {
   const probe = `const m=require(${JSON.stringify(tmp)});const h=new Float32Array([1,2,3,4,5,6,7,8,0,0,0,0]);m.sgemm(h.buffer,0,16,32,1,2,2,2,0,0,0,0);if(h[8]!==19||h[9]!==22||h[10]!==43||h[11]!==50)process.exit(3)`;
   const t = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8' });
   if (t.status !== 0) {
-    errors.push(`${lib.join(' ')}: built but failed its check (${(t.stderr || '').trim().split('\n')[0] || `exit ${t.status}`})`);
+    errors.push(
+      `${lib.join(' ')}: built but failed its check (${(t.stderr || '').trim().split('\n')[0] || `exit ${t.status}`})`,
+    );
     rmSync(tmp, { force: true });
     continue;
   }

@@ -9,43 +9,48 @@ const common = { bundle: true, sourcemap: true, logLevel: 'warning', minify: fal
 
 const jobs = [];
 if (existsSync('src/extension.ts')) {
-  jobs.push(build({
-    ...common,
-    entryPoints: ['src/extension.ts'],
-    outfile: 'dist/extension.cjs',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode'],
-  }));
+  jobs.push(
+    build({
+      ...common,
+      entryPoints: ['src/extension.ts'],
+      outfile: 'dist/extension.cjs',
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      external: ['vscode'],
+    }),
+  );
 }
 if (existsSync('webview')) {
   const entries = readdirSync('webview', { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join('webview', d.name, 'main.ts')))
     .map((d) => ({ in: join('webview', d.name, 'main.ts'), out: d.name }));
   if (entries.length) {
-    jobs.push(build({
-      ...common,
-      entryPoints: entries,
-      outdir: 'dist/webview',
-      platform: 'browser',
-      format: 'iife',
-      target: 'es2022',
-      loader: { '.css': 'text' },
-    }));
+    jobs.push(
+      build({
+        ...common,
+        entryPoints: entries,
+        outdir: 'dist/webview',
+        platform: 'browser',
+        format: 'iife',
+        target: 'es2022',
+        loader: { '.css': 'text' },
+      }),
+    );
   }
 }
-const backend = (entryPoints) => build({
-  ...common,
-  entryPoints,
-  outdir: 'dist/backend',
-  outExtension: { '.js': '.mjs' },
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  // Native modules, wasm binaries and optional engines stay in node_modules.
-  packages: 'external',
-});
+const backend = (entryPoints) =>
+  build({
+    ...common,
+    entryPoints,
+    outdir: 'dist/backend',
+    outExtension: { '.js': '.mjs' },
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    // Native modules, wasm binaries and optional engines stay in node_modules.
+    packages: 'external',
+  });
 jobs.push(backend({ cli: 'backend/cli.ts' }));
 // Rollout workers are worker threads with their own entry module (backend/explorer/workers/pool.ts).
 jobs.push(backend({ 'rollout-worker': 'backend/explorer/workers/rollout-worker.ts' }));
@@ -67,9 +72,13 @@ if (existsSync('webview')) {
   for (const d of readdirSync('webview', { withFileTypes: true })) {
     const css = join('webview', d.name, 'style.css');
     if (d.isDirectory() && existsSync(join('webview', d.name, 'main.ts'))) {
-      writeFileSync(join('dist/webview', `${d.name}.css`), base + '\n' + (existsSync(css) ? readFileSync(css, 'utf8') : ''));
+      writeFileSync(
+        join('dist/webview', `${d.name}.css`),
+        base + '\n' + (existsSync(css) ? readFileSync(css, 'utf8') : ''),
+      );
     }
   }
-  for (const f of ['codicon.css', 'codicon.ttf']) copyFileSync(join('node_modules/@vscode/codicons/dist', f), join('dist/webview/codicons', f));
+  for (const f of ['codicon.css', 'codicon.ttf'])
+    copyFileSync(join('node_modules/@vscode/codicons/dist', f), join('dist/webview/codicons', f));
 }
 if (!watch && !failed.length) console.log('built dist/');

@@ -34,14 +34,26 @@ const SECTION_DOCS: Record<string, string> = {
   monitor: 'Evaluation every N steps and the HTML report.',
 };
 
-type Json = { [k: string]: unknown; properties?: Record<string, Json>; items?: Json; anyOf?: Json[]; description?: string };
+type Json = {
+  [k: string]: unknown;
+  properties?: Record<string, Json>;
+  items?: Json;
+  anyOf?: Json[];
+  description?: string;
+};
 
 /** Each z.object({...}) literal: its keys and the doc comment of each key that has one. */
 export function objectDocs(source: string): { keys: string[]; docs: Map<string, string> }[] {
   const sf = ts.createSourceFile('x.ts', source, ts.ScriptTarget.ES2022, true);
   const out: { keys: string[]; docs: Map<string, string> }[] = [];
   const visit = (n: ts.Node): void => {
-    if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && n.expression.name.text === 'object' && n.arguments[0] && ts.isObjectLiteralExpression(n.arguments[0])) {
+    if (
+      ts.isCallExpression(n) &&
+      ts.isPropertyAccessExpression(n.expression) &&
+      n.expression.name.text === 'object' &&
+      n.arguments[0] &&
+      ts.isObjectLiteralExpression(n.arguments[0])
+    ) {
       const keys: string[] = [];
       const docs = new Map<string, string>();
       for (const p of n.arguments[0].properties) {
@@ -50,7 +62,15 @@ export function objectDocs(source: string): { keys: string[]; docs: Map<string, 
         keys.push(name);
         const text = source.slice(p.getFullStart(), p.getStart());
         const doc = [...text.matchAll(/\/\*\*([\s\S]*?)\*\//g)].at(-1)?.[1];
-        if (doc) docs.set(name, doc.split('\n').map((l) => l.replace(/^\s*\*?\s?/, '').trim()).filter(Boolean).join(' '));
+        if (doc)
+          docs.set(
+            name,
+            doc
+              .split('\n')
+              .map((l) => l.replace(/^\s*\*?\s?/, '').trim())
+              .filter(Boolean)
+              .join(' '),
+          );
       }
       out.push({ keys, docs });
     }
@@ -65,7 +85,9 @@ function describe(node: Json, objects: ReturnType<typeof objectDocs>): void {
   if (node.properties) {
     const keys = Object.keys(node.properties).sort().join(',');
     // An extended object (eval = the taskset's fields + holdout) takes the docs of the object it extends.
-    const match = objects.find((o) => [...o.keys].sort().join(',') === keys) ?? objects.find((o) => o.keys.length >= 5 && o.keys.every((k) => k in node.properties!));
+    const match =
+      objects.find((o) => [...o.keys].sort().join(',') === keys) ??
+      objects.find((o) => o.keys.length >= 5 && o.keys.every((k) => k in node.properties!));
     for (const [k, v] of Object.entries(node.properties)) {
       const d = match?.docs.get(k);
       if (d && !v.description) v.description = d;
@@ -88,7 +110,8 @@ export function configJsonSchema(): Json {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: 'https://rft-studio.dev/schemas/rft-config.schema.json',
     title: 'RFT Studio run config (*.rft.yaml)',
-    description: 'A training run: model, tasksets, algorithm, explorer, trainer, synchronizer and stages. Generated from backend/core/config.ts.',
+    description:
+      'A training run: model, tasksets, algorithm, explorer, trainer, synchronizer and stages. Generated from backend/core/config.ts.',
     ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$schema')),
   };
 }

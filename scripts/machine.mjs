@@ -10,16 +10,26 @@ const info = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8')
 const field = (name) => info.match(new RegExp(`^${name}\\s*:\\s*(.*)$`, 'm'))?.[1]?.trim();
 const model = field('model name') ?? field('Model') ?? cpus()[0]?.model ?? 'unknown CPU';
 const flags = new Set((field('flags') ?? field('Features') ?? '').split(/\s+/));
-const vector = ['avx512f', 'avx2', 'avx', 'sse4_2', 'sve', 'asimd'].find((f) => flags.has(f)) ?? (process.arch === 'arm64' ? 'neon' : 'unknown');
+const vector =
+  ['avx512f', 'avx2', 'avx', 'sse4_2', 'sve', 'asimd'].find((f) => flags.has(f)) ??
+  (process.arch === 'arm64' ? 'neon' : 'unknown');
 let blas;
 // As the engine does (backend/model/native-blas.ts): the install's probe may have chosen the kernel family.
-const status = existsSync('vendor/rft-blas.status.json') ? JSON.parse(readFileSync('vendor/rft-blas.status.json', 'utf8')) : {};
+const status = existsSync('vendor/rft-blas.status.json')
+  ? JSON.parse(readFileSync('vendor/rft-blas.status.json', 'utf8'))
+  : {};
 if (status.coretype && process.env.OPENBLAS_CORETYPE === undefined) process.env.OPENBLAS_CORETYPE = status.coretype;
-const forced = process.env.OPENBLAS_CORETYPE ? ` (OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE}${status.core_note ? `; ${status.core_note}` : ''})` : '';
+const forced = process.env.OPENBLAS_CORETYPE
+  ? ` (OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE}${status.core_note ? `; ${status.core_note}` : ''})`
+  : '';
 try {
   const addon = createRequire(import.meta.url)('../vendor/rft-blas.node');
-  blas = addon.blasCore ? `OpenBLAS core ${addon.blasCore() ?? 'n/a (not OpenBLAS)'}${forced}` : 'addon without blasCore (old build)';
+  blas = addon.blasCore
+    ? `OpenBLAS core ${addon.blasCore() ?? 'n/a (not OpenBLAS)'}${forced}`
+    : 'addon without blasCore (old build)';
 } catch (e) {
   blas = `no native addon (${String(e.message).split('\n')[0]})`;
 }
-console.log(`machine: ${model}, ${cpus().length} cores, ${vector}${flags.has('avx512_bf16') ? ' +bf16' : ''}; BLAS: ${blas}; node ${process.version} ${process.platform}-${process.arch}`);
+console.log(
+  `machine: ${model}, ${cpus().length} cores, ${vector}${flags.has('avx512_bf16') ? ' +bf16' : ''}; BLAS: ${blas}; node ${process.version} ${process.platform}-${process.arch}`,
+);

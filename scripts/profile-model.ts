@@ -21,7 +21,11 @@ const cfg = presetConfig(preset, 512);
 const m = new Transformer(cfg, 1);
 const opt = new AdamW(m.variables(), { lr: 1e-3 });
 const rng = new Rng(1);
-const ids = tf.tensor2d(Int32Array.from({ length: B * (T + 1) }, () => rng.int(8, 512)), [B, T + 1], 'int32');
+const ids = tf.tensor2d(
+  Int32Array.from({ length: B * (T + 1) }, () => rng.int(8, 512)),
+  [B, T + 1],
+  'int32',
+);
 const mask = tf.ones([B, T]) as tf.Tensor2D;
 
 function trainStep(): void {
@@ -45,7 +49,17 @@ if (mode === 'stages') {
     { name: '+ fused RMSNorm/SwiGLU/embed/log-prob', blas: true, off: ['RFT_NATIVE_DECODE'] },
     { name: '+ native decode step', blas: true, off: [] },
   ];
-  const tok: Tokenizer = { kind: 'char', vocabSize: 512, padId: 0, bosId: 1, eosId: 2, specialId: (n: SpecialTokenName) => Object.keys(SPECIAL_TOKENS).indexOf(n), encode: () => [], decode: () => '', toJSON: () => ({}) };
+  const tok: Tokenizer = {
+    kind: 'char',
+    vocabSize: 512,
+    padId: 0,
+    bosId: 1,
+    eosId: 2,
+    specialId: (n: SpecialTokenName) => Object.keys(SPECIAL_TOKENS).indexOf(n),
+    encode: () => [],
+    decode: () => '',
+    toJSON: () => ({}),
+  };
   const prompts = Array.from({ length: 16 }, () => Array.from({ length: 16 }, () => rng.int(8, 512)));
   const times = stages.map(() => ({ train: [] as number[], gen: [] as number[] }));
   for (let rep = 0; rep < 4; rep++) {
@@ -72,7 +86,9 @@ if (mode === 'stages') {
   for (const [i, st] of stages.entries()) {
     const tr = med(times[i]!.train);
     const gen = med(times[i]!.gen);
-    console.log(`${st.name.padEnd(40)} train ${tr.toFixed(0).padStart(6)} ms ${((B * T) / (tr / 1000)).toFixed(0).padStart(6)} tok/s   generate ${gen.toFixed(0).padStart(6)} ms ${((16 * 64) / (gen / 1000)).toFixed(0).padStart(6)} tok/s`);
+    console.log(
+      `${st.name.padEnd(40)} train ${tr.toFixed(0).padStart(6)} ms ${((B * T) / (tr / 1000)).toFixed(0).padStart(6)} tok/s   generate ${gen.toFixed(0).padStart(6)} ms ${((16 * 64) / (gen / 1000)).toFixed(0).padStart(6)} tok/s`,
+    );
   }
   process.exit(0);
 }
@@ -90,7 +106,11 @@ for (const k of prof.kernels) {
   by.set(k.name, e);
 }
 const total = [...by.values()].reduce((s, e) => s + e.ms, 0);
-console.log(`${mode} ${preset} ${B}x${T} on ${info.backend} (matmul: ${info.matmul?.kernel ?? 'n/a'}): wall ${wall.toFixed(0)} ms, kernels ${total.toFixed(0)} ms, ${prof.kernels.length} kernel calls`);
+console.log(
+  `${mode} ${preset} ${B}x${T} on ${info.backend} (matmul: ${info.matmul?.kernel ?? 'n/a'}): wall ${wall.toFixed(0)} ms, kernels ${total.toFixed(0)} ms, ${prof.kernels.length} kernel calls`,
+);
 for (const [name, e] of [...by.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)) {
-  console.log(`${name.padEnd(22)} ${e.ms.toFixed(1).padStart(8)} ms ${((100 * e.ms) / total).toFixed(1).padStart(5)}%  ${String(e.n).padStart(5)} calls`);
+  console.log(
+    `${name.padEnd(22)} ${e.ms.toFixed(1).padStart(8)} ms ${((100 * e.ms) / total).toFixed(1).padStart(5)}%  ${String(e.n).padStart(5)} calls`,
+  );
 }

@@ -11,13 +11,23 @@ export function isRunConfig(path: string): boolean {
   return CONFIG_FILE.test(path);
 }
 
-type Doc = { uri: vscode.Uri; getText(): string; isDirty?: boolean; lineCount?: number; lineAt?(n: number): { text: string } };
+type Doc = {
+  uri: vscode.Uri;
+  getText(): string;
+  isDirty?: boolean;
+  lineCount?: number;
+  lineAt?(n: number): { text: string };
+};
 
 export function configDiagnostic(i: ConfigIssueAt, doc?: Doc): vscode.Diagnostic {
   const line = Math.max(0, (i.line ?? 1) - 1);
   const text = doc?.lineAt && doc.lineCount !== undefined && line < doc.lineCount ? doc.lineAt(line).text : '';
   const start = Math.max(0, text.length - text.trimStart().length);
-  const d = new vscode.Diagnostic(new vscode.Range(line, start, line, Math.max(text.length, start + 1)), `${i.field}: ${i.message}`, vscode.DiagnosticSeverity.Error);
+  const d = new vscode.Diagnostic(
+    new vscode.Range(line, start, line, Math.max(text.length, start + 1)),
+    `${i.field}: ${i.message}`,
+    vscode.DiagnosticSeverity.Error,
+  );
   d.source = 'rft config';
   return d;
 }
@@ -43,7 +53,10 @@ export class ConfigDiagnostics implements vscode.Disposable {
   async check(doc: Doc, deep = false): Promise<ConfigIssueAt[] | undefined> {
     if (!isRunConfig(doc.uri.fsPath)) return undefined;
     const r = await this.validate(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined, deep && !doc.isDirty);
-    this.collection.set(doc.uri, r.issues.map((i) => configDiagnostic(i, doc)));
+    this.collection.set(
+      doc.uri,
+      r.issues.map((i) => configDiagnostic(i, doc)),
+    );
     return r.issues;
   }
 
@@ -51,7 +64,12 @@ export class ConfigDiagnostics implements vscode.Disposable {
   async checkFile(uri: vscode.Uri): Promise<ConfigIssueAt[]> {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const text = open ? undefined : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-    const doc: Doc = open ?? { uri, getText: () => text!, lineCount: text!.split('\n').length, lineAt: (n) => ({ text: text!.split('\n')[n] ?? '' }) };
+    const doc: Doc = open ?? {
+      uri,
+      getText: () => text!,
+      lineCount: text!.split('\n').length,
+      lineAt: (n) => ({ text: text!.split('\n')[n] ?? '' }),
+    };
     return (await this.check(doc, true)) ?? [];
   }
 
@@ -70,7 +88,11 @@ export class ConfigDiagnostics implements vscode.Disposable {
 export class ConfigQuickFixes implements vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.QuickFix];
 
-  provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, ctx: vscode.CodeActionContext): vscode.CodeAction[] {
+  provideCodeActions(
+    doc: vscode.TextDocument,
+    _range: vscode.Range,
+    ctx: vscode.CodeActionContext,
+  ): vscode.CodeAction[] {
     const out: vscode.CodeAction[] = [];
     for (const d of ctx.diagnostics) {
       if (d.source !== 'rft config') continue;

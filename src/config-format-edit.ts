@@ -25,7 +25,8 @@ export function sectionsNaming(configPath: string, text: string, file: string): 
  */
 export function withFormat(text: string, section: ConfigSection, format: FileFormat, path?: string): string {
   const doc = parseDocument(text);
-  if (doc.errors.length) throw new Error(`the config does not parse (${doc.errors[0]!.message.split('\n')[0]}): fix it first`);
+  if (doc.errors.length)
+    throw new Error(`the config does not parse (${doc.errors[0]!.message.split('\n')[0]}): fix it first`);
   if (path !== undefined) {
     const node = doc.get(section);
     // `taskset: { builtin: ... }` and a held-out share are not file readings: the section becomes the file.

@@ -116,7 +116,10 @@ export function hoverAt(lines: string[], at: number): string | undefined {
   const path = [...parentPath(lines, at, p.col, p.dashCol), p.key];
   const n = nodeAt(path);
   if (!n) return undefined;
-  const dflt = n.default !== undefined && !(typeof n.default === 'object' && n.default && Object.keys(n.default).length === 0) ? ` · default \`${JSON.stringify(n.default)}\`` : '';
+  const dflt =
+    n.default !== undefined && !(typeof n.default === 'object' && n.default && Object.keys(n.default).length === 0)
+      ? ` · default \`${JSON.stringify(n.default)}\``
+      : '';
   return `**${path.filter((k) => k !== '[]').join('.')}** · ${typeText(n)}${dflt}${n.description ? `\n\n${n.description}` : ''}`;
 }
 
@@ -139,7 +142,12 @@ export function completionsAt(lines: string[], at: number, ch: number): ConfigCo
     const col = value[1]!.length + (value[2]?.length ?? 0);
     const n = nodeAt([...parentPath(lines, at, col, value[2] ? value[1]!.length : undefined), value[3]!]);
     const vals = n?.enum ?? (n?.type === 'boolean' ? [true, false] : []);
-    return vals.map((v) => ({ label: String(v), insert: String(v), detail: n?.default === v ? 'default' : typeText(n!), kind: 'value' as const }));
+    return vals.map((v) => ({
+      label: String(v),
+      insert: String(v),
+      detail: n?.default === v ? 'default' : typeText(n!),
+      kind: 'value' as const,
+    }));
   }
   const key = /^(\s*)(-\s+)?([\w-]*)$/.exec(before);
   if (!key) return [];
@@ -150,7 +158,13 @@ export function completionsAt(lines: string[], at: number, ch: number): ConfigCo
   const present = siblings(lines, at, col, !!key[2]);
   return Object.entries(props)
     .filter(([k]) => !present.has(k))
-    .map(([k, n]) => ({ label: k, insert: n.type === 'object' || n.type === 'array' ? `${k}:\n` : `${k}: `, detail: typeText(n), doc: n.description, kind: 'key' as const }));
+    .map(([k, n]) => ({
+      label: k,
+      insert: n.type === 'object' || n.type === 'array' ? `${k}:\n` : `${k}: `,
+      detail: typeText(n),
+      doc: n.description,
+      kind: 'key' as const,
+    }));
 }
 
 const lines = (d: vscode.TextDocument) => d.getText().split(/\r?\n/);
@@ -158,7 +172,10 @@ const lines = (d: vscode.TextDocument) => d.getText().split(/\r?\n/);
 export class ConfigSchemaProvider implements vscode.CompletionItemProvider, vscode.HoverProvider {
   provideCompletionItems(doc: vscode.TextDocument, pos: vscode.Position): vscode.CompletionItem[] {
     return completionsAt(lines(doc), pos.line, pos.character).map((c) => {
-      const item = new vscode.CompletionItem(c.label, c.kind === 'key' ? vscode.CompletionItemKind.Property : vscode.CompletionItemKind.EnumMember);
+      const item = new vscode.CompletionItem(
+        c.label,
+        c.kind === 'key' ? vscode.CompletionItemKind.Property : vscode.CompletionItemKind.EnumMember,
+      );
       item.insertText = c.insert;
       item.detail = c.detail;
       if (c.doc) item.documentation = new vscode.MarkdownString(c.doc);

@@ -7,14 +7,21 @@ import type { TasksetIssue, TasksetReport } from '../backend/core/protocol.js';
 import { DebouncedChecker } from './debounced-checker.js';
 import { withSuggestion } from './taskset-fixes.js';
 
-export function toDiagnostic(issue: TasksetIssue, doc?: { lineCount: number; lineAt(n: number): { text: string } }): vscode.Diagnostic {
+export function toDiagnostic(
+  issue: TasksetIssue,
+  doc?: { lineCount: number; lineAt(n: number): { text: string } },
+): vscode.Diagnostic {
   const line = Math.max(0, (issue.line ?? 1) - 1);
   const len = doc && line < doc.lineCount ? doc.lineAt(line).text.length : 0;
   const range = new vscode.Range(line, 0, line, Math.max(len, 1));
   const base = issue.field ? `field '${issue.field}': ${issue.message}` : issue.message;
   // A missing field the record carries under another name: say which (a quick fix renames it).
   const msg = doc && line < doc.lineCount ? withSuggestion(base, doc.lineAt(line).text) : base;
-  const d = new vscode.Diagnostic(range, msg, issue.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error);
+  const d = new vscode.Diagnostic(
+    range,
+    msg,
+    issue.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error,
+  );
   d.source = 'rft taskset';
   return d;
 }
@@ -59,7 +66,9 @@ export class TasksetDiagnostics implements vscode.Disposable {
   apply(r: TasksetReport): void {
     const uri = vscode.Uri.file(r.file);
     // A file not open in an editor is read from disk: its lines give the ranges and the did-you-mean.
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === r.file) ?? (r.issues.length ? diskLines(r.file) : undefined);
+    const doc =
+      vscode.workspace.textDocuments.find((d) => d.uri.fsPath === r.file) ??
+      (r.issues.length ? diskLines(r.file) : undefined);
     const diags = r.issues.map((i) => toDiagnostic(i, doc));
     // Read with a detected mapping: say which, so the errors left are read against it.
     const note = this.knows.note(r.file);
@@ -80,13 +89,19 @@ export class TasksetDiagnostics implements vscode.Disposable {
   /** Errors in Problems over all taskset files (the view's badge: the same number as Problems). */
   errorCount(): number {
     let n = 0;
-    this.collection.forEach((_uri, ds) => (n += ds.filter((d) => d.severity === vscode.DiagnosticSeverity.Error).length));
+    this.collection.forEach(
+      (_uri, ds) => (n += ds.filter((d) => d.severity === vscode.DiagnosticSeverity.Error).length),
+    );
     return n;
   }
 
   async check(doc: { uri: vscode.Uri; getText(): string; isDirty?: boolean }): Promise<TasksetReport | undefined> {
     // Files on disk only (not git: / output: documents of the same path).
-    if ((doc.uri.scheme ?? 'file') !== 'file' || !this.knows.isTaskset(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined)) return undefined;
+    if (
+      (doc.uri.scheme ?? 'file') !== 'file' ||
+      !this.knows.isTaskset(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined)
+    )
+      return undefined;
     const r = await this.validate(doc.uri.fsPath, doc.isDirty ? doc.getText() : undefined);
     this.apply(r);
     return r;

@@ -6,7 +6,10 @@ const MAX = 240;
 
 /** The cause of a failure in one line. */
 export function oneLineReason(message: string): string {
-  let lines = message.split('\n').map((l) => l.trim()).filter(Boolean);
+  let lines = message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   if (!lines.length) return 'no reason given (see the log)';
   // The CLI's own error line (`rft: …`) is the cause; what precedes it is log output.
   const cli = lines.map((l) => l.startsWith('rft: ')).lastIndexOf(true);
@@ -31,8 +34,10 @@ export function oneLineReason(message: string): string {
 export function errorFix(message: string): string | undefined {
   const dym = /did you mean '([^']+)'\?/.exec(message);
   if (dym) return `Fix: use '${dym[1]}'.`;
-  if (/no file '|ENOENT|no such file|not found/i.test(message)) return 'Fix: check the path (paths in a config are relative to the config file).';
-  if (/backend is not running|connection (got )?disposed|Pending response rejected/i.test(message)) return 'Fix: run "RFT Studio: Restart Backend".';
+  if (/no file '|ENOENT|no such file|not found/i.test(message))
+    return 'Fix: check the path (paths in a config are relative to the config file).';
+  if (/backend is not running|connection (got )?disposed|Pending response rejected/i.test(message))
+    return 'Fix: run "RFT Studio: Restart Backend".';
   if (/process died/.test(message)) return 'Fix: Resume continues from the last checkpoint.';
   return undefined;
 }

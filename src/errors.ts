@@ -28,7 +28,11 @@ export function showBackendError(action: string, err: unknown, output?: vscode.L
 }
 
 /** A command that threw (anything not already shown): the same one-line notification. */
-export function guardCommand<A extends unknown[]>(title: string, fn: (...args: A) => unknown, output: vscode.LogOutputChannel): (...args: A) => Promise<unknown> {
+export function guardCommand<A extends unknown[]>(
+  title: string,
+  fn: (...args: A) => unknown,
+  output: vscode.LogOutputChannel,
+): (...args: A) => Promise<unknown> {
   return async (...args: A) => {
     try {
       return await fn(...args);

@@ -43,7 +43,10 @@ export interface StudioApi {
 export async function activate(context: vscode.ExtensionContext): Promise<StudioApi> {
   const t0 = Date.now();
   const output = vscode.window.createOutputChannel('RFT Studio', { log: true });
-  context.subscriptions.push(output, vscode.commands.registerCommand('rftStudio.showLog', () => output.show()));
+  context.subscriptions.push(
+    output,
+    vscode.commands.registerCommand('rftStudio.showLog', () => output.show()),
+  );
   const version = String((context.extension?.packageJSON as { version?: string } | undefined)?.version ?? '0.0.0');
   client = await createBackend({ extensionPath: context.extensionPath, version, output });
   if (!client) return { services: undefined, activatedInMs: Date.now() - t0 };
@@ -53,7 +56,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   // A file a run config maps (`format:`) is validated the way the run reads it; a file no config
   // maps yet, with the mapping detected from its first records.
   const readings = new TasksetReadings();
-  const tasksets = new TasksetsTree(() => readings.files(), (f) => readings.holdsTasks(f));
+  const tasksets = new TasksetsTree(
+    () => readings.files(),
+    (f) => readings.holdsTasks(f),
+  );
   const validate = (file: string, text?: string) => {
     const reading = readings.readingFor(file, text);
     return c.request('taskset/validate', { file, text, ...(reading ? { reading } : {}) });
@@ -69,7 +75,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     300,
     { isTaskset: (f, t) => readings.isTaskset(f, t), note: (f) => readings.note(f) },
   );
-  const configs = new ConfigDiagnostics((file, text, deep) => c.request('config/validate', { file, text, ...(deep ? { deep } : {}) }));
+  const configs = new ConfigDiagnostics((file, text, deep) =>
+    c.request('config/validate', { file, text, ...(deep ? { deep } : {}) }),
+  );
   const services: Services = {
     context,
     client: c,
@@ -97,31 +105,63 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(
     workersView,
     { dispose: () => clearInterval(workersTimer) },
-    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('rftStudio.scaleOut') && void refreshWorkers()),
+    vscode.workspace.onDidChangeConfiguration(
+      (e) => e.affectsConfiguration('rftStudio.scaleOut') && void refreshWorkers(),
+    ),
   );
   // The run's life in the output channel; failures and completions as notifications with actions.
   const monitor = new RunMonitor({ client: c, output, openDashboard: (id) => services.openDashboard(id) });
-  context.subscriptions.push(monitor, configs, state.onDidChange((what) => what === 'runs' && monitor.follow(state.runs)));
-  context.subscriptions.push(vscode.languages.registerCodeActionsProvider(CONFIG_SELECTOR, new ConfigQuickFixes(), { providedCodeActionKinds: ConfigQuickFixes.kinds }));
+  context.subscriptions.push(
+    monitor,
+    configs,
+    state.onDidChange((what) => what === 'runs' && monitor.follow(state.runs)),
+  );
+  context.subscriptions.push(
+    vscode.languages.registerCodeActionsProvider(CONFIG_SELECTOR, new ConfigQuickFixes(), {
+      providedCodeActionKinds: ConfigQuickFixes.kinds,
+    }),
+  );
   // Completion and hover from the generated config schema, unless the YAML extension reads it (yamlValidation).
   if (!yamlExtensionPresent()) {
     const schema = new ConfigSchemaProvider();
-    context.subscriptions.push(vscode.languages.registerCompletionItemProvider(CONFIG_SELECTOR, schema), vscode.languages.registerHoverProvider(CONFIG_SELECTOR, schema));
+    context.subscriptions.push(
+      vscode.languages.registerCompletionItemProvider(CONFIG_SELECTOR, schema),
+      vscode.languages.registerHoverProvider(CONFIG_SELECTOR, schema),
+    );
   }
   const status = new StatusBar(() => c.state, state);
   context.subscriptions.push(state, diagnostics, status, runsView, bufferView, tasksetsView);
-  context.subscriptions.push(state.onDidChange(() => status.update()), toVs(c.onState(() => status.update())));
+  context.subscriptions.push(
+    state.onDidChange(() => status.update()),
+    toVs(c.onState(() => status.update())),
+  );
   // The watcher's reports read files plainly: a file a config maps is validated again as the run reads it.
-  context.subscriptions.push(toVs(c.onNotification('taskset/report', (r) => (readings.readingFor(r.file) ? void validate(r.file).then((x) => diagnostics.apply(x), () => diagnostics.apply(r)) : diagnostics.apply(r)))));
+  context.subscriptions.push(
+    toVs(
+      c.onNotification('taskset/report', (r) =>
+        readings.readingFor(r.file)
+          ? void validate(r.file).then(
+              (x) => diagnostics.apply(x),
+              () => diagnostics.apply(r),
+            )
+          : diagnostics.apply(r),
+      ),
+    ),
+  );
 
   // Pass rate of each task in the current run, above its line in taskset files.
   const lens = new TaskPassRateLens(c, state, undefined, (f) => readings.isTaskset(f));
   context.subscriptions.push(lens, vscode.languages.registerCodeLensProvider(TASKSET_SELECTOR, lens));
-  context.subscriptions.push(vscode.languages.registerCodeActionsProvider(TASKSET_SELECTOR, new TasksetQuickFixes(), { providedCodeActionKinds: TasksetQuickFixes.kinds }));
+  context.subscriptions.push(
+    vscode.languages.registerCodeActionsProvider(TASKSET_SELECTOR, new TasksetQuickFixes(), {
+      providedCodeActionKinds: TasksetQuickFixes.kinds,
+    }),
+  );
 
   // Every command: a failure not shown by the command itself is told where the user acted (errors.ts).
   const titles = commandTitles(context.extension?.packageJSON);
-  const reg = (id: string, fn: (...args: never[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(titles.get(id) ?? id, fn, output)));
+  const reg = (id: string, fn: (...args: never[]) => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(titles.get(id) ?? id, fn, output)));
   reg('rftStudio.newTaskset', () => newTaskset(services));
   reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(services, uri));
   reg('rftStudio.mapFields', (uri?: vscode.Uri, preset?: FieldPreset) => mapFields(services, uri, preset));
@@ -132,8 +172,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   // A Uri (explorer), a RunInfo (Runs view: that run's checkpoints) or nothing (palette).
   reg('rftStudio.evaluateCheckpoint', (arg?: vscode.Uri | RunInfo) => evaluateCheckpoint(services, arg));
   reg('rftStudio.openReport', (arg?: unknown) => openReport(services, arg));
-  reg('rftStudio.openDashboard', (runId?: string) => services.openDashboard(typeof runId === 'string' ? runId : undefined));
-  reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert'; taskId?: string }) => services.openExperienceBrowser(o));
+  reg('rftStudio.openDashboard', (runId?: string) =>
+    services.openDashboard(typeof runId === 'string' ? runId : undefined),
+  );
+  reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert'; taskId?: string }) =>
+    services.openExperienceBrowser(o),
+  );
   reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(services));
   reg('rftStudio.exportBuffer', () => exportBuffer(services));
   reg('rftStudio.trainRewardModel', (runId?: unknown) => trainRewardModel(services, runId));
@@ -148,11 +192,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   // Tasksets: validate open documents while typing / on save; the backend watches files on disk.
   context.subscriptions.push(
     // A config opened or saved is checked deep (registry names, as `rft run` would refuse them).
-    vscode.workspace.onDidOpenTextDocument((d) => (isRunConfig(d.uri.fsPath) ? void configs.check(d, true).catch(() => undefined) : diagnostics.schedule(d))),
-    vscode.workspace.onDidChangeTextDocument((e) => (isRunConfig(e.document.uri.fsPath) ? configs.schedule(e.document) : diagnostics.schedule(e.document))),
-    vscode.workspace.onDidSaveTextDocument((d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d, true) : diagnostics.check(d)).catch(() => undefined)),
+    vscode.workspace.onDidOpenTextDocument((d) =>
+      isRunConfig(d.uri.fsPath) ? void configs.check(d, true).catch(() => undefined) : diagnostics.schedule(d),
+    ),
+    vscode.workspace.onDidChangeTextDocument((e) =>
+      isRunConfig(e.document.uri.fsPath) ? configs.schedule(e.document) : diagnostics.schedule(e.document),
+    ),
+    vscode.workspace.onDidSaveTextDocument(
+      (d) => void (isRunConfig(d.uri.fsPath) ? configs.check(d, true) : diagnostics.check(d)).catch(() => undefined),
+    ),
     // Closed with unsaved edits dropped: Problems shows the file on disk again (a file gone: nothing).
-    vscode.workspace.onDidCloseTextDocument((d) => d.uri.scheme === 'file' && void (existsSync(d.uri.fsPath) ? diagnostics.check({ uri: d.uri, getText: () => '', isDirty: false }).catch(() => undefined) : forgetFile(d.uri))),
+    vscode.workspace.onDidCloseTextDocument(
+      (d) =>
+        d.uri.scheme === 'file' &&
+        void (existsSync(d.uri.fsPath)
+          ? diagnostics.check({ uri: d.uri, getText: () => '', isDirty: false }).catch(() => undefined)
+          : forgetFile(d.uri)),
+    ),
   );
   const forgetFile = (uri: vscode.Uri) => {
     diagnostics.forget(uri);
@@ -162,7 +218,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   // The backend watches the taskset files on disk (changes outside the editor).
   const rescan = async () => {
     const files = await tasksets.refresh();
-    if (c.state === 'running' && c.capabilities?.taskset) await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
+    if (c.state === 'running' && c.capabilities?.taskset)
+      await c.request('taskset/watch', { files: files.map((f) => f.fsPath) });
     return files;
   };
   const startup = async () => {
@@ -173,31 +230,45 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
       else await diagnostics.check(d);
     }
     // Taskset files outside tasksets/ (found by their content or named by a config) are not opened yet: check them too.
-    for (const f of files) if (!looksLikeTaskset(f.fsPath) && !vscode.workspace.textDocuments.some((d) => d.uri.fsPath === f.fsPath)) diagnostics.apply(await validate(f.fsPath));
+    for (const f of files)
+      if (!looksLikeTaskset(f.fsPath) && !vscode.workspace.textDocuments.some((d) => d.uri.fsPath === f.fsPath))
+        diagnostics.apply(await validate(f.fsPath));
     if (c.capabilities?.runs) await state.refreshRuns();
     // Runs that existed before this window are history, not news.
     monitor.know(state.runs);
     const bp = vscode.workspace.getConfiguration('rftStudio').get<string>('bufferPath')?.trim();
     const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-    if (bp && !state.bufferPath) await state.openBuffer({ path: root && !isAbsolute(bp) ? vscode.Uri.joinPath(root, bp).fsPath : bp });
+    if (bp && !state.bufferPath)
+      await state.openBuffer({ path: root && !isAbsolute(bp) ? vscode.Uri.joinPath(root, bp).fsPath : bp });
     // No buffer set: follow the current run's.
     const run = currentRun(state.runs);
     if (!state.bufferPath && run) await state.openBuffer({ runId: run.id });
     await lens.refresh();
   };
-  context.subscriptions.push(toVs(c.onStarted(() => void startup().catch((e) => output.warn(`startup: ${String(e)}`)))));
+  context.subscriptions.push(
+    toVs(c.onStarted(() => void startup().catch((e) => output.warn(`startup: ${String(e)}`)))),
+  );
   // A config written or changed may map files differently: validate the files it names again.
   const configWatcher = vscode.workspace.createFileSystemWatcher('**/*.rft.{yaml,yml}');
   const rereadConfigsNow = async () => {
     const before = readings.files();
     await readings.refresh();
-    const files = new Set([...before, ...readings.files()].filter((f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f))));
+    const files = new Set(
+      [...before, ...readings.files()].filter(
+        (f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f)),
+      ),
+    );
     for (const f of files) diagnostics.apply(await validate(f));
     await rescan();
   };
   services.rereadConfigs = rereadConfigsNow;
   const rereadConfigs = () => void rereadConfigsNow().catch((e) => output.warn(`taskset readings: ${String(e)}`));
-  context.subscriptions.push(configWatcher, configWatcher.onDidCreate(rereadConfigs), configWatcher.onDidChange(rereadConfigs), configWatcher.onDidDelete(rereadConfigs));
+  context.subscriptions.push(
+    configWatcher,
+    configWatcher.onDidCreate(rereadConfigs),
+    configWatcher.onDidChange(rereadConfigs),
+    configWatcher.onDidDelete(rereadConfigs),
+  );
   const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
   // A file moved or deleted: its Problems, report and badge count go at once (not when its tab closes).
   // The rescan waits for a burst to end (a run writing checkpoints creates many files), and files
@@ -225,8 +296,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   return { services, activatedInMs: Date.now() - t0 };
 }
 
-const CONFIG_SELECTOR: vscode.DocumentSelector = ['yaml', 'yml'].map((ext) => ({ scheme: 'file', pattern: `**/*.rft.${ext}` }));
-const TASKSET_SELECTOR: vscode.DocumentSelector = ['jsonl', 'json', 'yaml', 'yml', 'csv'].map((ext) => ({ scheme: 'file', pattern: `**/*.${ext}` }));
+const CONFIG_SELECTOR: vscode.DocumentSelector = ['yaml', 'yml'].map((ext) => ({
+  scheme: 'file',
+  pattern: `**/*.rft.${ext}`,
+}));
+const TASKSET_SELECTOR: vscode.DocumentSelector = ['jsonl', 'json', 'yaml', 'yml', 'csv'].map((ext) => ({
+  scheme: 'file',
+  pattern: `**/*.${ext}`,
+}));
 
 function badge(errors: number): vscode.ViewBadge | undefined {
   return errors ? { value: errors, tooltip: `${errors} taskset error${errors === 1 ? '' : 's'}` } : undefined;
@@ -234,7 +311,9 @@ function badge(errors: number): vscode.ViewBadge | undefined {
 
 /** `rftStudio.startTraining` -> `Start Training…` (package.json), for failure notifications. */
 function commandTitles(pkg: unknown): Map<string, string> {
-  const cmds = (pkg as { contributes?: { commands?: { command: string; title: string }[] } } | undefined)?.contributes?.commands ?? [];
+  const cmds =
+    (pkg as { contributes?: { commands?: { command: string; title: string }[] } } | undefined)?.contributes?.commands ??
+    [];
   return new Map(cmds.map((c) => [c.command, c.title.replace(/…$/, '')]));
 }
 

@@ -29,7 +29,12 @@ export interface MappingProposal {
   format?: FileFormat;
 }
 
-const FORMAT_KEY: Record<MappingTarget, keyof FileFormat> = { prompt: 'prompt_key', answer: 'response_key', response: 'response_key', id: 'id_key' };
+const FORMAT_KEY: Record<MappingTarget, keyof FileFormat> = {
+  prompt: 'prompt_key',
+  answer: 'response_key',
+  response: 'response_key',
+  id: 'id_key',
+};
 
 /** The `format:` key of a target (`answer` -> `response_key`). */
 export function formatKeyOf(target: MappingTarget): keyof FileFormat {
@@ -73,12 +78,16 @@ function byValues(target: MappingTarget, records: Rec[], free: string[], promptK
   switch (target) {
     case 'id':
       // Distinct short tokens without spaces (`m-17`, 17), named like an id if several are.
-      return text.filter((k) => st.get(k)!.unique && st.get(k)!.words <= 1 && st.get(k)!.avgLen <= 40).sort((a, b) => Number(/id$/i.test(b)) - Number(/id$/i.test(a)))[0];
+      return text
+        .filter((k) => st.get(k)!.unique && st.get(k)!.words <= 1 && st.get(k)!.avgLen <= 40)
+        .sort((a, b) => Number(/id$/i.test(b)) - Number(/id$/i.test(a)))[0];
     case 'prompt':
       return longest(text.filter((k) => st.get(k)!.words >= 3));
     case 'answer':
       // A short scalar: `42`, `B`, `x = 3`.
-      return text.filter((k) => st.get(k)!.avgLen <= 32 && st.get(k)!.words <= 4).sort((a, b) => st.get(a)!.avgLen - st.get(b)!.avgLen)[0];
+      return text
+        .filter((k) => st.get(k)!.avgLen <= 32 && st.get(k)!.words <= 4)
+        .sort((a, b) => st.get(a)!.avgLen - st.get(b)!.avgLen)[0];
     case 'response':
       // Worked text, at least a few words and not shorter than half the prompt.
       return longest(text.filter((k) => st.get(k)!.words >= 3 && st.get(k)!.avgLen >= promptLen / 2));
@@ -100,7 +109,9 @@ export function proposeMapping(records: Rec[], role: MappingRole = 'task'): Mapp
       used.add(t);
       continue;
     }
-    const merged = Object.fromEntries(keys.filter((k) => !used.has(k)).map((k) => [k, records.find((r) => k in r)![k]]));
+    const merged = Object.fromEntries(
+      keys.filter((k) => !used.has(k)).map((k) => [k, records.find((r) => k in r)![k]]),
+    );
     const k = suggestField(t, merged);
     if (k) {
       fields.push({ target: t, key: k, why: 'name' });
@@ -112,7 +123,12 @@ export function proposeMapping(records: Rec[], role: MappingRole = 'task'): Mapp
   for (const t of pending) {
     if (records.length === 0) break;
     const prompt = fields.find((f) => f.target === 'prompt')?.key;
-    const k = byValues(t, records, keys.filter((x) => !used.has(x)), prompt);
+    const k = byValues(
+      t,
+      records,
+      keys.filter((x) => !used.has(x)),
+      prompt,
+    );
     if (k) {
       fields.push({ target: t, key: k, why: 'values' });
       used.add(k);
@@ -138,7 +154,9 @@ export function guessRole(path: string, records: Rec[]): MappingRole {
   if (/expert|demo|sft|worked|solutions/.test(base)) return 'expert';
   const task = proposeMapping(records, 'task');
   const expert = proposeMapping(records, 'expert');
-  return !task.fields.some((f) => f.target === 'answer') && expert.fields.some((f) => f.target === 'response') ? 'expert' : 'task';
+  return !task.fields.some((f) => f.target === 'answer') && expert.fields.some((f) => f.target === 'response')
+    ? 'expert'
+    : 'task';
 }
 
 /** The first records of a JSONL or JSON-array text (bad lines skipped), at most `max`. */

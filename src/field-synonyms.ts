@@ -5,17 +5,42 @@
 /** Names other datasets use for the task fields (GSM8K, MATH, Alpaca, MBPP, ...). */
 const SYNONYMS: Record<string, string[]> = {
   prompt: ['question', 'problem', 'query', 'instruction', 'input', 'text', 'content'],
-  answer: ['solution', 'output', 'target', 'label', 'final_answer', 'final', 'result', 'ground_truth', 'gold', 'expected', 'ans', 'reference'],
+  answer: [
+    'solution',
+    'output',
+    'target',
+    'label',
+    'final_answer',
+    'final',
+    'result',
+    'ground_truth',
+    'gold',
+    'expected',
+    'ans',
+    'reference',
+  ],
   id: ['qid', 'uid', 'task_id', 'idx', 'index', 'key'],
   tests: ['test_list', 'test_cases', 'test'],
-  response: ['completion', 'output', 'demonstration', 'worked', 'worked_solution', 'rationale', 'explanation', 'reasoning', 'chosen', 'solution'],
+  response: [
+    'completion',
+    'output',
+    'demonstration',
+    'worked',
+    'worked_solution',
+    'rationale',
+    'explanation',
+    'reasoning',
+    'chosen',
+    'solution',
+  ],
 };
 
 function distance(a: string, b: string): number {
   const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0]![j] = j;
   for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
   }
   return d[a.length]![b.length]!;
 }
@@ -24,5 +49,8 @@ function distance(a: string, b: string): number {
 export function suggestField(missing: string, record: Record<string, unknown>): string | undefined {
   const keys = Object.keys(record).filter((k) => k !== missing);
   const syn = SYNONYMS[missing] ?? [];
-  return keys.find((k) => syn.includes(k.toLowerCase())) ?? keys.find((k) => k.length > 2 && distance(k.toLowerCase(), missing) <= (missing.length > 4 ? 2 : 1));
+  return (
+    keys.find((k) => syn.includes(k.toLowerCase())) ??
+    keys.find((k) => k.length > 2 && distance(k.toLowerCase(), missing) <= (missing.length > 4 ? 2 : 1))
+  );
 }

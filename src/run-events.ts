@@ -18,13 +18,29 @@ export function runEvents(prev: RunInfo | undefined, next: RunInfo): RunEvent[] 
   const out: RunEvent[] = [];
   if (!prev || prev.status !== next.status) {
     const at = next.step !== undefined ? ` at step ${next.step}${next.totalSteps ? `/${next.totalSteps}` : ''}` : '';
-    if (next.status === 'failed') out.push({ level: 'error', line: `Run ${name} failed${at}: ${next.statusReason ?? 'no reason recorded (see its log)'}` });
-    else if (next.status === 'running') out.push({ level: 'info', line: `Run ${name} ${prev ? `${prev.status} -> running` : 'running'}${at}${next.configPath ? ` (config ${next.configPath})` : ''}` });
-    else out.push({ level: 'info', line: `Run ${name} ${next.status}${at}${next.statusReason ? `: ${next.statusReason}` : ''}` });
+    if (next.status === 'failed')
+      out.push({
+        level: 'error',
+        line: `Run ${name} failed${at}: ${next.statusReason ?? 'no reason recorded (see its log)'}`,
+      });
+    else if (next.status === 'running')
+      out.push({
+        level: 'info',
+        line: `Run ${name} ${prev ? `${prev.status} -> running` : 'running'}${at}${next.configPath ? ` (config ${next.configPath})` : ''}`,
+      });
+    else
+      out.push({
+        level: 'info',
+        line: `Run ${name} ${next.status}${at}${next.statusReason ? `: ${next.statusReason}` : ''}`,
+      });
   }
   const before = new Set((prev?.checkpoints ?? []).map((c) => c.version));
   for (const c of next.checkpoints ?? []) {
-    if (prev && !before.has(c.version)) out.push({ level: 'info', line: `Run ${name}: checkpoint v${c.version}${c.step !== undefined ? ` (step ${c.step})` : ''} at ${c.path}` });
+    if (prev && !before.has(c.version))
+      out.push({
+        level: 'info',
+        line: `Run ${name}: checkpoint v${c.version}${c.step !== undefined ? ` (step ${c.step})` : ''} at ${c.path}`,
+      });
   }
   return out;
 }
@@ -32,12 +48,18 @@ export function runEvents(prev: RunInfo | undefined, next: RunInfo): RunEvent[] 
 /** Lines for a metrics point: a stage change and an eval result. */
 export function metricEvents(p: MetricsPoint, prevStage: string | undefined): RunEvent[] {
   const out: RunEvent[] = [];
-  if (p.stage && p.stage !== prevStage) out.push({ level: 'info', line: `Run ${p.runId}: stage '${p.stage}' from step ${p.step}` });
+  if (p.stage && p.stage !== prevStage)
+    out.push({ level: 'info', line: `Run ${p.runId}: stage '${p.stage}' from step ${p.step}` });
   const acc = p.values.eval_accuracy;
-  if (acc !== undefined) out.push({ level: 'info', line: `Run ${p.runId}: eval accuracy ${(100 * acc).toFixed(1)}% at step ${p.step}` });
+  if (acc !== undefined)
+    out.push({ level: 'info', line: `Run ${p.runId}: eval accuracy ${(100 * acc).toFixed(1)}% at step ${p.step}` });
   for (const w of p.warnings ?? []) out.push({ level: 'warn', line: `Run ${p.runId}: ${w.message}` });
   const skipped = p.values.skipped_experiences;
-  if (skipped) out.push({ level: 'warn', line: `Run ${p.runId}: step ${p.step} skipped ${skipped} experience(s) the trainer could not use (see the run's log)` });
+  if (skipped)
+    out.push({
+      level: 'warn',
+      line: `Run ${p.runId}: step ${p.step} skipped ${skipped} experience(s) the trainer could not use (see the run's log)`,
+    });
   return out;
 }
 
@@ -75,7 +97,8 @@ export class RunMonitor implements vscode.Disposable {
     if (!this.ready) return;
     for (const r of runs) {
       const prev = this.seen.get(r.id);
-      if (!prev || prev.status !== r.status || (prev.checkpoints?.length ?? 0) !== (r.checkpoints?.length ?? 0)) void this.status(r);
+      if (!prev || prev.status !== r.status || (prev.checkpoints?.length ?? 0) !== (r.checkpoints?.length ?? 0))
+        void this.status(r);
     }
   }
 
@@ -87,12 +110,18 @@ export class RunMonitor implements vscode.Disposable {
     const prev = this.seen.get(r.id);
     // The registry keeps the step of the last checkpoint; a run seen running got further: a run
     // that fails or stops is told at the step it reached.
-    if (prev?.status === 'running' && r.status !== 'running' && (prev.step ?? -1) > (r.step ?? -1)) r = { ...r, step: prev.step };
+    if (prev?.status === 'running' && r.status !== 'running' && (prev.step ?? -1) > (r.step ?? -1))
+      r = { ...r, step: prev.step };
     this.seen.set(r.id, r);
     for (const e of runEvents(prev, r)) this.write(e);
     if (prev?.status === r.status) return;
     if (r.status === 'failed') await this.failed(r);
-    else if (r.status === 'completed') void this.notify('info', `Run ${r.name ?? r.id} completed${r.step !== undefined ? ` after ${r.step} steps` : ''}.`, r);
+    else if (r.status === 'completed')
+      void this.notify(
+        'info',
+        `Run ${r.name ?? r.id} completed${r.step !== undefined ? ` after ${r.step} steps` : ''}.`,
+        r,
+      );
   }
 
   private readonly warned = new Set<string>();
@@ -103,7 +132,9 @@ export class RunMonitor implements vscode.Disposable {
       // A warning that matters (experiences the trainer skipped) is a toast too, once per run.
       if (e.level === 'warn' && !this.warned.has(p.runId)) {
         this.warned.add(p.runId);
-        void Promise.resolve(vscode.window.showWarningMessage(e.line, 'Show Log')).then((pick) => pick && this.d.output.show());
+        void Promise.resolve(vscode.window.showWarningMessage(e.line, 'Show Log')).then(
+          (pick) => pick && this.d.output.show(),
+        );
       }
     }
     if (p.stage) this.stages.set(p.runId, p.stage);
@@ -113,10 +144,19 @@ export class RunMonitor implements vscode.Disposable {
   async failed(r: RunInfo): Promise<void> {
     const log = await this.d.client.request('runs/log', { runId: r.id, lines: 15 }).catch(() => undefined);
     if (log?.lines.length) this.d.output.error(`Last lines of ${log.path}:\n  ${log.lines.join('\n  ')}`);
-    const reason = r.statusReason ?? [...(log?.lines ?? [])].reverse().find((l) => /error|failed|exceed/i.test(l)) ?? log?.lines.at(-1) ?? 'no reason recorded';
+    const reason =
+      r.statusReason ??
+      [...(log?.lines ?? [])].reverse().find((l) => /error|failed|exceed/i.test(l)) ??
+      log?.lines.at(-1) ??
+      'no reason recorded';
     // The cause in one line (a died process's log lines, a config's list of problems stay in the log).
     const fix = errorFix(reason);
-    await this.notify('error', `Run ${r.name ?? r.id} failed${r.step !== undefined ? ` at step ${r.step}` : ''}: ${oneLineReason(reason)}${fix ? ` ${fix}` : ''}`, r, log?.path);
+    await this.notify(
+      'error',
+      `Run ${r.name ?? r.id} failed${r.step !== undefined ? ` at step ${r.step}` : ''}: ${oneLineReason(reason)}${fix ? ` ${fix}` : ''}`,
+      r,
+      log?.path,
+    );
   }
 
   private async notify(kind: 'info' | 'error', message: string, r: RunInfo, logPath?: string): Promise<void> {

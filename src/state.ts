@@ -64,7 +64,9 @@ export class StudioState implements vscode.Disposable {
     // the Runs view, the dashboard and the notifications agree.
     this.runs = (await this.client.request('runs/list', {})).map((r) => {
       const b = before.get(r.id);
-      return b?.status === 'running' && (b.step ?? -1) > (r.step ?? -1) ? { ...r, step: b.step, reward: r.reward ?? b.reward } : r;
+      return b?.status === 'running' && (b.step ?? -1) > (r.step ?? -1)
+        ? { ...r, step: b.step, reward: r.reward ?? b.reward }
+        : r;
     });
     this.emitter.fire('runs');
   }

@@ -4,15 +4,26 @@ import type { BackendState } from './backend/client.js';
 import type { StudioState } from './state.js';
 import type { EngineSummary } from '../backend/core/protocol.js';
 
-export function statusText(backend: BackendState, s: Pick<StudioState, 'activeRun' | 'counts'> & { engine?: EngineSummary }): { text: string; tooltip: string } {
-  if (backend === 'failed') return { text: '$(error) RFT', tooltip: 'RFT Studio backend stopped after repeated crashes: click to show the log' };
+export function statusText(
+  backend: BackendState,
+  s: Pick<StudioState, 'activeRun' | 'counts'> & { engine?: EngineSummary },
+): { text: string; tooltip: string } {
+  if (backend === 'failed')
+    return {
+      text: '$(error) RFT',
+      tooltip: 'RFT Studio backend stopped after repeated crashes: click to show the log',
+    };
   if (backend !== 'running') return { text: '$(loading~spin) RFT', tooltip: `RFT Studio backend ${backend}` };
   const { text, tooltip } = runOrBuffer(s);
   const e = s.engine;
   if (!e) return { text, tooltip };
   // The GPU is named where it is used (or cannot be): the CPU engine is the quiet default.
-  const mark = e.engine === 'webgpu' ? (e.ok ? (e.fallback ? ' · GPU (emulated)' : ' · GPU') : ' · $(warning) no GPU') : '';
-  return { text: text + mark, tooltip: `${tooltip}\nEngine: ${e.engine}${e.requested !== 'auto' ? ` (rftStudio.engine / RFT_BACKEND: ${e.requested})` : ''} - ${e.detail}` };
+  const mark =
+    e.engine === 'webgpu' ? (e.ok ? (e.fallback ? ' · GPU (emulated)' : ' · GPU') : ' · $(warning) no GPU') : '';
+  return {
+    text: text + mark,
+    tooltip: `${tooltip}\nEngine: ${e.engine}${e.requested !== 'auto' ? ` (rftStudio.engine / RFT_BACKEND: ${e.requested})` : ''} - ${e.detail}`,
+  };
 }
 
 function runOrBuffer(s: Pick<StudioState, 'activeRun' | 'counts'>): { text: string; tooltip: string } {
@@ -20,7 +31,8 @@ function runOrBuffer(s: Pick<StudioState, 'activeRun' | 'counts'>): { text: stri
   if (run) {
     // Step and progress, not a bare "r=0.13": what the number is and how far the run has come.
     const name = run.name ?? run.id;
-    const steps = run.step !== undefined ? (run.totalSteps ? `${run.step}/${run.totalSteps} steps` : `step ${run.step}`) : '';
+    const steps =
+      run.step !== undefined ? (run.totalSteps ? `${run.step}/${run.totalSteps} steps` : `step ${run.step}`) : '';
     const pct = run.step !== undefined && run.totalSteps ? Math.round((100 * run.step) / run.totalSteps) : undefined;
     const reward = run.reward !== undefined ? `reward ${run.reward.toFixed(2)}` : '';
     const icon = run.status === 'running' ? '$(sync~spin)' : '$(debug-pause)';
@@ -29,7 +41,12 @@ function runOrBuffer(s: Pick<StudioState, 'activeRun' | 'counts'>): { text: stri
     return { text, tooltip };
   }
   const c = s.counts;
-  return { text: '$(beaker) RFT', tooltip: c ? `Buffer: ${c.usual.toLocaleString('en-US')} usual, ${c.expert.toLocaleString('en-US')} expert` : 'RFT Studio: no run' };
+  return {
+    text: '$(beaker) RFT',
+    tooltip: c
+      ? `Buffer: ${c.usual.toLocaleString('en-US')} usual, ${c.expert.toLocaleString('en-US')} expert`
+      : 'RFT Studio: no run',
+  };
 }
 
 export class StatusBar implements vscode.Disposable {

@@ -32,7 +32,8 @@ export function renamesFor(message: string, line: string): { from: string; to: s
   const rec = missing.length ? recordOn(line) : undefined;
   const out: { from: string; to: string }[] = [];
   for (const to of missing) {
-    const from = rec && suggestField(to, Object.fromEntries(Object.entries(rec).filter(([k]) => !out.some((o) => o.from === k))));
+    const from =
+      rec && suggestField(to, Object.fromEntries(Object.entries(rec).filter(([k]) => !out.some((o) => o.from === k))));
     if (from) out.push({ from, to });
   }
   return out;
@@ -47,7 +48,14 @@ export function withSuggestion(message: string, line: string): string {
   if (!rs.length) return message;
   const mappable = rs.every((r) => MAPPABLE.has(r.to));
   const said = rs.map((r) => `the record has '${r.from}': did you mean '${r.to}'?`).join('; ');
-  const fix = rs.length === 1 ? (mappable ? `a quick fix maps '${rs[0]!.from}' as the ${rs[0]!.to} in the run config, or renames it` : 'a quick fix renames it') : mappable ? 'quick fixes map them in the run config, or rename them' : 'quick fixes rename them';
+  const fix =
+    rs.length === 1
+      ? mappable
+        ? `a quick fix maps '${rs[0]!.from}' as the ${rs[0]!.to} in the run config, or renames it`
+        : 'a quick fix renames it'
+      : mappable
+        ? 'quick fixes map them in the run config, or rename them'
+        : 'quick fixes rename them';
   return `${message}; ${said} (${fix})`;
 }
 
@@ -60,7 +68,11 @@ function keyRange(line: string, name: string): [number, number] | undefined {
 export class TasksetQuickFixes implements vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.QuickFix];
 
-  provideCodeActions(doc: vscode.TextDocument, _range: vscode.Range, ctx: vscode.CodeActionContext): vscode.CodeAction[] {
+  provideCodeActions(
+    doc: vscode.TextDocument,
+    _range: vscode.Range,
+    ctx: vscode.CodeActionContext,
+  ): vscode.CodeAction[] {
     const out: vscode.CodeAction[] = [];
     for (const d of ctx.diagnostics) {
       if (d.source !== 'rft taskset') continue;
@@ -71,39 +83,56 @@ export class TasksetQuickFixes implements vscode.CodeActionProvider {
     return out;
   }
 
-  private fixesFor(doc: vscode.TextDocument, d: vscode.Diagnostic, n: number, line: string, r: { from: string; to: string }, out: vscode.CodeAction[]): void {
+  private fixesFor(
+    doc: vscode.TextDocument,
+    d: vscode.Diagnostic,
+    n: number,
+    line: string,
+    r: { from: string; to: string },
+    out: vscode.CodeAction[],
+  ): void {
     const at = keyRange(line, r.from);
     if (!at) return;
-      // The user's data stays as it is: the config says which field is which (preferred over renaming).
-      if (MAPPABLE.has(r.to)) {
-        const map = new vscode.CodeAction(`Map '${r.from}' as the ${r.to} in the run config`, vscode.CodeActionKind.QuickFix);
-        map.command = { command: 'rftStudio.mapFields', title: map.title, arguments: [doc.uri, { target: r.to, key: r.from }] };
-        map.diagnostics = [d];
-        map.isPreferred = true;
-        out.push(map);
-      }
-      const one = new vscode.CodeAction(`Rename '${r.from}' to '${r.to}'`, vscode.CodeActionKind.QuickFix);
-      one.edit = new vscode.WorkspaceEdit();
-      one.edit.replace(doc.uri, new vscode.Range(n, at[0], n, at[1]), r.to);
-      one.diagnostics = [d];
-      one.isPreferred = !MAPPABLE.has(r.to);
-      out.push(one);
-      // The same rename on every record that has the field and not the target yet.
-      const all = new vscode.CodeAction(`Rename '${r.from}' to '${r.to}' in every record of this file`, vscode.CodeActionKind.QuickFix);
-      all.edit = new vscode.WorkspaceEdit();
-      let count = 0;
-      for (let i = 0; i < doc.lineCount; i++) {
-        const text = doc.lineAt(i).text;
-        const rec = recordOn(text);
-        const k = rec && r.from in rec && !(r.to in rec) ? keyRange(text, r.from) : undefined;
-        if (!k) continue;
-        all.edit.replace(doc.uri, new vscode.Range(i, k[0], i, k[1]), r.to);
-        count++;
-      }
-      if (count > 1) {
-        all.title += ` (${count} records)`;
-        all.diagnostics = [d];
-        out.push(all);
-      }
+    // The user's data stays as it is: the config says which field is which (preferred over renaming).
+    if (MAPPABLE.has(r.to)) {
+      const map = new vscode.CodeAction(
+        `Map '${r.from}' as the ${r.to} in the run config`,
+        vscode.CodeActionKind.QuickFix,
+      );
+      map.command = {
+        command: 'rftStudio.mapFields',
+        title: map.title,
+        arguments: [doc.uri, { target: r.to, key: r.from }],
+      };
+      map.diagnostics = [d];
+      map.isPreferred = true;
+      out.push(map);
+    }
+    const one = new vscode.CodeAction(`Rename '${r.from}' to '${r.to}'`, vscode.CodeActionKind.QuickFix);
+    one.edit = new vscode.WorkspaceEdit();
+    one.edit.replace(doc.uri, new vscode.Range(n, at[0], n, at[1]), r.to);
+    one.diagnostics = [d];
+    one.isPreferred = !MAPPABLE.has(r.to);
+    out.push(one);
+    // The same rename on every record that has the field and not the target yet.
+    const all = new vscode.CodeAction(
+      `Rename '${r.from}' to '${r.to}' in every record of this file`,
+      vscode.CodeActionKind.QuickFix,
+    );
+    all.edit = new vscode.WorkspaceEdit();
+    let count = 0;
+    for (let i = 0; i < doc.lineCount; i++) {
+      const text = doc.lineAt(i).text;
+      const rec = recordOn(text);
+      const k = rec && r.from in rec && !(r.to in rec) ? keyRange(text, r.from) : undefined;
+      if (!k) continue;
+      all.edit.replace(doc.uri, new vscode.Range(i, k[0], i, k[1]), r.to);
+      count++;
+    }
+    if (count > 1) {
+      all.title += ` (${count} records)`;
+      all.diagnostics = [d];
+      out.push(all);
+    }
   }
 }

@@ -119,7 +119,10 @@ export class TaskPassRateLens implements vscode.CodeLensProvider, vscode.Disposa
     this.lastFetch = Date.now();
     const run = currentRun(this.state.runs);
     this.runId = run?.id;
-    const rows = run && this.client.capabilities?.buffer ? await this.client.request('buffer/taskStats', { buffer: { runId: run.id }, runId: run.id }) : [];
+    const rows =
+      run && this.client.capabilities?.buffer
+        ? await this.client.request('buffer/taskStats', { buffer: { runId: run.id }, runId: run.id })
+        : [];
     this.stats = new Map(rows.map((r) => [r.taskId, r]));
     this.emitter.fire();
   }

@@ -31,9 +31,16 @@ export function readingsOf(configPath: string, text: string): Map<string, Taskse
     if (!ref || typeof ref !== 'object') continue;
     const { path, format, domain } = ref as Record<string, unknown>;
     if (typeof path !== 'string' || !path) continue;
-    const fmt = format && typeof format === 'object' ? Object.fromEntries(Object.entries(format).filter(([, v]) => typeof v === 'string')) : undefined;
+    const fmt =
+      format && typeof format === 'object'
+        ? Object.fromEntries(Object.entries(format).filter(([, v]) => typeof v === 'string'))
+        : undefined;
     if (!fmt && role !== 'expert') continue;
-    out.set(resolve(dirname(configPath), path), { ...(fmt ? { format: fmt as Record<string, string> } : {}), role, ...(typeof domain === 'string' ? { domain: domain as TasksetReading['domain'] } : {}) });
+    out.set(resolve(dirname(configPath), path), {
+      ...(fmt ? { format: fmt as Record<string, string> } : {}),
+      role,
+      ...(typeof domain === 'string' ? { domain: domain as TasksetReading['domain'] } : {}),
+    });
   }
   return out;
 }

@@ -18,14 +18,31 @@ const RECORDS: Record<Domain, object[]> = {
     { id: 'math-2', prompt: 'What is 9 * 8?', answer: '72' },
   ],
   code: [
-    { id: 'code-1', prompt: 'Write a function add(a, b) that returns a + b.', entryPoint: 'add', tests: [{ args: [1, 2], expected: 3 }, { args: [-1, 1], expected: 0 }] },
+    {
+      id: 'code-1',
+      prompt: 'Write a function add(a, b) that returns a + b.',
+      entryPoint: 'add',
+      tests: [
+        { args: [1, 2], expected: 3 },
+        { args: [-1, 1], expected: 0 },
+      ],
+    },
   ],
   k12: [
     { id: 'k12-1', prompt: 'Which is a mammal?', choices: ['shark', 'whale', 'trout', 'eel'], answer: 'B' },
     { id: 'k12-2', prompt: 'Tom has 3 apples and buys 4 more. How many apples does he have?', answer: '7' },
   ],
-  vision: [{ id: 'vision-1', prompt: 'What colour is the square?', answer: 'red', image: { width: 2, height: 1, rgb: [255, 0, 0, 255, 0, 0] } }],
-  multiturn: [{ id: 'guess-1', messages: [{ role: 'system', content: 'Guess the number between 1 and 10.' }], answer: '7' }],
+  vision: [
+    {
+      id: 'vision-1',
+      prompt: 'What colour is the square?',
+      answer: 'red',
+      image: { width: 2, height: 1, rgb: [255, 0, 0, 255, 0, 0] },
+    },
+  ],
+  multiturn: [
+    { id: 'guess-1', messages: [{ role: 'system', content: 'Guess the number between 1 and 10.' }], answer: '7' },
+  ],
   text: [{ id: 'text-1', prompt: 'Reverse the word: studio', answer: 'oiduts' }],
 };
 
@@ -60,7 +77,10 @@ export type { FileFormat };
  * already has the schema's names. `response_key` is the reference answer of a task and the
  * demonstration of an expert record.
  */
-export function inferFormat(record: Record<string, unknown> | Record<string, unknown>[], role: 'task' | 'expert' = 'task'): FileFormat | undefined {
+export function inferFormat(
+  record: Record<string, unknown> | Record<string, unknown>[],
+  role: 'task' | 'expert' = 'task',
+): FileFormat | undefined {
   return proposeMapping(Array.isArray(record) ? record : [record], role).format;
 }
 
@@ -74,7 +94,10 @@ export interface TemplateFiles {
   experts?: { path: string; format?: FileFormat };
 }
 
-const flow = (f: FileFormat) => `{ ${Object.entries(f).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')} }`;
+const flow = (f: FileFormat) =>
+  `{ ${Object.entries(f)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join(', ')} }`;
 
 /**
  * The config "Start Training" writes next to the workspace root: it validates as written and runs
@@ -84,11 +107,24 @@ const flow = (f: FileFormat) => `{ ${Object.entries(f).map(([k, v]) => `${k}: ${
  * and MIX over the user's expert file when there is one (so promoted and added experts are
  * trained on; GRPO without). `trainer`: extra `trainer:` lines (a pretrained model's lr).
  */
-export function configTemplate(tasksetPath: string, domain: Domain = domainOf(tasksetPath), model: string[] = PRESET_MODEL, files: TemplateFiles = {}, trainer: string[] = []): string {
+export function configTemplate(
+  tasksetPath: string,
+  domain: Domain = domainOf(tasksetPath),
+  model: string[] = PRESET_MODEL,
+  files: TemplateFiles = {},
+  trainer: string[] = [],
+): string {
   const s = SCORING[domain];
   const path = JSON.stringify(tasksetPath);
   const format = (f: FileFormat | undefined, comment: boolean) =>
-    f ? [`  format: ${flow(f)}`] : comment ? ['  # Data from elsewhere: map its own field names, e.g.', '  # format: { prompt_key: question, response_key: answer, id_key: qid }'] : [];
+    f
+      ? [`  format: ${flow(f)}`]
+      : comment
+        ? [
+            '  # Data from elsewhere: map its own field names, e.g.',
+            '  # format: { prompt_key: question, response_key: answer, id_key: qid }',
+          ]
+        : [];
   return [
     '# RFT Studio training config. Start it with "RFT Studio: Start Training".',
     '# Paths are relative to this file.',
@@ -102,7 +138,12 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     '  selector: shuffle',
     ...format(files.format, true),
     ...(files.eval
-      ? ['eval:', `  path: ${JSON.stringify(files.eval.path)}`, `  domain: ${domain}`, ...format(files.eval.format, false)]
+      ? [
+          'eval:',
+          `  path: ${JSON.stringify(files.eval.path)}`,
+          `  domain: ${domain}`,
+          ...format(files.eval.format, false),
+        ]
       : [
           '# No eval set given: a taskset of 20 tasks or more holds out 10% of them (never trained on);',
           '# a smaller one trains on all and reports no held-out accuracy. To choose:',
@@ -117,7 +158,9 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     `  name: ${s.workflow}`,
     `  reward: ${s.reward}  # a task's own "reward" field wins`,
     'algorithm:',
-    ...(files.experts ? ['  name: mix  # GRPO on the explored rollouts + SFT on the expert ones (promoted ones too)'] : ['  name: grpo']),
+    ...(files.experts
+      ? ['  name: mix  # GRPO on the explored rollouts + SFT on the expert ones (promoted ones too)']
+      : ['  name: grpo']),
     'explorer:',
     '  tasks_per_step: 4',
     '  repeat_times: 4',
@@ -127,7 +170,9 @@ export function configTemplate(tasksetPath: string, domain: Domain = domainOf(ta
     `    max_new_tokens: ${s.maxNewTokens}`,
     'trainer:',
     // The trainer's whole batch: one explore step's rollouts, plus MIX's expert half (config-check refuses less).
-    files.experts ? '  batch_size: 32  # 16 rollouts (4 tasks x 4 samples) + 16 expert rows (MIX: half of each batch)' : '  batch_size: 16  # 4 tasks x 4 samples a step',
+    files.experts
+      ? '  batch_size: 32  # 16 rollouts (4 tasks x 4 samples) + 16 expert rows (MIX: half of each batch)'
+      : '  batch_size: 16  # 4 tasks x 4 samples a step',
     '  steps: 50',
     // A pretrained model's lr, warm-up and clip (src/models/model-card.ts trainerLines).
     ...trainer,

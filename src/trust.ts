@@ -4,8 +4,13 @@ import * as vscode from 'vscode';
 
 export function requireTrust(action: string): boolean {
   if (vscode.workspace.isTrusted) return true;
-  void vscode.window.showWarningMessage(`${action} needs a trusted workspace: it runs code and writes files. You can still browse runs and the buffer.`, 'Manage Workspace Trust').then((pick) => {
-    if (pick) void vscode.commands.executeCommand('workbench.trust.manage');
-  });
+  void vscode.window
+    .showWarningMessage(
+      `${action} needs a trusted workspace: it runs code and writes files. You can still browse runs and the buffer.`,
+      'Manage Workspace Trust',
+    )
+    .then((pick) => {
+      if (pick) void vscode.commands.executeCommand('workbench.trust.manage');
+    });
   return false;
 }

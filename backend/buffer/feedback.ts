@@ -6,7 +6,13 @@ import { randomUUID } from 'node:crypto';
 import type { Experience, ExperienceSource, Feedback } from '../core/types.js';
 import { InputError } from '../core/errors.js';
 import { sequenceProblem, type SequenceLimits } from '../core/sequence-check.js';
-import { ConflictError, type ExperienceStore, type FeedbackAction, type FeedbackLogEntry, type FeedbackMutation } from './storage/types.js';
+import {
+  ConflictError,
+  type ExperienceStore,
+  type FeedbackAction,
+  type FeedbackLogEntry,
+  type FeedbackMutation,
+} from './storage/types.js';
 
 /** Text to token ids, e.g. `(t) => tokenizer.encode(t)`. */
 export type Tokenize = (text: string) => number[];
@@ -23,15 +29,27 @@ export interface ExpertEncoding {
 }
 
 /** Refuses, at the door, what the trainer could not train on (it would otherwise be skipped there). */
-function mustFit(e: Pick<Experience, 'promptTokens' | 'responseTokens' | 'actionMask'>, limits: SequenceLimits | undefined, what: string): void {
+function mustFit(
+  e: Pick<Experience, 'promptTokens' | 'responseTokens' | 'actionMask'>,
+  limits: SequenceLimits | undefined,
+  what: string,
+): void {
   const why = sequenceProblem(e, limits);
   if (why) throw new InputError(`${what} cannot be trained on: ${why}`, { field: 'response' });
 }
 
-const DONE: Partial<Record<FeedbackAction, string>> = { rate: 'rated', reject: 'rejected', unreject: 'unrejected', promote: 'promoted' };
+const DONE: Partial<Record<FeedbackAction, string>> = {
+  rate: 'rated',
+  reject: 'rejected',
+  unreject: 'unrejected',
+  promote: 'promoted',
+};
 
 /** What a log row's before/after hold: an experience's curation state, or a whole experience (created / deleted). */
-type Snapshot = { kind: 'state'; source: ExperienceSource; feedback: Feedback | null } | { kind: 'experience'; experience: Experience } | null;
+type Snapshot =
+  | { kind: 'state'; source: ExperienceSource; feedback: Feedback | null }
+  | { kind: 'experience'; experience: Experience }
+  | null;
 
 export interface PromoteOptions {
   /** Edited response text: creates the expert from it, re-tokenised, with no log-probs and model version -1. */
@@ -66,7 +84,11 @@ export class FeedbackService {
   }
 
   async reject(id: string, who: string, note?: string): Promise<number> {
-    return this.changeState(id, who, 'reject', (fb) => ({ ...fb, rejected: true, ...(note !== undefined ? { note } : {}) }));
+    return this.changeState(id, who, 'reject', (fb) => ({
+      ...fb,
+      rejected: true,
+      ...(note !== undefined ? { note } : {}),
+    }));
   }
 
   async unreject(id: string, who: string): Promise<number> {
@@ -110,7 +132,8 @@ export class FeedbackService {
       };
       mustFit(expert, opts.limits, 'the edited response');
     } else {
-      if (orig.status !== 'ok') throw new Error(`experience '${id}' has status ${orig.status}: promote it with an edited response instead`);
+      if (orig.status !== 'ok')
+        throw new Error(`experience '${id}' has status ${orig.status}: promote it with an edited response instead`);
       expert = {
         ...base,
         responseTokens: orig.responseTokens,
@@ -123,14 +146,26 @@ export class FeedbackService {
       };
     }
     const logId = await this.store.mutate({
-      log: { experienceId: expert.id, who, at, action: 'promote', before: null, after: { kind: 'experience', experience: expert } satisfies Snapshot, undoes: null },
+      log: {
+        experienceId: expert.id,
+        who,
+        at,
+        action: 'promote',
+        before: null,
+        after: { kind: 'experience', experience: expert } satisfies Snapshot,
+        undoes: null,
+      },
       insert: expert,
     });
     return { logId, expert };
   }
 
   /** A hand-written expert example (prompt + response text, tokenised here). */
-  async addExpert(ex: ExpertExample, encoding: Tokenize | ExpertEncoding, who: string): Promise<{ logId: number; expert: Experience }> {
+  async addExpert(
+    ex: ExpertExample,
+    encoding: Tokenize | ExpertEncoding,
+    who: string,
+  ): Promise<{ logId: number; expert: Experience }> {
     const at = this.now();
     const enc: ExpertEncoding = typeof encoding === 'function' ? { prompt: encoding, response: encoding } : encoding;
     let responseTokens: number[];
@@ -139,7 +174,10 @@ export class FeedbackService {
       promptTokens = enc.prompt(ex.prompt);
       responseTokens = enc.response(ex.response);
     } catch (err) {
-      throw new InputError(`the expert example cannot be tokenised: ${err instanceof Error ? err.message : String(err)}`, { field: 'response' });
+      throw new InputError(
+        `the expert example cannot be tokenised: ${err instanceof Error ? err.message : String(err)}`,
+        { field: 'response' },
+      );
     }
     const id = `expert~${randomUUID()}`;
     const expert: Experience = {
@@ -164,7 +202,15 @@ export class FeedbackService {
     };
     mustFit(expert, enc.limits, 'the expert example');
     const logId = await this.store.mutate({
-      log: { experienceId: id, who, at, action: 'add_expert', before: null, after: { kind: 'experience', experience: expert } satisfies Snapshot, undoes: null },
+      log: {
+        experienceId: id,
+        who,
+        at,
+        action: 'add_expert',
+        before: null,
+        after: { kind: 'experience', experience: expert } satisfies Snapshot,
+        undoes: null,
+      },
       insert: expert,
     });
     return { logId, expert };
@@ -178,11 +224,23 @@ export class FeedbackService {
     const before = entry.before as Snapshot;
     const after = entry.after as Snapshot;
     const m: FeedbackMutation = {
-      log: { experienceId: entry.experienceId, who, at: this.now(), action: 'undo', before: after, after: before, undoes: logId },
+      log: {
+        experienceId: entry.experienceId,
+        who,
+        at: this.now(),
+        action: 'undo',
+        before: after,
+        after: before,
+        undoes: logId,
+      },
       markUndone: logId,
     };
     if (before?.kind === 'state' && after?.kind === 'state') {
-      m.update = { id: entry.experienceId, expect: { source: after.source, feedback: after.feedback }, set: { source: before.source, feedback: before.feedback } };
+      m.update = {
+        id: entry.experienceId,
+        expect: { source: after.source, feedback: after.feedback },
+        set: { source: before.source, feedback: before.feedback },
+      };
     } else if (before === null && after?.kind === 'experience') {
       m.delete = { id: after.experience.id, expect: after.experience };
     } else if (before?.kind === 'experience' && after === null) {
@@ -195,7 +253,12 @@ export class FeedbackService {
     return this.store.feedbackLog({ experienceId, limit });
   }
 
-  private async changeState(id: string, who: string, action: FeedbackAction, f: (fb: Feedback) => Feedback): Promise<number> {
+  private async changeState(
+    id: string,
+    who: string,
+    action: FeedbackAction,
+    f: (fb: Feedback) => Feedback,
+  ): Promise<number> {
     const e = await this.mustGetFinished(id, action);
     const at = this.now();
     const cur = e.feedback ?? null;
@@ -223,7 +286,9 @@ export class FeedbackService {
   private async mustGetFinished(id: string, action: FeedbackAction): Promise<Experience> {
     const e = await this.mustGet(id);
     if (e.status === 'partial')
-      throw new ConflictError(`experience '${id}' is a partial row (its group is still being rolled out): not an experience yet, so it cannot be ${DONE[action] ?? action}; wait until its group is finished`);
+      throw new ConflictError(
+        `experience '${id}' is a partial row (its group is still being rolled out): not an experience yet, so it cannot be ${DONE[action] ?? action}; wait until its group is finished`,
+      );
     return e;
   }
 

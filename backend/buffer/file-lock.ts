@@ -33,8 +33,10 @@ async function holdOsLock<T>(lockFile: string, fn: () => Promise<T> | T, timeout
         db.exec('BEGIN EXCLUSIVE');
         break;
       } catch (e) {
-        if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw new Error(`${lockFile}: cannot take the lock: ${(e as Error).message}`);
-        if (Date.now() > end) throw new Error(`${lockFile}: still locked by another process after ${timeoutMs / 1000} s`);
+        if ((e as { code?: string }).code !== 'SQLITE_BUSY')
+          throw new Error(`${lockFile}: cannot take the lock: ${(e as Error).message}`);
+        if (Date.now() > end)
+          throw new Error(`${lockFile}: still locked by another process after ${timeoutMs / 1000} s`);
         await new Promise((r) => setTimeout(r, wait + Math.random() * wait));
       }
     }

@@ -12,7 +12,8 @@ import { PAIR_ORIGINS, type ExperienceStore, type PairOrigin, type PreferencePai
 
 export type PairDraft = Omit<PreferencePair, 'useCount'>;
 
-export const pairId = (origin: PairOrigin, chosenId: string, rejectedId: string): string => `${origin}:${chosenId}>${rejectedId}`;
+export const pairId = (origin: PairOrigin, chosenId: string, rejectedId: string): string =>
+  `${origin}:${chosenId}>${rejectedId}`;
 
 function samePrompt(a: Experience, b: Experience): boolean {
   if (a.taskId !== b.taskId || a.promptTokens.length !== b.promptTokens.length) return false;
@@ -28,14 +29,24 @@ export function derivePairs(runId: string, exps: Experience[]): PairDraft[] {
   const add = (origin: PairOrigin, c: Experience, r: Experience) => {
     if (c.id === r.id || !samePrompt(c, r)) return;
     const id = pairId(origin, c.id, r.id);
-    out.set(id, { id, runId, taskId: c.taskId, chosenId: c.id, rejectedId: r.id, origin, createdAt: Math.max(c.createdAt, r.createdAt) });
+    out.set(id, {
+      id,
+      runId,
+      taskId: c.taskId,
+      chosenId: c.id,
+      rejectedId: r.id,
+      origin,
+      createdAt: Math.max(c.createdAt, r.createdAt),
+    });
   };
   const byTask = new Map<string, Experience[]>();
   for (const e of usable) (byTask.get(e.taskId) ?? byTask.set(e.taskId, []).get(e.taskId)!).push(e);
   for (const task of byTask.values()) {
     const rejected = task.filter((e) => e.feedback?.rejected === true);
     // The expert copy carries the promoted (possibly edited) response; a copy rejected later is no choice.
-    const promoted = task.filter((e) => e.source === 'expert' && typeof e.metadata?.promotedFrom === 'string' && e.feedback?.rejected !== true);
+    const promoted = task.filter(
+      (e) => e.source === 'expert' && typeof e.metadata?.promotedFrom === 'string' && e.feedback?.rejected !== true,
+    );
     for (const c of promoted) for (const r of rejected) if (r.id !== c.metadata!.promotedFrom) add('curation', c, r);
     const rated = task.filter((e) => typeof e.feedback?.rating === 'number' && e.feedback.rejected !== true);
     for (const a of rated) for (const b of rated) if (a.feedback!.rating! > b.feedback!.rating!) add('rating', a, b);
@@ -71,7 +82,10 @@ export async function syncPairs(store: ExperienceStore, runId: string): Promise<
  * `dpo` loss reads). A pair whose experience is gone, or whose two sides do not share the prompt, is
  * left out (counted in `broken`), so no row is ever paired with another prompt's.
  */
-export async function pairRows(store: ExperienceStore, pairs: PreferencePair[]): Promise<{ rows: Experience[]; broken: string[] }> {
+export async function pairRows(
+  store: ExperienceStore,
+  pairs: PreferencePair[],
+): Promise<{ rows: Experience[]; broken: string[] }> {
   const got = new Map((await store.getMany(pairs.flatMap((p) => [p.chosenId, p.rejectedId]))).map((e) => [e.id, e]));
   const rows: Experience[] = [];
   const broken: string[] = [];

@@ -11,7 +11,14 @@ const PAGE = 10_000;
 export async function pendingPartials(store: ExperienceStore, runId: string): Promise<Experience[]> {
   const out: Experience[] = [];
   for (;;) {
-    const page = await store.list({ runId, status: 'partial', split: 'train', sort: 'seq', offset: out.length, limit: PAGE });
+    const page = await store.list({
+      runId,
+      status: 'partial',
+      split: 'train',
+      sort: 'seq',
+      offset: out.length,
+      limit: PAGE,
+    });
     out.push(...page);
     if (page.length < PAGE) return out;
   }

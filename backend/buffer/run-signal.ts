@@ -16,7 +16,12 @@ export interface RunSignalOptions {
   startWaitMs?: number;
 }
 
-export async function signalRun(reg: RunRegistry, rec: RunRecord, signal: NodeJS.Signals, o: RunSignalOptions = {}): Promise<RunSignalResult> {
+export async function signalRun(
+  reg: RunRegistry,
+  rec: RunRecord,
+  signal: NodeJS.Signals,
+  o: RunSignalOptions = {},
+): Promise<RunSignalResult> {
   const file = join(rec.dir, 'run.pid');
   let c = checkPidFile(file, rec.id);
   // A run marked running writes its pid file a moment after it registers: give it that moment.
@@ -36,14 +41,28 @@ export async function signalRun(reg: RunRegistry, rec: RunRecord, signal: NodeJS
     }
   }
   if (c.state === 'unverified')
-    return { sent: false, live: true, pid: c.pid, message: `run '${rec.id}': ${c.why}; nothing signalled. If pid ${c.pid} is this run, signal it yourself (kill -${signal.replace(/^SIG/, '')} ${c.pid}); if not, delete ${file}` };
+    return {
+      sent: false,
+      live: true,
+      pid: c.pid,
+      message: `run '${rec.id}': ${c.why}; nothing signalled. If pid ${c.pid} is this run, signal it yourself (kill -${signal.replace(/^SIG/, '')} ${c.pid}); if not, delete ${file}`,
+    };
   let message = `run '${rec.id}' has no live process (${c.why}); nothing signalled`;
   // Marked running, with a pid file whose process is gone: it was killed. Say so in the registry.
   // (No pid file at all is left alone: the run may be starting, or ended and wrote its own status.)
   if (rec.status === 'running' && c.pid !== undefined) {
-    await reg.setStatus(rec.id, 'stopped', `its process was gone when ${signal === 'SIGUSR2' ? 'pause' : 'stop'} was asked (${c.why})`);
+    await reg.setStatus(
+      rec.id,
+      'stopped',
+      `its process was gone when ${signal === 'SIGUSR2' ? 'pause' : 'stop'} was asked (${c.why})`,
+    );
     message += `; marked stopped (rft resume ${rec.id} continues it)`;
     return { sent: false, live: false, pid: c.pid, message, marked: 'stopped' };
   }
-  return { sent: false, live: false, ...(c.pid !== undefined ? { pid: c.pid } : {}), message: `${message} (status ${rec.status})` };
+  return {
+    sent: false,
+    live: false,
+    ...(c.pid !== undefined ? { pid: c.pid } : {}),
+    message: `${message} (status ${rec.status})`,
+  };
 }

@@ -65,24 +65,35 @@ export class RunNotFoundError extends Error {
   }
 }
 
-const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'run';
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40) || 'run';
 const stamp = (t: number) => new Date(t).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 
 /** The first structural problem of a record (`runs[3].status: ...`), or null when it is usable. */
 export function recordProblem(r: unknown, i: number): string | null {
-  const at = (f: string, want: string, got: unknown) => `runs[${i}].${f}: expected ${want}, got ${JSON.stringify(got) ?? 'nothing'}`;
-  if (!r || typeof r !== 'object' || Array.isArray(r)) return `runs[${i}]: expected a run object, got ${JSON.stringify(r)}`;
+  const at = (f: string, want: string, got: unknown) =>
+    `runs[${i}].${f}: expected ${want}, got ${JSON.stringify(got) ?? 'nothing'}`;
+  if (!r || typeof r !== 'object' || Array.isArray(r))
+    return `runs[${i}]: expected a run object, got ${JSON.stringify(r)}`;
   const x = r as Record<string, unknown>;
-  for (const f of ['id', 'name', 'dir', 'dbPath'] as const) if (typeof x[f] !== 'string' || !x[f]) return at(f, 'a non-empty string', x[f]);
+  for (const f of ['id', 'name', 'dir', 'dbPath'] as const)
+    if (typeof x[f] !== 'string' || !x[f]) return at(f, 'a non-empty string', x[f]);
   if (!RUN_STATUSES.includes(x.status as RunStatus)) return at('status', `one of ${RUN_STATUSES.join(', ')}`, x.status);
-  for (const f of ['createdAt', 'updatedAt', 'lastStep'] as const) if (typeof x[f] !== 'number' || !Number.isFinite(x[f])) return at(f, 'a number', x[f]);
-  if (x.configPath !== null && x.configPath !== undefined && typeof x.configPath !== 'string') return at('configPath', 'a string or null', x.configPath);
+  for (const f of ['createdAt', 'updatedAt', 'lastStep'] as const)
+    if (typeof x[f] !== 'number' || !Number.isFinite(x[f])) return at(f, 'a number', x[f]);
+  if (x.configPath !== null && x.configPath !== undefined && typeof x.configPath !== 'string')
+    return at('configPath', 'a string or null', x.configPath);
   if (!Array.isArray(x.checkpoints)) return at('checkpoints', 'an array', x.checkpoints);
   for (const [k, c] of x.checkpoints.entries()) {
     const cc = c as Record<string, unknown> | null;
     if (!cc || typeof cc !== 'object') return at(`checkpoints[${k}]`, 'a checkpoint object', c);
     if (typeof cc.path !== 'string') return at(`checkpoints[${k}].path`, 'a string', cc.path);
-    for (const f of ['version', 'step'] as const) if (typeof cc[f] !== 'number' || !Number.isFinite(cc[f])) return at(`checkpoints[${k}].${f}`, 'a number', cc[f]);
+    for (const f of ['version', 'step'] as const)
+      if (typeof cc[f] !== 'number' || !Number.isFinite(cc[f])) return at(`checkpoints[${k}].${f}`, 'a number', cc[f]);
   }
   return null;
 }
@@ -107,7 +118,12 @@ export class RunRegistry {
     const ws = resolve(workspace);
     await mkdir(join(ws, '.rft'), { recursive: true });
     const file = join(ws, '.rft', 'runs.json');
-    const reg = new RunRegistry(ws, file, new Low<RunsFile>(new JSONFile<RunsFile>(file), { version: 1, runs: [] }), opts.now ?? Date.now);
+    const reg = new RunRegistry(
+      ws,
+      file,
+      new Low<RunsFile>(new JSONFile<RunsFile>(file), { version: 1, runs: [] }),
+      opts.now ?? Date.now,
+    );
     await reg.reload();
     return reg;
   }
@@ -120,7 +136,8 @@ export class RunRegistry {
       throw new Error(`${this.file}: cannot read the run registry: ${(e as Error).message}`);
     }
     const d = this.db.data as Partial<RunsFile> | null;
-    if (!d || typeof d !== 'object' || !Array.isArray(d.runs)) throw new Error(`${this.file}: field 'runs': expected an array of runs`);
+    if (!d || typeof d !== 'object' || !Array.isArray(d.runs))
+      throw new Error(`${this.file}: field 'runs': expected an array of runs`);
     this.problems = d.runs.flatMap((r, i) => recordProblem(r, i) ?? []);
     for (const p of this.problems) {
       if (this.reported.has(p)) continue;
@@ -190,7 +207,8 @@ export class RunRegistry {
   }
 
   setStatus(id: string, status: RunStatus, reason?: string): Promise<RunRecord> {
-    if (!RUN_STATUSES.includes(status)) return Promise.reject(new Error(`run status must be one of ${RUN_STATUSES.join(', ')}, got '${status}'`));
+    if (!RUN_STATUSES.includes(status))
+      return Promise.reject(new Error(`run status must be one of ${RUN_STATUSES.join(', ')}, got '${status}'`));
     return this.change((data) => {
       const r = this.find(data, id);
       r.status = status;
@@ -257,7 +275,9 @@ export class RunLiveError extends Error {
     readonly pid: number,
     dir: string,
   ) {
-    super(`run '${runId}' is still running as pid ${pid} (${join(dir, 'run.pid')}): stop it first (rft stop ${runId}); if pid ${pid} is not this run, delete that file`);
+    super(
+      `run '${runId}' is still running as pid ${pid} (${join(dir, 'run.pid')}): stop it first (rft stop ${runId}); if pid ${pid} is not this run, delete that file`,
+    );
   }
 }
 

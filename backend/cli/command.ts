@@ -39,7 +39,11 @@ export function parseFor(c: CliCommand, argv: string[]): ParsedArgs {
   return parseArgs(argv, c.booleanFlags, c.flags ? { valueFlags: c.flags, command: c.name } : undefined);
 }
 
-export function parseArgs(argv: string[], booleanFlags: string[] = [], strict?: { valueFlags: string[]; command: string }): ParsedArgs {
+export function parseArgs(
+  argv: string[],
+  booleanFlags: string[] = [],
+  strict?: { valueFlags: string[]; command: string },
+): ParsedArgs {
   const out: ParsedArgs = { positional: [], flags: {}, all: {} };
   const known = strict && new Set([...strict.valueFlags, ...booleanFlags]);
   for (let i = 0; i < argv.length; i++) {
@@ -52,19 +56,24 @@ export function parseArgs(argv: string[], booleanFlags: string[] = [], strict?: 
       const eq = a.indexOf('=');
       const key = eq >= 0 ? a.slice(2, eq) : a.slice(2);
       // An unknown flag is named before anything else (it might otherwise swallow the next word as its value).
-      if (known && !known.has(key)) throw new Error(`rft ${strict.command}: unknown flag --${key}${suggest(key, [...known])} (flags: ${[...known].map((k) => `--${k}`).join(' ') || 'none'})`);
+      if (known && !known.has(key))
+        throw new Error(
+          `rft ${strict.command}: unknown flag --${key}${suggest(key, [...known])} (flags: ${[...known].map((k) => `--${k}`).join(' ') || 'none'})`,
+        );
       let val: string | boolean;
       if (eq >= 0) val = a.slice(eq + 1);
       else {
         const next = argv[i + 1];
         if (booleanFlags.includes(key) || (!strict && (next === undefined || next.startsWith('--')))) val = true;
-        else if (next === undefined || next.startsWith('--')) throw new Error(`rft ${strict!.command}: --${key} needs a value`);
+        else if (next === undefined || next.startsWith('--'))
+          throw new Error(`rft ${strict!.command}: --${key} needs a value`);
         else {
           val = next;
           i++;
         }
       }
-      if (strict && booleanFlags.includes(key) && typeof val === 'string') throw new Error(`rft ${strict.command}: --${key} takes no value`);
+      if (strict && booleanFlags.includes(key) && typeof val === 'string')
+        throw new Error(`rft ${strict.command}: --${key} takes no value`);
       out.flags[key] = val;
       (out.all[key] ??= []).push(String(val));
     } else out.positional.push(a);

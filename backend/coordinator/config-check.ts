@@ -32,10 +32,18 @@ function unknownName(kind: string, name: string, known: string[]): string {
 }
 
 /** The stages the run will go through, each with the path of its algorithm. */
-function stagesOf(cfg: RunConfig): { base: string; name: string; params: Record<string, unknown>; explores: boolean }[] {
+function stagesOf(
+  cfg: RunConfig,
+): { base: string; name: string; params: Record<string, unknown>; explores: boolean }[] {
   const runExplores = cfg.mode === 'both' || cfg.mode === 'explore' || cfg.mode === 'bench';
-  if (!cfg.stages?.length) return [{ base: 'algorithm', name: cfg.algorithm.name, params: cfg.algorithm.params, explores: runExplores }];
-  return cfg.stages.map((s, i) => ({ base: `stages[${i}].algorithm`, name: s.algorithm.name, params: s.algorithm.params, explores: runExplores && s.mode !== 'train' }));
+  if (!cfg.stages?.length)
+    return [{ base: 'algorithm', name: cfg.algorithm.name, params: cfg.algorithm.params, explores: runExplores }];
+  return cfg.stages.map((s, i) => ({
+    base: `stages[${i}].algorithm`,
+    name: s.algorithm.name,
+    params: s.algorithm.params,
+    explores: runExplores && s.mode !== 'train',
+  }));
 }
 
 function checkAlgorithm(s: ReturnType<typeof stagesOf>[number], trains: boolean, add: Add): void {
@@ -50,7 +58,10 @@ function checkAlgorithm(s: ReturnType<typeof stagesOf>[number], trains: boolean,
         continue;
       }
       if (value === 1 && s.explores && trains && algorithms.get(s.name).schema === 'experience') {
-        add(at, `1 leaves no room in the batch for the rollouts this stage explores: use a value below 1, or algorithm sft (or stage mode train) for expert data only`);
+        add(
+          at,
+          `1 leaves no room in the batch for the rollouts this stage explores: use a value below 1, or algorithm sft (or stage mode train) for expert data only`,
+        );
         bad = true;
         continue;
       }
@@ -66,7 +77,12 @@ function checkAlgorithm(s: ReturnType<typeof stagesOf>[number], trains: boolean,
       resolveAlgorithm(s.name, { [key]: value });
     } catch (e) {
       const msg = (e as Error).message.replace(/^algorithm '[^']*': /, '').replace(/^algorithm\.params\.[a-z_]+: /, '');
-      add(at, /unknown parameter/.test(msg) ? `${msg.replace(/unknown parameter '[^']*'/, 'unknown parameter')}${near(key, msg)}` : msg);
+      add(
+        at,
+        /unknown parameter/.test(msg)
+          ? `${msg.replace(/unknown parameter '[^']*'/, 'unknown parameter')}${near(key, msg)}`
+          : msg,
+      );
       bad = true;
     }
   }
@@ -114,42 +130,71 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
 
   if (cfg.buffer.sampler === undefined) {
     // The mode's default (setup.ts usualSampler).
-  } else if (!samplers.has(cfg.buffer.sampler)) add('buffer.sampler', unknownName('sampler', cfg.buffer.sampler, samplers.names()));
+  } else if (!samplers.has(cfg.buffer.sampler))
+    add('buffer.sampler', unknownName('sampler', cfg.buffer.sampler, samplers.names()));
   // The pair sampler is what dpo stages take by themselves; as the rollout sampler it would feed pairs to any algorithm.
-  else if (cfg.buffer.sampler === 'pairs') add('buffer.sampler', "'pairs' is taken by dpo stages by themselves; buffer.sampler reads rollouts (fifo, fresh or priority)");
+  else if (cfg.buffer.sampler === 'pairs')
+    add(
+      'buffer.sampler',
+      "'pairs' is taken by dpo stages by themselves; buffer.sampler reads rollouts (fifo, fresh or priority)",
+    );
   const st = cfg.buffer.storage;
   // A storage name (sqlite: the run's own buffer.db; postgres: the URL given to the distributed commands) or a database URL.
   if (!storages.has(st) && !(/^[a-z][a-z0-9+.-]*:\/\//i.test(st) && storages.has(schemeOf(st)))) {
-    add('buffer.storage', `'${st}' is neither a storage (${storages.names().join(', ')}) nor a database URL like postgres://user@host/db${closest(st, ['sqlite', 'postgres']) ? ` (did you mean '${closest(st, ['sqlite', 'postgres'])}'?)` : ''}`);
+    add(
+      'buffer.storage',
+      `'${st}' is neither a storage (${storages.names().join(', ')}) nor a database URL like postgres://user@host/db${closest(st, ['sqlite', 'postgres']) ? ` (did you mean '${closest(st, ['sqlite', 'postgres'])}'?)` : ''}`,
+    );
   }
 
   // buffer.train_from feeds stages that train on the buffer alone; with none it would be read by nothing.
   if (cfg.buffer.train_from && !(cfg.stages ? cfg.stages.some((s) => s.mode === 'train') : cfg.mode === 'train')) {
-    add('buffer.train_from', cfg.stages ? 'no stage has mode: train (the stages that train on the buffer alone read it)' : `mode: ${cfg.mode} does not train on the buffer alone; buffer.train_from needs mode: train`);
+    add(
+      'buffer.train_from',
+      cfg.stages
+        ? 'no stage has mode: train (the stages that train on the buffer alone read it)'
+        : `mode: ${cfg.mode} does not train on the buffer alone; buffer.train_from needs mode: train`,
+    );
   }
 
   // With workflow.file the names may be the file's: checked once it is loaded (workspace-code.ts).
   const code = cfg.workflow.file !== undefined;
-  if (!code && !workflows.has(cfg.workflow.name)) add('workflow.name', unknownName('workflow', cfg.workflow.name, workflows.names()));
+  if (!code && !workflows.has(cfg.workflow.name))
+    add('workflow.name', unknownName('workflow', cfg.workflow.name, workflows.names()));
   const reward = cfg.workflow.reward;
   if (reward !== undefined && reward !== 'environment' && !(code && !reward.includes(':'))) {
     const colon = reward.indexOf(':');
-    if (colon < 0 && !rewardFns.has(reward)) add('workflow.reward', unknownName('reward function', reward, [...rewardFns.names(), 'environment']));
-    if (colon >= 0 && !rewardFactories.has(reward.slice(0, colon))) add('workflow.reward', unknownName('reward factory', reward.slice(0, colon), rewardFactories.names()));
+    if (colon < 0 && !rewardFns.has(reward))
+      add('workflow.reward', unknownName('reward function', reward, [...rewardFns.names(), 'environment']));
+    if (colon >= 0 && !rewardFactories.has(reward.slice(0, colon)))
+      add('workflow.reward', unknownName('reward factory', reward.slice(0, colon), rewardFactories.names()));
   }
 
   for (const name of ['taskset', 'eval', 'experts'] as const) {
     const ref = cfg[name];
     if (!ref) continue;
-    if (ref.builtin && !builtinTasksets.has(ref.builtin)) add(`${name}.builtin`, unknownName('built-in taskset', ref.builtin, builtinTasksets.names()));
-    if (ref.pipeline) checkPipeline(() => TaskPipeline.fromConfig(ref.pipeline, {}, `${name}.pipeline`), add, `${name}.pipeline`);
+    if (ref.builtin && !builtinTasksets.has(ref.builtin))
+      add(`${name}.builtin`, unknownName('built-in taskset', ref.builtin, builtinTasksets.names()));
+    if (ref.pipeline)
+      checkPipeline(() => TaskPipeline.fromConfig(ref.pipeline, {}, `${name}.pipeline`), add, `${name}.pipeline`);
   }
   // An augmenter exists for some domains only: on another built-in generator every proposal would be refused.
-  const synthAt = Array.isArray(cfg.taskset.pipeline) ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize' && s.proposer === 'augment') : -1;
+  const synthAt = Array.isArray(cfg.taskset.pipeline)
+    ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize' && s.proposer === 'augment')
+    : -1;
   if (synthAt >= 0 && cfg.taskset.builtin && !AUGMENTABLE_BUILTINS.includes(cfg.taskset.builtin))
-    add(`taskset.pipeline[${synthAt}].proposer`, `no exact augmenter for built-in '${cfg.taskset.builtin}' (augment takes ${AUGMENTABLE_BUILTINS.join(', ')}); use proposer model or endpoint`);
-  if (!taskSelectors.has(cfg.taskset.selector)) add('taskset.selector', unknownName('task selector', cfg.taskset.selector, taskSelectors.names()));
-  if (cfg.experience_pipeline) checkPipeline(() => ExperiencePipeline.fromConfig(cfg.experience_pipeline, { advantage: () => true }), add, 'experience_pipeline');
+    add(
+      `taskset.pipeline[${synthAt}].proposer`,
+      `no exact augmenter for built-in '${cfg.taskset.builtin}' (augment takes ${AUGMENTABLE_BUILTINS.join(', ')}); use proposer model or endpoint`,
+    );
+  if (!taskSelectors.has(cfg.taskset.selector))
+    add('taskset.selector', unknownName('task selector', cfg.taskset.selector, taskSelectors.names()));
+  if (cfg.experience_pipeline)
+    checkPipeline(
+      () => ExperiencePipeline.fromConfig(cfg.experience_pipeline, { advantage: () => true }),
+      add,
+      'experience_pipeline',
+    );
   checkPartialRollout(cfg, add);
   if (trains) checkBatchSizes(cfg, add);
   return issues;
@@ -184,9 +229,21 @@ function checkPartialRollout(cfg: RunConfig, add: Add): void {
   const p = cfg.explorer.partial_rollout;
   if (!p) return;
   const at = 'explorer.partial_rollout';
-  if (cfg.workflow.name !== 'single_turn' || cfg.workflow.file !== undefined) add(at, `continues single_turn samples only (workflow.name is '${cfg.workflow.name}'${cfg.workflow.file !== undefined ? ', from workflow.file' : ''}): multi-turn episodes and vision prefixes are not cut`);
-  if (cfg.explorer.endpoint && (cfg.mode === 'explore' || cfg.mode === 'bench')) add(at, 'an OpenAI-compatible endpoint (explorer.endpoint) answers chat messages; a sample cannot be continued from its tokens there');
-  if (p.max_tokens_per_step >= cfg.explorer.sampling.max_new_tokens) add(`${at}.max_tokens_per_step`, `${p.max_tokens_per_step} >= explorer.sampling.max_new_tokens (${cfg.explorer.sampling.max_new_tokens}): no trajectory would ever be cut; give a smaller budget or leave partial_rollout out`);
+  if (cfg.workflow.name !== 'single_turn' || cfg.workflow.file !== undefined)
+    add(
+      at,
+      `continues single_turn samples only (workflow.name is '${cfg.workflow.name}'${cfg.workflow.file !== undefined ? ', from workflow.file' : ''}): multi-turn episodes and vision prefixes are not cut`,
+    );
+  if (cfg.explorer.endpoint && (cfg.mode === 'explore' || cfg.mode === 'bench'))
+    add(
+      at,
+      'an OpenAI-compatible endpoint (explorer.endpoint) answers chat messages; a sample cannot be continued from its tokens there',
+    );
+  if (p.max_tokens_per_step >= cfg.explorer.sampling.max_new_tokens)
+    add(
+      `${at}.max_tokens_per_step`,
+      `${p.max_tokens_per_step} >= explorer.sampling.max_new_tokens (${cfg.explorer.sampling.max_new_tokens}): no trajectory would ever be cut; give a smaller budget or leave partial_rollout out`,
+    );
 }
 
 /**
@@ -197,7 +254,12 @@ function checkPartialRollout(cfg: RunConfig, add: Add): void {
 export function checkLocalRunConfig(cfg: RunConfig): ConfigIssue[] {
   const st = cfg.buffer.storage;
   if (st === 'sqlite' || /^[a-z][a-z0-9+.-]*:\/\//i.test(st)) return [];
-  return [{ path: 'buffer.storage', message: `'${st}' without a URL is the storage of a distributed run (rft coordinator/trainer/explorer --buffer URL); a local run takes 'sqlite' (its own buffer.db) or a database URL like postgres://user@host:5432/db` }];
+  return [
+    {
+      path: 'buffer.storage',
+      message: `'${st}' without a URL is the storage of a distributed run (rft coordinator/trainer/explorer --buffer URL); a local run takes 'sqlite' (its own buffer.db) or a database URL like postgres://user@host:5432/db`,
+    },
+  ];
 }
 
 /** Throws an InputError listing every issue (file and path each) when the config is not runnable. */
@@ -205,5 +267,8 @@ export function assertRunnableConfig(cfg: RunConfig, file?: string, opts: { loca
   const issues = [...checkRunConfig(cfg), ...(opts.local ? checkLocalRunConfig(cfg) : [])];
   if (!issues.length) return;
   const lines = issues.map((i) => `${file ? `${file}: ` : ''}field '${i.path}': ${i.message}`);
-  throw new InputError(`invalid config, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, { ...(file ? { file } : {}), field: issues[0]!.path });
+  throw new InputError(`invalid config, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, {
+    ...(file ? { file } : {}),
+    field: issues[0]!.path,
+  });
 }

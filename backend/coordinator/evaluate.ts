@@ -6,7 +6,13 @@
 // itself, greedily, one sample per task.
 import type { Task } from '../core/types.js';
 import { encodePrompt, stopTokens, taskMessages } from '../model/chat.js';
-import { workflowSampling, type RewardFn, type RewardResult, type RolloutModel, type Workflow } from '../explorer/workflow.js';
+import {
+  workflowSampling,
+  type RewardFn,
+  type RewardResult,
+  type RolloutModel,
+  type Workflow,
+} from '../explorer/workflow.js';
 import { logger } from '../core/log.js';
 
 const log = logger('eval');
@@ -27,13 +33,22 @@ export interface EvalOptions {
   workflow?: Workflow;
 }
 
-export async function evaluate(model: RolloutModel, tasks: Task[], reward: RewardFn, opts: EvalOptions): Promise<EvalResult> {
+export async function evaluate(
+  model: RolloutModel,
+  tasks: Task[],
+  reward: RewardFn,
+  opts: EvalOptions,
+): Promise<EvalResult> {
   const B = opts.batch ?? 64;
   const viaWorkflow = opts.workflow && opts.workflow.name !== 'single_turn' ? opts.workflow : undefined;
   const results: Pick<RewardResult, 'reward' | 'status' | 'correct' | 'details'>[] = [];
   for (let s = 0; s < tasks.length; s += B) {
     const chunk = tasks.slice(s, s + B);
-    results.push(...(viaWorkflow ? await scoreViaWorkflow(viaWorkflow, model, chunk, reward, opts.maxNewTokens, s) : await scoreSingleTurn(model, chunk, reward, opts.maxNewTokens)));
+    results.push(
+      ...(viaWorkflow
+        ? await scoreViaWorkflow(viaWorkflow, model, chunk, reward, opts.maxNewTokens, s)
+        : await scoreSingleTurn(model, chunk, reward, opts.maxNewTokens)),
+    );
   }
   let correct = 0;
   let sum = 0;
@@ -55,8 +70,17 @@ export async function evaluate(model: RolloutModel, tasks: Task[], reward: Rewar
     }
     if (r.correct ?? r.reward >= 1 - 1e-9) correct++;
   }
-  const means = judged === 0 ? 'full reward' : `judged correct (reward model score >= its threshold${typeof threshold === 'number' ? ` ${threshold.toPrecision(4)}` : ''}; mean_reward is the mean sigmoid(score - threshold))`;
-  return { accuracy: scored ? correct / scored : 0, accuracy_means: means, mean_reward: scored ? sum / scored : 0, n: scored, infra_failures: infra };
+  const means =
+    judged === 0
+      ? 'full reward'
+      : `judged correct (reward model score >= its threshold${typeof threshold === 'number' ? ` ${threshold.toPrecision(4)}` : ''}; mean_reward is the mean sigmoid(score - threshold))`;
+  return {
+    accuracy: scored ? correct / scored : 0,
+    accuracy_means: means,
+    mean_reward: scored ? sum / scored : 0,
+    n: scored,
+    infra_failures: infra,
+  };
 }
 
 /** `accuracy 0.400`, with what it counts when that is not full reward (a reward model's judgement). */
@@ -64,20 +88,44 @@ export function describeAccuracy(r: Pick<EvalResult, 'accuracy' | 'accuracy_mean
   return `accuracy ${r.accuracy.toFixed(3)}${r.accuracy_means === 'full reward' ? '' : ` = ${r.accuracy_means}`}`;
 }
 
-async function scoreSingleTurn(model: RolloutModel, chunk: Task[], reward: RewardFn, maxNewTokens: number): Promise<RewardResult[]> {
+async function scoreSingleTurn(
+  model: RolloutModel,
+  chunk: Task[],
+  reward: RewardFn,
+  maxNewTokens: number,
+): Promise<RewardResult[]> {
   const tok = model.tokenizer;
   const prompts = chunk.map((t) => encodePrompt(tok, t.messages ?? taskMessages(t.prompt ?? '')));
   // A prompt that leaves no room to answer is left out by name (counted in infra_failures), not the end of the evaluation.
   const limit = model.maxSeqLen;
   const fits = prompts.map((p) => limit === undefined || p.length < limit);
-  fits.forEach((ok, i) => ok || log.warn(`eval task '${chunk[i]!.id}': its prompt of ${prompts[i]!.length} tokens leaves no room in max_seq_len ${limit}; left out of the accuracy`));
+  fits.forEach(
+    (ok, i) =>
+      ok ||
+      log.warn(
+        `eval task '${chunk[i]!.id}': its prompt of ${prompts[i]!.length} tokens leaves no room in max_seq_len ${limit}; left out of the accuracy`,
+      ),
+  );
   const fitting = prompts.filter((_, i) => fits[i]);
-  const gens = fitting.length ? await model.generate(fitting, { maxNewTokens, temperature: 0, stopTokens: stopTokens(tok) }) : [];
+  const gens = fitting.length
+    ? await model.generate(fitting, { maxNewTokens, temperature: 0, stopTokens: stopTokens(tok) })
+    : [];
   let g = 0;
-  return Promise.all(chunk.map((t, i) => (fits[i] ? reward(t, gens[g++]!.text) : Promise.resolve<RewardResult>({ reward: 0, status: 'infra_failure' }))));
+  return Promise.all(
+    chunk.map((t, i) =>
+      fits[i] ? reward(t, gens[g++]!.text) : Promise.resolve<RewardResult>({ reward: 0, status: 'infra_failure' }),
+    ),
+  );
 }
 
-async function scoreViaWorkflow(wf: Workflow, model: RolloutModel, chunk: Task[], reward: RewardFn, maxNewTokens: number, offset: number): Promise<Pick<RewardResult, 'reward' | 'status' | 'correct' | 'details'>[]> {
+async function scoreViaWorkflow(
+  wf: Workflow,
+  model: RolloutModel,
+  chunk: Task[],
+  reward: RewardFn,
+  maxNewTokens: number,
+  offset: number,
+): Promise<Pick<RewardResult, 'reward' | 'status' | 'correct' | 'details'>[]> {
   const exps = await wf.run(chunk, {
     model,
     reward,
@@ -93,6 +141,8 @@ async function scoreViaWorkflow(wf: Workflow, model: RolloutModel, chunk: Task[]
   return exps.map((e) => ({
     reward: e.reward,
     status: e.status === 'infra_failure' ? 'infra_failure' : 'ok',
-    ...(typeof e.rewardDetails?.correct === 'boolean' ? { correct: e.rewardDetails.correct, details: e.rewardDetails } : {}),
+    ...(typeof e.rewardDetails?.correct === 'boolean'
+      ? { correct: e.rewardDetails.correct, details: e.rewardDetails }
+      : {}),
   }));
 }

@@ -18,7 +18,18 @@ import { describeAccuracy, evaluate } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
-import { evalOptions, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts } from './setup.js';
+import {
+  evalOptions,
+  experiencePipeline,
+  explorerOptions,
+  initialModel,
+  loadTasks,
+  makeTokenizer,
+  processExperiences,
+  stagesOf,
+  TaskFeed,
+  tokenizerTexts,
+} from './setup.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
 import { pendingPartials } from '../buffer/partials.js';
 
@@ -36,26 +47,43 @@ export interface NoTrainerContext {
 }
 
 /** The rollout model of a run without a trainer: the endpoint when configured, else the local model. */
-function rolloutModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[]): { model: RolloutModel; dispose: () => void; what: string } {
+function rolloutModel(
+  cfg: RunConfig,
+  tok: Tokenizer,
+  tasks: Task[],
+): { model: RolloutModel; dispose: () => void; what: string } {
   const ep = cfg.explorer.endpoint;
   if (ep) {
     const apiKey = ep.api_key_env ? process.env[ep.api_key_env] : undefined;
-    if (ep.api_key_env && !apiKey) throw new Error(`explorer.endpoint.api_key_env: the environment variable ${ep.api_key_env} is not set`);
+    if (ep.api_key_env && !apiKey)
+      throw new Error(`explorer.endpoint.api_key_env: the environment variable ${ep.api_key_env} is not set`);
     return {
-      model: new OpenAIRolloutModel({ baseUrl: ep.base_url, model: ep.model, tokenizer: tok, apiKey, concurrency: ep.concurrency, timeoutMs: ep.timeout_ms }),
+      model: new OpenAIRolloutModel({
+        baseUrl: ep.base_url,
+        model: ep.model,
+        tokenizer: tok,
+        apiKey,
+        concurrency: ep.concurrency,
+        timeoutMs: ep.timeout_ms,
+      }),
       dispose: () => undefined,
       what: `endpoint ${ep.base_url} (${ep.model})`,
     };
   }
   const m = initialModel(cfg, tok, tasks);
-  return { model: new LocalRolloutModel(m, tok, 0), dispose: () => m.dispose(), what: cfg.model.checkpoint ? `checkpoint ${cfg.model.checkpoint}` : `a fresh ${cfg.model.size} model` };
+  return {
+    model: new LocalRolloutModel(m, tok, 0),
+    dispose: () => m.dispose(),
+    what: cfg.model.checkpoint ? `checkpoint ${cfg.model.checkpoint}` : `a fresh ${cfg.model.size} model`,
+  };
 }
 
 export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSummary> {
   const { cfg, runId, runDir, metrics } = c;
   const pools = loadTasks(cfg);
   // Mode bench is an evaluation: without an eval set it would measure nothing.
-  if (cfg.mode === 'bench' && pools.eval.length === 0) throw new InputError(`mode bench needs an eval set; ${pools.evalSet}`, { field: 'eval' });
+  if (cfg.mode === 'bench' && pools.eval.length === 0)
+    throw new InputError(`mode bench needs an eval set; ${pools.evalSet}`, { field: 'eval' });
   const tok = c.resumed ? loadTokenizer(runDir) : makeTokenizer(cfg, tokenizerTexts(pools));
   if (!c.resumed) saveTokenizer(tok, runDir);
   const rm = rolloutModel(cfg, tok, [...pools.train, ...pools.eval]);
@@ -74,20 +102,35 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
         const done = c.resumed ? ((await store.getState<number>(runId, 'explore_steps')) ?? 0) : 0;
         const feed = new TaskFeed(cfg, pools.train);
         if (c.resumed) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
-        const synth = taskSynthesis(cfg, { runId, store, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
-        const explorer = new Explorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
-          // Partial rollouts: the step's stored partial rows are read back and written again with it.
-          pending: () => pendingPartials(store, runId),
-          append: async (exps, o) => {
-            await store.appendExperiences(exps, o);
-            await store.setState(runId, 'selector', feed.state());
-          },
-        }, {
-          ...explorerOptions(cfg, runId, cfg.seed + 1 + done),
-          process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', step: explorer.step, ...counts })),
-          // The explorer counts from 0 again after a resume; synthesis rounds are numbered by the run's step.
-          afterStep: synth && ((tasks, model, step) => synth.afterStep(tasks, model, done + step)),
+        const synth = taskSynthesis(cfg, {
+          runId,
+          store,
+          feed,
+          pools,
+          tok,
+          onRound: (r) => metrics.write({ kind: 'synthesize', ...r }),
         });
+        const explorer = new Explorer(
+          workflows.get(cfg.workflow.name),
+          pools.reward,
+          feed,
+          {
+            // Partial rollouts: the step's stored partial rows are read back and written again with it.
+            pending: () => pendingPartials(store, runId),
+            append: async (exps, o) => {
+              await store.appendExperiences(exps, o);
+              await store.setState(runId, 'selector', feed.state());
+            },
+          },
+          {
+            ...explorerOptions(cfg, runId, cfg.seed + 1 + done),
+            process: processExperiences(pipeline, feed, (counts) =>
+              metrics.write({ kind: 'pipeline', step: explorer.step, ...counts }),
+            ),
+            // The explorer counts from 0 again after a resume; synthesis rounds are numbered by the run's step.
+            afterStep: synth && ((tasks, model, step) => synth.afterStep(tasks, model, done + step)),
+          },
+        );
         const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
         for (exploreSteps = done; exploreSteps < steps && !c.opts.signal?.aborted; exploreSteps++) {
           const em = await explorer.exploreStep(rm.model);
@@ -119,7 +162,14 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
       checkpoint: cfg.model.checkpoint ?? '',
       warnings: [],
     };
-    if (summary.report) writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), { mode: cfg.mode, model: rm.what, accuracy: r?.accuracy ?? 'none (no eval set)', eval_set: summary.eval_set, explore_steps: exploreSteps });
+    if (summary.report)
+      writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), {
+        mode: cfg.mode,
+        model: rm.what,
+        accuracy: r?.accuracy ?? 'none (no eval set)',
+        eval_set: summary.eval_set,
+        explore_steps: exploreSteps,
+      });
     return summary;
   } finally {
     rm.dispose();

@@ -12,7 +12,14 @@ import { workflows } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import { runExplorerLoop } from '../explorer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import { experiencePipeline, explorerOptions, processExperiences, rolloutEngine, samplerConfig, TaskFeed } from './setup.js';
+import {
+  experiencePipeline,
+  explorerOptions,
+  processExperiences,
+  rolloutEngine,
+  samplerConfig,
+  TaskFeed,
+} from './setup.js';
 import { exploreNeed } from './stage-batch.js';
 import type { SelectorState } from '../buffer/taskset/index.js';
 import { requiredVersion, syncOffset } from './sync-plan.js';
@@ -24,7 +31,11 @@ import { pendingPartials } from '../buffer/partials.js';
 
 const log = logger('explorer-worker');
 
-export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: { maxSteps?: number } = {}): Promise<number> {
+export async function explorerProcess(
+  a: WorkerArgs,
+  signal: AbortSignal,
+  opts: { maxSteps?: number } = {},
+): Promise<number> {
   await initEngine();
   const ctx = await openWorkerContext(a);
   const { cfg, db, tok, runId, metrics, pools } = ctx;
@@ -35,30 +46,52 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
   let live: LiveFiles | undefined;
   try {
     const start = await db.getState<{ version: number }>(runId, `stage_start:${a.stage}`);
-    if (!start) throw new Error(`run ${runId}: stage ${a.stage} has no start checkpoint recorded (the coordinator records it before starting workers)`);
+    if (!start)
+      throw new Error(
+        `run ${runId}: stage ${a.stage} has no start checkpoint recorded (the coordinator records it before starting workers)`,
+      );
     const saved = await db.getState<number>(runId, 'explorer_target');
     // Explore steps are numbered by the trainer step they feed; a restart continues after the last appended one.
     const target = Math.max(saved ?? 0, start.version);
-    const plan = { interval: cfg.synchronizer.sync_interval, offset: syncOffset(cfg), stageStartVersion: start.version };
+    const plan = {
+      interval: cfg.synchronizer.sync_interval,
+      offset: syncOffset(cfg),
+      stageStartVersion: start.version,
+    };
     // The selector continues where the last explorer of the run left it (stage change, restart).
     // Tasks synthesized by earlier explorers of the run (taskset.pipeline synthesize), as they were made.
     pools.train = [...pools.train, ...(await storedSynthesizedTasks(db, runId))];
     const feed = new TaskFeed(cfg, pools.train);
     feed.restore(await db.getState<SelectorState>(runId, 'selector'));
-    const synth = taskSynthesis(cfg, { runId, store: db, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', stage: stage.name, ...r }) });
-    const pipeline = experiencePipeline(cfg, () => stage.algorithm);
-    const explorer = new FillingExplorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
-      // Partial rollouts: the step's stored partial rows are read back and written again with it.
-      pending: () => pendingPartials(db, runId),
-      append: async (exps, o) => {
-        await db.appendExperiences(exps, o);
-        await db.setState(runId, 'selector', feed.state());
-      },
-    }, {
-      ...explorerOptions(cfg, runId, cfg.seed + 1 + target),
-      process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', stage: stage.name, step: explorer.step, ...counts })),
-      afterStep: synth?.afterStep,
+    const synth = taskSynthesis(cfg, {
+      runId,
+      store: db,
+      feed,
+      pools,
+      tok,
+      onRound: (r) => metrics.write({ kind: 'synthesize', stage: stage.name, ...r }),
     });
+    const pipeline = experiencePipeline(cfg, () => stage.algorithm);
+    const explorer = new FillingExplorer(
+      workflows.get(cfg.workflow.name),
+      pools.reward,
+      feed,
+      {
+        // Partial rollouts: the step's stored partial rows are read back and written again with it.
+        pending: () => pendingPartials(db, runId),
+        append: async (exps, o) => {
+          await db.appendExperiences(exps, o);
+          await db.setState(runId, 'selector', feed.state());
+        },
+      },
+      {
+        ...explorerOptions(cfg, runId, cfg.seed + 1 + target),
+        process: processExperiences(pipeline, feed, (counts) =>
+          metrics.write({ kind: 'pipeline', stage: stage.name, step: explorer.step, ...counts }),
+        ),
+        afterStep: synth?.afterStep,
+      },
+    );
     // The trainer waits for a full batch of this step's rollouts (the usual share of the stage's batch):
     // refill steps the pipeline thinned out, and steps short of a configured batch_size.
     const sc = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
@@ -66,7 +99,9 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
     explorer.signal = signal;
     live = watchRunFiles(cfg, { runId, feed, pools, tok, store: db });
     await live.ready;
-    log.info(`stage ${stage.name}: exploring from step ${target} (synchronizer ${cfg.synchronizer.mode ?? 'sync_offset ' + plan.offset}, sync_interval ${plan.interval})`);
+    log.info(
+      `stage ${stage.name}: exploring from step ${target} (synchronizer ${cfg.synchronizer.mode ?? 'sync_offset ' + plan.offset}, sync_interval ${plan.interval})`,
+    );
     const r = await runExplorerLoop({
       explorer,
       target,
@@ -106,7 +141,9 @@ export async function explorerProcess(a: WorkerArgs, signal: AbortSignal, opts: 
       maxSteps: opts.maxSteps,
       signal,
     });
-    log.info(`stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%${cfg.synchronizer.mode === 'async' ? `, waiting for the trainer (bound) ${(r.backpressure * 100).toFixed(1)}%` : ''}`);
+    log.info(
+      `stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%${cfg.synchronizer.mode === 'async' ? `, waiting for the trainer (bound) ${(r.backpressure * 100).toFixed(1)}%` : ''}`,
+    );
     return 0;
   } finally {
     await live?.close();

@@ -33,7 +33,21 @@ function logErrors(c: TasksetChange): void {
 /** Watch the run's taskset and experts files (when they are files); `onEvent` sees each applied change (tests, metrics). */
 export function watchRunFiles(
   cfg: RunConfig,
-  o: { runId: string; feed: TaskFeed; pools: TaskPools; tok: Tokenizer; store: ExperienceStore; onEvent?: (e: { file: string; tasks: number; added: number; removed: number; experts: number; errors: number }) => void },
+  o: {
+    runId: string;
+    feed: TaskFeed;
+    pools: TaskPools;
+    tok: Tokenizer;
+    store: ExperienceStore;
+    onEvent?: (e: {
+      file: string;
+      tasks: number;
+      added: number;
+      removed: number;
+      experts: number;
+      errors: number;
+    }) => void;
+  },
 ): LiveFiles {
   const watchers: TasksetWatcher[] = [];
   const ts = cfg.taskset;
@@ -58,10 +72,22 @@ export function watchRunFiles(
           o.feed.selector.setTasks(tasks);
           const fresh = new Set([...c.added, ...c.changed].map((t) => t.id));
           void o.store
-            .putTasks(o.runId, tasks.filter((t) => fresh.has(t.id)))
+            .putTasks(
+              o.runId,
+              tasks.filter((t) => fresh.has(t.id)),
+            )
             .catch((e: unknown) => log.warn(`buffer tasks: ${(e as Error).message}`));
-          log.info(`${c.file}: ${c.added.length} added, ${c.changed.length} changed, ${c.removed.length} removed; ${tasks.length} task(s) now`);
-          o.onEvent?.({ file: c.file, tasks: tasks.length, added: c.added.length, removed: c.removed.length, experts: 0, errors: c.errors.length });
+          log.info(
+            `${c.file}: ${c.added.length} added, ${c.changed.length} changed, ${c.removed.length} removed; ${tasks.length} task(s) now`,
+          );
+          o.onEvent?.({
+            file: c.file,
+            tasks: tasks.length,
+            added: c.added.length,
+            removed: c.removed.length,
+            experts: 0,
+            errors: c.errors.length,
+          });
         },
         { fields: ts.format, domain: ts.domain, defaultIds: true },
       ),
@@ -83,7 +109,14 @@ export function watchRunFiles(
             .appendExperiences(exps)
             .then(() => {
               log.info(`${c.file}: ${exps.length} new expert experience(s)`);
-              o.onEvent?.({ file: c.file, tasks: c.tasks.length, added: exps.length, removed: c.removed.length, experts: exps.length, errors: c.errors.length });
+              o.onEvent?.({
+                file: c.file,
+                tasks: c.tasks.length,
+                added: exps.length,
+                removed: c.removed.length,
+                experts: exps.length,
+                errors: c.errors.length,
+              });
             })
             .catch((e: unknown) => log.warn(`expert experiences: ${(e as Error).message}`));
         },

@@ -25,7 +25,9 @@ export function loadRunConfig(file: string): RunConfig {
   // Fields the schema accepts but this run would not read are errors too (checked on what the file says).
   // And names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
   // A taskset / eval / experts file that is not there too, with its path (not an ENOENT at step 0).
-  const issues = parsed.config ? [...unreadFields(raw), ...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)] : parsed.issues;
+  const issues = parsed.config
+    ? [...unreadFields(raw), ...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)]
+    : parsed.issues;
   const config = issues.length ? undefined : parsed.config;
   if (!config) {
     const lines = issues.map((i) => `${file}: field '${i.path}': ${i.message}`);
@@ -35,6 +37,10 @@ export function loadRunConfig(file: string): RunConfig {
   const resolved = resolveConfigPaths(config, file);
   // workflow.file is loaded only in a trusted run, but a missing one is told by --check already.
   const code = resolved.workflow.file;
-  if (code && !existsSync(code)) throw new InputError(`invalid config, 1 problem(s):\n  ${file}: field 'workflow.file': no file '${code}' (paths are relative to the config file)`, { file, field: 'workflow.file' });
+  if (code && !existsSync(code))
+    throw new InputError(
+      `invalid config, 1 problem(s):\n  ${file}: field 'workflow.file': no file '${code}' (paths are relative to the config file)`,
+      { file, field: 'workflow.file' },
+    );
   return resolved;
 }

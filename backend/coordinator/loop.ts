@@ -27,8 +27,14 @@ export class FillingExplorer extends Explorer {
     let failed = allFailed(m) ? 1 : 0;
     for (let round = 1; m.trainable < this.need && !this.signal?.aborted; round++) {
       // Refilling cannot help when nothing can be sampled at all: fail instead of spinning forever.
-      if (failed >= this.maxFailedRounds) throw new Error(`explore step ${step}: every sample of ${failed} rounds in a row was an infra failure (the rollout model cannot sample; the experiences' status_reason says why)`);
-      if (round % this.warnEvery === 0) log.warn(`step ${step}: ${m.trainable} of ${this.need} trainable experience(s) after ${round} rounds (the experience pipeline drops most samples)`);
+      if (failed >= this.maxFailedRounds)
+        throw new Error(
+          `explore step ${step}: every sample of ${failed} rounds in a row was an infra failure (the rollout model cannot sample; the experiences' status_reason says why)`,
+        );
+      if (round % this.warnEvery === 0)
+        log.warn(
+          `step ${step}: ${m.trainable} of ${this.need} trainable experience(s) after ${round} rounds (the experience pipeline drops most samples)`,
+        );
       this.step = step;
       const more = await super.exploreStep(model);
       failed = allFailed(more) ? failed + 1 : 0;

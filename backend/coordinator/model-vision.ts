@@ -20,15 +20,31 @@ export function runVisionConfig(cfg: RunConfig, tasks: Task[]): ModelConfig['vis
   if (!wanted) return undefined;
   const needed = maxPatchesOf(tasks, wanted.patch_size);
   const maxPatches = wanted.max_patches ?? needed;
-  if (maxPatches <= 0) throw new InputError(`model.vision: none of the run's tasks has an image, so the number of patches cannot be derived: give model.vision.max_patches`, { field: 'model.vision.max_patches' });
-  if (needed > maxPatches) throw new InputError(`model.vision.max_patches is ${maxPatches}, but an image of the taskset needs ${needed} patches of ${wanted.patch_size}x${wanted.patch_size}`, { field: 'model.vision.max_patches' });
+  if (maxPatches <= 0)
+    throw new InputError(
+      `model.vision: none of the run's tasks has an image, so the number of patches cannot be derived: give model.vision.max_patches`,
+      { field: 'model.vision.max_patches' },
+    );
+  if (needed > maxPatches)
+    throw new InputError(
+      `model.vision.max_patches is ${maxPatches}, but an image of the taskset needs ${needed} patches of ${wanted.patch_size}x${wanted.patch_size}`,
+      { field: 'model.vision.max_patches' },
+    );
   return { patchSize: wanted.patch_size, channels: 3, maxPatches };
 }
 
 /** A loaded model (checkpoint) must take the run's images when the workflow is `vision`. */
 export function checkModelTakesImages(cfg: RunConfig, model: ModelConfig, tasks: Task[], source: string): void {
   if (cfg.workflow.name !== 'vision') return;
-  if (!model.vision) throw new InputError(`${source} has no vision input (config.vision) but the workflow is 'vision': start from a vision checkpoint or a fresh model`, { field: 'model.checkpoint' });
+  if (!model.vision)
+    throw new InputError(
+      `${source} has no vision input (config.vision) but the workflow is 'vision': start from a vision checkpoint or a fresh model`,
+      { field: 'model.checkpoint' },
+    );
   const needed = maxPatchesOf(tasks, model.vision.patchSize);
-  if (needed > model.vision.maxPatches) throw new InputError(`${source} takes at most ${model.vision.maxPatches} image patches, the taskset's images need ${needed}`, { field: 'model.checkpoint' });
+  if (needed > model.vision.maxPatches)
+    throw new InputError(
+      `${source} takes at most ${model.vision.maxPatches} image patches, the taskset's images need ${needed}`,
+      { field: 'model.checkpoint' },
+    );
 }

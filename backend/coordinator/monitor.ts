@@ -15,13 +15,28 @@ export interface MetricRecord {
 /** The warning records of a run's metrics (`kind: warning`, trainer/collapse-guard.ts), as the summary and the dashboard list them. */
 export function runWarnings(recs: MetricRecord[]): RunWarning[] {
   return recs
-    .filter((x) => x.kind === 'warning' && x.code === 'policy_collapse' && typeof x.message === 'string' && typeof x.step === 'number')
-    .map((x) => ({ code: 'policy_collapse' as const, step: x.step!, ...(typeof x.stage === 'string' ? { stage: x.stage } : {}), message: String(x.message), values: numbers(x.values) }));
+    .filter(
+      (x) =>
+        x.kind === 'warning' &&
+        x.code === 'policy_collapse' &&
+        typeof x.message === 'string' &&
+        typeof x.step === 'number',
+    )
+    .map((x) => ({
+      code: 'policy_collapse' as const,
+      step: x.step!,
+      ...(typeof x.stage === 'string' ? { stage: x.stage } : {}),
+      message: String(x.message),
+      values: numbers(x.values),
+    }));
 }
 
 function numbers(v: unknown): Record<string, number> {
   if (!v || typeof v !== 'object') return {};
-  return Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x === 'number' && Number.isFinite(x))) as Record<string, number>;
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => typeof x === 'number' && Number.isFinite(x))) as Record<
+    string,
+    number
+  >;
 }
 
 export class MetricsLog {
@@ -101,7 +116,10 @@ function chart(title: string, series: Series[], xLabel: string): string {
   const colors = ['#3b82f6', '#ef4444', '#10b981', '#f59e0b', '#8b5cf6'];
   const lines = series
     .map((s, i) => {
-      const d = s.points.filter((p) => Number.isFinite(p[1])).map((p, k) => `${k ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join('');
+      const d = s.points
+        .filter((p) => Number.isFinite(p[1]))
+        .map((p, k) => `${k ? 'L' : 'M'}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`)
+        .join('');
       return `<path d="${d}" fill="none" stroke="${colors[i % colors.length]}" stroke-width="1.6"/><text x="${W - P}" y="${14 + 13 * i}" text-anchor="end" fill="${colors[i % colors.length]}" font-size="11">${esc(s.name)}</text>`;
     })
     .join('');
@@ -113,9 +131,17 @@ function chart(title: string, series: Series[], xLabel: string): string {
 }
 
 /** policy_loss (an objective's policy part), else pg_loss, else grpo_loss: the dashboard's `policy`. */
-function policySeries(train: MetricRecord[], ser: (rows: MetricRecord[], key: string, name?: string) => Series): Series {
+function policySeries(
+  train: MetricRecord[],
+  ser: (rows: MetricRecord[], key: string, name?: string) => Series,
+): Series {
   const pick = (r: MetricRecord) => [r.policy_loss, r.pg_loss, r.grpo_loss].find((v) => typeof v === 'number');
-  return { ...ser([], 'loss', 'policy'), points: train.flatMap((r) => (pick(r) === undefined ? [] : [[Number(r.step ?? 0), pick(r) as number] as [number, number]])) };
+  return {
+    ...ser([], 'loss', 'policy'),
+    points: train.flatMap((r) =>
+      pick(r) === undefined ? [] : [[Number(r.step ?? 0), pick(r) as number] as [number, number]],
+    ),
+  };
 }
 
 function esc(s: string): string {
@@ -145,12 +171,22 @@ function withLast(s: Series): Series {
 }
 
 /** Write the HTML report of a run from its metrics. */
-export function writeReport(file: string, title: string, recs: MetricRecord[], summary: Record<string, unknown>): string {
+export function writeReport(
+  file: string,
+  title: string,
+  recs: MetricRecord[],
+  summary: Record<string, unknown>,
+): string {
   const train = recs.filter((r) => r.kind === 'train');
   const explore = recs.filter((r) => r.kind === 'explore');
   const evals = recs.filter((r) => r.kind === 'eval');
   const t0 = recs[0]?.t ?? 0;
-  const ser = (rows: MetricRecord[], key: string, name = key, x: (r: MetricRecord) => number = (r) => Number(r.step ?? 0)): Series => ({
+  const ser = (
+    rows: MetricRecord[],
+    key: string,
+    name = key,
+    x: (r: MetricRecord) => number = (r) => Number(r.step ?? 0),
+  ): Series => ({
     name,
     points: rows.filter((r) => typeof r[key] === 'number').map((r) => [x(r), r[key] as number]),
   });
@@ -161,13 +197,52 @@ export function writeReport(file: string, title: string, recs: MetricRecord[], s
     // The dashboard's series (process-run-controller.ts toPoints): `policy` is the algorithm's whole
     // policy loss (MIX: (1 - mu)·GRPO + mu·SFT); GRPO's own part stays near 0 by construction (group-
     // normalised advantages at ratio 1), so it alone read as a flat 0 beside the dashboard's policy.
-    chart('losses', [ser(train, 'loss', 'total'), policySeries(train, ser), ser(train, 'sft_loss', 'SFT'), ser(train, 'critic_loss', 'critic (value)')].filter((s) => s.points.length).map(withLast), 'trainer step'),
-    chart('KL and entropy', [ser(train, 'kl'), ser(train, 'ppo_kl'), ser(train, 'entropy')].filter((s) => s.points.length), 'trainer step'),
-    chart('throughput', [ser(train, 'tokens_per_s', 'trainer tok/s'), ser(explore, 'tokens_per_s', 'explorer tok/s')].filter((s) => s.points.length), 'step'),
-    chart('idle fraction', [ser(recs.filter((r) => r.kind === 'state'), 'trainer_idle', 'trainer'), ser(recs.filter((r) => r.kind === 'state'), 'explorer_idle', 'explorer')].filter((s) => s.points.length), 'step'),
+    chart(
+      'losses',
+      [
+        ser(train, 'loss', 'total'),
+        policySeries(train, ser),
+        ser(train, 'sft_loss', 'SFT'),
+        ser(train, 'critic_loss', 'critic (value)'),
+      ]
+        .filter((s) => s.points.length)
+        .map(withLast),
+      'trainer step',
+    ),
+    chart(
+      'KL and entropy',
+      [ser(train, 'kl'), ser(train, 'ppo_kl'), ser(train, 'entropy')].filter((s) => s.points.length),
+      'trainer step',
+    ),
+    chart(
+      'throughput',
+      [ser(train, 'tokens_per_s', 'trainer tok/s'), ser(explore, 'tokens_per_s', 'explorer tok/s')].filter(
+        (s) => s.points.length,
+      ),
+      'step',
+    ),
+    chart(
+      'idle fraction',
+      [
+        ser(
+          recs.filter((r) => r.kind === 'state'),
+          'trainer_idle',
+          'trainer',
+        ),
+        ser(
+          recs.filter((r) => r.kind === 'state'),
+          'explorer_idle',
+          'explorer',
+        ),
+      ].filter((s) => s.points.length),
+      'step',
+    ),
   ].join('\n');
   const rows = Object.entries(summary)
-    .map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(typeof v === 'number' ? String(Math.round(v * 10000) / 10000) : String(v))}</td></tr>`)
+    .map(
+      ([k, v]) =>
+        `<tr><th>${esc(k)}</th><td>${esc(typeof v === 'number' ? String(Math.round(v * 10000) / 10000) : String(v))}</td></tr>`,
+    )
     .join('');
   const html = `<!doctype html><html><head><meta charset="utf-8"><title>${esc(title)}</title>
 <style>body{font:13px system-ui,sans-serif;margin:24px;color:#222}figure{display:inline-block;margin:8px}figcaption{font-weight:600}table{border-collapse:collapse}th,td{border:1px solid #ddd;padding:3px 8px;text-align:left}</style>

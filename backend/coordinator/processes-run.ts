@@ -22,7 +22,15 @@ import { checkSyncConfig } from './sync-plan.js';
 import { stagesOf, workerArgv, type WorkerArgs } from './worker-context.js';
 import { trustEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
-import { evalOptions, expertExperience, initialModel, loadTasks, makeTokenizer, tokenizerTexts, type TaskPools } from './setup.js';
+import {
+  evalOptions,
+  expertExperience,
+  initialModel,
+  loadTasks,
+  makeTokenizer,
+  tokenizerTexts,
+  type TaskPools,
+} from './setup.js';
 
 const log = logger('coordinator');
 
@@ -68,7 +76,15 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
         const ck = (await store.latestCheckpoint(runId))!;
         const { model, meta } = loadCheckpoint(ck.path, { external: inferenceOutsideHeap() }); // evaluation only: nothing trains
         try {
-          return { result: await evaluate(new LocalRolloutModel(model, loadTokenizer(runDir), meta.version), pools.eval, pools.reward, evalOpts), step: ck.version };
+          return {
+            result: await evaluate(
+              new LocalRolloutModel(model, loadTokenizer(runDir), meta.version),
+              pools.eval,
+              pools.reward,
+              evalOpts,
+            ),
+            step: ck.version,
+          };
         } finally {
           model.dispose();
         }
@@ -76,16 +92,26 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
       finalWhenStopped: true,
       runStage: async (si, stage) => {
         const ck = (await store.latestCheckpoint(runId))!;
-        if (!(await store.getState(runId, `stage_start:${si}`))) await store.setState(runId, `stage_start:${si}`, { version: ck.version, path: ck.path });
+        if (!(await store.getState(runId, `stage_start:${si}`)))
+          await store.setState(runId, `stage_start:${si}`, { version: ck.version, path: ck.path });
         const explores = stageExplores(stage);
-        metrics.write({ kind: 'stage', stage: stage.name, algorithm: makeObjective(stage.algorithm.name, stage.algorithm.params).name, processes: explores ? 2 : 1 });
+        metrics.write({
+          kind: 'stage',
+          stage: stage.name,
+          algorithm: makeObjective(stage.algorithm.name, stage.algorithm.params).name,
+          processes: explores ? 2 : 1,
+        });
         return runStage(c, { runDir, runId, store: storeUrl, stage: si }, explores);
       },
       finish: async () => {
         const last = (await store.latestCheckpoint(runId))!;
         await registry.addCheckpoint(runId, { version: last.version, path: last.path, step: last.version });
         await registry.setLastStep(runId, last.version);
-        return { trainerSteps: last.version, exploreSteps: (await store.getState<number>(runId, 'explorer_target')) ?? 0, checkpoint: last.path };
+        return {
+          trainerSteps: last.version,
+          exploreSteps: (await store.getState<number>(runId, 'explorer_target')) ?? 0,
+          checkpoint: last.path,
+        };
       },
     };
     const { summary, stopped } = await runStages(cfg, strategy, {
@@ -98,7 +124,9 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
       reportFile: cfg.monitor.report ? join(runDir, 'report.html') : '',
       reportTitle: `RFT Studio run ${runId}`,
       evalSet: { note: pools.evalSet, tasks: pools.eval.length },
-      reportExtra: { synchronizer: `checkpoint, ${cfg.synchronizer.mode === 'async' ? 'mode async' : `${cfg.synchronizer.mode ? `mode ${cfg.synchronizer.mode}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}` },
+      reportExtra: {
+        synchronizer: `checkpoint, ${cfg.synchronizer.mode === 'async' ? 'mode async' : `${cfg.synchronizer.mode ? `mode ${cfg.synchronizer.mode}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}`,
+      },
     });
     if (stopped) log.info('run stopped; `rft resume` continues it');
     return summary;
@@ -108,7 +136,14 @@ export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary
 }
 
 /** Tokenizer, tasks, expert experiences and the initial weights as checkpoint v0. */
-async function initRun(cfg: RunConfig, runId: string, runDir: string, store: ExperienceStore, registry: RunRegistry, pools: TaskPools): Promise<void> {
+async function initRun(
+  cfg: RunConfig,
+  runId: string,
+  runDir: string,
+  store: ExperienceStore,
+  registry: RunRegistry,
+  pools: TaskPools,
+): Promise<void> {
   const tok = makeTokenizer(cfg, tokenizerTexts(pools));
   saveTokenizer(tok, runDir);
   // A run killed before v0 existed starts over here: tasks upsert; experts are added once.
@@ -126,10 +161,40 @@ async function initRun(cfg: RunConfig, runId: string, runDir: string, store: Exp
 /** One stage: returns true when the run was stopped (signal) rather than the stage finished. */
 async function runStage(c: ProcessRunContext, a: WorkerArgs, explores: boolean): Promise<boolean> {
   const logDir = join(c.runDir, 'logs');
-  const event = (name: string) => (e: { kind: string; pid?: number; code?: number | null; signal?: string | null; lastLines?: string[] }) =>
-    c.metrics.write({ kind: 'process', component: name, event: e.kind, pid: e.pid, code: e.code, signal: e.signal, last_lines: e.lastLines?.slice(-10) });
-  const trainer = new Worker({ name: 'trainer', args: workerArgv('trainer-worker', a), env: trustEnv(c.cfg), restarts: c.cfg.restart, onEvent: event('trainer') }, logDir);
-  const explorer = explores ? new Worker({ name: 'explorer', args: workerArgv('explorer-worker', a), env: trustEnv(c.cfg), restarts: c.cfg.restart, onEvent: event('explorer') }, logDir) : undefined;
+  const event =
+    (name: string) =>
+    (e: { kind: string; pid?: number; code?: number | null; signal?: string | null; lastLines?: string[] }) =>
+      c.metrics.write({
+        kind: 'process',
+        component: name,
+        event: e.kind,
+        pid: e.pid,
+        code: e.code,
+        signal: e.signal,
+        last_lines: e.lastLines?.slice(-10),
+      });
+  const trainer = new Worker(
+    {
+      name: 'trainer',
+      args: workerArgv('trainer-worker', a),
+      env: trustEnv(c.cfg),
+      restarts: c.cfg.restart,
+      onEvent: event('trainer'),
+    },
+    logDir,
+  );
+  const explorer = explores
+    ? new Worker(
+        {
+          name: 'explorer',
+          args: workerArgv('explorer-worker', a),
+          env: trustEnv(c.cfg),
+          restarts: c.cfg.restart,
+          onEvent: event('explorer'),
+        },
+        logDir,
+      )
+    : undefined;
   const all = [trainer, ...(explorer ? [explorer] : [])];
   const onAbort = () => void Promise.all(all.map((w) => w.stop()));
   c.opts.signal?.addEventListener('abort', onAbort, { once: true });

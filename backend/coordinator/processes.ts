@@ -19,7 +19,9 @@ export class ProcessDiedError extends Error {
     readonly signal: NodeJS.Signals | null,
     readonly lastLines: string[],
   ) {
-    super(`${component} process died (${signal ? `signal ${signal}` : `exit code ${code}`}); last log lines:\n  ${lastLines.join('\n  ') || '(none)'}`);
+    super(
+      `${component} process died (${signal ? `signal ${signal}` : `exit code ${code}`}); last log lines:\n  ${lastLines.join('\n  ') || '(none)'}`,
+    );
     this.name = 'ProcessDiedError';
   }
 }
@@ -31,7 +33,13 @@ export interface WorkerSpec {
   restarts: number;
   /** Added to this process's environment (e.g. the trust a run was started with). */
   env?: Record<string, string>;
-  onEvent?(e: { kind: 'started' | 'died' | 'restarted' | 'exited'; pid?: number; code?: number | null; signal?: string | null; lastLines?: string[] }): void;
+  onEvent?(e: {
+    kind: 'started' | 'died' | 'restarted' | 'exited';
+    pid?: number;
+    code?: number | null;
+    signal?: string | null;
+    lastLines?: string[];
+  }): void;
 }
 
 /** One supervised worker: `done` resolves when it exits 0 (or after stop()), rejects once it died more often than allowed. */
@@ -65,7 +73,10 @@ export class Worker {
   }
 
   private start(): void {
-    const child = spawn(process.execPath, [...cliCommand(), ...this.spec.args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.spec.env } });
+    const child = spawn(process.execPath, [...cliCommand(), ...this.spec.args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...this.spec.env },
+    });
     this.child = child;
     this.spec.onEvent?.({ kind: 'started', pid: child.pid });
     log.info(`${this.spec.name} started (pid ${child.pid})`);
@@ -92,7 +103,9 @@ export class Worker {
       }
       const lastLines = this.lastLines();
       this.spec.onEvent?.({ kind: 'died', code, signal, lastLines });
-      log.warn(`${this.spec.name} died (${signal ?? `exit ${code}`}); last lines:\n  ${lastLines.slice(-8).join('\n  ')}`);
+      log.warn(
+        `${this.spec.name} died (${signal ?? `exit ${code}`}); last lines:\n  ${lastLines.slice(-8).join('\n  ')}`,
+      );
       if (this.restartsLeft > 0) {
         this.restartsLeft--;
         this.spec.onEvent?.({ kind: 'restarted' });

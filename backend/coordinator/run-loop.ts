@@ -9,7 +9,12 @@
 import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
-import { PRETRAINED_FULL_DEFAULTS, PRETRAINED_LORA_DEFAULTS, resolveTrainerSettings, widthScaledLr } from '../core/trainer-defaults.js';
+import {
+  PRETRAINED_FULL_DEFAULTS,
+  PRETRAINED_LORA_DEFAULTS,
+  resolveTrainerSettings,
+  widthScaledLr,
+} from '../core/trainer-defaults.js';
 import { Transformer } from '../model/transformer.js';
 import { join } from 'node:path';
 import { CRITIC_DIR, loadCritic } from '../model/checkpoint.js';
@@ -90,7 +95,13 @@ export async function openStage(
   const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
   const ref = objective.needsReference ? (model.lora ? model.base() : reference()) : undefined;
   const critic = objective.needsCritic ? stageCritic(cfg, model, criticFrom) : undefined;
-  const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId, model.config.dModel), ref, critic);
+  const trainer = new Trainer(
+    model,
+    objective,
+    trainerOptions(cfg, stage, tok.padId, model.config.dModel),
+    ref,
+    critic,
+  );
   // Which lr the stage trains with and why (a pretrained checkpoint's defaults are not a preset's).
   log.info(`trainer, stage ${stage.name}: ${resolveTrainerSettings(cfg, stage.lr, model.config.dModel).line}`);
   const explores = stageExplores(stage);
@@ -102,7 +113,11 @@ export async function openStage(
   let batchSize: number;
   try {
     // A continued critic continues its optimiser too (moments and step count), when they were saved.
-    if (critic && criticFrom && loadOptimizerState(join(criticFrom, CRITIC_DIR, OPTIMIZER_FILE), critic, trainer.criticOptimizer!))
+    if (
+      critic &&
+      criticFrom &&
+      loadOptimizerState(join(criticFrom, CRITIC_DIR, OPTIMIZER_FILE), critic, trainer.criticOptimizer!)
+    )
       log.info(`critic: optimiser state continued from ${criticFrom} (step ${trainer.criticOptimizer!.stepCount})`);
     const at = cfg.stages?.indexOf(stage) ?? -1;
     const given = configuredBatch(cfg, stage, at >= 0 ? at : undefined);
@@ -144,14 +159,22 @@ function stageCritic(cfg: RunConfig, model: Transformer, from: string | undefine
  * checked is the shortest the stage asks for: one prompt token plus explorer.sampling.max_new_tokens
  * where it explores; each step checks its own batch again (Trainer.microBatch).
  */
-export function checkStageFits(cfg: RunConfig, model: Transformer, trainer: Trainer, batch: number, explores: boolean): void {
+export function checkStageFits(
+  cfg: RunConfig,
+  model: Transformer,
+  trainer: Trainer,
+  batch: number,
+  explores: boolean,
+): void {
   const seqLen = Math.min(model.config.maxSeqLen, explores ? cfg.explorer.sampling.max_new_tokens + 1 : 2);
   const plan = trainer.plan(batch, seqLen);
   if (plan.refusal) throw new Error(`trainer.batch_size ${batch}: ${plan.refusal}`);
   const explicit = cfg.trainer.micro_batch_size;
   if (explicit === undefined) log.info(`trainer: at ${seqLen} tokens a row, ${describePlan(model.config, plan)}`);
   else if ((explicit || batch) > plan.micro)
-    log.warn(`trainer.micro_batch_size ${explicit} (${explicit ? explicit : 'the whole batch of ' + batch} rows): at ${seqLen} tokens a row the estimate fits ${plan.micro} in the wasm heap; unset micro_batch_size to let the trainer size it (${describePlan(model.config, plan)})`);
+    log.warn(
+      `trainer.micro_batch_size ${explicit} (${explicit ? explicit : 'the whole batch of ' + batch} rows): at ${seqLen} tokens a row the estimate fits ${plan.micro} in the wasm heap; unset micro_batch_size to let the trainer size it (${describePlan(model.config, plan)})`,
+    );
 }
 
 /** How a stage's experiences reach its trainer and its weights leave it (the placement's part of the step loop). */
@@ -208,12 +231,15 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
     // Partial rollouts: with loss_segments fresh, segments older than the staleness bound leave the loss.
     ...(cfg.explorer.partial_rollout?.loss_segments === 'fresh' ? { freshSegments: cfg.buffer.max_staleness } : {}),
     // monitor.eval_every: the held-out eval of the weights every N steps of the stage, wherever the trainer runs (none without an eval set).
-    afterStep: every > 0 && r.evalTasks.length > 0 ? async (v, sStep) => {
-      if (sStep % every !== 0) return;
-      const e = await evaluate(new LocalRolloutModel(r.model, r.tok, v), r.evalTasks, r.reward, evalOptions(cfg));
-      metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
-      log.info(`eval after ${stage.name} step ${v}: ${describeAccuracy(e)}`);
-    } : undefined,
+    afterStep:
+      every > 0 && r.evalTasks.length > 0
+        ? async (v, sStep) => {
+            if (sStep % every !== 0) return;
+            const e = await evaluate(new LocalRolloutModel(r.model, r.tok, v), r.evalTasks, r.reward, evalOptions(cfg));
+            metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
+            log.info(`eval after ${stage.name} step ${v}: ${describeAccuracy(e)}`);
+          }
+        : undefined,
     onMetrics: (rec) => {
       sink({ stage: stage.name, ...rec });
       // A collapsing policy is said once per stage, in the log and as a `warning` record (summary, report, dashboard).
@@ -231,7 +257,12 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
 /** The stage's collapse guard, started from the stage's earlier records (a resumed stage). */
 function collapseGuard(cfg: RunConfig, stage: Stage, metrics: MetricsLog, hidden: number): CollapseGuard {
   const t = resolveTrainerSettings(cfg, stage.lr, hidden);
-  const source = stage.lr !== undefined ? `stages[].lr of ${stage.name}` : t.defaulted.includes('lr') ? `the default of a ${t.kind === 'scratch' ? 'model trained from scratch' : t.kind === 'pretrained-lora' ? 'pretrained checkpoint with LoRA' : 'pretrained checkpoint'}` : 'trainer.lr';
+  const source =
+    stage.lr !== undefined
+      ? `stages[].lr of ${stage.name}`
+      : t.defaulted.includes('lr')
+        ? `the default of a ${t.kind === 'scratch' ? 'model trained from scratch' : t.kind === 'pretrained-lora' ? 'pretrained checkpoint with LoRA' : 'pretrained checkpoint'}`
+        : 'trainer.lr';
   const advice = `lower ${stage.lr !== undefined ? `the stage's lr` : 'trainer.lr'} (the defaults for a pretrained model of hidden size ${hidden}: ${fmtLr(widthScaledLr(PRETRAINED_FULL_DEFAULTS.lr, hidden))} full fine-tuning, ${fmtLr(widthScaledLr(PRETRAINED_LORA_DEFAULTS.lr, hidden))} LoRA)`;
   const history = metrics.read().filter((x) => x.stage === stage.name && (x.kind === 'train' || x.kind === 'warning'));
   return new CollapseGuard({ stage: stage.name, lr: t.lr, lrSource: source, advice }, history);
@@ -317,7 +348,8 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
     }
     const stage = stages[si]!;
     // A run stopped between the end of the previous stage and its eval resumes here without a base.
-    if (!noEval && si === lastStage && (await s.getBase()) === undefined) await s.setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name))!.accuracy);
+    if (!noEval && si === lastStage && (await s.getBase()) === undefined)
+      await s.setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name))!.accuracy);
     stopped = await s.runStage(si, stage);
     if (stopped) break;
     if (si < lastStage) {
@@ -334,15 +366,24 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
   const periodic = o.metrics
     .read()
     .filter((r) => r.kind === 'eval' && r.t >= since && (r.component === 'trainer' || r.t < o.t0))
-    .map((r) => ({ stage: String(r.stage), step: Number(r.step), accuracy: Number(r.accuracy), mean_reward: Number(r.mean_reward) }));
-  const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))].sort((a, b) => a.e.step - b.e.step || a.p - b.p).map((x) => x.e);
+    .map((r) => ({
+      stage: String(r.stage),
+      step: Number(r.step),
+      accuracy: Number(r.accuracy),
+      mean_reward: Number(r.mean_reward),
+    }));
+  const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))]
+    .sort((a, b) => a.e.step - b.e.step || a.p - b.p)
+    .map((x) => x.e);
   const f = await s.finish();
   const finalAcc = noEval ? null : (final?.accuracy ?? NaN);
   const summary: RunSummary = {
     run_id: o.runId,
     run_dir: o.runDir,
     // Undefined only when a stop came before the last stage began: then the newest eval before 'final' is the base.
-    base_accuracy: noEval ? null : ((await s.getBase()) ?? (final ? evals.at(-2)?.accuracy : evals.at(-1)?.accuracy) ?? finalAcc),
+    base_accuracy: noEval
+      ? null
+      : ((await s.getBase()) ?? (final ? evals.at(-2)?.accuracy : evals.at(-1)?.accuracy) ?? finalAcc),
     final_accuracy: finalAcc,
     evals: allEvals,
     eval_set: o.evalSet.note,
@@ -374,5 +415,7 @@ export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): P
 /** wall_seconds of every segment together; this segment's too when the run was resumed. */
 function reportSeconds(recs: Parameters<typeof runSeconds>[0], segment: number): Record<string, number> {
   const r = runSeconds(recs);
-  return r.segments > 1 ? { wall_seconds: r.seconds, segments: r.segments, wall_seconds_last_segment: segment } : { wall_seconds: segment };
+  return r.segments > 1
+    ? { wall_seconds: r.seconds, segments: r.segments, wall_seconds_last_segment: segment }
+    : { wall_seconds: segment };
 }

@@ -21,11 +21,19 @@ import { assertRunnableConfig } from './config-check.js';
 import { loadWorkspaceCode, trustedFromEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
-
-
 export type { RunOptions, RunSummary } from './run-types.js';
 // Older import sites (bench, tests) take these from run.js; they live in setup.ts.
-export { expertExperience, initialModel, loadTasks, makeTokenizer, RUN_EXPERIENCE_PIPELINE, samplerConfig, stageBatchSize, trainerOptions, type TaskPools } from './setup.js';
+export {
+  expertExperience,
+  initialModel,
+  loadTasks,
+  makeTokenizer,
+  RUN_EXPERIENCE_PIPELINE,
+  samplerConfig,
+  stageBatchSize,
+  trainerOptions,
+  type TaskPools,
+} from './setup.js';
 
 /** A run ended by its signal: paused (`rft pause`, abort reason 'pause') or stopped. */
 function endedStatus(signal: AbortSignal): 'paused' | 'stopped' {
@@ -45,7 +53,10 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     // A run still running elsewhere is not taken over (its pid file, its status): refused with its pid.
     assertNotLive(record.dir, record.id);
     const parsed = validateRunConfig(record.config);
-    if (!parsed.config) throw new Error(`run '${opts.resume}': stored config is invalid: ${parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    if (!parsed.config)
+      throw new Error(
+        `run '${opts.resume}': stored config is invalid: ${parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+      );
     opts = { ...opts, config: parsed.config };
     // A resumed run is trusted again (or not) by whoever resumes it.
     await loadWorkspaceCode(parsed.config, trusted);
@@ -78,9 +89,28 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     // Modes without a trainer (explore, bench) move no weights: they run here whatever the synchronizer.
     const summary =
       cfg.mode === 'explore' || cfg.mode === 'bench'
-        ? await executeWithoutTrainer({ opts, cfg, runId, runDir, dbPath: record.dbPath, metrics, t0, resumed: !!opts.resume })
+        ? await executeWithoutTrainer({
+            opts,
+            cfg,
+            runId,
+            runDir,
+            dbPath: record.dbPath,
+            metrics,
+            t0,
+            resumed: !!opts.resume,
+          })
         : cfg.synchronizer.method === 'checkpoint'
-          ? await executeProcesses({ opts, cfg, runId, runDir, dbPath: record.dbPath, registry, metrics, t0, resumed: !!opts.resume })
+          ? await executeProcesses({
+              opts,
+              cfg,
+              runId,
+              runDir,
+              dbPath: record.dbPath,
+              registry,
+              metrics,
+              t0,
+              resumed: !!opts.resume,
+            })
           : await executeInProcess(opts, cfg, runId, runDir, record.dbPath, registry, metrics, t0, resumeFrom);
     await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'completed');
     return summary;

@@ -21,7 +21,15 @@ import { ADAPTER_CONFIG_FILE } from '../model/lora-files.js';
 import { isTemplatePath } from '../model/hf/chat-template.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../model/chat.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
-import { formatTaskError, parseTasksetBytes, makeSelector, type LoadResult, type SelectorState, type TaskSelector, type TaskStat } from '../buffer/taskset/index.js';
+import {
+  formatTaskError,
+  parseTasksetBytes,
+  makeSelector,
+  type LoadResult,
+  type SelectorState,
+  type TaskSelector,
+  type TaskStat,
+} from '../buffer/taskset/index.js';
 import { TaskPipeline } from '../buffer/pipeline/task/pipeline.js';
 import '../buffer/pipeline/task/index.js';
 import { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
@@ -46,7 +54,19 @@ type TasksetRef = RunConfig['taskset'];
 
 /** The stages of a config; a config without `stages` is one stage `main` of its algorithm. */
 export function stagesOf(cfg: RunConfig): Stage[] {
-  return cfg.stages ?? [{ name: 'main', algorithm: cfg.algorithm, steps: cfg.trainer.steps, mode: cfg.mode === 'bench' ? 'both' : cfg.mode, wall_seconds: undefined, lr: undefined, batch_size: undefined }];
+  return (
+    cfg.stages ?? [
+      {
+        name: 'main',
+        algorithm: cfg.algorithm,
+        steps: cfg.trainer.steps,
+        mode: cfg.mode === 'bench' ? 'both' : cfg.mode,
+        wall_seconds: undefined,
+        lr: undefined,
+        batch_size: undefined,
+      },
+    ]
+  );
 }
 
 /**
@@ -59,7 +79,8 @@ function isDbUrl(s: string): boolean {
 
 export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfig {
   const base = dirname(resolve(configFile));
-  const abs = <T extends { path?: string } | undefined>(r: T): T => (r?.path && !isAbsolute(r.path) ? { ...r, path: resolve(base, r.path) } : r);
+  const abs = <T extends { path?: string } | undefined>(r: T): T =>
+    r?.path && !isAbsolute(r.path) ? { ...r, path: resolve(base, r.path) } : r;
   const code = cfg.workflow.file;
   const workflow = code && !isAbsolute(code) ? { ...cfg.workflow, file: resolve(base, code) } : cfg.workflow;
   // model.checkpoint too (an HF folder beside the config); an HF-cache path is absolute anyway.
@@ -70,7 +91,10 @@ export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfi
   if (ct && isTemplatePath(ct) && !isAbsolute(ct)) model = { ...model, chat_template: resolve(base, ct) };
   // buffer.train_from.path: a file beside the config (a database URL stays as it is).
   const tf = cfg.buffer.train_from;
-  const buffer = tf && !isAbsolute(tf.path) && !isDbUrl(tf.path) ? { ...cfg.buffer, train_from: { ...tf, path: resolve(base, tf.path) } } : cfg.buffer;
+  const buffer =
+    tf && !isAbsolute(tf.path) && !isDbUrl(tf.path)
+      ? { ...cfg.buffer, train_from: { ...tf, path: resolve(base, tf.path) } }
+      : cfg.buffer;
   return { ...cfg, model, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts), workflow, buffer };
 }
 
@@ -96,7 +120,10 @@ function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): LoadR
   try {
     bytes = readFileSync(file);
   } catch (e) {
-    throw new InputError(`cannot read ${what} file '${file}' (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { field: `${what}.path` });
+    throw new InputError(
+      `cannot read ${what} file '${file}' (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      { field: `${what}.path` },
+    );
   }
   let r: LoadResult;
   try {
@@ -108,7 +135,10 @@ function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): LoadR
   if (r.errors.length > 20) log.warn(`${file}: ${r.errors.length - 20} more bad record(s) skipped`);
   if (r.tasks.length === 0) {
     const first = r.errors[0];
-    throw new InputError(`${what}: no valid record in '${file}' (${r.records} record(s)${first ? `; first problem: ${formatTaskError(first)}` : ''})`, { file, field: `${what}.path` });
+    throw new InputError(
+      `${what}: no valid record in '${file}' (${r.records} record(s)${first ? `; first problem: ${formatTaskError(first)}` : ''})`,
+      { file, field: `${what}.path` },
+    );
   }
   return r;
 }
@@ -120,8 +150,13 @@ function checkRewards(r: LoadResult, ref: TasksetRef, defaultReward: string | un
   r.tasks.forEach((t, i) => {
     const own = t.metadata?.reward;
     const at = `${r.file}:${r.lines[i]}: field '${key}': `;
-    if (own === undefined && defaultReward === undefined) log.warn(`${at}no reward: set workflow.reward or give the task a '${key}' (skipped)`);
-    else if (own !== undefined && (typeof own !== 'string' || !(rewardFns.has(own) || own.includes(':') || own === 'environment'))) log.warn(`${at}unknown reward ${JSON.stringify(own)}; known: ${rewardFns.names().join(', ')} (skipped)`);
+    if (own === undefined && defaultReward === undefined)
+      log.warn(`${at}no reward: set workflow.reward or give the task a '${key}' (skipped)`);
+    else if (
+      own !== undefined &&
+      (typeof own !== 'string' || !(rewardFns.has(own) || own.includes(':') || own === 'environment'))
+    )
+      log.warn(`${at}unknown reward ${JSON.stringify(own)}; known: ${rewardFns.names().join(', ')} (skipped)`);
     else out.push(t);
   });
   return out;
@@ -135,19 +170,33 @@ export function runReward(cfg: RunConfig): RewardFn {
     const own = task.metadata?.reward;
     if (typeof own === 'string') return resolveReward(own)(task, response, ctx);
     if (fallback) return fallback(task, response, ctx);
-    return Promise.resolve({ reward: 0, status: 'infra_failure', reason: `task '${task.id}' has no reward: set workflow.reward or the task's reward field` });
+    return Promise.resolve({
+      reward: 0,
+      status: 'infra_failure',
+      reason: `task '${task.id}' has no reward: set workflow.reward or the task's reward field`,
+    });
   };
 }
 
 function pool(cfg: RunConfig, ref: TasksetRef, what: 'taskset' | 'eval' | 'experts', split: 'train' | 'eval'): Task[] {
   if (ref.builtin) {
-    if (what !== 'experts' && !cfg.workflow.reward) throw new InputError(`workflow.reward: required with a built-in ${what} (its tasks carry no reward of their own)`, { field: 'workflow.reward' });
+    if (what !== 'experts' && !cfg.workflow.reward)
+      throw new InputError(
+        `workflow.reward: required with a built-in ${what} (its tasks carry no reward of their own)`,
+        { field: 'workflow.reward' },
+      );
     return builtinTasksets.get(ref.builtin).generate(ref.size, ref.seed, ref.split ?? split);
   }
   const r = loadFile(ref, what, what === 'experts' ? 'expert' : 'task');
   const tasks = what === 'experts' ? r.tasks : checkRewards(r, ref, cfg.workflow.reward);
-  if (tasks.length === 0) throw new InputError(`${what}: no task of '${ref.path}' has a reward (set workflow.reward)`, { file: ref.path, field: 'workflow.reward' });
-  log.info(`${what}: ${tasks.length} task(s) from ${ref.path}${r.errors.length ? `, ${r.errors.length} bad record(s) skipped` : ''}`);
+  if (tasks.length === 0)
+    throw new InputError(`${what}: no task of '${ref.path}' has a reward (set workflow.reward)`, {
+      file: ref.path,
+      field: 'workflow.reward',
+    });
+  log.info(
+    `${what}: ${tasks.length} task(s) from ${ref.path}${r.errors.length ? `, ${r.errors.length} bad record(s) skipped` : ''}`,
+  );
   return tasks;
 }
 
@@ -162,17 +211,24 @@ export function loadTasks(cfg: RunConfig): TaskPools {
   const seed = cfg.eval?.seed ?? 0;
   if (cfg.eval?.holdout !== undefined || (!cfg.eval && cfg.taskset.path && train.length >= HOLDOUT_MIN_TASKS)) {
     const share = cfg.eval?.holdout ?? DEFAULT_HOLDOUT;
-    const why = cfg.eval ? 'eval.holdout' : `no eval given: the default for a taskset file of ${HOLDOUT_MIN_TASKS} tasks or more`;
+    const why = cfg.eval
+      ? 'eval.holdout'
+      : `no eval given: the default for a taskset file of ${HOLDOUT_MIN_TASKS} tasks or more`;
     // After taskset.pipeline, so a task it drops or dedupes is not held out either.
     const split = holdOut(train, share, seed);
     if (split.eval.length === 0 || split.train.length === 0)
-      throw new InputError(`eval.holdout: ${train.length} task(s) in the taskset are too few to hold ${share} of them out and train on the rest: give an eval set (eval.path or eval.builtin)`, { field: 'eval.holdout' });
+      throw new InputError(
+        `eval.holdout: ${train.length} task(s) in the taskset are too few to hold ${share} of them out and train on the rest: give an eval set (eval.path or eval.builtin)`,
+        { field: 'eval.holdout' },
+      );
     evalSet = `${+(share * 100).toFixed(2)}% of the taskset held out by seed ${seed}: ${split.eval.length} of ${train.length} tasks (${why})`;
     ({ train, eval: ev } = split);
     log.info(`eval: ${evalSet}; they are never trained on`);
   } else if (cfg.eval) {
     ev = pool(cfg, cfg.eval, 'eval', 'eval');
-    evalSet = cfg.eval.path ? `eval file ${cfg.eval.path}` : `built-in ${cfg.eval.builtin} (${cfg.eval.split ?? 'eval'} split, seed ${cfg.eval.seed})`;
+    evalSet = cfg.eval.path
+      ? `eval file ${cfg.eval.path}`
+      : `built-in ${cfg.eval.builtin} (${cfg.eval.split ?? 'eval'} split, seed ${cfg.eval.seed})`;
   } else if (gen) {
     ev = gen.generate(200, cfg.taskset.seed, 'eval');
     evalSet = `the eval split of built-in ${cfg.taskset.builtin}`;
@@ -192,7 +248,15 @@ export function loadTasks(cfg: RunConfig): TaskPools {
   };
   const evalTasks = ev.length ? pipelineOf(cfg.eval, 'eval.pipeline', ev) : ev;
   const heldOut = cfg.eval?.holdout !== undefined || (!cfg.eval && !gen && ev.length > 0);
-  return { train, eval: evalTasks, evalSet: evalSet + (evalTasks.length !== ev.length ? `, ${evalTasks.length} after eval.pipeline` : ''), experts: pipelineOf(cfg.experts, 'experts.pipeline', experts), reward: runReward(cfg), solve, ...(heldOut ? { heldOut } : {}) };
+  return {
+    train,
+    eval: evalTasks,
+    evalSet: evalSet + (evalTasks.length !== ev.length ? `, ${evalTasks.length} after eval.pipeline` : ''),
+    experts: pipelineOf(cfg.experts, 'experts.pipeline', experts),
+    reward: runReward(cfg),
+    solve,
+    ...(heldOut ? { heldOut } : {}),
+  };
 }
 
 /** Without `eval`, a taskset file of at least HOLDOUT_MIN_TASKS tasks holds out DEFAULT_HOLDOUT of them. */
@@ -265,7 +329,9 @@ export class TaskFeed {
   /** Rewards of explored (usual, ok) experiences per task. */
   observe(exps: Experience[]): void {
     const byTask = new Map<string, number[]>();
-    for (const e of exps) if (e.source === 'usual' && e.status === 'ok') (byTask.get(e.taskId) ?? byTask.set(e.taskId, []).get(e.taskId)!).push(e.reward);
+    for (const e of exps)
+      if (e.source === 'usual' && e.status === 'ok')
+        (byTask.get(e.taskId) ?? byTask.set(e.taskId, []).get(e.taskId)!).push(e.reward);
     const stats: TaskStat[] = [...byTask].map(([taskId, rewards]) => ({ taskId, rewards }));
     if (stats.length) this.selector.update(stats);
   }
@@ -278,10 +344,17 @@ export class TaskFeed {
 }
 
 /** Invalid experiences are kept in the buffer (browsable, never sampled) rather than dropped. */
-export const RUN_EXPERIENCE_PIPELINE = [{ name: 'validity' }, { name: 'reward_filter', drop_invalid: false }, { name: 'advantage' }];
+export const RUN_EXPERIENCE_PIPELINE = [
+  { name: 'validity' },
+  { name: 'reward_filter', drop_invalid: false },
+  { name: 'advantage' },
+];
 
 /** Raw -> verified experiences as configured; `algorithm()` is the stage being run (its advantages). */
-export function experiencePipeline(cfg: RunConfig, algorithm: () => { name: string; params: Record<string, unknown> }): ExperiencePipeline {
+export function experiencePipeline(
+  cfg: RunConfig,
+  algorithm: () => { name: string; params: Record<string, unknown> },
+): ExperiencePipeline {
   try {
     return ExperiencePipeline.fromConfig(cfg.experience_pipeline ?? RUN_EXPERIENCE_PIPELINE, {
       advantage: (exps) => {
@@ -297,7 +370,11 @@ export function experiencePipeline(cfg: RunConfig, algorithm: () => { name: stri
 }
 
 /** What the explorer does with a step's raw experiences in every process model: pipeline, then the feed learns. */
-export function processExperiences(pipeline: ExperiencePipeline, feed: TaskFeed | undefined, onCounts?: (c: Record<string, number>) => void): (exps: Experience[]) => Experience[] {
+export function processExperiences(
+  pipeline: ExperiencePipeline,
+  feed: TaskFeed | undefined,
+  onCounts?: (c: Record<string, number>) => void,
+): (exps: Experience[]) => Experience[] {
   return (raw) => {
     const r = pipeline.run(raw);
     onCounts?.(r.counts);
@@ -314,15 +391,28 @@ export function makeTokenizer(cfg: RunConfig, texts: string[]): Tokenizer {
   if (cfg.tokenizer.path) return loadTokenizer(cfg.tokenizer.path, { chatTemplate });
   // A run that starts from a checkpoint speaks its tokenizer (the ids must mean what they meant).
   // (An HF-cache entry `models--org--name` holds its files in a snapshot folder: look there.)
-  if (cfg.model.checkpoint && existsSync(cfg.model.checkpoint) && existsSync(join(resolveModelDir(cfg.model.checkpoint), 'tokenizer.json'))) return loadTokenizer(cfg.model.checkpoint, { chatTemplate });
-  if (chatTemplate !== undefined) throw new InputError('a chat template is only for a Hugging Face model (model.checkpoint with its tokenizer); this run trains its own tokenizer, whose chat layout is fixed', { field: 'model.chat_template' });
+  if (
+    cfg.model.checkpoint &&
+    existsSync(cfg.model.checkpoint) &&
+    existsSync(join(resolveModelDir(cfg.model.checkpoint), 'tokenizer.json'))
+  )
+    return loadTokenizer(cfg.model.checkpoint, { chatTemplate });
+  if (chatTemplate !== undefined)
+    throw new InputError(
+      'a chat template is only for a Hugging Face model (model.checkpoint with its tokenizer); this run trains its own tokenizer, whose chat layout is fixed',
+      { field: 'model.chat_template' },
+    );
   if (cfg.tokenizer.kind === 'char') return CharTokenizer.train(texts);
   return trainTokenizer('bpe', texts, { vocabSize: cfg.tokenizer.vocab_size });
 }
 
 /** Texts a new tokenizer is trained on: prompts (system prompts included) and solutions of every pool. */
 export function tokenizerTexts(pools: TaskPools): string[] {
-  return [...pools.train, ...pools.eval, ...pools.experts].flatMap((t) => [t.prompt ?? '', ...(t.messages ?? []).map((m) => m.content), pools.solve(t)]);
+  return [...pools.train, ...pools.eval, ...pools.experts].flatMap((t) => [
+    t.prompt ?? '',
+    ...(t.messages ?? []).map((m) => m.content),
+    pools.solve(t),
+  ]);
 }
 
 /**
@@ -333,10 +423,21 @@ export function tokenizerTexts(pools: TaskPools): string[] {
 export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = []): Transformer {
   if (!cfg.model.checkpoint) {
     const vision = runVisionConfig(cfg, tasks);
-    return withLora(new Transformer(presetConfig(cfg.model.size, tok.vocabSize, { ...(cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}), ...(vision ? { vision } : {}) }), cfg.seed), cfg.model.lora, cfg.seed);
+    return withLora(
+      new Transformer(
+        presetConfig(cfg.model.size, tok.vocabSize, {
+          ...(cfg.model.max_seq_len ? { maxSeqLen: cfg.model.max_seq_len } : {}),
+          ...(vision ? { vision } : {}),
+        }),
+        cfg.seed,
+      ),
+      cfg.model.lora,
+      cfg.seed,
+    );
   }
   const dir = cfg.model.checkpoint;
-  if (!existsSync(dir) || !existsSync(join(resolveModelDir(dir), 'config.json'))) throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
+  if (!existsSync(dir) || !existsSync(join(resolveModelDir(dir), 'config.json')))
+    throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
   let model: Transformer;
   try {
     // Under LoRA the frozen base stays outside the 4 GiB wasm heap (1B-class models fit).
@@ -347,11 +448,16 @@ export function initialModel(cfg: RunConfig, tok: Tokenizer, tasks: Task[] = [])
     const note = outsideHeapNote(model);
     if (note) log.info(`model: frozen base, ${note}`);
   } catch (e) {
-    throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, { field: 'model.checkpoint' });
+    throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, {
+      field: 'model.checkpoint',
+    });
   }
   if (model.config.vocabSize < tok.vocabSize) {
     model.dispose();
-    throw new InputError(`checkpoint '${dir}' has a vocabulary of ${model.config.vocabSize}, the tokenizer ${tok.vocabSize}: give the checkpoint's tokenizer (tokenizer.path)`, { field: 'model.checkpoint' });
+    throw new InputError(
+      `checkpoint '${dir}' has a vocabulary of ${model.config.vocabSize}, the tokenizer ${tok.vocabSize}: give the checkpoint's tokenizer (tokenizer.path)`,
+      { field: 'model.checkpoint' },
+    );
   }
   try {
     checkModelTakesImages(cfg, model.config, tasks, `checkpoint '${dir}'`);
@@ -371,7 +477,8 @@ export function runBaseModel(dir: string): string {
   const adapter = join(resolveModelDir(dir), ADAPTER_CONFIG_FILE);
   if (existsSync(adapter)) {
     try {
-      const base = (JSON.parse(readFileSync(adapter, 'utf8')) as { base_model_name_or_path?: unknown }).base_model_name_or_path;
+      const base = (JSON.parse(readFileSync(adapter, 'utf8')) as { base_model_name_or_path?: unknown })
+        .base_model_name_or_path;
       if (typeof base === 'string' && base) return base;
     } catch {
       // an unreadable adapter_config.json: the folder names itself (loading reports the file)
@@ -407,7 +514,12 @@ export function expertExperience(tok: Tokenizer, runId: string, t: Task, respons
 }
 
 /** The sampler of a stage: the algorithm bundle's expert share (sampling.expertRatio, or params.expert_ratio). */
-export function samplerConfig(algo: string, params: Record<string, unknown>, cfg: RunConfig, runId?: string): { consumer: string; maxStaleness: number; type: string; expertRatio?: number; usual?: string; runId?: string } {
+export function samplerConfig(
+  algo: string,
+  params: Record<string, unknown>,
+  cfg: RunConfig,
+  runId?: string,
+): { consumer: string; maxStaleness: number; type: string; expertRatio?: number; usual?: string; runId?: string } {
   // runId: the sampler takes this run's experiences only (runs may share a database).
   // Never older rows than the synchronizer makes (sync-plan.ts samplerStaleness), within buffer.max_staleness.
   const base = { consumer: 'trainer', maxStaleness: samplerStaleness(cfg), ...(runId ? { runId } : {}) };
@@ -438,38 +550,62 @@ export function usualSampler(cfg: RunConfig): string {
  * explorer process explore the step again, the distributed trainer queues top-up jobs). Train-only
  * stages use the configured batch (default 64), capped by the expert data there is.
  */
-export async function stageBatchSize(store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> }, s: { type: string; expertRatio?: number; runId?: string }, explores: boolean, configured: number | undefined, perExplore: number, field = 'trainer.batch_size'): Promise<number> {
+export async function stageBatchSize(
+  store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> },
+  s: { type: string; expertRatio?: number; runId?: string },
+  explores: boolean,
+  configured: number | undefined,
+  perExplore: number,
+  field = 'trainer.batch_size',
+): Promise<number> {
   const scope = s.runId ? { runId: s.runId } : {};
   // Stored preference pairs are reused data, not one explore step's output: the configured batch, whole pairs.
   if (s.type === 'pairs') {
     const batch = configured ?? DEFAULT_TRAIN_BATCH;
-    if (batch % 2 !== 0) throw new Error(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${batch}`);
+    if (batch % 2 !== 0)
+      throw new Error(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${batch}`);
     return batch;
   }
   if (explores) {
     const ratio = s.type === 'mixed' ? (s.expertRatio ?? 0) : 0;
     if (configured !== undefined && usualRows(configured, ratio) < perExplore)
-      throw new Error(`${field} ${configured}: its rollout share ${usualRows(configured, ratio)} is less than one explore step (${perExplore} rollouts); give ${leastBatch(perExplore, ratio)} or more`);
+      throw new Error(
+        `${field} ${configured}: its rollout share ${usualRows(configured, ratio)} is less than one explore step (${perExplore} rollouts); give ${leastBatch(perExplore, ratio)} or more`,
+      );
     if (!(ratio > 0)) return configured ?? perExplore;
     // The expert share of a batch cannot be more expert rows than there are (the sampler would wait forever).
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
-    if (experts === 0) throw new Error(`the algorithm samples ${Math.round(ratio * 100)}% expert rows, and the buffer has no expert experiences (experts: in the config, or promote some)`);
+    if (experts === 0)
+      throw new Error(
+        `the algorithm samples ${Math.round(ratio * 100)}% expert rows, and the buffer has no expert experiences (experts: in the config, or promote some)`,
+      );
     if (configured === undefined) return Math.min(Math.round(perExplore / (1 - ratio)), Math.floor(experts / ratio));
     const share = expertShare(configured, ratio);
-    if (share > experts) throw new Error(`${field} ${configured}: its expert share (expert_ratio ${ratio}) is ${share} rows a step, and the buffer has ${experts} expert experience(s); give a smaller ${field}, more experts, or a lower expert_ratio`);
+    if (share > experts)
+      throw new Error(
+        `${field} ${configured}: its expert share (expert_ratio ${ratio}) is ${share} rows a step, and the buffer has ${experts} expert experience(s); give a smaller ${field}, more experts, or a lower expert_ratio`,
+      );
     return configured;
   }
   const batch = configured ?? DEFAULT_TRAIN_BATCH;
   if (s.type === 'expert') {
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
-    if (experts === 0) throw new Error('a train-only SFT stage needs expert experiences in the buffer (experts: in the config, or promote some)');
+    if (experts === 0)
+      throw new Error(
+        'a train-only SFT stage needs expert experiences in the buffer (experts: in the config, or promote some)',
+      );
     return Math.min(batch, experts);
   }
   return batch;
 }
 
 /** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults; `hidden`: the model's hidden size. */
-export function trainerOptions(cfg: RunConfig, stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number }, padId: number, hidden?: number): TrainerOptions {
+export function trainerOptions(
+  cfg: RunConfig,
+  stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number },
+  padId: number,
+  hidden?: number,
+): TrainerOptions {
   // Unset lr / warm-up / clip: the defaults of a pretrained checkpoint (full or LoRA, lr scaled to the model's width) or of a preset from scratch.
   const t = resolveTrainerSettings(cfg, stage.lr, hidden);
   return {
@@ -496,8 +632,20 @@ export function evalOptions(cfg: RunConfig): { maxNewTokens: number; workflow: W
  * on a GGUF of each version, native worker threads, or undefined where the policy samples in place.
  * `disposeReplaced`: the caller hands over each loaded model (an explorer process).
  */
-export function rolloutEngine(cfg: RunConfig, modelCfg: Transformer['config'], tok: Tokenizer, opts: { disposeReplaced?: boolean; overlap?: boolean } = {}): SyncedRolloutModel | undefined {
-  return makeRolloutEngine({ engine: cfg.explorer.engine, workers: cfg.explorer.workers, llamaGpu: cfg.explorer.llama_cpp_gpu, config: modelCfg, tokenizer: tok, ...opts });
+export function rolloutEngine(
+  cfg: RunConfig,
+  modelCfg: Transformer['config'],
+  tok: Tokenizer,
+  opts: { disposeReplaced?: boolean; overlap?: boolean } = {},
+): SyncedRolloutModel | undefined {
+  return makeRolloutEngine({
+    engine: cfg.explorer.engine,
+    workers: cfg.explorer.workers,
+    llamaGpu: cfg.explorer.llama_cpp_gpu,
+    config: modelCfg,
+    tokenizer: tok,
+    ...opts,
+  });
 }
 
 /** The rollouts' sampling settings (explorer.sampling), as every process model's explorer passes them. */
@@ -514,6 +662,13 @@ export function explorerOptions(cfg: RunConfig, runId: string, seed: number) {
     repeatTimes: cfg.explorer.repeat_times,
     sampling: rolloutSampling(cfg),
     seed,
-    ...(cfg.explorer.partial_rollout ? { partial: { maxTokensPerStep: cfg.explorer.partial_rollout.max_tokens_per_step, maxStaleness: samplerStaleness(cfg) } } : {}),
+    ...(cfg.explorer.partial_rollout
+      ? {
+          partial: {
+            maxTokensPerStep: cfg.explorer.partial_rollout.max_tokens_per_step,
+            maxStaleness: samplerStaleness(cfg),
+          },
+        }
+      : {}),
   };
 }

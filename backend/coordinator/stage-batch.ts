@@ -18,8 +18,13 @@ export function exploreRows(cfg: RunConfig): number {
 }
 
 /** The batch the config gives a stage, with the field that gives it; undefined when none does. */
-export function configuredBatch(cfg: RunConfig, stage: StageLike, index?: number): { value: number; field: string } | undefined {
-  if (stage.batch_size !== undefined) return { value: stage.batch_size, field: index === undefined ? 'batch_size' : `stages[${index}].batch_size` };
+export function configuredBatch(
+  cfg: RunConfig,
+  stage: StageLike,
+  index?: number,
+): { value: number; field: string } | undefined {
+  if (stage.batch_size !== undefined)
+    return { value: stage.batch_size, field: index === undefined ? 'batch_size' : `stages[${index}].batch_size` };
   if (cfg.trainer.batch_size !== undefined) return { value: cfg.trainer.batch_size, field: 'trainer.batch_size' };
   return undefined;
 }
@@ -39,7 +44,12 @@ export function exploreNeed(cfg: RunConfig, stage: StageLike, ratio: number): nu
 }
 
 /** The issue of a configured batch too small for one explore step of an exploring stage, or undefined. */
-export function exploringBatchIssue(cfg: RunConfig, stage: StageLike, index: number | undefined, ratio: number): ConfigIssue | undefined {
+export function exploringBatchIssue(
+  cfg: RunConfig,
+  stage: StageLike,
+  index: number | undefined,
+  ratio: number,
+): ConfigIssue | undefined {
   const c = configuredBatch(cfg, stage, index);
   // (An expert ratio of 1 in an exploring stage is refused on its own, config-check.ts.)
   if (!c || ratio >= 1) return undefined;

@@ -9,7 +9,13 @@ import type { Task } from '../core/types.js';
 import { InputError } from '../core/errors.js';
 import { logger } from '../core/log.js';
 import type { ExperienceStore } from '../buffer/storage/index.js';
-import { findSynthStep, isSynthesized, TaskSynthesizer, type Proposer, type SynthCounts } from '../buffer/pipeline/task/synthesize.js';
+import {
+  findSynthStep,
+  isSynthesized,
+  TaskSynthesizer,
+  type Proposer,
+  type SynthCounts,
+} from '../buffer/pipeline/task/synthesize.js';
 import { OpenAIRolloutModel } from '../explorer/openai-model.js';
 import { augmentProposer, modelProposer } from '../explorer/task-proposers.js';
 import type { RewardFn, RolloutModel } from '../explorer/workflow.js';
@@ -60,8 +66,17 @@ export function taskSynthesis(cfg: RunConfig, o: SynthesisOptions): SynthesisHoo
   else {
     const ep = p.endpoint!;
     const apiKey = ep.api_key_env ? process.env[ep.api_key_env] : undefined;
-    if (ep.api_key_env && !apiKey) log.warn(`${found.path}.endpoint.api_key_env: $${ep.api_key_env} is not set; asking without a key`);
-    const endpoint = new OpenAIRolloutModel({ baseUrl: ep.base_url, model: ep.model, tokenizer: o.tok, apiKey, timeoutMs: ep.timeout_ms, maxReplyBytes: ep.max_reply_bytes, maxRetries: 1 });
+    if (ep.api_key_env && !apiKey)
+      log.warn(`${found.path}.endpoint.api_key_env: $${ep.api_key_env} is not set; asking without a key`);
+    const endpoint = new OpenAIRolloutModel({
+      baseUrl: ep.base_url,
+      model: ep.model,
+      tokenizer: o.tok,
+      apiKey,
+      timeoutMs: ep.timeout_ms,
+      maxReplyBytes: ep.max_reply_bytes,
+      maxRetries: 1,
+    });
     propose = modelProposer({ ...sampling, model: () => endpoint });
   }
   const reward: RewardFn = o.pools.reward;
@@ -69,7 +84,10 @@ export function taskSynthesis(cfg: RunConfig, o: SynthesisOptions): SynthesisHoo
     const r = await reward(task, response);
     if (r.status !== 'ok') return { ok: false, correct: false, reason: r.reason };
     const c = r.details?.correct;
-    return { ok: true, correct: typeof c === 'number' || typeof c === 'boolean' ? Number(c) === 1 : r.reward >= p.min_reward };
+    return {
+      ok: true,
+      correct: typeof c === 'number' || typeof c === 'boolean' ? Number(c) === 1 : r.reward >= p.min_reward,
+    };
   });
   // New tasks differ from the taskset, the held-out eval set (no leak into training) and each other.
   synthesizer.know([...o.pools.train, ...o.pools.eval]);
@@ -84,7 +102,9 @@ export function taskSynthesis(cfg: RunConfig, o: SynthesisOptions): SynthesisHoo
       // Parents: this step's tasks as they came from the user's taskset or a generator; a synthesized
       // task stands for its parent (a chain of proposals would drift away from the data).
       const byId = new Map(o.pools.train.map((t) => [t.id, t]));
-      const roots = tasks.map((t) => (isSynthesized(t) ? byId.get(String(t.metadata?.parent)) : t)).filter((t): t is Task => t !== undefined);
+      const roots = tasks
+        .map((t) => (isSynthesized(t) ? byId.get(String(t.metadata?.parent)) : t))
+        .filter((t): t is Task => t !== undefined);
       const parents = [...new Map(roots.map((t) => [t.id, t])).values()];
       const r = await synthesizer.round(parents, step, cfg.seed * 1_000_003 + step);
       if (r.tasks.length) {
@@ -94,7 +114,10 @@ export function taskSynthesis(cfg: RunConfig, o: SynthesisOptions): SynthesisHoo
         o.onAccepted?.(r.tasks);
       }
       const refused = r.counts.proposed - r.counts.accepted;
-      if (r.tasks.length || refused) log.info(`step ${step}: ${r.counts.accepted} task(s) synthesized (${p.proposer}), ${refused} refused${r.refusals.length ? `: ${r.refusals.slice(0, 3).join('; ')}` : ''}; ${synthesizer.synthesized} in all`);
+      if (r.tasks.length || refused)
+        log.info(
+          `step ${step}: ${r.counts.accepted} task(s) synthesized (${p.proposer}), ${refused} refused${r.refusals.length ? `: ${r.refusals.slice(0, 3).join('; ')}` : ''}; ${synthesizer.synthesized} in all`,
+        );
       o.onRound?.({ step, added: r.tasks.length, total: synthesizer.synthesized, ...r.counts });
     },
   };

@@ -28,7 +28,11 @@ async function* sourceRows(tf: TrainFrom): AsyncGenerator<Experience> {
   const p = tf.path;
   const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(p);
   // A missing file would be created empty by SQLite: refused by path instead.
-  if (!url && (!existsSync(p) || !statSync(p).isFile())) throw new InputError(`no such file (a run's buffer.db, a JSONL export or a database URL)`, { field: 'buffer.train_from.path', file: p });
+  if (!url && (!existsSync(p) || !statSync(p).isFile()))
+    throw new InputError(`no such file (a run's buffer.db, a JSONL export or a database URL)`, {
+      field: 'buffer.train_from.path',
+      file: p,
+    });
   if (!url && /\.jsonl$/i.test(p)) {
     // A bad line refuses the source by file and line (a run would otherwise train on part of it).
     for await (const row of readJsonlExperiences(p)) {
@@ -70,7 +74,12 @@ export async function importTrainFrom(store: ExperienceStore, runId: string, tf:
   await out.flush();
   const res: TrainFromResult = { imported: out.inserted, present: out.duplicates, skipped };
   if (res.imported + res.present === 0)
-    throw new InputError(`no rows to train on (${res.skipped} left out: ${tf.run !== undefined ? `run ${tf.run}, ` : ''}usual rows need model_version >= min_version ${tf.min_version})`, { field: 'buffer.train_from', file: tf.path });
-  log.info(`buffer.train_from ${tf.path}: ${res.imported} rows copied into run ${runId}${res.present ? `, ${res.present} there already` : ''}${res.skipped ? `, ${res.skipped} left out (run / min_version ${tf.min_version})` : ''}`);
+    throw new InputError(
+      `no rows to train on (${res.skipped} left out: ${tf.run !== undefined ? `run ${tf.run}, ` : ''}usual rows need model_version >= min_version ${tf.min_version})`,
+      { field: 'buffer.train_from', file: tf.path },
+    );
+  log.info(
+    `buffer.train_from ${tf.path}: ${res.imported} rows copied into run ${runId}${res.present ? `, ${res.present} there already` : ''}${res.skipped ? `, ${res.skipped} left out (run / min_version ${tf.min_version})` : ''}`,
+  );
   return res;
 }

@@ -39,33 +39,62 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
     const step = typeof meta.step === 'number' ? meta.step : meta.version;
     // The reference is the policy as it entered the stage: the stage-start checkpoint, never pruned.
     const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
-    const parts = await openStage(cfg, stage, model, tok, db, runId, () => (start ? loadCheckpoint(start.path, { external }).model : model.clone()), latest.path);
+    const parts = await openStage(
+      cfg,
+      stage,
+      model,
+      tok,
+      db,
+      runId,
+      () => (start ? loadCheckpoint(start.path, { external }).model : model.clone()),
+      latest.path,
+    );
     const registry = await RunRegistry.open(ctx.workspace);
     const stageStarts = new Set<number>();
     for (let i = 0; i <= a.stage; i++) {
       const s = await db.getState<{ version: number }>(runId, `stage_start:${i}`);
       if (s) stageStarts.add(s.version);
     }
-    log.info(`stage ${stage.name} (${parts.objective.name}) from v${meta.version}, stage step ${stageStep}, batch ${parts.batchSize}`);
+    log.info(
+      `stage ${stage.name} (${parts.objective.name}) from v${meta.version}, stage step ${stageStep}, batch ${parts.batchSize}`,
+    );
     // Placement `checkpoint`, trainer side: experiences come from the explorer process through the
     // run's buffer; weights go out as checkpoints recorded in it.
-    const r = await trainStage({ cfg, stage, model, tok, evalTasks: ctx.pools.eval, reward: ctx.pools.reward, metrics, step, stageStep }, parts, {
-      sampler: makeSampler(db, parts.samplerConfig),
-      syncInterval: cfg.synchronizer.sync_interval,
-      signal,
-      onState: (s, d) => ctx.setState('trainer', s, d),
-      publishWeights: async (version, sStep, done) => {
-        const dir = join(ctx.runDir, 'checkpoints', `v${version}`);
-        await saveCheckpoint(model, dir, { version, step: version, stage: stage.name, stage_index: done ? a.stage + 1 : a.stage, stage_step: done ? 0 : sStep }, tok, { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer });
-        await db.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
-        if (done || version % 20 === 0) {
-          await registry.addCheckpoint(runId, { version, path: dir, step: version });
-          await registry.setLastStep(runId, version);
-        }
-        prune(join(ctx.runDir, 'checkpoints'), version, stageStarts);
+    const r = await trainStage(
+      { cfg, stage, model, tok, evalTasks: ctx.pools.eval, reward: ctx.pools.reward, metrics, step, stageStep },
+      parts,
+      {
+        sampler: makeSampler(db, parts.samplerConfig),
+        syncInterval: cfg.synchronizer.sync_interval,
+        signal,
+        onState: (s, d) => ctx.setState('trainer', s, d),
+        publishWeights: async (version, sStep, done) => {
+          const dir = join(ctx.runDir, 'checkpoints', `v${version}`);
+          await saveCheckpoint(
+            model,
+            dir,
+            {
+              version,
+              step: version,
+              stage: stage.name,
+              stage_index: done ? a.stage + 1 : a.stage,
+              stage_step: done ? 0 : sStep,
+            },
+            tok,
+            { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer },
+          );
+          await db.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
+          if (done || version % 20 === 0) {
+            await registry.addCheckpoint(runId, { version, path: dir, step: version });
+            await registry.setLastStep(runId, version);
+          }
+          prune(join(ctx.runDir, 'checkpoints'), version, stageStarts);
+        },
       },
-    });
-    log.info(`stage ${stage.name}: ${r.stageDone ? 'done' : 'stopped'} at step ${r.step}, idle ${(r.idle * 100).toFixed(1)}%`);
+    );
+    log.info(
+      `stage ${stage.name}: ${r.stageDone ? 'done' : 'stopped'} at step ${r.step}, idle ${(r.idle * 100).toFixed(1)}%`,
+    );
     parts.dispose();
     model.dispose();
     return 0;

@@ -14,7 +14,12 @@ const CONSUMER = 'trainer';
  */
 export const STARVED_AFTER_MS = 1000;
 
-export async function trainerStarved(db: ExperienceStore, runId: string, published: number, now = Date.now()): Promise<boolean> {
+export async function trainerStarved(
+  db: ExperienceStore,
+  runId: string,
+  published: number,
+  now = Date.now(),
+): Promise<boolean> {
   const st = await db.getState<{ state?: string; detail?: string | null; at?: number }>(runId, 'state:trainer');
   if (st?.state !== 'waiting' || !(typeof st.at === 'number' && now - st.at >= STARVED_AFTER_MS)) return false;
   // Its state line names the step it waits for (trainer/worker.ts: `batch for step N`); sync_interval > 1 puts it past `published`.

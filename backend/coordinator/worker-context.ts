@@ -49,7 +49,8 @@ export async function openWorkerContext(a: WorkerArgs): Promise<WorkerContext> {
   const runDir = resolve(a.runDir);
   const cfg = readRunConfig(runDir);
   const stages = stagesOf(cfg);
-  if (!(a.stage >= 0 && a.stage < stages.length)) throw new Error(`--stage ${a.stage}: the config has ${stages.length} stage(s)`);
+  if (!(a.stage >= 0 && a.stage < stages.length))
+    throw new Error(`--stage ${a.stage}: the config has ${stages.length} stage(s)`);
   // workflow.file: the run passes its trust in the environment (processes-run.ts).
   await loadWorkspaceCode(cfg);
   const db = await openStore(a.store);
@@ -66,7 +67,16 @@ export async function openWorkerContext(a: WorkerArgs): Promise<WorkerContext> {
     workspace: dirname(dirname(dirname(runDir))),
     setState(component, state, detail) {
       // Serialised and best effort: a state line must never stop the loop.
-      pending = pending.then(() => db.setState(a.runId, `state:${component}`, { state, detail: detail ?? null, at: Date.now(), pid: process.pid })).catch(() => undefined);
+      pending = pending
+        .then(() =>
+          db.setState(a.runId, `state:${component}`, {
+            state,
+            detail: detail ?? null,
+            at: Date.now(),
+            pid: process.pid,
+          }),
+        )
+        .catch(() => undefined);
     },
   };
 }
@@ -94,7 +104,10 @@ export async function acquireComponentLock(runDir: string, component: string, wa
     // A pid now held by an unrelated process (the file outlived a kill -9 or a reboot) is no worker.
     const c = checkPidFile(file, component);
     if (c.state === 'gone' || c.pid === process.pid) break;
-    if (Date.now() > deadline) throw new Error(`${file}: another ${component} (pid ${c.pid}) is still running for this run${c.state === 'unverified' ? ` (${c.why})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${file}: another ${component} (pid ${c.pid}) is still running for this run${c.state === 'unverified' ? ` (${c.why})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
   writeFileSync(file, pidFileText(component));

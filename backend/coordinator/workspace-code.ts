@@ -29,21 +29,36 @@ export async function loadWorkspaceCode(cfg: RunConfig, trusted = trustedFromEnv
   const file = cfg.workflow.file;
   if (!file) return;
   if (!trusted)
-    throw new InputError(`'${file}' is code from the workspace and runs with your rights: it is loaded only in a trusted run (rft run ${TRUST_FLAG}, or ${TRUST_ENV}=1; the extension trusts runs of a trusted workspace)`, { field: 'workflow.file' });
+    throw new InputError(
+      `'${file}' is code from the workspace and runs with your rights: it is loaded only in a trusted run (rft run ${TRUST_FLAG}, or ${TRUST_ENV}=1; the extension trusts runs of a trusted workspace)`,
+      { field: 'workflow.file' },
+    );
   if (!loaded.has(file)) {
-    await loadCustomFile(file, { timeoutMs: (cfg.workflow.code_timeout_seconds ?? DEFAULT_CODE_TIMEOUT_MS / 1000) * 1000 });
+    await loadCustomFile(file, {
+      timeoutMs: (cfg.workflow.code_timeout_seconds ?? DEFAULT_CODE_TIMEOUT_MS / 1000) * 1000,
+    });
     loaded.add(file);
   }
-  if (!workflows.has(cfg.workflow.name)) throw new InputError(`unknown workflow '${cfg.workflow.name}' (not built in, and ${file} does not register it); known: ${workflows.names().join(', ')}`, { field: 'workflow.name' });
+  if (!workflows.has(cfg.workflow.name))
+    throw new InputError(
+      `unknown workflow '${cfg.workflow.name}' (not built in, and ${file} does not register it); known: ${workflows.names().join(', ')}`,
+      { field: 'workflow.name' },
+    );
   const reward = cfg.workflow.reward;
   if (reward !== undefined && reward !== 'environment' && !reward.includes(':') && !rewardFns.has(reward))
-    throw new InputError(`unknown reward function '${reward}' (not built in, and ${file} does not register it); known: ${rewardFns.names().join(', ')}`, { field: 'workflow.reward' });
+    throw new InputError(
+      `unknown reward function '${reward}' (not built in, and ${file} does not register it); known: ${rewardFns.names().join(', ')}`,
+      { field: 'workflow.reward' },
+    );
 }
 
 /** Guard for the synchronous setup: a config with workflow.file is built only after loadWorkspaceCode. */
 export function assertWorkspaceCodeLoaded(cfg: RunConfig): void {
   const file = cfg.workflow.file;
-  if (file && !loaded.has(file)) throw new InputError(`'${file}' was not loaded in this process (a run loads it first, with trust)`, { field: 'workflow.file' });
+  if (file && !loaded.has(file))
+    throw new InputError(`'${file}' was not loaded in this process (a run loads it first, with trust)`, {
+      field: 'workflow.file',
+    });
 }
 
 /** What a run passes to its child processes so they load the file it was trusted with. */

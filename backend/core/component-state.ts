@@ -6,7 +6,14 @@ export class StateClock {
   private current: ComponentState = 'starting';
   private since = performance.now();
   private readonly start = performance.now();
-  private readonly spent: Record<ComponentState, number> = { starting: 0, waiting: 0, generating: 0, training: 0, syncing: 0, stopped: 0 };
+  private readonly spent: Record<ComponentState, number> = {
+    starting: 0,
+    waiting: 0,
+    generating: 0,
+    training: 0,
+    syncing: 0,
+    stopped: 0,
+  };
 
   constructor(private readonly onChange?: (state: ComponentState, detail?: string) => void) {}
 

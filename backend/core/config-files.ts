@@ -21,8 +21,16 @@ export function missingConfigFiles(raw: unknown, configFile: string): MissingFil
     const p = ref && typeof ref === 'object' ? (ref as Record<string, unknown>).path : undefined;
     if (typeof p !== 'string' || !p) continue;
     const abs = isAbsolute(p) ? p : resolve(dirname(resolve(configFile)), p);
-    if (!existsSync(abs)) out.push({ path: `${section}.path`, message: `no file '${p}' (looked for ${abs}; paths are relative to the config file)` });
-    else if (statSync(abs).isDirectory()) out.push({ path: `${section}.path`, message: `'${p}' is a folder: name a taskset file (.jsonl, .json, .yaml, .csv)` });
+    if (!existsSync(abs))
+      out.push({
+        path: `${section}.path`,
+        message: `no file '${p}' (looked for ${abs}; paths are relative to the config file)`,
+      });
+    else if (statSync(abs).isDirectory())
+      out.push({
+        path: `${section}.path`,
+        message: `'${p}' is a folder: name a taskset file (.jsonl, .json, .yaml, .csv)`,
+      });
   }
   return out;
 }

@@ -11,12 +11,21 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
   if (doc.errors.length) {
-    return doc.errors.map((e) => ({ line: e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line, field: '(syntax)', message: `YAML syntax: ${e.message.split('\n')[0]}` }));
+    return doc.errors.map((e) => ({
+      line: e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line,
+      field: '(syntax)',
+      message: `YAML syntax: ${e.message.split('\n')[0]}`,
+    }));
   }
   const r = RunConfigSchema.safeParse(doc.toJS() ?? {});
   const lineOf = (n: Node | null | undefined) => (n?.range ? lc.linePos(n.range[0]).line : undefined);
   // Valid, but a field this run would not read is a problem at its key (config-unread.ts).
-  if (r.success) return unreadFields(doc.toJS()).map((u) => ({ line: lineOf(keyOrValue(doc, u.path.split('.'))), field: u.path, message: u.message }));
+  if (r.success)
+    return unreadFields(doc.toJS()).map((u) => ({
+      line: lineOf(keyOrValue(doc, u.path.split('.'))),
+      field: u.path,
+      message: u.message,
+    }));
   const out: ConfigIssueAt[] = [];
   for (const i of r.error.issues) {
     const path = i.path.map(String);
@@ -24,15 +33,22 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
       const parent = nodeAt(doc, i.path);
       const known = knownKeys(i.path);
       for (const k of i.keys) {
-        const keyNode = isMap(parent) ? parent.items.find((p) => isScalar(p.key) && String(p.key.value) === k)?.key : undefined;
+        const keyNode = isMap(parent)
+          ? parent.items.find((p) => isScalar(p.key) && String(p.key.value) === k)?.key
+          : undefined;
         const near = closest(k, known);
-        out.push({ line: lineOf(keyNode as Node | undefined) ?? lineOf(parent), field: [...path, k].join('.'), message: `unknown key '${k}'${near ? ` (did you mean '${near}'?)` : ''}` });
+        out.push({
+          line: lineOf(keyNode as Node | undefined) ?? lineOf(parent),
+          field: [...path, k].join('.'),
+          message: `unknown key '${k}'${near ? ` (did you mean '${near}'?)` : ''}`,
+        });
       }
       continue;
     }
     // The node itself, or (for a missing key) the nearest parent that exists.
     let line: number | undefined;
-    for (let n = i.path.length; n >= 0 && line === undefined; n--) line = n === 0 ? (i.path.length ? lineOf(doc.contents as Node) : 1) : lineOf(keyOrValue(doc, i.path.slice(0, n)));
+    for (let n = i.path.length; n >= 0 && line === undefined; n--)
+      line = n === 0 ? (i.path.length ? lineOf(doc.contents as Node) : 1) : lineOf(keyOrValue(doc, i.path.slice(0, n)));
     out.push({ line, field: path.length ? path.join('.') : '(root)', message: i.message });
   }
   return out;
@@ -100,7 +116,8 @@ export function levenshtein(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cur = row[j]!;
       row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, prevRow[j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j]!, prevRow[j - 2]! + 1);
       prev = cur;
     }
     prevRow = [...before];

@@ -52,7 +52,10 @@ const tasksetObject = z.object({
 const tasksetRef = tasksetObject
   .strict()
   .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' })
-  .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), { message: 'format and domain describe a file: use them with path', path: ['format'] });
+  .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), {
+    message: 'format and domain describe a file: use them with path',
+    path: ['format'],
+  });
 
 /**
  * The held-out eval set: a generator or a file as for the taskset, or `holdout`: that share of the
@@ -63,12 +66,27 @@ const tasksetRef = tasksetObject
  */
 const evalRef = tasksetObject
   .extend({
-    holdout: z.number().gt(0).lt(1).optional().describe('The share of the taskset held out as the eval set (0 < holdout < 1), picked by seed; never trained on.'),
+    holdout: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .optional()
+      .describe(
+        'The share of the taskset held out as the eval set (0 < holdout < 1), picked by seed; never trained on.',
+      ),
   })
   .strict()
-  .refine((t) => [t.builtin, t.path, t.holdout].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of builtin, path or holdout' })
-  .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), { message: 'format and domain describe a file: use them with path', path: ['format'] })
-  .refine((t) => t.holdout === undefined || (t.format === undefined && t.domain === undefined), { message: 'a held-out share is read as the taskset is (taskset.format, taskset.domain)', path: ['format'] });
+  .refine((t) => [t.builtin, t.path, t.holdout].filter((x) => x !== undefined).length === 1, {
+    message: 'give exactly one of builtin, path or holdout',
+  })
+  .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), {
+    message: 'format and domain describe a file: use them with path',
+    path: ['format'],
+  })
+  .refine((t) => t.holdout === undefined || (t.format === undefined && t.domain === undefined), {
+    message: 'a held-out share is read as the taskset is (taskset.format, taskset.domain)',
+    path: ['format'],
+  });
 
 const algorithm = z
   .object({
@@ -96,7 +114,9 @@ const stage = z
     batch_size: z.number().int().positive().optional(),
   })
   .strict()
-  .refine((s) => s.steps !== undefined || s.wall_seconds !== undefined, { message: 'a stage needs steps or wall_seconds' });
+  .refine((s) => s.steps !== undefined || s.wall_seconds !== undefined, {
+    message: 'a stage needs steps or wall_seconds',
+  });
 
 export const RunConfigSchema = z
   .object({
@@ -150,9 +170,17 @@ export const RunConfigSchema = z
       // code_timeout_seconds: the longest one call into the file's code (a reward, a workflow, an
       // environment step) may run, time waiting on the model excluded; past it the call is an
       // infra failure and a thread that stopped answering is stopped (explorer/user-code/host.ts). Default 60.
-      .object({ name: z.string().default('single_turn'), reward: z.string().optional(), file: z.string().min(1).optional(), code_timeout_seconds: z.number().positive().max(86_400).optional() })
+      .object({
+        name: z.string().default('single_turn'),
+        reward: z.string().optional(),
+        file: z.string().min(1).optional(),
+        code_timeout_seconds: z.number().positive().max(86_400).optional(),
+      })
       .strict()
-      .refine((w) => w.code_timeout_seconds === undefined || w.file !== undefined, { message: 'bounds the code of workflow.file: set file, or leave it out', path: ['code_timeout_seconds'] }),
+      .refine((w) => w.code_timeout_seconds === undefined || w.file !== undefined, {
+        message: 'bounds the code of workflow.file: set file, or leave it out',
+        path: ['code_timeout_seconds'],
+      }),
     algorithm,
     buffer: z
       .object({
@@ -306,7 +334,12 @@ export function validateRunConfig(raw: unknown): { config?: RunConfig; issues: C
   const issues = r.success
     ? []
     : r.error.issues.map((i) => ({
-        path: i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : p)).join('.').replace(/\.\[/g, '[') : '(root)',
+        path: i.path.length
+          ? i.path
+              .map((p) => (typeof p === 'number' ? `[${p}]` : p))
+              .join('.')
+              .replace(/\.\[/g, '[')
+          : '(root)',
         message: i.message,
       }));
   return { issues: [...infinite, ...issues.filter((i) => !infinite.some((f) => f.path === i.path))] };
@@ -314,7 +347,9 @@ export function validateRunConfig(raw: unknown): { config?: RunConfig; issues: C
 
 /** Numbers that are not finite (YAML `.inf`, `.nan`) anywhere in the config: the schema's number checks let Infinity through. */
 function nonFinite(v: unknown, path: string, out: ConfigIssue[]): void {
-  if (typeof v === 'number' && !Number.isFinite(v)) out.push({ path: path || '(root)', message: `must be a finite number, got ${v}` });
+  if (typeof v === 'number' && !Number.isFinite(v))
+    out.push({ path: path || '(root)', message: `must be a finite number, got ${v}` });
   else if (Array.isArray(v)) v.forEach((x, i) => nonFinite(x, `${path}[${i}]`, out));
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) nonFinite(x, path ? `${path}.${k}` : k, out);
+  else if (v && typeof v === 'object')
+    for (const [k, x] of Object.entries(v)) nonFinite(x, path ? `${path}.${k}` : k, out);
 }

@@ -13,7 +13,10 @@ export const LoraConfigSchema = z
     /** Dropout on the adapter's input while training (never when sampling or scoring). */
     dropout: z.number().min(0).lt(1).default(0),
     /** The projections that get adapters (default: all seven). */
-    target_modules: z.array(z.enum(LORA_TARGETS)).nonempty().default([...LORA_TARGETS]),
+    target_modules: z
+      .array(z.enum(LORA_TARGETS))
+      .nonempty()
+      .default([...LORA_TARGETS]),
   })
   .strict();
 export type LoraConfigInput = z.input<typeof LoraConfigSchema>;

@@ -30,7 +30,12 @@ export function readPidFile(file: string): PidFileRecord | null | 'garbage' {
   try {
     const j = JSON.parse(text) as Record<string, unknown>;
     if (typeof j.pid === 'number' && Number.isInteger(j.pid) && j.pid > 0)
-      return { pid: j.pid, owner: typeof j.owner === 'string' ? j.owner : undefined, identity: typeof j.identity === 'string' ? j.identity : null, legacy: false };
+      return {
+        pid: j.pid,
+        owner: typeof j.owner === 'string' ? j.owner : undefined,
+        identity: typeof j.identity === 'string' ? j.identity : null,
+        legacy: false,
+      };
   } catch {
     // not JSON
   }
@@ -61,12 +66,24 @@ export function checkPidFile(file: string, owner?: string): PidCheck {
   if (rec === 'garbage') return { state: 'gone', why: `${file} holds no pid` };
   const { pid } = rec;
   const who = owner ?? rec.owner ?? 'its owner';
-  if (owner !== undefined && rec.owner !== undefined && rec.owner !== owner) return { state: 'gone', pid, why: `${file} was written by '${rec.owner}', not '${owner}'` };
+  if (owner !== undefined && rec.owner !== undefined && rec.owner !== owner)
+    return { state: 'gone', pid, why: `${file} was written by '${rec.owner}', not '${owner}'` };
   if (!exists(pid)) return { state: 'gone', pid, why: `pid ${pid} (${file}) is not running` };
-  if (rec.legacy) return { state: 'unverified', pid, why: `${file} holds only a pid (written by an older version), so pid ${pid} cannot be checked to be '${who}'` };
-  if (!rec.identity) return { state: 'unverified', pid, why: `${file} records no start time for pid ${pid} (this platform gave none)` };
+  if (rec.legacy)
+    return {
+      state: 'unverified',
+      pid,
+      why: `${file} holds only a pid (written by an older version), so pid ${pid} cannot be checked to be '${who}'`,
+    };
+  if (!rec.identity)
+    return { state: 'unverified', pid, why: `${file} records no start time for pid ${pid} (this platform gave none)` };
   const now = processIdentity(pid);
   if (now === null) return { state: 'unverified', pid, why: `the start time of pid ${pid} cannot be read here` };
-  if (now !== rec.identity) return { state: 'gone', pid, why: `pid ${pid} (${file}) is now another process (its start time is not the recorded one): '${who}' is no longer running` };
+  if (now !== rec.identity)
+    return {
+      state: 'gone',
+      pid,
+      why: `pid ${pid} (${file}) is now another process (its start time is not the recorded one): '${who}' is no longer running`,
+    };
   return { state: 'live', pid };
 }

@@ -236,13 +236,23 @@ export interface ServerCapabilities {
 // ---------------------------------------------------------------- requests (client -> server)
 
 export interface Requests {
-  'server/hello': { params: { clientVersion: string; workspace?: string }; result: { serverVersion: string; pid: number; capabilities: ServerCapabilities } };
+  'server/hello': {
+    params: { clientVersion: string; workspace?: string };
+    result: { serverVersion: string; pid: number; capabilities: ServerCapabilities };
+  };
   'server/shutdown': { params: Record<string, never>; result: null };
   'server/engine': { params: Record<string, never>; result: EngineSummary };
 
   'buffer/open': { params: BufferRef; result: { path: string; counts: BufferCounts } };
   'buffer/list': {
-    params: { buffer?: BufferRef; filter?: ExperienceFilter; sort?: ExperienceSortKey; descending?: boolean; offset: number; limit: number };
+    params: {
+      buffer?: BufferRef;
+      filter?: ExperienceFilter;
+      sort?: ExperienceSortKey;
+      descending?: boolean;
+      offset: number;
+      limit: number;
+    };
     result: { total: number; rows: ExperienceSummary[] };
   };
   'buffer/counts': { params: { buffer?: BufferRef }; result: BufferCounts };
@@ -251,16 +261,37 @@ export interface Requests {
   /** Per-task results of one run's usual experiences (the taskset CodeLens): rollouts, mean reward, full-reward fraction. */
   'buffer/taskStats': { params: { buffer?: BufferRef; runId?: string }; result: TaskStats[] };
   /** Tasks a run synthesized (newest last, at most `limit`, default 200), with the count per origin. */
-  'buffer/synthesized': { params: { buffer?: BufferRef; runId: string; limit?: number }; result: { total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] } };
-  'buffer/export': { params: { buffer?: BufferRef; file: string; filter?: ExperienceFilter }; result: { file: string; written: number } };
+  'buffer/synthesized': {
+    params: { buffer?: BufferRef; runId: string; limit?: number };
+    result: { total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] };
+  };
+  'buffer/export': {
+    params: { buffer?: BufferRef; file: string; filter?: ExperienceFilter };
+    result: { file: string; written: number };
+  };
 
-  'feedback/rate': { params: { buffer?: BufferRef; id: string; rating: number; note?: string }; result: FeedbackChange };
-  'feedback/promote': { params: { buffer?: BufferRef; id: string; editedResponse?: string }; result: FeedbackChange & { expertId: string } };
+  'feedback/rate': {
+    params: { buffer?: BufferRef; id: string; rating: number; note?: string };
+    result: FeedbackChange;
+  };
+  'feedback/promote': {
+    params: { buffer?: BufferRef; id: string; editedResponse?: string };
+    result: FeedbackChange & { expertId: string };
+  };
   'feedback/reject': { params: { buffer?: BufferRef; id: string; note?: string }; result: FeedbackChange };
-  'feedback/addExpert': { params: { buffer?: BufferRef; taskId: string; prompt: string; response: string; runId?: string }; result: FeedbackChange & { expertId: string } };
-  'feedback/bulkPromote': { params: { buffer?: BufferRef; topK: number; filter?: ExperienceFilter }; result: FeedbackChange };
+  'feedback/addExpert': {
+    params: { buffer?: BufferRef; taskId: string; prompt: string; response: string; runId?: string };
+    result: FeedbackChange & { expertId: string };
+  };
+  'feedback/bulkPromote': {
+    params: { buffer?: BufferRef; topK: number; filter?: ExperienceFilter };
+    result: FeedbackChange;
+  };
   /** The same selection as bulkPromote, counted, nothing changed. */
-  'feedback/bulkPreview': { params: { buffer?: BufferRef; topK: number; filter?: ExperienceFilter }; result: BulkPreview };
+  'feedback/bulkPreview': {
+    params: { buffer?: BufferRef; topK: number; filter?: ExperienceFilter };
+    result: BulkPreview;
+  };
   'feedback/undo': { params: { buffer?: BufferRef; changeId?: string }; result: { undone: FeedbackChange | null } };
 
   /** `reading`: how a run config reads the file (its `format:` field names, expert role, domain), so a file with foreign names validates as the run loads it. */
@@ -279,7 +310,10 @@ export interface Requests {
    * reward and taskset. config (a workspace `*.rft.yaml`) wins: its eval set (taskset ''), or the
    * taskset file read with its `format:` mapping, and its reward.
    */
-  'runs/evaluate': { params: { checkpoint: string; taskset: string; runId?: string; config?: string }; result: { accuracy: number; tasks: number } };
+  'runs/evaluate': {
+    params: { checkpoint: string; taskset: string; runId?: string; config?: string };
+    result: { accuracy: number; tasks: number };
+  };
   'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
   /** The run's log file and its last `lines` lines (default 20). */
   'runs/log': { params: { runId: string; lines?: number }; result: { path: string; lines: string[] } };
@@ -289,7 +323,10 @@ export interface Requests {
    */
   'config/validate': { params: { file: string; text?: string; deep?: boolean }; result: { issues: ConfigIssueAt[] } };
   /** Distributed runs: every worker (from its heartbeats) and the job queue's counts by state. */
-  'workers/list': { params: { buffer: string; runId: string }; result: { jobs: Record<string, number>; workers: WorkerInfo[] } };
+  'workers/list': {
+    params: { buffer: string; runId: string };
+    result: { jobs: Record<string, number>; workers: WorkerInfo[] };
+  };
 
   /** What `rft model info` says of a model folder (an HF folder or HF-cache entry the user picked may be outside the workspace). */
   'models/info': { params: { dir: string }; result: ModelInfo };
@@ -302,7 +339,10 @@ export interface Requests {
   'models/remove': { params: { dir: string }; result: { removed: boolean } };
   /** `rft model export`: checkpoint and out inside the workspace; dtype f16 for gguf only. */
   /** force: replace the files the export writes in a non-empty `out` (other files are kept); a file at `out` is always refused. */
-  'models/export': { params: { checkpoint: string; format: 'hf' | 'peft' | 'gguf'; out: string; dtype?: 'f32' | 'f16'; force?: boolean }; result: { format: string; out: string; dtype: string } };
+  'models/export': {
+    params: { checkpoint: string; format: 'hf' | 'peft' | 'gguf'; out: string; dtype?: 'f32' | 'f16'; force?: boolean };
+    result: { format: string; out: string; dtype: string };
+  };
   /** `rft reward-model train` on a run's curated pairs and ratings (out inside the workspace); progress as `rewardModel/progress`. */
   'rewardModel/train': { params: { runId: string; out: string; steps?: number }; result: RewardModelReport };
 }
@@ -396,7 +436,12 @@ export interface WorkerInfo {
 // ---------------------------------------------------------------- notifications (server -> client)
 
 export interface Notifications {
-  'log/line': { level: 'debug' | 'info' | 'warn' | 'error'; scope: string; msg: string; fields?: Record<string, unknown> };
+  'log/line': {
+    level: 'debug' | 'info' | 'warn' | 'error';
+    scope: string;
+    msg: string;
+    fields?: Record<string, unknown>;
+  };
   'buffer/changed': { path: string; counts: BufferCounts };
   'taskset/report': TasksetReport;
   'run/status': RunInfo & { components?: ComponentState[] };

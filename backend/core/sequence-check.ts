@@ -10,7 +10,8 @@ export interface SequenceLimits {
   vocabSize?: number;
 }
 
-type Checked = Pick<Experience, 'promptTokens' | 'responseTokens' | 'actionMask'> & Partial<Pick<Experience, 'status' | 'feedback' | 'split'>>;
+type Checked = Pick<Experience, 'promptTokens' | 'responseTokens' | 'actionMask'> &
+  Partial<Pick<Experience, 'status' | 'feedback' | 'split'>>;
 
 /** Why `e` cannot be trained on, or null when it can. */
 export function sequenceProblem(e: Checked, lim: SequenceLimits = {}): string | null {
@@ -26,14 +27,19 @@ export function sequenceProblem(e: Checked, lim: SequenceLimits = {}): string | 
     return `prompt (${P} tokens) + response (${R} tokens) = ${P + R} tokens, more than the model's max_seq_len ${lim.maxSeqLen} (shorten it by ${P + R - lim.maxSeqLen} tokens)`;
   }
   if (lim.vocabSize !== undefined) {
-    const bad = [...e.promptTokens, ...e.responseTokens].find((t) => !Number.isInteger(t) || t < 0 || t >= lim.vocabSize!);
+    const bad = [...e.promptTokens, ...e.responseTokens].find(
+      (t) => !Number.isInteger(t) || t < 0 || t >= lim.vocabSize!,
+    );
     if (bad !== undefined) return `token id ${bad} is outside the model's vocabulary (size ${lim.vocabSize})`;
   }
   return null;
 }
 
 /** Splits a batch into what can be trained on and what is skipped, with the reason per skipped id. */
-export function screenBatch<E extends Checked & { id: string }>(exps: E[], lim: SequenceLimits): { keep: E[]; skipped: { id: string; reason: string }[] } {
+export function screenBatch<E extends Checked & { id: string }>(
+  exps: E[],
+  lim: SequenceLimits,
+): { keep: E[]; skipped: { id: string; reason: string }[] } {
   const keep: E[] = [];
   const skipped: { id: string; reason: string }[] = [];
   for (const e of exps) {

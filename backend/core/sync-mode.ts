@@ -23,9 +23,18 @@ export function syncModeIssues(s: SyncInput, ctx: z.RefinementCtx): void {
   if (s.mode === undefined) return;
   // A run folder's config.yaml is written back with defaults filled in: async with sync_offset 0 is that, not a conflict.
   if (s.sync_offset === undefined || (s.mode === 'async' && s.sync_offset === 0)) return;
-  if (s.mode === 'async') ctx.addIssue({ code: 'custom', path: ['sync_offset'], message: `not read with synchronizer.mode async (the explorer never waits for weights; buffer.max_staleness bounds staleness); remove it` });
+  if (s.mode === 'async')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['sync_offset'],
+      message: `not read with synchronizer.mode async (the explorer never waits for weights; buffer.max_staleness bounds staleness); remove it`,
+    });
   else if (s.sync_offset !== OFFSET[s.mode])
-    ctx.addIssue({ code: 'custom', path: ['sync_offset'], message: `${s.sync_offset} contradicts synchronizer.mode ${s.mode} (sync_offset ${OFFSET[s.mode]}); give one of them` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['sync_offset'],
+      message: `${s.sync_offset} contradicts synchronizer.mode ${s.mode} (sync_offset ${OFFSET[s.mode]}); give one of them`,
+    });
 }
 
 /**

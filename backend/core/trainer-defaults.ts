@@ -47,7 +47,11 @@ export function defaultsKind(cfg: { model: { checkpoint?: string; lora?: unknown
 }
 
 export function defaultsFor(kind: DefaultsKind): TrainerDefaults {
-  return kind === 'scratch' ? SCRATCH_DEFAULTS : kind === 'pretrained-lora' ? PRETRAINED_LORA_DEFAULTS : PRETRAINED_FULL_DEFAULTS;
+  return kind === 'scratch'
+    ? SCRATCH_DEFAULTS
+    : kind === 'pretrained-lora'
+      ? PRETRAINED_LORA_DEFAULTS
+      : PRETRAINED_FULL_DEFAULTS;
 }
 
 const KIND_WORDS: Record<DefaultsKind, string> = {
@@ -68,7 +72,11 @@ export interface ResolvedTrainerSettings extends TrainerDefaults {
  * The trainer's lr, warm-up and clip for a config (and a stage's own lr, which wins). `hidden`: the
  * model's hidden size, which scales a pretrained model's default lr (unknown: the reference width's).
  */
-export function resolveTrainerSettings(cfg: TrainerConfigView, stageLr?: number, hidden?: number): ResolvedTrainerSettings {
+export function resolveTrainerSettings(
+  cfg: TrainerConfigView,
+  stageLr?: number,
+  hidden?: number,
+): ResolvedTrainerSettings {
   const kind = defaultsKind(cfg);
   const base = defaultsFor(kind);
   const d = kind === 'scratch' ? base : { ...base, lr: widthScaledLr(base.lr, hidden) };
@@ -83,9 +91,14 @@ export function resolveTrainerSettings(cfg: TrainerConfigView, stageLr?: number,
   const warmup_steps = pick('warmup_steps', t.warmup_steps);
   const grad_clip = pick('grad_clip', t.grad_clip);
   const names = { lr: 'lr', warmup_steps: 'warm-up', grad_clip: 'grad clip' };
-  const width = kind !== 'scratch' && defaulted.includes('lr') && hidden ? `, lr ${fmt(base.lr)} at hidden ${REFERENCE_HIDDEN} scaled to hidden ${hidden}` : '';
-  const why = defaulted.length ? `${KIND_WORDS[kind]}: defaults for ${defaulted.map((k) => names[k]).join(', ')}${width}` : `${KIND_WORDS[kind]}: all set by the config`;
-  const line = `lr ${fmt(lr)}${stageLr !== undefined ? ' (the stage\'s own)' : ''}, warm-up ${warmup_steps} step(s), grad clip ${fmt(grad_clip)} (${why})`;
+  const width =
+    kind !== 'scratch' && defaulted.includes('lr') && hidden
+      ? `, lr ${fmt(base.lr)} at hidden ${REFERENCE_HIDDEN} scaled to hidden ${hidden}`
+      : '';
+  const why = defaulted.length
+    ? `${KIND_WORDS[kind]}: defaults for ${defaulted.map((k) => names[k]).join(', ')}${width}`
+    : `${KIND_WORDS[kind]}: all set by the config`;
+  const line = `lr ${fmt(lr)}${stageLr !== undefined ? " (the stage's own)" : ''}, warm-up ${warmup_steps} step(s), grad clip ${fmt(grad_clip)} (${why})`;
   return { kind, lr, warmup_steps, grad_clip, defaulted, line };
 }
 

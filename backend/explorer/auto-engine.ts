@@ -110,7 +110,11 @@ export class AutoRolloutModel implements RolloutModel {
 
   metrics(): AutoEngineMetrics {
     const tps: AutoEngineMetrics['tps'] = {};
-    for (const [b, s] of this.stats) tps[b] = { ...(s.native ? { native: round(s.native.tps) } : {}), ...(s['llama-cpp'] ? { 'llama-cpp': round(s['llama-cpp'].tps) } : {}) };
+    for (const [b, s] of this.stats)
+      tps[b] = {
+        ...(s.native ? { native: round(s.native.tps) } : {}),
+        ...(s['llama-cpp'] ? { 'llama-cpp': round(s['llama-cpp'].tps) } : {}),
+      };
     return {
       engine: 'auto',
       batches: { ...this.counts },
@@ -130,17 +134,22 @@ export class AutoRolloutModel implements RolloutModel {
     const s = this.stats.get(bucket);
     const prior = (this.opts.prior ?? ((b) => (b <= PRIOR_LLAMA_MAX_BATCH ? 'llama-cpp' : 'native')))(batch);
     const other: ChosenEngine = prior === 'native' ? 'llama-cpp' : 'native';
-    if (!s?.[prior] && !s?.[other]) return { engine: prior, reason: `batch ${batch}: no measurement at batch size ${bucket} yet, prior ${prior}` };
+    if (!s?.[prior] && !s?.[other])
+      return { engine: prior, reason: `batch ${batch}: no measurement at batch size ${bucket} yet, prior ${prior}` };
     if (!s[prior] || !s[other]) {
       const missing: ChosenEngine = s[prior] ? other : prior;
-      return { engine: missing, reason: `batch ${batch}: probing ${missing} (only ${missing === prior ? other : prior} measured at batch size ${bucket})` };
+      return {
+        engine: missing,
+        reason: `batch ${batch}: probing ${missing} (only ${missing === prior ? other : prior} measured at batch size ${bucket})`,
+      };
     }
     const perVersion = this.tokensPerVersion();
     const llamaTps = 1 / (1 / s['llama-cpp']!.tps + this.syncS / perVersion);
     const fast: ChosenEngine = s.native!.tps >= llamaTps ? 'native' : 'llama-cpp';
     const slow: ChosenEngine = fast === 'native' ? 'llama-cpp' : 'native';
     const figures = `native ${s.native!.tps.toFixed(1)} vs llama-cpp ${llamaTps.toFixed(1)} tok/s at batch size ${bucket}; llama-cpp samples ${s['llama-cpp']!.tps.toFixed(1)} tok/s and its sync takes ${this.syncS.toFixed(1)} s a version of ~${Math.round(perVersion)} tokens`;
-    if (s.batches % REPROBE === REPROBE - 1) return { engine: slow, reason: `batch ${batch}: re-probing ${slow} (${figures})` };
+    if (s.batches % REPROBE === REPROBE - 1)
+      return { engine: slow, reason: `batch ${batch}: re-probing ${slow} (${figures})` };
     return { engine: fast, reason: `batch ${batch}: ${fast} measured faster (${figures})` };
   }
 
@@ -178,7 +187,9 @@ export class AutoRolloutModel implements RolloutModel {
 
   /** llama.cpp on the current version: made at its first pick, synced when its version is stale (timed for choose()). */
   private async syncLlama(): Promise<void> {
-    this.llama ??= this.opts.makeLlama?.() ?? new LlamaCppRolloutModel({ tokenizer: this.tokenizer, maxSeqLen: this.maxSeqLen, gpu: this.opts.llamaGpu });
+    this.llama ??=
+      this.opts.makeLlama?.() ??
+      new LlamaCppRolloutModel({ tokenizer: this.tokenizer, maxSeqLen: this.maxSeqLen, gpu: this.opts.llamaGpu });
     if (this.llama.version === this.version) return;
     const t0 = performance.now();
     await this.llama.setWeights(this.model!, this.version);
@@ -188,7 +199,9 @@ export class AutoRolloutModel implements RolloutModel {
   /** Average tokens sampled per version: over the finished versions, else the current one's so far. */
   private tokensPerVersion(): number {
     const done = [...this.versionTokens].filter(([v]) => v !== this.version).map(([, n]) => n);
-    const avg = done.length ? done.reduce((a, b) => a + b, 0) / done.length : (this.versionTokens.get(this.version) ?? 0);
+    const avg = done.length
+      ? done.reduce((a, b) => a + b, 0) / done.length
+      : (this.versionTokens.get(this.version) ?? 0);
     return Math.max(1, avg);
   }
 
@@ -198,7 +211,12 @@ export class AutoRolloutModel implements RolloutModel {
     return gens.map((g) => ({ ...g, logprobsSource: 'engine' as const }));
   }
 
-  private record(batch: number, choice: { engine: ChosenEngine; reason: string }, out: RolloutGeneration[], ms: number): void {
+  private record(
+    batch: number,
+    choice: { engine: ChosenEngine; reason: string },
+    out: RolloutGeneration[],
+    ms: number,
+  ): void {
     const bucket = batchBucket(batch);
     const s = this.stats.get(bucket) ?? { batches: 0 };
     this.stats.set(bucket, s);

@@ -37,32 +37,56 @@ export interface CustomLoadOptions {
 
 /** Which file first registered each `kind:name` (a name stays with its file across reloads). */
 const owners = new Map<string, string>();
-const current = { reward: new Map<string, { file: string; impl: RewardFn }>(), workflow: new Map<string, { file: string; impl: Workflow }>(), environment: new Map<string, { file: string; impl: Environment }>() };
+const current = {
+  reward: new Map<string, { file: string; impl: RewardFn }>(),
+  workflow: new Map<string, { file: string; impl: Workflow }>(),
+  environment: new Map<string, { file: string; impl: Environment }>(),
+};
 /** The thread each loaded file runs in. */
 const hosts = new Map<string, UserCodeHost>();
 
 function validResult(file: string, name: string, r: unknown): RewardResult {
   if (typeof r === 'number' && Number.isFinite(r)) return { reward: r, status: 'ok' };
-  if (r && typeof r === 'object' && typeof (r as RewardResult).reward === 'number' && Number.isFinite((r as RewardResult).reward)) {
+  if (
+    r &&
+    typeof r === 'object' &&
+    typeof (r as RewardResult).reward === 'number' &&
+    Number.isFinite((r as RewardResult).reward)
+  ) {
     const o = r as RewardResult;
-    return { reward: o.reward, status: o.status === 'infra_failure' ? 'infra_failure' : 'ok', details: o.details, reason: o.reason };
+    return {
+      reward: o.reward,
+      status: o.status === 'infra_failure' ? 'infra_failure' : 'ok',
+      details: o.details,
+      reason: o.reason,
+    };
   }
   // The user's scorer is broken, not the model's answer: never trained on.
-  return { reward: 0, status: 'infra_failure', reason: `custom reward '${name}' (${file}) returned ${JSON.stringify(r)?.slice(0, 80)}; expected a finite number or { reward: number }` };
+  return {
+    reward: 0,
+    status: 'infra_failure',
+    reason: `custom reward '${name}' (${file}) returned ${JSON.stringify(r)?.slice(0, 80)}; expected a finite number or { reward: number }`,
+  };
 }
 
 function checkExperiences(file: string, name: string, out: unknown): Experience[] {
-  if (!Array.isArray(out)) throw new Error(`custom workflow '${name}' (${file}) returned ${typeof out}; expected an array of experiences`);
+  if (!Array.isArray(out))
+    throw new Error(`custom workflow '${name}' (${file}) returned ${typeof out}; expected an array of experiences`);
   out.forEach((e: Partial<Experience>, i) => {
     const bad = (what: string) => new Error(`custom workflow '${name}' (${file}): experience ${i}: ${what}`);
     if (!e || typeof e !== 'object') throw bad('not an object');
-    for (const k of ['id', 'taskId', 'groupId', 'runId'] as const) if (typeof e[k] !== 'string') throw bad(`${k} must be a string`);
-    if (!Array.isArray(e.promptTokens) || !Array.isArray(e.responseTokens)) throw bad('promptTokens and responseTokens must be arrays');
-    if (!Array.isArray(e.actionMask) || e.actionMask.length !== e.responseTokens.length) throw bad('actionMask must have one entry per response token');
-    if (!Array.isArray(e.logprobs) || (e.logprobs.length !== 0 && e.logprobs.length !== e.responseTokens.length)) throw bad('logprobs must be empty or have one entry per response token');
+    for (const k of ['id', 'taskId', 'groupId', 'runId'] as const)
+      if (typeof e[k] !== 'string') throw bad(`${k} must be a string`);
+    if (!Array.isArray(e.promptTokens) || !Array.isArray(e.responseTokens))
+      throw bad('promptTokens and responseTokens must be arrays');
+    if (!Array.isArray(e.actionMask) || e.actionMask.length !== e.responseTokens.length)
+      throw bad('actionMask must have one entry per response token');
+    if (!Array.isArray(e.logprobs) || (e.logprobs.length !== 0 && e.logprobs.length !== e.responseTokens.length))
+      throw bad('logprobs must be empty or have one entry per response token');
     if (typeof e.modelVersion !== 'number') throw bad('modelVersion must be a number');
     if (typeof e.reward !== 'number' || !Number.isFinite(e.reward)) throw bad('reward must be a finite number');
-    if (!['ok', 'invalid', 'infra_failure'].includes(e.status as string)) throw bad(`status must be ok, invalid or infra_failure`);
+    if (!['ok', 'invalid', 'infra_failure'].includes(e.status as string))
+      throw bad(`status must be ok, invalid or infra_failure`);
   });
   return out as Experience[];
 }
@@ -84,10 +108,17 @@ function proxy(host: UserCodeHost, kind: CustomKind, name: string): void {
         return validResult(file, name, out);
       },
     });
-    if (!rewardFns.has(name)) rewardFns.register(name, async (t, r, c) => {
-      const cur = current.reward.get(name);
-      return cur ? cur.impl(t, r, c) : { reward: 0, status: 'infra_failure', reason: `custom reward '${name}' is no longer loaded (its file failed to reload)` };
-    });
+    if (!rewardFns.has(name))
+      rewardFns.register(name, async (t, r, c) => {
+        const cur = current.reward.get(name);
+        return cur
+          ? cur.impl(t, r, c)
+          : {
+              reward: 0,
+              status: 'infra_failure',
+              reason: `custom reward '${name}' is no longer loaded (its file failed to reload)`,
+            };
+      });
   } else if (kind === 'workflow') {
     current.workflow.set(name, {
       file,
@@ -108,7 +139,8 @@ function proxy(host: UserCodeHost, kind: CustomKind, name: string): void {
         },
       },
     });
-    if (!workflows.has(name)) workflows.register(name, { name, run: (t, c) => live(current.workflow, 'workflow', name).run(t, c) });
+    if (!workflows.has(name))
+      workflows.register(name, { name, run: (t, c) => live(current.workflow, 'workflow', name).run(t, c) });
   } else {
     const fail = (e: unknown) => new Error(`custom environment '${name}' ${(e as Error).message}`);
     current.environment.set(name, {
@@ -134,7 +166,8 @@ function proxy(host: UserCodeHost, kind: CustomKind, name: string): void {
         },
       },
     });
-    if (!environments.has(name)) environments.register(name, { name, create: (t) => live(current.environment, 'environment', name).create(t) });
+    if (!environments.has(name))
+      environments.register(name, { name, create: (t) => live(current.environment, 'environment', name).create(t) });
   }
 }
 
@@ -148,7 +181,8 @@ function live<T>(m: Map<string, { impl: T }>, kind: string, name: string): T {
 export async function loadCustomFile(path: string, opts: CustomLoadOptions = {}): Promise<LoadedFile> {
   const file = resolve(path);
   if (!existsSync(file)) throw new InputError('file not found', { file });
-  if (!CUSTOM_EXTENSIONS.has(extname(file))) throw new InputError(`custom code must be a ${[...CUSTOM_EXTENSIONS].join(', ')} file`, { file });
+  if (!CUSTOM_EXTENSIONS.has(extname(file)))
+    throw new InputError(`custom code must be a ${[...CUSTOM_EXTENSIONS].join(', ')} file`, { file });
   const host = new UserCodeHost(file, opts.timeoutMs);
   let registered: LoadedFile['registered'];
   try {
@@ -158,14 +192,16 @@ export async function loadCustomFile(path: string, opts: CustomLoadOptions = {})
       const where = { file, field: `register('${kind}', '${name}')` };
       const registry = kind === 'reward' ? rewardFns : kind === 'workflow' ? workflows : environments;
       const owner = owners.get(`${kind}:${name}`);
-      if (registry.has(name) && !owner) throw new InputError(`'${name}' is already a built-in ${kind}; choose another name`, where);
+      if (registry.has(name) && !owner)
+        throw new InputError(`'${name}' is already a built-in ${kind}; choose another name`, where);
       if (owner && owner !== file) throw new InputError(`'${name}' is already registered by ${owner}`, where);
     }
   } catch (e) {
     host.close();
     throw e;
   }
-  for (const kind of ['reward', 'workflow', 'environment'] as const) for (const [n, v] of [...current[kind]]) if (v.file === file) current[kind].delete(n);
+  for (const kind of ['reward', 'workflow', 'environment'] as const)
+    for (const [n, v] of [...current[kind]]) if (v.file === file) current[kind].delete(n);
   hosts.get(file)?.close();
   hosts.set(file, host);
   for (const { kind, name } of registered) {
@@ -176,7 +212,10 @@ export async function loadCustomFile(path: string, opts: CustomLoadOptions = {})
 }
 
 /** Load every custom file in a folder (e.g. `.rft/extensions`); a bad file is reported, the others load. */
-export async function loadCustomDir(dir: string, opts: CustomLoadOptions = {}): Promise<{ loaded: LoadedFile[]; errors: InputError[] }> {
+export async function loadCustomDir(
+  dir: string,
+  opts: CustomLoadOptions = {},
+): Promise<{ loaded: LoadedFile[]; errors: InputError[] }> {
   const loaded: LoadedFile[] = [];
   const errors: InputError[] = [];
   if (!existsSync(dir)) return { loaded, errors };

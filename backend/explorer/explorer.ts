@@ -67,7 +67,8 @@ export class Explorer {
     private readonly opts: ExplorerOptions,
   ) {
     this.rng = new Rng(opts.seed);
-    if (opts.partial && !sink.pending) throw new Error('partial rollouts need a buffer that keeps partial rows (sink.pending)');
+    if (opts.partial && !sink.pending)
+      throw new Error('partial rollouts need a buffer that keeps partial rows (sink.pending)');
   }
 
   async exploreStep(model: RolloutModel): Promise<ExploreMetrics> {
@@ -88,7 +89,14 @@ export class Explorer {
       ...(partial ? { partialBudget: partial.maxTokensPerStep } : {}),
     };
     const unfinished = pending.filter(isUnfinished);
-    const cont = partial && unfinished.length ? await continuePartials(unfinished, { ...ctx, budget: partial.maxTokensPerStep, seed: (ctx.seed ^ 0x5bd1e995) >>> 0 }) : { experiences: [], newTokens: [] };
+    const cont =
+      partial && unfinished.length
+        ? await continuePartials(unfinished, {
+            ...ctx,
+            budget: partial.maxTokensPerStep,
+            seed: (ctx.seed ^ 0x5bd1e995) >>> 0,
+          })
+        : { experiences: [], newTokens: [] };
     const fresh = await this.workflow.run(tasks, ctx);
     let raw = fresh;
     let waiting: Experience[] = [];
@@ -110,7 +118,12 @@ export class Explorer {
       reward_mean: ok.length ? ok.reduce((a, e) => a + e.reward, 0) / ok.length : 0,
       ok: ok.length,
       // Partial rollouts release a group with samples finished by older weights: those past the staleness bound are not takeable.
-      trainable: verified.filter((e) => e.status === 'ok' && e.source === 'usual' && (partial?.maxStaleness === undefined || e.modelVersion >= model.version - partial.maxStaleness)).length,
+      trainable: verified.filter(
+        (e) =>
+          e.status === 'ok' &&
+          e.source === 'usual' &&
+          (partial?.maxStaleness === undefined || e.modelVersion >= model.version - partial.maxStaleness),
+      ).length,
       invalid: raw.filter((e) => e.status === 'invalid').length,
       infra_failure: raw.filter((e) => e.status === 'infra_failure').length,
       rollout_s: (performance.now() - t0) / 1000,

@@ -49,7 +49,9 @@ export function sharedLlama(gpu: LlamaGpu = 'auto'): Promise<Llama> {
       try {
         llama = await m.getLlama({ gpu: gpu === 'off' ? false : gpu, build: 'never', logLevel: m.LlamaLogLevel.error });
       } catch (err) {
-        throw new Error(`explorer.llama_cpp_gpu: ${gpu}: llama.cpp could not start on it (${err instanceof Error ? err.message : String(err)}); use auto or off`);
+        throw new Error(
+          `explorer.llama_cpp_gpu: ${gpu}: llama.cpp could not start on it (${err instanceof Error ? err.message : String(err)}); use auto or off`,
+        );
       }
       const { devices } = await llamaDevice(llama);
       if (llama.gpu && devices.length > 0 && devices.every((d) => EMULATED_DEVICE.test(d))) {
@@ -113,7 +115,16 @@ export class LlamaCppRolloutModel implements RolloutModel {
   private loaded?: { model: LlamaModel; file: string };
   private ctx?: { ctx: LlamaContext; seqs: LlamaContextSequence[]; sequences: number; perSeq: number };
   private closed = false;
-  private readonly m: LlamaCppMetrics = { engine: 'llama-cpp', syncs: 0, gguf_export_s: 0, gguf_load_s: 0, generate_s: 0, samples: 0, tokens: 0, recomputed: 0 };
+  private readonly m: LlamaCppMetrics = {
+    engine: 'llama-cpp',
+    syncs: 0,
+    gguf_export_s: 0,
+    gguf_load_s: 0,
+    generate_s: 0,
+    samples: 0,
+    tokens: 0,
+    recomputed: 0,
+  };
 
   constructor(private readonly opts: LlamaCppRolloutOptions) {
     this.tokenizer = opts.tokenizer;
@@ -141,7 +152,9 @@ export class LlamaCppRolloutModel implements RolloutModel {
       const d = await llamaDevice(llama);
       this.m.gpu = d.gpu;
       this.m.gpu_devices = d.devices;
-      log.info(`llama.cpp samples on ${d.gpu ? `${d.gpu}: ${d.devices.join(', ') || 'no device named'}` : 'the CPU'} (explorer.llama_cpp_gpu ${this.opts.gpu ?? 'auto'})`);
+      log.info(
+        `llama.cpp samples on ${d.gpu ? `${d.gpu}: ${d.devices.join(', ') || 'no device named'}` : 'the CPU'} (explorer.llama_cpp_gpu ${this.opts.gpu ?? 'auto'})`,
+      );
     }
     const next = await llama.loadModel({ modelPath: file });
     await this.dropLoaded();
@@ -152,27 +165,36 @@ export class LlamaCppRolloutModel implements RolloutModel {
     this.m.syncs++;
     this.m.gguf_export_s += (t1 - t0) / 1000;
     this.m.gguf_load_s += (performance.now() - t1) / 1000;
-    log.debug(`v${version}: ${file} exported in ${((t1 - t0) / 1000).toFixed(2)} s, loaded in ${((performance.now() - t1) / 1000).toFixed(2)} s`);
+    log.debug(
+      `v${version}: ${file} exported in ${((t1 - t0) / 1000).toFixed(2)} s, loaded in ${((performance.now() - t1) / 1000).toFixed(2)} s`,
+    );
   }
 
   async generate(prompts: number[][], opts: GenerateOptions): Promise<RolloutGeneration[]> {
     if (this.closed) throw new Error('llama.cpp rollout model is closed');
     if (!this.loaded || !this.native) throw new Error('llama.cpp rollout model: setWeights() before generate()');
-    if (opts.prefix) throw new Error('explorer.engine llama-cpp: vision prefixes are not supported (use engine native)');
+    if (opts.prefix)
+      throw new Error('explorer.engine llama-cpp: vision prefixes are not supported (use engine native)');
     if (prompts.length === 0) return [];
     const t0 = performance.now();
     const longest = Math.max(...prompts.map((p) => p.length));
     if (longest === 0) throw new Error('generate: empty prompt (a prompt needs at least one token, e.g. bos)');
     const maxNew = Math.min(opts.maxNewTokens, this.maxSeqLen - longest);
-    if (maxNew <= 0) throw new Error(`generate: prompt of ${longest} tokens leaves no room in maxSeqLen ${this.maxSeqLen}`);
+    if (maxNew <= 0)
+      throw new Error(`generate: prompt of ${longest} tokens leaves no room in maxSeqLen ${this.maxSeqLen}`);
     const ctx = await this.context(Math.min(prompts.length, MAX_SEQUENCES), longest + maxNew + 1);
     const out: RolloutGeneration[] = [];
     for (let start = 0; start < prompts.length; start += ctx.sequences) {
       const chunk = prompts.slice(start, start + ctx.sequences);
-      out.push(...(await Promise.all(chunk.map((p, j) => this.sample(ctx.seqs[j]!, p, maxNew, opts, (opts.seed ?? 0) + start + j)))));
+      out.push(
+        ...(await Promise.all(
+          chunk.map((p, j) => this.sample(ctx.seqs[j]!, p, maxNew, opts, (opts.seed ?? 0) + start + j)),
+        )),
+      );
     }
     if (!engineLogprobsExact(opts)) {
-      for (const [i, g] of out.entries()) g.logprobs = await recomputeLogprobs(this.native, prompts[i]!, g.tokens, opts.temperature ?? 1);
+      for (const [i, g] of out.entries())
+        g.logprobs = await recomputeLogprobs(this.native, prompts[i]!, g.tokens, opts.temperature ?? 1);
       for (const g of out) g.logprobsSource = 'recomputed';
       this.m.recomputed += out.length;
     }
@@ -182,13 +204,29 @@ export class LlamaCppRolloutModel implements RolloutModel {
     return out;
   }
 
-  private async sample(seq: LlamaContextSequence, prompt: number[], maxNew: number, opts: GenerateOptions, seed: number): Promise<RolloutGeneration> {
+  private async sample(
+    seq: LlamaContextSequence,
+    prompt: number[],
+    maxNew: number,
+    opts: GenerateOptions,
+    seed: number,
+  ): Promise<RolloutGeneration> {
     const stop = new Set(opts.stopTokens ?? [this.tokenizer.eosId, this.tokenizer.specialId('end')]);
-    const g: RolloutGeneration = { tokens: [], text: '', logprobs: [], finishReason: 'length', logprobsSource: 'engine' };
+    const g: RolloutGeneration = {
+      tokens: [],
+      text: '',
+      logprobs: [],
+      finishReason: 'length',
+      logprobsSource: 'engine',
+    };
     try {
       const temperature = opts.temperature ?? 1;
       // topK 0 / topP 1 / minP 0 turn llama.cpp's truncation off (its defaults are 40 / 0.95).
-      const it = seq.evaluateWithMetadata(prompt as Token[], { confidence: true }, { temperature, topK: opts.topK ?? 0, topP: opts.topP ?? 1, minP: 0, seed, yieldEogToken: true });
+      const it = seq.evaluateWithMetadata(
+        prompt as Token[],
+        { confidence: true },
+        { temperature, topK: opts.topK ?? 0, topP: opts.topP ?? 1, minP: 0, seed, yieldEogToken: true },
+      );
       for await (const r of it) {
         const tok = r.token as number;
         g.tokens.push(tok);
@@ -223,7 +261,10 @@ export class LlamaCppRolloutModel implements RolloutModel {
   }
 
   /** A context with at least `sequences` sequences of `perSeq` tokens each (F32 KV cache: log-probs as in float32). */
-  private async context(sequences: number, perSeq: number): Promise<{ ctx: LlamaContext; seqs: LlamaContextSequence[]; sequences: number }> {
+  private async context(
+    sequences: number,
+    perSeq: number,
+  ): Promise<{ ctx: LlamaContext; seqs: LlamaContextSequence[]; sequences: number }> {
     if (this.ctx && this.ctx.sequences >= sequences && this.ctx.perSeq >= perSeq) return this.ctx;
     await this.ctx?.ctx.dispose();
     this.ctx = undefined;
@@ -261,11 +302,18 @@ export class LlamaCppRolloutModel implements RolloutModel {
 }
 
 /** log p(token | prefix) of each response token under `model` at `temperature` (0 = greedy: temperature 1), one forward pass. */
-export async function recomputeLogprobs(model: Transformer, prompt: number[], tokens: number[], temperature: number): Promise<number[]> {
+export async function recomputeLogprobs(
+  model: Transformer,
+  prompt: number[],
+  tokens: number[],
+  temperature: number,
+): Promise<number[]> {
   if (tokens.length === 0) return [];
   const ids = [...prompt, ...tokens];
   const t = tf.tidy(() => {
-    const lp = tokenLogprobs(model, tf.tensor2d([ids], [1, ids.length], 'int32'), { temperature: temperature > 0 ? temperature : 1 }).logprobs;
+    const lp = tokenLogprobs(model, tf.tensor2d([ids], [1, ids.length], 'int32'), {
+      temperature: temperature > 0 ? temperature : 1,
+    }).logprobs;
     return tf.slice(lp, [0, prompt.length - 1], [1, tokens.length]);
   });
   const out = [...((await t.data()) as Float32Array)];

@@ -33,7 +33,11 @@ export interface OpenAIModelOptions {
 export const DEFAULT_MAX_REPLY_BYTES = 8 << 20;
 
 interface ChatCompletion {
-  choices?: { message?: { content?: string | null }; finish_reason?: string; logprobs?: { content?: { token: string; logprob: number }[] | null } | null }[];
+  choices?: {
+    message?: { content?: string | null };
+    finish_reason?: string;
+    logprobs?: { content?: { token: string; logprob: number }[] | null } | null;
+  }[];
 }
 
 /** The model version of an endpoint: a stable positive 31-bit hash of its model name. */
@@ -43,7 +47,9 @@ export function endpointVersion(model: string): number {
 
 /** Prompt tokens in the chat layout -> messages (role markers and <|end|> read at the token level). */
 export function promptMessages(tok: Tokenizer, ids: number[]): ChatMessage[] {
-  const roles = new Map<number, ChatMessage['role']>((['system', 'user', 'assistant', 'environment'] as const).map((r) => [tok.specialId(r), r]));
+  const roles = new Map<number, ChatMessage['role']>(
+    (['system', 'user', 'assistant', 'environment'] as const).map((r) => [tok.specialId(r), r]),
+  );
   const out: ChatMessage[] = [];
   let role: ChatMessage['role'] | null = null;
   let content: number[] = [];
@@ -67,7 +73,11 @@ export function promptMessages(tok: Tokenizer, ids: number[]): ChatMessage[] {
 }
 
 /** Credit each server token's log-prob to the local token holding its last character. */
-export function alignLogprobs(tok: Tokenizer, localTokens: number[], serverTokens: { token: string; logprob: number }[]): number[] | null {
+export function alignLogprobs(
+  tok: Tokenizer,
+  localTokens: number[],
+  serverTokens: { token: string; logprob: number }[],
+): number[] | null {
   const ends: number[] = [];
   let text = '';
   for (const id of localTokens) {
@@ -144,7 +154,10 @@ export class OpenAIRolloutModel implements RolloutModel {
     try {
       const res = await fetch(this.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
+        },
         body: JSON.stringify(body),
         signal: ctl.signal,
       });
@@ -152,7 +165,9 @@ export class OpenAIRolloutModel implements RolloutModel {
       if (!res.ok) {
         const msg = `HTTP ${res.status}: ${text.slice(0, 200)}`;
         // Client errors other than rate limits will not go away on retry.
-        throw res.status >= 400 && res.status < 500 && res.status !== 429 && res.status !== 408 ? new PermanentError(msg) : new Error(msg);
+        throw res.status >= 400 && res.status < 500 && res.status !== 429 && res.status !== 408
+          ? new PermanentError(msg)
+          : new Error(msg);
       }
       try {
         return JSON.parse(text) as ChatCompletion;
@@ -175,7 +190,10 @@ export class OpenAIRolloutModel implements RolloutModel {
     const tokens = this.tokenizer.encode(content);
     let logprobs: number[] = [];
     const lp = c.logprobs?.content;
-    if (Array.isArray(lp) && lp.every((t) => typeof t?.token === 'string' && typeof t.logprob === 'number' && Number.isFinite(t.logprob))) {
+    if (
+      Array.isArray(lp) &&
+      lp.every((t) => typeof t?.token === 'string' && typeof t.logprob === 'number' && Number.isFinite(t.logprob))
+    ) {
       logprobs = alignLogprobs(this.tokenizer, tokens, lp) ?? [];
     }
     // A finished turn ends with <|end|> like a local sample; the endpoint's own end token is not in

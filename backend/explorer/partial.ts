@@ -46,8 +46,18 @@ export function isUnfinished(e: Experience): boolean {
  * Whether a generation cut by length may go on: it stopped on the step budget, not on the run's
  * max_new_tokens nor the model's context.
  */
-export function canContinue(finish: string, promptLen: number, responseLen: number, sampling: SamplingConfig, maxSeqLen: number | undefined): boolean {
-  return finish === 'length' && responseLen < sampling.maxNewTokens && (maxSeqLen === undefined || promptLen + responseLen < maxSeqLen);
+export function canContinue(
+  finish: string,
+  promptLen: number,
+  responseLen: number,
+  sampling: SamplingConfig,
+  maxSeqLen: number | undefined,
+): boolean {
+  return (
+    finish === 'length' &&
+    responseLen < sampling.maxNewTokens &&
+    (maxSeqLen === undefined || promptLen + responseLen < maxSeqLen)
+  );
 }
 
 /** The row of a trajectory cut at the step budget. */
@@ -58,7 +68,10 @@ export function markUnfinished(e: Experience, task: Task, failures = 0): Experie
     status: 'partial',
     reward: 0,
     statusReason: `partial rollout: ${e.responseTokens.length} tokens so far`,
-    metadata: { ...(e.metadata ?? {}), partial: { finished: false, task, ...(failures ? { failures } : {}) } satisfies PartialState },
+    metadata: {
+      ...(e.metadata ?? {}),
+      partial: { finished: false, task, ...(failures ? { failures } : {}) } satisfies PartialState,
+    },
   };
 }
 
@@ -95,14 +108,19 @@ export async function continuePartials(exps: Experience[], ctx: ContinueContext)
   });
   const byAllow = new Map<number, number[]>();
   allow.forEach((a, i) => {
-    if (a <= 0) throw new Error(`partial rollout ${exps[i]!.id}: no tokens left to generate (it should have been finished)`);
+    if (a <= 0)
+      throw new Error(`partial rollout ${exps[i]!.id}: no tokens left to generate (it should have been finished)`);
     byAllow.set(a, [...(byAllow.get(a) ?? []), i]);
   });
   const gens = new Array<Awaited<ReturnType<RolloutModel['generate']>>[number]>(exps.length);
   let k = 0;
   for (const [a, idx] of byAllow) {
     const prompts = idx.map((i) => [...exps[i]!.promptTokens, ...exps[i]!.responseTokens]);
-    const out = await ctx.model.generate(prompts, { ...ctx.sampling, maxNewTokens: a, seed: (ctx.seed + 7919 * k++) >>> 0 });
+    const out = await ctx.model.generate(prompts, {
+      ...ctx.sampling,
+      maxNewTokens: a,
+      seed: (ctx.seed + 7919 * k++) >>> 0,
+    });
     idx.forEach((i, j) => (gens[i] = out[j]!));
   }
   const version = ctx.model.version;
@@ -127,11 +145,17 @@ export async function continuePartials(exps: Experience[], ctx: ContinueContext)
         actionMask: [...e.actionMask, ...g.tokens.map(() => 1)],
         logprobs: [...e.logprobs, ...g.logprobs],
         modelVersion: g.tokens.length ? version : e.modelVersion,
-        segments: g.tokens.length ? [...(e.segments ?? []), { version, start: R, end: tokens.length, step: ctx.step }] : e.segments,
+        segments: g.tokens.length
+          ? [...(e.segments ?? []), { version, start: R, end: tokens.length, step: ctx.step }]
+          : e.segments,
         createdAt: Date.now(),
         ...(g.logprobsSource ? { metadata: { ...(e.metadata ?? {}), logprobs_source: g.logprobsSource } } : {}),
       };
-      if (g.finishReason === 'length' && canContinue('length', e.promptTokens.length, tokens.length, ctx.sampling, maxSeqLen)) return markUnfinished(next, task);
+      if (
+        g.finishReason === 'length' &&
+        canContinue('length', e.promptTokens.length, tokens.length, ctx.sampling, maxSeqLen)
+      )
+        return markUnfinished(next, task);
       let r: RewardResult;
       try {
         r = await ctx.reward(task, next.responseText, { signal: ctx.signal });
@@ -181,7 +205,14 @@ function hold(e: Experience): Experience {
     ...e,
     status: 'partial',
     statusReason: 'finished; waiting for the rest of its group',
-    metadata: { ...(e.metadata ?? {}), partial: { finished: true, status: e.status, ...(e.statusReason !== undefined ? { reason: e.statusReason } : {}) } satisfies PartialState },
+    metadata: {
+      ...(e.metadata ?? {}),
+      partial: {
+        finished: true,
+        status: e.status,
+        ...(e.statusReason !== undefined ? { reason: e.statusReason } : {}),
+      } satisfies PartialState,
+    },
   };
 }
 
@@ -190,5 +221,10 @@ function release(e: Experience): Experience {
   if (e.status !== 'partial' || !st?.finished) return e;
   const { partial: _p, ...metadata } = e.metadata ?? {};
   const { statusReason: _s, metadata: _m, ...rest } = e;
-  return { ...rest, status: st.status ?? 'ok', ...(st.reason !== undefined ? { statusReason: st.reason } : {}), ...(Object.keys(metadata).length ? { metadata } : {}) };
+  return {
+    ...rest,
+    status: st.status ?? 'ok',
+    ...(st.reason !== undefined ? { statusReason: st.reason } : {}),
+    ...(Object.keys(metadata).length ? { metadata } : {}),
+  };
 }

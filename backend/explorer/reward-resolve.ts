@@ -10,7 +10,11 @@ export const rewardFactories = new Registry<(arg: string) => RewardFn>('reward f
 rewardFactories.register('reward_model', loadRewardModel);
 
 /** The environment reward: only the multi_turn workflow gives it; scoring a single answer with it is a setup error. */
-const environmentReward: RewardFn = async () => ({ reward: 0, status: 'infra_failure', reason: "the 'environment' reward is given by the environment in the multi_turn workflow" });
+const environmentReward: RewardFn = async () => ({
+  reward: 0,
+  status: 'infra_failure',
+  reason: "the 'environment' reward is given by the environment in the multi_turn workflow",
+});
 
 const cache = new Map<string, RewardFn>();
 

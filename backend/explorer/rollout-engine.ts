@@ -39,15 +39,27 @@ export interface RolloutEngineOptions {
 /** The synced rollout model of a run, or undefined where the policy itself samples in this process (native, one worker). */
 export function makeRolloutEngine(o: RolloutEngineOptions): SyncedRolloutModel | undefined {
   if (o.engine === 'llama-cpp') {
-    if (o.config.vision) throw new Error('explorer.engine: llama-cpp cannot sample a vision model (no GGUF form); use native');
-    return new LlamaCppRolloutModel({ tokenizer: o.tokenizer, maxSeqLen: o.config.maxSeqLen, disposeReplaced: o.disposeReplaced, gpu: o.llamaGpu });
+    if (o.config.vision)
+      throw new Error('explorer.engine: llama-cpp cannot sample a vision model (no GGUF form); use native');
+    return new LlamaCppRolloutModel({
+      tokenizer: o.tokenizer,
+      maxSeqLen: o.config.maxSeqLen,
+      disposeReplaced: o.disposeReplaced,
+      gpu: o.llamaGpu,
+    });
   }
   if (o.engine === 'auto') {
     // A vision model has no GGUF form: auto is native then (its prompts carry image prefixes).
     if (o.config.vision) logger('engine-auto').info('explorer.engine auto: vision model, sampling with native only');
     else {
       const nativeWorkers = o.workers > 1 || o.overlap ? workerPool(o) : undefined;
-      return new AutoRolloutModel({ tokenizer: o.tokenizer, config: o.config, disposeReplaced: o.disposeReplaced, nativeWorkers, llamaGpu: o.llamaGpu });
+      return new AutoRolloutModel({
+        tokenizer: o.tokenizer,
+        config: o.config,
+        disposeReplaced: o.disposeReplaced,
+        nativeWorkers,
+        llamaGpu: o.llamaGpu,
+      });
     }
   }
   return o.workers > 1 ? workerPool(o) : undefined;
@@ -61,10 +73,15 @@ const WORKER_WEIGHT_BYTES = 3 * 2 ** 30;
  * worker holds its own in-heap copy, where the run's own process keeps them outside (a 1B model would
  * abort the worker with "memory access out of bounds" at its first sync).
  */
-export function workerPool(o: Pick<RolloutEngineOptions, 'workers' | 'config' | 'tokenizer' | 'overlap'>): WorkerRolloutModel {
+export function workerPool(
+  o: Pick<RolloutEngineOptions, 'workers' | 'config' | 'tokenizer' | 'overlap'>,
+): WorkerRolloutModel {
   const bytes = countParams(o.config) * 4;
   if (bytes > WORKER_WEIGHT_BYTES) {
-    const why = o.workers > 1 ? `explorer.workers: ${o.workers} rollout workers` : 'synchronizer: an explorer overlapping the trainer in one process samples on a rollout worker, which';
+    const why =
+      o.workers > 1
+        ? `explorer.workers: ${o.workers} rollout workers`
+        : 'synchronizer: an explorer overlapping the trainer in one process samples on a rollout worker, which';
     throw new Error(
       `${why} each hold an in-heap copy of the weights, and this model's ${(bytes / 2 ** 30).toFixed(1)} GiB of f32 weights do not fit a worker's 4 GiB wasm heap; ` +
         `set explorer.workers: 1 (the explorer then samples with the weights outside the heap), use explorer.engine: llama-cpp, or synchronizer method checkpoint for one_step_off / async`,

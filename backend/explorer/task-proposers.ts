@@ -13,9 +13,16 @@ import { evaluateExpression } from './rewards/arith-parser.js';
 import type { RolloutModel } from './workflow.js';
 
 /** The fields a synthesized task takes from its parent: taskset, domain, its own reward. */
-function inherited(parent: Task): Pick<Task, 'taskset' | 'domain' | 'difficulty'> & { metadata: Record<string, unknown> } {
+function inherited(
+  parent: Task,
+): Pick<Task, 'taskset' | 'domain' | 'difficulty'> & { metadata: Record<string, unknown> } {
   const reward = parent.metadata?.reward;
-  return { taskset: parent.taskset, domain: parent.domain, ...(parent.difficulty !== undefined ? { difficulty: parent.difficulty } : {}), metadata: reward !== undefined ? { reward } : {} };
+  return {
+    taskset: parent.taskset,
+    domain: parent.domain,
+    ...(parent.difficulty !== undefined ? { difficulty: parent.difficulty } : {}),
+    metadata: reward !== undefined ? { reward } : {},
+  };
 }
 
 const ARITH = /Compute (.+?)\.(?=\s|$)/;
@@ -47,7 +54,8 @@ export function augmentArith(parent: Task, rng: Rng): TaskProposal {
 export function augmentCountdown(parent: Task, rng: Rng): TaskProposal {
   const nums = parent.metadata?.numbers;
   const target = parent.metadata?.target ?? parent.answer;
-  if (!Array.isArray(nums) || nums.length < 2 || !nums.every((n) => Number.isInteger(n))) return { parent, error: 'no metadata.numbers (not a countdown task)' };
+  if (!Array.isArray(nums) || nums.length < 2 || !nums.every((n) => Number.isInteger(n)))
+    return { parent, error: 'no metadata.numbers (not a countdown task)' };
   for (let tries = 0; tries < 50; tries++) {
     const fresh = nums.map(() => rng.int(1, 14));
     let expr = String(fresh[0]);
@@ -74,7 +82,12 @@ export function augmentCountdown(parent: Task, rng: Rng): TaskProposal {
     const useAll = parent.metadata?.useAll === true ? { useAll: true } : {};
     return {
       parent,
-      task: { ...base, prompt, answer: String(value), metadata: { ...base.metadata, numbers: shown, target: value, solution: expr, ...useAll } },
+      task: {
+        ...base,
+        prompt,
+        answer: String(value),
+        metadata: { ...base.metadata, numbers: shown, target: value, solution: expr, ...useAll },
+      },
       reference: `<answer>${expr}</answer>`,
     };
   }
@@ -88,7 +101,10 @@ export const AUGMENTABLE_BUILTINS = ['arith', 'countdown'];
 export function augmentTask(parent: Task, rng: Rng): TaskProposal {
   if (Array.isArray(parent.metadata?.numbers)) return augmentCountdown(parent, rng);
   if (parent.prompt && ARITH.test(parent.prompt)) return augmentArith(parent, rng);
-  return { parent, error: 'no exact augmenter for this task (arithmetic `Compute EXPR.` or countdown metadata.numbers)' };
+  return {
+    parent,
+    error: 'no exact augmenter for this task (arithmetic `Compute EXPR.` or countdown metadata.numbers)',
+  };
 }
 
 export const augmentProposer: Proposer = async (parents, n, ctx) => {
@@ -103,7 +119,10 @@ export const DEFAULT_SYNTH_PROMPT = [
   'Reply with JSON only: {"prompt": "the new task", "answer": "its short answer", "solution": "the full response that solves it, in the format the task asks for"}',
 ].join('\n');
 
-const fill = (template: string, t: Task): string => template.replace(/\{prompt\}/g, t.prompt ?? (t.messages ?? []).map((m) => m.content).join('\n')).replace(/\{answer\}/g, t.answer ?? '');
+const fill = (template: string, t: Task): string =>
+  template
+    .replace(/\{prompt\}/g, t.prompt ?? (t.messages ?? []).map((m) => m.content).join('\n'))
+    .replace(/\{answer\}/g, t.answer ?? '');
 
 /** A model's reply as a proposal: the JSON object in it with `prompt`, `solution` and optionally `answer` / `metadata`. */
 export function parseProposal(parent: Task, reply: string): TaskProposal {
@@ -116,10 +135,12 @@ export function parseProposal(parent: Task, reply: string): TaskProposal {
   } catch (e) {
     return { parent, error: `the reply's JSON does not parse: ${(e as Error).message.slice(0, 80)}` };
   }
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) return { parent, error: 'the reply is not a JSON object' };
+  if (typeof o !== 'object' || o === null || Array.isArray(o))
+    return { parent, error: 'the reply is not a JSON object' };
   const r = o as Record<string, unknown>;
   if (typeof r.prompt !== 'string' || r.prompt.trim() === '') return { parent, error: 'the reply has no "prompt"' };
-  if (r.metadata !== undefined && (typeof r.metadata !== 'object' || r.metadata === null || Array.isArray(r.metadata))) return { parent, error: '"metadata" is not an object' };
+  if (r.metadata !== undefined && (typeof r.metadata !== 'object' || r.metadata === null || Array.isArray(r.metadata)))
+    return { parent, error: '"metadata" is not an object' };
   const answer = typeof r.answer === 'string' || typeof r.answer === 'number' ? String(r.answer) : undefined;
   const base = inherited(parent);
   const meta = { ...(r.metadata as Record<string, unknown> | undefined), ...base.metadata };
@@ -148,7 +169,12 @@ export function modelProposer(o: ModelProposerOptions): Proposer {
     let gens;
     try {
       const prompts = picks.map((p) => encodePrompt(tok, taskMessages(fill(o.template ?? DEFAULT_SYNTH_PROMPT, p))));
-      gens = await model.generate(prompts, { maxNewTokens: o.maxNewTokens, temperature: o.temperature, seed: ctx.seed, stopTokens: stopTokens(tok) });
+      gens = await model.generate(prompts, {
+        maxNewTokens: o.maxNewTokens,
+        temperature: o.temperature,
+        seed: ctx.seed,
+        stopTokens: stopTokens(tok),
+      });
     } catch (e) {
       return picks.map((parent) => ({ parent, infra: true, error: `generation failed: ${(e as Error).message}` }));
     }

@@ -51,7 +51,9 @@ export function leadWait(target: number, published: number | undefined, lead: nu
 /** Polls in a row that must see the trainer starved before a step starts past the bound (its state line is written a moment after it takes a batch). */
 const STARVED_POLLS = 2;
 
-export async function runExplorerLoop(o: ExplorerLoopOptions): Promise<{ target: number; idle: number; backpressure: number }> {
+export async function runExplorerLoop(
+  o: ExplorerLoopOptions,
+): Promise<{ target: number; idle: number; backpressure: number }> {
   const clock = new StateClock(o.onState);
   let model: RolloutModel | null = null;
   let target = o.target;
@@ -88,7 +90,11 @@ export async function runExplorerLoop(o: ExplorerLoopOptions): Promise<{ target:
           model = next;
         } catch (e) {
           // A checkpoint pruned between listing and loading: the next poll sees a newer one.
-          o.onMetrics({ kind: 'event', component: 'explorer', message: `could not load v${latest.version}: ${(e as Error).message}` });
+          o.onMetrics({
+            kind: 'event',
+            component: 'explorer',
+            message: `could not load v${latest.version}: ${(e as Error).message}`,
+          });
         }
       }
       if (!model || model.version < need) {
@@ -100,21 +106,36 @@ export async function runExplorerLoop(o: ExplorerLoopOptions): Promise<{ target:
       if (leadWait(target, latest?.version, o.lead)) {
         starvedPolls = (await o.trainerStarved?.(latest!.version)) ? starvedPolls + 1 : 0;
         if (starvedPolls < STARVED_POLLS) {
-          set('waiting', `step ${target} is more than ${o.lead} ahead of v${latest!.version}: waiting for the trainer`, true);
+          set(
+            'waiting',
+            `step ${target} is more than ${o.lead} ahead of v${latest!.version}: waiting for the trainer`,
+            true,
+          );
           await sleep(o.pollMs ?? 25);
           continue;
         }
         starved = true;
       }
       starvedPolls = 0;
-      set('generating', `step ${target} with v${model.version}${starved ? ' (past the bound: the trainer has nothing to take)' : ''}`);
+      set(
+        'generating',
+        `step ${target} with v${model.version}${starved ? ' (past the bound: the trainer has nothing to take)' : ''}`,
+      );
       o.explorer.step = target;
       const m = await o.explorer.exploreStep(model);
       target++;
       done++;
       await o.onStep?.(target, m);
       const f = fractions();
-      o.onMetrics({ kind: 'explore', component: 'explorer', step: target - 1, ...m, tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s), ahead: target - 1 - model.version, ...(starved ? { starved: true } : {}) });
+      o.onMetrics({
+        kind: 'explore',
+        component: 'explorer',
+        step: target - 1,
+        ...m,
+        tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s),
+        ahead: target - 1 - model.version,
+        ...(starved ? { starved: true } : {}),
+      });
       // explorer_idle: waiting for weights; explorer_backpressure: waiting for the trainer under the lead bound (both within explorer_waiting_s).
       o.onMetrics({
         kind: 'state',
@@ -122,7 +143,9 @@ export async function runExplorerLoop(o: ExplorerLoopOptions): Promise<{ target:
         step: target - 1,
         ...Object.fromEntries(Object.entries(f.snap).map(([k, v]) => ['explorer_' + k, v])),
         explorer_idle: f.idle,
-        ...(o.lead !== undefined ? { explorer_backpressure: f.backpressure, explorer_backpressure_s: f.backpressure_s } : {}),
+        ...(o.lead !== undefined
+          ? { explorer_backpressure: f.backpressure, explorer_backpressure_s: f.backpressure_s }
+          : {}),
       });
     }
   } finally {

@@ -27,7 +27,9 @@ export interface RolloutGeneration extends Omit<Generation, 'finishReason'> {
 }
 
 /** The experience metadata a generation brings (log-prob source, the engine `auto` picked). */
-export function generationMetadata(g: Pick<RolloutGeneration, 'logprobsSource' | 'rolloutEngine'>): Record<string, string> {
+export function generationMetadata(
+  g: Pick<RolloutGeneration, 'logprobsSource' | 'rolloutEngine'>,
+): Record<string, string> {
   return {
     ...(g.logprobsSource ? { logprobs_source: g.logprobsSource } : {}),
     ...(g.rolloutEngine ? { rollout_engine: g.rolloutEngine.name, rollout_engine_reason: g.rolloutEngine.reason } : {}),

@@ -42,5 +42,10 @@ export function stopTokens(tok: Tokenizer): number[] {
 
 /** The messages of a single-prompt task. */
 export function taskMessages(prompt: string, system?: string): ChatMessage[] {
-  return system ? [{ role: 'system', content: system }, { role: 'user', content: prompt }] : [{ role: 'user', content: prompt }];
+  return system
+    ? [
+        { role: 'system', content: system },
+        { role: 'user', content: prompt },
+      ]
+    : [{ role: 'user', content: prompt }];
 }

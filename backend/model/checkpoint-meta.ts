@@ -33,11 +33,21 @@ export function readCheckpointMeta(dir: string): CheckpointMeta {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return fail('(root)', 'expected a JSON object');
   const m = raw as Record<string, unknown>;
   if (!isCount(m.version)) fail('version', `expected a whole number >= 0, got ${JSON.stringify(m.version)}`);
-  for (const k of ['step', 'stage_index', 'stage_step']) if (m[k] !== undefined && !isCount(m[k])) fail(k, `expected a whole number >= 0, got ${JSON.stringify(m[k])}`);
-  if (m.createdAt !== undefined && !(typeof m.createdAt === 'number' && Number.isFinite(m.createdAt))) fail('createdAt', `expected a time in ms, got ${JSON.stringify(m.createdAt)}`);
-  if (m.stage !== undefined && typeof m.stage !== 'string') fail('stage', `expected a stage name, got ${JSON.stringify(m.stage)}`);
-  if (m.base_accuracy !== undefined && m.base_accuracy !== null && !(typeof m.base_accuracy === 'number' && m.base_accuracy >= 0 && m.base_accuracy <= 1)) fail('base_accuracy', `expected an accuracy from 0 to 1, got ${JSON.stringify(m.base_accuracy)}`);
-  for (const k of Object.keys(DIGESTS)) if (m[k] !== undefined && !(typeof m[k] === 'string' && /^[0-9a-f]{64}$/.test(m[k] as string))) fail(k, `expected 64 hex digits, got ${JSON.stringify(m[k])}`);
+  for (const k of ['step', 'stage_index', 'stage_step'])
+    if (m[k] !== undefined && !isCount(m[k])) fail(k, `expected a whole number >= 0, got ${JSON.stringify(m[k])}`);
+  if (m.createdAt !== undefined && !(typeof m.createdAt === 'number' && Number.isFinite(m.createdAt)))
+    fail('createdAt', `expected a time in ms, got ${JSON.stringify(m.createdAt)}`);
+  if (m.stage !== undefined && typeof m.stage !== 'string')
+    fail('stage', `expected a stage name, got ${JSON.stringify(m.stage)}`);
+  if (
+    m.base_accuracy !== undefined &&
+    m.base_accuracy !== null &&
+    !(typeof m.base_accuracy === 'number' && m.base_accuracy >= 0 && m.base_accuracy <= 1)
+  )
+    fail('base_accuracy', `expected an accuracy from 0 to 1, got ${JSON.stringify(m.base_accuracy)}`);
+  for (const k of Object.keys(DIGESTS))
+    if (m[k] !== undefined && !(typeof m[k] === 'string' && /^[0-9a-f]{64}$/.test(m[k] as string)))
+      fail(k, `expected 64 hex digits, got ${JSON.stringify(m[k])}`);
   return m as CheckpointMeta;
 }
 
@@ -64,13 +74,21 @@ export function verifyWeights(dir: string, meta: CheckpointMeta): void {
     const file = join(dir, name);
     if (!existsSync(file)) throw new InputError(`missing, and ${META_FILE} records its sha256`, { file });
     const got = sha256File(file);
-    if (got !== want) throw new InputError(`sha256 ${got} does not match ${key} ${want} in ${META_FILE}: the weights were changed or damaged after they were saved`, { file });
+    if (got !== want)
+      throw new InputError(
+        `sha256 ${got} does not match ${key} ${want} in ${META_FILE}: the weights were changed or damaged after they were saved`,
+        { file },
+      );
   }
 }
 
 /** A checkpoint's stage_index against the run's stages: stages.length means all done, more is a bad file. */
 export function checkStageIndex(meta: CheckpointMeta, stages: number, dir: string): number {
   const si = meta.stage_index === undefined ? 0 : (meta.stage_index as number);
-  if (!isCount(si) || si > stages) throw new InputError(`${JSON.stringify(meta.stage_index)} is not a stage of this run (it has ${stages}; ${stages} means all done)`, { file: join(dir, META_FILE), field: 'stage_index' });
+  if (!isCount(si) || si > stages)
+    throw new InputError(
+      `${JSON.stringify(meta.stage_index)} is not a stage of this run (it has ${stages}; ${stages} means all done)`,
+      { file: join(dir, META_FILE), field: 'stage_index' },
+    );
   return si;
 }

@@ -47,7 +47,10 @@ export function hfConfig(c: ModelConfig, tok?: Tokenizer): Record<string, unknow
  * adapters merged into their weights (W + alpha/r A B) unless `base` asks for the frozen base alone.
  * A weight outside the heap may come back as the model's own array (no copy): read it, never write it.
  */
-export async function hfTensors(model: Transformer, opts: { base?: boolean } = {}): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
+export async function hfTensors(
+  model: Transformer,
+  opts: { base?: boolean } = {},
+): Promise<Map<string, { shape: number[]; data: Float32Array }>> {
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   for (const [name, v] of model.params) {
     const w = opts.base ? v : model.effectiveWeight(name);
@@ -60,7 +63,10 @@ export async function hfTensors(model: Transformer, opts: { base?: boolean } = {
   for (const [name, w] of model.external) {
     const module = name.slice(0, -'.weight'.length);
     const a = model.adapters.get(loraA(module));
-    const data = opts.base || !a || !model.lora ? w.data : mergedHf(w, a, model.adapters.get(loraB(module))!, loraScale(model.lora));
+    const data =
+      opts.base || !a || !model.lora
+        ? w.data
+        : mergedHf(w, a, model.adapters.get(loraB(module))!, loraScale(model.lora));
     tensors.set(name, { shape: [w.rows, w.cols], data });
   }
   return tensors;
@@ -88,14 +94,25 @@ export const CRITIC_DIR = 'critic';
  * `opts.critic`: the run's critic, saved in `critic/` so a resume and the next PPO stage continue it;
  * `opts.criticOptimizer`: its AdamW state, saved beside it (`critic/optimizer.safetensors`).
  */
-export async function saveCheckpoint(model: Transformer, dir: string, meta: CheckpointMeta, tokenizer?: Tokenizer, opts: { critic?: Transformer; criticOptimizer?: AdamW } = {}): Promise<string> {
+export async function saveCheckpoint(
+  model: Transformer,
+  dir: string,
+  meta: CheckpointMeta,
+  tokenizer?: Tokenizer,
+  opts: { critic?: Transformer; criticOptimizer?: AdamW } = {},
+): Promise<string> {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   // Inside the temp folder: the rename below publishes policy and critic together.
   if (opts.critic) {
-    await saveCheckpoint(opts.critic, join(tmp, CRITIC_DIR), { version: meta.version, step: meta.step, role: 'critic' });
-    if (opts.criticOptimizer) await saveOptimizerState(opts.criticOptimizer, opts.critic, join(tmp, CRITIC_DIR, OPTIMIZER_FILE));
+    await saveCheckpoint(opts.critic, join(tmp, CRITIC_DIR), {
+      version: meta.version,
+      step: meta.step,
+      role: 'critic',
+    });
+    if (opts.criticOptimizer)
+      await saveOptimizerState(opts.criticOptimizer, opts.critic, join(tmp, CRITIC_DIR, OPTIMIZER_FILE));
   }
   // A LoRA model: the frozen base as model.safetensors, the adapters in PEFT's files beside it.
   const tensors = await hfTensors(model, { base: true });
@@ -106,7 +123,14 @@ export async function saveCheckpoint(model: Transformer, dir: string, meta: Chec
   if (tokenizer) saveTokenizer(tokenizer, tmp);
   // The weights' sha256, checked at load (checkpoint-meta.ts).
   const adapter = model.lora ? { adapter_sha256: sha256File(join(tmp, ADAPTER_WEIGHTS_FILE)) } : {};
-  writeFileSync(join(tmp, 'rft.json'), JSON.stringify({ ...meta, createdAt: meta.createdAt ?? Date.now(), weights_sha256: sha256(weights), ...adapter }, null, 2));
+  writeFileSync(
+    join(tmp, 'rft.json'),
+    JSON.stringify(
+      { ...meta, createdAt: meta.createdAt ?? Date.now(), weights_sha256: sha256(weights), ...adapter },
+      null,
+      2,
+    ),
+  );
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
   return dir;
@@ -123,7 +147,10 @@ export function loadCritic(dir: string, like: ModelConfig): Transformer | undefi
   const c = model.config;
   if (!c.valueHead || c.vocabSize !== like.vocabSize || c.dModel !== like.dModel || c.nLayers !== like.nLayers) {
     model.dispose();
-    throw new InputError(`the critic is not a value head on the policy's architecture (vocab ${c.vocabSize}, d_model ${c.dModel}, ${c.nLayers} layers)`, { file: join(cdir, 'config.json') });
+    throw new InputError(
+      `the critic is not a value head on the policy's architecture (vocab ${c.vocabSize}, d_model ${c.dModel}, ${c.nLayers} layers)`,
+      { file: join(cdir, 'config.json') },
+    );
   }
   return model;
 }
@@ -141,12 +168,22 @@ export function checkWeights(config: ModelConfig, entries: Map<string, TensorEnt
     if (!e) throw new InputError(`tensor missing (the config expects it)`, { file, field: spec.name });
     const want = isLinearWeight(spec.name) ? [...spec.shape].reverse() : spec.shape;
     if (e.shape.length !== want.length || e.shape.some((d, i) => d !== want[i]))
-      throw new InputError(`shape [${e.shape}] does not match the config's [${want}]`, { file: e.file, field: spec.name });
-    if (e.dtype !== 'F32' && e.dtype !== 'F16' && e.dtype !== 'BF16') throw new InputError(`dtype ${e.dtype}: weights must be F32, F16 or BF16`, { file: e.file, field: spec.name });
+      throw new InputError(`shape [${e.shape}] does not match the config's [${want}]`, {
+        file: e.file,
+        field: spec.name,
+      });
+    if (e.dtype !== 'F32' && e.dtype !== 'F16' && e.dtype !== 'BF16')
+      throw new InputError(`dtype ${e.dtype}: weights must be F32, F16 or BF16`, { file: e.file, field: spec.name });
   }
   // A tied head may still be stored; rotary inverse frequencies are recomputed from the config.
-  const extra = [...entries.keys()].filter((n) => !wanted.has(n) && !(n === 'lm_head.weight' && config.tieEmbeddings) && !n.endsWith('.rotary_emb.inv_freq'));
-  if (extra.length) throw new InputError(`tensors not in the config's model: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', ...' : ''}`, { file: entries.get(extra[0]!)!.file, field: extra[0] });
+  const extra = [...entries.keys()].filter(
+    (n) => !wanted.has(n) && !(n === 'lm_head.weight' && config.tieEmbeddings) && !n.endsWith('.rotary_emb.inv_freq'),
+  );
+  if (extra.length)
+    throw new InputError(
+      `tensors not in the config's model: ${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', ...' : ''}`,
+      { file: entries.get(extra[0]!)!.file, field: extra[0] },
+    );
   return specs;
 }
 
@@ -166,7 +203,10 @@ export interface LoadedCheckpoint {
  * training or inference), each streamed from its file into its own buffer, never through the heap.
  * `chatTemplate`: the chat template by name or file (tokenizer/io.ts `loadTokenizer`).
  */
-export function loadCheckpoint(dirIn: string, opts: { external?: boolean; chatTemplate?: string } = {}): LoadedCheckpoint {
+export function loadCheckpoint(
+  dirIn: string,
+  opts: { external?: boolean; chatTemplate?: string } = {},
+): LoadedCheckpoint {
   const dir = resolveModelDir(dirIn);
   const cfgFile = join(dir, 'config.json');
   if (!existsSync(cfgFile)) throw new InputError('checkpoint has no config.json', { file: cfgFile });
@@ -193,7 +233,8 @@ export function loadCheckpoint(dirIn: string, opts: { external?: boolean; chatTe
       if (fd === undefined) fds.set(e.file, (fd = openRegularFile(e.file)));
       const data = readTensorEntry(e, fd);
       for (let i = 0; i < data.length; i++) {
-        if (!Number.isFinite(data[i]!)) throw new InputError(`value ${data[i]} at index ${i} is not finite`, { file: e.file, field: spec.name });
+        if (!Number.isFinite(data[i]!))
+          throw new InputError(`value ${data[i]} at index ${i} is not finite`, { file: e.file, field: spec.name });
       }
       const ext = model.external.get(spec.name);
       if (ext) {
@@ -215,14 +256,19 @@ export function loadCheckpoint(dirIn: string, opts: { external?: boolean; chatTe
   }
   let tokenizer: Tokenizer | undefined;
   try {
-    tokenizer = existsSync(join(dir, 'tokenizer.json')) ? loadTokenizer(dir, { chatTemplate: opts.chatTemplate }) : undefined;
+    tokenizer = existsSync(join(dir, 'tokenizer.json'))
+      ? loadTokenizer(dir, { chatTemplate: opts.chatTemplate })
+      : undefined;
   } catch (e) {
     model.dispose();
     throw e;
   }
   if (tokenizer && tokenizer.vocabSize > config.vocabSize) {
     model.dispose();
-    throw new InputError(`tokenizer has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${config.vocabSize}`, { file: join(dir, 'tokenizer.json') });
+    throw new InputError(
+      `tokenizer has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${config.vocabSize}`,
+      { file: join(dir, 'tokenizer.json') },
+    );
   }
   return { model, meta, dir, tokenizer };
 }

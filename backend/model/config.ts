@@ -22,13 +22,23 @@ export const ModelConfigSchema = z.object({
   qkNorm: z.boolean().default(false),
   /** Llama-3's rotary frequency scaling (rope_scaling of type llama3). */
   ropeScaling: z
-    .object({ type: z.literal('llama3'), factor: z.number().positive(), lowFreqFactor: z.number().positive(), highFreqFactor: z.number().positive(), originalMaxPositionEmbeddings: z.number().int().positive() })
+    .object({
+      type: z.literal('llama3'),
+      factor: z.number().positive(),
+      lowFreqFactor: z.number().positive(),
+      highFreqFactor: z.number().positive(),
+      originalMaxPositionEmbeddings: z.number().int().positive(),
+    })
     .optional(),
   /** Scalar value head (critic / reward model). */
   valueHead: z.boolean().default(false),
   /** Vision input: images are cut into patches of this size and projected to dModel as a prefix. */
   vision: z
-    .object({ patchSize: z.number().int().positive(), channels: z.number().int().positive().default(3), maxPatches: z.number().int().positive() })
+    .object({
+      patchSize: z.number().int().positive(),
+      channels: z.number().int().positive().default(3),
+      maxPatches: z.number().int().positive(),
+    })
     .optional(),
   initStd: z.number().positive().default(0.02),
   /** The config.json the model was read from (an imported HF model's own fields and architecture, written back on save). */
@@ -43,9 +53,12 @@ export function headDim(c: ModelConfig): number {
 
 export function makeConfig(input: ModelConfigInput): ModelConfig {
   const c = ModelConfigSchema.parse(input);
-  if (c.headDim === undefined && c.dModel % c.nHeads !== 0) throw new Error(`model config: dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}`);
-  if (c.nHeads % c.nKvHeads !== 0) throw new Error(`model config: nHeads ${c.nHeads} is not divisible by nKvHeads ${c.nKvHeads}`);
-  if (headDim(c) % 2 !== 0) throw new Error(`model config: head dimension ${headDim(c)} must be even for rotary embeddings`);
+  if (c.headDim === undefined && c.dModel % c.nHeads !== 0)
+    throw new Error(`model config: dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}`);
+  if (c.nHeads % c.nKvHeads !== 0)
+    throw new Error(`model config: nHeads ${c.nHeads} is not divisible by nKvHeads ${c.nKvHeads}`);
+  if (headDim(c) % 2 !== 0)
+    throw new Error(`model config: head dimension ${headDim(c)} must be even for rotary embeddings`);
   return c;
 }
 
@@ -74,6 +87,10 @@ export function countParams(c: ModelConfig): number {
   let n = c.vocabSize * c.dModel + c.nLayers * perLayer + c.dModel;
   if (!c.tieEmbeddings) n += c.vocabSize * c.dModel;
   if (c.valueHead) n += c.dModel + 1;
-  if (c.vision) n += c.vision.patchSize * c.vision.patchSize * c.vision.channels * c.dModel + c.dModel + c.vision.maxPatches * c.dModel;
+  if (c.vision)
+    n +=
+      c.vision.patchSize * c.vision.patchSize * c.vision.channels * c.dModel +
+      c.dModel +
+      c.vision.maxPatches * c.dModel;
   return n;
 }

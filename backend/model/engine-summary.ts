@@ -12,16 +12,27 @@ export async function engineSummary(env: NodeJS.ProcessEnv = process.env): Promi
   const requested = (env.RFT_BACKEND ?? 'auto').toLowerCase();
   if (requested === 'webgpu' || requested === 'gpu') {
     const { adapter, why } = await probeGpuAdapter();
-    if (!adapter) return { requested, engine: 'webgpu', ok: false, detail: `no GPU adapter: ${why}; runs stop with this reason` };
-    return { requested, engine: 'webgpu', ok: true, adapter: adapterName(adapter), fallback: adapter.fallback, detail: `GPU adapter ${adapterName(adapter)}` };
+    if (!adapter)
+      return { requested, engine: 'webgpu', ok: false, detail: `no GPU adapter: ${why}; runs stop with this reason` };
+    return {
+      requested,
+      engine: 'webgpu',
+      ok: true,
+      adapter: adapterName(adapter),
+      fallback: adapter.fallback,
+      detail: `GPU adapter ${adapterName(adapter)}`,
+    };
   }
-  if (requested === 'cpu') return { requested, engine: 'cpu', ok: true, detail: 'plain JavaScript kernels (RFT_BACKEND=cpu)' };
+  if (requested === 'cpu')
+    return { requested, engine: 'cpu', ok: true, detail: 'plain JavaScript kernels (RFT_BACKEND=cpu)' };
   const status = join(packageRoot(), 'vendor', 'rft-blas.status.json');
   let blas = 'the WebAssembly matmul (native addon not built)';
   if (existsSync(status)) {
     try {
       const s = JSON.parse(readFileSync(status, 'utf8')) as { ok?: boolean; detail?: string; blas_core?: string };
-      blas = s.ok ? `native BLAS${s.blas_core ? ` (OpenBLAS ${s.blas_core})` : ''}` : `the WebAssembly matmul (${s.detail ?? 'addon not built'})`;
+      blas = s.ok
+        ? `native BLAS${s.blas_core ? ` (OpenBLAS ${s.blas_core})` : ''}`
+        : `the WebAssembly matmul (${s.detail ?? 'addon not built'})`;
     } catch {
       /* unreadable status: the generic line */
     }

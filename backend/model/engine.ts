@@ -59,7 +59,10 @@ function assertNativeBinding(pkg: string): void {
   const dir = dirname(require.resolve(`${pkg}/package.json`));
   const lib = join(dir, 'lib');
   const found = existsSync(lib) && readdirSync(lib).some((d) => existsSync(join(lib, d, 'tfjs_binding.node')));
-  if (!found) throw new Error(`${pkg} is installed without its native binding (its install script did not run or could not download libtensorflow)`);
+  if (!found)
+    throw new Error(
+      `${pkg} is installed without its native binding (its install script did not run or could not download libtensorflow)`,
+    );
 }
 
 async function tryBackend(name: BackendName): Promise<GpuAdapterInfo | void> {
@@ -68,7 +71,8 @@ async function tryBackend(name: BackendName): Promise<GpuAdapterInfo | void> {
       const { adapter, why } = await probeGpuAdapter();
       if (!adapter) throw new Error(why);
       await registerWebgpuBackend();
-      if (!(await tf.setBackend('webgpu'))) throw new Error(`the webgpu backend failed to initialise on ${adapterName(adapter)}`);
+      if (!(await tf.setBackend('webgpu')))
+        throw new Error(`the webgpu backend failed to initialise on ${adapterName(adapter)}`);
       return adapter;
     }
     case 'tensorflow-gpu':
@@ -99,9 +103,15 @@ async function tryBackend(name: BackendName): Promise<GpuAdapterInfo | void> {
 function parseForced(v: string | undefined): BackendName | undefined {
   if (!v) return undefined;
   const alias: Record<string, BackendName> = {
-    gpu: 'webgpu', webgpu: 'webgpu', 'tfjs-node-gpu': 'tensorflow-gpu', 'tensorflow-gpu': 'tensorflow-gpu',
-    node: 'tensorflow', 'tfjs-node': 'tensorflow', tensorflow: 'tensorflow',
-    wasm: 'wasm', cpu: 'cpu',
+    gpu: 'webgpu',
+    webgpu: 'webgpu',
+    'tfjs-node-gpu': 'tensorflow-gpu',
+    'tensorflow-gpu': 'tensorflow-gpu',
+    node: 'tensorflow',
+    'tfjs-node': 'tensorflow',
+    tensorflow: 'tensorflow',
+    wasm: 'wasm',
+    cpu: 'cpu',
   };
   // `auto` (the extension setting's default) is the ordered search below.
   if (v.toLowerCase() === 'auto') return undefined;
@@ -143,7 +153,10 @@ export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo>
       } catch (e) {
         const msg = (e as Error).message.split('\n')[0] ?? String(e);
         tried.push({ backend: name, error: msg.includes('Cannot find module') ? 'not installed' : msg });
-        if (forced) throw new Error(`backend '${name}' ${msg.includes('Cannot find module') ? 'is not installed' : `failed: ${msg}`}`);
+        if (forced)
+          throw new Error(
+            `backend '${name}' ${msg.includes('Cannot find module') ? 'is not installed' : `failed: ${msg}`}`,
+          );
       }
     }
     throw new Error(`no tensor engine could start: ${tried.map((t) => `${t.backend}: ${t.error}`).join('; ')}`);

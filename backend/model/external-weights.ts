@@ -17,7 +17,8 @@ export class ExternalWeight {
     readonly cols: number,
     private values: Float32Array = new Float32Array(rows * cols),
   ) {
-    if (values.length !== rows * cols) throw new Error(`external weight '${name}': ${values.length} values for [${rows}, ${cols}]`);
+    if (values.length !== rows * cols)
+      throw new Error(`external weight '${name}': ${values.length} values for [${rows}, ${cols}]`);
   }
 
   get data(): Float32Array {
@@ -26,7 +27,8 @@ export class ExternalWeight {
 
   /** Adopt freshly read values (no copy): the loader streams each tensor from its file into here. */
   adopt(values: Float32Array): void {
-    if (values.length !== this.rows * this.cols) throw new Error(`external weight '${this.name}': ${values.length} values for [${this.rows}, ${this.cols}]`);
+    if (values.length !== this.rows * this.cols)
+      throw new Error(`external weight '${this.name}': ${values.length} values for [${this.rows}, ${this.cols}]`);
     this.values = values;
   }
 
@@ -48,7 +50,12 @@ export class ExternalWeight {
  * RFT_EXTERNAL_WEIGHTS=0 keeps them in the heap.
  */
 export function externalWeightsAvailable(): boolean {
-  return nativeBlasActive() && typeof nativeAddon()?.sgemmExt === 'function' && tf.getBackend() === 'wasm' && process.env.RFT_EXTERNAL_WEIGHTS !== '0';
+  return (
+    nativeBlasActive() &&
+    typeof nativeAddon()?.sgemmExt === 'function' &&
+    tf.getBackend() === 'wasm' &&
+    process.env.RFT_EXTERNAL_WEIGHTS !== '0'
+  );
 }
 
 /** Whether a run's model loads with its frozen base outside the heap: under LoRA (`model.lora` set), when the addon allows. */
@@ -79,7 +86,8 @@ export function isExternalizable(name: string): boolean {
 
 function ext(): NonNullable<ReturnType<typeof nativeAddon>>['sgemmExt'] & {} {
   const f = nativeAddon()?.sgemmExt;
-  if (!f) throw new Error('frozen weights outside the wasm heap need the native addon (vendor/rft-blas.node with sgemmExt)');
+  if (!f)
+    throw new Error('frozen weights outside the wasm heap need the native addon (vendor/rft-blas.node with sgemmExt)');
   return f;
 }
 
@@ -87,7 +95,8 @@ function ext(): NonNullable<ReturnType<typeof nativeAddon>>['sgemmExt'] & {} {
 export function productWithExternal(a: tf.Tensor2D, w: ExternalWeight, transW: boolean): tf.Tensor2D {
   const [M, K] = a.shape;
   const N = transW ? w.rows : w.cols;
-  if (K !== (transW ? w.cols : w.rows)) throw new Error(`external weight '${w.name}' [${w.rows}, ${w.cols}] does not fit an input of ${K} features`);
+  if (K !== (transW ? w.cols : w.rows))
+    throw new Error(`external weight '${w.name}' [${w.rows}, ${w.cols}] does not fit an input of ${K} features`);
   const out = outputTensor([M, N]) as tf.Tensor2D;
   const aOff = offsetOf(a);
   const cOff = offsetOf(out);
@@ -125,7 +134,13 @@ function accumulate(c: tf.Tensor, a: tf.Tensor2D, b: tf.Tensor2D, transB: boolea
  * projection keeps one [N, out] activation instead of four (y, x A B, its scaled copy, the sum).
  * Gradients: dx = dy W + scale (dy B^T) A^T, dA = scale x^T (dy B^T), dB = scale (x A)^T dy.
  */
-export function externalLoraLinear(x: tf.Tensor, w: ExternalWeight, a: tf.Tensor2D, b: tf.Tensor2D, scale: number): tf.Tensor {
+export function externalLoraLinear(
+  x: tf.Tensor,
+  w: ExternalWeight,
+  a: tf.Tensor2D,
+  b: tf.Tensor2D,
+  scale: number,
+): tf.Tensor {
   const lead = x.shape.slice(0, -1);
   const x2 = tf.reshape(x, [-1, w.cols]) as tf.Tensor2D;
   const f = tf.customGrad(((xi: tf.Tensor, ai: tf.Tensor, bi: tf.Tensor, save: tf.GradSaveFunc) => {
@@ -183,6 +198,7 @@ export function addAdapterHf(target: Float32Array, a: tf.Tensor, b: tf.Tensor, s
   const delta = tf.tidy(() => tf.mul(tf.matMul(b, a, true, true), scale));
   const d = delta.dataSync();
   delta.dispose();
-  if (d.length !== target.length) throw new Error(`adapter product of ${d.length} values for a weight of ${target.length}`);
+  if (d.length !== target.length)
+    throw new Error(`adapter product of ${d.length} values for a weight of ${target.length}`);
   for (let i = 0; i < d.length; i++) target[i]! += d[i];
 }

@@ -25,9 +25,19 @@ export interface FusedOps {
   /** Causal attention without a cache on the [B, T, heads, hd] layout, keyMask [B, T]. */
   attention?(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, keyMask: tf.Tensor2D): tf.Tensor4D;
   /** log softmax(z)[r, t_r] (and the entropies) of logits z [n, V]; no tape node (the chunked head differentiates by hand). */
-  targetLogprob?(z: tf.Tensor2D, targets: tf.Tensor1D, withEntropy: boolean): { logp: tf.Tensor1D; entropy?: tf.Tensor1D };
+  targetLogprob?(
+    z: tf.Tensor2D,
+    targets: tf.Tensor1D,
+    withEntropy: boolean,
+  ): { logp: tf.Tensor1D; entropy?: tf.Tensor1D };
   /** Its gradient in z for upstream dlp (and dent), times scale: [n, V]. */
-  targetLogprobGrad?(z: tf.Tensor2D, targets: tf.Tensor1D, dlp: tf.Tensor1D, dent: tf.Tensor1D | undefined, scale: number): tf.Tensor2D;
+  targetLogprobGrad?(
+    z: tf.Tensor2D,
+    targets: tf.Tensor1D,
+    dlp: tf.Tensor1D,
+    dent: tf.Tensor1D | undefined,
+    scale: number,
+  ): tf.Tensor2D;
   /** One AdamW update: the new [x, m, v]. */
   adamw?(x: tf.Tensor, g: tf.Tensor, m: tf.Tensor, v: tf.Tensor, p: AdamwStep): [tf.Tensor, tf.Tensor, tf.Tensor];
 }
@@ -58,9 +68,15 @@ function select(e: Entry): FusedOps {
   const v = (process.env[e.env] ?? '').trim();
   if (v === '' || v === '1') return e.ops;
   if (v === '0') return NONE;
-  const names = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const known = Object.keys(e.ops);
   const bad = names.filter((n) => !known.includes(n));
-  if (bad.length > 0) throw new Error(`${e.env}='${v}': unknown op ${bad.join(', ')} (1 for all, 0 for none, or a comma list of ${known.join(', ')})`);
+  if (bad.length > 0)
+    throw new Error(
+      `${e.env}='${v}': unknown op ${bad.join(', ')} (1 for all, 0 for none, or a comma list of ${known.join(', ')})`,
+    );
   return Object.fromEntries(names.map((n) => [n, e.ops[n as FusedOpName]])) as FusedOps;
 }

@@ -33,9 +33,15 @@ export interface Generation {
   finishReason: 'stop' | 'length';
 }
 
-export async function generate(model: Transformer, tokenizer: Tokenizer, prompts: number[][], opts: GenerateOptions): Promise<Generation[]> {
+export async function generate(
+  model: Transformer,
+  tokenizer: Tokenizer,
+  prompts: number[][],
+  opts: GenerateOptions,
+): Promise<Generation[]> {
   if (prompts.length === 0) return [];
-  if (opts.prefix && new Set(prompts.map((p) => p.length)).size > 1) return generateGroupedByLength(model, tokenizer, prompts, opts);
+  if (opts.prefix && new Set(prompts.map((p) => p.length)).size > 1)
+    return generateGroupedByLength(model, tokenizer, prompts, opts);
   const B = prompts.length;
   const rng = new Rng(opts.seed ?? 0);
   const sp = { temperature: opts.temperature ?? 1, topK: opts.topK ?? 0, topP: opts.topP ?? 1 };
@@ -44,7 +50,8 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
   if (maxLen === 0) throw new Error('generate: empty prompt (a prompt needs at least one token, e.g. bos)');
   const room = model.config.maxSeqLen - maxLen;
   const maxNew = Math.min(opts.maxNewTokens, room);
-  if (maxNew <= 0) throw new Error(`generate: prompt of ${maxLen} tokens leaves no room in maxSeqLen ${model.config.maxSeqLen}`);
+  if (maxNew <= 0)
+    throw new Error(`generate: prompt of ${maxLen} tokens leaves no room in maxSeqLen ${model.config.maxSeqLen}`);
 
   // Left padding keeps the last prompt token of every row at the same column; padded keys are
   // masked, and rotary embeddings only see relative positions, so logits match an unpadded run.
@@ -58,7 +65,12 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
     }
   });
 
-  const out: Generation[] = prompts.map(() => ({ tokens: [], text: '', logprobs: [], finishReason: 'length' as const }));
+  const out: Generation[] = prompts.map(() => ({
+    tokens: [],
+    text: '',
+    logprobs: [],
+    finishReason: 'length' as const,
+  }));
   const done = new Array<boolean>(B).fill(false);
   let cache: KVCache | undefined;
   let logits: tf.Tensor2D | undefined;
@@ -69,13 +81,25 @@ export async function generate(model: Transformer, tokenizer: Tokenizer, prompts
     let data: Float32Array;
     const V = model.config.vocabSize;
     if (!opts.prefix && nativeDecodeAvailable(model)) {
-      native = new NativeDecoder(model, { ids, mask, B, T: maxLen }, maxNew, opts.decodeThreads ?? decodeThreadsFromEnv());
+      native = new NativeDecoder(
+        model,
+        { ids, mask, B, T: maxLen },
+        maxNew,
+        opts.decodeThreads ?? decodeThreadsFromEnv(),
+      );
       data = native.prefill();
     } else {
       const r = tidy(() => {
-        const f = model.forward(tf.tensor2d(ids, [B, maxLen], 'int32'), { attentionMask: tf.tensor2d(mask, [B, maxLen]), returnCache: true, prefix: opts.prefix });
+        const f = model.forward(tf.tensor2d(ids, [B, maxLen], 'int32'), {
+          attentionMask: tf.tensor2d(mask, [B, maxLen]),
+          returnCache: true,
+          prefix: opts.prefix,
+        });
         const T = f.logits.shape[1];
-        return { last: tf.reshape(tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D, cache: f.cache! };
+        return {
+          last: tf.reshape(tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D,
+          cache: f.cache!,
+        };
       });
       logits = r.last;
       cache = r.cache;
@@ -134,7 +158,12 @@ function disposeCache(c: KVCache): void {
 }
 
 /** With a vision prefix, rows of equal prompt length are generated together so no padding sits between prefix and prompt. */
-async function generateGroupedByLength(model: Transformer, tokenizer: Tokenizer, prompts: number[][], opts: GenerateOptions): Promise<Generation[]> {
+async function generateGroupedByLength(
+  model: Transformer,
+  tokenizer: Tokenizer,
+  prompts: number[][],
+  opts: GenerateOptions,
+): Promise<Generation[]> {
   const byLen = new Map<number, number[]>();
   prompts.forEach((p, i) => byLen.set(p.length, [...(byLen.get(p.length) ?? []), i]));
   const out = new Array<Generation>(prompts.length);
@@ -142,7 +171,12 @@ async function generateGroupedByLength(model: Transformer, tokenizer: Tokenizer,
   for (const idx of byLen.values()) {
     const prefix = tf.gather(opts.prefix!, idx) as tf.Tensor3D;
     try {
-      const gens = await generate(model, tokenizer, idx.map((i) => prompts[i]!), { ...opts, prefix, seed: (opts.seed ?? 0) + seedOffset++ });
+      const gens = await generate(
+        model,
+        tokenizer,
+        idx.map((i) => prompts[i]!),
+        { ...opts, prefix, seed: (opts.seed ?? 0) + seedOffset++ },
+      );
       idx.forEach((i, k) => (out[i] = gens[k]!));
     } finally {
       prefix.dispose();

@@ -60,7 +60,10 @@ function isFrozen(w: tf.Tensor): boolean {
 function frozenLinear2d(x: tf.Tensor2D, w: tf.Tensor2D, transposeW: boolean): tf.Tensor2D {
   const f = tf.customGrad(((xi: tf.Tensor) => ({
     // Plain wasm's transposed matmul is slow: transpose explicitly there.
-    value: transposeW && !nativeBlasActive() ? tf.matMul(xi as tf.Tensor2D, tf.transpose(w)) : tf.matMul(xi as tf.Tensor2D, w, false, transposeW),
+    value:
+      transposeW && !nativeBlasActive()
+        ? tf.matMul(xi as tf.Tensor2D, tf.transpose(w))
+        : tf.matMul(xi as tf.Tensor2D, w, false, transposeW),
     gradFunc: (dy: tf.Tensor) => {
       const d = dy as tf.Tensor2D;
       if (transposeW) return [tf.matMul(d, w)];
@@ -151,7 +154,12 @@ export function ropeFrequencies(headDim: number, theta: number, scaling?: RopeSc
 }
 
 /** Rotary tables in Hugging Face's rotate-half layout: cos/sin [maxLen, headDim]. */
-export function ropeTables(maxLen: number, headDim: number, theta: number, scaling?: RopeScaling): { cos: tf.Tensor2D; sin: tf.Tensor2D; rot: tf.Tensor2D } {
+export function ropeTables(
+  maxLen: number,
+  headDim: number,
+  theta: number,
+  scaling?: RopeScaling,
+): { cos: tf.Tensor2D; sin: tf.Tensor2D; rot: tf.Tensor2D } {
   const half = headDim / 2;
   const cos = new Float32Array(maxLen * headDim);
   const sin = new Float32Array(maxLen * headDim);
@@ -177,7 +185,13 @@ export function ropeTables(maxLen: number, headDim: number, theta: number, scali
 }
 
 /** Rotary embeddings for x [B, T, heads, hd] (sequence before heads) at positions start..start+T-1. */
-export function applyRopeSeqFirst(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, rot: tf.Tensor2D, start: number): tf.Tensor4D {
+export function applyRopeSeqFirst(
+  x: tf.Tensor4D,
+  cos: tf.Tensor2D,
+  sin: tf.Tensor2D,
+  rot: tf.Tensor2D,
+  start: number,
+): tf.Tensor4D {
   const fused = fusedOps().rope;
   if (fused) return fused(x, cos, sin, start, 1);
   const T = x.shape[1];
@@ -188,7 +202,13 @@ export function applyRopeSeqFirst(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tens
 }
 
 /** Apply rotary embeddings to x [B, H, T, hd] at positions start..start+T-1. */
-export function applyRope(x: tf.Tensor4D, cos: tf.Tensor2D, sin: tf.Tensor2D, rot: tf.Tensor2D, start: number): tf.Tensor4D {
+export function applyRope(
+  x: tf.Tensor4D,
+  cos: tf.Tensor2D,
+  sin: tf.Tensor2D,
+  rot: tf.Tensor2D,
+  start: number,
+): tf.Tensor4D {
   const fused = fusedOps().rope;
   if (fused) return fused(x, cos, sin, start, 2);
   const T = x.shape[2];

@@ -67,12 +67,20 @@ export function tokenLogprobs(model: Transformer, ids: tf.Tensor2D, opts: TokenL
   if (chunkRows === 0) return tokenLogprobsUnchunked(model, ids, opts);
   const [B, T] = ids.shape;
   const D = model.config.dModel;
-  const { hidden } = model.hiddenStates(ids, { attentionMask: opts.attentionMask, prefix: opts.prefix, train: opts.train });
+  const { hidden } = model.hiddenStates(ids, {
+    attentionMask: opts.attentionMask,
+    prefix: opts.prefix,
+    train: opts.train,
+  });
   const P = hidden.shape[1] - T; // vision prefix positions come first
   // Position t predicts token t + 1: the last position predicts nothing and is never projected.
   const h = tf.reshape(tf.slice(hidden, [0, P, 0], [B, T - 1, D]), [B * (T - 1), D]) as tf.Tensor2D;
   const targets = tf.reshape(tf.slice(ids, [0, 1], [B, T - 1]), [-1]) as tf.Tensor1D;
-  const out = headLogprobs(model, h, targets, { temperature: opts.temperature, withEntropy: opts.withEntropy, chunkRows });
+  const out = headLogprobs(model, h, targets, {
+    temperature: opts.temperature,
+    withEntropy: opts.withEntropy,
+    chunkRows,
+  });
   const res: TokenLogprobs = { logprobs: tf.reshape(out.logprobs, [B, T - 1]) as tf.Tensor2D };
   if (out.entropy) res.entropy = tf.reshape(out.entropy, [B, T - 1]) as tf.Tensor2D;
   if (opts.withHidden) res.hidden = tf.slice(hidden, [0, P, 0], [B, T, D]) as tf.Tensor3D;
@@ -80,10 +88,19 @@ export function tokenLogprobs(model: Transformer, ids: tf.Tensor2D, opts: TokenL
 }
 
 /** The unchunked path: the whole [B, T, V] logits at once (small vocabularies; parity tests and the bench). */
-export function tokenLogprobsUnchunked(model: Transformer, ids: tf.Tensor2D, opts: TokenLogprobOptions = {}): TokenLogprobs {
+export function tokenLogprobsUnchunked(
+  model: Transformer,
+  ids: tf.Tensor2D,
+  opts: TokenLogprobOptions = {},
+): TokenLogprobs {
   const [B, T] = ids.shape;
   const V = model.config.vocabSize;
-  const out = model.forward(ids, { attentionMask: opts.attentionMask, prefix: opts.prefix, returnHidden: opts.withHidden, train: opts.train });
+  const out = model.forward(ids, {
+    attentionMask: opts.attentionMask,
+    prefix: opts.prefix,
+    returnHidden: opts.withHidden,
+    train: opts.train,
+  });
   let logits = out.logits;
   const P = logits.shape[1] - T; // vision prefix positions come first
   logits = tf.slice(logits, [0, P, 0], [B, T - 1, V]);
@@ -93,7 +110,8 @@ export function tokenLogprobsUnchunked(model: Transformer, ids: tf.Tensor2D, opt
   if (!opts.withEntropy && nativeOpsAvailable()) {
     // One fused native op (log-softmax at the target and its gradient) when no entropy is needed.
     const res: TokenLogprobs = { logprobs: tf.reshape(targetLogprobNative(flat, targets), [B, T - 1]) as tf.Tensor2D };
-    if (opts.withHidden && out.hidden) res.hidden = tf.slice(out.hidden, [0, P, 0], [B, T, model.config.dModel]) as tf.Tensor3D;
+    if (opts.withHidden && out.hidden)
+      res.hidden = tf.slice(out.hidden, [0, P, 0], [B, T, model.config.dModel]) as tf.Tensor3D;
     return res;
   }
   const { logp, lsm } = logprobsOfTargets(flat, targets);
@@ -102,7 +120,8 @@ export function tokenLogprobsUnchunked(model: Transformer, ids: tf.Tensor2D, opt
     const ent = tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1));
     res.entropy = tf.reshape(ent, [B, T - 1]) as tf.Tensor2D;
   }
-  if (opts.withHidden && out.hidden) res.hidden = tf.slice(out.hidden, [0, P, 0], [B, T, model.config.dModel]) as tf.Tensor3D;
+  if (opts.withHidden && out.hidden)
+    res.hidden = tf.slice(out.hidden, [0, P, 0], [B, T, model.config.dModel]) as tf.Tensor3D;
   return res;
 }
 
@@ -228,10 +247,22 @@ export function headLogprobs(
             const z = chunkLogits(hsv, wv, r0, n);
             const tc = n === N ? ts : (tf.slice(ts, [r0], [n]) as tf.Tensor1D);
             const dlc = n === N ? dLp : (tf.slice(dLp, [r0], [n]) as tf.Tensor1D);
-            if (fusedLogpGrad) return fusedLogpGrad(z, tc, dlc, dEnt && (n === N ? dEnt : (tf.slice(dEnt, [r0], [n]) as tf.Tensor1D)), inv);
+            if (fusedLogpGrad)
+              return fusedLogpGrad(
+                z,
+                tc,
+                dlc,
+                dEnt && (n === N ? dEnt : (tf.slice(dEnt, [r0], [n]) as tf.Tensor1D)),
+                inv,
+              );
             let g: tf.Tensor2D;
             let lsm: tf.Tensor2D | undefined;
-            if (native) g = targetLogprobRowsGrad(z, tc, dlc.dtype === 'float32' ? dlc : (tf.cast(dlc, 'float32') as tf.Tensor1D));
+            if (native)
+              g = targetLogprobRowsGrad(
+                z,
+                tc,
+                dlc.dtype === 'float32' ? dlc : (tf.cast(dlc, 'float32') as tf.Tensor1D),
+              );
             else {
               lsm = tf.logSoftmax(z) as tf.Tensor2D;
               const oh = tf.cast(tf.oneHot(tc, V), 'float32');
@@ -280,13 +311,29 @@ function inPlaceAvailable(): boolean {
  * and allocating [rows, V] blocks between small tensors fragmented the wasm heap (it grew to about
  * twice the live tensors at V = 151,669), which a reused buffer avoids.
  */
-function headLogprobsInPlace(head: Head, h: tf.Tensor2D, t: tf.Tensor1D, V: number, inv: number, rows: number, trains: boolean): tf.Tensor1D {
+function headLogprobsInPlace(
+  head: Head,
+  h: tf.Tensor2D,
+  t: tf.Tensor1D,
+  V: number,
+  inv: number,
+  rows: number,
+  trains: boolean,
+): tf.Tensor1D {
   const [N, D] = h.shape;
   const addon = nativeAddon()!;
   const gemm = addon.sgemmExt!;
   const vocabFirst = 'external' in head || head.vocabFirst;
   // C [n, *] = alpha * op(A) op(W) where W is the head (in the heap or outside it).
-  const withHead = (aOff: number, cOff: number, transW: boolean, w: tf.Tensor | undefined, M: number, Nn: number, K: number) => {
+  const withHead = (
+    aOff: number,
+    cOff: number,
+    transW: boolean,
+    w: tf.Tensor | undefined,
+    M: number,
+    Nn: number,
+    K: number,
+  ) => {
     const hp = heap();
     if ('external' in head) {
       const d = head.external.data;
@@ -297,7 +344,13 @@ function headLogprobsInPlace(head: Head, h: tf.Tensor2D, t: tf.Tensor1D, V: numb
   const logitsInto = (hs: tf.Tensor, w: tf.Tensor | undefined, z: tf.Tensor, r0: number, n: number) =>
     withHead(offsetOf(hs) + r0 * D * 4, offsetOf(z), vocabFirst, w, n, V, D);
   const logp = (z: tf.Tensor, out: tf.Tensor, r0: number, n: number) =>
-    addon.pointwise!(heap(), 4, Float64Array.from([offsetOf(z), offsetOf(t) + r0 * 4, offsetOf(out) + r0 * 4]), Int32Array.from([n, V]), 0);
+    addon.pointwise!(
+      heap(),
+      4,
+      Float64Array.from([offsetOf(z), offsetOf(t) + r0 * 4, offsetOf(out) + r0 * 4]),
+      Int32Array.from([n, V]),
+      0,
+    );
 
   const f = tf.customGrad(((...args: unknown[]) => {
     const hs = args[0] as tf.Tensor2D;
@@ -329,7 +382,13 @@ function headLogprobsInPlace(head: Head, h: tf.Tensor2D, t: tf.Tensor1D, V: numb
           const n = Math.min(rows, N - r0);
           // This chunk's logits again (nothing of size [N, V] was kept), then dz = dy (onehot - softmax).
           logitsInto(hsv, wv, zb, r0, n);
-          addon.pointwise!(heap(), 5, Float64Array.from([offsetOf(zb), offsetOf(ts) + r0 * 4, offsetOf(d) + r0 * 4, offsetOf(dz)]), Int32Array.from([n, V]), 0);
+          addon.pointwise!(
+            heap(),
+            5,
+            Float64Array.from([offsetOf(zb), offsetOf(ts) + r0 * 4, offsetOf(d) + r0 * 4, offsetOf(dz)]),
+            Int32Array.from([n, V]),
+            0,
+          );
           // dh rows = inv dz W ([V, D] head) or inv dz W^T (lm_head [D, V]); the 1 / temperature is alpha.
           withHead(offsetOf(dz), offsetOf(dh) + r0 * D * 4, !vocabFirst, wv, n, D, V);
           if (dW) {
@@ -350,7 +409,13 @@ function headLogprobsInPlace(head: Head, h: tf.Tensor2D, t: tf.Tensor1D, V: numb
 }
 
 /** Mean next-token cross-entropy over positions where mask [B, T-1] is 1 (language-model / SFT loss). */
-export function lmLoss(model: Transformer, ids: tf.Tensor2D, mask: tf.Tensor2D, attentionMask?: tf.Tensor2D, opts: { chunkRows?: number } = {}): tf.Scalar {
+export function lmLoss(
+  model: Transformer,
+  ids: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  attentionMask?: tf.Tensor2D,
+  opts: { chunkRows?: number } = {},
+): tf.Scalar {
   const { logprobs } = tokenLogprobs(model, ids, { attentionMask, chunkRows: opts.chunkRows });
   return tf.div(tf.neg(tf.sum(tf.mul(logprobs, mask))), tf.maximum(tf.sum(mask), 1)) as tf.Scalar;
 }

@@ -5,7 +5,15 @@ import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from './engine.js';
 import { InputError } from '../core/errors.js';
-import { loraA, loraB, loraModules, parsePeftAdapterConfig, peftAdapterConfig, PEFT_PREFIX, type LoraConfig } from './lora.js';
+import {
+  loraA,
+  loraB,
+  loraModules,
+  parsePeftAdapterConfig,
+  peftAdapterConfig,
+  PEFT_PREFIX,
+  type LoraConfig,
+} from './lora.js';
 import { readSafetensorsHeader, readTensorEntry, writeSafetensors } from './safetensors.js';
 import type { Transformer } from './transformer.js';
 import { readRegularFile } from '../core/regular-file.js';
@@ -32,7 +40,10 @@ export async function peftTensors(model: Transformer): Promise<Map<string, { sha
 export async function writeAdapterFiles(model: Transformer, dir: string, baseModel: string): Promise<void> {
   if (!model.lora) throw new Error('the model has no LoRA adapters');
   writeFileSync(join(dir, ADAPTER_WEIGHTS_FILE), writeSafetensors(await peftTensors(model), { format: 'pt' }));
-  writeFileSync(join(dir, ADAPTER_CONFIG_FILE), JSON.stringify(peftAdapterConfig(model.lora, baseModel), null, 2) + '\n');
+  writeFileSync(
+    join(dir, ADAPTER_CONFIG_FILE),
+    JSON.stringify(peftAdapterConfig(model.lora, baseModel), null, 2) + '\n',
+  );
 }
 
 export function readAdapterConfig(dir: string): LoraConfig {
@@ -63,18 +74,31 @@ export function loadAdapterFiles(model: Transformer, dir: string): LoraConfig {
   }
   for (const [name, shape] of wanted) {
     const e = entries.get(PEFT_PREFIX + name);
-    if (!e) throw new InputError('adapter tensor missing (adapter_config.json expects it)', { file, field: PEFT_PREFIX + name });
-    if (e.shape.length !== 2 || e.shape[0] !== shape[0] || e.shape[1] !== shape[1]) throw new InputError(`shape [${e.shape}] does not match [${shape}]`, { file, field: PEFT_PREFIX + name });
+    if (!e)
+      throw new InputError('adapter tensor missing (adapter_config.json expects it)', {
+        file,
+        field: PEFT_PREFIX + name,
+      });
+    if (e.shape.length !== 2 || e.shape[0] !== shape[0] || e.shape[1] !== shape[1])
+      throw new InputError(`shape [${e.shape}] does not match [${shape}]`, { file, field: PEFT_PREFIX + name });
   }
-  const extra = [...entries.keys()].filter((n) => !n.startsWith(PEFT_PREFIX) || !wanted.has(n.slice(PEFT_PREFIX.length)));
-  if (extra.length) throw new InputError(`tensors not in adapter_config.json's modules: ${extra.slice(0, 3).join(', ')}`, { file, field: extra[0] });
+  const extra = [...entries.keys()].filter(
+    (n) => !n.startsWith(PEFT_PREFIX) || !wanted.has(n.slice(PEFT_PREFIX.length)),
+  );
+  if (extra.length)
+    throw new InputError(`tensors not in adapter_config.json's modules: ${extra.slice(0, 3).join(', ')}`, {
+      file,
+      field: extra[0],
+    });
   model.addLora(lora);
   const fd = openSync(file, 'r');
   try {
     for (const name of wanted.keys()) {
       const e = entries.get(PEFT_PREFIX + name)!;
       const data = readTensorEntry(e, fd);
-      for (let i = 0; i < data.length; i++) if (!Number.isFinite(data[i]!)) throw new InputError(`value ${data[i]} at index ${i} is not finite`, { file, field: PEFT_PREFIX + name });
+      for (let i = 0; i < data.length; i++)
+        if (!Number.isFinite(data[i]!))
+          throw new InputError(`value ${data[i]} at index ${i} is not finite`, { file, field: PEFT_PREFIX + name });
       tf.tidy(() => model.adapters.get(name)!.assign(tf.transpose(tf.tensor2d(data, e.shape as [number, number]))));
     }
   } finally {

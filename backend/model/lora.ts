@@ -17,7 +17,12 @@ export interface LoraConfig {
 
 export function makeLoraConfig(input: LoraConfigInput): LoraConfig {
   const c = LoraConfigSchema.parse(input);
-  return { rank: c.rank, alpha: c.alpha ?? 2 * c.rank, dropout: c.dropout, target_modules: [...new Set(c.target_modules)] };
+  return {
+    rank: c.rank,
+    alpha: c.alpha ?? 2 * c.rank,
+    dropout: c.dropout,
+    target_modules: [...new Set(c.target_modules)],
+  };
 }
 
 export function loraScale(c: LoraConfig): number {
@@ -103,7 +108,11 @@ export function parsePeftAdapterConfig(raw: Record<string, unknown>, file: strin
   if (raw.layers_to_transform != null) fail('layers_to_transform', 'not supported (every layer is adapted)');
   if (raw.modules_to_save != null) fail('modules_to_save', 'not supported');
   const targets = raw.target_modules;
-  const list = Array.isArray(targets) ? targets : typeof targets === 'string' ? [targets] : fail('target_modules', 'must be a list of module names');
+  const list = Array.isArray(targets)
+    ? targets
+    : typeof targets === 'string'
+      ? [targets]
+      : fail('target_modules', 'must be a list of module names');
   const bad = (list as unknown[]).filter((t) => !LORA_TARGETS.includes(t as LoraTarget));
   if (bad.length) fail('target_modules', `${bad.join(', ')} not supported (known: ${LORA_TARGETS.join(', ')})`);
   const r = raw.r;
@@ -112,7 +121,12 @@ export function parsePeftAdapterConfig(raw: Record<string, unknown>, file: strin
   if (typeof alpha !== 'number' || !(alpha > 0)) fail('lora_alpha', 'must be a positive number');
   const dropout = raw.lora_dropout ?? 0;
   if (typeof dropout !== 'number' || dropout < 0 || dropout >= 1) fail('lora_dropout', 'must be in [0, 1)');
-  return { rank: r as number, alpha: alpha as number, dropout: dropout as number, target_modules: [...new Set(list as LoraTarget[])] };
+  return {
+    rank: r as number,
+    alpha: alpha as number,
+    dropout: dropout as number,
+    target_modules: [...new Set(list as LoraTarget[])],
+  };
 }
 
 /**
@@ -123,8 +137,15 @@ export function withLora(model: Transformer, lora: LoraConfigInput | undefined, 
   if (!lora) return model;
   const c = makeLoraConfig(lora);
   if (!model.lora) return model.addLora(c, seed);
-  const same = model.lora.rank === c.rank && model.lora.alpha === c.alpha && [...model.lora.target_modules].sort().join() === [...c.target_modules].sort().join();
-  if (!same) throw new InputError(`the checkpoint already has LoRA adapters (rank ${model.lora.rank}, alpha ${model.lora.alpha}, ${model.lora.target_modules.join(' ')}) that differ from model.lora`, { field: 'model.lora' });
+  const same =
+    model.lora.rank === c.rank &&
+    model.lora.alpha === c.alpha &&
+    [...model.lora.target_modules].sort().join() === [...c.target_modules].sort().join();
+  if (!same)
+    throw new InputError(
+      `the checkpoint already has LoRA adapters (rank ${model.lora.rank}, alpha ${model.lora.alpha}, ${model.lora.target_modules.join(' ')}) that differ from model.lora`,
+      { field: 'model.lora' },
+    );
   model.lora = { ...model.lora, dropout: c.dropout };
   return model;
 }

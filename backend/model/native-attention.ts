@@ -9,7 +9,9 @@ import { heap, offsetOf as offset, outputTensor as output } from './native-heap.
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
 
 export function nativeAttentionAvailable(): boolean {
-  return nativeBlasActive() && typeof nativeAddon()?.attention === 'function' && process.env.RFT_NATIVE_ATTENTION !== '0';
+  return (
+    nativeBlasActive() && typeof nativeAddon()?.attention === 'function' && process.env.RFT_NATIVE_ATTENTION !== '0'
+  );
 }
 
 /**
@@ -27,7 +29,13 @@ export function nativeAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, 
   const f = tf.customGrad(((qi: tf.Tensor, ki: tf.Tensor, vi: tf.Tensor, save: tf.GradSaveFunc) => {
     const out = output([B, T, H, hd]);
     const probs = output([B, H, T, T]);
-    addon.attention!(heap(), 1, Float64Array.from([offset(qi), offset(ki), offset(vi), offset(mask), offset(out), offset(probs)]), dims, scale);
+    addon.attention!(
+      heap(),
+      1,
+      Float64Array.from([offset(qi), offset(ki), offset(vi), offset(mask), offset(out), offset(probs)]),
+      dims,
+      scale,
+    );
     save([qi, ki, vi, probs]);
     return {
       value: out,
@@ -38,7 +46,22 @@ export function nativeAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, 
         const dq = output([B, T, H, hd]);
         const dk = output([B, T, KV, hd]);
         const dv = output([B, T, KV, hd]);
-        addon.attention!(heap(), 0, Float64Array.from([offset(qs), offset(ks), offset(vs), offset(ps), offset(d), offset(dq), offset(dk), offset(dv)]), dims, scale);
+        addon.attention!(
+          heap(),
+          0,
+          Float64Array.from([
+            offset(qs),
+            offset(ks),
+            offset(vs),
+            offset(ps),
+            offset(d),
+            offset(dq),
+            offset(dk),
+            offset(dv),
+          ]),
+          dims,
+          scale,
+        );
         return [dq, dk, dv];
       },
     };

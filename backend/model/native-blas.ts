@@ -10,11 +10,31 @@ import { execFileSync } from 'node:child_process';
 
 export interface NativeBlasAddon {
   /** C[i] = op(A[i]) @ op(B[i]); offsets in bytes into `heap`, strides in elements (0 broadcasts). */
-  sgemm(heap: ArrayBuffer, aOff: number, bOff: number, cOff: number, batch: number, M: number, N: number, K: number,
-    transA: number, transB: number, strideA: number, strideB: number): void;
+  sgemm(
+    heap: ArrayBuffer,
+    aOff: number,
+    bOff: number,
+    cOff: number,
+    batch: number,
+    M: number,
+    N: number,
+    K: number,
+    transA: number,
+    transB: number,
+    strideA: number,
+    strideB: number,
+  ): void;
   /** One fused decoding step (see backend/model/native-decode.ts); absent from older builds. */
-  decode?(heap: ArrayBuffer, state: ArrayBuffer, tokens: Int32Array, cfg: Int32Array, off: Float64Array, eps: number, threads?: number,
-    external?: (Float32Array | undefined)[]): void;
+  decode?(
+    heap: ArrayBuffer,
+    state: ArrayBuffer,
+    tokens: Int32Array,
+    cfg: Int32Array,
+    off: Float64Array,
+    eps: number,
+    threads?: number,
+    external?: (Float32Array | undefined)[],
+  ): void;
   /** True when `decode` takes weights outside the heap (its `external` argument); absent from older builds. */
   decodeExternal?: boolean;
   /** Fused causal attention, forward (1) or backward (0) (see backend/model/native-attention.ts). */
@@ -26,8 +46,21 @@ export interface NativeBlasAddon {
   /** The kernel family OpenBLAS chose for this CPU (e.g. Haswell, SkylakeX, Zen, Prescott); null for another BLAS. Older builds lack it. */
   blasCore?(): string | null;
   /** C = op(A) @ op(B) with each matrix in its own buffer (frozen weights outside the heap, see external-weights.ts). */
-  sgemmExt?(aBuf: ArrayBuffer, aOff: number, bBuf: ArrayBuffer, bOff: number, cBuf: ArrayBuffer, cOff: number,
-    M: number, N: number, K: number, transA: number, transB: number, alpha?: number, beta?: number): void;
+  sgemmExt?(
+    aBuf: ArrayBuffer,
+    aOff: number,
+    bBuf: ArrayBuffer,
+    bOff: number,
+    cBuf: ArrayBuffer,
+    cOff: number,
+    M: number,
+    N: number,
+    K: number,
+    transA: number,
+    transB: number,
+    alpha?: number,
+    beta?: number,
+  ): void;
 }
 
 export interface NativeBlasStatus {
@@ -36,7 +69,9 @@ export interface NativeBlasStatus {
   detail: string;
 }
 
-interface WasmTensorData { memoryOffset: number | null }
+interface WasmTensorData {
+  memoryOffset: number | null;
+}
 interface WasmBackendLike {
   wasm: { HEAPU8: Uint8Array };
   dataIdMap: { get(id: unknown): WasmTensorData };
@@ -55,7 +90,8 @@ let status: NativeBlasStatus = { active: false, detail: 'not installed' };
  * The user's own OPENBLAS_CORETYPE wins. Returns the note for the engine's log line.
  */
 function applyInstalledCoretype(statusFile: string): string {
-  if (process.env.OPENBLAS_CORETYPE !== undefined) return ` (OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE} from the environment)`;
+  if (process.env.OPENBLAS_CORETYPE !== undefined)
+    return ` (OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE} from the environment)`;
   try {
     const st = JSON.parse(readFileSync(statusFile, 'utf8')) as { coretype?: string; core_note?: string };
     if (!st.coretype) return '';
@@ -101,13 +137,15 @@ export function loadNativeBlas(root: string): { addon?: NativeBlasAddon; detail:
  */
 export function installNativeBlas(root: string, addonOverride?: NativeBlasAddon): NativeBlasStatus {
   if (process.env.RFT_NATIVE_BLAS === '0') return (status = { active: false, detail: 'off (RFT_NATIVE_BLAS=0)' });
-  if (tf.getBackend() !== 'wasm') return (status = { active: false, detail: `not used with the ${tf.getBackend()} backend` });
+  if (tf.getBackend() !== 'wasm')
+    return (status = { active: false, detail: `not used with the ${tf.getBackend()} backend` });
   if (addon) {
     enabled = true;
     return (status = { active: true, detail: status.detail });
   }
   const backend = tf.backend() as unknown as WasmBackendLike;
-  if (!(backend.wasm.HEAPU8.buffer instanceof ArrayBuffer)) return (status = { active: false, detail: 'wasm memory is shared (threaded wasm): not supported' });
+  if (!(backend.wasm.HEAPU8.buffer instanceof ArrayBuffer))
+    return (status = { active: false, detail: 'wasm memory is shared (threaded wasm): not supported' });
   const loaded = addonOverride ? { addon: addonOverride, detail: 'given addon' } : loadNativeBlas(root);
   if (!loaded.addon) return (status = { active: false, detail: loaded.detail });
   const original = tf.getKernel('BatchMatMul', 'wasm');
@@ -119,11 +157,15 @@ export function installNativeBlas(root: string, addonOverride?: NativeBlasAddon)
   tf.registerKernel({
     kernelName: 'BatchMatMul',
     backendName: 'wasm',
-    kernelFunc: (args) => (enabled ? nativeBatchMatMul(native, args as unknown as MatMulArgs) : null) ?? (fallback(args) as tf.TensorInfo),
+    kernelFunc: (args) =>
+      (enabled ? nativeBatchMatMul(native, args as unknown as MatMulArgs) : null) ?? (fallback(args) as tf.TensorInfo),
   });
   enabled = true;
   const core = native.blasCore?.();
-  return (status = { active: true, detail: `BatchMatMul via ${loaded.detail}${core ? ` (OpenBLAS core ${core})` : ''}` });
+  return (status = {
+    active: true,
+    detail: `BatchMatMul via ${loaded.detail}${core ? ` (OpenBLAS core ${core})` : ''}`,
+  });
 }
 
 /** Switch between the native and the wasm matmul at run time (benchmarks compare both in one run). */
@@ -182,7 +224,19 @@ function nativeBatchMatMul(native: NativeBlasAddon, { inputs, backend, attrs }: 
   const out = backend.makeOutput([...outer, M, N], 'float32');
   const cOff = backend.dataIdMap.get(out.dataId).memoryOffset!;
   // Read the heap after makeOutput: an allocation can grow (and replace) the wasm memory.
-  native.sgemm(backend.wasm.HEAPU8.buffer as ArrayBuffer, aOff, bOff, cOff, batch, M, N, K,
-    transposeA ? 1 : 0, transposeB ? 1 : 0, batchA === 1 ? 0 : M * K, batchB === 1 ? 0 : K * N);
+  native.sgemm(
+    backend.wasm.HEAPU8.buffer as ArrayBuffer,
+    aOff,
+    bOff,
+    cOff,
+    batch,
+    M,
+    N,
+    K,
+    transposeA ? 1 : 0,
+    transposeB ? 1 : 0,
+    batchA === 1 ? 0 : M * K,
+    batchB === 1 ? 0 : K * N,
+  );
   return out;
 }

@@ -11,9 +11,37 @@ import type { KVCache, Transformer } from './transformer.js';
 
 // Index layouts shared with native/rft_blas.c (enums C_*, O_*, L_*).
 const C = { B: 0, D: 1, H: 2, KV: 3, HD: 4, F: 5, V: 6, L: 7, MAXT: 8, POS: 9, TIED: 10, T: 11, N: 12 } as const;
-const O = { EMBED: 0, NORM: 1, HEAD: 2, COS: 3, SIN: 4, MASK: 5, X: 6, H: 7, Q: 8, K: 9, V: 10, ATT: 11, G: 12, U: 13, LOGITS: 14, SCORES: 15, LAYERS: 16 } as const;
+const O = {
+  EMBED: 0,
+  NORM: 1,
+  HEAD: 2,
+  COS: 3,
+  SIN: 4,
+  MASK: 5,
+  X: 6,
+  H: 7,
+  Q: 8,
+  K: 9,
+  V: 10,
+  ATT: 11,
+  G: 12,
+  U: 13,
+  LOGITS: 14,
+  SCORES: 15,
+  LAYERS: 16,
+} as const;
 const L = { IN: 0, Q: 1, K: 2, V: 3, O: 4, POST: 5, GATE: 6, UP: 7, DOWN: 8, KC: 9, VC: 10, N: 11 } as const;
-const LAYER_WEIGHTS = ['input_layernorm', 'self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'post_attention_layernorm', 'mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj'];
+const LAYER_WEIGHTS = [
+  'input_layernorm',
+  'self_attn.q_proj',
+  'self_attn.k_proj',
+  'self_attn.v_proj',
+  'self_attn.o_proj',
+  'post_attention_layernorm',
+  'mlp.gate_proj',
+  'mlp.up_proj',
+  'mlp.down_proj',
+];
 
 interface WasmBackendLike {
   wasm: { HEAPU8: Uint8Array };
@@ -30,7 +58,12 @@ export function nativeDecodeAvailable(model?: Transformer): boolean {
   if (model && model.adapters.size > 0) return false;
   // Frozen weights outside the wasm heap (external-weights.ts): read there by builds that take them.
   if (model && model.external.size > 0 && nativeAddon()?.decodeExternal !== true) return false;
-  return nativeBlasActive() && typeof nativeAddon()?.decode === 'function' && tf.getBackend() === 'wasm' && process.env.RFT_NATIVE_DECODE !== '0';
+  return (
+    nativeBlasActive() &&
+    typeof nativeAddon()?.decode === 'function' &&
+    tf.getBackend() === 'wasm' &&
+    process.env.RFT_NATIVE_DECODE !== '0'
+  );
 }
 
 /** BLAS threads of a native decode step: a number, or 'auto' (probe 1 and 2 threads, keep the faster). */
@@ -42,7 +75,8 @@ export function decodeThreadsFromEnv(): DecodeThreads {
   if (v === undefined || v === '') return 1;
   if (v === 'auto') return 'auto';
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`RFT_DECODE_THREADS: expected a positive integer or 'auto', got '${v}'`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`RFT_DECODE_THREADS: expected a positive integer or 'auto', got '${v}'`);
   return n;
 }
 
@@ -90,11 +124,15 @@ export class NativeDecoder {
     maxNew: number,
     private readonly threads: DecodeThreads = 1,
   ) {
-    if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1)) throw new Error(`native decode: threads must be a positive integer or 'auto', got ${threads}`);
+    if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1))
+      throw new Error(`native decode: threads must be a positive integer or 'auto', got ${threads}`);
     const c = model.config;
     const cache = 'layers' in init ? init : undefined;
     const prompt = cache ? undefined : (init as PromptBatch);
-    if (prompt && (prompt.ids.length !== prompt.B * prompt.T || prompt.mask.length !== prompt.B * prompt.T || prompt.T < 1)) {
+    if (
+      prompt &&
+      (prompt.ids.length !== prompt.B * prompt.T || prompt.mask.length !== prompt.B * prompt.T || prompt.T < 1)
+    ) {
       throw new Error(`native decode: prompt ids and mask must both hold B * T = ${prompt.B} * ${prompt.T} entries`);
     }
     const B = cache ? cache.keyMask.shape[0] : prompt!.B;
@@ -160,10 +198,14 @@ export class NativeDecoder {
     }
     const KV = c.nKvHeads;
     cache!.layers.forEach((layer, l) => {
-      for (const [which, t] of [[L.KC, layer.k], [L.VC, layer.v]] as const) {
+      for (const [which, t] of [
+        [L.KC, layer.k],
+        [L.VC, layer.v],
+      ] as const) {
         const src = t.dataSync() as Float32Array; // [B, KV, Tp, hd]
         const base = this.off[O.LAYERS + l * L.N + which]! / 4;
-        for (let r = 0; r < B * KV; r++) this.state.set(src.subarray(r * Tp * hd, (r + 1) * Tp * hd), base + r * maxT * hd);
+        for (let r = 0; r < B * KV; r++)
+          this.state.set(src.subarray(r * Tp * hd, (r + 1) * Tp * hd), base + r * maxT * hd);
       }
     });
   }
@@ -228,9 +270,20 @@ export class NativeDecoder {
     }
     const threads = this.stepThreads();
     const t0 = performance.now();
-    const tokens = T * this.cfg[C.B]! === this.tokens.length ? this.tokens : this.tokens.subarray(0, T * this.cfg[C.B]!);
+    const tokens =
+      T * this.cfg[C.B]! === this.tokens.length ? this.tokens : this.tokens.subarray(0, T * this.cfg[C.B]!);
     const heapBuf = backend.wasm.HEAPU8.buffer as ArrayBuffer;
-    if (m.external.size) addon.decode!(heapBuf, this.state.buffer as ArrayBuffer, tokens, this.cfg, this.off, m.config.rmsEps, threads, ext);
+    if (m.external.size)
+      addon.decode!(
+        heapBuf,
+        this.state.buffer as ArrayBuffer,
+        tokens,
+        this.cfg,
+        this.off,
+        m.config.rmsEps,
+        threads,
+        ext,
+      );
     else addon.decode!(heapBuf, this.state.buffer as ArrayBuffer, tokens, this.cfg, this.off, m.config.rmsEps, threads);
     if (this.threads === 'auto' && T === 1) this.record(threads, performance.now() - t0);
     this.cfg[C.POS]! += T;
@@ -254,7 +307,7 @@ export class NativeDecoder {
     const p = this.probe;
     const phase = p.steps++ % REPROBE;
     if (phase >= PROBE) return;
-    if (phase === 0) p.ms = [0, 0], p.n = [0, 0];
+    if (phase === 0) (p.ms = [0, 0]), (p.n = [0, 0]);
     p.ms[threads - 1]! += ms;
     p.n[threads - 1]!++;
     // The first step of each probe warms caches / wakes BLAS workers for both counts alike.

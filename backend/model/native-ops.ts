@@ -121,9 +121,19 @@ export function embedNative(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
  * One AdamW update of x with gradient g and moments m, v: returns the new [x, m, v] (fresh tensors;
  * the caller assigns them). `wd` is the decoupled weight decay already gated by the caller.
  */
-export function adamwNative(x: tf.Tensor, g: tf.Tensor, m: tf.Tensor, v: tf.Tensor, p: { lr: number; beta1: number; beta2: number; eps: number; wd: number; bc1: number; bc2: number }): [tf.Tensor, tf.Tensor, tf.Tensor] {
+export function adamwNative(
+  x: tf.Tensor,
+  g: tf.Tensor,
+  m: tf.Tensor,
+  v: tf.Tensor,
+  p: { lr: number; beta1: number; beta2: number; eps: number; wd: number; bc1: number; bc2: number },
+): [tf.Tensor, tf.Tensor, tf.Tensor] {
   const gf = g.dtype === 'float32' ? g : tf.cast(g, 'float32');
-  const outs = [outputTensor(x.shape), outputTensor(x.shape), outputTensor(x.shape)] as [tf.Tensor, tf.Tensor, tf.Tensor];
+  const outs = [outputTensor(x.shape), outputTensor(x.shape), outputTensor(x.shape)] as [
+    tf.Tensor,
+    tf.Tensor,
+    tf.Tensor,
+  ];
   const offs = Float64Array.from([x, gf, m, v, ...outs].map(offsetOf));
   nativeAddon()!.adamw!(heap(), offs, x.size, Float64Array.from([p.lr, p.beta1, p.beta2, p.eps, p.wd, p.bc1, p.bc2]));
   return outs;

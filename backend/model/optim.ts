@@ -56,7 +56,15 @@ export class AdamW {
         const v = this.v.get(x.name)!;
         if (fused) {
           const wd = this.weightDecay > 0 && x.rank > 1 ? this.weightDecay : 0;
-          const [x2, m2, v2] = fused(x, g, m, v, { lr, beta1: this.beta1, beta2: this.beta2, eps: this.eps, wd, bc1, bc2 });
+          const [x2, m2, v2] = fused(x, g, m, v, {
+            lr,
+            beta1: this.beta1,
+            beta2: this.beta2,
+            eps: this.eps,
+            wd,
+            bc1,
+            bc2,
+          });
           m.assign(m2);
           v.assign(v2);
           x.assign(x2);
@@ -98,12 +106,17 @@ export class AdamW {
  * Scale gradients so their global L2 norm is at most maxNorm; returns the norm before clipping.
  * Async: the webgpu engine has no synchronous read back from the GPU (dataSync throws in Node).
  */
-export async function clipByGlobalNorm(grads: Record<string, tf.Tensor>, maxNorm: number): Promise<{ grads: Record<string, tf.Tensor>; norm: number }> {
+export async function clipByGlobalNorm(
+  grads: Record<string, tf.Tensor>,
+  maxNorm: number,
+): Promise<{ grads: Record<string, tf.Tensor>; norm: number }> {
   const names = Object.keys(grads);
   // Summed two at a time, not with tf.addN: the webgpu engine binds every input of one addN as a
   // storage buffer, and a model's 39 gradients exceed the per-stage limit (8 on SwiftShader; the
   // default of the WebGPU spec), which fails validation and leaves the norm undefined.
-  const normT = tf.tidy(() => tf.sqrt(names.map((n) => tf.sum(tf.square(grads[n]!))).reduce((a, b) => tf.add(a, b), tf.scalar(0))));
+  const normT = tf.tidy(() =>
+    tf.sqrt(names.map((n) => tf.sum(tf.square(grads[n]!))).reduce((a, b) => tf.add(a, b), tf.scalar(0))),
+  );
   const norm = (await normT.data())[0]!;
   normT.dispose();
   if (!(maxNorm > 0) || norm <= maxNorm || !Number.isFinite(norm)) return { grads, norm };
@@ -120,7 +133,17 @@ export async function clipByGlobalNorm(grads: Record<string, tf.Tensor>, maxNorm
  * Linear warm-up then cosine (or linear / constant) decay to minRatio * lr. The decay follows
  * `progress` (0..1) when given, e.g. the share of a wall-clock budget used, else step / totalSteps.
  */
-export function lrSchedule(step: number, o: { lr: number; warmupSteps?: number; totalSteps?: number; decay?: 'cosine' | 'linear' | 'constant'; minRatio?: number; progress?: number }): number {
+export function lrSchedule(
+  step: number,
+  o: {
+    lr: number;
+    warmupSteps?: number;
+    totalSteps?: number;
+    decay?: 'cosine' | 'linear' | 'constant';
+    minRatio?: number;
+    progress?: number;
+  },
+): number {
   const warm = o.warmupSteps ?? 0;
   if (warm > 0 && step < warm) return (o.lr * (step + 1)) / warm;
   const total = o.totalSteps ?? 0;

@@ -30,15 +30,26 @@ export function loadOptimizerState(file: string, model: Transformer, opt: AdamW)
   if (!existsSync(file)) return false;
   const { tensors, metadata } = readSafetensors(readFileSync(file), file);
   const t = Number(metadata.step);
-  if (!(Number.isInteger(t) && t >= 0)) throw new InputError(`expected the optimiser's step count, a whole number, got ${JSON.stringify(metadata.step)}`, { file, field: '__metadata__.step' });
+  if (!(Number.isInteger(t) && t >= 0))
+    throw new InputError(`expected the optimiser's step count, a whole number, got ${JSON.stringify(metadata.step)}`, {
+      file,
+      field: '__metadata__.step',
+    });
   const m: Record<string, Float32Array> = {};
   const v: Record<string, Float32Array> = {};
   for (const x of model.variables()) {
     const name = model.paramName(x.name);
-    for (const [kind, into] of [['m', m], ['v', v]] as const) {
+    for (const [kind, into] of [
+      ['m', m],
+      ['v', v],
+    ] as const) {
       const e = tensors.get(`${kind}.${name}`);
       if (!e) throw new InputError('moment missing for a parameter of the model', { file, field: `${kind}.${name}` });
-      if (e.shape.length !== x.shape.length || e.shape.some((d, i) => d !== x.shape[i])) throw new InputError(`shape [${e.shape}] does not match the parameter's [${x.shape}]`, { file, field: `${kind}.${name}` });
+      if (e.shape.length !== x.shape.length || e.shape.some((d, i) => d !== x.shape[i]))
+        throw new InputError(`shape [${e.shape}] does not match the parameter's [${x.shape}]`, {
+          file,
+          field: `${kind}.${name}`,
+        });
       into[x.name] = e.data;
     }
   }

@@ -37,7 +37,9 @@ export function patchify(img: TaskImage, patchSize: number): Float32Array {
 export function patchTensor(images: TaskImage[], patchSize: number): tf.Tensor3D {
   if (images.length === 0) throw new Error('patchTensor: no images');
   const P = patchCount(images[0]!, patchSize);
-  for (const im of images) if (patchCount(im, patchSize) !== P) throw new Error('patchTensor: images of one batch must have the same number of patches');
+  for (const im of images)
+    if (patchCount(im, patchSize) !== P)
+      throw new Error('patchTensor: images of one batch must have the same number of patches');
   const dim = patchSize * patchSize * 3;
   const data = new Float32Array(images.length * P * dim);
   images.forEach((im, b) => data.set(patchify(im, patchSize), b * P * dim));

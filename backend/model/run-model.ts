@@ -15,7 +15,8 @@ type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
 
 export function formatParams(n: number): string {
-  const trim = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1).replace(/\.0$/, '') : x.toFixed(2).replace(/\.?0+$/, ''));
+  const trim = (x: number) =>
+    x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1).replace(/\.0$/, '') : x.toFixed(2).replace(/\.?0+$/, '');
   if (n >= 1e9) return `${trim(n / 1e9)}B`;
   if (n >= 1e6) return `${trim(n / 1e6)}M`;
   if (n >= 1e3) return `${trim(n / 1e3)}k`;
@@ -38,13 +39,40 @@ export function describeRunModel(config: unknown): RunModelInfo | undefined {
       const file = join(dir, 'config.json');
       const info = parseHfConfig(JSON.parse(readRegularFile(file, 'utf8')), file);
       const parameters = countParams(info.config);
-      const tokenizer = ownTokenizer ?? (existsSync(join(dir, 'tokenizer.json')) ? "the model's own" : `${String(tok.kind ?? 'char')} (no tokenizer.json in the folder)`);
-      return { source: 'checkpoint', architecture: info.architecture, parameters, hidden: info.config.dModel, ...(loraRank !== undefined ? { loraRank } : {}), from, tokenizer, label: `${info.architecture} · ${formatParams(parameters)} parameters · ${training} · from ${from}` };
+      const tokenizer =
+        ownTokenizer ??
+        (existsSync(join(dir, 'tokenizer.json'))
+          ? "the model's own"
+          : `${String(tok.kind ?? 'char')} (no tokenizer.json in the folder)`);
+      return {
+        source: 'checkpoint',
+        architecture: info.architecture,
+        parameters,
+        hidden: info.config.dModel,
+        ...(loraRank !== undefined ? { loraRank } : {}),
+        from,
+        tokenizer,
+        label: `${info.architecture} · ${formatParams(parameters)} parameters · ${training} · from ${from}`,
+      };
     } catch (e) {
-      return { source: 'checkpoint', architecture: 'unknown', from, tokenizer: ownTokenizer ?? "the model's own", ...(loraRank !== undefined ? { loraRank } : {}), problem: (e as Error).message, label: `checkpoint ${from} (cannot be read: ${(e as Error).message})` };
+      return {
+        source: 'checkpoint',
+        architecture: 'unknown',
+        from,
+        tokenizer: ownTokenizer ?? "the model's own",
+        ...(loraRank !== undefined ? { loraRank } : {}),
+        problem: (e as Error).message,
+        label: `checkpoint ${from} (cannot be read: ${(e as Error).message})`,
+      };
     }
   }
   const size = typeof model.size === 'string' ? model.size : 'tiny-0.4m';
   const tokenizer = ownTokenizer ?? `${String(tok.kind ?? 'char')} (trained on the tasksets)`;
-  return { source: 'preset', architecture: size, ...(loraRank !== undefined ? { loraRank } : {}), tokenizer, label: `preset ${size} · ${training} · ${tokenizer} tokenizer` };
+  return {
+    source: 'preset',
+    architecture: size,
+    ...(loraRank !== undefined ? { loraRank } : {}),
+    tokenizer,
+    label: `preset ${size} · ${training} · ${tokenizer} tokenizer`,
+  };
 }

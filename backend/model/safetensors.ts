@@ -15,7 +15,11 @@ const BYTES: Record<StoredTensor['dtype'], number> = { F32: 4, F16: 2, BF16: 2, 
 
 export type WriteDtype = 'F32' | 'F16' | 'BF16';
 
-export function writeSafetensors(tensors: Map<string, { shape: number[]; data: Float32Array }>, metadata: Record<string, string> = {}, dtype: WriteDtype = 'F32'): Buffer {
+export function writeSafetensors(
+  tensors: Map<string, { shape: number[]; data: Float32Array }>,
+  metadata: Record<string, string> = {},
+  dtype: WriteDtype = 'F32',
+): Buffer {
   const header: Record<string, unknown> = { __metadata__: metadata };
   let offset = 0;
   const names = [...tensors.keys()].sort();
@@ -23,7 +27,8 @@ export function writeSafetensors(tensors: Map<string, { shape: number[]; data: F
   for (const name of names) {
     const t = tensors.get(name)!;
     const n = t.shape.reduce((a, b) => a * b, 1);
-    if (n !== t.data.length) throw new Error(`tensor '${name}': shape [${t.shape}] holds ${n} values but data has ${t.data.length}`);
+    if (n !== t.data.length)
+      throw new Error(`tensor '${name}': shape [${t.shape}] holds ${n} values but data has ${t.data.length}`);
     header[name] = { dtype, shape: t.shape, data_offsets: [offset, offset + n * size] };
     offset += n * size;
   }
@@ -99,21 +104,35 @@ export interface TensorEntry {
  * Reads only the header of a safetensors file (8 bytes + JSON): tensor names, dtypes, shapes and
  * where their bytes lie, all checked against the file's size. No tensor data is read.
  */
-export function readSafetensorsHeader(file: string): { entries: Map<string, TensorEntry>; metadata: Record<string, string> } {
+export function readSafetensorsHeader(file: string): {
+  entries: Map<string, TensorEntry>;
+  metadata: Record<string, string>;
+} {
   const fd = openRegularFile(file);
   try {
     const size = fstatSync(fd).size;
-    if (size < 8) throw new InputError(`not a safetensors file: ${size} bytes, the header length alone needs 8`, { file });
+    if (size < 8)
+      throw new InputError(`not a safetensors file: ${size} bytes, the header length alone needs 8`, { file });
     const lenBuf = Buffer.alloc(8);
     readSync(fd, lenBuf, 0, 8, 0);
     const hlen = Number(lenBuf.readBigUInt64LE(0));
-    if (hlen > size - 8) throw new InputError(`truncated: header says ${hlen} bytes but the file has ${size - 8} after the length`, { file });
+    if (hlen > size - 8)
+      throw new InputError(`truncated: header says ${hlen} bytes but the file has ${size - 8} after the length`, {
+        file,
+      });
     const hbuf = Buffer.alloc(hlen);
     readSync(fd, hbuf, 0, hlen, 8);
     const { header, metadata } = parseHeader(hbuf, file);
     const entries = new Map<string, TensorEntry>();
     for (const [name, info] of checkEntries(header, size - 8 - hlen, file)) {
-      entries.set(name, { name, dtype: info.dtype, shape: info.shape, file, at: 8 + hlen + info.begin, bytes: info.end - info.begin });
+      entries.set(name, {
+        name,
+        dtype: info.dtype,
+        shape: info.shape,
+        file,
+        at: 8 + hlen + info.begin,
+        bytes: info.end - info.begin,
+      });
     }
     return { entries, metadata };
   } finally {
@@ -133,25 +152,38 @@ export function readTensorEntry(entry: TensorEntry, fd?: number): Float32Array {
       if (n === 0) throw new InputError(`truncated while reading the tensor`, { file: entry.file, field: entry.name });
       got += n;
     }
-    return decode(buf, 0, entry.shape.reduce((a, x) => a * x, 1), entry.dtype);
+    return decode(
+      buf,
+      0,
+      entry.shape.reduce((a, x) => a * x, 1),
+      entry.dtype,
+    );
   } finally {
     if (own) closeSync(f);
   }
 }
 
-function parseHeader(hbytes: Buffer, file: string): { header: Record<string, unknown>; metadata: Record<string, string> } {
+function parseHeader(
+  hbytes: Buffer,
+  file: string,
+): { header: Record<string, unknown>; metadata: Record<string, string> } {
   let header: Record<string, unknown>;
   try {
     header = JSON.parse(hbytes.toString('utf8')) as Record<string, unknown>;
   } catch (e) {
     throw new InputError(`header is not valid JSON (${(e as Error).message})`, { file });
   }
-  if (!header || typeof header !== 'object' || Array.isArray(header)) throw new InputError('header is not a JSON object', { file });
+  if (!header || typeof header !== 'object' || Array.isArray(header))
+    throw new InputError('header is not a JSON object', { file });
   return { header, metadata: (header.__metadata__ ?? {}) as Record<string, string> };
 }
 
 /** Every tensor entry of a header, validated: dtype, shape, offsets consistent and inside the data section. */
-function checkEntries(header: Record<string, unknown>, dataLen: number, file: string): Map<string, { dtype: StoredTensor['dtype']; shape: number[]; begin: number; end: number }> {
+function checkEntries(
+  header: Record<string, unknown>,
+  dataLen: number,
+  file: string,
+): Map<string, { dtype: StoredTensor['dtype']; shape: number[]; begin: number; end: number }> {
   const out = new Map<string, { dtype: StoredTensor['dtype']; shape: number[]; begin: number; end: number }>();
   for (const [name, raw] of Object.entries(header)) {
     if (name === '__metadata__') continue;
@@ -160,14 +192,28 @@ function checkEntries(header: Record<string, unknown>, dataLen: number, file: st
     if (!info || typeof info !== 'object') throw new InputError('tensor entry is not an object', where);
     const dtype = info.dtype as StoredTensor['dtype'];
     if (!(dtype in BYTES)) throw new InputError(`unsupported dtype '${String(info.dtype)}'`, where);
-    if (!Array.isArray(info.shape) || !info.shape.every((d) => Number.isInteger(d) && d >= 0)) throw new InputError('shape is not a list of sizes', where);
+    if (!Array.isArray(info.shape) || !info.shape.every((d) => Number.isInteger(d) && d >= 0))
+      throw new InputError('shape is not a list of sizes', where);
     const offs = info.data_offsets;
-    if (!Array.isArray(offs) || offs.length !== 2 || !offs.every((o) => Number.isInteger(o) && o >= 0) || offs[1] < offs[0])
+    if (
+      !Array.isArray(offs) ||
+      offs.length !== 2 ||
+      !offs.every((o) => Number.isInteger(o) && o >= 0) ||
+      offs[1] < offs[0]
+    )
       throw new InputError('data_offsets is not [begin, end]', where);
     const [b, e] = offs as [number, number];
     const n = (info.shape as number[]).reduce((a, x) => a * x, 1);
-    if (e - b !== n * BYTES[dtype]) throw new InputError(`shape [${info.shape}] of ${dtype} needs ${n * BYTES[dtype]} bytes but data_offsets span ${e - b}`, where);
-    if (e > dataLen) throw new InputError(`truncated: tensor needs bytes ${b}..${e} of the data section but the file has only ${dataLen}`, where);
+    if (e - b !== n * BYTES[dtype])
+      throw new InputError(
+        `shape [${info.shape}] of ${dtype} needs ${n * BYTES[dtype]} bytes but data_offsets span ${e - b}`,
+        where,
+      );
+    if (e > dataLen)
+      throw new InputError(
+        `truncated: tensor needs bytes ${b}..${e} of the data section but the file has only ${dataLen}`,
+        where,
+      );
     out.set(name, { dtype, shape: info.shape as number[], begin: b, end: e });
   }
   // The format forbids tensors sharing bytes: two names over one range would alias silently.
@@ -175,15 +221,26 @@ function checkEntries(header: Record<string, unknown>, dataLen: number, file: st
   for (let i = 1; i < spans.length; i++) {
     const [pn, p] = spans[i - 1]!;
     const [n, t] = spans[i]!;
-    if (t.begin < p.end) throw new InputError(`data_offsets [${t.begin}, ${t.end}] overlap those of '${pn}' [${p.begin}, ${p.end}] (tensors may not share bytes)`, { file, field: n });
+    if (t.begin < p.end)
+      throw new InputError(
+        `data_offsets [${t.begin}, ${t.end}] overlap those of '${pn}' [${p.begin}, ${p.end}] (tensors may not share bytes)`,
+        { file, field: n },
+      );
   }
   return out;
 }
 
-export function readSafetensors(buf: Buffer, file: string): { tensors: Map<string, StoredTensor>; metadata: Record<string, string> } {
-  if (buf.length < 8) throw new InputError(`not a safetensors file: ${buf.length} bytes, the header length alone needs 8`, { file });
+export function readSafetensors(
+  buf: Buffer,
+  file: string,
+): { tensors: Map<string, StoredTensor>; metadata: Record<string, string> } {
+  if (buf.length < 8)
+    throw new InputError(`not a safetensors file: ${buf.length} bytes, the header length alone needs 8`, { file });
   const hlen = Number(buf.readBigUInt64LE(0));
-  if (hlen > buf.length - 8) throw new InputError(`truncated: header says ${hlen} bytes but the file has ${buf.length - 8} after the length`, { file });
+  if (hlen > buf.length - 8)
+    throw new InputError(`truncated: header says ${hlen} bytes but the file has ${buf.length - 8} after the length`, {
+      file,
+    });
   const { header, metadata } = parseHeader(buf.subarray(8, 8 + hlen), file);
   const dataStart = 8 + hlen;
   const tensors = new Map<string, StoredTensor>();

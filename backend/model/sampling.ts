@@ -47,7 +47,9 @@ export function sampleToken(logits: Float32Array, p: SamplingParams, rng: Rng): 
   }
   let candidates: number[] | undefined;
   if (p.topK > 0 && p.topK < V) {
-    candidates = Array.from({ length: V }, (_, i) => i).sort((a, b) => probs[b]! - probs[a]!).slice(0, p.topK);
+    candidates = Array.from({ length: V }, (_, i) => i)
+      .sort((a, b) => probs[b]! - probs[a]!)
+      .slice(0, p.topK);
   }
   if (p.topP < 1) {
     const order = candidates ?? Array.from({ length: V }, (_, i) => i).sort((a, b) => probs[b]! - probs[a]!);

@@ -8,7 +8,15 @@ import { nativeAttention, nativeAttentionAvailable } from './native-attention.js
 import { fusedOps } from './fused-ops.js';
 import { Rng } from '../core/rng.js';
 import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
-import { addAdapterHf, externalEmbed, externalLinear, externalLoraLinear, externalWeightsAvailable, ExternalWeight, isExternalizable } from './external-weights.js';
+import {
+  addAdapterHf,
+  externalEmbed,
+  externalLinear,
+  externalLoraLinear,
+  externalWeightsAvailable,
+  ExternalWeight,
+  isExternalizable,
+} from './external-weights.js';
 
 export interface LayerCache {
   k: tf.Tensor4D; // [B, KV, Tk, hd]
@@ -140,7 +148,10 @@ export class Transformer {
       this.rope = opts.shareWith.rope;
       return;
     }
-    if (opts.external && !externalWeightsAvailable()) throw new Error('frozen weights outside the wasm heap need the wasm backend with the native addon (vendor/rft-blas.node with sgemmExt)');
+    if (opts.external && !externalWeightsAvailable())
+      throw new Error(
+        'frozen weights outside the wasm heap need the wasm backend with the native addon (vendor/rft-blas.node with sgemmExt)',
+      );
     const rng = new Rng(seed);
     const init = opts.init !== false;
     for (const spec of parameterSpecs(c)) {
@@ -190,7 +201,10 @@ export class Transformer {
 
   /** Trainable variables, for optimisers: the adapters under LoRA, else every parameter. */
   variables(): tf.Variable[] {
-    if (!this.lora && this.external.size) throw new Error('this model keeps frozen weights outside the wasm heap: only LoRA adapters can train (full fine-tuning needs the weights in the heap)');
+    if (!this.lora && this.external.size)
+      throw new Error(
+        'this model keeps frozen weights outside the wasm heap: only LoRA adapters can train (full fine-tuning needs the weights in the heap)',
+      );
     return this.lora ? [...this.adapters.values()] : [...this.params.values()];
   }
 
@@ -212,8 +226,14 @@ export class Transformer {
       const bound = 1 / Math.sqrt(m.in);
       const a = new Float32Array(m.in * lora.rank);
       for (let i = 0; i < a.length; i++) a[i] = (rng.next() * 2 - 1) * bound;
-      this.adapters.set(loraA(m.module), tf.variable(tf.tensor2d(a, [m.in, lora.rank]), true, `${this.id}/${loraA(m.module)}`));
-      this.adapters.set(loraB(m.module), tf.variable(tf.zeros([lora.rank, m.out]), true, `${this.id}/${loraB(m.module)}`));
+      this.adapters.set(
+        loraA(m.module),
+        tf.variable(tf.tensor2d(a, [m.in, lora.rank]), true, `${this.id}/${loraA(m.module)}`),
+      );
+      this.adapters.set(
+        loraB(m.module),
+        tf.variable(tf.zeros([lora.rank, m.out]), true, `${this.id}/${loraB(m.module)}`),
+      );
     }
     for (const v of this.params.values()) v.trainable = false;
     this.lora = lora;
@@ -259,7 +279,13 @@ export class Transformer {
     const ext = this.external.get(`${module}.weight`);
     // Outside the heap and no dropout to apply: one fused op (one activation per projection, not four).
     if (ext && a && this.lora && !(train && this.lora.dropout > 0))
-      return externalLoraLinear(x, ext, a as tf.Tensor2D, this.adapters.get(loraB(module)) as tf.Tensor2D, loraScale(this.lora));
+      return externalLoraLinear(
+        x,
+        ext,
+        a as tf.Tensor2D,
+        this.adapters.get(loraB(module)) as tf.Tensor2D,
+        loraScale(this.lora),
+      );
     const y = this.linearOf(x, `${module}.weight`);
     if (!a || !this.lora) return y;
     const xin = train && this.lora.dropout > 0 ? tf.dropout(x, this.lora.dropout, undefined, this.dropoutSeed++) : x;
@@ -294,7 +320,10 @@ export class Transformer {
   embedPatches(patches: tf.Tensor3D): tf.Tensor3D {
     if (!this.config.vision) throw new Error('model has no vision input (config.vision is not set)');
     const P = patches.shape[1];
-    const x = tf.add(linear(patches, this.p('vision.patch_embed.weight') as tf.Tensor2D), this.p('vision.patch_embed.bias'));
+    const x = tf.add(
+      linear(patches, this.p('vision.patch_embed.weight') as tf.Tensor2D),
+      this.p('vision.patch_embed.bias'),
+    );
     return tf.add(x, tf.slice(this.p('vision.pos_embed'), [0, 0], [P, this.config.dModel])) as tf.Tensor3D;
   }
 
@@ -319,7 +348,13 @@ export class Transformer {
       c.tieEmbeddings
         ? table
           ? externalLinear(hidden, table) // the table is stored [vocab, dModel]: x @ table^T as for any external weight
-          : tf.reshape<tf.Rank>(linear2dT(tf.reshape(hidden, [-1, c.dModel]) as tf.Tensor2D, this.p('model.embed_tokens.weight') as tf.Tensor2D) as tf.Tensor, [...lead, c.vocabSize])
+          : tf.reshape<tf.Rank>(
+              linear2dT(
+                tf.reshape(hidden, [-1, c.dModel]) as tf.Tensor2D,
+                this.p('model.embed_tokens.weight') as tf.Tensor2D,
+              ) as tf.Tensor,
+              [...lead, c.vocabSize],
+            )
         : this.linearOf(hidden, 'lm_head.weight')
     ) as tf.Tensor3D;
   }
@@ -348,7 +383,10 @@ export class Transformer {
     const train = opts.train === true;
     const flatIds = tf.reshape(ids, [-1]) as tf.Tensor1D;
     const table = this.external.get('model.embed_tokens.weight');
-    let x = tf.reshape(table ? externalEmbed(table, flatIds) : embed(this.p('model.embed_tokens.weight') as tf.Tensor2D, flatIds), [B, Tt, c.dModel]) as tf.Tensor3D;
+    let x = tf.reshape(
+      table ? externalEmbed(table, flatIds) : embed(this.p('model.embed_tokens.weight') as tf.Tensor2D, flatIds),
+      [B, Tt, c.dModel],
+    ) as tf.Tensor3D;
     let mask = opts.attentionMask;
     if (opts.prefix) {
       if (opts.cache) throw new Error('a prefix can only be given on the first forward pass');
@@ -357,7 +395,8 @@ export class Transformer {
       if (mask) mask = tf.concat([tf.ones([B, P]), mask], 1) as tf.Tensor2D;
     }
     const T = x.shape[1];
-    if (start + T > c.maxSeqLen) throw new Error(`sequence of ${start + T} tokens exceeds the model's maxSeqLen ${c.maxSeqLen}`);
+    if (start + T > c.maxSeqLen)
+      throw new Error(`sequence of ${start + T} tokens exceeds the model's maxSeqLen ${c.maxSeqLen}`);
     const keyMask: tf.Tensor2D = opts.cache
       ? (tf.concat([opts.cache.keyMask, mask ?? tf.ones([B, T])], 1) as tf.Tensor2D)
       : (mask ?? (tf.ones([B, T]) as tf.Tensor2D));
@@ -375,7 +414,8 @@ export class Transformer {
         let y = this.proj(h, `${p}.self_attn.${w}_proj`, train);
         if (c.attnBias) y = tf.add(y, this.p(`${p}.self_attn.${w}_proj.bias`));
         let y4 = tf.reshape(y, [B, T, n, hd]) as tf.Tensor4D;
-        if (c.qkNorm && w !== 'v') y4 = rmsNorm(y4, this.p(`${p}.self_attn.${w}_norm.weight`) as tf.Tensor1D, c.rmsEps) as tf.Tensor4D;
+        if (c.qkNorm && w !== 'v')
+          y4 = rmsNorm(y4, this.p(`${p}.self_attn.${w}_norm.weight`) as tf.Tensor1D, c.rmsEps) as tf.Tensor4D;
         return y4;
       };
       let merged: tf.Tensor;
@@ -487,7 +527,10 @@ export function attentionUnfused(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D,
   const heads = (x: tf.Tensor4D) => tf.transpose(x, [0, 2, 1, 3]) as tf.Tensor4D;
   const kh = rep > 1 ? repeatKv(heads(k), rep) : heads(k);
   const vh = rep > 1 ? repeatKv(heads(v), rep) : heads(v);
-  const scores = tf.add(tf.matMul(tf.mul(heads(q), 1 / Math.sqrt(hd)), kh, false, true), attentionBias(keyMask, 0, T, T));
+  const scores = tf.add(
+    tf.matMul(tf.mul(heads(q), 1 / Math.sqrt(hd)), kh, false, true),
+    attentionBias(keyMask, 0, T, T),
+  );
   return heads(tf.matMul(tf.softmax(scores), vh) as tf.Tensor4D);
 }
 

@@ -41,7 +41,8 @@ let gpu: GpuLike | undefined;
  */
 function dawn(useSwiftShader: boolean): GpuLike {
   if (gpu) return gpu;
-  if (useSwiftShader && !process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD)) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+  if (useSwiftShader && !process.env.VK_ICD_FILENAMES && existsSync(SWIFTSHADER_ICD))
+    process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
   // Dawn's Vulkan backend wants a runtime dir (it warns and some drivers fail without one).
   if (!process.env.XDG_RUNTIME_DIR) {
     const dir = join(tmpdir(), `rft-xdg-${process.getuid?.() ?? 0}`);
@@ -50,7 +51,8 @@ function dawn(useSwiftShader: boolean): GpuLike {
   }
   const mod = require('webgpu') as { create(flags: string[]): GpuLike; globals: Record<string, unknown> };
   // tfjs-backend-webgpu refers to GPUBufferUsage & co. as globals, as in a browser.
-  for (const [k, v] of Object.entries(mod.globals)) if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
+  for (const [k, v] of Object.entries(mod.globals))
+    if (!(k in globalThis)) (globalThis as Record<string, unknown>)[k] = v;
   gpu = mod.create([]);
   const nav = (globalThis as { navigator?: { gpu?: unknown } }).navigator;
   if (!nav) Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
@@ -62,17 +64,27 @@ function dawn(useSwiftShader: boolean): GpuLike {
  * The adapter Dawn offers, or null with the reason (the `webgpu` package missing, no Vulkan loader,
  * no driver). Never throws: the caller decides whether a missing GPU is an error (forced) or a fallback.
  */
-export async function probeGpuAdapter(opts: { useSwiftShader?: boolean } = {}): Promise<{ adapter: GpuAdapterInfo | null; why?: string }> {
+export async function probeGpuAdapter(
+  opts: { useSwiftShader?: boolean } = {},
+): Promise<{ adapter: GpuAdapterInfo | null; why?: string }> {
   let g: GpuLike;
   try {
     g = dawn(opts.useSwiftShader ?? process.env.RFT_WEBGPU_SWIFTSHADER === '1');
   } catch (e) {
     const msg = (e as Error).message.split('\n')[0] ?? String(e);
-    return { adapter: null, why: msg.includes('Cannot find module') ? "the optional package 'webgpu' (Dawn) is not installed" : `Dawn failed to load: ${msg}` };
+    return {
+      adapter: null,
+      why: msg.includes('Cannot find module')
+        ? "the optional package 'webgpu' (Dawn) is not installed"
+        : `Dawn failed to load: ${msg}`,
+    };
   }
   const a = await g.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
   if (!a) {
-    return { adapter: null, why: 'Dawn found no GPU adapter (needs the Vulkan loader libvulkan1 and a driver on Linux, Metal on macOS, D3D12 on Windows)' };
+    return {
+      adapter: null,
+      why: 'Dawn found no GPU adapter (needs the Vulkan loader libvulkan1 and a driver on Linux, Metal on macOS, D3D12 on Windows)',
+    };
   }
   const info = a.info ?? {};
   return {
@@ -80,7 +92,9 @@ export async function probeGpuAdapter(opts: { useSwiftShader?: boolean } = {}): 
       vendor: info.vendor ?? '',
       architecture: info.architecture ?? '',
       description: info.description || info.device || '',
-      fallback: Boolean(info.isFallbackAdapter ?? a.isFallbackAdapter) || /swiftshader|llvmpipe|lavapipe|warp/i.test(`${info.vendor} ${info.architecture} ${info.description}`),
+      fallback:
+        Boolean(info.isFallbackAdapter ?? a.isFallbackAdapter) ||
+        /swiftshader|llvmpipe|lavapipe|warp/i.test(`${info.vendor} ${info.architecture} ${info.description}`),
       features: [...a.features],
     },
   };

@@ -6,7 +6,17 @@ import Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { ForbiddenError, NotFoundError } from './errors.js';
 
-const REQUIRED_COLUMNS = ['id', 'run_id', 'task_id', 'group_id', 'source', 'status', 'reward', 'prompt_text', 'response_text'];
+const REQUIRED_COLUMNS = [
+  'id',
+  'run_id',
+  'task_id',
+  'group_id',
+  'source',
+  'status',
+  'reward',
+  'prompt_text',
+  'response_text',
+];
 
 export function checkBufferFile(file: string): void {
   let st;
@@ -19,13 +29,22 @@ export function checkBufferFile(file: string): void {
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
-    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name));
+    const tables = new Set(
+      (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
+        (r) => r.name,
+      ),
+    );
     if (!tables.has('schema_version') || !tables.has('experiences')) {
-      throw new ForbiddenError(`${file}: not an RFT Studio buffer (no ${tables.has('experiences') ? 'schema_version' : 'experiences'} table); it was left untouched`);
+      throw new ForbiddenError(
+        `${file}: not an RFT Studio buffer (no ${tables.has('experiences') ? 'schema_version' : 'experiences'} table); it was left untouched`,
+      );
     }
     const cols = new Set((db.prepare('PRAGMA table_info(experiences)').all() as { name: string }[]).map((r) => r.name));
     const missing = REQUIRED_COLUMNS.filter((c) => !cols.has(c));
-    if (missing.length) throw new ForbiddenError(`${file}: not an RFT Studio buffer (table experiences lacks ${missing.join(', ')}); it was left untouched`);
+    if (missing.length)
+      throw new ForbiddenError(
+        `${file}: not an RFT Studio buffer (table experiences lacks ${missing.join(', ')}); it was left untouched`,
+      );
   } catch (err) {
     if (err instanceof ForbiddenError) throw err;
     throw new ForbiddenError(`${file}: cannot be read as an RFT Studio buffer: ${(err as Error).message}`);
@@ -43,7 +62,7 @@ export function isFreshDatabase(file: string): boolean {
     if (statSync(file).size === 0) return true;
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
-      return (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n === 0;
+      return (db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number }).n === 0;
     } finally {
       db.close();
     }

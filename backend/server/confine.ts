@@ -24,21 +24,24 @@ export class WorkspacePaths {
     if (typeof p !== 'string' || !p) throw new ForbiddenError(`field '${field}': a path is required`);
     if (p.includes('\0')) throw new ForbiddenError(`field '${field}': a path cannot contain NUL`);
     const abs = resolve(this.given, p);
-    if (!within(this.root, realOfExisting(abs))) throw new ForbiddenError(`field '${field}': '${p}' is outside the workspace ${this.given}`);
+    if (!within(this.root, realOfExisting(abs)))
+      throw new ForbiddenError(`field '${field}': '${p}' is outside the workspace ${this.given}`);
     return abs;
   }
 
   /** A file the request may write: inside the workspace, its folder exists, and it is not a link. */
   writable(p: unknown, field: string): string {
     const file = this.inside(p, field);
-    if (!existsSync(dirname(file))) throw new ForbiddenError(`field '${field}': folder ${dirname(file)} does not exist`);
+    if (!existsSync(dirname(file)))
+      throw new ForbiddenError(`field '${field}': folder ${dirname(file)} does not exist`);
     let st;
     try {
       st = lstatSync(file);
     } catch {
       return file;
     }
-    if (st.isSymbolicLink() || !st.isFile()) throw new ForbiddenError(`field '${field}': '${p}' exists and is not a regular file`);
+    if (st.isSymbolicLink() || !st.isFile())
+      throw new ForbiddenError(`field '${field}': '${p}' exists and is not a regular file`);
     return file;
   }
 }

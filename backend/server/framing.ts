@@ -5,7 +5,10 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const MAX_HEADER_BYTES = 8192;
 const SEP = Buffer.from('\r\n\r\n');
 
-export type Frame = { kind: 'message'; body: Buffer } | { kind: 'oversized'; length: number } | { kind: 'fatal'; reason: string };
+export type Frame =
+  | { kind: 'message'; body: Buffer }
+  | { kind: 'oversized'; length: number }
+  | { kind: 'fatal'; reason: string };
 
 export class FrameParser {
   private chunks: Buffer[] = [];

@@ -28,8 +28,13 @@ export interface GuardOptions {
   onFatal(reason: string): void;
 }
 
-const errorReply = (id: Id, code: number, message: string): ErrorReply => ({ jsonrpc: '2.0', id, error: { code, message } });
-const isId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+const errorReply = (id: Id, code: number, message: string): ErrorReply => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code, message },
+});
+const isId = (v: unknown): v is string | number =>
+  typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** What to do with one parsed frame: pass the message on, or answer with error(s). */
@@ -38,20 +43,37 @@ export function checkMessage(v: unknown): { message: Message } | { reply: ErrorR
     if (!v.length) return { reply: errorReply(null, INVALID_REQUEST, 'an empty batch is not a request') };
     // Batches are refused as a whole: one error per request in it (notifications get none).
     const msg = 'batch requests are not supported: send each request as its own message';
-    const ids = v.flatMap((x) => (x && typeof x === 'object' && isId((x as { id?: unknown }).id) ? [(x as { id: string | number }).id] : []));
-    return { reply: ids.length ? ids.map((id) => errorReply(id, INVALID_REQUEST, msg)) : errorReply(null, INVALID_REQUEST, msg) };
+    const ids = v.flatMap((x) =>
+      x && typeof x === 'object' && isId((x as { id?: unknown }).id) ? [(x as { id: string | number }).id] : [],
+    );
+    return {
+      reply: ids.length
+        ? ids.map((id) => errorReply(id, INVALID_REQUEST, msg))
+        : errorReply(null, INVALID_REQUEST, msg),
+    };
   }
-  if (!v || typeof v !== 'object') return { reply: errorReply(null, INVALID_REQUEST, 'a message must be a JSON object') };
-  const m = v as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+  if (!v || typeof v !== 'object')
+    return { reply: errorReply(null, INVALID_REQUEST, 'a message must be a JSON object') };
+  const m = v as {
+    jsonrpc?: unknown;
+    id?: unknown;
+    method?: unknown;
+    params?: unknown;
+    result?: unknown;
+    error?: unknown;
+  };
   const id: Id = isId(m.id) ? m.id : null;
-  if (m.jsonrpc !== '2.0') return { reply: errorReply(id, INVALID_REQUEST, "field 'jsonrpc' must be \"2.0\"") };
-  if (m.id !== undefined && m.id !== null && !isId(m.id)) return { reply: errorReply(null, INVALID_REQUEST, "field 'id' must be a string or a number") };
+  if (m.jsonrpc !== '2.0') return { reply: errorReply(id, INVALID_REQUEST, 'field \'jsonrpc\' must be "2.0"') };
+  if (m.id !== undefined && m.id !== null && !isId(m.id))
+    return { reply: errorReply(null, INVALID_REQUEST, "field 'id' must be a string or a number") };
   if (m.method === undefined) {
     if (m.id !== undefined && ('result' in m || 'error' in m)) return { message: v as Message }; // a response to the server
     return { reply: errorReply(id, INVALID_REQUEST, "field 'method' is missing") };
   }
-  if (typeof m.method !== 'string' || !m.method) return { reply: errorReply(id, INVALID_REQUEST, "field 'method' must be a non-empty string") };
-  if (m.params !== undefined && (m.params === null || typeof m.params !== 'object')) return { reply: errorReply(id, INVALID_REQUEST, "field 'params' must be an object or an array") };
+  if (typeof m.method !== 'string' || !m.method)
+    return { reply: errorReply(id, INVALID_REQUEST, "field 'method' must be a non-empty string") };
+  if (m.params !== undefined && (m.params === null || typeof m.params !== 'object'))
+    return { reply: errorReply(id, INVALID_REQUEST, "field 'params' must be an object or an array") };
   return { message: v as Message };
 }
 
@@ -64,7 +86,9 @@ export class GuardedReader extends AbstractMessageReader {
 
   constructor(
     readable: Readable,
-    private readonly reply: (m: ErrorReply | ErrorReply[] | { jsonrpc: '2.0'; id: Id; result: unknown }) => Promise<void> | void,
+    private readonly reply: (
+      m: ErrorReply | ErrorReply[] | { jsonrpc: '2.0'; id: Id; result: unknown },
+    ) => Promise<void> | void,
     private readonly o: GuardOptions,
   ) {
     super();
@@ -93,11 +117,19 @@ export class GuardedReader extends AbstractMessageReader {
       if (f.kind === 'fatal') {
         this.stopped = true;
         // The reply goes out before the transport closes the stream.
-        void Promise.resolve(this.reply(errorReply(null, PARSE_ERROR, f.reason))).finally(() => this.o.onFatal(f.reason));
+        void Promise.resolve(this.reply(errorReply(null, PARSE_ERROR, f.reason))).finally(() =>
+          this.o.onFatal(f.reason),
+        );
         return;
       }
       if (f.kind === 'oversized') {
-        this.reply(errorReply(null, INVALID_REQUEST, `message of ${f.length} bytes is over the limit of ${this.parser.maxBytes} bytes`));
+        this.reply(
+          errorReply(
+            null,
+            INVALID_REQUEST,
+            `message of ${f.length} bytes is over the limit of ${this.parser.maxBytes} bytes`,
+          ),
+        );
         continue;
       }
       let v: unknown;
@@ -125,11 +157,17 @@ export class GuardedReader extends AbstractMessageReader {
     const r = m as { id?: string | number; method?: string; params?: { token?: unknown } };
     const given = typeof r.params?.token === 'string' ? Buffer.from(r.params.token) : Buffer.alloc(0);
     const want = Buffer.from(this.o.token!);
-    const ok = r.method === 'server/auth' && r.id !== undefined && given.length === want.length && timingSafeEqual(given, want);
+    const ok =
+      r.method === 'server/auth' && r.id !== undefined && given.length === want.length && timingSafeEqual(given, want);
     if (!ok) {
       this.stopped = true;
-      const why = r.method === 'server/auth' ? 'wrong token' : `the first request must be server/auth with the token from the server's token file (got ${r.method ?? 'a response'})`;
-      void Promise.resolve(this.reply(errorReply(r.id ?? null, ErrorCodes.Unauthorized, `unauthorized: ${why}`))).finally(() => this.o.onFatal('authentication failed'));
+      const why =
+        r.method === 'server/auth'
+          ? 'wrong token'
+          : `the first request must be server/auth with the token from the server's token file (got ${r.method ?? 'a response'})`;
+      void Promise.resolve(
+        this.reply(errorReply(r.id ?? null, ErrorCodes.Unauthorized, `unauthorized: ${why}`)),
+      ).finally(() => this.o.onFatal('authentication failed'));
       return;
     }
     this.authed = true;

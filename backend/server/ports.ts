@@ -39,7 +39,10 @@ export interface BufferPort {
   /** Per-task results of the usual experiences of a run (all runs when absent). */
   taskStats?(runId?: string): Promise<TaskStats[]>;
   /** Tasks a run synthesized (taskset.pipeline synthesize), the last `limit`, and counts per origin. */
-  synthesized?(runId: string, limit: number): Promise<{ total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] }>;
+  synthesized?(
+    runId: string,
+    limit: number,
+  ): Promise<{ total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] }>;
   /** Every experience matching the filter, in creation order (export). */
   iterate(filter?: ExperienceFilter): AsyncIterable<Experience>;
   close(): Promise<void>;
@@ -50,7 +53,12 @@ export interface FeedbackPort {
   rate(id: string, rating: number, note?: string): Promise<FeedbackChange>;
   promote(id: string, editedResponse?: string): Promise<FeedbackChange & { expertId: string }>;
   reject(id: string, note?: string): Promise<FeedbackChange>;
-  addExpert(taskId: string, prompt: string, response: string, runId?: string): Promise<FeedbackChange & { expertId: string }>;
+  addExpert(
+    taskId: string,
+    prompt: string,
+    response: string,
+    runId?: string,
+  ): Promise<FeedbackChange & { expertId: string }>;
   bulkPromote(topK: number, filter?: ExperienceFilter): Promise<FeedbackChange>;
   bulkPreview(topK: number, filter?: ExperienceFilter): Promise<BulkPreview>;
   /** Undo the given change, or the latest one; null when there is nothing to undo. */
@@ -96,7 +104,11 @@ export interface RunController {
   resume(runId: string): Promise<RunInfo>;
   /** Stop after the current step with a checkpoint, recorded as paused. */
   pause?(runId: string): Promise<RunInfo>;
-  evaluate(checkpoint: string, taskset: string, opts?: { runId?: string; config?: string }): Promise<{ accuracy: number; tasks: number }>;
+  evaluate(
+    checkpoint: string,
+    taskset: string,
+    opts?: { runId?: string; config?: string },
+  ): Promise<{ accuracy: number; tasks: number }>;
   components?(runId: string): Promise<ComponentState[]>;
   metrics?(runId: string, sinceStep?: number): Promise<MetricsPoint[]>;
   /** The run's log file and its last lines (why a run failed). */

@@ -57,7 +57,12 @@ export class ProcessRunController implements RunController {
     return { exitCode: () => code };
   }
 
-  private async waitFor(id: string, pred: (r: RunInfo) => boolean, ms: number, proc?: { exitCode: () => number | null }): Promise<RunInfo> {
+  private async waitFor(
+    id: string,
+    pred: (r: RunInfo) => boolean,
+    ms: number,
+    proc?: { exitCode: () => number | null },
+  ): Promise<RunInfo> {
     const end = Date.now() + ms;
     for (;;) {
       const rec = await (await this.registry()).get(id);
@@ -67,14 +72,19 @@ export class ProcessRunController implements RunController {
       const code = proc?.exitCode() ?? null;
       if (!rec && code !== null) {
         const why = existsSync(this.logFile(id)) ? tail(readFileSync(this.logFile(id), 'utf8'), 12).join('\n') : '';
-        throw new InputError(`the run exited (code ${code}) before it started${why ? `:\n${why}` : ''}`, { file: `.rft/logs/${id}.log` });
+        throw new InputError(`the run exited (code ${code}) before it started${why ? `:\n${why}` : ''}`, {
+          file: `.rft/logs/${id}.log`,
+        });
       }
       // It registered and then exited (e.g. failed at once on resume): its status says what happened.
       if (rec && code !== null) {
         await new Promise((r) => setTimeout(r, 200));
         return runInfo((await (await this.registry()).get(id)) ?? rec);
       }
-      if (!rec && Date.now() > end) throw new NotFoundError(`run '${id}' did not appear in ${this.workspace}/.rft/runs.json (see .rft/logs/${id}.log)`);
+      if (!rec && Date.now() > end)
+        throw new NotFoundError(
+          `run '${id}' did not appear in ${this.workspace}/.rft/runs.json (see .rft/logs/${id}.log)`,
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -118,7 +128,11 @@ export class ProcessRunController implements RunController {
     return this.waitFor(runId, (r) => r.status === 'running', 60_000, proc);
   }
 
-  async evaluate(checkpoint: string, taskset: string, opts: EvaluateOptions = {}): Promise<{ accuracy: number; tasks: number }> {
+  async evaluate(
+    checkpoint: string,
+    taskset: string,
+    opts: EvaluateOptions = {},
+  ): Promise<{ accuracy: number; tasks: number }> {
     const args = await this.evalArgs(checkpoint, taskset, opts);
     const out = await new Promise<string>((res, rej) => {
       const c = spawn(process.execPath, [this.cli, 'eval', ...args], { cwd: this.workspace });
@@ -145,15 +159,19 @@ export class ProcessRunController implements RunController {
       // A workspace config: its eval set (or the file, read with the config's `format:`) and reward.
       const cfgFile = this.paths.inside(opts.config, 'config');
       if (!existsSync(cfgFile)) throw new NotFoundError(`config '${opts.config}' not found`);
-      if (taskset.startsWith('builtin:')) throw new InputError('a built-in taskset is evaluated without a workspace config', { field: 'taskset' });
+      if (taskset.startsWith('builtin:'))
+        throw new InputError('a built-in taskset is evaluated without a workspace config', { field: 'taskset' });
       return [ck, '--config', cfgFile, ...(taskset ? ['--taskset', this.paths.inside(taskset, 'taskset')] : [])];
     }
     const reg = await this.registry();
-    const rec = opts.runId ? await reg.get(opts.runId) : (await reg.list()).find((r) => ck.startsWith(resolve(r.dir) + sep));
+    const rec = opts.runId
+      ? await reg.get(opts.runId)
+      : (await reg.list()).find((r) => ck.startsWith(resolve(r.dir) + sep));
     if (opts.runId && !rec) throw new NotFoundError(`no run '${opts.runId}'`);
     const cfg = (rec?.config ?? {}) as RunConfigLike;
     const args = [ck];
-    const runConfig = rec && !opts.reward && existsSync(join(rec.dir, 'config.yaml')) ? join(rec.dir, 'config.yaml') : undefined;
+    const runConfig =
+      rec && !opts.reward && existsSync(join(rec.dir, 'config.yaml')) ? join(rec.dir, 'config.yaml') : undefined;
     if (runConfig && !taskset.startsWith('builtin:')) {
       // The run's own config: its eval set (a held-out share, a file with its `format:` mapping, a
       // built-in) or the picked file read as the run read its files, with the run's reward.
@@ -161,12 +179,25 @@ export class ProcessRunController implements RunController {
       if (taskset) args.push('--taskset', this.paths.inside(taskset, 'taskset'));
       return args;
     }
-    if (taskset) args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
+    if (taskset)
+      args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
     else {
       const ev = cfg.eval ?? cfg.taskset;
       if (ev?.path) args.push('--taskset', resolve(this.workspace, ev.path));
-      else if (ev?.builtin) args.push('--taskset', `builtin:${ev.builtin}`, '--size', String(cfg.eval?.size ?? 200), '--seed', String(cfg.eval?.seed ?? 0));
-      else throw new InputError(`no held-out split to evaluate '${checkpoint}' on: it belongs to no run of this workspace. Pick a taskset file, or a workspace config (its eval set)`, { field: 'taskset' });
+      else if (ev?.builtin)
+        args.push(
+          '--taskset',
+          `builtin:${ev.builtin}`,
+          '--size',
+          String(cfg.eval?.size ?? 200),
+          '--seed',
+          String(cfg.eval?.seed ?? 0),
+        );
+      else
+        throw new InputError(
+          `no held-out split to evaluate '${checkpoint}' on: it belongs to no run of this workspace. Pick a taskset file, or a workspace config (its eval set)`,
+          { field: 'taskset' },
+        );
     }
     const reward = opts.reward ?? cfg.workflow?.reward;
     if (reward) args.push('--reward', reward);
@@ -208,10 +239,12 @@ interface RunConfigLike {
   explorer?: { eval_sampling?: { max_new_tokens?: number } };
 }
 
-
 /** Why `rft eval` failed: its `rft: …` line, else its last lines (a task error names FILE:LINE). */
 function evalFailure(stderr: string): string {
-  const lines = stderr.trim().split('\n').filter((l) => l.trim());
+  const lines = stderr
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim());
   const own = lines.filter((l) => l.startsWith('rft: ')).pop();
   return own ? own.slice(5) : lines.slice(-3).join('\n') || 'no output';
 }
@@ -275,7 +308,12 @@ export class RunPoller {
           if (fresh.length) this.sent.set(rec.id, fresh[fresh.length - 1]!.step);
         }
         const live = this.live.get(rec.id);
-        if (live) info = { ...info, step: Math.max(info.step ?? 0, live.step), ...(live.reward !== undefined ? { reward: live.reward } : {}) };
+        if (live)
+          info = {
+            ...info,
+            step: Math.max(info.step ?? 0, live.step),
+            ...(live.reward !== undefined ? { reward: live.reward } : {}),
+          };
         const key = JSON.stringify([info.status, info.step, info.reward, info.checkpoints?.length]);
         // A finished run seen for the first time is no news; every change after that is.
         if (key !== prev?.key && (prev || running)) for (const s of this.subs) s.status?.(info);
@@ -291,7 +329,10 @@ export class RunPoller {
 
 /** The last `n` non-empty lines of a log. */
 export function tail(text: string, n: number): string[] {
-  return text.split('\n').filter((l) => l.trim() !== '').slice(-n);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(-n);
 }
 
 /** Metrics records -> one point per trainer step, with explore / eval / state values merged in. */
@@ -307,7 +348,19 @@ export function toPoints(runId: string, recs: ReturnType<MetricsLog['read']>): M
       if (typeof v === 'number' && Number.isFinite(v)) p.values[k] = v;
     };
     if (r.kind === 'train') {
-      for (const k of ['loss', 'pg_loss', 'sft_loss', 'grpo_loss', 'kl_loss', 'entropy_loss', 'grad_norm', 'lr', 'tokens_per_s', 'staleness']) put(k.includes('loss') && k !== 'loss' ? `loss/${k}` : k, r[k]);
+      for (const k of [
+        'loss',
+        'pg_loss',
+        'sft_loss',
+        'grpo_loss',
+        'kl_loss',
+        'entropy_loss',
+        'grad_norm',
+        'lr',
+        'tokens_per_s',
+        'staleness',
+      ])
+        put(k.includes('loss') && k !== 'loss' ? `loss/${k}` : k, r[k]);
       // The dashboard's chart keys (webview/dashboard/protocol.ts CHARTS).
       put('loss/total', r.loss);
       put('loss/policy', r.policy_loss ?? r.pg_loss ?? r.grpo_loss);

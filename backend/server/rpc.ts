@@ -7,7 +7,10 @@ import { toResponseError } from './errors.js';
 
 const log = logger('server');
 
-export type Handler<M extends RequestMethod> = (params: ParamsOf<M>, token: CancellationToken) => Promise<ResultOf<M>> | ResultOf<M>;
+export type Handler<M extends RequestMethod> = (
+  params: ParamsOf<M>,
+  token: CancellationToken,
+) => Promise<ResultOf<M>> | ResultOf<M>;
 
 export interface RpcHost {
   on<M extends RequestMethod>(method: M, handler: Handler<M>): void;

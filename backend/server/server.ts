@@ -27,7 +27,11 @@ export interface RunningServer {
   closed: Promise<void>;
 }
 
-export function startServer(conn: MessageConnection, deps: ServerDeps, opts: { forwardLogs?: boolean } = {}): RunningServer {
+export function startServer(
+  conn: MessageConnection,
+  deps: ServerDeps,
+  opts: { forwardLogs?: boolean } = {},
+): RunningServer {
   const rpc = rpcHost(conn);
   const sessions = new BufferSessions(deps.buffers, deps.defaultBuffer);
   const capabilities: ServerCapabilities = {

@@ -2,7 +2,12 @@
 // every log line goes to stderr) and TCP on a host/port (a backend on another machine). Both read
 // through GuardedReader (size limit, error replies to bad frames); TCP also needs the server's token.
 import { createServer, type AddressInfo } from 'node:net';
-import { createMessageConnection, SocketMessageWriter, StreamMessageWriter, type MessageWriter } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  SocketMessageWriter,
+  StreamMessageWriter,
+  type MessageWriter,
+} from 'vscode-jsonrpc/node';
 import { logger } from '../core/log.js';
 import type { ServerDeps } from './ports.js';
 import { startServer } from './server.js';
@@ -14,12 +19,17 @@ export const AUTH_TIMEOUT_MS = 10_000;
 
 const replier = (w: MessageWriter) => (m: ErrorReply | ErrorReply[] | object) =>
   // A batch answer is an array; the writer frames whatever it is given.
-  w.write(m as never).catch(() => undefined);
+  w
+    .write(m as never)
+    .catch(() => undefined);
 
 export async function serveStdio(deps: ServerDeps, opts: { maxBytes?: number } = {}): Promise<void> {
   const writer = new StreamMessageWriter(process.stdout);
   let fatal: () => void = () => undefined;
-  const reader = new GuardedReader(process.stdin, replier(writer), { maxBytes: opts.maxBytes, onFatal: (why) => (log.error(`closing stdio: ${why}`), fatal()) });
+  const reader = new GuardedReader(process.stdin, replier(writer), {
+    maxBytes: opts.maxBytes,
+    onFatal: (why) => (log.error(`closing stdio: ${why}`), fatal()),
+  });
   const conn = createMessageConnection(reader, writer);
   const server = startServer(conn, deps, { forwardLogs: true });
   const broken = new Promise<void>((r) => (fatal = r));

@@ -27,20 +27,33 @@ export interface WireOptions {
  * A database URL (postgres://) from a request is accepted only when a run of this workspace uses it.
  * The buffer given on the command line (`--buffer`) is the user's own choice and is not confined.
  */
-export function storeOpener(workspace: string, runs: RunRegistryPort, paths = new WorkspacePaths(workspace), trusted?: string): BufferOpener {
+export function storeOpener(
+  workspace: string,
+  runs: RunRegistryPort,
+  paths = new WorkspacePaths(workspace),
+  trusted?: string,
+): BufferOpener {
   const confined = (p: string, field: string) => {
     const file = p.replace(/^sqlite:(\/\/)?/, '');
-    if (file.includes('?')) throw new ForbiddenError(`field '${field}': options in a buffer path are not accepted from a request`);
+    if (file.includes('?'))
+      throw new ForbiddenError(`field '${field}': options in a buffer path are not accepted from a request`);
     return paths.inside(resolveBufferUrl(paths.inside(file, field)), field);
   };
   const creatable = new Set<string>();
   return {
     async resolve(ref) {
       if (ref.path) {
-        if (trusted !== undefined && (ref.path === trusted || (schemeOf(ref.path) === 'sqlite' && resolveBufferUrl(resolve(workspace, ref.path)) === trusted))) return trusted;
+        if (
+          trusted !== undefined &&
+          (ref.path === trusted ||
+            (schemeOf(ref.path) === 'sqlite' && resolveBufferUrl(resolve(workspace, ref.path)) === trusted))
+        )
+          return trusted;
         if (schemeOf(ref.path) === 'sqlite') return confined(ref.path, 'path');
         if ((await runs.list()).some((r) => r.bufferPath === ref.path)) return ref.path;
-        throw new ForbiddenError(`field 'path': ${schemeOf(ref.path)} buffer is not one of this workspace's runs (see .rft/runs.json)`);
+        throw new ForbiddenError(
+          `field 'path': ${schemeOf(ref.path)} buffer is not one of this workspace's runs (see .rft/runs.json)`,
+        );
       }
       const run = ref.runId ? await runs.get(ref.runId) : null;
       if (!run?.bufferPath) throw new NotFoundError(`no run '${ref.runId}' in ${workspace}/.rft/runs.json`);
@@ -52,7 +65,8 @@ export function storeOpener(workspace: string, runs: RunRegistryPort, paths = ne
     },
     async open(key) {
       // A run's own buffer may be mid-creation: not there yet, or made and still without its schema.
-      if (schemeOf(key) === 'sqlite' && !(creatable.has(key) && (!existsSync(key) || isFreshDatabase(key)))) checkBufferFile(key);
+      if (schemeOf(key) === 'sqlite' && !(creatable.has(key) && (!existsSync(key) || isFreshDatabase(key))))
+        checkBufferFile(key);
       const store = await openStore(key);
       const tokenizers = new RunTokenizers(store, key);
       return { buffer: new StoreBuffer(store, key, tokenizers), feedback: new StoreFeedback(store, tokenizers) };
@@ -73,7 +87,8 @@ export async function wireDeps(opts: WireOptions): Promise<ServerDeps> {
   const runs = new WorkspaceRuns(opts.workspace);
   const paths = new WorkspacePaths(opts.workspace);
   const d = opts.defaultBuffer?.path;
-  const trusted = d === undefined ? undefined : schemeOf(d) === 'sqlite' ? resolveBufferUrl(resolve(opts.workspace, d)) : d;
+  const trusted =
+    d === undefined ? undefined : schemeOf(d) === 'sqlite' ? resolveBufferUrl(resolve(opts.workspace, d)) : d;
   return {
     paths,
     buffers: storeOpener(opts.workspace, runs, paths, trusted),

@@ -38,7 +38,8 @@ export function buildBatch(exps: Experience[], padId: number): TrainBatch {
     const P = e.promptTokens.length;
     const R = e.responseTokens.length;
     if (P === 0) throw new Error(`experience ${e.id}: empty prompt (needs at least the bos token)`);
-    if (e.actionMask.length !== R) throw new Error(`experience ${e.id}: actionMask has ${e.actionMask.length} entries for ${R} response tokens`);
+    if (e.actionMask.length !== R)
+      throw new Error(`experience ${e.id}: actionMask has ${e.actionMask.length} entries for ${R} response tokens`);
     for (let t = 0; t < P; t++) ids[b * L + t] = e.promptTokens[t]!;
     for (let j = 0; j < R; j++) ids[b * L + P + j] = e.responseTokens[j]!;
     for (let t = 0; t < P + R; t++) att[b * L + t] = 1;
@@ -84,7 +85,10 @@ export function responseValues(exps: Experience[], perPos: Float32Array, T: numb
  * `minVersion` (the staleness bound) leave the loss (action mask 0); rows without segments are kept
  * as they are. Returns new rows (the sampled ones are not changed) and how many tokens were masked.
  */
-export function maskStaleSegments(exps: Experience[], minVersion: number): { experiences: Experience[]; masked: number } {
+export function maskStaleSegments(
+  exps: Experience[],
+  minVersion: number,
+): { experiences: Experience[]; masked: number } {
   let masked = 0;
   const out = exps.map((e) => {
     if (!e.segments?.some((s) => s.version < minVersion)) return e;

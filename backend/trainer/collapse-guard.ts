@@ -33,7 +33,10 @@ export class CollapseGuard {
   private readonly rows: { step: number; kl?: number; reward?: number; entropy?: number }[] = [];
   private warned = false;
 
-  constructor(private readonly o: GuardOptions, history: Rec[] = []) {
+  constructor(
+    private readonly o: GuardOptions,
+    history: Rec[] = [],
+  ) {
     // A resumed stage: its earlier train records give the start values, and a warning said is not said again.
     for (const r of history) {
       if (r.stage !== o.stage) continue;
@@ -60,7 +63,8 @@ export class CollapseGuard {
   private check(): RunWarning | undefined {
     const n = this.rows.length;
     if (n < 2 * GUARD_WINDOW) return undefined;
-    const avg = (rows: typeof this.rows, k: 'kl' | 'reward' | 'entropy') => mean(rows.flatMap((x) => (x[k] === undefined ? [] : [x[k]!])));
+    const avg = (rows: typeof this.rows, k: 'kl' | 'reward' | 'entropy') =>
+      mean(rows.flatMap((x) => (x[k] === undefined ? [] : [x[k]!])));
     const first = this.rows.slice(0, GUARD_WINDOW);
     const last = this.rows.slice(-GUARD_WINDOW);
     const kl = avg(last, 'kl');
@@ -70,13 +74,15 @@ export class CollapseGuard {
     // "Far below": lost half of what it started with (and at least 0.1 of reward).
     const dropped = r0 !== undefined && r1 !== undefined && r0 > 0 && r1 <= r0 - Math.max(0.5 * r0, 0.1);
     const klHigh = kl !== undefined && kl > KL_WITH_DROP;
-    const entropyMoved = h0 !== undefined && h1 !== undefined && h0 > 0 && (h1 > ENTROPY_FACTOR * h0 || h1 < h0 / ENTROPY_FACTOR);
+    const entropyMoved =
+      h0 !== undefined && h1 !== undefined && h0 > 0 && (h1 > ENTROPY_FACTOR * h0 || h1 < h0 / ENTROPY_FACTOR);
     const severe = kl !== undefined && kl > KL_ALONE;
     // A policy that only got sure of right answers (entropy down, reward up) is learning, not collapsing.
     // The reward is the trained rows' (groups whose rewards all agree are dropped before training), so it
     // reads high after a collapse: the entropy with a large KL tells it then.
     const improved = r0 !== undefined && r1 !== undefined && r1 > r0 + 0.1;
-    if (!severe && !(klHigh && (dropped || (entropyMoved && !improved))) && !(dropped && entropyMoved)) return undefined;
+    if (!severe && !(klHigh && (dropped || (entropyMoved && !improved))) && !(dropped && entropyMoved))
+      return undefined;
     const step = this.rows[n - 1]!.step;
     const parts = [
       ...(kl !== undefined ? [`KL to the reference ${kl.toFixed(2)} nats/token (start ${k0?.toFixed(3) ?? '?'})`] : []),

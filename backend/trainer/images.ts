@@ -22,9 +22,14 @@ export function batchPatches(model: Transformer, exps: Experience[]): tf.Tensor3
   if (withImage === 0) return undefined;
   if (withImage !== exps.length) {
     const i = images.findIndex((im) => im === undefined);
-    throw new Error(`trainer: a micro-batch mixes experiences with and without images: experience ${exps[i]!.id} (task ${exps[i]!.taskId}) has no metadata.image`);
+    throw new Error(
+      `trainer: a micro-batch mixes experiences with and without images: experience ${exps[i]!.id} (task ${exps[i]!.taskId}) has no metadata.image`,
+    );
   }
   const v = model.config.vision;
-  if (!v) throw new Error(`trainer: experience ${exps[0]!.id} carries an image but the model has no vision input (config.vision)`);
+  if (!v)
+    throw new Error(
+      `trainer: experience ${exps[0]!.id} carries an image but the model has no vision input (config.vision)`,
+    );
   return patchTensor(images as TaskImage[], v.patchSize);
 }

@@ -26,9 +26,14 @@ export function heapLimitBytes(): number {
  * gradient, unchunked). Doubled for the backward pass's gradients and the allocator's slack; the
  * vocab-memory bench checks it against measured peaks.
  */
-export function activationBytesPerRow(c: ModelConfig, seqLen: number, chunkedHead = headChunkRows(c.vocabSize) > 0): number {
+export function activationBytesPerRow(
+  c: ModelConfig,
+  seqLen: number,
+  chunkedHead = headChunkRows(c.vocabSize) > 0,
+): number {
   const hd = headDim(c);
-  const perLayer = 6 * c.dModel + 3 * (c.nHeads + 2 * c.nKvHeads) * hd + 2 * c.nHeads * hd + 4 * c.dFF + c.nHeads * seqLen;
+  const perLayer =
+    6 * c.dModel + 3 * (c.nHeads + 2 * c.nKvHeads) * hd + 2 * c.nHeads * hd + 4 * c.dFF + c.nHeads * seqLen;
   const head = chunkedHead ? 2 * c.dModel : 5 * c.vocabSize;
   return 2 * 4 * seqLen * (c.nLayers * perLayer + head + 2 * c.dModel);
 }
@@ -67,14 +72,27 @@ const MiB = (b: number) => `${Math.round(b / 2 ** 20).toLocaleString('en-US')} M
  * `trainableBytes`: the parameters that get gradients (TRAINABLE_COPIES of them are held); the
  * chunked head's per-chunk arrays are a fixed cost.
  */
-export function planMicroBatch(c: ModelConfig, o: { batch: number; seqLen: number; trainableBytes: number; usedBytes?: number; limitBytes?: number }): MicroBatchPlan {
+export function planMicroBatch(
+  c: ModelConfig,
+  o: { batch: number; seqLen: number; trainableBytes: number; usedBytes?: number; limitBytes?: number },
+): MicroBatchPlan {
   const limit = o.limitBytes ?? heapLimitBytes();
   const used = o.usedBytes ?? tf.memory().numBytes;
   const perRow = activationBytesPerRow(c, o.seqLen);
   const chunk = headChunkRows(c.vocabSize) > 0 ? 5 * HEAD_CHUNK_BYTES : 0;
-  const budget = Number.isFinite(limit) ? HEAP_SHARE * (limit - used - TRAINABLE_COPIES * o.trainableBytes - chunk) : Infinity;
+  const budget = Number.isFinite(limit)
+    ? HEAP_SHARE * (limit - used - TRAINABLE_COPIES * o.trainableBytes - chunk)
+    : Infinity;
   const fit = Number.isFinite(budget) ? Math.floor(budget / perRow) : o.batch;
-  const plan: MicroBatchPlan = { micro: Math.max(1, Math.min(o.batch, fit)), batch: o.batch, seqLen: o.seqLen, perRowBytes: perRow, budgetBytes: budget, limitBytes: limit, usedBytes: used };
+  const plan: MicroBatchPlan = {
+    micro: Math.max(1, Math.min(o.batch, fit)),
+    batch: o.batch,
+    seqLen: o.seqLen,
+    perRowBytes: perRow,
+    budgetBytes: budget,
+    limitBytes: limit,
+    usedBytes: used,
+  };
   if (fit < 1) {
     plan.refusal =
       `one row of ${o.seqLen} tokens needs about ${MiB(perRow)} of activations (vocabulary ${c.vocabSize.toLocaleString('en-US')}, ` +

@@ -27,7 +27,8 @@ const TOP_LEVEL: Record<string, (o: AlgorithmOverrides, v: unknown) => void> = {
 };
 
 function num(name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new Error(`algorithm.params.${name}: expected a number, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw new Error(`algorithm.params.${name}: expected a number, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -83,7 +84,9 @@ export function groupAdvantages(name: string, exps: Experience[], params: Record
       rewards: rows.map((e) => e.reward),
       groupIds: rows.map((e) => e.groupId),
       actionMask: mask,
-      tokenLevelRewards: rows.map((e) => e.responseTokens.map((_, j) => (j === e.responseTokens.length - 1 ? e.reward : 0))),
+      tokenLevelRewards: rows.map((e) =>
+        e.responseTokens.map((_, j) => (j === e.responseTokens.length - 1 ? e.reward : 0)),
+      ),
     },
     b.advantage.params,
   );

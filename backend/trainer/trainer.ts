@@ -63,7 +63,8 @@ export class Trainer {
     readonly reference?: Transformer,
     readonly critic?: Transformer,
   ) {
-    if (objective.needsReference && !reference) throw new Error(`algorithm '${objective.name}' needs a reference model`);
+    if (objective.needsReference && !reference)
+      throw new Error(`algorithm '${objective.name}' needs a reference model`);
     if (objective.needsCritic && !critic) throw new Error(`algorithm '${objective.name}' needs a critic`);
     this.opt = new AdamW(actor.variables(), { lr: opts.lr, weightDecay: opts.weightDecay ?? 0 });
     if (critic) this.criticOpt = new AdamW(critic.variables(), { lr: opts.criticLr ?? opts.lr });
@@ -86,23 +87,47 @@ export class Trainer {
     const t0 = performance.now();
     // One bad experience (too long for the model, rejected after it was sampled, malformed) is
     // skipped and counted, never allowed to kill the run.
-    const screened = screenBatch(all, { maxSeqLen: this.actor.config.maxSeqLen, vocabSize: this.actor.config.vocabSize });
+    const screened = screenBatch(all, {
+      maxSeqLen: this.actor.config.maxSeqLen,
+      vocabSize: this.actor.config.vocabSize,
+    });
     const { keep: exps, skipped } = this.objective.pairedRows ? wholePairs(all, screened.skipped) : screened;
     for (const x of skipped) log.warn(`skipped experience ${x.id}: ${x.reason}`);
     if (exps.length === 0) {
       this.step++;
       const total = (performance.now() - t0) / 1000;
-      return { step: this.step, loss: 0, grad_norm: 0, lr: 0, tokens: 0, tokens_per_s: 0, staleness: 0, time_grad_s: 0, time_optim_s: 0, time_total_s: total, expert_rows: 0, skipped_experiences: skipped.length };
+      return {
+        step: this.step,
+        loss: 0,
+        grad_norm: 0,
+        lr: 0,
+        tokens: 0,
+        tokens_per_s: 0,
+        staleness: 0,
+        time_grad_s: 0,
+        time_optim_s: 0,
+        time_total_s: total,
+        expert_rows: 0,
+        skipped_experiences: skipped.length,
+      };
     }
     const B = exps.length;
     const mb0 = this.microBatch(exps);
     // A (chosen, rejected) pair never straddles two micro-batches.
     const mb = this.objective.pairedRows && mb0 % 2 === 1 ? mb0 + 1 : mb0;
-    const lr = lrSchedule(this.step, { lr: this.opts.lr, warmupSteps: this.opts.warmupSteps, totalSteps: this.opts.totalSteps, decay: this.opts.decay, minRatio: this.opts.minLrRatio, progress });
+    const lr = lrSchedule(this.step, {
+      lr: this.opts.lr,
+      warmupSteps: this.opts.warmupSteps,
+      totalSteps: this.opts.totalSteps,
+      decay: this.opts.decay,
+      minRatio: this.opts.minLrRatio,
+      progress,
+    });
     let rewardKl: number | undefined;
     if (this.reference && this.objective.applyRewardPenalty) {
       const usual = exps.filter((e) => e.source === 'usual');
-      if (usual.length) rewardKl = this.objective.applyRewardPenalty(usual, await this.responseLogprobs(usual, this.reference)).meanKl;
+      if (usual.length)
+        rewardKl = this.objective.applyRewardPenalty(usual, await this.responseLogprobs(usual, this.reference)).meanKl;
     }
     if (this.critic && this.objective.computeAdvantages) {
       const usual = exps.filter((e) => e.source === 'usual');
@@ -123,7 +148,8 @@ export class Trainer {
       let patches: tf.Tensor3D | undefined;
       try {
         patches = batchPatches(this.actor, micro);
-        if (this.critic) sums.critic_loss = (sums.critic_loss ?? 0) + (await this.criticStep(micro, batch, weight, patches));
+        if (this.critic)
+          sums.critic_loss = (sums.critic_loss ?? 0) + (await this.criticStep(micro, batch, weight, patches));
         const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch, patches) : undefined;
         if (refLogprob) {
           const [sum, n] = await usualLogRatio(micro, batch, refLogprob);
@@ -220,13 +246,22 @@ export class Trainer {
 
   /** The heap plan for `batch` rows of `seqLen` tokens (trainable parameters: their gradients are held across micro-batches). */
   plan(batch: number, seqLen: number): MicroBatchPlan {
-    const trainable = this.actor.variables().reduce((a, v) => a + v.size * 4, 0) + (this.critic?.variables().reduce((a, v) => a + v.size * 4, 0) ?? 0);
+    const trainable =
+      this.actor.variables().reduce((a, v) => a + v.size * 4, 0) +
+      (this.critic?.variables().reduce((a, v) => a + v.size * 4, 0) ?? 0);
     return planMicroBatch(this.actor.config, { batch, seqLen, trainableBytes: trainable });
   }
 
   /** Log-probs of the batch's tokens under `model`, outside any gradient tape: [B, L-1]. */
   private logprobsNoGrad(model: Transformer, batch: TrainBatch, patches?: tf.Tensor3D): tf.Tensor2D {
-    return tidy(() => tokenLogprobs(model, batch.ids, { attentionMask: batch.attentionMask, temperature: this.opts.temperature, prefix: patches && model.embedPatches(patches) }).logprobs);
+    return tidy(
+      () =>
+        tokenLogprobs(model, batch.ids, {
+          attentionMask: batch.attentionMask,
+          temperature: this.opts.temperature,
+          prefix: patches && model.embedPatches(patches),
+        }).logprobs,
+    );
   }
 
   /** Per-response-token log-probs under the current actor (e.g. to fill expert rows' behaviour log-probs). */
@@ -235,7 +270,8 @@ export class Trainer {
     const mb = exps.length > 1 ? this.microBatch(exps) : 1;
     if (mb < exps.length) {
       const out: number[][] = [];
-      for (let s = 0; s < exps.length; s += mb) out.push(...(await this.responseLogprobs(exps.slice(s, s + mb), model)));
+      for (let s = 0; s < exps.length; s += mb)
+        out.push(...(await this.responseLogprobs(exps.slice(s, s + mb), model)));
       return out;
     }
     const batch = buildBatch(exps, this.opts.padId);
@@ -257,11 +293,19 @@ export class Trainer {
    * Returns this micro-batch's share of the step's value loss (mean squared error, weighted by its rows),
    * reported as `critic_loss` (measured before this update, like `loss`).
    */
-  private async criticStep(micro: Experience[], batch: TrainBatch, weight: number, patches?: tf.Tensor3D): Promise<number> {
+  private async criticStep(
+    micro: Experience[],
+    batch: TrainBatch,
+    weight: number,
+    patches?: tf.Tensor3D,
+  ): Promise<number> {
     const critic = this.critic!;
     const { value, grads } = tf.variableGrads(() => {
       // Hidden states only: the value head never needs the [B, T, V] logits.
-      const out = critic.hiddenStates(batch.ids, { attentionMask: batch.attentionMask, prefix: patches && critic.embedPatches(patches) });
+      const out = critic.hiddenStates(batch.ids, {
+        attentionMask: batch.attentionMask,
+        prefix: patches && critic.embedPatches(patches),
+      });
       const L = batch.length;
       // Token positions follow the image prefix (P = 0 without one).
       const P = out.hidden.shape[1] - L;
@@ -290,7 +334,10 @@ export class Trainer {
     try {
       patches = batchPatches(this.critic, exps);
       const v = tidy(() => {
-        const out = this.critic!.hiddenStates(batch.ids, { attentionMask: batch.attentionMask, prefix: patches && this.critic!.embedPatches(patches) });
+        const out = this.critic!.hiddenStates(batch.ids, {
+          attentionMask: batch.attentionMask,
+          prefix: patches && this.critic!.embedPatches(patches),
+        });
         const P = out.hidden.shape[1] - batch.length;
         return tf.slice(this.critic!.values(out.hidden), [0, P], [exps.length, batch.length - 1]);
       });
@@ -313,7 +360,11 @@ export class Trainer {
  * Sum over the usual rows' trained tokens of (behaviour log-prob - reference log-prob), and their
  * count: the k1 estimate of KL(sampling policy || reference) per token, from tokens that policy sampled.
  */
-async function usualLogRatio(micro: Experience[], batch: TrainBatch, refLogprob: tf.Tensor2D): Promise<[number, number]> {
+async function usualLogRatio(
+  micro: Experience[],
+  batch: TrainBatch,
+  refLogprob: tf.Tensor2D,
+): Promise<[number, number]> {
   // Usual rows with a behaviour log-prob per response token (a row without them has none to compare).
   const rows = micro.map((e) => (e.source === 'usual' && e.logprobs.length === e.responseTokens.length ? 1 : 0));
   if (!rows.some((x) => x)) return [0, 0];
@@ -360,8 +411,14 @@ function accumulate(acc: Record<string, tf.Tensor>, g: Record<string, tf.Tensor>
 }
 
 /** Pair rows (chosen at 2k, rejected at 2k+1): a skipped row takes its partner with it. */
-function wholePairs(all: Experience[], skipped: { id: string; reason: string }[]): { keep: Experience[]; skipped: { id: string; reason: string }[] } {
-  if (all.length % 2 !== 0) throw new Error(`paired rows (DPO): a batch of (chosen, rejected) pairs has an even number of rows, got ${all.length}`);
+function wholePairs(
+  all: Experience[],
+  skipped: { id: string; reason: string }[],
+): { keep: Experience[]; skipped: { id: string; reason: string }[] } {
+  if (all.length % 2 !== 0)
+    throw new Error(
+      `paired rows (DPO): a batch of (chosen, rejected) pairs has an even number of rows, got ${all.length}`,
+    );
   const bad = new Set(skipped.map((x) => x.id));
   const keep: Experience[] = [];
   const out = [...skipped];

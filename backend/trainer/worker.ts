@@ -69,7 +69,8 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
   const t0 = now();
   let step = o.step;
   let s = o.stageStep;
-  const boundReached = () => (o.steps !== undefined && s >= o.steps) || (o.wallSeconds !== undefined && (now() - t0) / 1000 >= o.wallSeconds);
+  const boundReached = () =>
+    (o.steps !== undefined && s >= o.steps) || (o.wallSeconds !== undefined && (now() - t0) / 1000 >= o.wallSeconds);
   // The one decision that the stage is over, made once per round and kept: the loop's exit, the
   // stage-done mark of the checkpoint published after it and the result all read this value. (Asking
   // the clock again after a publish let a budget that ran out during it end the loop behind a
@@ -98,7 +99,13 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
     let batch;
     try {
       // A finite buffer is read once (a recorded batch is still replayed): waiting cannot help.
-      batch = await o.sampler.sample({ batchSize, currentVersion: step, step, timeoutMs: o.finiteBuffer ? 0 : (o.sampleTimeoutMs ?? 600_000), signal: o.signal });
+      batch = await o.sampler.sample({
+        batchSize,
+        currentVersion: step,
+        step,
+        timeoutMs: o.finiteBuffer ? 0 : (o.sampleTimeoutMs ?? 600_000),
+        signal: o.signal,
+      });
     } catch (e) {
       if (o.signal?.aborted) break;
       if (o.finiteBuffer && e instanceof SampleTimeoutError) {
@@ -110,12 +117,26 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
       throw e;
     }
     clock.set('training', `step ${step}`);
-    const fresh = o.freshSegments === undefined ? undefined : maskStaleSegments(batch.experiences, step - o.freshSegments);
-    const tm = await o.trainer.trainStep(fresh?.experiences ?? batch.experiences, step, stageProgress(o, s, (now() - t0) / 1000));
+    const fresh =
+      o.freshSegments === undefined ? undefined : maskStaleSegments(batch.experiences, step - o.freshSegments);
+    const tm = await o.trainer.trainStep(
+      fresh?.experiences ?? batch.experiences,
+      step,
+      stageProgress(o, s, (now() - t0) / 1000),
+    );
     step++;
     s++;
     const usual = batch.experiences.filter((e) => e.source === 'usual');
-    o.onMetrics({ kind: 'train', ...tm, step: step - 1, model_version: step, replayed: batch.replayed, waited_s: batch.waitedMs / 1000, data_version_min: usual.length ? Math.min(...usual.map((e) => e.modelVersion)) : null, ...(fresh ? { stale_segment_tokens: fresh.masked } : {}) });
+    o.onMetrics({
+      kind: 'train',
+      ...tm,
+      step: step - 1,
+      model_version: step,
+      replayed: batch.replayed,
+      waited_s: batch.waitedMs / 1000,
+      data_version_min: usual.length ? Math.min(...usual.map((e) => e.modelVersion)) : null,
+      ...(fresh ? { stale_segment_tokens: fresh.masked } : {}),
+    });
     done = boundReached();
     if (done || step % o.syncInterval === 0) await publish(done);
     if (o.afterStep) {
@@ -123,7 +144,14 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
       await o.afterStep(step, s);
     }
     const snap = clock.snapshot();
-    o.onMetrics({ kind: 'state', component: 'trainer', step: step - 1, trainer_idle: snap.idle, ...prefix('trainer_', snap), ...o.stateExtra?.() });
+    o.onMetrics({
+      kind: 'state',
+      component: 'trainer',
+      step: step - 1,
+      trainer_idle: snap.idle,
+      ...prefix('trainer_', snap),
+      ...o.stateExtra?.(),
+    });
   }
   // The stage's end is published exactly once, whichever way the loop ended: a round that trained
   // nothing (or none at all) still marks the current version done; a stop between syncs still
@@ -134,7 +162,11 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
 }
 
 /** How far a stage is (0..1): its steps done or its wall-clock budget used, whichever is further. */
-export function stageProgress(bounds: { steps?: number; wallSeconds?: number }, stageStep: number, elapsedS: number): number {
+export function stageProgress(
+  bounds: { steps?: number; wallSeconds?: number },
+  stageStep: number,
+  elapsedS: number,
+): number {
   const bySteps = bounds.steps ? stageStep / bounds.steps : 0;
   const byTime = bounds.wallSeconds ? elapsedS / bounds.wallSeconds : 0;
   return Math.min(1, Math.max(bySteps, byTime));

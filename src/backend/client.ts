@@ -40,7 +40,9 @@ export const NOT_AVAILABLE: ErrorCode = -32001;
 export const INVALID_INPUT: ErrorCode = -32002;
 
 export function errorCode(err: unknown): number | undefined {
-  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : undefined;
+  return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'number'
+    ? (err as { code: number }).code
+    : undefined;
 }
 
 export class BackendClient {
@@ -92,7 +94,10 @@ export class BackendClient {
     void t.exited.then((exit) => {
       if (this.transport === t) this.onExit(exit);
     });
-    const hello = (await t.connection.sendRequest('server/hello', { clientVersion: this.o.clientVersion, workspace: this.o.workspace })) as ResultOf<'server/hello'>;
+    const hello = (await t.connection.sendRequest('server/hello', {
+      clientVersion: this.o.clientVersion,
+      workspace: this.o.workspace,
+    })) as ResultOf<'server/hello'>;
     this.capabilities = hello.capabilities;
     this.serverVersion = hello.serverVersion;
     this.o.log.info(`backend ${hello.serverVersion} running (${t.describe})`);
@@ -106,7 +111,9 @@ export class BackendClient {
     this.ready = undefined;
     if (this.disposed) return;
     const why = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
-    this.o.log.warn(`backend exited (${why})${exit.stderrTail.length ? ':\n' + exit.stderrTail.slice(-10).join('\n') : ''}`);
+    this.o.log.warn(
+      `backend exited (${why})${exit.stderrTail.length ? ':\n' + exit.stderrTail.slice(-10).join('\n') : ''}`,
+    );
     const delay = this.policy.onDeath(Date.now());
     if (delay === null) {
       this.setState('failed');

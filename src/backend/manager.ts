@@ -31,7 +31,8 @@ export async function createBackend(d: ManagerDeps): Promise<BackendClient | und
     if (!found.ok) {
       d.output.error(found.message);
       void vscode.window.showErrorMessage(found.message, OPEN_SETTING).then((pick) => {
-        if (pick === OPEN_SETTING) void vscode.commands.executeCommand('workbench.action.openSettings', 'rftStudio.nodePath');
+        if (pick === OPEN_SETTING)
+          void vscode.commands.executeCommand('workbench.action.openSettings', 'rftStudio.nodePath');
       });
       return undefined;
     }
@@ -59,10 +60,12 @@ export async function createBackend(d: ManagerDeps): Promise<BackendClient | und
     log: d.output,
     onGiveUp: (exit) => {
       const last = exit.stderrTail.slice(-1)[0] ?? '';
-      void vscode.window.showErrorMessage(`The RFT Studio backend keeps crashing and was not restarted. ${last}`, 'Show Log', 'Restart').then((pick) => {
-        if (pick === 'Show Log') d.output.show();
-        if (pick === 'Restart') void client.restart().catch(() => undefined);
-      });
+      void vscode.window
+        .showErrorMessage(`The RFT Studio backend keeps crashing and was not restarted. ${last}`, 'Show Log', 'Restart')
+        .then((pick) => {
+          if (pick === 'Show Log') d.output.show();
+          if (pick === 'Restart') void client.restart().catch(() => undefined);
+        });
     },
   });
   client.onNotification('log/line', (l) => {

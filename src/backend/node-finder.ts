@@ -55,25 +55,45 @@ export async function findNode(setting: string | undefined, env: NodeFinderEnv =
   const configured = setting?.trim();
   let path: string | undefined;
   if (configured) {
-    path = isAbsolute(configured) ? configured : searchPath({ ...env, PATH: undefined }) ?? configured;
+    path = isAbsolute(configured) ? configured : (searchPath({ ...env, PATH: undefined }) ?? configured);
     if (!env.isExecutable(path)) {
-      return { ok: false, reason: 'not-found', path, message: `The Node.js set in rftStudio.nodePath (${configured}) was not found or is not executable.` };
+      return {
+        ok: false,
+        reason: 'not-found',
+        path,
+        message: `The Node.js set in rftStudio.nodePath (${configured}) was not found or is not executable.`,
+      };
     }
   } else {
     path = searchPath(env);
     if (!path) {
-      return { ok: false, reason: 'not-found', message: `No Node.js found on PATH. RFT Studio's backend needs Node.js ${MIN_NODE_MAJOR} or newer: install it or set rftStudio.nodePath.` };
+      return {
+        ok: false,
+        reason: 'not-found',
+        message: `No Node.js found on PATH. RFT Studio's backend needs Node.js ${MIN_NODE_MAJOR} or newer: install it or set rftStudio.nodePath.`,
+      };
     }
   }
   let version: string;
   try {
     version = await env.version(path);
   } catch (err) {
-    return { ok: false, reason: 'broken', path, message: `${path} --version failed: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      ok: false,
+      reason: 'broken',
+      path,
+      message: `${path} --version failed: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
   const major = parseMajor(version);
   if (major === undefined || major < MIN_NODE_MAJOR) {
-    return { ok: false, reason: 'too-old', path, version, message: `Node.js at ${path} is ${version}; RFT Studio's backend needs ${MIN_NODE_MAJOR} or newer. Set rftStudio.nodePath to a newer one.` };
+    return {
+      ok: false,
+      reason: 'too-old',
+      path,
+      version,
+      message: `Node.js at ${path} is ${version}; RFT Studio's backend needs ${MIN_NODE_MAJOR} or newer. Set rftStudio.nodePath to a newer one.`,
+    };
   }
   return { ok: true, path, version };
 }

@@ -7,7 +7,12 @@ export interface RestartPolicyOptions {
   windowMs: number;
 }
 
-export const DEFAULT_RESTART: RestartPolicyOptions = { baseDelayMs: 500, maxDelayMs: 8000, maxRestarts: 5, windowMs: 60_000 };
+export const DEFAULT_RESTART: RestartPolicyOptions = {
+  baseDelayMs: 500,
+  maxDelayMs: 8000,
+  maxRestarts: 5,
+  windowMs: 60_000,
+};
 
 export class RestartPolicy {
   private deaths: number[] = [];

@@ -4,7 +4,16 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
-import { createMessageConnection, SocketMessageReader, SocketMessageWriter, StreamMessageReader, StreamMessageWriter, type DataCallback, type Disposable, type MessageConnection } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  SocketMessageReader,
+  SocketMessageWriter,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type DataCallback,
+  type Disposable,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
 
 export interface Exit {
   code: number | null;
@@ -33,7 +42,11 @@ export interface ChildOptions {
 
 export function childConnector(o: ChildOptions): Connector {
   return async () => {
-    const child = spawn(o.node, o.args, { cwd: o.cwd, env: { ...process.env, ...o.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(o.node, o.args, {
+      cwd: o.cwd,
+      env: { ...process.env, ...o.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const tail: string[] = [];
     let partial = '';
     child.stderr.setEncoding('utf8');
@@ -64,7 +77,10 @@ export function childConnector(o: ChildOptions): Connector {
       child.once('spawn', () => res());
       child.once('error', rej);
     });
-    const connection = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+    const connection = createMessageConnection(
+      new StreamMessageReader(child.stdout),
+      new StreamMessageWriter(child.stdin),
+    );
     return { connection, exited, kill: () => child.kill(), describe: `pid ${child.pid}` };
   };
 }
@@ -91,7 +107,9 @@ export function tcpConnector(url: string, opts: { workspace?: string } = {}): Co
       socket.destroy();
       throw new Error(`backend at ${shown}: ${(err as Error).message}`);
     }
-    const exited = new Promise<Exit>((res) => socket.once('close', () => res({ code: null, signal: null, stderrTail: [] })));
+    const exited = new Promise<Exit>((res) =>
+      socket.once('close', () => res({ code: null, signal: null, stderrTail: [] })),
+    );
     const connection = createMessageConnection(new ResumingReader(socket), new SocketMessageWriter(socket));
     return { connection, exited, kill: () => socket.destroy(), describe: shown };
   };
@@ -100,12 +118,18 @@ export function tcpConnector(url: string, opts: { workspace?: string } = {}): Co
 function serverToken(u: URL, workspace: string | undefined): string {
   const inline = u.searchParams.get('token');
   if (inline) return inline;
-  const file = u.searchParams.get('tokenFile') ?? (workspace ? join(workspace, '.rft', `serve-${u.port}.token`) : undefined);
-  if (!file) throw new Error(`rftStudio.backendUrl needs the server's token: add ?token=... or ?tokenFile=... (rft serve prints its token file)`);
+  const file =
+    u.searchParams.get('tokenFile') ?? (workspace ? join(workspace, '.rft', `serve-${u.port}.token`) : undefined);
+  if (!file)
+    throw new Error(
+      `rftStudio.backendUrl needs the server's token: add ?token=... or ?tokenFile=... (rft serve prints its token file)`,
+    );
   try {
     return readFileSync(file, 'utf8').trim();
   } catch (err) {
-    throw new Error(`cannot read the backend's token file ${file} (${(err as Error).message}); add ?token=... to rftStudio.backendUrl`);
+    throw new Error(
+      `cannot read the backend's token file ${file} (${(err as Error).message}); add ?token=... to rftStudio.backendUrl`,
+    );
   }
 }
 

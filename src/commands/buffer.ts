@@ -11,12 +11,21 @@ export async function openBuffer(s: Services, arg?: vscode.Uri | string): Promis
   else if (arg) ref = { path: arg.fsPath };
   else {
     const runs = s.state.runs.map((r) => ({ label: r.name ?? r.id, description: r.status, ref: { runId: r.id } }));
-    const FILE = { label: '$(folder-opened) Open a buffer file…', description: '', ref: undefined as undefined | { runId: string } };
+    const FILE = {
+      label: '$(folder-opened) Open a buffer file…',
+      description: '',
+      ref: undefined as undefined | { runId: string },
+    };
     const pick = await vscode.window.showQuickPick([...runs, FILE], { title: 'Open buffer', ignoreFocusOut: true });
     if (!pick) return;
     if (pick.ref) ref = pick.ref;
     else {
-      const f = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Buffer (SQLite)': ['sqlite', 'db'] }, title: 'Buffer file', ...inWorkspace() });
+      const f = await vscode.window.showOpenDialog({
+        canSelectMany: false,
+        filters: { 'Buffer (SQLite)': ['sqlite', 'db'] },
+        title: 'Buffer file',
+        ...inWorkspace(),
+      });
       if (!f?.[0]) return;
       ref = { path: f[0].fsPath };
     }
@@ -40,18 +49,33 @@ export async function exportBuffer(s: Services): Promise<void> {
     return;
   }
   // Starts in the workspace (not the active file's folder), named after the buffer.
-  const base = s.state.bufferPath.split(/[\\/]/).pop()!.replace(/\.[^.]*$/, '');
+  const base = s.state.bufferPath
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/\.[^.]*$/, '');
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const target = await vscode.window.showSaveDialog({ filters: { JSONL: ['jsonl'] }, title: 'Export buffer as JSONL', ...(root ? { defaultUri: vscode.Uri.joinPath(root, `${base}.jsonl`) } : {}) });
-  if (!target) return;
-  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Exporting buffer…' }, async () => {
-    try {
-      const r = await s.client.request('buffer/export', { buffer: { path: s.state.bufferPath }, file: target.fsPath });
-      void vscode.window.showInformationMessage(`Exported ${r.written} experiences to ${vscode.workspace.asRelativePath(target)}.`);
-    } catch (err) {
-      await showBackendError('Export buffer', err, s.output);
-    }
+  const target = await vscode.window.showSaveDialog({
+    filters: { JSONL: ['jsonl'] },
+    title: 'Export buffer as JSONL',
+    ...(root ? { defaultUri: vscode.Uri.joinPath(root, `${base}.jsonl`) } : {}),
   });
+  if (!target) return;
+  await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Exporting buffer…' },
+    async () => {
+      try {
+        const r = await s.client.request('buffer/export', {
+          buffer: { path: s.state.bufferPath },
+          file: target.fsPath,
+        });
+        void vscode.window.showInformationMessage(
+          `Exported ${r.written} experiences to ${vscode.workspace.asRelativePath(target)}.`,
+        );
+      } catch (err) {
+        await showBackendError('Export buffer', err, s.output);
+      }
+    },
+  );
 }
 
 export async function addSelectionAsExpert(s: Services): Promise<void> {
@@ -69,10 +93,19 @@ export async function addSelectionAsExpert(s: Services): Promise<void> {
   if (!task) return;
   const { taskId, prompt, runId } = task;
   try {
-    const r = await s.client.request('feedback/addExpert', { buffer: { path: s.state.bufferPath }, taskId, prompt, response, ...(runId ? { runId } : {}) });
-    void vscode.window.showInformationMessage(`Added expert example ${r.expertId} for task ${taskId}.`, 'Undo').then(async (pick) => {
-      if (pick) await s.client.request('feedback/undo', { buffer: { path: s.state.bufferPath }, changeId: r.changeId });
+    const r = await s.client.request('feedback/addExpert', {
+      buffer: { path: s.state.bufferPath },
+      taskId,
+      prompt,
+      response,
+      ...(runId ? { runId } : {}),
     });
+    void vscode.window
+      .showInformationMessage(`Added expert example ${r.expertId} for task ${taskId}.`, 'Undo')
+      .then(async (pick) => {
+        if (pick)
+          await s.client.request('feedback/undo', { buffer: { path: s.state.bufferPath }, changeId: r.changeId });
+      });
   } catch (err) {
     await showBackendError('Add expert example', err, s.output);
   }
@@ -81,37 +114,73 @@ export async function addSelectionAsExpert(s: Services): Promise<void> {
 type TaskItem = vscode.QuickPickItem & { taskId?: string };
 
 /** The task an expert answers: one of the buffer's tasks (prompt from its experiences), or a new one. */
-export async function pickExpertTask(s: Services, bufferPath: string): Promise<{ taskId: string; prompt: string; runId?: string } | undefined> {
+export async function pickExpertTask(
+  s: Services,
+  bufferPath: string,
+): Promise<{ taskId: string; prompt: string; runId?: string } | undefined> {
   const buffer = { path: bufferPath };
   const run = s.state.activeRun?.id;
   // Tasks with rollouts (pass rates), and the prompt of each from the newest rows.
   const [stats, rows] = await Promise.all([
     s.client.request('buffer/taskStats', { buffer, ...(run ? { runId: run } : {}) }).catch(() => []),
-    s.client.request('buffer/list', { buffer, sort: 'createdAt', descending: true, offset: 0, limit: 500 }).then((r) => r.rows, () => []),
+    s.client.request('buffer/list', { buffer, sort: 'createdAt', descending: true, offset: 0, limit: 500 }).then(
+      (r) => r.rows,
+      () => [],
+    ),
   ]);
   const preview = new Map<string, string>();
   for (const r of rows) if (!preview.has(r.taskId)) preview.set(r.taskId, r.promptPreview);
-  const ids = [...new Set([...stats.map((t) => t.taskId), ...preview.keys()])].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  const ids = [...new Set([...stats.map((t) => t.taskId), ...preview.keys()])].sort((a, b) =>
+    a.localeCompare(b, 'en', { numeric: true }),
+  );
   const stat = new Map(stats.map((t) => [t.taskId, t]));
   const NEW: TaskItem = { label: '$(add) A new task…', detail: 'type its id and prompt' };
   const items: TaskItem[] = [
     ...ids.map((id) => {
       const st = stat.get(id);
-      return { label: id, description: st ? `pass ${Math.round(st.passRate * 100)}% · ${st.rollouts} rollouts` : '', detail: (preview.get(id) ?? '').replace(/\s+/g, ' ').slice(0, 120), taskId: id };
+      return {
+        label: id,
+        description: st ? `pass ${Math.round(st.passRate * 100)}% · ${st.rollouts} rollouts` : '',
+        detail: (preview.get(id) ?? '').replace(/\s+/g, ' ').slice(0, 120),
+        taskId: id,
+      };
     }),
     NEW,
   ];
-  const pick = await vscode.window.showQuickPick(items, { title: 'Expert example: which task does the selection answer?', placeHolder: 'a task of the buffer (type to filter by id or prompt), or a new one', matchOnDetail: true, ignoreFocusOut: true });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: 'Expert example: which task does the selection answer?',
+    placeHolder: 'a task of the buffer (type to filter by id or prompt), or a new one',
+    matchOnDetail: true,
+    ignoreFocusOut: true,
+  });
   if (!pick) return undefined;
   if (pick.taskId) {
     // The task's own prompt, in full (the list's preview is cut), and the run it belongs to.
-    const row = (await s.client.request('buffer/list', { buffer, filter: { taskId: pick.taskId }, offset: 0, limit: 1 })).rows[0];
+    const row = (
+      await s.client.request('buffer/list', { buffer, filter: { taskId: pick.taskId }, offset: 0, limit: 1 })
+    ).rows[0];
     const full = row && (await s.client.request('buffer/get', { buffer, id: row.id }));
     if (full) return { taskId: pick.taskId, prompt: full.promptText, runId: full.runId };
   }
-  const taskId = pick.taskId ?? (await vscode.window.showInputBox({ title: 'Expert example: new task id', prompt: 'Id of the new task', ignoreFocusOut: true, validateInput: (v) => (!v.trim() ? 'an id' : ids.includes(v.trim()) ? `${v.trim()} is a task of the buffer: pick it from the list` : undefined) }));
+  const taskId =
+    pick.taskId ??
+    (await vscode.window.showInputBox({
+      title: 'Expert example: new task id',
+      prompt: 'Id of the new task',
+      ignoreFocusOut: true,
+      validateInput: (v) =>
+        !v.trim()
+          ? 'an id'
+          : ids.includes(v.trim())
+            ? `${v.trim()} is a task of the buffer: pick it from the list`
+            : undefined,
+    }));
   if (!taskId) return undefined;
-  const prompt = await vscode.window.showInputBox({ title: `Expert example: prompt of ${taskId}`, prompt: 'The prompt of the task', ignoreFocusOut: true });
+  const prompt = await vscode.window.showInputBox({
+    title: `Expert example: prompt of ${taskId}`,
+    prompt: 'The prompt of the task',
+    ignoreFocusOut: true,
+  });
   if (prompt === undefined) return undefined;
   return { taskId: taskId.trim(), prompt, ...(run ? { runId: run } : {}) };
 }

@@ -31,7 +31,11 @@ export function pct(x: number): string {
  * Runs with checkpoints, newest run first (created / updated time), each headed by a separator and
  * its checkpoints newest first by version (v183 before v60 before v20: numeric, not by name).
  */
-export function checkpointItems(runs: RunInfo[], accuracy: Map<string, Map<number, number>>, rel: (p: string) => string = (p) => p): CheckpointItem[] {
+export function checkpointItems(
+  runs: RunInfo[],
+  accuracy: Map<string, Map<number, number>>,
+  rel: (p: string) => string = (p) => p,
+): CheckpointItem[] {
   const withCk = runs.filter((r) => r.checkpoints?.length);
   withCk.sort((a, b) => (b.createdAt ?? b.updatedAt ?? 0) - (a.createdAt ?? a.updatedAt ?? 0));
   const out: CheckpointItem[] = [];
@@ -58,7 +62,14 @@ export function checkpointItems(runs: RunInfo[], accuracy: Map<string, Map<numbe
 }
 
 /** "v60 of tiny (step 60): accuracy 37.5% on 16 tasks of the held-out split" */
-export function evalResultLine(ck: { version?: number; runName?: string; step?: number; path: string }, r: { accuracy: number; tasks: number }, on: string): string {
-  const what = ck.version !== undefined ? `v${ck.version}${ck.runName ? ` of ${ck.runName}` : ''}${ck.step !== undefined ? ` (step ${ck.step})` : ''}` : ck.path;
+export function evalResultLine(
+  ck: { version?: number; runName?: string; step?: number; path: string },
+  r: { accuracy: number; tasks: number },
+  on: string,
+): string {
+  const what =
+    ck.version !== undefined
+      ? `v${ck.version}${ck.runName ? ` of ${ck.runName}` : ''}${ck.step !== undefined ? ` (step ${ck.step})` : ''}`
+      : ck.path;
   return `${what}: accuracy ${pct(r.accuracy)} on ${r.tasks} tasks of ${on}`;
 }

@@ -47,7 +47,10 @@ async function workspaceConfigs(): Promise<{ uri: vscode.Uri; files: string[] }[
   uris.sort((a, b) => a.fsPath.localeCompare(b.fsPath));
   const out: { uri: vscode.Uri; files: string[] }[] = [];
   for (const uri of uris) {
-    const text = await vscode.workspace.fs.readFile(uri).then((b) => new TextDecoder().decode(b), () => '');
+    const text = await vscode.workspace.fs.readFile(uri).then(
+      (b) => new TextDecoder().decode(b),
+      () => '',
+    );
     out.push({ uri, files: configFiles(uri.fsPath, text) });
   }
   return out;
@@ -57,14 +60,19 @@ async function workspaceConfigs(): Promise<{ uri: vscode.Uri; files: string[] }[
  * The workspace config that reads `file`: the one naming it as taskset or eval; else, for a folder
  * outside any run (no run config to fall back on), the first workspace config (its mapping and reward).
  */
-export function configFor(file: string, configs: { uri: vscode.Uri; files: string[] }[], ofRun: boolean): vscode.Uri | undefined {
+export function configFor(
+  file: string,
+  configs: { uri: vscode.Uri; files: string[] }[],
+  ofRun: boolean,
+): vscode.Uri | undefined {
   return configs.find((c) => c.files.includes(resolve(file)))?.uri ?? (ofRun ? undefined : configs[0]?.uri);
 }
 
 export async function evaluateCheckpoint(s: Services, arg?: vscode.Uri | RunInfo | string): Promise<void> {
   if (!requireTrust('Evaluating a checkpoint')) return;
   const runId = typeof arg === 'string' ? arg : arg && !(arg instanceof vscode.Uri) ? arg.id : undefined;
-  const ck: PickedCheckpoint | undefined = arg instanceof vscode.Uri ? { path: arg.fsPath } : await pickCheckpoint(s, 'Evaluate checkpoint', runId);
+  const ck: PickedCheckpoint | undefined =
+    arg instanceof vscode.Uri ? { path: arg.fsPath } : await pickCheckpoint(s, 'Evaluate checkpoint', runId);
   if (!ck) return;
   const target = await pickTarget(ck);
   if (!target) return;
@@ -77,11 +85,21 @@ async function pickTarget(ck: PickedCheckpoint): Promise<EvalTarget | undefined>
   const configs = await workspaceConfigs();
   const rel = (u: vscode.Uri | string) => vscode.workspace.asRelativePath(u, false);
   const items: (vscode.QuickPickItem & { target: EvalTarget })[] = [];
-  if (ck.runId) items.push({ label: "$(beaker) The run's held-out split", target: { taskset: '', on: 'the held-out split' } });
-  for (const c of configs) items.push({ label: `$(beaker) The eval set of ${rel(c.uri)}`, description: 'its files, mapping and reward', target: { taskset: '', config: c.uri.fsPath, on: `the eval set of ${rel(c.uri)}` } });
+  if (ck.runId)
+    items.push({ label: "$(beaker) The run's held-out split", target: { taskset: '', on: 'the held-out split' } });
+  for (const c of configs)
+    items.push({
+      label: `$(beaker) The eval set of ${rel(c.uri)}`,
+      description: 'its files, mapping and reward',
+      target: { taskset: '', config: c.uri.fsPath, on: `the eval set of ${rel(c.uri)}` },
+    });
   for (const u of tasksets) {
     const config = configFor(u.fsPath, configs, !!ck.runId);
-    items.push({ label: rel(u), ...(config ? { description: `read as ${rel(config)} reads it` } : {}), target: { taskset: u.fsPath, ...(config ? { config: config.fsPath } : {}), on: rel(u) } });
+    items.push({
+      label: rel(u),
+      ...(config ? { description: `read as ${rel(config)} reads it` } : {}),
+      target: { taskset: u.fsPath, ...(config ? { config: config.fsPath } : {}), on: rel(u) },
+    });
   }
   const pick = await vscode.window.showQuickPick(items, { title: 'Evaluate on', ignoreFocusOut: true });
   return pick?.target;
@@ -91,19 +109,36 @@ async function pickTarget(ck: PickedCheckpoint): Promise<EvalTarget | undefined>
  * Runs the evaluation under a progress notification that ends with it; the result (or the failure,
  * in one line with Show Log) is told after. Returns the result, or the error for the caller to show.
  */
-export async function evaluateWithProgress(s: Services, ck: PickedCheckpoint, target: EvalTarget): Promise<{ accuracy: number; tasks: number } | { error: unknown }> {
-  const name = ck.version !== undefined ? `v${ck.version}${ck.runName ? ` of ${ck.runName}` : ''}` : vscode.workspace.asRelativePath(ck.path);
+export async function evaluateWithProgress(
+  s: Services,
+  ck: PickedCheckpoint,
+  target: EvalTarget,
+): Promise<{ accuracy: number; tasks: number } | { error: unknown }> {
+  const name =
+    ck.version !== undefined
+      ? `v${ck.version}${ck.runName ? ` of ${ck.runName}` : ''}`
+      : vscode.workspace.asRelativePath(ck.path);
   let outcome: { accuracy: number; tasks: number } | { error: unknown } | undefined;
-  s.output.info(`Evaluating ${name} on ${target.on}${target.config ? ` (config ${vscode.workspace.asRelativePath(target.config)})` : ''}…`);
-  await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Evaluating ${name} on ${target.on}`, cancellable: true }, async (_p, token) => {
-    try {
-      const req = s.client.request('runs/evaluate', { checkpoint: ck.path, taskset: target.taskset, ...(ck.runId ? { runId: ck.runId } : {}), ...(target.config ? { config: target.config } : {}) });
-      const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
-      outcome = r ?? undefined;
-    } catch (err) {
-      outcome = { error: err };
-    }
-  });
+  s.output.info(
+    `Evaluating ${name} on ${target.on}${target.config ? ` (config ${vscode.workspace.asRelativePath(target.config)})` : ''}…`,
+  );
+  await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Evaluating ${name} on ${target.on}`, cancellable: true },
+    async (_p, token) => {
+      try {
+        const req = s.client.request('runs/evaluate', {
+          checkpoint: ck.path,
+          taskset: target.taskset,
+          ...(ck.runId ? { runId: ck.runId } : {}),
+          ...(target.config ? { config: target.config } : {}),
+        });
+        const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
+        outcome = r ?? undefined;
+      } catch (err) {
+        outcome = { error: err };
+      }
+    },
+  );
   if (!outcome) {
     s.output.info(`Evaluation of ${name} cancelled.`);
     return { error: new Error('cancelled') };
@@ -119,7 +154,11 @@ export async function evaluateWithProgress(s: Services, ck: PickedCheckpoint, ta
 }
 
 /** Each run's checkpoints (newest first, step and accuracy), or a folder elsewhere; `runId` keeps one run's. */
-export async function pickCheckpoint(s: Services, title = 'Evaluate checkpoint', runId?: string): Promise<PickedCheckpoint | undefined> {
+export async function pickCheckpoint(
+  s: Services,
+  title = 'Evaluate checkpoint',
+  runId?: string,
+): Promise<PickedCheckpoint | undefined> {
   await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
   const runs = s.state.runs.filter((r) => r.checkpoints?.length && (!runId || r.id === runId));
   const accuracy = new Map<string, Map<number, number>>();
@@ -130,17 +169,31 @@ export async function pickCheckpoint(s: Services, title = 'Evaluate checkpoint',
     }),
   );
   const BROWSE = { label: '$(folder-opened) Another checkpoint folder…', alwaysShow: true };
-  const items = checkpointItems(runs, accuracy, (p) => vscode.workspace.asRelativePath(p)).map((i) => (i.separator ? { ...i, kind: vscode.QuickPickItemKind.Separator } : i));
-  const pick = await vscode.window.showQuickPick<vscode.QuickPickItem & Partial<CheckpointItem>>([...items, { label: '', kind: vscode.QuickPickItemKind.Separator }, BROWSE], {
-    title,
-    placeHolder: items.length ? 'Newest first; type to filter by version, step, accuracy or path' : 'No run has checkpoints yet: pick a folder',
-    matchOnDescription: true,
-    matchOnDetail: true,
-    ignoreFocusOut: true,
-  });
+  const items = checkpointItems(runs, accuracy, (p) => vscode.workspace.asRelativePath(p)).map((i) =>
+    i.separator ? { ...i, kind: vscode.QuickPickItemKind.Separator } : i,
+  );
+  const pick = await vscode.window.showQuickPick<vscode.QuickPickItem & Partial<CheckpointItem>>(
+    [...items, { label: '', kind: vscode.QuickPickItemKind.Separator }, BROWSE],
+    {
+      title,
+      placeHolder: items.length
+        ? 'Newest first; type to filter by version, step, accuracy or path'
+        : 'No run has checkpoints yet: pick a folder',
+      matchOnDescription: true,
+      matchOnDetail: true,
+      ignoreFocusOut: true,
+    },
+  );
   if (!pick) return undefined;
   if (pick !== BROWSE) return pick as PickedCheckpoint;
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const dir = (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, title: 'Checkpoint folder', ...(root ? { defaultUri: root } : {}) }))?.[0];
+  const dir = (
+    await vscode.window.showOpenDialog({
+      canSelectFolders: true,
+      canSelectFiles: false,
+      title: 'Checkpoint folder',
+      ...(root ? { defaultUri: root } : {}),
+    })
+  )?.[0];
   return dir ? { path: dir.fsPath } : undefined;
 }

@@ -5,7 +5,17 @@
 import * as vscode from 'vscode';
 import { dirname, relative } from 'node:path';
 import { sectionsNaming, withFormat, type ConfigSection } from '../config-format-edit.js';
-import { describeMapping, fieldsOf, firstRecords, formatOf, guessRole, proposeMapping, type MappingProposal, type MappingRole, type MappingTarget } from '../field-mapping.js';
+import {
+  describeMapping,
+  fieldsOf,
+  firstRecords,
+  formatOf,
+  guessRole,
+  proposeMapping,
+  type MappingProposal,
+  type MappingRole,
+  type MappingTarget,
+} from '../field-mapping.js';
 import type { Services } from '../services.js';
 import { readHead } from '../taskset-detect.js';
 import { configTemplate, domainOf } from '../templates.js';
@@ -20,7 +30,12 @@ export interface FieldPreset {
   key: string;
 }
 
-const TARGET_LABEL: Record<MappingTarget, string> = { prompt: 'prompt', answer: 'answer (checked by the reward)', response: 'expert response (trained on)', id: 'id' };
+const TARGET_LABEL: Record<MappingTarget, string> = {
+  prompt: 'prompt',
+  answer: 'answer (checked by the reward)',
+  response: 'expert response (trained on)',
+  id: 'id',
+};
 
 /** `"What is 17 + 25?" · "What is 9 * 8?"`: a field's first values, short. */
 export function sampleValues(records: Rec[], key: string, n = 3): string {
@@ -38,7 +53,11 @@ async function pickFile(s: Services, arg?: vscode.Uri): Promise<vscode.Uri | und
   const files = s.tasksets.list().filter((u) => /\.(jsonl|json)$/i.test(u.fsPath));
   const pick = await vscode.window.showQuickPick(
     files.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
-    { title: 'Map fields: which file?', placeHolder: 'a JSONL or JSON file of tasks or expert demonstrations', ignoreFocusOut: true },
+    {
+      title: 'Map fields: which file?',
+      placeHolder: 'a JSONL or JSON file of tasks or expert demonstrations',
+      ignoreFocusOut: true,
+    },
   );
   return pick?.uri;
 }
@@ -57,17 +76,38 @@ function targetsOf(role: MappingRole): MappingTarget[] {
 }
 
 /** The first step: the records and the proposal; accept, change each field, or switch tasks / experts. */
-async function review(rel: string, records: Rec[], p: MappingProposal): Promise<'accept' | 'edit' | 'role' | undefined> {
+async function review(
+  rel: string,
+  records: Rec[],
+  p: MappingProposal,
+): Promise<'accept' | 'edit' | 'role' | undefined> {
   type Item = vscode.QuickPickItem & { act?: 'accept' | 'edit' | 'role' };
   const items: Item[] = [
-    { label: `$(check) Use: ${describeMapping(p.fields) || 'no fields found'}`, detail: p.role === 'task' ? 'read as tasks' : 'read as expert demonstrations (prompt + response, trained on by MIX / SFT)', act: 'accept' },
+    {
+      label: `$(check) Use: ${describeMapping(p.fields) || 'no fields found'}`,
+      detail:
+        p.role === 'task'
+          ? 'read as tasks'
+          : 'read as expert demonstrations (prompt + response, trained on by MIX / SFT)',
+      act: 'accept',
+    },
     { label: '$(edit) Choose each field…', act: 'edit' },
-    { label: p.role === 'task' ? '$(arrow-swap) Read as expert demonstrations instead' : '$(arrow-swap) Read as tasks instead', act: 'role' },
+    {
+      label:
+        p.role === 'task'
+          ? '$(arrow-swap) Read as expert demonstrations instead'
+          : '$(arrow-swap) Read as tasks instead',
+      act: 'role',
+    },
     { label: `First records of ${rel}`, kind: vscode.QuickPickItemKind.Separator },
     ...records.slice(0, 3).map((r) => ({ label: JSON.stringify(r).slice(0, 240) })),
   ];
   for (;;) {
-    const pick = await vscode.window.showQuickPick(items, { title: `Map fields of ${rel}`, placeHolder: 'the proposed mapping, from the field names and values of the first records', ignoreFocusOut: true });
+    const pick = await vscode.window.showQuickPick(items, {
+      title: `Map fields of ${rel}`,
+      placeHolder: 'the proposed mapping, from the field names and values of the first records',
+      ignoreFocusOut: true,
+    });
     if (!pick) return undefined;
     if (pick.act) return pick.act;
     // A record was picked: show the list again.
@@ -83,10 +123,19 @@ async function editEach(rel: string, records: Rec[], p: MappingProposal): Promis
     const proposed = cur.fields.find((f) => f.target === t)?.key;
     const ordered = proposed ? [proposed, ...keys.filter((k) => k !== proposed)] : keys;
     type Item = vscode.QuickPickItem & { key?: string };
-    const items: Item[] = ordered.map((k) => ({ label: k, description: k === proposed ? '(proposed)' : '', detail: sampleValues(records, k), key: k }));
+    const items: Item[] = ordered.map((k) => ({
+      label: k,
+      description: k === proposed ? '(proposed)' : '',
+      detail: sampleValues(records, k),
+      key: k,
+    }));
     // An id is optional (the line number is used); an answer may be left to the reward.
-    if (t !== 'prompt') items.push({ label: '(none)', detail: t === 'id' ? 'tasks are numbered by their line' : 'no field' });
-    const pick = await vscode.window.showQuickPick(items, { title: `Map fields of ${rel} (${i + 1}/${targets.length}): which field is the ${TARGET_LABEL[t]}?`, ignoreFocusOut: true });
+    if (t !== 'prompt')
+      items.push({ label: '(none)', detail: t === 'id' ? 'tasks are numbered by their line' : 'no field' });
+    const pick = await vscode.window.showQuickPick(items, {
+      title: `Map fields of ${rel} (${i + 1}/${targets.length}): which field is the ${TARGET_LABEL[t]}?`,
+      ignoreFocusOut: true,
+    });
     if (!pick) return undefined;
     cur = choose(cur, t, pick.key);
   }
@@ -104,7 +153,8 @@ async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<Mappi
   const format = p.format ?? {};
   const configs = await vscode.workspace.findFiles(CONFIG_GLOB, '**/node_modules/**', 100);
   const texts = new Map<string, string>();
-  const read = async (u: vscode.Uri) => texts.get(u.fsPath) ?? new TextDecoder().decode(await vscode.workspace.fs.readFile(u));
+  const read = async (u: vscode.Uri) =>
+    texts.get(u.fsPath) ?? new TextDecoder().decode(await vscode.workspace.fs.readFile(u));
   const naming: { uri: vscode.Uri; sections: ConfigSection[] }[] = [];
   for (const u of configs) {
     const text = await read(u);
@@ -114,17 +164,24 @@ async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<Mappi
   }
   const section: ConfigSection = p.role === 'expert' ? 'experts' : 'taskset';
   if (naming.length) {
-    for (const n of naming) for (const sec of n.sections) await save(n.uri, withFormat(await read(n.uri), sec, format), texts);
+    for (const n of naming)
+      for (const sec of n.sections) await save(n.uri, withFormat(await read(n.uri), sec, format), texts);
     return { config: naming[0]!.uri, sections: naming[0]!.sections, created: false };
   }
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   if (!folder) return undefined;
   const NEW = '$(add) A new config for this file';
   const pick = configs.length
-    ? await vscode.window.showQuickPick([...configs.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | undefined })), { label: NEW, uri: undefined }], {
-        title: `No config reads ${vscode.workspace.asRelativePath(file)}: write its mapping (${section}) into…`,
-        ignoreFocusOut: true,
-      })
+    ? await vscode.window.showQuickPick(
+        [
+          ...configs.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u as vscode.Uri | undefined })),
+          { label: NEW, uri: undefined },
+        ],
+        {
+          title: `No config reads ${vscode.workspace.asRelativePath(file)}: write its mapping (${section}) into…`,
+          ignoreFocusOut: true,
+        },
+      )
     : { label: NEW, uri: undefined };
   if (!pick) return undefined;
   if (pick.uri) {
@@ -138,7 +195,9 @@ async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<Mappi
   const text =
     p.role === 'task'
       ? configTemplate(rel, domainOf(rel), undefined, { ...(p.format ? { format: p.format } : {}) })
-      : configTemplate('tasksets/math.jsonl', 'math', undefined, { experts: { path: rel, ...(p.format ? { format: p.format } : {}) } });
+      : configTemplate('tasksets/math.jsonl', 'math', undefined, {
+          experts: { path: rel, ...(p.format ? { format: p.format } : {}) },
+        });
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
   return { config: uri, sections: [section], created: true };
 }
@@ -156,17 +215,26 @@ async function save(uri: vscode.Uri, text: string, cache: Map<string, string>): 
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
 }
 
-export async function mapFields(s: Services, arg?: vscode.Uri, preset?: FieldPreset): Promise<MappingWritten | undefined> {
+export async function mapFields(
+  s: Services,
+  arg?: vscode.Uri,
+  preset?: FieldPreset,
+): Promise<MappingWritten | undefined> {
   const file = await pickFile(s, arg instanceof vscode.Uri ? arg : undefined);
   if (!file) return undefined;
   const rel = vscode.workspace.asRelativePath(file);
   const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === file.fsPath);
   const records = firstRecords(open ? open.getText() : readHead(file.fsPath), file.fsPath, 20);
   if (!records.length) {
-    void vscode.window.showWarningMessage(`${rel}: no JSON records to map (a JSONL file, one object per line, or a JSON array of objects).`);
+    void vscode.window.showWarningMessage(
+      `${rel}: no JSON records to map (a JSONL file, one object per line, or a JSON array of objects).`,
+    );
     return undefined;
   }
-  let p = proposeMapping(records, preset?.target === 'response' ? 'expert' : preset?.target === 'answer' ? 'task' : guessRole(file.fsPath, records));
+  let p = proposeMapping(
+    records,
+    preset?.target === 'response' ? 'expert' : preset?.target === 'answer' ? 'task' : guessRole(file.fsPath, records),
+  );
   if (preset) p = choose(p, preset.target, preset.key);
   else {
     for (;;) {
@@ -190,7 +258,12 @@ export async function mapFields(s: Services, arg?: vscode.Uri, preset?: FieldPre
     await s.rereadConfigs?.();
     const cfg = vscode.workspace.asRelativePath(done.config);
     s.output.info(`Mapped ${rel} (${describeMapping(p.fields)}) in ${cfg} (${done.sections.join(', ')}).`);
-    void vscode.window.showInformationMessage(`${done.created ? 'Wrote' : 'Mapped in'} ${cfg}: ${rel} read with ${describeMapping(p.fields)}.`, 'Open Config').then((x) => x && vscode.window.showTextDocument(done.config));
+    void vscode.window
+      .showInformationMessage(
+        `${done.created ? 'Wrote' : 'Mapped in'} ${cfg}: ${rel} read with ${describeMapping(p.fields)}.`,
+        'Open Config',
+      )
+      .then((x) => x && vscode.window.showTextDocument(done.config));
     return done;
   } catch (err) {
     void vscode.window.showErrorMessage(`Map fields of ${rel}: ${(err as Error).message}`);

@@ -15,24 +15,41 @@ export function reportHtml(html: string): string {
 
 export async function openReport(s: Services, arg?: unknown): Promise<vscode.WebviewPanel | undefined> {
   await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
-  const id = typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'id' in arg ? String((arg as RunInfo).id) : undefined;
+  const id =
+    typeof arg === 'string'
+      ? arg
+      : arg && typeof arg === 'object' && 'id' in arg
+        ? String((arg as RunInfo).id)
+        : undefined;
   let run = id ? s.state.runs.find((r) => r.id === id) : undefined;
   if (!id) {
     const withReport = s.state.runs.filter((r) => r.reportPath);
     if (!withReport.length) {
-      void vscode.window.showWarningMessage('No run has a report yet: a run writes report.html when it ends (stopped, paused or completed).');
+      void vscode.window.showWarningMessage(
+        'No run has a report yet: a run writes report.html when it ends (stopped, paused or completed).',
+      );
       return undefined;
     }
-    const pick = await vscode.window.showQuickPick(withReport.map((r) => ({ label: r.name ?? r.id, description: `${r.id} · ${r.status}`, run: r })), { title: 'Open run report', ignoreFocusOut: true });
+    const pick = await vscode.window.showQuickPick(
+      withReport.map((r) => ({ label: r.name ?? r.id, description: `${r.id} · ${r.status}`, run: r })),
+      { title: 'Open run report', ignoreFocusOut: true },
+    );
     run = pick?.run;
   }
   if (!run) return undefined;
   if (!run.reportPath) {
-    void vscode.window.showWarningMessage(`Run ${run.name ?? run.id} has no report yet: it is written when the run ends (stopped, paused or completed).`);
+    void vscode.window.showWarningMessage(
+      `Run ${run.name ?? run.id} has no report yet: it is written when the run ends (stopped, paused or completed).`,
+    );
     return undefined;
   }
   const html = await readFile(run.reportPath, 'utf8');
-  const panel = vscode.window.createWebviewPanel('rftStudio.report', `Report: ${run.name ?? run.id}`, vscode.ViewColumn.Active, { enableScripts: false });
+  const panel = vscode.window.createWebviewPanel(
+    'rftStudio.report',
+    `Report: ${run.name ?? run.id}`,
+    vscode.ViewColumn.Active,
+    { enableScripts: false },
+  );
   panel.webview.html = reportHtml(html);
   return panel;
 }

@@ -18,7 +18,9 @@ export function rewardModelResult(runName: string, r: RewardModelReport, where: 
       ? 'no held-out pairs (fewer than two tasks have pairs), so no held-out accuracy'
       : `held-out pairwise accuracy ${(r.heldout_accuracy * 100).toFixed(1)}% ± ${((r.heldout_stderr ?? 0) * 100).toFixed(1)} on ${r.heldout_pairs} pair${r.heldout_pairs === 1 ? '' : 's'} of ${r.heldout_tasks} unseen task${r.heldout_tasks === 1 ? '' : 's'}` +
         // The baselines on the same pairs: what the accuracy has to beat to mean anything.
-        (r.baselines.length ? ` (baseline${r.baselines.length > 1 ? 's' : ''}: ${r.baselines.map((b) => `${b.name} ${(b.heldout_accuracy * 100).toFixed(1)}%`).join(', ')})` : '');
+        (r.baselines.length
+          ? ` (baseline${r.baselines.length > 1 ? 's' : ''}: ${r.baselines.map((b) => `${b.name} ${(b.heldout_accuracy * 100).toFixed(1)}%`).join(', ')})`
+          : '');
   return `Reward model of ${runName}: ${acc} (trained on ${r.train_pairs} pair${r.train_pairs === 1 ? '' : 's'} and ${r.train_ratings} rating${r.train_ratings === 1 ? '' : 's'}); saved in ${where}`;
 }
 
@@ -26,18 +28,26 @@ export function rewardModelResult(runName: string, r: RewardModelReport, where: 
 export async function useRewardModel(dir: string): Promise<vscode.Uri | undefined> {
   const files = await vscode.workspace.findFiles('**/*.rft.{yaml,yml}', '**/node_modules/**', 200);
   if (files.length === 0) {
-    await vscode.window.showWarningMessage(`No run config (*.rft.yaml) in the workspace: set workflow.reward to reward_model:${dir} in yours.`);
+    await vscode.window.showWarningMessage(
+      `No run config (*.rft.yaml) in the workspace: set workflow.reward to reward_model:${dir} in yours.`,
+    );
     return undefined;
   }
   const pick = await vscode.window.showQuickPick(
     files.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), uri })),
-    { title: 'Use the reward model in: config', placeHolder: `sets workflow.reward: reward_model:${dir}`, ignoreFocusOut: true },
+    {
+      title: 'Use the reward model in: config',
+      placeHolder: `sets workflow.reward: reward_model:${dir}`,
+      ignoreFocusOut: true,
+    },
   );
   if (!pick) return undefined;
   const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(pick.uri));
   const doc = parseDocument(text);
   if (doc.errors.length) {
-    await vscode.window.showErrorMessage(`${pick.label}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]}); nothing changed`);
+    await vscode.window.showErrorMessage(
+      `${pick.label}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]}); nothing changed`,
+    );
     return undefined;
   }
   doc.setIn(['workflow', 'reward'], `reward_model:${dir}`);
@@ -53,12 +63,22 @@ export async function trainRewardModel(s: Services, arg?: unknown): Promise<Rewa
   let run = typeof arg === 'string' ? runs.find((r) => r.id === arg) : undefined;
   if (!run) {
     if (runs.length === 0) {
-      await vscode.window.showInformationMessage('No run yet: a reward model learns from the ratings and the promoted / rejected responses of a run\u2019s buffer.');
+      await vscode.window.showInformationMessage(
+        'No run yet: a reward model learns from the ratings and the promoted / rejected responses of a run\u2019s buffer.',
+      );
       return undefined;
     }
     const pick = await vscode.window.showQuickPick<RunItem>(
-      runs.map((r) => ({ label: r.name ?? r.id, description: `${r.id} · ${r.status}${r.step !== undefined ? ` · step ${r.step}` : ''}`, run: r })),
-      { title: 'Train reward model: run', placeHolder: 'The run whose curated ratings and pairs it learns from', ignoreFocusOut: true },
+      runs.map((r) => ({
+        label: r.name ?? r.id,
+        description: `${r.id} · ${r.status}${r.step !== undefined ? ` · step ${r.step}` : ''}`,
+        run: r,
+      })),
+      {
+        title: 'Train reward model: run',
+        placeHolder: 'The run whose curated ratings and pairs it learns from',
+        ignoreFocusOut: true,
+      },
     );
     run = pick?.run;
   }
@@ -74,25 +94,28 @@ export async function trainRewardModel(s: Services, arg?: unknown): Promise<Rewa
   const out = isAbsolute(given) || !root ? given.trim() : join(root, given.trim());
   const name = run.name ?? run.id;
   const runId = run.id;
-  const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Training a reward model on ${name}`, cancellable: true }, async (progress, token) => {
-    let done = 0;
-    const sub = s.client.onNotification('rewardModel/progress', (p) => {
-      if (p.runId !== runId) return;
-      s.output.info(`reward model (${runId}): ${p.line}`);
-      const pct = p.step !== undefined && p.steps ? (100 * p.step) / p.steps : undefined;
-      progress.report({ message: p.line, ...(pct !== undefined ? { increment: pct - done } : {}) });
-      if (pct !== undefined) done = pct;
-    });
-    try {
-      const req = s.client.request('rewardModel/train', { runId, out });
-      return await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
-    } catch (err) {
-      await showBackendError('Train reward model', err, s.output);
-      return null;
-    } finally {
-      sub.dispose();
-    }
-  });
+  const report = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Training a reward model on ${name}`, cancellable: true },
+    async (progress, token) => {
+      let done = 0;
+      const sub = s.client.onNotification('rewardModel/progress', (p) => {
+        if (p.runId !== runId) return;
+        s.output.info(`reward model (${runId}): ${p.line}`);
+        const pct = p.step !== undefined && p.steps ? (100 * p.step) / p.steps : undefined;
+        progress.report({ message: p.line, ...(pct !== undefined ? { increment: pct - done } : {}) });
+        if (pct !== undefined) done = pct;
+      });
+      try {
+        const req = s.client.request('rewardModel/train', { runId, out });
+        return await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
+      } catch (err) {
+        await showBackendError('Train reward model', err, s.output);
+        return null;
+      } finally {
+        sub.dispose();
+      }
+    },
+  );
   if (!report) return undefined;
   const where = vscode.workspace.asRelativePath(report.out);
   const line = rewardModelResult(name, report, where);

@@ -21,7 +21,8 @@ export async function newTaskset(s: Services): Promise<vscode.Uri | undefined> {
     title: 'New taskset: file name',
     value: `tasksets/${pick.domain}.jsonl`,
     ignoreFocusOut: true,
-    validateInput: (v) => (/\.(jsonl|json|yaml|yml|csv)$/.test(v) ? undefined : 'end the name with .jsonl, .json, .yaml or .csv'),
+    validateInput: (v) =>
+      /\.(jsonl|json|yaml|yml|csv)$/.test(v) ? undefined : 'end the name with .jsonl, .json, .yaml or .csv',
   });
   if (!name) return undefined;
   const uri = vscode.Uri.joinPath(folder.uri, name);
@@ -47,7 +48,9 @@ export async function validateTaskset(s: Services, arg?: vscode.Uri): Promise<vo
   // A file that is no taskset (a .py, a .md) is told so, not put in Problems for good.
   if (!TASKSET_EXTENSIONS.some((e) => uri.fsPath.toLowerCase().endsWith(e))) {
     s.diagnostics.collection.delete(uri);
-    void vscode.window.showWarningMessage(`${vscode.workspace.asRelativePath(uri)} is not a taskset file: tasksets are ${TASKSET_EXTENSIONS.join(', ')}.`);
+    void vscode.window.showWarningMessage(
+      `${vscode.workspace.asRelativePath(uri)} is not a taskset file: tasksets are ${TASKSET_EXTENSIONS.join(', ')}.`,
+    );
     return;
   }
   const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
@@ -55,8 +58,14 @@ export async function validateTaskset(s: Services, arg?: vscode.Uri): Promise<vo
     // Read as the workspace's config maps it (or with the detected mapping), as Problems reads it.
     const r = await s.diagnostics.validateFile(uri.fsPath, doc?.isDirty ? doc.getText() : undefined);
     const errors = r.issues.filter((i) => i.severity === 'error').length;
-    if (errors) void vscode.window.showWarningMessage(`${vscode.workspace.asRelativePath(uri)}: ${r.tasks} tasks valid, ${errors} bad record${errors === 1 ? '' : 's'} (see Problems).`);
-    else void vscode.window.showInformationMessage(`${vscode.workspace.asRelativePath(uri)}: ${r.tasks} tasks, no errors.`);
+    if (errors)
+      void vscode.window.showWarningMessage(
+        `${vscode.workspace.asRelativePath(uri)}: ${r.tasks} tasks valid, ${errors} bad record${errors === 1 ? '' : 's'} (see Problems).`,
+      );
+    else
+      void vscode.window.showInformationMessage(
+        `${vscode.workspace.asRelativePath(uri)}: ${r.tasks} tasks, no errors.`,
+      );
   } catch (err) {
     await showBackendError('Validate taskset', err, s.output);
   }

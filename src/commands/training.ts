@@ -19,7 +19,10 @@ export const CONFIG_GLOB = '**/*.rft.{yaml,yml}';
 async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   const configs = await vscode.workspace.findFiles(CONFIG_GLOB, '**/node_modules/**', 100);
   const CREATE = '$(add) Create a config from the template…';
-  const pick = await vscode.window.showQuickPick([...configs.map((u) => vscode.workspace.asRelativePath(u)), CREATE], { title: 'Start training: config', ignoreFocusOut: true });
+  const pick = await vscode.window.showQuickPick([...configs.map((u) => vscode.workspace.asRelativePath(u)), CREATE], {
+    title: 'Start training: config',
+    ignoreFocusOut: true,
+  });
   if (!pick) return undefined;
   if (pick !== CREATE) return configs.find((u) => vscode.workspace.asRelativePath(u) === pick);
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -29,12 +32,22 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   if (!model) return undefined;
   const { ts, files } = await templateFiles(s);
   const uri = await unusedUri(folder.uri, 'train.rft.yaml');
-  await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files, trainerLines(model))));
+  await vscode.workspace.fs.writeFile(
+    uri,
+    new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files, trainerLines(model))),
+  );
   await vscode.window.showTextDocument(uri);
   // Opened for review (steps, the files and field names it picked up), not started unseen.
   const rel = vscode.workspace.asRelativePath(uri);
-  s.output.info(`Wrote ${rel} from the template (taskset ${ts}${files.eval ? `, eval ${files.eval.path}` : ''}${files.experts ? `, experts ${files.experts.path}` : ''}).`);
-  void vscode.window.showInformationMessage(`Wrote ${rel} from the template for your files. Review it, then start it.`, 'Start Training').then((p) => p && startTraining(s, uri));
+  s.output.info(
+    `Wrote ${rel} from the template (taskset ${ts}${files.eval ? `, eval ${files.eval.path}` : ''}${files.experts ? `, experts ${files.experts.path}` : ''}).`,
+  );
+  void vscode.window
+    .showInformationMessage(
+      `Wrote ${rel} from the template for your files. Review it, then start it.`,
+      'Start Training',
+    )
+    .then((p) => p && startTraining(s, uri));
   return undefined;
 }
 
@@ -57,10 +70,13 @@ async function templateFiles(s: Services): Promise<{ ts: string; files: Template
   const found = listed.length ? listed : await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
   const rel = (u: vscode.Uri) => vscode.workspace.asRelativePath(u, false);
   const name = (u: vscode.Uri) => u.path.split('/').pop()!;
-  const expertLike = (u: vscode.Uri) => /expert/i.test(name(u)) || detectTaskset(u.fsPath, readHead(u.fsPath))?.role === 'expert';
+  const expertLike = (u: vscode.Uri) =>
+    /expert/i.test(name(u)) || detectTaskset(u.fsPath, readHead(u.fsPath))?.role === 'expert';
   const train = found.find((u) => !EVAL_NAME.test(name(u)) && !expertLike(u));
   const held = found.find((u) => u !== train && EVAL_NAME.test(name(u)) && !expertLike(u));
-  const experts = found.find(expertLike) ?? (await vscode.workspace.findFiles('**/*expert*.{jsonl,json}', '**/node_modules/**', 1))[0];
+  const experts =
+    found.find(expertLike) ??
+    (await vscode.workspace.findFiles('**/*expert*.{jsonl,json}', '**/node_modules/**', 1))[0];
   const files: TemplateFiles = {};
   if (train) files.format = inferFormat(headRecords(train));
   if (held) files.eval = { path: rel(held), format: inferFormat(headRecords(held)) };
@@ -76,7 +92,10 @@ async function pickRun(s: Services, arg: unknown, want: RunInfo['status'][]): Pr
     void vscode.window.showInformationMessage(`No run is ${want.join(' or ')}.`);
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(runs.map((r) => ({ label: r.name ?? r.id, description: r.status, id: r.id })), { title: 'Run', ignoreFocusOut: true });
+  const pick = await vscode.window.showQuickPick(
+    runs.map((r) => ({ label: r.name ?? r.id, description: r.status, id: r.id })),
+    { title: 'Run', ignoreFocusOut: true },
+  );
   return pick?.id;
 }
 
@@ -88,11 +107,17 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
   const issues = await s.configs.checkFile(uri).catch((e) => (s.output.warn(`config check: ${String(e)}`), []));
   if (issues.length) {
     const rel = vscode.workspace.asRelativePath(uri);
-    s.output.error(`Start training: ${rel} has ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n  ${issues.map((i) => `${rel}${i.line ? `:${i.line}` : ''}: ${i.field}: ${i.message}`).join('\n  ')}`);
+    s.output.error(
+      `Start training: ${rel} has ${issues.length} problem${issues.length === 1 ? '' : 's'}:\n  ${issues.map((i) => `${rel}${i.line ? `:${i.line}` : ''}: ${i.field}: ${i.message}`).join('\n  ')}`,
+    );
     // The first problem in one line, with its fix when it says one (a did-you-mean, a missing file).
     const first = `${issues[0]!.field}: ${issues[0]!.message}`;
     const fix = errorFix(first);
-    const pick = await vscode.window.showErrorMessage(`${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${oneLineReason(first)}). ${fix ? `${fix} ` : ''}The run was not started.`, 'Show Problems', 'Show Log');
+    const pick = await vscode.window.showErrorMessage(
+      `${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${oneLineReason(first)}). ${fix ? `${fix} ` : ''}The run was not started.`,
+      'Show Problems',
+      'Show Log',
+    );
     if (pick === 'Show Log') return s.output.show();
     if (pick) await vscode.commands.executeCommand('workbench.actions.view.problems');
     return;
@@ -105,7 +130,9 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
     await s.state.openBuffer({ runId: run.id }).catch((e) => s.output.warn(`buffer of ${run.id}: ${String(e)}`));
     // A run that failed at once is told by the run monitor (reason, log, actions), not as "started".
     if (s.state.runs.find((r) => r.id === run.id)?.status !== 'failed') {
-      void vscode.window.showInformationMessage(`Run ${run.id} started from ${vscode.workspace.asRelativePath(uri)}.`, 'Show Log').then((p) => p && s.output.show());
+      void vscode.window
+        .showInformationMessage(`Run ${run.id} started from ${vscode.workspace.asRelativePath(uri)}.`, 'Show Log')
+        .then((p) => p && s.output.show());
     }
     await s.openDashboard(run.id);
   } catch (err) {
@@ -129,8 +156,15 @@ async function endRun(s: Services, arg: unknown, how: 'stop' | 'pause'): Promise
   const what = how === 'stop' ? 'stopping…' : 'pausing…';
   const name = s.state.runs.find((r) => r.id === id)?.name ?? id;
   try {
-    const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Run ${name}: ${what} (after its current step, with a checkpoint)` }, () =>
-      s.state.whilePending(id, what, () => s.client.request(how === 'stop' ? 'runs/stop' : 'runs/pause', { runId: id })),
+    const r = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Run ${name}: ${what} (after its current step, with a checkpoint)`,
+      },
+      () =>
+        s.state.whilePending(id, what, () =>
+          s.client.request(how === 'stop' ? 'runs/stop' : 'runs/pause', { runId: id }),
+        ),
     );
     await s.state.refreshRuns();
     s.output.info(`Run ${name} ${r.status}${r.step !== undefined ? ` at step ${r.step}` : ''}.`);

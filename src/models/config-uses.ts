@@ -23,7 +23,9 @@ export function configModel(c: ConfigText): { checkpoint: string; lora?: { rank:
   }
   const model = (doc as { model?: { checkpoint?: unknown; lora?: { rank?: unknown } } } | null)?.model;
   if (!model || typeof model.checkpoint !== 'string' || !model.checkpoint) return undefined;
-  const checkpoint = isAbsolute(model.checkpoint) ? resolve(model.checkpoint) : resolve(dirname(c.file), model.checkpoint);
+  const checkpoint = isAbsolute(model.checkpoint)
+    ? resolve(model.checkpoint)
+    : resolve(dirname(c.file), model.checkpoint);
   const rank = model.lora && typeof model.lora.rank === 'number' ? model.lora.rank : undefined;
   return { checkpoint, ...(model.lora ? { lora: { rank: rank ?? 0 } } : {}) };
 }

@@ -19,7 +19,10 @@ export async function confirmExportTarget(out: string, f: ExportFormat): Promise
   const rel = vscode.workspace.asRelativePath(out);
   const pick = await vscode.window.showWarningMessage(
     `${rel} already exists and holds ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}.`,
-    { modal: true, detail: `Replace the files this export writes (${exportWrites(f.format)})? Every other file in the folder is kept.` },
+    {
+      modal: true,
+      detail: `Replace the files this export writes (${exportWrites(f.format)})? Every other file in the folder is kept.`,
+    },
     'Replace',
   );
   return pick === 'Replace' ? true : undefined;

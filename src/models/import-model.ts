@@ -14,8 +14,15 @@ type CacheItem = vscode.QuickPickItem & { dir?: string; browse?: true };
 
 /** Import Model…: a model from the Hugging Face cache or a folder, checked by the backend and remembered. */
 export async function importModel(s: Services): Promise<ImportedModel | undefined> {
-  const cache = await s.client.request('models/cache', {}).catch((e) => (s.output.warn(`HF cache: ${String(e)}`), { roots: [] as string[], models: [] }));
-  const BROWSE: CacheItem = { label: '$(folder-opened) Browse…', detail: 'a folder with config.json and safetensors weights', browse: true, alwaysShow: true };
+  const cache = await s.client
+    .request('models/cache', {})
+    .catch((e) => (s.output.warn(`HF cache: ${String(e)}`), { roots: [] as string[], models: [] }));
+  const BROWSE: CacheItem = {
+    label: '$(folder-opened) Browse…',
+    detail: 'a folder with config.json and safetensors weights',
+    browse: true,
+    alwaysShow: true,
+  };
   const items: CacheItem[] = [
     ...(cache.models.length ? [{ label: 'Hugging Face cache', kind: vscode.QuickPickItemKind.Separator }] : []),
     ...cache.models.map((m) => ({ label: m.repo, description: m.revision.slice(0, 12), detail: m.dir, dir: m.dir })),
@@ -24,7 +31,9 @@ export async function importModel(s: Services): Promise<ImportedModel | undefine
   ];
   const pick = await vscode.window.showQuickPick<CacheItem>(items, {
     title: 'Import model',
-    placeHolder: cache.models.length ? 'A model from the Hugging Face cache, or a folder' : `No model in the Hugging Face cache (${cache.roots.join(', ')}): browse for a folder`,
+    placeHolder: cache.models.length
+      ? 'A model from the Hugging Face cache, or a folder'
+      : `No model in the Hugging Face cache (${cache.roots.join(', ')}): browse for a folder`,
     matchOnDetail: true,
     ignoreFocusOut: true,
   });
@@ -32,21 +41,38 @@ export async function importModel(s: Services): Promise<ImportedModel | undefine
   let dir = pick.dir;
   if (pick.browse) {
     const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, canSelectMany: false, title: 'Model folder (config.json + safetensors)', openLabel: 'Import', ...(root ? { defaultUri: root } : {}) });
+    const picked = await vscode.window.showOpenDialog({
+      canSelectFolders: true,
+      canSelectFiles: false,
+      canSelectMany: false,
+      title: 'Model folder (config.json + safetensors)',
+      openLabel: 'Import',
+      ...(root ? { defaultUri: root } : {}),
+    });
     dir = picked?.[0]?.fsPath;
   }
   if (!dir) return undefined;
   const target = dir;
-  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Checking ${target}` }, async () => {
-    try {
-      const m = await s.client.request('models/import', { dir: target });
-      s.output.info(`Imported ${m.name}: ${m.architecture}, ${formatParams(m.parameters)} parameters, ${m.dtype} (${m.dir})`);
-      modelsChanged.fire();
-      void vscode.window.showInformationMessage(`Imported ${m.name}: ${m.architecture}, ${formatParams(m.parameters)} parameters, ${m.dtype}.`, 'Start Training').then((p) => p && vscode.commands.executeCommand('rftStudio.trainWithModel', m));
-      return m;
-    } catch (err) {
-      await showBackendError('Import model', err, s.output);
-      return undefined;
-    }
-  });
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Checking ${target}` },
+    async () => {
+      try {
+        const m = await s.client.request('models/import', { dir: target });
+        s.output.info(
+          `Imported ${m.name}: ${m.architecture}, ${formatParams(m.parameters)} parameters, ${m.dtype} (${m.dir})`,
+        );
+        modelsChanged.fire();
+        void vscode.window
+          .showInformationMessage(
+            `Imported ${m.name}: ${m.architecture}, ${formatParams(m.parameters)} parameters, ${m.dtype}.`,
+            'Start Training',
+          )
+          .then((p) => p && vscode.commands.executeCommand('rftStudio.trainWithModel', m));
+        return m;
+      } catch (err) {
+        await showBackendError('Import model', err, s.output);
+        return undefined;
+      }
+    },
+  );
 }

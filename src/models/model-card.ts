@@ -33,9 +33,14 @@ export interface CardRow {
 
 /** The card's rows: architecture, size, dtype, tokenizer, LoRA or full per run config, path. */
 export function cardRows(m: ImportedModel, uses: ModelUse[]): CardRow[] {
-  const tok = m.tokenizer ? `${m.tokenizer.kind === 'hf' ? 'tokenizer.json' : m.tokenizer.kind}, ${m.tokenizer.vocab.toLocaleString('en-US')} tokens${m.chatTemplate && m.chatTemplate !== 'rft' ? ', chat template' : ''}` : 'none (the folder has no tokenizer.json)';
+  const tok = m.tokenizer
+    ? `${m.tokenizer.kind === 'hf' ? 'tokenizer.json' : m.tokenizer.kind}, ${m.tokenizer.vocab.toLocaleString('en-US')} tokens${m.chatTemplate && m.chatTemplate !== 'rft' ? ', chat template' : ''}`
+    : 'none (the folder has no tokenizer.json)';
   return [
-    { label: 'Architecture', value: `${m.architecture} · ${m.layers} layers, hidden ${m.hidden}, ${m.heads} heads (${m.kvHeads} KV)` },
+    {
+      label: 'Architecture',
+      value: `${m.architecture} · ${m.layers} layers, hidden ${m.hidden}, ${m.heads} heads (${m.kvHeads} KV)`,
+    },
     { label: 'Size', value: `${formatParams(m.parameters)} parameters (${m.parameters.toLocaleString('en-US')})` },
     { label: 'dtype', value: m.dtype },
     { label: 'Tokenizer', value: tok },
@@ -61,8 +66,17 @@ export const DEFAULT_LORA = { rank: 8, alpha: 16 };
 /** The config's `model:` (and, for a preset, `tokenizer:`) lines. An imported model brings its own tokenizer. */
 export function modelLines(m: TemplateModel): string[] {
   if ('preset' in m) return ['model:', `  size: ${m.preset}`, '  max_seq_len: 256', 'tokenizer:', '  kind: char'];
-  const lines = ['model:', `  # ${m.name}: its own tokenizer and chat template`, `  checkpoint: ${JSON.stringify(m.checkpoint)}`];
-  if (m.lora) lines.push('  lora:  # adapters only; remove this block for full fine-tuning', `    rank: ${DEFAULT_LORA.rank}`, `    alpha: ${DEFAULT_LORA.alpha}`);
+  const lines = [
+    'model:',
+    `  # ${m.name}: its own tokenizer and chat template`,
+    `  checkpoint: ${JSON.stringify(m.checkpoint)}`,
+  ];
+  if (m.lora)
+    lines.push(
+      '  lora:  # adapters only; remove this block for full fine-tuning',
+      `    rank: ${DEFAULT_LORA.rank}`,
+      `    alpha: ${DEFAULT_LORA.alpha}`,
+    );
   return lines;
 }
 
@@ -87,6 +101,12 @@ export function trainerLines(m: TemplateModel): string[] {
 
 /** A file name for a model's config: `train-qwen2.5-0.5b-instruct.rft.yaml`. */
 export function configNameFor(name: string): string {
-  const slug = name.split('/').pop()!.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'model';
+  const slug =
+    name
+      .split('/')
+      .pop()!
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'model';
   return `train-${slug}.rft.yaml`;
 }

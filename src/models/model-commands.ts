@@ -65,18 +65,29 @@ export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.
 export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<string | undefined> {
   const ck = arg ? { path: arg.fsPath } : await pickCheckpoint(s, 'Export checkpoint');
   if (!ck) return undefined;
-  const name = 'version' in ck && ck.version !== undefined ? `v${ck.version} of ${ck.runName}` : vscode.workspace.asRelativePath(ck.path);
+  const name =
+    'version' in ck && ck.version !== undefined
+      ? `v${ck.version} of ${ck.runName}`
+      : vscode.workspace.asRelativePath(ck.path);
   // PEFT needs LoRA adapters, GGUF a Hugging Face tokenizer: ask the checkpoint. The format list opens
   // at once, busy until the answer is in (never the checkpoint list left on screen for Enter to pick from).
   const formats = s.client.request('models/info', { dir: ck.path }).then((info) => {
     const hfTokenizer = info.tokenizer?.kind === 'hf';
     const items: (vscode.QuickPickItem & Partial<ExportFormat>)[] = exportFormats(!!info.lora, hfTokenizer);
-    if (!hfTokenizer) items.push({ label: "GGUF needs a Hugging Face model's own tokenizer: this checkpoint was trained from scratch", kind: vscode.QuickPickItemKind.Separator });
+    if (!hfTokenizer)
+      items.push({
+        label: "GGUF needs a Hugging Face model's own tokenizer: this checkpoint was trained from scratch",
+        kind: vscode.QuickPickItemKind.Separator,
+      });
     return items;
   });
   let picked: (vscode.QuickPickItem & Partial<ExportFormat>) | undefined;
   try {
-    picked = await vscode.window.showQuickPick(formats, { title: `Export ${name}: format`, placeHolder: `the formats ${name} can be written in`, ignoreFocusOut: true });
+    picked = await vscode.window.showQuickPick(formats, {
+      title: `Export ${name}: format`,
+      placeHolder: `the formats ${name} can be written in`,
+      ignoreFocusOut: true,
+    });
   } catch (err) {
     // A failure names what is wrong with the checkpoint.
     await showBackendError('Export checkpoint', err, s.output);
@@ -87,23 +98,43 @@ export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<s
   if (!f) return undefined;
   const root = vscode.workspace.workspaceFolders?.[0]?.uri;
   const sub = exportFolderName(ck, f);
-  const parent = (await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, canSelectMany: false, title: `Export ${name}: the folder to write ${sub}/ into (inside the workspace)`, openLabel: 'Export here', ...(root ? { defaultUri: root } : {}) }))?.[0];
+  const parent = (
+    await vscode.window.showOpenDialog({
+      canSelectFolders: true,
+      canSelectFiles: false,
+      canSelectMany: false,
+      title: `Export ${name}: the folder to write ${sub}/ into (inside the workspace)`,
+      openLabel: 'Export here',
+      ...(root ? { defaultUri: root } : {}),
+    })
+  )?.[0];
   if (!parent) return undefined;
   const out = join(parent.fsPath, sub);
   const force = await confirmExportTarget(out, f);
   if (force === undefined) return undefined;
-  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Exporting ${name} as ${f.label}`, cancellable: true }, async (_p, token) => {
-    try {
-      const req = s.client.request('models/export', { checkpoint: ck.path, format: f.format, dtype: f.dtype, out, ...(force ? { force } : {}) });
-      const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
-      if (!r) return undefined;
-      const rel = vscode.workspace.asRelativePath(r.out);
-      s.output.info(`Exported ${name} as ${f.label}: ${r.out}`);
-      void vscode.window.showInformationMessage(`Exported ${name} as ${f.label}: ${rel}`, 'Reveal').then((p) => p && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(r.out)));
-      return r.out;
-    } catch (err) {
-      await showBackendError('Export checkpoint', err, s.output);
-      return undefined;
-    }
-  });
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Exporting ${name} as ${f.label}`, cancellable: true },
+    async (_p, token) => {
+      try {
+        const req = s.client.request('models/export', {
+          checkpoint: ck.path,
+          format: f.format,
+          dtype: f.dtype,
+          out,
+          ...(force ? { force } : {}),
+        });
+        const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
+        if (!r) return undefined;
+        const rel = vscode.workspace.asRelativePath(r.out);
+        s.output.info(`Exported ${name} as ${f.label}: ${r.out}`);
+        void vscode.window
+          .showInformationMessage(`Exported ${name} as ${f.label}: ${rel}`, 'Reveal')
+          .then((p) => p && vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(r.out)));
+        return r.out;
+      } catch (err) {
+        await showBackendError('Export checkpoint', err, s.output);
+        return undefined;
+      }
+    },
+  );
 }

@@ -11,15 +11,26 @@ import { importModel } from './import-model.js';
 type Item = vscode.QuickPickItem & { preset?: string; model?: ImportedModel; importNew?: true };
 
 export async function pickTemplateModel(s: Services, configFolder: string): Promise<TemplateModel | undefined> {
-  const models = await s.client.request('models/list', {}).catch((e) => (s.output.warn(`models: ${String(e)}`), [] as ImportedModel[]));
+  const models = await s.client
+    .request('models/list', {})
+    .catch((e) => (s.output.warn(`models: ${String(e)}`), [] as ImportedModel[]));
   const items: Item[] = [
     { label: 'Built-in sizes (trained from scratch, character tokenizer)', kind: vscode.QuickPickItemKind.Separator },
     ...PRESETS.map((p) => ({ label: p, preset: p })),
     { label: 'Imported models', kind: vscode.QuickPickItemKind.Separator },
     ...models.map((m) => ({ label: m.name, description: modelSummary(m), detail: m.dir, model: m })),
-    { label: '$(cloud-download) Import Model…', detail: 'a Hugging Face model folder, or one from the Hugging Face cache', importNew: true as const },
+    {
+      label: '$(cloud-download) Import Model…',
+      detail: 'a Hugging Face model folder, or one from the Hugging Face cache',
+      importNew: true as const,
+    },
   ];
-  const pick = await vscode.window.showQuickPick<Item>(items, { title: 'Start training: model', placeHolder: 'A built-in size or an imported model', matchOnDetail: true, ignoreFocusOut: true });
+  const pick = await vscode.window.showQuickPick<Item>(items, {
+    title: 'Start training: model',
+    placeHolder: 'A built-in size or an imported model',
+    matchOnDetail: true,
+    ignoreFocusOut: true,
+  });
   if (!pick) return undefined;
   if (pick.preset) return { preset: pick.preset };
   const model = pick.importNew ? await importModel(s) : pick.model;
@@ -31,9 +42,20 @@ export async function pickTemplateModel(s: Services, configFolder: string): Prom
 
 /** LoRA (adapters only) or full fine-tuning; undefined when dismissed. */
 export async function pickLora(m: ImportedModel): Promise<boolean | undefined> {
-  const LORA = { label: `LoRA (rank ${DEFAULT_LORA.rank}, alpha ${DEFAULT_LORA.alpha})`, detail: 'trains small adapters only; the base weights stay frozen (less memory; PEFT export)', lora: true };
-  const FULL = { label: 'Full fine-tuning', detail: `trains all ${modelSummary(m).split(' · ')[1]} parameters`, lora: false };
-  const pick = await vscode.window.showQuickPick([LORA, FULL], { title: `Train ${m.name}: LoRA or full`, ignoreFocusOut: true });
+  const LORA = {
+    label: `LoRA (rank ${DEFAULT_LORA.rank}, alpha ${DEFAULT_LORA.alpha})`,
+    detail: 'trains small adapters only; the base weights stay frozen (less memory; PEFT export)',
+    lora: true,
+  };
+  const FULL = {
+    label: 'Full fine-tuning',
+    detail: `trains all ${modelSummary(m).split(' · ')[1]} parameters`,
+    lora: false,
+  };
+  const pick = await vscode.window.showQuickPick([LORA, FULL], {
+    title: `Train ${m.name}: LoRA or full`,
+    ignoreFocusOut: true,
+  });
   return pick?.lora;
 }
 

@@ -28,7 +28,9 @@ export class ModelsTree implements vscode.TreeDataProvider<ModelNode> {
     this.models = await this.client.request('models/list', {});
     const configs: ConfigText[] = [];
     for (const uri of await vscode.workspace.findFiles(CONFIG_GLOB, '**/node_modules/**', 200)) {
-      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri).then(undefined, () => new Uint8Array()));
+      const text = new TextDecoder().decode(
+        await vscode.workspace.fs.readFile(uri).then(undefined, () => new Uint8Array()),
+      );
       configs.push({ file: uri.fsPath, rel: vscode.workspace.asRelativePath(uri), text });
     }
     configs.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
@@ -46,7 +48,8 @@ export class ModelsTree implements vscode.TreeDataProvider<ModelNode> {
       await this.load().catch(() => undefined);
       return this.models.map((model) => ({ kind: 'model', model }));
     }
-    if (n.kind === 'model') return cardRows(n.model, this.usesOf(n.model.dir)).map((row) => ({ kind: 'row', model: n.model, row }));
+    if (n.kind === 'model')
+      return cardRows(n.model, this.usesOf(n.model.dir)).map((row) => ({ kind: 'row', model: n.model, row }));
     return [];
   }
 
@@ -62,7 +65,9 @@ export class ModelsTree implements vscode.TreeDataProvider<ModelNode> {
     const item = new vscode.TreeItem(m.name, vscode.TreeItemCollapsibleState.Expanded);
     item.id = `model.${m.dir}`;
     item.description = modelSummary(m);
-    item.tooltip = cardRows(m, this.usesOf(m.dir)).map((r) => `${r.label}: ${r.value}`).join('\n');
+    item.tooltip = cardRows(m, this.usesOf(m.dir))
+      .map((r) => `${r.label}: ${r.value}`)
+      .join('\n');
     item.iconPath = new vscode.ThemeIcon('symbol-namespace');
     item.contextValue = 'rftModel';
     return item;

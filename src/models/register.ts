@@ -19,7 +19,8 @@ export function registerModels(s: Services): ModelsTree {
   const view = vscode.window.createTreeView('rftStudio.models', { treeDataProvider: tree });
   const refresh = () => tree.refresh();
   // A failure not shown by the command itself: one line with Show Log (errors.ts).
-  const reg = (id: string, fn: (...args: never[]) => unknown) => s.context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(TITLES[id] ?? id, fn, s.output)));
+  const reg = (id: string, fn: (...args: never[]) => unknown) =>
+    s.context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(TITLES[id] ?? id, fn, s.output)));
   reg('rftStudio.importModel', () => importModel(s));
   reg('rftStudio.exportCheckpoint', (uri?: vscode.Uri) => exportCheckpoint(s, uri));
   reg('rftStudio.trainWithModel', (arg?: unknown) => trainWithModel(s, arg));
@@ -27,6 +28,14 @@ export function registerModels(s: Services): ModelsTree {
   reg('rftStudio.removeModel', (arg?: unknown) => removeModel(s, arg));
   const configs = vscode.workspace.createFileSystemWatcher('**/*.rft.{yaml,yml}');
   const started = s.client.onStarted(refresh);
-  s.context.subscriptions.push(view, configs, modelsChanged.event(refresh), configs.onDidChange(refresh), configs.onDidCreate(refresh), configs.onDidDelete(refresh), { dispose: () => started.dispose() });
+  s.context.subscriptions.push(
+    view,
+    configs,
+    modelsChanged.event(refresh),
+    configs.onDidChange(refresh),
+    configs.onDidCreate(refresh),
+    configs.onDidDelete(refresh),
+    { dispose: () => started.dispose() },
+  );
   return tree;
 }

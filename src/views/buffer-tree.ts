@@ -6,7 +6,16 @@ import type { ExperienceSummary, SynthesizedTask } from '../../backend/core/prot
 import type { StudioState } from '../state.js';
 
 export interface BufferNode {
-  kind: 'usual' | 'expert' | 'taskset' | 'rejected' | 'infraFailure' | 'none' | 'synthOrigin' | 'synthTask' | 'expertItem';
+  kind:
+    | 'usual'
+    | 'expert'
+    | 'taskset'
+    | 'rejected'
+    | 'infraFailure'
+    | 'none'
+    | 'synthOrigin'
+    | 'synthTask'
+    | 'expertItem';
   label: string;
   count?: number;
   /** expertItem: the expert (promoted or added) with its use count. */
@@ -51,7 +60,12 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
   getChildren(n?: BufferNode): BufferNode[] | Promise<BufferNode[]> {
     if (n?.kind === 'taskset') return this.synthesized(n.runId!);
     if (n?.kind === 'expert') return this.experts();
-    if (n?.kind === 'synthOrigin') return (n.tasks ?? []).map((task) => ({ kind: 'synthTask', label: task.prompt.replace(/\s+/g, ' ').slice(0, 80), task }));
+    if (n?.kind === 'synthOrigin')
+      return (n.tasks ?? []).map((task) => ({
+        kind: 'synthTask',
+        label: task.prompt.replace(/\s+/g, ' ').slice(0, 80),
+        task,
+      }));
     if (n) return [];
     const c = this.state.counts;
     if (!c) return [{ kind: 'none', label: 'No buffer open' }];
@@ -71,12 +85,27 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
     if (!path) return [];
     let r;
     try {
-      r = await this.state.client.request('buffer/list', { buffer: { path }, filter: { source: 'expert' }, sort: 'createdAt', descending: true, offset: 0, limit: EXPERTS_SHOWN });
+      r = await this.state.client.request('buffer/list', {
+        buffer: { path },
+        filter: { source: 'expert' },
+        sort: 'createdAt',
+        descending: true,
+        offset: 0,
+        limit: EXPERTS_SHOWN,
+      });
     } catch (e) {
       return [{ kind: 'none', label: `Experts: ${(e as Error).message}` }];
     }
-    const nodes: BufferNode[] = r.rows.map((x) => ({ kind: 'expertItem', label: (x.promptPreview || x.taskId).replace(/\s+/g, ' ').slice(0, 60), expert: x }));
-    if (r.total > r.rows.length) nodes.push({ kind: 'none', label: `${(r.total - r.rows.length).toLocaleString('en-US')} more in the experience browser` });
+    const nodes: BufferNode[] = r.rows.map((x) => ({
+      kind: 'expertItem',
+      label: (x.promptPreview || x.taskId).replace(/\s+/g, ' ').slice(0, 60),
+      expert: x,
+    }));
+    if (r.total > r.rows.length)
+      nodes.push({
+        kind: 'none',
+        label: `${(r.total - r.rows.length).toLocaleString('en-US')} more in the experience browser`,
+      });
     return nodes;
   }
 
@@ -88,14 +117,30 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
       return [{ kind: 'none', label: `Synthesized tasks: ${(e as Error).message}`, runId }];
     }
     if (r.total === 0) return [{ kind: 'none', label: `No synthesized tasks in run ${runId}`, runId }];
-    return Object.entries(r.byOrigin).map(([origin, count]) => ({ kind: 'synthOrigin', label: origin, count, tasks: r.tasks.filter((t) => t.origin === origin), runId }));
+    return Object.entries(r.byOrigin).map(([origin, count]) => ({
+      kind: 'synthOrigin',
+      label: origin,
+      count,
+      tasks: r.tasks.filter((t) => t.origin === origin),
+      runId,
+    }));
   }
 
   getTreeItem(n: BufferNode): vscode.TreeItem {
-    const collapsible = (n.kind === 'taskset' && n.runId) || n.kind === 'synthOrigin' || (n.kind === 'expert' && !!n.count);
-    const item = new vscode.TreeItem(n.label, collapsible ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-    item.id = n.kind === 'synthTask' ? `buffer.synthTask.${n.task!.id}` : n.kind === 'synthOrigin' ? `buffer.synthOrigin.${n.runId}.${n.label}` : `buffer.${n.kind}`;
-    if (n.kind === 'taskset' && n.runId) item.tooltip = `Tasks of the buffer; expand for the tasks run ${n.runId} synthesized`;
+    const collapsible =
+      (n.kind === 'taskset' && n.runId) || n.kind === 'synthOrigin' || (n.kind === 'expert' && !!n.count);
+    const item = new vscode.TreeItem(
+      n.label,
+      collapsible ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
+    item.id =
+      n.kind === 'synthTask'
+        ? `buffer.synthTask.${n.task!.id}`
+        : n.kind === 'synthOrigin'
+          ? `buffer.synthOrigin.${n.runId}.${n.label}`
+          : `buffer.${n.kind}`;
+    if (n.kind === 'taskset' && n.runId)
+      item.tooltip = `Tasks of the buffer; expand for the tasks run ${n.runId} synthesized`;
     if (n.kind === 'synthTask') {
       const t = n.task!;
       item.description = `${t.origin} · from ${t.parent} · step ${t.step}`;
@@ -107,7 +152,11 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
       item.id = `buffer.expertItem.${x.id}`;
       item.description = `${uses ? `used ${uses}×` : 'not used yet'} · ${x.taskId}`;
       item.tooltip = `${x.promptPreview}\n\n${x.responsePreview}\n\n${x.id} (task ${x.taskId}): ${uses ? `used by the trainer ${uses} time${uses === 1 ? '' : 's'}` : 'not used by the trainer yet'}.`;
-      item.command = { command: 'rftStudio.openExperienceBrowser', title: 'Open Experience Browser', arguments: [{ source: 'expert', taskId: x.taskId }] };
+      item.command = {
+        command: 'rftStudio.openExperienceBrowser',
+        title: 'Open Experience Browser',
+        arguments: [{ source: 'expert', taskId: x.taskId }],
+      };
     }
     item.iconPath = new vscode.ThemeIcon(ICONS[n.kind]);
     // Grouped digits, as the experience browser writes them (3,360, not 3360).
@@ -115,7 +164,11 @@ export class BufferTree implements vscode.TreeDataProvider<BufferNode> {
     item.contextValue = `rftBuffer.${n.kind}`;
     if (n.kind === 'none' && !n.runId) item.command = { command: 'rftStudio.openBuffer', title: 'Open Buffer…' };
     else if (n.kind === 'usual' || n.kind === 'expert') {
-      item.command = { command: 'rftStudio.openExperienceBrowser', title: 'Open Experience Browser', arguments: [{ source: n.kind }] };
+      item.command = {
+        command: 'rftStudio.openExperienceBrowser',
+        title: 'Open Experience Browser',
+        arguments: [{ source: n.kind }],
+      };
     }
     return item;
   }

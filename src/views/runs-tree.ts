@@ -17,7 +17,13 @@ const ICON: Record<RunInfo['status'], string> = {
 /** A checkpoint run's model in a few words (`Qwen2ForCausalLM 494M LoRA r8`); a preset run's is in the tooltip. */
 export function shortModel(m: RunModelInfo | undefined): string | undefined {
   if (!m || m.source !== 'checkpoint') return undefined;
-  return [m.architecture, m.parameters !== undefined ? formatParams(m.parameters) : undefined, m.loraRank !== undefined ? `LoRA r${m.loraRank}` : undefined].filter(Boolean).join(' ');
+  return [
+    m.architecture,
+    m.parameters !== undefined ? formatParams(m.parameters) : undefined,
+    m.loraRank !== undefined ? `LoRA r${m.loraRank}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 export function describeRun(r: RunInfo): string {
@@ -35,7 +41,8 @@ export function runTooltip(r: RunInfo): string {
   if (r.statusReason) lines.push(`${r.status === 'failed' ? 'failed because' : 'reason'}: ${r.statusReason}`);
   if (r.model) lines.push(`model: ${r.model.label}`, `tokenizer: ${r.model.tokenizer}`);
   if (r.configPath) lines.push(`config: ${r.configPath}`);
-  if (r.checkpoints?.length) lines.push(`checkpoints: ${r.checkpoints.length} (newest v${Math.max(...r.checkpoints.map((c) => c.version))})`);
+  if (r.checkpoints?.length)
+    lines.push(`checkpoints: ${r.checkpoints.length} (newest v${Math.max(...r.checkpoints.map((c) => c.version))})`);
   return lines.join('\n');
 }
 

@@ -26,7 +26,9 @@ export class TasksetsTree implements vscode.TreeDataProvider<vscode.Uri> {
   async refresh(): Promise<vscode.Uri[]> {
     const byFolder = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 500);
     const seen = new Set(byFolder.map((u) => u.fsPath));
-    const more = (await vscode.workspace.findFiles(CONTENT_GLOB, CONTENT_EXCLUDE, 500)).filter((u) => !seen.has(u.fsPath) && (this.named().includes(u.fsPath) || this.holdsTasks(u.fsPath)));
+    const more = (await vscode.workspace.findFiles(CONTENT_GLOB, CONTENT_EXCLUDE, 500)).filter(
+      (u) => !seen.has(u.fsPath) && (this.named().includes(u.fsPath) || this.holdsTasks(u.fsPath)),
+    );
     this.files = [...byFolder, ...more];
     this.files.sort((a, b) => a.fsPath.localeCompare(b.fsPath));
     // A file gone (moved, deleted) takes its report along.
@@ -58,8 +60,13 @@ export class TasksetsTree implements vscode.TreeDataProvider<vscode.Uri> {
     const item = new vscode.TreeItem(uri, vscode.TreeItemCollapsibleState.None);
     const r = this.reports.get(uri.fsPath);
     const errors = r ? r.issues.filter((i) => i.severity === 'error').length : 0;
-    item.description = r ? `${r.tasks.toLocaleString('en-US')} task${r.tasks === 1 ? '' : 's'}${errors ? ` · ${errors} error${errors === 1 ? '' : 's'}` : ''}` : '';
-    item.iconPath = new vscode.ThemeIcon(errors ? 'error' : r ? 'pass' : 'file', errors ? new vscode.ThemeColor('list.errorForeground') : undefined);
+    item.description = r
+      ? `${r.tasks.toLocaleString('en-US')} task${r.tasks === 1 ? '' : 's'}${errors ? ` · ${errors} error${errors === 1 ? '' : 's'}` : ''}`
+      : '';
+    item.iconPath = new vscode.ThemeIcon(
+      errors ? 'error' : r ? 'pass' : 'file',
+      errors ? new vscode.ThemeColor('list.errorForeground') : undefined,
+    );
     item.contextValue = 'rftTaskset';
     item.command = { command: 'vscode.open', title: 'Open', arguments: [uri] };
     return item;

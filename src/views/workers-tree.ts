@@ -53,7 +53,9 @@ export class WorkersTree implements vscode.TreeDataProvider<WorkerInfo> {
     } else {
       try {
         const r = await this.fetch(src);
-        this.workers = [...r.workers].sort((a, b) => a.role.localeCompare(b.role) || a.host.localeCompare(b.host) || a.pid - b.pid);
+        this.workers = [...r.workers].sort(
+          (a, b) => a.role.localeCompare(b.role) || a.host.localeCompare(b.host) || a.pid - b.pid,
+        );
         this.summary = describeJobs(r.jobs) || 'no jobs';
       } catch (e) {
         this.workers = [];
@@ -72,7 +74,9 @@ export class WorkersTree implements vscode.TreeDataProvider<WorkerInfo> {
     item.id = `worker.${w.id}`;
     item.description = describeWorker(w);
     const stale = w.ageS > STALE_HEARTBEAT_S;
-    item.iconPath = stale ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground')) : new vscode.ThemeIcon(w.role === 'trainer' ? 'flame' : 'server-process');
+    item.iconPath = stale
+      ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
+      : new vscode.ThemeIcon(w.role === 'trainer' ? 'flame' : 'server-process');
     item.contextValue = `rftWorker.${w.role}`;
     item.tooltip = [
       w.id,

@@ -30,7 +30,11 @@ export function configYaml(config: unknown, path?: string, model?: RunModelInfo)
     const { tokenizer: _tok, ...rest } = c;
     shown = { ...rest, model: modelRest, ...(tok?.path !== undefined ? { tokenizer: c.tokenizer } : {}) };
     // Keep the keys in the config's own order (model before taskset).
-    shown = Object.fromEntries(Object.keys(c).filter((k) => k in (shown as object)).map((k) => [k, (shown as Record<string, unknown>)[k]]));
+    shown = Object.fromEntries(
+      Object.keys(c)
+        .filter((k) => k in (shown as object))
+        .map((k) => [k, (shown as Record<string, unknown>)[k]]),
+    );
   }
   return `${head}\n${YAML.stringify(shown, { lineWidth: 0 })}`;
 }
@@ -38,11 +42,15 @@ export function configYaml(config: unknown, path?: string, model?: RunModelInfo)
 /** The lr, warm-up and clip the run trains with and why (unset ones are defaults: a pretrained checkpoint's are not a preset's). */
 function trainerLine(config: unknown, model?: RunModelInfo): string[] {
   if (!config || typeof config !== 'object') return [];
-  const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+  const obj = (v: unknown): Record<string, unknown> =>
+    v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
   const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
   const m = obj((config as Record<string, unknown>).model);
   const t = obj((config as Record<string, unknown>).trainer);
-  const view = { model: { checkpoint: typeof m.checkpoint === 'string' ? m.checkpoint : undefined, lora: m.lora }, trainer: { lr: num(t.lr), warmup_steps: num(t.warmup_steps), grad_clip: num(t.grad_clip) } };
+  const view = {
+    model: { checkpoint: typeof m.checkpoint === 'string' ? m.checkpoint : undefined, lora: m.lora },
+    trainer: { lr: num(t.lr), warmup_steps: num(t.warmup_steps), grad_clip: num(t.grad_clip) },
+  };
   return [`# trainer: ${resolveTrainerSettings(view, undefined, model?.hidden).line}`];
 }
 
@@ -62,7 +70,11 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
       // The registry's step is the last checkpoint's; the Runs view knows the live one.
       const live = s.state.runs.find((x) => x.id === r.id)?.step;
       const step = live !== undefined && live > (r.step ?? -1) ? live : r.step;
-      return { ...r, ...(step !== undefined ? { step } : {}), ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath, r.model) } : {}) };
+      return {
+        ...r,
+        ...(step !== undefined ? { step } : {}),
+        ...(r.config !== undefined ? { config: configYaml(r.config, r.configPath, r.model) } : {}),
+      };
     },
     metrics: async (p) => s.client.request('runs/metrics', p),
     // taskset '': the run's held-out split with the run's reward; with a progress notification and
@@ -70,7 +82,16 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
     evaluate: async (p) => {
       const run = s.state.runs.find((r) => r.id === p.runId);
       const ck = run?.checkpoints?.find((c) => c.path === p.checkpoint);
-      const r = await evaluateWithProgress(s, { path: p.checkpoint, runId: p.runId, runName: run?.name ?? p.runId, ...(ck ? { version: ck.version, step: ck.step ?? ck.version } : {}) }, { taskset: '', on: 'the held-out split' });
+      const r = await evaluateWithProgress(
+        s,
+        {
+          path: p.checkpoint,
+          runId: p.runId,
+          runName: run?.name ?? p.runId,
+          ...(ck ? { version: ck.version, step: ck.step ?? ck.version } : {}),
+        },
+        { taskset: '', on: 'the held-out split' },
+      );
       if ('error' in r) throw r.error;
       return r;
     },
@@ -81,16 +102,28 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
   };
 }
 
-export async function openDashboard(s: Services, runId?: string): Promise<TypedPanel<DashboardRequests, DashboardNotifications>> {
+export async function openDashboard(
+  s: Services,
+  runId?: string,
+): Promise<TypedPanel<DashboardRequests, DashboardNotifications>> {
   const id = runId ?? s.state.activeRun?.id ?? s.state.runs[0]?.id;
   if (current) {
     current.panel.reveal();
     if (id) current.notify('select', { runId: id });
     return current;
   }
-  const p = new TypedPanel<DashboardRequests, DashboardNotifications>(s.context.extensionUri, 'rftStudio.dashboard', 'RFT Dashboard', 'dashboard', dashboardHandlers(s));
+  const p = new TypedPanel<DashboardRequests, DashboardNotifications>(
+    s.context.extensionUri,
+    'rftStudio.dashboard',
+    'RFT Dashboard',
+    'dashboard',
+    dashboardHandlers(s),
+  );
   current = p;
-  const subs = [s.client.onNotification('run/metrics', (m) => p.notify('metrics', m)), s.client.onNotification('run/status', (r) => p.notify('status', withoutConfig(r)))];
+  const subs = [
+    s.client.onNotification('run/metrics', (m) => p.notify('metrics', m)),
+    s.client.onNotification('run/status', (r) => p.notify('status', withoutConfig(r))),
+  ];
   p.onDispose = () => {
     for (const x of subs) x.dispose();
     if (current === p) current = undefined;

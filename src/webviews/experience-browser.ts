@@ -32,16 +32,30 @@ export function browserHandlers(s: Services): Handlers<BrowserRequests> {
   };
 }
 
-export async function openExperienceBrowser(s: Services, opts: BrowserOpenOptions = {}): Promise<TypedPanel<BrowserRequests, BrowserNotifications>> {
-  const filter: ExperienceFilter | undefined = opts.source || opts.taskId ? { ...(opts.source ? { source: opts.source } : {}), ...(opts.taskId ? { taskId: opts.taskId } : {}) } : undefined;
+export async function openExperienceBrowser(
+  s: Services,
+  opts: BrowserOpenOptions = {},
+): Promise<TypedPanel<BrowserRequests, BrowserNotifications>> {
+  const filter: ExperienceFilter | undefined =
+    opts.source || opts.taskId
+      ? { ...(opts.source ? { source: opts.source } : {}), ...(opts.taskId ? { taskId: opts.taskId } : {}) }
+      : undefined;
   if (current) {
     current.panel.reveal();
     if (filter) current.notify('setFilter', { filter });
     return current;
   }
-  const p = new TypedPanel<BrowserRequests, BrowserNotifications>(s.context.extensionUri, 'rftStudio.experienceBrowser', 'Experiences', 'experience-browser', browserHandlers(s));
+  const p = new TypedPanel<BrowserRequests, BrowserNotifications>(
+    s.context.extensionUri,
+    'rftStudio.experienceBrowser',
+    'Experiences',
+    'experience-browser',
+    browserHandlers(s),
+  );
   current = p;
-  const sub = s.state.onDidChange((what) => what === 'buffer' && p.notify('bufferChanged', { path: s.state.bufferPath, counts: s.state.counts }));
+  const sub = s.state.onDidChange(
+    (what) => what === 'buffer' && p.notify('bufferChanged', { path: s.state.bufferPath, counts: s.state.counts }),
+  );
   p.onDispose = () => {
     sub.dispose();
     if (current === p) current = undefined;
@@ -55,4 +69,3 @@ export async function openExperienceBrowser(s: Services, opts: BrowserOpenOption
 export function currentBrowser(): TypedPanel<BrowserRequests, BrowserNotifications> | undefined {
   return current;
 }
-

@@ -3,7 +3,9 @@
 import { randomBytes } from 'node:crypto';
 
 export function nonce(): string {
-  return randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+  return randomBytes(18)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '');
 }
 
 export interface ShellOptions {

@@ -63,7 +63,11 @@ export class TypedPanel<R extends ReqMap<R>, N extends object> implements vscode
         reply = { kind: 'response', id: m.id, result: await h(m.params as never) };
       } catch (err) {
         const code = typeof (err as { code?: unknown })?.code === 'number' ? (err as { code: number }).code : undefined;
-        reply = { kind: 'response', id: m.id, error: { message: err instanceof Error ? err.message : String(err), code } };
+        reply = {
+          kind: 'response',
+          id: m.id,
+          error: { message: err instanceof Error ? err.message : String(err), code },
+        };
       }
     }
     if (!this.disposed) void this.panel.webview.postMessage(reply);

@@ -52,8 +52,21 @@ function edges(file: string): Edge[] {
     const to = normalize(join(dirname(file), spec)).replace(/\.js$/, '.ts');
     // `import { type A, type B } from` is erased too.
     const braces = m[0].match(/\{([^}]*)\}/)?.[1];
-    const allTypes = braces !== undefined && !/\*/.test(m[0]) && !/import\s+[A-Za-z_$][\w$]*\s*,/.test(m[0]) && braces.split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '));
-    out.push({ from: file, to, typeOnly: !!m[2] || allTypes, line: text.slice(0, m.index).split('\n').length + (m[0].startsWith('\n') ? 1 : 0) });
+    const allTypes =
+      braces !== undefined &&
+      !/\*/.test(m[0]) &&
+      !/import\s+[A-Za-z_$][\w$]*\s*,/.test(m[0]) &&
+      braces
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .every((s) => s.startsWith('type '));
+    out.push({
+      from: file,
+      to,
+      typeOnly: !!m[2] || allTypes,
+      line: text.slice(0, m.index).split('\n').length + (m[0].startsWith('\n') ? 1 : 0),
+    });
   }
   return out;
 }
@@ -75,12 +88,16 @@ test('the backend folders import downwards only', () => {
 });
 
 test('the extension and the webviews use backend/core only', () => {
-  const bad = EDGES.filter((e) => /^(src|webview)\//.test(e.from) && e.to.startsWith('backend/') && !e.to.startsWith('backend/core/')).map((e) => `${e.from}:${e.line} imports ${e.to}`);
+  const bad = EDGES.filter(
+    (e) => /^(src|webview)\//.test(e.from) && e.to.startsWith('backend/') && !e.to.startsWith('backend/core/'),
+  ).map((e) => `${e.from}:${e.line} imports ${e.to}`);
   assert.deepEqual(bad, []);
 });
 
 test('product code imports no test, bench or script file', () => {
-  const bad = EDGES.filter((e) => /^(test|bench|scripts)\//.test(e.to) || !/^(backend|src|webview|media)\//.test(e.to)).map((e) => `${e.from}:${e.line} imports ${e.to}`);
+  const bad = EDGES.filter(
+    (e) => /^(test|bench|scripts)\//.test(e.to) || !/^(backend|src|webview|media)\//.test(e.to),
+  ).map((e) => `${e.from}:${e.line} imports ${e.to}`);
   assert.deepEqual(bad, []);
 });
 
@@ -122,7 +139,11 @@ test('no runtime import cycle', () => {
 
 test('the graph was read (a sanity check on the parser)', () => {
   assert.ok(ALL.length > 300, `${ALL.length} files`);
-  assert.ok(EDGES.some((e) => e.from === 'backend/coordinator/run.ts' && folderOf(e.to) === 'trainer' || folderOf(e.to) === 'explorer'));
+  assert.ok(
+    EDGES.some(
+      (e) => (e.from === 'backend/coordinator/run.ts' && folderOf(e.to) === 'trainer') || folderOf(e.to) === 'explorer',
+    ),
+  );
   assert.ok(EDGES.filter((e) => e.typeOnly).length > 100);
   assert.ok(relative(ROOT, ROOT) === '');
 });

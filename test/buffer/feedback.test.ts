@@ -13,7 +13,9 @@ import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';
 const dir = mkdtempSync(join(tmpdir(), 'rft-feedback-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
-const targets: { name: string; url?: () => string; skip?: string }[] = [{ name: 'sqlite', url: () => join(dir, `f${n++}.db`) }];
+const targets: { name: string; url?: () => string; skip?: string }[] = [
+  { name: 'sqlite', url: () => join(dir, `f${n++}.db`) },
+];
 const pg = startPg();
 if ('skip' in pg) targets.push({ name: 'postgres', skip: pg.skip });
 else {
@@ -29,7 +31,11 @@ for (const t of targets) {
       const s = await openStore(t.url!());
       let clock = 1000;
       try {
-        await s.appendExperiences([makeExp('u1', { reward: 0.25 }), makeExp('u2'), makeExp('bad', { status: 'invalid', statusReason: 'no answer' })]);
+        await s.appendExperiences([
+          makeExp('u1', { reward: 0.25 }),
+          makeExp('u2'),
+          makeExp('bad', { status: 'invalid', statusReason: 'no answer' }),
+        ]);
         await fn(s, new FeedbackService(s, () => clock++));
       } finally {
         await s.close();
@@ -42,15 +48,29 @@ for (const t of targets) {
         assert.deepEqual((await s.get('u1'))!.feedback, { rating: 4, note: 'good', by: 'ann', at: 1000 });
         const l2 = await fb.reject('u2', 'bob');
         assert.equal((await s.get('u2'))!.feedback!.rejected, true);
-        assert.equal((await s.takeFifo({ n: 2, source: 'usual' })).experiences.length, 0, 'rejected u2 is not sampled; only u1 is left');
+        assert.equal(
+          (await s.takeFifo({ n: 2, source: 'usual' })).experiences.length,
+          0,
+          'rejected u2 is not sampled; only u1 is left',
+        );
         const log = await s.feedbackLog();
-        assert.deepEqual(log.map((e) => [e.id, e.action, e.who, e.experienceId]), [[l2, 'reject', 'bob', 'u2'], [l1, 'rate', 'ann', 'u1']]);
+        assert.deepEqual(
+          log.map((e) => [e.id, e.action, e.who, e.experienceId]),
+          [
+            [l2, 'reject', 'bob', 'u2'],
+            [l1, 'rate', 'ann', 'u1'],
+          ],
+        );
         assert.equal(log[1]!.at, 1000);
         const u = await fb.undo(l2, 'bob');
         assert.equal((await s.get('u2'))!.feedback, undefined);
         assert.equal((await s.feedbackEntry(l2))!.undoneBy, u);
         assert.equal((await s.feedbackEntry(u))!.undoes, l2);
-        assert.equal((await s.takeFifo({ n: 2, source: 'usual' })).experiences.length, 2, 'sampled again after the undo');
+        assert.equal(
+          (await s.takeFifo({ n: 2, source: 'usual' })).experiences.length,
+          2,
+          'sampled again after the undo',
+        );
         await assert.rejects(fb.undo(l2, 'bob'), ConflictError);
         // Undo of the undo re-applies the rejection.
         await fb.undo(u, 'ann');
@@ -69,10 +89,22 @@ for (const t of targets) {
       await withFb(async (s, fb) => {
         const base = makeExp('p1', { status: 'partial', reward: 0 });
         const responseTokens = base.responseTokens.slice(0, 6);
-        await s.appendExperiences([{ ...base, responseTokens, actionMask: responseTokens.map(() => 1), logprobs: base.logprobs.slice(0, 6), segments: [{ version: 0, start: 0, end: 6, step: 0 }], metadata: { partial: { finished: false } } }]);
+        await s.appendExperiences([
+          {
+            ...base,
+            responseTokens,
+            actionMask: responseTokens.map(() => 1),
+            logprobs: base.logprobs.slice(0, 6),
+            segments: [{ version: 0, start: 0, end: 6, step: 0 }],
+            metadata: { partial: { finished: false } },
+          },
+        ]);
         const before = await s.get('p1');
         const why = (verb: string) => new RegExp(`experience 'p1' is a partial row .*cannot be ${verb}`);
-        await assert.rejects(fb.rate('p1', 3, 'ann'), (e: Error) => e instanceof ConflictError && why('rated').test(e.message));
+        await assert.rejects(
+          fb.rate('p1', 3, 'ann'),
+          (e: Error) => e instanceof ConflictError && why('rated').test(e.message),
+        );
         await assert.rejects(fb.reject('p1', 'ann'), why('rejected'));
         await assert.rejects(fb.unreject('p1', 'ann'), why('unrejected'));
         await assert.rejects(fb.promote('p1', 'ann'), why('promoted'));
@@ -93,7 +125,10 @@ for (const t of targets) {
         assert.equal(stored.feedback!.editedFrom, 'u1');
         assert.deepEqual(stored.responseTokens, tokenize('The answer is 7.'));
         assert.equal(stored.responseText, 'The answer is 7.');
-        assert.deepEqual(stored.actionMask, stored.responseTokens.map(() => 1));
+        assert.deepEqual(
+          stored.actionMask,
+          stored.responseTokens.map(() => 1),
+        );
         assert.deepEqual(stored.logprobs, []);
         assert.equal(stored.modelVersion, -1);
         assert.deepEqual(stored.promptTokens, orig!.promptTokens);
@@ -115,8 +150,15 @@ for (const t of targets) {
       await withFb(async (s, fb) => {
         const { expert } = await fb.promote('u1', 'ann');
         const orig = (await s.get('u1'))!;
-        assert.deepEqual([expert.logprobs, expert.modelVersion, expert.reward, expert.metadata!.promotedFrom], [orig.logprobs, orig.modelVersion, 0.25, 'u1']);
-        const added = await fb.addExpert({ runId: 'run-1', taskId: 'task-x', prompt: 'Say hi', response: 'hi' }, tokenize, 'cy');
+        assert.deepEqual(
+          [expert.logprobs, expert.modelVersion, expert.reward, expert.metadata!.promotedFrom],
+          [orig.logprobs, orig.modelVersion, 0.25, 'u1'],
+        );
+        const added = await fb.addExpert(
+          { runId: 'run-1', taskId: 'task-x', prompt: 'Say hi', response: 'hi' },
+          tokenize,
+          'cy',
+        );
         const got = (await s.get(added.expert.id))!;
         assert.deepEqual(got.promptTokens, tokenize('Say hi'));
         assert.deepEqual(got.responseTokens, tokenize('hi'));

@@ -11,8 +11,10 @@ import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';
 
 const server = startPg();
 const task = (id: string): Task => ({ id, taskset: 't', prompt: `p${id}` }) as Task;
-const jobs = (n: number, target = 0, rv = 0): NewJob[] => Array.from({ length: n }, (_, k) => ({ id: `${target}:${k}`, target, requiredVersion: rv, task: task(`t${k}`) }));
-const exps = (run: string, job: string, n: number, version = 0) => Array.from({ length: n }, (_, i) => makeExp(experienceId(run, job, i), { runId: run, modelVersion: version }));
+const jobs = (n: number, target = 0, rv = 0): NewJob[] =>
+  Array.from({ length: n }, (_, k) => ({ id: `${target}:${k}`, target, requiredVersion: rv, task: task(`t${k}`) }));
+const exps = (run: string, job: string, n: number, version = 0) =>
+  Array.from({ length: n }, (_, i) => makeExp(experienceId(run, job, i), { runId: run, modelVersion: version }));
 
 async function open() {
   if ('skip' in server) throw new Error('unreachable');
@@ -33,7 +35,11 @@ if ('skip' in server) {
       assert.equal(await q.addJobs('r', [...jobs(2, 1, 1), ...jobs(2, 0, 0)]), 4);
       assert.equal(await q.addJobs('r', jobs(2, 0, 0)), 0, 'adding again is a no-op');
       const a = await q.lease('r', 'A', 0, 10, 60_000);
-      assert.deepEqual(a.map((j) => j.id), ['0:0', '0:1'], 'v0 may only run target-0 jobs');
+      assert.deepEqual(
+        a.map((j) => j.id),
+        ['0:0', '0:1'],
+        'v0 may only run target-0 jobs',
+      );
       const [b, c] = await Promise.all([q.lease('r', 'B', 1, 1, 60_000), q.lease('r', 'C', 1, 1, 60_000)]);
       assert.equal(b!.length + c!.length, 2);
       assert.notEqual(b![0]!.id, c![0]!.id, 'two explorers never get the same job');
@@ -56,7 +62,11 @@ if ('skip' in server) {
       assert.deepEqual(await q.ack('r', mine!, 'A', 0, 2, exps('r', mine!.id, 3)), { ok: false, reason: 'lease_lost' });
       assert.equal(await store.count({ runId: 'r' }), 0, 'nothing of the refused ack landed');
       assert.deepEqual(await q.ack('r', theirs!, 'B', 0, 2, exps('r', theirs!.id, 3)), { ok: true, inserted: 3 });
-      assert.deepEqual(await q.ack('r', theirs!, 'B', 0, 2, exps('r', theirs!.id, 3)), { ok: true, inserted: 0 }, 'a repeated ack is idempotent');
+      assert.deepEqual(
+        await q.ack('r', theirs!, 'B', 0, 2, exps('r', theirs!.id, 3)),
+        { ok: true, inserted: 0 },
+        'a repeated ack is idempotent',
+      );
       assert.equal(await store.count({ runId: 'r' }), 3);
       assert.deepEqual(await q.counts('r'), { done: 1 });
     } finally {
@@ -73,7 +83,11 @@ if ('skip' in server) {
       assert.deepEqual(await q.ack('r', j0!, 'A', 0, 2, exps('r', j0!.id, 2)), { ok: false, reason: 'lease_lost' });
       const [again] = await q.lease('r', 'A', 0, 1, 60_000);
       await store.addCheckpoint({ runId: 'r', version: 5, path: '/x', checksum: '', createdAt: Date.now() });
-      assert.deepEqual(await q.ack('r', again!, 'A', 2, 2, exps('r', again!.id, 2, 2)), { ok: false, reason: 'stale' }, 'v2 is 3 behind v5 (bound 2)');
+      assert.deepEqual(
+        await q.ack('r', again!, 'A', 2, 2, exps('r', again!.id, 2, 2)),
+        { ok: false, reason: 'stale' },
+        'v2 is 3 behind v5 (bound 2)',
+      );
       assert.equal(await q.openJobs('r', 0), 2);
       const back = await q.lease('r', 'B', 3, 2, 60_000);
       assert.equal(back.length, 2, 'both jobs are leasable again');
@@ -89,7 +103,15 @@ if ('skip' in server) {
   test('heartbeats list the workers; connection errors are recognised and retried', async () => {
     const { q, close } = await open();
     try {
-      await q.heartbeat('r', { id: 'explorer@h:1', role: 'explorer', state: 'generating', modelVersion: 3, done: 8, throughput: 2.5, startedAt: Date.now() });
+      await q.heartbeat('r', {
+        id: 'explorer@h:1',
+        role: 'explorer',
+        state: 'generating',
+        modelVersion: 3,
+        done: 8,
+        throughput: 2.5,
+        startedAt: Date.now(),
+      });
       const [w] = await q.workers('r');
       assert.equal(w!.state, 'generating');
       assert.equal(w!.modelVersion, 3);
@@ -102,9 +124,12 @@ if ('skip' in server) {
         return 'ok';
       });
       assert.equal(r, 'ok');
-      await assert.rejects(withRetry(async () => {
-        throw Object.assign(new Error('dup'), { code: '23505' });
-      }), /dup/);
+      await assert.rejects(
+        withRetry(async () => {
+          throw Object.assign(new Error('dup'), { code: '23505' });
+        }),
+        /dup/,
+      );
     } finally {
       await close();
     }
@@ -135,15 +160,37 @@ if ('skip' in server) {
     const { q, store, close } = await open();
     try {
       assert.equal(await q.runExists('nope'), false);
-      await q.heartbeat('w', { id: 'explorer@h:1-aaaaaa', role: 'explorer', state: 'waiting', done: 0, throughput: 0, startedAt: Date.now() });
+      await q.heartbeat('w', {
+        id: 'explorer@h:1-aaaaaa',
+        role: 'explorer',
+        state: 'waiting',
+        done: 0,
+        throughput: 0,
+        startedAt: Date.now(),
+      });
       assert.equal(await q.runExists('w'), true, 'a run with a worker row exists');
       await store.setState('s', 'dist:config', { x: 1 });
       assert.equal(await q.runExists('s'), true, 'a run with only its stored config exists');
       // Wide margins: under a loaded CI machine the second heartbeat -> query gap can pass tens of ms.
       await new Promise((r) => setTimeout(r, 1500));
-      await q.heartbeat('w', { id: 'explorer@h:2-bbbbbb', role: 'explorer', state: 'waiting', done: 0, throughput: 0, startedAt: Date.now() });
-      assert.deepEqual((await q.workers('w', { pruneAfterMs: 1000 })).map((x) => x.id), ['explorer@h:2-bbbbbb'], 'the silent worker was aged out');
-      assert.deepEqual((await q.workers('w')).map((x) => x.id), ['explorer@h:2-bbbbbb'], 'and stays out');
+      await q.heartbeat('w', {
+        id: 'explorer@h:2-bbbbbb',
+        role: 'explorer',
+        state: 'waiting',
+        done: 0,
+        throughput: 0,
+        startedAt: Date.now(),
+      });
+      assert.deepEqual(
+        (await q.workers('w', { pruneAfterMs: 1000 })).map((x) => x.id),
+        ['explorer@h:2-bbbbbb'],
+        'the silent worker was aged out',
+      );
+      assert.deepEqual(
+        (await q.workers('w')).map((x) => x.id),
+        ['explorer@h:2-bbbbbb'],
+        'and stays out',
+      );
       const ids = new Set(Array.from({ length: 20 }, () => workerId('explorer')));
       assert.equal(ids.size, 20, 'same host and pid, still 20 distinct ids');
       for (const id of ids) assert.match(id, new RegExp(`^explorer@.+:${process.pid}-[0-9a-f]{6}$`));

@@ -31,7 +31,12 @@ test('explore with length_reward + long2short, then DPO on the stored pairs', as
       { name: 'long2short', correct_threshold: 0 },
       { name: 'advantage' },
     ],
-    explorer: { tasks_per_step: 2, repeat_times: 8, sampling: { max_new_tokens: 6 }, eval_sampling: { max_new_tokens: 4 } },
+    explorer: {
+      tasks_per_step: 2,
+      repeat_times: 8,
+      sampling: { max_new_tokens: 6 },
+      eval_sampling: { max_new_tokens: 4 },
+    },
     synchronizer: { method: 'memory' },
     stages: [
       { name: 'explore', algorithm: { name: 'grpo' }, steps: 3 },
@@ -44,18 +49,31 @@ test('explore with length_reward + long2short, then DPO on the stored pairs', as
   const store = await openStore(resolveBufferUrl(s.run_dir));
   try {
     const usual = await store.list({ runId: 'l2s', source: 'usual', limit: 1000 });
-    assert.ok(usual.some((e) => typeof e.rewardDetails?.length_reward === 'number'), 'length reward applied');
+    assert.ok(
+      usual.some((e) => typeof e.rewardDetails?.length_reward === 'number'),
+      'length reward applied',
+    );
     const experts = await store.list({ runId: 'l2s', source: 'expert', limit: 1000 });
-    assert.ok(experts.length > 0 && experts.every((e) => e.metadata?.origin === 'shortest_rejection'), 'shortest-rejection experts');
+    assert.ok(
+      experts.length > 0 && experts.every((e) => e.metadata?.origin === 'shortest_rejection'),
+      'shortest-rejection experts',
+    );
     const pairs = await store.listPairs({ runId: 'l2s' });
     assert.ok(pairs.length >= 2 && pairs.every((p) => p.origin === 'long2short'));
     const byId = new Map(usual.map((e) => [e.id, e]));
     // The two DPO steps logged the DPO loss (on 2 pairs each: batch_size 4 rows).
-    const dpoSteps = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"dpo_loss"')).map((l) => JSON.parse(l) as Record<string, number>);
+    const dpoSteps = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"dpo_loss"'))
+      .map((l) => JSON.parse(l) as Record<string, number>);
     assert.equal(dpoSteps.length, 2);
     assert.ok(dpoSteps.every((m) => Number.isFinite(m.dpo_loss)));
     const used = pairs.filter((p) => p.useCount > 0);
-    assert.equal(used.reduce((a, p) => a + p.useCount, 0), 4, '2 DPO steps x 2 pairs');
+    assert.equal(
+      used.reduce((a, p) => a + p.useCount, 0),
+      4,
+      '2 DPO steps x 2 pairs',
+    );
     for (const p of used) {
       const [c, r] = [byId.get(p.chosenId)!, byId.get(p.rejectedId)!];
       assert.deepEqual(c.promptTokens, r.promptTokens);

@@ -18,11 +18,19 @@ const partialRows = (n: number, tokens: number): Experience[] =>
   Array.from({ length: n }, (_, i) => {
     const e = makeExp(experienceId('r', job.id, i), { runId: 'r', groupId: 'r:job:0:0', status: 'partial', reward: 0 });
     const responseTokens = e.responseTokens.slice(0, tokens);
-    return { ...e, responseTokens, actionMask: responseTokens.map(() => 1), logprobs: e.logprobs.slice(0, tokens), segments: [{ version: 0, start: 0, end: tokens, step: 0 }], metadata: { partial: { finished: false, task } } };
+    return {
+      ...e,
+      responseTokens,
+      actionMask: responseTokens.map(() => 1),
+      logprobs: e.logprobs.slice(0, tokens),
+      segments: [{ version: 0, start: 0, end: tokens, step: 0 }],
+      metadata: { partial: { finished: false, task } },
+    };
   });
 
 // The column every sampling read filters on.
-const trainable = async (q: JobQueue) => Number((await q.pool.query(`SELECT COUNT(*) AS n FROM experiences WHERE run_id = 'r' AND trainable = 1`)).rows[0].n);
+const trainable = async (q: JobQueue) =>
+  Number((await q.pool.query(`SELECT COUNT(*) AS n FROM experiences WHERE run_id = 'r' AND trainable = 1`)).rows[0].n);
 
 if ('skip' in server) {
   describe('partial job queue: postgres', () => test('PostgreSQL unavailable', { skip: server.skip }, () => undefined));
@@ -49,21 +57,44 @@ if ('skip' in server) {
       const held = (b!.length ? b! : c!)[0]!;
       const holder = b!.length ? 'B' : 'C';
       assert.deepEqual(held.continues, ids);
-      assert.deepEqual((await q.partialRows('r', held.continues!)).map((e) => e.responseTokens.length), [6, 6]);
+      assert.deepEqual(
+        (await q.partialRows('r', held.continues!)).map((e) => e.responseTokens.length),
+        [6, 6],
+      );
 
       // The holder is lost (its lease runs out); D takes the job over and continues the stored prefixes.
       await new Promise((r) => setTimeout(r, 1500));
       const [over] = await q.lease('r', 'D', 1, 1, 60_000);
       assert.equal(over!.id, '0:0~c1');
       assert.equal(over!.attempt, 2);
-      const grown = (await q.partialRows('r', over!.continues!)).map((e) => ({ ...e, responseTokens: [...e.responseTokens, 5, 6], actionMask: [...e.actionMask, 1, 1], logprobs: [...e.logprobs, -1, -1], segments: [...e.segments!, { version: 1, start: 6, end: 8, step: 0 }] }));
+      const grown = (await q.partialRows('r', over!.continues!)).map((e) => ({
+        ...e,
+        responseTokens: [...e.responseTokens, 5, 6],
+        actionMask: [...e.actionMask, 1, 1],
+        logprobs: [...e.logprobs, -1, -1],
+        segments: [...e.segments!, { version: 1, start: 6, end: 8, step: 0 }],
+      }));
       const late = grown.map((e) => ({ ...e, status: 'ok' as const, reward: 1, metadata: {} }));
-      assert.deepEqual(await q.ack('r', held, holder, 0, 1, late, { replacing: ids }), { ok: false, reason: 'lease_lost' }, 'the lost holder cannot replace the rows');
-      assert.deepEqual((await q.partialRows('r', ids)).map((e) => e.responseTokens.length), [6, 6], 'the refused ack changed nothing');
+      assert.deepEqual(
+        await q.ack('r', held, holder, 0, 1, late, { replacing: ids }),
+        { ok: false, reason: 'lease_lost' },
+        'the lost holder cannot replace the rows',
+      );
+      assert.deepEqual(
+        (await q.partialRows('r', ids)).map((e) => e.responseTokens.length),
+        [6, 6],
+        'the refused ack changed nothing',
+      );
       const finished = grown.map((e) => ({ ...e, status: 'ok' as const, reward: 1, metadata: {} }));
       assert.deepEqual(await q.ack('r', over!, 'D', 1, 1, finished, { replacing: ids }), { ok: true, inserted: 2 });
       const after = await store.getMany(ids);
-      assert.deepEqual(after.map((e) => [e.status, e.responseTokens.length, e.segments!.length]), [['ok', 8, 2], ['ok', 8, 2]]);
+      assert.deepEqual(
+        after.map((e) => [e.status, e.responseTokens.length, e.segments!.length]),
+        [
+          ['ok', 8, 2],
+          ['ok', 8, 2],
+        ],
+      );
       assert.equal(await trainable(q), 2);
       assert.deepEqual(await q.counts('r'), { done: 2 }, 'a finished group queues no continuation');
 
@@ -71,7 +102,10 @@ if ('skip' in server) {
       await q.addJobs('r', [{ id: '0:0~c2', target: 0, requiredVersion: 0, task, continues: ids }]);
       const [bad] = await q.lease('r', 'E', 1, 1, 60_000);
       await assert.rejects(q.ack('r', bad!, 'E', 1, 1, partialRows(2, 6), { replacing: ids }), ConflictError);
-      assert.deepEqual((await store.getMany(ids)).map((e) => e.status), ['ok', 'ok']);
+      assert.deepEqual(
+        (await store.getMany(ids)).map((e) => e.status),
+        ['ok', 'ok'],
+      );
     } finally {
       await q.close();
       await store.close();
@@ -89,7 +123,9 @@ if ('skip' in server) {
       await c.query(`CREATE TABLE rft_jobs (run_id TEXT NOT NULL, id TEXT NOT NULL, seq BIGINT GENERATED ALWAYS AS IDENTITY, target INTEGER NOT NULL,
         required_version INTEGER NOT NULL, task TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'queued', lease_owner TEXT, lease_until DOUBLE PRECISION,
         attempts INTEGER NOT NULL DEFAULT 0, acked_by TEXT, acked_version INTEGER, acked_at DOUBLE PRECISION, experiences INTEGER, PRIMARY KEY (run_id, id))`);
-      await c.query(`INSERT INTO rft_jobs (run_id, id, target, required_version, task) VALUES ('r', '0:0', 0, 0, $1)`, [JSON.stringify(task)]);
+      await c.query(`INSERT INTO rft_jobs (run_id, id, target, required_version, task) VALUES ('r', '0:0', 0, 0, $1)`, [
+        JSON.stringify(task),
+      ]);
       const q = await JobQueue.open(url);
       try {
         const [old] = await q.lease('r', 'A', 0, 1, 60_000);

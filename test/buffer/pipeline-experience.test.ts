@@ -52,22 +52,43 @@ test('validity marks bad experiences invalid with a reason; reward_filter drops 
   ];
   const p = ExperiencePipeline.fromConfig([{ name: 'validity' }, { name: 'reward_filter' }]);
   const r = p.run(raw);
-  assert.deepEqual(r.trainable.map((e) => e.id), [raw[0]!.id, raw[7]!.id]);
-  assert.deepEqual(r.dropped.map((d) => d.experience.statusReason), ['empty_response', 'mask_length', 'nonfinite_logprob', 'positive_logprob', 'logprobs_length', 'nonfinite_reward']);
+  assert.deepEqual(
+    r.trainable.map((e) => e.id),
+    [raw[0]!.id, raw[7]!.id],
+  );
+  assert.deepEqual(
+    r.dropped.map((d) => d.experience.statusReason),
+    ['empty_response', 'mask_length', 'nonfinite_logprob', 'positive_logprob', 'logprobs_length', 'nonfinite_reward'],
+  );
   assert.equal(r.counts['dropped:invalid'], 6);
   assert.equal(r.counts['invalid:empty_response'], 1);
   assert.equal(raw[1]!.status, 'ok', 'caller objects untouched');
   // Kept (not dropped) invalid ones are stored but excluded from training.
-  const keep = ExperiencePipeline.fromConfig([{ name: 'validity' }, { name: 'reward_filter', drop_invalid: false }]).run(raw);
+  const keep = ExperiencePipeline.fromConfig([
+    { name: 'validity' },
+    { name: 'reward_filter', drop_invalid: false },
+  ]).run(raw);
   assert.equal(keep.excluded.length, 6);
   assert.ok(keep.excluded.every((e) => e.status === 'invalid' && e.metadata?.excludedFromTraining === true));
 });
 
 test('infra failures pass through untouched and excluded; never rewarded 0 and trained on', () => {
-  const infra = exp('g', NaN, { status: 'infra_failure', statusReason: 'sandbox crashed', responseTokens: [], responseText: '', actionMask: [], logprobs: [] });
+  const infra = exp('g', NaN, {
+    status: 'infra_failure',
+    statusReason: 'sandbox crashed',
+    responseTokens: [],
+    responseText: '',
+    actionMask: [],
+    logprobs: [],
+  });
   const raw = [exp('g', 1), exp('g', 0), infra];
   const p = ExperiencePipeline.fromConfig(
-    [{ name: 'validity' }, { name: 'reward_filter', drop_zero_variance: true }, { name: 'reward_shaping', clip: { min: -1, max: 1 } }, { name: 'advantage' }],
+    [
+      { name: 'validity' },
+      { name: 'reward_filter', drop_zero_variance: true },
+      { name: 'reward_shaping', clip: { min: -1, max: 1 } },
+      { name: 'advantage' },
+    ],
     { advantage: groupAdvantage },
   );
   const r = p.run(raw);
@@ -80,23 +101,48 @@ test('infra failures pass through untouched and excluded; never rewarded 0 and t
   assert.equal(out.advantages, undefined);
   assert.equal(out.metadata?.excludedFromTraining, true);
   assert.equal(r.counts.infra_failure, 1);
-  assert.deepEqual(Object.keys(r.counts).filter((k) => k.startsWith('dropped:')), []);
-  assert.deepEqual(r.experiences.map((e) => e.id), [raw[0]!.id, raw[1]!.id, infra.id]);
+  assert.deepEqual(
+    Object.keys(r.counts).filter((k) => k.startsWith('dropped:')),
+    [],
+  );
+  assert.deepEqual(
+    r.experiences.map((e) => e.id),
+    [raw[0]!.id, raw[1]!.id, infra.id],
+  );
 });
 
 test('zero-variance groups dropped when asked; expert data is not a group', () => {
-  const raw = [exp('a', 1), exp('a', 1), exp('b', 1), exp('b', 0), exp('c', 0), exp('x', 1, { source: 'expert', modelVersion: -1, logprobs: [] })];
+  const raw = [
+    exp('a', 1),
+    exp('a', 1),
+    exp('b', 1),
+    exp('b', 0),
+    exp('c', 0),
+    exp('x', 1, { source: 'expert', modelVersion: -1, logprobs: [] }),
+  ];
   const r = ExperiencePipeline.fromConfig([{ name: 'reward_filter', drop_zero_variance: true }]).run(raw);
-  assert.deepEqual(r.trainable.map((e) => e.groupId), ['b', 'b', 'x']);
+  assert.deepEqual(
+    r.trainable.map((e) => e.groupId),
+    ['b', 'b', 'x'],
+  );
   assert.equal(r.counts['dropped:zero_variance'], 3);
   assert.equal(ExperiencePipeline.fromConfig([{ name: 'reward_filter' }]).run(raw).trainable.length, 6);
 });
 
 test('reward shaping: format bonus, length penalty, clip; raw reward kept', () => {
   const p = ExperiencePipeline.fromConfig([
-    { name: 'reward_shaping', format_bonus: { pattern: '^<answer>', bonus: 0.5 }, length_penalty: { target_tokens: 2, coef: 0.1 }, clip: { max: 1.2 } },
+    {
+      name: 'reward_shaping',
+      format_bonus: { pattern: '^<answer>', bonus: 0.5 },
+      length_penalty: { target_tokens: 2, coef: 0.1 },
+      clip: { max: 1.2 },
+    },
   ]);
-  const r = p.run([exp('g', 1, { responseText: '<answer>3' }), exp('g', 0, { responseTokens: [1, 2, 3, 4, 5] }), exp('g', 1, { responseTokens: [1, 2] })]);
+  const r = p.run([
+    exp('g', 1, { responseText: '<answer>3' }),
+    exp('g', 0, { responseTokens: [1, 2, 3, 4, 5] }),
+    exp('g', 1, { responseTokens: [1, 2] }),
+  ]);
   const [a, b, c] = r.trainable;
   assert.equal(a!.reward, 1.2); // 1 + 0.5 - 0.1 -> 1.4, clipped
   assert.deepEqual(a!.rewardDetails, { raw_reward: 1, format_bonus: 0.5, length_penalty: 0.1 });
@@ -107,15 +153,31 @@ test('reward shaping: format bonus, length penalty, clip; raw reward kept', () =
 });
 
 test('advantage: the injected function fills per-token advantages of usual experiences; a bad one is caught', () => {
-  const raw = [exp('g', 1), exp('g', 0), exp('h', 0.5), exp('h', 0.5), exp('x', 1, { source: 'expert', modelVersion: -1, logprobs: [] })];
+  const raw = [
+    exp('g', 1),
+    exp('g', 0),
+    exp('h', 0.5),
+    exp('h', 0.5),
+    exp('x', 1, { source: 'expert', modelVersion: -1, logprobs: [] }),
+  ];
   const r = ExperiencePipeline.fromConfig(DEFAULT_EXPERIENCE_PIPELINE, { advantage: groupAdvantage }).run(raw);
   const adv = r.trainable.map((e) => e.advantages?.[0]);
   assert.ok(adv[0]! > 0.99 && adv[1]! < -0.99);
   assert.equal(adv[2], 0);
   assert.equal(adv[4], undefined, 'expert data gets no GRPO advantage by default');
   assert.equal(r.counts.advantage, 4);
-  assert.throws(() => ExperiencePipeline.fromConfig([{ name: 'advantage' }]), (e: unknown) => e instanceof PipelineConfigError && /experience_pipeline\[0\]: advantage: .*no advantage function/.test(e.message));
-  const broken = ExperiencePipeline.fromConfig([{ name: 'advantage' }], { advantage: (xs) => xs.forEach((e) => (e.advantages = [1])) });
+  assert.throws(
+    () => ExperiencePipeline.fromConfig([{ name: 'advantage' }]),
+    (e: unknown) =>
+      e instanceof PipelineConfigError &&
+      /experience_pipeline\[0\]: advantage: .*no advantage function/.test(e.message),
+  );
+  const broken = ExperiencePipeline.fromConfig([{ name: 'advantage' }], {
+    advantage: (xs) => xs.forEach((e) => (e.advantages = [1])),
+  });
   assert.throws(() => broken.run([exp('g', 1)]), /without 3 finite advantages/);
-  assert.throws(() => ExperiencePipeline.fromConfig([{ name: 'reward_shaping', clip: { max: 'one' } }]), /experience_pipeline\[0\]\.clip\.max: expected number, got string/);
+  assert.throws(
+    () => ExperiencePipeline.fromConfig([{ name: 'reward_shaping', clip: { max: 'one' } }]),
+    /experience_pipeline\[0\]\.clip\.max: expected number, got string/,
+  );
 });

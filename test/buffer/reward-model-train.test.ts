@@ -35,8 +35,22 @@ function exp(prompt: string, task: string, answer: string): Experience {
   const p = encodePrompt(tok, taskMessages(prompt));
   const r = encodeResponse(tok, answer);
   return {
-    id: `x${n++}`, taskId: task, groupId: `g${task}`, runId: 'rm-run', source: 'usual', promptTokens: p, promptText: prompt,
-    responseTokens: r, responseText: answer, actionMask: r.map(() => 1), logprobs: r.map(() => -1), modelVersion: 0, reward: 0, status: 'ok', useCount: 0, createdAt: n,
+    id: `x${n++}`,
+    taskId: task,
+    groupId: `g${task}`,
+    runId: 'rm-run',
+    source: 'usual',
+    promptTokens: p,
+    promptText: prompt,
+    responseTokens: r,
+    responseText: answer,
+    actionMask: r.map(() => 1),
+    logprobs: r.map(() => -1),
+    modelVersion: 0,
+    reward: 0,
+    status: 'ok',
+    useCount: 0,
+    createdAt: n,
   };
 }
 
@@ -55,7 +69,10 @@ async function ratedRun(name: string, tasks: number, wrongs = 2): Promise<string
       while (w === d);
       return w;
     };
-    const es = [exp(`repeat ${d}`, `t${t}`, d), ...Array.from({ length: wrongs }, () => exp(`repeat ${d}`, `t${t}`, wrong()))];
+    const es = [
+      exp(`repeat ${d}`, `t${t}`, d),
+      ...Array.from({ length: wrongs }, () => exp(`repeat ${d}`, `t${t}`, wrong())),
+    ];
     await store.appendExperiences(es);
     await fb.rate(es[0]!.id, 5, 'ann');
     for (const e of es.slice(1)) await fb.rate(e.id, 1, 'ann');
@@ -80,17 +97,46 @@ async function train(args: string[]): Promise<RewardModelReport> {
 test('rft reward-model train: held-out accuracy well above chance and above the length baseline; threshold saved', async () => {
   const dir = await ratedRun('learnable', 80, 3);
   const out = join(dir, 'rm');
-  const report = await train(['--run', dir, '--out', out, '--steps', '300', '--lr', '1e-3', '--holdout', '0.2', '--validation', '0.15']);
+  const report = await train([
+    '--run',
+    dir,
+    '--out',
+    out,
+    '--steps',
+    '300',
+    '--lr',
+    '1e-3',
+    '--holdout',
+    '0.2',
+    '--validation',
+    '0.15',
+  ]);
   console.log(JSON.stringify(report));
   // 80 tasks: 16 held out, 12 for validation, 52 trained on; three pairs a task.
-  assert.deepEqual([report.tasks, report.heldout_tasks, report.validation_tasks, report.train_pairs, report.validation_pairs, report.heldout_pairs], [80, 16, 12, 156, 36, 48]);
+  assert.deepEqual(
+    [
+      report.tasks,
+      report.heldout_tasks,
+      report.validation_tasks,
+      report.train_pairs,
+      report.validation_pairs,
+      report.heldout_pairs,
+    ],
+    [80, 16, 12, 156, 36, 48],
+  );
   // Same-length answers: length tells nothing (every pair a tie).
   assert.deepEqual(report.baselines, [{ name: 'length (longer preferred)', heldout_accuracy: 0.5 }]);
   // Chance is 0.5 with a standard error of 0.07 on 48 pairs: 0.75 is over three of them above it.
   assert.ok(report.heldout_accuracy! >= 0.75, `held-out pairwise accuracy ${report.heldout_accuracy} (baseline 0.5)`);
   assert.ok(report.heldout_stderr! > 0 && report.heldout_stderr! < 0.07);
-  assert.ok(report.validation_accuracy! >= 0.75 && report.best_step > 0, `validation ${report.validation_accuracy} at step ${report.best_step}`);
-  assert.ok(report.heldout_judged_accuracy! > 0.6, `held-out answers on the right side of the threshold: ${report.heldout_judged_accuracy}`);
+  assert.ok(
+    report.validation_accuracy! >= 0.75 && report.best_step > 0,
+    `validation ${report.validation_accuracy} at step ${report.best_step}`,
+  );
+  assert.ok(
+    report.heldout_judged_accuracy! > 0.6,
+    `held-out answers on the right side of the threshold: ${report.heldout_judged_accuracy}`,
+  );
   const meta = JSON.parse(readFileSync(join(out, 'rft.json'), 'utf8')) as { rewardModel: { threshold: number } };
   assert.equal(meta.rewardModel.threshold, report.threshold);
   // An unseen task: the right echo is judged correct, a wrong one is not.
@@ -112,19 +158,47 @@ test('rft reward-model train: too few pairs are refused with the counts, or trai
   );
   const report = await train(['--run', dir, '--out', join(dir, 'rm'), '--min-pairs', '10', '--steps', '20']);
   assert.equal(report.train_pairs, 12);
-  assert.deepEqual(report.baselines.map((b) => b.name), ['length (longer preferred)']);
+  assert.deepEqual(
+    report.baselines.map((b) => b.name),
+    ['length (longer preferred)'],
+  );
   // --init: the policy's layers under a fresh value head, and its own log-prob as a second baseline.
-  const policy = new Transformer(makeConfig({ vocabSize: tok.vocabSize, dModel: 24, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 48, maxSeqLen: 48 }), 5);
+  const policy = new Transformer(
+    makeConfig({ vocabSize: tok.vocabSize, dModel: 24, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 48, maxSeqLen: 48 }),
+    5,
+  );
   await saveCheckpoint(policy, join(dir, 'policy'), { version: 3 }, tok);
-  const fromPolicy = await train(['--run', dir, '--out', join(dir, 'rm2'), '--min-pairs', '10', '--steps', '1', '--lr', '1e-9', '--init', join(dir, 'policy')]);
-  assert.deepEqual(fromPolicy.baselines.map((b) => b.name), ['length (longer preferred)', 'policy log-prob (mean per answer token)']);
+  const fromPolicy = await train([
+    '--run',
+    dir,
+    '--out',
+    join(dir, 'rm2'),
+    '--min-pairs',
+    '10',
+    '--steps',
+    '1',
+    '--lr',
+    '1e-9',
+    '--init',
+    join(dir, 'policy'),
+  ]);
+  assert.deepEqual(
+    fromPolicy.baselines.map((b) => b.name),
+    ['length (longer preferred)', 'policy log-prob (mean per answer token)'],
+  );
   const rm = loadCheckpoint(join(dir, 'rm2')).model;
   assert.equal(rm.config.dModel, 24);
   // One step at lr 1e-9: the policy's weights, moved by at most ~1e-9.
-  const [a, b] = [await rm.params.get('model.layers.0.mlp.up_proj.weight')!.data(), await policy.params.get('model.layers.0.mlp.up_proj.weight')!.data()];
+  const [a, b] = [
+    await rm.params.get('model.layers.0.mlp.up_proj.weight')!.data(),
+    await policy.params.get('model.layers.0.mlp.up_proj.weight')!.data(),
+  ];
   assert.ok(a.every((x, i) => Math.abs(x - b[i]!) < 1e-6) && a.some((x) => x !== 0));
   rm.dispose();
   policy.dispose();
   await assert.rejects(async () => cmd.run(parseFor(cmd, ['--run', dir])), /--run and --out are required/);
-  await assert.rejects(async () => cmd.run(parseFor(cmd, ['--run', dir, '--out', join(dir, 'x'), '--min-pairs', '0'])), /--min-pairs must be a whole number of at least 1, got 0/);
+  await assert.rejects(
+    async () => cmd.run(parseFor(cmd, ['--run', dir, '--out', join(dir, 'x'), '--min-pairs', '0'])),
+    /--min-pairs must be a whole number of at least 1, got 0/,
+  );
 });

@@ -43,10 +43,14 @@ async function runningRun(id: string) {
 /** What a run killed -9 leaves: its pid file, whose pid the system has since given to another process. */
 function stalePidFile(dir: string, id: string, pid: number): void {
   const real = processIdentity(pid)!;
-  writeFileSync(join(dir, 'run.pid'), JSON.stringify({ pid, owner: id, identity: real.replace(/\d+$/, (n) => String(Number(n) + 1)) }));
+  writeFileSync(
+    join(dir, 'run.pid'),
+    JSON.stringify({ pid, owner: id, identity: real.replace(/\d+$/, (n) => String(Number(n) + 1)) }),
+  );
 }
 
-const cli = (args: string[]) => spawnSync(process.execPath, [...cliCommand(), ...args], { encoding: 'utf8', timeout: 60_000 });
+const cli = (args: string[]) =>
+  spawnSync(process.execPath, [...cliCommand(), ...args], { encoding: 'utf8', timeout: 60_000 });
 
 test('the identity of a process: its start time; none for a pid nobody has', () => {
   assert.match(processIdentity(process.pid) ?? '', /^linux:.+:\d+$/);
@@ -65,7 +69,12 @@ test('rft stop does not signal an unrelated process whose pid a stale run.pid na
   assert.equal(checkPidFile(join(dir, 'run.pid'), 'gone').state, 'gone');
   const r = cli(['stop', 'gone', '--workspace', ws]);
   assert.equal(r.status, 1, r.stdout + r.stderr);
-  assert.match(r.stderr, new RegExp(`run 'gone' has no live process \\(pid ${s.pid} .* is now another process.*nothing signalled; marked stopped \\(rft resume gone`));
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `run 'gone' has no live process \\(pid ${s.pid} .* is now another process.*nothing signalled; marked stopped \\(rft resume gone`,
+    ),
+  );
   assert.ok(await stillAlive(s), 'the unrelated process was not signalled');
   const after = (await reg.get('gone'))!;
   assert.equal(after.status, 'stopped');
@@ -82,7 +91,12 @@ test('rft pause of a bare pid file (older version) naming a live process signals
   writeFileSync(join(dir, 'run.pid'), String(s.pid));
   const r = cli(['pause', 'legacy', '--workspace', ws]);
   assert.equal(r.status, 1, r.stdout + r.stderr);
-  assert.match(r.stderr, new RegExp(`holds only a pid .* nothing signalled\\. If pid ${s.pid} is this run, signal it yourself \\(kill -USR2 ${s.pid}\\)`));
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `holds only a pid .* nothing signalled\\. If pid ${s.pid} is this run, signal it yourself \\(kill -USR2 ${s.pid}\\)`,
+    ),
+  );
   assert.ok(await stillAlive(s));
   assert.equal((await reg.get('legacy'))!.status, 'running', 'a process that may be the run leaves its status alone');
 });
@@ -90,7 +104,10 @@ test('rft pause of a bare pid file (older version) naming a live process signals
 test('a pid file written for another run is not that run', async () => {
   const s = sleeper();
   const { ws, dir } = await runningRun('mine');
-  writeFileSync(join(dir, 'run.pid'), JSON.stringify({ pid: s.pid, owner: 'theirs', identity: processIdentity(s.pid!) }));
+  writeFileSync(
+    join(dir, 'run.pid'),
+    JSON.stringify({ pid: s.pid, owner: 'theirs', identity: processIdentity(s.pid!) }),
+  );
   const r = cli(['stop', 'mine', '--workspace', ws]);
   assert.equal(r.status, 1);
   assert.match(r.stderr, /written by 'theirs', not 'mine'/);
@@ -109,7 +126,8 @@ test("the run's own live process is signalled (CLI stop), and the server's runs/
   const run = spawn(process.execPath, ['--import', 'tsx', '-e', code], { stdio: 'ignore' });
   children.push(run);
   const exit = new Promise((r) => run.once('exit', r));
-  for (let i = 0; i < 200 && checkPidFile(file, 'live').state !== 'live'; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 200 && checkPidFile(file, 'live').state !== 'live'; i++)
+    await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(checkPidFile(file, 'live'), { state: 'live', pid: run.pid });
   const r = cli(['stop', 'live', '--workspace', ws]);
   assert.equal(r.status, 0, r.stderr);
@@ -130,7 +148,10 @@ test("the run's own live process is signalled (CLI stop), and the server's runs/
   // A bare pid that may be the run: a conflict naming it, nothing signalled.
   await reg.setStatus('live', 'running');
   writeFileSync(file, String(s.pid));
-  await assert.rejects(new ProcessRunController(ws).stop('live'), (e: Error) => /holds only a pid/.test(e.message) && e.message.includes(String(s.pid)));
+  await assert.rejects(
+    new ProcessRunController(ws).stop('live'),
+    (e: Error) => /holds only a pid/.test(e.message) && e.message.includes(String(s.pid)),
+  );
   assert.ok(await stillAlive(s));
 });
 

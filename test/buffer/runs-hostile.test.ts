@@ -25,7 +25,10 @@ test('three writer processes at once: every record kept (90 of 90), no temp-file
   const ws = tempDir('rft-runs-race-');
   await RunRegistry.open(ws);
   const procs = ['a', 'b', 'c'].map((tag) => {
-    const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/buffer/runs-writer.ts'), ws, tag, '30'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/buffer/runs-writer.ts'), ws, tag, '30'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     children.push(c);
     let err = '';
     c.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -42,7 +45,11 @@ test('three writer processes at once: every record kept (90 of 90), no temp-file
       const r = runs.find((x) => x.id === `${tag}-${i}`);
       assert.ok(r, `${tag}-${i} kept`);
       assert.equal(r.status, 'running', `${tag}-${i} status kept`);
-      assert.deepEqual(r.checkpoints.map((c) => c.path), [`ck/${tag}-${i}`], `${tag}-${i} checkpoint kept`);
+      assert.deepEqual(
+        r.checkpoints.map((c) => c.path),
+        [`ck/${tag}-${i}`],
+        `${tag}-${i} checkpoint kept`,
+      );
     }
   }
   assert.equal(here.problems.length, 0);
@@ -53,12 +60,20 @@ test('a lock held by a process killed with -9 is free at once', async () => {
   const lock = join(ws, 'x.lock');
   const holder = spawn(
     process.execPath,
-    ['--import', 'tsx', '-e', `import('${join(ROOT, 'backend/buffer/file-lock.ts')}').then((m) => m.withFileLock(${JSON.stringify(lock)}, () => { console.log('held'); setInterval(() => {}, 1000); return new Promise(() => {}); }))`],
+    [
+      '--import',
+      'tsx',
+      '-e',
+      `import('${join(ROOT, 'backend/buffer/file-lock.ts')}').then((m) => m.withFileLock(${JSON.stringify(lock)}, () => { console.log('held'); setInterval(() => {}, 1000); return new Promise(() => {}); }))`,
+    ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   children.push(holder);
   await new Promise<void>((r) => holder.stdout!.once('data', () => r()));
-  await assert.rejects(withFileLock(lock, () => 1, { timeoutMs: 200 }), /still locked by another process/);
+  await assert.rejects(
+    withFileLock(lock, () => 1, { timeoutMs: 200 }),
+    /still locked by another process/,
+  );
   holder.kill('SIGKILL');
   await exited(holder);
   assert.equal(await withFileLock(lock, () => 42, { timeoutMs: 2000 }), 42);
@@ -70,13 +85,15 @@ test('structurally bad records are reported by index and field; the valid ones a
   const good = await reg.create({ name: 'good', config: {}, id: 'good' });
   const file = join(ws, '.rft', 'runs.json');
   const data = JSON.parse(readFileSync(file, 'utf8')) as { runs: unknown[] };
-  data.runs.push(null, { ...good, id: 'bad-status', status: 'exploded' }, { ...good, id: 'bad-ck', checkpoints: [{ version: 1, path: 3, step: 0 }] }, { ...good, id: 'late' });
+  data.runs.push(
+    null,
+    { ...good, id: 'bad-status', status: 'exploded' },
+    { ...good, id: 'bad-ck', checkpoints: [{ version: 1, path: 3, step: 0 }] },
+    { ...good, id: 'late' },
+  );
   writeFileSync(file, JSON.stringify(data));
   const again = await RunRegistry.open(ws);
-  assert.deepEqual(
-    (await again.list()).map((r) => r.id).sort(),
-    ['good', 'late'],
-  );
+  assert.deepEqual((await again.list()).map((r) => r.id).sort(), ['good', 'late']);
   assert.deepEqual(again.problems, [
     'runs[1]: expected a run object, got null',
     'runs[2].status: expected one of created, running, paused, stopped, completed, failed, got "exploded"',
@@ -98,7 +115,10 @@ test('a live run folder is refused with its pid; a pid file left by a dead proce
   children.push(sleeper);
   writeFileSync(join(dir, 'run.pid'), String(sleeper.pid));
   assert.equal(livePid(dir), sleeper.pid);
-  assert.throws(() => assertNotLive(dir, 'r1'), new RegExp(`run 'r1' is still running as pid ${sleeper.pid}.*rft stop r1`));
+  assert.throws(
+    () => assertNotLive(dir, 'r1'),
+    new RegExp(`run 'r1' is still running as pid ${sleeper.pid}.*rft stop r1`),
+  );
   assert.throws(() => claimRunPid(dir, 'r1'), new RegExp(`still running as pid ${sleeper.pid}`));
   assert.equal(readFileSync(join(dir, 'run.pid'), 'utf8'), String(sleeper.pid), 'the live run keeps its pid file');
   sleeper.kill('SIGKILL');
@@ -117,7 +137,11 @@ test('rft resume of a live run is refused naming its pid; its status and pid fil
   const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
   children.push(sleeper);
   writeFileSync(join(r.dir, 'run.pid'), String(sleeper.pid));
-  const c = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'backend/cli.ts'), 'resume', 'live', '--workspace', ws], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const c = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'backend/cli.ts'), 'resume', 'live', '--workspace', ws],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   children.push(c);
   let err = '';
   c.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));

@@ -10,7 +10,11 @@ test('run registry: create, status, checkpoints, last step, persisted in .rft/ru
   try {
     let clock = Date.UTC(2026, 0, 2, 3, 4, 5);
     const reg = await RunRegistry.open(ws, { now: () => clock });
-    const a = await reg.create({ name: 'GSM8K tiny', config: { trainer: { lr: 0.001 } }, configPath: 'gsm8k.rft.yaml' });
+    const a = await reg.create({
+      name: 'GSM8K tiny',
+      config: { trainer: { lr: 0.001 } },
+      configPath: 'gsm8k.rft.yaml',
+    });
     assert.equal(a.id, 'gsm8k-tiny-20260102-030405');
     assert.equal(a.status, 'created');
     assert.equal(a.dbPath, join(ws, '.rft', 'runs', a.id, 'buffer.db'));
@@ -32,7 +36,13 @@ test('run registry: create, status, checkpoints, last step, persisted in .rft/ru
     const got = (await again.get(a.id))!;
     assert.equal(got.status, 'failed');
     assert.equal(got.statusReason, 'out of memory');
-    assert.deepEqual(got.checkpoints.map((c) => [c.version, c.path, c.step]), [[1, 'ckpt/v1', 10], [2, 'ckpt/v2b', 21]]);
+    assert.deepEqual(
+      got.checkpoints.map((c) => [c.version, c.path, c.step]),
+      [
+        [1, 'ckpt/v1', 10],
+        [2, 'ckpt/v2b', 21],
+      ],
+    );
     assert.equal(got.lastStep, 21);
     assert.equal(got.updatedAt, clock);
     assert.deepEqual(got.config, { trainer: { lr: 0.001 } });
@@ -46,11 +56,16 @@ test('run registry: create, status, checkpoints, last step, persisted in .rft/ru
     assert.equal((await reg.get(b.id))!.lastStep, 5);
 
     // Concurrent changes in one process are serialised.
-    await Promise.all(Array.from({ length: 10 }, (_, k) => reg.addCheckpoint(b.id, { version: k, path: `p${k}`, step: k })));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, k) => reg.addCheckpoint(b.id, { version: k, path: `p${k}`, step: k })),
+    );
     assert.equal((await again.get(b.id))!.checkpoints.length, 10);
 
     await reg.remove(b.id);
-    assert.deepEqual((await again.list()).map((r) => r.id), [a.id]);
+    assert.deepEqual(
+      (await again.list()).map((r) => r.id),
+      [a.id],
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -62,7 +77,9 @@ test('a corrupt runs.json is reported with its path and left as it is', async ()
     await RunRegistry.open(ws);
     const file = join(ws, '.rft', 'runs.json');
     writeFileSync(file, '{"version": 1, "runs": [');
-    await assert.rejects(RunRegistry.open(ws), (e: Error) => e.message.startsWith(`${file}: cannot read the run registry`));
+    await assert.rejects(RunRegistry.open(ws), (e: Error) =>
+      e.message.startsWith(`${file}: cannot read the run registry`),
+    );
     writeFileSync(file, '{"version": 1, "runs": {}}');
     await assert.rejects(RunRegistry.open(ws), /field 'runs': expected an array/);
     assert.equal(readFileSync(file, 'utf8'), '{"version": 1, "runs": {}}');

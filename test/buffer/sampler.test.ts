@@ -7,13 +7,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../backend/buffer/storage/registry.js';
 import type { ExperienceStore } from '../../backend/buffer/storage/types.js';
-import { expertShare, makeSampler, samplers, SampleTimeoutError, type WaitStatus } from '../../backend/buffer/sampler/index.js';
+import {
+  expertShare,
+  makeSampler,
+  samplers,
+  SampleTimeoutError,
+  type WaitStatus,
+} from '../../backend/buffer/sampler/index.js';
 import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-sampler-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 let n = 0;
-const targets: { name: string; url?: () => string; skip?: string }[] = [{ name: 'sqlite', url: () => join(dir, `s${n++}.db`) }];
+const targets: { name: string; url?: () => string; skip?: string }[] = [
+  { name: 'sqlite', url: () => join(dir, `s${n++}.db`) },
+];
 const pg = startPg();
 if ('skip' in pg) targets.push({ name: 'postgres', skip: pg.skip });
 else {
@@ -47,16 +55,22 @@ for (const t of targets) {
       await withStore(async (s) => {
         const fifo = makeSampler(s, { type: 'fifo' });
         const waits: WaitStatus[] = [];
-        await assert.rejects(fifo.sample({ batchSize: 2, currentVersion: 0, timeoutMs: 30, onWait: (w) => waits.push(w) }), (e: unknown) => {
-          assert.ok(e instanceof SampleTimeoutError);
-          assert.equal(e.status.reason, 'empty');
-          return true;
-        });
+        await assert.rejects(
+          fifo.sample({ batchSize: 2, currentVersion: 0, timeoutMs: 30, onWait: (w) => waits.push(w) }),
+          (e: unknown) => {
+            assert.ok(e instanceof SampleTimeoutError);
+            assert.equal(e.status.reason, 'empty');
+            return true;
+          },
+        );
         assert.equal(waits[0]!.reason, 'empty');
         const late = setTimeout(() => void s.appendExperiences([makeExp('a'), makeExp('b')]), 60);
         const b = await fifo.sample({ batchSize: 2, currentVersion: 0, timeoutMs: 5000 });
         clearTimeout(late);
-        assert.deepEqual(b.experiences.map((e) => e.id), ['a', 'b']);
+        assert.deepEqual(
+          b.experiences.map((e) => e.id),
+          ['a', 'b'],
+        );
         assert.ok(b.waitedMs > 0);
       });
     });
@@ -70,33 +84,53 @@ for (const t of targets) {
         assert.equal(status!.stale, 2);
         assert.equal(status!.minVersion, 4);
         assert.match(status!.message, /stale/);
-        await assert.rejects(fifo.sample({ batchSize: 1, currentVersion: 5, timeoutMs: 0 }), /every available one is stale/);
+        await assert.rejects(
+          fifo.sample({ batchSize: 1, currentVersion: 5, timeoutMs: 0 }),
+          /every available one is stale/,
+        );
         await s.appendExperiences([makeExp('new1', { modelVersion: 4 })]);
         assert.equal((await fifo.waitStatus(2, 5))!.reason, 'not_enough');
         assert.equal(await fifo.waitStatus(1, 5), null);
-        assert.deepEqual((await fifo.sample({ batchSize: 1, currentVersion: 5, timeoutMs: 0 })).experiences.map((e) => e.id), ['new1']);
+        assert.deepEqual(
+          (await fifo.sample({ batchSize: 1, currentVersion: 5, timeoutMs: 0 })).experiences.map((e) => e.id),
+          ['new1'],
+        );
         assert.equal(await s.count(), 3);
       });
     });
 
     test('mixed: ceil(ratio x B) expert first, then usual; a resumed trainer gets the recorded batch again', async () => {
       await withStore(async (s) => {
-        await s.appendExperiences(Array.from({ length: 4 }, (_, i) => makeExp(`x${i}`, { source: 'expert', modelVersion: -1, logprobs: [] })));
+        await s.appendExperiences(
+          Array.from({ length: 4 }, (_, i) => makeExp(`x${i}`, { source: 'expert', modelVersion: -1, logprobs: [] })),
+        );
         await s.appendExperiences(Array.from({ length: 20 }, (_, i) => makeExp(`u${i}`)));
         const cfg = { type: 'mixed', expertRatio: 0.3, consumer: 'trainer-0' };
         const mixed = makeSampler(s, cfg);
         const b0 = await mixed.sample({ batchSize: 10, currentVersion: 0, step: 0, timeoutMs: 0 });
         assert.equal(b0.expertCount, 3);
-        assert.deepEqual(b0.experiences.map((e) => e.source), [...Array(3).fill('expert'), ...Array(7).fill('usual')]);
+        assert.deepEqual(
+          b0.experiences.map((e) => e.source),
+          [...Array(3).fill('expert'), ...Array(7).fill('usual')],
+        );
         const b1 = await mixed.sample({ batchSize: 10, currentVersion: 0, step: 1, timeoutMs: 0 });
         // Expert data cycles least-used first: x3 (unused) before x0 again.
-        assert.deepEqual(b1.experiences.slice(0, 3).map((e) => e.id), ['x3', 'x0', 'x1']);
+        assert.deepEqual(
+          b1.experiences.slice(0, 3).map((e) => e.id),
+          ['x3', 'x0', 'x1'],
+        );
         // The trainer crashes after step 1 and resumes from step 0's checkpoint: a new sampler, same consumer.
         const resumed = makeSampler(s, cfg);
         const again = await resumed.sample({ batchSize: 10, currentVersion: 0, step: 1, timeoutMs: 0 });
         assert.equal(again.replayed, true);
-        assert.deepEqual(again.experiences.map((e) => e.id), b1.experiences.map((e) => e.id));
-        assert.deepEqual(await s.consumed('trainer-0', 1), [...b1.experiences.slice(0, 3), ...b1.experiences.slice(3)].map((e) => e.id));
+        assert.deepEqual(
+          again.experiences.map((e) => e.id),
+          b1.experiences.map((e) => e.id),
+        );
+        assert.deepEqual(
+          await s.consumed('trainer-0', 1),
+          [...b1.experiences.slice(0, 3), ...b1.experiences.slice(3)].map((e) => e.id),
+        );
         // Only 6 usual left: a third batch of 7 usual waits (the expert part is recorded and reused on retry).
         await assert.rejects(mixed.sample({ batchSize: 10, currentVersion: 0, step: 2, timeoutMs: 0 }), /6 ready/);
       });
@@ -107,7 +141,10 @@ for (const t of targets) {
         await s.appendExperiences([makeExp('p1', { metadata: { priority: 5 } }), makeExp('p2')]);
         const pr = makeSampler(s, { type: 'priority', maxUses: 2, useDecay: 0.1 });
         const got: string[] = [];
-        for (let i = 0; i < 4; i++) got.push(...(await pr.sample({ batchSize: 1, currentVersion: 0, timeoutMs: 0 })).experiences.map((e) => e.id));
+        for (let i = 0; i < 4; i++)
+          got.push(
+            ...(await pr.sample({ batchSize: 1, currentVersion: 0, timeoutMs: 0 })).experiences.map((e) => e.id),
+          );
         assert.deepEqual(got, ['p1', 'p2', 'p1', 'p2']); // 5 -> 0.5 after one use, below p2's 1
         const st = await pr.waitStatus(1, 0);
         assert.equal(st!.reason, 'empty');

@@ -12,7 +12,9 @@ if (mode === 'writer') {
   const prefix = a!;
   const max = Number(b);
   for (let batch = 0; batch < max; batch++) {
-    const exps = Array.from({ length: 64 }, (_, i) => makeExp(`${prefix}-${batch}-${i}`, { groupId: `${prefix}-${batch}`, metadata: { batch } }));
+    const exps = Array.from({ length: 64 }, (_, i) =>
+      makeExp(`${prefix}-${batch}-${i}`, { groupId: `${prefix}-${batch}`, metadata: { batch } }),
+    );
     await store.appendExperiences(exps);
     out(`ack ${batch}`);
   }

@@ -65,13 +65,15 @@ export function startPg(): PgServer | { skip: string } {
   const r = spawnSync('bash', [join(root, 'scripts', 'pg-test-server.sh'), 'start'], { encoding: 'utf8' });
   if (r.status !== 0) {
     const why = `PostgreSQL test server did not start (scripts/pg-test-server.sh exit ${r.status}): ${(r.stderr || r.error?.message || '').trim().slice(-400)}`;
-    if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(why + ' — CI requires PostgreSQL (apt-get install -y postgresql)');
+    if (process.env.CI === 'true' || process.env.CI === '1')
+      throw new Error(why + ' — CI requires PostgreSQL (apt-get install -y postgresql)');
     return { skip: why };
   }
   const [url, dir] = r.stdout.trim().split('\n');
   return {
     url: url!,
-    stop: () => void spawnSync('bash', [join(root, 'scripts', 'pg-test-server.sh'), 'stop', dir!], { encoding: 'utf8' }),
+    stop: () =>
+      void spawnSync('bash', [join(root, 'scripts', 'pg-test-server.sh'), 'stop', dir!], { encoding: 'utf8' }),
   };
 }
 
@@ -101,7 +103,11 @@ async function dropSchemas(url: string): Promise<void> {
  * A buffer as schema version 1 wrote it (before runs were kept apart): its tables, experiences and
  * recorded batches, written with that version's SQL only, to check that the migration keeps them.
  */
-export async function writeSchema1Buffer(url: string, exps: Experience[], batches: { consumer: string; step: number; ids: string[] }[]): Promise<void> {
+export async function writeSchema1Buffer(
+  url: string,
+  exps: Experience[],
+  batches: { consumer: string; step: number; ids: string[] }[],
+): Promise<void> {
   const pgUrl = /^postgres(ql)?:/.test(url);
   const stmts: [string, unknown[]][] = [
     ['CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)', []],
@@ -110,10 +116,18 @@ export async function writeSchema1Buffer(url: string, exps: Experience[], batche
   const ph = (i: number) => (pgUrl ? `$${i}` : '?');
   for (const e of exps) {
     const vals = rowValues(toRow(e));
-    stmts.push([`INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${vals.map((_, i) => ph(i + 1)).join(', ')})`, vals]);
+    stmts.push([
+      `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${vals.map((_, i) => ph(i + 1)).join(', ')})`,
+      vals,
+    ]);
   }
   for (const b of batches)
-    b.ids.forEach((id, pos) => stmts.push([`INSERT INTO consumption (consumer, step, part, pos, experience_id, at) VALUES (${[1, 2, 3, 4, 5, 6].map(ph).join(', ')})`, [b.consumer, b.step, 'main', pos, id, 1]]));
+    b.ids.forEach((id, pos) =>
+      stmts.push([
+        `INSERT INTO consumption (consumer, step, part, pos, experience_id, at) VALUES (${[1, 2, 3, 4, 5, 6].map(ph).join(', ')})`,
+        [b.consumer, b.step, 'main', pos, id, 1],
+      ]),
+    );
   if (!pgUrl) {
     const path = url.replace(/^sqlite:(\/\/)?/, '');
     mkdirSync(dirname(path), { recursive: true });

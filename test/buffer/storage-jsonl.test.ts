@@ -38,29 +38,43 @@ const exps = [
   makeExp('j3', { source: 'expert', modelVersion: -1, logprobs: [] }),
 ];
 
-test('export -> import round-trips SQLite -> PostgreSQL -> SQLite', { skip: 'skip' in pg ? pg.skip : undefined }, async () => {
-  if ('skip' in pg) return;
-  const a = await openStore(join(dir, 'a.db'));
-  await a.appendExperiences(exps);
-  const f1 = join(dir, 'a.jsonl');
-  assert.equal(await exportJsonl(a, f1), 3);
-  const pgUrl = pgSchemaUrl(pg.url);
-  const p = await openStore(pgUrl);
-  assert.deepEqual(await importJsonl(p, f1), { imported: 3, duplicates: 0, errors: [] });
-  const f2 = join(dir, 'p.jsonl');
-  await exportJsonl(p, f2);
-  const c = await openStore(join(dir, 'c.db'));
-  await importJsonl(c, f2);
-  for (const e of exps) assert.deepEqual(await c.get(e.id), await a.get(e.id));
-  assert.equal(readFileSync(f1, 'utf8'), readFileSync(f2, 'utf8'));
-  await Promise.all([a.close(), p.close(), c.close()]);
-});
+test(
+  'export -> import round-trips SQLite -> PostgreSQL -> SQLite',
+  { skip: 'skip' in pg ? pg.skip : undefined },
+  async () => {
+    if ('skip' in pg) return;
+    const a = await openStore(join(dir, 'a.db'));
+    await a.appendExperiences(exps);
+    const f1 = join(dir, 'a.jsonl');
+    assert.equal(await exportJsonl(a, f1), 3);
+    const pgUrl = pgSchemaUrl(pg.url);
+    const p = await openStore(pgUrl);
+    assert.deepEqual(await importJsonl(p, f1), { imported: 3, duplicates: 0, errors: [] });
+    const f2 = join(dir, 'p.jsonl');
+    await exportJsonl(p, f2);
+    const c = await openStore(join(dir, 'c.db'));
+    await importJsonl(c, f2);
+    for (const e of exps) assert.deepEqual(await c.get(e.id), await a.get(e.id));
+    assert.equal(readFileSync(f1, 'utf8'), readFileSync(f2, 'utf8'));
+    await Promise.all([a.close(), p.close(), c.close()]);
+  },
+);
 
 test('import keeps good lines and names file:line and field of bad ones', async () => {
   const f = join(dir, 'mixed.jsonl');
   const bad = { ...makeExp('b1'), reward: 'high' };
   const badMask = { ...makeExp('b2'), actionMask: [2] };
-  writeFileSync(f, [JSON.stringify(makeExp('g1')), '{not json', JSON.stringify(bad), '', JSON.stringify(badMask), JSON.stringify(makeExp('g2'))].join('\n') + '\n');
+  writeFileSync(
+    f,
+    [
+      JSON.stringify(makeExp('g1')),
+      '{not json',
+      JSON.stringify(bad),
+      '',
+      JSON.stringify(badMask),
+      JSON.stringify(makeExp('g2')),
+    ].join('\n') + '\n',
+  );
   const s = await openStore(join(dir, 'imp.db'));
   const r = await importJsonl(s, f, 1);
   assert.equal(r.imported, 2);
@@ -68,7 +82,10 @@ test('import keeps good lines and names file:line and field of bad ones', async 
     r.errors.map((e) => e.message.replace(f, 'F').split(':').slice(0, 3).join(':')),
     ['F:2: invalid JSON', "F:3: field 'reward'", "F:5: field 'actionMask'"],
   );
-  assert.deepEqual((await s.list()).map((e) => e.id), ['g1', 'g2']);
+  assert.deepEqual(
+    (await s.list()).map((e) => e.id),
+    ['g1', 'g2'],
+  );
   const again = await importJsonl(s, f);
   assert.equal(again.duplicates, 2);
   await s.close();
@@ -88,7 +105,13 @@ test('rft buffer stats / ls / show / export / import', async () => {
   assert.match(ls.out, /j1/);
   assert.doesNotMatch(ls.out, /j2|j3/);
   assert.match(ls.out, /1 of 1 shown/);
-  assert.equal((await cli(['buffer', 'ls', run, '--json', '--sort', 'useCount', '--desc', '--limit', '1'])).out.split('\n').map((l) => JSON.parse(l).id).join(), 'j2');
+  assert.equal(
+    (await cli(['buffer', 'ls', run, '--json', '--sort', 'useCount', '--desc', '--limit', '1'])).out
+      .split('\n')
+      .map((l) => JSON.parse(l).id)
+      .join(),
+    'j2',
+  );
   await assert.rejects(cli(['buffer', 'ls', run, '--source', 'nope']), /--source/);
   const show = await cli(['buffer', 'show', run, 'j2']);
   assert.match(show.out, /infra_failure \(sandbox crashed\)/);
@@ -118,6 +141,9 @@ test('rft buffer stats / export / ls take a run id of the registry and agree wit
   assert.equal(readFileSync(out, 'utf8').trim().split('\n').length, 3);
   assert.match((await cli(['buffer', 'ls', run.id, '--workspace', ws])).out, /3 of 3 shown/);
   // A name that is neither a file, a run folder nor a run id is refused; no empty buffer is made for it.
-  await assert.rejects(cli(['buffer', 'stats', 'no-such-run', '--workspace', ws]), /'no-such-run': no such buffer file or run folder .*no run of that id in .*runs\.json/);
+  await assert.rejects(
+    cli(['buffer', 'stats', 'no-such-run', '--workspace', ws]),
+    /'no-such-run': no such buffer file or run folder .*no run of that id in .*runs\.json/,
+  );
   assert.equal(existsSync('no-such-run'), false);
 });

@@ -114,7 +114,10 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         assert.equal((await s.group('g1')).length, 6);
         const page1 = await s.scan(0, 5);
         const page2 = await s.scan(page1.at(-1)!.seq, 100);
-        assert.deepEqual([...page1, ...page2].map((r) => r.experience.id), ids(exps));
+        assert.deepEqual(
+          [...page1, ...page2].map((r) => r.experience.id),
+          ids(exps),
+        );
         const st = await s.stats();
         assert.equal(st.total, 12);
         assert.deepEqual(st.bySource, { usual: 10, expert: 2 });
@@ -142,8 +145,15 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         assert.deepEqual(await s.availability('fifo', { source: 'usual', minVersion: 1 }), { ready: 3, stale: 2 });
         const r1 = await s.takeFifo({ n: 2, source: 'usual', minVersion: 1 });
         assert.deepEqual(ids(r1.experiences), ['v1a', 'v2a']);
-        assert.deepEqual(r1.experiences.map((e) => e.useCount), [1, 1]);
-        assert.deepEqual(ids((await s.takeFifo({ n: 2, source: 'usual', minVersion: 1 })).experiences), [], 'only 1 left: nothing taken');
+        assert.deepEqual(
+          r1.experiences.map((e) => e.useCount),
+          [1, 1],
+        );
+        assert.deepEqual(
+          ids((await s.takeFifo({ n: 2, source: 'usual', minVersion: 1 })).experiences),
+          [],
+          'only 1 left: nothing taken',
+        );
         assert.equal((await s.get('v2b'))!.useCount, 0, 'a failed take marks nothing');
         assert.deepEqual(ids((await s.takeFifo({ n: 1, source: 'usual', minVersion: 1 })).experiences), ['v2b']);
         // Stale rows are still there, and a looser bound takes them.
@@ -178,7 +188,11 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         // Run A's rows are older: an unscoped FIFO would hand them to run B first.
         await s.appendExperiences(Array.from({ length: 4 }, (_, i) => makeExp(`a${i}`, { runId: 'A' })));
         await s.appendExperiences(Array.from({ length: 4 }, (_, i) => makeExp(`b${i}`, { runId: 'B' })));
-        await s.appendExperiences(['ea', 'eb'].map((id) => makeExp(id, { runId: id === 'ea' ? 'A' : 'B', source: 'expert', modelVersion: -1, logprobs: [] })));
+        await s.appendExperiences(
+          ['ea', 'eb'].map((id) =>
+            makeExp(id, { runId: id === 'ea' ? 'A' : 'B', source: 'expert', modelVersion: -1, logprobs: [] }),
+          ),
+        );
         const a1 = await s.takeFifo({ n: 2, source: 'usual', runId: 'A', consumer: 'trainer', step: 1 });
         assert.deepEqual(ids(a1.experiences), ['a0', 'a1']);
         // The same consumer and step in run B is a new batch of B's rows, not a replay of A's.
@@ -194,25 +208,41 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         // B takes all its remaining rows and then waits: A's unused rows never fill B's batch.
         assert.deepEqual(ids((await s.takeFifo({ n: 2, source: 'usual', runId: 'B' })).experiences), ['b2', 'b3']);
         assert.deepEqual(ids((await s.takeFifo({ n: 1, source: 'usual', runId: 'B' })).experiences), []);
-        assert.deepEqual(ids((await s.takePriority({ n: 2, source: 'usual', runId: 'B', maxUses: 9, useDecay: 0.5, halfLifeMs: 1e9 })).experiences).sort(), ['b0', 'b1']);
+        assert.deepEqual(
+          ids(
+            (await s.takePriority({ n: 2, source: 'usual', runId: 'B', maxUses: 9, useDecay: 0.5, halfLifeMs: 1e9 }))
+              .experiences,
+          ).sort(),
+          ['b0', 'b1'],
+        );
         assert.deepEqual(ids((await s.takeCycle({ n: 1, source: 'expert', runId: 'B' })).experiences), ['eb']);
         assert.deepEqual(await s.availability('cycle', { source: 'expert', runId: 'A' }), { ready: 1, stale: 0 });
         assert.equal((await s.get('a2'))!.useCount, 0, "run B's reads left run A's rows alone");
         await s.putTasks('A', [{ id: 't', taskset: 'ts', domain: 'math', prompt: 'A?' }]);
         await s.putTasks('B', [{ id: 't', taskset: 'ts', domain: 'math', prompt: 'B?' }]);
-        assert.deepEqual((await s.listTasks('A')).map((x) => x.prompt), ['A?']);
+        assert.deepEqual(
+          (await s.listTasks('A')).map((x) => x.prompt),
+          ['A?'],
+        );
         await s.addCheckpoint({ runId: 'A', version: 3, path: 'a/3', checksum: 'x', createdAt: 1 });
         assert.equal(await s.latestCheckpoint('B'), null);
         await s.setState('A', 'k', 1);
         assert.equal(await s.getState('B', 'k'), null);
-        assert.deepEqual((await s.scan(0, 100, 'B')).map((r) => r.experience.id), ['b0', 'b1', 'b2', 'b3', 'eb']);
+        assert.deepEqual(
+          (await s.scan(0, 100, 'B')).map((r) => r.experience.id),
+          ['b0', 'b1', 'b2', 'b3', 'eb'],
+        );
         assert.equal((await s.stats('B')).total, 5);
       });
     });
 
     test('a buffer written by schema 1 opens upgraded: rows and batches recorded before stay readable', async () => {
       const url = t().freshUrl();
-      await writeSchema1Buffer(url, [makeExp('o0', { useCount: 1 }), makeExp('o1', { useCount: 1 }), makeExp('o2'), makeExp('o3')], [{ consumer: 'trainer', step: 0, ids: ['o0', 'o1'] }]);
+      await writeSchema1Buffer(
+        url,
+        [makeExp('o0', { useCount: 1 }), makeExp('o1', { useCount: 1 }), makeExp('o2'), makeExp('o3')],
+        [{ consumer: 'trainer', step: 0, ids: ['o0', 'o1'] }],
+      );
       const s = await openStore(url);
       try {
         assert.equal(await s.schemaVersion(), 3);
@@ -221,7 +251,10 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         assert.deepEqual(await s.consumed('trainer', 0), ['o0', 'o1']);
         const again = await s.takeFifo({ n: 2, source: 'usual', consumer: 'trainer', step: 0 });
         assert.deepEqual([again.replayed, ids(again.experiences)], [true, ['o0', 'o1']]);
-        assert.deepEqual(ids((await s.takeFifo({ n: 2, source: 'usual', runId: 'run-1', consumer: 'trainer', step: 0 })).experiences), ['o2', 'o3']);
+        assert.deepEqual(
+          ids((await s.takeFifo({ n: 2, source: 'usual', runId: 'run-1', consumer: 'trainer', step: 0 })).experiences),
+          ['o2', 'o3'],
+        );
       } finally {
         await s.close();
       }
@@ -248,7 +281,9 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
 
     test('cycle (expert): least used first, then oldest', async () => {
       await withStore(t(), async (s) => {
-        await s.appendExperiences(['e1', 'e2', 'e3'].map((id) => makeExp(id, { source: 'expert', modelVersion: -1, logprobs: [] })));
+        await s.appendExperiences(
+          ['e1', 'e2', 'e3'].map((id) => makeExp(id, { source: 'expert', modelVersion: -1, logprobs: [] })),
+        );
         const seen: string[] = [];
         for (let i = 0; i < 3; i++) seen.push(...ids((await s.takeCycle({ n: 2, source: 'expert' })).experiences));
         assert.deepEqual(seen, ['e1', 'e2', 'e3', 'e1', 'e2', 'e3']);
@@ -283,8 +318,20 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
     test('tasks, checkpoints, run state survive reopening', async () => {
       const url = t().freshUrl();
       const s = await openStore(url);
-      assert.equal(await s.putTasks('r', [{ id: 't1', taskset: 'ts', domain: 'math', prompt: '1+1', answer: '2' }, { id: 't2', taskset: 'ts', domain: 'text' }]), 2);
-      assert.equal(await s.putTasks('r', [{ id: 't1', taskset: 'ts', domain: 'math', prompt: '1+1=?', answer: '2' }, { id: 't3', taskset: 'ts', domain: 'text' }]), 1);
+      assert.equal(
+        await s.putTasks('r', [
+          { id: 't1', taskset: 'ts', domain: 'math', prompt: '1+1', answer: '2' },
+          { id: 't2', taskset: 'ts', domain: 'text' },
+        ]),
+        2,
+      );
+      assert.equal(
+        await s.putTasks('r', [
+          { id: 't1', taskset: 'ts', domain: 'math', prompt: '1+1=?', answer: '2' },
+          { id: 't3', taskset: 'ts', domain: 'text' },
+        ]),
+        1,
+      );
       await s.addCheckpoint({ runId: 'r', version: 1, path: 'ck/1', checksum: 'aa', createdAt: 1 });
       await s.addCheckpoint({ runId: 'r', version: 2, path: 'ck/2', checksum: 'bb', createdAt: 2 });
       await s.setState('r', 'trainer', { step: 7 });
@@ -292,11 +339,27 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
       await s.close();
       const s2 = await openStore(url);
       try {
-        assert.deepEqual((await s2.listTasks('r')).map((x) => [x.id, x.prompt]), [['t1', '1+1=?'], ['t2', undefined], ['t3', undefined]]);
-        assert.deepEqual((await s2.listTasks('r', { offset: 1, limit: 1 })).map((x) => x.id), ['t2']);
+        assert.deepEqual(
+          (await s2.listTasks('r')).map((x) => [x.id, x.prompt]),
+          [
+            ['t1', '1+1=?'],
+            ['t2', undefined],
+            ['t3', undefined],
+          ],
+        );
+        assert.deepEqual(
+          (await s2.listTasks('r', { offset: 1, limit: 1 })).map((x) => x.id),
+          ['t2'],
+        );
         assert.equal(await s2.countTasks('r'), 3);
         assert.equal(await s2.countTasks('other'), 0);
-        assert.deepEqual(await s2.latestCheckpoint('r'), { runId: 'r', version: 2, path: 'ck/2', checksum: 'bb', createdAt: 2 });
+        assert.deepEqual(await s2.latestCheckpoint('r'), {
+          runId: 'r',
+          version: 2,
+          path: 'ck/2',
+          checksum: 'bb',
+          createdAt: 2,
+        });
         assert.equal((await s2.listCheckpoints('r')).length, 2);
         assert.equal(await s2.latestCheckpoint('none'), null);
         assert.deepEqual(await s2.getState('r', 'trainer'), { step: 8 });
@@ -310,20 +373,63 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
     test('mutate is atomic and guarded', async () => {
       await withStore(t(), async (s) => {
         await s.appendExperiences([makeExp('m')]);
-        const log = { experienceId: 'm', who: 'ann', at: 1, action: 'rate' as const, before: null, after: { rating: 5 }, undoes: null };
-        const id = await s.mutate({ log, update: { id: 'm', expect: { source: 'usual', feedback: null }, set: { source: 'usual', feedback: { rating: 5 } } } });
+        const log = {
+          experienceId: 'm',
+          who: 'ann',
+          at: 1,
+          action: 'rate' as const,
+          before: null,
+          after: { rating: 5 },
+          undoes: null,
+        };
+        const id = await s.mutate({
+          log,
+          update: {
+            id: 'm',
+            expect: { source: 'usual', feedback: null },
+            set: { source: 'usual', feedback: { rating: 5 } },
+          },
+        });
         assert.equal((await s.get('m'))!.feedback?.rating, 5);
         // Stale guard: nothing of the mutation is applied, not even its log row or insert.
         await assert.rejects(
-          s.mutate({ log, insert: makeExp('n'), update: { id: 'm', expect: { source: 'usual', feedback: null }, set: { source: 'usual', feedback: { rejected: true } } } }),
+          s.mutate({
+            log,
+            insert: makeExp('n'),
+            update: {
+              id: 'm',
+              expect: { source: 'usual', feedback: null },
+              set: { source: 'usual', feedback: { rejected: true } },
+            },
+          }),
           ConflictError,
         );
         assert.equal(await s.get('n'), null);
         assert.equal((await s.feedbackLog()).length, 1);
         const entry = await s.feedbackEntry(id);
-        assert.deepEqual({ ...entry!, at: 0 }, { id, experienceId: 'm', who: 'ann', at: 0, action: 'rate', before: null, after: { rating: 5 }, undoes: null, undoneBy: null });
+        assert.deepEqual(
+          { ...entry!, at: 0 },
+          {
+            id,
+            experienceId: 'm',
+            who: 'ann',
+            at: 0,
+            action: 'rate',
+            before: null,
+            after: { rating: 5 },
+            undoes: null,
+            undoneBy: null,
+          },
+        );
         // Rejection takes the row out of sampling.
-        await s.mutate({ log: { ...log, action: 'reject' }, update: { id: 'm', expect: { source: 'usual', feedback: { rating: 5 } }, set: { source: 'usual', feedback: { rating: 5, rejected: true } } } });
+        await s.mutate({
+          log: { ...log, action: 'reject' },
+          update: {
+            id: 'm',
+            expect: { source: 'usual', feedback: { rating: 5 } },
+            set: { source: 'usual', feedback: { rating: 5, rejected: true } },
+          },
+        });
         assert.deepEqual((await s.takeFifo({ n: 1, source: 'usual' })).experiences, []);
         assert.equal(await s.count({ rejected: true }), 1);
       });
@@ -332,7 +438,9 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
     test('processes: a writer killed with SIGKILL mid-run loses no acknowledged batch and leaves no partial one', async () => {
       await withStore(t(), async (s, url) => {
         const acked = new Set<number>();
-        const proc = spawn(process.execPath, ['--import', 'tsx', child, 'writer', url, 'k', '100000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const proc = spawn(process.execPath, ['--import', 'tsx', child, 'writer', url, 'k', '100000'], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let err = '';
         proc.stderr.on('data', (d) => (err += String(d)));
         await new Promise<void>((resolve, reject) => {
@@ -345,7 +453,9 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
             // Kill at an arbitrary moment once a few batches are in: most likely inside the next batch.
             if (acked.size >= 6) proc.kill('SIGKILL');
           });
-          proc.on('exit', (code, sig) => (sig === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${code}: ${err}`))));
+          proc.on('exit', (code, sig) =>
+            sig === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${code}: ${err}`)),
+          );
         });
         const byBatch = new Map<number, string[]>();
         let after = 0;
@@ -370,7 +480,9 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
       await withStore(t(), async (s, url) => {
         await s.appendExperiences(Array.from({ length: 2000 }, (_, i) => makeExp(`r${i}`)));
         const printed: string[] = [];
-        const proc = spawn(process.execPath, ['--import', 'tsx', child, 'reader', url, 'rk'], { stdio: ['ignore', 'pipe', 'pipe'] });
+        const proc = spawn(process.execPath, ['--import', 'tsx', child, 'reader', url, 'rk'], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let err = '';
         proc.stderr.on('data', (d) => (err += String(d)));
         await new Promise<void>((resolve, reject) => {
@@ -382,7 +494,9 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
             for (const l of lines) if (l.startsWith('took ')) printed.push(...l.slice(5).split(','));
             if (printed.length >= 40) proc.kill('SIGKILL');
           });
-          proc.on('exit', (code, sig) => (sig === 'SIGKILL' ? resolve() : reject(new Error(`reader exited ${code}: ${err}`))));
+          proc.on('exit', (code, sig) =>
+            sig === 'SIGKILL' ? resolve() : reject(new Error(`reader exited ${code}: ${err}`)),
+          );
         });
         const last = (await s.lastConsumedStep('rk'))!;
         const recorded: string[] = [];
@@ -393,7 +507,11 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         }
         const used = await s.list({ limit: 10_000 }).then((xs) => xs.filter((e) => e.useCount > 0));
         assert.ok(used.every((e) => e.useCount === 1));
-        assert.deepEqual(new Set(used.map((e) => e.id)), new Set(recorded), 'a row is marked used exactly when a batch records it');
+        assert.deepEqual(
+          new Set(used.map((e) => e.id)),
+          new Set(recorded),
+          'a row is marked used exactly when a batch records it',
+        );
         for (const id of printed) assert.ok(recorded.includes(id), `acknowledged take of ${id} is recorded`);
         // The restarted reader gets its last batch again instead of a new one.
         const again = await s.takeFifo({ n: 8, source: 'usual', consumer: 'rk', step: last });
@@ -406,19 +524,25 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
       await withStore(t(), async (s, url) => {
         const run = (args: string[]) =>
           new Promise<string[]>((resolve, reject) => {
-            const p = spawn(process.execPath, ['--import', 'tsx', child, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+            const p = spawn(process.execPath, ['--import', 'tsx', child, ...args], {
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
             let out = '';
             let err = '';
             p.stdout.on('data', (d) => (out += String(d)));
             p.stderr.on('data', (d) => (err += String(d)));
-            p.on('exit', (code) => (code === 0 ? resolve(out.trim().split('\n')) : reject(new Error(`${args[0]} exited ${code}: ${err}`))));
+            p.on('exit', (code) =>
+              code === 0 ? resolve(out.trim().split('\n')) : reject(new Error(`${args[0]} exited ${code}: ${err}`)),
+            );
           });
         const readers = [run(['reader', url, 'r1']), run(['reader', url, 'r2'])];
         const w = await run(['writer', url, 'w', '8']);
         assert.equal(w.filter((l) => l.startsWith('ack')).length, 8);
         await s.setState('test', 'stop', true);
         const outs = await Promise.all(readers);
-        const taken = outs.flatMap((lines) => lines.filter((l) => l.startsWith('took ')).flatMap((l) => l.slice(5).split(',')));
+        const taken = outs.flatMap((lines) =>
+          lines.filter((l) => l.startsWith('took ')).flatMap((l) => l.slice(5).split(',')),
+        );
         assert.equal(taken.length, 512, 'all 512 rows taken (64 x 8, in batches of 8)');
         assert.equal(new Set(taken).size, taken.length, 'no row taken twice');
         assert.equal(await s.count(), 512);
@@ -430,7 +554,8 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
           const took = outs[i]!.filter((l) => l.startsWith('took ')).length;
           const last = await s.lastConsumedStep(name);
           assert.equal(last === null ? 0 : last + 1, took, `every batch ${name} took is recorded under its own steps`);
-          for (let step = 0; step < took; step++) assert.equal((await s.consumed(name, step)).length, 8, `${name} step ${step} records one batch of 8`);
+          for (let step = 0; step < took; step++)
+            assert.equal((await s.consumed(name, step)).length, 8, `${name} step ${step} records one batch of 8`);
         }
       });
     });

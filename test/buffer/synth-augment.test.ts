@@ -11,7 +11,12 @@ import { unreadFields } from '../../backend/core/config-unread.js';
 import { checkRunConfig } from '../../backend/coordinator/config-check.js';
 import { checkDistributedConfig } from '../../backend/coordinator/distributed/setup.js';
 import { TaskPipeline } from '../../backend/buffer/pipeline/task/index.js';
-import { TaskSynthesizer, synthParams, type Proposer, type ReferenceScore } from '../../backend/buffer/pipeline/task/synthesize.js';
+import {
+  TaskSynthesizer,
+  synthParams,
+  type Proposer,
+  type ReferenceScore,
+} from '../../backend/buffer/pipeline/task/synthesize.js';
 import { augmentProposer, augmentTask } from '../../backend/explorer/task-proposers.js';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
@@ -67,13 +72,19 @@ test('countdown augmenter: the countdown reward verifies every reference express
       const r = await rewardFns.get('countdown')({ ...p.task, id: 'x' }, p.reference!);
       assert.equal(r.details?.correct, 1, `${p.task.prompt} with ${p.reference}: ${r.details?.why}`);
       // The check is real: the same expression for another target fails.
-      const wrong = await rewardFns.get('countdown')({ ...p.task, id: 'x', metadata: { ...md, target: (md.target as number) + 1 } }, p.reference!);
+      const wrong = await rewardFns.get('countdown')(
+        { ...p.task, id: 'x', metadata: { ...md, target: (md.target as number) + 1 } },
+        p.reference!,
+      );
       assert.equal(wrong.details?.correct, 0);
     }
 });
 
 test('augmenter refuses tasks it has no exact rule for', () => {
-  const p = augmentTask({ id: 'r1', taskset: 'builtin:reverse', domain: 'text', prompt: 'Reverse: abc', answer: 'cba' }, new Rng(1));
+  const p = augmentTask(
+    { id: 'r1', taskset: 'builtin:reverse', domain: 'text', prompt: 'Reverse: abc', answer: 'cba' },
+    new Rng(1),
+  );
   assert.equal(p.task, undefined);
   assert.match(p.error!, /no exact augmenter/);
 });
@@ -110,28 +121,70 @@ test('synthesizer: bounded per round, deduplicated, marked with origin and paren
 });
 
 test('synthesizer refuses proposals it cannot check, and counts each reason', async () => {
-  const parent: Task = { id: 'p', taskset: 'f', domain: 'math', prompt: 'Compute 2 + 2. Put the result in <answer></answer>.', answer: '4' };
+  const parent: Task = {
+    id: 'p',
+    taskset: 'f',
+    domain: 'math',
+    prompt: 'Compute 2 + 2. Put the result in <answer></answer>.',
+    answer: '4',
+  };
   const proposals: Proposer = async () => [
     { parent, task: { taskset: 'f', domain: 'math', prompt: 'Compute 3 + 3.', answer: '6' } }, // no reference
     { parent, task: { taskset: 'f', domain: 'math', prompt: 'Compute 3 + 4.', answer: '7' }, reference: '  ' }, // blank reference
-    { parent, task: { taskset: 'f', domain: 'math', prompt: 'Compute 3 + 5.', answer: '9' }, reference: '<answer>8</answer>' }, // wrong
+    {
+      parent,
+      task: { taskset: 'f', domain: 'math', prompt: 'Compute 3 + 5.', answer: '9' },
+      reference: '<answer>8</answer>',
+    }, // wrong
     { parent, task: { taskset: 'f', domain: 'math', prompt: 'Compute 3 + 6.' }, reference: '<answer>9</answer>' }, // no answer: reward cannot run
     { parent, error: 'the reply holds no JSON object' },
     { parent, infra: true, error: 'HTTP 500' },
-    { parent, task: { taskset: 'f', domain: 'math', prompt: 'compute  2 + 2.  Put the result in <answer></answer>.', answer: '4' }, reference: '<answer>4</answer>' }, // duplicate
-    { parent, task: { taskset: 'f', domain: 'math', prompt: 'Compute 3 + 7.', answer: '10' }, reference: '<answer>10</answer>' }, // good
+    {
+      parent,
+      task: {
+        taskset: 'f',
+        domain: 'math',
+        prompt: 'compute  2 + 2.  Put the result in <answer></answer>.',
+        answer: '4',
+      },
+      reference: '<answer>4</answer>',
+    }, // duplicate
+    {
+      parent,
+      task: { taskset: 'f', domain: 'math', prompt: 'Compute 3 + 7.', answer: '10' },
+      reference: '<answer>10</answer>',
+    }, // good
   ];
-  const s = new TaskSynthesizer(synthParams.parse({ proposer: 'model', per_step: 4 }), proposals, scoreWith('math_answer'));
+  const s = new TaskSynthesizer(
+    synthParams.parse({ proposer: 'model', per_step: 4 }),
+    proposals,
+    scoreWith('math_answer'),
+  );
   s.know([parent]);
   const r = await s.round([parent], 5, 1);
-  assert.deepEqual(r.counts, { proposed: 8, accepted: 1, unverifiable: 2, failed_check: 1, unchecked: 2, malformed: 1, duplicate: 1 });
-  assert.deepEqual(r.tasks.map((t) => t.prompt), ['Compute 3 + 7.']);
+  assert.deepEqual(r.counts, {
+    proposed: 8,
+    accepted: 1,
+    unverifiable: 2,
+    failed_check: 1,
+    unchecked: 2,
+    malformed: 1,
+    duplicate: 1,
+  });
+  assert.deepEqual(
+    r.tasks.map((t) => t.prompt),
+    ['Compute 3 + 7.'],
+  );
   assert.equal(r.tasks[0]!.metadata?.origin, 'synth:model');
   assert.ok(r.refusals.some((l) => /unverifiable: no reference solution/.test(l)));
 
   // A task an empty response passes checks nothing.
   const lenient: ReferenceScore = async () => ({ ok: true, correct: true });
-  const s2 = new TaskSynthesizer(synthParams.parse({ proposer: 'model' }), async () => [{ parent, task: { taskset: 'f', domain: 'math', prompt: 'Say anything.' }, reference: 'x' }], lenient);
+  const s2 = new TaskSynthesizer(
+    synthParams.parse({ proposer: 'model' }),
+    async () => [{ parent, task: { taskset: 'f', domain: 'math', prompt: 'Say anything.' }, reference: 'x' }],
+    lenient,
+  );
   const r2 = await s2.round([parent], 0, 1);
   assert.equal(r2.counts.failed_check, 1);
   assert.match(r2.refusals[0]!, /empty response earns the reward/);
@@ -146,30 +199,87 @@ const base = (pipeline: unknown, extra: Record<string, unknown> = {}) => ({
 test('synthesize config: every field read or refused at its path', () => {
   const issuesOf = (raw: unknown) => {
     const v = validateRunConfig(raw);
-    return v.config ? checkRunConfig(v.config).map((i) => `${i.path}: ${i.message}`) : v.issues.map((i) => `${i.path}: ${i.message}`);
+    return v.config
+      ? checkRunConfig(v.config).map((i) => `${i.path}: ${i.message}`)
+      : v.issues.map((i) => `${i.path}: ${i.message}`);
   };
   assert.deepEqual(issuesOf(base([{ name: 'synthesize', proposer: 'augment', per_step: 2 }])), []);
-  assert.deepEqual(issuesOf(base([{ name: 'synthesize', proposer: 'endpoint', endpoint: { base_url: 'http://127.0.0.1:9', model: 'm' }, prompt: 'New task like {prompt}' }])), []);
-  assert.ok(issuesOf(base([{ name: 'synthesize', proposer: 'endpoint' }])).some((i) => i.startsWith('taskset.pipeline[0].endpoint: required')));
-  assert.ok(issuesOf(base([{ name: 'dedupe' }, { name: 'synthesize', proposer: 'augment', prompt: 'x' }])).some((i) => i.startsWith('taskset.pipeline[1].prompt: read with proposer model or endpoint only')));
-  assert.ok(issuesOf(base([{ name: 'synthesize', proposer: 'model', endpoint: { base_url: 'http://x', model: 'm' } }])).some((i) => i.startsWith('taskset.pipeline[0].endpoint: read with proposer endpoint only')));
-  assert.ok(issuesOf(base([{ name: 'synthesize', proposer: 'augment', per_stp: 2 }])).some((i) => i.startsWith('taskset.pipeline[0].per_stp: unknown parameter')));
-  assert.ok(issuesOf(base([{ name: 'synthesize', proposer: 'guess' }])).some((i) => i.startsWith('taskset.pipeline[0].proposer')));
-  assert.deepEqual(issuesOf({ ...base([{ name: 'synthesize', proposer: 'augment' }]), taskset: { builtin: 'reverse', pipeline: [{ name: 'synthesize', proposer: 'augment' }] }, workflow: { name: 'single_turn', reward: 'exact_match' } }), [
-    "taskset.pipeline[0].proposer: no exact augmenter for built-in 'reverse' (augment takes arith, countdown); use proposer model or endpoint",
-  ]);
+  assert.deepEqual(
+    issuesOf(
+      base([
+        {
+          name: 'synthesize',
+          proposer: 'endpoint',
+          endpoint: { base_url: 'http://127.0.0.1:9', model: 'm' },
+          prompt: 'New task like {prompt}',
+        },
+      ]),
+    ),
+    [],
+  );
+  assert.ok(
+    issuesOf(base([{ name: 'synthesize', proposer: 'endpoint' }])).some((i) =>
+      i.startsWith('taskset.pipeline[0].endpoint: required'),
+    ),
+  );
+  assert.ok(
+    issuesOf(base([{ name: 'dedupe' }, { name: 'synthesize', proposer: 'augment', prompt: 'x' }])).some((i) =>
+      i.startsWith('taskset.pipeline[1].prompt: read with proposer model or endpoint only'),
+    ),
+  );
+  assert.ok(
+    issuesOf(base([{ name: 'synthesize', proposer: 'model', endpoint: { base_url: 'http://x', model: 'm' } }])).some(
+      (i) => i.startsWith('taskset.pipeline[0].endpoint: read with proposer endpoint only'),
+    ),
+  );
+  assert.ok(
+    issuesOf(base([{ name: 'synthesize', proposer: 'augment', per_stp: 2 }])).some((i) =>
+      i.startsWith('taskset.pipeline[0].per_stp: unknown parameter'),
+    ),
+  );
+  assert.ok(
+    issuesOf(base([{ name: 'synthesize', proposer: 'guess' }])).some((i) =>
+      i.startsWith('taskset.pipeline[0].proposer'),
+    ),
+  );
+  assert.deepEqual(
+    issuesOf({
+      ...base([{ name: 'synthesize', proposer: 'augment' }]),
+      taskset: { builtin: 'reverse', pipeline: [{ name: 'synthesize', proposer: 'augment' }] },
+      workflow: { name: 'single_turn', reward: 'exact_match' },
+    }),
+    [
+      "taskset.pipeline[0].proposer: no exact augmenter for built-in 'reverse' (augment takes arith, countdown); use proposer model or endpoint",
+    ],
+  );
   // Outside the training taskset, and in bench mode, nothing reads it.
   assert.deepEqual(
-    unreadFields({ ...base(undefined), eval: { builtin: 'arith', size: 5, pipeline: [{ name: 'dedupe' }, { name: 'synthesize', proposer: 'augment' }] } }).map((i) => i.path),
+    unreadFields({
+      ...base(undefined),
+      eval: { builtin: 'arith', size: 5, pipeline: [{ name: 'dedupe' }, { name: 'synthesize', proposer: 'augment' }] },
+    }).map((i) => i.path),
     ['eval.pipeline[1]'],
   );
-  assert.deepEqual(unreadFields({ ...base([{ name: 'synthesize', proposer: 'augment' }]), mode: 'bench' }).map((i) => i.path), ['taskset.pipeline[0]']);
+  assert.deepEqual(
+    unreadFields({ ...base([{ name: 'synthesize', proposer: 'augment' }]), mode: 'bench' }).map((i) => i.path),
+    ['taskset.pipeline[0]'],
+  );
   assert.deepEqual(unreadFields(base([{ name: 'synthesize', proposer: 'augment' }])), []);
   // A distributed run synthesizes in its trainer for the selectors its job plan picks with; a selector that learns from outcomes is refused naming the step.
-  const { config } = validateRunConfig({ ...base([{ name: 'synthesize', proposer: 'augment' }]), trainer: { steps: 3 } });
+  const { config } = validateRunConfig({
+    ...base([{ name: 'synthesize', proposer: 'augment' }]),
+    trainer: { steps: 3 },
+  });
   assert.equal(checkDistributedConfig(config!), null);
-  const { config: prio } = validateRunConfig({ ...base([{ name: 'synthesize', proposer: 'augment' }]), taskset: { builtin: 'arith', selector: 'priority', pipeline: [{ name: 'synthesize', proposer: 'augment' }] }, trainer: { steps: 3 } });
-  assert.equal(checkDistributedConfig(prio!), 'taskset.pipeline[0]: synthesize in a distributed run takes taskset.selector shuffle, sequential or random (not priority)');
+  const { config: prio } = validateRunConfig({
+    ...base([{ name: 'synthesize', proposer: 'augment' }]),
+    taskset: { builtin: 'arith', selector: 'priority', pipeline: [{ name: 'synthesize', proposer: 'augment' }] },
+    trainer: { steps: 3 },
+  });
+  assert.equal(
+    checkDistributedConfig(prio!),
+    'taskset.pipeline[0]: synthesize in a distributed run takes taskset.selector shuffle, sequential or random (not priority)',
+  );
   // The loaded pool passes through the operator unchanged (rounds run per explore step).
   const tasks = builtinTasksets.get('arith').generate(5, 1, 'train');
   assert.deepEqual(TaskPipeline.fromConfig([{ name: 'synthesize', proposer: 'augment' }]).run(tasks).tasks, tasks);

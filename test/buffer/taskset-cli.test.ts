@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { mixedTaskset, tempDir } from './taskset-helpers.js';
 
 const rft = (args: string[]) =>
-  spawnSync(process.execPath, ['bin/rft.mjs', ...args], { encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' } });
+  spawnSync(process.execPath, ['bin/rft.mjs', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, RFT_FROM_SOURCE: '1' },
+  });
 
 test('rft taskset validate: every bad record as FILE:LINE: field, a summary, non-zero exit; exit 0 when clean', () => {
   const dir = tempDir();

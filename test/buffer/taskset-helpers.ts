@@ -55,7 +55,9 @@ export function mixedTaskset(good = 1000, bad = 37): { text: string; bad: BadLin
     }
     if (g < good) {
       const id = `t${g}`;
-      lines.push(JSON.stringify({ id, prompt: `What is ${g} + ${g % 7}?`, answer: g % 2 ? g + (g % 7) : String(g + (g % 7)) }));
+      lines.push(
+        JSON.stringify({ id, prompt: `What is ${g} + ${g % 7}?`, answer: g % 2 ? g + (g % 7) : String(g + (g % 7)) }),
+      );
       goodLineOf.set(id, lines.length);
       g++;
     } else if (b < bad) {

@@ -18,20 +18,39 @@ test('1,000 good + 37 bad JSONL lines: exactly 37 errors at the right lines, 1,0
   for (const [k, b] of bad.entries()) {
     const e = r.errors[k]!;
     assert.equal(e.file, 'mixed.jsonl');
-    const expect = { bad_json: /bad JSON/, missing_field: /missing/, wrong_type: /expected string, got array/, empty_prompt: /prompt is empty/, duplicate_id: new RegExp(`first at line ${b.firstLine}\\b`) }[b.kind];
+    const expect = {
+      bad_json: /bad JSON/,
+      missing_field: /missing/,
+      wrong_type: /expected string, got array/,
+      empty_prompt: /prompt is empty/,
+      duplicate_id: new RegExp(`first at line ${b.firstLine}\\b`),
+    }[b.kind];
     assert.match(e.message, expect, `${b.kind} at line ${b.line}: ${e.message}`);
   }
   // Valid records stay in file order with their lines, answers normalised to strings.
-  assert.deepEqual(r.tasks.slice(0, 3).map((t) => t.id), ['t0', 't1', 't2']);
+  assert.deepEqual(
+    r.tasks.slice(0, 3).map((t) => t.id),
+    ['t0', 't1', 't2'],
+  );
   assert.ok(r.tasks.every((t) => typeof t.answer === 'string' && t.domain === 'math'));
   assert.equal(r.tasks[1]!.answer, '2');
   assert.equal(formatTaskError(r.errors[0]!), `mixed.jsonl:${bad[0]!.line}: field '(record)': ${r.errors[0]!.message}`);
 });
 
 test('minimal record is a math task; extra fields go to metadata; number ids and answers become strings', () => {
-  const r = parseTaskset('{"id": 7, "prompt": "1+1?", "answer": 2, "source": "gsm8k", "metadata": {"split": "a"}}\n', 't.jsonl');
+  const r = parseTaskset(
+    '{"id": 7, "prompt": "1+1?", "answer": 2, "source": "gsm8k", "metadata": {"split": "a"}}\n',
+    't.jsonl',
+  );
   assert.deepEqual(r.errors, []);
-  assert.deepEqual(r.tasks[0], { id: '7', taskset: 't.jsonl', domain: 'math', prompt: '1+1?', answer: '2', metadata: { split: 'a', source: 'gsm8k' } });
+  assert.deepEqual(r.tasks[0], {
+    id: '7',
+    taskset: 't.jsonl',
+    domain: 'math',
+    prompt: '1+1?',
+    answer: '2',
+    metadata: { split: 'a', source: 'gsm8k' },
+  });
 });
 
 test('domain schemas: code, k12 choices, vision, multiturn, text; domain from field, option, else math', () => {
@@ -49,7 +68,10 @@ test('domain schemas: code, k12 choices, vision, multiturn, text; domain from fi
     { id: 'x2', domain: 'chemistry', prompt: 'p' },
   ];
   const r = parseTaskset(recs.map((x) => JSON.stringify(x)).join('\n'), 'd.jsonl');
-  assert.deepEqual(r.tasks.map((t) => t.id), ['c1', 'k1', 'k3', 'v1', 'm1', 'x1']);
+  assert.deepEqual(
+    r.tasks.map((t) => t.id),
+    ['c1', 'k1', 'k3', 'v1', 'm1', 'x1'],
+  );
   assert.equal(r.tasks[0]!.entryPoint, 'add');
   assert.equal(r.tasks[1]!.answer, 'B', 'choice text becomes its letter');
   assert.equal(r.tasks[4]!.metadata?.environment, 'maze');
@@ -78,35 +100,92 @@ test('JSON array: element start lines, a broken element spoils only itself, `tas
     ']',
   ].join('\n');
   const r = parseTaskset(text, 'a.json');
-  assert.deepEqual(r.tasks.map((t) => t.id), ['a', 'b', 'e']);
-  assert.deepEqual(r.errors.map((e) => [e.line, e.field]), [[5, '(record)'], [6, 'answer']]);
-  const wrapped = parseTaskset('{"name": "x", "tasks": [\n{"id":"a","prompt":"p","answer":"1"},\n\n{"id":"b","prompt":"","answer":"1"}]}', 'w.json');
-  assert.deepEqual(wrapped.tasks.map((t) => t.id), ['a']);
-  assert.deepEqual(wrapped.errors.map((e) => [e.line, e.field]), [[4, 'prompt']]);
+  assert.deepEqual(
+    r.tasks.map((t) => t.id),
+    ['a', 'b', 'e'],
+  );
+  assert.deepEqual(
+    r.errors.map((e) => [e.line, e.field]),
+    [
+      [5, '(record)'],
+      [6, 'answer'],
+    ],
+  );
+  const wrapped = parseTaskset(
+    '{"name": "x", "tasks": [\n{"id":"a","prompt":"p","answer":"1"},\n\n{"id":"b","prompt":"","answer":"1"}]}',
+    'w.json',
+  );
+  assert.deepEqual(
+    wrapped.tasks.map((t) => t.id),
+    ['a'],
+  );
+  assert.deepEqual(
+    wrapped.errors.map((e) => [e.line, e.field]),
+    [[4, 'prompt']],
+  );
   const truncated = parseTaskset('[{"id":"a","prompt":"p","answer":"1"},\n{"id":"b"', 't.json');
-  assert.deepEqual(truncated.tasks.map((t) => t.id), ['a']);
+  assert.deepEqual(
+    truncated.tasks.map((t) => t.id),
+    ['a'],
+  );
   assert.ok(truncated.errors.some((e) => e.line === 2 && /end of file/.test(e.message)));
   assert.match(parseTaskset('"x"', 's.json').errors[0]!.message, /array of records/);
   const trailing = parseTaskset('[{"id":"a","prompt":"p","answer":"1"}]\n oops', 'g.json');
   assert.equal(trailing.tasks.length, 1);
-  assert.deepEqual(trailing.errors.map((e) => [e.line, e.field]), [[2, '(file)']]);
+  assert.deepEqual(
+    trailing.errors.map((e) => [e.line, e.field]),
+    [[2, '(file)']],
+  );
 });
 
 test('YAML list: item lines from the CST, syntax errors located, other items kept', () => {
-  const text = ['- id: a', '  prompt: p1', '  answer: 1', '- id: b', '  prompt: ""', '  answer: 2', '- id: c', '  prompt: [unclosed', '  answer: 3', '- id: d', '  prompt: |', '    multi', '    line', '  answer: four'].join('\n');
+  const text = [
+    '- id: a',
+    '  prompt: p1',
+    '  answer: 1',
+    '- id: b',
+    '  prompt: ""',
+    '  answer: 2',
+    '- id: c',
+    '  prompt: [unclosed',
+    '  answer: 3',
+    '- id: d',
+    '  prompt: |',
+    '    multi',
+    '    line',
+    '  answer: four',
+  ].join('\n');
   const r = parseTaskset(text, 't.yaml');
-  assert.deepEqual(r.tasks.map((t) => t.id), ['a', 'd']);
+  assert.deepEqual(
+    r.tasks.map((t) => t.id),
+    ['a', 'd'],
+  );
   assert.equal(r.tasks[1]!.prompt, 'multi\nline\n');
   assert.equal(r.errors[0]!.line, 4);
   assert.equal(r.errors[0]!.field, 'prompt');
-  assert.ok(r.errors.some((e) => e.line >= 7 && e.line <= 9 && /bad YAML/.test(e.message)), JSON.stringify(r.errors));
+  assert.ok(
+    r.errors.some((e) => e.line >= 7 && e.line <= 9 && /bad YAML/.test(e.message)),
+    JSON.stringify(r.errors),
+  );
   // Several syntax errors inside one item are one error, at the item.
-  const two = parseTaskset('- {id: a, prompt: p, answer: 1}\n- id: b\n  prompt: x\n   answer: 2\n- {id: c, prompt: p, answer: 1}\n', 'u.yaml');
-  assert.deepEqual(two.tasks.map((t) => t.id), ['a', 'c']);
-  assert.deepEqual(two.errors.map((e) => [e.line, e.field]), [[2, '(record)']]);
+  const two = parseTaskset(
+    '- {id: a, prompt: p, answer: 1}\n- id: b\n  prompt: x\n   answer: 2\n- {id: c, prompt: p, answer: 1}\n',
+    'u.yaml',
+  );
+  assert.deepEqual(
+    two.tasks.map((t) => t.id),
+    ['a', 'c'],
+  );
+  assert.deepEqual(
+    two.errors.map((e) => [e.line, e.field]),
+    [[2, '(record)']],
+  );
   assert.match(two.errors[0]!.message, /\(line 3, column 11\)/);
   const m = parseTaskset('tasks:\n  - {id: x, prompt: p, answer: 1}\n  - {id: x, prompt: q, answer: 2}\n', 'm.yml');
-  assert.deepEqual(m.errors.map((e) => [e.line, e.field, e.message]), [[3, 'id', "duplicate id 'x' (first at line 2)"]]);
+  assert.deepEqual(
+    m.errors.map((e) => [e.line, e.field, e.message]),
+    [[3, 'id', "duplicate id 'x' (first at line 2)"]],
+  );
 });
 
 test('CSV: RFC 4180 quoting (commas, quotes, newlines), row lines, JSON cells', () => {
@@ -119,12 +198,31 @@ test('CSV: RFC 4180 quoting (commas, quotes, newlines), row lines, JSON cells', 
     { line: 1, cells: ['a', 'b'] },
     { line: 2, cells: ['x', 'open\ny\n'], error: 'unterminated quoted cell' },
   ]);
-  const text = ['id,prompt,answer,choices,domain,source', 'a,"What is 1,000 + 1?",1001,,,web', 'b,"Pick ""one""', 'of these",A,"[""x"",""y""]",k12,', 'c,,3,,,', 'd,p,1,[broken,,', 'e,p', 'f,"p",1,,,'].join('\n');
+  const text = [
+    'id,prompt,answer,choices,domain,source',
+    'a,"What is 1,000 + 1?",1001,,,web',
+    'b,"Pick ""one""',
+    'of these",A,"[""x"",""y""]",k12,',
+    'c,,3,,,',
+    'd,p,1,[broken,,',
+    'e,p',
+    'f,"p",1,,,',
+  ].join('\n');
   const r = parseTaskset(text, 't.csv');
-  assert.deepEqual(r.tasks.map((t) => t.id), ['a', 'b', 'f']);
+  assert.deepEqual(
+    r.tasks.map((t) => t.id),
+    ['a', 'b', 'f'],
+  );
   assert.equal(r.tasks[0]!.prompt, 'What is 1,000 + 1?');
   assert.deepEqual(r.tasks[0]!.metadata, { source: 'web' });
   assert.deepEqual(r.tasks[1]!.choices, ['x', 'y']);
   assert.equal(r.tasks[1]!.prompt, 'Pick "one"\nof these');
-  assert.deepEqual(r.errors.map((e) => [e.line, e.field]), [[5, 'prompt'], [6, 'choices'], [7, '(row)']]);
+  assert.deepEqual(
+    r.errors.map((e) => [e.line, e.field]),
+    [
+      [5, 'prompt'],
+      [6, 'choices'],
+      [7, '(row)'],
+    ],
+  );
 });

@@ -4,7 +4,14 @@ import type { Task } from '../../backend/core/types.js';
 import { makeSelector, taskSelectors } from '../../backend/buffer/taskset/selectors/index.js';
 
 const tasks = (n: number, difficulty?: (i: number) => number): Task[] =>
-  Array.from({ length: n }, (_, i) => ({ id: `t${i}`, taskset: 'x', domain: 'math', prompt: `p${i}`, answer: '1', ...(difficulty ? { difficulty: difficulty(i) } : {}) }));
+  Array.from({ length: n }, (_, i) => ({
+    id: `t${i}`,
+    taskset: 'x',
+    domain: 'math',
+    prompt: `p${i}`,
+    answer: '1',
+    ...(difficulty ? { difficulty: difficulty(i) } : {}),
+  }));
 const ids = (ts: Task[]) => ts.map((t) => t.id);
 
 test('registry names', () => {
@@ -63,7 +70,11 @@ test('random: seeded, with replacement, resumable', () => {
 test('priority: weight 1 - success rate, prior for unseen tasks, no repeats within a batch', () => {
   const s = makeSelector('priority', tasks(4), { seed: 5, priorSuccessRate: 0.5, minWeight: 0 });
   // t0 always solved (weight 0), t1 never (weight 1), t2 half (0.5); t3 unseen (prior 0.5).
-  s.update([{ taskId: 't0', successRate: 1, count: 8 }, { taskId: 't1', rewards: [0, 0, 0, 0] }, { taskId: 't2', rewards: [1, 0, 1, 0] }]);
+  s.update([
+    { taskId: 't0', successRate: 1, count: 8 },
+    { taskId: 't1', rewards: [0, 0, 0, 0] },
+    { taskId: 't2', rewards: [1, 0, 1, 0] },
+  ]);
   const counts: Record<string, number> = { t0: 0, t1: 0, t2: 0, t3: 0 };
   for (let k = 0; k < 2000; k++) {
     const b = ids(s.next(2));
@@ -83,7 +94,10 @@ test('priority: weight 1 - success rate, prior for unseen tasks, no repeats with
 
 test('priority: by default a solved task keeps a floor weight (0.1 of an unsolved one) and still comes back', () => {
   const s = makeSelector('priority', tasks(2), { seed: 9 });
-  s.update([{ taskId: 't0', successRate: 1, count: 8 }, { taskId: 't1', successRate: 0, count: 8 }]);
+  s.update([
+    { taskId: 't0', successRate: 1, count: 8 },
+    { taskId: 't1', successRate: 0, count: 8 },
+  ]);
   let solved = 0;
   for (let k = 0; k < 2000; k++) if (s.next(1)[0]!.id === 't0') solved++;
   // Weights 0.1 and 1: t0 about 1/11 of the draws.
@@ -94,15 +108,25 @@ test('curriculum: easy tasks first, window grows towards hard ones over rampStep
   const ts = tasks(100, (i) => (99 - i) / 99); // t99 easiest, t0 hardest
   const s = makeSelector('curriculum', ts, { seed: 1, startFraction: 0.1, rampSteps: 10 });
   const early = ids(s.next(10));
-  assert.deepEqual([...early].sort(), Array.from({ length: 10 }, (_, k) => `t${90 + k}`).sort(), 'step 0: the 10 easiest');
+  assert.deepEqual(
+    [...early].sort(),
+    Array.from({ length: 10 }, (_, k) => `t${90 + k}`).sort(),
+    'step 0: the 10 easiest',
+  );
   for (let k = 1; k < 10; k++) s.next(1);
   const late = s.next(100).map((t) => t.difficulty!);
   assert.ok(Math.max(...late) === 1, 'after the ramp the hardest tasks are available');
   const slide = makeSelector('curriculum', ts, { seed: 1, startFraction: 0.1, rampSteps: 10, slide: true });
   for (let k = 0; k < 10; k++) slide.next(1);
-  assert.ok(slide.next(10).every((t) => t.difficulty! >= 0.9), 'sliding window drops the easy tasks');
+  assert.ok(
+    slide.next(10).every((t) => t.difficulty! >= 0.9),
+    'sliding window drops the easy tasks',
+  );
   // Tasks without a difficulty are ranked by observed success.
   const u = makeSelector('curriculum', tasks(3), { startFraction: 0.3, rampSteps: 1000 });
-  u.update([{ taskId: 't2', successRate: 1 }, { taskId: 't0', successRate: 0 }]);
+  u.update([
+    { taskId: 't2', successRate: 1 },
+    { taskId: 't0', successRate: 0 },
+  ]);
   assert.deepEqual(ids(u.next(1)), ['t2']);
 });

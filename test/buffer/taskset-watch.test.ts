@@ -43,18 +43,36 @@ test('watchTaskset: added / changed / removed by id, errors of the new version, 
     await w.ready;
     const first = await q.next();
     assert.equal(first.kind, 'load');
-    assert.deepEqual(first.added.map((t) => t.id), ['a', 'b', 'c']);
+    assert.deepEqual(
+      first.added.map((t) => t.id),
+      ['a', 'b', 'c'],
+    );
     assert.equal(w.tasks().length, 3);
 
     // Edit: change b, remove c, add d, and one bad line.
-    writeFileSync(file, [rec('a', 'p1'), rec('b', 'p2 edited'), rec('d', 'p4'), '{"id": "e", "prompt": ""}'].join('\n') + '\n');
+    writeFileSync(
+      file,
+      [rec('a', 'p1'), rec('b', 'p2 edited'), rec('d', 'p4'), '{"id": "e", "prompt": ""}'].join('\n') + '\n',
+    );
     const edit = await q.next();
     assert.equal(edit.kind, 'change');
-    assert.deepEqual(edit.added.map((t) => t.id), ['d']);
-    assert.deepEqual(edit.changed.map((t) => [t.id, t.prompt]), [['b', 'p2 edited']]);
+    assert.deepEqual(
+      edit.added.map((t) => t.id),
+      ['d'],
+    );
+    assert.deepEqual(
+      edit.changed.map((t) => [t.id, t.prompt]),
+      [['b', 'p2 edited']],
+    );
     assert.deepEqual(edit.removed, ['c']);
-    assert.deepEqual(edit.errors.map((e) => [e.line, e.field]), [[4, 'prompt']]);
-    assert.deepEqual(w.tasks().map((t) => t.id), ['a', 'b', 'd']);
+    assert.deepEqual(
+      edit.errors.map((e) => [e.line, e.field]),
+      [[4, 'prompt']],
+    );
+    assert.deepEqual(
+      w.tasks().map((t) => t.id),
+      ['a', 'b', 'd'],
+    );
 
     rmSync(file);
     const gone = await q.next();
@@ -78,7 +96,10 @@ test('watchTaskset on a folder: a new taskset file appears as added tasks', asyn
     writeFileSync(join(dir, 'more.yaml'), '- {id: y1, prompt: hi, answer: 1}\n- {id: y2, prompt: ho, answer: 2}\n');
     const c = await q.next();
     assert.equal(c.file, join(dir, 'more.yaml'));
-    assert.deepEqual(c.added.map((t) => t.id), ['y1', 'y2']);
+    assert.deepEqual(
+      c.added.map((t) => t.id),
+      ['y1', 'y2'],
+    );
   } finally {
     await w.close();
     rmSync(dir, { recursive: true, force: true });

@@ -11,11 +11,19 @@ import { fileURLToPath } from 'node:url';
 import { flagNumber, parseArgs } from '../../backend/cli/command.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const rft = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'backend/cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+const rft = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'backend/cli.ts'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
 const strict = (argv: string[]) => parseArgs(argv, ['quiet'], { valueFlags: ['workspace', 'budget'], command: 'run' });
 
 test('strict parsing: unknown flags, a value flag without value, a boolean with a value', () => {
-  assert.throws(() => strict(['c.yaml', '--workspce', 'x']), /rft run: unknown flag --workspce: did you mean --workspace\?/);
+  assert.throws(
+    () => strict(['c.yaml', '--workspce', 'x']),
+    /rft run: unknown flag --workspce: did you mean --workspace\?/,
+  );
   assert.throws(() => strict(['--tcp']), /unknown flag --tcp \(flags: --workspace --budget --quiet\)/);
   assert.throws(() => strict(['--workspace']), /--workspace needs a value/);
   assert.throws(() => strict(['--workspace', '--quiet']), /--workspace needs a value/);
@@ -29,7 +37,8 @@ test('numbers are parsed strictly', () => {
   assert.equal(n('0.5'), 0.5);
   assert.equal(n('1e-3'), 0.001);
   assert.equal(n('-3'), -3);
-  for (const bad of ['abc', '12abc', '0x10', 'Infinity', 'NaN', '', ' ', '1,5']) assert.throws(() => n(bad), /--budget expects a number/, bad);
+  for (const bad of ['abc', '12abc', '0x10', 'Infinity', 'NaN', '', ' ', '1,5'])
+    assert.throws(() => n(bad), /--budget expects a number/, bad);
   assert.throws(() => flagNumber(parseArgs(['--budget']), 'budget', 0), /--budget expects a number, got no value/);
 });
 

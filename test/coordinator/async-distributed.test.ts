@@ -49,9 +49,16 @@ test('distributed async (PostgreSQL): the explorer never waits for weights, runs
     try {
       // Stopped after 3 MIX steps, started again: it resumes from its newest checkpoint.
       const stop = new AbortController();
-      const mixSteps = () => (existsSync(join(out, 'metrics.jsonl')) ? readFileSync(join(out, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length : 0);
+      const mixSteps = () =>
+        existsSync(join(out, 'metrics.jsonl'))
+          ? readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+              .split('\n')
+              .filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length
+          : 0;
       const poll = setInterval(() => mixSteps() >= 3 && stop.abort(), 20);
-      const first = await distributedTrainer({ url, runId: 'da', outDir: out, signal: stop.signal }).finally(() => clearInterval(poll));
+      const first = await distributedTrainer({ url, runId: 'da', outDir: out, signal: stop.signal }).finally(() =>
+        clearInterval(poll),
+      );
       assert.equal(first.done, false);
       const second = await distributedTrainer({ url, runId: 'da', outDir: out });
       assert.equal(second.done, true);
@@ -62,15 +69,24 @@ test('distributed async (PostgreSQL): the explorer never waits for weights, runs
     }
     assert.ok(ex.jobs > 0);
     assert.equal(ex.waitS.weights, 0, `async: the explorer waited ${ex.waitS.weights} s for weights`);
-    t.diagnostic(`explorer: ${ex.jobs} jobs, busy ${ex.busyS.toFixed(1)} s, waited for jobs ${ex.waitS.jobs.toFixed(1)} s, for weights ${ex.waitS.weights} s, wall ${ex.wallS.toFixed(1)} s`);
+    t.diagnostic(
+      `explorer: ${ex.jobs} jobs, busy ${ex.busyS.toFixed(1)} s, waited for jobs ${ex.waitS.jobs.toFixed(1)} s, for weights ${ex.waitS.weights} s, wall ${ex.wallS.toFixed(1)} s`,
+    );
     const q = await JobQueue.open(url);
     try {
       assert.equal(await q.versionGated('da', 2), 0, 'no job of the MIX stage (start v2) needs a newer version');
     } finally {
       await q.close();
     }
-    const recs = readFileSync(join(out, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual(recs.filter((x) => x.kind === 'train' && x.stage === 'mix').map((x) => x.step), Array.from({ length: MIX }, (_, i) => 2 + i), 'every MIX step trained once');
+    const recs = readFileSync(join(out, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      recs.filter((x) => x.kind === 'train' && x.stage === 'mix').map((x) => x.step),
+      Array.from({ length: MIX }, (_, i) => 2 + i),
+      'every MIX step trained once',
+    );
     const store = await openStore(url);
     try {
       const usual = await store.list({ runId: 'da', source: 'usual', limit: 10_000 });
@@ -82,10 +98,15 @@ test('distributed async (PostgreSQL): the explorer never waits for weights, runs
       assert.ok(Math.max(...ahead) <= STALE + 1, `the explorer ran ${Math.max(...ahead)} steps ahead of its weights`);
       const seen = new Set<string>();
       for (let step = 2; step < 2 + MIX; step++) {
-        const batch = (await store.getMany(await store.consumed('trainer', step, 'da'))).filter((e) => e.source === 'usual');
+        const batch = (await store.getMany(await store.consumed('trainer', step, 'da'))).filter(
+          (e) => e.source === 'usual',
+        );
         assert.ok(batch.length > 0, `step ${step} trained on rollouts`);
         for (const e of batch) {
-          assert.ok(e.modelVersion <= step && e.modelVersion >= step - STALE, `step ${step}: v${e.modelVersion} outside the bound ${STALE}`);
+          assert.ok(
+            e.modelVersion <= step && e.modelVersion >= step - STALE,
+            `step ${step}: v${e.modelVersion} outside the bound ${STALE}`,
+          );
           assert.ok(!seen.has(e.id), `${e.id} trained twice`);
           seen.add(e.id);
         }

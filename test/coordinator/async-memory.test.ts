@@ -36,7 +36,12 @@ test('memory async: the explorer overlaps the trainer, at most max_staleness ste
     // Overlap: some step was explored while the trainer had not reached it (in lockstep ahead is always 0).
     assert.ok(Math.max(...aheads) >= 1, `explorer never ran ahead: ${aheads}`);
     // The explorer always used the newest weights: each step's rows are of the trainer's version when it started.
-    for (const r of explore) assert.equal(r.step as number - (r.ahead as number), r.model_version, `step ${r.step}: explored with v${r.model_version}`);
+    for (const r of explore)
+      assert.equal(
+        (r.step as number) - (r.ahead as number),
+        r.model_version,
+        `step ${r.step}: explored with v${r.model_version}`,
+      );
     const states = m.filter((r) => r.kind === 'state' && r.component === 'explorer');
     assert.ok(states.length >= MIX);
     for (const r of states) {
@@ -47,7 +52,9 @@ test('memory async: the explorer overlaps the trainer, at most max_staleness ste
     assert.ok(trainerStates.every((r) => r.explorer_idle === 0 && typeof r.explorer_backpressure === 'number'));
     const versions = await checkConsumption(s.run_dir, 'ma', 2, s.trainer_steps, STALE);
     assert.ok(versions.size >= 3, `trained on several versions: ${[...versions]}`);
-    console.log(`memory async: ahead ${[...new Set(aheads)].sort()}, backpressure ${(states.at(-1)!.explorer_backpressure as number).toFixed(3)}, trained versions ${[...versions].sort((a, b) => a - b)}`);
+    console.log(
+      `memory async: ahead ${[...new Set(aheads)].sort()}, backpressure ${(states.at(-1)!.explorer_backpressure as number).toFixed(3)}, trained versions ${[...versions].sort((a, b) => a - b)}`,
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -63,9 +70,15 @@ test('memory one_step_off: explore step t waits for v(t-1); rows at most one ver
     const explore = records(s.run_dir).filter((r) => r.stage === 'mix' && r.kind === 'explore');
     for (const r of explore) {
       assert.ok((r.ahead as number) <= 1, `step ${r.step} explored ${r.ahead} ahead`);
-      assert.ok((r.model_version as number) >= (r.step as number) - 1, `step ${r.step} explored with v${r.model_version}`);
+      assert.ok(
+        (r.model_version as number) >= (r.step as number) - 1,
+        `step ${r.step} explored with v${r.model_version}`,
+      );
     }
-    assert.ok(explore.some((r) => r.ahead === 1), 'rollout overlapped training (a step explored one ahead)');
+    assert.ok(
+      explore.some((r) => r.ahead === 1),
+      'rollout overlapped training (a step explored one ahead)',
+    );
     await checkConsumption(s.run_dir, 'mo', 2, s.trainer_steps, 1);
   } finally {
     rmSync(ws, { recursive: true, force: true });
@@ -80,10 +93,18 @@ test('memory async: a run stopped mid-MIX resumes and completes, every step trai
     const watcher = setInterval(() => {
       const f = join(runDir, 'metrics.jsonl');
       if (!existsSync(f)) return;
-      const trained = readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
+      const trained = readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
       if (trained >= 4) ac.abort();
     }, 20);
-    const first = await runJob({ config: memCfg('async'), workspace: ws, runId: 'mr', signal: ac.signal, checkpointEvery: 3 }).finally(() => clearInterval(watcher));
+    const first = await runJob({
+      config: memCfg('async'),
+      workspace: ws,
+      runId: 'mr',
+      signal: ac.signal,
+      checkpointEvery: 3,
+    }).finally(() => clearInterval(watcher));
     assert.ok(first.trainer_steps < 2 + MIX, `stopped early (${first.trainer_steps} steps)`);
     const done = await runJob({ resume: 'mr', workspace: ws, checkpointEvery: 3 });
     assert.equal(done.trainer_steps, 2 + MIX);
@@ -108,5 +129,12 @@ test('the overlap gate: offset k waits for weights v(t-k); async waits for buffe
   assert.equal(gateWait({ kind: 'async', lead: 2 }, 6, 4, 0), null);
   // Every mode is valid with method memory now.
   for (const mode of ['sync', 'one_step_off', 'async'])
-    assert.deepEqual(validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' }, synchronizer: { method: 'memory', mode } }).issues, []);
+    assert.deepEqual(
+      validateRunConfig({
+        taskset: { builtin: 'reverse' },
+        workflow: { name: 'single_turn', reward: 'exact_match' },
+        synchronizer: { method: 'memory', mode },
+      }).issues,
+      [],
+    );
 });

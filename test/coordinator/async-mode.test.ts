@@ -24,7 +24,12 @@ const STALE = 2;
 /** An explore step makes tasksPerStep x 2 rows, the usual share of the MIX batch. */
 const asyncCfg = (mixSteps: number, tasksPerStep = 1) =>
   tinyConfig({ sync_offset: 0 }, mixSteps, {
-    explorer: { tasks_per_step: tasksPerStep, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
+    explorer: {
+      tasks_per_step: tasksPerStep,
+      repeat_times: 2,
+      sampling: { max_new_tokens: 4 },
+      eval_sampling: { max_new_tokens: 4 },
+    },
     buffer: { storage: 'sqlite', max_staleness: STALE },
     synchronizer: { method: 'checkpoint', mode: 'async' },
   });
@@ -34,7 +39,10 @@ function checkLead(runDir: string): { ahead: number; starved: number; backpressu
   const m = records(runDir).filter((r) => r.stage === 'mix' && r.component === 'explorer');
   const explore = m.filter((r) => r.kind === 'explore');
   for (const r of explore) {
-    assert.ok((r.ahead as number) <= STALE, `step ${r.step} explored ${r.ahead} ahead of its weights (bound ${STALE})${r.starved ? ', starved' : ''}`);
+    assert.ok(
+      (r.ahead as number) <= STALE,
+      `step ${r.step} explored ${r.ahead} ahead of its weights (bound ${STALE})${r.starved ? ', starved' : ''}`,
+    );
   }
   const states = m.filter((r) => r.kind === 'state');
   assert.ok(states.length > 0);
@@ -43,7 +51,11 @@ function checkLead(runDir: string): { ahead: number; starved: number; backpressu
     assert.ok((r.explorer_idle as number) < 0.01, `explorer_idle ${r.explorer_idle}: async waited for weights`);
     assert.ok((r.explorer_backpressure_s as number) <= (r.explorer_waiting_s as number) + 1e-6);
   }
-  return { ahead: Math.max(...explore.map((r) => r.ahead as number)), starved: explore.filter((r) => r.starved === true).length, backpressure: states.at(-1)!.explorer_backpressure as number };
+  return {
+    ahead: Math.max(...explore.map((r) => r.ahead as number)),
+    starved: explore.filter((r) => r.starved === true).length,
+    backpressure: states.at(-1)!.explorer_backpressure as number,
+  };
 }
 
 test('async run: the explorer runs ahead of its weights, never more than max_staleness steps, every trained experience within max_staleness, the run completes', async () => {
@@ -59,7 +71,9 @@ test('async run: the explorer runs ahead of its weights, never more than max_sta
     assert.ok(versions.size >= 3, `trained on experiences of several versions: ${[...versions]}`);
     const lead = checkLead(s.run_dir);
     const explore = records(s.run_dir).filter((m) => m.kind === 'explore');
-    console.log(`async (1 task per explore step): ahead up to ${lead.ahead}, ${lead.starved} starved steps, ${explore.length} explore steps, backpressure ${lead.backpressure.toFixed(3)}`);
+    console.log(
+      `async (1 task per explore step): ahead up to ${lead.ahead}, ${lead.starved} starved steps, ${explore.length} explore steps, backpressure ${lead.backpressure.toFixed(3)}`,
+    );
     assert.ok(lead.ahead >= 1, 'the explorer never ran ahead of its weights');
     assert.ok(explore.length > 8, `${explore.length} explore steps for 8 MIX trainer steps`);
     const states = records(s.run_dir).filter((m) => m.kind === 'state');
@@ -79,10 +93,14 @@ test('async run (2 tasks per explore step) stopped mid-MIX resumes and completes
     const watcher = setInterval(() => {
       const f = join(runDir, 'metrics.jsonl');
       if (!existsSync(f)) return;
-      const trained = readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
+      const trained = readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
       if (trained >= 4) ac.abort();
     }, 20);
-    const first = await runJob({ config: asyncCfg(MIX, 2), workspace: ws, runId, signal: ac.signal }).finally(() => clearInterval(watcher));
+    const first = await runJob({ config: asyncCfg(MIX, 2), workspace: ws, runId, signal: ac.signal }).finally(() =>
+      clearInterval(watcher),
+    );
     assert.ok(first.trainer_steps < 2 + MIX, `stopped early (${first.trainer_steps} steps)`);
     const done = await runJob({ resume: runId, workspace: ws });
     assert.equal(done.trainer_steps, 2 + MIX);
@@ -95,17 +113,27 @@ test('async run (2 tasks per explore step) stopped mid-MIX resumes and completes
     await checkConsumption(runDir, runId, 2, 2 + MIX, STALE, 4);
     const lead = checkLead(runDir);
     const explore = records(runDir).filter((m) => m.kind === 'explore' && m.stage === 'mix');
-    console.log(`async (2 tasks per explore step, stopped and resumed): ahead up to ${lead.ahead}, ${explore.length} explore steps for ${MIX} trainer steps, backpressure ${lead.backpressure.toFixed(3)}`);
+    console.log(
+      `async (2 tasks per explore step, stopped and resumed): ahead up to ${lead.ahead}, ${explore.length} explore steps for ${MIX} trainer steps, backpressure ${lead.backpressure.toFixed(3)}`,
+    );
     // The explorer stops when the trainer does: at most the bound's steps past the last trained one (plus the step in flight).
-    assert.ok(Math.max(...explore.map((m) => m.step as number)) <= 2 + MIX - 1 + STALE + 1, `explored up to step ${Math.max(...explore.map((m) => m.step as number))}`);
+    assert.ok(
+      Math.max(...explore.map((m) => m.step as number)) <= 2 + MIX - 1 + STALE + 1,
+      `explored up to step ${Math.max(...explore.map((m) => m.step as number))}`,
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
 });
 
 test('synchronizer.mode: named modes set sync_offset, conflicts are errors naming the field', () => {
-  const base = { taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' }, stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 1 }] };
-  const parse = (synchronizer: Record<string, unknown>, extra: Record<string, unknown> = {}) => validateRunConfig({ ...base, synchronizer, ...extra });
+  const base = {
+    taskset: { builtin: 'reverse' },
+    workflow: { name: 'single_turn', reward: 'exact_match' },
+    stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 1 }],
+  };
+  const parse = (synchronizer: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    validateRunConfig({ ...base, synchronizer, ...extra });
   assert.equal(parse({ mode: 'one_step_off' }).config?.synchronizer.sync_offset, 1);
   assert.equal(parse({ mode: 'sync' }).config?.synchronizer.sync_offset, 0);
   // Without a mode the offset is the knob (the mode is not derived: a parsed config given a new sync_offset stays valid).

@@ -23,7 +23,11 @@ const STEPS = 2;
 /** tiny-config (2 tasks x 2 samples a step) with one exploring stage and the given batch settings. */
 function cfgWith(over: Record<string, unknown>): RunConfig {
   const base = tinyConfig({ sync_offset: 0 }) as unknown as Record<string, unknown>;
-  const { config, issues } = validateRunConfig({ ...base, trainer: { ...(base.trainer as object), batch_size: undefined }, ...over });
+  const { config, issues } = validateRunConfig({
+    ...base,
+    trainer: { ...(base.trainer as object), batch_size: undefined },
+    ...over,
+  });
   if (!config) throw new Error(JSON.stringify(issues));
   return config;
 }
@@ -35,24 +39,43 @@ test('a batch with less than one explore step of rollouts is refused, naming the
     cfgWith({ ...batch, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 2, ...stage }] });
   const small = issuesOf(grpo({ trainer: { batch_size: 2 } }));
   assert.equal(small.length, 1, small.join('\n'));
-  assert.match(small[0]!, /^trainer\.batch_size: 2 rows a step leave room for 2 explored rollouts, fewer than one explore step makes \(explorer\.tasks_per_step 2 x repeat_times 2 = 4\).*Give trainer\.batch_size 4 or more/);
+  assert.match(
+    small[0]!,
+    /^trainer\.batch_size: 2 rows a step leave room for 2 explored rollouts, fewer than one explore step makes \(explorer\.tasks_per_step 2 x repeat_times 2 = 4\).*Give trainer\.batch_size 4 or more/,
+  );
   // A stage's own batch_size is named by its path.
   assert.match(issuesOf(grpo({}, { batch_size: 3 })).join('\n'), /^stages\[0\]\.batch_size: 3 rows/);
   // MIX: half of 4 rows is the expert share, so 4 leaves room for 2 rollouts; 8 is the least.
   const mix = issuesOf(cfgWith({ trainer: { batch_size: 4 } }));
-  assert.match(mix.join('\n'), /^trainer\.batch_size: 4 rows a step leave room for 2 explored rollouts \(2 of its 4 rows are the expert share, expert_ratio 0\.5\).*Give trainer\.batch_size 8 or more/);
+  assert.match(
+    mix.join('\n'),
+    /^trainer\.batch_size: 4 rows a step leave room for 2 explored rollouts \(2 of its 4 rows are the expert share, expert_ratio 0\.5\).*Give trainer\.batch_size 8 or more/,
+  );
   assert.deepEqual(issuesOf(cfgWith({ trainer: { batch_size: 8 } })), []);
   assert.deepEqual(issuesOf(grpo({ trainer: { batch_size: 12 } })), []);
   assert.deepEqual(issuesOf(grpo({})), []);
   // A train-only stage takes any batch (here the SFT warm-up of 2 rows).
-  assert.deepEqual(issuesOf(cfgWith({ stages: [{ name: 'w', algorithm: { name: 'sft' }, steps: 1, batch_size: 2 }, { name: 'g', algorithm: { name: 'grpo' }, steps: 1 }] })), []);
+  assert.deepEqual(
+    issuesOf(
+      cfgWith({
+        stages: [
+          { name: 'w', algorithm: { name: 'sft' }, steps: 1, batch_size: 2 },
+          { name: 'g', algorithm: { name: 'grpo' }, steps: 1 },
+        ],
+      }),
+    ),
+    [],
+  );
 });
 
 test('runJob refuses the too-small batch before any work', async () => {
   const ws = tempWorkspace();
   try {
     const cfg = cfgWith({ trainer: { batch_size: 3 }, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 2 }] });
-    await assert.rejects(runJob({ config: cfg, workspace: ws, runId: 'bad' }), /field 'trainer\.batch_size': 3 rows a step/);
+    await assert.rejects(
+      runJob({ config: cfg, workspace: ws, runId: 'bad' }),
+      /field 'trainer\.batch_size': 3 rows a step/,
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -65,7 +88,10 @@ async function trained(runDir: string, runId: string, steps: number): Promise<{ 
     const out = [];
     for (let t = 0; t < steps; t++) {
       const rows = await store.getMany(await store.consumed('trainer', t, runId));
-      out.push({ usual: rows.filter((e) => e.source === 'usual').length, expert: rows.filter((e) => e.source === 'expert').length });
+      out.push({
+        usual: rows.filter((e) => e.source === 'usual').length,
+        expert: rows.filter((e) => e.source === 'expert').length,
+      });
     }
     return out;
   } finally {
@@ -75,24 +101,48 @@ async function trained(runDir: string, runId: string, steps: number): Promise<{ 
 
 // Lockstep memory, the overlapped memory explorer (one_step_off) and the explorer process (checkpoint).
 const PLACEMENTS: [string, Record<string, unknown>][] = [
-  ['memory, sync', { synchronizer: { method: 'memory', sync_offset: 0 }, buffer: { storage: 'sqlite', max_staleness: 0 } }],
-  ['memory, one_step_off', { synchronizer: { method: 'memory', mode: 'one_step_off' }, buffer: { storage: 'sqlite', max_staleness: 1 }, explorer: { ...tinyConfig({ sync_offset: 0 }).explorer, workers: 1 } }],
-  ['checkpoint, sync', { synchronizer: { method: 'checkpoint', sync_offset: 0 }, buffer: { storage: 'sqlite', max_staleness: 0 } }],
+  [
+    'memory, sync',
+    { synchronizer: { method: 'memory', sync_offset: 0 }, buffer: { storage: 'sqlite', max_staleness: 0 } },
+  ],
+  [
+    'memory, one_step_off',
+    {
+      synchronizer: { method: 'memory', mode: 'one_step_off' },
+      buffer: { storage: 'sqlite', max_staleness: 1 },
+      explorer: { ...tinyConfig({ sync_offset: 0 }).explorer, workers: 1 },
+    },
+  ],
+  [
+    'checkpoint, sync',
+    { synchronizer: { method: 'checkpoint', sync_offset: 0 }, buffer: { storage: 'sqlite', max_staleness: 0 } },
+  ],
 ];
 
 for (const [name, placement] of PLACEMENTS) {
   test(`${name}: a GRPO stage trains its configured batch of 8 rollouts (two explore rounds of 4 a step)`, async () => {
     const ws = tempWorkspace();
     try {
-      const cfg = cfgWith({ ...placement, trainer: { batch_size: 8 }, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: STEPS }] });
+      const cfg = cfgWith({
+        ...placement,
+        trainer: { batch_size: 8 },
+        stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: STEPS }],
+      });
       const s = await runJob({ config: cfg, workspace: ws, runId: 'b8' });
       assert.equal(s.trainer_steps, STEPS);
       const steps = await trained(s.run_dir, 'b8', STEPS);
-      assert.deepEqual(steps, Array.from({ length: STEPS }, () => ({ usual: 8, expert: 0 })), JSON.stringify(steps));
+      assert.deepEqual(
+        steps,
+        Array.from({ length: STEPS }, () => ({ usual: 8, expert: 0 })),
+        JSON.stringify(steps),
+      );
       // The refill rounds are counted in the explore records (8 or more experiences a step).
       // (one_step_off explores a step ahead: the run may end in the middle of that untrained one.)
       const explore = records(s.run_dir).filter((r) => r.kind === 'explore');
-      assert.ok(explore.length >= STEPS && explore.slice(0, STEPS).every((r) => Number(r.experiences) >= 8), JSON.stringify(explore.map((r) => r.experiences)));
+      assert.ok(
+        explore.length >= STEPS && explore.slice(0, STEPS).every((r) => Number(r.experiences) >= 8),
+        JSON.stringify(explore.map((r) => r.experiences)),
+      );
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }
@@ -102,9 +152,15 @@ for (const [name, placement] of PLACEMENTS) {
 test('memory, sync: a MIX stage with batch_size 12 trains 6 expert rows and 6 rollouts a step', async () => {
   const ws = tempWorkspace();
   try {
-    const cfg = cfgWith({ ...PLACEMENTS[0]![1], stages: [{ name: 'm', algorithm: { name: 'mix' }, steps: STEPS, batch_size: 12 }] });
+    const cfg = cfgWith({
+      ...PLACEMENTS[0]![1],
+      stages: [{ name: 'm', algorithm: { name: 'mix' }, steps: STEPS, batch_size: 12 }],
+    });
     const s = await runJob({ config: cfg, workspace: ws, runId: 'm12' });
-    assert.deepEqual(await trained(s.run_dir, 'm12', STEPS), Array.from({ length: STEPS }, () => ({ usual: 6, expert: 6 })));
+    assert.deepEqual(
+      await trained(s.run_dir, 'm12', STEPS),
+      Array.from({ length: STEPS }, () => ({ usual: 6, expert: 6 })),
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -114,8 +170,14 @@ test('a configured MIX batch whose expert share exceeds the expert rows is refus
   const ws = tempWorkspace();
   try {
     // 8 expert rows (tiny-config's experts), a batch of 20 at ratio 0.5 wants 10 a step.
-    const cfg = cfgWith({ ...PLACEMENTS[0]![1], stages: [{ name: 'm', algorithm: { name: 'mix' }, steps: STEPS, batch_size: 20 }] });
-    await assert.rejects(runJob({ config: cfg, workspace: ws, runId: 'm20' }), /stages\[0\]\.batch_size 20: its expert share \(expert_ratio 0\.5\) is 10 rows a step, and the buffer has 8 expert experience/);
+    const cfg = cfgWith({
+      ...PLACEMENTS[0]![1],
+      stages: [{ name: 'm', algorithm: { name: 'mix' }, steps: STEPS, batch_size: 20 }],
+    });
+    await assert.rejects(
+      runJob({ config: cfg, workspace: ws, runId: 'm20' }),
+      /stages\[0\]\.batch_size 20: its expert share \(expert_ratio 0\.5\) is 10 rows a step, and the buffer has 8 expert experience/,
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -127,7 +189,12 @@ test('distributed (PostgreSQL): a GRPO stage trains its configured batch of 8 ro
   const ws = tempWorkspace();
   try {
     const url = pgSchemaUrl(pg.url);
-    const cfg = cfgWith({ synchronizer: { method: 'checkpoint', sync_offset: 0 }, buffer: { storage: 'postgres', max_staleness: 0 }, trainer: { batch_size: 8 }, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: STEPS }] });
+    const cfg = cfgWith({
+      synchronizer: { method: 'checkpoint', sync_offset: 0 },
+      buffer: { storage: 'postgres', max_staleness: 0 },
+      trainer: { batch_size: 8 },
+      stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: STEPS }],
+    });
     await createDistributedRun(cfg, url, 'db8', join(ws, 'weights'));
     const stop = new AbortController();
     const explorer = distributedExplorer({ url, runId: 'db8', signal: stop.signal, leaseMs: 20_000 });

@@ -52,9 +52,15 @@ test('a valid two-stage config has no issues', () => {
 
 test('second-stage algorithm problems are named by path, with the close name', () => {
   const [a] = issuesOf(config('name: mixx'));
-  assert.match(a!, /^stages\[1\]\.algorithm\.name: unknown algorithm 'mixx' \(did you mean 'mix'\?\); known: .*chord.*mix/);
+  assert.match(
+    a!,
+    /^stages\[1\]\.algorithm\.name: unknown algorithm 'mixx' \(did you mean 'mix'\?\); known: .*chord.*mix/,
+  );
   const [b] = issuesOf(config('name: mix\n      params:\n        expert_ratoi: 0.5'));
-  assert.match(b!, /^stages\[1\]\.algorithm\.params\.expert_ratoi: unknown parameter.*\(did you mean 'expert_ratio'\?\)/);
+  assert.match(
+    b!,
+    /^stages\[1\]\.algorithm\.params\.expert_ratoi: unknown parameter.*\(did you mean 'expert_ratio'\?\)/,
+  );
   const [c] = issuesOf(config('name: mix\n      params:\n        expert_ratio: 1.5'));
   assert.match(c!, /^stages\[1\]\.algorithm\.params\.expert_ratio: must be a number from 0 to 1.*got 1\.5/);
   const [d] = issuesOf(config('name: mix\n      params:\n        expert_ratio: 1'));
@@ -66,7 +72,15 @@ test('second-stage algorithm problems are named by path, with the close name', (
 });
 
 test('expert_ratio 1 is fine where the stage does not explore (mode train) or for sft', () => {
-  assert.deepEqual(issuesOf(config('name: mix\n      params:\n        expert_ratio: 1').replace(/(name: mix\n {4}algorithm:)/, '$1').replace('    steps: 2\n', '    steps: 2\n').replace(/- name: mix\n/, '- name: mix\n    mode: train\n')), []);
+  assert.deepEqual(
+    issuesOf(
+      config('name: mix\n      params:\n        expert_ratio: 1')
+        .replace(/(name: mix\n {4}algorithm:)/, '$1')
+        .replace('    steps: 2\n', '    steps: 2\n')
+        .replace(/- name: mix\n/, '- name: mix\n    mode: train\n'),
+    ),
+    [],
+  );
   assert.deepEqual(issuesOf(config('name: sft\n      params:\n        expert_ratio: 1')), []);
 });
 
@@ -86,7 +100,19 @@ experience_pipeline:
       .replace('builtin: reverse\n  size: 20', 'builtin: revrse\n  size: 20\n  selector: shufle'),
   );
   const paths = issues.map((i) => i.split(':')[0]);
-  assert.deepEqual(paths.sort(), ['buffer.sampler', 'buffer.storage', 'experience_pipeline[1].name', 'taskset.builtin', 'taskset.selector', 'workflow.name', 'workflow.reward'].sort(), issues.join('\n'));
+  assert.deepEqual(
+    paths.sort(),
+    [
+      'buffer.sampler',
+      'buffer.storage',
+      'experience_pipeline[1].name',
+      'taskset.builtin',
+      'taskset.selector',
+      'workflow.name',
+      'workflow.reward',
+    ].sort(),
+    issues.join('\n'),
+  );
   assert.ok(issues.some((i) => /buffer\.storage: 'sqlit' is neither a storage .* \(did you mean 'sqlite'\?\)/.test(i)));
   assert.ok(issues.some((i) => /buffer\.sampler: unknown sampler 'fifoo' \(did you mean 'fifo'\?\)/.test(i)));
 });
@@ -105,7 +131,10 @@ test('loadRunConfig reports every problem of every stage at once, with the file'
     () => loadRunConfig(file),
     (e: Error) => {
       assert.match(e.message, /2 problem\(s\)/);
-      assert.ok(e.message.includes(`${file}: field 'stages[1].algorithm.params.expert_ratio': 1 leaves no room`), e.message);
+      assert.ok(
+        e.message.includes(`${file}: field 'stages[1].algorithm.params.expert_ratio': 1 leaves no room`),
+        e.message,
+      );
       assert.ok(e.message.includes(`${file}: field 'buffer.storage'`), e.message);
       return true;
     },
@@ -116,7 +145,19 @@ test('rft run refuses a bad later stage before any work: no run record, no buffe
   const ws = mkdtempSync(join(tmpdir(), 'rft-whole-ws-'));
   const file = join(ws, 'bad.rft.yaml');
   writeFileSync(file, config('name: mix\n      params:\n        expert_ratoi: 0.5', 'buffer:\n  storage: sqlit\n'));
-  const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'backend/cli.ts'), 'run', file, '--workspace', ws], { cwd: ws, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href,
+      join(ROOT, 'backend/cli.ts'),
+      'run',
+      file,
+      '--workspace',
+      ws,
+    ],
+    { cwd: ws, encoding: 'utf8', timeout: 120_000 },
+  );
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /stages\[1\]\.algorithm\.params\.expert_ratoi/);
   assert.equal(existsSync(join(ws, '.rft')), false, 'nothing created in the workspace');
@@ -130,7 +171,20 @@ test('a local rft run refuses the bare storage name postgres (the distributed co
   // The same config is fine for the distributed commands (their check has no local rule).
   assert.deepEqual(checkRunConfig(validateRunConfig(parse(readFileSync(file, 'utf8'))).config!), []);
   for (const extra of [[], ['--check']]) {
-    const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'backend/cli.ts'), 'run', file, '--workspace', ws, ...extra], { cwd: ws, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href,
+        join(ROOT, 'backend/cli.ts'),
+        'run',
+        file,
+        '--workspace',
+        ws,
+        ...extra,
+      ],
+      { cwd: ws, encoding: 'utf8', timeout: 120_000 },
+    );
     assert.notEqual(r.status, 0, `rft run ${extra.join(' ')}: ${r.stdout}`);
     assert.ok(r.stderr.includes(`${file}: field 'buffer.storage': 'postgres' without a URL`), r.stderr);
     assert.equal(existsSync(join(ws, 'postgres')), false, 'no file called postgres');

@@ -13,10 +13,22 @@ import { tinyConfig, writeConfig } from './tiny-config.js';
 import { configDiff } from '../../backend/coordinator/distributed/config-diff.js';
 
 const root = join(import.meta.dirname, '..', '..');
-const rft = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), ...args], { cwd: root, encoding: 'utf8', timeout: 180_000, env: { ...process.env, RFT_LOG_LEVEL: 'warn' } });
+const rft = (args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 180_000,
+    env: { ...process.env, RFT_LOG_LEVEL: 'warn' },
+  });
 
 test('configDiff names the dotted paths that differ', () => {
-  assert.deepEqual(configDiff({ a: 1, s: [{ steps: 2 }, { steps: 6 }], t: { lr: 1 } }, { a: 1, s: [{ steps: 2 }, { steps: 9 }], t: { lr: 1, x: true } }), ['s[1].steps', 't.x']);
+  assert.deepEqual(
+    configDiff(
+      { a: 1, s: [{ steps: 2 }, { steps: 6 }], t: { lr: 1 } },
+      { a: 1, s: [{ steps: 2 }, { steps: 9 }], t: { lr: 1, x: true } },
+    ),
+    ['s[1].steps', 't.x'],
+  );
   assert.deepEqual(configDiff({ s: [1] }, { s: [1, 2] }), ['s (1 vs 2 items)']);
   assert.deepEqual(configDiff({ a: { b: [1] } }, { a: { b: [1] } }), []);
 });
@@ -41,7 +53,12 @@ test('rft coordinator on an existing run: the same config is a no-op (exit 0); a
     const r = rft(['coordinator', other, '--buffer', url, '--run', 'cr', '--weights', join(dir, 'w')]);
     assert.equal(r.status, 1, r.stdout + r.stderr);
     assert.match(r.stdout, /"created":false/);
-    assert.match(r.stderr, new RegExp(`run cr already exists in this database with another config: ${other.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} differs in seed, stages\\[1\\]\\.steps\\. Nothing was changed: the run keeps the config it was created with\\. To train with this one, give it a new --run id\\.`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `run cr already exists in this database with another config: ${other.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} differs in seed, stages\\[1\\]\\.steps\\. Nothing was changed: the run keeps the config it was created with\\. To train with this one, give it a new --run id\\.`,
+      ),
+    );
   } finally {
     server.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -16,7 +16,13 @@ import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { tinyConfig } from './tiny-config.js';
 
 const root = join(import.meta.dirname, '..', '..');
-const rft = (args: string[], cwd = root) => spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), ...args], { cwd, encoding: 'utf8', timeout: 120_000, env: { ...process.env, RFT_LOG_LEVEL: 'warn' } });
+const rft = (args: string[], cwd = root) =>
+  spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, RFT_LOG_LEVEL: 'warn' },
+  });
 
 test('rft status --buffer URL lists the distributed runs of that database; an empty schema is reported, not created', async (t) => {
   const server = startPg();
@@ -30,19 +36,47 @@ test('rft status --buffer URL lists the distributed runs of that database; an em
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, 2, r.stdout);
-    assert.match(lines[0]!, /^ds\s+distributed waiting\s+version v0 {2}jobs none {2}trainer none {2}0 explorer\(s\) at work$/);
+    assert.match(
+      lines[0]!,
+      /^ds\s+distributed waiting\s+version v0 {2}jobs none {2}trainer none {2}0 explorer\(s\) at work$/,
+    );
     assert.match(lines[1]!, /^ds2\s+distributed waiting/);
 
     // A trainer reporting, an explorer in error and one silent; then the run done.
     const q = await JobQueue.open(url);
     const store = await PostgresStore.open(url);
     try {
-      await q.heartbeat('ds', { id: 'trainer@h:1-a', role: 'trainer', state: 'training', done: 3, throughput: 1, startedAt: 0 });
-      await q.heartbeat('ds', { id: 'explorer@h:2-b', role: 'explorer', state: 'error', detail: 'weights v1: ECONNREFUSED', done: 0, throughput: 0, startedAt: 0 });
-      await q.heartbeat('ds', { id: 'explorer@h:3-c', role: 'explorer', state: 'generating', done: 0, throughput: 0, startedAt: 0 });
+      await q.heartbeat('ds', {
+        id: 'trainer@h:1-a',
+        role: 'trainer',
+        state: 'training',
+        done: 3,
+        throughput: 1,
+        startedAt: 0,
+      });
+      await q.heartbeat('ds', {
+        id: 'explorer@h:2-b',
+        role: 'explorer',
+        state: 'error',
+        detail: 'weights v1: ECONNREFUSED',
+        done: 0,
+        throughput: 0,
+        startedAt: 0,
+      });
+      await q.heartbeat('ds', {
+        id: 'explorer@h:3-c',
+        role: 'explorer',
+        state: 'generating',
+        done: 0,
+        throughput: 0,
+        startedAt: 0,
+      });
       await q.pool.query(`UPDATE rft_workers SET last_heartbeat = last_heartbeat - 60000 WHERE id = 'explorer@h:3-c'`);
       const [ds] = await distributedRuns(q);
-      assert.deepEqual([ds!.runId, ds!.state, ds!.version, ds!.trainer, ds!.explorers], ['ds', 'training', 0, 'trainer@h:1-a (training)', { live: 0, error: 1, silent: 1 }]);
+      assert.deepEqual(
+        [ds!.runId, ds!.state, ds!.version, ds!.trainer, ds!.explorers],
+        ['ds', 'training', 0, 'trainer@h:1-a (training)', { live: 0, error: 1, silent: 1 }],
+      );
       await store.setState('ds', 'dist:done', { step: 6 });
       assert.equal((await distributedRuns(q))[0]!.state, 'done');
     } finally {
@@ -59,13 +93,23 @@ test('rft status --buffer URL lists the distributed runs of that database; an em
     const c = new pg.Client({ connectionString: server.url });
     await c.connect();
     try {
-      assert.equal((await c.query(`SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = $1`, [`no_such_schema_${process.pid}`])).rows[0].n, 0);
+      assert.equal(
+        (
+          await c.query(`SELECT count(*)::int AS n FROM information_schema.schemata WHERE schema_name = $1`, [
+            `no_such_schema_${process.pid}`,
+          ])
+        ).rows[0].n,
+        0,
+      );
     } finally {
       await c.end();
     }
     // No local run: the message says where distributed runs are listed.
     const ws = mkdtempSync(join(dir, 'ws-'));
-    assert.match(rft(['status', '--workspace', ws]).stdout, /no runs \(distributed runs are listed by their database: rft status --buffer postgres:\/\/\.\.\.\)/);
+    assert.match(
+      rft(['status', '--workspace', ws]).stdout,
+      /no runs \(distributed runs are listed by their database: rft status --buffer postgres:\/\/\.\.\.\)/,
+    );
   } finally {
     server.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -24,7 +24,10 @@ import { makeBuffer } from '../server/make-buffer.js';
 await initEngine();
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const tok = CharTokenizer.fromAlphabet('abc 0123456789');
-const model = new Transformer(makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 32 }), 3);
+const model = new Transformer(
+  makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 32 }),
+  3,
+);
 const task = (id: string, prompt: string): Task => ({ id, taskset: 't', domain: 'text', prompt, answer: 'a' });
 
 test('a 1 MB prompt encodes (no call-stack overflow)', () => {
@@ -41,7 +44,17 @@ test('a prompt longer than max_seq_len is left out by name; the others are evalu
   process.stderr.write = ((s: string) => (warnings.push(String(s)), true)) as typeof process.stderr.write;
   let r;
   try {
-    r = await evaluate(new LocalRolloutModel(model, tok, 1), [task('short-1', 'ab'), task('huge', 'a'.repeat(1 << 20)), task('long', 'abc '.repeat(20)), task('short-2', 'ba')], rewardFns.get('exact_match'), { maxNewTokens: 4 });
+    r = await evaluate(
+      new LocalRolloutModel(model, tok, 1),
+      [
+        task('short-1', 'ab'),
+        task('huge', 'a'.repeat(1 << 20)),
+        task('long', 'abc '.repeat(20)),
+        task('short-2', 'ba'),
+      ],
+      rewardFns.get('exact_match'),
+      { maxNewTokens: 4 },
+    );
   } finally {
     process.stderr.write = orig;
     if (level === undefined) delete process.env.RFT_LOG_LEVEL;
@@ -49,7 +62,10 @@ test('a prompt longer than max_seq_len is left out by name; the others are evalu
   }
   assert.equal(r.n, 2, 'the two short tasks are scored');
   assert.equal(r.infra_failures, 2);
-  assert.ok(warnings.some((w) => /eval task 'huge': its prompt of 1048580 tokens leaves no room in max_seq_len 32/.test(w)), warnings.join(''));
+  assert.ok(
+    warnings.some((w) => /eval task 'huge': its prompt of 1048580 tokens leaves no room in max_seq_len 32/.test(w)),
+    warnings.join(''),
+  );
   assert.ok(warnings.some((w) => /eval task 'long'/.test(w)));
 });
 
@@ -58,7 +74,21 @@ test('rft eval of an all-invalid taskset says there is nothing to evaluate (not 
   await saveCheckpoint(model, join(dir, 'ck'), { version: 1 }, tok);
   const file = join(dir, 'bad.jsonl');
   writeFileSync(file, '{"id": 1}\nnot json\n');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'backend/cli.ts'), 'eval', join(dir, 'ck'), '--taskset', file, '--reward', 'exact_match'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'backend/cli.ts'),
+      'eval',
+      join(dir, 'ck'),
+      '--taskset',
+      file,
+      '--reward',
+      'exact_match',
+    ],
+    { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
+  );
   assert.equal(r.status, 1, r.stderr);
   assert.match(r.stderr, /bad\.jsonl: no valid task to evaluate/);
   assert.equal(r.stdout.trim(), '', 'no accuracy printed');
@@ -69,8 +99,14 @@ test('a malformed buffer.db names its file', async () => {
   const b = readFileSync(p);
   b.fill(0x41, 4096);
   writeFileSync(p, b);
-  await assert.rejects(openStore(p), (e: Error) => e.message === `${p}: cannot open the buffer: database disk image is malformed`);
+  await assert.rejects(
+    openStore(p),
+    (e: Error) => e.message === `${p}: cannot open the buffer: database disk image is malformed`,
+  );
   const q = await makeBuffer(5);
   writeFileSync(q, 'text, not a database '.repeat(300));
-  await assert.rejects(openStore(q), (e: Error) => e.message === `${q}: cannot open the buffer: file is not a database`);
+  await assert.rejects(
+    openStore(q),
+    (e: Error) => e.message === `${q}: cannot open the buffer: file is not a database`,
+  );
 });

@@ -20,14 +20,19 @@ import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
 import { tempWorkspace } from './tiny-config.js';
 
 const DIR = fileURLToPath(new URL('../../configs/examples/', import.meta.url));
-const FILES = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
+const FILES = readdirSync(DIR)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 const DOMAINS = ['arith', 'code', 'countdown', 'guess', 'k12', 'vision'];
 const TASKS = 12;
 const EVAL = 4;
 const EXPERTS = 4;
 
 test('configs/examples: one example per domain workflow', () => {
-  assert.deepEqual(FILES, DOMAINS.map((d) => `${d}.yaml`));
+  assert.deepEqual(
+    FILES,
+    DOMAINS.map((d) => `${d}.yaml`),
+  );
 });
 
 /** The same run, small: the config's model, tokenizer, workflow, reward and algorithms, a few steps. */
@@ -45,7 +50,10 @@ function shrink(cfg: RunConfig, extra: Record<string, unknown> = {}): RunConfig 
       tasks_per_step: 2,
       repeat_times: 2,
       sampling: { ...cfg.explorer.sampling, max_new_tokens: small(cfg.explorer.sampling.max_new_tokens) },
-      eval_sampling: { ...cfg.explorer.eval_sampling, max_new_tokens: small(cfg.explorer.eval_sampling.max_new_tokens) },
+      eval_sampling: {
+        ...cfg.explorer.eval_sampling,
+        max_new_tokens: small(cfg.explorer.eval_sampling.max_new_tokens),
+      },
     },
     // The RL stage's batch follows the shrunken explore step (4 rollouts, plus MIX's expert share).
     trainer: { ...cfg.trainer, batch_size: undefined },
@@ -76,10 +84,18 @@ async function checkRun(cfg: RunConfig, s: RunSummary, runId: string): Promise<v
   for (const e of usual) {
     // The RL stage starts after one SFT update (v1); in-process runs sample from v1 and v2, explorer
     // processes may run one step ahead onto the last version.
-    assert.ok(Number.isInteger(e.modelVersion) && e.modelVersion >= 1 && e.modelVersion <= s.trainer_steps, `model version ${e.modelVersion}`);
+    assert.ok(
+      Number.isInteger(e.modelVersion) && e.modelVersion >= 1 && e.modelVersion <= s.trainer_steps,
+      `model version ${e.modelVersion}`,
+    );
     assert.equal(e.logprobs.length, e.responseTokens.length, `experience ${e.id}: one log-prob per response token`);
     assert.equal(e.actionMask.length, e.responseTokens.length);
-    e.logprobs.forEach((lp, j) => assert.ok(Number.isFinite(lp) && lp <= 1e-6 && (e.actionMask[j] || lp === 0), `experience ${e.id} token ${j}: log-prob ${lp}`));
+    e.logprobs.forEach((lp, j) =>
+      assert.ok(
+        Number.isFinite(lp) && lp <= 1e-6 && (e.actionMask[j] || lp === 0),
+        `experience ${e.id} token ${j}: log-prob ${lp}`,
+      ),
+    );
     assert.ok(['ok', 'invalid', 'infra_failure'].includes(e.status), `status ${e.status}`);
     assert.ok(e.reward >= 0 && e.reward <= 1, `reward ${e.reward} in [0, 1]`);
     if (cfg.workflow.name === 'vision') {
@@ -87,8 +103,15 @@ async function checkRun(cfg: RunConfig, s: RunSummary, runId: string): Promise<v
       assert.equal(im?.rgb.length, 16 * 16 * 3, 'vision experiences carry their image');
     }
   }
-  assert.ok(usual.some((e) => e.status === 'ok'), 'some samples were scored');
-  if (cfg.workflow.name === 'multi_turn') assert.ok(usual.some((e) => e.actionMask.includes(0)), 'environment turns are in the episodes, masked out');
+  assert.ok(
+    usual.some((e) => e.status === 'ok'),
+    'some samples were scored',
+  );
+  if (cfg.workflow.name === 'multi_turn')
+    assert.ok(
+      usual.some((e) => e.actionMask.includes(0)),
+      'environment turns are in the episodes, masked out',
+    );
   for (const e of experts) {
     assert.equal(e.modelVersion, -1);
     if (cfg.workflow.name === 'vision') assert.ok(e.metadata?.image, 'expert demonstrations carry the image too');
@@ -102,7 +125,11 @@ async function checkRun(cfg: RunConfig, s: RunSummary, runId: string): Promise<v
   }
   assert.ok(typeof s.final_accuracy === 'number' && s.final_accuracy >= 0 && s.final_accuracy <= 1);
   assert.ok(typeof s.base_accuracy === 'number');
-  const evals = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((m) => m.kind === 'eval');
+  const evals = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((m) => m.kind === 'eval');
   assert.equal(evals.length, 3, 'before the first step, after the warm-up and at the end');
   assert.equal(evals[0].stage, 'start', 'the model the run starts from is evaluated first');
   for (const ev of evals) {
@@ -116,7 +143,11 @@ async function checkRun(cfg: RunConfig, s: RunSummary, runId: string): Promise<v
 for (const file of FILES) {
   test(`example ${file}: valid, and a shrunken copy runs end to end`, async () => {
     const cfg = loadRunConfig(join(DIR, file));
-    assert.equal(builtinTasksets.get(cfg.taskset.builtin!).reward, cfg.workflow.reward, "the config uses its taskset's reward");
+    assert.equal(
+      builtinTasksets.get(cfg.taskset.builtin!).reward,
+      cfg.workflow.reward,
+      "the config uses its taskset's reward",
+    );
     const ws = tempWorkspace();
     try {
       const runId = file.replace('.yaml', '');

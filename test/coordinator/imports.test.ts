@@ -66,9 +66,23 @@ test('backend/ has no import cycle through backend/coordinator', () => {
 
 test('setup.ts, loop.ts and the one run loop (run-loop.ts) import no process model and not run.ts', () => {
   const g = graph(join(ROOT, 'backend'));
-  const models = ['run.ts', 'processes-run.ts', 'explorer-process.ts', 'trainer-process.ts', 'explore-bench.ts', 'placement/memory.ts', 'distributed/trainer.ts', 'distributed/explorer.ts', 'distributed/setup.ts'].map((f) => resolve(ROOT, 'backend/coordinator', f));
+  const models = [
+    'run.ts',
+    'processes-run.ts',
+    'explorer-process.ts',
+    'trainer-process.ts',
+    'explore-bench.ts',
+    'placement/memory.ts',
+    'distributed/trainer.ts',
+    'distributed/explorer.ts',
+    'distributed/setup.ts',
+  ].map((f) => resolve(ROOT, 'backend/coordinator', f));
   for (const f of ['setup.ts', 'loop.ts', 'run-loop.ts']) {
     const deps = g.get(resolve(ROOT, 'backend/coordinator', f)) ?? [];
-    assert.deepEqual(deps.filter((d) => models.includes(d)), [], f);
+    assert.deepEqual(
+      deps.filter((d) => models.includes(d)),
+      [],
+      f,
+    );
   }
 });

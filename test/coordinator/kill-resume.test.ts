@@ -18,13 +18,16 @@ const TOTAL = 2 + MIX_STEPS;
 function metricsOf(runDir: string): Record<string, unknown>[] {
   const f = join(runDir, 'metrics.jsonl');
   if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8').split('\n').filter((l) => l.trim()).flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+  return readFileSync(f, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
 }
 
 async function checkConsumption(dbPath: string, runId: string) {
@@ -42,7 +45,10 @@ async function checkConsumption(dbPath: string, runId: string) {
         assert.ok(!seen.has(e.id), `usual experience ${e.id} trained on at steps ${seen.get(e.id)} and ${t}`);
         seen.set(e.id, t);
         assert.equal(e.useCount, 1, `${e.id}: use count ${e.useCount}`);
-        assert.ok(e.modelVersion >= t - 1 && e.modelVersion <= t, `step ${t}: v${e.modelVersion} outside sync_offset 1`);
+        assert.ok(
+          e.modelVersion >= t - 1 && e.modelVersion <= t,
+          `step ${t}: v${e.modelVersion} outside sync_offset 1`,
+        );
       }
     }
     assert.equal(seen.size, MIX_STEPS * 4);
@@ -56,7 +62,11 @@ test('kill -9 of the trainer mid-run, then resume: completes, nothing trained tw
   try {
     const cfgFile = writeConfig(ws, tinyConfig({ sync_offset: 1 }, MIX_STEPS, { restart: 0 }));
     const runDir = join(ws, '.rft', 'runs', 'k1');
-    const coord = spawn(process.execPath, [...cliCommand(), 'run', cfgFile, '--workspace', ws, '--run-id', 'k1', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const coord = spawn(
+      process.execPath,
+      [...cliCommand(), 'run', cfgFile, '--workspace', ws, '--run-id', 'k1', '--quiet'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     coord.stdout.on('data', (b: Buffer) => (out += b.toString()));
     coord.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -68,7 +78,8 @@ test('kill -9 of the trainer mid-run, then resume: completes, nothing trained tw
       await new Promise((r) => setTimeout(r, 100));
       const m = metricsOf(runDir);
       const mixTrain = m.filter((r) => r.kind === 'train' && r.stage === 'mix').length;
-      const pid = m.filter((r) => r.kind === 'process' && r.component === 'trainer' && r.event === 'started').at(-1)?.pid as number | undefined;
+      const pid = m.filter((r) => r.kind === 'process' && r.component === 'trainer' && r.event === 'started').at(-1)
+        ?.pid as number | undefined;
       if (mixTrain >= 4 && pid) {
         process.kill(pid, 'SIGKILL');
         killed = pid;
@@ -100,11 +111,17 @@ test('by default (restart: 1) a killed trainer and a killed explorer are each re
     const cfg = tinyConfig({ sync_offset: 1 }, MIX_STEPS);
     const runDir = join(ws, '.rft', 'runs', 'r1');
     const killed = new Set<string>();
-    const pidOf = (m: Record<string, unknown>[], c: string) => m.filter((r) => r.kind === 'process' && r.component === c && r.event === 'started').at(-1)?.pid as number | undefined;
+    const pidOf = (m: Record<string, unknown>[], c: string) =>
+      m.filter((r) => r.kind === 'process' && r.component === c && r.event === 'started').at(-1)?.pid as
+        | number
+        | undefined;
     const watcher = setInterval(() => {
       const m = metricsOf(runDir);
       const mixSteps = m.filter((r) => r.kind === 'train' && r.stage === 'mix').length;
-      for (const [c, at] of [['trainer', 3], ['explorer', 6]] as const) {
+      for (const [c, at] of [
+        ['trainer', 3],
+        ['explorer', 6],
+      ] as const) {
         const pid = pidOf(m, c);
         if (!killed.has(c) && pid && mixSteps >= at) {
           killed.add(c);
@@ -116,7 +133,9 @@ test('by default (restart: 1) a killed trainer and a killed explorer are each re
     assert.deepEqual([...killed].sort(), ['explorer', 'trainer']);
     assert.equal(s.trainer_steps, TOTAL);
     for (const c of ['trainer', 'explorer']) {
-      const ev = metricsOf(runDir).filter((r) => r.kind === 'process' && r.component === c).map((r) => r.event);
+      const ev = metricsOf(runDir)
+        .filter((r) => r.kind === 'process' && r.component === c)
+        .map((r) => r.event);
       assert.ok(ev.includes('died') && ev.includes('restarted'), `${c}: ${ev.join(',')}`);
     }
     await checkConsumption(join(runDir, 'buffer.db'), 'r1');

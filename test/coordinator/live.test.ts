@@ -25,7 +25,12 @@ function config(method: 'memory' | 'checkpoint', tasks: string, experts: string)
     experts: { path: experts, format: { prompt_key: 'text', response_key: 'demo' } },
     workflow: { name: 'single_turn', reward: 'exact_match' },
     algorithm: { name: 'grpo' },
-    explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 3 }, eval_sampling: { max_new_tokens: 3 } },
+    explorer: {
+      tasks_per_step: 2,
+      repeat_times: 2,
+      sampling: { max_new_tokens: 3 },
+      eval_sampling: { max_new_tokens: 3 },
+    },
     trainer: { batch_size: 4, steps: 500 },
     synchronizer: { method },
   });
@@ -39,7 +44,12 @@ for (const method of ['memory', 'checkpoint'] as const) {
   test(`synchronizer ${method}: saving the taskset and experts files feeds the running run`, async () => {
     const tasks = join(dir, `tasks-${method}.jsonl`);
     const experts = join(dir, `experts-${method}.jsonl`);
-    writeFileSync(tasks, ['abc', 'de'].map((w) => JSON.stringify({ key: w, text: `reverse: ${w}`, rev: [...w].reverse().join('') })).join('\n') + '\n');
+    writeFileSync(
+      tasks,
+      ['abc', 'de']
+        .map((w) => JSON.stringify({ key: w, text: `reverse: ${w}`, rev: [...w].reverse().join('') }))
+        .join('\n') + '\n',
+    );
     writeFileSync(experts, JSON.stringify({ text: 'reverse: ab', demo: 'ba' }) + '\n');
     const ws = mkdtempSync(join(dir, `ws-${method}-`));
     const stop = new AbortController();
@@ -58,18 +68,25 @@ for (const method of ['memory', 'checkpoint'] as const) {
         }
         await sleep(100);
       }
-      appendFileSync(tasks, '{"key": "bad", "rev": "x"}\n' + JSON.stringify({ key: 'new1', text: 'reverse: xyz', rev: 'zyx' }) + '\n');
+      appendFileSync(
+        tasks,
+        '{"key": "bad", "rev": "x"}\n' + JSON.stringify({ key: 'new1', text: 'reverse: xyz', rev: 'zyx' }) + '\n',
+      );
       appendFileSync(experts, JSON.stringify({ text: 'reverse: xyz', demo: 'zyx' }) + '\n');
       let sawNew = false;
       let expertRows = 0;
       while (Date.now() < deadline && !(sawNew && expertRows === 2)) {
         await sleep(200);
-        sawNew = (await store!.list({ runId: method, source: 'usual', limit: 10_000 })).some((e) => e.taskId === 'new1');
+        sawNew = (await store!.list({ runId: method, source: 'usual', limit: 10_000 })).some(
+          (e) => e.taskId === 'new1',
+        );
         expertRows = (await store!.list({ runId: method, source: 'expert', limit: 100 })).length;
       }
       assert.ok(sawNew, 'the appended task was explored');
       assert.equal(expertRows, 2, 'the appended demonstration is an expert experience');
-      const expert = (await store!.list({ runId: method, source: 'expert', limit: 100 })).find((e) => e.promptText === 'reverse: xyz');
+      const expert = (await store!.list({ runId: method, source: 'expert', limit: 100 })).find(
+        (e) => e.promptText === 'reverse: xyz',
+      );
       assert.equal(expert?.responseText, 'zyx');
     } finally {
       stop.abort();

@@ -23,7 +23,9 @@ test('memory, sync: every step trains the whole batch (tasks_per_step x repeat_t
     const store = await openStore(join(runDir, 'buffer.db'));
     try {
       for (let t = 0; t < STEPS; t++) {
-        const usual = (await store.getMany(await store.consumed('trainer', t, 'mb'))).filter((e) => e.source === 'usual');
+        const usual = (await store.getMany(await store.consumed('trainer', t, 'mb'))).filter(
+          (e) => e.source === 'usual',
+        );
         assert.equal(usual.length, 4, `step ${t} trained ${usual.length} rows, the batch is 4`);
       }
     } finally {

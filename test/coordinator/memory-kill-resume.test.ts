@@ -28,7 +28,11 @@ stages:
 
 /** Starts the run, kills it (SIGKILL) inside MIX after the checkpoint at its step 4, and waits for the exit. */
 async function runAndKill(ws: string, runDir: string, cfgFile: string): Promise<void> {
-  const run = spawn(process.execPath, [...cliCommand(), 'run', cfgFile, '--workspace', ws, '--run-id', 'km', '--quiet', '--checkpoint-every', '4'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = spawn(
+    process.execPath,
+    [...cliCommand(), 'run', cfgFile, '--workspace', ws, '--run-id', 'km', '--quiet', '--checkpoint-every', '4'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   run.stdout.on('data', (b: Buffer) => (out += b));
   run.stderr.on('data', (b: Buffer) => (out += b));
@@ -39,7 +43,9 @@ async function runAndKill(ws: string, runDir: string, cfgFile: string): Promise<
     await new Promise((r) => setTimeout(r, 25));
     const f = join(runDir, 'metrics.jsonl');
     if (!existsSync(f)) continue;
-    const mix = readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
+    const mix = readFileSync(f, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
     if (mix >= 6) {
       run.kill('SIGKILL');
       killed = true;
@@ -50,12 +56,17 @@ async function runAndKill(ws: string, runDir: string, cfgFile: string): Promise<
 }
 
 function resumeAndCount(ws: string, runDir: string): { left: number; twice: number; steps: number } {
-  const r = spawnSync(process.execPath, [...cliCommand(), 'resume', 'km', '--workspace', ws, '--quiet'], { encoding: 'utf8', timeout: 180_000 });
+  const r = spawnSync(process.execPath, [...cliCommand(), 'resume', 'km', '--workspace', ws, '--quiet'], {
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   const db = new Database(join(runDir, 'buffer.db'), { readonly: true });
   const one = (sql: string) => (db.prepare(sql).get() as { n: number }).n;
   const counts = {
-    left: one("SELECT COUNT(*) AS n FROM experiences WHERE run_id = 'km' AND source = 'usual' AND status = 'ok' AND use_count = 0"),
+    left: one(
+      "SELECT COUNT(*) AS n FROM experiences WHERE run_id = 'km' AND source = 'usual' AND status = 'ok' AND use_count = 0",
+    ),
     twice: one("SELECT COUNT(*) AS n FROM experiences WHERE run_id = 'km' AND source = 'usual' AND use_count > 1"),
     steps: one("SELECT COUNT(DISTINCT step) AS n FROM consumption WHERE run_id = 'km' AND consumer = 'trainer'"),
   };
@@ -92,11 +103,23 @@ test('memory synchronizer, kill -9 between checkpoints, resume: no step explored
 test('memory synchronizer, kill -9 after a step stored its rollouts and before it sampled them: the resume trains on them', () =>
   afterKill((ws, runDir) => {
     const db = new Database(join(runDir, 'buffer.db'));
-    const last = (db.prepare("SELECT MAX(step) AS s FROM consumption WHERE run_id = 'km' AND consumer = 'trainer'").get() as { s: number }).s;
-    const ids = (db.prepare("SELECT experience_id AS id FROM consumption WHERE run_id = 'km' AND consumer = 'trainer' AND step = ?").all(last) as { id: string }[]).map((r) => r.id);
+    const last = (
+      db.prepare("SELECT MAX(step) AS s FROM consumption WHERE run_id = 'km' AND consumer = 'trainer'").get() as {
+        s: number;
+      }
+    ).s;
+    const ids = (
+      db
+        .prepare(
+          "SELECT experience_id AS id FROM consumption WHERE run_id = 'km' AND consumer = 'trainer' AND step = ?",
+        )
+        .all(last) as { id: string }[]
+    ).map((r) => r.id);
     assert.ok(ids.length > 0);
     // The step taken back must be after the newest checkpoint (its training is lost with the kill).
-    const saved = readdirSync(join(runDir, 'checkpoints')).map((d) => (JSON.parse(readFileSync(join(runDir, 'checkpoints', d, 'rft.json'), 'utf8')) as { step: number }).step);
+    const saved = readdirSync(join(runDir, 'checkpoints')).map(
+      (d) => (JSON.parse(readFileSync(join(runDir, 'checkpoints', d, 'rft.json'), 'utf8')) as { step: number }).step,
+    );
     assert.ok(last >= Math.max(...saved), `step ${last} is inside checkpoint step ${Math.max(...saved)}`);
     db.prepare("DELETE FROM consumption WHERE run_id = 'km' AND consumer = 'trainer' AND step = ?").run(last);
     const unuse = db.prepare('UPDATE experiences SET use_count = 0 WHERE id = ?');

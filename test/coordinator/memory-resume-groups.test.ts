@@ -19,14 +19,20 @@ test('memory synchronizer: explore steps continue after a resume; one model vers
     const watcher = setInterval(() => {
       const f = join(runDir, 'metrics.jsonl');
       if (!existsSync(f)) return;
-      const trained = readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
+      const trained = readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
       if (trained >= 3) ac.abort();
     }, 20);
-    await runJob({ config: cfg, workspace: ws, runId: 'g1', signal: ac.signal, checkpointEvery: 2 }).finally(() => clearInterval(watcher));
+    await runJob({ config: cfg, workspace: ws, runId: 'g1', signal: ac.signal, checkpointEvery: 2 }).finally(() =>
+      clearInterval(watcher),
+    );
     await runJob({ resume: 'g1', workspace: ws, checkpointEvery: 2 });
 
     const db = new Database(join(runDir, 'buffer.db'), { readonly: true });
-    const rows = db.prepare("SELECT group_id AS g, model_version AS v FROM experiences WHERE source = 'usual'").all() as { g: string; v: number }[];
+    const rows = db
+      .prepare("SELECT group_id AS g, model_version AS v FROM experiences WHERE source = 'usual'")
+      .all() as { g: string; v: number }[];
     db.close();
     assert.ok(rows.length > 0);
     const versionsByStep = new Map<string, Set<number>>();
@@ -34,9 +40,14 @@ test('memory synchronizer: explore steps continue after a resume; one model vers
       const step = r.g.split(':')[2]!;
       versionsByStep.set(step, (versionsByStep.get(step) ?? new Set()).add(r.v));
     }
-    for (const [step, vs] of versionsByStep) assert.equal(vs.size, 1, `explore step ${step} holds samples of model versions ${[...vs].join(', ')}`);
+    for (const [step, vs] of versionsByStep)
+      assert.equal(vs.size, 1, `explore step ${step} holds samples of model versions ${[...vs].join(', ')}`);
     const steps = [...versionsByStep.keys()].map(Number).sort((a, b) => a - b);
-    assert.deepEqual(steps, steps.map((_, i) => steps[0]! + i), 'explore steps are numbered without gaps or repeats');
+    assert.deepEqual(
+      steps,
+      steps.map((_, i) => steps[0]! + i),
+      'explore steps are numbered without gaps or repeats',
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }

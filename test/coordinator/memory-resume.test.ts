@@ -23,11 +23,19 @@ test('memory synchronizer: stop mid-run, resume, complete; nothing trained twice
     const watcher = setInterval(() => {
       const f = join(runDir, 'metrics.jsonl');
       if (!existsSync(f)) return;
-      const trained = readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
+      const trained = readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
       if (trained >= 4) ac.abort();
     }, 20);
     // Checkpoint every 2 steps, so the stop falls between resume points.
-    const first = await runJob({ config: cfg, workspace: ws, runId: 'm1', signal: ac.signal, checkpointEvery: 2 }).finally(() => clearInterval(watcher));
+    const first = await runJob({
+      config: cfg,
+      workspace: ws,
+      runId: 'm1',
+      signal: ac.signal,
+      checkpointEvery: 2,
+    }).finally(() => clearInterval(watcher));
     assert.ok(first.trainer_steps < TOTAL, `stopped early (${first.trainer_steps} steps)`);
     const reg = await RunRegistry.open(ws);
     assert.equal((await reg.get('m1'))?.status, 'stopped');

@@ -19,7 +19,11 @@ import { initialModel } from '../../backend/coordinator/run.js';
 await initEngine();
 
 function config(extra: Record<string, unknown>): RunConfig {
-  const { config, issues } = validateRunConfig({ taskset: { builtin: 'vision', size: 8 }, workflow: { name: 'vision', reward: 'k12' }, ...extra });
+  const { config, issues } = validateRunConfig({
+    taskset: { builtin: 'vision', size: 8 },
+    workflow: { name: 'vision', reward: 'k12' },
+    ...extra,
+  });
   if (!config) throw new Error(JSON.stringify(issues));
   return config;
 }
@@ -29,8 +33,16 @@ const tok = CharTokenizer.train(tasks.map((t) => t.prompt!));
 
 test('workflow vision: the model gets a vision input sized from the images (16x16 at patch 4 = 16 patches)', () => {
   assert.deepEqual(runVisionConfig(config({}), tasks), { patchSize: 4, channels: 3, maxPatches: 16 });
-  assert.deepEqual(runVisionConfig(config({ model: { vision: { patch_size: 8 } } }), tasks), { patchSize: 8, channels: 3, maxPatches: 4 });
-  assert.deepEqual(runVisionConfig(config({ model: { vision: { patch_size: 4, max_patches: 32 } } }), tasks), { patchSize: 4, channels: 3, maxPatches: 32 });
+  assert.deepEqual(runVisionConfig(config({ model: { vision: { patch_size: 8 } } }), tasks), {
+    patchSize: 8,
+    channels: 3,
+    maxPatches: 4,
+  });
+  assert.deepEqual(runVisionConfig(config({ model: { vision: { patch_size: 4, max_patches: 32 } } }), tasks), {
+    patchSize: 4,
+    channels: 3,
+    maxPatches: 32,
+  });
   assert.equal(runVisionConfig(config({ workflow: { name: 'single_turn', reward: 'k12' } }), tasks), undefined);
   const m = initialModel(config({ model: { size: 'tiny-0.4m', max_seq_len: 64 } }), tok, tasks);
   try {
@@ -42,9 +54,20 @@ test('workflow vision: the model gets a vision input sized from the images (16x1
 });
 
 test('model.vision: too few patches for the images, or no images to size from, names the field', () => {
-  assert.throws(() => runVisionConfig(config({ model: { vision: { patch_size: 4, max_patches: 8 } } }), tasks), (e: unknown) => e instanceof InputError && e.location.field === 'model.vision.max_patches' && /needs 16 patches/.test(e.message));
-  assert.throws(() => runVisionConfig(config({}), []), (e: unknown) => e instanceof InputError && e.location.field === 'model.vision.max_patches');
-  const bad = validateRunConfig({ taskset: { builtin: 'vision' }, workflow: { name: 'vision', reward: 'k12' }, model: { vision: { patch_size: 0 } } });
+  assert.throws(
+    () => runVisionConfig(config({ model: { vision: { patch_size: 4, max_patches: 8 } } }), tasks),
+    (e: unknown) =>
+      e instanceof InputError && e.location.field === 'model.vision.max_patches' && /needs 16 patches/.test(e.message),
+  );
+  assert.throws(
+    () => runVisionConfig(config({}), []),
+    (e: unknown) => e instanceof InputError && e.location.field === 'model.vision.max_patches',
+  );
+  const bad = validateRunConfig({
+    taskset: { builtin: 'vision' },
+    workflow: { name: 'vision', reward: 'k12' },
+    model: { vision: { patch_size: 0 } },
+  });
   assert.equal(bad.issues[0]?.path, 'model.vision.patch_size');
 });
 
@@ -56,7 +79,8 @@ test('workflow vision from a checkpoint without a vision input: a clear error on
     plain.dispose();
     assert.throws(
       () => initialModel(config({ model: { checkpoint: join(dir, 'ck') } }), tok, tasks),
-      (e: unknown) => e instanceof InputError && e.location.field === 'model.checkpoint' && /no vision input/.test(e.message),
+      (e: unknown) =>
+        e instanceof InputError && e.location.field === 'model.checkpoint' && /no vision input/.test(e.message),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

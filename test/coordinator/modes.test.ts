@@ -25,7 +25,16 @@ before(async () => {
       const word = r.messages.at(-1)!.content.replace(/^rev /, '');
       const pieces = [...word].reverse();
       res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop', logprobs: { content: pieces.map((t) => ({ token: t, logprob: -0.5 })) } }] }),
+        JSON.stringify({
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: pieces.join('') },
+              finish_reason: 'stop',
+              logprobs: { content: pieces.map((t) => ({ token: t, logprob: -0.5 })) },
+            },
+          ],
+        }),
       );
     });
   });
@@ -35,7 +44,12 @@ before(async () => {
 after(() => new Promise<void>((r) => server.close(() => r())));
 
 function withMode(cfg: RunConfig, mode: 'explore' | 'bench', endpoint: boolean): RunConfig {
-  const raw = { ...cfg, mode, stages: [{ name: mode, algorithm: { name: 'grpo' }, steps: 3 }], explorer: { ...cfg.explorer, ...(endpoint ? { endpoint: { base_url: base, model: 'reverser' } } : {}) } };
+  const raw = {
+    ...cfg,
+    mode,
+    stages: [{ name: mode, algorithm: { name: 'grpo' }, steps: 3 }],
+    explorer: { ...cfg.explorer, ...(endpoint ? { endpoint: { base_url: base, model: 'reverser' } } : {}) },
+  };
   const { config, issues } = validateRunConfig(raw);
   if (!config) throw new Error(JSON.stringify(issues));
   return config;
@@ -44,7 +58,11 @@ function withMode(cfg: RunConfig, mode: 'explore' | 'bench', endpoint: boolean):
 test('explore mode: the endpoint fills the buffer (version, log-probs, rewards), nothing is trained', async () => {
   const ws = tempWorkspace();
   try {
-    const s = await runJob({ config: withMode(tinyConfig({ sync_offset: 0 }), 'explore', true), workspace: ws, runId: 'ex' });
+    const s = await runJob({
+      config: withMode(tinyConfig({ sync_offset: 0 }), 'explore', true),
+      workspace: ws,
+      runId: 'ex',
+    });
     assert.equal(s.trainer_steps, 0);
     assert.equal(s.explore_steps, 3);
     assert.equal(s.final_accuracy, 1, 'a perfect endpoint scores 1 on the eval split');
@@ -58,9 +76,16 @@ test('explore mode: the endpoint fills the buffer (version, log-probs, rewards),
         assert.ok(e.modelVersion > 0, 'stamped with the endpoint model version');
         assert.equal(e.logprobs.length, e.responseTokens.length);
         // The server's per-piece log-probs; the end token the client appends gets 0.
-        assert.deepEqual(e.logprobs, [...e.responseText].map(() => -0.5).concat(e.logprobs.length > e.responseText.length ? [0] : []));
+        assert.deepEqual(
+          e.logprobs,
+          [...e.responseText].map(() => -0.5).concat(e.logprobs.length > e.responseText.length ? [0] : []),
+        );
       }
-      assert.equal(await store.consumed('trainer', 0, 'ex').then((ids) => ids.length), 0, 'nothing was sampled for training');
+      assert.equal(
+        await store.consumed('trainer', 0, 'ex').then((ids) => ids.length),
+        0,
+        'nothing was sampled for training',
+      );
     } finally {
       await store.close();
     }
@@ -80,7 +105,10 @@ test('explore mode without a reachable endpoint: infra failures, never reward 0'
     try {
       const usual = await store.list({ runId: 'down', source: 'usual', limit: 100 });
       assert.ok(usual.length > 0);
-      assert.ok(usual.every((e) => e.status === 'infra_failure'), usual.map((e) => e.status).join(','));
+      assert.ok(
+        usual.every((e) => e.status === 'infra_failure'),
+        usual.map((e) => e.status).join(','),
+      );
     } finally {
       await store.close();
     }
@@ -109,12 +137,20 @@ test('without an eval set: bench is refused naming eval, explore runs and report
   const ws = tempWorkspace();
   try {
     const file = join(ws, 'few.jsonl');
-    writeFileSync(file, ['ab', 'cd', 'ef'].map((w, i) => JSON.stringify({ id: `f${i}`, prompt: `reverse: ${w}`, answer: [...w].reverse().join('') })).join('\n') + '\n');
+    writeFileSync(
+      file,
+      ['ab', 'cd', 'ef']
+        .map((w, i) => JSON.stringify({ id: `f${i}`, prompt: `reverse: ${w}`, answer: [...w].reverse().join('') }))
+        .join('\n') + '\n',
+    );
     const small = (mode: 'bench' | 'explore'): RunConfig => {
       const c = withMode(tinyConfig({ sync_offset: 0 }), mode, mode === 'explore');
       return { ...c, taskset: { ...c.taskset, builtin: undefined, path: file }, eval: undefined };
     };
-    await assert.rejects(runJob({ config: small('bench'), workspace: ws, runId: 'b0' }), /mode bench needs an eval set; none: no eval given and the taskset has 3 task\(s\)/);
+    await assert.rejects(
+      runJob({ config: small('bench'), workspace: ws, runId: 'b0' }),
+      /mode bench needs an eval set; none: no eval given and the taskset has 3 task\(s\)/,
+    );
     const s = await runJob({ config: small('explore'), workspace: ws, runId: 'e0' });
     assert.deepEqual([s.base_accuracy, s.final_accuracy, s.evals], [null, null, []]);
     assert.match(s.eval_set, /^none: /);

@@ -16,7 +16,10 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { tempWorkspace } from './tiny-config.js';
 
 const FILE = fileURLToPath(new URL('../../configs/examples/own-data/config.yaml', import.meta.url));
-const lines = (f: string) => readFileSync(join(FILE, '..', f), 'utf8').trim().split('\n');
+const lines = (f: string) =>
+  readFileSync(join(FILE, '..', f), 'utf8')
+    .trim()
+    .split('\n');
 
 test('own-data example: foreign field names mapped by format, run end to end', async () => {
   const cfg = loadRunConfig(FILE);
@@ -37,14 +40,18 @@ test('own-data example: foreign field names mapped by format, run end to end', a
   const ws = tempWorkspace();
   try {
     const s = await runJob({ config, workspace: ws, runId: 'own' });
-    for (const k of ['evals', 'base_accuracy', 'final_accuracy', 'wall_seconds', 'report', 'run_dir', 'checkpoint']) assert.ok(k in s, `summary key ${k}`);
+    for (const k of ['evals', 'base_accuracy', 'final_accuracy', 'wall_seconds', 'report', 'run_dir', 'checkpoint'])
+      assert.ok(k in s, `summary key ${k}`);
     assert.equal(s.trainer_steps, 3);
     const store = await openStore(join(s.run_dir, 'buffer.db'));
     try {
       const experts = await store.list({ runId: 'own', source: 'expert', limit: 10_000 });
       assert.equal(experts.length, lines('experts.jsonl').length, 'every demonstration of the experts file');
       const demo = JSON.parse(lines('experts.jsonl')[0]!) as { question: string; demo: string };
-      assert.ok(experts.some((e) => e.promptText === demo.question && e.responseText === demo.demo), 'demonstrations carry the mapped prompt and response');
+      assert.ok(
+        experts.some((e) => e.promptText === demo.question && e.responseText === demo.demo),
+        'demonstrations carry the mapped prompt and response',
+      );
       const usual = await store.list({ runId: 'own', source: 'usual', limit: 10_000 });
       assert.ok(usual.length >= 2 * 2 * 2, `rollouts of 2 MIX steps, got ${usual.length}`);
       const qids = new Set(lines('train.jsonl').map((l) => (JSON.parse(l) as { qid: string }).qid));
@@ -61,7 +68,19 @@ test('own-data example: foreign field names mapped by format, run end to end', a
     // `rft eval CHECKPOINT --config FILE` scores the final checkpoint on the config's own eval file
     // (its format mapping and reward): the same accuracy the run measured (greedy, deterministic).
     const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-    const r = spawnSync(process.execPath, ['--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'backend/cli.ts'), 'eval', s.checkpoint, '--config', FILE], { cwd: ws, encoding: 'utf8', timeout: 180_000 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href,
+        join(ROOT, 'backend/cli.ts'),
+        'eval',
+        s.checkpoint,
+        '--config',
+        FILE,
+      ],
+      { cwd: ws, encoding: 'utf8', timeout: 180_000 },
+    );
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { accuracy: number; n: number; config: string };
     assert.equal(out.n, lines('eval.csv').length - 1);

@@ -16,8 +16,10 @@ export function partialConfig(method: 'memory' | 'checkpoint', over: Record<stri
     eval: { builtin: 'reverse', size: 4, split: 'eval' },
     workflow: { name: 'single_turn', reward: 'exact_match' },
     explorer: {
-      tasks_per_step: 2, repeat_times: 2,
-      sampling: { max_new_tokens: MAX_NEW }, eval_sampling: { max_new_tokens: 4 },
+      tasks_per_step: 2,
+      repeat_times: 2,
+      sampling: { max_new_tokens: MAX_NEW },
+      eval_sampling: { max_new_tokens: 4 },
       partial_rollout: { max_tokens_per_step: BUDGET, loss_segments: 'fresh' },
     },
     trainer: { batch_size: 4 },

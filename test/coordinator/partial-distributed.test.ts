@@ -37,7 +37,9 @@ test('distributed (PostgreSQL, 2 explorers): budget per job kept, multi-job traj
     assert.equal(checkDistributedConfig(cfg), null);
     await createDistributedRun(cfg, url, 'pd', join(dir, 'weights'));
     const stop = new AbortController();
-    const explorers = [0, 1].map(() => distributedExplorer({ url, runId: 'pd', signal: stop.signal, leaseMs: 20_000, batch: 1 }));
+    const explorers = [0, 1].map(() =>
+      distributedExplorer({ url, runId: 'pd', signal: stop.signal, leaseMs: 20_000, batch: 1 }),
+    );
     let tr;
     try {
       tr = await distributedTrainer({ url, runId: 'pd', outDir: join(dir, 'out') });
@@ -48,12 +50,27 @@ test('distributed (PostgreSQL, 2 explorers): budget per job kept, multi-job traj
     assert.equal(tr.done, true);
     assert.equal(tr.step, STEPS);
     // loss_segments fresh: the trainer reports the masked tokens of each step, as in the local placements.
-    const train = readFileSync(join(dir, 'out', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.kind === 'train');
+    const train = readFileSync(join(dir, 'out', 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((r) => r.kind === 'train');
     assert.equal(train.length, STEPS);
     for (const r of train) assert.equal(typeof r.stale_segment_tokens, 'number');
-    for (const e of ex) assert.ok(e.partial.maxTrajectoryTokens <= BUDGET, `${e.worker}: ${e.partial.maxTrajectoryTokens} tokens in one job`);
+    for (const e of ex)
+      assert.ok(
+        e.partial.maxTrajectoryTokens <= BUDGET,
+        `${e.worker}: ${e.partial.maxTrajectoryTokens} tokens in one job`,
+      );
     assert.ok(ex.reduce((a, e) => a + e.partial.continued, 0) > 0, 'trajectories were continued');
-    t.diagnostic(ex.map((e) => `${e.worker}: ${e.jobs} jobs, continued ${e.partial.continued}, finished ${e.partial.finished}, refused ${JSON.stringify(e.refused)}`).join('; '));
+    t.diagnostic(
+      ex
+        .map(
+          (e) =>
+            `${e.worker}: ${e.jobs} jobs, continued ${e.partial.continued}, finished ${e.partial.finished}, refused ${JSON.stringify(e.refused)}`,
+        )
+        .join('; '),
+    );
 
     // The job table: which lease acked each job.
     const { connectionString, schema } = parsePostgresUrl(url);
@@ -61,12 +78,20 @@ test('distributed (PostgreSQL, 2 explorers): budget per job kept, multi-job traj
     await c.connect();
     const jobs = new Map<string, { state: string; ackedBy: string | null; attempts: number }>();
     try {
-      for (const r of (await c.query(`SELECT id, state, acked_by, attempts FROM rft_jobs WHERE run_id = 'pd'`)).rows as Record<string, unknown>[])
-        jobs.set(String(r.id), { state: String(r.state), ackedBy: r.acked_by === null ? null : String(r.acked_by), attempts: Number(r.attempts) });
+      for (const r of (await c.query(`SELECT id, state, acked_by, attempts FROM rft_jobs WHERE run_id = 'pd'`))
+        .rows as Record<string, unknown>[])
+        jobs.set(String(r.id), {
+          state: String(r.state),
+          ackedBy: r.acked_by === null ? null : String(r.acked_by),
+          attempts: Number(r.attempts),
+        });
     } finally {
       await c.end();
     }
-    assert.ok([...jobs.keys()].some((id) => id.includes('~c')), 'continuation jobs were queued');
+    assert.ok(
+      [...jobs.keys()].some((id) => id.includes('~c')),
+      'continuation jobs were queued',
+    );
     // A chain has no gap: ID~cN exists only after ID~c(N-1) (or ID) was acked.
     for (const id of jobs.keys()) {
       const m = /^(.*)~c(\d+)$/.exec(id);
@@ -88,7 +113,8 @@ test('distributed (PostgreSQL, 2 explorers): budget per job kept, multi-job traj
         for (const [i, s] of segs.entries()) {
           assert.equal(s.start, at, `${e.id}: segments not contiguous`);
           // Each continuation runs with the weights its explorer loaded, never older than the trajectory's last segment.
-          if (i > 0) assert.ok(s.version >= segs[i - 1]!.version, `${e.id}: segment versions ${segs.map((x) => x.version)}`);
+          if (i > 0)
+            assert.ok(s.version >= segs[i - 1]!.version, `${e.id}: segment versions ${segs.map((x) => x.version)}`);
           assert.ok(s.end - s.start <= BUDGET, `${e.id}: ${s.end - s.start} tokens in one job (budget ${BUDGET})`);
           at = s.end;
         }
@@ -97,13 +123,21 @@ test('distributed (PostgreSQL, 2 explorers): budget per job kept, multi-job traj
         const root = String(e.metadata?.job);
         byRoot.set(root, (byRoot.get(root) ?? 0) + 1);
         const by = (e.metadata?.continued_by as { job: string; attempt: number; worker: string }[] | undefined) ?? [];
-        assert.equal(by.length, Math.max(0, segs.length - 1), `${e.id}: ${segs.length} segments, ${by.length} continuations`);
+        assert.equal(
+          by.length,
+          Math.max(0, segs.length - 1),
+          `${e.id}: ${segs.length} segments, ${by.length} continuations`,
+        );
         assert.equal(new Set(by.map((b) => b.job)).size, by.length, `${e.id}: continued twice by one job`);
         by.forEach((b, i) => {
           assert.ok(b.job.startsWith(root + '~c'), `${e.id}: continued by ${b.job}, not a job of its group ${root}`);
           const j = jobs.get(b.job);
           assert.equal(j?.state, 'done', `${b.job} not acked`);
-          assert.equal(j?.ackedBy, b.worker, `${e.id}: segment ${i + 1} made by ${b.worker}, ${b.job} acked by ${j?.ackedBy}`);
+          assert.equal(
+            j?.ackedBy,
+            b.worker,
+            `${e.id}: segment ${i + 1} made by ${b.worker}, ${b.job} acked by ${j?.ackedBy}`,
+          );
         });
       }
       // One row per sample of a group (a pipeline filter may drop some, none is duplicated).
@@ -156,9 +190,22 @@ test('distributed: a continuation whose partial rows were edited away is acked e
       const [job] = await q.lease('pb', 'lost-explorer', 0, 1, 60_000);
       assert.equal(job!.id, '0:0');
       const rows = ids.map((id) => {
-        const e = makeExp(id, { runId: 'pb', taskId: job!.task.id, groupId: 'pb:job:0:0', status: 'partial', reward: 0 });
+        const e = makeExp(id, {
+          runId: 'pb',
+          taskId: job!.task.id,
+          groupId: 'pb:job:0:0',
+          status: 'partial',
+          reward: 0,
+        });
         const responseTokens = e.responseTokens.slice(0, BUDGET);
-        return { ...e, responseTokens, actionMask: responseTokens.map(() => 1), logprobs: e.logprobs.slice(0, BUDGET), segments: [{ version: 0, start: 0, end: BUDGET, step: 0 }], metadata: { partial: { finished: false, task: job!.task } } };
+        return {
+          ...e,
+          responseTokens,
+          actionMask: responseTokens.map(() => 1),
+          logprobs: e.logprobs.slice(0, BUDGET),
+          segments: [{ version: 0, start: 0, end: BUDGET, step: 0 }],
+          metadata: { partial: { finished: false, task: job!.task } },
+        };
       });
       const next = { id: '0:0~c1', target: 0, requiredVersion: 0, task: job!.task, continues: ids };
       assert.deepEqual(await q.ack('pb', job!, 'lost-explorer', 0, 1, rows, { next }), { ok: true, inserted: 2 });
@@ -171,10 +218,12 @@ test('distributed: a continuation whose partial rows were edited away is acked e
     const stop = new AbortController();
     const stopTrainer = new AbortController();
     // An explorer that fails stops the trainer too (it would otherwise wait for the group forever).
-    const explorer = distributedExplorer({ url, runId: 'pb', signal: stop.signal, leaseMs: 20_000, batch: 1 }).catch((e: unknown) => {
-      stopTrainer.abort();
-      throw e;
-    });
+    const explorer = distributedExplorer({ url, runId: 'pb', signal: stop.signal, leaseMs: 20_000, batch: 1 }).catch(
+      (e: unknown) => {
+        stopTrainer.abort();
+        throw e;
+      },
+    );
     let tr;
     try {
       tr = await distributedTrainer({ url, runId: 'pb', outDir: join(dir, 'out'), signal: stopTrainer.signal });
@@ -187,12 +236,26 @@ test('distributed: a continuation whose partial rows were edited away is acked e
     assert.equal(tr.step, STEPS);
     assert.ok(tr.topUps >= 1, 'the group that never arrived was topped up');
     try {
-      const job = (await c.query(`SELECT state, experiences, acked_by FROM rft_jobs WHERE run_id = 'pb' AND id = '0:0~c1'`)).rows[0] as Record<string, unknown>;
-      assert.deepEqual([job.state, Number(job.experiences), job.acked_by], ['done', 0, ex.worker], 'acked empty by the explorer');
-      assert.equal((await c.query(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = 'pb' AND id LIKE '0:0~c%'`)).rows[0].n, '1', 'no further continuation');
+      const job = (
+        await c.query(`SELECT state, experiences, acked_by FROM rft_jobs WHERE run_id = 'pb' AND id = '0:0~c1'`)
+      ).rows[0] as Record<string, unknown>;
+      assert.deepEqual(
+        [job.state, Number(job.experiences), job.acked_by],
+        ['done', 0, ex.worker],
+        'acked empty by the explorer',
+      );
+      assert.equal(
+        (await c.query(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = 'pb' AND id LIKE '0:0~c%'`)).rows[0].n,
+        '1',
+        'no further continuation',
+      );
       // Nothing deleted or revived: the edited row stays as the edit left it, never trained.
-      const left = (await c.query(`SELECT id, status, use_count FROM experiences WHERE id = ANY($1::text[])`, [ids])).rows as Record<string, unknown>[];
-      assert.deepEqual(left.map((r) => [r.id, r.status, Number(r.use_count)]), [[ids[1], 'invalid', 0]]);
+      const left = (await c.query(`SELECT id, status, use_count FROM experiences WHERE id = ANY($1::text[])`, [ids]))
+        .rows as Record<string, unknown>[];
+      assert.deepEqual(
+        left.map((r) => [r.id, r.status, Number(r.use_count)]),
+        [[ids[1], 'invalid', 0]],
+      );
     } finally {
       await c.end();
     }

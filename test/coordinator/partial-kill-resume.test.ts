@@ -16,19 +16,25 @@ import { partialConfig } from './partial-config.js';
 function records(runDir: string): Record<string, unknown>[] {
   const f = join(runDir, 'metrics.jsonl');
   if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8').split('\n').filter((l) => l.trim()).flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return []; // a line being written
-    }
-  });
+  return readFileSync(f, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return []; // a line being written
+      }
+    });
 }
 
 test('kill -9 of the explorer mid-trajectory: the restarted explorer continues the stored prefixes', async () => {
   const ws = tempWorkspace();
   try {
-    const cfg = partialConfig('checkpoint', { restart: 1, stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: 10 }] });
+    const cfg = partialConfig('checkpoint', {
+      restart: 1,
+      stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: 10 }],
+    });
     const runDir = join(ws, '.rft', 'runs', 'pk');
     let snapshot: Experience[] | undefined;
     let stop = false;
@@ -37,7 +43,8 @@ test('kill -9 of the explorer mid-trajectory: the restarted explorer continues t
       while (!stop && !snapshot) {
         await new Promise((r) => setTimeout(r, 150));
         const m = records(runDir);
-        const pid = m.filter((r) => r.kind === 'process' && r.component === 'explorer' && r.event === 'started').at(-1)?.pid as number | undefined;
+        const pid = m.filter((r) => r.kind === 'process' && r.component === 'explorer' && r.event === 'started').at(-1)
+          ?.pid as number | undefined;
         if (!pid || !existsSync(join(runDir, 'buffer.db'))) continue;
         const store = await openStore(join(runDir, 'buffer.db'));
         try {
@@ -55,7 +62,9 @@ test('kill -9 of the explorer mid-trajectory: the restarted explorer continues t
     await watch;
     assert.ok(snapshot?.length, 'the explorer was killed while trajectories were unfinished');
     assert.equal(s.trainer_steps, 10);
-    const ev = records(runDir).filter((r) => r.kind === 'process' && r.component === 'explorer').map((r) => r.event);
+    const ev = records(runDir)
+      .filter((r) => r.kind === 'process' && r.component === 'explorer')
+      .map((r) => r.event);
     assert.ok(ev.includes('died') && ev.includes('restarted'), ev.join(','));
 
     const store = await openStore(join(runDir, 'buffer.db'));
@@ -65,7 +74,11 @@ test('kill -9 of the explorer mid-trajectory: the restarted explorer continues t
         const after = await store.get(before.id);
         assert.ok(after, `${before.id}: lost after the kill`);
         // The stored prefix is kept exactly (the explorer may have stored a longer one just before it died).
-        assert.deepEqual(after.responseTokens.slice(0, before.responseTokens.length), before.responseTokens, `${before.id}: tokens restarted`);
+        assert.deepEqual(
+          after.responseTokens.slice(0, before.responseTokens.length),
+          before.responseTokens,
+          `${before.id}: tokens restarted`,
+        );
         assert.deepEqual(after.logprobs.slice(0, before.logprobs.length), before.logprobs);
         assert.deepEqual(after.segments!.slice(0, before.segments!.length), before.segments);
         if (after.segments!.length > before.segments!.length) continued++;
@@ -75,7 +88,10 @@ test('kill -9 of the explorer mid-trajectory: the restarted explorer continues t
       // Continued after the kill, and trained on: a snapshotted trajectory is in a recorded batch.
       const trained = new Set<string>();
       for (let t = 0; t < 10; t++) for (const id of await store.consumed('trainer', t, 'pk')) trained.add(id);
-      assert.ok(snapshot.some((e) => trained.has(e.id)), 'a trajectory cut before the kill was finished and trained on');
+      assert.ok(
+        snapshot.some((e) => trained.has(e.id)),
+        'a trajectory cut before the kill was finished and trained on',
+      );
     } finally {
       await store.close();
     }

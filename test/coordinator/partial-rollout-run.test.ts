@@ -17,7 +17,12 @@ import { tempWorkspace } from './tiny-config.js';
 
 function records(runDir: string): Record<string, unknown>[] {
   const f = join(runDir, 'metrics.jsonl');
-  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+  return existsSync(f)
+    ? readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+    : [];
 }
 
 for (const method of ['memory', 'checkpoint'] as const) {
@@ -31,11 +36,20 @@ for (const method of ['memory', 'checkpoint'] as const) {
       const explore = rec.filter((r) => r.kind === 'explore');
       assert.ok(explore.length >= STEPS);
       for (const r of explore) {
-        assert.ok(Number(r.max_trajectory_tokens) <= BUDGET, `explore step ${r.step}: ${r.max_trajectory_tokens} tokens in one trajectory`);
+        assert.ok(
+          Number(r.max_trajectory_tokens) <= BUDGET,
+          `explore step ${r.step}: ${r.max_trajectory_tokens} tokens in one trajectory`,
+        );
         // Rounds of one step (checkpoint: a step re-explored until full) are summed in one record.
-        assert.ok(Number(r.tokens) <= BUDGET * (Number(r.experiences) + Number(r.partial_continued) + 4 * 8), `explore step ${r.step}: ${r.tokens} tokens`);
+        assert.ok(
+          Number(r.tokens) <= BUDGET * (Number(r.experiences) + Number(r.partial_continued) + 4 * 8),
+          `explore step ${r.step}: ${r.tokens} tokens`,
+        );
       }
-      assert.ok(explore.some((r) => Number(r.partial_continued) > 0), 'trajectories were continued');
+      assert.ok(
+        explore.some((r) => Number(r.partial_continued) > 0),
+        'trajectories were continued',
+      );
       // loss_segments fresh: the trainer loop reports the masked tokens of each step.
       const train = rec.filter((r) => r.kind === 'train');
       assert.equal(train.length, STEPS);
@@ -75,20 +89,30 @@ for (const method of ['memory', 'checkpoint'] as const) {
 }
 
 test('explorer.partial_rollout is refused where it cannot be read, at its path', () => {
-  const at = (cfg: RunConfig) => checkRunConfig(cfg).filter((i) => i.path.startsWith('explorer.partial_rollout')).map((i) => i.path);
+  const at = (cfg: RunConfig) =>
+    checkRunConfig(cfg)
+      .filter((i) => i.path.startsWith('explorer.partial_rollout'))
+      .map((i) => i.path);
   assert.deepEqual(at(partialConfig('memory')), []);
-  assert.deepEqual(at(partialConfig('memory', { workflow: { name: 'multi_turn', reward: 'environment' } })), ['explorer.partial_rollout']);
+  assert.deepEqual(at(partialConfig('memory', { workflow: { name: 'multi_turn', reward: 'environment' } })), [
+    'explorer.partial_rollout',
+  ]);
   const big = partialConfig('memory');
   big.explorer.partial_rollout!.max_tokens_per_step = MAX_NEW;
   assert.deepEqual(at(big), ['explorer.partial_rollout.max_tokens_per_step']);
   // Distributed: runs (test/coordinator/partial-distributed.test.ts); what no placement continues is refused there too, at its path.
   assert.equal(checkDistributedConfig(partialConfig('checkpoint')), null);
-  assert.match(checkDistributedConfig(partialConfig('checkpoint', { workflow: { name: 'multi_turn', reward: 'environment' } })) ?? '', /^explorer\.partial_rollout: continues single_turn samples only/);
+  assert.match(
+    checkDistributedConfig(partialConfig('checkpoint', { workflow: { name: 'multi_turn', reward: 'environment' } })) ??
+      '',
+    /^explorer\.partial_rollout: continues single_turn samples only/,
+  );
   const bigDist = partialConfig('checkpoint');
   bigDist.explorer.partial_rollout!.max_tokens_per_step = MAX_NEW;
   assert.match(checkDistributedConfig(bigDist) ?? '', /^explorer\.partial_rollout\.max_tokens_per_step: /);
   // Modes that make no training rollouts do not read it (reported, as every unread field is).
-  const unread = (mode: string) => unreadFields({ mode, explorer: { partial_rollout: { max_tokens_per_step: 4 } } }).map((i) => i.path);
+  const unread = (mode: string) =>
+    unreadFields({ mode, explorer: { partial_rollout: { max_tokens_per_step: 4 } } }).map((i) => i.path);
   assert.ok(unread('train').includes('explorer.partial_rollout'));
   assert.ok(unread('bench').includes('explorer.partial_rollout'));
   assert.ok(!unread('both').includes('explorer.partial_rollout'));

@@ -14,7 +14,9 @@ const MIX_STEPS = 40;
 function mixTrainSteps(runDir: string): number {
   const f = join(runDir, 'metrics.jsonl');
   if (!existsSync(f)) return 0;
-  return readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
+  return readFileSync(f, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"kind":"train"') && l.includes('"stage":"mix"')).length;
 }
 
 test('rft pause: status paused after the current step; rft resume completes the run', async () => {
@@ -22,7 +24,11 @@ test('rft pause: status paused after the current step; rft resume completes the 
   try {
     const cfgFile = writeConfig(ws, tinyConfig({ sync_offset: 1 }, MIX_STEPS));
     const runDir = join(ws, '.rft', 'runs', 'p1');
-    const run = spawn(process.execPath, [...cliCommand(), 'run', cfgFile, '--workspace', ws, '--run-id', 'p1', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(
+      process.execPath,
+      [...cliCommand(), 'run', cfgFile, '--workspace', ws, '--run-id', 'p1', '--quiet'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     run.stdout.on('data', (b: Buffer) => (out += b.toString()));
     run.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -39,7 +45,10 @@ test('rft pause: status paused after the current step; rft resume completes the 
     const atPause = mixTrainSteps(runDir);
     assert.ok(atPause < MIX_STEPS, `paused before the end (${atPause} of ${MIX_STEPS} MIX steps)`);
 
-    const r = spawnSync(process.execPath, [...cliCommand(), 'resume', 'p1', '--workspace', ws, '--quiet'], { encoding: 'utf8', timeout: 180_000 });
+    const r = spawnSync(process.execPath, [...cliCommand(), 'resume', 'p1', '--workspace', ws, '--quiet'], {
+      encoding: 'utf8',
+      timeout: 180_000,
+    });
     assert.equal(r.status, 0, r.stderr);
     assert.equal((await reg.get('p1'))?.status, 'completed');
     const last = JSON.parse(r.stdout.trim().split('\n').pop()!) as { trainer_steps: number };

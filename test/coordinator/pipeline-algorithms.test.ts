@@ -7,14 +7,32 @@ import { validateRunConfig } from '../../backend/core/config.js';
 import type { Experience } from '../../backend/core/types.js';
 import { experiencePipeline } from '../../backend/coordinator/setup.js';
 
-const { config: cfg, issues } = validateRunConfig({ name: 'p', model: { size: 'tiny-0.4m' }, taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' } });
+const { config: cfg, issues } = validateRunConfig({
+  name: 'p',
+  model: { size: 'tiny-0.4m' },
+  taskset: { builtin: 'reverse' },
+  workflow: { name: 'single_turn', reward: 'exact_match' },
+});
 if (!cfg) throw new Error(JSON.stringify(issues));
 
 function group(): Experience[] {
   return [1, 0].map((reward, i) => ({
-    id: `e${i}`, taskId: 't', groupId: 'g', runId: 'r', source: 'usual', promptTokens: [1, 2], promptText: 'q',
-    responseTokens: [5, 6], responseText: 'ab', actionMask: [1, 1], logprobs: [-0.5, -0.5], modelVersion: 0,
-    reward, status: 'ok', useCount: 0, createdAt: 0,
+    id: `e${i}`,
+    taskId: 't',
+    groupId: 'g',
+    runId: 'r',
+    source: 'usual',
+    promptTokens: [1, 2],
+    promptText: 'q',
+    responseTokens: [5, 6],
+    responseText: 'ab',
+    actionMask: [1, 1],
+    logprobs: [-0.5, -0.5],
+    modelVersion: 0,
+    reward,
+    status: 'ok',
+    useCount: 0,
+    createdAt: 0,
   }));
 }
 

@@ -21,7 +21,9 @@ for (const method of ['memory', 'checkpoint'] as const) {
       const store = await openStore(join(s.run_dir, 'buffer.db'));
       try {
         for (let t = 2; t < s.trainer_steps; t++) {
-          const usual = (await store.getMany(await store.consumed('trainer', t, `w-${method}`))).filter((e) => e.source === 'usual');
+          const usual = (await store.getMany(await store.consumed('trainer', t, `w-${method}`))).filter(
+            (e) => e.source === 'usual',
+          );
           assert.ok(usual.length > 0, `step ${t} trained on rollouts`);
           for (const e of usual) {
             assert.equal(e.modelVersion, t, `step ${t}: experience ${e.id} from v${e.modelVersion}`);
@@ -31,7 +33,11 @@ for (const method of ['memory', 'checkpoint'] as const) {
       } finally {
         await store.close();
       }
-      const explore = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((m) => m.kind === 'explore');
+      const explore = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((m) => m.kind === 'explore');
       const last = explore.at(-1)?.rollout as { workers: number; samples: number } | undefined;
       assert.equal(last?.workers, 2, 'the explore metrics carry the rollout workers');
       assert.ok(last.samples >= 4 * 4);

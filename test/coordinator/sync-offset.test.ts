@@ -15,7 +15,11 @@ async function usualVersionsByStep(dbPath: string, steps: number, runId: string)
     const out: { step: number; versions: number[]; expert: number }[] = [];
     for (let t = 0; t < steps; t++) {
       const exps = await store.getMany(await store.consumed('trainer', t, runId));
-      out.push({ step: t, versions: exps.filter((e) => e.source === 'usual').map((e) => e.modelVersion), expert: exps.filter((e) => e.source === 'expert').length });
+      out.push({
+        step: t,
+        versions: exps.filter((e) => e.source === 'usual').map((e) => e.modelVersion),
+        expert: exps.filter((e) => e.source === 'expert').length,
+      });
     }
     return out;
   } finally {
@@ -42,9 +46,16 @@ for (const offset of [0, 1]) {
           assert.ok(v >= r.step - offset, `step ${r.step}: v${v} is more than ${offset} versions behind`);
         }
       }
-      if (offset === 0) assert.deepEqual(steps.slice(2).map((r) => r.versions[0]), [2, 3, 4, 5, 6, 7]);
+      if (offset === 0)
+        assert.deepEqual(
+          steps.slice(2).map((r) => r.versions[0]),
+          [2, 3, 4, 5, 6, 7],
+        );
       // Every component wrote its state and idle fraction.
-      const metrics = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const metrics = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const states = metrics.filter((m) => m.kind === 'state');
       assert.ok(states.some((m) => m.component === 'trainer' && typeof m.trainer_idle === 'number'));
       assert.ok(states.some((m) => m.component === 'explorer' && typeof m.explorer_idle === 'number'));

@@ -13,7 +13,8 @@ import { taskSynthesis } from '../../backend/coordinator/task-synthesis.js';
 import { watchRunFiles } from '../../backend/coordinator/live.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 
-const line = (id: string, expr: string, v: number) => JSON.stringify({ id, prompt: `Compute ${expr}. Put the result in <answer></answer>.`, answer: String(v) });
+const line = (id: string, expr: string, v: number) =>
+  JSON.stringify({ id, prompt: `Compute ${expr}. Put the result in <answer></answer>.`, answer: String(v) });
 
 test('saving the taskset file keeps the synthesized tasks in the selector', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-synth-live-'));
@@ -44,7 +45,10 @@ test('saving the taskset file keeps the synthesized tasks in the selector', asyn
       const end = Date.now() + 20_000;
       while (changes.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(changes, [5], 'three file tasks and the two synthesized ones');
-      assert.deepEqual(pools.train.map((t) => t.id), ['a', 'c', 'd', ...synth.map((t) => t.id)]);
+      assert.deepEqual(
+        pools.train.map((t) => t.id),
+        ['a', 'c', 'd', ...synth.map((t) => t.id)],
+      );
       const seen = new Set(feed.next(50).map((t) => t.id));
       for (const t of synth) assert.ok(seen.has(t.id), `${t.id} still selected`);
       assert.ok(!seen.has('b'), 'the removed file task is gone');

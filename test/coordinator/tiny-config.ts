@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 
-export function tinyConfig(sync: { sync_offset: number; sync_interval?: number }, mixSteps = 6, extra: Record<string, unknown> = {}): RunConfig {
+export function tinyConfig(
+  sync: { sync_offset: number; sync_interval?: number },
+  mixSteps = 6,
+  extra: Record<string, unknown> = {},
+): RunConfig {
   const raw = {
     name: 'tiny',
     seed: 1,
@@ -15,7 +19,12 @@ export function tinyConfig(sync: { sync_offset: number; sync_interval?: number }
     eval: { builtin: 'reverse', size: 8, split: 'eval' },
     experts: { builtin: 'reverse', size: 8, seed: 99 },
     workflow: { name: 'single_turn', reward: 'exact_match' },
-    explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
+    explorer: {
+      tasks_per_step: 2,
+      repeat_times: 2,
+      sampling: { max_new_tokens: 4 },
+      eval_sampling: { max_new_tokens: 4 },
+    },
     trainer: { batch_size: 8 },
     buffer: { storage: 'sqlite', max_staleness: sync.sync_offset + (sync.sync_interval ?? 1) - 1 },
     synchronizer: { method: 'checkpoint', sync_interval: sync.sync_interval ?? 1, sync_offset: sync.sync_offset },

@@ -34,15 +34,29 @@ const srcRows = await (async () => {
 
 function trainConfig(trainFrom: Record<string, unknown>) {
   // 50 steps asked for: far more than the source's rows make, so the run must end on running out.
-  return tinyConfig({ sync_offset: 0 }, 2, { mode: 'train', stages: undefined, algorithm: { name: 'grpo' }, trainer: { batch_size: BATCH, steps: 50 }, buffer: { storage: 'sqlite', max_staleness: 0, train_from: trainFrom } });
+  return tinyConfig({ sync_offset: 0 }, 2, {
+    mode: 'train',
+    stages: undefined,
+    algorithm: { name: 'grpo' },
+    trainer: { batch_size: BATCH, steps: 50 },
+    buffer: { storage: 'sqlite', max_staleness: 0, train_from: trainFrom },
+  });
 }
 
 function records(runId: string): Record<string, unknown>[] {
-  return readFileSync(join(ws, '.rft', 'runs', runId, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(join(ws, '.rft', 'runs', runId, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** Runs a train-only run and checks it trained each copied row once, then ended on running out of rows. */
-async function trainsAll(runId: string, trainFrom: Record<string, unknown>, method: 'memory' | 'checkpoint', rows: number): Promise<void> {
+async function trainsAll(
+  runId: string,
+  trainFrom: Record<string, unknown>,
+  method: 'memory' | 'checkpoint',
+  rows: number,
+): Promise<void> {
   const cfg = trainConfig(trainFrom);
   cfg.synchronizer.method = method;
   const summary = await runJob({ config: cfg, workspace: ws, runId });
@@ -58,11 +72,12 @@ async function trainsAll(runId: string, trainFrom: Record<string, unknown>, meth
   const store = await openStore(join(ws, '.rft', 'runs', runId, 'buffer.db'));
   try {
     const used = new Set<string>();
-    for (let t = 0; t < steps; t++) for (const id of await store.consumed('trainer', t, runId)) {
-      assert.ok(!used.has(id), `${id} trained twice`);
-      assert.ok(id.startsWith('src/'), `${id}: a copied row`);
-      used.add(id);
-    }
+    for (let t = 0; t < steps; t++)
+      for (const id of await store.consumed('trainer', t, runId)) {
+        assert.ok(!used.has(id), `${id} trained twice`);
+        assert.ok(id.startsWith('src/'), `${id}: a copied row`);
+        used.add(id);
+      }
   } finally {
     await store.close();
   }
@@ -119,11 +134,19 @@ test('train_from a PostgreSQL URL (the source run chosen by run in a shared data
 });
 
 test('train_from refused: a missing file by path, a run with no train stage, a distributed run, no row of the run; none in bound ends at once', async () => {
-  await assert.rejects(runJob({ config: trainConfig({ path: join(ws, 'nope.db') }), workspace: ws, runId: 't-missing' }), (e: Error) => e.message.includes('no such file') && e.message.includes("field 'buffer.train_from.path'"));
-  const both = tinyConfig({ sync_offset: 0 }, 2, { buffer: { storage: 'sqlite', max_staleness: 0, train_from: { path: srcDb } } });
+  await assert.rejects(
+    runJob({ config: trainConfig({ path: join(ws, 'nope.db') }), workspace: ws, runId: 't-missing' }),
+    (e: Error) => e.message.includes('no such file') && e.message.includes("field 'buffer.train_from.path'"),
+  );
+  const both = tinyConfig({ sync_offset: 0 }, 2, {
+    buffer: { storage: 'sqlite', max_staleness: 0, train_from: { path: srcDb } },
+  });
   assert.ok(checkRunConfig(both).some((i) => i.path === 'buffer.train_from'));
   assert.match(checkDistributedConfig(trainConfig({ path: srcDb })) ?? '', /^buffer\.train_from:/);
-  await assert.rejects(runJob({ config: trainConfig({ path: srcDb, run: 'other' }), workspace: ws, runId: 't-none' }), /no rows to train on/);
+  await assert.rejects(
+    runJob({ config: trainConfig({ path: srcDb, run: 'other' }), workspace: ws, runId: 't-none' }),
+    /no rows to train on/,
+  );
   // Expert rows only (no rollout within the bound): the rollout sampler has nothing, the run says so at once and ends.
   const r = await runJob({ config: trainConfig({ path: srcDb, min_version: 99 }), workspace: ws, runId: 't-bound' });
   assert.equal(r.trainer_steps, 0);

@@ -33,8 +33,19 @@ test('trainerStarved: a trainer waiting long for its step with nothing usual tak
     await db.takeFifo({ n: 1, source: 'expert', runId: run, consumer: 'trainer', step: 5, part: 'expert' });
     assert.equal(await trainerStarved(db, run, 5, later), true);
     // It takes its usual rows for step 5; the state line still says waiting: training, not starved.
-    const took = await db.takeFifo({ n: 1, source: 'usual', minVersion: 4, runId: run, consumer: 'trainer', step: 5, part: 'main' });
-    assert.deepEqual(took.experiences.map((e) => e.id), ['a']);
+    const took = await db.takeFifo({
+      n: 1,
+      source: 'usual',
+      minVersion: 4,
+      runId: run,
+      consumer: 'trainer',
+      step: 5,
+      part: 'main',
+    });
+    assert.deepEqual(
+      took.experiences.map((e) => e.id),
+      ['a'],
+    );
     assert.equal(await trainerStarved(db, run, 5, later), false);
     // sync_interval > 1: the line names step 7 while v5 is the newest published; step 7 took nothing.
     await db.setState(run, 'state:trainer', { state: 'waiting', detail: 'batch for step 7', at: t0 });

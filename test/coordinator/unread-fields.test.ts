@@ -35,14 +35,24 @@ function loadError(raw: Record<string, unknown>): string {
 }
 
 const CASES: [string, Record<string, unknown>][] = [
-  ['algorithm', { ...BASE, algorithm: { name: 'grpo' }, stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2 }] }],
+  [
+    'algorithm',
+    { ...BASE, algorithm: { name: 'grpo' }, stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2 }] },
+  ],
   ['trainer.steps', { ...BASE, trainer: { steps: 7 }, stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2 }] }],
   ['taskset.size', { ...BASE, taskset: { path: 'x.jsonl', size: 5 } }],
   ['eval.seed', { ...BASE, eval: { path: 'x.jsonl', seed: 3 } }],
   ['eval.selector', { ...BASE, eval: { builtin: 'reverse', split: 'eval', selector: 'priority' } }],
   ['experts.selector', { ...BASE, experts: { builtin: 'reverse', selector: 'sequential' } }],
   ['taskset.priority_floor', { ...BASE, taskset: { builtin: 'reverse', size: 20, priority_floor: 0.3 } }],
-  ['eval.priority_floor', { ...BASE, taskset: { builtin: 'reverse', size: 20, selector: 'priority' }, eval: { builtin: 'reverse', split: 'eval', priority_floor: 0.3 } }],
+  [
+    'eval.priority_floor',
+    {
+      ...BASE,
+      taskset: { builtin: 'reverse', size: 20, selector: 'priority' },
+      eval: { builtin: 'reverse', split: 'eval', priority_floor: 0.3 },
+    },
+  ],
   ['explorer.endpoint', { ...BASE, explorer: { endpoint: { base_url: 'http://localhost:1/v1', model: 'm' } } }],
   ['explorer.eval_sampling.temperature', { ...BASE, explorer: { eval_sampling: { temperature: 0.7 } } }],
   ['tokenizer.vocab_size', { ...BASE, tokenizer: { kind: 'char', vocab_size: 300 } }],
@@ -69,11 +79,26 @@ for (const [path, raw] of CASES) {
 }
 
 test('read fields and defaults written out are not reported', () => {
-  assert.equal(loadError({ ...BASE, explorer: { endpoint: { base_url: 'http://localhost:1/v1', model: 'm' } }, mode: 'explore' }), '');
-  assert.equal(loadError({ ...BASE, synchronizer: { method: 'checkpoint', sync_offset: 1 }, buffer: { max_staleness: 1 }, restart: 1 }), '');
+  assert.equal(
+    loadError({ ...BASE, explorer: { endpoint: { base_url: 'http://localhost:1/v1', model: 'm' } }, mode: 'explore' }),
+    '',
+  );
+  assert.equal(
+    loadError({
+      ...BASE,
+      synchronizer: { method: 'checkpoint', sync_offset: 1 },
+      buffer: { max_staleness: 1 },
+      restart: 1,
+    }),
+    '',
+  );
   assert.equal(loadError({ ...BASE, tokenizer: { kind: 'bpe', vocab_size: 300 } }), '');
   // A parsed config written back (every default filled in), as a run folder keeps it.
-  const full = validateRunConfig({ ...BASE, eval: { builtin: 'reverse', split: 'eval' }, stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2 }] }).config!;
+  const full = validateRunConfig({
+    ...BASE,
+    eval: { builtin: 'reverse', split: 'eval' },
+    stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2 }],
+  }).config!;
   assert.equal(loadError(full as unknown as Record<string, unknown>), '');
 });
 

@@ -54,13 +54,23 @@ for (const method of ['memory', 'checkpoint'] as const) {
       const file = config(ws, method, name, './my-reward.mjs');
       const cfg = loadRunConfig(file);
       assert.equal(cfg.workflow.file, join(ws, 'my-reward.mjs'), 'workflow.file is relative to the config file');
-      const s = await runJob({ config: cfg, configPath: file, workspace: ws, runId: `wc-${method}`, trustWorkspaceCode: true });
+      const s = await runJob({
+        config: cfg,
+        configPath: file,
+        workspace: ws,
+        runId: `wc-${method}`,
+        trustWorkspaceCode: true,
+      });
       assert.equal(s.trainer_steps, 2);
       const rows = await usualRows(s.run_dir, `wc-${method}`);
       assert.ok(rows.length >= 2 * 2 * 2, `rollouts of 2 steps, got ${rows.length}`);
       for (const e of rows) {
         assert.equal(e.status === 'infra_failure', false, `no infra failure: ${e.statusReason}`);
-        assert.equal(e.reward, e.responseText.length / 10 + 0.01, `reward of ${JSON.stringify(e.responseText)} is the file's`);
+        assert.equal(
+          e.reward,
+          e.responseText.length / 10 + 0.01,
+          `reward of ${JSON.stringify(e.responseText)} is the file's`,
+        );
       }
       // Not the built-in exact_match: some reward is fractional.
       assert.ok(rows.some((e) => e.reward % 1 !== 0));
@@ -74,7 +84,9 @@ test('workflow.file: a custom workflow runs in the explorer (its experiences, sc
   const ws = tempWorkspace();
   try {
     // The workflow samples from ctx.model and marks its experiences (promptText) so the test can tell them apart.
-    writeFileSync(join(ws, 'wf.mjs'), `export default function (rft) {
+    writeFileSync(
+      join(ws, 'wf.mjs'),
+      `export default function (rft) {
   rft.register('reward', 'len_wf', (task, response) => response.length / 10 + 0.01);
   rft.register('workflow', 'tagged', async (tasks, ctx) => {
     const prompts = [], owners = [];
@@ -89,7 +101,8 @@ test('workflow.file: a custom workflow runs in the explorer (its experiences, sc
     }));
   });
 }
-`);
+`,
+    );
     const cfg = tinyConfig({ sync_offset: 0 }, 2, {
       experts: undefined,
       stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
@@ -97,7 +110,13 @@ test('workflow.file: a custom workflow runs in the explorer (its experiences, sc
       workflow: { name: 'tagged', reward: 'len_wf', file: './wf.mjs' },
     });
     const file = writeConfig(ws, cfg);
-    const s = await runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'wf', trustWorkspaceCode: true });
+    const s = await runJob({
+      config: loadRunConfig(file),
+      configPath: file,
+      workspace: ws,
+      runId: 'wf',
+      trustWorkspaceCode: true,
+    });
     assert.equal(s.trainer_steps, 2);
     const rows = await usualRows(s.run_dir, 'wf');
     assert.ok(rows.length >= 2 * 2 * 2, `rollouts of 2 steps, got ${rows.length}`);
@@ -125,7 +144,11 @@ test('workflow.file without trust: refused, naming the field and the flag; no ru
     assert.equal((await (await RunRegistry.open(ws)).list()).length, 0, 'nothing registered');
     // The CLI: refused without the flag (exit code and message), with the flag it passes the trust check.
     const env = { ...process.env, [TRUST_ENV]: '' };
-    const cli = spawnSync(process.execPath, [...cliNodeArgs(), 'run', file, '--workspace', ws, '--quiet'], { encoding: 'utf8', env, timeout: 120_000 });
+    const cli = spawnSync(process.execPath, [...cliNodeArgs(), 'run', file, '--workspace', ws, '--quiet'], {
+      encoding: 'utf8',
+      env,
+      timeout: 120_000,
+    });
     assert.notEqual(cli.status, 0);
     assert.match(cli.stderr, /field 'workflow\.file'.*--trust-workspace-code/s);
     assert.equal((await (await RunRegistry.open(ws)).list()).length, 0, 'nothing registered by the CLI either');
@@ -141,15 +164,24 @@ test('a custom reward that throws: infra failures naming the file and line, coun
   try {
     const code = join(ws, 'flaky.mjs');
     // Throws on odd-length answers (line 3), scores the others.
-    writeFileSync(code, `export default function (rft) {
+    writeFileSync(
+      code,
+      `export default function (rft) {
   rft.register('reward', 'flaky', (task, response) => {
     if (response.length % 2 === 1) throw new Error('odd answer');
     return 0.25;
   });
 }
-`);
+`,
+    );
     const file = config(ws, 'memory', 'flaky', './flaky.mjs');
-    const s = await runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'flaky', trustWorkspaceCode: true });
+    const s = await runJob({
+      config: loadRunConfig(file),
+      configPath: file,
+      workspace: ws,
+      runId: 'flaky',
+      trustWorkspaceCode: true,
+    });
     assert.equal(s.trainer_steps, 2, 'the run finished its steps');
     const rows = await usualRows(s.run_dir, 'flaky');
     const failed = rows.filter((e) => e.status === 'infra_failure');
@@ -176,18 +208,39 @@ test('a file that does not load: the error names the file and line (syntax error
   const ws = tempWorkspace();
   try {
     const cases: [string, string, RegExp][] = [
-      ['syntax.mjs', `export default function (rft) {\n  rft.register('reward', 'x', (t, r) => {\n    return 1 +;\n  });\n}\n`, /syntax\.mjs:3: could not load: Unexpected token/],
-      ['throws.mjs', `export default function (rft) {\n  const n = 1;\n  throw new Error('setup failed');\n}\n`, /throws\.mjs:3: field 'default': the default export threw: setup failed/],
-      ['nodefault.mjs', `export function reward() { return 1; }\n`, /nodefault\.mjs: field 'default': the default export must be a function/],
+      [
+        'syntax.mjs',
+        `export default function (rft) {\n  rft.register('reward', 'x', (t, r) => {\n    return 1 +;\n  });\n}\n`,
+        /syntax\.mjs:3: could not load: Unexpected token/,
+      ],
+      [
+        'throws.mjs',
+        `export default function (rft) {\n  const n = 1;\n  throw new Error('setup failed');\n}\n`,
+        /throws\.mjs:3: field 'default': the default export threw: setup failed/,
+      ],
+      [
+        'nodefault.mjs',
+        `export function reward() { return 1; }\n`,
+        /nodefault\.mjs: field 'default': the default export must be a function/,
+      ],
     ];
     for (const [name, text, want] of cases) {
       writeFileSync(join(ws, name), text);
       const file = config(ws, 'memory', 'x', `./${name}`);
-      await assert.rejects(runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: `bad-${name}`, trustWorkspaceCode: true }), (e: Error) => {
-        assert.match(e.message, want);
-        assert.ok(e.message.includes(join(ws, name)), e.message);
-        return true;
-      });
+      await assert.rejects(
+        runJob({
+          config: loadRunConfig(file),
+          configPath: file,
+          workspace: ws,
+          runId: `bad-${name}`,
+          trustWorkspaceCode: true,
+        }),
+        (e: Error) => {
+          assert.match(e.message, want);
+          assert.ok(e.message.includes(join(ws, name)), e.message);
+          return true;
+        },
+      );
     }
     // A file that is not there: told when the config is read (rft run --check), before any trust question.
     const missing = config(ws, 'memory', 'x', './nowhere.mjs');
@@ -195,7 +248,16 @@ test('a file that does not load: the error names the file and line (syntax error
     // A file that loads but does not register the name the config asks for.
     writeFileSync(join(ws, 'other.mjs'), lengthReward('len_other'));
     const file = config(ws, 'memory', 'not_there', './other.mjs');
-    await assert.rejects(runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'unknown', trustWorkspaceCode: true }), /field 'workflow\.reward': unknown reward function 'not_there' \(not built in, and .*other\.mjs does not register it\)/);
+    await assert.rejects(
+      runJob({
+        config: loadRunConfig(file),
+        configPath: file,
+        workspace: ws,
+        runId: 'unknown',
+        trustWorkspaceCode: true,
+      }),
+      /field 'workflow\.reward': unknown reward function 'not_there' \(not built in, and .*other\.mjs does not register it\)/,
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -209,7 +271,10 @@ test('workflow.file in a distributed run (PostgreSQL): refused without RFT_TRUST
     writeFileSync(join(ws, 'dist.mjs'), lengthReward('len_dist'));
     const cfg = loadRunConfig(config(ws, 'checkpoint', 'len_dist', './dist.mjs'));
     const url = pgSchemaUrl(pg.url);
-    await assert.rejects(createDistributedRun(cfg, url, 'dist', join(ws, 'weights')), /field 'workflow\.file'.*RFT_TRUST_WORKSPACE_CODE=1/s);
+    await assert.rejects(
+      createDistributedRun(cfg, url, 'dist', join(ws, 'weights')),
+      /field 'workflow\.file'.*RFT_TRUST_WORKSPACE_CODE=1/s,
+    );
     // The distributed commands take their trust from the environment (each worker host decides).
     process.env[TRUST_ENV] = '1';
     try {
@@ -230,7 +295,12 @@ test('workflow.file in a distributed run (PostgreSQL): refused without RFT_TRUST
     try {
       const rows = await store.list({ runId: 'dist', source: 'usual', limit: 10_000 });
       assert.ok(rows.length >= 2 * 2 * 2, `rollouts of 2 steps, got ${rows.length}`);
-      for (const e of rows) assert.equal(e.reward, e.responseText.length / 10 + 0.01, `reward of ${JSON.stringify(e.responseText)} is the file's`);
+      for (const e of rows)
+        assert.equal(
+          e.reward,
+          e.responseText.length / 10 + 0.01,
+          `reward of ${JSON.stringify(e.responseText)} is the file's`,
+        );
     } finally {
       await store.close();
     }
@@ -245,14 +315,17 @@ test('a custom reward that calls process.exit(0) or loops for ever costs only it
   try {
     const code = join(ws, 'hostile.mjs');
     // Before: the first process.exit(0) ended `rft run` with exit 0 and no output, the run left `running`; a for(;;) hung it.
-    writeFileSync(code, `export default function (rft) {
+    writeFileSync(
+      code,
+      `export default function (rft) {
   rft.register('reward', 'hostile', (task, response) => {
     if (response.length % 4 === 0) process.exit(0);
     if (response.length % 4 === 1) for (;;) {}
     return 0.25;
   });
 }
-`);
+`,
+    );
     const raw = tinyConfig({ sync_offset: 0 }, 2, {
       experts: undefined,
       stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
@@ -260,7 +333,13 @@ test('a custom reward that calls process.exit(0) or loops for ever costs only it
       workflow: { name: 'single_turn', reward: 'hostile', file: './hostile.mjs', code_timeout_seconds: 0.5 },
     });
     const file = writeConfig(ws, raw);
-    const s = await runJob({ config: loadRunConfig(file), configPath: file, workspace: ws, runId: 'hostile', trustWorkspaceCode: true });
+    const s = await runJob({
+      config: loadRunConfig(file),
+      configPath: file,
+      workspace: ws,
+      runId: 'hostile',
+      trustWorkspaceCode: true,
+    });
     assert.equal(s.trainer_steps, 2, 'the run finished its steps');
     const run = (await (await RunRegistry.open(ws)).list()).find((r) => r.id === 'hostile');
     assert.equal(run?.status, 'completed', 'the run is marked completed, not left running');
@@ -268,14 +347,23 @@ test('a custom reward that calls process.exit(0) or loops for ever costs only it
     const failed = rows.filter((e) => e.status === 'infra_failure');
     for (const e of rows) {
       const n = e.responseText.length % 4;
-      if (n === 0 || n === 1) assert.equal(e.status, 'infra_failure', `length ${e.responseText.length} is never an ok reward`);
+      if (n === 0 || n === 1)
+        assert.equal(e.status, 'infra_failure', `length ${e.responseText.length} is never an ok reward`);
       if (e.status === 'infra_failure')
-        assert.match(e.statusReason!, /^custom reward 'hostile' (its thread ended \(process\.exit\(0\) in .*hostile\.mjs\)|did not return within 0\.5 s \(workflow\.code_timeout_seconds\)|its thread was stopped)/, e.statusReason);
+        assert.match(
+          e.statusReason!,
+          /^custom reward 'hostile' (its thread ended \(process\.exit\(0\) in .*hostile\.mjs\)|did not return within 0\.5 s \(workflow\.code_timeout_seconds\)|its thread was stopped)/,
+          e.statusReason,
+        );
       else assert.equal(e.reward, 0.25);
       // The calls that shared a thread with one that exited or looped were run again alone: scored.
-      if (n === 2 || n === 3) assert.deepEqual([e.status, e.reward], ['ok', 0.25], `length ${e.responseText.length}: ${e.statusReason}`);
+      if (n === 2 || n === 3)
+        assert.deepEqual([e.status, e.reward], ['ok', 0.25], `length ${e.responseText.length}: ${e.statusReason}`);
     }
-    assert.ok(rows.some((e) => /process\.exit\(0\)/.test(e.statusReason ?? '')), 'some answer had length 0 mod 4');
+    assert.ok(
+      rows.some((e) => /process\.exit\(0\)/.test(e.statusReason ?? '')),
+      'some answer had length 0 mod 4',
+    );
     const counted = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
       .split('\n')
       .filter((l) => l.includes('"kind":"explore"'))

@@ -14,7 +14,16 @@ export const VSIX = join(ROOT, 'dist/rft-studio.vsix');
 export const ARTIFACTS = join(ROOT, 'test-artifacts/e2e');
 export const CHROMIUM = process.env.RFT_E2E_CHROMIUM ?? '/usr/bin/chromium';
 
-export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface Session {
   url: string;
@@ -38,7 +47,8 @@ function freePort(): Promise<number> {
 }
 
 export function requireSetup(): void {
-  for (const f of [ENTRY, VSIX, CHROMIUM]) if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/e2e-setup.sh (npm run test:e2e does)`);
+  for (const f of [ENTRY, VSIX, CHROMIUM])
+    if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/e2e-setup.sh (npm run test:e2e does)`);
 }
 
 export async function startSession(workspace: string, userSettings: Record<string, unknown>): Promise<Session> {
@@ -51,15 +61,33 @@ export async function startSession(workspace: string, userSettings: Record<strin
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify(userSettings, null, 2));
   writeFileSync(config, 'auth: none\ncert: false\n');
   const common = ['--config', config, '--user-data-dir', userData, '--extensions-dir', extensions];
-  const inst = spawnSync(process.execPath, [ENTRY, ...common, '--install-extension', VSIX], { encoding: 'utf8', timeout: 120_000 });
-  if (inst.status !== 0 || !/successfully installed/.test(inst.stdout + inst.stderr)) throw new Error(`installing the .vsix failed:\n${inst.stdout}\n${inst.stderr}`);
+  const inst = spawnSync(process.execPath, [ENTRY, ...common, '--install-extension', VSIX], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  if (inst.status !== 0 || !/successfully installed/.test(inst.stdout + inst.stderr))
+    throw new Error(`installing the .vsix failed:\n${inst.stdout}\n${inst.stderr}`);
 
   const port = await freePort();
   const log: string[] = [];
   const server = spawn(
     process.execPath,
-    [ENTRY, ...common, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_CONFIG_HOME: join(base, 'xdg'), XDG_DATA_HOME: join(base, 'xdg-data') } },
+    [
+      ENTRY,
+      ...common,
+      '--auth',
+      'none',
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, XDG_CONFIG_HOME: join(base, 'xdg'), XDG_DATA_HOME: join(base, 'xdg-data') },
+    },
   );
   server.stdout!.setEncoding('utf8').on('data', (d: string) => log.push(d));
   server.stderr!.setEncoding('utf8').on('data', (d: string) => log.push(d));
@@ -155,7 +183,10 @@ export async function openFile(page: Page, name: string): Promise<void> {
   await page.keyboard.type(name);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 30_000 });
   await page.keyboard.press('Enter');
-  await page.locator('.tabs-container .tab', { hasText: name.split('/').pop()! }).first().waitFor({ timeout: 30_000 });
+  await page
+    .locator('.tabs-container .tab', { hasText: name.split('/').pop()! })
+    .first()
+    .waitFor({ timeout: 30_000 });
 }
 
 /** The number on a sidebar row (`Usual experiences 3,360` -> 3360). */

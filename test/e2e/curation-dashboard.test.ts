@@ -23,9 +23,24 @@ const RUN = 'live-demo';
 function writeSteps(from: number, to: number): void {
   let out = '';
   for (let step = from; step < to; step++) {
-    out += JSON.stringify({ kind: 'explore', step, t: 1_700_000_000_000 + step, reward_mean: Math.round(100 * (0.1 + 0.6 * (step / 300))) / 100 }) + '\n';
-    out += JSON.stringify({ kind: 'train', step, t: 1_700_000_000_000 + step, loss: 2 / (1 + step / 50), policy_loss: 0.5 / (1 + step / 50), tokens_per_s: 2000 + step }) + '\n';
-    if (step % 50 === 0) out += JSON.stringify({ kind: 'eval', step, t: 1_700_000_000_000 + step, accuracy: step / 400 }) + '\n';
+    out +=
+      JSON.stringify({
+        kind: 'explore',
+        step,
+        t: 1_700_000_000_000 + step,
+        reward_mean: Math.round(100 * (0.1 + 0.6 * (step / 300))) / 100,
+      }) + '\n';
+    out +=
+      JSON.stringify({
+        kind: 'train',
+        step,
+        t: 1_700_000_000_000 + step,
+        loss: 2 / (1 + step / 50),
+        policy_loss: 0.5 / (1 + step / 50),
+        tokens_per_s: 2000 + step,
+      }) + '\n';
+    if (step % 50 === 0)
+      out += JSON.stringify({ kind: 'eval', step, t: 1_700_000_000_000 + step, accuracy: step / 400 }) + '\n';
   }
   appendFileSync(metrics, out);
 }
@@ -35,10 +50,16 @@ before(async () => {
   mkdirSync(join(ws, 'tasksets'));
   mkdirSync(join(ws, '.vscode'));
   writeFileSync(join(ws, 'tasksets', 'math.jsonl'), '{"id":"a","prompt":"What is 1+1?","answer":"2"}\n');
-  writeFileSync(join(ws, 'bad.rft.yaml'), 'name: bad\ntaskset:\n  path: tasksets/math.jsonl\nworkflow: {}\ntrainr:\n  lr: 0.001\n');
+  writeFileSync(
+    join(ws, 'bad.rft.yaml'),
+    'name: bad\ntaskset:\n  path: tasksets/math.jsonl\nworkflow: {}\ntrainr:\n  lr: 0.001\n',
+  );
   mkdirSync(join(ws, '.rft', 'runs', 'demo'), { recursive: true });
   await makeBuffer(500, join(ws, '.rft', 'runs', 'demo'));
-  writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'rftStudio.bufferPath': '.rft/runs/demo/buffer.db' }));
+  writeFileSync(
+    join(ws, '.vscode', 'settings.json'),
+    JSON.stringify({ 'rftStudio.bufferPath': '.rft/runs/demo/buffer.db' }),
+  );
   reg = await RunRegistry.open(ws);
   await reg.create({ id: RUN, name: 'live demo', config: { name: 'live demo', trainer: { steps: 400 } } });
   await reg.setStatus(RUN, 'running');
@@ -90,7 +111,14 @@ test('bulk promote: a preview with the count, then a confirmation; the count in 
   await s.shot('12-bulk-preview-dark');
   await f.locator('#bulk-confirm').click();
   await f.locator('.message', { hasText: `Promoted ${n} experience` }).waitFor({ timeout: 30_000 });
-  await page.waitForFunction((want) => Array.from(document.querySelectorAll('.monaco-list-row')).some((r) => new RegExp(`Expert experiences\\s*${want}$`).test((r.textContent ?? '').trim())), n, { timeout: 30_000 });
+  await page.waitForFunction(
+    (want) =>
+      Array.from(document.querySelectorAll('.monaco-list-row')).some((r) =>
+        new RegExp(`Expert experiences\\s*${want}$`).test((r.textContent ?? '').trim()),
+      ),
+    n,
+    { timeout: 30_000 },
+  );
   await s.shot('13-bulk-promoted-dark');
 });
 
@@ -111,7 +139,11 @@ test('detail, group, promote -> sidebar (timings for docs/extension.md)', async 
   const experts = await sidebarCount(page, 'Expert experiences');
   t0 = Date.now();
   await f.locator('#promote').click();
-  await until(async () => (await sidebarCount(page, 'Expert experiences')) === experts + 1, 'the sidebar expert count to go up', 30_000);
+  await until(
+    async () => (await sidebarCount(page, 'Expert experiences')) === experts + 1,
+    'the sidebar expert count to go up',
+    30_000,
+  );
   timing('Promote -> sidebar expert count', t0);
   await f.locator('#show-group').click();
 });
@@ -121,7 +153,10 @@ test('a config with problems: Problems at the key line; Start Training refuses i
   await page.keyboard.press('Control+P');
   await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
   await page.keyboard.type('bad.rft.yaml');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'bad.rft.yaml' }).first().waitFor({ timeout: 30_000 });
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: 'bad.rft.yaml' })
+    .first()
+    .waitFor({ timeout: 30_000 });
   await page.keyboard.press('Enter');
   await page.locator('.tabs-container .tab', { hasText: 'bad.rft.yaml' }).first().waitFor({ timeout: 30_000 });
   await runCommand(page, 'View: Toggle Problems');
@@ -129,8 +164,13 @@ test('a config with problems: Problems at the key line; Start Training refuses i
   await row.waitFor({ timeout: 60_000 });
   assert.match(await row.innerText(), /\[Ln 5, Col 1\]/);
   await runCommand(page, 'RFT Studio: Start Training');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'bad.rft.yaml' }).first().click({ timeout: 30_000 });
-  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'The run was not started' }).first();
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: 'bad.rft.yaml' })
+    .first()
+    .click({ timeout: 30_000 });
+  const toast = page
+    .locator('.notifications-toasts .notification-toast', { hasText: 'The run was not started' })
+    .first();
   await toast.waitFor({ timeout: 30_000 });
   assert.match(await toast.innerText(), /Show Problems/);
   await s.shot('14-config-refused-dark');
@@ -177,7 +217,13 @@ test('a run that fails: the reason in a notification with Show Log, and on the d
 
 test('light theme: the dashboard and the browser', async () => {
   const { page } = s;
-  writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'rftStudio.bufferPath': '.rft/runs/demo/buffer.db', 'workbench.colorTheme': 'Default Light Modern' }));
+  writeFileSync(
+    join(ws, '.vscode', 'settings.json'),
+    JSON.stringify({
+      'rftStudio.bufferPath': '.rft/runs/demo/buffer.db',
+      'workbench.colorTheme': 'Default Light Modern',
+    }),
+  );
   await page.locator('.monaco-workbench.vs:not(.vs-dark)').waitFor({ timeout: 60_000 });
   await page.waitForTimeout(1000);
   await s.shot('17-dashboard-light');
@@ -197,8 +243,15 @@ test('export of an 8,832-experience buffer (timing for docs/extension.md)', asyn
   await runCommand(page, 'RFT Studio: Refresh');
   await page.locator('.monaco-list-row', { hasText: 'big buffer' }).first().waitFor({ timeout: 60_000 });
   await runCommand(page, 'RFT Studio: Open Buffer');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'big buffer' }).first().click({ timeout: 30_000 });
-  await until(async () => (await sidebarCount(page, 'Usual experiences')) === 8832, 'the big buffer in the sidebar', 60_000);
+  await page
+    .locator('.quick-input-list .monaco-list-row', { hasText: 'big buffer' })
+    .first()
+    .click({ timeout: 30_000 });
+  await until(
+    async () => (await sidebarCount(page, 'Usual experiences')) === 8832,
+    'the big buffer in the sidebar',
+    60_000,
+  );
   await runCommand(page, 'RFT Studio: Export Buffer as JSONL');
   // code-server's save dialog: a path box prefilled with <workspace>/buffer.jsonl.
   const input = page.locator('.quick-input-widget input');
@@ -206,7 +259,10 @@ test('export of an 8,832-experience buffer (timing for docs/extension.md)', asyn
   await until(async () => /buffer\.jsonl$/.test(await input.inputValue()), 'the export dialog', 30_000);
   const t0 = Date.now();
   await page.keyboard.press('Enter');
-  await page.locator('.notifications-toasts .notification-toast', { hasText: 'Exported 8832 experiences' }).first().waitFor({ timeout: 120_000 });
+  await page
+    .locator('.notifications-toasts .notification-toast', { hasText: 'Exported 8832 experiences' })
+    .first()
+    .waitFor({ timeout: 120_000 });
   timing('export 8,832 experiences: save -> "Exported" notification', t0);
   assert.equal(readFileSync(join(ws, 'buffer.jsonl'), 'utf8').trim().split('\n').length, 8832);
 });

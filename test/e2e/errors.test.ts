@@ -42,7 +42,9 @@ test('an unknown reward name is in Problems on the config when it is opened; Sta
   await runCommand(page, 'View: Toggle Problems');
   const t0 = Date.now();
   await openFile(page, 'train.rft.yaml');
-  const row = page.locator('.markers-panel .monaco-list-row', { hasText: "unknown reward function 'math_answr'" }).first();
+  const row = page
+    .locator('.markers-panel .monaco-list-row', { hasText: "unknown reward function 'math_answr'" })
+    .first();
   await row.waitFor({ timeout: 120_000 });
   timing('open a config with an unknown reward name -> the problem in Problems (rft run --check)', t0);
   assert.match(await row.innerText(), /did you mean 'math_answer'\?/);
@@ -54,7 +56,9 @@ test('an unknown reward name is in Problems on the config when it is opened; Sta
   await pick.waitFor({ timeout: 30_000 });
   const t1 = Date.now();
   await pick.click();
-  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'The run was not started' }).first();
+  const toast = page
+    .locator('.notifications-toasts .notification-toast', { hasText: 'The run was not started' })
+    .first();
   await toast.waitFor({ timeout: 60_000 });
   timing('Start Training on that config -> refused in a notification', t1);
   assert.match(await toast.innerText(), /unknown reward function 'math_answr'/);
@@ -68,13 +72,22 @@ test("a failed run's notification names its cause in one line; Open Run Report s
   const reg = await RunRegistry.open(ws);
   const run = await reg.create({ id: 'died', name: 'killed worker', config: { name: 'killed worker' } });
   mkdirSync(run.dir, { recursive: true });
-  writeFileSync(join(run.dir, 'report.html'), '<!doctype html><html><head><title>r</title></head><body><h1>RFT Studio run died</h1><table><tr><th>wall_seconds</th><td>716</td></tr></table></body></html>');
+  writeFileSync(
+    join(run.dir, 'report.html'),
+    '<!doctype html><html><head><title>r</title></head><body><h1>RFT Studio run died</h1><table><tr><th>wall_seconds</th><td>716</td></tr></table></body></html>',
+  );
   await reg.setStatus('died', 'running');
   await runCommand(page, 'RFT Studio: Refresh');
   await page.locator('.monaco-list-row', { hasText: 'killed worker' }).first().waitFor({ timeout: 60_000 });
   const t0 = Date.now();
-  await reg.setStatus('died', 'failed', "trainer process died (signal SIGKILL); last log lines:\n  [..] INFO trainer: step 11\n  [..] INFO trainer: step 12");
-  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Run killed worker failed' }).first();
+  await reg.setStatus(
+    'died',
+    'failed',
+    'trainer process died (signal SIGKILL); last log lines:\n  [..] INFO trainer: step 11\n  [..] INFO trainer: step 12',
+  );
+  const toast = page
+    .locator('.notifications-toasts .notification-toast', { hasText: 'Run killed worker failed' })
+    .first();
   await toast.waitFor({ timeout: 60_000 });
   timing('a run fails -> its one-line cause in a notification', t0);
   const text = await toast.innerText();

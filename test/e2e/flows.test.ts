@@ -12,8 +12,10 @@ import { E2E_SETTINGS, runCommand, startSession, type Session } from './code-ser
 
 let s: Session;
 let ws: string;
-const BAD = '{"id":"a","prompt":"What is 1+1?","answer":"2"}\n{"id":"b","prompt":"","answer":"3"}\n{"id":"c","prompt":"What is 2+2?","answer":"4"}\n';
-const GOOD = '{"id":"a","prompt":"What is 1+1?","answer":"2"}\n{"id":"b","prompt":"What is 3-1?","answer":"2"}\n{"id":"c","prompt":"What is 2+2?","answer":"4"}\n';
+const BAD =
+  '{"id":"a","prompt":"What is 1+1?","answer":"2"}\n{"id":"b","prompt":"","answer":"3"}\n{"id":"c","prompt":"What is 2+2?","answer":"4"}\n';
+const GOOD =
+  '{"id":"a","prompt":"What is 1+1?","answer":"2"}\n{"id":"b","prompt":"What is 3-1?","answer":"2"}\n{"id":"c","prompt":"What is 2+2?","answer":"4"}\n';
 
 before(async () => {
   ws = mkdtempSync(join(tmpdir(), 'rft-e2e-ws-'));
@@ -22,7 +24,10 @@ before(async () => {
   writeFileSync(join(ws, 'tasksets', 'math.jsonl'), BAD);
   mkdirSync(join(ws, '.rft', 'runs', 'demo'), { recursive: true });
   await makeBuffer(500, join(ws, '.rft', 'runs', 'demo'));
-  writeFileSync(join(ws, '.vscode', 'settings.json'), JSON.stringify({ 'rftStudio.bufferPath': '.rft/runs/demo/buffer.db' }));
+  writeFileSync(
+    join(ws, '.vscode', 'settings.json'),
+    JSON.stringify({ 'rftStudio.bufferPath': '.rft/runs/demo/buffer.db' }),
+  );
   s = await startSession(ws, E2E_SETTINGS);
 });
 
@@ -53,7 +58,10 @@ test('a bad taskset line shows in Problems at its line', async () => {
 test('fixing the line clears the problem', async () => {
   const { page } = s;
   writeFileSync(join(ws, 'tasksets', 'math.jsonl'), GOOD);
-  await page.locator('.markers-panel .monaco-list-row', { hasText: "field 'prompt'" }).first().waitFor({ state: 'detached', timeout: 60_000 });
+  await page
+    .locator('.markers-panel .monaco-list-row', { hasText: "field 'prompt'" })
+    .first()
+    .waitFor({ state: 'detached', timeout: 60_000 });
   await s.shot('03-problems-fixed');
 });
 
@@ -79,10 +87,16 @@ test('the experience browser opens on the pre-filled buffer; promote one with an
   await frame.locator('.message', { hasText: `Promoted an edited response of ${id}` }).waitFor({ timeout: 30_000 });
 
   const expertRow = page.locator('.monaco-list-row', { hasText: 'Expert experiences' }).first();
-  await page.waitForFunction(() => {
-    const rows = Array.from(document.querySelectorAll(".monaco-list-row")).filter((r) => r.textContent?.includes('Expert experiences'));
-    return rows.some((r) => /Expert experiences\s*1$/.test((r.textContent ?? '').trim()));
-  }, undefined, { timeout: 30_000 });
+  await page.waitForFunction(
+    () => {
+      const rows = Array.from(document.querySelectorAll('.monaco-list-row')).filter((r) =>
+        r.textContent?.includes('Expert experiences'),
+      );
+      return rows.some((r) => /Expert experiences\s*1$/.test((r.textContent ?? '').trim()));
+    },
+    undefined,
+    { timeout: 30_000 },
+  );
   assert.match((await expertRow.innerText()).trim(), /Expert experiences\s*1$/);
   // The browser lists the new expert experience too (newest first).
   await frame.locator('.counts', { hasText: '1 expert' }).waitFor({ timeout: 30_000 });

@@ -14,8 +14,20 @@ import { E2E_SETTINGS, openFile, runCommand, startSession, timing, until, type S
 let s: Session;
 let ws: string;
 const rec = (i: number) => JSON.stringify({ id: `m-${i}`, problem: `What is ${i} + ${i}?`, final: String(2 * i) });
-const MATH = [rec(1), rec(2), '{"id": "m-3", "problem": ', JSON.stringify({ id: 'm-4', problem: '', final: '8' }), rec(5), JSON.stringify({ id: 'm-6', problem: 'What is 6 + 6?' }), rec(7), rec(8)];
-const WORKED = [JSON.stringify({ problem: 'What is 1 + 1?', worked: 'One and one make two, so the answer is 2.' }), JSON.stringify({ problem: 'What is 2 + 3?', worked: 'Count up three from two: the answer is 5.' })];
+const MATH = [
+  rec(1),
+  rec(2),
+  '{"id": "m-3", "problem": ',
+  JSON.stringify({ id: 'm-4', problem: '', final: '8' }),
+  rec(5),
+  JSON.stringify({ id: 'm-6', problem: 'What is 6 + 6?' }),
+  rec(7),
+  rec(8),
+];
+const WORKED = [
+  JSON.stringify({ problem: 'What is 1 + 1?', worked: 'One and one make two, so the answer is 2.' }),
+  JSON.stringify({ problem: 'What is 2 + 3?', worked: 'Count up three from two: the answer is 5.' }),
+];
 
 before(async () => {
   ws = mkdtempSync(join(tmpdir(), 'rft-e2e-map-'));
@@ -29,49 +41,73 @@ after(async () => {
   await s?.close();
 });
 
-test('own files outside tasksets/: listed, 3 real problems before any config, Map Fields writes the mapping', { timeout: 600_000 }, async () => {
-  const { page } = s;
-  await page.locator('.activitybar [aria-label^="RFT Studio"]').first().click({ timeout: 60_000 });
-  let t0 = Date.now();
-  // Listed by their records, with the errors read against the detected mapping.
-  const row = page.locator('.monaco-list-row', { hasText: 'math.jsonl' }).first();
-  await until(async () => /5 tasks · 3 errors/.test(await row.innerText()), 'math.jsonl: 5 tasks · 3 errors', 180_000);
-  timing('activation -> own taskset listed with 3 errors', t0);
-  await page.locator('.monaco-list-row', { hasText: 'worked.jsonl' }).first().waitFor({ timeout: 30_000 });
+test(
+  'own files outside tasksets/: listed, 3 real problems before any config, Map Fields writes the mapping',
+  { timeout: 600_000 },
+  async () => {
+    const { page } = s;
+    await page.locator('.activitybar [aria-label^="RFT Studio"]').first().click({ timeout: 60_000 });
+    let t0 = Date.now();
+    // Listed by their records, with the errors read against the detected mapping.
+    const row = page.locator('.monaco-list-row', { hasText: 'math.jsonl' }).first();
+    await until(
+      async () => /5 tasks · 3 errors/.test(await row.innerText()),
+      'math.jsonl: 5 tasks · 3 errors',
+      180_000,
+    );
+    timing('activation -> own taskset listed with 3 errors', t0);
+    await page.locator('.monaco-list-row', { hasText: 'worked.jsonl' }).first().waitFor({ timeout: 30_000 });
 
-  await openFile(page, 'math.jsonl');
-  await runCommand(page, 'View: Toggle Problems');
-  const problems = page.locator('.markers-panel .monaco-list-row');
-  const NOTE = 'Read as tasks with problem -> prompt, final -> answer, id (detected from the first records';
-  await until(async () => (await page.locator('.markers-panel').innerText()).includes(NOTE), 'the note in Problems', 60_000);
-  const text = await page.locator('.markers-panel').innerText();
-  assert.match(text, /field 'problem'/);
-  assert.match(text, /field 'final'/);
-  assert.ok(!/field 'answer': required field is missing/.test(text), 'no error per record for the unmapped answer');
-  assert.ok((await problems.count()) >= 4);
-  await page.waitForTimeout(500);
-  await s.shot('40-own-file-problems-detected-mapping');
+    await openFile(page, 'math.jsonl');
+    await runCommand(page, 'View: Toggle Problems');
+    const problems = page.locator('.markers-panel .monaco-list-row');
+    const NOTE = 'Read as tasks with problem -> prompt, final -> answer, id (detected from the first records';
+    await until(
+      async () => (await page.locator('.markers-panel').innerText()).includes(NOTE),
+      'the note in Problems',
+      60_000,
+    );
+    const text = await page.locator('.markers-panel').innerText();
+    assert.match(text, /field 'problem'/);
+    assert.match(text, /field 'final'/);
+    assert.ok(!/field 'answer': required field is missing/.test(text), 'no error per record for the unmapped answer');
+    assert.ok((await problems.count()) >= 4);
+    await page.waitForTimeout(500);
+    await s.shot('40-own-file-problems-detected-mapping');
 
-  // Map Fields on the open file: the proposal over the first records.
-  t0 = Date.now();
-  await runCommand(page, 'RFT Studio: Map Fields');
-  const use = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Use: problem -> prompt, final -> answer, id' }).first();
-  await use.waitFor({ timeout: 60_000 });
-  timing('Map Fields -> proposal shown', t0);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: '"problem":"What is 1 + 1?"' }).first().waitFor({ timeout: 10_000 });
-  await s.shot('41-map-fields-proposal');
-  t0 = Date.now();
-  await use.click();
-  await until(() => existsSync(join(ws, 'train.rft.yaml')), 'train.rft.yaml written', 60_000);
-  await page.locator('.notifications-toasts .notification-toast', { hasText: 'read with problem -> prompt, final -> answer' }).first().waitFor({ timeout: 30_000 });
-  timing('Map Fields accepted -> config written and told', t0);
-  const cfg = parse(readFileSync(join(ws, 'train.rft.yaml'), 'utf8'));
-  assert.deepEqual(cfg.taskset.format, { prompt_key: 'problem', response_key: 'final' });
-  assert.equal(cfg.taskset.path, 'mine/math.jsonl');
-  // Read as the config maps it now: still the 3 errors, the "detected" note gone.
-  // (worked.jsonl, not mapped, keeps its own note.)
-  await until(async () => !(await page.locator('.markers-panel').innerText()).includes(NOTE), 'the note gone', 60_000);
-  await until(async () => /5 tasks · 3 errors/.test(await row.innerText()), 'still 3 errors', 30_000);
-  await page.waitForTimeout(500);
-  await s.shot('42-map-fields-written');
-});
+    // Map Fields on the open file: the proposal over the first records.
+    t0 = Date.now();
+    await runCommand(page, 'RFT Studio: Map Fields');
+    const use = page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'Use: problem -> prompt, final -> answer, id' })
+      .first();
+    await use.waitFor({ timeout: 60_000 });
+    timing('Map Fields -> proposal shown', t0);
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: '"problem":"What is 1 + 1?"' })
+      .first()
+      .waitFor({ timeout: 10_000 });
+    await s.shot('41-map-fields-proposal');
+    t0 = Date.now();
+    await use.click();
+    await until(() => existsSync(join(ws, 'train.rft.yaml')), 'train.rft.yaml written', 60_000);
+    await page
+      .locator('.notifications-toasts .notification-toast', { hasText: 'read with problem -> prompt, final -> answer' })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    timing('Map Fields accepted -> config written and told', t0);
+    const cfg = parse(readFileSync(join(ws, 'train.rft.yaml'), 'utf8'));
+    assert.deepEqual(cfg.taskset.format, { prompt_key: 'problem', response_key: 'final' });
+    assert.equal(cfg.taskset.path, 'mine/math.jsonl');
+    // Read as the config maps it now: still the 3 errors, the "detected" note gone.
+    // (worked.jsonl, not mapped, keeps its own note.)
+    await until(
+      async () => !(await page.locator('.markers-panel').innerText()).includes(NOTE),
+      'the note gone',
+      60_000,
+    );
+    await until(async () => /5 tasks · 3 errors/.test(await row.innerText()), 'still 3 errors', 30_000);
+    await page.waitForTimeout(500);
+    await s.shot('42-map-fields-written');
+  },
+);

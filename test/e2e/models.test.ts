@@ -16,7 +16,16 @@ const REV = '0123456789abcdef0123456789abcdef01234567';
 before(async () => {
   const cache = mkdtempSync(join(tmpdir(), 'rft-e2e-hub-'));
   const entry = join(cache, 'models--acme--tiny-qwen2');
-  makeHfModel(join(entry, 'snapshots', REV), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+  makeHfModel(join(entry, 'snapshots', REV), {
+    architecture: 'Qwen2ForCausalLM',
+    tokenizer: 'qwen3',
+    hidden: 32,
+    layers: 2,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 48,
+    tied: true,
+  });
   mkdirSync(join(entry, 'refs'));
   writeFileSync(join(entry, 'refs', 'main'), REV);
   // code-server passes its environment to the extension host, and the extension to `rft serve`.
@@ -44,11 +53,19 @@ test('Import Model… -> the HF-cache model -> its card in the Models view', asy
   const card = page.locator('.monaco-list-row', { hasText: 'Qwen2ForCausalLM · 4.88M · F32' }).first();
   await card.waitFor({ timeout: 120_000 });
   timing('Import Model: pick -> card in the Models view', t0);
-  for (const [label, value] of [['Size', '4.88M parameters'], ['dtype', 'F32'], ['Tokenizer', 'chat template'], ['Training', 'no run config uses it yet']]) {
+  for (const [label, value] of [
+    ['Size', '4.88M parameters'],
+    ['dtype', 'F32'],
+    ['Tokenizer', 'chat template'],
+    ['Training', 'no run config uses it yet'],
+  ]) {
     const r = page.locator('.monaco-list-row', { hasText: label }).filter({ hasText: value! }).first();
     await r.waitFor({ timeout: 30_000 });
   }
   await s.shot('21-model-card-dark');
   const saved = JSON.parse(readFileSync(join(ws, '.rft', 'models.json'), 'utf8')) as { models: { name: string }[] };
-  assert.deepEqual(saved.models.map((m) => m.name), ['acme/tiny-qwen2']);
+  assert.deepEqual(
+    saved.models.map((m) => m.name),
+    ['acme/tiny-qwen2'],
+  );
 });

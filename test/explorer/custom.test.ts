@@ -20,15 +20,21 @@ const write = (name: string, src: string) => {
 const task = { id: 't', taskset: 'x', domain: 'text' as const, prompt: 'p', answer: 'yes' };
 
 test('a .mjs file registers a reward, a workflow and an environment that the registries find', async () => {
-  const f = write('good.mjs', `
+  const f = write(
+    'good.mjs',
+    `
     export default function (rft) {
       rft.register('reward', 'says_please', async (task, response) => (response.includes('please') ? 1 : 0));
       rft.register('reward', 'detailed', (task, response) => ({ reward: response.length / 10, details: { len: response.length } }));
       rft.register('workflow', 'echo_wf', { async run(tasks, ctx) { return []; } });
       rft.register('environment', 'coin', { create: (task) => ({ step: (a) => ({ reward: a === 'heads' ? 1 : 0, done: true }) }) });
-    }`);
+    }`,
+  );
   const r = await loadCustomFile(f);
-  assert.deepEqual(r.registered.map((x) => `${x.kind}:${x.name}`), ['reward:says_please', 'reward:detailed', 'workflow:echo_wf', 'environment:coin']);
+  assert.deepEqual(
+    r.registered.map((x) => `${x.kind}:${x.name}`),
+    ['reward:says_please', 'reward:detailed', 'workflow:echo_wf', 'environment:coin'],
+  );
   assert.deepEqual(await rewardFns.get('says_please')(task, 'yes please'), { reward: 1, status: 'ok' });
   assert.equal((await rewardFns.get('detailed')(task, '12345')).reward, 0.5);
   assert.deepEqual(await workflows.get('echo_wf').run([], {} as never), []);
@@ -36,10 +42,13 @@ test('a .mjs file registers a reward, a workflow and an environment that the reg
 });
 
 test('a .ts file with types loads too', async () => {
-  const f = write('typed.ts', `
+  const f = write(
+    'typed.ts',
+    `
     interface Api { register(kind: string, name: string, impl: unknown): void }
     const score = (response: string): number => (response.trim() === 'yes' ? 1 : 0);
-    export default function setup(rft: Api): void { rft.register('reward', 'is_yes_ts', async (_t: unknown, r: string) => score(r)); }`);
+    export default function setup(rft: Api): void { rft.register('reward', 'is_yes_ts', async (_t: unknown, r: string) => score(r)); }`,
+  );
   await loadCustomFile(f);
   assert.equal((await rewardFns.get('is_yes_ts')(task, ' yes ')).reward, 1);
 });
@@ -60,13 +69,37 @@ const BAD: [string, string, RegExp][] = [
   ['notfn.mjs', `export default { register: 1 };`, /default export must be a function/],
   ['syntax.mjs', `export default function (rft) { rft.register('reward', 'x', () => 1 `, /could not load/],
   ['throws.mjs', `export default function () { throw new Error('kaboom'); }`, /default export threw: kaboom/],
-  ['kind.mjs', `export default (rft) => rft.register('loss', 'x', () => 1);`, /kind must be 'reward', 'workflow' or 'environment'/],
+  [
+    'kind.mjs',
+    `export default (rft) => rft.register('loss', 'x', () => 1);`,
+    /kind must be 'reward', 'workflow' or 'environment'/,
+  ],
   ['name.mjs', `export default (rft) => rft.register('reward', '1 bad name', () => 1);`, /name must be letters/],
-  ['builtin.mjs', `export default (rft) => rft.register('reward', 'exact_match', () => 1);`, /already a built-in reward/],
-  ['notfnreward.mjs', `export default (rft) => rft.register('reward', 'r_obj', { score: 1 });`, /a reward must be a function/],
-  ['badwf.mjs', `export default (rft) => rft.register('workflow', 'w_bad', { go() {} });`, /a workflow must be a function/],
-  ['badenv.mjs', `export default (rft) => rft.register('environment', 'e_bad', {});`, /an environment must be an object with create/],
-  ['twice.mjs', `export default (rft) => { rft.register('reward', 'dup_r', () => 1); rft.register('reward', 'dup_r', () => 1); };`, /registered twice/],
+  [
+    'builtin.mjs',
+    `export default (rft) => rft.register('reward', 'exact_match', () => 1);`,
+    /already a built-in reward/,
+  ],
+  [
+    'notfnreward.mjs',
+    `export default (rft) => rft.register('reward', 'r_obj', { score: 1 });`,
+    /a reward must be a function/,
+  ],
+  [
+    'badwf.mjs',
+    `export default (rft) => rft.register('workflow', 'w_bad', { go() {} });`,
+    /a workflow must be a function/,
+  ],
+  [
+    'badenv.mjs',
+    `export default (rft) => rft.register('environment', 'e_bad', {});`,
+    /an environment must be an object with create/,
+  ],
+  [
+    'twice.mjs',
+    `export default (rft) => { rft.register('reward', 'dup_r', () => 1); rft.register('reward', 'dup_r', () => 1); };`,
+    /registered twice/,
+  ],
   ['nothing.mjs', `export default () => {};`, /registered nothing/],
   ['wrong.txt', `hello`, /must be a \.js, \.mjs, \.ts, \.mts file/],
 ];
@@ -84,23 +117,38 @@ for (const [name, src, why] of BAD) {
 }
 
 test('a file that fails half-way keeps nothing it registered', async () => {
-  const f = write('half.mjs', `export default (rft) => { rft.register('reward', 'half_ok', () => 1); throw new Error('later'); };`);
+  const f = write(
+    'half.mjs',
+    `export default (rft) => { rft.register('reward', 'half_ok', () => 1); throw new Error('later'); };`,
+  );
   await assert.rejects(loadCustomFile(f), /later/);
   assert.equal(rewardFns.has('half_ok'), false, 'the name was never registered');
 });
 
 test('at call time: a reward returning junk is infra_failure naming the file; a bad workflow result is one infra_failure row per sample naming it', async () => {
-  const f = write('junk.mjs', `
+  const f = write(
+    'junk.mjs',
+    `
     export default (rft) => {
       rft.register('reward', 'junk_r', () => 'high');
       rft.register('workflow', 'junk_wf', async () => [{ id: 'a' }]);
-    };`);
+    };`,
+  );
   await loadCustomFile(f);
   const r = await rewardFns.get('junk_r')(task, '');
   assert.equal(r.status, 'infra_failure');
   assert.ok(r.reason!.includes(f) && /expected a finite number/.test(r.reason!), r.reason);
   const tok = CharTokenizer.train(['p yes']);
-  const ctx = { model: { version: 3, tokenizer: tok, generate: async () => [] }, reward: rewardFns.get('junk_r'), runId: 'r', repeatTimes: 2, sampling: { maxNewTokens: 4, temperature: 1, topK: 0, topP: 1, stopTokens: [] }, step: 5, seed: 1, split: 'train' as const };
+  const ctx = {
+    model: { version: 3, tokenizer: tok, generate: async () => [] },
+    reward: rewardFns.get('junk_r'),
+    runId: 'r',
+    repeatTimes: 2,
+    sampling: { maxNewTokens: 4, temperature: 1, topK: 0, topP: 1, stopTokens: [] },
+    step: 5,
+    seed: 1,
+    split: 'train' as const,
+  };
   const rows = await workflows.get('junk_wf').run([task], ctx);
   assert.equal(rows.length, 2, 'one row per sample asked for');
   for (const e of rows) {
@@ -118,7 +166,10 @@ test('a folder: bad files are reported, good ones load', async () => {
   writeFileSync(join(sub, 'b.mjs'), `export default 3;`);
   writeFileSync(join(sub, 'notes.md'), `ignored`);
   const { loaded, errors } = await loadCustomDir(sub);
-  assert.deepEqual(loaded.map((l) => l.registered[0]!.name), ['dir_a']);
+  assert.deepEqual(
+    loaded.map((l) => l.registered[0]!.name),
+    ['dir_a'],
+  );
   assert.equal(errors.length, 1);
   assert.ok(errors[0]!.message.includes(join(sub, 'b.mjs')));
 });

@@ -34,7 +34,18 @@ test('explorer loop, async lead: waits for the trainer at the bound (backpressur
     exploreStep: async (m: RolloutModel): Promise<ExploreMetrics> => {
       made.push({ step: fake.step, version: m.version });
       starved = false; // the rows this step makes are what the waiting trainer takes
-      return { explore_step: fake.step, model_version: m.version, experiences: 2, reward_mean: 0, ok: 2, trainable: 2, invalid: 0, infra_failure: 0, rollout_s: 0.001, tokens: 4 };
+      return {
+        explore_step: fake.step,
+        model_version: m.version,
+        experiences: 2,
+        reward_mean: 0,
+        ok: 2,
+        trainable: 2,
+        invalid: 0,
+        infra_failure: 0,
+        rollout_s: 0.001,
+        tokens: 4,
+      };
     },
   };
   const explorer = fake as unknown as Explorer;
@@ -60,7 +71,10 @@ test('explorer loop, async lead: waits for the trainer at the bound (backpressur
     await until(() => made.length === 3, 'three steps');
     await new Promise((r) => setTimeout(r, 150));
     assert.equal(made.length, 3, 'a step started more than 2 ahead of the newest published version');
-    assert.ok(states.some((s) => s.startsWith('waiting:step 3 is more than 2 ahead of v0')), states.join(', '));
+    assert.ok(
+      states.some((s) => s.startsWith('waiting:step 3 is more than 2 ahead of v0')),
+      states.join(', '),
+    );
     // The trainer publishes v1: step 3 may start, step 4 may not.
     published = 1;
     await until(() => made.length === 4, 'step 3');
@@ -76,14 +90,26 @@ test('explorer loop, async lead: waits for the trainer at the bound (backpressur
   }
   const r = await loop;
   assert.equal(r.target, 5);
-  assert.deepEqual(made.map((m) => m.version), [0, 0, 0, 1, 1]);
+  assert.deepEqual(
+    made.map((m) => m.version),
+    [0, 0, 0, 1, 1],
+  );
   const explore = recs.filter((x) => x.kind === 'explore');
-  assert.deepEqual(explore.map((x) => x.ahead), [0, 1, 2, 2, 3]);
-  assert.deepEqual(explore.map((x) => x.starved === true), [false, false, false, false, true]);
+  assert.deepEqual(
+    explore.map((x) => x.ahead),
+    [0, 1, 2, 2, 3],
+  );
+  assert.deepEqual(
+    explore.map((x) => x.starved === true),
+    [false, false, false, false, true],
+  );
   // The bound wait is backpressure, not waiting for weights (async never waits for weights here).
   const last = recs.filter((x) => x.kind === 'state').at(-1)!;
   assert.ok((last.explorer_backpressure as number) > 0.3, `backpressure ${String(last.explorer_backpressure)}`);
-  assert.ok((last.explorer_idle as number) < 0.05, `explorer_idle ${String(last.explorer_idle)} counts the bound wait as waiting for weights`);
+  assert.ok(
+    (last.explorer_idle as number) < 0.05,
+    `explorer_idle ${String(last.explorer_idle)} counts the bound wait as waiting for weights`,
+  );
   assert.ok((last.explorer_backpressure_s as number) <= (last.explorer_waiting_s as number) + 1e-9);
   assert.ok(r.backpressure > 0.3 && r.idle < 0.05);
 });
@@ -95,7 +121,18 @@ test('explorer loop without a lead (sync_offset): no bound, explorer_backpressur
     step: 0,
     exploreStep: async (m: RolloutModel): Promise<ExploreMetrics> => {
       made.push(fake.step);
-      return { explore_step: fake.step, model_version: m.version, experiences: 1, reward_mean: 0, ok: 1, trainable: 1, invalid: 0, infra_failure: 0, rollout_s: 0.001, tokens: 1 };
+      return {
+        explore_step: fake.step,
+        model_version: m.version,
+        experiences: 1,
+        reward_mean: 0,
+        ok: 1,
+        trainable: 1,
+        invalid: 0,
+        infra_failure: 0,
+        rollout_s: 0.001,
+        tokens: 1,
+      };
     },
   };
   const explorer = fake as unknown as Explorer;

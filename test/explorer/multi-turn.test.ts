@@ -5,7 +5,13 @@ import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { encodeMessage } from '../../backend/model/chat.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
-import { workflowSampling, workflows, type RolloutGeneration, type RolloutModel, type WorkflowContext } from '../../backend/explorer/workflow.js';
+import {
+  workflowSampling,
+  workflows,
+  type RolloutGeneration,
+  type RolloutModel,
+  type WorkflowContext,
+} from '../../backend/explorer/workflow.js';
 import '../../backend/explorer/workflows/index.js';
 import { environments } from '../../backend/explorer/environments/index.js';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
@@ -41,7 +47,12 @@ class BinarySearchPolicy implements RolloutModel {
         else hi = Number(t[1]) - 1;
       }
       const tokens = [...tok.encode(String(Math.floor((lo + hi) / 2))), tok.specialId('end')];
-      return { tokens, text: tok.decode(tokens, { skipSpecial: true }), logprobs: tokens.map(() => -0.5), finishReason: 'stop' as const };
+      return {
+        tokens,
+        text: tok.decode(tokens, { skipSpecial: true }),
+        logprobs: tokens.map(() => -0.5),
+        finishReason: 'stop' as const,
+      };
     });
   }
 }
@@ -63,18 +74,31 @@ test('multi_turn: environment turns are in the response with mask 0 and logprob 
     for (let i = 0; i < e.actionMask.length; i++) assert.equal(e.logprobs[i], e.actionMask[i] ? -0.5 : 0);
     // Exactly the environment's tokens are masked: rebuild them from the observations.
     const envTokens = e.responseTokens.filter((_, i) => e.actionMask[i] === 0);
-    const expected = [...e.responseText.matchAll(/\[env\] (\w+)/g)].flatMap((m) => [...encodeMessage(tok, { role: 'environment', content: m[1]! }), tok.specialId('assistant')]);
+    const expected = [...e.responseText.matchAll(/\[env\] (\w+)/g)].flatMap((m) => [
+      ...encodeMessage(tok, { role: 'environment', content: m[1]! }),
+      tok.specialId('assistant'),
+    ]);
     assert.deepEqual(envTokens, expected);
     assert.ok(e.responseText.startsWith(String(Math.floor((1 + Number(task.metadata!.hi)) / 2))));
   }
 });
 
 test('multi_turn with a real (untrained) transformer: shapes line up, length budget respected, episode ends', async () => {
-  const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 1, dFF: 32, maxSeqLen: 160 });
+  const cfg = makeConfig({
+    vocabSize: tok.vocabSize,
+    dModel: 16,
+    nLayers: 1,
+    nHeads: 2,
+    nKvHeads: 1,
+    dFF: 32,
+    maxSeqLen: 160,
+  });
   const model = new Transformer(cfg, 3);
   try {
     const tasks = builtinTasksets.get('guess').generate(2, 2, 'train');
-    const exps = await workflows.get('multi_turn').run(tasks, ctxBase(new LocalRolloutModel(model, tok, 3), { maxTurns: 4 }));
+    const exps = await workflows
+      .get('multi_turn')
+      .run(tasks, ctxBase(new LocalRolloutModel(model, tok, 3), { maxTurns: 4 }));
     for (const e of exps) {
       assert.equal(e.actionMask.length, e.responseTokens.length);
       assert.equal(e.logprobs.length, e.responseTokens.length);
@@ -93,15 +117,51 @@ test('multi_turn with a real (untrained) transformer: shapes line up, length bud
 });
 
 test('multi_turn: a crashing environment or a failed rollout is infra_failure, not reward 0', async () => {
-  if (!environments.has('test_crash')) environments.register('test_crash', { name: 'test_crash', create: () => ({ step: () => { throw new Error('env exploded'); } }) });
-  const constant: RolloutModel = { version: 1, tokenizer: tok, generate: async (p) => p.map(() => ({ tokens: [40, tok.specialId('end')], text: 'x', logprobs: [-1, -1], finishReason: 'stop' as const })) };
-  const task = { id: 't1', taskset: 'x', domain: 'multiturn' as const, prompt: 'go', metadata: { environment: 'test_crash' } };
+  if (!environments.has('test_crash'))
+    environments.register('test_crash', {
+      name: 'test_crash',
+      create: () => ({
+        step: () => {
+          throw new Error('env exploded');
+        },
+      }),
+    });
+  const constant: RolloutModel = {
+    version: 1,
+    tokenizer: tok,
+    generate: async (p) =>
+      p.map(() => ({
+        tokens: [40, tok.specialId('end')],
+        text: 'x',
+        logprobs: [-1, -1],
+        finishReason: 'stop' as const,
+      })),
+  };
+  const task = {
+    id: 't1',
+    taskset: 'x',
+    domain: 'multiturn' as const,
+    prompt: 'go',
+    metadata: { environment: 'test_crash' },
+  };
   const [e] = await workflows.get('multi_turn').run([task], ctxBase(constant, { repeatTimes: 1 }));
   assert.equal(e!.status, 'infra_failure');
   assert.match(e!.statusReason!, /env exploded/);
-  const down: RolloutModel = { version: 1, tokenizer: tok, generate: async (p) => p.map(() => ({ tokens: [], text: '', logprobs: [], finishReason: 'error' as const, infraError: 'endpoint down' })) };
-  const [f] = await workflows.get('multi_turn').run(builtinTasksets.get('guess').generate(1, 1, 'train'), ctxBase(down, { repeatTimes: 1 }));
+  const down: RolloutModel = {
+    version: 1,
+    tokenizer: tok,
+    generate: async (p) =>
+      p.map(() => ({
+        tokens: [],
+        text: '',
+        logprobs: [],
+        finishReason: 'error' as const,
+        infraError: 'endpoint down',
+      })),
+  };
+  const [f] = await workflows
+    .get('multi_turn')
+    .run(builtinTasksets.get('guess').generate(1, 1, 'train'), ctxBase(down, { repeatTimes: 1 }));
   assert.equal(f!.status, 'infra_failure');
   assert.match(f!.statusReason!, /endpoint down/);
 });
-

@@ -16,7 +16,12 @@ const tok = CharTokenizer.train(['abcdefghijklmnopqrstuvwxyz <>/0123456789.,!?AB
 // "flaky" -> 503 on the first call then a good answer; otherwise it answers "<answer>42</answer>".
 let server: Server;
 let base = '';
-const requests: { model: string; messages: { role: string; content: string }[]; logprobs: boolean; max_tokens: number }[] = [];
+const requests: {
+  model: string;
+  messages: { role: string; content: string }[];
+  logprobs: boolean;
+  max_tokens: number;
+}[] = [];
 let flakyCalls = 0;
 before(async () => {
   server = createServer((req, res) => {
@@ -31,7 +36,8 @@ before(async () => {
       requests.push(r);
       const last = r.messages[r.messages.length - 1].content as string;
       if (last === 'fail500') return void res.writeHead(500).end('boom');
-      if (last === 'badjson') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [');
+      if (last === 'badjson')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [');
       if (last === 'slow') return; // never answers
       if (last === 'flaky' && flakyCalls++ === 0) return void res.writeHead(503).end('busy');
       const pieces = ['<answer>', '4', '2', '</answer>'];
@@ -41,7 +47,17 @@ before(async () => {
           id: 'x',
           object: 'chat.completion',
           model: r.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: pieces.join('') }, finish_reason: 'stop', logprobs: last === 'nolp' ? null : { content: pieces.map((t, i) => ({ token: t, logprob: lps[i], top_logprobs: [] })) } }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: pieces.join('') },
+              finish_reason: 'stop',
+              logprobs:
+                last === 'nolp'
+                  ? null
+                  : { content: pieces.map((t, i) => ({ token: t, logprob: lps[i], top_logprobs: [] })) },
+            },
+          ],
         }),
       );
     });
@@ -64,8 +80,14 @@ const ctx = (model: OpenAIRolloutModel) => ({
 });
 
 test('prompt tokens become chat messages again', () => {
-  const ids = encodePrompt(tok, [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'what is 6 x 7?' }]);
-  assert.deepEqual(promptMessages(tok, ids), [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'what is 6 x 7?' }]);
+  const ids = encodePrompt(tok, [
+    { role: 'system', content: 'be brief' },
+    { role: 'user', content: 'what is 6 x 7?' },
+  ]);
+  assert.deepEqual(promptMessages(tok, ids), [
+    { role: 'system', content: 'be brief' },
+    { role: 'user', content: 'what is 6 x 7?' },
+  ]);
 });
 
 test('samples from the endpoint: text, tokens, log-probs credited to local tokens, version from the model name', async () => {
@@ -105,7 +127,11 @@ test('a configured version is recorded; no server log-probs -> none recorded', a
 
 test('endpoint failures are infra_failure, not reward 0; a transient 503 is retried', async () => {
   const m = new OpenAIRolloutModel({ baseUrl: base, model: 'm', tokenizer: tok, timeoutMs: 500, maxRetries: 1 });
-  for (const [prompt, why] of [['fail500', /HTTP 500/], ['badjson', /not JSON/], ['slow', /no reply within 500 ms/]] as const) {
+  for (const [prompt, why] of [
+    ['fail500', /HTTP 500/],
+    ['badjson', /not JSON/],
+    ['slow', /no reply within 500 ms/],
+  ] as const) {
     const exps = await workflows.get('single_turn').run([task(prompt)], { ...ctx(m), repeatTimes: 1 });
     assert.equal(exps[0]!.status, 'infra_failure', prompt);
     assert.match(exps[0]!.statusReason!, why);

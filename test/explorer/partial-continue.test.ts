@@ -47,10 +47,24 @@ function recompute(model: Transformer, e: Experience): number[] {
   return e.responseTokens.map((_, j) => lp[P + j - 1]!);
 }
 
-test('a trajectory cut at the step budget is continued with each later step\'s weights; tokens, log-probs and reward add up', async () => {
-  const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 1, dFF: 32, maxSeqLen: 96 });
+test("a trajectory cut at the step budget is continued with each later step's weights; tokens, log-probs and reward add up", async () => {
+  const cfg = makeConfig({
+    vocabSize: tok.vocabSize,
+    dModel: 16,
+    nLayers: 1,
+    nHeads: 2,
+    nKvHeads: 1,
+    dFF: 32,
+    maxSeqLen: 96,
+  });
   const weights = [new Transformer(cfg, 11), new Transformer(cfg, 12), new Transformer(cfg, 13)];
-  const tasks: Task[] = [0, 1, 2].map((i) => ({ id: `t${i}`, taskset: 'x', domain: 'text', prompt: `say something long ${i}`, answer: 'x' }));
+  const tasks: Task[] = [0, 1, 2].map((i) => ({
+    id: `t${i}`,
+    taskset: 'x',
+    domain: 'text',
+    prompt: `say something long ${i}`,
+    answer: 'x',
+  }));
   let next = 0;
   const rewardCalls: { task: string; text: string }[] = [];
   const reward: RewardFn = async (task, text) => {
@@ -61,18 +75,24 @@ test('a trajectory cut at the step budget is continued with each later step\'s w
   const processed: Experience[][] = [];
   const budget = 5;
   const maxNew = 13;
-  const explorer = new Explorer(workflows.get('single_turn'), reward, { next: (n) => Array.from({ length: n }, () => tasks[next++ % tasks.length]!) }, sink, {
-    runId: 'r',
-    tasksPerStep: 1,
-    repeatTimes: 3,
-    sampling: { maxNewTokens: maxNew, temperature: 1, topK: 0, topP: 1 },
-    seed: 5,
-    partial: { maxTokensPerStep: budget },
-    process: (exps) => {
-      processed.push(exps);
-      return exps;
+  const explorer = new Explorer(
+    workflows.get('single_turn'),
+    reward,
+    { next: (n) => Array.from({ length: n }, () => tasks[next++ % tasks.length]!) },
+    sink,
+    {
+      runId: 'r',
+      tasksPerStep: 1,
+      repeatTimes: 3,
+      sampling: { maxNewTokens: maxNew, temperature: 1, topK: 0, topP: 1 },
+      seed: 5,
+      partial: { maxTokensPerStep: budget },
+      process: (exps) => {
+        processed.push(exps);
+        return exps;
+      },
     },
-  });
+  );
   const snapshots: Map<string, Experience>[] = [];
   try {
     for (let s = 0; s < 6; s++) {
@@ -86,7 +106,10 @@ test('a trajectory cut at the step budget is continued with each later step\'s w
     const done = [...sink.rows.values()].filter((e) => e.status !== 'partial');
     const multi = done.filter((e) => (e.segments?.length ?? 0) > 1);
     assert.ok(multi.length >= 3, `${multi.length} finished trajectories spanned more than one step`);
-    assert.ok(multi.some((e) => e.segments!.length === 3), 'a 13-token trajectory with budget 5 spans three steps');
+    assert.ok(
+      multi.some((e) => e.segments!.length === 3),
+      'a 13-token trajectory with budget 5 spans three steps',
+    );
     for (const e of done) {
       const segs = e.segments ?? [];
       // Segments cover the response in order; each one is at most the budget.
@@ -94,7 +117,11 @@ test('a trajectory cut at the step budget is continued with each later step\'s w
       segs.forEach((g, i) => {
         assert.equal(g.start, i === 0 ? 0 : segs[i - 1]!.end);
         assert.ok(g.end - g.start <= budget);
-        assert.equal(g.version, g.step! % weights.length, 'a segment is sampled by the weights of the step that made it');
+        assert.equal(
+          g.version,
+          g.step! % weights.length,
+          'a segment is sampled by the weights of the step that made it',
+        );
         // The stored prefix at the end of that segment's step is exactly the trajectory up to it.
         const then = snapshots[g.step!]!.get(e.id);
         if (g.end < e.responseTokens.length) {
@@ -104,7 +131,11 @@ test('a trajectory cut at the step budget is continued with each later step\'s w
         }
         // Behaviour log-probs of the segment = recomputation under that segment's weights.
         const re = recompute(weights[g.version]!, e);
-        for (let j = g.start; j < g.end; j++) assert.ok(Math.abs(re[j]! - e.logprobs[j]!) < 2e-3, `${e.id} token ${j}: ${e.logprobs[j]} vs recomputed ${re[j]}`);
+        for (let j = g.start; j < g.end; j++)
+          assert.ok(
+            Math.abs(re[j]! - e.logprobs[j]!) < 2e-3,
+            `${e.id} token ${j}: ${e.logprobs[j]} vs recomputed ${re[j]}`,
+          );
       });
       assert.equal(e.modelVersion, segs.at(-1)?.version ?? e.modelVersion);
       assert.equal(e.responseText, tok.decode(e.responseTokens, { skipSpecial: true }));
@@ -115,8 +146,13 @@ test('a trajectory cut at the step budget is continued with each later step\'s w
       assert.equal(e.reward, e.responseText.length % 3);
     }
     const waitingDone = [...sink.rows.values()].filter((e) => e.status === 'partial' && partialState(e)?.finished);
-    for (const e of waitingDone) assert.equal(e.reward, e.responseText.length % 3, 'a sample waiting for its group keeps its reward');
-    assert.equal(rewardCalls.length, done.length + waitingDone.length, 'one reward call per finished trajectory, none on a prefix');
+    for (const e of waitingDone)
+      assert.equal(e.reward, e.responseText.length % 3, 'a sample waiting for its group keeps its reward');
+    assert.equal(
+      rewardCalls.length,
+      done.length + waitingDone.length,
+      'one reward call per finished trajectory, none on a prefix',
+    );
     // Whole groups only: every group the pipeline saw was complete (all 3 samples) and none had a partial sample.
     for (const batch of processed) {
       const groups = new Map<string, Experience[]>();
@@ -138,14 +174,32 @@ test('a trajectory cut at the step budget is continued with each later step\'s w
 });
 
 test('without partial_rollout nothing is cut: samples run to max_new_tokens in one step', async () => {
-  const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 1, dFF: 32, maxSeqLen: 96 });
+  const cfg = makeConfig({
+    vocabSize: tok.vocabSize,
+    dModel: 16,
+    nLayers: 1,
+    nHeads: 2,
+    nKvHeads: 1,
+    dFF: 32,
+    maxSeqLen: 96,
+  });
   const model = new Transformer(cfg, 11);
   const sink = new MapSink();
   const task: Task = { id: 't', taskset: 'x', domain: 'text', prompt: 'p', answer: 'x' };
   try {
-    const explorer = new Explorer(workflows.get('single_turn'), async () => ({ reward: 1, status: 'ok' }), { next: (n) => Array.from({ length: n }, () => task) }, sink, {
-      runId: 'r', tasksPerStep: 1, repeatTimes: 2, sampling: { maxNewTokens: 13, temperature: 1, topK: 0, topP: 1 }, seed: 5,
-    });
+    const explorer = new Explorer(
+      workflows.get('single_turn'),
+      async () => ({ reward: 1, status: 'ok' }),
+      { next: (n) => Array.from({ length: n }, () => task) },
+      sink,
+      {
+        runId: 'r',
+        tasksPerStep: 1,
+        repeatTimes: 2,
+        sampling: { maxNewTokens: 13, temperature: 1, topK: 0, topP: 1 },
+        seed: 5,
+      },
+    );
     const m = await explorer.exploreStep(new LocalRolloutModel(model, tok, 0));
     assert.equal(m.partial_pending, undefined);
     for (const e of sink.rows.values()) {

@@ -39,14 +39,34 @@ test('right solutions get 1: in a fence, in prose, as an arrow function, async, 
 });
 
 test('deep equality for arrays and objects; exact integers, tolerant floats', async () => {
-  const t: Task = { id: 'p', taskset: 't', domain: 'code', prompt: 'p', entryPoint: 'pairs', tests: [
-    { args: [2], expected: [{ i: 0 }, { i: 1 }] },
-    { args: [0], expected: [] },
-  ] };
+  const t: Task = {
+    id: 'p',
+    taskset: 't',
+    domain: 'code',
+    prompt: 'p',
+    entryPoint: 'pairs',
+    tests: [
+      { args: [2], expected: [{ i: 0 }, { i: 1 }] },
+      { args: [0], expected: [] },
+    ],
+  };
   assert.equal((await score('function pairs(n) { return Array.from({ length: n }, (_, i) => ({ i })) }', t)).reward, 1);
-  assert.equal((await score('function pairs(n) { return Array.from({ length: n }, (_, i) => ({ i, extra: 1 })) }', t)).reward, 0.5);
-  assert.equal((await score('function pairs(n) { return Array.from({ length: n }, (_, i) => ({ i: String(i) })) }', t)).reward, 0.5);
-  const big: Task = { id: 'b', taskset: 't', domain: 'code', prompt: 'p', entryPoint: 'f', tests: [{ args: [], expected: 9007199254740991 }] };
+  assert.equal(
+    (await score('function pairs(n) { return Array.from({ length: n }, (_, i) => ({ i, extra: 1 })) }', t)).reward,
+    0.5,
+  );
+  assert.equal(
+    (await score('function pairs(n) { return Array.from({ length: n }, (_, i) => ({ i: String(i) })) }', t)).reward,
+    0.5,
+  );
+  const big: Task = {
+    id: 'b',
+    taskset: 't',
+    domain: 'code',
+    prompt: 'p',
+    entryPoint: 'f',
+    tests: [{ args: [], expected: 9007199254740991 }],
+  };
   assert.equal((await score('function f() { return 9007199254740990 }', big)).reward, 0, 'integers compare exactly');
 });
 
@@ -55,7 +75,9 @@ test('partly right solutions get the fraction of tests passed', async () => {
   // [1,2,3] -> 6 ok; [] -> 1 wrong; [-1,1] -> 0 ok; [0.1,0.2] -> 0.30000000000000004 ok (tolerance)
   assert.equal(r.reward, 0.75);
   assert.equal(r.details?.passed, 3);
-  const r2 = await score('function sumList(xs) { if (xs.length === 0) throw new Error("empty"); return xs.reduce((a, b) => a + b) }');
+  const r2 = await score(
+    'function sumList(xs) { if (xs.length === 0) throw new Error("empty"); return xs.reduce((a, b) => a + b) }',
+  );
   assert.equal(r2.reward, 0.75, 'a throwing test fails alone');
   assert.match(String(r2.details?.error), /empty/);
 });
@@ -96,7 +118,17 @@ test('hostile solutions are a normal low reward, and the next task is unaffected
 });
 
 test('the code cannot forge passing results', async () => {
-  const t: Task = { id: 'f', taskset: 't', domain: 'code', prompt: 'p', entryPoint: 'f', tests: [{ args: [], expected: 42 }, { args: [], expected: 42 }] };
+  const t: Task = {
+    id: 'f',
+    taskset: 't',
+    domain: 'code',
+    prompt: 'p',
+    entryPoint: 'f',
+    tests: [
+      { args: [], expected: 42 },
+      { args: [], expected: 42 },
+    ],
+  };
   const forged = '{"ok":true,"value":42}';
   for (const response of [
     // getters on the prototypes where the harness keeps async results

@@ -7,7 +7,14 @@ import { rewardFns } from '../../backend/explorer/rewards/index.js';
 const k12 = rewardFns.get('k12');
 const exact = rewardFns.get('exact_match');
 const free = (answer: string): Task => ({ id: 'k', taskset: 't', domain: 'k12', prompt: 'q', answer });
-const mc = (answer: string, choices = ['shark', 'whale', 'trout', 'eel']): Task => ({ id: 'k', taskset: 't', domain: 'k12', prompt: 'Which is a mammal?', choices, answer });
+const mc = (answer: string, choices = ['shark', 'whale', 'trout', 'eel']): Task => ({
+  id: 'k',
+  taskset: 't',
+  domain: 'k12',
+  prompt: 'Which is a mammal?',
+  choices,
+  answer,
+});
 const score = async (t: Task, r: string) => {
   const res = await k12(t, r);
   assert.equal(res.status, 'ok');
@@ -62,7 +69,21 @@ test('k12 free answers: wrong values, wrong units and ambiguous spans get 0', as
 });
 
 test('k12 multiple choice: the letter in its usual spellings, or the choice text', async () => {
-  for (const response of ['B', '(B)', 'B)', 'b.', '**B**', '<answer>B</answer>', '<answer>(B) whale</answer>', 'The answer is B.', 'Answer: option B', 'I think it is\nB) whale', 'whale', '<answer>Whale</answer>', 'The answer is whale']) {
+  for (const response of [
+    'B',
+    '(B)',
+    'B)',
+    'b.',
+    '**B**',
+    '<answer>B</answer>',
+    '<answer>(B) whale</answer>',
+    'The answer is B.',
+    'Answer: option B',
+    'I think it is\nB) whale',
+    'whale',
+    '<answer>Whale</answer>',
+    'The answer is whale',
+  ]) {
     assert.equal(await score(mc('B'), response), 1, response);
   }
   assert.equal(await score(mc('whale'), 'B'), 1, 'task answer given as the choice text');
@@ -70,7 +91,18 @@ test('k12 multiple choice: the letter in its usual spellings, or the choice text
 });
 
 test('k12 multiple choice: wrong, several and contradictory choices get 0', async () => {
-  for (const response of ['A', '<answer>C</answer>', 'A B C D', '<answer>A, B, C, D</answer>', 'ABCD', '<answer>B) shark</answer>', 'shark or whale', '<answer>E</answer>', '<answer>Z</answer>', '']) {
+  for (const response of [
+    'A',
+    '<answer>C</answer>',
+    'A B C D',
+    '<answer>A, B, C, D</answer>',
+    'ABCD',
+    '<answer>B) shark</answer>',
+    'shark or whale',
+    '<answer>E</answer>',
+    '<answer>Z</answer>',
+    '',
+  ]) {
     assert.equal(await score(mc('B'), response), 0, response);
   }
 });
@@ -109,6 +141,7 @@ test('exact_match: exact, and positional partial credit where the task asks for 
 });
 
 test('registry: every built-in reward is registered by name', () => {
-  for (const name of ['exact_match', 'math_answer', 'countdown', 'k12', 'code_tests']) assert.ok(rewardFns.has(name), name);
+  for (const name of ['exact_match', 'math_answer', 'countdown', 'k12', 'code_tests'])
+    assert.ok(rewardFns.has(name), name);
   assert.throws(() => rewardFns.get('nope'), /unknown reward function 'nope'/);
 });

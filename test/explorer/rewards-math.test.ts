@@ -94,7 +94,11 @@ test('math_answer: malformed and hostile responses score 0 and never throw', asy
     assert.ok(r.reward <= 0.1, `${h.slice(0, 30)}: ${r.reward}`);
     assert.equal(r.details?.correct, 0);
   }
-  assert.equal((await math({ ...mt('7'), answer: undefined }, '<answer>7</answer>')).status, 'infra_failure', 'a task without an answer cannot be scored');
+  assert.equal(
+    (await math({ ...mt('7'), answer: undefined }, '<answer>7</answer>')).status,
+    'infra_failure',
+    'a task without an answer cannot be scored',
+  );
 });
 
 test('countdown: exact parser and evaluator', () => {
@@ -104,7 +108,21 @@ test('countdown: exact parser and evaluator', () => {
   assert.ok(evaluateExpression('8 / 4 / 2').value.equals(new Rational(1n)));
   assert.ok(evaluateExpression('2 × 3 ÷ 6').value.equals(new Rational(1n)));
   assert.deepEqual(evaluateExpression('(25-5)*(3+1)').numbers.map(String), ['25', '5', '3', '1']);
-  for (const bad of ['', '1 +', '(1', '1)', '-3+4', '2**3', '2^3', 'Math.max(1,2)', 'process.exit()', '1e3', '1..2', '(((((((((((((((((((((((((((((((((((((((((((1)))))))))))))))))))))))))))))))))))))))))))', '1+'.repeat(300) + '1']) {
+  for (const bad of [
+    '',
+    '1 +',
+    '(1',
+    '1)',
+    '-3+4',
+    '2**3',
+    '2^3',
+    'Math.max(1,2)',
+    'process.exit()',
+    '1e3',
+    '1..2',
+    '(((((((((((((((((((((((((((((((((((((((((((1)))))))))))))))))))))))))))))))))))))))))))',
+    '1+'.repeat(300) + '1',
+  ]) {
     assert.throws(() => evaluateExpression(bad), ExpressionError, bad.slice(0, 30));
   }
   assert.throws(() => evaluateExpression('1/(2-2)'), RangeError);
@@ -140,7 +158,11 @@ test('countdown: wrong answers get the format credit or nothing', async () => {
     assert.equal((await countdown(t, response)).reward, expected, response);
   }
   assert.equal((await countdown(t, '<answer>2*(3+4)</answer>')).reward, 1);
-  assert.equal((await countdown(ct([2, 3, 4, 5], 14, { useAll: true }), '<answer>2*(3+4)</answer>')).reward, 0.1, 'useAll needs every number');
+  assert.equal(
+    (await countdown(ct([2, 3, 4, 5], 14, { useAll: true }), '<answer>2*(3+4)</answer>')).reward,
+    0.1,
+    'useAll needs every number',
+  );
 });
 
 test('countdown: malformed and hostile answers are never evaluated as code', async () => {
@@ -164,5 +186,8 @@ test('countdown: malformed and hostile answers are never evaluated as code', asy
   }
   assert.equal(touched, false);
   delete (globalThis as Record<string, unknown>).__countdownProbe;
-  assert.equal((await countdown({ id: 'x', taskset: 't', domain: 'math', prompt: 'q' }, '<answer>1</answer>')).status, 'infra_failure');
+  assert.equal(
+    (await countdown({ id: 'x', taskset: 't', domain: 'math', prompt: 'q' }, '<answer>1</answer>')).status,
+    'infra_failure',
+  );
 });

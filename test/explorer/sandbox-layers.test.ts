@@ -51,7 +51,11 @@ test('a program that escaped the vm still cannot touch files, processes, threads
     assert.ok(layers.permissionFlag, 'Node permission model available');
     const { cmd, args } = workerCommand(DEFAULT_SANDBOX_OPTIONS, ESCAPED);
     // `node -e SOURCE ARG`: the argument reaches process.argv[1]
-    const child = spawn(cmd, [...args, JSON.stringify([secret, canary, (server.address() as AddressInfo).port])], { env: {}, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, [...args, JSON.stringify([secret, canary, (server.address() as AddressInfo).port])], {
+      env: {},
+      cwd: '/',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -60,7 +64,8 @@ test('a program that escaped the vm still cannot touch files, processes, threads
     const out = JSON.parse(stdout.trim().split('\n').pop() || '{}') as Record<string, string>;
     assert.ok(Object.keys(out).length > 0, `no report: ${stderr}`);
     if (process.env.RFT_HOSTILE_DEBUG) console.error(layers, out);
-    for (const k of ['read', 'readdir', 'write', 'spawn', 'worker']) assert.match(out[k]!, /^denied: ERR_ACCESS_DENIED/, `${k}: ${out[k]}`);
+    for (const k of ['read', 'readdir', 'write', 'spawn', 'worker'])
+      assert.match(out[k]!, /^denied: ERR_ACCESS_DENIED/, `${k}: ${out[k]}`);
     assert.equal(out.env, 'allowed: {}', 'the worker inherits no environment');
     assert.equal(existsSync(canary), false);
     if (layers.network !== 'none') {
@@ -69,7 +74,8 @@ test('a program that escaped the vm still cannot touch files, processes, threads
     }
     if (layers.user !== 'same as host') assert.equal(out.uid, 'allowed: 65534');
     // In its own PID namespace the parent is outside (ppid 0, tested on its own below); else the drop of identity stops it.
-    if (layers.user !== 'same as host' && !layers.pids.startsWith('own')) assert.match(out.signal!, /^denied: EPERM/, 'an unprivileged worker cannot signal the host');
+    if (layers.user !== 'same as host' && !layers.pids.startsWith('own'))
+      assert.match(out.signal!, /^denied: EPERM/, 'an unprivileged worker cannot signal the host');
   } finally {
     server.close();
     rmSync(dir, { recursive: true, force: true });
@@ -90,7 +96,11 @@ test('with a PID namespace, escaped code cannot see or signal a host process of 
   if (!layers.pids.startsWith('own')) return t.skip(`no PID namespace here: ${layers.pids}`);
   // The victim runs as the sandbox's user (nobody when the host is root, else the host's user).
   const asNobody = process.getuid?.() === 0 && layers.user !== 'same as host';
-  const victim = spawn(asNobody ? 'setpriv' : 'sleep', asNobody ? ['--reuid=65534', '--regid=65534', '--clear-groups', 'sleep', '60'] : ['60'], { stdio: 'ignore' });
+  const victim = spawn(
+    asNobody ? 'setpriv' : 'sleep',
+    asNobody ? ['--reuid=65534', '--regid=65534', '--clear-groups', 'sleep', '60'] : ['60'],
+    { stdio: 'ignore' },
+  );
   try {
     await new Promise((res) => victim.on('spawn', res));
     assert.ok(victim.pid! > 2);
@@ -128,7 +138,14 @@ test('with a PID namespace, escaped code cannot see or signal a host process of 
 });
 
 test('sandbox failures are infra_failure, user failures are not', async () => {
-  const tk = { id: 'c', taskset: 't', domain: 'code' as const, prompt: 'p', entryPoint: 'f', tests: [{ args: [1], expected: 2 }] };
+  const tk = {
+    id: 'c',
+    taskset: 't',
+    domain: 'code' as const,
+    prompt: 'p',
+    entryPoint: 'f',
+    tests: [{ args: [1], expected: 2 }],
+  };
   // a pool that cannot start its workers (no such Node binary): the sandbox failed, not the code
   const broken = new SandboxPool({ workers: 1, nodePath: '/nonexistent/node', startupTimeoutMs: 3000 });
   const r1 = await runCodeTests(tk, 'function f(x) { return x + 1 }', broken);
@@ -147,7 +164,11 @@ test('sandbox failures are infra_failure, user failures are not', async () => {
     assert.equal((await pending).status, 'infra_failure');
     // the pool replaced the worker and goes on; a crash of the user's code is a normal low reward
     assert.deepEqual([(await runCodeTests(tk, 'function f(x) { return x + 1 }', pool)).reward], [1]);
-    const oom = await runCodeTests(tk, 'function f() { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)) }', pool);
+    const oom = await runCodeTests(
+      tk,
+      'function f() { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)) }',
+      pool,
+    );
     assert.deepEqual([oom.status, oom.reward, oom.details?.kind], ['ok', 0, 'memory']);
     assert.equal((await runCodeTests(tk, 'function f(x) { return x + 1 }', pool)).reward, 1);
   } finally {

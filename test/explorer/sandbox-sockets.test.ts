@@ -70,12 +70,17 @@ test('socket files are refused in a sandbox worker (and would be reachable witho
     const i = args.indexOf(SOCKET_GUARD_URL);
     assert.ok(i > 0 && args[i - 1] === '--import', 'the guard is loaded before the program');
     const guarded = await runWorker(cmd, args, sock);
-    for (const k of ['connect', 'options', 'socket', 'http']) assert.match(guarded[k]!, /^denied: ERR_ACCESS_DENIED/, `${k}: ${guarded[k]}`);
+    for (const k of ['connect', 'options', 'socket', 'http'])
+      assert.match(guarded[k]!, /^denied: ERR_ACCESS_DENIED/, `${k}: ${guarded[k]}`);
     assert.equal(guarded.redefine, 'denied', 'the guard cannot be replaced');
     assert.equal(connections, 0);
 
     // Control: the same worker command without the guard reaches the socket.
-    const bare = await runWorker(cmd, args.filter((_, k) => k !== i && k !== i - 1), sock);
+    const bare = await runWorker(
+      cmd,
+      args.filter((_, k) => k !== i && k !== i - 1),
+      sock,
+    );
     assert.equal(bare.connect, 'allowed: connected', JSON.stringify(bare));
     assert.ok(connections > 0);
   } finally {

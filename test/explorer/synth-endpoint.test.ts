@@ -36,23 +36,40 @@ async function chatServer(replies: ((user: string, i: number) => string)[], base
       res.writeHead(404).end('{}');
       return;
     }
-    const b = JSON.parse(await body(req)) as { model: string; seed: number; messages: { role: string; content: string }[] };
+    const b = JSON.parse(await body(req)) as {
+      model: string;
+      seed: number;
+      messages: { role: string; content: string }[];
+    };
     const user = b.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
     const k = seen.length;
     seen.push({ user, auth: req.headers.authorization, model: b.model });
     const content = replies[(b.seed - base) % replies.length]!(user, b.seed - base);
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: `c${k}`, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] }));
+    res.end(
+      JSON.stringify({
+        id: `c${k}`,
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      }),
+    );
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, seen, close: () => new Promise<void>((r) => srv.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((r) => srv.close(() => r())),
+  };
 }
 
 /** The expression of a `Compute EXPR.` prompt, with its first operand plus `d`; its value in JS. */
 function shifted(user: string, d: number): { prompt: string; value: number } {
   const expr = /Compute (.+?)\. Put/.exec(user)![1]!;
   const fresh = expr.replace(/\d+/, (n) => String(Number(n) + d));
-  return { prompt: `Compute ${fresh}. Put the result in <answer></answer>.`, value: Function(`return (${fresh});`)() as number };
+  return {
+    prompt: `Compute ${fresh}. Put the result in <answer></answer>.`,
+    value: Function(`return (${fresh});`)() as number,
+  };
 }
 
 test('endpoint proposer: a real chat server proposes, the reward checks, accepted tasks are stored with their origin', async () => {
@@ -85,7 +102,14 @@ test('endpoint proposer: a real chat server proposes, the reward checks, accepte
         size: 12,
         pipeline: [
           { name: 'dedupe' },
-          { name: 'synthesize', proposer: 'endpoint', per_step: 2, attempts: 8, prompt: 'Make a new task from: {prompt} (answer {answer})', endpoint: { base_url: server.url, model: 'proposer-1', api_key_env: 'RFT_SYNTH_TEST_KEY' } },
+          {
+            name: 'synthesize',
+            proposer: 'endpoint',
+            per_step: 2,
+            attempts: 8,
+            prompt: 'Make a new task from: {prompt} (answer {answer})',
+            endpoint: { base_url: server.url, model: 'proposer-1', api_key_env: 'RFT_SYNTH_TEST_KEY' },
+          },
         ],
       },
       workflow: { name: 'single_turn', reward: 'math_answer' },
@@ -105,9 +129,26 @@ test('endpoint proposer: a real chat server proposes, the reward checks, accepte
     assert.equal(server.seen.length, 8, 'attempts: 8 requests');
     assert.ok(server.seen.every((r) => r.model === 'proposer-1'));
     assert.ok(server.seen.every((r) => r.auth === 'Bearer sk-test-1'));
-    for (const r of server.seen) assert.match(r.user, /^Make a new task from: Compute .+\. Put the result in <answer><\/answer>\. \(answer -?\d+\)$/);
+    for (const r of server.seen)
+      assert.match(
+        r.user,
+        /^Make a new task from: Compute .+\. Put the result in <answer><\/answer>\. \(answer -?\d+\)$/,
+      );
     // Requests 0 and 4 carry good tasks; per_step 2 stops the round after the second, so request 7 is never looked at.
-    assert.deepEqual(rounds, [{ step: 0, added: 2, total: 2, proposed: 5, accepted: 2, unverifiable: 1, failed_check: 1, unchecked: 0, malformed: 1, duplicate: 0 }]);
+    assert.deepEqual(rounds, [
+      {
+        step: 0,
+        added: 2,
+        total: 2,
+        proposed: 5,
+        accepted: 2,
+        unverifiable: 1,
+        failed_check: 1,
+        unchecked: 0,
+        malformed: 1,
+        duplicate: 0,
+      },
+    ]);
     const stored = await storedSynthesizedTasks(store, 'r1');
     assert.equal(stored.length, 2);
     for (const t of stored) {
@@ -134,19 +175,40 @@ test('endpoint proposer: a real chat server proposes, the reward checks, accepte
 });
 
 test('model proposer: the rollout model (here an OpenAI-compatible one) is asked; a failed request is an unchecked proposal', async () => {
-  const server = await chatServer([() => '{"prompt": "Compute 50 + 1. Put the result in <answer></answer>.", "answer": "51", "solution": "<answer>51</answer>"}']);
+  const server = await chatServer([
+    () =>
+      '{"prompt": "Compute 50 + 1. Put the result in <answer></answer>.", "answer": "51", "solution": "<answer>51</answer>"}',
+  ]);
   try {
     const tok = CharTokenizer.train(['Compute 1 + 2. Put the result in <answer></answer>. {}"']);
-    const parent = { id: 'p1', taskset: 't', domain: 'math' as const, prompt: 'Compute 1 + 2. Put the result in <answer></answer>.', answer: '3' };
+    const parent = {
+      id: 'p1',
+      taskset: 't',
+      domain: 'math' as const,
+      prompt: 'Compute 1 + 2. Put the result in <answer></answer>.',
+      answer: '3',
+    };
     const live = new OpenAIRolloutModel({ baseUrl: server.url, model: 'm', tokenizer: tok });
-    const ps = await modelProposer({ model: () => live, maxNewTokens: 64, temperature: 1 })([parent], 2, { step: 0, seed: 1 });
+    const ps = await modelProposer({ model: () => live, maxNewTokens: 64, temperature: 1 })([parent], 2, {
+      step: 0,
+      seed: 1,
+    });
     assert.equal(ps.length, 2);
     assert.equal(ps[0]!.task?.prompt, 'Compute 50 + 1. Put the result in <answer></answer>.');
     assert.equal(ps[0]!.reference, '<answer>51</answer>');
     // The default prompt names the parent task and its answer.
     assert.match(server.seen[0]!.user, /Task: Compute 1 \+ 2\. .*\nAnswer: 3\n/);
-    const down = new OpenAIRolloutModel({ baseUrl: 'http://127.0.0.1:9', model: 'm', tokenizer: tok, maxRetries: 0, timeoutMs: 2000 });
-    const failed = await modelProposer({ model: () => down, maxNewTokens: 8, temperature: 1 })([parent], 1, { step: 0, seed: 1 });
+    const down = new OpenAIRolloutModel({
+      baseUrl: 'http://127.0.0.1:9',
+      model: 'm',
+      tokenizer: tok,
+      maxRetries: 0,
+      timeoutMs: 2000,
+    });
+    const failed = await modelProposer({ model: () => down, maxNewTokens: 8, temperature: 1 })([parent], 1, {
+      step: 0,
+      seed: 1,
+    });
     assert.equal(failed[0]!.infra, true);
     assert.equal(failed[0]!.task, undefined);
     // A local model whose prompt does not fit its context: every proposal is an infra failure, not a crash.
@@ -154,7 +216,11 @@ test('model proposer: the rollout model (here an OpenAI-compatible one) is asked
     const { presetConfig } = await import('../../backend/model/config.js');
     const m = new Transformer(presetConfig('tiny-0.4m', tok.vocabSize, { maxSeqLen: 16 }), 1);
     try {
-      const tiny = await modelProposer({ model: () => new LocalRolloutModel(m, tok, 0), maxNewTokens: 4, temperature: 1 })([parent], 2, { step: 0, seed: 1 });
+      const tiny = await modelProposer({
+        model: () => new LocalRolloutModel(m, tok, 0),
+        maxNewTokens: 4,
+        temperature: 1,
+      })([parent], 2, { step: 0, seed: 1 });
       assert.ok(tiny.every((p) => p.infra && /generation failed/.test(p.error!)));
     } finally {
       m.dispose();
@@ -194,10 +260,11 @@ async function hostileServer(kind: 'big' | 'slow') {
   return {
     url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
     sent,
-    close: () => new Promise<void>((r) => {
-      srv.closeAllConnections();
-      srv.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
   };
 }
 
@@ -207,10 +274,19 @@ for (const kind of ['big', 'slow'] as const) {
     const dir = mkdtempSync(join(tmpdir(), 'rft-synth-cap-'));
     const store = await openStore(join(dir, 'buffer.db'));
     try {
-      const endpoint = { base_url: server.url, model: 'm', timeout_ms: kind === 'slow' ? 1500 : 60_000, ...(kind === 'big' ? { max_reply_bytes: 100_000 } : {}) };
+      const endpoint = {
+        base_url: server.url,
+        model: 'm',
+        timeout_ms: kind === 'slow' ? 1500 : 60_000,
+        ...(kind === 'big' ? { max_reply_bytes: 100_000 } : {}),
+      };
       const { config: cfg, issues } = validateRunConfig({
         seed: 1,
-        taskset: { builtin: 'arith', size: 4, pipeline: [{ name: 'synthesize', proposer: 'endpoint', per_step: 1, attempts: 2, endpoint }] },
+        taskset: {
+          builtin: 'arith',
+          size: 4,
+          pipeline: [{ name: 'synthesize', proposer: 'endpoint', per_step: 1, attempts: 2, endpoint }],
+        },
         workflow: { name: 'single_turn', reward: 'math_answer' },
         explorer: { tasks_per_step: 2 },
       });
@@ -218,19 +294,40 @@ for (const kind of ['big', 'slow'] as const) {
       const pools = loadTasks(cfg);
       const tok = CharTokenizer.train(pools.train.map((t) => t.prompt!));
       const rounds: { proposed: number; accepted: number; unchecked: number }[] = [];
-      const hook = taskSynthesis(cfg, { runId: 'r', store, feed: new TaskFeed(cfg, pools.train), pools, tok, onRound: (r) => rounds.push(r) })!;
+      const hook = taskSynthesis(cfg, {
+        runId: 'r',
+        store,
+        feed: new TaskFeed(cfg, pools.train),
+        pools,
+        tok,
+        onRound: (r) => rounds.push(r),
+      })!;
       await hook.afterStep(pools.train.slice(0, 2), undefined as never, 0);
       assert.equal(rounds.length, 1, 'the round ended');
       assert.equal(rounds[0]!.accepted, 0);
-      assert.equal(rounds[0]!.unchecked, 2, `both proposals failed on the proposer's side: ${JSON.stringify(rounds[0])}`);
+      assert.equal(
+        rounds[0]!.unchecked,
+        2,
+        `both proposals failed on the proposer's side: ${JSON.stringify(rounds[0])}`,
+      );
       // The client stopped reading: far less than the 10 MB left the server.
       assert.ok(server.sent.length >= 2);
       for (const n of server.sent) assert.ok(n < 5_000_000, `the client hung up early (${n} bytes sent)`);
       // The reason each one failed (the proposer's error) names the limit.
-      const live = new OpenAIRolloutModel({ baseUrl: server.url, model: 'm', tokenizer: tok, maxRetries: 0, timeoutMs: endpoint.timeout_ms, maxReplyBytes: 100_000 });
+      const live = new OpenAIRolloutModel({
+        baseUrl: server.url,
+        model: 'm',
+        tokenizer: tok,
+        maxRetries: 0,
+        timeoutMs: endpoint.timeout_ms,
+        maxReplyBytes: 100_000,
+      });
       const [g] = await live.generate([tok.encode('Compute 1 + 2.')], { maxNewTokens: 8 });
       assert.equal(g!.finishReason, 'error');
-      assert.match(g!.infraError!, kind === 'big' ? /reply is over 100000 bytes \(the max_reply_bytes limit\)/ : /no reply within 1500 ms/);
+      assert.match(
+        g!.infraError!,
+        kind === 'big' ? /reply is over 100000 bytes \(the max_reply_bytes limit\)/ : /no reply within 1500 ms/,
+      );
     } finally {
       await store.close();
       await server.close();

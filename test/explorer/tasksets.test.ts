@@ -21,11 +21,17 @@ for (const name of [...SCORED, 'guess']) {
     assert.equal(ev.length, 40);
     // An episode of the guessing game is its prompt and its hidden secret.
     // A vision task is its question and its image.
-    const key = (t: Task) => (name === 'guess' ? `${t.prompt}|${t.answer}` : name === 'vision' ? `${t.prompt}|${t.image!.rgb.join('')}` : t.prompt);
+    const key = (t: Task) =>
+      name === 'guess'
+        ? `${t.prompt}|${t.answer}`
+        : name === 'vision'
+          ? `${t.prompt}|${t.image!.rgb.join('')}`
+          : t.prompt;
     const evalPrompts = new Set(ev.map(key));
     assert.equal(evalPrompts.size, ev.length, 'eval prompts unique');
     // Disjoint whatever the seeds: a train set from another seed shares no prompt with eval.
-    for (const t of [...a, ...g.generate(200, 11, 'train')]) assert.ok(!evalPrompts.has(key(t)), `train prompt in eval: ${key(t)}`);
+    for (const t of [...a, ...g.generate(200, 11, 'train')])
+      assert.ok(!evalPrompts.has(key(t)), `train prompt in eval: ${key(t)}`);
     assert.ok(new Set(a.map((t) => t.id)).size === a.length);
   });
 }
@@ -39,7 +45,10 @@ for (const name of SCORED) {
       const right = await reward(t, g.solve(t));
       assert.equal(right.status, 'ok', `${t.id}: ${right.reason}`);
       assert.equal(right.reward, 1, `${t.id} ${t.prompt} -> ${g.solve(t)} ${JSON.stringify(right.details)}`);
-      const wrong = await reward(t, name === 'code' ? '```js\nfunction nope() { return 0; }\n```' : '<answer>-98765</answer>');
+      const wrong = await reward(
+        t,
+        name === 'code' ? '```js\nfunction nope() { return 0; }\n```' : '<answer>-98765</answer>',
+      );
       assert.equal(wrong.status, 'ok');
       assert.ok(wrong.reward < 1, `${t.id}: wrong answer scored ${wrong.reward}`);
       const junk = await reward(t, 'I do not know');

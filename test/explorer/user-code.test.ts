@@ -55,7 +55,10 @@ const load = () => (loading ??= loadCustomFile(file, { timeoutMs: 500 }));
 const failures: [string, RegExp][] = [
   ['exit', /its thread ended \(process\.exit\(0\) in .*hostile\.mjs\)/],
   ['exit3', /process\.exit\(3\)/],
-  ['loop', /did not return within 0\.5 s \(workflow\.code_timeout_seconds\) and its thread stopped answering \(a synchronous loop\?\): the thread was stopped/],
+  [
+    'loop',
+    /did not return within 0\.5 s \(workflow\.code_timeout_seconds\) and its thread stopped answering \(a synchronous loop\?\): the thread was stopped/,
+  ],
   ['throw', new RegExp(`threw at ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:6: boom`)],
 ];
 
@@ -77,7 +80,8 @@ test('a reward that exits, loops or throws is an infra_failure with the reason; 
   const many = await Promise.all(['fine', 'exit', 'fine', 'loop', 'fine'].map((w) => reward(task('t'), w)));
   assert.match(many[1]!.reason!, /process\.exit\(0\)/);
   assert.match(many[3]!.reason!, /synchronous loop/);
-  for (const i of [0, 2, 4]) assert.deepEqual(many[i], { reward: 1, status: 'ok' }, `call ${i} did not end the thread: scored`);
+  for (const i of [0, 2, 4])
+    assert.deepEqual(many[i], { reward: 1, status: 'ok' }, `call ${i} did not end the thread: scored`);
   assert.deepEqual(await reward(task('t'), 'fine'), { reward: 1, status: 'ok' });
 });
 
@@ -125,9 +129,17 @@ test('an environment whose create or step exits, loops or throws fails that epis
   await load();
   const env = environments.get('hostile_env');
   for (const [what, why] of failures) {
-    assert.throws(() => env.create(task('e', what)), (e: Error) => /^custom environment 'hostile_env' /.test(e.message) && why.test(e.message), what);
+    assert.throws(
+      () => env.create(task('e', what)),
+      (e: Error) => /^custom environment 'hostile_env' /.test(e.message) && why.test(e.message),
+      what,
+    );
     const s = env.create(task('e', 'fine'));
-    assert.throws(() => s.step(what), (e: Error) => why.test(e.message), `step ${what}`);
+    assert.throws(
+      () => s.step(what),
+      (e: Error) => why.test(e.message),
+      `step ${what}`,
+    );
     assert.deepEqual(env.create(task('e', 'fine')).step('fine'), { reward: 0.5, done: true }, `after ${what}`);
   }
 });
@@ -136,7 +148,10 @@ test('workflow.code_timeout_seconds bounds the code of workflow.file: refused at
   const { validateRunConfig } = await import('../../backend/core/config.js');
   const { config, issues } = validateRunConfig({ workflow: { name: 'single_turn', code_timeout_seconds: 5 } });
   assert.equal(config, undefined);
-  assert.ok(issues.some((i) => i.path === 'workflow.code_timeout_seconds' && /set file/.test(i.message)), JSON.stringify(issues));
+  assert.ok(
+    issues.some((i) => i.path === 'workflow.code_timeout_seconds' && /set file/.test(i.message)),
+    JSON.stringify(issues),
+  );
   const withFile = validateRunConfig({ workflow: { name: 'single_turn', file: './x.mjs', code_timeout_seconds: 5 } });
   assert.ok(!withFile.issues.some((i) => i.path.startsWith('workflow')), JSON.stringify(withFile.issues));
 });

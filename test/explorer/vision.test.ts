@@ -24,7 +24,10 @@ test('patchify: tiles left to right, top to bottom; pixels (row, column, channel
   assert.equal(p.length, 4 * 48);
   const idx = 1 * 48 + (2 * 4 + 1) * 3 + 1;
   assert.equal(p[idx], 1);
-  assert.equal(p.reduce((a, b) => a + b, 0), 1);
+  assert.equal(
+    p.reduce((a, b) => a + b, 0),
+    1,
+  );
   assert.throws(() => patchify({ width: 2, height: 2, rgb: [1, 2, 3] }, 2), /expected 2x2x3/);
 });
 
@@ -32,7 +35,9 @@ test('vision images: the drawn shapes have the colour and count the answer says'
   const tasks = builtinTasksets.get('vision').generate(30, 1, 'train');
   for (const t of tasks) {
     const { rgb } = t.image!;
-    const lit = rgb.filter((_, i) => i % 3 === 0).filter((_, k) => rgb[k * 3]! + rgb[k * 3 + 1]! + rgb[k * 3 + 2]! > 0).length;
+    const lit = rgb
+      .filter((_, i) => i % 3 === 0)
+      .filter((_, k) => rgb[k * 3]! + rgb[k * 3 + 1]! + rgb[k * 3 + 2]! > 0).length;
     assert.ok(lit > 0);
     if (/How many/.test(t.prompt!)) assert.ok(Number(t.answer) >= 1 && Number(t.answer) <= 4);
   }
@@ -44,14 +49,28 @@ test('vision workflow: the image prefix drives generation, and tokenLogprobs wit
   const gen = builtinTasksets.get('vision');
   const tasks = gen.generate(3, 2, 'train');
   const tok = CharTokenizer.train(tasks.flatMap((t) => [t.prompt!, gen.solve(t)]));
-  const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 1, dFF: 32, maxSeqLen: 128, vision: { patchSize: 4, maxPatches: 16 }, initStd: 0.3 });
+  const cfg = makeConfig({
+    vocabSize: tok.vocabSize,
+    dModel: 16,
+    nLayers: 1,
+    nHeads: 2,
+    nKvHeads: 1,
+    dFF: 32,
+    maxSeqLen: 128,
+    vision: { patchSize: 4, maxPatches: 16 },
+    initStd: 0.3,
+  });
   // initStd 0.3: a fresh 0.02-scale model has near-uniform outputs that hardly depend on any input.
   const model = new Transformer(cfg, 4);
   try {
     const exps = await workflows.get('vision').run(tasks, {
       model: new LocalRolloutModel(model, tok, 2),
       reward: rewardFns.get(gen.reward),
-      runId: 'r', repeatTimes: 2, step: 0, seed: 3, split: 'train',
+      runId: 'r',
+      repeatTimes: 2,
+      step: 0,
+      seed: 3,
+      split: 'train',
       sampling: workflowSampling({ maxNewTokens: 6, temperature: 1, topK: 0, topP: 1 }, tok),
     });
     assert.equal(exps.length, 6);
@@ -71,8 +90,13 @@ test('vision workflow: the image prefix drives generation, and tokenLogprobs wit
       const without = Array.from(await noPrefix.data()).slice(e.promptTokens.length - 1);
       lp.dispose();
       noPrefix.dispose();
-      e.logprobs.forEach((b, i) => assert.ok(Math.abs(b - withP[i]!) < 1e-3, `token ${i}: behaviour ${b} vs recomputed ${withP[i]}`));
-      assert.ok(e.logprobs.some((b, i) => Math.abs(b - without[i]!) > 1e-3), `the prefix changes the log-probs: ${JSON.stringify(e.logprobs)} vs ${JSON.stringify(without.slice(0, e.logprobs.length))}`);
+      e.logprobs.forEach((b, i) =>
+        assert.ok(Math.abs(b - withP[i]!) < 1e-3, `token ${i}: behaviour ${b} vs recomputed ${withP[i]}`),
+      );
+      assert.ok(
+        e.logprobs.some((b, i) => Math.abs(b - without[i]!) > 1e-3),
+        `the prefix changes the log-probs: ${JSON.stringify(e.logprobs)} vs ${JSON.stringify(without.slice(0, e.logprobs.length))}`,
+      );
     }
   } finally {
     model.dispose();

@@ -17,7 +17,16 @@ import { makeHfModel } from '../helpers/hf-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-workers-hf-'));
-const dir = makeHfModel(join(root, 'qwen2'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 16, layers: 1, heads: 2, kvHeads: 1, intermediate: 24, tied: true });
+const dir = makeHfModel(join(root, 'qwen2'), {
+  architecture: 'Qwen2ForCausalLM',
+  tokenizer: 'qwen3',
+  hidden: 16,
+  layers: 1,
+  heads: 2,
+  kvHeads: 1,
+  intermediate: 24,
+  tied: true,
+});
 const ck = loadCheckpoint(dir);
 const tok = ck.tokenizer!;
 const p = new WorkerRolloutModel({ workers: 1, config: ck.model.config, tokenizer: tok, repeat: null });
@@ -43,6 +52,12 @@ test('a worker thread generates what the in-process model generates with the Qwe
   const opts = { maxNewTokens: 6, temperature: 0, stopTokens: stopTokens(tok) };
   const got = await p.generate(prompts, opts);
   const want = await generate(ck.model, tok, prompts, opts);
-  assert.deepEqual(got.map((g) => g.tokens), want.map((g) => g.tokens));
-  assert.deepEqual(got.map((g) => g.text), want.map((g) => g.text));
+  assert.deepEqual(
+    got.map((g) => g.tokens),
+    want.map((g) => g.tokens),
+  );
+  assert.deepEqual(
+    got.map((g) => g.text),
+    want.map((g) => g.text),
+  );
 });

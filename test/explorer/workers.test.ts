@@ -13,7 +13,15 @@ import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 const tok = CharTokenizer.train(['abcdefghij rev 0123456789']);
-const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 1, dFF: 32, maxSeqLen: 48 });
+const cfg = makeConfig({
+  vocabSize: tok.vocabSize,
+  dModel: 16,
+  nLayers: 1,
+  nHeads: 2,
+  nKvHeads: 1,
+  dFF: 32,
+  maxSeqLen: 48,
+});
 const modelA = new Transformer(cfg, 1);
 const modelB = new Transformer(cfg, 2);
 const prompts = ['rev abc', 'rev ba', 'rev cab', 'rev a', 'rev bbb'].map((p) => [tok.bosId, ...tok.encode(p)]);
@@ -36,14 +44,26 @@ test('2 workers produce what the in-process model produces (greedy), and follow 
   const got = await p.generate(prompts, greedy);
   const want = await generate(modelA, tok, prompts, greedy);
   assert.equal(p.version, 4);
-  assert.deepEqual(got.map((g) => g.tokens), want.map((g) => g.tokens));
-  got.forEach((g, i) => assertF32Close(g.logprobs, want[i]!.logprobs, ULPS.twoPasses, `sample ${i}: worker vs in-process`));
+  assert.deepEqual(
+    got.map((g) => g.tokens),
+    want.map((g) => g.tokens),
+  );
+  got.forEach((g, i) =>
+    assertF32Close(g.logprobs, want[i]!.logprobs, ULPS.twoPasses, `sample ${i}: worker vs in-process`),
+  );
   await p.setWeights(modelB, 5);
   const got2 = await p.generate(prompts, greedy);
   const want2 = await generate(modelB, tok, prompts, greedy);
   assert.equal(p.version, 5);
-  assert.deepEqual(got2.map((g) => g.tokens), want2.map((g) => g.tokens));
-  assert.notDeepEqual(want2.map((g) => g.tokens), want.map((g) => g.tokens), 'the two weight sets differ');
+  assert.deepEqual(
+    got2.map((g) => g.tokens),
+    want2.map((g) => g.tokens),
+  );
+  assert.notDeepEqual(
+    want2.map((g) => g.tokens),
+    want.map((g) => g.tokens),
+    'the two weight sets differ',
+  );
   const m = p.metrics();
   assert.equal(m.jobs, 4);
   assert.equal(m.samples, 10);
@@ -55,7 +75,10 @@ test('a hung job times out and is retried on a fresh worker; a crashed worker is
   await p.setWeights(modelA, 1);
   const got = await p.generate(prompts, greedy);
   const want = await generate(modelA, tok, prompts, greedy);
-  assert.deepEqual(got.map((g) => g.tokens), want.map((g) => g.tokens));
+  assert.deepEqual(
+    got.map((g) => g.tokens),
+    want.map((g) => g.tokens),
+  );
   const m = p.metrics();
   assert.equal(m.timeouts, 1);
   assert.ok(m.crashes >= 1);

@@ -6,7 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Explorer } from '../../backend/explorer/explorer.js';
-import { workflows, type RolloutGeneration, type RolloutModel, type Workflow, type WorkflowContext } from '../../backend/explorer/workflow.js';
+import {
+  workflows,
+  type RolloutGeneration,
+  type RolloutModel,
+  type Workflow,
+  type WorkflowContext,
+} from '../../backend/explorer/workflow.js';
 import { evaluate } from '../../backend/coordinator/evaluate.js';
 import { stopTokens } from '../../backend/model/chat.js';
 import type { GenerateOptions } from '../../backend/model/generate.js';
@@ -35,7 +41,12 @@ class ScriptedModel implements RolloutModel {
           break;
         }
       }
-      return { tokens, text: tok.decode(tokens, { skipSpecial: true }), logprobs: tokens.map(() => -0.1), finishReason };
+      return {
+        tokens,
+        text: tok.decode(tokens, { skipSpecial: true }),
+        logprobs: tokens.map(() => -0.1),
+        finishReason,
+      };
     });
   }
 }
@@ -46,25 +57,55 @@ const custom: Workflow = {
   async run(tasks: Task[], ctx: WorkflowContext): Promise<Experience[]> {
     const prompts: number[][] = [];
     const owners: Task[] = [];
-    for (const t of tasks) for (let r = 0; r < ctx.repeatTimes; r++) (prompts.push(ctx.model.tokenizer.encode(t.prompt!)), owners.push(t));
+    for (const t of tasks)
+      for (let r = 0; r < ctx.repeatTimes; r++) prompts.push(ctx.model.tokenizer.encode(t.prompt!)), owners.push(t);
     const gens = await ctx.model.generate(prompts, { ...ctx.sampling, seed: ctx.seed });
-    return Promise.all(gens.map(async (g, i) => {
-      const t = owners[i]!;
-      const r = await ctx.reward(t, g.text);
-      return { id: `${ctx.step}-${i}`, taskId: t.id, groupId: `${ctx.runId}:${ctx.split}:${ctx.step}:${t.id}`, runId: ctx.runId, source: 'usual' as const,
-        promptTokens: prompts[i]!, promptText: t.prompt!, responseTokens: g.tokens, responseText: g.text, actionMask: g.tokens.map(() => 1), logprobs: g.logprobs,
-        modelVersion: ctx.model.version, reward: r.reward, status: r.status === 'ok' ? ('ok' as const) : ('infra_failure' as const), useCount: 0, createdAt: 0 };
-    }));
+    return Promise.all(
+      gens.map(async (g, i) => {
+        const t = owners[i]!;
+        const r = await ctx.reward(t, g.text);
+        return {
+          id: `${ctx.step}-${i}`,
+          taskId: t.id,
+          groupId: `${ctx.runId}:${ctx.split}:${ctx.step}:${t.id}`,
+          runId: ctx.runId,
+          source: 'usual' as const,
+          promptTokens: prompts[i]!,
+          promptText: t.prompt!,
+          responseTokens: g.tokens,
+          responseText: g.text,
+          actionMask: g.tokens.map(() => 1),
+          logprobs: g.logprobs,
+          modelVersion: ctx.model.version,
+          reward: r.reward,
+          status: r.status === 'ok' ? ('ok' as const) : ('infra_failure' as const),
+          useCount: 0,
+          createdAt: 0,
+        };
+      }),
+    );
   },
 };
 workflows.register(custom.name, custom);
 
-const tasks: Task[] = [{ id: 't1', taskset: 'x', domain: 'text', prompt: 'say A', answer: 'A' }, { id: 't2', taskset: 'x', domain: 'text', prompt: 'say A again', answer: 'A' }];
-const reward = async (t: Task, response: string) => ({ reward: response.trim() === t.answer ? 1 : 0, status: 'ok' as const });
+const tasks: Task[] = [
+  { id: 't1', taskset: 'x', domain: 'text', prompt: 'say A', answer: 'A' },
+  { id: 't2', taskset: 'x', domain: 'text', prompt: 'say A again', answer: 'A' },
+];
+const reward = async (t: Task, response: string) => ({
+  reward: response.trim() === t.answer ? 1 : 0,
+  status: 'ok' as const,
+});
 const sampling = { maxNewTokens: 12, temperature: 1, topK: 0, topP: 1 };
 
 function explorer(wf: Workflow, out: Experience[]): Explorer {
-  return new Explorer(wf, reward, { next: (n) => tasks.slice(0, n) }, { append: async (e) => void out.push(...e) }, { runId: 'r', tasksPerStep: 2, repeatTimes: 2, sampling, seed: 1 });
+  return new Explorer(
+    wf,
+    reward,
+    { next: (n) => tasks.slice(0, n) },
+    { append: async (e) => void out.push(...e) },
+    { runId: 'r', tasksPerStep: 2, repeatTimes: 2, sampling, seed: 1 },
+  );
 }
 
 test('a custom workflow spreading ctx.sampling stops at the end-of-turn token, as single_turn does', async () => {
@@ -73,7 +114,11 @@ test('a custom workflow spreading ctx.sampling stops at the end-of-turn token, a
   await explorer(custom, stored).exploreStep(model);
   assert.equal(stored.length, 4);
   for (const e of stored) {
-    assert.deepEqual(e.responseTokens, [...tok.encode('A'), tok.specialId('end')], `stopped after the answer, got ${JSON.stringify(e.responseText)}`);
+    assert.deepEqual(
+      e.responseTokens,
+      [...tok.encode('A'), tok.specialId('end')],
+      `stopped after the answer, got ${JSON.stringify(e.responseText)}`,
+    );
     assert.equal(e.reward, 1);
   }
   // The stop tokens are the run's (the tokenizer's end of turn and eos), the same the built-in single_turn passes.

@@ -65,7 +65,10 @@ test('the tasksets view lists the workspace taskset', async () => {
 test('a bad taskset line shows in Problems at its line, with a badge on the Tasksets view; fixing it clears both', async () => {
   const file = join(ws, 'tasksets/math.jsonl');
   const coll = vscode.recorded.diagnostics.get('rft-taskset')!;
-  const diags = await until(() => (coll.entries.get(file)?.length ? coll.entries.get(file) : undefined), 'diagnostics from the backend watcher');
+  const diags = await until(
+    () => (coll.entries.get(file)?.length ? coll.entries.get(file) : undefined),
+    'diagnostics from the backend watcher',
+  );
   assert.equal(diags.length, 1);
   assert.equal(diags[0]!.range.start.line, 1);
   assert.match(diags[0]!.message, /field 'prompt'/);
@@ -127,7 +130,10 @@ test('experience browser: strict CSP with nonce, no retained context, typed requ
   assert.equal(panel.viewType, 'rftStudio.experienceBrowser');
   assert.equal(panel.options.enableScripts, true);
   assert.equal(panel.options.retainContextWhenHidden, undefined);
-  assert.deepEqual(panel.options.localResourceRoots!.map((u) => u.fsPath).sort(), [join(ctx.extensionPath, 'dist/webview'), join(ctx.extensionPath, 'media')]);
+  assert.deepEqual(panel.options.localResourceRoots!.map((u) => u.fsPath).sort(), [
+    join(ctx.extensionPath, 'dist/webview'),
+    join(ctx.extensionPath, 'media'),
+  ]);
   const html = panel.webview.html;
   const nonce = /script-src 'nonce-([A-Za-z0-9]+)'/.exec(html)?.[1];
   assert.ok(nonce && nonce.length >= 16, 'nonce in CSP');
@@ -136,29 +142,49 @@ test('experience browser: strict CSP with nonce, no retained context, typed requ
   assert.match(html, /default-src 'none'/);
 
   panel.webview.received.fire({ kind: 'ready' });
-  await until(() => panel.webview.posted.some((m) => (m as { method?: string }).method === 'bufferChanged'), 'bufferChanged after ready');
+  await until(
+    () => panel.webview.posted.some((m) => (m as { method?: string }).method === 'bufferChanged'),
+    'bufferChanged after ready',
+  );
   // Hidden and shown again, the webview reloads and says 'ready' again: it is told its buffer at once
   // (issue 28: "no buffer open" for 31.6 s until the next change).
-  const told = () => panel.webview.posted.filter((m) => (m as { method?: string }).method === 'bufferChanged') as { params: { path?: string; counts?: unknown } }[];
+  const told = () =>
+    panel.webview.posted.filter((m) => (m as { method?: string }).method === 'bufferChanged') as {
+      params: { path?: string; counts?: unknown };
+    }[];
   const n = told().length;
   panel.webview.received.fire({ kind: 'ready' });
   assert.equal(told().length, n + 1);
   assert.ok(told().at(-1)!.params.path && told().at(-1)!.params.counts, 'the path and counts, not "no buffer open"');
-  panel.webview.received.fire({ kind: 'request', id: 7, method: 'list', params: { filter: { source: 'usual' }, sort: 'reward', descending: true, offset: 0, limit: 5 } });
-  const reply = (await until(() => panel.webview.posted.find((m) => (m as { id?: number }).id === 7), 'list reply')) as { result: { total: number; rows: { reward: number }[] } };
+  panel.webview.received.fire({
+    kind: 'request',
+    id: 7,
+    method: 'list',
+    params: { filter: { source: 'usual' }, sort: 'reward', descending: true, offset: 0, limit: 5 },
+  });
+  const reply = (await until(
+    () => panel.webview.posted.find((m) => (m as { id?: number }).id === 7),
+    'list reply',
+  )) as { result: { total: number; rows: { reward: number }[] } };
   assert.equal(reply.result.total, 30);
   assert.equal(reply.result.rows.length, 5);
   assert.equal(reply.result.rows[0]!.reward, 0.9);
 
   panel.webview.received.fire({ kind: 'request', id: 8, method: 'nope', params: {} });
-  const bad = (await until(() => panel.webview.posted.find((m) => (m as { id?: number }).id === 8), 'error reply')) as { error: { message: string } };
+  const bad = (await until(() => panel.webview.posted.find((m) => (m as { id?: number }).id === 8), 'error reply')) as {
+    error: { message: string };
+  };
   assert.match(bad.error.message, /unknown request 'nope'/);
 
   // A second open reveals the same panel and applies the filter.
   await vscode.commands.executeCommand('rftStudio.openExperienceBrowser', { source: 'expert' });
   assert.equal(vscode.recorded.panels.filter((p) => p.viewType === 'rftStudio.experienceBrowser').length, 1);
   assert.equal(panel.revealed, 1);
-  assert.ok(panel.webview.posted.some((m) => (m as { method?: string; params?: { filter?: { source?: string } } }).method === 'setFilter'));
+  assert.ok(
+    panel.webview.posted.some(
+      (m) => (m as { method?: string; params?: { filter?: { source?: string } } }).method === 'setFilter',
+    ),
+  );
   panel.dispose();
 });
 
@@ -175,7 +201,10 @@ test('new taskset from a template writes a file the validator can read', async (
   vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 'Code'));
   vscode.answers.inputBox.push('tasksets/code.jsonl');
   await vscode.commands.executeCommand('rftStudio.newTaskset');
-  const rows = readFileSync(join(ws, 'tasksets/code.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const rows = readFileSync(join(ws, 'tasksets/code.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(rows[0].domain, 'code');
   assert.equal(rows[0].entryPoint, 'add');
 });
@@ -189,5 +218,8 @@ test('add selection as expert example: goes into the buffer and the sidebar coun
   await vscode.commands.executeCommand('rftStudio.addSelectionAsExpert');
   assert.match(vscode.recorded.messages[0]!.message, /Added expert example expert~.* for task t1/);
   const view = vscode.recorded.treeViews.get('rftStudio.buffer')!;
-  await until(async () => (await view.items()).some((i) => i.label === 'Expert experiences' && i.description === '1'), 'expert count 1');
+  await until(
+    async () => (await view.items()).some((i) => i.label === 'Expert experiences' && i.description === '1'),
+    'expert count 1',
+  );
 });

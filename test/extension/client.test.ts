@@ -9,7 +9,18 @@ import { childConnector, type Exit } from '../../src/backend/transport.js';
 import { makeBuffer } from '../server/make-buffer.js';
 import { ROOT, serveArgs } from '../server/spawn-serve.js';
 
-const quietLog = { lines: [] as string[], info(m: string) { this.lines.push(m); }, warn(m: string) { this.lines.push(m); }, error(m: string) { this.lines.push(m); } };
+const quietLog = {
+  lines: [] as string[],
+  info(m: string) {
+    this.lines.push(m);
+  },
+  warn(m: string) {
+    this.lines.push(m);
+  },
+  error(m: string) {
+    this.lines.push(m);
+  },
+};
 
 function waitFor(client: BackendClient, state: BackendState, ms = 20_000): Promise<void> {
   if (client.state === state) return Promise.resolve();
@@ -28,12 +39,24 @@ function waitFor(client: BackendClient, state: BackendState, ms = 20_000): Promi
 test('talks to rft serve, restarts it after kill -9, keeps notification listeners', async () => {
   const buffer = await makeBuffer(10);
   let pid = 0;
-  const connector = childConnector({ node: process.execPath, args: serveArgs(['--workspace', dirname(buffer)]), cwd: ROOT, env: { RFT_LOG_LEVEL: 'info' } });
-  const client = new BackendClient(async () => {
-    const t = await connector();
-    pid = Number(t.describe.replace('pid ', ''));
-    return t;
-  }, { clientVersion: 't', log: quietLog, policy: new RestartPolicy({ baseDelayMs: 50, maxDelayMs: 50, maxRestarts: 3, windowMs: 60_000 }) });
+  const connector = childConnector({
+    node: process.execPath,
+    args: serveArgs(['--workspace', dirname(buffer)]),
+    cwd: ROOT,
+    env: { RFT_LOG_LEVEL: 'info' },
+  });
+  const client = new BackendClient(
+    async () => {
+      const t = await connector();
+      pid = Number(t.describe.replace('pid ', ''));
+      return t;
+    },
+    {
+      clientVersion: 't',
+      log: quietLog,
+      policy: new RestartPolicy({ baseDelayMs: 50, maxDelayMs: 50, maxRestarts: 3, windowMs: 60_000 }),
+    },
+  );
   const logs: string[] = [];
   client.onNotification('log/line', (l) => logs.push(l.msg));
   try {
@@ -61,8 +84,17 @@ test('talks to rft serve, restarts it after kill -9, keeps notification listener
 test('gives up after repeated crashes and reports the stderr tail', async () => {
   let gaveUp: Exit | undefined;
   const client = new BackendClient(
-    childConnector({ node: process.execPath, args: ['-e', 'console.error("boom: cannot open buffer"); process.exit(3)'], cwd: ROOT }),
-    { clientVersion: 't', log: quietLog, policy: new RestartPolicy({ baseDelayMs: 10, maxDelayMs: 10, maxRestarts: 2, windowMs: 60_000 }), onGiveUp: (e) => (gaveUp = e) },
+    childConnector({
+      node: process.execPath,
+      args: ['-e', 'console.error("boom: cannot open buffer"); process.exit(3)'],
+      cwd: ROOT,
+    }),
+    {
+      clientVersion: 't',
+      log: quietLog,
+      policy: new RestartPolicy({ baseDelayMs: 10, maxDelayMs: 10, maxRestarts: 2, windowMs: 60_000 }),
+      onGiveUp: (e) => (gaveUp = e),
+    },
   );
   await client.start().catch(() => undefined);
   await waitFor(client, 'failed');

@@ -21,37 +21,50 @@ workflow:
   reward: math_answr
 `;
 
-test('Start Training refuses a config with a missing file, then with an unknown reward name; both in Problems at their line', { timeout: 300_000 }, async () => {
-  vscode.resetFake();
-  const ws = workspaceDir({ 'train.rft.yaml': CONFIG });
-  const uri = vscode.Uri.file(join(ws, 'train.rft.yaml'));
-  const { ctx, api } = await activateWith(ws);
-  const s = api.services!;
-  try {
-    await startTraining(s, uri as never);
-    let problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
-    assert.deepEqual(
-      problems.map((d) => [d.range.start.line + 1, d.message.replace(/ \(\/.*?;/, ' (…;')]),
-      [[7, "taskset.path: no file 'data/math.jsonl' (…; paths are relative to the config file)"]],
-    );
-    let err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
-    assert.match(err.message, /^train\.rft\.yaml: 1 problem \(first: taskset\.path: no file 'data\/math\.jsonl'.*\)\. Fix: check the path \(paths in a config are relative to the config file\)\. The run was not started\.$/);
-    assert.deepEqual(err.items, ['Show Problems', 'Show Log']);
-    assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
+test(
+  'Start Training refuses a config with a missing file, then with an unknown reward name; both in Problems at their line',
+  { timeout: 300_000 },
+  async () => {
+    vscode.resetFake();
+    const ws = workspaceDir({ 'train.rft.yaml': CONFIG });
+    const uri = vscode.Uri.file(join(ws, 'train.rft.yaml'));
+    const { ctx, api } = await activateWith(ws);
+    const s = api.services!;
+    try {
+      await startTraining(s, uri as never);
+      let problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
+      assert.deepEqual(
+        problems.map((d) => [d.range.start.line + 1, d.message.replace(/ \(\/.*?;/, ' (…;')]),
+        [[7, "taskset.path: no file 'data/math.jsonl' (…; paths are relative to the config file)"]],
+      );
+      let err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
+      assert.match(
+        err.message,
+        /^train\.rft\.yaml: 1 problem \(first: taskset\.path: no file 'data\/math\.jsonl'.*\)\. Fix: check the path \(paths in a config are relative to the config file\)\. The run was not started\.$/,
+      );
+      assert.deepEqual(err.items, ['Show Problems', 'Show Log']);
+      assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
 
-    // The file is there now: what `rft run --check` refuses (the reward's name) is the problem.
-    writeFileSync(join(ws, 'train.rft.yaml'), CONFIG.replace('data/math.jsonl', 'data.jsonl'));
-    writeFileSync(join(ws, 'data.jsonl'), '{"prompt": "1+1?", "answer": "2"}\n');
-    vscode.recorded.messages.length = 0;
-    await startTraining(s, uri as never);
-    problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
-    assert.equal(problems.length, 1);
-    assert.equal(problems[0]!.range.start.line + 1, 9, 'at the reward key');
-    assert.match(problems[0]!.message, /^workflow\.reward: unknown reward function 'math_answr' \(did you mean 'math_answer'\?\)/);
-    err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
-    assert.match(err.message, /unknown reward function 'math_answr'.*\. Fix: use 'math_answer'\. The run was not started\.$/);
-    assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
-  } finally {
-    await deactivateFrom(ctx);
-  }
-});
+      // The file is there now: what `rft run --check` refuses (the reward's name) is the problem.
+      writeFileSync(join(ws, 'train.rft.yaml'), CONFIG.replace('data/math.jsonl', 'data.jsonl'));
+      writeFileSync(join(ws, 'data.jsonl'), '{"prompt": "1+1?", "answer": "2"}\n');
+      vscode.recorded.messages.length = 0;
+      await startTraining(s, uri as never);
+      problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
+      assert.equal(problems.length, 1);
+      assert.equal(problems[0]!.range.start.line + 1, 9, 'at the reward key');
+      assert.match(
+        problems[0]!.message,
+        /^workflow\.reward: unknown reward function 'math_answr' \(did you mean 'math_answer'\?\)/,
+      );
+      err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
+      assert.match(
+        err.message,
+        /unknown reward function 'math_answr'.*\. Fix: use 'math_answer'\. The run was not started\.$/,
+      );
+      assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
+    } finally {
+      await deactivateFrom(ctx);
+    }
+  },
+);

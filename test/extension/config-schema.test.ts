@@ -9,11 +9,18 @@ import { ROOT } from '../server/spawn-serve.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 
 const { schemaText, SCHEMA_FILE, objectDocs } = await import('../../scripts/config-schema.js');
-const { parentPath, nodeAt, hoverAt, completionsAt, ConfigSchemaProvider } = await import('../../src/config-schema-lang.js');
+const { parentPath, nodeAt, hoverAt, completionsAt, ConfigSchemaProvider } = await import(
+  '../../src/config-schema-lang.js'
+);
 
 test('the committed schema is what the zod schema generates (run: npx tsx scripts/config-schema.ts)', () => {
-  assert.equal(readFileSync(SCHEMA_FILE, 'utf8'), schemaText(), 'media/schemas/rft-config.schema.json is stale: regenerate it with npx tsx scripts/config-schema.ts');
-  const yaml = (PACKAGE.contributes as unknown as { yamlValidation: { fileMatch: string[]; url: string }[] }).yamlValidation;
+  assert.equal(
+    readFileSync(SCHEMA_FILE, 'utf8'),
+    schemaText(),
+    'media/schemas/rft-config.schema.json is stale: regenerate it with npx tsx scripts/config-schema.ts',
+  );
+  const yaml = (PACKAGE.contributes as unknown as { yamlValidation: { fileMatch: string[]; url: string }[] })
+    .yamlValidation;
   assert.deepEqual(yaml[0]!.fileMatch, ['*.rft.yaml', '*.rft.yml']);
   assert.ok(existsSync(join(ROOT, yaml[0]!.url)), 'the contributed schema file exists');
 });
@@ -25,17 +32,25 @@ test('schema shape: strict objects, enums, defaults, bounds and the source comme
   // trainer.lr has no one default: 1e-3 from scratch, a pretrained checkpoint's own (core/trainer-defaults.ts), said in its description.
   assert.equal(s.properties.trainer.properties.lr.default, undefined);
   assert.equal(validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {} }).config!.trainer.lr, undefined);
-  assert.match(s.properties.trainer.properties.lr.description, /1e-3 for a built-in size trained from scratch; from model\.checkpoint/);
+  assert.match(
+    s.properties.trainer.properties.lr.description,
+    /1e-3 for a built-in size trained from scratch; from model\.checkpoint/,
+  );
   assert.equal(s.properties.trainer.properties.lr.exclusiveMinimum, 0);
   // trainer.batch_size has no one default either: one explore step's rollouts, or 64 for a stage that only trains (coordinator/stage-batch.ts).
   assert.equal(s.properties.trainer.properties.batch_size.default, undefined);
-  assert.match(s.properties.trainer.properties.batch_size.description, /Unset: a stage that explores trains one explore step's rollouts/);
+  assert.match(
+    s.properties.trainer.properties.batch_size.description,
+    /Unset: a stage that explores trains one explore step's rollouts/,
+  );
   assert.equal(s.properties.trainer.additionalProperties, false);
   assert.match(s.properties.trainer.properties.min_lr_ratio.description, /min_lr_ratio \* lr/);
   assert.match(s.properties.stages.items.properties.steps.description, /Trainer steps in this stage/);
   assert.match(s.properties.taskset.properties.format.description, /prompt_key/);
   for (const k of Object.keys(s.properties)) assert.ok(s.properties[k].description, `${k} has a description`);
-  const docs = objectDocs('const a = z.object({\n  /** The x.\n   * More. */\n  x: z.number(),\n  // not a doc\n  y: z.string(),\n});');
+  const docs = objectDocs(
+    'const a = z.object({\n  /** The x.\n   * More. */\n  x: z.number(),\n  // not a doc\n  y: z.string(),\n});',
+  );
   assert.deepEqual(docs, [{ keys: ['x', 'y'], docs: new Map([['x', 'The x. More.']]) }]);
 });
 
@@ -67,9 +82,15 @@ test('key paths from indentation, list items included', () => {
 });
 
 test('hover: the key path, type with bounds, default and description', () => {
-  assert.match(hoverAt(CONFIG, 4)!, /^\*\*trainer\.lr\*\* · number \(> 0\)\n\nUnset: 1e-3 for a built-in size trained from scratch/);
+  assert.match(
+    hoverAt(CONFIG, 4)!,
+    /^\*\*trainer\.lr\*\* · number \(> 0\)\n\nUnset: 1e-3 for a built-in size trained from scratch/,
+  );
   assert.match(hoverAt(CONFIG, 8)!, /^\*\*stages\.steps\*\* · integer \(> 0\)\n\nTrainer steps in this stage\.$/);
-  assert.match(hoverAt(CONFIG, 13)!, /^\*\*mode\*\* · "both" \| "explore" \| "train" \| "bench" · default `"both"`\n\nboth: explore and train/);
+  assert.match(
+    hoverAt(CONFIG, 13)!,
+    /^\*\*mode\*\* · "both" \| "explore" \| "train" \| "bench" · default `"both"`\n\nboth: explore and train/,
+  );
   assert.equal(hoverAt(CONFIG, 5), undefined, 'no key on a half-typed line');
 });
 
@@ -83,24 +104,47 @@ test('completion: the keys of the mapping at the cursor minus those written; enu
   assert.ok(!stage.includes('name'), 'this stage has its name');
   const withBlank = [...CONFIG.slice(0, 9), '    ', ...CONFIG.slice(9)];
   const first = completionsAt(withBlank, 9, 4).map((c) => c.label);
-  assert.ok(!first.includes('steps') && !first.includes('algorithm') && first.includes('mode'), 'siblings of the first stage item');
+  assert.ok(
+    !first.includes('steps') && !first.includes('algorithm') && first.includes('mode'),
+    'siblings of the first stage item',
+  );
   const top = completionsAt([...CONFIG.slice(0, 14), 'sy'], 14, 2);
   assert.ok(!top.some((c) => c.label === 'mode'), 'mode is written below');
   assert.ok(top.some((c) => c.label === 'synchronizer' && c.insert === 'synchronizer:\n'));
   assert.ok(!top.some((c) => c.label === 'trainer' || c.label === 'stages'));
-  assert.deepEqual(completionsAt(CONFIG, 13, 6).map((c) => c.label), ['both', 'explore', 'train', 'bench']);
+  assert.deepEqual(
+    completionsAt(CONFIG, 13, 6).map((c) => c.label),
+    ['both', 'explore', 'train', 'bench'],
+  );
   const lr = completionsAt(['trainer:', '  lr_decay: '], 1, 12);
-  assert.deepEqual(lr.map((c) => `${c.label}${c.detail === 'default' ? '*' : ''}`), ['constant*', 'cosine', 'linear']);
-  assert.deepEqual(completionsAt(['monitor:', '  report: '], 1, 10).map((c) => c.label), ['true', 'false']);
+  assert.deepEqual(
+    lr.map((c) => `${c.label}${c.detail === 'default' ? '*' : ''}`),
+    ['constant*', 'cosine', 'linear'],
+  );
+  assert.deepEqual(
+    completionsAt(['monitor:', '  report: '], 1, 10).map((c) => c.label),
+    ['true', 'false'],
+  );
 });
 
 test('providers answer through the VS Code API and stand back when the YAML extension is installed', async () => {
   const p = new ConfigSchemaProvider();
   const doc = vscode.textDocument(vscode.Uri.file('/w/train.rft.yaml'), CONFIG.join('\n'));
-  const hover = p.provideHover(doc as never, new vscode.Position(4, 3) as never) as unknown as { contents: { value: string } };
+  const hover = p.provideHover(doc as never, new vscode.Position(4, 3) as never) as unknown as {
+    contents: { value: string };
+  };
   assert.match(hover.contents.value, /trainer\.lr/);
-  const items = p.provideCompletionItems(doc as never, new vscode.Position(5, 4) as never) as unknown as { label: string; kind: number; insertText: string }[];
-  assert.ok(items.some((i) => i.label === 'batch_size' && i.kind === vscode.CompletionItemKind.Property && i.insertText === 'batch_size: '));
+  const items = p.provideCompletionItems(doc as never, new vscode.Position(5, 4) as never) as unknown as {
+    label: string;
+    kind: number;
+    insertText: string;
+  }[];
+  assert.ok(
+    items.some(
+      (i) =>
+        i.label === 'batch_size' && i.kind === vscode.CompletionItemKind.Property && i.insertText === 'batch_size: ',
+    ),
+  );
   const { yamlExtensionPresent } = await import('../../src/config-schema-lang.js');
   assert.equal(yamlExtensionPresent(), false);
   vscode.installedExtensions.add('redhat.vscode-yaml');

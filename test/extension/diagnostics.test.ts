@@ -8,7 +8,10 @@ const { TasksetDiagnostics, looksLikeTaskset, toDiagnostic } = await import('../
 
 test('an issue on line 3 marks the whole of line 3 (0-based 2), with field and severity', () => {
   const doc = vscode.textDocument(vscode.Uri.file('/w/tasksets/a.jsonl'), 'ok\nok\n{"id": 1, "prompt": ""}\n');
-  const d = toDiagnostic({ file: '/w/tasksets/a.jsonl', line: 3, field: 'prompt', message: 'must not be empty', severity: 'error' }, doc);
+  const d = toDiagnostic(
+    { file: '/w/tasksets/a.jsonl', line: 3, field: 'prompt', message: 'must not be empty', severity: 'error' },
+    doc,
+  );
   assert.equal(d.range.start.line, 2);
   assert.equal(d.range.end.character, '{"id": 1, "prompt": ""}'.length);
   assert.equal(d.message, "field 'prompt': must not be empty");
@@ -32,7 +35,11 @@ test('typing validates the unsaved text once after the debounce; the report fill
     async (file, text) => {
       calls.push({ file, text });
       const bad = (text ?? '').split('\n').findIndex((l) => l.includes('"prompt": ""'));
-      return { file, tasks: 1, issues: bad >= 0 ? [{ file, line: bad + 1, field: 'prompt', message: 'empty', severity: 'error' }] : [] };
+      return {
+        file,
+        tasks: 1,
+        issues: bad >= 0 ? [{ file, line: bad + 1, field: 'prompt', message: 'empty', severity: 'error' }] : [],
+      };
     },
     (r) => reports.push(r),
     20,
@@ -43,7 +50,8 @@ test('typing validates the unsaved text once after the debounce; the report fill
   diags.schedule(d1 as never);
   diags.schedule(d2 as never);
   // Wait for the debounced call (a loaded machine delays timers), then a while longer for a second one.
-  for (const deadline = Date.now() + 5000; reports.length < 1 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
+  for (const deadline = Date.now() + 5000; reports.length < 1 && Date.now() < deadline; )
+    await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 80));
   assert.equal(calls.length, 1, 'debounced to one call');
   assert.equal(calls[0]!.text, d2.getText());

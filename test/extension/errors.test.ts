@@ -12,16 +12,23 @@ const { guardCommand, showBackendError } = await import('../../src/errors.js');
 const { RunMonitor } = await import('../../src/run-events.js');
 
 const CONFIG_ERROR = [
-  "invalid config, 2 problem(s):",
+  'invalid config, 2 problem(s):',
   "  /w/train.rft.yaml: field 'workflow.reward': unknown reward function 'math_answr' (did you mean 'math_answer'?); known: code_tests, countdown, exact_match, k12, math_answer, environment",
   "  /w/train.rft.yaml: field 'trainer.lr': expected a number",
 ].join('\n');
-const DIED = "trainer process died (signal SIGKILL); last log lines:\n  [..] INFO trainer: step 11\n  [..] INFO trainer: step 12";
+const DIED =
+  'trainer process died (signal SIGKILL); last log lines:\n  [..] INFO trainer: step 11\n  [..] INFO trainer: step 12';
 
 test('one line: the first problem of a list, a died process without its log lines, the CLI line after log output', () => {
-  assert.equal(oneLineReason(CONFIG_ERROR), "/w/train.rft.yaml: field 'workflow.reward': unknown reward function 'math_answr' (did you mean 'math_answer'?); known: code_tests, countdown, exact_match, k12, math_answer, environment (and 1 more)");
+  assert.equal(
+    oneLineReason(CONFIG_ERROR),
+    "/w/train.rft.yaml: field 'workflow.reward': unknown reward function 'math_answr' (did you mean 'math_answer'?); known: code_tests, countdown, exact_match, k12, math_answer, environment (and 1 more)",
+  );
   assert.equal(oneLineReason(DIED), 'trainer process died (signal SIGKILL)');
-  assert.equal(oneLineReason('the run exited (code 1) before it started:\n[..] INFO engine: wasm\nrft: data/x.jsonl: not found'), 'data/x.jsonl: not found');
+  assert.equal(
+    oneLineReason('the run exited (code 1) before it started:\n[..] INFO engine: wasm\nrft: data/x.jsonl: not found'),
+    'data/x.jsonl: not found',
+  );
   assert.equal(oneLineReason('Error: boom'), 'boom');
   assert.ok(oneLineReason('x'.repeat(1000)).length <= 240);
   assert.equal(errorFix(CONFIG_ERROR), "Fix: use 'math_answer'.");
@@ -45,9 +52,15 @@ test('a command that throws: one error line with the fix and Show Log; the whole
   const [m] = vscode.recorded.messages;
   assert.equal(m!.kind, 'error');
   assert.doesNotMatch(m!.message, /\n/);
-  assert.match(m!.message, /^Start Training: \/w\/train\.rft\.yaml: field 'workflow\.reward': unknown reward function 'math_answr'.* \(and 1 more\) Fix: use 'math_answer'\.$/);
+  assert.match(
+    m!.message,
+    /^Start Training: \/w\/train\.rft\.yaml: field 'workflow\.reward': unknown reward function 'math_answr'.* \(and 1 more\) Fix: use 'math_answer'\.$/,
+  );
   assert.deepEqual(m!.items, ['Show Log']);
-  assert.ok(vscode.recorded.log.some((l) => l.level === 'error' && l.line.includes("field 'trainer.lr': expected a number")), 'every problem is in the log');
+  assert.ok(
+    vscode.recorded.log.some((l) => l.level === 'error' && l.line.includes("field 'trainer.lr': expected a number")),
+    'every problem is in the log',
+  );
   await until(() => vscode.recorded.executed.some((e) => e.command === '(output.show)'), 'Show Log opens the log');
 
   // Shown without waiting for the user: a caller's progress notification ends at once.
@@ -55,7 +68,10 @@ test('a command that throws: one error line with the fix and Show Log; the whole
   const never = vscode.window.showErrorMessage;
   (vscode.window as { showErrorMessage: unknown }).showErrorMessage = () => new Promise(() => undefined);
   try {
-    const done = await Promise.race([showBackendError('Evaluate v3', new Error('rft eval failed: boom'), output).then(() => 'returned'), new Promise((r) => setTimeout(() => r('waited for the user'), 2000))]);
+    const done = await Promise.race([
+      showBackendError('Evaluate v3', new Error('rft eval failed: boom'), output).then(() => 'returned'),
+      new Promise((r) => setTimeout(() => r('waited for the user'), 2000)),
+    ]);
     assert.equal(done, 'returned');
   } finally {
     (vscode.window as { showErrorMessage: unknown }).showErrorMessage = never;
@@ -68,10 +84,18 @@ function monitor() {
   const handlers = new Map<string, (x: unknown) => void>();
   const client = {
     onNotification: (m: string, f: (x: unknown) => void) => (handlers.set(m, f), { dispose() {} }),
-    request: async () => ({ path: '/w/.rft/logs/r1.log', lines: ['[..] INFO trainer: step 12', '[..] WARN processes: trainer died (SIGKILL)'] }),
+    request: async () => ({
+      path: '/w/.rft/logs/r1.log',
+      lines: ['[..] INFO trainer: step 12', '[..] WARN processes: trainer died (SIGKILL)'],
+    }),
   };
   const lines: string[] = [];
-  const output = { info: (l: string) => lines.push(l), warn: (l: string) => lines.push(l), error: (l: string) => lines.push(l), show() {} };
+  const output = {
+    info: (l: string) => lines.push(l),
+    warn: (l: string) => lines.push(l),
+    error: (l: string) => lines.push(l),
+    show() {},
+  };
   const m = new RunMonitor({ client: client as never, output: output as never, openDashboard: async () => undefined });
   m.know([]);
   return { handlers, lines, m };
@@ -84,9 +108,15 @@ test("a failed run's notification names the cause in one line; the log lines are
   handlers.get('run/status')!(run({ status: 'failed', step: 12, statusReason: DIED }));
   await until(() => vscode.recorded.messages.some((x) => x.kind === 'error'), 'the failure notification');
   const shown = vscode.recorded.messages.find((x) => x.kind === 'error')!;
-  assert.equal(shown.message, 'Run tiny failed at step 12: trainer process died (signal SIGKILL) Fix: Resume continues from the last checkpoint.');
+  assert.equal(
+    shown.message,
+    'Run tiny failed at step 12: trainer process died (signal SIGKILL) Fix: Resume continues from the last checkpoint.',
+  );
   assert.deepEqual(shown.items, ['Show Log', 'Open Dashboard', 'Resume']);
-  assert.ok(lines.some((l) => l.includes('INFO trainer: step 12')), 'the log lines are in the output channel');
+  assert.ok(
+    lines.some((l) => l.includes('INFO trainer: step 12')),
+    'the log lines are in the output channel',
+  );
 });
 
 test('a warning that matters becomes a toast, once per run', async () => {

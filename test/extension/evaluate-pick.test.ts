@@ -28,11 +28,25 @@ test('checkpoint items: newest run first, checkpoints by version descending (v10
   const items = checkpointItems(RUNS, new Map([['r2', accuracyBySteps(POINTS)]]));
   assert.deepEqual(
     items.map((i) => (i.separator ? `-- ${i.label}` : `${i.label} | ${i.description}`)),
-    ['-- tiny · running', 'v100 | step 100 · accuracy 50.0%', 'v60 | step 60 · accuracy 37.5%', 'v20 | step 20 · not evaluated', 'v0 | step 0 · accuracy 10.0%', '-- first try · completed', 'v0 | step 0 · not evaluated'],
+    [
+      '-- tiny · running',
+      'v100 | step 100 · accuracy 50.0%',
+      'v60 | step 60 · accuracy 37.5%',
+      'v20 | step 20 · not evaluated',
+      'v0 | step 0 · accuracy 10.0%',
+      '-- first try · completed',
+      'v0 | step 0 · not evaluated',
+    ],
   );
   assert.equal(items[1]!.runId, 'r2');
-  assert.equal(evalResultLine(items[2]! as never, { accuracy: 0.4, tasks: 16 }, 'the held-out split'), 'v60 of tiny (step 60): accuracy 40.0% on 16 tasks of the held-out split');
-  assert.equal(evalResultLine({ path: '/x/ck' }, { accuracy: 1, tasks: 2 }, 'a.jsonl'), '/x/ck: accuracy 100.0% on 2 tasks of a.jsonl');
+  assert.equal(
+    evalResultLine(items[2]! as never, { accuracy: 0.4, tasks: 16 }, 'the held-out split'),
+    'v60 of tiny (step 60): accuracy 40.0% on 16 tasks of the held-out split',
+  );
+  assert.equal(
+    evalResultLine({ path: '/x/ck' }, { accuracy: 1, tasks: 2 }, 'a.jsonl'),
+    '/x/ck: accuracy 100.0% on 2 tasks of a.jsonl',
+  );
 });
 
 function services() {
@@ -56,11 +70,16 @@ function services() {
       throw new Error(`unexpected ${method}`);
     },
   };
-  const output = { info: (l: string) => lines.push(l), warn: (l: string) => lines.push(l), error: (l: string) => lines.push(l), show() {} };
+  const output = {
+    info: (l: string) => lines.push(l),
+    warn: (l: string) => lines.push(l),
+    error: (l: string) => lines.push(l),
+    show() {},
+  };
   return { s: { client, state, output, configs: { checkFile: async () => [] } } as never, requests, lines };
 }
 
-test('Evaluate Checkpoint…: a pick list of the runs\' checkpoints; the evaluation names the checkpoint', async () => {
+test("Evaluate Checkpoint…: a pick list of the runs' checkpoints; the evaluation names the checkpoint", async () => {
   vscode.resetFake();
   const { s, requests, lines } = services();
   let shown: { label: string; kind?: number; description?: string }[] = [];
@@ -68,11 +87,24 @@ test('Evaluate Checkpoint…: a pick list of the runs\' checkpoints; the evaluat
   vscode.answers.quickPick.push((items) => (items as string[])[0]);
   await evaluateCheckpoint(s);
   const labels = shown.map((i) => (i.kind === vscode.QuickPickItemKind.Separator ? `-- ${i.label}` : i.label));
-  assert.deepEqual(labels, ['-- tiny · running', 'v100', 'v60', 'v20', 'v0', '-- first try · completed', 'v0', '-- ', '$(folder-opened) Another checkpoint folder…']);
+  assert.deepEqual(labels, [
+    '-- tiny · running',
+    'v100',
+    'v60',
+    'v20',
+    'v0',
+    '-- first try · completed',
+    'v0',
+    '-- ',
+    '$(folder-opened) Another checkpoint folder…',
+  ]);
   assert.equal(shown[2]!.description, 'step 60 · accuracy 37.5%');
   const ev = requests.find((r) => r.method === 'runs/evaluate')!;
   assert.deepEqual(ev.params, { checkpoint: '/w/.rft/runs/r/checkpoints/v60', taskset: '', runId: 'r2' });
-  assert.deepEqual(vscode.recorded.messages.map((m) => m.message), ['Evaluated v60 of tiny (step 60): accuracy 43.8% on 16 tasks of the held-out split.']);
+  assert.deepEqual(
+    vscode.recorded.messages.map((m) => m.message),
+    ['Evaluated v60 of tiny (step 60): accuracy 43.8% on 16 tasks of the held-out split.'],
+  );
   assert.ok(lines.includes('Evaluated v60 of tiny (step 60): accuracy 43.8% on 16 tasks of the held-out split'));
   assert.equal(vscode.recorded.prompts.filter((p) => p.kind === 'openDialog').length, 0, 'no folder dialog');
 
@@ -99,10 +131,23 @@ test('prompts from the palette keep open when a webview or the walkthrough has f
   await startTraining(s);
   await stopTraining(s);
   await evaluateCheckpoint(s);
-  vscode.window.activeTextEditor = { document: vscode.textDocument(vscode.Uri.file(`${ws}/a.txt`), 'the answer is 4'), selection: new vscode.Selection(0, 0, 0, 15) } as never;
+  vscode.window.activeTextEditor = {
+    document: vscode.textDocument(vscode.Uri.file(`${ws}/a.txt`), 'the answer is 4'),
+    selection: new vscode.Selection(0, 0, 0, 15),
+  } as never;
   await addSelectionAsExpert(s);
   const prompts = vscode.recorded.prompts.filter((p) => p.kind === 'quickPick' || p.kind === 'inputBox');
-  assert.deepEqual(prompts.map((p) => p.options.title), ['New taskset: domain', 'Open buffer', 'Start training: config', 'Run', 'Evaluate checkpoint', 'Expert example: which task does the selection answer?']);
+  assert.deepEqual(
+    prompts.map((p) => p.options.title),
+    [
+      'New taskset: domain',
+      'Open buffer',
+      'Start training: config',
+      'Run',
+      'Evaluate checkpoint',
+      'Expert example: which task does the selection answer?',
+    ],
+  );
   for (const p of prompts) assert.equal(p.options.ignoreFocusOut, true, `${String(p.options.title)} keeps open`);
   // Export starts in the workspace, named after the buffer (not in the active file's folder).
   vscode.answers.saveDialog.push(undefined);

@@ -29,13 +29,28 @@ after(async () => {
 });
 
 type Node = { kind: string; label: string };
-type Provider = { getChildren(n?: Node): Node[] | Promise<Node[]>; getTreeItem(n: Node): { label?: string; description?: string; tooltip?: string; collapsibleState?: number } };
+type Provider = {
+  getChildren(n?: Node): Node[] | Promise<Node[]>;
+  getTreeItem(n: Node): { label?: string; description?: string; tooltip?: string; collapsibleState?: number };
+};
 
 test('the sidebar lists each expert with the number of times the trainer used it', async () => {
   const c = api.services!.client;
   await api.services!.state.openBuffer({ path: dbPath });
-  await c.request('feedback/addExpert', { buffer: { path: dbPath }, taskId: 'm-1', prompt: 'question 1', response: 'the answer 42', runId: 'run-a' });
-  await c.request('feedback/addExpert', { buffer: { path: dbPath }, taskId: 'm-2', prompt: 'question 2', response: 'the answer 72', runId: 'run-a' });
+  await c.request('feedback/addExpert', {
+    buffer: { path: dbPath },
+    taskId: 'm-1',
+    prompt: 'question 1',
+    response: 'the answer 42',
+    runId: 'run-a',
+  });
+  await c.request('feedback/addExpert', {
+    buffer: { path: dbPath },
+    taskId: 'm-2',
+    prompt: 'question 2',
+    response: 'the answer 72',
+    runId: 'run-a',
+  });
   // The trainer's expert sampler: 3 steps of one expert each, least-used first (a, b, a).
   const store = new SqliteStore(dbPath);
   const sampler = new ExpertSampler(store, { type: 'expert' });
@@ -45,7 +60,10 @@ test('the sidebar lists each expert with the number of times the trainer used it
 
   const view = vscode.recorded.treeViews.get('rftStudio.buffer')!;
   const p = view.provider as unknown as Provider;
-  const expertNode = await until(async () => (await p.getChildren()).find((n) => n.kind === 'expert' && p.getTreeItem(n).description === '2'), 'two experts');
+  const expertNode = await until(
+    async () => (await p.getChildren()).find((n) => n.kind === 'expert' && p.getTreeItem(n).description === '2'),
+    'two experts',
+  );
   assert.equal(p.getTreeItem(expertNode).collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
   const items = (await p.getChildren(expertNode)).map((n) => p.getTreeItem(n));
   const byTask = Object.fromEntries(items.map((i) => [String(i.description).split(' · ')[1], i]));
@@ -53,24 +71,46 @@ test('the sidebar lists each expert with the number of times the trainer used it
   assert.equal(byTask['m-2']!.description, 'used 1× · m-2');
   assert.match(String(byTask['m-1']!.tooltip), /used by the trainer 2 times/);
   // The browser's rows carry the same count.
-  const rows = await c.request('buffer/list', { buffer: { path: dbPath }, filter: { source: 'expert' }, offset: 0, limit: 10 });
-  assert.deepEqual(rows.rows.map((r) => [r.taskId, r.useCount]).sort(), [['m-1', 2], ['m-2', 1]]);
+  const rows = await c.request('buffer/list', {
+    buffer: { path: dbPath },
+    filter: { source: 'expert' },
+    offset: 0,
+    limit: 10,
+  });
+  assert.deepEqual(rows.rows.map((r) => [r.taskId, r.useCount]).sort(), [
+    ['m-1', 2],
+    ['m-2', 1],
+  ]);
 });
 
-test('Add Selection as Expert: a pick list of the buffer\'s tasks; an existing task\'s prompt is not asked again', async () => {
+test("Add Selection as Expert: a pick list of the buffer's tasks; an existing task's prompt is not asked again", async () => {
   const c = api.services!.client;
   const doc = vscode.textDocument(vscode.Uri.file(`${ws}/notes.md`), 'the answer 3\n');
   vscode.window.activeTextEditor = { document: doc, selection: new vscode.Selection(0, 0, 0, 12) };
   let offered: { label: string; description?: string; detail?: string }[] = [];
-  vscode.answers.quickPick.push((items) => ((offered = items as never), (items as { label: string }[]).find((i) => i.label === 't3')));
+  vscode.answers.quickPick.push(
+    (items) => ((offered = items as never), (items as { label: string }[]).find((i) => i.label === 't3')),
+  );
   const before = vscode.recorded.prompts.length;
   await vscode.commands.executeCommand('rftStudio.addSelectionAsExpert');
   const shown = vscode.recorded.prompts.slice(before);
-  assert.deepEqual(shown.map((p) => p.kind), ['quickPick'], 'no input box: neither the id nor the prompt is typed');
+  assert.deepEqual(
+    shown.map((p) => p.kind),
+    ['quickPick'],
+    'no input box: neither the id nor the prompt is typed',
+  );
   // The buffer's tasks (the experts of the first test are tasks m-1 and m-2), then a new one.
-  assert.deepEqual(offered.map((i) => i.label), ['m-1', 'm-2', 't0', 't1', 't2', 't3', '$(add) A new task…']);
+  assert.deepEqual(
+    offered.map((i) => i.label),
+    ['m-1', 'm-2', 't0', 't1', 't2', 't3', '$(add) A new task…'],
+  );
   assert.equal(offered[5]!.detail, 'question 3');
-  const rows = await c.request('buffer/list', { buffer: { path: dbPath }, filter: { source: 'expert', taskId: 't3' }, offset: 0, limit: 5 });
+  const rows = await c.request('buffer/list', {
+    buffer: { path: dbPath },
+    filter: { source: 'expert', taskId: 't3' },
+    offset: 0,
+    limit: 5,
+  });
   assert.equal(rows.total, 1);
   const added = await c.request('buffer/get', { buffer: { path: dbPath }, id: rows.rows[0]!.id });
   assert.equal(added!.promptText, 'question 3', "the task's own prompt");
@@ -85,9 +125,16 @@ test('Add Selection as Expert for a new task asks its id and prompt; an existing
   vscode.answers.quickPick.push((items) => (items as { label: string }[]).at(-1));
   vscode.answers.inputBox.push('t9', 'question 9');
   await vscode.commands.executeCommand('rftStudio.addSelectionAsExpert');
-  const idBox = vscode.recorded.prompts.filter((p) => p.kind === 'inputBox').at(-2)!.options as { validateInput(v: string): string | undefined };
+  const idBox = vscode.recorded.prompts.filter((p) => p.kind === 'inputBox').at(-2)!.options as {
+    validateInput(v: string): string | undefined;
+  };
   assert.match(idBox.validateInput('t1')!, /t1 is a task of the buffer: pick it from the list/);
-  const rows = await api.services!.client.request('buffer/list', { buffer: { path: dbPath }, filter: { source: 'expert', taskId: 't9' }, offset: 0, limit: 5 });
+  const rows = await api.services!.client.request('buffer/list', {
+    buffer: { path: dbPath },
+    filter: { source: 'expert', taskId: 't9' },
+    offset: 0,
+    limit: 5,
+  });
   assert.equal(rows.rows[0]?.promptPreview, 'question 9');
   vscode.window.activeTextEditor = undefined;
 });

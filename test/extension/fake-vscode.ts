@@ -158,7 +158,11 @@ export const recorded = {
   treeViews: new Map<string, FakeTreeView>(),
   diagnostics: new Map<string, FakeDiagnosticCollection>(),
   /** Options of every quick pick, input box and file dialog shown, in order. */
-  prompts: [] as { kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog'; options: Record<string, unknown>; itemsPending?: boolean }[],
+  prompts: [] as {
+    kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog';
+    options: Record<string, unknown>;
+    itemsPending?: boolean;
+  }[],
 };
 export const FileType = { Unknown: 0, File: 1, Directory: 2, SymbolicLink: 64 } as const;
 /** Answers the next prompts: each entry is taken in order by the matching prompt kind. */
@@ -240,7 +244,11 @@ export class FakeTreeView {
   description: string | undefined;
   constructor(
     readonly id: string,
-    readonly provider: { getChildren(e?: unknown): unknown; getTreeItem(e: unknown): TreeItem; onDidChangeTreeData?: (l: () => void) => Disposable },
+    readonly provider: {
+      getChildren(e?: unknown): unknown;
+      getTreeItem(e: unknown): TreeItem;
+      onDidChangeTreeData?: (l: () => void) => Disposable;
+    },
   ) {}
   async items(): Promise<TreeItem[]> {
     const kids = (await this.provider.getChildren()) as unknown[];
@@ -316,7 +324,14 @@ function message(kind: Shown['kind']) {
   return async (msg: string, ...items: unknown[]) => {
     const labels = items.filter((i): i is string => typeof i === 'string');
     const opts = items.find((i): i is { modal?: boolean; detail?: string } => !!i && typeof i === 'object');
-    recorded.messages.push({ kind, message: msg, items: labels, ...(opts?.modal ? { modal: true } : {}), ...(opts?.detail ? { detail: opts.detail } : {}), ...(progressOpen > 0 ? { duringProgress: true } : {}) });
+    recorded.messages.push({
+      kind,
+      message: msg,
+      items: labels,
+      ...(opts?.modal ? { modal: true } : {}),
+      ...(opts?.detail ? { detail: opts.detail } : {}),
+      ...(progressOpen > 0 ? { duringProgress: true } : {}),
+    });
     return answers.message.length ? answers.message.shift() : undefined;
   };
 }
@@ -395,11 +410,20 @@ export const window = {
     recorded.panels.push(p);
     return p;
   },
-  async withProgress<T>(_o: unknown, task: (p: { report(v: { message?: string; increment?: number }): void }, token: { isCancellationRequested: boolean; onCancellationRequested: (l: () => void) => Disposable }) => Promise<T>) {
+  async withProgress<T>(
+    _o: unknown,
+    task: (
+      p: { report(v: { message?: string; increment?: number }): void },
+      token: { isCancellationRequested: boolean; onCancellationRequested: (l: () => void) => Disposable },
+    ) => Promise<T>,
+  ) {
     // A message shown while a progress notification is still open is recorded with duringProgress.
     progressOpen++;
     try {
-      return await task({ report: (v) => void recorded.progress.push(v) }, { isCancellationRequested: false, onCancellationRequested: () => new Disposable() });
+      return await task(
+        { report: (v) => void recorded.progress.push(v) },
+        { isCancellationRequested: false, onCancellationRequested: () => new Disposable() },
+      );
     } finally {
       progressOpen--;
     }
@@ -417,7 +441,14 @@ function globToRegex(glob: string): RegExp {
     } else if (c === '*') re += '[^/]*';
     else if (c === '{') {
       const end = glob.indexOf('}', i);
-      re += '(?:' + glob.slice(i + 1, end).split(',').map((s) => s.replace(/[.+^$()|[\]\\]/g, '\\$&')).join('|') + ')';
+      re +=
+        '(?:' +
+        glob
+          .slice(i + 1, end)
+          .split(',')
+          .map((s) => s.replace(/[.+^$()|[\]\\]/g, '\\$&'))
+          .join('|') +
+        ')';
       i = end;
     } else re += c.replace(/[.+^$()|[\]\\?]/g, '\\$&');
   }
@@ -433,10 +464,20 @@ function walk(dir: string, out: string[]): void {
   }
 }
 
-const fsEmitter = { open: new EventEmitter<FakeTextDocument>(), change: new EventEmitter<{ document: FakeTextDocument }>(), save: new EventEmitter<FakeTextDocument>(), close: new EventEmitter<FakeTextDocument>() };
+const fsEmitter = {
+  open: new EventEmitter<FakeTextDocument>(),
+  change: new EventEmitter<{ document: FakeTextDocument }>(),
+  save: new EventEmitter<FakeTextDocument>(),
+  close: new EventEmitter<FakeTextDocument>(),
+};
 export const documentEvents = fsEmitter;
 /** Every file system watcher created, by glob: a test fires what the file system would. */
-export const fileWatchers: { glob: string; create: EventEmitter<Uri>; delete: EventEmitter<Uri>; change: EventEmitter<Uri> }[] = [];
+export const fileWatchers: {
+  glob: string;
+  create: EventEmitter<Uri>;
+  delete: EventEmitter<Uri>;
+  change: EventEmitter<Uri>;
+}[] = [];
 
 export const workspace = {
   isTrusted: true,
@@ -456,7 +497,10 @@ export const workspace = {
     const files: string[] = [];
     walk(root, files);
     const re = globToRegex(glob);
-    return files.filter((f) => re.test(relative(root, f).replace(/\\/g, '/'))).slice(0, max).map((f) => Uri.file(f));
+    return files
+      .filter((f) => re.test(relative(root, f).replace(/\\/g, '/')))
+      .slice(0, max)
+      .map((f) => Uri.file(f));
   },
   asRelativePath(u: Uri | string): string {
     const root = workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -476,7 +520,9 @@ export const workspace = {
       return { type: s.isDirectory() ? 2 : 1, size: s.size, mtime: s.mtimeMs, ctime: s.ctimeMs };
     },
     async readDirectory(u: Uri) {
-      return readdirSync(u.fsPath, { withFileTypes: true }).map((e) => [e.name, e.isDirectory() ? FileType.Directory : FileType.File] as [string, number]);
+      return readdirSync(u.fsPath, { withFileTypes: true }).map(
+        (e) => [e.name, e.isDirectory() ? FileType.Directory : FileType.File] as [string, number],
+      );
     },
   },
   onDidOpenTextDocument: fsEmitter.open.event,
@@ -485,7 +531,12 @@ export const workspace = {
   onDidCloseTextDocument: fsEmitter.close.event,
   onDidChangeConfiguration: configChanged.event,
   createFileSystemWatcher(glob: string) {
-    const w = { glob, create: new EventEmitter<Uri>(), delete: new EventEmitter<Uri>(), change: new EventEmitter<Uri>() };
+    const w = {
+      glob,
+      create: new EventEmitter<Uri>(),
+      delete: new EventEmitter<Uri>(),
+      change: new EventEmitter<Uri>(),
+    };
     fileWatchers.push(w);
     return { onDidCreate: w.create.event, onDidDelete: w.delete.event, onDidChange: w.change.event, dispose() {} };
   },
@@ -559,7 +610,10 @@ export const extensions = {
 export const completionProviders: { selector: unknown; provider: unknown }[] = [];
 export const hoverProviders: { selector: unknown; provider: unknown }[] = [];
 export const codeActionProviders: { selector: unknown; provider: unknown }[] = [];
-export const codeLensProviders: { selector: unknown; provider: { provideCodeLenses(doc: unknown): unknown; onDidChangeCodeLenses?: (l: () => void) => Disposable } }[] = [];
+export const codeLensProviders: {
+  selector: unknown;
+  provider: { provideCodeLenses(doc: unknown): unknown; onDidChangeCodeLenses?: (l: () => void) => Disposable };
+}[] = [];
 export const languages = {
   registerCodeLensProvider(selector: unknown, provider: (typeof codeLensProviders)[number]['provider']) {
     const entry = { selector, provider };

@@ -40,12 +40,36 @@ test('names that say nothing: the values decide (unique tokens -> id, long text 
   ];
   const p = proposeMapping(recs, 'task');
   assert.deepEqual(p.format, { prompt_key: 'body', response_key: 'out', id_key: 'ref' });
-  assert.deepEqual(p.fields.map((f) => f.why), ['values', 'values', 'values']);
+  assert.deepEqual(
+    p.fields.map((f) => f.why),
+    ['values', 'values', 'values'],
+  );
   // An expert's response is the long text, never the short one.
-  const e = proposeMapping([{ ask: 'Why is the sky blue on a clear day?', note: 'x', reply: 'Rayleigh scattering: short wavelengths scatter more, so blue light fills the sky.' }], 'expert');
+  const e = proposeMapping(
+    [
+      {
+        ask: 'Why is the sky blue on a clear day?',
+        note: 'x',
+        reply: 'Rayleigh scattering: short wavelengths scatter more, so blue light fills the sky.',
+      },
+    ],
+    'expert',
+  );
   assert.deepEqual(e.format, { prompt_key: 'ask', response_key: 'reply' });
-  const e2 = proposeMapping([{ reply: 'Rayleigh scattering: short wavelengths scatter more, so blue light fills the sky.', ask: 'Why is the sky blue on a clear day?' }], 'expert');
-  assert.deepEqual(e2.format, { prompt_key: 'ask', response_key: 'reply' }, 'the longer text is the response, whatever the order');
+  const e2 = proposeMapping(
+    [
+      {
+        reply: 'Rayleigh scattering: short wavelengths scatter more, so blue light fills the sky.',
+        ask: 'Why is the sky blue on a clear day?',
+      },
+    ],
+    'expert',
+  );
+  assert.deepEqual(
+    e2.format,
+    { prompt_key: 'ask', response_key: 'reply' },
+    'the longer text is the response, whatever the order',
+  );
 });
 
 test('the schema names need no mapping; one field fills one target', () => {

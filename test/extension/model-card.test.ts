@@ -13,7 +13,9 @@ import { hfCacheRoots, scanHfCache } from '../../backend/server/adapters/hf-cach
 import { modelName } from '../../backend/server/handlers/models.js';
 import type { ImportedModel } from '../../backend/core/protocol.js';
 
-const { formatParams, cardRows, modelLines, trainerLines, configNameFor, PRESETS, trainingLine } = await import('../../src/models/model-card.js');
+const { formatParams, cardRows, modelLines, trainerLines, configNameFor, PRESETS, trainingLine } = await import(
+  '../../src/models/model-card.js'
+);
 const { configModel, namesModel, usesOf } = await import('../../src/models/config-uses.js');
 const { exportFormats, exportFolderName } = await import('../../src/models/export-formats.js');
 const { configPath } = await import('../../src/models/model-pick.js');
@@ -39,7 +41,14 @@ const QWEN: ImportedModel = {
 };
 
 test('sizes read as people write them', () => {
-  assert.deepEqual([494_032_768, 1_235_814_400, 134_515_008, 4_812_000, 53_248, 999].map(formatParams), ['494M', '1.24B', '135M', '4.81M', '53.2k', '999']);
+  assert.deepEqual([494_032_768, 1_235_814_400, 134_515_008, 4_812_000, 53_248, 999].map(formatParams), [
+    '494M',
+    '1.24B',
+    '135M',
+    '4.81M',
+    '53.2k',
+    '999',
+  ]);
 });
 
 test('the card: architecture, size, dtype, tokenizer, LoRA or full per config, path', () => {
@@ -52,7 +61,10 @@ test('the card: architecture, size, dtype, tokenizer, LoRA or full per config, p
     { label: 'Path', value: QWEN.dir },
   ]);
   assert.equal(trainingLine([]), 'no run config uses it yet');
-  assert.equal(cardRows({ ...QWEN, lora: { rank: 4, adapterParameters: 10 } }, []).find((r) => r.label === 'Training')!.value, 'LoRA checkpoint (rank 4)');
+  assert.equal(
+    cardRows({ ...QWEN, lora: { rank: 4, adapterParameters: 10 } }, []).find((r) => r.label === 'Training')!.value,
+    'LoRA checkpoint (rank 4)',
+  );
 });
 
 test('the built-in sizes offered are the backend presets', () => {
@@ -60,37 +72,77 @@ test('the built-in sizes offered are the backend presets', () => {
 });
 
 test('the template with an imported model: model.checkpoint (+ lora), no tokenizer section; valid; a preset keeps the char tokenizer', () => {
-  const lora = parse(configTemplate('tasksets/math.jsonl', 'math', modelLines({ checkpoint: 'models/qwen', name: 'Qwen/Qwen2.5-0.5B', lora: true }))) as Record<string, unknown>;
+  const lora = parse(
+    configTemplate(
+      'tasksets/math.jsonl',
+      'math',
+      modelLines({ checkpoint: 'models/qwen', name: 'Qwen/Qwen2.5-0.5B', lora: true }),
+    ),
+  ) as Record<string, unknown>;
   assert.deepEqual(lora.model, { checkpoint: 'models/qwen', lora: { rank: 8, alpha: 16 } });
   assert.equal(lora.tokenizer, undefined);
   assert.deepEqual(validateRunConfig(lora).issues, []);
-  const full = parse(configTemplate('tasksets/math.jsonl', 'math', modelLines({ checkpoint: '/abs/qwen', name: 'q', lora: false }))) as Record<string, unknown>;
+  const full = parse(
+    configTemplate('tasksets/math.jsonl', 'math', modelLines({ checkpoint: '/abs/qwen', name: 'q', lora: false })),
+  ) as Record<string, unknown>;
   assert.deepEqual(full.model, { checkpoint: '/abs/qwen' });
-  const preset = parse(configTemplate('tasksets/math.jsonl', 'math', modelLines({ preset: 'small-3m' }))) as Record<string, unknown>;
+  const preset = parse(configTemplate('tasksets/math.jsonl', 'math', modelLines({ preset: 'small-3m' }))) as Record<
+    string,
+    unknown
+  >;
   assert.deepEqual(preset.model, { size: 'small-3m', max_seq_len: 256 });
   assert.deepEqual(preset.tokenizer, { kind: 'char' });
   // The default stays what it was.
-  assert.equal(configTemplate('tasksets/math.jsonl'), configTemplate('tasksets/math.jsonl', 'math', modelLines({ preset: 'tiny-0.4m' })));
+  assert.equal(
+    configTemplate('tasksets/math.jsonl'),
+    configTemplate('tasksets/math.jsonl', 'math', modelLines({ preset: 'tiny-0.4m' })),
+  );
   assert.equal(configNameFor('Qwen/Qwen2.5-0.5B-Instruct'), 'train-qwen2.5-0.5b-instruct.rft.yaml');
 });
 
 test("the template for an imported model writes a pretrained model's lr, warm-up and clip with why (full, LoRA, by width); a preset writes none", () => {
   const m = { checkpoint: 'models/qwen', name: 'Qwen/Qwen2.5-0.5B', hidden: 896 };
-  const lora = configTemplate('tasksets/math.jsonl', 'math', modelLines({ ...m, lora: true }), {}, trainerLines({ ...m, lora: true }));
+  const lora = configTemplate(
+    'tasksets/math.jsonl',
+    'math',
+    modelLines({ ...m, lora: true }),
+    {},
+    trainerLines({ ...m, lora: true }),
+  );
   assert.match(lora, /# Qwen\/Qwen2\.5-0\.5B is pretrained: RL on it needs a small learning rate/);
   assert.match(lora, /LoRA default for hidden size 896/);
   const cfg = validateRunConfig(parse(lora));
   assert.deepEqual(cfg.issues, []);
-  assert.deepEqual([cfg.config!.trainer.lr, cfg.config!.trainer.warmup_steps, cfg.config!.trainer.grad_clip], [1.1e-4, 5, 1]);
-  const full = validateRunConfig(parse(configTemplate('tasksets/math.jsonl', 'math', modelLines({ ...m, lora: false }), {}, trainerLines({ ...m, lora: false, hidden: 4096 })))).config!;
+  assert.deepEqual(
+    [cfg.config!.trainer.lr, cfg.config!.trainer.warmup_steps, cfg.config!.trainer.grad_clip],
+    [1.1e-4, 5, 1],
+  );
+  const full = validateRunConfig(
+    parse(
+      configTemplate(
+        'tasksets/math.jsonl',
+        'math',
+        modelLines({ ...m, lora: false }),
+        {},
+        trainerLines({ ...m, lora: false, hidden: 4096 }),
+      ),
+    ),
+  ).config!;
   assert.equal(full.trainer.lr, 2.5e-6);
   assert.deepEqual(trainerLines({ preset: 'tiny-0.4m' }), []);
-  assert.equal(validateRunConfig(parse(configTemplate('tasksets/math.jsonl'))).config!.trainer.lr, undefined, 'a preset keeps the from-scratch default (1e-3)');
+  assert.equal(
+    validateRunConfig(parse(configTemplate('tasksets/math.jsonl'))).config!.trainer.lr,
+    undefined,
+    'a preset keeps the from-scratch default (1e-3)',
+  );
 });
 
 test('the config path of a model: relative inside the workspace, absolute outside', () => {
   assert.equal(configPath('/w/models/qwen', '/w'), 'models/qwen');
-  assert.equal(configPath('/home/u/.cache/huggingface/hub/models--a--b/snapshots/r', '/w'), '/home/u/.cache/huggingface/hub/models--a--b/snapshots/r');
+  assert.equal(
+    configPath('/home/u/.cache/huggingface/hub/models--a--b/snapshots/r', '/w'),
+    '/home/u/.cache/huggingface/hub/models--a--b/snapshots/r',
+  );
 });
 
 test('which configs use a model: its folder, or the HF-cache entry holding its snapshot; relative to the config', () => {
@@ -109,18 +161,37 @@ test('which configs use a model: its folder, or the HF-cache entry holding its s
 });
 
 test('export formats: PEFT only for a LoRA checkpoint, GGUF only with an HF tokenizer; folder names', () => {
-  assert.deepEqual(exportFormats(false).map((f) => `${f.format}/${f.dtype}`), ['hf/f32', 'gguf/f32', 'gguf/f16']);
-  assert.deepEqual(exportFormats(true).map((f) => `${f.format}/${f.dtype}`), ['hf/f32', 'peft/f32', 'gguf/f32', 'gguf/f16']);
+  assert.deepEqual(
+    exportFormats(false).map((f) => `${f.format}/${f.dtype}`),
+    ['hf/f32', 'gguf/f32', 'gguf/f16'],
+  );
+  assert.deepEqual(
+    exportFormats(true).map((f) => `${f.format}/${f.dtype}`),
+    ['hf/f32', 'peft/f32', 'gguf/f32', 'gguf/f16'],
+  );
   // A model trained from scratch (this project's tokenizer) has no GGUF tokenizer to write.
-  assert.deepEqual(exportFormats(false, false).map((f) => f.format), ['hf']);
-  assert.deepEqual(exportFormats(true, false).map((f) => f.format), ['hf', 'peft']);
+  assert.deepEqual(
+    exportFormats(false, false).map((f) => f.format),
+    ['hf'],
+  );
+  assert.deepEqual(
+    exportFormats(true, false).map((f) => f.format),
+    ['hf', 'peft'],
+  );
   const [hf, , , f16] = exportFormats(true);
-  assert.equal(exportFolderName({ runName: 'My Run', version: 60, path: '/w/.rft/runs/r/checkpoints/v60' }, f16!), 'my-run-v60-gguf-f16');
+  assert.equal(
+    exportFolderName({ runName: 'My Run', version: 60, path: '/w/.rft/runs/r/checkpoints/v60' }, f16!),
+    'my-run-v60-gguf-f16',
+  );
   assert.equal(exportFolderName({ path: '/w/ckpts/best/' }, hf!), 'best-hf');
 });
 
 test('HF cache: roots from HF_HUB_CACHE, HF_HOME, the home default; snapshots with a config.json, refs/main first', () => {
-  assert.deepEqual(hfCacheRoots({ HF_HUB_CACHE: '/x', HF_HOME: '/h' }, '/home/u'), ['/x', '/h/hub', '/home/u/.cache/huggingface/hub']);
+  assert.deepEqual(hfCacheRoots({ HF_HUB_CACHE: '/x', HF_HOME: '/h' }, '/home/u'), [
+    '/x',
+    '/h/hub',
+    '/home/u/.cache/huggingface/hub',
+  ]);
   assert.deepEqual(hfCacheRoots({}, '/home/u'), ['/home/u/.cache/huggingface/hub']);
   const root = mkdtempSync(join(tmpdir(), 'rft-hfcache-'));
   try {

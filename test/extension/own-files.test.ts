@@ -14,8 +14,22 @@ import { loadTasks } from '../../backend/coordinator/setup.js';
 let ctx: ReturnType<typeof fakeContext>;
 let ws: string;
 const rec = (i: number) => JSON.stringify({ id: `m-${i}`, problem: `What is ${i} + ${i}?`, final: String(2 * i) });
-const MATH = [rec(1), rec(2), '{"id": "m-3", "problem": ', JSON.stringify({ id: 'm-4', problem: '', final: '8' }), rec(5), JSON.stringify({ id: 'm-6', problem: 'What is 6 + 6?' }), rec(7), rec(8)].join('\n') + '\n';
-const WORKED = [JSON.stringify({ problem: 'What is 1 + 1?', worked: 'One and one make two, so the answer is 2.' }), JSON.stringify({ problem: 'What is 2 + 3?', worked: 'Two and three: count up three from two, which gives 5.' })].join('\n') + '\n';
+const MATH =
+  [
+    rec(1),
+    rec(2),
+    '{"id": "m-3", "problem": ',
+    JSON.stringify({ id: 'm-4', problem: '', final: '8' }),
+    rec(5),
+    JSON.stringify({ id: 'm-6', problem: 'What is 6 + 6?' }),
+    rec(7),
+    rec(8),
+  ].join('\n') + '\n';
+const WORKED =
+  [
+    JSON.stringify({ problem: 'What is 1 + 1?', worked: 'One and one make two, so the answer is 2.' }),
+    JSON.stringify({ problem: 'What is 2 + 3?', worked: 'Two and three: count up three from two, which gives 5.' }),
+  ].join('\n') + '\n';
 
 before(async () => {
   vscode.resetFake();
@@ -32,31 +46,51 @@ after(async () => {
 });
 
 const coll = () => vscode.recorded.diagnostics.get('rft-taskset')!;
-const errors = (file: string) => (coll().entries.get(file) ?? []).filter((d) => d.severity === vscode.DiagnosticSeverity.Error);
+const errors = (file: string) =>
+  (coll().entries.get(file) ?? []).filter((d) => d.severity === vscode.DiagnosticSeverity.Error);
 
 test('files outside tasksets/ are listed by their content (not package.json)', async () => {
   const view = vscode.recorded.treeViews.get('rftStudio.tasksets')!;
   const items = await until(async () => ((await view.items()).length === 2 ? view.items() : undefined), 'two tasksets');
-  assert.deepEqual(items.map((i) => i.resourceUri?.fsPath), [join(ws, 'mine/math.jsonl'), join(ws, 'worked.jsonl')]);
+  assert.deepEqual(
+    items.map((i) => i.resourceUri?.fsPath),
+    [join(ws, 'mine/math.jsonl'), join(ws, 'worked.jsonl')],
+  );
 });
 
 test('before a config exists, the detected mapping is assumed: the 3 real errors, a note, a badge of 3', async () => {
   const file = join(ws, 'mine/math.jsonl');
-  const diags = await until(() => (coll().entries.get(file)?.length ? coll().entries.get(file) : undefined), 'diagnostics of mine/math.jsonl');
+  const diags = await until(
+    () => (coll().entries.get(file)?.length ? coll().entries.get(file) : undefined),
+    'diagnostics of mine/math.jsonl',
+  );
   const errs = errors(file);
-  assert.deepEqual(errs.map((d) => d.range.start.line), [2, 3, 5], errs.map((d) => d.message).join('\n'));
-  assert.match(errs[1]!.message, /field 'problem'/, 'named by the file\'s own field');
+  assert.deepEqual(
+    errs.map((d) => d.range.start.line),
+    [2, 3, 5],
+    errs.map((d) => d.message).join('\n'),
+  );
+  assert.match(errs[1]!.message, /field 'problem'/, "named by the file's own field");
   assert.match(errs[2]!.message, /field 'final'/);
   const note = diags.find((d) => d.severity === vscode.DiagnosticSeverity.Information)!;
   assert.match(note.message, /problem -> prompt, final -> answer, id \(detected/);
   const worked = await until(() => coll().entries.get(join(ws, 'worked.jsonl')), 'diagnostics of worked.jsonl');
-  assert.equal(worked.filter((d) => d.severity === vscode.DiagnosticSeverity.Error).length, 0, 'read as expert demonstrations');
+  assert.equal(
+    worked.filter((d) => d.severity === vscode.DiagnosticSeverity.Error).length,
+    0,
+    'read as expert demonstrations',
+  );
   assert.equal(vscode.recorded.treeViews.get('rftStudio.tasksets')!.badge?.value, 3);
 });
 
 test('Map Fields writes the proposed mapping into a new config that the run loads', async () => {
-  vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label.startsWith('$(check) Use: problem -> prompt, final -> answer')));
-  const done = (await vscode.commands.executeCommand('rftStudio.mapFields', vscode.Uri.file(join(ws, 'mine/math.jsonl')))) as { config: { fsPath: string }; created: boolean };
+  vscode.answers.quickPick.push((items) =>
+    (items as { label: string }[]).find((i) => i.label.startsWith('$(check) Use: problem -> prompt, final -> answer')),
+  );
+  const done = (await vscode.commands.executeCommand(
+    'rftStudio.mapFields',
+    vscode.Uri.file(join(ws, 'mine/math.jsonl')),
+  )) as { config: { fsPath: string }; created: boolean };
   assert.ok(done?.created);
   const prompt = vscode.recorded.prompts.find((p) => p.kind === 'quickPick')!;
   assert.equal(prompt.options.title, 'Map fields of mine/math.jsonl');
@@ -64,9 +98,18 @@ test('Map Fields writes the proposed mapping into a new config that the run load
   assert.deepEqual(cfg.taskset.format, { prompt_key: 'problem', response_key: 'final' });
   assert.equal(cfg.taskset.path, 'mine/math.jsonl');
   const pools = loadTasks(loadRunConfig(done.config.fsPath));
-  assert.deepEqual(pools.train.map((t) => [t.id, t.answer]).slice(0, 2), [['m-1', '2'], ['m-2', '4']]);
+  assert.deepEqual(pools.train.map((t) => [t.id, t.answer]).slice(0, 2), [
+    ['m-1', '2'],
+    ['m-2', '4'],
+  ]);
   // Read as the config maps it now: the same 3 errors, no "detected" note.
-  await until(() => !coll().entries.get(join(ws, 'mine/math.jsonl'))?.some((d) => d.severity === vscode.DiagnosticSeverity.Information), 'the note gone');
+  await until(
+    () =>
+      !coll()
+        .entries.get(join(ws, 'mine/math.jsonl'))
+        ?.some((d) => d.severity === vscode.DiagnosticSeverity.Information),
+    'the note gone',
+  );
   assert.equal(errors(join(ws, 'mine/math.jsonl')).length, 3);
 });
 
@@ -75,26 +118,42 @@ test('a config without the answer mapping: did-you-mean, and the quick fix maps 
   const config = join(ws, 'train.rft.yaml');
   writeFileSync(config, readFileSync(config, 'utf8').replace(/format: \{[^}]*\}/, 'format: { prompt_key: problem }'));
   // The config watcher would re-read it; here the test fires it.
-  for (const w of vscode.fileWatchers.filter((x) => x.glob === '**/*.rft.{yaml,yml}')) w.change.fire(vscode.Uri.file(config));
+  for (const w of vscode.fileWatchers.filter((x) => x.glob === '**/*.rft.{yaml,yml}'))
+    w.change.fire(vscode.Uri.file(config));
   await until(() => errors(file).length >= 5, 'the answer missing where the config does not map it');
   const ds = coll().entries.get(file)!;
   assert.ok(errors(file).length >= 5, ds.map((d) => d.message).join('\n'));
   const missing = errors(file).find((d) => d.range.start.line === 0)!;
-  assert.match(missing.message, /field 'answer': required field is missing.*did you mean 'answer'\? \(a quick fix maps 'final' as the answer in the run config/);
+  assert.match(
+    missing.message,
+    /field 'answer': required field is missing.*did you mean 'answer'\? \(a quick fix maps 'final' as the answer in the run config/,
+  );
   const { TasksetQuickFixes } = await import('../../src/taskset-fixes.js');
   const doc = vscode.textDocument(vscode.Uri.file(file), readFileSync(file, 'utf8'));
-  const fixes = new TasksetQuickFixes().provideCodeActions(doc as never, missing.range as never, { diagnostics: [missing] } as never) as unknown as { title: string; isPreferred?: boolean; command?: { command: string; arguments: unknown[] } }[];
+  const fixes = new TasksetQuickFixes().provideCodeActions(
+    doc as never,
+    missing.range as never,
+    { diagnostics: [missing] } as never,
+  ) as unknown as { title: string; isPreferred?: boolean; command?: { command: string; arguments: unknown[] } }[];
   assert.equal(fixes[0]!.title, "Map 'final' as the answer in the run config");
   assert.ok(fixes[0]!.isPreferred);
-  assert.ok(fixes.some((f) => f.title.startsWith("Rename 'final' to 'answer'")), 'renaming is still offered');
+  assert.ok(
+    fixes.some((f) => f.title.startsWith("Rename 'final' to 'answer'")),
+    'renaming is still offered',
+  );
   await vscode.commands.executeCommand(fixes[0]!.command!.command, ...fixes[0]!.command!.arguments);
-  assert.deepEqual(parse(readFileSync(config, 'utf8')).taskset.format, { prompt_key: 'problem', response_key: 'final' });
+  assert.deepEqual(parse(readFileSync(config, 'utf8')).taskset.format, {
+    prompt_key: 'problem',
+    response_key: 'final',
+  });
   await until(() => errors(file).length === 3, 'back to the 3 real errors');
   assert.equal(vscode.recorded.treeViews.get('rftStudio.tasksets')!.badge?.value, 3);
 });
 
 test('the template config reads the own files found by their records: the taskset and the worked solutions as experts (no placeholder)', async () => {
-  vscode.answers.quickPick.push((items) => (items as string[]).find((i) => /Create a config from the template/.test(i)));
+  vscode.answers.quickPick.push((items) =>
+    (items as string[]).find((i) => /Create a config from the template/.test(i)),
+  );
   vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 'tiny-0.4m'));
   await vscode.commands.executeCommand('rftStudio.startTraining');
   const written = join(ws, 'train-2.rft.yaml');

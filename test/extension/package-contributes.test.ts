@@ -25,14 +25,18 @@ test('the extension has a PNG icon (the walkthrough tile on the Welcome page is 
 
 test('the walkthrough: own data (Map Fields) and Import Model steps; its code samples fit the media pane', () => {
   const steps = pkg.contributes.walkthroughs[0]!.steps;
-  assert.deepEqual(steps.map((s) => s.id), ['taskset', 'ownData', 'importModel', 'validate', 'train', 'curate']);
+  assert.deepEqual(
+    steps.map((s) => s.id),
+    ['taskset', 'ownData', 'importModel', 'validate', 'train', 'curate'],
+  );
   assert.match(steps[1]!.description, /command:rftStudio\.mapFields/);
   assert.match(steps[2]!.description, /command:rftStudio\.importModel/);
   for (const s of steps) {
     const md = readFileSync(join(ROOT, s.media.markdown!), 'utf8');
     // Lines of a code block do not wrap in the media pane (about 60 characters wide at the default size).
     const code = [...md.matchAll(/```\w*\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.split('\n'));
-    for (const line of code) assert.ok(line.length <= 60, `${s.media.markdown}: code line of ${line.length} characters is cut off: ${line}`);
+    for (const line of code)
+      assert.ok(line.length <= 60, `${s.media.markdown}: code line of ${line.length} characters is cut off: ${line}`);
   }
 });
 

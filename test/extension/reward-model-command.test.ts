@@ -24,8 +24,22 @@ function exp(runId: string, task: number, answer: string): Experience {
   const p = encodePrompt(tok, taskMessages(`question ${task}`));
   const r = encodeResponse(tok, answer);
   return {
-    id: `x${n++}`, taskId: `t${task}`, groupId: `g${task}`, runId, source: 'usual', promptTokens: p, promptText: `question ${task}`,
-    responseTokens: r, responseText: answer, actionMask: r.map(() => 1), logprobs: r.map(() => -1), modelVersion: 0, reward: 0, status: 'ok', useCount: 0, createdAt: n,
+    id: `x${n++}`,
+    taskId: `t${task}`,
+    groupId: `g${task}`,
+    runId,
+    source: 'usual',
+    promptTokens: p,
+    promptText: `question ${task}`,
+    responseTokens: r,
+    responseText: answer,
+    actionMask: r.map(() => 1),
+    logprobs: r.map(() => -1),
+    modelVersion: 0,
+    reward: 0,
+    status: 'ok',
+    useCount: 0,
+    createdAt: n,
   };
 }
 
@@ -34,7 +48,10 @@ let ctx: ReturnType<typeof fakeContext>;
 
 before(async () => {
   vscode.resetFake();
-  ws = workspaceDir({ 'train.rft.yaml': '# my run\ntaskset:\n  builtin: reverse\nworkflow:\n  name: single_turn\n  reward: exact_match # changed by the command\n' });
+  ws = workspaceDir({
+    'train.rft.yaml':
+      '# my run\ntaskset:\n  builtin: reverse\nworkflow:\n  name: single_turn\n  reward: exact_match # changed by the command\n',
+  });
   const reg = await RunRegistry.open(ws);
   await reg.create({ name: 'older', config: {}, id: 'older' });
   const run = await reg.create({ name: 'curated', config: {}, id: 'curated' });
@@ -42,7 +59,11 @@ before(async () => {
   const store = new SqliteStore(run.dbPath);
   const fb = new FeedbackService(store);
   for (let t = 0; t < 32; t++) {
-    const [good, bad, fine] = [exp('curated', t, `good ${t}`), exp('curated', t, `bad ${t}`), exp('curated', t, `fine ${t}`)];
+    const [good, bad, fine] = [
+      exp('curated', t, `good ${t}`),
+      exp('curated', t, `bad ${t}`),
+      exp('curated', t, `fine ${t}`),
+    ];
     await store.appendExperiences([good, bad, fine]);
     await fb.promote(good.id, 'ann');
     await fb.reject(bad.id, 'ann');
@@ -60,7 +81,12 @@ after(async () => {
 
 test('Train Reward Model…: pick the run, train in the backend with progress, held-out accuracy shown, used in a config', async () => {
   let offered: string[] = [];
-  vscode.answers.quickPick.push((items) => ((offered = (items as { label: string }[]).map((i) => i.label)), (items as { label: string }[]).find((i) => i.label === 'curated')));
+  vscode.answers.quickPick.push(
+    (items) => (
+      (offered = (items as { label: string }[]).map((i) => i.label)),
+      (items as { label: string }[]).find((i) => i.label === 'curated')
+    ),
+  );
   vscode.answers.inputBox.push(join('.rft', 'reward-models', 'rm1'));
   vscode.answers.message.push('Use in a Config…');
   vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 'train.rft.yaml'));
@@ -74,8 +100,18 @@ test('Train Reward Model…: pick the run, train in the backend with progress, h
   assert.equal(typeof r.heldout_accuracy, 'number');
   // Progress: the phase line and training steps up to the last, as the notification's messages and in the log.
   const msgs = vscode.recorded.progress.map((p) => p.message ?? '');
-  assert.ok(msgs.some((m) => /^42 training pair\(s\) of 21 task\(s\), 10 validation pair\(s\) of 5, 12 held-out pair\(s\) of 6; \d+ rating\(s\) to train on$/.test(m)), msgs.join(' | '));
-  assert.ok(msgs.includes(msgs.find((m) => /^step 200\/200 loss [\d.]+$/.test(m)) ?? '(no last step)'), msgs.join(' | '));
+  assert.ok(
+    msgs.some((m) =>
+      /^42 training pair\(s\) of 21 task\(s\), 10 validation pair\(s\) of 5, 12 held-out pair\(s\) of 6; \d+ rating\(s\) to train on$/.test(
+        m,
+      ),
+    ),
+    msgs.join(' | '),
+  );
+  assert.ok(
+    msgs.includes(msgs.find((m) => /^step 200\/200 loss [\d.]+$/.test(m)) ?? '(no last step)'),
+    msgs.join(' | '),
+  );
   const increments = vscode.recorded.progress.reduce((a, p) => a + (p.increment ?? 0), 0);
   assert.ok(Math.abs(increments - 100) < 1e-9, `progress adds up to 100% (${increments})`);
   assert.ok(vscode.recorded.log.some((l) => l.line.startsWith('reward model (curated): step 10/200 loss ')));
@@ -105,6 +141,9 @@ test('Train Reward Model… on a run with nothing to train from: the backend say
   const r = await vscode.commands.executeCommand('rftStudio.trainRewardModel');
   assert.equal(r, undefined);
   const err = vscode.recorded.messages.find((m) => m.kind === 'error')!;
-  assert.equal(err.message, "Train reward model: --tokenizer: no tokenizer.json beside the buffer and no checkpoint of run 'older'");
+  assert.equal(
+    err.message,
+    "Train reward model: --tokenizer: no tokenizer.json beside the buffer and no checkpoint of run 'older'",
+  );
   assert.ok(!existsSync(join(ws, '.rft', 'reward-models', 'rm2', 'model.safetensors')));
 });

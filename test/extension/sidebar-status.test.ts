@@ -18,32 +18,84 @@ test('status bar: the run, its steps out of the total and the reward, named; pro
   const run: RunInfo = { id: 'r1', name: 'tiny', status: 'running', step: 90, totalSteps: 200, reward: 0.125 };
   const s = statusText('running', { activeRun: run, counts: undefined });
   assert.equal(s.text, '$(sync~spin) tiny · 90/200 steps · reward 0.13');
-  assert.equal(s.tooltip, 'Run tiny (r1): running, step 90 of 200 (45%), mean rollout reward 0.125. Click to open the dashboard.');
-  assert.equal(statusText('running', { activeRun: { id: 'r2', status: 'paused', step: 3 }, counts: undefined }).text, '$(debug-pause) r2 · step 3');
-  assert.equal(statusText('running', { activeRun: undefined, counts: { usual: 3360, expert: 1, taskset: 8, rejected: 0, infraFailure: 0 } }).tooltip, 'Buffer: 3,360 usual, 1 expert');
+  assert.equal(
+    s.tooltip,
+    'Run tiny (r1): running, step 90 of 200 (45%), mean rollout reward 0.125. Click to open the dashboard.',
+  );
+  assert.equal(
+    statusText('running', { activeRun: { id: 'r2', status: 'paused', step: 3 }, counts: undefined }).text,
+    '$(debug-pause) r2 · step 3',
+  );
+  assert.equal(
+    statusText('running', {
+      activeRun: undefined,
+      counts: { usual: 3360, expert: 1, taskset: 8, rejected: 0, infraFailure: 0 },
+    }).tooltip,
+    'Buffer: 3,360 usual, 1 expert',
+  );
 });
 
 test('status bar: the engine in the tooltip; the GPU named in the text where it is used, or missing', () => {
   const counts = { usual: 1, expert: 0, taskset: 0, rejected: 0, infraFailure: 0 };
-  const cpu = statusText('running', { activeRun: undefined, counts, engine: { requested: 'auto', engine: 'cpu', ok: true, detail: 'CPU: WebAssembly with native BLAS (OpenBLAS SkylakeX)' } });
+  const cpu = statusText('running', {
+    activeRun: undefined,
+    counts,
+    engine: {
+      requested: 'auto',
+      engine: 'cpu',
+      ok: true,
+      detail: 'CPU: WebAssembly with native BLAS (OpenBLAS SkylakeX)',
+    },
+  });
   assert.equal(cpu.text, '$(beaker) RFT');
-  assert.equal(cpu.tooltip, 'Buffer: 1 usual, 0 expert\nEngine: cpu - CPU: WebAssembly with native BLAS (OpenBLAS SkylakeX)');
-  const gpu = statusText('running', { activeRun: undefined, counts, engine: { requested: 'webgpu', engine: 'webgpu', ok: true, adapter: 'nvidia hopper (NVIDIA H200)', fallback: false, detail: 'GPU adapter nvidia hopper (NVIDIA H200)' } });
+  assert.equal(
+    cpu.tooltip,
+    'Buffer: 1 usual, 0 expert\nEngine: cpu - CPU: WebAssembly with native BLAS (OpenBLAS SkylakeX)',
+  );
+  const gpu = statusText('running', {
+    activeRun: undefined,
+    counts,
+    engine: {
+      requested: 'webgpu',
+      engine: 'webgpu',
+      ok: true,
+      adapter: 'nvidia hopper (NVIDIA H200)',
+      fallback: false,
+      detail: 'GPU adapter nvidia hopper (NVIDIA H200)',
+    },
+  });
   assert.equal(gpu.text, '$(beaker) RFT · GPU');
-  assert.match(gpu.tooltip, /Engine: webgpu \(rftStudio.engine \/ RFT_BACKEND: webgpu\) - GPU adapter nvidia hopper \(NVIDIA H200\)$/);
-  const none = statusText('running', { activeRun: undefined, counts, engine: { requested: 'webgpu', engine: 'webgpu', ok: false, detail: 'no GPU adapter: Dawn found no GPU adapter' } });
+  assert.match(
+    gpu.tooltip,
+    /Engine: webgpu \(rftStudio.engine \/ RFT_BACKEND: webgpu\) - GPU adapter nvidia hopper \(NVIDIA H200\)$/,
+  );
+  const none = statusText('running', {
+    activeRun: undefined,
+    counts,
+    engine: { requested: 'webgpu', engine: 'webgpu', ok: false, detail: 'no GPU adapter: Dawn found no GPU adapter' },
+  });
   assert.equal(none.text, '$(beaker) RFT · $(warning) no GPU');
-  const emulated = statusText('running', { activeRun: undefined, counts, engine: { requested: 'webgpu', engine: 'webgpu', ok: true, fallback: true, detail: 'GPU adapter SwiftShader' } });
+  const emulated = statusText('running', {
+    activeRun: undefined,
+    counts,
+    engine: { requested: 'webgpu', engine: 'webgpu', ok: true, fallback: true, detail: 'GPU adapter SwiftShader' },
+  });
   assert.equal(emulated.text, '$(beaker) RFT · GPU (emulated)');
 });
 
 test('buffer counts with grouped digits, as the experience browser writes them', async () => {
-  const state = { counts: { usual: 3360, expert: 1, taskset: 12000, rejected: 0, infraFailure: 0 }, onDidChange: () => ({ dispose() {} }) };
+  const state = {
+    counts: { usual: 3360, expert: 1, taskset: 12000, rejected: 0, infraFailure: 0 },
+    onDidChange: () => ({ dispose() {} }),
+  };
   const tree = new BufferTree(state as never);
-  assert.deepEqual(tree.getChildren().map((n) => tree.getTreeItem(n).description), ['3,360', '1', '12,000']);
+  assert.deepEqual(
+    tree.getChildren().map((n) => tree.getTreeItem(n).description),
+    ['3,360', '1', '12,000'],
+  );
 });
 
-test('a runs/list answer older than the live status does not move a running run\'s step back', async () => {
+test("a runs/list answer older than the live status does not move a running run's step back", async () => {
   const handlers = new Map<string, (x: unknown) => void>();
   let list: RunInfo[] = [{ id: 'r1', status: 'running', step: 40 }];
   const client = {
@@ -59,7 +111,11 @@ test('a runs/list answer older than the live status does not move a running run\
   assert.equal(state.runs[0]!.step, 57, 'the registry still says 40');
   list = [{ id: 'r1', status: 'failed', step: 40 }];
   await state.refreshRuns();
-  assert.deepEqual(state.runs[0], { id: 'r1', status: 'failed', step: 57, reward: 0.4 }, 'failed at the step it reached');
+  assert.deepEqual(
+    state.runs[0],
+    { id: 'r1', status: 'failed', step: 57, reward: 0.4 },
+    'failed at the step it reached',
+  );
   list = [{ id: 'r1', status: 'completed', step: 60 }];
   await state.refreshRuns();
   assert.deepEqual(state.runs[0], { id: 'r1', status: 'completed', step: 60 });
@@ -77,44 +133,87 @@ test('Validate Taskset on a .py file: a warning, no request, no problem left beh
   const s = {
     client,
     // Validation goes through the diagnostics (which read the file as Problems does).
-    diagnostics: { collection: { delete: (u: { fsPath: string }) => deleted.push(u.fsPath) }, apply() {}, validateFile: () => client.request('taskset/validate') },
+    diagnostics: {
+      collection: { delete: (u: { fsPath: string }) => deleted.push(u.fsPath) },
+      apply() {},
+      validateFile: () => client.request('taskset/validate'),
+    },
     output: { warn() {}, error() {}, info() {} },
   };
   await validateTaskset(s as never, vscode.Uri.file('/w/tasksets/solve.py') as never);
   assert.deepEqual(requests, []);
   assert.deepEqual(deleted, ['/w/tasksets/solve.py']);
   assert.equal(vscode.recorded.messages[0]!.kind, 'warning');
-  assert.match(vscode.recorded.messages[0]!.message, /solve\.py is not a taskset file: tasksets are \.jsonl, \.json, \.yaml, \.yml, \.csv\./);
+  assert.match(
+    vscode.recorded.messages[0]!.message,
+    /solve\.py is not a taskset file: tasksets are \.jsonl, \.json, \.yaml, \.yml, \.csv\./,
+  );
   await validateTaskset(s as never, vscode.Uri.file('/w/tasksets/math.jsonl') as never);
   assert.deepEqual(requests, ['taskset/validate']);
 });
 
 test('the dashboard shows the run config as YAML', () => {
-  const text = configYaml({ name: 'tiny', trainer: { lr: 0.001, steps: 40 }, stages: [{ name: 'sft', steps: 10 }] }, '/w/train.rft.yaml');
+  const text = configYaml(
+    { name: 'tiny', trainer: { lr: 0.001, steps: 40 }, stages: [{ name: 'sft', steps: 10 }] },
+    '/w/train.rft.yaml',
+  );
   assert.match(text, /^# as validated at the start of the run \(defaults filled in\)\n# from \/w\/train\.rft\.yaml\n/);
   assert.match(text, /\ntrainer:\n {2}lr: 0\.001\n {2}steps: 40\n/);
-  assert.match(text, /\n# trainer: lr 1e-3, warm-up 0 step\(s\), grad clip 1 \(model trained from scratch: defaults for warm-up, grad clip\)\n/);
-  assert.deepEqual(YAML.parse(text), { name: 'tiny', trainer: { lr: 0.001, steps: 40 }, stages: [{ name: 'sft', steps: 10 }] });
+  assert.match(
+    text,
+    /\n# trainer: lr 1e-3, warm-up 0 step\(s\), grad clip 1 \(model trained from scratch: defaults for warm-up, grad clip\)\n/,
+  );
+  assert.deepEqual(YAML.parse(text), {
+    name: 'tiny',
+    trainer: { lr: 0.001, steps: 40 },
+    stages: [{ name: 'sft', steps: 10 }],
+  });
 });
 
 test('the dashboard config of a run from model.checkpoint names the real model, not the preset defaults', () => {
-  const model = { source: 'checkpoint' as const, label: 'Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen/Qwen2-0.5B', architecture: 'Qwen2ForCausalLM', parameters: 494e6, loraRank: 8, from: 'Qwen/Qwen2-0.5B', tokenizer: "the model's own" };
-  const cfg = { name: 'q', model: { size: 'tiny-0.4m', checkpoint: '/hf/models--Qwen--Qwen2-0.5B', lora: { rank: 8 } }, tokenizer: { kind: 'char' }, taskset: { path: '/w/t.jsonl' } };
+  const model = {
+    source: 'checkpoint' as const,
+    label: 'Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen/Qwen2-0.5B',
+    architecture: 'Qwen2ForCausalLM',
+    parameters: 494e6,
+    loraRank: 8,
+    from: 'Qwen/Qwen2-0.5B',
+    tokenizer: "the model's own",
+  };
+  const cfg = {
+    name: 'q',
+    model: { size: 'tiny-0.4m', checkpoint: '/hf/models--Qwen--Qwen2-0.5B', lora: { rank: 8 } },
+    tokenizer: { kind: 'char' },
+    taskset: { path: '/w/t.jsonl' },
+  };
   const text = configYaml(cfg, '/w/q.rft.yaml', model);
-  assert.match(text, /^# as validated .*\n# from \/w\/q\.rft\.yaml\n# model: Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen\/Qwen2-0\.5B\n# tokenizer: the model's own\n/);
+  assert.match(
+    text,
+    /^# as validated .*\n# from \/w\/q\.rft\.yaml\n# model: Qwen2ForCausalLM · 494M parameters · LoRA rank 8 · from Qwen\/Qwen2-0\.5B\n# tokenizer: the model's own\n/,
+  );
   assert.doesNotMatch(text, /tiny-0\.4m|kind: char/);
   assert.deepEqual(Object.keys(YAML.parse(text)), ['name', 'model', 'taskset']);
   assert.deepEqual(YAML.parse(text).model, { checkpoint: '/hf/models--Qwen--Qwen2-0.5B', lora: { rank: 8 } });
   // The header says the lr the run takes and why (a checkpoint's LoRA default, scaled to its width).
-  assert.match(configYaml(cfg, undefined, { ...model, hidden: 896 }), /\n# trainer: lr 1\.1e-4, warm-up 5 step\(s\), grad clip 1 \(pretrained checkpoint, LoRA: defaults for lr, warm-up, grad clip, lr 1e-4 at hidden 1024 scaled to hidden 896\)\n/);
+  assert.match(
+    configYaml(cfg, undefined, { ...model, hidden: 896 }),
+    /\n# trainer: lr 1\.1e-4, warm-up 5 step\(s\), grad clip 1 \(pretrained checkpoint, LoRA: defaults for lr, warm-up, grad clip, lr 1e-4 at hidden 1024 scaled to hidden 896\)\n/,
+  );
   // A tokenizer file of the config's own is read beside a checkpoint: it stays.
-  assert.deepEqual(YAML.parse(configYaml({ ...cfg, tokenizer: { kind: 'char', path: '/w/tok.json' } }, undefined, model)).tokenizer, { kind: 'char', path: '/w/tok.json' });
+  assert.deepEqual(
+    YAML.parse(configYaml({ ...cfg, tokenizer: { kind: 'char', path: '/w/tok.json' } }, undefined, model)).tokenizer,
+    { kind: 'char', path: '/w/tok.json' },
+  );
 });
 
 test('package: the Workers view only for a scale-out setup; welcome texts without literal markdown', () => {
-  const c = PACKAGE.contributes as unknown as { views: Record<string, { id: string; when?: string }[]>; viewsWelcome: { view: string; contents: string }[] };
+  const c = PACKAGE.contributes as unknown as {
+    views: Record<string, { id: string; when?: string }[]>;
+    viewsWelcome: { view: string; contents: string }[];
+  };
   assert.equal(c.views.rftStudio!.find((v) => v.id === 'rftStudio.workers')!.when, 'config.rftStudio.scaleOut.buffer');
-  for (const w of c.viewsWelcome) assert.ok(!w.contents.includes('**'), `${w.view}: no ** (view welcome text is not markdown-bold)`);
+  for (const w of c.viewsWelcome)
+    assert.ok(!w.contents.includes('**'), `${w.view}: no ** (view welcome text is not markdown-bold)`);
 });
 
 test('Runs view: two runs of the same name are told apart by their ids (the ids notifications use)', async () => {
@@ -126,6 +225,9 @@ test('Runs view: two runs of the same name are told apart by their ids (the ids 
     { id: 'bare', status: 'created', createdAt: 0 },
   ];
   const tree = new RunsTree({ runs, pending: new Map(), onDidChange: () => ({ dispose() {} }) } as never);
-  assert.deepEqual(tree.getChildren().map((r) => tree.getTreeItem(r).label), ['other', 'my-run (my-run-2)', 'my-run (my-run-1)', 'bare']);
+  assert.deepEqual(
+    tree.getChildren().map((r) => tree.getTreeItem(r).label),
+    ['other', 'my-run (my-run-2)', 'my-run (my-run-1)', 'bare'],
+  );
   assert.equal(runLabel(runs[2]!, runs), 'other');
 });

@@ -14,7 +14,14 @@ let ws: string;
 let ctx: ReturnType<typeof fakeContext>;
 let api: StudioApi;
 
-const task = (id: string, prompt: string, meta?: Record<string, unknown>): Task => ({ id, taskset: 'builtin:arith', domain: 'math', prompt, answer: '1', ...(meta ? { metadata: meta } : {}) });
+const task = (id: string, prompt: string, meta?: Record<string, unknown>): Task => ({
+  id,
+  taskset: 'builtin:arith',
+  domain: 'math',
+  prompt,
+  answer: '1',
+  ...(meta ? { metadata: meta } : {}),
+});
 
 before(async () => {
   vscode.resetFake();
@@ -26,9 +33,21 @@ before(async () => {
   await store.putTasks('synth-run', [
     task('arith-train-0', 'Compute 1 + 0. Put the result in <answer></answer>.'),
     task('arith-train-1', 'Compute 2 - 1. Put the result in <answer></answer>.'),
-    task('arith-train-0~s0.0', 'Compute 7 + 3. Put the result in <answer></answer>.', { origin: 'synth:augment', parent: 'arith-train-0', synth_step: 0 }),
-    task('arith-train-1~s2.0', 'Compute 9 - 4. Put the result in <answer></answer>.', { origin: 'synth:augment', parent: 'arith-train-1', synth_step: 2 }),
-    task('arith-train-1~s3.0', 'Compute 12 / 4. Put the result in <answer></answer>.', { origin: 'synth:endpoint', parent: 'arith-train-1', synth_step: 3 }),
+    task('arith-train-0~s0.0', 'Compute 7 + 3. Put the result in <answer></answer>.', {
+      origin: 'synth:augment',
+      parent: 'arith-train-0',
+      synth_step: 0,
+    }),
+    task('arith-train-1~s2.0', 'Compute 9 - 4. Put the result in <answer></answer>.', {
+      origin: 'synth:augment',
+      parent: 'arith-train-1',
+      synth_step: 2,
+    }),
+    task('arith-train-1~s3.0', 'Compute 12 / 4. Put the result in <answer></answer>.', {
+      origin: 'synth:endpoint',
+      parent: 'arith-train-1',
+      synth_step: 3,
+    }),
   ]);
   await store.close();
   ({ ctx, api } = await activateWith(ws));
@@ -40,15 +59,27 @@ after(async () => {
 });
 
 type Node = { kind: string; label: string };
-type Provider = { getChildren(n?: Node): Node[] | Promise<Node[]>; getTreeItem(n: Node): { label?: string; description?: string; tooltip?: string; collapsibleState?: number } };
+type Provider = {
+  getChildren(n?: Node): Node[] | Promise<Node[]>;
+  getTreeItem(n: Node): { label?: string; description?: string; tooltip?: string; collapsibleState?: number };
+};
 
-test('Buffer view: the Taskset node lists the run\'s synthesized tasks by origin, with parent and step', async () => {
+test("Buffer view: the Taskset node lists the run's synthesized tasks by origin, with parent and step", async () => {
   const view = vscode.recorded.treeViews.get('rftStudio.buffer')!;
   const p = view.provider as unknown as Provider;
-  const taskset = await until(async () => (await p.getChildren()).find((n) => n.kind === 'taskset' && p.getTreeItem(n).description === '5'), 'the run\'s buffer with its 5 tasks');
+  const taskset = await until(
+    async () => (await p.getChildren()).find((n) => n.kind === 'taskset' && p.getTreeItem(n).description === '5'),
+    "the run's buffer with its 5 tasks",
+  );
   assert.equal(p.getTreeItem(taskset).collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
   const groups = await p.getChildren(taskset);
-  assert.deepEqual(groups.map((g) => [p.getTreeItem(g).label, p.getTreeItem(g).description]), [['synth:augment', '2'], ['synth:endpoint', '1']]);
+  assert.deepEqual(
+    groups.map((g) => [p.getTreeItem(g).label, p.getTreeItem(g).description]),
+    [
+      ['synth:augment', '2'],
+      ['synth:endpoint', '1'],
+    ],
+  );
   const augmented = await p.getChildren(groups[0]);
   assert.deepEqual(
     augmented.map((t) => [p.getTreeItem(t).label, p.getTreeItem(t).description]),
@@ -57,10 +88,21 @@ test('Buffer view: the Taskset node lists the run\'s synthesized tasks by origin
       ['Compute 9 - 4. Put the result in <answer></answer>.', 'synth:augment · from arith-train-1 · step 2'],
     ],
   );
-  assert.match(String(p.getTreeItem(augmented[1]!).tooltip), /^Compute 9 - 4\. .*\nAnswer: 1\n\narith-train-1~s2\.0: made by synth:augment from task arith-train-1 after explore step 2/);
+  assert.match(
+    String(p.getTreeItem(augmented[1]!).tooltip),
+    /^Compute 9 - 4\. .*\nAnswer: 1\n\narith-train-1~s2\.0: made by synth:augment from task arith-train-1 after explore step 2/,
+  );
   // The request itself, as the server answers it.
-  const r = await api.services!.client.request('buffer/synthesized', { buffer: { runId: 'synth-run' }, runId: 'synth-run', limit: 1 });
+  const r = await api.services!.client.request('buffer/synthesized', {
+    buffer: { runId: 'synth-run' },
+    runId: 'synth-run',
+    limit: 1,
+  });
   assert.deepEqual(r.byOrigin, { 'synth:augment': 2, 'synth:endpoint': 1 });
   assert.equal(r.total, 3);
-  assert.deepEqual(r.tasks.map((t) => t.id), ['arith-train-1~s3.0'], 'the newest, up to limit');
+  assert.deepEqual(
+    r.tasks.map((t) => t.id),
+    ['arith-train-1~s3.0'],
+    'the newest, up to limit',
+  );
 });

@@ -14,14 +14,29 @@ test('suggestions: synonyms other datasets use, typos; nothing for an unrelated 
   assert.equal(suggestField('answer', { id: 'a', prompt: 'q', answr: '2' }), 'answr');
   assert.equal(suggestField('answer', { id: 'a', prompt: 'q', solution: '2' }), 'solution');
   assert.equal(suggestField('prompt', { id: 'a', colour: 'red' }), undefined);
-  assert.deepEqual(renameFor("field 'prompt': required field is missing", '{"id":"a","question":"1+1?"}'), { from: 'question', to: 'prompt' });
-  assert.equal(renameFor("field 'prompt': prompt is empty", '{"id":"a","question":"1+1?"}'), undefined, 'only for a missing field');
+  assert.deepEqual(renameFor("field 'prompt': required field is missing", '{"id":"a","question":"1+1?"}'), {
+    from: 'question',
+    to: 'prompt',
+  });
+  assert.equal(
+    renameFor("field 'prompt': prompt is empty", '{"id":"a","question":"1+1?"}'),
+    undefined,
+    'only for a missing field',
+  );
   assert.equal(renameFor("field 'prompt': required field is missing", 'not json'), undefined);
 });
 
-const TEXT = ['{"id":"a","question":"1+1?","answer":"2"}', '{"id":"b","question":"2+2?","answer":"4"}', '{"id":"c","prompt":"3+3?","answr":"6"}', '{"id":"d","prompt":"4+4?","answer":"8"}'].join('\n');
+const TEXT = [
+  '{"id":"a","question":"1+1?","answer":"2"}',
+  '{"id":"b","question":"2+2?","answer":"4"}',
+  '{"id":"c","prompt":"3+3?","answr":"6"}',
+  '{"id":"d","prompt":"4+4?","answer":"8"}',
+].join('\n');
 
-function apply(text: string, edits: { range: { start: { line: number; character: number }; end: { character: number } }; text: string }[]): string {
+function apply(
+  text: string,
+  edits: { range: { start: { line: number; character: number }; end: { character: number } }; text: string }[],
+): string {
   const lines = text.split('\n');
   for (const e of [...edits].sort((a, b) => b.range.start.character - a.range.start.character)) {
     const l = lines[e.range.start.line]!;
@@ -33,21 +48,51 @@ function apply(text: string, edits: { range: { start: { line: number; character:
 test('Problems says what was meant; the quick fix renames on the line or in every record, and the file then validates', () => {
   const doc = vscode.textDocument(vscode.Uri.file('/w/tasksets/gsm.jsonl'), TEXT);
   const report = parseTaskset(TEXT, '/w/tasksets/gsm.jsonl');
-  assert.deepEqual(report.errors.map((e) => `${e.line} ${e.field}: ${e.message}`), ['1 prompt: required field is missing', '2 prompt: required field is missing', '3 answer: required field is missing']);
+  assert.deepEqual(
+    report.errors.map((e) => `${e.line} ${e.field}: ${e.message}`),
+    [
+      '1 prompt: required field is missing',
+      '2 prompt: required field is missing',
+      '3 answer: required field is missing',
+    ],
+  );
   const diags = report.errors.map((e) => toDiagnostic({ ...e, severity: 'error' }, doc));
-  assert.equal(diags[0]!.message, "field 'prompt': required field is missing; the record has 'question': did you mean 'prompt'? (a quick fix maps 'question' as the prompt in the run config, or renames it)");
-  assert.equal(diags[2]!.message, "field 'answer': required field is missing; the record has 'answr': did you mean 'answer'? (a quick fix maps 'answr' as the answer in the run config, or renames it)");
+  assert.equal(
+    diags[0]!.message,
+    "field 'prompt': required field is missing; the record has 'question': did you mean 'prompt'? (a quick fix maps 'question' as the prompt in the run config, or renames it)",
+  );
+  assert.equal(
+    diags[2]!.message,
+    "field 'answer': required field is missing; the record has 'answr': did you mean 'answer'? (a quick fix maps 'answr' as the answer in the run config, or renames it)",
+  );
 
   // The preferred fix maps the field in the run config (Map Fields, tested in own-files.test.ts); renaming follows.
-  const offered = new TasksetQuickFixes().provideCodeActions(doc as never, diags[0]!.range as never, { diagnostics: [diags[0]] } as never) as unknown as { title: string; edit: { edits: never[] }; command?: { command: string; arguments: unknown[] } }[];
+  const offered = new TasksetQuickFixes().provideCodeActions(
+    doc as never,
+    diags[0]!.range as never,
+    { diagnostics: [diags[0]] } as never,
+  ) as unknown as { title: string; edit: { edits: never[] }; command?: { command: string; arguments: unknown[] } }[];
   assert.equal(offered[0]!.title, "Map 'question' as the prompt in the run config");
   assert.deepEqual(offered[0]!.command!.arguments[1], { target: 'prompt', key: 'question' });
   const fixes = offered.slice(1);
-  assert.deepEqual(fixes.map((f) => f.title), ["Rename 'question' to 'prompt'", "Rename 'question' to 'prompt' in every record of this file (2 records)"]);
+  assert.deepEqual(
+    fixes.map((f) => f.title),
+    ["Rename 'question' to 'prompt'", "Rename 'question' to 'prompt' in every record of this file (2 records)"],
+  );
   assert.equal(apply(TEXT, fixes[0]!.edit.edits).split('\n')[0], '{"id":"a","prompt":"1+1?","answer":"2"}');
   const all = apply(TEXT, fixes[1]!.edit.edits);
-  const typo = (new TasksetQuickFixes().provideCodeActions(doc as never, diags[2]!.range as never, { diagnostics: [diags[2]] } as never) as unknown as { title: string; edit: { edits: never[] } }[]).slice(1);
-  assert.deepEqual(typo.map((f) => f.title), ["Rename 'answr' to 'answer'"], 'one record: no file-wide fix');
+  const typo = (
+    new TasksetQuickFixes().provideCodeActions(
+      doc as never,
+      diags[2]!.range as never,
+      { diagnostics: [diags[2]] } as never,
+    ) as unknown as { title: string; edit: { edits: never[] } }[]
+  ).slice(1);
+  assert.deepEqual(
+    typo.map((f) => f.title),
+    ["Rename 'answr' to 'answer'"],
+    'one record: no file-wide fix',
+  );
   const fixed = apply(all, typo[0]!.edit.edits);
   const again = parseTaskset(fixed, '/w/tasksets/gsm.jsonl');
   assert.deepEqual(again.errors, []);
@@ -56,13 +101,33 @@ test('Problems says what was meant; the quick fix renames on the line or in ever
 
 test('every problem of a record reaches Problems (no "(and 1 more problem)")', () => {
   const report = parseTaskset('{"id":"d"}\n', '/w/tasksets/t.jsonl');
-  assert.deepEqual(report.errors.map((e) => `${e.field}: ${e.message}`), ["prompt: required field is missing; also 'answer': required field is missing"]);
+  assert.deepEqual(
+    report.errors.map((e) => `${e.field}: ${e.message}`),
+    ["prompt: required field is missing; also 'answer': required field is missing"],
+  );
   const doc = vscode.textDocument(vscode.Uri.file('/w/tasksets/t.jsonl'), '{"id":"d"}');
-  assert.equal(toDiagnostic({ ...report.errors[0]!, severity: 'error' }, doc).message, "field 'prompt': required field is missing; also 'answer': required field is missing");
+  assert.equal(
+    toDiagnostic({ ...report.errors[0]!, severity: 'error' }, doc).message,
+    "field 'prompt': required field is missing; also 'answer': required field is missing",
+  );
   // Each missing field the record carries under another name is suggested, not only the first.
   const both = vscode.textDocument(vscode.Uri.file('/w/tasksets/t.jsonl'), '{"id":"d","problem":"1+1?","final":"2"}');
   const d = toDiagnostic({ ...report.errors[0]!, severity: 'error' }, both);
-  assert.match(d.message, /the record has 'problem': did you mean 'prompt'\?; the record has 'final': did you mean 'answer'\? \(quick fixes map them in the run config, or rename them\)/);
-  const titles = (new TasksetQuickFixes().provideCodeActions(both as never, d.range as never, { diagnostics: [d] } as never) as unknown as { title: string }[]).map((f) => f.title);
-  assert.deepEqual(titles, ["Map 'problem' as the prompt in the run config", "Rename 'problem' to 'prompt'", "Map 'final' as the answer in the run config", "Rename 'final' to 'answer'"]);
+  assert.match(
+    d.message,
+    /the record has 'problem': did you mean 'prompt'\?; the record has 'final': did you mean 'answer'\? \(quick fixes map them in the run config, or rename them\)/,
+  );
+  const titles = (
+    new TasksetQuickFixes().provideCodeActions(
+      both as never,
+      d.range as never,
+      { diagnostics: [d] } as never,
+    ) as unknown as { title: string }[]
+  ).map((f) => f.title);
+  assert.deepEqual(titles, [
+    "Map 'problem' as the prompt in the run config",
+    "Rename 'problem' to 'prompt'",
+    "Map 'final' as the answer in the run config",
+    "Rename 'final' to 'answer'",
+  ]);
 });

@@ -8,7 +8,21 @@ import './harness.js';
 const { readingsOf } = await import('../../src/taskset-readings.js');
 
 test('taskset, eval and experts with format mappings, relative to the config', () => {
-  const r = readingsOf('/w/cfg/train.rft.yaml', ['taskset:', '  path: ../tasksets/words.jsonl', '  domain: math', '  format: { prompt_key: question, id_key: uid }', 'eval:', '  path: heldout.jsonl', 'experts:', '  path: /data/experts.jsonl', '  format:', '    response_key: completion'].join('\n'));
+  const r = readingsOf(
+    '/w/cfg/train.rft.yaml',
+    [
+      'taskset:',
+      '  path: ../tasksets/words.jsonl',
+      '  domain: math',
+      '  format: { prompt_key: question, id_key: uid }',
+      'eval:',
+      '  path: heldout.jsonl',
+      'experts:',
+      '  path: /data/experts.jsonl',
+      '  format:',
+      '    response_key: completion',
+    ].join('\n'),
+  );
   assert.deepEqual(Object.fromEntries(r), {
     '/w/tasksets/words.jsonl': { format: { prompt_key: 'question', id_key: 'uid' }, role: 'task', domain: 'math' },
     '/data/experts.jsonl': { format: { response_key: 'completion' }, role: 'expert' },

@@ -23,19 +23,37 @@ import { loadTasks } from '../../backend/coordinator/setup.js';
 import { configTemplate, inferFormat } from '../../src/templates.js';
 
 test('inferFormat: the names other datasets use become the format mapping; schema names need none', () => {
-  assert.deepEqual(inferFormat({ uid: 'w1', question: '1+2=', solution: '#### 3' }), { prompt_key: 'question', response_key: 'solution', id_key: 'uid' });
-  assert.deepEqual(inferFormat({ question: '1+2=', completion: '3' }, 'expert'), { prompt_key: 'question', response_key: 'completion' });
+  assert.deepEqual(inferFormat({ uid: 'w1', question: '1+2=', solution: '#### 3' }), {
+    prompt_key: 'question',
+    response_key: 'solution',
+    id_key: 'uid',
+  });
+  assert.deepEqual(inferFormat({ question: '1+2=', completion: '3' }, 'expert'), {
+    prompt_key: 'question',
+    response_key: 'completion',
+  });
   assert.equal(inferFormat({ id: 'a', prompt: 'p', answer: '1' }), undefined);
-  assert.equal(inferFormat({ id: 'a', messages: [], answer: '1' }), undefined, 'a multi-turn record has no prompt field');
+  assert.equal(
+    inferFormat({ id: 'a', messages: [], answer: '1' }),
+    undefined,
+    'a multi-turn record has no prompt field',
+  );
   // One source field fills one target only (`output` could be an answer or a response).
-  assert.deepEqual(inferFormat({ instruction: 'x', output: 'y' }), { prompt_key: 'instruction', response_key: 'output' });
+  assert.deepEqual(inferFormat({ instruction: 'x', output: 'y' }), {
+    prompt_key: 'instruction',
+    response_key: 'output',
+  });
 });
 
 test('the template for a taskset, eval file and experts with foreign names loads all three as the run does (MIX over the experts)', () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-tpl-own-'));
   mkdirSync(join(ws, 'tasksets'));
-  const task = (uid: string, a: number, b: number) => JSON.stringify({ uid, question: `${a}+${b}=`, solution: `${a} plus ${b} #### ${a + b}` });
-  writeFileSync(join(ws, 'tasksets', 'math-words.jsonl'), [task('w1', 1, 2), task('w2', 3, 4), task('w3', 2, 2)].join('\n') + '\n');
+  const task = (uid: string, a: number, b: number) =>
+    JSON.stringify({ uid, question: `${a}+${b}=`, solution: `${a} plus ${b} #### ${a + b}` });
+  writeFileSync(
+    join(ws, 'tasksets', 'math-words.jsonl'),
+    [task('w1', 1, 2), task('w2', 3, 4), task('w3', 2, 2)].join('\n') + '\n',
+  );
   writeFileSync(join(ws, 'tasksets', 'math-eval.jsonl'), [task('e1', 2, 3), task('e2', 1, 1)].join('\n') + '\n');
   writeFileSync(join(ws, 'experts.jsonl'), JSON.stringify({ question: '1+2=', completion: '3' }) + '\n');
   const first = { uid: 'w1', question: '1+2=', solution: '#### 3' };
@@ -49,7 +67,17 @@ test('the template for a taskset, eval file and experts with foreign names loads
   assert.equal(cfg.algorithm.name, 'mix');
   assert.equal(cfg.monitor.eval_every, 10);
   const pools = loadTasks(cfg);
-  assert.deepEqual(pools.train.map((t) => [t.id, t.prompt, t.answer]), [['w1', '1+2=', '3'], ['w2', '3+4=', '7'], ['w3', '2+2=', '4']]);
-  assert.deepEqual(pools.eval.map((t) => t.id), ['e1', 'e2']);
+  assert.deepEqual(
+    pools.train.map((t) => [t.id, t.prompt, t.answer]),
+    [
+      ['w1', '1+2=', '3'],
+      ['w2', '3+4=', '7'],
+      ['w3', '2+2=', '4'],
+    ],
+  );
+  assert.deepEqual(
+    pools.eval.map((t) => t.id),
+    ['e1', 'e2'],
+  );
   assert.equal(pools.experts.length, 1);
 });

@@ -9,10 +9,25 @@ import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { spawnServe } from '../server/spawn-serve.js';
 
 const vscode = await import('./fake-vscode.js');
-const { WorkersTree, describeWorker, describeJobs, STALE_HEARTBEAT_S } = await import('../../src/views/workers-tree.js');
+const { WorkersTree, describeWorker, describeJobs, STALE_HEARTBEAT_S } = await import(
+  '../../src/views/workers-tree.js'
+);
 
 test('descriptions: state, version, throughput, heartbeat age; job counts without zeros', () => {
-  const w = { id: 'explorer@a:1', host: 'a', pid: 1, role: 'explorer', state: 'generating', detail: null, modelVersion: 3, done: 10, throughput: 2.5, startedAt: 0, lastHeartbeat: 0, ageS: 1.4 };
+  const w = {
+    id: 'explorer@a:1',
+    host: 'a',
+    pid: 1,
+    role: 'explorer',
+    state: 'generating',
+    detail: null,
+    modelVersion: 3,
+    done: 10,
+    throughput: 2.5,
+    startedAt: 0,
+    lastHeartbeat: 0,
+    ageS: 1.4,
+  };
   assert.equal(describeWorker(w), 'generating · v3 · 2.5 exp/s · 1 s ago');
   assert.equal(describeWorker({ ...w, role: 'trainer', modelVersion: null }), 'generating · 2.5 steps/s · 1 s ago');
   assert.equal(describeJobs({ queued: 2, leased: 0, done: 5 }), 'queued 2 · done 5');
@@ -37,9 +52,29 @@ if ('skip' in server) {
     const q = await JobQueue.open(url);
     const s = spawnServe(['--workspace', tmpdir()]);
     try {
-      await q.addJobs('r', [{ id: '0:0', target: 0, requiredVersion: 0, task: { id: 't', taskset: 'x', prompt: 'p' } as never }]);
-      await q.heartbeat('r', { id: 'trainer@h1:9', role: 'trainer', state: 'training', detail: 'step 4', modelVersion: 4, done: 4, throughput: 0.5, startedAt: Date.now() });
-      await q.heartbeat('r', { id: 'explorer@h2:7', role: 'explorer', state: 'generating', detail: 'job 0:0', modelVersion: 3, done: 16, throughput: 4, startedAt: Date.now() });
+      await q.addJobs('r', [
+        { id: '0:0', target: 0, requiredVersion: 0, task: { id: 't', taskset: 'x', prompt: 'p' } as never },
+      ]);
+      await q.heartbeat('r', {
+        id: 'trainer@h1:9',
+        role: 'trainer',
+        state: 'training',
+        detail: 'step 4',
+        modelVersion: 4,
+        done: 4,
+        throughput: 0.5,
+        startedAt: Date.now(),
+      });
+      await q.heartbeat('r', {
+        id: 'explorer@h2:7',
+        role: 'explorer',
+        state: 'generating',
+        detail: 'job 0:0',
+        modelVersion: 3,
+        done: 16,
+        throughput: 4,
+        startedAt: Date.now(),
+      });
       vscode.settings.set('rftStudio.scaleOut.buffer', url);
       vscode.settings.set('rftStudio.scaleOut.runId', 'r');
       const tree = new WorkersTree((src) => s.request('workers/list', src));
@@ -47,7 +82,10 @@ if ('skip' in server) {
       assert.equal(tree.summary, 'queued 1');
       const items = tree.getChildren().map((w) => tree.getTreeItem(w));
       // Host and pid are those of the process that sent the heartbeat (here: this test).
-      assert.deepEqual(items.map((i) => i.label), [`explorer ${hostname()}:${process.pid}`, `trainer ${hostname()}:${process.pid}`]);
+      assert.deepEqual(
+        items.map((i) => i.label),
+        [`explorer ${hostname()}:${process.pid}`, `trainer ${hostname()}:${process.pid}`],
+      );
       assert.match(String(items[0]!.description), /^generating · v3 · 4\.0 exp\/s · \d+ s ago$/);
       assert.equal((items[0]!.iconPath as { id: string }).id, 'server-process');
       assert.match(String(items[1]!.tooltip), /detail: step 4/);

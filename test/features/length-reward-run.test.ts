@@ -17,12 +17,23 @@ const WARMUP = 10;
 const RL = 8;
 
 /** Mean generated length of the rollouts sampled by weights of versions [from, to). */
-async function meanLength(runDir: string, runId: string, from: number, to: number): Promise<{ mean: number; n: number; shaped: number }> {
+async function meanLength(
+  runDir: string,
+  runId: string,
+  from: number,
+  to: number,
+): Promise<{ mean: number; n: number; shaped: number }> {
   const store = await openStore(join(runDir, 'buffer.db'));
   try {
-    const rows = (await store.list({ runId, source: 'usual', limit: 10_000 })).filter((e) => e.modelVersion >= from && e.modelVersion < to);
+    const rows = (await store.list({ runId, source: 'usual', limit: 10_000 })).filter(
+      (e) => e.modelVersion >= from && e.modelVersion < to,
+    );
     const mean = rows.reduce((a, e) => a + e.responseTokens.length, 0) / rows.length;
-    return { mean, n: rows.length, shaped: rows.filter((e) => typeof e.rewardDetails?.length_reward === 'number').length };
+    return {
+      mean,
+      n: rows.length,
+      shaped: rows.filter((e) => typeof e.rewardDetails?.length_reward === 'number').length,
+    };
   } finally {
     await store.close();
   }
@@ -33,11 +44,20 @@ async function run(ws: string, runId: string, withLength: boolean) {
     // Expert answers: the task's word reversed, 1..6 characters.
     experts: { path: join(ws, 'experts.jsonl') },
     workflow: { name: 'single_turn', reward: 'always_right', file: join(ws, 'right.mjs') },
-    explorer: { tasks_per_step: 2, repeat_times: 8, sampling: { max_new_tokens: 8, temperature: 1 }, eval_sampling: { max_new_tokens: 8 } },
+    explorer: {
+      tasks_per_step: 2,
+      repeat_times: 8,
+      sampling: { max_new_tokens: 8, temperature: 1 },
+      eval_sampling: { max_new_tokens: 8 },
+    },
     trainer: { lr: 0.01 },
     synchronizer: { method: 'memory', sync_offset: 0 },
     buffer: { storage: 'sqlite', max_staleness: 0 },
-    experience_pipeline: [{ name: 'validity' }, ...(withLength ? [{ name: 'length_reward', weight: 1, warmup_steps: 0 }] : []), { name: 'advantage' }],
+    experience_pipeline: [
+      { name: 'validity' },
+      ...(withLength ? [{ name: 'length_reward', weight: 1, warmup_steps: 0 }] : []),
+      { name: 'advantage' },
+    ],
     stages: [
       { name: 'warmup', algorithm: { name: 'sft' }, steps: WARMUP, batch_size: 12, lr: 0.01 },
       { name: 'grpo', algorithm: { name: 'grpo' }, steps: RL },
@@ -46,15 +66,26 @@ async function run(ws: string, runId: string, withLength: boolean) {
   const s = await runJob({ config: cfg, workspace: ws, runId, trustWorkspaceCode: true });
   assert.equal(s.trainer_steps, WARMUP + RL);
   // The first RL step's rollouts (the warm-up's answers) and the last three steps'.
-  return { first: await meanLength(s.run_dir, runId, WARMUP, WARMUP + 1), last: await meanLength(s.run_dir, runId, WARMUP + RL - 3, WARMUP + RL) };
+  return {
+    first: await meanLength(s.run_dir, runId, WARMUP, WARMUP + 1),
+    last: await meanLength(s.run_dir, runId, WARMUP + RL - 3, WARMUP + RL),
+  };
 }
 
 test('length_reward: GRPO on answers all scored right makes them shorter; without it their length stays', async (t) => {
   const ws = tempWorkspace();
   try {
     const words = ['a', 'bc', 'def', 'ghij', 'klmno', 'pqrstu'];
-    writeFileSync(join(ws, 'experts.jsonl'), Array.from({ length: 24 }, (_, i) => words[i % 6]!).map((w, i) => JSON.stringify({ prompt: `reverse: ${w}${i}`, response: [...w].reverse().join('') })).join('\n') + '\n');
-    writeFileSync(join(ws, 'right.mjs'), "export default function (rft) { rft.register('reward', 'always_right', () => ({ reward: 1 })); }\n");
+    writeFileSync(
+      join(ws, 'experts.jsonl'),
+      Array.from({ length: 24 }, (_, i) => words[i % 6]!)
+        .map((w, i) => JSON.stringify({ prompt: `reverse: ${w}${i}`, response: [...w].reverse().join('') }))
+        .join('\n') + '\n',
+    );
+    writeFileSync(
+      join(ws, 'right.mjs'),
+      "export default function (rft) { rft.register('reward', 'always_right', () => ({ reward: 1 })); }\n",
+    );
     const plain = await run(ws, 'plain', false);
     const short = await run(ws, 'short', true);
     const msg = `lengths: plain ${plain.first.mean.toFixed(2)} -> ${plain.last.mean.toFixed(2)}, length_reward ${short.first.mean.toFixed(2)} -> ${short.last.mean.toFixed(2)}`;

@@ -50,11 +50,19 @@ test('priority: tasks the policy solves are drawn far less often than ones it fa
   try {
     // 4 tasks a reward file marks solved (s*), 4 never solved (u*).
     const ids = ['s0', 's1', 's2', 's3', 'u0', 'u1', 'u2', 'u3'];
-    writeFileSync(join(ws, 'tasks.jsonl'), ids.map((id, i) => JSON.stringify({ id, prompt: `reverse: ab${'cdefghij'[i]}`, answer: `${'cdefghij'[i]}ba` })).join('\n') + '\n');
-    writeFileSync(join(ws, 'solved.mjs'), `export default function (rft) {
+    writeFileSync(
+      join(ws, 'tasks.jsonl'),
+      ids
+        .map((id, i) => JSON.stringify({ id, prompt: `reverse: ab${'cdefghij'[i]}`, answer: `${'cdefghij'[i]}ba` }))
+        .join('\n') + '\n',
+    );
+    writeFileSync(
+      join(ws, 'solved.mjs'),
+      `export default function (rft) {
   rft.register('reward', 'solved_s', (task) => ({ reward: task.id.startsWith('s') ? 1 : 0 }));
 }
-`);
+`,
+    );
     const unsolved = (id: string) => id.startsWith('u');
     const pri = await run(ws, 'pri', 'priority', { name: 'solved_s', file: join(ws, 'solved.mjs') });
     const shu = await run(ws, 'shu', 'shuffle', { name: 'solved_s', file: join(ws, 'solved.mjs') });
@@ -64,7 +72,10 @@ test('priority: tasks the policy solves are drawn far less often than ones it fa
     // Priority (floor 0.1): once seen, a solved task weighs 0.1 against an unsolved one's 1.
     assert.ok(share(pri, unsolved) >= 0.7, `priority: unsolved share ${share(pri, unsolved)} of ${pri.join(',')}`);
     // The floor: solved tasks still come back (issue 25 item 6).
-    assert.ok(pri.filter((id) => !unsolved(id)).length > 4, `priority: solved tasks drawn ${pri.filter((id) => !unsolved(id)).length} times`);
+    assert.ok(
+      pri.filter((id) => !unsolved(id)).length > 4,
+      `priority: solved tasks drawn ${pri.filter((id) => !unsolved(id)).length} times`,
+    );
   } finally {
     rmSync(ws, { recursive: true, force: true });
   }
@@ -75,11 +86,26 @@ test('curriculum: the first steps explore the easiest tasks only (taskset diffic
   try {
     // 20 tasks, difficulty rising with the index but listed in a scrambled order.
     const order = Array.from({ length: 20 }, (_, i) => (i * 7) % 20);
-    writeFileSync(join(ws, 'tasks.jsonl'), order.map((i) => JSON.stringify({ id: `d${i}`, prompt: `reverse: x${i}`, answer: `${[...String(i)].reverse().join('')}x`, difficulty: i / 20 })).join('\n') + '\n');
+    writeFileSync(
+      join(ws, 'tasks.jsonl'),
+      order
+        .map((i) =>
+          JSON.stringify({
+            id: `d${i}`,
+            prompt: `reverse: x${i}`,
+            answer: `${[...String(i)].reverse().join('')}x`,
+            difficulty: i / 20,
+          }),
+        )
+        .join('\n') + '\n',
+    );
     const cur = await run(ws, 'cur', 'curriculum', { name: 'exact_match' });
     const rank = (id: string) => Number(id.slice(1));
     // The window starts at the easiest 20% (4 tasks) and grows over 100 steps: by step 15 it holds 7.
-    assert.ok(cur.every((id) => rank(id) < 7), `curriculum explored ${cur.join(',')}`);
+    assert.ok(
+      cur.every((id) => rank(id) < 7),
+      `curriculum explored ${cur.join(',')}`,
+    );
     const shu = await run(ws, 'shu', 'shuffle', { name: 'exact_match' });
     assert.ok(shu.filter((id) => rank(id) >= 6).length >= 10, `shuffle explored ${shu.join(',')}`);
   } finally {

@@ -59,11 +59,23 @@ export function f32Bound(scale: number, ulps: number, vocab = 0): number {
  * Asserts max |got - want| <= f32Bound(max(max|want|, max|got|), ulps, vocab) and returns the difference,
  * so the message names both the difference and the bound it was held to.
  */
-export function assertF32Close(got: ArrayLike<number>, want: ArrayLike<number>, ulps: number, what: string, vocab = 0): number {
+export function assertF32Close(
+  got: ArrayLike<number>,
+  want: ArrayLike<number>,
+  ulps: number,
+  what: string,
+  vocab = 0,
+): number {
   const d = maxAbsDiff(got, want);
   const bound = f32Bound(Math.max(maxAbs(want), maxAbs(got)), ulps, vocab);
   // RFT_TOL_REPORT=1 prints every comparison, to see how close a machine comes to its bounds.
-  if (process.env.RFT_TOL_REPORT) console.log(`# f32-close ${what}: ${d.toExponential(2)} of ${bound.toExponential(2)} (${((100 * d) / bound).toFixed(0)}%)`);
-  assert.ok(d <= bound, `${what}: max |diff| ${d.toExponential(3)} > bound ${bound.toExponential(3)} (${ulps} f32 ulps of the magnitude)`);
+  if (process.env.RFT_TOL_REPORT)
+    console.log(
+      `# f32-close ${what}: ${d.toExponential(2)} of ${bound.toExponential(2)} (${((100 * d) / bound).toFixed(0)}%)`,
+    );
+  assert.ok(
+    d <= bound,
+    `${what}: max |diff| ${d.toExponential(3)} > bound ${bound.toExponential(3)} (${ulps} f32 ulps of the magnitude)`,
+  );
   return d;
 }

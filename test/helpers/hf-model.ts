@@ -43,7 +43,12 @@ export function makeHfModel(dir: string, s: HfModelSpec): string {
   const rng = new Rng(s.seed ?? 1);
   const hd = s.headDim ?? s.hidden / s.heads;
   const V = s.vocab ?? VOCAB[s.tokenizer];
-  const modelType = { LlamaForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3', MistralForCausalLM: 'mistral' }[s.architecture];
+  const modelType = {
+    LlamaForCausalLM: 'llama',
+    Qwen2ForCausalLM: 'qwen2',
+    Qwen3ForCausalLM: 'qwen3',
+    MistralForCausalLM: 'mistral',
+  }[s.architecture];
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   const rand = (shape: number[], std: number, mean = 0) => {
     const n = shape.reduce((a, b) => a * b, 1);
@@ -95,13 +100,23 @@ export function makeHfModel(dir: string, s: HfModelSpec): string {
       for (const n of part.keys()) weightMap[n] = file;
       writeFileSync(join(dir, file), writeSafetensors(part, { format: 'pt' }, dtype));
     }
-    writeFileSync(join(dir, 'model.safetensors.index.json'), JSON.stringify({ metadata: { total_size: 0 }, weight_map: weightMap }, null, 2));
+    writeFileSync(
+      join(dir, 'model.safetensors.index.json'),
+      JSON.stringify({ metadata: { total_size: 0 }, weight_map: weightMap }, null, 2),
+    );
   }
   const tokDir = tokenizerDir(s.tokenizer);
   copyFileSync(join(tokDir, 'tokenizer.json'), join(dir, 'tokenizer.json'));
   copyFileSync(join(tokDir, 'tokenizer_config.json'), join(dir, 'tokenizer_config.json'));
   const eos = s.tokenizer === 'qwen3' ? [151645, 151643] : [128001, 128009];
-  writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ bos_token_id: s.tokenizer === 'qwen3' ? 151643 : 128000, eos_token_id: eos, transformers_version: '4.51.0' }, null, 2));
+  writeFileSync(
+    join(dir, 'generation_config.json'),
+    JSON.stringify(
+      { bos_token_id: s.tokenizer === 'qwen3' ? 151643 : 128000, eos_token_id: eos, transformers_version: '4.51.0' },
+      null,
+      2,
+    ),
+  );
   const config: Record<string, unknown> = {
     architectures: [s.architecture],
     model_type: modelType,
@@ -125,7 +140,9 @@ export function makeHfModel(dir: string, s: HfModelSpec): string {
     transformers_version: '4.51.0',
     ...(s.headDim !== undefined ? { head_dim: s.headDim } : {}),
     ...(s.ropeScaling ? { rope_scaling: s.ropeScaling } : {}),
-    ...(s.architecture === 'Qwen2ForCausalLM' || s.architecture === 'Qwen3ForCausalLM' ? { use_sliding_window: false, sliding_window: 4096, max_window_layers: s.layers } : {}),
+    ...(s.architecture === 'Qwen2ForCausalLM' || s.architecture === 'Qwen3ForCausalLM'
+      ? { use_sliding_window: false, sliding_window: 4096, max_window_layers: s.layers }
+      : {}),
     ...(s.architecture === 'LlamaForCausalLM' ? { attention_bias: false, mlp_bias: false, pretraining_tp: 1 } : {}),
     ...(s.architecture === 'Qwen3ForCausalLM' ? { attention_bias: false } : {}),
     ...(s.extra ?? {}),

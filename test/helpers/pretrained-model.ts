@@ -36,24 +36,48 @@ export function lastLetterTasks(): { train: LastLetterTask[]; eval: LastLetterTa
   const train: LastLetterTask[] = [];
   const evalSet: LastLetterTask[] = [];
   let i = 0;
-  for (const a of LETTERS) for (const b of LETTERS) for (const c of LETTERS) {
-    const w = a + b + c;
-    const t = { id: `w-${w}`, prompt: `last ${w}`, answer: c };
-    (i++ % 4 === 3 ? evalSet : train).push(t);
-  }
+  for (const a of LETTERS)
+    for (const b of LETTERS)
+      for (const c of LETTERS) {
+        const w = a + b + c;
+        const t = { id: `w-${w}`, prompt: `last ${w}`, answer: c };
+        (i++ % 4 === 3 ? evalSet : train).push(t);
+      }
   return { train, eval: evalSet };
 }
 
 function demo(tok: Tokenizer, t: LastLetterTask, answer: string, id: string): Experience {
   const promptTokens = encodePrompt(tok, taskMessages(t.prompt));
   const responseTokens = encodeResponse(tok, answer);
-  return { id, taskId: t.id, groupId: id, runId: 'pretrain', source: 'expert', promptTokens, promptText: t.prompt, responseTokens, responseText: answer, actionMask: responseTokens.map(() => 1), logprobs: [], modelVersion: -1, reward: 1, status: 'ok', useCount: 0, createdAt: 0 };
+  return {
+    id,
+    taskId: t.id,
+    groupId: id,
+    runId: 'pretrain',
+    source: 'expert',
+    promptTokens,
+    promptText: t.prompt,
+    responseTokens,
+    responseText: answer,
+    actionMask: responseTokens.map(() => 1),
+    logprobs: [],
+    modelVersion: -1,
+    reward: 1,
+    status: 'ok',
+    useCount: 0,
+    createdAt: 0,
+  };
 }
 
 /** Greedy accuracy of `model` on `tasks` (the answer letter, then the end of the turn). */
 export async function greedyAccuracy(model: Transformer, tok: Tokenizer, tasks: LastLetterTask[]): Promise<number> {
   const prompts = tasks.map((t) => encodePrompt(tok, taskMessages(t.prompt)));
-  const out = await generate(model, tok, prompts, { maxNewTokens: 2, temperature: 0, stopTokens: stopTokens(tok), seed: 0 });
+  const out = await generate(model, tok, prompts, {
+    maxNewTokens: 2,
+    temperature: 0,
+    stopTokens: stopTokens(tok),
+    seed: 0,
+  });
   let right = 0;
   out.forEach((o, i) => {
     if (o.text.trim() === tasks[i]!.answer) right++;
@@ -66,10 +90,21 @@ export async function greedyAccuracy(model: Transformer, tok: Tokenizer, tasks: 
  * writes it to `dir` as a Hugging Face folder. Returns the folder, the held-out greedy accuracy
  * and the task files' contents.
  */
-export async function makePretrainedModel(dir: string, opts: { steps?: number; seed?: number } = {}): Promise<{ dir: string; accuracy: number }> {
+export async function makePretrainedModel(
+  dir: string,
+  opts: { steps?: number; seed?: number } = {},
+): Promise<{ dir: string; accuracy: number }> {
   const tasks = lastLetterTasks();
   const tok = CharTokenizer.train(['last ', LETTERS]);
-  const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 64, nLayers: 2, nHeads: 4, nKvHeads: 2, dFF: 128, maxSeqLen: 32 });
+  const cfg = makeConfig({
+    vocabSize: tok.vocabSize,
+    dModel: 64,
+    nLayers: 2,
+    nHeads: 4,
+    nKvHeads: 2,
+    dFF: 128,
+    maxSeqLen: 32,
+  });
   const model = new Transformer(cfg, opts.seed ?? 5);
   const rng = new Rng(opts.seed ?? 5);
   const sft = new Trainer(model, makeObjective('sft'), { lr: 2e-3, padId: tok.padId, microBatchSize: 0 });

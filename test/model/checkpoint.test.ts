@@ -11,7 +11,16 @@ import { readSafetensors, writeSafetensors } from '../../backend/model/safetenso
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 
 await initEngine();
-const cfg = makeConfig({ vocabSize: 300, dModel: 16, nLayers: 2, nHeads: 2, nKvHeads: 1, dFF: 24, maxSeqLen: 32, valueHead: true });
+const cfg = makeConfig({
+  vocabSize: 300,
+  dModel: 16,
+  nLayers: 2,
+  nHeads: 2,
+  nKvHeads: 1,
+  dFF: 24,
+  maxSeqLen: 32,
+  valueHead: true,
+});
 const ids = () => tf.tensor2d([[1, 4, 9, 2, 7]], [1, 5], 'int32');
 
 async function logitsOf(m: Transformer): Promise<Float32Array> {
@@ -49,12 +58,15 @@ test('a truncated checkpoint names the file and the tensor', async () => {
   const file = join(dir, 'c', 'model.safetensors');
   const buf = readFileSync(file);
   writeFileSync(file, buf.subarray(0, buf.length - 100));
-  assert.throws(() => loadCheckpoint(join(dir, 'c')), (e: Error) => {
-    assert.match(e.message, /model\.safetensors/);
-    assert.match(e.message, /field '[a-z_.0-9]+'/);
-    assert.match(e.message, /truncated/);
-    return true;
-  });
+  assert.throws(
+    () => loadCheckpoint(join(dir, 'c')),
+    (e: Error) => {
+      assert.match(e.message, /model\.safetensors/);
+      assert.match(e.message, /field '[a-z_.0-9]+'/);
+      assert.match(e.message, /truncated/);
+      return true;
+    },
+  );
   writeFileSync(file, buf.subarray(0, 4));
   assert.throws(() => loadCheckpoint(join(dir, 'c')), /model\.safetensors.*header length/);
   m.dispose();
@@ -71,7 +83,10 @@ test('a mismatched checkpoint names the tensor and both shapes', async () => {
   hf.intermediate_size = 32;
   writeFileSync(cf, JSON.stringify(hf));
   // Named in config.json's own field, with what the weights hold (checked before anything is built).
-  assert.throws(() => loadCheckpoint(join(dir, 'c')), /config\.json: field 'intermediate_size': 32, but model\.layers\.0\.mlp\.gate_proj\.weight in .*model\.safetensors has 24 outputs/);
+  assert.throws(
+    () => loadCheckpoint(join(dir, 'c')),
+    /config\.json: field 'intermediate_size': 32, but model\.layers\.0\.mlp\.gate_proj\.weight in .*model\.safetensors has 24 outputs/,
+  );
   // A missing tensor.
   hf.intermediate_size = 24;
   writeFileSync(cf, JSON.stringify(hf));

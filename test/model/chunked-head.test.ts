@@ -23,17 +23,38 @@ import { Rng } from '../../backend/core/rng.js';
 await initEngine();
 const RTOL = 1e-4;
 
-const base: ModelConfigInput = { vocabSize: 512, dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, dFF: 48, maxSeqLen: 32 };
+const base: ModelConfigInput = {
+  vocabSize: 512,
+  dModel: 32,
+  nLayers: 2,
+  nHeads: 4,
+  nKvHeads: 2,
+  dFF: 48,
+  maxSeqLen: 32,
+};
 
 function batch(seed: number): { ids: tf.Tensor2D; attn: tf.Tensor2D; wLp: tf.Tensor2D; wEnt: tf.Tensor2D } {
   const rng = new Rng(seed);
   const [B, T] = [3, 13];
-  const ids = tf.tensor2d(Int32Array.from({ length: B * T }, () => rng.int(0, 512)), [B, T], 'int32');
+  const ids = tf.tensor2d(
+    Int32Array.from({ length: B * T }, () => rng.int(0, 512)),
+    [B, T],
+    'int32',
+  );
   // Row 0 left-padded by 3 positions.
-  const attn = tf.tensor2d(Float32Array.from({ length: B * T }, (_, i) => (i < 3 ? 0 : 1)), [B, T]);
+  const attn = tf.tensor2d(
+    Float32Array.from({ length: B * T }, (_, i) => (i < 3 ? 0 : 1)),
+    [B, T],
+  );
   // Distinct weights per position so every position's gradient is checked, not only their sum.
-  const wLp = tf.tensor2d(Float32Array.from({ length: B * (T - 1) }, () => rng.next() * 2 - 1), [B, T - 1]);
-  const wEnt = tf.tensor2d(Float32Array.from({ length: B * (T - 1) }, () => rng.next() * 2 - 1), [B, T - 1]);
+  const wLp = tf.tensor2d(
+    Float32Array.from({ length: B * (T - 1) }, () => rng.next() * 2 - 1),
+    [B, T - 1],
+  );
+  const wEnt = tf.tensor2d(
+    Float32Array.from({ length: B * (T - 1) }, () => rng.next() * 2 - 1),
+    [B, T - 1],
+  );
   return { ids, attn, wLp, wEnt };
 }
 
@@ -59,7 +80,10 @@ function run(model: Transformer, b: ReturnType<typeof batch>, opts: TokenLogprob
 
 function assertParity(chunked: Map<string, Float32Array>, full: Map<string, Float32Array>, label: string): void {
   assert.deepEqual([...chunked.keys()].sort(), [...full.keys()].sort(), `${label}: same outputs and gradients`);
-  assert.ok([...full.keys()].some((k) => k.startsWith('grad ')), `${label}: gradients were computed`);
+  assert.ok(
+    [...full.keys()].some((k) => k.startsWith('grad ')),
+    `${label}: gradients were computed`,
+  );
   for (const [k, a] of full) {
     const c = chunked.get(k)!;
     let scale = 0;
@@ -94,7 +118,8 @@ async function compare(label: string, make: () => Transformer, opts: TokenLogpro
 /** LoRA adapters with a non-zero B, so the adapted model differs from its base. */
 function withLora(m: Transformer): Transformer {
   m.addLora(makeLoraConfig({ rank: 4, alpha: 8 }), 5);
-  for (const [name, v] of m.adapters) if (name.includes('lora_B')) v.assign(tf.randomNormal(v.shape, 0, 0.05, 'float32', 3));
+  for (const [name, v] of m.adapters)
+    if (name.includes('lora_B')) v.assign(tf.randomNormal(v.shape, 0, 0.05, 'float32', 3));
   return m;
 }
 
@@ -110,36 +135,101 @@ for (const ops of ['native', 'tfjs'] as const) {
       else process.env.RFT_NATIVE_OPS = prev;
     }
   };
-  test(`${ops}: full fine-tuning, tied head, temperature 0.7, with entropy`, { skip }, env(() => compare('tied', () => new Transformer(makeConfig(base), 1), { temperature: 0.7, withEntropy: true, train: true })));
+  test(
+    `${ops}: full fine-tuning, tied head, temperature 0.7, with entropy`,
+    { skip },
+    env(() =>
+      compare('tied', () => new Transformer(makeConfig(base), 1), { temperature: 0.7, withEntropy: true, train: true }),
+    ),
+  );
   // Without entropy the native path runs in place (one reused logits buffer); with it, chunk by chunk in tfjs.
-  test(`${ops}: full fine-tuning, tied head, temperature 0.7, log-probs only`, { skip }, env(() => compare('tied lp', () => new Transformer(makeConfig(base), 1), { temperature: 0.7, train: true })));
-  test(`${ops}: full fine-tuning, untied head, log-probs only`, { skip }, env(() => compare('untied', () => new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 2), {})));
-  test(`${ops}: full fine-tuning, untied head, temperature 1.3, with entropy`, { skip }, env(() => compare('untied entropy', () => new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 2), { temperature: 1.3, withEntropy: true })));
-  test(`${ops}: LoRA (frozen tied head in the heap), with entropy`, { skip }, env(() => compare('lora tied', () => withLora(new Transformer(makeConfig(base), 3)), { withEntropy: true, temperature: 0.9 })));
-  test(`${ops}: LoRA (frozen untied head in the heap), log-probs only`, { skip }, env(() => compare('lora untied', () => withLora(new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 4)), {})));
+  test(
+    `${ops}: full fine-tuning, tied head, temperature 0.7, log-probs only`,
+    { skip },
+    env(() => compare('tied lp', () => new Transformer(makeConfig(base), 1), { temperature: 0.7, train: true })),
+  );
+  test(
+    `${ops}: full fine-tuning, untied head, log-probs only`,
+    { skip },
+    env(() => compare('untied', () => new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 2), {})),
+  );
+  test(
+    `${ops}: full fine-tuning, untied head, temperature 1.3, with entropy`,
+    { skip },
+    env(() =>
+      compare('untied entropy', () => new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 2), {
+        temperature: 1.3,
+        withEntropy: true,
+      }),
+    ),
+  );
+  test(
+    `${ops}: LoRA (frozen tied head in the heap), with entropy`,
+    { skip },
+    env(() =>
+      compare('lora tied', () => withLora(new Transformer(makeConfig(base), 3)), {
+        withEntropy: true,
+        temperature: 0.9,
+      }),
+    ),
+  );
+  test(
+    `${ops}: LoRA (frozen untied head in the heap), log-probs only`,
+    { skip },
+    env(() =>
+      compare('lora untied', () => withLora(new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 4)), {}),
+    ),
+  );
 }
 
 const extSkip = externalWeightsAvailable() ? false : 'weights outside the heap need the native addon with sgemmExt';
-test('LoRA with the head outside the wasm heap (tied table and untied lm_head), with and without entropy', { skip: extSkip }, async () => {
-  await compare('external tied', () => withLora(new Transformer(makeConfig(base), 5, { external: true })), { withEntropy: true, temperature: 0.8 });
-  await compare('external untied', () => withLora(new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 6, { external: true })), {});
-  await compare('external tied, log-probs only', () => withLora(new Transformer(makeConfig(base), 5, { external: true })), { temperature: 1.4 });
-  await compare('external untied, entropy', () => withLora(new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 6, { external: true })), { withEntropy: true });
-  // The external head gives what the same weights in the heap give (the chunked path on both).
-  const a = withLora(new Transformer(makeConfig(base), 5, { external: true }));
-  const h = withLora(new Transformer(makeConfig(base), 5));
-  const b = batch(8);
-  try {
-    assertParity(run(a, b, { chunkRows: CHUNK, withEntropy: true }), run(h, b, { chunkRows: CHUNK, withEntropy: true }), 'external vs heap');
-    assertParity(run(a, b, { chunkRows: CHUNK, temperature: 0.6 }), run(h, b, { chunkRows: CHUNK, temperature: 0.6 }), 'external vs heap, in place');
-  } finally {
-    tf.dispose(Object.values(b));
-    a.dispose();
-    h.dispose();
-  }
-});
+test(
+  'LoRA with the head outside the wasm heap (tied table and untied lm_head), with and without entropy',
+  { skip: extSkip },
+  async () => {
+    await compare('external tied', () => withLora(new Transformer(makeConfig(base), 5, { external: true })), {
+      withEntropy: true,
+      temperature: 0.8,
+    });
+    await compare(
+      'external untied',
+      () => withLora(new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 6, { external: true })),
+      {},
+    );
+    await compare(
+      'external tied, log-probs only',
+      () => withLora(new Transformer(makeConfig(base), 5, { external: true })),
+      { temperature: 1.4 },
+    );
+    await compare(
+      'external untied, entropy',
+      () => withLora(new Transformer(makeConfig({ ...base, tieEmbeddings: false }), 6, { external: true })),
+      { withEntropy: true },
+    );
+    // The external head gives what the same weights in the heap give (the chunked path on both).
+    const a = withLora(new Transformer(makeConfig(base), 5, { external: true }));
+    const h = withLora(new Transformer(makeConfig(base), 5));
+    const b = batch(8);
+    try {
+      assertParity(
+        run(a, b, { chunkRows: CHUNK, withEntropy: true }),
+        run(h, b, { chunkRows: CHUNK, withEntropy: true }),
+        'external vs heap',
+      );
+      assertParity(
+        run(a, b, { chunkRows: CHUNK, temperature: 0.6 }),
+        run(h, b, { chunkRows: CHUNK, temperature: 0.6 }),
+        'external vs heap, in place',
+      );
+    } finally {
+      tf.dispose(Object.values(b));
+      a.dispose();
+      h.dispose();
+    }
+  },
+);
 
-test('chunk size from the vocabulary: a 512 vocabulary is one chunk per batch, Qwen\'s is tens of rows', () => {
+test("chunk size from the vocabulary: a 512 vocabulary is one chunk per batch, Qwen's is tens of rows", () => {
   assert.equal(headChunkRows(512), 16384);
   assert.equal(headChunkRows(151669), 55);
   const prev = process.env.RFT_HEAD_CHUNK_MIB;
@@ -152,26 +242,36 @@ test('chunk size from the vocabulary: a 512 vocabulary is one chunk per batch, Q
   }
 });
 
-test('a chunked training step never allocates the [N, V] logits: its peak is far below the unchunked one', { skip: nativeOpsAvailable() ? false : 'peak bytes are compared on the native path' }, () => {
-  // Vocabulary 8,192, 4 x 64 positions: the logits are 252 x 8192 x 4 = 8.3 MB, the model a fraction of that.
-  const m = new Transformer(makeConfig({ ...base, vocabSize: 8192, maxSeqLen: 64 }), 9);
-  const rng = new Rng(3);
-  const ids = tf.tensor2d(Int32Array.from({ length: 4 * 64 }, () => rng.int(0, 8192)), [4, 64], 'int32');
-  const peak = (chunkRows: number) => {
-    const before = tf.memory().numBytes;
-    const r = tf.profile(() => {
-      const { value, grads } = tf.variableGrads(() => tf.neg(tf.sum(tokenLogprobs(m, ids, { chunkRows, withEntropy: true }).logprobs)) as tf.Scalar);
-      tf.dispose([value, ...Object.values(grads)]);
-    });
-    return r.then((p) => p.peakBytes - before);
-  };
-  return (async () => {
-    const full = await peak(0);
-    const chunked = await peak(16);
-    const logits = 4 * 63 * 8192 * 4;
-    assert.ok(full > 2 * logits, `unchunked peak ${full} holds several [N, V] arrays (${logits} bytes each)`);
-    assert.ok(chunked < full - 2 * logits, `chunked peak ${chunked} vs unchunked ${full}`);
-    ids.dispose();
-    m.dispose();
-  })();
-});
+test(
+  'a chunked training step never allocates the [N, V] logits: its peak is far below the unchunked one',
+  { skip: nativeOpsAvailable() ? false : 'peak bytes are compared on the native path' },
+  () => {
+    // Vocabulary 8,192, 4 x 64 positions: the logits are 252 x 8192 x 4 = 8.3 MB, the model a fraction of that.
+    const m = new Transformer(makeConfig({ ...base, vocabSize: 8192, maxSeqLen: 64 }), 9);
+    const rng = new Rng(3);
+    const ids = tf.tensor2d(
+      Int32Array.from({ length: 4 * 64 }, () => rng.int(0, 8192)),
+      [4, 64],
+      'int32',
+    );
+    const peak = (chunkRows: number) => {
+      const before = tf.memory().numBytes;
+      const r = tf.profile(() => {
+        const { value, grads } = tf.variableGrads(
+          () => tf.neg(tf.sum(tokenLogprobs(m, ids, { chunkRows, withEntropy: true }).logprobs)) as tf.Scalar,
+        );
+        tf.dispose([value, ...Object.values(grads)]);
+      });
+      return r.then((p) => p.peakBytes - before);
+    };
+    return (async () => {
+      const full = await peak(0);
+      const chunked = await peak(16);
+      const logits = 4 * 63 * 8192 * 4;
+      assert.ok(full > 2 * logits, `unchunked peak ${full} holds several [N, V] arrays (${logits} bytes each)`);
+      assert.ok(chunked < full - 2 * logits, `chunked peak ${chunked} vs unchunked ${full}`);
+      ids.dispose();
+      m.dispose();
+    })();
+  },
+);

@@ -6,7 +6,16 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,10 +25,23 @@ import { makeHfModel } from '../helpers/hf-model.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'rft-export-target-'));
 after(() => rmSync(root, { recursive: true, force: true }));
-const ck = makeHfModel(join(root, 'llama'), { architecture: 'LlamaForCausalLM', tokenizer: 'llama3', hidden: 32, layers: 1, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+const ck = makeHfModel(join(root, 'llama'), {
+  architecture: 'LlamaForCausalLM',
+  tokenizer: 'llama3',
+  hidden: 32,
+  layers: 1,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 48,
+  tied: true,
+});
 
 function rft(...args: string[]): { out: string; code: number; err: string } {
-  const r = spawnSync(process.execPath, ['bin/rft.mjs', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' } });
+  const r = spawnSync(process.execPath, ['bin/rft.mjs', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, RFT_FROM_SOURCE: '1' },
+  });
   return { out: r.stdout, code: r.status ?? -1, err: r.stderr };
 }
 /** Temp names an export leaves beside `out` (none may survive it). */
@@ -36,21 +58,30 @@ test('a non-empty folder is refused for hf, peft and gguf, naming it and --force
   for (const format of ['hf', 'peft', 'gguf']) {
     const r = rft('model', 'export', ck, '--format', format, '--out', d);
     assert.notEqual(r.code, 0, `${format}: ${r.out}`);
-    assert.match(r.err, new RegExp(`${d}: the folder is not empty \\(notes\\.md\\): choose a new or empty folder, or pass --force to replace only the files this export writes`));
+    assert.match(
+      r.err,
+      new RegExp(
+        `${d}: the folder is not empty \\(notes\\.md\\): choose a new or empty folder, or pass --force to replace only the files this export writes`,
+      ),
+    );
   }
   assert.deepEqual(readdirSync(d), ['notes.md']);
   assert.equal(readFileSync(join(d, 'notes.md'), 'utf8'), 'my notes\n');
   assert.deepEqual(leftovers(root), []);
 });
 
-test('--force replaces only the export\'s own files: the user\'s notes stay (hf and gguf)', () => {
+test("--force replaces only the export's own files: the user's notes stay (hf and gguf)", () => {
   const d = userFolder('notes-forced');
   writeFileSync(join(d, 'config.json'), '{"old": true}');
   const r = rft('model', 'export', ck, '--format', 'hf', '--out', d, '--force');
   assert.equal(r.code, 0, r.err);
   assert.equal(readFileSync(join(d, 'notes.md'), 'utf8'), 'my notes\n');
   assert.ok(existsSync(join(d, 'model.safetensors')));
-  assert.match(readFileSync(join(d, 'config.json'), 'utf8'), /LlamaForCausalLM/, 'the export\'s config.json replaced the old one');
+  assert.match(
+    readFileSync(join(d, 'config.json'), 'utf8'),
+    /LlamaForCausalLM/,
+    "the export's config.json replaced the old one",
+  );
   const g = rft('model', 'export', ck, '--format', 'gguf', '--out', d, '--force');
   assert.equal(g.code, 0, g.err);
   assert.equal(readFileSync(join(d, 'model.gguf')).subarray(0, 4).toString('latin1'), 'GGUF');
@@ -108,7 +139,13 @@ test('a failed export removes its temp folder; a SIGTERM while writing does too'
       await new Promise(() => setInterval(() => {}, 1000));
     }))`;
   const c = spawn(process.execPath, ['--import', 'tsx', '-e', code], { cwd: ROOT, stdio: 'ignore' });
-  for (let i = 0; i < 200 && !readdirSync(parent).some((n) => n.startsWith('x.tmp-') && existsSync(join(parent, n, 'model.safetensors'))); i++) await new Promise((r) => setTimeout(r, 50));
+  for (
+    let i = 0;
+    i < 200 &&
+    !readdirSync(parent).some((n) => n.startsWith('x.tmp-') && existsSync(join(parent, n, 'model.safetensors')));
+    i++
+  )
+    await new Promise((r) => setTimeout(r, 50));
   assert.equal(leftovers(parent).length, 1, 'the export was writing');
   const exited = new Promise<NodeJS.Signals | null>((r) => c.once('exit', (_code, sig) => r(sig)));
   c.kill('SIGTERM');
@@ -137,7 +174,10 @@ test('a GGUF writer killed -9 mid-write leaves no model.gguf (only its temp name
   assert.ok(!existsSync(file), 'no truncated model.gguf with a valid header');
   // Written whole, it appears under its name with nothing beside it.
   execFileSync(process.execPath, ['--import', 'tsx', '-e', code.replace('length: 24', 'length: 1')], { cwd: ROOT });
-  assert.deepEqual(readdirSync(dir).filter((n) => !n.includes('.tmp-')), ['model.gguf']);
+  assert.deepEqual(
+    readdirSync(dir).filter((n) => !n.includes('.tmp-')),
+    ['model.gguf'],
+  );
 });
 
 test('a read-only target is refused naming the path, not ENOENT', (t) => {
@@ -147,14 +187,27 @@ test('a read-only target is refused naming the path, not ENOENT', (t) => {
   let r;
   if (process.getuid?.() !== 0) {
     execFileSync('chmod', ['555', ro]);
-    r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' } });
+    r = spawnSync(process.execPath, args, {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, RFT_FROM_SOURCE: '1' },
+    });
     execFileSync('chmod', ['755', ro]);
   } else {
     // Root writes through mode bits: a read-only bind mount in a private mount namespace instead.
-    const probe = spawnSync('unshare', ['-m', 'sh', '-c', `mount --bind '${ro}' '${ro}' && mount -o remount,ro,bind '${ro}' '${ro}'`]);
+    const probe = spawnSync('unshare', [
+      '-m',
+      'sh',
+      '-c',
+      `mount --bind '${ro}' '${ro}' && mount -o remount,ro,bind '${ro}' '${ro}'`,
+    ]);
     if (probe.status !== 0) return t.skip('no read-only mount possible here');
     const sh = `mount --bind '${ro}' '${ro}' && mount -o remount,ro,bind '${ro}' '${ro}' && exec "$0" "$@"`;
-    r = spawnSync('unshare', ['-m', 'sh', '-c', sh, process.execPath, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' } });
+    r = spawnSync('unshare', ['-m', 'sh', '-c', sh, process.execPath, ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, RFT_FROM_SOURCE: '1' },
+    });
   }
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, new RegExp(`${out}: cannot write there: ${ro} is not writable \\((EROFS|EACCES)\\)`));

@@ -10,16 +10,33 @@ import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 const tok = new ByteTestTokenizer();
-const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, dFF: 64, maxSeqLen: 96 });
+const cfg = makeConfig({
+  vocabSize: tok.vocabSize,
+  dModel: 32,
+  nLayers: 2,
+  nHeads: 4,
+  nKvHeads: 2,
+  dFF: 64,
+  maxSeqLen: 96,
+});
 
 test('seeded sampling is reproducible and different seeds differ', async () => {
   const m = new Transformer(cfg, 21);
-  const prompts = [[tok.bosId, ...tok.encode('2+2=')], [tok.bosId, ...tok.encode('hello')]];
+  const prompts = [
+    [tok.bosId, ...tok.encode('2+2=')],
+    [tok.bosId, ...tok.encode('hello')],
+  ];
   const a = await generate(m, tok, prompts, { maxNewTokens: 12, seed: 7, stopTokens: [] });
   const b = await generate(m, tok, prompts, { maxNewTokens: 12, seed: 7, stopTokens: [] });
   const c = await generate(m, tok, prompts, { maxNewTokens: 12, seed: 8, stopTokens: [] });
-  assert.deepEqual(a.map((g) => g.tokens), b.map((g) => g.tokens));
-  assert.notDeepEqual(a.map((g) => g.tokens), c.map((g) => g.tokens));
+  assert.deepEqual(
+    a.map((g) => g.tokens),
+    b.map((g) => g.tokens),
+  );
+  assert.notDeepEqual(
+    a.map((g) => g.tokens),
+    c.map((g) => g.tokens),
+  );
   for (const g of a) {
     assert.equal(g.tokens.length, 12);
     assert.equal(g.logprobs.length, 12);
@@ -30,7 +47,10 @@ test('seeded sampling is reproducible and different seeds differ', async () => {
 
 test('behaviour log-probs equal the log-probs recomputed on the full sequence (1e-4)', async () => {
   const m = new Transformer(cfg, 22);
-  const prompts = [[tok.bosId, ...tok.encode('abc')], [tok.bosId, ...tok.encode('a longer prompt')]];
+  const prompts = [
+    [tok.bosId, ...tok.encode('abc')],
+    [tok.bosId, ...tok.encode('a longer prompt')],
+  ];
   const gens = await generate(m, tok, prompts, { maxNewTokens: 10, seed: 3, temperature: 1, stopTokens: [] });
   for (let i = 0; i < prompts.length; i++) {
     const seq = [...prompts[i]!, ...gens[i]!.tokens];
@@ -58,7 +78,12 @@ test('greedy decoding, stop tokens and stop strings', async () => {
   assert.deepEqual(g3[0]!.tokens, g1[0]!.tokens.slice(0, firstAt + 1));
   const text = g1[0]!.text;
   if (text.length >= 3) {
-    const g4 = await generate(m, tok, prompt, { maxNewTokens: 8, temperature: 0, stopTokens: [], stopStrings: [text.slice(1, 3)] });
+    const g4 = await generate(m, tok, prompt, {
+      maxNewTokens: 8,
+      temperature: 0,
+      stopTokens: [],
+      stopStrings: [text.slice(1, 3)],
+    });
     assert.equal(g4[0]!.finishReason, 'stop');
     assert.ok(g4[0]!.text.includes(text.slice(1, 3)));
   }

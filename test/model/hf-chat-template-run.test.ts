@@ -21,7 +21,8 @@ const root = mkdtempSync(join(tmpdir(), 'rft-hf-chat-run-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 const EXAMPLE = join('configs', 'examples', 'hf-lora');
 // Qwen's layout with a marker, so the prompts show which template laid them out.
-const BRIEF = "{% for m in messages %}<|im_start|>{{ m.role }} (brief)\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+const BRIEF =
+  '{% for m in messages %}<|im_start|>{{ m.role }} (brief)\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}';
 
 test('a run from a folder with chat_template.jinja and a named template (model.chat_template) lays out every prompt with it and carries it', async () => {
   const ex = join(root, 'ex');
@@ -64,7 +65,11 @@ stages:
   const final = loadCheckpoint(s.checkpoint as string);
   const tok = final.tokenizer!;
   for (const e of [...rollouts, ...exps.filter((x) => x.source === 'expert')]) {
-    assert.match(tok.decode(e.promptTokens), /^<\|im_start\|>user \(brief\)\n[\s\S]*<\|im_end\|>\n<\|im_start\|>assistant\n$/, e.id);
+    assert.match(
+      tok.decode(e.promptTokens),
+      /^<\|im_start\|>user \(brief\)\n[\s\S]*<\|im_end\|>\n<\|im_start\|>assistant\n$/,
+      e.id,
+    );
   }
   // The run folder and its checkpoints carry the chosen template where transformers reads it first.
   assert.equal(readFileSync(join(s.run_dir, 'chat_template.jinja'), 'utf8'), BRIEF);

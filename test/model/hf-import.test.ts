@@ -2,7 +2,16 @@
 // model's own tokenizer and chat template, refusals by name, and the HF export round trip.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, readdirSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  readdirSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Tokenizer as HfLib } from '@huggingface/tokenizers';
@@ -20,7 +29,16 @@ await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-hf-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
-const QWEN2: HfModelSpec = { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true };
+const QWEN2: HfModelSpec = {
+  architecture: 'Qwen2ForCausalLM',
+  tokenizer: 'qwen3',
+  hidden: 32,
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 48,
+  tied: true,
+};
 const LLAMA3: HfModelSpec = {
   architecture: 'LlamaForCausalLM',
   tokenizer: 'llama3',
@@ -32,7 +50,13 @@ const LLAMA3: HfModelSpec = {
   intermediate: 48,
   tied: false,
   ropeTheta: 500000,
-  ropeScaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 },
+  ropeScaling: {
+    rope_type: 'llama3',
+    factor: 8,
+    low_freq_factor: 1,
+    high_freq_factor: 4,
+    original_max_position_embeddings: 64,
+  },
 };
 const TEXT = 'Solve: 12 * 7 = 84. Then héllo wörld, <|im_end|> and more!';
 
@@ -60,7 +84,12 @@ test('Qwen2 (q/k/v biases, tied head): ids exactly as @huggingface/tokenizers gi
   assert.equal(tok.endOfTurnId, 151645);
   assert.deepEqual(stopTokens(tok).sort(), [151643, 151645]);
   const msgs = [{ role: 'user' as const, content: 'What is 2+2?' }];
-  const rendered = new Template(tc.chat_template).render({ messages: msgs, add_generation_prompt: true, bos_token: '', eos_token: '<|im_end|>' });
+  const rendered = new Template(tc.chat_template).render({
+    messages: msgs,
+    add_generation_prompt: true,
+    bos_token: '',
+    eos_token: '<|im_end|>',
+  });
   assert.equal(rendered, '<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n');
   assert.deepEqual(encodePrompt(tok, msgs), lib.encode(rendered, { add_special_tokens: false }).ids);
   assert.deepEqual(encodeResponse(tok, '4').slice(-1), [151645]);
@@ -73,7 +102,13 @@ test('Llama-3 (rope_scaling llama3, head_dim != hidden/heads, untied): config re
   const c = ck.model.config;
   assert.equal(c.headDim, 12);
   assert.equal(c.tieEmbeddings, false);
-  assert.deepEqual(c.ropeScaling, { type: 'llama3', factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64 });
+  assert.deepEqual(c.ropeScaling, {
+    type: 'llama3',
+    factor: 8,
+    lowFreqFactor: 1,
+    highFreqFactor: 4,
+    originalMaxPositionEmbeddings: 64,
+  });
   assert.deepEqual(ck.model.params.get('model.layers.0.self_attn.q_proj.weight')!.shape, [32, 48]);
   assert.equal((ck.tokenizer as HfTokenizer).endOfTurnId, 128009);
   ck.model.dispose();
@@ -86,7 +121,17 @@ test('Llama-3 (rope_scaling llama3, head_dim != hidden/heads, untied): config re
 });
 
 test('sharded BF16 (Qwen3, q/k norms): every weight is the bf16 rounding of the float32 original', async () => {
-  const spec: HfModelSpec = { architecture: 'Qwen3ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, headDim: 16, intermediate: 48, tied: true };
+  const spec: HfModelSpec = {
+    architecture: 'Qwen3ForCausalLM',
+    tokenizer: 'qwen3',
+    hidden: 32,
+    layers: 2,
+    heads: 4,
+    kvHeads: 2,
+    headDim: 16,
+    intermediate: 48,
+    tied: true,
+  };
   const f32 = loadCheckpoint(makeHfModel(join(root, 'qwen3-f32'), spec));
   const dir = makeHfModel(join(root, 'qwen3-bf16'), { ...spec, dtype: 'BF16', shards: 3 });
   assert.equal(readdirSync(dir).filter((f) => /^model-0000\d-of-00003\.safetensors$/.test(f)).length, 3);
@@ -133,14 +178,21 @@ test('unsupported architectures and math-changing config fields are refused by f
     const c = JSON.parse(base);
     edit(c);
     writeFileSync(cfgFile, JSON.stringify(c));
-    assert.throws(() => loadCheckpoint(dir), (e: Error) => {
-      assert.match(e.message, /config\.json/);
-      assert.match(e.message, field);
-      assert.match(e.message, msg);
-      return true;
-    });
+    assert.throws(
+      () => loadCheckpoint(dir),
+      (e: Error) => {
+        assert.match(e.message, /config\.json/);
+        assert.match(e.message, field);
+        assert.match(e.message, msg);
+        return true;
+      },
+    );
   };
-  expectRefused((c) => (c.architectures = ['GPT2LMHeadModel']), /field 'architectures'/, /GPT2LMHeadModel.*not supported/);
+  expectRefused(
+    (c) => (c.architectures = ['GPT2LMHeadModel']),
+    /field 'architectures'/,
+    /GPT2LMHeadModel.*not supported/,
+  );
   expectRefused((c) => (c.rope_scaling = { rope_type: 'yarn', factor: 4 }), /field 'rope_scaling.rope_type'/, /yarn/);
   expectRefused((c) => (c.use_sliding_window = true), /field 'use_sliding_window'/, /changes the model's math/);
   expectRefused((c) => (c.hidden_act = 'gelu'), /field 'hidden_act'/, /gelu/);
@@ -150,7 +202,10 @@ test('unsupported architectures and math-changing config fields are refused by f
   const c = JSON.parse(base);
   c.intermediate_size = 64;
   writeFileSync(cfgFile, JSON.stringify(c));
-  assert.throws(() => loadCheckpoint(dir), /config\.json: field 'intermediate_size': 64, but model\.layers\.0\.mlp\.gate_proj\.weight in .*model\.safetensors has 48 outputs/);
+  assert.throws(
+    () => loadCheckpoint(dir),
+    /config\.json: field 'intermediate_size': 64, but model\.layers\.0\.mlp\.gate_proj\.weight in .*model\.safetensors has 48 outputs/,
+  );
   writeFileSync(cfgFile, base);
   rmSync(join(dir, 'model.safetensors'));
   assert.throws(() => loadCheckpoint(dir), /no model\.safetensors or model\.safetensors\.index\.json/);

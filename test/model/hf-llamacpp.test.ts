@@ -23,7 +23,8 @@ test.after(async () => {
   await llama?.dispose();
   rmSync(root, { recursive: true, force: true });
 });
-const TEXT = 'The quick brown fox jumps over the lazy dog. 1234 + 5678 = 6912, said the model, twice over and over again.';
+const TEXT =
+  'The quick brown fox jumps over the lazy dog. 1234 + 5678 = 6912, said the model, twice over and over again.';
 const TOLERANCE = 1e-3;
 
 /** log p(ids[i+1] | ids[..i]) from llama.cpp's full next-token logits at every position. */
@@ -39,7 +40,9 @@ async function llamaCppLogprobs(gguf: string, ids: number[], f32Cache = true): P
   try {
     // node-llama-cpp brands token ids (Token); ours are plain vocabulary ids of the same tokenizer.
     const toks = ids as Token[];
-    const input: ControlledEvaluateInputItem[] = toks.map((t, i) => (i < toks.length - 1 ? [t, { generateNext: { logits: true } }] : t));
+    const input: ControlledEvaluateInputItem[] = toks.map((t, i) =>
+      i < toks.length - 1 ? [t, { generateNext: { logits: true } }] : t,
+    );
     const res = await ctx.getSequence().controlledEvaluate(input);
     const out: number[] = [];
     for (let i = 0; i < ids.length - 1; i++) {
@@ -60,7 +63,19 @@ async function llamaCppLogprobs(gguf: string, ids: number[], f32Cache = true): P
 const maxDiff = (a: number[], b: number[]) => Math.max(...a.map((x, i) => Math.abs(x - b[i]!)));
 
 const CASES: [string, HfModelSpec][] = [
-  ['Qwen2 (q/k/v biases, tied head)', { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 64, layers: 2, heads: 4, kvHeads: 2, intermediate: 96, tied: true }],
+  [
+    'Qwen2 (q/k/v biases, tied head)',
+    {
+      architecture: 'Qwen2ForCausalLM',
+      tokenizer: 'qwen3',
+      hidden: 64,
+      layers: 2,
+      heads: 4,
+      kvHeads: 2,
+      intermediate: 96,
+      tied: true,
+    },
+  ],
   [
     'Llama-3 (rope_scaling llama3, head_dim 24 != 64/4, untied)',
     {
@@ -74,11 +89,45 @@ const CASES: [string, HfModelSpec][] = [
       intermediate: 96,
       tied: false,
       ropeTheta: 500000,
-      ropeScaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 64 },
+      ropeScaling: {
+        rope_type: 'llama3',
+        factor: 8,
+        low_freq_factor: 1,
+        high_freq_factor: 4,
+        original_max_position_embeddings: 64,
+      },
     },
   ],
-  ['Qwen3 (q/k norms, head_dim 32), sharded BF16', { architecture: 'Qwen3ForCausalLM', tokenizer: 'qwen3', hidden: 64, layers: 2, heads: 4, kvHeads: 2, headDim: 32, intermediate: 96, tied: true, dtype: 'BF16', shards: 3 }],
-  ['Mistral (GQA 4:1, untied)', { architecture: 'MistralForCausalLM', tokenizer: 'llama3', hidden: 64, layers: 2, heads: 8, kvHeads: 2, intermediate: 96, tied: false, extra: { sliding_window: null } }],
+  [
+    'Qwen3 (q/k norms, head_dim 32), sharded BF16',
+    {
+      architecture: 'Qwen3ForCausalLM',
+      tokenizer: 'qwen3',
+      hidden: 64,
+      layers: 2,
+      heads: 4,
+      kvHeads: 2,
+      headDim: 32,
+      intermediate: 96,
+      tied: true,
+      dtype: 'BF16',
+      shards: 3,
+    },
+  ],
+  [
+    'Mistral (GQA 4:1, untied)',
+    {
+      architecture: 'MistralForCausalLM',
+      tokenizer: 'llama3',
+      hidden: 64,
+      layers: 2,
+      heads: 8,
+      kvHeads: 2,
+      intermediate: 96,
+      tied: false,
+      extra: { sliding_window: null },
+    },
+  ],
 ];
 
 for (const [label, spec] of CASES) {
@@ -93,7 +142,9 @@ for (const [label, spec] of CASES) {
     ck.model.dispose();
     const theirs = await llamaCppLogprobs(gguf, ids);
     const d = maxDiff(ours, theirs);
-    console.log(`# ${label}: ${ids.length - 1} log-probs, max |ours - llama.cpp| = ${d.toExponential(2)}, mean log-prob ${(ours.reduce((a, b) => a + b, 0) / ours.length).toFixed(2)}`);
+    console.log(
+      `# ${label}: ${ids.length - 1} log-probs, max |ours - llama.cpp| = ${d.toExponential(2)}, mean log-prob ${(ours.reduce((a, b) => a + b, 0) / ours.length).toFixed(2)}`,
+    );
     assert.ok(d < TOLERANCE, `max difference ${d}`);
     // The models are far from uniform, so agreement is not trivial: the log-probs spread widely.
     assert.ok(Math.max(...ours) - Math.min(...ours) > 5);
@@ -102,8 +153,15 @@ for (const [label, spec] of CASES) {
 
 test('the CLI: `rft model score` prints ids and log-probs; `rft model export --format gguf --dtype f16` loads in llama.cpp', async () => {
   const dir = makeHfModel(join(root, 'cli'), CASES[0]![1]);
-  const rft = (...args: string[]) => execFileSync(process.execPath, ['bin/rft.mjs', ...args], { encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' } });
-  const last = JSON.parse(rft('model', 'score', dir, '--text', TEXT).trim().split('\n').pop()!) as { ids: number[]; logprobs: number[] };
+  const rft = (...args: string[]) =>
+    execFileSync(process.execPath, ['bin/rft.mjs', ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, RFT_FROM_SOURCE: '1' },
+    });
+  const last = JSON.parse(rft('model', 'score', dir, '--text', TEXT).trim().split('\n').pop()!) as {
+    ids: number[];
+    logprobs: number[];
+  };
   const ck = loadCheckpoint(dir);
   assert.deepEqual(last.ids, scoreIdsOf(ck.tokenizer!, TEXT));
   assert.equal(last.logprobs.length, last.ids.length - 1);
@@ -111,7 +169,9 @@ test('the CLI: `rft model score` prints ids and log-probs; `rft model export --f
   ck.model.dispose();
   assertF32Close(last.logprobs, ours, ULPS.forward, '`rft model score` (outside the heap) vs in-process');
   const out = join(root, 'cli-gguf');
-  const res = JSON.parse(rft('model', 'export', dir, '--format', 'gguf', '--dtype', 'f16', '--out', out).trim().split('\n').pop()!) as { out: string };
+  const res = JSON.parse(
+    rft('model', 'export', dir, '--format', 'gguf', '--dtype', 'f16', '--out', out).trim().split('\n').pop()!,
+  ) as { out: string };
   const theirs = await llamaCppLogprobs(res.out, last.ids);
   // F16 weights: close, not exact.
   const d = maxDiff(last.logprobs, theirs);

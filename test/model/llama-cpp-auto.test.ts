@@ -28,7 +28,16 @@ await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-llamacpp-auto-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 const TOLERANCE = 1e-3;
-const LLAMA: HfModelSpec = { architecture: 'LlamaForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true };
+const LLAMA: HfModelSpec = {
+  architecture: 'LlamaForCausalLM',
+  tokenizer: 'qwen3',
+  hidden: 32,
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 48,
+  tied: true,
+};
 const maxDiff = (a: number[], b: number[]) => Math.max(0, ...a.map((x, i) => Math.abs(x - b[i]!)));
 
 test('auto: the first lone prompt goes to llama.cpp (prior), the next to native (probe), then the faster measured one; batches of 4 start on native; every generation says which and why', async () => {
@@ -47,18 +56,27 @@ test('auto: the first lone prompt goes to llama.cpp (prior), the next to native 
       assert.equal(g!.logprobsSource, 'engine');
       assert.equal(g!.tokens.length, 10);
       const d = maxDiff(g!.logprobs, await recomputeLogprobs(ck.model, prompt, g!.tokens, 1));
-      console.log(`# batch ${i}: ${g!.rolloutEngine!.name} (${g!.rolloutEngine!.reason}), max |log-prob - ours| = ${d.toExponential(2)}`);
+      console.log(
+        `# batch ${i}: ${g!.rolloutEngine!.name} (${g!.rolloutEngine!.reason}), max |log-prob - ours| = ${d.toExponential(2)}`,
+      );
       assert.ok(d < TOLERANCE, `${g!.rolloutEngine!.name}: difference ${d}`);
       if (i === 0) assert.match(g!.rolloutEngine!.reason, /no measurement at batch size 1 yet, prior llama-cpp/);
       if (i === 1) assert.match(g!.rolloutEngine!.reason, /probing native \(only llama-cpp measured at batch size 1\)/);
-      if (i === 2) assert.match(g!.rolloutEngine!.reason, /measured faster \(native [\d.]+ vs llama-cpp [\d.]+ tok\/s at batch size 1; llama-cpp samples [\d.]+ tok\/s and its sync takes [\d.]+ s a version of ~\d+ tokens\)/);
+      if (i === 2)
+        assert.match(
+          g!.rolloutEngine!.reason,
+          /measured faster \(native [\d.]+ vs llama-cpp [\d.]+ tok\/s at batch size 1; llama-cpp samples [\d.]+ tok\/s and its sync takes [\d.]+ s a version of ~\d+ tokens\)/,
+        );
     }
     assert.deepEqual(seen.slice(0, 2), ['llama-cpp', 'native']);
     const m = auto.metrics();
     assert.equal(m.batches.native + m.batches['llama-cpp'], 3);
     assert.ok(m.tps['1']!.native! > 0 && m.tps['1']!['llama-cpp']! > 0, JSON.stringify(m.tps));
     assert.equal(m.llama_cpp?.syncs, 1, 'llama.cpp synced once, lazily');
-    const four = await auto.generate([prompt, tok.encode('1 + 2 ='), tok.encode('abc'), tok.encode('Reverse: xyz')], opts);
+    const four = await auto.generate(
+      [prompt, tok.encode('1 + 2 ='), tok.encode('abc'), tok.encode('Reverse: xyz')],
+      opts,
+    );
     assert.ok(four.every((g) => g.rolloutEngine?.name === 'native' && /prior native/.test(g.rolloutEngine.reason)));
     assert.equal(batchBucket(4), '3-4');
     // A vision prefix always samples natively.
@@ -74,12 +92,24 @@ test('auto: the first lone prompt goes to llama.cpp (prior), the next to native 
 
 test('auto: a model llama.cpp cannot take (no GGUF vocabulary) samples with native, the reason in each generation and the metrics', async () => {
   const tok = new ByteTestTokenizer();
-  const cfg = presetConfig('tiny-0.4m', tok.vocabSize, { dModel: 32, nLayers: 1, nHeads: 4, nKvHeads: 2, dFF: 64, maxSeqLen: 48 });
+  const cfg = presetConfig('tiny-0.4m', tok.vocabSize, {
+    dModel: 32,
+    nLayers: 1,
+    nHeads: 4,
+    nKvHeads: 2,
+    dFF: 64,
+    maxSeqLen: 48,
+  });
   const model = new Transformer(cfg, 2);
   const auto = new AutoRolloutModel({ tokenizer: tok, config: cfg });
   try {
     await auto.setWeights(model, 0);
-    const [g] = await auto.generate([[tok.bosId, ...tok.encode('hi')]], { maxNewTokens: 5, temperature: 1, seed: 1, stopTokens: [] });
+    const [g] = await auto.generate([[tok.bosId, ...tok.encode('hi')]], {
+      maxNewTokens: 5,
+      temperature: 1,
+      seed: 1,
+      stopTokens: [],
+    });
     assert.equal(g!.rolloutEngine?.name, 'native');
     assert.match(g!.rolloutEngine!.reason, /^llama-cpp unavailable: /);
     assert.equal(g!.tokens.length, 5);
@@ -93,10 +123,17 @@ test('auto: a model llama.cpp cannot take (no GGUF vocabulary) samples with nati
 });
 
 test('config: explorer.engine auto is accepted and reads explorer.workers; a vision model makes it native', () => {
-  const base = { taskset: { builtin: 'reverse', size: 4 }, workflow: { name: 'single_turn', reward: 'exact_match' }, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 1 }] };
+  const base = {
+    taskset: { builtin: 'reverse', size: 4 },
+    workflow: { name: 'single_turn', reward: 'exact_match' },
+    stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 1 }],
+  };
   assert.equal(validateRunConfig({ ...base, explorer: { engine: 'auto' } }).config?.explorer.engine, 'auto');
   assert.deepEqual(unreadFields({ ...base, explorer: { engine: 'auto', workers: 2 } }), []);
-  assert.deepEqual(unreadFields({ ...base, mode: 'explore', explorer: { engine: 'auto' } }).map((i) => i.path), ['explorer.engine']);
+  assert.deepEqual(
+    unreadFields({ ...base, mode: 'explore', explorer: { engine: 'auto' } }).map((i) => i.path),
+    ['explorer.engine'],
+  );
   const tok = new ByteTestTokenizer();
   const vision = presetConfig('tiny-0.4m', tok.vocabSize, { vision: { patchSize: 4, channels: 3, maxPatches: 4 } });
   assert.equal(makeRolloutEngine({ engine: 'auto', workers: 1, config: vision, tokenizer: tok }), undefined);
@@ -112,7 +149,13 @@ for (const sync of ['memory', 'checkpoint'] as const) {
       taskset: { builtin: 'reverse', size: 20 },
       eval: { builtin: 'reverse', size: 2, split: 'eval' },
       workflow: { name: 'single_turn', reward: 'exact_match' },
-      explorer: { engine: 'auto', tasks_per_step: 4, repeat_times: 1, sampling: { max_new_tokens: 6, temperature: 1 }, eval_sampling: { max_new_tokens: 4 } },
+      explorer: {
+        engine: 'auto',
+        tasks_per_step: 4,
+        repeat_times: 1,
+        sampling: { max_new_tokens: 6, temperature: 1 },
+        eval_sampling: { max_new_tokens: 4 },
+      },
       trainer: { batch_size: 4 },
       buffer: { storage: 'sqlite', max_staleness: 1 },
       synchronizer: { method: sync },
@@ -122,26 +165,46 @@ for (const sync of ['memory', 'checkpoint'] as const) {
     const s = await runJob({ config, workspace: join(root, `ws-${sync}`), runId: `auto-${sync}`, checkpointEvery: 1 });
     assert.equal(s.trainer_steps, 2);
     const store = await openStore(join(s.run_dir, 'buffer.db'));
-    const exps = (await store.list({ runId: `auto-${sync}` })).filter((e) => e.source === 'usual' && e.split !== 'eval');
+    const exps = (await store.list({ runId: `auto-${sync}` })).filter(
+      (e) => e.source === 'usual' && e.split !== 'eval',
+    );
     await store.close();
     assert.ok(exps.length >= 8, `${exps.length} rollouts`);
     const engines = new Set(exps.map((e) => e.metadata?.rollout_engine));
     assert.deepEqual([...engines].sort(), ['llama-cpp', 'native'], 'both engines sampled');
-    for (const e of exps) assert.match(String(e.metadata?.rollout_engine_reason), /^batch \d+: (no measurement|probing|.* measured faster|re-probing)/);
+    for (const e of exps)
+      assert.match(
+        String(e.metadata?.rollout_engine_reason),
+        /^batch \d+: (no measurement|probing|.* measured faster|re-probing)/,
+      );
     let worst = 0;
     for (const v of new Set(exps.map((e) => e.modelVersion))) {
       // v0 is the imported folder (memory runs save no checkpoint before the first update).
       const ck = loadCheckpoint(v === 0 && sync === 'memory' ? hf : join(s.run_dir, 'checkpoints', `v${v}`));
-      for (const e of exps.filter((x) => x.modelVersion === v)) worst = Math.max(worst, maxDiff(e.logprobs, await recomputeLogprobs(ck.model, e.promptTokens, e.responseTokens, 1)));
+      for (const e of exps.filter((x) => x.modelVersion === v))
+        worst = Math.max(
+          worst,
+          maxDiff(e.logprobs, await recomputeLogprobs(ck.model, e.promptTokens, e.responseTokens, 1)),
+        );
       ck.model.dispose();
     }
     // memory: the start evaluation (2 eval tasks, one batch) went through auto too: the first explore
     // step's metrics count one batch more than that step generated (checkpoint: the explorer process
     // counts only its own; the trainer process evaluates natively).
-    const firstExplore = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind?: string; rollout?: { batches?: Record<string, number> } }).find((r) => r.kind === 'explore' && r.rollout);
+    const firstExplore = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind?: string; rollout?: { batches?: Record<string, number> } })
+      .find((r) => r.kind === 'explore' && r.rollout);
     const counted = Object.values(firstExplore?.rollout?.batches ?? {}).reduce((a, b) => a + b, 0);
-    assert.equal(counted, sync === 'memory' ? 2 : 1, `batches after the start evaluation and one explore step: ${JSON.stringify(firstExplore?.rollout)}`);
-    console.log(`# auto run (${sync}): ${exps.length} rollouts, engines ${[...engines].join(', ')}, max |stored - native of that version| = ${worst.toExponential(2)}`);
+    assert.equal(
+      counted,
+      sync === 'memory' ? 2 : 1,
+      `batches after the start evaluation and one explore step: ${JSON.stringify(firstExplore?.rollout)}`,
+    );
+    console.log(
+      `# auto run (${sync}): ${exps.length} rollouts, engines ${[...engines].join(', ')}, max |stored - native of that version| = ${worst.toExponential(2)}`,
+    );
     assert.ok(worst < TOLERANCE, `difference ${worst}`);
   });
 }

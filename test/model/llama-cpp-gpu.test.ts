@@ -27,7 +27,11 @@ const vulkanBuild = (() => {
     return false;
   }
 })();
-const skip = !vulkanBuild ? 'no prebuilt Vulkan build of llama.cpp for this platform' : !existsSync(SWIFTSHADER_ICD) ? `no SwiftShader Vulkan driver (${SWIFTSHADER_ICD}: apt-get install chromium)` : false;
+const skip = !vulkanBuild
+  ? 'no prebuilt Vulkan build of llama.cpp for this platform'
+  : !existsSync(SWIFTSHADER_ICD)
+    ? `no SwiftShader Vulkan driver (${SWIFTSHADER_ICD}: apt-get install chromium)`
+    : false;
 if (!skip) {
   process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
   process.env.GGML_VK_VISIBLE_DEVICES = '0';
@@ -42,36 +46,63 @@ await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-llamacpp-gpu-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
-test('explorer.llama_cpp_gpu: auto passes over a Vulkan device that emulates a GPU (SwiftShader) and samples on the CPU build; vulkan named there is refused before any load', { skip }, async () => {
-  const dir = makeHfModel(join(root, 'm'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true, seed: 3 });
-  const ck = loadCheckpoint(dir);
-  const tok = ck.tokenizer!;
-  // The Vulkan build sees SwiftShader (what a machine with only a software Vulkan driver shows).
-  const vk = await (await import('node-llama-cpp')).getLlama({ gpu: 'vulkan', build: 'never' });
-  assert.ok((await vk.getGpuDeviceNames()).some((d) => EMULATED_DEVICE.test(d)));
-  const named = new LlamaCppRolloutModel({ tokenizer: tok, maxSeqLen: ck.model.config.maxSeqLen, gpu: 'vulkan' });
-  await assert.rejects(named.setWeights(ck.model, 1), /explorer\.llama_cpp_gpu: vulkan: vulkan: SwiftShader.*emulates a GPU on the CPU.*use auto or off/);
-  await named.close();
-  const m = new LlamaCppRolloutModel({ tokenizer: tok, maxSeqLen: ck.model.config.maxSeqLen, gpu: 'auto' });
-  try {
-    await m.setWeights(ck.model, 1);
-    assert.equal(m.metrics().gpu, false);
-    const prompts = [tok.encode('Reverse: abc'), tok.encode('1 + 2 =')];
-    const gens = await m.generate(prompts, { maxNewTokens: 10, temperature: 1, seed: 5, stopTokens: [] });
-    for (const [i, g] of gens.entries()) {
-      assert.equal(g.logprobsSource, 'engine');
-      const ours = await recomputeLogprobs(ck.model, prompts[i]!, g.tokens, 1);
-      const d = Math.max(...g.logprobs.map((x, j) => Math.abs(x - ours[j]!)));
-      assert.ok(d < 1e-3, `difference ${d}`);
+test(
+  'explorer.llama_cpp_gpu: auto passes over a Vulkan device that emulates a GPU (SwiftShader) and samples on the CPU build; vulkan named there is refused before any load',
+  { skip },
+  async () => {
+    const dir = makeHfModel(join(root, 'm'), {
+      architecture: 'Qwen2ForCausalLM',
+      tokenizer: 'qwen3',
+      hidden: 32,
+      layers: 2,
+      heads: 4,
+      kvHeads: 2,
+      intermediate: 48,
+      tied: true,
+      seed: 3,
+    });
+    const ck = loadCheckpoint(dir);
+    const tok = ck.tokenizer!;
+    // The Vulkan build sees SwiftShader (what a machine with only a software Vulkan driver shows).
+    const vk = await (await import('node-llama-cpp')).getLlama({ gpu: 'vulkan', build: 'never' });
+    assert.ok((await vk.getGpuDeviceNames()).some((d) => EMULATED_DEVICE.test(d)));
+    const named = new LlamaCppRolloutModel({ tokenizer: tok, maxSeqLen: ck.model.config.maxSeqLen, gpu: 'vulkan' });
+    await assert.rejects(
+      named.setWeights(ck.model, 1),
+      /explorer\.llama_cpp_gpu: vulkan: vulkan: SwiftShader.*emulates a GPU on the CPU.*use auto or off/,
+    );
+    await named.close();
+    const m = new LlamaCppRolloutModel({ tokenizer: tok, maxSeqLen: ck.model.config.maxSeqLen, gpu: 'auto' });
+    try {
+      await m.setWeights(ck.model, 1);
+      assert.equal(m.metrics().gpu, false);
+      const prompts = [tok.encode('Reverse: abc'), tok.encode('1 + 2 =')];
+      const gens = await m.generate(prompts, { maxNewTokens: 10, temperature: 1, seed: 5, stopTokens: [] });
+      for (const [i, g] of gens.entries()) {
+        assert.equal(g.logprobsSource, 'engine');
+        const ours = await recomputeLogprobs(ck.model, prompts[i]!, g.tokens, 1);
+        const d = Math.max(...g.logprobs.map((x, j) => Math.abs(x - ours[j]!)));
+        assert.ok(d < 1e-3, `difference ${d}`);
+      }
+    } finally {
+      await m.close();
+      ck.model.dispose();
     }
-  } finally {
-    await m.close();
-    ck.model.dispose();
-  }
-});
+  },
+);
 
 test('explorer.llama_cpp_gpu: off samples on the CPU build', async () => {
-  const dir = makeHfModel(join(root, 'c'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 1, heads: 4, kvHeads: 2, intermediate: 48, tied: true, seed: 4 });
+  const dir = makeHfModel(join(root, 'c'), {
+    architecture: 'Qwen2ForCausalLM',
+    tokenizer: 'qwen3',
+    hidden: 32,
+    layers: 1,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 48,
+    tied: true,
+    seed: 4,
+  });
   const ck = loadCheckpoint(dir);
   const m = new LlamaCppRolloutModel({ tokenizer: ck.tokenizer!, maxSeqLen: ck.model.config.maxSeqLen, gpu: 'off' });
   try {
@@ -85,15 +116,28 @@ test('explorer.llama_cpp_gpu: off samples on the CPU build', async () => {
 });
 
 test('config: explorer.llama_cpp_gpu defaults to auto, takes auto | off | cuda | vulkan | metal, and is refused where no llama.cpp samples', () => {
-  const base = { taskset: { builtin: 'reverse', size: 4 }, workflow: { name: 'single_turn', reward: 'exact_match' }, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 1 }] };
-  assert.equal(validateRunConfig({ ...base, explorer: { engine: 'llama-cpp' } }).config?.explorer.llama_cpp_gpu, 'auto');
-  assert.equal(validateRunConfig({ ...base, explorer: { engine: 'auto', llama_cpp_gpu: 'cuda' } }).config?.explorer.llama_cpp_gpu, 'cuda');
+  const base = {
+    taskset: { builtin: 'reverse', size: 4 },
+    workflow: { name: 'single_turn', reward: 'exact_match' },
+    stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 1 }],
+  };
+  assert.equal(
+    validateRunConfig({ ...base, explorer: { engine: 'llama-cpp' } }).config?.explorer.llama_cpp_gpu,
+    'auto',
+  );
+  assert.equal(
+    validateRunConfig({ ...base, explorer: { engine: 'auto', llama_cpp_gpu: 'cuda' } }).config?.explorer.llama_cpp_gpu,
+    'cuda',
+  );
   const bad = validateRunConfig({ ...base, explorer: { engine: 'llama-cpp', llama_cpp_gpu: 'rocm' } });
   assert.ok(!bad.config && bad.issues.some((i) => i.path === 'explorer.llama_cpp_gpu'), JSON.stringify(bad.issues));
   assert.deepEqual(unreadFields({ ...base, explorer: { engine: 'llama-cpp', llama_cpp_gpu: 'vulkan' } }), []);
   assert.deepEqual(unreadFields({ ...base, explorer: { engine: 'auto', llama_cpp_gpu: 'off' } }), []);
   const unread = unreadFields({ ...base, explorer: { llama_cpp_gpu: 'vulkan' } });
-  assert.deepEqual(unread.map((i) => i.path), ['explorer.llama_cpp_gpu']);
+  assert.deepEqual(
+    unread.map((i) => i.path),
+    ['explorer.llama_cpp_gpu'],
+  );
   assert.match(unread[0]!.message, /engine native/);
   // The default, written back into a stored config, is not an unread field.
   assert.deepEqual(unreadFields({ ...base, explorer: { engine: 'native', llama_cpp_gpu: 'auto' } }), []);

@@ -26,10 +26,19 @@ await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-llamacpp-rollout-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 const TOLERANCE = 1e-3;
-const QWEN2: HfModelSpec = { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true };
+const QWEN2: HfModelSpec = {
+  architecture: 'Qwen2ForCausalLM',
+  tokenizer: 'qwen3',
+  hidden: 32,
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 48,
+  tied: true,
+};
 const maxDiff = (a: number[], b: number[]) => Math.max(0, ...a.map((x, i) => Math.abs(x - b[i]!)));
 
-test('LlamaCppRolloutModel: sampled tokens carry llama.cpp log-probs equal to this project\'s within 1e-3; top_p makes them recomputed; a sync replaces the GGUF', async () => {
+test("LlamaCppRolloutModel: sampled tokens carry llama.cpp log-probs equal to this project's within 1e-3; top_p makes them recomputed; a sync replaces the GGUF", async () => {
   const dir = makeHfModel(join(root, 'unit'), { ...QWEN2, seed: 3 });
   const ck = loadCheckpoint(dir);
   const tok = ck.tokenizer!;
@@ -47,7 +56,9 @@ test('LlamaCppRolloutModel: sampled tokens carry llama.cpp log-probs equal to th
         assert.equal(g.logprobsSource, 'engine');
         const ours = await recomputeLogprobs(ck.model, prompts[i]!, g.tokens, temperature);
         const d = maxDiff(g.logprobs, ours);
-        console.log(`# temperature ${temperature}, prompt ${i}: max |llama.cpp - ours| = ${d.toExponential(2)} over ${g.tokens.length} sampled tokens (mean log-prob ${(ours.reduce((a, b) => a + b, 0) / ours.length).toFixed(2)})`);
+        console.log(
+          `# temperature ${temperature}, prompt ${i}: max |llama.cpp - ours| = ${d.toExponential(2)} over ${g.tokens.length} sampled tokens (mean log-prob ${(ours.reduce((a, b) => a + b, 0) / ours.length).toFixed(2)})`,
+        );
         assert.ok(d < TOLERANCE, `difference ${d}`);
       }
       // Different seeds per sequence: the samples are not copies of one another.
@@ -55,7 +66,13 @@ test('LlamaCppRolloutModel: sampled tokens carry llama.cpp log-probs equal to th
     }
     // Truncated sampling: llama.cpp's probability is renormalised over the kept tokens, so the
     // log-probs are this project's, recomputed (exactly the forward pass of the same weights).
-    const cut = await m.generate(prompts.slice(0, 1), { maxNewTokens: 8, temperature: 1, topP: 0.5, seed: 1, stopTokens: [] });
+    const cut = await m.generate(prompts.slice(0, 1), {
+      maxNewTokens: 8,
+      temperature: 1,
+      topP: 0.5,
+      seed: 1,
+      stopTokens: [],
+    });
     assert.equal(cut[0]!.logprobsSource, 'recomputed');
     assert.deepEqual(cut[0]!.logprobs, await recomputeLogprobs(ck.model, prompts[0]!, cut[0]!.tokens, 1));
     assert.equal(m.metrics().recomputed, 1);
@@ -78,15 +95,25 @@ test('LlamaCppRolloutModel: sampled tokens carry llama.cpp log-probs equal to th
 });
 
 test('config: explorer.engine takes native | llama-cpp; an unknown engine, workers beside llama-cpp and an engine in mode explore are refused by path', () => {
-  const base = { taskset: { builtin: 'reverse', size: 4 }, workflow: { name: 'single_turn', reward: 'exact_match' }, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 1 }] };
+  const base = {
+    taskset: { builtin: 'reverse', size: 4 },
+    workflow: { name: 'single_turn', reward: 'exact_match' },
+    stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 1 }],
+  };
   assert.equal(validateRunConfig({ ...base, explorer: { engine: 'llama-cpp' } }).config?.explorer.engine, 'llama-cpp');
   assert.equal(validateRunConfig(base).config?.explorer.engine, 'native');
   const bad = validateRunConfig({ ...base, explorer: { engine: 'vllm' } });
   assert.ok(!bad.config && bad.issues.some((i) => i.path === 'explorer.engine'), JSON.stringify(bad.issues));
   // Fields the run would not read (what `rft run` and --check report, at their lines).
   assert.deepEqual(unreadFields({ ...base, explorer: { engine: 'llama-cpp' } }), []);
-  assert.deepEqual(unreadFields({ ...base, explorer: { engine: 'llama-cpp', workers: 2 } }).map((i) => i.path), ['explorer.workers']);
-  assert.deepEqual(unreadFields({ ...base, mode: 'explore', explorer: { engine: 'llama-cpp' } }).map((i) => i.path), ['explorer.engine']);
+  assert.deepEqual(
+    unreadFields({ ...base, explorer: { engine: 'llama-cpp', workers: 2 } }).map((i) => i.path),
+    ['explorer.workers'],
+  );
+  assert.deepEqual(
+    unreadFields({ ...base, mode: 'explore', explorer: { engine: 'llama-cpp' } }).map((i) => i.path),
+    ['explorer.engine'],
+  );
 });
 
 for (const sync of ['memory', 'checkpoint'] as const) {
@@ -100,7 +127,13 @@ for (const sync of ['memory', 'checkpoint'] as const) {
       eval: { builtin: 'reverse', size: 4, split: 'eval' },
       experts: { builtin: 'reverse', size: 8, seed: 99 },
       workflow: { name: 'single_turn', reward: 'exact_match' },
-      explorer: { engine: 'llama-cpp', tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 6, temperature: 1 }, eval_sampling: { max_new_tokens: 4 } },
+      explorer: {
+        engine: 'llama-cpp',
+        tasks_per_step: 2,
+        repeat_times: 2,
+        sampling: { max_new_tokens: 6, temperature: 1 },
+        eval_sampling: { max_new_tokens: 4 },
+      },
       trainer: { batch_size: 4 },
       buffer: { storage: 'sqlite', max_staleness: 1 },
       synchronizer: { method: sync },
@@ -132,12 +165,14 @@ for (const sync of ['memory', 'checkpoint'] as const) {
       }
       ck.model.dispose();
     }
-    console.log(`# ${sync}: ${exps.length} rollouts of versions ${[...versions].sort().join(', ')}, max |stored - native of that version| = ${worst.toExponential(2)}`);
+    console.log(
+      `# ${sync}: ${exps.length} rollouts of versions ${[...versions].sort().join(', ')}, max |stored - native of that version| = ${worst.toExponential(2)}`,
+    );
     assert.ok(worst < TOLERANCE, `difference ${worst}`);
   });
 }
 
-test('distributed (PostgreSQL) explorer with explorer.engine llama-cpp: rollouts of the first version carry llama.cpp log-probs within 1e-3 of the HF folder\'s', async (t) => {
+test("distributed (PostgreSQL) explorer with explorer.engine llama-cpp: rollouts of the first version carry llama.cpp log-probs within 1e-3 of the HF folder's", async (t) => {
   const pg = startPg();
   if ('skip' in pg) return t.skip(pg.skip);
   try {
@@ -150,7 +185,13 @@ test('distributed (PostgreSQL) explorer with explorer.engine llama-cpp: rollouts
       taskset: { builtin: 'reverse', size: 20 },
       eval: { builtin: 'reverse', size: 4, split: 'eval' },
       workflow: { name: 'single_turn', reward: 'exact_match' },
-      explorer: { engine: 'llama-cpp', tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 6, temperature: 1 }, eval_sampling: { max_new_tokens: 4 } },
+      explorer: {
+        engine: 'llama-cpp',
+        tasks_per_step: 2,
+        repeat_times: 2,
+        sampling: { max_new_tokens: 6, temperature: 1 },
+        eval_sampling: { max_new_tokens: 4 },
+      },
       trainer: { batch_size: 4 },
       buffer: { max_staleness: 1 },
       synchronizer: { method: 'checkpoint' },
@@ -175,9 +216,15 @@ test('distributed (PostgreSQL) explorer with explorer.engine llama-cpp: rollouts
     assert.ok(exps.every((e) => e.metadata?.logprobs_source === 'engine'));
     const ck = loadCheckpoint(hf);
     let worst = 0;
-    for (const e of v0) worst = Math.max(worst, maxDiff(e.logprobs, await recomputeLogprobs(ck.model, e.promptTokens, e.responseTokens, 1)));
+    for (const e of v0)
+      worst = Math.max(
+        worst,
+        maxDiff(e.logprobs, await recomputeLogprobs(ck.model, e.promptTokens, e.responseTokens, 1)),
+      );
     ck.model.dispose();
-    console.log(`# distributed: ${exps.length} rollouts, ${v0.length} of v0, max |stored - native v0| = ${worst.toExponential(2)}`);
+    console.log(
+      `# distributed: ${exps.length} rollouts, ${v0.length} of v0, max |stored - native v0| = ${worst.toExponential(2)}`,
+    );
     assert.ok(worst < TOLERANCE, `difference ${worst}`);
   } finally {
     pg.stop();

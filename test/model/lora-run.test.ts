@@ -28,7 +28,8 @@ async function peftBase(checkpoint: string, out: string): Promise<string> {
   } finally {
     console.log = log;
   }
-  return (JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8')) as { base_model_name_or_path: string }).base_model_name_or_path;
+  return (JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8')) as { base_model_name_or_path: string })
+    .base_model_name_or_path;
 }
 
 await initEngine();
@@ -38,7 +39,16 @@ test.after(() => rmSync(root, { recursive: true, force: true }));
 test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT then MIX trains adapters only; the export scores the same in llama.cpp', async () => {
   // As the HF cache holds it: models--org--name/{refs/main, snapshots/<rev>/}.
   const entry = join(root, 'hub', 'models--test--tiny-qwen2');
-  const hf = makeHfModel(join(entry, 'snapshots', '0123abcd'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+  const hf = makeHfModel(join(entry, 'snapshots', '0123abcd'), {
+    architecture: 'Qwen2ForCausalLM',
+    tokenizer: 'qwen3',
+    hidden: 32,
+    layers: 2,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 48,
+    tied: true,
+  });
   mkdirSync(join(entry, 'refs'), { recursive: true });
   writeFileSync(join(entry, 'refs', 'main'), '0123abcd');
   const { config, issues } = validateRunConfig(loraRunConfig(entry, 'memory'));
@@ -49,19 +59,35 @@ test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT
   // The PEFT export names the model the run started from (the cache entry's hub name), not the run's checkpoint folder.
   assert.equal(await peftBase(s.checkpoint as string, join(root, 'peft-cache')), 'test/tiny-qwen2');
   // The report names the model trained (the checkpoint's own architecture and LoRA rank), not the preset defaults.
-  assert.match(readFileSync(s.report, 'utf8'), /<th>model<\/th><td>Qwen2ForCausalLM · [\d.]+[kM] parameters · LoRA rank 4 · from test\/tiny-qwen2<\/td>/);
+  assert.match(
+    readFileSync(s.report, 'utf8'),
+    /<th>model<\/th><td>Qwen2ForCausalLM · [\d.]+[kM] parameters · LoRA rank 4 · from test\/tiny-qwen2<\/td>/,
+  );
   await checkFinal(s.checkpoint as string, hf);
 });
 
 test('the same with explorer and trainer processes (synchronizer checkpoint): the trainer keeps adapters, the explorer samples merged weights', async () => {
-  const hf = makeHfModel(join(root, 'qwen2-proc'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true, seed: 5 });
+  const hf = makeHfModel(join(root, 'qwen2-proc'), {
+    architecture: 'Qwen2ForCausalLM',
+    tokenizer: 'qwen3',
+    hidden: 32,
+    layers: 2,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 48,
+    tied: true,
+    seed: 5,
+  });
   const { config, issues } = validateRunConfig(loraRunConfig(hf, 'checkpoint'));
   assert.ok(config, JSON.stringify(issues));
   const s = await runJob({ config, workspace: join(root, 'ws-proc'), runId: 'lora-proc' });
   assert.equal(s.trainer_steps, 3);
   // Saved by the trainer process: the PEFT export (and the checkpoint's own adapter_config.json) name the plain folder the run started from.
   assert.equal(await peftBase(s.checkpoint as string, join(root, 'peft-proc')), hf);
-  assert.equal(JSON.parse(readFileSync(join(s.checkpoint as string, 'adapter_config.json'), 'utf8')).base_model_name_or_path, hf);
+  assert.equal(
+    JSON.parse(readFileSync(join(s.checkpoint as string, 'adapter_config.json'), 'utf8')).base_model_name_or_path,
+    hf,
+  );
   const final = loadCheckpoint(s.checkpoint as string);
   const orig = loadCheckpoint(hf);
   assert.equal(final.model.lora?.rank, 4);
@@ -79,7 +105,12 @@ function loraRunConfig(checkpoint: string, sync: 'memory' | 'checkpoint'): Recor
     eval: { builtin: 'reverse', size: 4, split: 'eval' },
     experts: { builtin: 'reverse', size: 8, seed: 99 },
     workflow: { name: 'single_turn', reward: 'exact_match' },
-    explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } },
+    explorer: {
+      tasks_per_step: 2,
+      repeat_times: 2,
+      sampling: { max_new_tokens: 4 },
+      eval_sampling: { max_new_tokens: 4 },
+    },
     buffer: { storage: 'sqlite', max_staleness: 1 },
     synchronizer: { method: sync },
     stages: [
@@ -94,18 +125,31 @@ async function checkFinal(checkpoint: string, hf: string): Promise<void> {
   const orig = loadCheckpoint(hf);
   // The run spoke the model's own tokenizer (not one trained on the taskset).
   assert.equal(final.tokenizer?.kind, 'hf');
-  assert.deepEqual(final.model.lora, { rank: 4, alpha: 8, dropout: 0, target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'] });
+  assert.deepEqual(final.model.lora, {
+    rank: 4,
+    alpha: 8,
+    dropout: 0,
+    target_modules: ['q_proj', 'v_proj', 'up_proj', 'down_proj'],
+  });
   // The frozen base is the imported model, bit for bit.
   for (const [n, v] of orig.model.params) assert.deepEqual(await final.model.params.get(n)!.data(), await v.data(), n);
   // The adapters trained (B started at zero).
-  const bNorm = tf.tidy(() => tf.addN([...final.model.adapters].filter(([n]) => n.includes('lora_B')).map(([, v]) => tf.sum(tf.abs(v)))).dataSync()[0]!);
+  const bNorm = tf.tidy(
+    () =>
+      tf
+        .addN([...final.model.adapters].filter(([n]) => n.includes('lora_B')).map(([, v]) => tf.sum(tf.abs(v))))
+        .dataSync()[0]!,
+  );
   assert.ok(bNorm > 0, 'lora_B moved');
 
   const text = 'Reverse: abc -> cba. The quick brown fox.';
   const ids = scoreIdsOf(final.tokenizer!, text);
   const ours = await scoreIds(final.model, ids);
   const baseLp = await scoreIds(orig.model, ids);
-  assert.ok(Math.max(...ours.map((x, i) => Math.abs(x - baseLp[i]!))) > 1e-4, 'the trained model differs from the base');
+  assert.ok(
+    Math.max(...ours.map((x, i) => Math.abs(x - baseLp[i]!))) > 1e-4,
+    'the trained model differs from the base',
+  );
   const gguf = join(root, 'final.gguf');
   await exportGguf(final.model, final.tokenizer!, gguf, { dtype: 'f32' });
   final.model.dispose();
@@ -113,10 +157,18 @@ async function checkFinal(checkpoint: string, hf: string): Promise<void> {
 
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath: gguf });
-  const ctx = await model.createContext({ contextSize: 128, batchSize: 128, flashAttention: false, experimentalKvCacheKeyType: 'F32', experimentalKvCacheValueType: 'F32' });
+  const ctx = await model.createContext({
+    contextSize: 128,
+    batchSize: 128,
+    flashAttention: false,
+    experimentalKvCacheKeyType: 'F32',
+    experimentalKvCacheValueType: 'F32',
+  });
   try {
     const toks = ids as Token[];
-    const input: ControlledEvaluateInputItem[] = toks.map((t, i) => (i < toks.length - 1 ? [t, { generateNext: { logits: true } }] : t));
+    const input: ControlledEvaluateInputItem[] = toks.map((t, i) =>
+      i < toks.length - 1 ? [t, { generateNext: { logits: true } }] : t,
+    );
     const res = await ctx.getSequence().controlledEvaluate(input);
     let d = 0;
     for (let i = 0; i < ids.length - 1; i++) {
@@ -127,7 +179,9 @@ async function checkFinal(checkpoint: string, hf: string): Promise<void> {
       for (const v of logits.values()) sum += Math.exp(v - max);
       d = Math.max(d, Math.abs(logits.get(toks[i + 1]!)! - max - Math.log(sum) - ours[i]!));
     }
-    console.log(`# LoRA run's final checkpoint: max |ours - llama.cpp| = ${d.toExponential(2)} over ${ids.length - 1} log-probs`);
+    console.log(
+      `# LoRA run's final checkpoint: max |ours - llama.cpp| = ${d.toExponential(2)} over ${ids.length - 1} log-probs`,
+    );
     assert.ok(d < 1e-3, `difference ${d}`);
   } finally {
     await ctx.dispose();

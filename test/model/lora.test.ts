@@ -27,13 +27,39 @@ await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-lora-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
-const QWEN2: HfModelSpec = { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true };
+const QWEN2: HfModelSpec = {
+  architecture: 'Qwen2ForCausalLM',
+  tokenizer: 'qwen3',
+  hidden: 32,
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 48,
+  tied: true,
+};
 const base = makeHfModel(join(root, 'qwen2'), QWEN2);
 
 function expert(tok: Tokenizer, id: string, prompt: string, answer: string): Experience {
   const p = encodePrompt(tok, taskMessages(prompt));
   const r = encodeResponse(tok, answer);
-  return { id, taskId: id, groupId: id, runId: 'r', source: 'expert', promptTokens: p, promptText: prompt, responseTokens: r, responseText: answer, actionMask: r.map(() => 1), logprobs: [], modelVersion: -1, reward: 1, status: 'ok', useCount: 0, createdAt: 0 };
+  return {
+    id,
+    taskId: id,
+    groupId: id,
+    runId: 'r',
+    source: 'expert',
+    promptTokens: p,
+    promptText: prompt,
+    responseTokens: r,
+    responseText: answer,
+    actionMask: r.map(() => 1),
+    logprobs: [],
+    modelVersion: -1,
+    reward: 1,
+    status: 'ok',
+    useCount: 0,
+    createdAt: 0,
+  };
 }
 
 /** Log-probs of a fixed sequence (no dropout: a scoring pass). */
@@ -48,7 +74,8 @@ async function values(v: tf.Tensor): Promise<Float32Array> {
   return (await v.data()) as Float32Array;
 }
 
-const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => Math.max(...Array.from(a, (x, i) => Math.abs(x - b[i]!)));
+const maxDiff = (a: ArrayLike<number>, b: ArrayLike<number>) =>
+  Math.max(...Array.from(a, (x, i) => Math.abs(x - b[i]!)));
 
 test('model.lora config: defaults (all seven projections, alpha 2r, no dropout); unknown keys and targets refused', () => {
   const c = makeLoraConfig({ rank: 4 });
@@ -83,8 +110,17 @@ test('adapters only train: base weights bit-identical after steps, no gradient o
   assert.equal(reference.adapters.size, 0);
 
   // Gradients of a loss through the whole model reach only the adapters.
-  const { grads, value } = tf.variableGrads(() => tf.neg(tf.sum(tokenLogprobs(model, tf.tensor2d([probe], [1, probe.length], 'int32')).logprobs)) as tf.Scalar, model.variables());
-  assert.deepEqual(Object.keys(grads).sort(), model.variables().map((v) => v.name).sort());
+  const { grads, value } = tf.variableGrads(
+    () => tf.neg(tf.sum(tokenLogprobs(model, tf.tensor2d([probe], [1, probe.length], 'int32')).logprobs)) as tf.Scalar,
+    model.variables(),
+  );
+  assert.deepEqual(
+    Object.keys(grads).sort(),
+    model
+      .variables()
+      .map((v) => v.name)
+      .sort(),
+  );
   // B's gradient is non-zero from the first step (A is random); A's is zero while B is zero.
   assert.ok(Object.entries(grads).some(([n, g]) => n.includes('lora_B') && tf.max(tf.abs(g)).dataSync()[0]! > 0));
   tf.dispose([...Object.values(grads), value]);
@@ -94,7 +130,14 @@ test('adapters only train: base weights bit-identical after steps, no gradient o
   for (let i = 0; i < 6; i++) losses.push((await trainer.trainStep(exps)).loss);
   assert.ok(losses[5]! < losses[0]! - 0.1, `SFT loss fell: ${losses.map((l) => l.toFixed(3)).join(' ')}`);
   const state = await trainer.optimizer.state();
-  assert.deepEqual(Object.keys(state.m).sort(), model.variables().map((v) => v.name).sort(), 'optimiser moments exist for the adapters only');
+  assert.deepEqual(
+    Object.keys(state.m).sort(),
+    model
+      .variables()
+      .map((v) => v.name)
+      .sort(),
+    'optimiser moments exist for the adapters only',
+  );
   for (const [n, v] of model.params) assert.deepEqual(await values(v), baseWeights.get(n), `${n} unchanged`);
   const after = await lp(model, probe);
   assert.ok(maxDiff(after, before) > 0.05, 'the adapted model moved');
@@ -109,7 +152,8 @@ test('dropout applies in training passes only', async () => {
   const ck = loadCheckpoint(base);
   const model = ck.model.addLora(makeLoraConfig({ rank: 4, dropout: 0.5 }), 2);
   // Non-zero B so the adapters matter.
-  for (const [n, v] of model.adapters) if (n.includes('lora_B')) v.assign(tf.randomNormal(v.shape, 0, 0.5, 'float32', 3));
+  for (const [n, v] of model.adapters)
+    if (n.includes('lora_B')) v.assign(tf.randomNormal(v.shape, 0, 0.5, 'float32', 3));
   const ids = [1, 2, 3, 4, 5, 6, 7, 8];
   const a = await lp(model, ids);
   assert.deepEqual(await lp(model, ids), a, 'scoring is deterministic');
@@ -119,8 +163,12 @@ test('dropout applies in training passes only', async () => {
 
 test('a LoRA checkpoint saves base + PEFT adapter files and loads back identically; hf export merges; peft export reloads on the base', async () => {
   const ck = loadCheckpoint(base);
-  const model = ck.model.addLora(makeLoraConfig({ rank: 4, alpha: 16, target_modules: ['q_proj', 'v_proj', 'down_proj'] }), 3);
-  for (const [n, v] of model.adapters) if (n.includes('lora_B')) v.assign(tf.randomNormal(v.shape, 0, 0.3, 'float32', 4));
+  const model = ck.model.addLora(
+    makeLoraConfig({ rank: 4, alpha: 16, target_modules: ['q_proj', 'v_proj', 'down_proj'] }),
+    3,
+  );
+  for (const [n, v] of model.adapters)
+    if (n.includes('lora_B')) v.assign(tf.randomNormal(v.shape, 0, 0.3, 'float32', 4));
   const ids = ck.tokenizer!.encode('The LoRA model says hello, 42 times.');
   const want = await lp(model, ids);
   const baseLp = await lp(model.base(), ids);
@@ -142,7 +190,10 @@ test('a LoRA checkpoint saves base + PEFT adapter files and loads back identical
   const bytes = readFileSync(join(damaged, ADAPTER_WEIGHTS_FILE));
   bytes[bytes.length - 3] ^= 0x01; // one bit of the last tensor's data: still finite, still loads without the digest
   writeFileSync(join(damaged, ADAPTER_WEIGHTS_FILE), bytes);
-  assert.throws(() => loadCheckpoint(damaged), (e: Error) => e.message.includes(ADAPTER_WEIGHTS_FILE) && /does not match adapter_sha256/.test(e.message));
+  assert.throws(
+    () => loadCheckpoint(damaged),
+    (e: Error) => e.message.includes(ADAPTER_WEIGHTS_FILE) && /does not match adapter_sha256/.test(e.message),
+  );
 
   // hf: merged weights in the model's own layout; re-imports as a plain model with the same log-probs.
   const hfDir = await exportHf(model, ck.tokenizer, join(root, 'hf-merged'));
@@ -189,9 +240,18 @@ test('adapter files PEFT features this project does not reproduce are refused by
   for (const f of [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE]) copyFileSync(join(root, 'peft-bad', f), join(dir, f));
   const cfgFile = join(dir, ADAPTER_CONFIG_FILE);
   const good = JSON.parse(readFileSync(cfgFile, 'utf8'));
-  for (const [field, value] of [['use_dora', true], ['peft_type', 'IA3'], ['target_modules', ['q_proj', 'embed_tokens']], ['rank_pattern', { q_proj: 8 }]] as const) {
+  for (const [field, value] of [
+    ['use_dora', true],
+    ['peft_type', 'IA3'],
+    ['target_modules', ['q_proj', 'embed_tokens']],
+    ['rank_pattern', { q_proj: 8 }],
+  ] as const) {
     writeFileSync(cfgFile, JSON.stringify({ ...good, [field]: value }));
-    assert.throws(() => loadCheckpoint(dir), (e: Error) => e.message.includes(ADAPTER_CONFIG_FILE) && e.message.includes(`field '${field}'`), field);
+    assert.throws(
+      () => loadCheckpoint(dir),
+      (e: Error) => e.message.includes(ADAPTER_CONFIG_FILE) && e.message.includes(`field '${field}'`),
+      field,
+    );
   }
   // A shape that does not match r: refused by tensor name.
   writeFileSync(cfgFile, JSON.stringify({ ...good, r: 3 }));

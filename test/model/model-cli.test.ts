@@ -18,11 +18,30 @@ import { makeHfModel } from '../helpers/hf-model.js';
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-model-cli-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
-const dir = makeHfModel(join(root, 'llama'), { architecture: 'LlamaForCausalLM', tokenizer: 'llama3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, headDim: 12, intermediate: 48, tied: false, dtype: 'BF16' });
+const dir = makeHfModel(join(root, 'llama'), {
+  architecture: 'LlamaForCausalLM',
+  tokenizer: 'llama3',
+  hidden: 32,
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  headDim: 12,
+  intermediate: 48,
+  tied: false,
+  dtype: 'BF16',
+});
 
 function rft(...args: string[]): { out: string; code: number; err: string } {
   try {
-    return { out: execFileSync(process.execPath, ['bin/rft.mjs', ...args], { encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] }), code: 0, err: '' };
+    return {
+      out: execFileSync(process.execPath, ['bin/rft.mjs', ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, RFT_FROM_SOURCE: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+      code: 0,
+      err: '',
+    };
   } catch (e) {
     const x = e as { status: number; stdout: string; stderr: string };
     return { out: x.stdout, code: x.status, err: x.stderr };
@@ -47,7 +66,11 @@ test('rft model info: architecture, parameters, dtype, shape, tokenizer and chat
 });
 
 test('rft model generate: the prompt goes through the chat template; greedy output equals generate() here', async () => {
-  const res = lastJson(rft('model', 'generate', dir, '--prompt', 'Say hi.', '--max-new-tokens', '6').out) as { prompt_tokens: number; tokens: number[]; text: string };
+  const res = lastJson(rft('model', 'generate', dir, '--prompt', 'Say hi.', '--max-new-tokens', '6').out) as {
+    prompt_tokens: number;
+    tokens: number[];
+    text: string;
+  };
   const ck = loadCheckpoint(dir);
   const tok = ck.tokenizer!;
   const ids = encodePrompt(tok, taskMessages('Say hi.'));
@@ -65,12 +88,26 @@ test('rft model export: peft needs a LoRA checkpoint; a LoRA checkpoint exports 
   const r = rft('model', 'export', dir, '--format', 'peft', '--out', peftOut);
   assert.notEqual(r.code, 0);
   assert.match(r.err, /no LoRA adapters/);
-  assert.match(rft('model', 'export', dir, '--format', 'onnx', '--out', peftOut).err, /--format must be hf, peft or gguf/);
-  assert.match(rft('model', 'export', dir, '--format', 'hf', '--dtype', 'f16', '--out', peftOut).err, /f16 applies to gguf only/);
-  assert.match(rft('model', 'export', dir, '--format', 'hf', '--dtpye', 'f16', '--out', peftOut).err, /unknown flag --dtpye: did you mean --dtype\?/);
+  assert.match(
+    rft('model', 'export', dir, '--format', 'onnx', '--out', peftOut).err,
+    /--format must be hf, peft or gguf/,
+  );
+  assert.match(
+    rft('model', 'export', dir, '--format', 'hf', '--dtype', 'f16', '--out', peftOut).err,
+    /f16 applies to gguf only/,
+  );
+  assert.match(
+    rft('model', 'export', dir, '--format', 'hf', '--dtpye', 'f16', '--out', peftOut).err,
+    /unknown flag --dtpye: did you mean --dtype\?/,
+  );
   const ck = loadCheckpoint(dir);
   ck.model.addLora(makeLoraConfig({ rank: 2 }));
-  const loraCk = await saveCheckpoint(ck.model, join(root, 'lora-ck'), { version: 1, base_model: 'meta-llama/Llama-3.2-1B' }, ck.tokenizer);
+  const loraCk = await saveCheckpoint(
+    ck.model,
+    join(root, 'lora-ck'),
+    { version: 1, base_model: 'meta-llama/Llama-3.2-1B' },
+    ck.tokenizer,
+  );
   ck.model.dispose();
   const info = lastJson(rft('model', 'info', loraCk).out) as { lora: { rank: number; adapterParameters: number } };
   assert.equal(info.lora.rank, 2);

@@ -14,14 +14,25 @@ import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 const info = engineInfo()!;
-const skip = info.matmul?.kernel === 'native-blas' ? false : `native BLAS not active: ${info.matmul?.detail ?? `backend ${info.backend}`}`;
+const skip =
+  info.matmul?.kernel === 'native-blas'
+    ? false
+    : `native BLAS not active: ${info.matmul?.detail ?? `backend ${info.backend}`}`;
 
 async function decodeBoth(m: Transformer, tok: ByteTestTokenizer, prompts: number[][], threads: DecodeThreads) {
   const runs = [];
   for (const flag of ['1', '0']) {
     process.env.RFT_NATIVE_DECODE = flag;
     try {
-      runs.push(await generate(m, tok, prompts, { maxNewTokens: 20, temperature: 0.9, seed: 3, stopTokens: [], decodeThreads: threads }));
+      runs.push(
+        await generate(m, tok, prompts, {
+          maxNewTokens: 20,
+          temperature: 0.9,
+          seed: 3,
+          stopTokens: [],
+          decodeThreads: threads,
+        }),
+      );
     } finally {
       delete process.env.RFT_NATIVE_DECODE;
     }
@@ -29,62 +40,103 @@ async function decodeBoth(m: Transformer, tok: ByteTestTokenizer, prompts: numbe
   return runs as [Awaited<ReturnType<typeof generate>>, Awaited<ReturnType<typeof generate>>];
 }
 
-test('one and two sequences decode natively (sgemv rows) as the tfjs decode does, at 1, 2 and auto threads', { skip }, async () => {
-  const tok = new ByteTestTokenizer();
-  for (const over of [{ nKvHeads: 2, tieEmbeddings: true }, { nKvHeads: 4, tieEmbeddings: false }]) {
-    const cfg = presetConfig('tiny-0.4m', tok.vocabSize, { dModel: 32, nLayers: 2, nHeads: 4, dFF: 64, maxSeqLen: 48, initStd: 0.3, ...over });
-    const m = new Transformer(cfg, 21);
-    for (const prompts of [[[tok.bosId, ...tok.encode('one prompt')]], ['a', 'two rows'].map((p) => [tok.bosId, ...tok.encode(p)])]) {
-      for (const threads of [1, 2, 'auto'] as const) {
-        const [nat, ref] = await decodeBoth(m, tok, prompts, threads);
-        for (let i = 0; i < prompts.length; i++) {
-          const what = `${prompts.length} rows, threads ${threads}, ${JSON.stringify(over)}, row ${i}`;
-          assert.deepEqual(nat[i]!.tokens, ref[i]!.tokens, what);
-          assertF32Close(nat[i]!.logprobs, ref[i]!.logprobs, ULPS.twoPasses, `${what}: native vs tfjs decode`, tok.vocabSize);
+test(
+  'one and two sequences decode natively (sgemv rows) as the tfjs decode does, at 1, 2 and auto threads',
+  { skip },
+  async () => {
+    const tok = new ByteTestTokenizer();
+    for (const over of [
+      { nKvHeads: 2, tieEmbeddings: true },
+      { nKvHeads: 4, tieEmbeddings: false },
+    ]) {
+      const cfg = presetConfig('tiny-0.4m', tok.vocabSize, {
+        dModel: 32,
+        nLayers: 2,
+        nHeads: 4,
+        dFF: 64,
+        maxSeqLen: 48,
+        initStd: 0.3,
+        ...over,
+      });
+      const m = new Transformer(cfg, 21);
+      for (const prompts of [
+        [[tok.bosId, ...tok.encode('one prompt')]],
+        ['a', 'two rows'].map((p) => [tok.bosId, ...tok.encode(p)]),
+      ]) {
+        for (const threads of [1, 2, 'auto'] as const) {
+          const [nat, ref] = await decodeBoth(m, tok, prompts, threads);
+          for (let i = 0; i < prompts.length; i++) {
+            const what = `${prompts.length} rows, threads ${threads}, ${JSON.stringify(over)}, row ${i}`;
+            assert.deepEqual(nat[i]!.tokens, ref[i]!.tokens, what);
+            assertF32Close(
+              nat[i]!.logprobs,
+              ref[i]!.logprobs,
+              ULPS.twoPasses,
+              `${what}: native vs tfjs decode`,
+              tok.vocabSize,
+            );
+          }
         }
       }
+      m.dispose();
     }
-    m.dispose();
-  }
-});
+  },
+);
 
-test('the native prefill gives the tfjs forward logits of the last position, over several chunks and left padding', { skip }, async () => {
-  const cfg = presetConfig('tiny-0.4m', 61, { dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, dFF: 64, maxSeqLen: 96, initStd: 0.3 });
-  const m = new Transformer(cfg, 5);
-  // 8 rows of up to 70 tokens: 256 / 8 = 32 positions a call, so three prefill calls; rows padded on the left.
-  const B = 8;
-  const T = 70;
-  const ids = new Int32Array(B * T);
-  const mask = new Float32Array(B * T);
-  for (let b = 0; b < B; b++) {
-    const len = T - b * 7;
-    for (let t = T - len; t < T; t++) {
-      ids[b * T + t] = (b * 13 + t * 7) % 61;
-      mask[b * T + t] = 1;
+test(
+  'the native prefill gives the tfjs forward logits of the last position, over several chunks and left padding',
+  { skip },
+  async () => {
+    const cfg = presetConfig('tiny-0.4m', 61, {
+      dModel: 32,
+      nLayers: 2,
+      nHeads: 4,
+      nKvHeads: 2,
+      dFF: 64,
+      maxSeqLen: 96,
+      initStd: 0.3,
+    });
+    const m = new Transformer(cfg, 5);
+    // 8 rows of up to 70 tokens: 256 / 8 = 32 positions a call, so three prefill calls; rows padded on the left.
+    const B = 8;
+    const T = 70;
+    const ids = new Int32Array(B * T);
+    const mask = new Float32Array(B * T);
+    for (let b = 0; b < B; b++) {
+      const len = T - b * 7;
+      for (let t = T - len; t < T; t++) {
+        ids[b * T + t] = (b * 13 + t * 7) % 61;
+        mask[b * T + t] = 1;
+      }
     }
-  }
-  const dec = new NativeDecoder(m, { ids, mask, B, T }, 4, 1);
-  assert.throws(() => dec.step(new Int32Array(B)), /prefill\(\) the prompt before the first step/);
-  const nat = Float32Array.from(dec.prefill());
-  assert.throws(() => dec.prefill(), /prefill\(\) needs a decoder made from a prompt batch, once/);
-  const ref = tf.tidy(() => {
-    const f = m.forward(tf.tensor2d(ids, [B, T], 'int32'), { attentionMask: tf.tensor2d(mask, [B, T]) });
-    return tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]).dataSync() as Float32Array;
-  });
-  assert.equal(nat.length, ref.length);
-  assertF32Close(nat, ref, ULPS.forward, 'prefill logits');
-  // The caches it filled continue as the tfjs decode does: one more token per row.
-  const next = Int32Array.from({ length: B }, (_, b) => (b * 5 + 3) % 61);
-  const stepped = Float32Array.from(dec.step(next));
-  const ref2 = tf.tidy(() => {
-    const all = tf.concat([tf.tensor2d(ids, [B, T], 'int32'), tf.tensor2d(next, [B, 1], 'int32')], 1) as tf.Tensor2D;
-    const f = m.forward(all, { attentionMask: tf.concat([tf.tensor2d(mask, [B, T]), tf.ones([B, 1])], 1) as tf.Tensor2D });
-    return tf.slice(f.logits, [0, T, 0], [B, 1, -1]).dataSync() as Float32Array;
-  });
-  assertF32Close(stepped, ref2, ULPS.twoPasses, 'logits after a step');
-  assert.throws(() => new NativeDecoder(m, { ids, mask: mask.subarray(1), B, T }, 4), /prompt ids and mask must both hold B \* T = 8 \* 70 entries/);
-  m.dispose();
-});
+    const dec = new NativeDecoder(m, { ids, mask, B, T }, 4, 1);
+    assert.throws(() => dec.step(new Int32Array(B)), /prefill\(\) the prompt before the first step/);
+    const nat = Float32Array.from(dec.prefill());
+    assert.throws(() => dec.prefill(), /prefill\(\) needs a decoder made from a prompt batch, once/);
+    const ref = tf.tidy(() => {
+      const f = m.forward(tf.tensor2d(ids, [B, T], 'int32'), { attentionMask: tf.tensor2d(mask, [B, T]) });
+      return tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]).dataSync() as Float32Array;
+    });
+    assert.equal(nat.length, ref.length);
+    assertF32Close(nat, ref, ULPS.forward, 'prefill logits');
+    // The caches it filled continue as the tfjs decode does: one more token per row.
+    const next = Int32Array.from({ length: B }, (_, b) => (b * 5 + 3) % 61);
+    const stepped = Float32Array.from(dec.step(next));
+    const ref2 = tf.tidy(() => {
+      const all = tf.concat([tf.tensor2d(ids, [B, T], 'int32'), tf.tensor2d(next, [B, 1], 'int32')], 1) as tf.Tensor2D;
+      const f = m.forward(all, {
+        attentionMask: tf.concat([tf.tensor2d(mask, [B, T]), tf.ones([B, 1])], 1) as tf.Tensor2D,
+      });
+      return tf.slice(f.logits, [0, T, 0], [B, 1, -1]).dataSync() as Float32Array;
+    });
+    assertF32Close(stepped, ref2, ULPS.twoPasses, 'logits after a step');
+    assert.throws(
+      () => new NativeDecoder(m, { ids, mask: mask.subarray(1), B, T }, 4),
+      /prompt ids and mask must both hold B \* T = 8 \* 70 entries/,
+    );
+    m.dispose();
+  },
+);
 
 test("'auto' threads probe 1 and 2 and settle on one of them; bad thread counts are refused", { skip }, () => {
   const cfg = presetConfig('tiny-0.4m', 40, { dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 32 });

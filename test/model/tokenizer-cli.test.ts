@@ -27,7 +27,9 @@ const tasks = join(dir, 'tasks.jsonl');
 const notes = join(dir, 'notes.txt');
 writeFileSync(
   tasks,
-  Array.from({ length: 200 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `What is ${i} + ${i}? Explain the answer.`, answer: String(2 * i) }))
+  Array.from({ length: 200 }, (_, i) =>
+    JSON.stringify({ id: `t${i}`, prompt: `What is ${i} + ${i}? Explain the answer.`, answer: String(2 * i) }),
+  )
     .concat(['{ not json'])
     .join('\n'),
 );
@@ -50,7 +52,10 @@ test('train bpe on a JSONL taskset and a text file, then encode / decode through
   const ids = JSON.parse(enc.stdout);
   const tok = loadTokenizer(out);
   assert.deepEqual(ids, tok.encode(text));
-  assert.ok(ids.every((id: number) => id >= 8), 'plain text gives no special ids');
+  assert.ok(
+    ids.every((id: number) => id >= 8),
+    'plain text gives no special ids',
+  );
 
   const special = rft(['tokenizer', 'encode', '--tokenizer', out, '--allow-special', text]);
   assert.deepEqual(JSON.parse(special.stdout), tok.encode(text, { allowSpecial: true }));

@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { Rng } from '../../backend/core/rng.js';
-import { CharTokenizer, SPECIAL_TOKENS, saveTokenizer, trainBpe, type Tokenizer } from '../../backend/model/tokenizer/index.js';
+import {
+  CharTokenizer,
+  SPECIAL_TOKENS,
+  saveTokenizer,
+  trainBpe,
+  type Tokenizer,
+} from '../../backend/model/tokenizer/index.js';
 import { randomUnicode, syntheticCorpus, TRICKY } from './tokenizer-strings.js';
 
 const SPECIALS = Object.values(SPECIAL_TOKENS);
@@ -72,7 +78,10 @@ for (const [name, tok] of kinds) {
       assert.equal(hf.decode(ids, { clean_up_tokenization_spaces: false }), tok.decode(ids), JSON.stringify(s));
     }
     const ids = tok.encode('<|user|>hi é<|end|>', { allowSpecial: true });
-    assert.equal(hf.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }), tok.decode(ids, { skipSpecial: true }));
+    assert.equal(
+      hf.decode(ids, { skip_special_tokens: true, clean_up_tokenization_spaces: false }),
+      tok.decode(ids, { skipSpecial: true }),
+    );
     assert.equal(hf.decode(ids, { clean_up_tokenization_spaces: false }), tok.decode(ids));
   });
 }

@@ -4,7 +4,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../../backend/core/errors.js';
-import { CharTokenizer, loadTokenizer, readCorpusFile, saveTokenizer, tokenizerFromJSON, trainBpe, type Tokenizer } from '../../backend/model/tokenizer/index.js';
+import {
+  CharTokenizer,
+  loadTokenizer,
+  readCorpusFile,
+  saveTokenizer,
+  tokenizerFromJSON,
+  trainBpe,
+  type Tokenizer,
+} from '../../backend/model/tokenizer/index.js';
 import { syntheticCorpus } from './tokenizer-strings.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-tok-io-'));
@@ -51,31 +59,66 @@ const BAD: [string, 'bpe' | 'char', Mutate, RegExp][] = [
   ['no model', 'bpe', (j) => delete j.model, /field 'model': expected an object/],
   ['normalizer', 'bpe', (j) => (j.normalizer = { type: 'NFC' }), /field 'normalizer'/],
   ['unk token', 'bpe', (j) => (j.model.unk_token = '<unk>'), /field 'model.unk_token'/],
-  ['missing special', 'bpe', (j) => j.added_tokens.splice(4, 1), /field 'added_tokens': missing the special token '<\|user\|>'/],
+  [
+    'missing special',
+    'bpe',
+    (j) => j.added_tokens.splice(4, 1),
+    /field 'added_tokens': missing the special token '<\|user\|>'/,
+  ],
   ['non-special added', 'bpe', (j) => (j.added_tokens[0].special = false), /field 'added_tokens\[0\].special'/],
   ['lstrip added', 'char', (j) => (j.added_tokens[1].lstrip = true), /field 'added_tokens\[1\].lstrip'/],
   ['added id mismatch', 'bpe', (j) => (j.added_tokens[2].id = 5), /field 'added_tokens\[2\].id'/],
   ['duplicate id', 'bpe', (j) => (j.model.vocab['Ġthe'] = 9), /field 'model.vocab\["Ġthe"\]'.*id 9 is also given/],
   ['id out of range', 'bpe', (j) => (j.model.vocab['Ġthe'] = 99999), /field 'model.vocab\["Ġthe"\]'.*0\.\.499/],
-  ['merge of unknown token', 'bpe', (j) => (j.model.merges[3] = 'zzz q'), /field 'model.merges\[3\]'.*"zzz" is not in model.vocab/],
-  ['merge not a pair', 'bpe', (j) => (j.model.merges[0] = 'a'), /field 'model.merges\[0\]': expected exactly two tokens/],
-  ['merged token missing', 'bpe', (j) => (j.model.merges[1] = 'Q Z'), /field 'model.merges\[1\]'.*"QZ" is not in model.vocab/],
+  [
+    'merge of unknown token',
+    'bpe',
+    (j) => (j.model.merges[3] = 'zzz q'),
+    /field 'model.merges\[3\]'.*"zzz" is not in model.vocab/,
+  ],
+  [
+    'merge not a pair',
+    'bpe',
+    (j) => (j.model.merges[0] = 'a'),
+    /field 'model.merges\[0\]': expected exactly two tokens/,
+  ],
+  [
+    'merged token missing',
+    'bpe',
+    (j) => (j.model.merges[1] = 'Q Z'),
+    /field 'model.merges\[1\]'.*"QZ" is not in model.vocab/,
+  ],
   ['wrong pre-tokenizer', 'bpe', (j) => (j.pre_tokenizer = { type: 'Whitespace' }), /field 'pre_tokenizer'/],
   ['prefix space', 'bpe', (j) => (j.pre_tokenizer.add_prefix_space = true), /field 'pre_tokenizer.add_prefix_space'/],
   ['bpe decoder', 'bpe', (j) => (j.decoder = { type: 'Fuse' }), /field 'decoder'/],
-  ['bpe non byte-level token', 'bpe', (j) => {
-    j.model.vocab[' the'] = j.model.vocab['Ġthe'];
-    delete j.model.vocab['Ġthe'];
-  }, /field 'model.vocab\[" the"\]'.*is not a byte-level string/],
+  [
+    'bpe non byte-level token',
+    'bpe',
+    (j) => {
+      j.model.vocab[' the'] = j.model.vocab['Ġthe'];
+      delete j.model.vocab['Ġthe'];
+    },
+    /field 'model.vocab\[" the"\]'.*is not a byte-level string/,
+  ],
   ['char without byte fallback', 'char', (j) => (j.model.byte_fallback = false), /field 'model.byte_fallback'/],
-  ['char missing byte token', 'char', (j) => {
-    j.model.vocab['x1'] = j.model.vocab['<0x41>'];
-    delete j.model.vocab['<0x41>'];
-  }, /missing the byte-fallback token '<0x41>'/],
-  ['char multi-char token', 'char', (j) => {
-    j.model.vocab['ab'] = j.model.vocab['a'];
-    delete j.model.vocab['a'];
-  }, /field 'model.vocab\["ab"\]'.*one well-formed character/],
+  [
+    'char missing byte token',
+    'char',
+    (j) => {
+      j.model.vocab['x1'] = j.model.vocab['<0x41>'];
+      delete j.model.vocab['<0x41>'];
+    },
+    /missing the byte-fallback token '<0x41>'/,
+  ],
+  [
+    'char multi-char token',
+    'char',
+    (j) => {
+      j.model.vocab['ab'] = j.model.vocab['a'];
+      delete j.model.vocab['a'];
+    },
+    /field 'model.vocab\["ab"\]'.*one well-formed character/,
+  ],
   ['char with merges', 'char', (j) => (j.model.merges = ['a b']), /field 'model.merges'/],
   ['char decoder', 'char', (j) => (j.decoder = { type: 'ByteLevel' }), /field 'decoder'/],
 ];
@@ -116,7 +159,12 @@ test('training text from taskset files: text fields of JSONL / JSON records, raw
       JSON.stringify({ id: 't1', prompt: 'What is 2+2?', answer: '4', metadata: { source: 'x' } }),
       '{ broken',
       '',
-      JSON.stringify({ id: 't2', messages: [{ role: 'user', content: 'Hi there' }], choices: ['A', 'B'], difficulty: 0.5 }),
+      JSON.stringify({
+        id: 't2',
+        messages: [{ role: 'user', content: 'Hi there' }],
+        choices: ['A', 'B'],
+        difficulty: 0.5,
+      }),
     ].join('\n'),
   );
   const r = readCorpusFile(jsonl);

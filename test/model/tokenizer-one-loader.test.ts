@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Tokenizer as HfLib } from '@huggingface/tokenizers';
-import { CharTokenizer, loadTokenizer, saveTokenizer, tokenPieces, trainBpe } from '../../backend/model/tokenizer/index.js';
+import {
+  CharTokenizer,
+  loadTokenizer,
+  saveTokenizer,
+  tokenPieces,
+  trainBpe,
+} from '../../backend/model/tokenizer/index.js';
 import { tokenizerDir } from '../helpers/hf-model.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -34,11 +40,17 @@ for (const name of ['qwen3', 'llama3'] as const) {
     const byDir = loadTokenizer(ck);
     assert.equal(byFile.kind, 'hf');
     assert.equal(byDir.kind, 'hf');
-    const lib = new HfLib(JSON.parse(readFileSync(file, 'utf8')), JSON.parse(readFileSync(join(ck, 'tokenizer_config.json'), 'utf8')));
+    const lib = new HfLib(
+      JSON.parse(readFileSync(file, 'utf8')),
+      JSON.parse(readFileSync(join(ck, 'tokenizer_config.json'), 'utf8')),
+    );
     const want = lib.encode(TEXT, { add_special_tokens: false }).ids;
     assert.deepEqual(byFile.encode(TEXT), want);
     assert.deepEqual(byDir.encode(TEXT), want);
-    assert.deepEqual([byFile.eosId, byFile.padId, byFile.bosId, byFile.vocabSize], [byDir.eosId, byDir.padId, byDir.bosId, byDir.vocabSize]);
+    assert.deepEqual(
+      [byFile.eosId, byFile.padId, byFile.bosId, byFile.vocabSize],
+      [byDir.eosId, byDir.padId, byDir.bosId, byDir.vocabSize],
+    );
     assert.equal(byFile.decode(want), TEXT);
   });
 
@@ -63,7 +75,10 @@ for (const name of ['qwen3', 'llama3'] as const) {
 
 test("the project's own tokenizers still load by file and folder (with and without tokenizer_config.json)", () => {
   const corpus = 'the quick brown fox jumps over the lazy dog 0123456789 '.repeat(40);
-  for (const [kind, tok] of [['bpe', trainBpe([corpus], { vocabSize: 400 })], ['char', CharTokenizer.train([corpus])]] as const) {
+  for (const [kind, tok] of [
+    ['bpe', trainBpe([corpus], { vocabSize: 400 })],
+    ['char', CharTokenizer.train([corpus])],
+  ] as const) {
     const d = join(dir, 'own', kind);
     saveTokenizer(tok, d);
     for (const t of [loadTokenizer(d), loadTokenizer(join(d, 'tokenizer.json'))]) {
@@ -82,7 +97,12 @@ test("the project's own tokenizers still load by file and folder (with and witho
 
 test('rft tokenizer encode / decode --tokenizer CK/tokenizer.json on the real Qwen tokenizer', () => {
   const ck = checkpointWith('qwen3');
-  const rft = (args: string[]) => spawnSync(process.execPath, [join(root, 'bin', 'rft.mjs'), ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' } });
+  const rft = (args: string[]) =>
+    spawnSync(process.execPath, [join(root, 'bin', 'rft.mjs'), ...args], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, RFT_FROM_SOURCE: '1' },
+    });
   const want = loadTokenizer(ck).encode('héllo wörld');
   for (const where of [join(ck, 'tokenizer.json'), ck]) {
     const enc = rft(['tokenizer', 'encode', '--tokenizer', where, 'héllo wörld']);

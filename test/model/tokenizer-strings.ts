@@ -31,7 +31,32 @@ const POOLS: [number, number][] = [
   range(0x1d400, 0x1d7ff), // math alphanumerics
   range(0x10000, 0x10ffff), // anything astral
 ];
-const SNIPPETS = [' ', '  ', '\n', '\r\n', '\t', "'s", "'ll", "'t", "n't", ' the', ' 123', '3.14', '\u200d', '👩‍💻', '🇫🇷', 'é', 'é', '<|', '|>', '<0x41>', '\u00a0', '\u3000', '\ufeff', '\u2028'];
+const SNIPPETS = [
+  ' ',
+  '  ',
+  '\n',
+  '\r\n',
+  '\t',
+  "'s",
+  "'ll",
+  "'t",
+  "n't",
+  ' the',
+  ' 123',
+  '3.14',
+  '\u200d',
+  '👩‍💻',
+  '🇫🇷',
+  'é',
+  'é',
+  '<|',
+  '|>',
+  '<0x41>',
+  '\u00a0',
+  '\u3000',
+  '\ufeff',
+  '\u2028',
+];
 
 export function randomUnicode(rng: Rng, maxLen = 40): string {
   const n = rng.int(0, maxLen + 1);
@@ -75,7 +100,23 @@ const WORDS = (
   'model token reward policy gradient answer question solve compute value function return print list dict string number ' +
   'train explore buffer expert sample group advantage loss step learning rate batch'
 ).split(' ');
-const EXTRA = ['café', 'naïve', 'über', 'déjà', '数学', '答案', 'Привет', 'مرحبا', '😀', '🚀', 'x²', '½', 'π', '∑', '→'];
+const EXTRA = [
+  'café',
+  'naïve',
+  'über',
+  'déjà',
+  '数学',
+  '答案',
+  'Привет',
+  'مرحبا',
+  '😀',
+  '🚀',
+  'x²',
+  '½',
+  'π',
+  '∑',
+  '→',
+];
 
 /** Deterministic English-like text with some code, numbers and other scripts (about `chars` long). */
 export function syntheticCorpus(seed: number, chars: number): string {

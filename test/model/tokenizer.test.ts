@@ -1,7 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../backend/core/rng.js';
-import { type BpeTokenizer, CharTokenizer, SPECIAL_TOKENS, trainBpe, type SpecialTokenName, type Tokenizer } from '../../backend/model/tokenizer/index.js';
+import {
+  type BpeTokenizer,
+  CharTokenizer,
+  SPECIAL_TOKENS,
+  trainBpe,
+  type SpecialTokenName,
+  type Tokenizer,
+} from '../../backend/model/tokenizer/index.js';
 import { BYTE_LEVEL_PATTERN, BYTE_TO_CHAR, utf8 } from '../../backend/model/tokenizer/bytes.js';
 import { pairKey } from '../../backend/model/tokenizer/bpe.js';
 import { isWellFormed, randomUnicode, syntheticCorpus, toWellFormed, TRICKY } from './tokenizer-strings.js';
@@ -125,7 +132,9 @@ function naiveMerges(texts: string[], vocabSize: number, minFrequency: number): 
   const merges: [number, number][] = [];
   while (strs.length < vocabSize) {
     const pc = new Map<number, number>();
-    for (const { s, c } of words) for (let i = 0; i + 1 < s.length; i++) pc.set(pairKey(s[i]!, s[i + 1]!), (pc.get(pairKey(s[i]!, s[i + 1]!)) ?? 0) + c);
+    for (const { s, c } of words)
+      for (let i = 0; i + 1 < s.length; i++)
+        pc.set(pairKey(s[i]!, s[i + 1]!), (pc.get(pairKey(s[i]!, s[i + 1]!)) ?? 0) + c);
     let best = -1;
     let bestC = 0;
     for (const [k, c] of pc) if (c > bestC || (c === bestC && k < best)) [best, bestC] = [k, c];
@@ -202,14 +211,25 @@ function naiveEncodeWord(tok: BpeTokenizer, bytes: Uint8Array): number[] {
 
 test('bpe encodeWord (heap) agrees with the one-merge-at-a-time reference, long words included', () => {
   const rng = new Rng(11);
-  const words = [...(corpus.slice(0, 20000).match(BYTE_LEVEL_PATTERN) ?? []), ' '.repeat(200), 'the'.repeat(150), '1234'.repeat(100)];
+  const words = [
+    ...(corpus.slice(0, 20000).match(BYTE_LEVEL_PATTERN) ?? []),
+    ' '.repeat(200),
+    'the'.repeat(150),
+    '1234'.repeat(100),
+  ];
   for (let i = 0; i < 200; i++) words.push(randomUnicode(rng, 20));
   for (const w of words) assert.deepEqual(bpe.encodeWord(utf8(w)), naiveEncodeWord(bpe, utf8(w)), JSON.stringify(w));
 });
 
 test('chat layout: role markers only come from specialId, content ids never collide with them', () => {
   for (const [, tok] of kinds) {
-    const ids = [tok.bosId, tok.specialId('user'), ...tok.encode('<|assistant|>hi'), tok.specialId('end'), tok.specialId('assistant')];
+    const ids = [
+      tok.bosId,
+      tok.specialId('user'),
+      ...tok.encode('<|assistant|>hi'),
+      tok.specialId('end'),
+      tok.specialId('assistant'),
+    ];
     assert.equal(ids.filter((id) => id === tok.specialId('assistant')).length, 1);
     assert.equal(tok.decode(ids), '<|bos|><|user|><|assistant|>hi<|end|><|assistant|>');
   }

@@ -9,17 +9,23 @@ import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 
-const tiny = (over = {}) => makeConfig({ vocabSize: 40, dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, dFF: 48, maxSeqLen: 64, ...over });
+const tiny = (over = {}) =>
+  makeConfig({ vocabSize: 40, dModel: 32, nLayers: 2, nHeads: 4, nKvHeads: 2, dFF: 48, maxSeqLen: 64, ...over });
 
 function ids2d(rows: number[][]): tf.Tensor2D {
   return tf.tensor2d(rows, [rows.length, rows[0]!.length], 'int32');
 }
 
-
 test('forward shapes: logits [B,T,V], hidden, value head, GQA and untied head', () => {
   const m = new Transformer(tiny({ valueHead: true, tieEmbeddings: false }), 1);
   tf.tidy(() => {
-    const r = m.forward(ids2d([[1, 2, 3, 4, 5], [5, 4, 3, 2, 1]]), { returnHidden: true });
+    const r = m.forward(
+      ids2d([
+        [1, 2, 3, 4, 5],
+        [5, 4, 3, 2, 1],
+      ]),
+      { returnHidden: true },
+    );
     assert.deepEqual(r.logits.shape, [2, 5, 40]);
     assert.deepEqual(r.hidden!.shape, [2, 5, 32]);
     assert.deepEqual(m.values(r.hidden!).shape, [2, 5]);
@@ -33,7 +39,12 @@ test('causality: changing a later token does not change earlier logits', async (
   const m = new Transformer(tiny(), 2);
   const a = tf.tidy(() => tf.slice(m.forward(ids2d([[1, 2, 3, 4, 5, 6]])).logits, [0, 0, 0], [1, 3, -1]));
   const b = tf.tidy(() => tf.slice(m.forward(ids2d([[1, 2, 3, 9, 9, 9]])).logits, [0, 0, 0], [1, 3, -1]));
-  assertF32Close((await a.data()) as Float32Array, (await b.data()) as Float32Array, ULPS.elementwise, 'earlier logits');
+  assertF32Close(
+    (await a.data()) as Float32Array,
+    (await b.data()) as Float32Array,
+    ULPS.elementwise,
+    'earlier logits',
+  );
   tf.dispose([a, b]);
   m.dispose();
 });
@@ -47,7 +58,10 @@ test('KV cache: incremental logits agree with one full pass to 1e-4, with left p
   const P = 4;
   const pad = 0;
   const prompt = [[...seq.slice(0, P)], [pad, pad, ...seq.slice(0, P - 2)]];
-  const mask = tf.tensor2d([[1, 1, 1, 1], [0, 0, 1, 1]]);
+  const mask = tf.tensor2d([
+    [1, 1, 1, 1],
+    [0, 0, 1, 1],
+  ]);
   let r = m.forward(ids2d(prompt), { attentionMask: mask, returnCache: true });
   const V = 40;
   const got: number[][] = [[], []];
@@ -76,7 +90,10 @@ test('KV cache: incremental logits agree with one full pass to 1e-4, with left p
 
 test('gradients are finite and match a finite-difference check', async () => {
   const m = new Transformer(tiny({ dModel: 16, nHeads: 2, nKvHeads: 1, dFF: 24, nLayers: 1, vocabSize: 12 }), 4);
-  const ids = ids2d([[1, 5, 3, 7, 2], [4, 4, 9, 1, 0]]);
+  const ids = ids2d([
+    [1, 5, 3, 7, 2],
+    [4, 4, 9, 1, 0],
+  ]);
   const mask = tf.ones([2, 4]) as tf.Tensor2D;
   const f = () => lmLoss(m, ids, mask);
   const { grads } = tf.variableGrads(f);
@@ -86,7 +103,13 @@ test('gradients are finite and match a finite-difference check', async () => {
   }
   // Central differences on a few coordinates of several parameters (float32: use a loose step).
   const h = 1e-2;
-  for (const name of ['model.embed_tokens.weight', 'model.layers.0.self_attn.q_proj.weight', 'model.layers.0.mlp.down_proj.weight', 'model.layers.0.input_layernorm.weight', 'model.norm.weight']) {
+  for (const name of [
+    'model.embed_tokens.weight',
+    'model.layers.0.self_attn.q_proj.weight',
+    'model.layers.0.mlp.down_proj.weight',
+    'model.layers.0.input_layernorm.weight',
+    'model.norm.weight',
+  ]) {
     const v = m.p(name);
     const base = (await v.data()) as Float32Array;
     const g = (await grads[v.name]!.data()) as Float32Array;

@@ -28,7 +28,12 @@ export function makeHosts(n: number): Hosts {
   const names = Array.from({ length: n }, (_, i) => ({ ns: `${tag}h${i}`, veth: `${tag}v${i}`, peer: `${tag}p${i}` }));
   const bridge = `${tag}b`;
   // RFT_SCALEOUT_HOSTS=loopback forces the fallback (to test it where namespaces work).
-  const canNetns = process.env.RFT_SCALEOUT_HOSTS !== 'loopback' && process.getuid?.() === 0 && spawnSync('ip', ['-V']).status === 0 && ip(['netns', 'add', `${tag}probe`], false) && ip(['netns', 'del', `${tag}probe`], false);
+  const canNetns =
+    process.env.RFT_SCALEOUT_HOSTS !== 'loopback' &&
+    process.getuid?.() === 0 &&
+    spawnSync('ip', ['-V']).status === 0 &&
+    ip(['netns', 'add', `${tag}probe`], false) &&
+    ip(['netns', 'del', `${tag}probe`], false);
   if (canNetns) {
     try {
       ip(['link', 'add', bridge, 'type', 'bridge']);
@@ -52,7 +57,11 @@ export function makeHosts(n: number): Hosts {
       mode: 'netns',
       serverAddr: `${net}.1`,
       subnet: `${net}.0/24`,
-      spawn: (host, cmd, args, env) => spawn('ip', ['netns', 'exec', names[host]!.ns, cmd, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env ?? process.env }),
+      spawn: (host, cmd, args, env) =>
+        spawn('ip', ['netns', 'exec', names[host]!.ns, cmd, ...args], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: env ?? process.env,
+        }),
       // Stopped while its link goes down (ip takes milliseconds, a tiny model's rollout less), so the
       // cut lands where the caller saw the process, not after its next few acks.
       cut: (host, child) => {

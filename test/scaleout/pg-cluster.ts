@@ -17,7 +17,14 @@ export interface Cluster {
 }
 
 function pgBin(): string {
-  const r = spawnSync('bash', ['-c', 'if command -v pg_ctl >/dev/null; then dirname "$(readlink -f "$(command -v pg_ctl)")"; else ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1; fi'], { encoding: 'utf8' });
+  const r = spawnSync(
+    'bash',
+    [
+      '-c',
+      'if command -v pg_ctl >/dev/null; then dirname "$(readlink -f "$(command -v pg_ctl)")"; else ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1; fi',
+    ],
+    { encoding: 'utf8' },
+  );
   return r.stdout.trim();
 }
 
@@ -30,11 +37,28 @@ export function startCluster(listen: string, subnet: string | null): Cluster | {
   }
   const [base, dir] = r.stdout.trim().split('\n') as [string, string];
   const port = new URL(base).port;
-  const asPg = (args: string[]) => (process.getuid?.() === 0 ? spawnSync('runuser', ['-u', 'postgres', '--', ...args], { encoding: 'utf8' }) : spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' }));
+  const asPg = (args: string[]) =>
+    process.getuid?.() === 0
+      ? spawnSync('runuser', ['-u', 'postgres', '--', ...args], { encoding: 'utf8' })
+      : spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
   const pgCtl = join(pgBin(), 'pg_ctl');
   const restart = () => {
     const hostsOpt = listen === '127.0.0.1' ? '127.0.0.1' : `127.0.0.1,${listen}`;
-    const x = asPg([pgCtl, '-D', join(dir, 'data'), '-l', join(dir, 'server.log'), '-w', '-t', '30', '-m', 'immediate', '-o', `-h ${hostsOpt} -p ${port} -k ${dir} -c max_connections=200`, 'restart']);
+    const x = asPg([
+      pgCtl,
+      '-D',
+      join(dir, 'data'),
+      '-l',
+      join(dir, 'server.log'),
+      '-w',
+      '-t',
+      '30',
+      '-m',
+      'immediate',
+      '-o',
+      `-h ${hostsOpt} -p ${port} -k ${dir} -c max_connections=200`,
+      'restart',
+    ]);
     if (x.status !== 0) throw new Error(`pg_ctl restart: ${x.stderr || x.stdout}`);
   };
   if (subnet) {

@@ -11,7 +11,8 @@ const s = spawnServe(['--workspace', mkdtempSync(join(tmpdir(), 'rft-cfg-finite-
 after(() => s.close());
 
 test('config/validate: lr .inf and a .nan algorithm parameter at their lines', async () => {
-  const text = 'name: t\ntaskset:\n  builtin: reverse\nworkflow:\n  reward: exact_match\ntrainer:\n  lr: .inf\nalgorithm:\n  name: mix\n  params:\n    mu: .nan\n';
+  const text =
+    'name: t\ntaskset:\n  builtin: reverse\nworkflow:\n  reward: exact_match\ntrainer:\n  lr: .inf\nalgorithm:\n  name: mix\n  params:\n    mu: .nan\n';
   const r = await s.request('config/validate', { file: 'x.rft.yaml', text });
   assert.deepEqual(
     r.issues.map((i) => [i.field, i.line, i.message]),

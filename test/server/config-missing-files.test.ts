@@ -12,27 +12,54 @@ import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 const ws = mkdtempSync(join(tmpdir(), 'rft-cfg-missing-'));
 mkdirSync(join(ws, 'mine'));
 writeFileSync(join(ws, 'mine', 'math.jsonl'), '{"id":"a","prompt":"1+1?","answer":"2"}\n');
-const TEXT = ['name: t', 'taskset:', '  path: tasksets/math.jsonl', '  domain: math', 'eval:', '  path: mine/math.jsonl', 'experts:', '  path: mine', 'workflow:', '  reward: math_answer', ''].join('\n');
+const TEXT = [
+  'name: t',
+  'taskset:',
+  '  path: tasksets/math.jsonl',
+  '  domain: math',
+  'eval:',
+  '  path: mine/math.jsonl',
+  'experts:',
+  '  path: mine',
+  'workflow:',
+  '  reward: math_answer',
+  '',
+].join('\n');
 const s = spawnServe(['--workspace', ws]);
 after(() => s.close());
 
 test('config/validate: a missing taskset file and a folder as experts, at the lines of their paths', async () => {
   const r = await s.request('config/validate', { file: join(ws, 'train.rft.yaml'), text: TEXT });
   // The editor names the missing file at the line of its path (a folder is told by rft run, below).
-  assert.deepEqual(r.issues.map((i) => [i.field, i.line]), [['taskset.path', 3]]);
-  assert.match(r.issues[0]!.message, /no file 'tasksets\/math\.jsonl' \(.*tasksets\/math\.jsonl; paths are relative to the config file\)/);
+  assert.deepEqual(
+    r.issues.map((i) => [i.field, i.line]),
+    [['taskset.path', 3]],
+  );
+  assert.match(
+    r.issues[0]!.message,
+    /no file 'tasksets\/math\.jsonl' \(.*tasksets\/math\.jsonl; paths are relative to the config file\)/,
+  );
   // Once the files are there, nothing.
-  const ok = await s.request('config/validate', { file: join(ws, 'train.rft.yaml'), text: TEXT.replace('tasksets/math.jsonl', 'mine/math.jsonl').replace('  path: mine\n', '  path: mine/math.jsonl\n') });
+  const ok = await s.request('config/validate', {
+    file: join(ws, 'train.rft.yaml'),
+    text: TEXT.replace('tasksets/math.jsonl', 'mine/math.jsonl').replace('  path: mine\n', '  path: mine/math.jsonl\n'),
+  });
   assert.deepEqual(ok.issues, []);
 });
 
 test('rft run refuses it with the path, before any work; a folder named as a file too', () => {
   const file = join(ws, 'train.rft.yaml');
   writeFileSync(file, TEXT.replace('  path: mine\n', '  path: mine/math.jsonl\n'));
-  assert.throws(() => loadRunConfig(file), (e: Error) => {
-    assert.match(e.message, /train\.rft\.yaml: field 'taskset\.path': no file 'tasksets\/math\.jsonl' \(looked for .*tasksets\/math\.jsonl/);
-    return true;
-  });
+  assert.throws(
+    () => loadRunConfig(file),
+    (e: Error) => {
+      assert.match(
+        e.message,
+        /train\.rft\.yaml: field 'taskset\.path': no file 'tasksets\/math\.jsonl' \(looked for .*tasksets\/math\.jsonl/,
+      );
+      return true;
+    },
+  );
   writeFileSync(file, TEXT.replace('tasksets/math.jsonl', 'mine/math.jsonl'));
   assert.throws(() => loadRunConfig(file), /field 'experts\.path': 'mine' is a folder: name a taskset file/);
 });

@@ -21,7 +21,10 @@ before(async () => {
   const ckpt = join(dirname(bufferPath), 'checkpoints', 'v3');
   mkdirSync(ckpt, { recursive: true });
   saveTokenizer(TOKENIZER, ckpt);
-  writeFileSync(join(ckpt, 'config.json'), JSON.stringify({ max_position_embeddings: MAX, vocab_size: TOKENIZER.vocabSize }));
+  writeFileSync(
+    join(ckpt, 'config.json'),
+    JSON.stringify({ max_position_embeddings: MAX, vocab_size: TOKENIZER.vocabSize }),
+  );
   const store = new SqliteStore(bufferPath);
   await store.addCheckpoint({ runId: 'run-a', version: 3, path: ckpt, checksum: 'x', createdAt: Date.now() });
   await store.close();
@@ -35,14 +38,25 @@ after(async () => {
 test('a prompt + response longer than the model max_seq_len is refused with the numbers; nothing is added', async () => {
   const before = (await s.request('buffer/counts', {})).expert;
   await assert.rejects(
-    s.request('feedback/addExpert', { taskId: 't1', prompt: 'question 1', response: 'answer '.repeat(8), runId: 'run-a' }),
-    (e: { code: number; message: string }) => e.code === -32002 && /max_seq_len 40/.test(e.message) && /shorten it by \d+ tokens/.test(e.message),
+    s.request('feedback/addExpert', {
+      taskId: 't1',
+      prompt: 'question 1',
+      response: 'answer '.repeat(8),
+      runId: 'run-a',
+    }),
+    (e: { code: number; message: string }) =>
+      e.code === -32002 && /max_seq_len 40/.test(e.message) && /shorten it by \d+ tokens/.test(e.message),
   );
   assert.equal((await s.request('buffer/counts', {})).expert, before);
 });
 
 test('an expert that fits is stored in the chat layout (bos, turns, assistant marker; response + end marker)', async () => {
-  const r = await s.request('feedback/addExpert', { taskId: 't1', prompt: 'question 1', response: 'answer 1', runId: 'run-a' });
+  const r = await s.request('feedback/addExpert', {
+    taskId: 't1',
+    prompt: 'question 1',
+    response: 'answer 1',
+    runId: 'run-a',
+  });
   const e = (await s.request('buffer/get', { id: r.expertId }))!;
   assert.deepEqual(e.promptTokens, encodePrompt(TOKENIZER, taskMessages('question 1')));
   assert.equal(e.responseTokens.length, 'answer 1'.length + 1);
@@ -50,7 +64,10 @@ test('an expert that fits is stored in the chat layout (bos, turns, assistant ma
 });
 
 test('promote with an edited response that does not fit is refused too', async () => {
-  await assert.rejects(s.request('feedback/promote', { id: 'e00002', editedResponse: 'the answer is '.repeat(4) }), (e: { code: number; message: string }) => e.code === -32002 && /max_seq_len 40/.test(e.message));
+  await assert.rejects(
+    s.request('feedback/promote', { id: 'e00002', editedResponse: 'the answer is '.repeat(4) }),
+    (e: { code: number; message: string }) => e.code === -32002 && /max_seq_len 40/.test(e.message),
+  );
 });
 
 test('bulk preview counts exactly what bulk promote then promotes (top-1 per task, reward threshold), changing nothing', async () => {

@@ -22,17 +22,37 @@ import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { formatParams } from '../../backend/model/run-model.js';
 import { makeHfModel } from '../helpers/hf-model.js';
 
-const line = (file: string, rec: Record<string, unknown>) => appendFileSync(file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');
-const trainRec = (step: number) => ({ kind: 'train', stage: 'mix', step, loss: 1 / (step + 1), policy_loss: -0.1, sft_loss: 2, kl_loss: 0.01, tokens_per_s: 100 });
+const line = (file: string, rec: Record<string, unknown>) =>
+  appendFileSync(file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');
+const trainRec = (step: number) => ({
+  kind: 'train',
+  stage: 'mix',
+  step,
+  loss: 1 / (step + 1),
+  policy_loss: -0.1,
+  sft_loss: 2,
+  kl_loss: 0.01,
+  tokens_per_s: 100,
+});
 
 test('toPoints: the guard signals fill KL and entropy for any algorithm; a warning record rides on its step, typed', () => {
   const pts = toPoints('r', [
     { t: 1, kind: 'train', stage: 'main', step: 11, loss: 1, ref_kl: 1.8, sampled_entropy: 0.06, batch_reward: 0.3 },
-    { t: 2, kind: 'warning', code: 'policy_collapse', stage: 'main', step: 11, message: 'policy collapse …', values: { ref_kl: 1.8 } },
+    {
+      t: 2,
+      kind: 'warning',
+      code: 'policy_collapse',
+      stage: 'main',
+      step: 11,
+      message: 'policy collapse …',
+      values: { ref_kl: 1.8 },
+    },
   ]);
   assert.equal(pts.length, 1);
   assert.deepEqual([pts[0]!.values.kl, pts[0]!.values.entropy, pts[0]!.values.batch_reward], [1.8, 0.06, 0.3]);
-  assert.deepEqual(pts[0]!.warnings, [{ code: 'policy_collapse', step: 11, stage: 'main', message: 'policy collapse …', values: { ref_kl: 1.8 } }]);
+  assert.deepEqual(pts[0]!.warnings, [
+    { code: 'policy_collapse', step: 11, stage: 'main', message: 'policy collapse …', values: { ref_kl: 1.8 } },
+  ]);
 });
 
 test('toPoints merges a step and fills every dashboard chart key the trainer reports', () => {
@@ -46,7 +66,8 @@ test('toPoints merges a step and fills every dashboard chart key the trainer rep
   ]);
   assert.equal(pts.length, 2);
   const keys = CHARTS.flatMap((c) => c.keys);
-  for (const k of keys.filter((k) => k !== 'eval_accuracy')) assert.equal(typeof pts[0]!.values[k], 'number', `step 0 has ${k}`);
+  for (const k of keys.filter((k) => k !== 'eval_accuracy'))
+    assert.equal(typeof pts[0]!.values[k], 'number', `step 0 has ${k}`);
   assert.equal(pts[0]!.values['loss/total'], 1);
   assert.equal(pts[0]!.values.kl, 0.01);
   assert.equal(pts[0]!.values['loss/critic'], 0.3);
@@ -71,18 +92,33 @@ test('RunPoller: complete points once and in order, the newest held back until t
     line(file, trainRec(0));
     line(file, { kind: 'explore', step: 1, reward_mean: 0.5 }); // step 1 has begun: step 0 is complete
     await poller.tick();
-    assert.deepEqual(got.map((p) => p.step), [0]);
+    assert.deepEqual(
+      got.map((p) => p.step),
+      [0],
+    );
     assert.equal(lastStatus().status, 'running');
     assert.equal(lastStatus().step, 2, 'live step from the metrics');
     assert.equal(lastStatus().reward, 0.5);
     await poller.tick();
-    assert.deepEqual(got.map((p) => p.step), [0], 'nothing sent twice');
+    assert.deepEqual(
+      got.map((p) => p.step),
+      [0],
+      'nothing sent twice',
+    );
     line(file, trainRec(1));
     await poller.tick();
-    assert.deepEqual(got.map((p) => p.step), [0], 'step 1 is the newest: held back');
+    assert.deepEqual(
+      got.map((p) => p.step),
+      [0],
+      'step 1 is the newest: held back',
+    );
     await reg.setStatus(run.id, 'stopped');
     await poller.tick();
-    assert.deepEqual(got.map((p) => p.step), [0, 1], 'flushed when the run stops');
+    assert.deepEqual(
+      got.map((p) => p.step),
+      [0, 1],
+      'flushed when the run stops',
+    );
     assert.equal(got[1]!.values.reward, 0.5);
     assert.equal(got[1]!.values['loss/total'], 0.5);
     assert.equal(lastStatus().status, 'stopped');
@@ -96,7 +132,7 @@ test('RunPoller: complete points once and in order, the newest held back until t
 
 test('TaskStatsIndex: usual ok train rollouts per task and run, incrementally', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-ts-'));
-  const store = new SqliteStore(join(dir, "buffer.db"));
+  const store = new SqliteStore(join(dir, 'buffer.db'));
   try {
     const mk = (i: number, o: Parameters<typeof experience>[1]) => experience(i, { runId: 'r', taskId: 'a', ...o });
     await store.appendExperiences([
@@ -114,7 +150,10 @@ test('TaskStatsIndex: usual ok train rollouts per task and run, incrementally', 
       { taskId: 'b', rollouts: 1, meanReward: 0.25, passRate: 0 },
     ]);
     await store.appendExperiences([mk(7, { reward: 1, taskId: 'b' })]);
-    assert.deepEqual((await idx.stats('r')).find((s) => s.taskId === 'b'), { taskId: 'b', rollouts: 2, meanReward: 0.625, passRate: 0.5 });
+    assert.deepEqual(
+      (await idx.stats('r')).find((s) => s.taskId === 'b'),
+      { taskId: 'b', rollouts: 2, meanReward: 0.625, passRate: 0.5 },
+    );
     assert.equal((await idx.stats()).find((s) => s.taskId === 'a')!.rollouts, 3, 'all runs');
   } finally {
     await store.close();
@@ -124,29 +163,78 @@ test('TaskStatsIndex: usual ok train rollouts per task and run, incrementally', 
 test('evaluate: the owning run supplies the held-out split, reward and answer length', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-evargs-'));
   const reg = await RunRegistry.open(ws);
-  const cfg = { taskset: { builtin: 'reverse', seed: 0 }, eval: { builtin: 'reverse', size: 16, seed: 3 }, workflow: { reward: 'exact_match' }, explorer: { eval_sampling: { max_new_tokens: 8 } } };
+  const cfg = {
+    taskset: { builtin: 'reverse', seed: 0 },
+    eval: { builtin: 'reverse', size: 16, seed: 3 },
+    workflow: { reward: 'exact_match' },
+    explorer: { eval_sampling: { max_new_tokens: 8 } },
+  };
   const run = await reg.create({ name: 'ev', config: cfg });
   const ck = join(run.dir, 'checkpoints', 'v3');
   mkdirSync(ck, { recursive: true });
   const c = new ProcessRunController(ws);
-  assert.deepEqual(await c.evalArgs(ck, ''), [ck, '--taskset', 'builtin:reverse', '--size', '16', '--seed', '3', '--reward', 'exact_match', '--max-new-tokens', '8']);
-  assert.deepEqual(await c.evalArgs(ck, 'tasksets/x.jsonl'), [ck, '--taskset', join(ws, 'tasksets/x.jsonl'), '--reward', 'exact_match', '--max-new-tokens', '8']);
+  assert.deepEqual(await c.evalArgs(ck, ''), [
+    ck,
+    '--taskset',
+    'builtin:reverse',
+    '--size',
+    '16',
+    '--seed',
+    '3',
+    '--reward',
+    'exact_match',
+    '--max-new-tokens',
+    '8',
+  ]);
+  assert.deepEqual(await c.evalArgs(ck, 'tasksets/x.jsonl'), [
+    ck,
+    '--taskset',
+    join(ws, 'tasksets/x.jsonl'),
+    '--reward',
+    'exact_match',
+    '--max-new-tokens',
+    '8',
+  ]);
   await assert.rejects(c.evalArgs(join(ws, 'missing'), ''), /not found/);
   const loose = join(ws, 'loose');
   mkdirSync(loose);
   await assert.rejects(c.evalArgs(loose, ''), /field 'taskset'|taskset/);
   // A share held out of the taskset: only the run's config picks the same tasks (never the whole taskset it trained on).
-  const held = await reg.create({ name: 'held', config: { taskset: { path: 'tasksets/t.jsonl' }, eval: { holdout: 0.1, seed: 0 }, workflow: { reward: 'exact_match' }, explorer: { eval_sampling: { max_new_tokens: 8 } } } });
+  const held = await reg.create({
+    name: 'held',
+    config: {
+      taskset: { path: 'tasksets/t.jsonl' },
+      eval: { holdout: 0.1, seed: 0 },
+      workflow: { reward: 'exact_match' },
+      explorer: { eval_sampling: { max_new_tokens: 8 } },
+    },
+  });
   const hck = join(held.dir, 'checkpoints', 'v1');
   mkdirSync(hck, { recursive: true });
   writeFileSync(join(held.dir, 'config.yaml'), 'taskset: {path: tasksets/t.jsonl}\n');
   assert.deepEqual(await c.evalArgs(hck, ''), [hck, '--config', join(held.dir, 'config.yaml')]);
   // A file picked for a run's checkpoint is read as the run read its files (format mapping), with its reward.
-  assert.deepEqual(await c.evalArgs(hck, 'tasksets/x.jsonl'), [hck, '--config', join(held.dir, 'config.yaml'), '--taskset', join(ws, 'tasksets/x.jsonl')]);
+  assert.deepEqual(await c.evalArgs(hck, 'tasksets/x.jsonl'), [
+    hck,
+    '--config',
+    join(held.dir, 'config.yaml'),
+    '--taskset',
+    join(ws, 'tasksets/x.jsonl'),
+  ]);
   // A folder of no run (an exported HF folder): a workspace config gives the eval set or the file's mapping, and the reward.
   writeFileSync(join(ws, 'train.rft.yaml'), 'taskset: {path: tasksets/t.jsonl}\n');
-  assert.deepEqual(await c.evalArgs(loose, '', { config: 'train.rft.yaml' }), [loose, '--config', join(ws, 'train.rft.yaml')]);
-  assert.deepEqual(await c.evalArgs(loose, 'tasksets/x.jsonl', { config: 'train.rft.yaml' }), [loose, '--config', join(ws, 'train.rft.yaml'), '--taskset', join(ws, 'tasksets/x.jsonl')]);
+  assert.deepEqual(await c.evalArgs(loose, '', { config: 'train.rft.yaml' }), [
+    loose,
+    '--config',
+    join(ws, 'train.rft.yaml'),
+  ]);
+  assert.deepEqual(await c.evalArgs(loose, 'tasksets/x.jsonl', { config: 'train.rft.yaml' }), [
+    loose,
+    '--config',
+    join(ws, 'train.rft.yaml'),
+    '--taskset',
+    join(ws, 'tasksets/x.jsonl'),
+  ]);
   await assert.rejects(c.evalArgs(loose, '', { config: 'nope.rft.yaml' }), /config 'nope.rft.yaml' not found/);
   await assert.rejects(c.evalArgs(loose, ''), /belongs to no run of this workspace.*workspace config/);
 });
@@ -154,18 +242,49 @@ test('evaluate: the owning run supplies the held-out split, reward and answer le
 test('runs/list and runs/status name the model a run trains: a model.checkpoint by its own config.json (architecture, parameters, LoRA rank, hub name), not the preset defaults', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-runmodel-'));
   const entry = join(ws, 'hub', 'models--acme--tiny-qwen2');
-  const snap = makeHfModel(join(entry, 'snapshots', 'abc123'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+  const snap = makeHfModel(join(entry, 'snapshots', 'abc123'), {
+    architecture: 'Qwen2ForCausalLM',
+    tokenizer: 'qwen3',
+    hidden: 32,
+    layers: 2,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 48,
+    tied: true,
+  });
   const reg = await RunRegistry.open(ws);
   // As the registry keeps it: validated, so model.size and tokenizer.kind carry their (unread) defaults.
-  const { config } = validateRunConfig({ model: { checkpoint: snap, lora: { rank: 4 } }, taskset: { builtin: 'reverse' }, workflow: { reward: 'exact_match' } });
+  const { config } = validateRunConfig({
+    model: { checkpoint: snap, lora: { rank: 4 } },
+    taskset: { builtin: 'reverse' },
+    workflow: { reward: 'exact_match' },
+  });
   const qwen = await reg.create({ name: 'qwen', config });
-  const preset = await reg.create({ name: 'preset', config: validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: { reward: 'exact_match' } }).config });
+  const preset = await reg.create({
+    name: 'preset',
+    config: validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: { reward: 'exact_match' } }).config,
+  });
   const runs = new WorkspaceRuns(ws);
   const m = (await runs.get(qwen.id))!.model!;
   const params = countParams(loadCheckpoint(snap).model.config);
-  assert.deepEqual({ ...m, label: undefined }, { source: 'checkpoint', architecture: 'Qwen2ForCausalLM', parameters: params, hidden: 32, loraRank: 4, from: 'acme/tiny-qwen2', tokenizer: "the model's own", label: undefined });
+  assert.deepEqual(
+    { ...m, label: undefined },
+    {
+      source: 'checkpoint',
+      architecture: 'Qwen2ForCausalLM',
+      parameters: params,
+      hidden: 32,
+      loraRank: 4,
+      from: 'acme/tiny-qwen2',
+      tokenizer: "the model's own",
+      label: undefined,
+    },
+  );
   assert.equal(m.label, `Qwen2ForCausalLM · ${formatParams(params)} parameters · LoRA rank 4 · from acme/tiny-qwen2`);
   const list = await runs.list();
   assert.equal(list.find((r) => r.id === qwen.id)!.model!.label, m.label);
-  assert.equal(list.find((r) => r.id === preset.id)!.model!.label, 'preset tiny-0.4m · full fine-tuning · char (trained on the tasksets) tokenizer');
+  assert.equal(
+    list.find((r) => r.id === preset.id)!.model!.label,
+    'preset tiny-0.4m · full fine-tuning · char (trained on the tasksets) tokenizer',
+  );
 });

@@ -7,7 +7,10 @@ import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { CharTokenizer, saveTokenizer, type Tokenizer } from '../../backend/model/tokenizer/index.js';
 
 /** The buffer's run tokenizer: characters of the test texts (saved as tokenizer.json beside the buffer). */
-export const TOKENIZER: Tokenizer = CharTokenizer.train(['question answer 0123456789 expert edited response the. ,!?-'], {});
+export const TOKENIZER: Tokenizer = CharTokenizer.train(
+  ['question answer 0123456789 expert edited response the. ,!?-'],
+  {},
+);
 
 export function experience(i: number, o: Partial<Experience> = {}): Experience {
   const task = `t${i % 5}`;

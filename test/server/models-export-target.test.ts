@@ -18,7 +18,16 @@ let ck: string;
 let runDir: string;
 
 before(async () => {
-  ck = makeHfModel(join(ws, 'ckpts', 'llama'), { architecture: 'LlamaForCausalLM', tokenizer: 'llama3', hidden: 32, layers: 1, heads: 4, kvHeads: 2, intermediate: 48, tied: true });
+  ck = makeHfModel(join(ws, 'ckpts', 'llama'), {
+    architecture: 'LlamaForCausalLM',
+    tokenizer: 'llama3',
+    hidden: 32,
+    layers: 1,
+    heads: 4,
+    kvHeads: 2,
+    intermediate: 48,
+    tied: true,
+  });
   mkdirSync(join(ws, 'src'));
   writeFileSync(join(ws, 'src', 'main.py'), 'print("mine")\n');
   const reg = await RunRegistry.open(ws);
@@ -36,7 +45,10 @@ const refused = (code: number, re: RegExp) => (e: Error & { code?: number }) => 
 
 test('the workspace root, .rft, a run folder and its ancestors are refused even with force', async () => {
   const ex = (out: string) => s.request('models/export', { checkpoint: ck, format: 'hf', out, force: true });
-  await assert.rejects(ex('.'), refused(ErrorCodes.Forbidden, /field 'out': .* is the workspace folder itself: choose a new folder/));
+  await assert.rejects(
+    ex('.'),
+    refused(ErrorCodes.Forbidden, /field 'out': .* is the workspace folder itself: choose a new folder/),
+  );
   await assert.rejects(ex(ws), refused(ErrorCodes.Forbidden, /is the workspace folder itself/));
   await assert.rejects(ex('.rft'), refused(ErrorCodes.Forbidden, /\.rft folder or inside it/));
   await assert.rejects(ex('.rft/exports/x'), refused(ErrorCodes.Forbidden, /\.rft folder or inside it/));
@@ -56,16 +68,27 @@ test('the workspace root, .rft, a run folder and its ancestors are refused even 
 test('a non-empty folder (src) is refused without force, naming it and force: true; with force the sources stay', async () => {
   await assert.rejects(
     s.request('models/export', { checkpoint: ck, format: 'gguf', out: 'src' }),
-    refused(ErrorCodes.InvalidInput, new RegExp(`${join(ws, 'src')}: the folder is not empty \\(main\\.py\\): .* pass force: true to replace only the files this export writes \\(model\\.gguf\\)`)),
+    refused(
+      ErrorCodes.InvalidInput,
+      new RegExp(
+        `${join(ws, 'src')}: the folder is not empty \\(main\\.py\\): .* pass force: true to replace only the files this export writes \\(model\\.gguf\\)`,
+      ),
+    ),
   );
   assert.deepEqual(readdirSync(join(ws, 'src')), ['main.py']);
   const r = await s.request('models/export', { checkpoint: ck, format: 'gguf', out: 'src', force: true });
   assert.equal(r.out, join(ws, 'src', 'model.gguf'));
   assert.deepEqual(readdirSync(join(ws, 'src')).sort(), ['main.py', 'model.gguf']);
   assert.equal(readFileSync(join(ws, 'src', 'main.py'), 'utf8'), 'print("mine")\n');
-  assert.deepEqual(readdirSync(ws).filter((n) => n.includes('.tmp-')), []);
+  assert.deepEqual(
+    readdirSync(ws).filter((n) => n.includes('.tmp-')),
+    [],
+  );
   // A file at `out` itself is refused whatever force says.
   writeFileSync(join(ws, 'model-notes'), 'mine');
-  await assert.rejects(s.request('models/export', { checkpoint: ck, format: 'hf', out: 'model-notes', force: true }), refused(ErrorCodes.InvalidInput, /model-notes: a file of that name exists/));
+  await assert.rejects(
+    s.request('models/export', { checkpoint: ck, format: 'hf', out: 'model-notes', force: true }),
+    refused(ErrorCodes.InvalidInput, /model-notes: a file of that name exists/),
+  );
   assert.equal(readFileSync(join(ws, 'model-notes'), 'utf8'), 'mine');
 });

@@ -44,22 +44,35 @@ test('config/validate: unknown keys at their line with a suggestion, wrong types
   assert.ok(syntax.issues[0]!.line! >= 2);
 });
 
-test('a run whose process dies before registering is refused at once with the reason from its log', { timeout: 120_000 }, async () => {
-  writeFileSync(join(ws, 'broken.rft.yaml'), tinyRunConfig({ warmupSteps: 1, mixSeconds: 1 }).replace(/^(\s+)lr:/m, '$1lrr:'));
-  await assert.rejects(s.request('runs/start', { configPath: 'broken.rft.yaml' }), (e: { code: number; message: string }) => {
-    assert.equal(e.code, -32002);
-    assert.match(e.message, /exited \(code \d+\) before it started/);
-    assert.match(e.message, /lrr/, 'the log names the bad key');
-    return true;
-  });
-});
+test(
+  'a run whose process dies before registering is refused at once with the reason from its log',
+  { timeout: 120_000 },
+  async () => {
+    writeFileSync(
+      join(ws, 'broken.rft.yaml'),
+      tinyRunConfig({ warmupSteps: 1, mixSeconds: 1 }).replace(/^(\s+)lr:/m, '$1lrr:'),
+    );
+    await assert.rejects(
+      s.request('runs/start', { configPath: 'broken.rft.yaml' }),
+      (e: { code: number; message: string }) => {
+        assert.equal(e.code, -32002);
+        assert.match(e.message, /exited \(code \d+\) before it started/);
+        assert.match(e.message, /lrr/, 'the log names the bad key');
+        return true;
+      },
+    );
+  },
+);
 
 test('runs/log: the last lines of a run log; statusReason of a failed run in runs/list', async () => {
   const reg = await RunRegistry.open(ws);
   const rec = await reg.create({ name: 'dead', config: {} });
   await reg.setStatus(rec.id, 'failed', 'sequence of 120 tokens exceeds the model maxSeqLen 96');
   mkdirSync(join(ws, '.rft', 'logs'), { recursive: true });
-  writeFileSync(join(ws, '.rft', 'logs', `${rec.id}.log`), Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n') + '\n');
+  writeFileSync(
+    join(ws, '.rft', 'logs', `${rec.id}.log`),
+    Array.from({ length: 30 }, (_, i) => `line ${i}`).join('\n') + '\n',
+  );
   const log = await s.request('runs/log', { runId: rec.id, lines: 5 });
   assert.deepEqual(log.lines, ['line 25', 'line 26', 'line 27', 'line 28', 'line 29']);
   assert.equal(readFileSync(log.path, 'utf8').split('\n')[0], 'line 0');

@@ -25,7 +25,8 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 test('a run whose checkpoint has the real Qwen tokenizer: token view text, edited promote and added expert tokenised by it', async () => {
   const ck = join(dir, 'run', 'checkpoints', 'v5');
   mkdirSync(ck, { recursive: true });
-  for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(tokenizerDir('qwen3'), f), join(ck, f));
+  for (const f of ['tokenizer.json', 'tokenizer_config.json'])
+    copyFileSync(join(tokenizerDir('qwen3'), f), join(ck, f));
   writeFileSync(join(ck, 'config.json'), JSON.stringify({ max_position_embeddings: 4096, vocab_size: 151936 }));
   const qwen = loadTokenizer(ck);
   const bufferPath = join(dir, 'run', 'buffer.db');
@@ -37,10 +38,22 @@ test('a run whose checkpoint has the real Qwen tokenizer: token view text, edite
     const promptTokens = encodePrompt(qwen, taskMessages(prompt));
     const responseTokens = encodeResponse(qwen, response);
     const e: Experience = {
-      id: 'e1', taskId: 't1', groupId: 'g1', runId: 'r', source: 'usual',
-      promptTokens, promptText: prompt, responseTokens, responseText: response,
-      actionMask: responseTokens.map(() => 1), logprobs: responseTokens.map(() => -0.5),
-      modelVersion: 5, reward: 1, status: 'ok', useCount: 0, createdAt: 1,
+      id: 'e1',
+      taskId: 't1',
+      groupId: 'g1',
+      runId: 'r',
+      source: 'usual',
+      promptTokens,
+      promptText: prompt,
+      responseTokens,
+      responseText: response,
+      actionMask: responseTokens.map(() => 1),
+      logprobs: responseTokens.map(() => -0.5),
+      modelVersion: 5,
+      reward: 1,
+      status: 'ok',
+      useCount: 0,
+      createdAt: 1,
     };
     await store.appendExperiences([e]);
 
@@ -53,7 +66,10 @@ test('a run whose checkpoint has the real Qwen tokenizer: token view text, edite
     assert.ok(pieces, 'the token view has text per token');
     assert.equal(pieces.length, responseTokens.length);
     assert.equal(pieces.join(''), response + '<|im_end|>');
-    assert.ok(pieces.some((p) => p.includes('🙂')), `the emoji whole on one token: ${JSON.stringify(pieces)}`);
+    assert.ok(
+      pieces.some((p) => p.includes('🙂')),
+      `the emoji whole on one token: ${JSON.stringify(pieces)}`,
+    );
     assert.ok(!pieces.some((p) => /[ĠĊ\ufffd]/.test(p)), JSON.stringify(pieces));
 
     const fb = new StoreFeedback(store, toks);
@@ -66,13 +82,20 @@ test('a run whose checkpoint has the real Qwen tokenizer: token view text, edite
     const added = await fb.addExpert('t2', 'Name a prime.', 'Seven is prime.', 'r');
     const ex = (await store.get(added.expertId))!;
     assert.deepEqual(ex.promptTokens, encodePrompt(qwen, taskMessages('Name a prime.')));
-    assert.match(qwen.decode(ex.promptTokens), /<\|im_start\|>user\nName a prime\.<\|im_end\|>\n<\|im_start\|>assistant\n/);
+    assert.match(
+      qwen.decode(ex.promptTokens),
+      /<\|im_start\|>user\nName a prime\.<\|im_end\|>\n<\|im_start\|>assistant\n/,
+    );
     assert.deepEqual(ex.responseTokens, encodeResponse(qwen, 'Seven is prime.'));
   } finally {
     await store.close();
   }
   // `rft buffer show` prints the same text per token beside the ids.
-  const r = spawnSync(process.execPath, [join(repo, 'bin', 'rft.mjs'), 'buffer', 'show', bufferPath, 'e1'], { cwd: repo, encoding: 'utf8', env: { ...process.env, RFT_FROM_SOURCE: '1' } });
+  const r = spawnSync(process.execPath, [join(repo, 'bin', 'rft.mjs'), 'buffer', 'show', bufferPath, 'e1'], {
+    cwd: repo,
+    encoding: 'utf8',
+    env: { ...process.env, RFT_FROM_SOURCE: '1' },
+  });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /--- tokens: id {2}mask {2}logprob {2}advantage {2}text/);
   assert.match(r.stdout, /"<\|im_end\|>"/);

@@ -12,7 +12,11 @@ import { spawnServe } from './spawn-serve.js';
 test('runs/list and runs/status come from .rft/runs.json; buffer/open by run id', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-runs-'));
   const reg = await RunRegistry.open(ws);
-  const run = await reg.create({ name: 'mix demo', config: { algorithm: 'mix', trainer: { steps: 40 } }, configPath: join(ws, 'train.rft.yaml') });
+  const run = await reg.create({
+    name: 'mix demo',
+    config: { algorithm: 'mix', trainer: { steps: 40 } },
+    configPath: join(ws, 'train.rft.yaml'),
+  });
   await makeBuffer(12, run.dir);
   await reg.setStatus(run.id, 'paused');
   await reg.addCheckpoint(run.id, { version: 3, path: join(run.dir, 'checkpoints', 'v3'), step: 30 });

@@ -39,7 +39,9 @@ before(async () => {
   // A browser's cookie database, inside the workspace even: still not a buffer.
   foreign = join(ws, 'cookies.sqlite');
   const db = new Database(foreign);
-  db.exec('CREATE TABLE moz_cookies (id INTEGER PRIMARY KEY, name TEXT, value TEXT); INSERT INTO moz_cookies (name, value) VALUES (\'sid\', \'secret\')');
+  db.exec(
+    "CREATE TABLE moz_cookies (id INTEGER PRIMARY KEY, name TEXT, value TEXT); INSERT INTO moz_cookies (name, value) VALUES ('sid', 'secret')",
+  );
   db.close();
   symlinkSync(outside, join(ws, 'escape'));
   writeFileSync(join(outside, 'evil.rft.yaml'), 'name: x\n');
@@ -55,7 +57,10 @@ test('buffer/export cannot write outside the workspace: ../ traversal, an absolu
   const rel = relative(ws, join(outside, 'bashrc'));
   assert.ok(rel.startsWith('..'));
   await forbidden(s.request('buffer/export', { file: rel }), /outside the workspace/);
-  await forbidden(s.request('buffer/export', { file: '../../../../../../../../' + join(outside, 'bashrc') }), /outside the workspace/);
+  await forbidden(
+    s.request('buffer/export', { file: '../../../../../../../../' + join(outside, 'bashrc') }),
+    /outside the workspace/,
+  );
   await forbidden(s.request('buffer/export', { file: join(outside, 'bashrc') }), /outside the workspace/);
   await forbidden(s.request('buffer/export', { file: 'escape/bashrc' }), /outside the workspace/);
   assert.equal(existsSync(join(outside, 'bashrc')), false, 'nothing was written outside');
@@ -73,18 +78,31 @@ test('buffer/open refuses a foreign SQLite database and leaves it byte for byte 
   assert.equal(sha(foreign), before);
   assert.deepEqual(readdirSync(ws).sort(), files, 'no journal or table files added');
   const db = new Database(foreign, { readonly: true });
-  assert.deepEqual((db.prepare("SELECT name FROM sqlite_master WHERE type='table'").all() as { name: string }[]).map((t) => t.name), ['moz_cookies']);
+  assert.deepEqual(
+    (db.prepare("SELECT name FROM sqlite_master WHERE type='table'").all() as { name: string }[]).map((t) => t.name),
+    ['moz_cookies'],
+  );
   db.close();
 });
 
 test('buffer/open never creates a file, and refuses buffers outside the workspace', async () => {
-  await assert.rejects(s.request('buffer/open', { path: 'new.db' }), (e: { code?: number; message: string }) => e.code === ErrorCodes.NotFound && /existing buffers only/.test(e.message));
+  await assert.rejects(
+    s.request('buffer/open', { path: 'new.db' }),
+    (e: { code?: number; message: string }) =>
+      e.code === ErrorCodes.NotFound && /existing buffers only/.test(e.message),
+  );
   assert.equal(existsSync(join(ws, 'new.db')), false);
   await forbidden(s.request('buffer/open', { path: join(outside, 'made.db') }), /outside the workspace/);
   assert.equal(existsSync(join(outside, 'made.db')), false);
   await forbidden(s.request('buffer/open', { path: outerBuffer }), /outside the workspace/);
-  await forbidden(s.request('buffer/open', { path: 'escape/' + relative(outside, outerBuffer) }), /outside the workspace/);
-  await forbidden(s.request('buffer/open', { path: 'sqlite:.rft/runs/r1/buffer.db?synchronous=off' }), /options in a buffer path/);
+  await forbidden(
+    s.request('buffer/open', { path: 'escape/' + relative(outside, outerBuffer) }),
+    /outside the workspace/,
+  );
+  await forbidden(
+    s.request('buffer/open', { path: 'sqlite:.rft/runs/r1/buffer.db?synchronous=off' }),
+    /options in a buffer path/,
+  );
   await forbidden(s.request('buffer/open', { path: 'postgres://u@db.example/x' }), /not one of this workspace's runs/);
   // The project's own buffer opens (by path relative to the workspace).
   const o = await s.request('buffer/open', { path: '.rft/runs/r1/buffer.db' });
@@ -101,7 +119,7 @@ test('a run whose registry record was edited to point outside is refused', async
   assert.equal(existsSync(join(ws, 'made-by-edit.db')), false);
 });
 
-test("a run that has not written its buffer yet: only that file, in .rft/, is created", async () => {
+test('a run that has not written its buffer yet: only that file, in .rft/, is created', async () => {
   const reg = await RunRegistry.open(ws);
   const r = await reg.create({ name: 'fresh', config: {} });
   assert.equal(existsSync(r.dbPath), false);
@@ -111,7 +129,7 @@ test("a run that has not written its buffer yet: only that file, in .rft/, is cr
   assert.ok(existsSync(r.dbPath));
 });
 
-test("a run whose buffer is mid-creation (file made, no schema yet) opens; a foreign database in its place does not", async () => {
+test('a run whose buffer is mid-creation (file made, no schema yet) opens; a foreign database in its place does not', async () => {
   const reg = await RunRegistry.open(ws);
   // What the run process leaves between `new Database(file)` and writing its schema: a file with no tables.
   const made = await reg.create({ name: 'making', config: {} });
@@ -135,13 +153,22 @@ test("a run whose buffer is mid-creation (file made, no schema yet) opens; a for
 });
 
 test('run control, config and taskset validation refuse files outside the workspace', async () => {
-  await forbidden(s.request('runs/start', { configPath: '../home/evil.rft.yaml' }), /field 'configPath'.*outside the workspace/);
+  await forbidden(
+    s.request('runs/start', { configPath: '../home/evil.rft.yaml' }),
+    /field 'configPath'.*outside the workspace/,
+  );
   await forbidden(s.request('runs/start', { configPath: join(outside, 'evil.rft.yaml') }), /outside the workspace/);
   await forbidden(s.request('runs/start', { configPath: 'escape/evil.rft.yaml' }), /outside the workspace/);
   await forbidden(s.request('config/validate', { file: join(outside, 'evil.rft.yaml') }), /field 'file'/);
   await forbidden(s.request('taskset/validate', { file: join(outside, 'tasks.jsonl') }), /field 'file'/);
-  await forbidden(s.request('taskset/watch', { files: ['ok.jsonl', join(outside, 'tasks.jsonl')] }), /field 'files\[1\]'/);
-  await forbidden(s.request('runs/evaluate', { checkpoint: join(outside, 'ckpt'), taskset: 'tasks.jsonl' }), /field 'checkpoint'/);
+  await forbidden(
+    s.request('taskset/watch', { files: ['ok.jsonl', join(outside, 'tasks.jsonl')] }),
+    /field 'files\[1\]'/,
+  );
+  await forbidden(
+    s.request('runs/evaluate', { checkpoint: join(outside, 'ckpt'), taskset: 'tasks.jsonl' }),
+    /field 'checkpoint'/,
+  );
 });
 
 test('the buffer given on the command line (--buffer) may lie outside: the user chose it', async () => {

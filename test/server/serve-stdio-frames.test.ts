@@ -13,7 +13,10 @@ import { frame } from '../../backend/server/framing.js';
 
 test('stdio: error replies to malformed, batch and oversized frames; broken framing ends the server', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-stdio-frames-'));
-  const child = spawn(process.execPath, serveArgs(['--workspace', ws, '--max-message-mb', '0.0625']), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, serveArgs(['--workspace', ws, '--max-message-mb', '0.0625']), {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
   const p = rawPeer(child.stdout!, child.stdin!, () => child.kill('SIGKILL'));
   type Err = { id: unknown; error: { code: number; message: string } };
@@ -24,9 +27,19 @@ test('stdio: error replies to malformed, batch and oversized frames; broken fram
 
     p.send([{ jsonrpc: '2.0', id: 1, method: 'runs/list', params: {} }]);
     const b = (await p.next()) as Err[];
-    assert.deepEqual(b.map((x) => [x.id, x.error.code]), [[1, -32600]]);
+    assert.deepEqual(
+      b.map((x) => [x.id, x.error.code]),
+      [[1, -32600]],
+    );
 
-    p.write(frame({ jsonrpc: '2.0', id: 2, method: 'taskset/validate', params: { file: 'a.jsonl', text: 'x'.repeat(200_000) } }));
+    p.write(
+      frame({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'taskset/validate',
+        params: { file: 'a.jsonl', text: 'x'.repeat(200_000) },
+      }),
+    );
     const c = (await p.next()) as Err;
     assert.equal(c.error.code, -32600);
     assert.match(c.error.message, /over the limit of 65536 bytes/);
@@ -38,7 +51,11 @@ test('stdio: error replies to malformed, batch and oversized frames; broken fram
     const d = (await p.next()) as Err;
     assert.equal(d.error.code, -32700);
     assert.match(d.error.message, /Content-Length/);
-    assert.notEqual(await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 10_000))]), 'still running', 'the server ends');
+    assert.notEqual(
+      await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 10_000))]),
+      'still running',
+      'the server ends',
+    );
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
   }

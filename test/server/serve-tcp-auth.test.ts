@@ -27,7 +27,11 @@ after(() => {
 
 function startTcp(ws: string, extra: string[] = []): Promise<Tcp> {
   // The warning this file checks is logged at level warn, whatever the runner's RFT_LOG_LEVEL.
-  const child = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0', ...extra]), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RFT_LOG_LEVEL: 'warn' } });
+  const child = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0', ...extra]), {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RFT_LOG_LEVEL: 'warn' },
+  });
   children.push(child);
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -46,7 +50,9 @@ function startTcp(ws: string, extra: string[] = []): Promise<Tcp> {
 }
 
 function exitOf(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once('exit', (c) => r(c)));
+  return child.exitCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((r) => child.once('exit', (c) => r(c)));
 }
 
 const ws = mkdtempSync(join(tmpdir(), 'rft-tcp-ws-'));
@@ -78,7 +84,12 @@ test('nothing is served before server/auth; a wrong token is refused and the con
   await p1.closed;
 
   const p2 = await tcpPeer(s.port);
-  p2.send({ jsonrpc: '2.0', id: 'a', method: 'server/auth', params: { token: token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A') } });
+  p2.send({
+    jsonrpc: '2.0',
+    id: 'a',
+    method: 'server/auth',
+    params: { token: token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A') },
+  });
   const r2 = (await p2.next()) as { error: { code: number; message: string } };
   assert.equal(r2.error.code, ErrorCodes.Unauthorized);
   assert.match(r2.error.message, /wrong token/);
@@ -107,7 +118,11 @@ test('nothing is served before server/auth; a wrong token is refused and the con
 });
 
 test('a host other than loopback needs --allow-remote, and is then warned about', async () => {
-  const refused = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0', '--host', '0.0.0.0']), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RFT_LOG_LEVEL: 'warn' } });
+  const refused = spawn(process.execPath, serveArgs(['--workspace', ws, '--port', '0', '--host', '0.0.0.0']), {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RFT_LOG_LEVEL: 'warn' },
+  });
   children.push(refused);
   let err = '';
   refused.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -116,7 +131,8 @@ test('a host other than loopback needs --allow-remote, and is then warned about'
 
   const s = await startTcp(ws, ['--host', '0.0.0.0', '--allow-remote']);
   // stderr is its own pipe: the warning may arrive after the listening line.
-  for (let i = 0; i < 100 && !/reachable from other machines/.test(s.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && !/reachable from other machines/.test(s.stderr()); i++)
+    await new Promise((r) => setTimeout(r, 20));
   assert.match(s.stderr(), /reachable from other machines/);
   s.child.kill('SIGTERM');
   await exitOf(s.child);
@@ -128,7 +144,10 @@ test('malformed, invalid UTF-8, invalid, batch and oversized frames each get an 
   const p = await tcpPeer(s.port);
   p.send({ jsonrpc: '2.0', id: 0, method: 'server/auth', params: { token } });
   await p.next();
-  const err = async () => (await p.next()) as { id: unknown; error: { code: number; message: string } } | { id: unknown; error: { code: number; message: string } }[];
+  const err = async () =>
+    (await p.next()) as
+      | { id: unknown; error: { code: number; message: string } }
+      | { id: unknown; error: { code: number; message: string } }[];
 
   p.write('Content-Length: 9\r\n\r\n{"jsonrpc');
   let r = await err();
@@ -136,7 +155,11 @@ test('malformed, invalid UTF-8, invalid, batch and oversized frames each get an 
   assert.equal(r.id, null);
   assert.equal(r.error.code, -32700);
 
-  const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":5,"method":"server/hello","params":{"clientVersion":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]);
+  const bad = Buffer.concat([
+    Buffer.from('{"jsonrpc":"2.0","id":5,"method":"server/hello","params":{"clientVersion":"'),
+    Buffer.from([0xff, 0xfe]),
+    Buffer.from('"}}'),
+  ]);
   p.write(Buffer.concat([Buffer.from(`Content-Length: ${bad.length}\r\n\r\n`), bad]));
   r = await err();
   assert.ok(!Array.isArray(r));
@@ -154,11 +177,22 @@ test('malformed, invalid UTF-8, invalid, batch and oversized frames each get an 
   ]);
   r = await err();
   assert.ok(Array.isArray(r));
-  assert.deepEqual(r.map((x) => [x.id, x.error.code]), [[7, -32600], [8, -32600]]);
+  assert.deepEqual(
+    r.map((x) => [x.id, x.error.code]),
+    [
+      [7, -32600],
+      [8, -32600],
+    ],
+  );
   assert.match(r[0]!.error.message, /batch requests are not supported/);
 
   // 1 MiB against a 64 KiB limit: refused while it streams (not buffered), with a reply.
-  const huge = frame({ jsonrpc: '2.0', id: 9, method: 'taskset/validate', params: { file: 'a.jsonl', text: 'x'.repeat(1 << 20) } });
+  const huge = frame({
+    jsonrpc: '2.0',
+    id: 9,
+    method: 'taskset/validate',
+    params: { file: 'a.jsonl', text: 'x'.repeat(1 << 20) },
+  });
   p.write(huge);
   r = await err();
   assert.ok(!Array.isArray(r));

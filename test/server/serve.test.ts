@@ -35,7 +35,10 @@ test('hello reports capabilities honestly', async () => {
 test('log lines arrive as notifications, not on stdout', async () => {
   // The server logged 'backend serving ...' at start; stdout carried only JSON-RPC (else parsing failed above).
   await s.request('server/hello', { clientVersion: 'test' });
-  assert.ok(logs.some((l) => l.msg.includes('serving JSON-RPC on stdio')), JSON.stringify(logs));
+  assert.ok(
+    logs.some((l) => l.msg.includes('serving JSON-RPC on stdio')),
+    JSON.stringify(logs),
+  );
 });
 
 test('requests before a buffer is open fail with a clear error', async () => {
@@ -51,11 +54,20 @@ test('buffer/open, counts, list with filters and paging, get, group', async () =
 
   const page = await s.request('buffer/list', { offset: 10, limit: 5 });
   assert.equal(page.total, 120);
-  assert.deepEqual(page.rows.map((r) => r.id), ['e00010', 'e00011', 'e00012', 'e00013', 'e00014']);
+  assert.deepEqual(
+    page.rows.map((r) => r.id),
+    ['e00010', 'e00011', 'e00012', 'e00013', 'e00014'],
+  );
   assert.equal(page.rows[0]!.responsePreview, 'answer 10');
   assert.equal('responseTokens' in page.rows[0]! && typeof page.rows[0]!.responseTokens, 'number');
 
-  const f = await s.request('buffer/list', { filter: { runId: 'run-a', minReward: 0.8 }, offset: 0, limit: 100, sort: 'reward', descending: true });
+  const f = await s.request('buffer/list', {
+    filter: { runId: 'run-a', minReward: 0.8 },
+    offset: 0,
+    limit: 100,
+    sort: 'reward',
+    descending: true,
+  });
   assert.ok(f.total > 0);
   assert.ok(f.rows.every((r) => r.runId === 'run-a' && r.reward >= 0.8));
   for (let i = 1; i < f.rows.length; i++) assert.ok(f.rows[i - 1]!.reward >= f.rows[i]!.reward);
@@ -83,7 +95,10 @@ test('buffer/export writes every matching experience as JSONL', async () => {
   const file = join(mkdtempSync(join(tmpdir(), 'rft-exp-')), 'out.jsonl');
   const r = await s.request('buffer/export', { file, filter: { source: 'usual', status: 'infra_failure' } });
   assert.equal(r.written, 7);
-  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(lines.length, 7);
   assert.ok(lines.every((x) => x.status === 'infra_failure' && Array.isArray(x.logprobs)));
 });
@@ -94,7 +109,10 @@ test('run control names what is missing: the config file, the run', async () => 
     assert.match(err.message, re);
     return true;
   };
-  await assert.rejects(s.request('runs/start', { configPath: 'missing.rft.yaml' }), notFound(/config 'missing.rft.yaml' not found/));
+  await assert.rejects(
+    s.request('runs/start', { configPath: 'missing.rft.yaml' }),
+    notFound(/config 'missing.rft.yaml' not found/),
+  );
   await assert.rejects(s.request('runs/stop', { runId: 'no-such-run' }), notFound(/no run 'no-such-run'/));
   await assert.rejects(s.request('runs/resume', { runId: 'no-such-run' }), notFound(/no run 'no-such-run'/));
 });
@@ -106,20 +124,31 @@ test('buffer/get gives the text of each response token from the run tokenizer', 
 
 test('feedback: promote, promote with an edited response, reject, rate, undo — all in the buffer', async () => {
   const changed: { counts: { expert: number } }[] = [];
-  const sub = s.conn.onNotification('buffer/changed', (c: unknown) => void changed.push(c as { counts: { expert: number } }));
+  const sub = s.conn.onNotification(
+    'buffer/changed',
+    (c: unknown) => void changed.push(c as { counts: { expert: number } }),
+  );
   const p1 = await s.request('feedback/promote', { id: 'e00009' });
   assert.equal(p1.kind, 'promote');
   const expert = await s.request('buffer/get', { id: p1.expertId });
   assert.equal(expert?.source, 'expert');
   assert.equal(expert?.responseText, 'answer 9');
-  assert.deepEqual(expert?.logprobs, (await s.request('buffer/get', { id: 'e00009' }))?.logprobs, 'a plain promotion keeps the behaviour log-probs');
+  assert.deepEqual(
+    expert?.logprobs,
+    (await s.request('buffer/get', { id: 'e00009' }))?.logprobs,
+    'a plain promotion keeps the behaviour log-probs',
+  );
 
   const p2 = await s.request('feedback/promote', { id: 'e00010', editedResponse: 'the answer is 10' });
   const edited = await s.request('buffer/get', { id: p2.expertId });
   assert.equal(edited?.responseText, 'the answer is 10');
   assert.equal(edited?.modelVersion, -1);
   assert.equal(edited?.feedback?.editedFrom, 'e00010');
-  assert.equal(edited?.responseTokens.length, 'the answer is 10'.length + 1, 're-tokenised with the run tokenizer, closed with the end marker (chat layout)');
+  assert.equal(
+    edited?.responseTokens.length,
+    'the answer is 10'.length + 1,
+    're-tokenised with the run tokenizer, closed with the end marker (chat layout)',
+  );
   assert.equal((await s.request('buffer/counts', {})).expert, 2);
   await until(() => changed.length >= 2);
   assert.equal(changed.at(-1)!.counts.expert, 2);
@@ -152,7 +181,13 @@ test('feedback: bulk promote the top-1 per task, then undo it as one change', as
   const originals = r.experienceIds.filter((id) => !id.includes('~expert~'));
   for (const id of originals) {
     const e = (await s.request('buffer/get', { id }))!;
-    const sameTask = await s.request('buffer/list', { filter: { runId: 'run-a', taskId: e.taskId, status: 'ok', rejected: false, source: 'usual' }, sort: 'reward', descending: true, offset: 0, limit: 1 });
+    const sameTask = await s.request('buffer/list', {
+      filter: { runId: 'run-a', taskId: e.taskId, status: 'ok', rejected: false, source: 'usual' },
+      sort: 'reward',
+      descending: true,
+      offset: 0,
+      limit: 1,
+    });
     assert.equal(sameTask.rows[0]!.reward, e.reward, `${id} is the best of ${e.taskId}`);
   }
   assert.equal((await s.request('buffer/counts', {})).expert, before + 5);
@@ -161,7 +196,12 @@ test('feedback: bulk promote the top-1 per task, then undo it as one change', as
 });
 
 test('add an expert example, tokenised with the run tokenizer', async () => {
-  const r = await s.request('feedback/addExpert', { taskId: 't9', prompt: 'question 9', response: 'answer 99', runId: 'run-a' });
+  const r = await s.request('feedback/addExpert', {
+    taskId: 't9',
+    prompt: 'question 9',
+    response: 'answer 99',
+    runId: 'run-a',
+  });
   const e = await s.request('buffer/get', { id: r.expertId });
   assert.equal(e?.source, 'expert');
   assert.equal(e?.responseTokens.length, 'answer 99'.length + 1, 'the response text + the end marker (chat layout)');
@@ -171,10 +211,22 @@ test('add an expert example, tokenised with the run tokenizer', async () => {
 test('taskset/validate: every bad record with its line and field, the good ones counted; unsaved text too', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-ts-'));
   const file = join(dir, 'math.jsonl');
-  writeFileSync(file, ['{"id":"a","prompt":"1+1?","answer":"2"}', '{"id":"b","prompt":"","answer":"3"}', 'not json', '{"id":"a","prompt":"dup","answer":"1"}', '{"id":"c","prompt":"2+2?","answer":"4"}'].join('\n') + '\n');
+  writeFileSync(
+    file,
+    [
+      '{"id":"a","prompt":"1+1?","answer":"2"}',
+      '{"id":"b","prompt":"","answer":"3"}',
+      'not json',
+      '{"id":"a","prompt":"dup","answer":"1"}',
+      '{"id":"c","prompt":"2+2?","answer":"4"}',
+    ].join('\n') + '\n',
+  );
   const r = await s.request('taskset/validate', { file });
   assert.equal(r.tasks, 2);
-  assert.deepEqual(r.issues.map((i) => i.line), [2, 3, 4]);
+  assert.deepEqual(
+    r.issues.map((i) => i.line),
+    [2, 3, 4],
+  );
   assert.equal(r.issues[0]!.field, 'prompt');
   assert.equal(r.issues[2]!.field, 'id');
   assert.match(r.issues[2]!.message, /duplicate id 'a'/);
@@ -197,16 +249,27 @@ test('taskset/watch pushes a fresh report when the file changes on disk', async 
   writeFileSync(file, '{"id":"a","prompt":"p","answer":"1"}\n{"id":"b","answer":"2"}\n');
   await until(() => reports.length >= 2);
   assert.equal(reports[1]!.tasks, 1);
-  assert.deepEqual(reports[1]!.issues, [{ file, line: 2, field: 'prompt', message: (reports[1]!.issues[0] as { message: string }).message, severity: 'error' }]);
+  assert.deepEqual(reports[1]!.issues, [
+    {
+      file,
+      line: 2,
+      field: 'prompt',
+      message: (reports[1]!.issues[0] as { message: string }).message,
+      severity: 'error',
+    },
+  ]);
   sub.dispose();
 });
 
 test('a bad request input names the field', async () => {
-  await assert.rejects(s.request('feedback/bulkPromote', { topK: 0 }), (err: { code?: number; message: string; data?: { field?: string } }) => {
-    assert.equal(err.code, -32002);
-    assert.equal(err.data?.field, 'topK');
-    return true;
-  });
+  await assert.rejects(
+    s.request('feedback/bulkPromote', { topK: 0 }),
+    (err: { code?: number; message: string; data?: { field?: string } }) => {
+      assert.equal(err.code, -32002);
+      assert.equal(err.data?.field, 'topK');
+      return true;
+    },
+  );
 });
 
 test('shutdown ends the process', async () => {

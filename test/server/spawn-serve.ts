@@ -2,7 +2,12 @@
 // client to its stdio, as the extension does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
 import type { ParamsOf, RequestMethod, ResultOf } from '../../backend/core/protocol.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -21,7 +26,11 @@ export function serveArgs(args: string[]): string[] {
 }
 
 export function spawnServe(args: string[], env: Record<string, string> = {}): Served {
-  const child = spawn(process.execPath, serveArgs(args), { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, serveArgs(args), {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const stderr: string[] = [];
   child.stderr!.setEncoding('utf8').on('data', (d: string) => stderr.push(d));
   const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
@@ -34,7 +43,9 @@ export function spawnServe(args: string[], env: Record<string, string> = {}): Se
     async close() {
       const exited = new Promise((r) => child.once('exit', r));
       if (child.exitCode === null) {
-        await Promise.race([conn.sendRequest('server/shutdown', {}), new Promise((r) => setTimeout(r, 2000))]).catch(() => undefined);
+        await Promise.race([conn.sendRequest('server/shutdown', {}), new Promise((r) => setTimeout(r, 2000))]).catch(
+          () => undefined,
+        );
         const t = setTimeout(() => child.kill('SIGKILL'), 5000);
         await exited;
         clearTimeout(t);

@@ -17,8 +17,19 @@ if ('skip' in server) {
     const q = await JobQueue.open(url);
     const s = spawnServe(['--workspace', tmpdir()]);
     try {
-      await q.addJobs('r', [{ id: '0:0', target: 0, requiredVersion: 0, task: { id: 't', taskset: 'x', prompt: 'p' } as never }]);
-      await q.heartbeat('r', { id: 'explorer@h:7', role: 'explorer', state: 'generating', detail: 'job 0:0', modelVersion: 2, done: 16, throughput: 4, startedAt: Date.now() });
+      await q.addJobs('r', [
+        { id: '0:0', target: 0, requiredVersion: 0, task: { id: 't', taskset: 'x', prompt: 'p' } as never },
+      ]);
+      await q.heartbeat('r', {
+        id: 'explorer@h:7',
+        role: 'explorer',
+        state: 'generating',
+        detail: 'job 0:0',
+        modelVersion: 2,
+        done: 16,
+        throughput: 4,
+        startedAt: Date.now(),
+      });
       const r = await s.request('workers/list', { buffer: url, runId: 'r' });
       assert.deepEqual(r.jobs, { queued: 1 });
       assert.equal(r.workers.length, 1);

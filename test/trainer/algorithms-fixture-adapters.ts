@@ -42,13 +42,16 @@ function plain(v: unknown): unknown {
 function advantage(name: string): Adapter {
   return (c) => {
     const i = c.inputs;
-    const out = advantageFns.get(name).compute({
-      rewards: i.rewards as number[] | undefined,
-      groupIds: i.group_ids as string[] | undefined,
-      actionMask: num2(i.action_mask),
-      tokenLevelRewards: i.token_level_rewards as number[][] | undefined,
-      values: i.values as number[][] | undefined,
-    }, c.params);
+    const out = advantageFns.get(name).compute(
+      {
+        rewards: i.rewards as number[] | undefined,
+        groupIds: i.group_ids as string[] | undefined,
+        actionMask: num2(i.action_mask),
+        tokenLevelRewards: i.token_level_rewards as number[][] | undefined,
+        values: i.values as number[][] | undefined,
+      },
+      c.params,
+    );
     return {
       precision: 'float64',
       actual: {
@@ -75,15 +78,22 @@ function lossActual(r: LossResult): Record<string, unknown> {
 function policyLoss(name: string, perTokenKeys: string[]): Adapter {
   return (c) => {
     const i = c.inputs;
-    const actual = tidy(() => lossActual(policyLosses.get(name).compute({
-      logprob: t2(i.logprob),
-      oldLogprob: i.old_logprob ? t2(i.old_logprob) : undefined,
-      refLogprob: i.ref_logprob ? t2(i.ref_logprob) : undefined,
-      advantages: i.advantages ? t2(i.advantages) : undefined,
-      actionMask: t2(i.action_mask),
-      expertMask: i.expert_mask ? t1(i.expert_mask) : undefined,
-      step: typeof i.step === 'number' ? i.step : undefined,
-    }, c.params)));
+    const actual = tidy(() =>
+      lossActual(
+        policyLosses.get(name).compute(
+          {
+            logprob: t2(i.logprob),
+            oldLogprob: i.old_logprob ? t2(i.old_logprob) : undefined,
+            refLogprob: i.ref_logprob ? t2(i.ref_logprob) : undefined,
+            advantages: i.advantages ? t2(i.advantages) : undefined,
+            actionMask: t2(i.action_mask),
+            expertMask: i.expert_mask ? t1(i.expert_mask) : undefined,
+            step: typeof i.step === 'number' ? i.step : undefined,
+          },
+          c.params,
+        ),
+      ),
+    );
     return { precision: 'float32', actual, unmaskedOnly: { keys: perTokenKeys, mask: num2(i.action_mask) } };
   };
 }
@@ -91,12 +101,20 @@ function policyLoss(name: string, perTokenKeys: string[]): Adapter {
 function kl(name: string): Adapter {
   return (c) => {
     const i = c.inputs;
-    const actual = tidy(() => lossActual(klLoss(name, {
-      logprob: t2(i.logprob),
-      refLogprob: t2(i.ref_logprob),
-      oldLogprob: i.old_logprob ? t2(i.old_logprob) : undefined,
-      actionMask: t2(i.action_mask),
-    }, c.params)));
+    const actual = tidy(() =>
+      lossActual(
+        klLoss(
+          name,
+          {
+            logprob: t2(i.logprob),
+            refLogprob: t2(i.ref_logprob),
+            oldLogprob: i.old_logprob ? t2(i.old_logprob) : undefined,
+            actionMask: t2(i.action_mask),
+          },
+          c.params,
+        ),
+      ),
+    );
     return { precision: 'float32', actual, unmaskedOnly: { keys: ['kl'], mask: num2(i.action_mask) } };
   };
 }
@@ -106,8 +124,14 @@ const entropy: Adapter = (c) => {
   const { temperature, ...params } = c.params;
   const actual = tidy(() => {
     const mask = t2(i.action_mask);
-    const H = entropyFromLogits(tf.tensor3d(i.logits as number[][][], undefined, 'float32'), (temperature as number | null) ?? 1, mask);
-    return lossActual(entropyLoss({ entropy: H, actionMask: mask, expertMask: i.expert_mask ? t1(i.expert_mask) : undefined }, params));
+    const H = entropyFromLogits(
+      tf.tensor3d(i.logits as number[][][], undefined, 'float32'),
+      (temperature as number | null) ?? 1,
+      mask,
+    );
+    return lossActual(
+      entropyLoss({ entropy: H, actionMask: mask, expertMask: i.expert_mask ? t1(i.expert_mask) : undefined }, params),
+    );
   });
   return { precision: 'float32', actual, unmaskedOnly: { keys: ['entropy'], mask: num2(i.action_mask) } };
 };

@@ -8,7 +8,10 @@ import { resolve } from 'node:path';
 import { initEngine } from '../../backend/model/engine.js';
 import { ADAPTERS, type AdapterResult, type FixtureCase } from './algorithms-fixture-adapters.js';
 
-interface Tol { rtol: number; atol: number }
+interface Tol {
+  rtol: number;
+  atol: number;
+}
 interface FixtureFile {
   name?: string;
   tolerance?: { float64?: Tol; float32?: Tol };
@@ -26,7 +29,14 @@ const TOL: Record<'float64' | 'float32', Tol> = {
 await initEngine();
 
 /** Recursive comparison; returns the first few mismatches as "key[index]: actual vs expected". */
-function compare(expected: unknown, actual: unknown, at: string, tol: Tol, skip: (at: string) => boolean, out: string[]): void {
+function compare(
+  expected: unknown,
+  actual: unknown,
+  at: string,
+  tol: Tol,
+  skip: (at: string) => boolean,
+  out: string[],
+): void {
   if (out.length >= 8) return;
   if (skip(at)) return;
   if (typeof expected === 'number') {
@@ -36,7 +46,8 @@ function compare(expected: unknown, actual: unknown, at: string, tol: Tol, skip:
       return;
     }
     const ok = Math.abs(actual - expected) <= tol.atol + tol.rtol * Math.abs(expected);
-    if (!ok) out.push(`${at}: got ${actual}, expected ${expected} (|diff| ${Math.abs(actual - expected).toExponential(3)})`);
+    if (!ok)
+      out.push(`${at}: got ${actual}, expected ${expected} (|diff| ${Math.abs(actual - expected).toExponential(3)})`);
     return;
   }
   if (typeof expected === 'string' || typeof expected === 'boolean' || expected === null) {
@@ -45,7 +56,9 @@ function compare(expected: unknown, actual: unknown, at: string, tol: Tol, skip:
   }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual) || actual.length !== expected.length) {
-      out.push(`${at}: expected an array of ${expected.length}, got ${Array.isArray(actual) ? `an array of ${actual.length}` : JSON.stringify(actual)}`);
+      out.push(
+        `${at}: expected an array of ${expected.length}, got ${Array.isArray(actual) ? `an array of ${actual.length}` : JSON.stringify(actual)}`,
+      );
       return;
     }
     expected.forEach((e, i) => compare(e, actual[i], `${at}[${i}]`, tol, skip, out));
@@ -56,7 +69,8 @@ function compare(expected: unknown, actual: unknown, at: string, tol: Tol, skip:
       out.push(`${at}: expected an object, got ${JSON.stringify(actual)}`);
       return;
     }
-    for (const [k, e] of Object.entries(expected)) compare(e, (actual as Record<string, unknown>)[k], at ? `${at}.${k}` : k, tol, skip, out);
+    for (const [k, e] of Object.entries(expected))
+      compare(e, (actual as Record<string, unknown>)[k], at ? `${at}.${k}` : k, tol, skip, out);
   }
 }
 
@@ -73,7 +87,8 @@ function skipper(r: AdapterResult): (at: string) => boolean {
 
 test(`fixture file ${file.name ?? path} is complete`, () => {
   assert.ok(file.cases.length > 0, `${path}: no cases`);
-  if (file.case_count !== undefined) assert.equal(file.cases.length, file.case_count, `${path}: case_count says ${file.case_count}`);
+  if (file.case_count !== undefined)
+    assert.equal(file.cases.length, file.case_count, `${path}: case_count says ${file.case_count}`);
   const ids = file.cases.map((c) => c.id);
   assert.equal(new Set(ids).size, ids.length, 'case ids must be unique');
 });

@@ -65,12 +65,23 @@ function inputs(logprob: tf.Tensor2D, expert = [0, 1, 0, 1], poisoned = true): P
 }
 
 /** Analytic gradient and a central finite difference of f at x, on the positions listed. */
-function check(name: string, f: (x: tf.Tensor) => tf.Scalar, x0: number[][] | number[][][], positions: number[][], opts: { eps?: number; fd?: boolean } = {}): number[] {
+function check(
+  name: string,
+  f: (x: tf.Tensor) => tf.Scalar,
+  x0: number[][] | number[][][],
+  positions: number[][],
+  opts: { eps?: number; fd?: boolean } = {},
+): number[] {
   const eps = opts.eps ?? 5e-3;
-  const shape = [x0.length, (x0[0] as unknown[]).length, ...(Array.isArray((x0[0] as unknown[])[0]) ? [((x0[0] as number[][])[0]!).length] : [])];
+  const shape = [
+    x0.length,
+    (x0[0] as unknown[]).length,
+    ...(Array.isArray((x0[0] as unknown[])[0]) ? [(x0[0] as number[][])[0]!.length] : []),
+  ];
   const flat0 = (x0 as unknown[]).flat(2) as number[];
   const grad = tf.tidy(() => tf.grad(f)(tf.tensor(flat0, shape)).dataSync().slice());
-  for (let i = 0; i < grad.length; i++) assert.ok(Number.isFinite(grad[i]), `${name}: gradient[${i}] = ${grad[i]} on ${engine.backend}`);
+  for (let i = 0; i < grad.length; i++)
+    assert.ok(Number.isFinite(grad[i]), `${name}: gradient[${i}] = ${grad[i]} on ${engine.backend}`);
   if (opts.fd === false) return Array.from(grad);
   const valueAt = (flat: number[]) => tf.tidy(() => f(tf.tensor(flat, shape)).dataSync()[0]!);
   for (const pos of positions) {
@@ -81,7 +92,10 @@ function check(name: string, f: (x: tf.Tensor) => tf.Scalar, x0: number[][] | nu
     dn[i]! -= eps;
     const fd = (valueAt(up) - valueAt(dn)) / (2 * eps);
     const diff = Math.abs(grad[i]! - fd);
-    assert.ok(diff <= 5e-4 + 2e-2 * Math.abs(fd), `${name}: d/dx[${pos}] analytic ${grad[i]} vs finite difference ${fd}`);
+    assert.ok(
+      diff <= 5e-4 + 2e-2 * Math.abs(fd),
+      `${name}: d/dx[${pos}] analytic ${grad[i]} vs finite difference ${fd}`,
+    );
   }
   return Array.from(grad);
 }
@@ -90,19 +104,28 @@ const UNMASKED = MASK.flatMap((row, b) => row.flatMap((m, t) => (m ? [[b, t]] : 
 const MASKED = MASK.flatMap((row, b) => row.flatMap((m, t) => (m ? [] : [[b, t]])));
 
 function assertZeroOnMasked(name: string, grad: number[]): void {
-  for (const [b, t] of MASKED) assert.equal(grad[b! * T + t!], 0, `${name}: gradient on masked [${b},${t}] must be exactly 0`);
+  for (const [b, t] of MASKED)
+    assert.equal(grad[b! * T + t!], 0, `${name}: gradient on masked [${b},${t}] must be exactly 0`);
 }
 
 const CASES: { name: string; loss: string; params?: Record<string, unknown>; expert?: number[] }[] = [
   { name: 'ppo token-mean', loss: 'ppo' },
-  { name: 'ppo asymmetric clip, c=2, seq-mean-token-sum', loss: 'ppo', params: { clipRangeHigh: 0.28, clipRatioC: 2, lossAggMode: 'seq-mean-token-sum' } },
+  {
+    name: 'ppo asymmetric clip, c=2, seq-mean-token-sum',
+    loss: 'ppo',
+    params: { clipRangeHigh: 0.28, clipRatioC: 2, lossAggMode: 'seq-mean-token-sum' },
+  },
   { name: 'ppo sequence masking', loss: 'ppo', params: { enableSequenceMasking: true, deltaSequenceMasking: -0.2 } },
   { name: 'ppo seq-mean-token-mean', loss: 'ppo', params: { lossAggMode: 'seq-mean-token-mean' } },
   { name: 'ppo seq-mean-token-sum-norm', loss: 'ppo', params: { lossAggMode: 'seq-mean-token-sum-norm' } },
   { name: 'sft', loss: 'sft' },
   { name: 'mix', loss: 'mix', params: { mu: 0.3, lossAggMode: 'seq-mean-token-mean' } },
   { name: 'mix all expert', loss: 'mix', expert: [1, 1, 1, 1] },
-  { name: 'chord without phi', loss: 'chord', params: { enablePhiFunction: false, muWarmupSteps: 2, muDecaySteps: 4, muPeak: 0.5 } },
+  {
+    name: 'chord without phi',
+    loss: 'chord',
+    params: { enablePhiFunction: false, muWarmupSteps: 2, muDecaySteps: 4, muPeak: 0.5 },
+  },
   { name: 'opmd', loss: 'opmd', params: { tau: 0.5 } },
   { name: 'dpo', loss: 'dpo', params: { beta: 0.5, labelSmoothing: 0.1 } },
 ];
@@ -113,7 +136,10 @@ for (const c of CASES) {
     const f = (x: tf.Tensor) => fn.compute(inputs(x as tf.Tensor2D, c.expert), c.params).loss;
     const grad = check(c.name, f, poison(LP, NaN), UNMASKED);
     assertZeroOnMasked(c.name, grad);
-    assert.ok(grad.some((g) => g !== 0), `${c.name}: gradient is all zero`);
+    assert.ok(
+      grad.some((g) => g !== 0),
+      `${c.name}: gradient is all zero`,
+    );
   });
 }
 
@@ -124,15 +150,31 @@ test('every registered policy loss is covered by a gradient case', () => {
 
 test('fallback to policy gradient: ratio 1 in value, -A/n in gradient', () => {
   const n = MASK.flat().reduce((a, m) => a + m, 0);
-  const grad = tf.tidy(() => tf.grad((x: tf.Tensor) => policyLosses.get('ppo').compute(inputs(x as tf.Tensor2D), { fallbackToPolicyGradient: true }).loss)(tf.tensor2d(poison(LP, NaN))).dataSync().slice());
-  for (const [b, t] of UNMASKED) assert.ok(Math.abs(grad[b! * T + t!]! + ADV[b!]![t!]! / n) < 1e-6, `[${b},${t}]: ${grad[b! * T + t!]}`);
+  const grad = tf.tidy(() =>
+    tf
+      .grad(
+        (x: tf.Tensor) =>
+          policyLosses.get('ppo').compute(inputs(x as tf.Tensor2D), { fallbackToPolicyGradient: true }).loss,
+      )(tf.tensor2d(poison(LP, NaN)))
+      .dataSync()
+      .slice(),
+  );
+  for (const [b, t] of UNMASKED)
+    assert.ok(Math.abs(grad[b! * T + t!]! + ADV[b!]![t!]! / n) < 1e-6, `[${b},${t}]: ${grad[b! * T + t!]}`);
   assertZeroOnMasked('fallback', Array.from(grad));
 });
 
 test('CHORD phi is a constant weight: gradient on expert tokens is -mu·phi/n_expert', () => {
   const expert = [0, 1, 0, 1];
   const p = { muWarmupSteps: 0, muDecaySteps: 0, muPeak: 0.4, muValley: 0.4 };
-  const grad = tf.tidy(() => tf.grad((x: tf.Tensor) => policyLosses.get('chord').compute(inputs(x as tf.Tensor2D, expert), p).loss)(tf.tensor2d(poison(LP, NaN))).dataSync().slice());
+  const grad = tf.tidy(() =>
+    tf
+      .grad((x: tf.Tensor) => policyLosses.get('chord').compute(inputs(x as tf.Tensor2D, expert), p).loss)(
+        tf.tensor2d(poison(LP, NaN)),
+      )
+      .dataSync()
+      .slice(),
+  );
   const expertTokens = UNMASKED.filter(([b]) => expert[b!]);
   for (const [b, t] of expertTokens) {
     const prob = Math.exp(LP[b!]![t!]!);
@@ -140,7 +182,11 @@ test('CHORD phi is a constant weight: gradient on expert tokens is -mu·phi/n_ex
     assert.ok(Math.abs(grad[b! * T + t!]! - want) < 1e-6, `[${b},${t}]: ${grad[b! * T + t!]} vs ${want}`);
   }
   assertZeroOnMasked('chord', Array.from(grad));
-  const phi = tf.tidy(() => phiWeight(tf.tensor2d([[Math.log(0.5), Math.log(0.9)]])).dataSync().slice());
+  const phi = tf.tidy(() =>
+    phiWeight(tf.tensor2d([[Math.log(0.5), Math.log(0.9)]]))
+      .dataSync()
+      .slice(),
+  );
   assert.ok(Math.abs(phi[0]! - 0.25) < 1e-6 && Math.abs(phi[1]! - 0.09) < 1e-6);
 });
 
@@ -148,7 +194,11 @@ for (const name of klFns.names()) {
   test(`gradient of KL loss: ${name}`, () => {
     const f = (x: tf.Tensor) => {
       const i = inputs(x as tf.Tensor2D);
-      return klLoss(name, { logprob: i.logprob, refLogprob: i.refLogprob!, oldLogprob: i.oldLogprob, actionMask: i.actionMask }, { klCoef: 0.5 }).loss;
+      return klLoss(
+        name,
+        { logprob: i.logprob, refLogprob: i.refLogprob!, oldLogprob: i.oldLogprob, actionMask: i.actionMask },
+        { klCoef: 0.5 },
+      ).loss;
     };
     const grad = check(`kl ${name}`, f, poison(LP, NaN), UNMASKED);
     assertZeroOnMasked(`kl ${name}`, grad);
@@ -157,11 +207,16 @@ for (const name of klFns.names()) {
 
 test('gradient of the entropy bonus w.r.t. logits (mix variant, temperature 0.7)', () => {
   const V = 3;
-  const logits = MASK.map((row, b) => row.map((m, t) => Array.from({ length: V }, (_, v) => (m ? Math.cos(b + 2 * t + 3 * v) : NaN))));
+  const logits = MASK.map((row, b) =>
+    row.map((m, t) => Array.from({ length: V }, (_, v) => (m ? Math.cos(b + 2 * t + 3 * v) : NaN))),
+  );
   const f = (x: tf.Tensor) => {
     const mask = tf.tensor2d(MASK);
     const H = entropyFromLogits(x as tf.Tensor3D, 0.7, mask);
-    return entropyLoss({ entropy: H, actionMask: mask, expertMask: tf.tensor1d([0, 1, 0, 0]) }, { entropyCoef: 1, entropyLossFn: 'mix' }).loss;
+    return entropyLoss(
+      { entropy: H, actionMask: mask, expertMask: tf.tensor1d([0, 1, 0, 0]) },
+      { entropyCoef: 1, entropyLossFn: 'mix' },
+    ).loss;
   };
   const positions = UNMASKED.flatMap(([b, t]) => Array.from({ length: V }, (_, v) => [b!, t!, v]));
   const grad = check('entropy', f, logits, positions);

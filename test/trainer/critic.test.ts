@@ -33,13 +33,36 @@ await initEngine();
 // The placements' tests read which critic a stage continued from the info log line (the runner sets warn).
 process.env.RFT_LOG_LEVEL = 'info';
 const tok = CharTokenizer.train(['say ', 'abcd']);
-const tasks: Task[] = [...'abcd'].map((c) => ({ id: c, taskset: 't', domain: 'text', prompt: `say ${c}`, answer: 'c' }));
+const tasks: Task[] = [...'abcd'].map((c) => ({
+  id: c,
+  taskset: 't',
+  domain: 'text',
+  prompt: `say ${c}`,
+  answer: 'c',
+}));
 const reward: RewardFn = async (t, r) => ({ reward: r.trim() === t.answer ? 1 : 0, status: 'ok' });
-const mcfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 32, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 64, maxSeqLen: 32 });
+const mcfg = makeConfig({
+  vocabSize: tok.vocabSize,
+  dModel: 32,
+  nLayers: 1,
+  nHeads: 2,
+  nKvHeads: 2,
+  dFF: 64,
+  maxSeqLen: 32,
+});
 
 async function rollouts(model: Transformer): Promise<Experience[]> {
   const rm = new LocalRolloutModel(model, tok, 0);
-  return singleTurn.run(tasks, { model: rm, reward, runId: 'r', repeatTimes: 4, sampling: workflowSampling({ maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, tok), step: 0, seed: 5, split: 'train' });
+  return singleTurn.run(tasks, {
+    model: rm,
+    reward,
+    runId: 'r',
+    repeatTimes: 4,
+    sampling: workflowSampling({ maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, tok),
+    step: 0,
+    seed: 5,
+    split: 'train',
+  });
 }
 
 test('critic: value loss reported each step and falling on a fixed batch', async () => {
@@ -53,7 +76,10 @@ test('critic: value loss reported each step and falling on a fixed batch', async
     const batch = await rollouts(model);
     const losses: number[] = [];
     for (let s = 0; s < 6; s++) {
-      const m = await trainer.trainStep(batch.map((e) => ({ ...e })), s);
+      const m = await trainer.trainStep(
+        batch.map((e) => ({ ...e })),
+        s,
+      );
       assert.equal(typeof m.critic_loss, 'number', 'critic_loss in the step metrics');
       assert.ok(Number.isFinite(m.critic_loss));
       losses.push(m.critic_loss!);
@@ -81,9 +107,16 @@ test('critic: saved in critic/ of a checkpoint, loaded with equal values; policy
     await saveCheckpoint(model, join(dir, 'without'), { version: 1 }, tok);
     assert.ok(existsSync(join(dir, 'with', CRITIC_DIR, 'model.safetensors')));
     // The policy's own files are the same with or without a critic (exports, checksums read only these).
-    const top = (d: string) => readdirSync(d).filter((f) => f !== CRITIC_DIR && f !== 'rft.json').sort();
+    const top = (d: string) =>
+      readdirSync(d)
+        .filter((f) => f !== CRITIC_DIR && f !== 'rft.json')
+        .sort();
     assert.deepEqual(top(join(dir, 'with')), top(join(dir, 'without')));
-    assert.ok(readFileSync(join(dir, 'with', 'model.safetensors')).equals(readFileSync(join(dir, 'without', 'model.safetensors'))));
+    assert.ok(
+      readFileSync(join(dir, 'with', 'model.safetensors')).equals(
+        readFileSync(join(dir, 'without', 'model.safetensors')),
+      ),
+    );
     loadCheckpoint(join(dir, 'with')).model.dispose(); // the policy still loads (no stray tensors)
     assert.equal(loadCritic(join(dir, 'without'), mcfg), undefined);
     const loaded = loadCritic(join(dir, 'with'), mcfg)!;
@@ -101,7 +134,9 @@ test('critic: saved in critic/ of a checkpoint, loaded with equal values; policy
 
 test('critic: a stage opened on a checkpoint continues its critic (values equal); without one it starts fresh', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-critic-'));
-  const cfg = tinyConfig({ sync_offset: 0 }, 2, { stages: [{ name: 'ppo', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }] });
+  const cfg = tinyConfig({ sync_offset: 0 }, 2, {
+    stages: [{ name: 'ppo', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }],
+  });
   const stage = stagesOf(cfg)[0]!;
   const model = new Transformer(mcfg, 7);
   const saved = new Transformer({ ...mcfg, valueHead: true }, 123);
@@ -125,29 +160,48 @@ test('critic: a stage opened on a checkpoint continues its critic (values equal)
   }
 });
 
-test("critic: its AdamW state is saved beside it and a stage opened on the checkpoint continues it; a state that does not fit is refused by file and field", async () => {
+test('critic: its AdamW state is saved beside it and a stage opened on the checkpoint continues it; a state that does not fit is refused by file and field', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-critic-'));
-  const cfg = tinyConfig({ sync_offset: 0 }, 2, { stages: [{ name: 'ppo', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }] });
+  const cfg = tinyConfig({ sync_offset: 0 }, 2, {
+    stages: [{ name: 'ppo', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }],
+  });
   const stage = stagesOf(cfg)[0]!;
   const model = new Transformer(mcfg, 7);
   const critic = new Transformer({ ...mcfg, valueHead: true }, 8);
-  const trainer = new Trainer(model, makeObjective('ppo'), { lr: 0, criticLr: 1e-2, padId: tok.padId }, model.clone(), critic);
+  const trainer = new Trainer(
+    model,
+    makeObjective('ppo'),
+    { lr: 0, criticLr: 1e-2, padId: tok.padId },
+    model.clone(),
+    critic,
+  );
   const store = { count: async () => 0 };
   try {
     const batch = await rollouts(model);
-    for (let s = 0; s < 3; s++) await trainer.trainStep(batch.map((e) => ({ ...e })), s);
+    for (let s = 0; s < 3; s++)
+      await trainer.trainStep(
+        batch.map((e) => ({ ...e })),
+        s,
+      );
     const saved = await trainer.criticOptimizer!.state();
     assert.ok(saved.t >= 3);
-    await saveCheckpoint(model, join(dir, 'v3'), { version: 3 }, tok, { critic, criticOptimizer: trainer.criticOptimizer });
+    await saveCheckpoint(model, join(dir, 'v3'), { version: 3 }, tok, {
+      critic,
+      criticOptimizer: trainer.criticOptimizer,
+    });
     assert.ok(existsSync(join(dir, 'v3', CRITIC_DIR, OPTIMIZER_FILE)));
     const cont = await openStage(cfg, stage, model, tok, store, 'r', () => model.clone(), join(dir, 'v3'));
     try {
       const got = await cont.trainer.criticOptimizer!.state();
       assert.equal(got.t, saved.t, 'step count continued (bias correction as before the stop)');
       // Moments keyed by the parameters' names: the reloaded critic's variables are new tfjs variables.
-      const byName = (st: typeof saved, m: Transformer) => Object.fromEntries(m.variables().map((v) => [m.paramName(v.name), [...st.m[v.name]!, ...st.v[v.name]!]]));
+      const byName = (st: typeof saved, m: Transformer) =>
+        Object.fromEntries(m.variables().map((v) => [m.paramName(v.name), [...st.m[v.name]!, ...st.v[v.name]!]]));
       assert.deepEqual(byName(got, cont.trainer.critic!), byName(saved, critic));
-      assert.ok(Object.values(byName(got, cont.trainer.critic!)).some((xs) => xs.some((x) => x !== 0)), 'moments are not zero');
+      assert.ok(
+        Object.values(byName(got, cont.trainer.critic!)).some((xs) => xs.some((x) => x !== 0)),
+        'moments are not zero',
+      );
     } finally {
       cont.dispose();
     }
@@ -155,8 +209,15 @@ test("critic: its AdamW state is saved beside it and a stage opened on the check
     const head = join(dir, 'v3', CRITIC_DIR, OPTIMIZER_FILE);
     const { tensors, metadata } = readSafetensors(readFileSync(head), head);
     tensors.delete('v.value_head.bias');
-    writeFileSync(head, writeSafetensors(new Map([...tensors].map(([k, t]) => [k, { shape: t.shape, data: t.data }])), metadata));
-    await assert.rejects(openStage(cfg, stage, model, tok, store, 'r', () => model.clone(), join(dir, 'v3')), (e: Error) => e.message.includes(head) && e.message.includes('v.value_head.bias') && /moment missing/.test(e.message));
+    writeFileSync(
+      head,
+      writeSafetensors(new Map([...tensors].map(([k, t]) => [k, { shape: t.shape, data: t.data }])), metadata),
+    );
+    await assert.rejects(
+      openStage(cfg, stage, model, tok, store, 'r', () => model.clone(), join(dir, 'v3')),
+      (e: Error) =>
+        e.message.includes(head) && e.message.includes('v.value_head.bias') && /moment missing/.test(e.message),
+    );
   } finally {
     trainer.dispose();
     model.dispose();
@@ -165,10 +226,19 @@ test("critic: its AdamW state is saved beside it and a stage opened on the check
   }
 });
 
-const ppoStages = { stages: [{ name: 'ppo1', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }, { name: 'ppo2', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 }] };
+const ppoStages = {
+  stages: [
+    { name: 'ppo1', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 },
+    { name: 'ppo2', algorithm: { name: 'ppo' }, steps: 2, batch_size: 4 },
+  ],
+};
 
 function trainRecords(runDir: string): Record<string, unknown>[] {
-  return readFileSync(join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.kind === 'train');
+  return readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((r) => r.kind === 'train');
 }
 
 for (const method of ['memory', 'checkpoint'] as const) {
@@ -183,13 +253,30 @@ for (const method of ['memory', 'checkpoint'] as const) {
       const runDir = join(ws, '.rft', 'runs', 'c1');
       const recs = trainRecords(runDir);
       assert.equal(recs.length, 4);
-      for (const r of recs) assert.ok(Number.isFinite(r.critic_loss) && (r.critic_loss as number) > 0, `critic_loss in ${JSON.stringify(r)}`);
-      for (const v of [2, 4]) assert.ok(existsSync(join(runDir, 'checkpoints', `v${v}`, CRITIC_DIR, 'model.safetensors')), `v${v} holds the critic`);
+      for (const r of recs)
+        assert.ok(
+          Number.isFinite(r.critic_loss) && (r.critic_loss as number) > 0,
+          `critic_loss in ${JSON.stringify(r)}`,
+        );
+      for (const v of [2, 4])
+        assert.ok(
+          existsSync(join(runDir, 'checkpoints', `v${v}`, CRITIC_DIR, 'model.safetensors')),
+          `v${v} holds the critic`,
+        );
       // Memory: this process's log; checkpoint: the trainer processes' logs (runDir/logs).
-      const logs = method === 'memory' ? lines : readdirSync(join(runDir, 'logs')).flatMap((f) => readFileSync(join(runDir, 'logs', f), 'utf8').split('\n'));
-      assert.ok(logs.some((l) => l.includes('critic: continued from') && l.trimEnd().endsWith(join('checkpoints', 'v2'))), `stage 2 continues stage 1's critic:\n${logs.join('\n')}`);
+      const logs =
+        method === 'memory'
+          ? lines
+          : readdirSync(join(runDir, 'logs')).flatMap((f) => readFileSync(join(runDir, 'logs', f), 'utf8').split('\n'));
+      assert.ok(
+        logs.some((l) => l.includes('critic: continued from') && l.trimEnd().endsWith(join('checkpoints', 'v2'))),
+        `stage 2 continues stage 1's critic:\n${logs.join('\n')}`,
+      );
       // The critic saved after stage 2 is not stage 1's: it kept training.
-      const c2 = loadCritic(join(runDir, 'checkpoints', 'v2'), loadCheckpoint(join(runDir, 'checkpoints', 'v2')).model.config)!;
+      const c2 = loadCritic(
+        join(runDir, 'checkpoints', 'v2'),
+        loadCheckpoint(join(runDir, 'checkpoints', 'v2')).model.config,
+      )!;
       const c4 = loadCritic(join(runDir, 'checkpoints', 'v4'), c2.config)!;
       const w = async (m: Transformer) => Array.from((await m.params.get('value_head.weight')!.data()) as Float32Array);
       assert.notDeepEqual(await w(c2), await w(c4));
@@ -207,7 +294,9 @@ test('critic (memory placement): a stopped and resumed run continues the critic 
   const lines: string[] = [];
   setLogSink((_l, scope, msg) => lines.push(`${scope}: ${msg}`));
   try {
-    const cfg = tinyConfig({ sync_offset: 0 }, 2, { stages: [{ name: 'ppo', algorithm: { name: 'ppo' }, steps: 8, batch_size: 4 }] });
+    const cfg = tinyConfig({ sync_offset: 0 }, 2, {
+      stages: [{ name: 'ppo', algorithm: { name: 'ppo' }, steps: 8, batch_size: 4 }],
+    });
     cfg.synchronizer.method = 'memory';
     const runDir = join(ws, '.rft', 'runs', 'r1');
     // Stopped after its periodic eval at step 2 (the run never yields to a timer between steps).
@@ -225,15 +314,23 @@ test('critic (memory placement): a stopped and resumed run continues the critic 
     lines.length = 0;
     const done = await runJob({ resume: 'r1', workspace: ws, checkpointEvery: 100 });
     assert.equal(done.trainer_steps, 8);
-    assert.ok(lines.some((l) => l.includes(`critic: continued from ${stopDir}`)), `resumed critic:\n${lines.join('\n')}`);
-    assert.ok(lines.some((l) => l.includes(`critic: optimiser state continued from ${stopDir} (step `) && !l.includes('(step 0)')), `resumed critic optimiser:\n${lines.join('\n')}`);
+    assert.ok(
+      lines.some((l) => l.includes(`critic: continued from ${stopDir}`)),
+      `resumed critic:\n${lines.join('\n')}`,
+    );
+    assert.ok(
+      lines.some(
+        (l) => l.includes(`critic: optimiser state continued from ${stopDir} (step `) && !l.includes('(step 0)'),
+      ),
+      `resumed critic optimiser:\n${lines.join('\n')}`,
+    );
   } finally {
     setLogSink((level, scope, msg) => process.stderr.write(`${level.toUpperCase()} ${scope}: ${msg}\n`));
     rmSync(ws, { recursive: true, force: true });
   }
 });
 
-test('critic (distributed placement): critic_loss per step, critic beside each published version, the second PPO stage continues the first\'s', async (t) => {
+test("critic (distributed placement): critic_loss per step, critic beside each published version, the second PPO stage continues the first's", async (t) => {
   const pg = startPg();
   if ('skip' in pg) return t.skip(pg.skip);
   const ws = tempWorkspace();
@@ -256,9 +353,14 @@ test('critic (distributed placement): critic_loss per step, critic beside each p
     }
     const recs = trainRecords(r.outDir);
     assert.equal(recs.length, 4);
-    for (const x of recs) assert.ok(Number.isFinite(x.critic_loss) && (x.critic_loss as number) > 0, `critic_loss in ${JSON.stringify(x)}`);
-    for (const v of [2, 4]) assert.ok(existsSync(join(weights, 'd1', `v${v}`, CRITIC_DIR, 'model.safetensors')), `v${v} holds the critic`);
-    assert.ok(lines.some((l) => l.includes('critic: continued from') && l.trimEnd().endsWith(join('d1', 'v2'))), `stage 2 continues stage 1's critic:\n${lines.join('\n')}`);
+    for (const x of recs)
+      assert.ok(Number.isFinite(x.critic_loss) && (x.critic_loss as number) > 0, `critic_loss in ${JSON.stringify(x)}`);
+    for (const v of [2, 4])
+      assert.ok(existsSync(join(weights, 'd1', `v${v}`, CRITIC_DIR, 'model.safetensors')), `v${v} holds the critic`);
+    assert.ok(
+      lines.some((l) => l.includes('critic: continued from') && l.trimEnd().endsWith(join('d1', 'v2'))),
+      `stage 2 continues stage 1's critic:\n${lines.join('\n')}`,
+    );
   } finally {
     setLogSink((level, scope, msg) => process.stderr.write(`${level.toUpperCase()} ${scope}: ${msg}\n`));
     rmSync(ws, { recursive: true, force: true });

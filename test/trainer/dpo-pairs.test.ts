@@ -28,9 +28,22 @@ function rollout(task: string, prompt: string, answer: string): Experience {
   const p = encodePrompt(tok, taskMessages(prompt));
   const r = encodeResponse(tok, answer);
   return {
-    id: `x${k++}`, taskId: task, groupId: `g-${task}`, runId: 'run', source: 'usual', promptTokens: p, promptText: prompt,
-    responseTokens: r, responseText: answer, actionMask: r.map(() => 1), logprobs: r.map(() => -1), modelVersion: 0,
-    reward: 0, status: 'ok', useCount: 0, createdAt: 1000 + k,
+    id: `x${k++}`,
+    taskId: task,
+    groupId: `g-${task}`,
+    runId: 'run',
+    source: 'usual',
+    promptTokens: p,
+    promptText: prompt,
+    responseTokens: r,
+    responseText: answer,
+    actionMask: r.map(() => 1),
+    logprobs: r.map(() => -1),
+    modelVersion: 0,
+    reward: 0,
+    status: 'ok',
+    useCount: 0,
+    createdAt: 1000 + k,
   };
 }
 
@@ -47,14 +60,31 @@ async function margin(trainer: Trainer, ref: Transformer, rows: Experience[]): P
 test('curation -> pairs -> DPO: the chosen log-prob margin grows; every pair shares its prompt', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-dpo-'));
   const store = await openStore(join(dir, 'buffer.db'));
-  const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 32, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 64, maxSeqLen: 48 });
+  const cfg = makeConfig({
+    vocabSize: tok.vocabSize,
+    dModel: 32,
+    nLayers: 1,
+    nHeads: 2,
+    nKvHeads: 2,
+    dFF: 64,
+    maxSeqLen: 48,
+  });
   const model = new Transformer(cfg, 5);
   const ref = model.clone();
-  const trainer = new Trainer(model, makeObjective('dpo', { beta: 0.5 }), { lr: 5e-3, padId: tok.padId, microBatchSize: 2 }, ref);
+  const trainer = new Trainer(
+    model,
+    makeObjective('dpo', { beta: 0.5 }),
+    { lr: 5e-3, padId: tok.padId, microBatchSize: 2 },
+    ref,
+  );
   try {
     // Per task: a good, a bad and a middling response; plus a task whose rejection has no promoted partner.
     const words = ['cat', 'dog', 'sun', 'map'];
-    const rows = words.map((w) => [rollout(w, `say the word ${w}`, w), rollout(w, `say the word ${w}`, 'zzzq'), rollout(w, `say the word ${w}`, `${w}s`)]);
+    const rows = words.map((w) => [
+      rollout(w, `say the word ${w}`, w),
+      rollout(w, `say the word ${w}`, 'zzzq'),
+      rollout(w, `say the word ${w}`, `${w}s`),
+    ]);
     const lone = rollout('lone', 'say the word lone', 'qqq');
     await store.appendExperiences([...rows.flat(), lone]);
     const fb = new FeedbackService(store);
@@ -86,10 +116,15 @@ test('curation -> pairs -> DPO: the chosen log-prob margin grows; every pair sha
       metrics.push(await trainer.trainStep(b.experiences, s));
     }
     const m1 = await margin(trainer, ref, probe);
-    console.log(`dpo margin: ${m0.toFixed(4)} -> ${m1.toFixed(4)} (loss ${metrics[0]!.loss.toFixed(4)} -> ${metrics.at(-1)!.loss.toFixed(4)})`);
+    console.log(
+      `dpo margin: ${m0.toFixed(4)} -> ${m1.toFixed(4)} (loss ${metrics[0]!.loss.toFixed(4)} -> ${metrics.at(-1)!.loss.toFixed(4)})`,
+    );
     assert.ok(m1 > 1, `margin grew from ${m0} to ${m1}`);
     assert.ok(metrics.at(-1)!.loss < metrics[0]!.loss, 'DPO loss fell');
-    assert.ok((await store.listPairs({ runId: 'run' })).every((p) => p.useCount === 7), 'every pair used evenly (least-used first): 1 + 12 steps x 4 pairs / 8 pairs = 7');
+    assert.ok(
+      (await store.listPairs({ runId: 'run' })).every((p) => p.useCount === 7),
+      'every pair used evenly (least-used first): 1 + 12 steps x 4 pairs / 8 pairs = 7',
+    );
   } finally {
     trainer.dispose();
     model.dispose();
@@ -100,13 +135,26 @@ test('curation -> pairs -> DPO: the chosen log-prob margin grows; every pair sha
 });
 
 test('a pair with a row the model cannot take is skipped whole; an odd number of paired rows is refused', async () => {
-  const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 40 });
+  const cfg = makeConfig({
+    vocabSize: tok.vocabSize,
+    dModel: 16,
+    nLayers: 1,
+    nHeads: 2,
+    nKvHeads: 2,
+    dFF: 32,
+    maxSeqLen: 40,
+  });
   const model = new Transformer(cfg, 3);
   const ref = model.clone();
   const trainer = new Trainer(model, makeObjective('dpo'), { lr: 1e-3, padId: tok.padId, microBatchSize: 3 }, ref);
   try {
     const long = rollout('t', 'say the word t', 'x'.repeat(60));
-    const batch = [rollout('t', 'say the word t', 'ok'), long, rollout('u', 'say the word u', 'yes'), rollout('u', 'say the word u', 'no')];
+    const batch = [
+      rollout('t', 'say the word t', 'ok'),
+      long,
+      rollout('u', 'say the word u', 'yes'),
+      rollout('u', 'say the word u', 'no'),
+    ];
     const m = await trainer.trainStep(batch, 0);
     assert.equal(m.skipped_experiences, 2, 'the too-long row and its partner');
     assert.ok(Number.isFinite(m.loss) && m.loss > 0);
@@ -135,18 +183,39 @@ test('curation in the server (promote, reject, rate over JSON-RPC) -> stored pai
     await served.close();
   }
   const store = await openStore(bufferPath);
-  const cfg = makeConfig({ vocabSize: TOKENIZER.vocabSize, dModel: 32, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 64, maxSeqLen: 32 });
+  const cfg = makeConfig({
+    vocabSize: TOKENIZER.vocabSize,
+    dModel: 32,
+    nLayers: 1,
+    nHeads: 2,
+    nKvHeads: 2,
+    dFF: 64,
+    maxSeqLen: 32,
+  });
   const model = new Transformer(cfg, 9);
   const ref = model.clone();
-  const trainer = new Trainer(model, makeObjective('dpo', { beta: 0.5 }), { lr: 5e-3, padId: TOKENIZER.padId, microBatchSize: 2 }, ref);
+  const trainer = new Trainer(
+    model,
+    makeObjective('dpo', { beta: 0.5 }),
+    { lr: 5e-3, padId: TOKENIZER.padId, microBatchSize: 2 },
+    ref,
+  );
   try {
     assert.deepEqual(await syncPairs(store, 'run-a'), { curation: 2, rating: 1, long2short: 0 });
     const pairs = await store.listPairs({ runId: 'run-a' });
-    assert.deepEqual(pairs.map((p) => [p.origin, p.taskId, p.rejectedId]).sort(), [['curation', 't0', 'e00010'], ['curation', 't2', 'e00012'], ['rating', 't4', 'e00014']]);
+    assert.deepEqual(pairs.map((p) => [p.origin, p.taskId, p.rejectedId]).sort(), [
+      ['curation', 't0', 'e00010'],
+      ['curation', 't2', 'e00012'],
+      ['rating', 't4', 'e00014'],
+    ]);
     const sampler = makeSampler(store, { type: 'pairs', runId: 'run-a' });
     const probe = (await sampler.sample({ batchSize: 6, currentVersion: 0, timeoutMs: 0 })).experiences;
     const m0 = await margin(trainer, ref, probe);
-    for (let step = 0; step < 10; step++) await trainer.trainStep((await sampler.sample({ batchSize: 6, currentVersion: step, timeoutMs: 0 })).experiences, step);
+    for (let step = 0; step < 10; step++)
+      await trainer.trainStep(
+        (await sampler.sample({ batchSize: 6, currentVersion: step, timeoutMs: 0 })).experiences,
+        step,
+      );
     const m1 = await margin(trainer, ref, probe);
     console.log(`server curation -> dpo margin: ${m0.toFixed(4)} -> ${m1.toFixed(4)}`);
     assert.ok(Math.abs(m0) < 1e-4 && m1 > 1, `margin ${m0} -> ${m1}`);

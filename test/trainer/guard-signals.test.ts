@@ -19,13 +19,39 @@ const tok = CharTokenizer.train(['say abcd']);
 function row(id: string, answer: string, source: 'usual' | 'expert', reward: number): Experience {
   const p = encodePrompt(tok, taskMessages(`say ${answer}`));
   const r = encodeResponse(tok, answer);
-  return { id, taskId: 't', groupId: 'g', runId: 'r', source, promptTokens: p, promptText: '', responseTokens: r, responseText: answer, actionMask: r.map(() => 1), logprobs: [], advantages: r.map(() => (reward - 0.5)), modelVersion: 0, reward, status: 'ok', useCount: 0, createdAt: 0 };
+  return {
+    id,
+    taskId: 't',
+    groupId: 'g',
+    runId: 'r',
+    source,
+    promptTokens: p,
+    promptText: '',
+    responseTokens: r,
+    responseText: answer,
+    actionMask: r.map(() => 1),
+    logprobs: [],
+    advantages: r.map(() => reward - 0.5),
+    modelVersion: 0,
+    reward,
+    status: 'ok',
+    useCount: 0,
+    createdAt: 0,
+  };
 }
 
 test('ref_kl, batch_reward and sampled_entropy of a step', async () => {
-  const model = new Transformer(makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 32 }), 3);
+  const model = new Transformer(
+    makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 32 }),
+    3,
+  );
   const reference = model.clone();
-  const trainer = new Trainer(model, makeObjective('grpo', {}), { lr: 1e-3, padId: tok.padId, microBatchSize: 0 }, reference);
+  const trainer = new Trainer(
+    model,
+    makeObjective('grpo', {}),
+    { lr: 1e-3, padId: tok.padId, microBatchSize: 0 },
+    reference,
+  );
   const usual = [row('u1', 'ab', 'usual', 1), row('u2', 'cd', 'usual', 0)];
   // Behaviour log-probs: the reference's own plus 0.5 per token, so the log-ratio is 0.5 on every trained token.
   const ref = await trainer.responseLogprobs(usual, reference);
@@ -38,7 +64,10 @@ test('ref_kl, batch_reward and sampled_entropy of a step', async () => {
   // Every usual row counts in the reward; the entropy estimate from the rows that carry log-probs.
   assert.ok(Math.abs(m.batch_reward! - 2 / 3) < 1e-9, `batch_reward ${m.batch_reward}`);
   const lps = usual.flatMap((e) => e.logprobs);
-  assert.ok(Math.abs(m.sampled_entropy! - -lps.reduce((a, b) => a + b, 0) / lps.length) < 1e-6, `sampled_entropy ${m.sampled_entropy}`);
+  assert.ok(
+    Math.abs(m.sampled_entropy! - -lps.reduce((a, b) => a + b, 0) / lps.length) < 1e-6,
+    `sampled_entropy ${m.sampled_entropy}`,
+  );
   trainer.dispose();
   model.dispose();
   reference.dispose();

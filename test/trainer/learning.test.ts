@@ -20,35 +20,87 @@ import type { Experience, Task } from '../../backend/core/types.js';
 await initEngine();
 const LETTERS = 'abcd';
 const tok = CharTokenizer.train(['say ', LETTERS]);
-const tasks: Task[] = [...LETTERS].map((c) => ({ id: c, taskset: 't', domain: 'text', prompt: `say ${c}`, answer: 'c' }));
+const tasks: Task[] = [...LETTERS].map((c) => ({
+  id: c,
+  taskset: 't',
+  domain: 'text',
+  prompt: `say ${c}`,
+  answer: 'c',
+}));
 const reward: RewardFn = async (t, r) => ({ reward: r.trim() === t.answer ? 1 : 0, status: 'ok' });
 
 function expert(t: Task): Experience {
   const p = encodePrompt(tok, taskMessages(t.prompt!));
   const r = encodeResponse(tok, t.answer!);
-  return { id: `e-${t.id}`, taskId: t.id, groupId: `e-${t.id}`, runId: 'r', source: 'expert', promptTokens: p, promptText: t.prompt!, responseTokens: r, responseText: t.answer!, actionMask: r.map(() => 1), logprobs: [], modelVersion: -1, reward: 1, status: 'ok', useCount: 0, createdAt: 0 };
+  return {
+    id: `e-${t.id}`,
+    taskId: t.id,
+    groupId: `e-${t.id}`,
+    runId: 'r',
+    source: 'expert',
+    promptTokens: p,
+    promptText: t.prompt!,
+    responseTokens: r,
+    responseText: t.answer!,
+    actionMask: r.map(() => 1),
+    logprobs: [],
+    modelVersion: -1,
+    reward: 1,
+    status: 'ok',
+    useCount: 0,
+    createdAt: 0,
+  };
 }
 
 async function meanReward(rm: LocalRolloutModel, rng: Rng): Promise<number> {
-  const exps = await singleTurn.run(tasks, { model: rm, reward, runId: 'r', repeatTimes: 16, sampling: workflowSampling({ maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, rm.tokenizer), step: 0, seed: rng.int(0, 1e9), split: 'eval' });
+  const exps = await singleTurn.run(tasks, {
+    model: rm,
+    reward,
+    runId: 'r',
+    repeatTimes: 16,
+    sampling: workflowSampling({ maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, rm.tokenizer),
+    step: 0,
+    seed: rng.int(0, 1e9),
+    split: 'eval',
+  });
   return exps.reduce((a, e) => a + e.reward, 0) / exps.length;
 }
 
 function demo(t: Task, answer: string, id: string): Experience {
-  return { ...expert(t), id, responseTokens: encodeResponse(tok, answer), responseText: answer, actionMask: encodeResponse(tok, answer).map(() => 1) };
+  return {
+    ...expert(t),
+    id,
+    responseTokens: encodeResponse(tok, answer),
+    responseText: answer,
+    actionMask: encodeResponse(tok, answer).map(() => 1),
+  };
 }
 
 async function warmUp(model: Transformer): Promise<void> {
   const rng = new Rng(11);
   const sft = new Trainer(model, makeObjective('sft'), { lr: 1e-2, padId: tok.padId });
   for (let s = 0; s < 40; s++) {
-    await sft.trainStep(Array.from({ length: 16 }, (_, i) => demo(tasks[i % 4]!, LETTERS[rng.int(0, 4)]!, `w${s}-${i}`)));
+    await sft.trainStep(
+      Array.from({ length: 16 }, (_, i) => demo(tasks[i % 4]!, LETTERS[rng.int(0, 4)]!, `w${s}-${i}`)),
+    );
   }
   sft.dispose();
 }
 
-async function learn(algorithm: string, steps: number, opts: { critic?: boolean; experts?: boolean; rl?: boolean; lr?: number } = {}): Promise<{ before: number; after: number }> {
-  const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 32, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 64, maxSeqLen: 32 });
+async function learn(
+  algorithm: string,
+  steps: number,
+  opts: { critic?: boolean; experts?: boolean; rl?: boolean; lr?: number } = {},
+): Promise<{ before: number; after: number }> {
+  const cfg = makeConfig({
+    vocabSize: tok.vocabSize,
+    dModel: 32,
+    nLayers: 1,
+    nHeads: 2,
+    nKvHeads: 2,
+    dFF: 64,
+    maxSeqLen: 32,
+  });
   const model = new Transformer(cfg, 7);
   const critic = opts.critic ? new Transformer({ ...cfg, valueHead: true }, 8) : undefined;
   const objective = makeObjective(algorithm, {});
@@ -61,7 +113,16 @@ async function learn(algorithm: string, steps: number, opts: { critic?: boolean;
   for (let s = 0; s < steps; s++) {
     let batch: Experience[] = [];
     if (opts.rl !== false) {
-      const exps = await singleTurn.run(tasks, { model: rm, reward, runId: 'r', repeatTimes: 8, sampling: workflowSampling({ maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, rm.tokenizer), step: s, seed: rng.int(0, 1e9), split: 'train' });
+      const exps = await singleTurn.run(tasks, {
+        model: rm,
+        reward,
+        runId: 'r',
+        repeatTimes: 8,
+        sampling: workflowSampling({ maxNewTokens: 3, temperature: 1, topK: 0, topP: 1 }, rm.tokenizer),
+        step: s,
+        seed: rng.int(0, 1e9),
+        split: 'train',
+      });
       batch = groupAdvantages(algorithm, exps, {});
     }
     if (opts.experts) batch = [...tasks.map(expert), ...batch];

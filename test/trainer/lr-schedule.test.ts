@@ -37,12 +37,19 @@ describe('stageProgress', () => {
 
 describe('config', () => {
   test('lr_decay per stage and a bad value named by path', () => {
-    const base = { taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' }, stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 2, lr_decay: 'cosine', min_lr_ratio: 0.2 }] };
+    const base = {
+      taskset: { builtin: 'reverse' },
+      workflow: { name: 'single_turn', reward: 'exact_match' },
+      stages: [{ name: 'a', algorithm: { name: 'sft' }, steps: 2, lr_decay: 'cosine', min_lr_ratio: 0.2 }],
+    };
     const { config } = validateRunConfig(base);
     assert.equal(config!.stages![0]!.lr_decay, 'cosine');
     assert.equal(config!.trainer.lr_decay, 'constant');
     const bad = validateRunConfig({ ...base, trainer: { lr_decay: 'exp' } });
     assert.equal(bad.config, undefined);
-    assert.deepEqual(bad.issues.map((i) => i.path), ['trainer.lr_decay']);
+    assert.deepEqual(
+      bad.issues.map((i) => i.path),
+      ['trainer.lr_decay'],
+    );
   });
 });

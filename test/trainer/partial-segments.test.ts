@@ -15,16 +15,31 @@ await initEngine();
 function row(id: string, segments?: Experience['segments']): Experience {
   const R = 6;
   return {
-    id, taskId: 't', groupId: 'g', runId: 'r', source: 'usual',
-    promptTokens: [1, 5, 6], promptText: 'p', responseTokens: [7, 8, 9, 10, 11, 12], responseText: 'x',
+    id,
+    taskId: 't',
+    groupId: 'g',
+    runId: 'r',
+    source: 'usual',
+    promptTokens: [1, 5, 6],
+    promptText: 'p',
+    responseTokens: [7, 8, 9, 10, 11, 12],
+    responseText: 'x',
     // Token 4 is an environment token (never trained on, whatever its segment).
-    actionMask: [1, 1, 1, 1, 0, 1], logprobs: Array.from({ length: R }, (_, j) => -0.1 * (j + 1)),
-    modelVersion: segments?.at(-1)?.version ?? 2, reward: 1, status: 'ok', useCount: 0, createdAt: 0,
+    actionMask: [1, 1, 1, 1, 0, 1],
+    logprobs: Array.from({ length: R }, (_, j) => -0.1 * (j + 1)),
+    modelVersion: segments?.at(-1)?.version ?? 2,
+    reward: 1,
+    status: 'ok',
+    useCount: 0,
+    createdAt: 0,
     ...(segments ? { segments } : {}),
   };
 }
 
-const segs = [{ version: 0, start: 0, end: 3 }, { version: 2, start: 3, end: 6 }];
+const segs = [
+  { version: 0, start: 0, end: 3 },
+  { version: 2, start: 3, end: 6 },
+];
 
 test('maskStaleSegments: segments older than the bound leave the loss; others and rows without segments stay', () => {
   const a = row('a', segs);
@@ -50,7 +65,9 @@ test('maskStaleSegments: segments older than the bound leave the loss; others an
   }
 });
 
-async function loop(freshSegments: number | undefined): Promise<{ seen: Experience[][]; recs: Record<string, unknown>[] }> {
+async function loop(
+  freshSegments: number | undefined,
+): Promise<{ seen: Experience[][]; recs: Record<string, unknown>[] }> {
   const seen: Experience[][] = [];
   const recs: Record<string, unknown>[] = [];
   const batch = [row('a', segs), row('b', [{ version: 1, start: 0, end: 6 }])];
@@ -63,7 +80,20 @@ async function loop(freshSegments: number | undefined): Promise<{ seen: Experien
     trainer: {
       trainStep: async (exps: Experience[]) => {
         seen.push(exps);
-        return { step: 0, loss: 0, grad_norm: 0, lr: 0, tokens: 0, tokens_per_s: 0, staleness: 0, time_grad_s: 0, time_optim_s: 0, time_total_s: 0, expert_rows: 0, skipped_experiences: 0 } as StepMetrics;
+        return {
+          step: 0,
+          loss: 0,
+          grad_norm: 0,
+          lr: 0,
+          tokens: 0,
+          tokens_per_s: 0,
+          staleness: 0,
+          time_grad_s: 0,
+          time_optim_s: 0,
+          time_total_s: 0,
+          expert_rows: 0,
+          skipped_experiences: 0,
+        } as StepMetrics;
       },
     },
     sampler,
@@ -79,7 +109,7 @@ async function loop(freshSegments: number | undefined): Promise<{ seen: Experien
   return { seen, recs };
 }
 
-test('trainer loop: loss_segments fresh masks by the step\'s version minus max_staleness; all trains every segment', async () => {
+test("trainer loop: loss_segments fresh masks by the step's version minus max_staleness; all trains every segment", async () => {
   const all = await loop(undefined);
   for (const exps of all.seen) for (const e of exps) assert.deepEqual(e.actionMask, [1, 1, 1, 1, 0, 1]);
   assert.equal(all.recs.find((r) => r.kind === 'train')!.stale_segment_tokens, undefined);

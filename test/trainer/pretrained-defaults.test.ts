@@ -44,7 +44,10 @@ async function grpo(name: string, opts: { lora?: boolean; lr?: number; steps: nu
   );
   const from = lines.length;
   const s = await runJob({ config: loadRunConfig(config), configPath: config, workspace: dir, runId: name });
-  const recs = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const recs = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { s, recs, log: lines.slice(from) };
 }
 
@@ -55,11 +58,24 @@ test('the pretrained model is partly right before RL (SFT with a bias)', () => {
 test('full fine-tuning with the defaults (no trainer.lr): the width-scaled pretrained lr, logged with why; held-out accuracy rises, no collapse warning', async (t) => {
   const { s, recs, log } = await grpo('full', { steps: 40 });
   t.diagnostic(`full: held-out accuracy ${s.base_accuracy} -> ${s.final_accuracy}`);
-  assert.ok(log.some((l) => l.includes('lr 1.6e-4, warm-up 5 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip, lr 1e-5 at hidden 1024 scaled to hidden 64)')), log.filter((l) => l.includes('lr ')).join('\n'));
+  assert.ok(
+    log.some((l) =>
+      l.includes(
+        'lr 1.6e-4, warm-up 5 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip, lr 1e-5 at hidden 1024 scaled to hidden 64)',
+      ),
+    ),
+    log.filter((l) => l.includes('lr ')).join('\n'),
+  );
   const train = recs.filter((r) => r.kind === 'train');
   assert.equal(train.at(-1)!.lr, 1.6e-4);
   assert.ok(Number(train[0]!.lr) < 1.6e-4, 'a warm-up');
-  assert.ok(train.every((r) => typeof r.ref_kl === 'number' && typeof r.batch_reward === 'number' && typeof r.sampled_entropy === 'number'), 'the guard signals on every step');
+  assert.ok(
+    train.every(
+      (r) =>
+        typeof r.ref_kl === 'number' && typeof r.batch_reward === 'number' && typeof r.sampled_entropy === 'number',
+    ),
+    'the guard signals on every step',
+  );
   assert.ok(s.final_accuracy! >= s.base_accuracy! + 0.1, `${s.base_accuracy} -> ${s.final_accuracy}`);
   assert.deepEqual(s.warnings, []);
 });
@@ -67,7 +83,10 @@ test('full fine-tuning with the defaults (no trainer.lr): the width-scaled pretr
 test('LoRA with the defaults: ten times the full lr; held-out accuracy rises, no collapse warning', async (t) => {
   const { s, log } = await grpo('lora', { lora: true, steps: 20 });
   t.diagnostic(`LoRA: held-out accuracy ${s.base_accuracy} -> ${s.final_accuracy}`);
-  assert.ok(log.some((l) => l.includes('lr 1.6e-3, warm-up 5 step(s), grad clip 1 (pretrained checkpoint, LoRA: defaults')), log.filter((l) => l.includes('lr ')).join('\n'));
+  assert.ok(
+    log.some((l) => l.includes('lr 1.6e-3, warm-up 5 step(s), grad clip 1 (pretrained checkpoint, LoRA: defaults')),
+    log.filter((l) => l.includes('lr ')).join('\n'),
+  );
   assert.ok(s.final_accuracy! >= s.base_accuracy! + 0.2, `${s.base_accuracy} -> ${s.final_accuracy}`);
   assert.deepEqual(s.warnings, []);
 });
@@ -80,9 +99,19 @@ test('a clearly too-high lr collapses the policy: the guard warns once, names th
   const w = s.warnings[0]!;
   assert.equal(w.code, 'policy_collapse');
   assert.match(w.message, /Likely cause: the learning rate 0\.03 \(trainer\.lr\) is too high/);
-  assert.ok(w.values.ref_kl! > 1 && w.values.sampled_entropy! < w.values.start_sampled_entropy! / 3, JSON.stringify(w.values));
+  assert.ok(
+    w.values.ref_kl! > 1 && w.values.sampled_entropy! < w.values.start_sampled_entropy! / 3,
+    JSON.stringify(w.values),
+  );
   assert.equal(w.values.lr, 0.03);
   assert.equal(recs.filter((r) => r.kind === 'warning').length, 1, 'said once');
-  assert.ok(log.some((l) => l.startsWith('warn coordinator: policy collapse')), 'in the log');
-  assert.match(readFileSync(s.report, 'utf8'), /<th>warnings<\/th><td>policy collapse in stage main at step \d+/, 'in the report');
+  assert.ok(
+    log.some((l) => l.startsWith('warn coordinator: policy collapse')),
+    'in the log',
+  );
+  assert.match(
+    readFileSync(s.report, 'utf8'),
+    /<th>warnings<\/th><td>policy collapse in stage main at step \d+/,
+    'in the report',
+  );
 });

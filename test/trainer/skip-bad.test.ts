@@ -18,11 +18,32 @@ const tok = CharTokenizer.train(['abcdefghijklmnopqrstuvwxyz ']);
 function expert(id: string, prompt: string, answer: string, extra: Partial<Experience> = {}): Experience {
   const p = encodePrompt(tok, taskMessages(prompt));
   const r = encodeResponse(tok, answer);
-  return { id, taskId: 't', groupId: id, runId: 'r', source: 'expert', promptTokens: p, promptText: prompt, responseTokens: r, responseText: answer, actionMask: r.map(() => 1), logprobs: [], modelVersion: -1, reward: 1, status: 'ok', useCount: 0, createdAt: 0, ...extra };
+  return {
+    id,
+    taskId: 't',
+    groupId: id,
+    runId: 'r',
+    source: 'expert',
+    promptTokens: p,
+    promptText: prompt,
+    responseTokens: r,
+    responseText: answer,
+    actionMask: r.map(() => 1),
+    logprobs: [],
+    modelVersion: -1,
+    reward: 1,
+    status: 'ok',
+    useCount: 0,
+    createdAt: 0,
+    ...extra,
+  };
 }
 
 test('a batch with a too-long, a rejected and a malformed expert trains on the good rows and counts the skipped', async () => {
-  const model = new Transformer(makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 24 }), 1);
+  const model = new Transformer(
+    makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 2, dFF: 32, maxSeqLen: 24 }),
+    1,
+  );
   const trainer = new Trainer(model, makeObjective('sft'), { lr: 1e-2, padId: tok.padId });
   const good = expert('good', 'say a', 'a');
   const long = expert('long', 'say a', 'a'.repeat(40));
@@ -45,5 +66,11 @@ test('sequenceProblem names the limit and by how much it is exceeded', () => {
   assert.match(why!, /max_seq_len 24/);
   assert.match(why!, /shorten it by \d+ tokens/);
   assert.equal(sequenceProblem(expert('y', 'say a', 'a'), { maxSeqLen: 24, vocabSize: tok.vocabSize }), null);
-  assert.match(sequenceProblem({ ...expert('z', 'a', 'a'), responseTokens: [9999], actionMask: [1] }, { vocabSize: tok.vocabSize })!, /vocabulary/);
+  assert.match(
+    sequenceProblem(
+      { ...expert('z', 'a', 'a'), responseTokens: [9999], actionMask: [1] },
+      { vocabSize: tok.vocabSize },
+    )!,
+    /vocabulary/,
+  );
 });

@@ -10,17 +10,60 @@ import type { Sampler } from '../../backend/buffer/sampler/index.js';
 import type { StepMetrics } from '../../backend/trainer/trainer.js';
 import type { Experience } from '../../backend/core/types.js';
 
-const metrics = { step: 0, loss: 0, grad_norm: 0, lr: 0, tokens: 0, tokens_per_s: 0, staleness: 0, time_grad_s: 0, time_optim_s: 0, time_total_s: 0, expert_rows: 0, skipped_experiences: 0 } as StepMetrics;
+const metrics = {
+  step: 0,
+  loss: 0,
+  grad_norm: 0,
+  lr: 0,
+  tokens: 0,
+  tokens_per_s: 0,
+  staleness: 0,
+  time_grad_s: 0,
+  time_optim_s: 0,
+  time_total_s: 0,
+  expert_rows: 0,
+  skipped_experiences: 0,
+} as StepMetrics;
 const row: Experience = {
-  id: 'a', taskId: 't', groupId: 'g', runId: 'r', source: 'usual', promptTokens: [1], promptText: 'p', responseTokens: [2], responseText: 'x',
-  actionMask: [1], logprobs: [-0.1], modelVersion: 0, reward: 1, status: 'ok', useCount: 0, createdAt: 0,
+  id: 'a',
+  taskId: 't',
+  groupId: 'g',
+  runId: 'r',
+  source: 'usual',
+  promptTokens: [1],
+  promptText: 'p',
+  responseTokens: [2],
+  responseText: 'x',
+  actionMask: [1],
+  logprobs: [-0.1],
+  modelVersion: 0,
+  reward: 1,
+  status: 'ok',
+  useCount: 0,
+  createdAt: 0,
 };
-const sampler = { name: 'fixed', sample: async () => ({ experiences: [row], expertCount: 0, replayed: false, waitedMs: 0 }), waitStatus: async () => null } as unknown as Sampler;
+const sampler = {
+  name: 'fixed',
+  sample: async () => ({ experiences: [row], expertCount: 0, replayed: false, waitedMs: 0 }),
+  waitStatus: async () => null,
+} as unknown as Sampler;
 
-interface Published { version: number; stageStep: number; done: boolean }
+interface Published {
+  version: number;
+  stageStep: number;
+  done: boolean;
+}
 
 /** A loop on a fake clock: each step takes `stepS` seconds; `publishS(version)` how long publishing that version takes. */
-async function run(o: { wallSeconds?: number; steps?: number; stepS: number; publishS: (v: number) => number; syncInterval?: number; explore?: TrainerLoopOptions['explore']; signal?: AbortSignal }) {
+async function run(o: {
+  wallSeconds?: number;
+  steps?: number;
+  stepS: number;
+  publishS: (v: number) => number;
+  syncInterval?: number;
+  explore?: TrainerLoopOptions['explore'];
+  signal?: AbortSignal;
+}) {
   let clock = 1_000_000;
   const published: Published[] = [];
   const r = await runTrainerLoop({
@@ -64,9 +107,20 @@ test('wall_seconds: the budget runs out while a checkpoint is published; the sta
 });
 
 test('wall_seconds with sync_interval 3: the budget runs out during a sync; the end is still published once, done', async () => {
-  const { r, published } = await run({ wallSeconds: 20, stepS: 2, syncInterval: 3, publishS: (v) => (v === 3 ? 30 : 0) });
+  const { r, published } = await run({
+    wallSeconds: 20,
+    stepS: 2,
+    syncInterval: 3,
+    publishS: (v) => (v === 3 ? 30 : 0),
+  });
   endsOnce(published, r);
-  assert.deepEqual(published.map((p) => [p.version, p.done]), [[3, false], [4, true]]);
+  assert.deepEqual(
+    published.map((p) => [p.version, p.done]),
+    [
+      [3, false],
+      [4, true],
+    ],
+  );
 });
 
 test('wall_seconds: the budget runs out during an explore that yields nothing: v stays, marked done once', async () => {
@@ -105,10 +159,24 @@ test('wall_seconds: the budget runs out during an explore that yields nothing: v
 test('steps bound: the last step is published once, done; a stopped loop publishes a resume point, never done', async () => {
   const a = await run({ steps: 3, stepS: 1, publishS: () => 5 });
   endsOnce(a.published, a.r);
-  assert.deepEqual(a.published.map((p) => p.done), [false, false, true]);
+  assert.deepEqual(
+    a.published.map((p) => p.done),
+    [false, false, true],
+  );
 
   const stop = new AbortController();
-  const b = await run({ wallSeconds: 100, stepS: 1, syncInterval: 4, publishS: () => 0, explore: async (step) => (step === 2 && stop.abort(), 1), signal: stop.signal });
+  const b = await run({
+    wallSeconds: 100,
+    stepS: 1,
+    syncInterval: 4,
+    publishS: () => 0,
+    explore: async (step) => (step === 2 && stop.abort(), 1),
+    signal: stop.signal,
+  });
   assert.equal(b.r.stageDone, false);
-  assert.deepEqual(b.published, [{ version: 3, stageStep: 3, done: false }], 'the stop leaves v3 as a resume point, not done');
+  assert.deepEqual(
+    b.published,
+    [{ version: 3, stageStep: 3, done: false }],
+    'the stop leaves v3 as a resume point, not done',
+  );
 });

@@ -24,14 +24,28 @@ const gen = builtinTasksets.get('vision');
 const tasks = gen.generate(4, 5, 'train');
 const tok = CharTokenizer.train(tasks.flatMap((t) => [t.prompt!, gen.solve(t)]));
 // initStd 0.3: a 0.02-scale model's outputs hardly depend on the image, and the test would prove little.
-const cfg = makeConfig({ vocabSize: tok.vocabSize, dModel: 16, nLayers: 1, nHeads: 2, nKvHeads: 1, dFF: 32, maxSeqLen: 128, vision: { patchSize: 4, maxPatches: 16 }, initStd: 0.3 });
+const cfg = makeConfig({
+  vocabSize: tok.vocabSize,
+  dModel: 16,
+  nLayers: 1,
+  nHeads: 2,
+  nKvHeads: 1,
+  dFF: 32,
+  maxSeqLen: 128,
+  vision: { patchSize: 4, maxPatches: 16 },
+  initStd: 0.3,
+});
 const T = 0.8;
 
 async function explore(model: Transformer): Promise<Experience[]> {
   return workflows.get('vision').run(tasks, {
     model: new LocalRolloutModel(model, tok, 0),
     reward: rewardFns.get(gen.reward),
-    runId: 'r', repeatTimes: 2, step: 0, seed: 11, split: 'train',
+    runId: 'r',
+    repeatTimes: 2,
+    step: 0,
+    seed: 11,
+    split: 'train',
     sampling: workflowSampling({ maxNewTokens: 6, temperature: T, topK: 0, topP: 1 }, tok),
   });
 }
@@ -46,7 +60,12 @@ test('vision: trainer log-probs before an update equal the behaviour log-probs; 
   try {
     const exps = (await explore(model)).filter((e) => e.responseTokens.length > 0);
     assert.ok(exps.length >= 4);
-    const trainer = new Trainer(model, makeObjective('grpo'), { lr: 0.01, temperature: T, padId: tok.padId }, reference);
+    const trainer = new Trainer(
+      model,
+      makeObjective('grpo'),
+      { lr: 0.01, temperature: T, padId: tok.padId },
+      reference,
+    );
     const lps = await trainer.responseLogprobs(exps);
     exps.forEach((e, i) => {
       assert.equal(lps[i]!.length, e.logprobs.length);
@@ -64,8 +83,14 @@ test('vision: trainer log-probs before an update equal the behaviour log-probs; 
     assert.ok(Number.isFinite(m.loss) && m.grad_norm > 0);
     const after = await weight(model, 'vision.patch_embed.weight');
     const posAfter = await weight(model, 'vision.pos_embed');
-    assert.ok(before.some((x, i) => Math.abs(x - after[i]!) > 1e-6), 'patch embedding weights changed');
-    assert.ok(posBefore.some((x, i) => Math.abs(x - posAfter[i]!) > 1e-6), 'patch position embeddings changed');
+    assert.ok(
+      before.some((x, i) => Math.abs(x - after[i]!) > 1e-6),
+      'patch embedding weights changed',
+    );
+    assert.ok(
+      posBefore.some((x, i) => Math.abs(x - posAfter[i]!) > 1e-6),
+      'patch position embeddings changed',
+    );
     trainer.dispose();
   } finally {
     model.dispose();
@@ -98,14 +123,23 @@ test('vision: PPO (critic and reference) trains on image experiences', async () 
   const critic = new Transformer({ ...cfg, valueHead: true }, 9);
   try {
     const exps = (await explore(model)).filter((e) => e.responseTokens.length > 0);
-    const trainer = new Trainer(model, makeObjective('ppo'), { lr: 0.01, temperature: T, padId: tok.padId }, reference, critic);
+    const trainer = new Trainer(
+      model,
+      makeObjective('ppo'),
+      { lr: 0.01, temperature: T, padId: tok.padId },
+      reference,
+      critic,
+    );
     const cBefore = await weight(critic, 'vision.patch_embed.weight');
     const m = await trainer.trainStep(exps, 0);
     assert.ok(Number.isFinite(m.loss));
     const values = await trainer.values(exps);
     exps.forEach((e, i) => assert.equal(values[i]!.length, e.responseTokens.length));
     const cAfter = await weight(critic, 'vision.patch_embed.weight');
-    assert.ok(cBefore.some((x, i) => Math.abs(x - cAfter[i]!) > 1e-7), 'the critic learns through its own patch embedding');
+    assert.ok(
+      cBefore.some((x, i) => Math.abs(x - cAfter[i]!) > 1e-7),
+      'the critic learns through its own patch embedding',
+    );
     trainer.dispose();
   } finally {
     model.dispose();

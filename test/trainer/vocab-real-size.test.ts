@@ -24,7 +24,17 @@ const root = mkdtempSync(join(tmpdir(), 'rft-vocab-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
 test('Qwen2 layout, vocabulary 151,669, real Qwen tokenizer: a MIX step at 16 x (prompt + 64 tokens) trains in one micro-batch', async () => {
-  const dir = makeHfModel(join(root, 'qwen2'), { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', vocab: 151669, hidden: 16, layers: 1, heads: 2, kvHeads: 1, intermediate: 32, tied: true });
+  const dir = makeHfModel(join(root, 'qwen2'), {
+    architecture: 'Qwen2ForCausalLM',
+    tokenizer: 'qwen3',
+    vocab: 151669,
+    hidden: 16,
+    layers: 1,
+    heads: 2,
+    kvHeads: 1,
+    intermediate: 32,
+    tied: true,
+  });
   const { model } = loadCheckpoint(dir);
   const tok = loadTokenizer(dir);
   assert.equal(model.config.vocabSize, 151669);
@@ -37,12 +47,30 @@ test('Qwen2 layout, vocabulary 151,669, real Qwen tokenizer: a MIX step at 16 x 
     // Response ids across the whole vocabulary, the last rows included (the head's last chunk).
     const responseTokens = Array.from({ length: 64 }, (_, j) => (j === 0 ? 151668 : rng.int(0, 151669)));
     return {
-      id: `e${b}`, taskId: `t${b >> 2}`, groupId: `g${b >> 2}`, runId: 'r', source: b % 4 === 0 ? 'expert' : 'usual', promptTokens, promptText: prompts[b >> 2]!,
-      responseTokens, responseText: '', actionMask: responseTokens.map(() => 1), logprobs: responseTokens.map(() => -12), modelVersion: 0, reward: b % 2,
-      advantages: responseTokens.map(() => (b % 2 ? 1 : -1)), status: 'ok', useCount: 0, createdAt: 0,
+      id: `e${b}`,
+      taskId: `t${b >> 2}`,
+      groupId: `g${b >> 2}`,
+      runId: 'r',
+      source: b % 4 === 0 ? 'expert' : 'usual',
+      promptTokens,
+      promptText: prompts[b >> 2]!,
+      responseTokens,
+      responseText: '',
+      actionMask: responseTokens.map(() => 1),
+      logprobs: responseTokens.map(() => -12),
+      modelVersion: 0,
+      reward: b % 2,
+      advantages: responseTokens.map(() => (b % 2 ? 1 : -1)),
+      status: 'ok',
+      useCount: 0,
+      createdAt: 0,
     };
   });
-  const probe = tf.tensor2d([[...exps[0]!.promptTokens, ...exps[0]!.responseTokens]], [1, exps[0]!.promptTokens.length + 64], 'int32');
+  const probe = tf.tensor2d(
+    [[...exps[0]!.promptTokens, ...exps[0]!.responseTokens]],
+    [1, exps[0]!.promptTokens.length + 64],
+    'int32',
+  );
   const before = tf.tidy(() => (tokenLogprobs(model, probe).logprobs.dataSync() as Float32Array).slice());
   const m = await trainer.trainStep(exps, 0);
   assert.equal(m.micro_batch, 16, 'the whole batch in one micro-batch');

@@ -10,38 +10,92 @@ import { host, tick, until } from './dom.js';
 
 function exp(i: number): Experience {
   return {
-    id: `e${i}`, taskId: `t${i % 3}`, groupId: `g${Math.floor(i / 4)}`, runId: 'r', source: 'usual', promptTokens: [1], promptText: `prompt ${i}`,
-    responseTokens: [5, 6, 7], responseText: `resp ${i}`, actionMask: [1, 1, 0], logprobs: [-0.1, -3, 0], advantages: [1, -1, 0],
-    modelVersion: 2, reward: i / 100, status: 'ok', useCount: 0, createdAt: i, rewardDetails: { format: 1, correct: i % 2 === 0 },
+    id: `e${i}`,
+    taskId: `t${i % 3}`,
+    groupId: `g${Math.floor(i / 4)}`,
+    runId: 'r',
+    source: 'usual',
+    promptTokens: [1],
+    promptText: `prompt ${i}`,
+    responseTokens: [5, 6, 7],
+    responseText: `resp ${i}`,
+    actionMask: [1, 1, 0],
+    logprobs: [-0.1, -3, 0],
+    advantages: [1, -1, 0],
+    modelVersion: 2,
+    reward: i / 100,
+    status: 'ok',
+    useCount: 0,
+    createdAt: i,
+    rewardDetails: { format: 1, correct: i % 2 === 0 },
   };
 }
 const DATA = Array.from({ length: 1000 }, (_, i) => exp(i));
-const summary = (e: Experience): ExperienceSummary => ({ id: e.id, taskId: e.taskId, groupId: e.groupId, runId: e.runId, source: e.source, status: e.status, reward: e.reward, modelVersion: e.modelVersion, createdAt: e.createdAt, promptPreview: e.promptText, responsePreview: e.responseText, responseTokens: 3, useCount: e.useCount, ...(e.feedback ? { feedback: e.feedback } : {}) });
+const summary = (e: Experience): ExperienceSummary => ({
+  id: e.id,
+  taskId: e.taskId,
+  groupId: e.groupId,
+  runId: e.runId,
+  source: e.source,
+  status: e.status,
+  reward: e.reward,
+  modelVersion: e.modelVersion,
+  createdAt: e.createdAt,
+  promptPreview: e.promptText,
+  responsePreview: e.responseText,
+  responseTokens: 3,
+  useCount: e.useCount,
+  ...(e.feedback ? { feedback: e.feedback } : {}),
+});
 
 function handlers(log: { method: string; params: unknown }[] = []) {
   let change = 0;
   return {
     list: (p: BrowserRequests['list']['params']) => {
-      const rows = DATA.filter((e) => !p.filter.text || e.responseText.includes(p.filter.text)).filter((e) => !p.filter.taskId || e.taskId === p.filter.taskId);
+      const rows = DATA.filter((e) => !p.filter.text || e.responseText.includes(p.filter.text)).filter(
+        (e) => !p.filter.taskId || e.taskId === p.filter.taskId,
+      );
       return { total: rows.length, rows: rows.slice(p.offset, p.offset + p.limit).map(summary) };
     },
     get: (p: { id: string }) => ({ ...DATA.find((e) => e.id === p.id)!, responsePieces: ['fo', 'o', '!'] }),
     group: (p: { groupId: string }) => DATA.filter((e) => e.groupId === p.groupId),
-    promote: (p: unknown) => (log.push({ method: 'promote', params: p }), { changeId: String(++change), kind: 'promote', experienceIds: [], at: 0, expertId: 'x' }),
-    reject: (p: unknown) => (log.push({ method: 'reject', params: p }), { changeId: String(++change), kind: 'reject', experienceIds: [], at: 0 }),
-    rate: (p: unknown) => (log.push({ method: 'rate', params: p }), { changeId: String(++change), kind: 'rate', experienceIds: [], at: 0 }),
-    bulkPromote: (p: unknown) => (log.push({ method: 'bulkPromote', params: p }), { changeId: 'bulk:9', kind: 'bulk-promote', experienceIds: ['e1', 'x1', 'e2', 'x2'], at: 0, count: 2 }),
-    bulkPreview: (p: unknown) => (log.push({ method: 'bulkPreview', params: p }), { count: 2, tasks: 2, minReward: 0.9, maxReward: 0.99 }),
-    undo: (p: { changeId?: string }) => (log.push({ method: 'undo', params: p }), { undone: p.changeId ? { changeId: p.changeId, kind: 'rate', experienceIds: [], at: 0 } : null }),
+    promote: (p: unknown) => (
+      log.push({ method: 'promote', params: p }),
+      { changeId: String(++change), kind: 'promote', experienceIds: [], at: 0, expertId: 'x' }
+    ),
+    reject: (p: unknown) => (
+      log.push({ method: 'reject', params: p }),
+      { changeId: String(++change), kind: 'reject', experienceIds: [], at: 0 }
+    ),
+    rate: (p: unknown) => (
+      log.push({ method: 'rate', params: p }), { changeId: String(++change), kind: 'rate', experienceIds: [], at: 0 }
+    ),
+    bulkPromote: (p: unknown) => (
+      log.push({ method: 'bulkPromote', params: p }),
+      { changeId: 'bulk:9', kind: 'bulk-promote', experienceIds: ['e1', 'x1', 'e2', 'x2'], at: 0, count: 2 }
+    ),
+    bulkPreview: (p: unknown) => (
+      log.push({ method: 'bulkPreview', params: p }), { count: 2, tasks: 2, minReward: 0.9, maxReward: 0.99 }
+    ),
+    undo: (p: { changeId?: string }) => (
+      log.push({ method: 'undo', params: p }),
+      { undone: p.changeId ? { changeId: p.changeId, kind: 'rate', experienceIds: [], at: 0 } : null }
+    ),
   };
 }
 
-const click = (el: Element | null) => el!.dispatchEvent(new (el!.ownerDocument.defaultView as unknown as typeof globalThis).Event('click', { bubbles: true }));
+const click = (el: Element | null) =>
+  el!.dispatchEvent(
+    new (el!.ownerDocument.defaultView as unknown as typeof globalThis).Event('click', { bubbles: true }),
+  );
 
 test('first paint lists rows; selecting one shows prompt, reward details and coloured tokens with hover values', async () => {
   const h = host<BrowserRequests>(handlers());
   const app = mountBrowser(h.root, h.ipc as never, undefined);
-  h.notify('bufferChanged', { path: '/b.db', counts: { usual: 1000, expert: 0, taskset: 3, rejected: 0, infraFailure: 0 } });
+  h.notify('bufferChanged', {
+    path: '/b.db',
+    counts: { usual: 1000, expert: 0, taskset: 3, rejected: 0, infraFailure: 0 },
+  });
   await app.firstPaint;
   assert.equal(h.document.querySelector('.count')!.textContent, '1,000 experiences');
   assert.equal(h.document.querySelector('.counts')!.textContent, '1,000 usual · 0 expert');
@@ -51,7 +105,10 @@ test('first paint lists rows; selecting one shows prompt, reward details and col
   await until(() => h.document.querySelector('.detail h2')?.textContent === 'e0', 'detail');
   assert.equal(h.document.querySelector('.detail .prompt')!.textContent, 'prompt 0');
   const toks = Array.from(h.document.querySelectorAll('.detail .tok')) as HTMLElement[];
-  assert.deepEqual(toks.map((t) => t.textContent), ['fo', 'o', '!']);
+  assert.deepEqual(
+    toks.map((t) => t.textContent),
+    ['fo', 'o', '!'],
+  );
   assert.match(toks[1]!.title, /log-prob -3\.0000/);
   assert.match(toks[2]!.title, /environment token/);
   // (happy-dom drops color-mix() from style; the colour itself is checked in filters-tokens.test.ts)
@@ -70,7 +127,13 @@ test('typing a filter sends one debounced list request with the parsed filter; b
   const text = h.document.getElementById('f-text')!;
   (text as unknown as { value: string }).value = 'resp 99';
   text.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('input', { bubbles: true }));
-  await until(() => h.requests.some((r) => r.method === 'list' && (r.params as { filter: { text?: string } }).filter.text === 'resp 99'), 'filtered list');
+  await until(
+    () =>
+      h.requests.some(
+        (r) => r.method === 'list' && (r.params as { filter: { text?: string } }).filter.text === 'resp 99',
+      ),
+    'filtered list',
+  );
   await until(() => h.document.querySelector('.count')!.textContent === '11 experiences', 'filtered count');
   assert.deepEqual((h.api.state as BrowserState).filter, { text: 'resp 99' });
 
@@ -136,7 +199,15 @@ test('group view shows the samples of the GRPO group side by side, best first', 
 });
 
 test('state survives the panel being hidden: filter, selection and colouring are restored', async () => {
-  const saved: BrowserState = { filter: { taskId: 't1' }, sort: 'reward', descending: true, scrollTop: 0, selectedId: 'e4', colourBy: 'advantage', view: 'detail' };
+  const saved: BrowserState = {
+    filter: { taskId: 't1' },
+    sort: 'reward',
+    descending: true,
+    scrollTop: 0,
+    selectedId: 'e4',
+    colourBy: 'advantage',
+    view: 'detail',
+  };
   const h = host<BrowserRequests>(handlers(), saved);
   const app = mountBrowser(h.root, h.ipc as never, saved);
   assert.equal((h.document.getElementById('f-taskId') as unknown as { value: string }).value, 't1');
@@ -178,19 +249,32 @@ test('a narrowed filter leaves only matching rows in the DOM (none hidden, none 
 test('bulk promote: preview with count and reward threshold, confirmation, count in the message, one undo for the batch', async () => {
   const log: { method: string; params: unknown }[] = [];
   const h = host<BrowserRequests>(handlers(log));
-  const app = mountBrowser(h.root, h.ipc as never, { ...(await import('../../webview/experience-browser/app.js')).DEFAULT_STATE, filter: { runId: 'r' } });
+  const app = mountBrowser(h.root, h.ipc as never, {
+    ...(await import('../../webview/experience-browser/app.js')).DEFAULT_STATE,
+    filter: { runId: 'r' },
+  });
   input(h, h.document.getElementById('bulk-k')!, '2');
   input(h, h.document.getElementById('bulk-min')!, '0.9');
   click(h.document.getElementById('bulk-promote'));
   await until(() => h.document.getElementById('bulk-confirm'), 'confirmation');
-  assert.deepEqual(log.map((l) => l.method), ['bulkPreview'], 'nothing promoted before the confirmation');
+  assert.deepEqual(
+    log.map((l) => l.method),
+    ['bulkPreview'],
+    'nothing promoted before the confirmation',
+  );
   assert.deepEqual(log[0]!.params, { topK: 2, filter: { runId: 'r', minReward: 0.9 } });
-  assert.match(h.document.querySelector('.bulk-preview')!.textContent!, /Promote 2 experiences from 2 tasks \(top 2 per task, reward ≥ 0\.9; rewards 0\.90–0\.99\)/);
+  assert.match(
+    h.document.querySelector('.bulk-preview')!.textContent!,
+    /Promote 2 experiences from 2 tasks \(top 2 per task, reward ≥ 0\.9; rewards 0\.90–0\.99\)/,
+  );
   assert.equal(h.document.getElementById('bulk-confirm')!.textContent, 'Promote 2');
   click(h.document.getElementById('bulk-confirm'));
   await until(() => log.length === 2, 'bulk promote');
   assert.deepEqual(log[1], { method: 'bulkPromote', params: { topK: 2, filter: { runId: 'r', minReward: 0.9 } } });
-  await until(() => /Promoted 2 experiences/.test(h.document.querySelector('.message')!.textContent!), 'count in the message');
+  await until(
+    () => /Promoted 2 experiences/.test(h.document.querySelector('.message')!.textContent!),
+    'count in the message',
+  );
   assert.ok((h.document.querySelector('.bulk-confirm') as HTMLElement).hidden);
   assert.equal(app.undo.size, 1, 'the batch is one undoable change');
   click(h.document.getElementById('undo'));
@@ -201,7 +285,10 @@ test('bulk promote: preview with count and reward threshold, confirmation, count
   await until(() => h.document.getElementById('bulk-cancel'), 'second preview');
   click(h.document.getElementById('bulk-cancel'));
   await tick(20);
-  assert.deepEqual(log.map((l) => l.method), ['bulkPreview', 'bulkPromote', 'undo', 'bulkPreview']);
+  assert.deepEqual(
+    log.map((l) => l.method),
+    ['bulkPreview', 'bulkPromote', 'undo', 'bulkPreview'],
+  );
   await h.close();
 });
 
@@ -221,7 +308,7 @@ test('promote is disabled after promoting; undo is per buffer; stale messages ar
   // Another buffer: its undo stack is empty; Undo does not touch /a.db's change.
   h.notify('bufferChanged', { path: '/b.db', counts: undefined });
   await until(() => app.undo.size === 0, 'fresh stack');
-  assert.equal(h.document.querySelector('.message')!.textContent, '', 'the old buffer\'s message is gone');
+  assert.equal(h.document.querySelector('.message')!.textContent, '', "the old buffer's message is gone");
   click(h.document.getElementById('undo'));
   await until(() => /Nothing to undo/.test(h.document.querySelector('.message')!.textContent!), 'nothing to undo');
   assert.equal(log.filter((l) => l.method === 'undo').length, 0);
@@ -237,23 +324,41 @@ test('listbox keys, sort order toggle, column headers, labelled filters, ids sho
   h.notify('bufferChanged', { path: '/b.db', counts: undefined });
   await app.firstPaint;
   const list = h.document.querySelector('[role="listbox"]')!;
-  const key = (k: string) => list.dispatchEvent(new (h.window as unknown as typeof globalThis).KeyboardEvent('keydown', { key: k, bubbles: true }));
+  const key = (k: string) =>
+    list.dispatchEvent(
+      new (h.window as unknown as typeof globalThis).KeyboardEvent('keydown', { key: k, bubbles: true }),
+    );
   key('ArrowDown');
   await until(() => app.state.selectedId === 'e0', 'first row selected');
   key('ArrowDown');
   await until(() => app.state.selectedId === 'e1', 'next row');
-  await until(() => h.document.querySelector('.vlist-row.selected')?.getAttribute('aria-selected') === 'true', 'aria-selected');
+  await until(
+    () => h.document.querySelector('.vlist-row.selected')?.getAttribute('aria-selected') === 'true',
+    'aria-selected',
+  );
   key('ArrowUp');
   await until(() => app.state.selectedId === 'e0', 'previous row');
 
   const n = h.requests.length;
   click(h.document.getElementById('f-order'));
-  await until(() => h.requests.slice(n).some((r) => r.method === 'list' && (r.params as { descending: boolean }).descending === false), 'ascending list');
+  await until(
+    () =>
+      h.requests
+        .slice(n)
+        .some((r) => r.method === 'list' && (r.params as { descending: boolean }).descending === false),
+    'ascending list',
+  );
   assert.equal(h.document.getElementById('f-order')!.textContent, '↑ ascending');
 
-  assert.deepEqual(Array.from(h.document.querySelectorAll('.list-head span')).map((s) => s.textContent).filter(Boolean), ['reward', 'task', 'ver', 'used', 'response']);
+  assert.deepEqual(
+    Array.from(h.document.querySelectorAll('.list-head span'))
+      .map((s) => s.textContent)
+      .filter(Boolean),
+    ['reward', 'task', 'ver', 'used', 'response'],
+  );
   const labels = Array.from(h.document.querySelectorAll('label.field .field-label')).map((l) => l.textContent);
-  for (const l of ['Run', 'Task', 'Reward ≥', 'Reward ≤', 'Model version', 'Text', 'Top k per task', 'with reward ≥']) assert.ok(labels.includes(l), `label ${l}`);
+  for (const l of ['Run', 'Task', 'Reward ≥', 'Reward ≤', 'Model version', 'Text', 'Top k per task', 'with reward ≥'])
+    assert.ok(labels.includes(l), `label ${l}`);
   const { middleEllipsis } = await import('../../webview/experience-browser/app.js');
   assert.equal(middleEllipsis('arith-train-000123', 12), 'arith…000123');
   assert.equal(middleEllipsis('t1'), 't1');
@@ -262,11 +367,22 @@ test('listbox keys, sort order toggle, column headers, labelled filters, ids sho
 
 // Issue 28: an expert shows how many times the trainer used it; search matches are marked; a
 // rejected row cannot be rejected again; one key per action; a failure says "Promote failed".
-test('curation at work: an expert\'s use count in the list and the detail', async () => {
-  const expert: Experience = { ...exp(1), id: 'x1', source: 'expert', modelVersion: -1, useCount: 19, responseText: 'worked answer' };
+test("curation at work: an expert's use count in the list and the detail", async () => {
+  const expert: Experience = {
+    ...exp(1),
+    id: 'x1',
+    source: 'expert',
+    modelVersion: -1,
+    useCount: 19,
+    responseText: 'worked answer',
+  };
   const fresh: Experience = { ...exp(2), id: 'x2', source: 'expert', modelVersion: -1, useCount: 0 };
   const rows = [expert, fresh, exp(3)];
-  const h = host<BrowserRequests>({ ...handlers(), list: () => ({ total: rows.length, rows: rows.map(summary) }), get: (p: { id: string }) => rows.find((e) => e.id === p.id)! });
+  const h = host<BrowserRequests>({
+    ...handlers(),
+    list: () => ({ total: rows.length, rows: rows.map(summary) }),
+    get: (p: { id: string }) => rows.find((e) => e.id === p.id)!,
+  });
   const app = mountBrowser(h.root, h.ipc as never, undefined);
   h.notify('bufferChanged', { path: '/b.db', counts: undefined });
   await app.firstPaint;
@@ -278,8 +394,14 @@ test('curation at work: an expert\'s use count in the list and the detail', asyn
   assert.equal(uses('e3').textContent, '', 'a usual row shows no count');
   await app.select('x1');
   await until(() => h.document.querySelector('.detail h2')?.textContent === 'x1', 'detail');
-  const meta = Array.from(h.document.querySelectorAll('.detail .meta dt')).map((dt) => [dt.textContent, dt.nextElementSibling!.textContent]);
-  assert.deepEqual(meta.find(([k]) => k === 'used in training'), ['used in training', 'used by the trainer 19 times']);
+  const meta = Array.from(h.document.querySelectorAll('.detail .meta dt')).map((dt) => [
+    dt.textContent,
+    dt.nextElementSibling!.textContent,
+  ]);
+  assert.deepEqual(
+    meta.find(([k]) => k === 'used in training'),
+    ['used in training', 'used by the trainer 19 times'],
+  );
   await app.select('x2');
   await until(() => h.document.querySelector('.detail h2')?.textContent === 'x2', 'detail of x2');
   assert.match(h.document.querySelector('.detail .meta')!.textContent!, /not used by the trainer yet/);
@@ -292,12 +414,21 @@ test('search matches are marked in the list and the prompt', async () => {
   h.notify('bufferChanged', { path: '/b.db', counts: undefined });
   await app.firstPaint;
   await until(() => h.document.querySelector('.vlist-row[data-id="e99"]'), 'matching row');
-  const marks = Array.from(h.document.querySelectorAll('.vlist-row[data-id="e990"] .resp mark')).map((m) => m.textContent);
+  const marks = Array.from(h.document.querySelectorAll('.vlist-row[data-id="e990"] .resp mark')).map(
+    (m) => m.textContent,
+  );
   assert.deepEqual(marks, ['resp 99']);
-  assert.equal(h.document.querySelector('.vlist-row[data-id="e990"] .resp')!.textContent, 'resp 990', 'the text itself unchanged');
+  assert.equal(
+    h.document.querySelector('.vlist-row[data-id="e990"] .resp')!.textContent,
+    'resp 990',
+    'the text itself unchanged',
+  );
   const { markMatches } = await import('../../webview/experience-browser/highlight.js');
   const nodes = markMatches(h.document, 'Prompt about PROMPTS', 'prompt');
-  assert.deepEqual(nodes.map((n) => `${n.nodeName}:${n.textContent}`), ['MARK:Prompt', '#text: about ', 'MARK:PROMPT', '#text:S']);
+  assert.deepEqual(
+    nodes.map((n) => `${n.nodeName}:${n.textContent}`),
+    ['MARK:Prompt', '#text: about ', 'MARK:PROMPT', '#text:S'],
+  );
   await h.close();
 });
 
@@ -318,16 +449,25 @@ test('keys: p promotes, r rejects, 3 rates; Reject is disabled on a rejected row
   h.notify('bufferChanged', { path: '/b.db', counts: undefined });
   await app.firstPaint;
   const list = h.document.querySelector('[role="listbox"]')!;
-  const key = (k: string, on: Element = list) => on.dispatchEvent(new (h.window as unknown as typeof globalThis).KeyboardEvent('keydown', { key: k, bubbles: true }));
+  const key = (k: string, on: Element = list) =>
+    on.dispatchEvent(
+      new (h.window as unknown as typeof globalThis).KeyboardEvent('keydown', { key: k, bubbles: true }),
+    );
   await app.select('e5');
   await until(() => h.document.getElementById('promote'), 'actions');
   key('3');
   await until(() => log.some((l) => l.method === 'rate'), 'rated by key');
   assert.deepEqual(log.at(-1), { method: 'rate', params: { id: 'e5', rating: 3 } });
-  await until(() => h.document.querySelector('.detail h2')?.textContent === 'e5' && h.document.getElementById('reject'), 'detail again');
+  await until(
+    () => h.document.querySelector('.detail h2')?.textContent === 'e5' && h.document.getElementById('reject'),
+    'detail again',
+  );
   key('r');
   await until(() => log.some((l) => l.method === 'reject'), 'rejected by key');
-  await until(() => h.document.getElementById('promote') && !h.document.getElementById('promote')!.hasAttribute('disabled'), 'detail again');
+  await until(
+    () => h.document.getElementById('promote') && !h.document.getElementById('promote')!.hasAttribute('disabled'),
+    'detail again',
+  );
   key('p');
   await until(() => log.some((l) => l.method === 'promote'), 'promoted by key');
   // Typing in the search field is no shortcut.
@@ -347,7 +487,10 @@ test('keys: p promotes, r rejects, 3 rates; Reject is disabled on a rejected row
 
   failPromote = true;
   await app.select('e8');
-  await until(() => h.document.querySelector('.detail h2')?.textContent === 'e8' && h.document.getElementById('promote'), 'e8');
+  await until(
+    () => h.document.querySelector('.detail h2')?.textContent === 'e8' && h.document.getElementById('promote'),
+    'e8',
+  );
   click(h.document.getElementById('promote'));
   await until(() => /failed/.test(h.document.querySelector('.message')!.textContent!), 'failure shown');
   assert.equal(h.document.querySelector('.message')!.textContent, 'Promote failed: no tokenizer for run r');

@@ -22,8 +22,19 @@ test('live metrics reach the charts of their run only, in step order; status dri
   const calls: string[] = [];
   const h = host<DashboardRequests>({
     runs: () => [],
-    status: () => ({ id: 'r1', status: 'running', step: 3, totalSteps: 10, components: [{ name: 'explorer', state: 'generating', idleFraction: 0.25 }], config: 'algorithm:\n  name: mix\n', checkpoints: [{ version: 1, path: '/ck/1' }] }),
-    metrics: () => [{ runId: 'r1', step: 1, at: 0, values: { reward: 0.1, kl: 0.01 } }, { runId: 'r1', step: 2, at: 0, values: { reward: 0.2 } }],
+    status: () => ({
+      id: 'r1',
+      status: 'running',
+      step: 3,
+      totalSteps: 10,
+      components: [{ name: 'explorer', state: 'generating', idleFraction: 0.25 }],
+      config: 'algorithm:\n  name: mix\n',
+      checkpoints: [{ version: 1, path: '/ck/1' }],
+    }),
+    metrics: () => [
+      { runId: 'r1', step: 1, at: 0, values: { reward: 0.1, kl: 0.01 } },
+      { runId: 'r1', step: 2, at: 0, values: { reward: 0.2 } },
+    ],
     evaluate: (p: never) => (calls.push(`evaluate ${JSON.stringify(p)}`), { accuracy: 0.375, tasks: 16 }),
     stop: () => (calls.push('stop'), null),
     resume: () => (calls.push('resume'), null),
@@ -57,14 +68,36 @@ test('live metrics reach the charts of their run only, in step order; status dri
   await until(() => calls.length === 1, 'evaluate');
   assert.equal(calls[0], 'evaluate {"runId":"r1","checkpoint":"/ck/1"}');
   // The result is shown next to the checkpoint.
-  await until(() => /accuracy/.test(h.document.querySelector('.checkpoint .eval-result')!.textContent ?? ''), 'evaluation result');
+  await until(
+    () => /accuracy/.test(h.document.querySelector('.checkpoint .eval-result')!.textContent ?? ''),
+    'evaluation result',
+  );
   assert.equal(h.document.querySelector('.checkpoint .eval-result')!.textContent, 'v1: accuracy 37.5% on 16 tasks');
   // A status notification re-renders the checkpoint list: the result stays.
-  h.notify('status', { id: 'r1', status: 'running', step: 4, checkpoints: [{ version: 1, path: '/ck/1' }, { version: 2, path: '/ck/2' }] });
+  h.notify('status', {
+    id: 'r1',
+    status: 'running',
+    step: 4,
+    checkpoints: [
+      { version: 1, path: '/ck/1' },
+      { version: 2, path: '/ck/2' },
+    ],
+  });
   await until(() => h.document.querySelectorAll('.checkpoint').length === 2, 'new checkpoint');
-  assert.deepEqual(Array.from(h.document.querySelectorAll('.checkpoint')).map((c) => (c as HTMLElement).dataset.version), ['2', '1'], 'newest first');
-  assert.equal(h.document.querySelector('.checkpoint[data-version="1"] .eval-result')!.textContent, 'v1: accuracy 37.5% on 16 tasks');
-  assert.match(h.document.querySelector('.component')!.textContent!, /explorer generating/, 'a status notification (no components) keeps the component states');
+  assert.deepEqual(
+    Array.from(h.document.querySelectorAll('.checkpoint')).map((c) => (c as HTMLElement).dataset.version),
+    ['2', '1'],
+    'newest first',
+  );
+  assert.equal(
+    h.document.querySelector('.checkpoint[data-version="1"] .eval-result')!.textContent,
+    'v1: accuracy 37.5% on 16 tasks',
+  );
+  assert.match(
+    h.document.querySelector('.component')!.textContent!,
+    /explorer generating/,
+    'a status notification (no components) keeps the component states',
+  );
 
   h.notify('status', { id: 'r1', status: 'paused', step: 3 });
   await until(() => h.document.getElementById('resume')!.hasAttribute('disabled') === false, 'resume enabled');
@@ -112,7 +145,11 @@ test('history survives live points that arrive while it loads (merged by step); 
   releaseHistory();
   await until(() => reward.series.get('reward')!.xs.length === 7, 'history merged');
   assert.deepEqual(reward.series.get('reward')!.xs, [0, 1, 2, 3, 4, 5, 6]);
-  assert.deepEqual(reward.series.get('reward')!.ys, [0, 0.1, 0.2, 0.3, 0.45, 0.5, 0.6], 'history does not overwrite a live value');
+  assert.deepEqual(
+    reward.series.get('reward')!.ys,
+    [0, 0.1, 0.2, 0.3, 0.45, 0.5, 0.6],
+    'history does not overwrite a live value',
+  );
   // The status answer had no step (the registry lags): the header counts the steps the history and live points hold.
   assert.equal(h.document.querySelector('.status')!.textContent, 'running · step 7');
 
@@ -131,7 +168,9 @@ test('a run that starts while the shown run is over takes the dashboard; a runni
   const statuses: Record<string, string> = { done: 'completed', next: 'running', third: 'running' };
   const h = host<DashboardRequests>({
     status: (p: { runId: string }) => ({ id: p.runId, name: p.runId, status: statuses[p.runId] ?? 'running' }),
-    metrics: (p: { runId: string }) => [{ runId: p.runId, step: 0, at: 0, values: { reward: p.runId === 'next' ? 0.7 : 0.1 } }],
+    metrics: (p: { runId: string }) => [
+      { runId: p.runId, step: 0, at: 0, values: { reward: p.runId === 'next' ? 0.7 : 0.1 } },
+    ],
   });
   const app = mountDashboard(h.root, h.ipc as never, { runId: 'done' });
   await app.firstPaint;
@@ -140,7 +179,7 @@ test('a run that starts while the shown run is over takes the dashboard; a runni
   await until(() => h.document.querySelector('h2')!.textContent === 'next', 'new run shown');
   const reward = app.charts.find((c) => c.keys.includes('reward'))!;
   await until(() => reward.series.get('reward')!.ys[0] === 0.7, 'new run history');
-  assert.equal(reward.series.get('reward')!.ys.length, 1, 'the old run\'s points are gone');
+  assert.equal(reward.series.get('reward')!.ys.length, 1, "the old run's points are gone");
   // Another run starting while this one runs does not take the dashboard away.
   h.notify('status', { id: 'third', name: 'third', status: 'running', step: 0 });
   await new Promise((r) => setTimeout(r, 50));
@@ -149,10 +188,17 @@ test('a run that starts while the shown run is over takes the dashboard; a runni
 });
 
 test('a run warning (policy collapse) from the history and live points shows once in a banner; another run clears it', async () => {
-  const warning = { code: 'policy_collapse' as const, step: 11, stage: 'main', message: 'policy collapse in stage main at step 11: KL to the reference 1.82 nats/token', values: { ref_kl: 1.82 } };
+  const warning = {
+    code: 'policy_collapse' as const,
+    step: 11,
+    stage: 'main',
+    message: 'policy collapse in stage main at step 11: KL to the reference 1.82 nats/token',
+    values: { ref_kl: 1.82 },
+  };
   const h = host<DashboardRequests>({
     status: (p: { runId: string }) => ({ id: p.runId, status: 'running', step: 12 }),
-    metrics: (p: { runId: string }) => (p.runId === 'r1' ? [{ runId: 'r1', step: 11, at: 0, values: { kl: 1.82 }, warnings: [warning] }] : []),
+    metrics: (p: { runId: string }) =>
+      p.runId === 'r1' ? [{ runId: 'r1', step: 11, at: 0, values: { kl: 1.82 }, warnings: [warning] }] : [],
   });
   const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
   await app.firstPaint;
@@ -170,7 +216,12 @@ test('a run warning (policy collapse) from the history and live points shows onc
 
 test('a failed run shows its reason; charts say "not recorded" instead of waiting forever', async () => {
   const h = host<DashboardRequests>({
-    status: () => ({ id: 'r1', status: 'failed', step: 12, statusReason: 'sequence of 120 tokens exceeds the model maxSeqLen 96' }),
+    status: () => ({
+      id: 'r1',
+      status: 'failed',
+      step: 12,
+      statusReason: 'sequence of 120 tokens exceeds the model maxSeqLen 96',
+    }),
     metrics: () => [{ runId: 'r1', step: 0, at: 0, values: { reward: 0.2 } }],
   });
   const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
@@ -190,7 +241,10 @@ test('charts: a single point is placed inside the plot, legends with latest valu
   const { formatTick, logTicks, nearestIndex } = await import('../../webview/dashboard/chart.js');
   const one = extent([{ key: 'a', xs: [40], ys: [0.5] }])!;
   assert.ok(one.x0 < 40 && one.x1 > 40, 'one eval point is centred, not on the edge');
-  assert.deepEqual([formatTick(2000), formatTick(1_500_000), formatTick(0.25), formatTick(0.0003), formatTick(0)], ['2k', '1.5M', '0.25', '3e-4', '0']);
+  assert.deepEqual(
+    [formatTick(2000), formatTick(1_500_000), formatTick(0.25), formatTick(0.0003), formatTick(0)],
+    ['2k', '1.5M', '0.25', '3e-4', '0'],
+  );
   assert.deepEqual(logTicks(0.002, 3), [0.01, 0.1, 1]);
   assert.equal(nearestIndex([0, 10, 20], 14), 1);
   assert.equal(nearestIndex([0, 10, 20], 16), 2);
@@ -205,14 +259,19 @@ test('charts: a single point is placed inside the plot, legends with latest valu
   await app.firstPaint;
   const losses = app.charts.find((c) => c.keys.includes('loss/total'))!;
   await until(() => /total 1\.5/.test(losses.legend.textContent ?? ''), 'legend with latest values');
-  assert.deepEqual(Array.from(losses.legend.querySelectorAll('.legend-item')).map((i) => i.textContent), ['total 1.5', 'policy 0.25', 'SFT 1.25', 'critic (value)']); // no critic in this run: its key, no value
+  assert.deepEqual(
+    Array.from(losses.legend.querySelectorAll('.legend-item')).map((i) => i.textContent),
+    ['total 1.5', 'policy 0.25', 'SFT 1.25', 'critic (value)'],
+  ); // no critic in this run: its key, no value
   // Hover at the right edge of the plot reads step 10.
   const text = losses.hoverAt(290);
   assert.equal(text, 'step 10 · total 1.5 · policy 0.25 · SFT 1.25');
   assert.equal(losses.hover.textContent, text);
   assert.ok(h.document.querySelector('figure[data-title="Losses"] .log-toggle'), 'losses offer a log scale');
   // A legend entry switches its series off: gone from the hover read-out, the y range follows.
-  const policy = Array.from(losses.legend.querySelectorAll('.legend-item')).find((i) => /policy/.test(i.textContent ?? ''))!;
+  const policy = Array.from(losses.legend.querySelectorAll('.legend-item')).find((i) =>
+    /policy/.test(i.textContent ?? ''),
+  )!;
   assert.equal(policy.getAttribute('role'), 'button');
   policy.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('click'));
   assert.ok(losses.hidden.has('loss/policy'));
@@ -290,7 +349,10 @@ test('Pause and Stop say pausing… / stopping… until the run leaves running (
   pause.dispatchEvent(new (h.window as unknown as typeof globalThis).Event('click'));
   await until(() => calls.includes('pause'), 'pause requested');
   assert.equal(h.document.querySelector('.status')!.textContent, 'pausing… · step 3');
-  assert.ok(h.document.getElementById('stop')!.hasAttribute('disabled') && pause.hasAttribute('disabled'), 'no second click meanwhile');
+  assert.ok(
+    h.document.getElementById('stop')!.hasAttribute('disabled') && pause.hasAttribute('disabled'),
+    'no second click meanwhile',
+  );
   // A live status of the still-running run keeps it; the paused status ends it.
   h.notify('status', { id: 'r1', status: 'running', step: 4 });
   await until(() => h.document.querySelector('.status')!.textContent === 'pausing… · step 4', 'still pausing');

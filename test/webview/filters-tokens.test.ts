@@ -5,8 +5,27 @@ import { tint, tokenCells } from '../../webview/experience-browser/tokens.js';
 import { UndoStack } from '../../webview/experience-browser/undo-stack.js';
 
 test('filter inputs -> ExperienceFilter, with a message per bad field', () => {
-  const ok = parseFilter({ ...EMPTY_INPUTS, runId: ' r1 ', source: 'expert', minReward: '0.5', version: '2-5', text: 'foo', hideRejected: true });
-  assert.deepEqual(ok, { filter: { runId: 'r1', source: 'expert', minReward: 0.5, minVersion: 2, maxVersion: 5, text: 'foo', rejected: false }, errors: {} });
+  const ok = parseFilter({
+    ...EMPTY_INPUTS,
+    runId: ' r1 ',
+    source: 'expert',
+    minReward: '0.5',
+    version: '2-5',
+    text: 'foo',
+    hideRejected: true,
+  });
+  assert.deepEqual(ok, {
+    filter: {
+      runId: 'r1',
+      source: 'expert',
+      minReward: 0.5,
+      minVersion: 2,
+      maxVersion: 5,
+      text: 'foo',
+      rejected: false,
+    },
+    errors: {},
+  });
   assert.deepEqual(parseFilter({ ...EMPTY_INPUTS, version: '3' }).filter, { minVersion: 3, maxVersion: 3 });
   assert.deepEqual(parseFilter({ ...EMPTY_INPUTS, version: '4-' }).filter, { minVersion: 4 });
   const bad = parseFilter({ ...EMPTY_INPUTS, minReward: 'abc', maxReward: '1', version: 'x' });
@@ -16,7 +35,11 @@ test('filter inputs -> ExperienceFilter, with a message per bad field', () => {
 });
 
 test('inputsOf round-trips a filter', () => {
-  for (const f of [{ runId: 'a', minVersion: 1, maxVersion: 4, rejected: false as const }, { minVersion: 2 }, { status: 'ok' as const, maxReward: 0.25 }]) {
+  for (const f of [
+    { runId: 'a', minVersion: 1, maxVersion: 4, rejected: false as const },
+    { minVersion: 2 },
+    { status: 'ok' as const, maxReward: 0.25 },
+  ]) {
     assert.deepEqual(parseFilter(inputsOf(f)).filter, f);
   }
 });
@@ -26,8 +49,15 @@ test('token colours: unlikely tokens and negative advantages are tinted, environ
   assert.ok(tint(-3, 'logprob').strength > tint(-0.1, 'logprob').strength);
   assert.match(tint(1, 'advantage').colour, /charts-green/);
   assert.match(tint(-1, 'advantage').colour, /charts-red/);
-  const cells = tokenCells({ responseTokens: [10, 11, 12], logprobs: [-0.05, -2.5, 0], actionMask: [1, 1, 0], advantages: [0.5, 0.5, 0.5] }, ['a', 'b', 'c'], 'logprob');
-  assert.deepEqual(cells.map((c) => c.text), ['a', 'b', 'c']);
+  const cells = tokenCells(
+    { responseTokens: [10, 11, 12], logprobs: [-0.05, -2.5, 0], actionMask: [1, 1, 0], advantages: [0.5, 0.5, 0.5] },
+    ['a', 'b', 'c'],
+    'logprob',
+  );
+  assert.deepEqual(
+    cells.map((c) => c.text),
+    ['a', 'b', 'c'],
+  );
   assert.match(cells[1]!.title, /token 11: log-prob -2\.5000 \(p = 0\.0821\)/);
   assert.match(cells[2]!.title, /environment token/);
   assert.equal(cells[2]!.colour, 'transparent');

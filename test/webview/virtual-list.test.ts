@@ -64,7 +64,9 @@ test('100,000 rows: a bounded number of row elements, and only the pages in view
   list.render(); // placeholders first, then the page arrives
   await until(() => offsets.includes(50_000 - (50_000 % 200)) && cache.loadedPages >= 2, 'page at 50,000');
   list.render();
-  const rows = Array.from(viewport.querySelectorAll(".vlist-row")).filter((r) => !(r as HTMLElement).hidden) as HTMLElement[];
+  const rows = Array.from(viewport.querySelectorAll('.vlist-row')).filter(
+    (r) => !(r as HTMLElement).hidden,
+  ) as HTMLElement[];
   assert.ok(rows.length <= bound, `rendered ${rows.length} rows`);
   assert.ok(rows.some((r) => r.textContent === 'row 50000'));
   const first = rows.find((r) => r.dataset.index === '50000')!;
@@ -84,12 +86,19 @@ test('refresh (a run appended rows): the drawn rows and the scroll position stay
     if (release === undefined) {
       /* answer at once */
     } else await new Promise<void>((r) => (release = r));
-    return { total, rows: Array.from({ length: Math.min(limit, total - offset) }, (_, i) => `row ${offset + i - shift}`) };
+    return {
+      total,
+      rows: Array.from({ length: Math.min(limit, total - offset) }, (_, i) => `row ${offset + i - shift}`),
+    };
   }, 200);
   const viewport = h.document.createElement('div');
   h.root.append(viewport);
   Object.defineProperty(viewport, 'clientHeight', { value: 260 });
-  const list = new VirtualList<string>(viewport, cache, { rowHeight: 26, overscan: 2, renderRow: (el, row) => void (el.textContent = row ?? '…') });
+  const list = new VirtualList<string>(viewport, cache, {
+    rowHeight: 26,
+    overscan: 2,
+    renderRow: (el, row) => void (el.textContent = row ?? '…'),
+  });
   await cache.load(0);
   await cache.load(2);
   viewport.scrollTop = 26 * 450;
@@ -102,7 +111,11 @@ test('refresh (a run appended rows): the drawn rows and the scroll position stay
   release = () => undefined;
   const done = cache.refresh(list.visiblePages());
   list.render();
-  assert.equal(viewport.querySelector('.vlist-row')!.textContent, before, 'the old rows stay drawn while the fresh page loads');
+  assert.equal(
+    viewport.querySelector('.vlist-row')!.textContent,
+    before,
+    'the old rows stay drawn while the fresh page loads',
+  );
   assert.equal(viewport.scrollTop, 26 * 450, 'the scroll position is kept');
   assert.equal(cache.total, 1000);
   release();

@@ -47,10 +47,21 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   const grid = h(doc, 'div', { class: 'charts' });
   const charts = CHARTS.map((c) => {
     const canvas = h(doc, 'canvas', { 'aria-label': `${c.title} by step` }) as HTMLCanvasElement;
-    const chart = new LineChart(canvas, c.keys, { xTitle: 'step', yTitle: c.yTitle, labels: c.labels, absentText: c.absent, ...(c.dashed ? { dashed: c.dashed } : {}) });
+    const chart = new LineChart(canvas, c.keys, {
+      xTitle: 'step',
+      yTitle: c.yTitle,
+      labels: c.labels,
+      absentText: c.absent,
+      ...(c.dashed ? { dashed: c.dashed } : {}),
+    });
     const caption = h(doc, 'figcaption', {}, h(doc, 'span', { class: 'chart-title', text: c.title }), chart.legend);
     if (c.log) {
-      const log = h(doc, 'vscode-button', { class: 'log-toggle', secondary: true, title: 'Log scale (values > 0)', text: 'log' });
+      const log = h(doc, 'vscode-button', {
+        class: 'log-toggle',
+        secondary: true,
+        title: 'Log scale (values > 0)',
+        text: 'log',
+      });
       log.addEventListener('click', () => {
         chart.logY = !chart.logY;
         log.toggleAttribute('pressed', chart.logY);
@@ -63,7 +74,17 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   });
   const checkpoints = h(doc, 'div', { class: 'checkpoints' });
   const config = h(doc, 'pre', { class: 'config' });
-  root.append(header, reason, warnings, components, grid, h(doc, 'h3', { text: 'Checkpoints' }), checkpoints, h(doc, 'h3', { text: 'Config' }), config);
+  root.append(
+    header,
+    reason,
+    warnings,
+    components,
+    grid,
+    h(doc, 'h3', { text: 'Checkpoints' }),
+    checkpoints,
+    h(doc, 'h3', { text: 'Config' }),
+    config,
+  );
   let paint!: () => void;
   const firstPaint = new Promise<void>((r) => (paint = r));
 
@@ -74,7 +95,13 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   function renderComponents(cs: ComponentState[] | undefined): void {
     components.replaceChildren(
       ...(cs ?? []).map((c) =>
-        h(doc, 'span', { class: `component st-${c.state}` }, h(doc, 'b', { text: c.name }), ` ${c.state}${c.idleFraction !== undefined ? ` · idle ${(100 * c.idleFraction).toFixed(0)}%` : ''}`),
+        h(
+          doc,
+          'span',
+          { class: `component st-${c.state}` },
+          h(doc, 'b', { text: c.name }),
+          ` ${c.state}${c.idleFraction !== undefined ? ` · idle ${(100 * c.idleFraction).toFixed(0)}%` : ''}`,
+        ),
       ),
     );
   }
@@ -90,7 +117,8 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   function renderRun(r: RunInfo & { components?: ComponentState[]; config?: unknown }): void {
     title.textContent = r.name ?? r.id;
     // A status answer older than the live points does not move the step back.
-    const live = shown?.id === r.id && r.status === 'running' && (shown.step ?? -1) > (r.step ?? -1) ? shown.step : r.step;
+    const live =
+      shown?.id === r.id && r.status === 'running' && (shown.step ?? -1) > (r.step ?? -1) ? shown.step : r.step;
     shown = { ...r, step: live };
     renderStatus();
     // A stop or pause asked for keeps its `stopping…` until the run leaves running.
@@ -110,7 +138,12 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     const list = [...(r.checkpoints ?? [])].sort((a, b) => b.version - a.version);
     checkpoints.replaceChildren(
       ...list.map((c) => {
-        const b = h(doc, 'vscode-button', { secondary: true, icon: 'beaker', text: 'Evaluate', 'aria-label': `Evaluate v${c.version}` });
+        const b = h(doc, 'vscode-button', {
+          secondary: true,
+          icon: 'beaker',
+          text: 'Evaluate',
+          'aria-label': `Evaluate v${c.version}`,
+        });
         const result = h(doc, 'span', { class: 'eval-result', role: 'status', text: evals.get(c.path) ?? '' });
         if (evals.get(c.path) === EVALUATING) b.toggleAttribute('disabled', true);
         b.addEventListener('click', () => {
@@ -136,7 +169,15 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
               fail(err);
             });
         });
-        return h(doc, 'div', { class: 'checkpoint', 'data-version': String(c.version) }, h(doc, 'span', { text: `v${c.version}${c.step !== undefined ? ` (step ${c.step})` : ''} ` }), h(doc, 'code', { text: c.path }), b, result);
+        return h(
+          doc,
+          'div',
+          { class: 'checkpoint', 'data-version': String(c.version) },
+          h(doc, 'span', { text: `v${c.version}${c.step !== undefined ? ` (step ${c.step})` : ''} ` }),
+          h(doc, 'code', { text: c.path }),
+          b,
+          result,
+        );
       }),
     );
   }
@@ -238,7 +279,10 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   win?.setInterval(() => {
     if (!state.runId || shownStatus !== 'running') return;
     const gen = generation;
-    void ipc.request('status', { runId: state.runId }).then((r) => gen === generation && renderRun(r), () => undefined);
+    void ipc.request('status', { runId: state.runId }).then(
+      (r) => gen === generation && renderRun(r),
+      () => undefined,
+    );
   }, REFRESH_MS);
   if (state.runId) void app.show(state.runId);
   else {

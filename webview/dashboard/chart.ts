@@ -11,11 +11,19 @@ export interface Series {
 }
 
 /** Bounds of the points (within the zoomed step range `view`, when given). */
-export function extent(series: Series[], logY = false, view?: { x0: number; x1: number }): { x0: number; x1: number; y0: number; y1: number } | undefined {
-  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+export function extent(
+  series: Series[],
+  logY = false,
+  view?: { x0: number; x1: number },
+): { x0: number; x1: number; y0: number; y1: number } | undefined {
+  let x0 = Infinity,
+    x1 = -Infinity,
+    y0 = Infinity,
+    y1 = -Infinity;
   for (const s of series) {
     for (let i = 0; i < s.xs.length; i++) {
-      const x = s.xs[i]!, y = s.ys[i]!;
+      const x = s.xs[i]!,
+        y = s.ys[i]!;
       if (!Number.isFinite(y) || (logY && y <= 0)) continue;
       if (view && (x < view.x0 || x > view.x1)) continue;
       if (x < x0) x0 = x;
@@ -85,7 +93,8 @@ export function decimationStride(points: number, pixels: number): number {
 
 /** Index of the point with the step nearest `x` in a sorted array. */
 export function nearestIndex(xs: number[], x: number): number {
-  let lo = 0, hi = xs.length - 1;
+  let lo = 0,
+    hi = xs.length - 1;
   if (hi < 0) return -1;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
@@ -95,7 +104,14 @@ export function nearestIndex(xs: number[], x: number): number {
   return lo > 0 && Math.abs(xs[lo - 1]! - x) <= Math.abs(xs[lo]! - x) ? lo - 1 : lo;
 }
 
-const PALETTE = ['--vscode-charts-blue', '--vscode-charts-orange', '--vscode-charts-green', '--vscode-charts-purple', '--vscode-charts-red', '--vscode-charts-yellow'];
+const PALETTE = [
+  '--vscode-charts-blue',
+  '--vscode-charts-orange',
+  '--vscode-charts-green',
+  '--vscode-charts-purple',
+  '--vscode-charts-red',
+  '--vscode-charts-yellow',
+];
 const FALLBACK = ['#3794ff', '#d18616', '#89d185', '#b180d7', '#f14c4c', '#cca700'];
 
 export interface ChartOptions {
@@ -170,7 +186,8 @@ export class LineChart {
       const from = this.dragFrom;
       this.dragFrom = undefined;
       const to = (ev as MouseEvent).offsetX;
-      if (from !== undefined && Math.abs(to - from) > 4) this.zoomTo(this.stepAt(Math.min(from, to)), this.stepAt(Math.max(from, to)));
+      if (from !== undefined && Math.abs(to - from) > 4)
+        this.zoomTo(this.stepAt(Math.min(from, to)), this.stepAt(Math.max(from, to)));
     });
     canvas.addEventListener('dblclick', () => this.zoomTo(undefined));
     this.renderLegend();
@@ -299,7 +316,9 @@ export class LineChart {
   private schedule(): void {
     if (this.pending) return;
     this.pending = true;
-    const raf = this.canvas.ownerDocument.defaultView?.requestAnimationFrame ?? ((f: FrameRequestCallback) => setTimeout(() => f(0), 16));
+    const raf =
+      this.canvas.ownerDocument.defaultView?.requestAnimationFrame ??
+      ((f: FrameRequestCallback) => setTimeout(() => f(0), 16));
     raf(() => {
       this.pending = false;
       this.renderLegend();
@@ -318,7 +337,8 @@ export class LineChart {
     if (!ctx) return false;
     const win = this.canvas.ownerDocument.defaultView!;
     const dpr = win.devicePixelRatio || 1;
-    const w = this.canvas.clientWidth || 300, hgt = this.canvas.clientHeight || 150;
+    const w = this.canvas.clientWidth || 300,
+      hgt = this.canvas.clientHeight || 150;
     if (this.canvas.width !== Math.round(w * dpr)) this.canvas.width = Math.round(w * dpr);
     if (this.canvas.height !== Math.round(hgt * dpr)) this.canvas.height = Math.round(hgt * dpr);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -338,7 +358,8 @@ export class LineChart {
       return true;
     }
     const ly = (y: number) => (logY ? Math.log10(y) : y);
-    const Y0 = ly(ex.y0), Y1 = ly(ex.y1);
+    const Y0 = ly(ex.y0),
+      Y1 = ly(ex.y1);
     const X = (x: number) => LEFT + ((x - ex.x0) / (ex.x1 - ex.x0)) * (w - LEFT - RIGHT);
     const Y = (y: number) => TOP + (1 - (ly(y) - Y0) / (Y1 - Y0)) * (hgt - TOP - BOTTOM);
     ctx.strokeStyle = grid;
@@ -377,7 +398,10 @@ export class LineChart {
     ctx.beginPath();
     ctx.rect(LEFT - 4, 0, w - LEFT - RIGHT + 8, hgt - BOTTOM + 4); // dots at the edges stay whole
     ctx.clip();
-    for (const k of drawOrder(all.map((s) => s.key), this.o.dashed)) {
+    for (const k of drawOrder(
+      all.map((s) => s.key),
+      this.o.dashed,
+    )) {
       const s = all[k]!;
       if (!s.xs.length || this.hidden.has(s.key)) continue;
       const colour = this.colour(css, k);
@@ -393,7 +417,8 @@ export class LineChart {
       let started = false;
       for (let i = lo; i <= hi; i += stride) {
         if (logY && !(s.ys[i]! > 0)) continue;
-        const px = X(s.xs[i]!), py = Y(s.ys[i]!);
+        const px = X(s.xs[i]!),
+          py = Y(s.ys[i]!);
         if (!started) ctx.moveTo(px, py);
         else ctx.lineTo(px, py);
         started = true;
@@ -424,4 +449,7 @@ export class LineChart {
   }
 }
 
-const LEFT = 48, RIGHT = 8, TOP = 8, BOTTOM = 30;
+const LEFT = 48,
+  RIGHT = 8,
+  TOP = 8,
+  BOTTOM = 30;

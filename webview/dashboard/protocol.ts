@@ -41,10 +41,41 @@ export interface ChartSpec {
 /** Charts the dashboard draws, each from one or more metric keys. */
 export const CHARTS: ChartSpec[] = [
   { title: 'Reward', keys: ['reward'], yTitle: 'mean reward', labels: { reward: 'rollout reward' } },
-  { title: 'Eval accuracy', keys: ['eval_accuracy'], yTitle: 'accuracy', labels: { eval_accuracy: 'held-out accuracy' }, absent: 'no evaluation yet' },
-  { title: 'Losses', keys: ['loss/total', 'loss/policy', 'loss/sft', 'loss/critic'], yTitle: 'loss', labels: { 'loss/total': 'total', 'loss/policy': 'policy', 'loss/sft': 'SFT', 'loss/critic': 'critic (value)' }, log: true, dashed: ['loss/total'] },
-  { title: 'KL', keys: ['kl'], yTitle: 'KL', labels: { kl: 'KL to reference' }, log: true, absent: 'not recorded: no KL term' },
-  { title: 'Entropy', keys: ['entropy'], yTitle: 'nats / token', labels: { entropy: 'policy entropy' }, absent: 'not recorded by this algorithm' },
+  {
+    title: 'Eval accuracy',
+    keys: ['eval_accuracy'],
+    yTitle: 'accuracy',
+    labels: { eval_accuracy: 'held-out accuracy' },
+    absent: 'no evaluation yet',
+  },
+  {
+    title: 'Losses',
+    keys: ['loss/total', 'loss/policy', 'loss/sft', 'loss/critic'],
+    yTitle: 'loss',
+    labels: { 'loss/total': 'total', 'loss/policy': 'policy', 'loss/sft': 'SFT', 'loss/critic': 'critic (value)' },
+    log: true,
+    dashed: ['loss/total'],
+  },
+  {
+    title: 'KL',
+    keys: ['kl'],
+    yTitle: 'KL',
+    labels: { kl: 'KL to reference' },
+    log: true,
+    absent: 'not recorded: no KL term',
+  },
+  {
+    title: 'Entropy',
+    keys: ['entropy'],
+    yTitle: 'nats / token',
+    labels: { entropy: 'policy entropy' },
+    absent: 'not recorded by this algorithm',
+  },
   { title: 'Tokens / s', keys: ['tokens_per_s'], yTitle: 'tokens / s', labels: { tokens_per_s: 'trainer throughput' } },
-  { title: 'Idle fraction', keys: ['idle/explorer', 'idle/trainer'], yTitle: 'fraction idle', labels: { 'idle/explorer': 'explorer', 'idle/trainer': 'trainer' } },
+  {
+    title: 'Idle fraction',
+    keys: ['idle/explorer', 'idle/trainer'],
+    yTitle: 'fraction idle',
+    labels: { 'idle/explorer': 'explorer', 'idle/trainer': 'trainer' },
+  },
 ];

@@ -14,7 +14,14 @@ import { PageCache, VirtualList } from './virtual-list.js';
 
 export const ROW_HEIGHT = 26;
 
-export const DEFAULT_STATE: BrowserState = { filter: {}, sort: 'createdAt', descending: true, scrollTop: 0, colourBy: 'logprob', view: 'detail' };
+export const DEFAULT_STATE: BrowserState = {
+  filter: {},
+  sort: 'createdAt',
+  descending: true,
+  scrollTop: 0,
+  colourBy: 'logprob',
+  view: 'detail',
+};
 
 export interface BrowserApp {
   list: VirtualList<ExperienceSummary>;
@@ -84,7 +91,12 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   const inputs = inputsOf(state.filter);
   const bar = h(doc, 'div', { class: 'toolbar', role: 'search' });
   for (const f of FIELDS) {
-    const tf = h(doc, 'vscode-textfield', { id: `f-${f.key}`, placeholder: f.placeholder, 'aria-label': f.label, title: f.label });
+    const tf = h(doc, 'vscode-textfield', {
+      id: `f-${f.key}`,
+      placeholder: f.placeholder,
+      'aria-label': f.label,
+      title: f.label,
+    });
     if (f.width) tf.style.width = f.width;
     setValue(tf, String(inputs[f.key]));
     bar.append(labelled(doc, `f-${f.key}`, f.label, tf));
@@ -103,9 +115,55 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     reload();
   });
   bar.append(
-    labelled(doc, 'f-source', 'Source', select(doc, 'f-source', 'Source', [['', 'any source'], ['usual', 'usual'], ['expert', 'expert']], inputs.source)),
-    labelled(doc, 'f-status', 'Status', select(doc, 'f-status', 'Status', [['', 'any status'], ['ok', 'ok'], ['invalid', 'invalid'], ['infra_failure', 'infra failure']], inputs.status)),
-    labelled(doc, 'f-sort', 'Sort by', select(doc, 'f-sort', 'Sort by', [['createdAt', 'time'], ['reward', 'reward'], ['modelVersion', 'version']], state.sort)),
+    labelled(
+      doc,
+      'f-source',
+      'Source',
+      select(
+        doc,
+        'f-source',
+        'Source',
+        [
+          ['', 'any source'],
+          ['usual', 'usual'],
+          ['expert', 'expert'],
+        ],
+        inputs.source,
+      ),
+    ),
+    labelled(
+      doc,
+      'f-status',
+      'Status',
+      select(
+        doc,
+        'f-status',
+        'Status',
+        [
+          ['', 'any status'],
+          ['ok', 'ok'],
+          ['invalid', 'invalid'],
+          ['infra_failure', 'infra failure'],
+        ],
+        inputs.status,
+      ),
+    ),
+    labelled(
+      doc,
+      'f-sort',
+      'Sort by',
+      select(
+        doc,
+        'f-sort',
+        'Sort by',
+        [
+          ['createdAt', 'time'],
+          ['reward', 'reward'],
+          ['modelVersion', 'version'],
+        ],
+        state.sort,
+      ),
+    ),
     order,
   );
   const hideRejected = h(doc, 'vscode-checkbox', { id: 'f-hideRejected', label: 'hide rejected' });
@@ -126,19 +184,45 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   const undoBtn = h(doc, 'vscode-button', { id: 'undo', secondary: true, icon: 'discard', text: 'Undo' });
   const msg = h(doc, 'span', { class: 'message', role: 'status' });
   // The preview of a bulk promotion and its confirmation (nothing changes before "Promote N").
-  const confirmRow = h(doc, 'div', { class: 'toolbar bulk-confirm', hidden: true, role: 'alertdialog', 'aria-label': 'confirm bulk promotion' });
-  bulk.append(labelled(doc, 'bulk-k', 'Top k per task', topK), labelled(doc, 'bulk-min', 'with reward ≥', minReward), bulkBtn, undoBtn, msg);
+  const confirmRow = h(doc, 'div', {
+    class: 'toolbar bulk-confirm',
+    hidden: true,
+    role: 'alertdialog',
+    'aria-label': 'confirm bulk promotion',
+  });
+  bulk.append(
+    labelled(doc, 'bulk-k', 'Top k per task', topK),
+    labelled(doc, 'bulk-min', 'with reward ≥', minReward),
+    bulkBtn,
+    undoBtn,
+    msg,
+  );
 
   // ---------------------------------------------------------------- list + detail
   const viewport = h(doc, 'div', { class: 'list', tabindex: '0', role: 'listbox', 'aria-label': 'experiences' });
-  const head = h(doc, 'div', { class: 'list-head', 'aria-hidden': 'true' },
-    h(doc, 'span', { class: 'src' }), h(doc, 'span', { class: 'reward', text: 'reward' }), h(doc, 'span', { class: 'task', text: 'task' }),
-    h(doc, 'span', { class: 'ver', text: 'ver' }), h(doc, 'span', { class: 'uses', text: 'used', title: 'how many times the trainer used an expert' }), h(doc, 'span', { class: 'resp', text: 'response' }));
+  const head = h(
+    doc,
+    'div',
+    { class: 'list-head', 'aria-hidden': 'true' },
+    h(doc, 'span', { class: 'src' }),
+    h(doc, 'span', { class: 'reward', text: 'reward' }),
+    h(doc, 'span', { class: 'task', text: 'task' }),
+    h(doc, 'span', { class: 'ver', text: 'ver' }),
+    h(doc, 'span', { class: 'uses', text: 'used', title: 'how many times the trainer used an expert' }),
+    h(doc, 'span', { class: 'resp', text: 'response' }),
+  );
   const detail = h(doc, 'div', { class: 'detail' });
   const hint = h(doc, 'div', { class: 'hint', text: SHORTCUT_HINT });
-  root.append(bar, bulk, confirmRow, h(doc, 'div', { class: 'main' }, h(doc, 'div', { class: 'list-col' }, head, viewport, hint), detail));
+  root.append(
+    bar,
+    bulk,
+    confirmRow,
+    h(doc, 'div', { class: 'main' }, h(doc, 'div', { class: 'list-col' }, head, viewport, hint), detail),
+  );
 
-  const cache = new PageCache<ExperienceSummary>((offset, limit) => ipc.request('list', { filter: state.filter, sort: state.sort, descending: state.descending, offset, limit }));
+  const cache = new PageCache<ExperienceSummary>((offset, limit) =>
+    ipc.request('list', { filter: state.filter, sort: state.sort, descending: state.descending, offset, limit }),
+  );
   cache.onError = (e) => message(e.message, true);
   const list = new VirtualList<ExperienceSummary>(viewport, cache, {
     rowHeight: ROW_HEIGHT,
@@ -154,13 +238,27 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       el.setAttribute('role', 'option');
       el.setAttribute('aria-selected', String(row.id === state.selectedId));
       el.replaceChildren(
-        h(doc, 'span', { class: `codicon codicon-${row.source === 'expert' ? 'star-full' : row.status === 'ok' ? 'circle-filled' : 'warning'} src-${row.source} st-${row.status}`, title: `${row.source} · ${row.status}` }),
+        h(doc, 'span', {
+          class: `codicon codicon-${row.source === 'expert' ? 'star-full' : row.status === 'ok' ? 'circle-filled' : 'warning'} src-${row.source} st-${row.status}`,
+          title: `${row.source} · ${row.status}`,
+        }),
         h(doc, 'span', { class: 'reward', text: row.reward.toFixed(2) }),
         h(doc, 'span', { class: 'task', text: middleEllipsis(row.taskId), title: row.taskId }),
         h(doc, 'span', { class: 'ver', text: row.modelVersion === -1 ? 'human' : `v${row.modelVersion}` }),
         // An expert's use count: curation seen at work (the trainer took it into this many batches).
-        h(doc, 'span', row.source === 'expert' ? { class: 'uses', text: `${row.useCount ?? 0}×`, title: usedTitle(row.useCount ?? 0) } : { class: 'uses' }),
-        h(doc, 'span', { class: 'resp' }, ...markMatches(doc, row.responsePreview.replace(/\s+/g, ' '), state.filter.text)),
+        h(
+          doc,
+          'span',
+          row.source === 'expert'
+            ? { class: 'uses', text: `${row.useCount ?? 0}×`, title: usedTitle(row.useCount ?? 0) }
+            : { class: 'uses' },
+        ),
+        h(
+          doc,
+          'span',
+          { class: 'resp' },
+          ...markMatches(doc, row.responsePreview.replace(/\s+/g, ' '), state.filter.text),
+        ),
       );
       if (i === 0) firstPaintResolve();
     },
@@ -185,7 +283,14 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   });
   // A listbox moves its selection with the arrow keys (and Home / End / PageUp / PageDown).
   viewport.addEventListener('keydown', (ev) => {
-    const step: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: 10, PageUp: -10, Home: -Infinity, End: Infinity };
+    const step: Record<string, number> = {
+      ArrowDown: 1,
+      ArrowUp: -1,
+      PageDown: 10,
+      PageUp: -10,
+      Home: -Infinity,
+      End: Infinity,
+    };
     const d = step[(ev as KeyboardEvent).key];
     if (d === undefined || cache.total === 0) return;
     ev.preventDefault();
@@ -222,7 +327,9 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   }
 
   function showCounts(c: BufferCounts | undefined): void {
-    counts.textContent = c ? `${c.usual.toLocaleString('en-US')} usual · ${c.expert.toLocaleString('en-US')} expert` : 'no buffer open';
+    counts.textContent = c
+      ? `${c.usual.toLocaleString('en-US')} usual · ${c.expert.toLocaleString('en-US')} expert`
+      : 'no buffer open';
   }
 
   function reload(): void {
@@ -244,12 +351,14 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
 
   function applyFilter(): void {
     const raw: FilterInputs = { ...EMPTY_INPUTS };
-    for (const f of FIELDS) (raw as unknown as Record<string, string>)[f.key] = fieldValue(doc.getElementById(`f-${f.key}`));
+    for (const f of FIELDS)
+      (raw as unknown as Record<string, string>)[f.key] = fieldValue(doc.getElementById(`f-${f.key}`));
     raw.source = fieldValue(doc.getElementById('f-source'));
     raw.status = fieldValue(doc.getElementById('f-status'));
     raw.hideRejected = checked(hideRejected);
     const { filter, errors } = parseFilter(raw);
-    for (const f of [...FIELDS.map((x) => x.key)]) doc.getElementById(`f-${f}`)?.toggleAttribute('invalid', !!errors[f]);
+    for (const f of [...FIELDS.map((x) => x.key)])
+      doc.getElementById(`f-${f}`)?.toggleAttribute('invalid', !!errors[f]);
     const bad = Object.values(errors);
     if (bad.length) {
       message(bad.join('; '), true);
@@ -257,7 +366,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     }
     message('');
     state.filter = filter;
-    state.sort = fieldValue(doc.getElementById('f-sort')) as BrowserState['sort'] || 'createdAt';
+    state.sort = (fieldValue(doc.getElementById('f-sort')) as BrowserState['sort']) || 'createdAt';
     state.scrollTop = 0;
     viewport.scrollTop = 0;
     save();
@@ -274,7 +383,10 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   bulk.addEventListener('input', () => hideConfirm());
 
   // ---------------------------------------------------------------- curation
-  async function act<R extends { changeId: string } | { undone: unknown }>(what: string | ((r: R) => string), run: () => Promise<R>): Promise<void> {
+  async function act<R extends { changeId: string } | { undone: unknown }>(
+    what: string | ((r: R) => string),
+    run: () => Promise<R>,
+  ): Promise<void> {
     try {
       const r = await run();
       if ('changeId' in r) undoFor().push(r as never);
@@ -319,10 +431,20 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       return;
     }
     message('');
-    const range = p.minReward === p.maxReward ? `reward ${p.minReward}` : `rewards ${p.minReward?.toFixed(2)}–${p.maxReward?.toFixed(2)}`;
+    const range =
+      p.minReward === p.maxReward
+        ? `reward ${p.minReward}`
+        : `rewards ${p.minReward?.toFixed(2)}–${p.maxReward?.toFixed(2)}`;
     const yes = h(doc, 'vscode-button', { id: 'bulk-confirm', text: `Promote ${p.count}` });
     const no = h(doc, 'vscode-button', { id: 'bulk-cancel', secondary: true, text: 'Cancel' });
-    confirmRow.replaceChildren(h(doc, 'span', { class: 'bulk-preview', text: `Promote ${p.count} experience${p.count === 1 ? '' : 's'} from ${p.tasks} task${p.tasks === 1 ? '' : 's'} (${what}; ${range}) to expert?` }), yes, no);
+    confirmRow.replaceChildren(
+      h(doc, 'span', {
+        class: 'bulk-preview',
+        text: `Promote ${p.count} experience${p.count === 1 ? '' : 's'} from ${p.tasks} task${p.tasks === 1 ? '' : 's'} (${what}; ${range}) to expert?`,
+      }),
+      yes,
+      no,
+    );
     confirmRow.hidden = false;
     no.addEventListener('click', () => {
       hideConfirm();
@@ -331,7 +453,8 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     yes.addEventListener('click', () => {
       hideConfirm();
       void act(
-        (r: { count?: number }) => `Promoted ${r.count ?? p.count} experience${(r.count ?? p.count) === 1 ? '' : 's'} (${what}). Undo reverts all of them at once.`,
+        (r: { count?: number }) =>
+          `Promoted ${r.count ?? p.count} experience${(r.count ?? p.count) === 1 ? '' : 's'} (${what}). Undo reverts all of them at once.`,
         () => ipc.request('bulkPromote', { topK: k, filter }),
       );
     });
@@ -363,21 +486,48 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       span.dataset.strength = String(c.strength);
       tokens.append(span);
     }
-    const colourSel = select(doc, 'colour-by', 'Colour tokens by', [['logprob', 'log-prob'], ['advantage', 'advantage']], by);
+    const colourSel = select(
+      doc,
+      'colour-by',
+      'Colour tokens by',
+      [
+        ['logprob', 'log-prob'],
+        ['advantage', 'advantage'],
+      ],
+      by,
+    );
     colourSel.addEventListener('change', () => {
       state.colourBy = (fieldValue(colourSel) as ColourBy) || 'logprob';
       save();
       renderDetail(e, group);
     });
-    const rewardRows = Object.entries(e.rewardDetails ?? {}).map(([k, v]) => h(doc, 'tr', {}, h(doc, 'td', { text: k }), h(doc, 'td', { text: String(v) })));
+    const rewardRows = Object.entries(e.rewardDetails ?? {}).map(([k, v]) =>
+      h(doc, 'tr', {}, h(doc, 'td', { text: k }), h(doc, 'td', { text: String(v) })),
+    );
     const actions = h(doc, 'div', { class: 'actions' });
     const promote = h(doc, 'vscode-button', { id: 'promote', icon: 'star-add', text: 'Promote to expert' });
-    const edit = h(doc, 'vscode-button', { id: 'edit-promote', secondary: true, icon: 'edit', text: 'Edit, then promote' });
+    const edit = h(doc, 'vscode-button', {
+      id: 'edit-promote',
+      secondary: true,
+      icon: 'edit',
+      text: 'Edit, then promote',
+    });
     const reject = h(doc, 'vscode-button', { id: 'reject', secondary: true, icon: 'circle-slash', text: 'Reject' });
-    const groupBtn = h(doc, 'vscode-button', { id: 'show-group', secondary: true, icon: 'split-horizontal', text: state.view === 'group' ? 'Hide group' : 'Compare group' });
+    const groupBtn = h(doc, 'vscode-button', {
+      id: 'show-group',
+      secondary: true,
+      icon: 'split-horizontal',
+      text: state.view === 'group' ? 'Hide group' : 'Compare group',
+    });
     const rate = h(doc, 'span', { class: 'rate', 'aria-label': 'rate' });
     for (let r = 1; r <= 5; r++) {
-      const b = h(doc, 'vscode-button', { class: 'rate-btn', secondary: true, 'data-rating': String(r), title: `rate ${r}`, text: String(r) });
+      const b = h(doc, 'vscode-button', {
+        class: 'rate-btn',
+        secondary: true,
+        'data-rating': String(r),
+        title: `rate ${r}`,
+        text: String(r),
+      });
       b.addEventListener('click', () => void act(`Rated ${r}`, () => ipc.request('rate', { id: e.id, rating: r })));
       rate.append(b);
     }
@@ -399,7 +549,10 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       reject.setAttribute('disabled', '');
       reject.setAttribute('title', 'already rejected; Undo to restore it');
     }
-    reject.addEventListener('click', () => !reject.hasAttribute('disabled') && void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })));
+    reject.addEventListener(
+      'click',
+      () => !reject.hasAttribute('disabled') && void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })),
+    );
     const editor = h(doc, 'div', { class: 'editor', hidden: true });
     const area = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
     const confirm = h(doc, 'vscode-button', { id: 'edit-confirm', text: 'Promote edited response' });
@@ -416,7 +569,9 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
         message('the edited response is empty', true);
         return;
       }
-      void act(`Promoted an edited response of ${e.id}`, () => ipc.request('promote', { id: e.id, editedResponse: text }));
+      void act(`Promoted an edited response of ${e.id}`, () =>
+        ipc.request('promote', { id: e.id, editedResponse: text }),
+      );
     });
     groupBtn.addEventListener('click', () => {
       state.view = state.view === 'group' ? 'detail' : 'group';
@@ -433,8 +588,22 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       ['reward', e.reward.toFixed(4)],
       ['status', e.status + (e.statusReason ? ` (${e.statusReason})` : '')],
       ['source', e.source],
-      ['used in training', e.source === 'expert' ? usedTitle(e.useCount) : `${e.useCount} time${e.useCount === 1 ? '' : 's'}`],
-      ['feedback', fb ? [fb.rating !== undefined ? `rated ${fb.rating}` : '', fb.rejected ? 'rejected' : '', fb.editedFrom ? `edited from ${fb.editedFrom}` : ''].filter(Boolean).join(', ') : ''],
+      [
+        'used in training',
+        e.source === 'expert' ? usedTitle(e.useCount) : `${e.useCount} time${e.useCount === 1 ? '' : 's'}`,
+      ],
+      [
+        'feedback',
+        fb
+          ? [
+              fb.rating !== undefined ? `rated ${fb.rating}` : '',
+              fb.rejected ? 'rejected' : '',
+              fb.editedFrom ? `edited from ${fb.editedFrom}` : '',
+            ]
+              .filter(Boolean)
+              .join(', ')
+          : '',
+      ],
     ].filter(([, v]) => v);
     const metaEl = h(doc, 'dl', { class: 'meta' });
     for (const [k, v] of meta) metaEl.append(h(doc, 'dt', { text: k! }), h(doc, 'dd', { text: v! }));
@@ -449,13 +618,18 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
       h(doc, 'h3', {}, 'Response ', colourSel),
       tokens,
     ];
-    if (rewardRows.length) parts.push(h(doc, 'h3', { text: 'Reward details' }), h(doc, 'table', { class: 'reward-details' }, ...rewardRows));
+    if (rewardRows.length)
+      parts.push(h(doc, 'h3', { text: 'Reward details' }), h(doc, 'table', { class: 'reward-details' }, ...rewardRows));
     if (state.view === 'group' && group) {
       const cols = h(doc, 'div', { class: 'group', role: 'group', 'aria-label': `group ${e.groupId}` });
       for (const g of [...group].sort((a, b) => b.reward - a.reward)) {
-        const col = h(doc, 'div', { class: `sample${g.id === e.id ? ' selected' : ''}`, 'data-id': g.id },
+        const col = h(
+          doc,
+          'div',
+          { class: `sample${g.id === e.id ? ' selected' : ''}`, 'data-id': g.id },
           h(doc, 'div', { class: 'sample-head', text: `${g.id} · reward ${g.reward.toFixed(3)} · ${g.source}` }),
-          h(doc, 'pre', { text: g.responseText }));
+          h(doc, 'pre', { text: g.responseText }),
+        );
         col.addEventListener('click', () => void app.select(g.id));
         cols.append(col);
       }

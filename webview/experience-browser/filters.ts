@@ -14,7 +14,17 @@ export interface FilterInputs {
   hideRejected: boolean;
 }
 
-export const EMPTY_INPUTS: FilterInputs = { runId: '', taskId: '', source: '', status: '', minReward: '', maxReward: '', version: '', text: '', hideRejected: false };
+export const EMPTY_INPUTS: FilterInputs = {
+  runId: '',
+  taskId: '',
+  source: '',
+  status: '',
+  minReward: '',
+  maxReward: '',
+  version: '',
+  text: '',
+  hideRejected: false,
+};
 
 export function parseFilter(i: FilterInputs): { filter: ExperienceFilter; errors: Record<string, string> } {
   const filter: ExperienceFilter = {};
@@ -50,7 +60,12 @@ export function parseFilter(i: FilterInputs): { filter: ExperienceFilter; errors
 }
 
 export function inputsOf(f: ExperienceFilter): FilterInputs {
-  const version = f.minVersion !== undefined && f.minVersion === f.maxVersion ? String(f.minVersion) : f.minVersion !== undefined || f.maxVersion !== undefined ? `${f.minVersion ?? ''}-${f.maxVersion ?? ''}` : '';
+  const version =
+    f.minVersion !== undefined && f.minVersion === f.maxVersion
+      ? String(f.minVersion)
+      : f.minVersion !== undefined || f.maxVersion !== undefined
+        ? `${f.minVersion ?? ''}-${f.maxVersion ?? ''}`
+        : '';
   return {
     runId: f.runId ?? '',
     taskId: f.taskId ?? '',

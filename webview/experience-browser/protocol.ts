@@ -1,12 +1,23 @@
 // Typed messages of the experience browser webview (webview <-> extension host).
 import type { Experience } from '../../backend/core/types.js';
-import type { BufferCounts, BulkPreview, ExperienceDetail, ExperienceFilter, ExperienceSortKey, ExperienceSummary, FeedbackChange } from '../../backend/core/protocol.js';
+import type {
+  BufferCounts,
+  BulkPreview,
+  ExperienceDetail,
+  ExperienceFilter,
+  ExperienceSortKey,
+  ExperienceSummary,
+  FeedbackChange,
+} from '../../backend/core/protocol.js';
 
 export const VIEW_TYPE = 'rftStudio.experienceBrowser';
 
 /** Requests from the webview, answered by the host (which asks the backend). */
 export interface BrowserRequests {
-  list: { params: { filter: ExperienceFilter; sort: ExperienceSortKey; descending: boolean; offset: number; limit: number }; result: { total: number; rows: ExperienceSummary[] } };
+  list: {
+    params: { filter: ExperienceFilter; sort: ExperienceSortKey; descending: boolean; offset: number; limit: number };
+    result: { total: number; rows: ExperienceSummary[] };
+  };
   get: { params: { id: string }; result: ExperienceDetail | null };
   group: { params: { groupId: string }; result: Experience[] };
   promote: { params: { id: string; editedResponse?: string }; result: FeedbackChange & { expertId: string } };

@@ -21,12 +21,26 @@ export const SHORTCUT_HINT = 'Keys: ↑↓ select · p promote · e edit · r re
 export function typing(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
   const tag = el?.tagName?.toLowerCase() ?? '';
-  return tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'vscode-textfield' || tag === 'vscode-textarea' || tag === 'vscode-single-select' || !!el?.isContentEditable;
+  return (
+    tag === 'input' ||
+    tag === 'textarea' ||
+    tag === 'select' ||
+    tag === 'vscode-textfield' ||
+    tag === 'vscode-textarea' ||
+    tag === 'vscode-single-select' ||
+    !!el?.isContentEditable
+  );
 }
 
 /** `promote: 'Promoted e1'` -> the verb for a failure (`Promote failed`, never `Promoted failed`). */
 export function failedVerb(done: string): string {
   const first = done.split(' ')[0] ?? '';
-  const verbs: Record<string, string> = { Promoted: 'Promote', Rejected: 'Reject', Rated: 'Rating', Undid: 'Undo', Undone: 'Undo' };
+  const verbs: Record<string, string> = {
+    Promoted: 'Promote',
+    Rejected: 'Reject',
+    Rated: 'Rating',
+    Undid: 'Undo',
+    Undone: 'Undo',
+  };
   return verbs[first] ?? (first || 'Change');
 }

@@ -24,14 +24,26 @@ export function tint(value: number | undefined, by: ColourBy): { strength: numbe
   return { strength, colour: `color-mix(in srgb, ${base} ${strength}%, transparent)` };
 }
 
-export function tokenCells(e: { responseTokens: number[]; logprobs: number[]; advantages?: number[]; actionMask: number[] }, pieces: string[] | undefined, by: ColourBy): TokenCell[] {
+export function tokenCells(
+  e: { responseTokens: number[]; logprobs: number[]; advantages?: number[]; actionMask: number[] },
+  pieces: string[] | undefined,
+  by: ColourBy,
+): TokenCell[] {
   const values = by === 'logprob' ? e.logprobs : e.advantages;
   return e.responseTokens.map((tok, i) => {
     const v = e.actionMask[i] === 0 ? undefined : values?.[i];
     const { strength, colour } = tint(v, by);
     const text = pieces?.[i] ?? `⟨${tok}⟩`;
-    const label = by === 'logprob' ? `log-prob ${v?.toFixed(4)} (p = ${v === undefined ? '' : Math.exp(v).toFixed(4)})` : `advantage ${v?.toFixed(4)}`;
-    const title = e.actionMask[i] === 0 ? `token ${tok}: environment token (not trained on)` : v === undefined ? `token ${tok}: no ${by}` : `token ${tok}: ${label}`;
+    const label =
+      by === 'logprob'
+        ? `log-prob ${v?.toFixed(4)} (p = ${v === undefined ? '' : Math.exp(v).toFixed(4)})`
+        : `advantage ${v?.toFixed(4)}`;
+    const title =
+      e.actionMask[i] === 0
+        ? `token ${tok}: environment token (not trained on)`
+        : v === undefined
+          ? `token ${tok}: no ${by}`
+          : `token ${tok}: ${label}`;
     return { text, value: v, strength, colour, title };
   });
 }

@@ -5,7 +5,13 @@ export interface Range {
   end: number;
 }
 
-export function visibleRange(scrollTop: number, viewport: number, rowHeight: number, total: number, overscan = 8): Range {
+export function visibleRange(
+  scrollTop: number,
+  viewport: number,
+  rowHeight: number,
+  total: number,
+  overscan = 8,
+): Range {
   if (total <= 0 || rowHeight <= 0) return { start: 0, end: 0 };
   const first = Math.floor(Math.max(0, scrollTop) / rowHeight);
   const count = Math.ceil(Math.max(0, viewport) / rowHeight) + 1;
@@ -112,7 +118,9 @@ export class VirtualList<T> {
 
   schedule(): void {
     if (this.frame) return;
-    const raf = this.viewport.ownerDocument.defaultView?.requestAnimationFrame ?? ((f: FrameRequestCallback) => setTimeout(() => f(0), 0) as unknown as number);
+    const raf =
+      this.viewport.ownerDocument.defaultView?.requestAnimationFrame ??
+      ((f: FrameRequestCallback) => setTimeout(() => f(0), 0) as unknown as number);
     this.frame = raf(() => {
       this.frame = 0;
       this.render();
@@ -123,7 +131,13 @@ export class VirtualList<T> {
   render(): number {
     const h = this.o.rowHeight;
     this.spacer.style.height = `${this.cache.total * h}px`;
-    const r = visibleRange(this.viewport.scrollTop, this.viewport.clientHeight || 600, h, this.cache.total, this.o.overscan);
+    const r = visibleRange(
+      this.viewport.scrollTop,
+      this.viewport.clientHeight || 600,
+      h,
+      this.cache.total,
+      this.o.overscan,
+    );
     const need = r.end - r.start;
     while (this.pool.length < need) {
       const el = this.viewport.ownerDocument.createElement('div');

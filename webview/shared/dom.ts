@@ -1,5 +1,10 @@
 // Tiny DOM helpers for the webviews (no framework: the pages are small and must paint fast).
-export function h<K extends string>(doc: Document, tag: K, attrs: Record<string, string | boolean | undefined> = {}, ...children: (Node | string | null | undefined)[]): HTMLElement {
+export function h<K extends string>(
+  doc: Document,
+  tag: K,
+  attrs: Record<string, string | boolean | undefined> = {},
+  ...children: (Node | string | null | undefined)[]
+): HTMLElement {
   const el = doc.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;

@@ -3,9 +3,7 @@
 /** A map method -> { params, result }; interfaces satisfy it without an index signature. */
 export type RequestMap<R> = { [K in keyof R]: { params: unknown; result: unknown } };
 
-export type WebviewMessage =
-  | { kind: 'request'; id: number; method: string; params: unknown }
-  | { kind: 'ready' };
+export type WebviewMessage = { kind: 'request'; id: number; method: string; params: unknown } | { kind: 'ready' };
 
 export type HostMessage =
   | { kind: 'response'; id: number; result?: unknown; error?: { message: string; code?: number } }

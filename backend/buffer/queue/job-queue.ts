@@ -140,7 +140,14 @@ export class JobQueue {
       `INSERT INTO rft_jobs (run_id, id, target, required_version, task, continues)
        SELECT $1, x.id, x.target, x.rv, x.task, x.continues FROM unnest($2::text[], $3::int[], $4::int[], $5::text[], $6::text[]) AS x(id, target, rv, task, continues)
        ON CONFLICT (run_id, id) DO NOTHING`,
-      [runId, jobs.map((j) => j.id), jobs.map((j) => j.target), jobs.map((j) => j.requiredVersion), jobs.map((j) => JSON.stringify(j.task)), jobs.map((j) => (j.continues ? JSON.stringify(j.continues) : null))],
+      [
+        runId,
+        jobs.map((j) => j.id),
+        jobs.map((j) => j.target),
+        jobs.map((j) => j.requiredVersion),
+        jobs.map((j) => JSON.stringify(j.task)),
+        jobs.map((j) => (j.continues ? JSON.stringify(j.continues) : null)),
+      ],
     );
     return r.rowCount ?? 0;
   }
@@ -159,8 +166,14 @@ export class JobQueue {
     );
     return rows
       .map((r) => ({
-        id: String(r.id), target: Number(r.target), requiredVersion: Number(r.required_version), task: JSON.parse(String(r.task)) as Task, attempt: Number(r.attempts),
-        ...(r.continues === null || r.continues === undefined ? {} : { continues: JSON.parse(String(r.continues)) as string[] }),
+        id: String(r.id),
+        target: Number(r.target),
+        requiredVersion: Number(r.required_version),
+        task: JSON.parse(String(r.task)) as Task,
+        attempt: Number(r.attempts),
+        ...(r.continues === null || r.continues === undefined
+          ? {}
+          : { continues: JSON.parse(String(r.continues)) as string[] }),
       }))
       .sort((a, b) => a.target - b.target || a.id.localeCompare(b.id));
   }
@@ -203,24 +216,53 @@ export class JobQueue {
    * (expired, or taken over) or when `version` is more than maxStaleness behind the newest published
    * checkpoint (then the job goes back to the queue for a fresher explorer).
    */
-  async ack(runId: string, job: LeasedJob, owner: string, version: number, maxStaleness: number, exps: Experience[], extra: AckExtra = {}): Promise<AckResult> {
+  async ack(
+    runId: string,
+    job: LeasedJob,
+    owner: string,
+    version: number,
+    maxStaleness: number,
+    exps: Experience[],
+    extra: AckExtra = {},
+  ): Promise<AckResult> {
     const rows = exps.map((e, i) => pgSafeText(toRow(parseExperience(e, { field: `job ${job.id} experience[${i}]` }))));
     return this.tx(async (c) => {
-      const cur = (await c.query(`SELECT state, lease_owner, attempts, acked_by, lease_until >= ${NOW_MS} AS live FROM rft_jobs WHERE run_id = $1 AND id = $2 FOR UPDATE`, [runId, job.id])).rows[0] as Row | undefined;
+      const cur = (
+        await c.query(
+          `SELECT state, lease_owner, attempts, acked_by, lease_until >= ${NOW_MS} AS live FROM rft_jobs WHERE run_id = $1 AND id = $2 FOR UPDATE`,
+          [runId, job.id],
+        )
+      ).rows[0] as Row | undefined;
       if (!cur) return { ok: false, reason: 'lease_lost' } as const;
       // The same ack repeated after its commit reply was lost (connection dropped): already done by us.
-      if (cur.state === 'done' && cur.acked_by === owner && Number(cur.attempts) === job.attempt) return { ok: true, inserted: 0 } as const;
-      if (cur.state !== 'leased' || cur.lease_owner !== owner || Number(cur.attempts) !== job.attempt || !cur.live) return { ok: false, reason: 'lease_lost' } as const;
-      const latest = Number((await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM checkpoints WHERE run_id = $1', [runId])).rows[0].v);
+      if (cur.state === 'done' && cur.acked_by === owner && Number(cur.attempts) === job.attempt)
+        return { ok: true, inserted: 0 } as const;
+      if (cur.state !== 'leased' || cur.lease_owner !== owner || Number(cur.attempts) !== job.attempt || !cur.live)
+        return { ok: false, reason: 'lease_lost' } as const;
+      const latest = Number(
+        (await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM checkpoints WHERE run_id = $1', [runId])).rows[0].v,
+      );
       if (version < latest - maxStaleness) {
-        await c.query(`UPDATE rft_jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE run_id = $1 AND id = $2`, [runId, job.id]);
+        await c.query(
+          `UPDATE rft_jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL WHERE run_id = $1 AND id = $2`,
+          [runId, job.id],
+        );
         return { ok: false, reason: 'stale' } as const;
       }
       const replacing = [...new Set(extra.replacing ?? [])];
       if (replacing.length) {
         // Only this job's lease holder replaces them (the job was queued naming them); a miss is a broken chain, never skipped.
-        const n = (await c.query(`DELETE FROM experiences WHERE run_id = $1 AND status = 'partial' AND id = ANY($2::text[])`, [runId, replacing])).rowCount ?? 0;
-        if (n !== replacing.length) throw new ConflictError(`job ${job.id}: ${n} of ${replacing.length} partial rows it continues are still partial`);
+        const n =
+          (
+            await c.query(`DELETE FROM experiences WHERE run_id = $1 AND status = 'partial' AND id = ANY($2::text[])`, [
+              runId,
+              replacing,
+            ])
+          ).rowCount ?? 0;
+        if (n !== replacing.length)
+          throw new ConflictError(
+            `job ${job.id}: ${n} of ${replacing.length} partial rows it continues are still partial`,
+          );
       }
       let inserted = 0;
       if (rows.length) {
@@ -231,7 +273,10 @@ export class JobQueue {
           params.push(...vals);
           return '(' + vals.map((_, j) => `$${start + j + 1}`).join(', ') + ')';
         });
-        const res = await c.query(`INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`, params);
+        const res = await c.query(
+          `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`,
+          params,
+        );
         inserted = res.rowCount ?? 0;
       }
       await c.query(
@@ -240,9 +285,17 @@ export class JobQueue {
       );
       const next = extra.next;
       if (next)
-        await c.query(`INSERT INTO rft_jobs (run_id, id, target, required_version, task, continues) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, id) DO NOTHING`, [
-          runId, next.id, next.target, next.requiredVersion, JSON.stringify(next.task), next.continues ? JSON.stringify(next.continues) : null,
-        ]);
+        await c.query(
+          `INSERT INTO rft_jobs (run_id, id, target, required_version, task, continues) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, id) DO NOTHING`,
+          [
+            runId,
+            next.id,
+            next.target,
+            next.requiredVersion,
+            JSON.stringify(next.task),
+            next.continues ? JSON.stringify(next.continues) : null,
+          ],
+        );
       return { ok: true, inserted } as const;
     });
   }
@@ -250,23 +303,44 @@ export class JobQueue {
   /** Partial rollouts: this run's stored partial rows of the given ids (in that order; a missing one is left out). */
   async partialRows(runId: string, ids: string[]): Promise<Experience[]> {
     if (!ids.length) return [];
-    const rows = await this.rows(`SELECT * FROM experiences WHERE run_id = $1 AND status = 'partial' AND id = ANY($2::text[])`, [runId, ids]);
+    const rows = await this.rows(
+      `SELECT * FROM experiences WHERE run_id = $1 AND status = 'partial' AND id = ANY($2::text[])`,
+      [runId, ids],
+    );
     const byId = new Map(rows.map((r) => [String(r.id), fromRow(r)]));
     return ids.flatMap((id) => byId.get(id) ?? []);
   }
 
   /** Jobs not done yet that need a newer version than `version` (an explorer with it waits for weights, not for jobs). */
   async versionGated(runId: string, version: number): Promise<number> {
-    return Number((await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND required_version > $2`, [runId, version]))[0]!.n);
+    return Number(
+      (
+        await this.rows(
+          `SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND required_version > $2`,
+          [runId, version],
+        )
+      )[0]!.n,
+    );
   }
 
   /** Jobs not done yet with target <= maxTarget (queued or leased). */
   async openJobs(runId: string, maxTarget: number): Promise<number> {
-    return Number((await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND target <= $2`, [runId, maxTarget]))[0]!.n);
+    return Number(
+      (
+        await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND target <= $2`, [
+          runId,
+          maxTarget,
+        ])
+      )[0]!.n,
+    );
   }
 
   async jobCount(runId: string, prefix: string): Promise<number> {
-    return Number((await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND id LIKE $2`, [runId, prefix + '%']))[0]!.n);
+    return Number(
+      (
+        await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND id LIKE $2`, [runId, prefix + '%'])
+      )[0]!.n,
+    );
   }
 
   async counts(runId: string): Promise<Record<string, number>> {
@@ -275,30 +349,66 @@ export class JobQueue {
   }
 
   async latestVersion(runId: string): Promise<{ version: number; path: string; checksum: string } | null> {
-    const r = (await this.rows('SELECT version, path, checksum FROM checkpoints WHERE run_id = $1 ORDER BY version DESC LIMIT 1', [runId]))[0];
+    const r = (
+      await this.rows(
+        'SELECT version, path, checksum FROM checkpoints WHERE run_id = $1 ORDER BY version DESC LIMIT 1',
+        [runId],
+      )
+    )[0];
     return r ? { version: Number(r.version), path: String(r.path), checksum: String(r.checksum) } : null;
   }
 
   async getState<T>(runId: string, key: string): Promise<T | null> {
     // No buffer tables yet (42P01): no run has been created in this schema.
-    const r = (await this.rows('SELECT value FROM run_state WHERE run_id = $1 AND key = $2', [runId, key]).catch((e: { code?: string }) => {
-      if (e.code === '42P01') return [];
-      throw e;
-    }))[0];
+    const r = (
+      await this.rows('SELECT value FROM run_state WHERE run_id = $1 AND key = $2', [runId, key]).catch(
+        (e: { code?: string }) => {
+          if (e.code === '42P01') return [];
+          throw e;
+        },
+      )
+    )[0];
     return r ? (JSON.parse(String(r.value)) as T) : null;
   }
 
   async notifyWeights(runId: string, version: number): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, $2)', [WEIGHTS_CHANNEL, JSON.stringify({ schema: this.schema, run: runId, version })]);
+    await this.pool.query('SELECT pg_notify($1, $2)', [
+      WEIGHTS_CHANNEL,
+      JSON.stringify({ schema: this.schema, run: runId, version }),
+    ]);
   }
 
-  async heartbeat(runId: string, w: { id: string; role: string; state: string; detail?: string | null; modelVersion?: number | null; done: number; throughput: number; startedAt: number }): Promise<void> {
+  async heartbeat(
+    runId: string,
+    w: {
+      id: string;
+      role: string;
+      state: string;
+      detail?: string | null;
+      modelVersion?: number | null;
+      done: number;
+      throughput: number;
+      startedAt: number;
+    },
+  ): Promise<void> {
     await this.pool.query(
       `INSERT INTO rft_workers (run_id, id, host, pid, role, state, detail, model_version, done, throughput, started_at, last_heartbeat)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${NOW_MS})
        ON CONFLICT (run_id, id) DO UPDATE SET state = excluded.state, detail = excluded.detail, model_version = excluded.model_version,
          done = excluded.done, throughput = excluded.throughput, last_heartbeat = excluded.last_heartbeat`,
-      [runId, w.id, hostname(), process.pid, w.role, w.state, w.detail ?? null, w.modelVersion ?? null, w.done, w.throughput, w.startedAt],
+      [
+        runId,
+        w.id,
+        hostname(),
+        process.pid,
+        w.role,
+        w.state,
+        w.detail ?? null,
+        w.modelVersion ?? null,
+        w.done,
+        w.throughput,
+        w.startedAt,
+      ],
     );
   }
 
@@ -318,12 +428,27 @@ export class JobQueue {
    * a worker that comes back writes its row again with its next heartbeat.
    */
   async workers(runId: string, o: { pruneAfterMs?: number } = {}): Promise<WorkerRow[]> {
-    await this.pool.query(`DELETE FROM rft_workers WHERE run_id = $1 AND last_heartbeat < ${NOW_MS} - $2`, [runId, o.pruneAfterMs ?? 600_000]);
-    const rows = await this.rows(`SELECT *, (${NOW_MS} - last_heartbeat) / 1000 AS age_s FROM rft_workers WHERE run_id = $1 ORDER BY role DESC, id`, [runId]);
+    await this.pool.query(`DELETE FROM rft_workers WHERE run_id = $1 AND last_heartbeat < ${NOW_MS} - $2`, [
+      runId,
+      o.pruneAfterMs ?? 600_000,
+    ]);
+    const rows = await this.rows(
+      `SELECT *, (${NOW_MS} - last_heartbeat) / 1000 AS age_s FROM rft_workers WHERE run_id = $1 ORDER BY role DESC, id`,
+      [runId],
+    );
     return rows.map((r) => ({
-      id: String(r.id), host: String(r.host), pid: Number(r.pid), role: String(r.role), state: String(r.state), detail: r.detail === null ? null : String(r.detail),
-      modelVersion: r.model_version === null ? null : Number(r.model_version), done: Number(r.done), throughput: Number(r.throughput),
-      startedAt: Number(r.started_at), lastHeartbeat: Number(r.last_heartbeat), ageS: Number(r.age_s),
+      id: String(r.id),
+      host: String(r.host),
+      pid: Number(r.pid),
+      role: String(r.role),
+      state: String(r.state),
+      detail: r.detail === null ? null : String(r.detail),
+      modelVersion: r.model_version === null ? null : Number(r.model_version),
+      done: Number(r.done),
+      throughput: Number(r.throughput),
+      startedAt: Number(r.started_at),
+      lastHeartbeat: Number(r.last_heartbeat),
+      ageS: Number(r.age_s),
     }));
   }
 

@@ -27,13 +27,19 @@ export class WeightsListener {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const c = new pg.Client({ connectionString: this.connectionString, query_timeout: 3000, connectionTimeoutMillis: 3000, keepAlive: true });
+    const c = new pg.Client({
+      connectionString: this.connectionString,
+      query_timeout: 3000,
+      connectionTimeoutMillis: 3000,
+      keepAlive: true,
+    });
     c.on('error', () => this.drop(c));
     c.on('end', () => this.drop(c));
     c.on('notification', (n) => {
       try {
         const p = JSON.parse(n.payload ?? '{}') as { schema?: string; run?: string; version?: number };
-        if (p.schema === this.schema && p.run === this.runId && typeof p.version === 'number') this.onVersion(p.version);
+        if (p.schema === this.schema && p.run === this.runId && typeof p.version === 'number')
+          this.onVersion(p.version);
       } catch {
         // not ours
       }

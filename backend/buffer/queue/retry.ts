@@ -3,14 +3,32 @@
 // a constraint violation or bad SQL still throws at once.
 import type { ExperienceStore } from '../storage/types.js';
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTCONN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTCONN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  '53300',
+]);
 
 export function isConnectionError(e: unknown): boolean {
   const err = e as { code?: string; message?: string } | null;
   if (!err) return false;
   if (err.code && CONNECTION_CODES.has(err.code)) return true;
   const m = String(err.message ?? '');
-  return /Connection terminated|connection timeout|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down|in recovery mode)|terminating connection/i.test(m);
+  return /Connection terminated|connection timeout|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down|in recovery mode)|terminating connection/i.test(
+    m,
+  );
 }
 
 export interface RetryOptions {
@@ -31,7 +49,8 @@ export async function withRetry<T>(fn: () => Promise<T>, o: RetryOptions = {}): 
       if (attempt > 1) o.onRecover?.();
       return r;
     } catch (e) {
-      if (!isConnectionError(e) || o.signal?.aborted || (o.maxMs !== undefined && Date.now() - start > o.maxMs)) throw e;
+      if (!isConnectionError(e) || o.signal?.aborted || (o.maxMs !== undefined && Date.now() - start > o.maxMs))
+        throw e;
       o.onRetry?.(e, attempt);
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 2000);
@@ -49,7 +68,8 @@ export function reconnecting(store: ExperienceStore, o: RetryOptions = {}): Expe
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver) as unknown;
       if (typeof v !== 'function' || prop === 'close') return typeof v === 'function' ? v.bind(target) : v;
-      return (...args: unknown[]) => withRetry(() => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args), o);
+      return (...args: unknown[]) =>
+        withRetry(() => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args), o);
     },
   });
 }

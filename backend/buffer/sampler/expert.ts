@@ -15,14 +15,32 @@ export class ExpertSampler implements Sampler {
   async sample(req: SampleRequest): Promise<SampleBatch> {
     const r = await blockingTake(
       req,
-      () => this.store.takeCycle({ n: req.batchSize, source: 'expert', maxUses: this.cfg.maxUses, runId: this.cfg.runId, consumer: this.cfg.consumer, step: req.step, part: this.part }),
+      () =>
+        this.store.takeCycle({
+          n: req.batchSize,
+          source: 'expert',
+          maxUses: this.cfg.maxUses,
+          runId: this.cfg.runId,
+          consumer: this.cfg.consumer,
+          step: req.step,
+          part: this.part,
+        }),
       async () => (await this.waitStatus(req.batchSize, req.currentVersion, true))!,
     );
-    return { experiences: r.experiences, expertCount: r.experiences.length, replayed: r.replayed, waitedMs: r.waitedMs };
+    return {
+      experiences: r.experiences,
+      expertCount: r.experiences.length,
+      replayed: r.replayed,
+      waitedMs: r.waitedMs,
+    };
   }
 
   async waitStatus(n: number, _currentVersion: number, always = false): Promise<WaitStatus | null> {
-    const a = await this.store.availability('cycle', { source: 'expert', maxUses: this.cfg.maxUses, runId: this.cfg.runId });
+    const a = await this.store.availability('cycle', {
+      source: 'expert',
+      maxUses: this.cfg.maxUses,
+      runId: this.cfg.runId,
+    });
     return a.ready >= n && !always ? null : describeWait(this.name, n, a, null);
   }
 }

@@ -16,7 +16,16 @@ export class FifoSampler implements Sampler {
     const minVersion = minVersionFor(req.currentVersion, this.cfg.maxStaleness);
     const r = await blockingTake(
       req,
-      () => this.store.takeFifo({ n: req.batchSize, source: 'usual', minVersion, runId: this.cfg.runId, consumer: this.cfg.consumer, step: req.step, part: this.part }),
+      () =>
+        this.store.takeFifo({
+          n: req.batchSize,
+          source: 'usual',
+          minVersion,
+          runId: this.cfg.runId,
+          consumer: this.cfg.consumer,
+          step: req.step,
+          part: this.part,
+        }),
       async () => (await this.waitStatus(req.batchSize, req.currentVersion, true))!,
     );
     return { experiences: r.experiences, expertCount: 0, replayed: r.replayed, waitedMs: r.waitedMs };

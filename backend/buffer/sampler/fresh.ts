@@ -22,7 +22,15 @@ export class FreshSampler implements Sampler {
   async sample(req: SampleRequest): Promise<SampleBatch> {
     const bound = minVersionFor(req.currentVersion, this.cfg.maxStaleness);
     const take = (minVersion: number | undefined) =>
-      this.store.takeFifo({ n: req.batchSize, source: 'usual', minVersion, runId: this.cfg.runId, consumer: this.cfg.consumer, step: req.step, part: this.part });
+      this.store.takeFifo({
+        n: req.batchSize,
+        source: 'usual',
+        minVersion,
+        runId: this.cfg.runId,
+        consumer: this.cfg.consumer,
+        step: req.step,
+        part: this.part,
+      });
     const r = await blockingTake(
       req,
       async () => {
@@ -34,7 +42,13 @@ export class FreshSampler implements Sampler {
         // The widest window (a recorded batch of this step comes back from any of them).
         return await take(bound);
       },
-      async () => describeWait(this.name, req.batchSize, await this.store.availability('fifo', { source: 'usual', minVersion: bound, runId: this.cfg.runId }), bound ?? null),
+      async () =>
+        describeWait(
+          this.name,
+          req.batchSize,
+          await this.store.availability('fifo', { source: 'usual', minVersion: bound, runId: this.cfg.runId }),
+          bound ?? null,
+        ),
     );
     return { experiences: r.experiences, expertCount: 0, replayed: r.replayed, waitedMs: r.waitedMs };
   }

@@ -35,6 +35,9 @@ export class MixedSampler implements Sampler {
 
   async waitStatus(n: number, currentVersion: number): Promise<WaitStatus | null> {
     const ne = expertShare(n, this.ratio);
-    return (ne > 0 ? await this.expert.waitStatus(ne, currentVersion) : null) ?? (n - ne > 0 ? await this.usual.waitStatus(n - ne, currentVersion) : null);
+    return (
+      (ne > 0 ? await this.expert.waitStatus(ne, currentVersion) : null) ??
+      (n - ne > 0 ? await this.usual.waitStatus(n - ne, currentVersion) : null)
+    );
   }
 }

@@ -20,14 +20,21 @@ export class PairSampler implements Sampler {
     }
     const n = req.batchSize / 2;
     // A step's batch is recorded (run state) so a resumed trainer gets the same pairs for that step.
-    const key = this.cfg.consumer !== undefined && req.step !== undefined ? `pairs-batch:${this.cfg.consumer}:${req.step}` : null;
+    const key =
+      this.cfg.consumer !== undefined && req.step !== undefined ? `pairs-batch:${this.cfg.consumer}:${req.step}` : null;
     const runKey = this.cfg.runId ?? '';
     if (key) {
       const ids = await this.store.getState<string[]>(runKey, key);
       if (ids) {
         const rows = await this.store.getMany(ids);
         // Rows gone since (an undone promotion deleted an expert copy): take a fresh batch instead.
-        if (rows.length === ids.length) return { experiences: rows, expertCount: rows.filter((e) => e.source === 'expert').length, replayed: true, waitedMs: 0 };
+        if (rows.length === ids.length)
+          return {
+            experiences: rows,
+            expertCount: rows.filter((e) => e.source === 'expert').length,
+            replayed: true,
+            waitedMs: 0,
+          };
       }
     }
     const r = await blockingTake(
@@ -39,13 +46,27 @@ export class PairSampler implements Sampler {
       },
       async () => (await this.waitStatus(req.batchSize, req.currentVersion, true))!,
     );
-    if (key) await this.store.setState(runKey, key, r.experiences.map((e) => e.id));
-    return { experiences: r.experiences, expertCount: r.experiences.filter((e) => e.source === 'expert').length, replayed: false, waitedMs: r.waitedMs };
+    if (key)
+      await this.store.setState(
+        runKey,
+        key,
+        r.experiences.map((e) => e.id),
+      );
+    return {
+      experiences: r.experiences,
+      expertCount: r.experiences.filter((e) => e.source === 'expert').length,
+      replayed: false,
+      waitedMs: r.waitedMs,
+    };
   }
 
   async waitStatus(rows: number, _currentVersion: number, always = false): Promise<WaitStatus | null> {
-    const ready = (await this.store.listPairs({ runId: this.cfg.runId })).filter((p) => this.cfg.maxUses === undefined || p.useCount < this.cfg.maxUses).length;
+    const ready = (await this.store.listPairs({ runId: this.cfg.runId })).filter(
+      (p) => this.cfg.maxUses === undefined || p.useCount < this.cfg.maxUses,
+    ).length;
     const st = describeWait(this.name, rows / 2, { ready, stale: 0 }, null);
-    return ready >= rows / 2 && !always ? null : { ...st, message: st.message.replace('experiences', 'preference pairs') };
+    return ready >= rows / 2 && !always
+      ? null
+      : { ...st, message: st.message.replace('experiences', 'preference pairs') };
   }
 }

@@ -42,7 +42,12 @@ export class PrioritySampler implements Sampler {
 
   async waitStatus(n: number, currentVersion: number, always = false): Promise<WaitStatus | null> {
     const minVersion = minVersionFor(currentVersion, this.cfg.maxStaleness);
-    const a = await this.store.availability('priority', { source: 'usual', minVersion, maxUses: this.maxUses, runId: this.cfg.runId });
+    const a = await this.store.availability('priority', {
+      source: 'usual',
+      minVersion,
+      maxUses: this.maxUses,
+      runId: this.cfg.runId,
+    });
     return a.ready >= n && !always ? null : describeWait(this.name, n, a, minVersion ?? null);
   }
 }

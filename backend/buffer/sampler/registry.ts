@@ -18,12 +18,23 @@ samplers.register('expert', (store, cfg) => new ExpertSampler(store, cfg));
 samplers.register('pairs', (store, cfg) => new PairSampler(store, cfg));
 samplers.register('mixed', (store, cfg) => {
   const usualName = cfg.usual ?? 'fifo';
-  if (usualName === 'mixed' || usualName === 'expert' || usualName === 'pairs') throw new Error(`mixed sampler: usual part must read usual experiences, got '${usualName}'`);
+  if (usualName === 'mixed' || usualName === 'expert' || usualName === 'pairs')
+    throw new Error(`mixed sampler: usual part must read usual experiences, got '${usualName}'`);
   // Parts are recorded separately under the same step.
   const usual =
-    usualName === 'priority' ? new PrioritySampler(store, cfg, 'usual') : usualName === 'fifo' ? new FifoSampler(store, cfg, 'usual') : usualName === 'fresh' ? new FreshSampler(store, cfg, 'usual') : samplers.get(usualName)(store, cfg);
+    usualName === 'priority'
+      ? new PrioritySampler(store, cfg, 'usual')
+      : usualName === 'fifo'
+        ? new FifoSampler(store, cfg, 'usual')
+        : usualName === 'fresh'
+          ? new FreshSampler(store, cfg, 'usual')
+          : samplers.get(usualName)(store, cfg);
   // maxUses belongs to the usual part (priority); the expert part has its own limit.
-  return new MixedSampler(new ExpertSampler(store, { ...cfg, maxUses: cfg.expertMaxUses }, 'expert'), usual, cfg.expertRatio ?? 0.5);
+  return new MixedSampler(
+    new ExpertSampler(store, { ...cfg, maxUses: cfg.expertMaxUses }, 'expert'),
+    usual,
+    cfg.expertRatio ?? 0.5,
+  );
 });
 
 export function makeSampler(store: ExperienceStore, cfg: SamplerConfig): Sampler {

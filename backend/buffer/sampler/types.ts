@@ -37,7 +37,10 @@ export interface WaitStatus {
 }
 
 export class SampleTimeoutError extends Error {
-  constructor(readonly status: WaitStatus, waitedMs: number) {
+  constructor(
+    readonly status: WaitStatus,
+    waitedMs: number,
+  ) {
     super(`sampler '${status.sampler}' timed out after ${Math.round(waitedMs)} ms: ${status.message}`);
     this.name = 'SampleTimeoutError';
   }

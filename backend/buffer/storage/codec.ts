@@ -34,7 +34,14 @@ export function encodeArrays(e: Experience): Buffer {
     buf.writeUInt8(k, 1 + i * 5);
     buf.writeUInt32LE(n, 2 + i * 5);
     if (!xs || k === KIND.absent) return;
-    const typed = k === KIND.i32 ? Int32Array.from(xs) : k === KIND.u8 ? Uint8Array.from(xs) : k === KIND.f32 ? Float32Array.from(xs) : Float64Array.from(xs);
+    const typed =
+      k === KIND.i32
+        ? Int32Array.from(xs)
+        : k === KIND.u8
+          ? Uint8Array.from(xs)
+          : k === KIND.f32
+            ? Float32Array.from(xs)
+            : Float64Array.from(xs);
     Buffer.from(typed.buffer, typed.byteOffset, typed.byteLength).copy(buf, off);
     off += typed.byteLength;
   });
@@ -52,7 +59,8 @@ export interface DecodedArrays {
 
 export function decodeArrays(buf: Uint8Array): DecodedArrays {
   const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf);
-  if (b.length < 31 || b.readUInt8(0) !== FORMAT) throw new Error(`experience arrays: unknown blob format ${b.length ? b.readUInt8(0) : 'empty'}`);
+  if (b.length < 31 || b.readUInt8(0) !== FORMAT)
+    throw new Error(`experience arrays: unknown blob format ${b.length ? b.readUInt8(0) : 'empty'}`);
   let off = 31;
   const out: (number[] | undefined)[] = [];
   for (let i = 0; i < 6; i++) {
@@ -68,7 +76,14 @@ export function decodeArrays(buf: Uint8Array): DecodedArrays {
     const ab = new ArrayBuffer(bytes);
     b.copy(Buffer.from(ab), 0, off, off + bytes);
     off += bytes;
-    const typed = k === KIND.i32 ? new Int32Array(ab) : k === KIND.u8 ? new Uint8Array(ab) : k === KIND.f32 ? new Float32Array(ab) : new Float64Array(ab);
+    const typed =
+      k === KIND.i32
+        ? new Int32Array(ab)
+        : k === KIND.u8
+          ? new Uint8Array(ab)
+          : k === KIND.f32
+            ? new Float32Array(ab)
+            : new Float64Array(ab);
     out.push(Array.from(typed));
   }
   const r: DecodedArrays = { promptTokens: out[0]!, responseTokens: out[1]!, actionMask: out[2]!, logprobs: out[3]! };
@@ -100,8 +115,25 @@ export interface ExperienceRow {
   extra: string;
 }
 export const ROW_COLUMNS = [
-  'id', 'run_id', 'task_id', 'group_id', 'source', 'status', 'split', 'model_version', 'reward', 'use_count',
-  'created_at', 'priority', 'rating', 'rejected', 'trainable', 'prompt_text', 'response_text', 'arrays', 'extra',
+  'id',
+  'run_id',
+  'task_id',
+  'group_id',
+  'source',
+  'status',
+  'split',
+  'model_version',
+  'reward',
+  'use_count',
+  'created_at',
+  'priority',
+  'rating',
+  'rejected',
+  'trainable',
+  'prompt_text',
+  'response_text',
+  'arrays',
+  'extra',
 ] as const;
 
 /** Only 'ok', not rejected, not eval rows may ever be sampled for training. */
@@ -189,7 +221,9 @@ export function fromRow(row: Record<string, unknown>): Experience {
 export function canonicalJson(v: unknown): string {
   return JSON.stringify(v, (_k, val: unknown) =>
     val && typeof val === 'object' && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(val as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
       : val,
   );
 }

@@ -1,7 +1,15 @@
 // Small helpers both stores share: row decoding for the side tables and the guard of feedback mutations.
 import type { Experience, Feedback, Task } from '../../core/types.js';
 import { canonicalJson } from './codec.js';
-import { ConflictError, type CheckpointRecord, type FeedbackAction, type FeedbackLogEntry, type FeedbackMutation, type PairOrigin, type PreferencePair } from './types.js';
+import {
+  ConflictError,
+  type CheckpointRecord,
+  type FeedbackAction,
+  type FeedbackLogEntry,
+  type FeedbackMutation,
+  type PairOrigin,
+  type PreferencePair,
+} from './types.js';
 
 export function feedbackFromRow(r: Record<string, unknown>): FeedbackLogEntry {
   return {
@@ -18,13 +26,25 @@ export function feedbackFromRow(r: Record<string, unknown>): FeedbackLogEntry {
 }
 
 export function checkpointFromRow(r: Record<string, unknown>): CheckpointRecord {
-  return { runId: String(r.run_id), version: Number(r.version), path: String(r.path), checksum: String(r.checksum), createdAt: Number(r.created_at) };
+  return {
+    runId: String(r.run_id),
+    version: Number(r.version),
+    path: String(r.path),
+    checksum: String(r.checksum),
+    createdAt: Number(r.created_at),
+  };
 }
 
 export function pairFromRow(r: Record<string, unknown>): PreferencePair {
   return {
-    id: String(r.id), runId: String(r.run_id), taskId: String(r.task_id), chosenId: String(r.chosen_id), rejectedId: String(r.rejected_id),
-    origin: String(r.origin) as PairOrigin, createdAt: Number(r.created_at), useCount: Number(r.use_count),
+    id: String(r.id),
+    runId: String(r.run_id),
+    taskId: String(r.task_id),
+    chosenId: String(r.chosen_id),
+    rejectedId: String(r.rejected_id),
+    origin: String(r.origin) as PairOrigin,
+    createdAt: Number(r.created_at),
+    useCount: Number(r.use_count),
   };
 }
 
@@ -33,7 +53,8 @@ export function checkPair(p: Omit<PreferencePair, 'useCount'>, at: string): void
   for (const k of ['id', 'runId', 'taskId', 'chosenId', 'rejectedId', 'origin'] as const) {
     if (typeof p[k] !== 'string' || p[k] === '') throw new Error(`${at}.${k}: expected a non-empty string`);
   }
-  if (p.chosenId === p.rejectedId) throw new Error(`${at}: chosen and rejected are the same experience '${p.chosenId}'`);
+  if (p.chosenId === p.rejectedId)
+    throw new Error(`${at}: chosen and rejected are the same experience '${p.chosenId}'`);
   if (!Number.isFinite(p.createdAt)) throw new Error(`${at}.createdAt: expected a finite number`);
 }
 
@@ -42,10 +63,18 @@ export function taskFromRow(r: Record<string, unknown>): Task {
 }
 
 /** Guard of an in-place update: the current source + feedback must be what the change expects. */
-export function checkUpdateGuard(m: NonNullable<FeedbackMutation['update']>, current: { source: string; feedback: Feedback | null } | null): void {
+export function checkUpdateGuard(
+  m: NonNullable<FeedbackMutation['update']>,
+  current: { source: string; feedback: Feedback | null } | null,
+): void {
   if (!current) throw new ConflictError(`experience '${m.id}' not found`);
-  if (current.source !== m.expect.source || canonicalJson(current.feedback ?? null) !== canonicalJson(m.expect.feedback ?? null)) {
-    throw new ConflictError(`experience '${m.id}' changed since (now source=${current.source}, feedback=${JSON.stringify(current.feedback ?? null)})`);
+  if (
+    current.source !== m.expect.source ||
+    canonicalJson(current.feedback ?? null) !== canonicalJson(m.expect.feedback ?? null)
+  ) {
+    throw new ConflictError(
+      `experience '${m.id}' changed since (now source=${current.source}, feedback=${JSON.stringify(current.feedback ?? null)})`,
+    );
   }
 }
 

@@ -19,7 +19,11 @@ export async function* scanRows(store: ExperienceStore, runId?: string): AsyncGe
   }
 }
 
-export async function exportJsonl(store: ExperienceStore, file: string, filter?: (e: Experience) => boolean): Promise<number> {
+export async function exportJsonl(
+  store: ExperienceStore,
+  file: string,
+  filter?: (e: Experience) => boolean,
+): Promise<number> {
   const out = createWriteStream(file, { encoding: 'utf8' });
   let n = 0;
   try {

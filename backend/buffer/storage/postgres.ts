@@ -9,18 +9,51 @@ import pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
 import {
-  checkDeleteGuard, checkPair, checkpointFromRow, checkUpdateGuard, pairFromRow, extraWithFeedback, feedbackFromRow, feedbackOfExtra, statsMaps, taskFromRow, trainableOf,
+  checkDeleteGuard,
+  checkPair,
+  checkpointFromRow,
+  checkUpdateGuard,
+  pairFromRow,
+  extraWithFeedback,
+  feedbackFromRow,
+  feedbackOfExtra,
+  statsMaps,
+  taskFromRow,
+  trainableOf,
 } from './common.js';
 import { inTransaction } from './pg-transaction.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { ConflictError, type AppendOptions } from './types.js';
 import type {
-  AppendResult, Availability, AvailabilityQuery, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
-  FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
+  AppendResult,
+  Availability,
+  AvailabilityQuery,
+  BufferStats,
+  CheckpointRecord,
+  CycleTake,
+  ExperienceFilter,
+  ExperienceStore,
+  FeedbackLogEntry,
+  FeedbackMutation,
+  FifoTake,
+  ListOptions,
+  PairOrigin,
+  PreferencePair,
+  PriorityTake,
+  TakeOptions,
+  TakeResult,
 } from './types.js';
 import { parseExperience } from './validate.js';
-import { checkLeaseEpoch, DEFAULT_TRAINER_LEASE_TIMEOUT_MS, leaseFromRow, TrainerFencedError, TrainerLeaseHeldError, type AcquireTrainerLease, type TrainerLeaseRow } from './trainer-lease.js';
+import {
+  checkLeaseEpoch,
+  DEFAULT_TRAINER_LEASE_TIMEOUT_MS,
+  leaseFromRow,
+  TrainerFencedError,
+  TrainerLeaseHeldError,
+  type AcquireTrainerLease,
+  type TrainerLeaseRow,
+} from './trainer-lease.js';
 
 const ph: Placeholder = (i) => `$${i}`;
 /** The database's clock in ms: lease times from every machine compare on one clock. */
@@ -65,11 +98,16 @@ export interface PostgresOptions {
 export function parsePostgresUrl(url: string): { connectionString: string; schema: string; display: string } {
   const u = new URL(url);
   const schema = u.searchParams.get('schema') ?? 'public';
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) throw new Error(`postgres url: schema '${schema}' must be a plain identifier`);
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema))
+    throw new Error(`postgres url: schema '${schema}' must be a plain identifier`);
   u.searchParams.delete('schema');
   const display = new URL(u.toString());
   if (display.password) display.password = '***';
-  return { connectionString: u.toString(), schema, display: display.toString() + (schema === 'public' ? '' : `?schema=${schema}`) };
+  return {
+    connectionString: u.toString(),
+    schema,
+    display: display.toString() + (schema === 'public' ? '' : `?schema=${schema}`),
+  };
 }
 
 export class PostgresStore implements ExperienceStore {
@@ -84,7 +122,11 @@ export class PostgresStore implements ExperienceStore {
     const p = parsePostgresUrl(url);
     this.location = p.display;
     this.schema = p.schema;
-    this.pool = new pg.Pool({ connectionString: p.connectionString, max: opts.poolSize ?? 8, options: `-c search_path=${p.schema}` });
+    this.pool = new pg.Pool({
+      connectionString: p.connectionString,
+      max: opts.poolSize ?? 8,
+      options: `-c search_path=${p.schema}`,
+    });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
     // pg emits a dead connection's error on the client itself once the pool has let go of it (a query
@@ -116,9 +158,14 @@ export class PostgresStore implements ExperienceStore {
       // Serialises concurrent first opens of the same schema (several explorers starting at once).
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-migrate:${this.schema}`]);
       await c.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
-      await c.query('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)');
+      await c.query(
+        'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)',
+      );
       const cur = Number((await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM schema_version')).rows[0].v);
-      if (cur > POSTGRES_MIGRATIONS.length) throw new Error(`${this.location}: buffer schema version ${cur} is newer than this program (${POSTGRES_MIGRATIONS.length})`);
+      if (cur > POSTGRES_MIGRATIONS.length)
+        throw new Error(
+          `${this.location}: buffer schema version ${cur} is newer than this program (${POSTGRES_MIGRATIONS.length})`,
+        );
       for (let v = cur + 1; v <= POSTGRES_MIGRATIONS.length; v++) {
         await c.query(POSTGRES_MIGRATIONS[v - 1]!);
         await c.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [v, Date.now()]);
@@ -130,7 +177,11 @@ export class PostgresStore implements ExperienceStore {
     return Number((await this.rows('SELECT MAX(version) AS v FROM schema_version'))[0]!.v);
   }
 
-  private async insertRows(c: pg.PoolClient, rows: ReturnType<typeof toRow>[], ignoreDuplicates: boolean): Promise<Set<string>> {
+  private async insertRows(
+    c: pg.PoolClient,
+    rows: ReturnType<typeof toRow>[],
+    ignoreDuplicates: boolean,
+  ): Promise<Set<string>> {
     rows = rows.map(pgSafeText);
     const inserted = new Set<string>();
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
@@ -157,14 +208,21 @@ export class PostgresStore implements ExperienceStore {
     if (rows.length === 0 && !replacing.length) return { inserted: 0, duplicates: [] };
     const inserted = await this.tx(async (c) => {
       if (replacing.length) {
-        const n = (await c.query(`DELETE FROM experiences WHERE status = 'partial' AND id = ANY($1::text[])`, [replacing])).rowCount ?? 0;
-        if (n !== replacing.length) throw new ConflictError(`partial rollouts replaced: ${n} of ${replacing.length} are still partial rows (continued elsewhere?)`);
+        const n =
+          (await c.query(`DELETE FROM experiences WHERE status = 'partial' AND id = ANY($1::text[])`, [replacing]))
+            .rowCount ?? 0;
+        if (n !== replacing.length)
+          throw new ConflictError(
+            `partial rollouts replaced: ${n} of ${replacing.length} are still partial rows (continued elsewhere?)`,
+          );
       }
       return this.insertRows(c, rows, true);
     });
     // A batch may repeat an id; count the first as inserted, the rest as duplicates.
     const seen = new Set<string>();
-    const duplicates = rows.filter((r) => !inserted.has(r.id) || seen.has(r.id) || (seen.add(r.id), false)).map((r) => r.id);
+    const duplicates = rows
+      .filter((r) => !inserted.has(r.id) || seen.has(r.id) || (seen.add(r.id), false))
+      .map((r) => r.id);
     return { inserted: rows.length - duplicates.length, duplicates };
   }
 
@@ -201,9 +259,14 @@ export class PostgresStore implements ExperienceStore {
   }
 
   async scan(afterSeq: number, limit: number, runId?: string): Promise<{ seq: number; experience: Experience }[]> {
-    const rows = runId === undefined
-      ? await this.rows('SELECT * FROM experiences WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit])
-      : await this.rows('SELECT * FROM experiences WHERE run_id = $3 AND seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit, runId]);
+    const rows =
+      runId === undefined
+        ? await this.rows('SELECT * FROM experiences WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit])
+        : await this.rows('SELECT * FROM experiences WHERE run_id = $3 AND seq > $1 ORDER BY seq LIMIT $2', [
+            afterSeq,
+            limit,
+            runId,
+          ]);
     return rows.map((r) => ({ seq: Number(r.seq), experience: fromRow(r) }));
   }
 
@@ -217,7 +280,13 @@ export class PostgresStore implements ExperienceStore {
         p,
       )
     )[0]!;
-    const by = async (col: string) => statsMaps((await this.rows(`SELECT ${col} AS k, COUNT(*) AS n FROM experiences ${w} GROUP BY ${col}`, p)) as { k: string; n: number }[]);
+    const by = async (col: string) =>
+      statsMaps(
+        (await this.rows(`SELECT ${col} AS k, COUNT(*) AS n FROM experiences ${w} GROUP BY ${col}`, p)) as {
+          k: string;
+          n: number;
+        }[],
+      );
     const n = async (sql: string) => Number((await this.rows(sql, p))[0]!.n);
     const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
     return {
@@ -230,13 +299,16 @@ export class PostgresStore implements ExperienceStore {
       maxVersion: num(one.maxv),
       meanReward: num(one.mean),
       tasks: await n(`SELECT COUNT(*) AS n FROM tasks ${w}`),
-      feedback: await n(`SELECT COUNT(*) AS n FROM feedback_log${runId === undefined ? '' : ' WHERE experience_id IN (SELECT id FROM experiences WHERE run_id = $1)'}`),
+      feedback: await n(
+        `SELECT COUNT(*) AS n FROM feedback_log${runId === undefined ? '' : ' WHERE experience_id IN (SELECT id FROM experiences WHERE run_id = $1)'}`,
+      ),
       checkpoints: await n(`SELECT COUNT(*) AS n FROM checkpoints ${w}`),
     };
   }
 
   async setPriority(ids: string[], priority: number): Promise<void> {
-    if (!(priority > 0) || !Number.isFinite(priority)) throw new Error(`priority must be a positive number, got ${priority}`);
+    if (!(priority > 0) || !Number.isFinite(priority))
+      throw new Error(`priority must be a positive number, got ${priority}`);
     await this.pool.query('UPDATE experiences SET priority = $1 WHERE id = ANY($2::text[])', [priority, ids]);
   }
 
@@ -246,28 +318,48 @@ export class PostgresStore implements ExperienceStore {
    * taker has just used is dropped on re-check. So a short pick is retried while a fresh count still
    * sees n takeable rows (rows held by takers in flight count until they commit); bounded.
    */
-  private async take(kind: 'fifo' | 'priority' | 'cycle', o: TakeOptions & AvailabilityQuery, pick: (params: unknown[]) => string, order: (a: Row, b: Row) => number): Promise<TakeResult> {
+  private async take(
+    kind: 'fifo' | 'priority' | 'cycle',
+    o: TakeOptions & AvailabilityQuery,
+    pick: (params: unknown[]) => string,
+    order: (a: Row, b: Row) => number,
+  ): Promise<TakeResult> {
     for (let attempt = 1; ; attempt++) {
       const r = await this.takeOnce(o, pick, order);
       if (r.experiences.length || attempt >= 40) return r;
-      const a = await this.availability(kind, { source: o.source, minVersion: o.minVersion, maxUses: o.maxUses, runId: o.runId });
+      const a = await this.availability(kind, {
+        source: o.source,
+        minVersion: o.minVersion,
+        maxUses: o.maxUses,
+        runId: o.runId,
+      });
       if (a.ready < o.n) return r;
       await new Promise((res) => setTimeout(res, Math.min(50, 2 * attempt)));
     }
   }
 
   /** `pick` selects `seq, k` (k: the ordering key) FOR UPDATE SKIP LOCKED; `order` sorts the returned rows back into pick order. */
-  private async takeOnce(o: TakeOptions, pick: (params: unknown[]) => string, order: (a: Row, b: Row) => number): Promise<TakeResult> {
+  private async takeOnce(
+    o: TakeOptions,
+    pick: (params: unknown[]) => string,
+    order: (a: Row, b: Row) => number,
+  ): Promise<TakeResult> {
     checkN(o.n);
     const now = o.now ?? Date.now();
     const part = o.part ?? 'main';
     const run = o.runId ?? '';
     return this.tx(async (c) => {
       if (o.consumer !== undefined) {
-        const prev = await c.query('SELECT experience_id FROM consumption WHERE run_id = $1 AND consumer = $2 AND step = $3 AND part = $4 ORDER BY pos', [run, o.consumer, o.step ?? 0, part]);
+        const prev = await c.query(
+          'SELECT experience_id FROM consumption WHERE run_id = $1 AND consumer = $2 AND step = $3 AND part = $4 ORDER BY pos',
+          [run, o.consumer, o.step ?? 0, part],
+        );
         if (prev.rows.length) {
           const ids = (prev.rows as Row[]).map((r) => String(r.experience_id));
-          return { experiences: await this.getManyWith(async (sql, p) => (await c.query(sql, p)).rows as Row[], ids), replayed: true };
+          return {
+            experiences: await this.getManyWith(async (sql, p) => (await c.query(sql, p)).rows as Row[], ids),
+            replayed: true,
+          };
         }
       }
       // Marking rows trained is the trainer's write: only with the run's current lease epoch.
@@ -295,7 +387,10 @@ export class PostgresStore implements ExperienceStore {
           const b = p.length - 7;
           return `(${[1, 2, 3, 4, 5, 6, 7].map((j) => ph(b + j)).join(', ')})`;
         });
-        await c.query(`INSERT INTO consumption (run_id, consumer, step, part, pos, experience_id, at) VALUES ${tuples.join(', ')}`, p);
+        await c.query(
+          `INSERT INTO consumption (run_id, consumer, step, part, pos, experience_id, at) VALUES ${tuples.join(', ')}`,
+          p,
+        );
       }
       return { experiences, replayed: false };
     }).catch((e: unknown) => {
@@ -354,26 +449,45 @@ export class PostgresStore implements ExperienceStore {
   }
 
   async consumed(consumer: string, step: number, runId = ''): Promise<string[]> {
-    return (await this.rows('SELECT experience_id FROM consumption WHERE run_id = $1 AND consumer = $2 AND step = $3 ORDER BY part, pos', [runId, consumer, step])).map((r) => String(r.experience_id));
+    return (
+      await this.rows(
+        'SELECT experience_id FROM consumption WHERE run_id = $1 AND consumer = $2 AND step = $3 ORDER BY part, pos',
+        [runId, consumer, step],
+      )
+    ).map((r) => String(r.experience_id));
   }
 
   async lastConsumedStep(consumer: string, runId = ''): Promise<number | null> {
-    const s = (await this.rows('SELECT MAX(step) AS s FROM consumption WHERE run_id = $1 AND consumer = $2', [runId, consumer]))[0]!.s;
+    const s = (
+      await this.rows('SELECT MAX(step) AS s FROM consumption WHERE run_id = $1 AND consumer = $2', [runId, consumer])
+    )[0]!.s;
     return s === null || s === undefined ? null : Number(s);
   }
 
   async mutate(m: FeedbackMutation): Promise<number> {
     return this.tx(async (c) => {
       if (m.update) {
-        const row = (await c.query('SELECT source, status, split, extra FROM experiences WHERE id = $1 FOR UPDATE', [m.update.id])).rows[0] as Record<string, string> | undefined;
+        const row = (
+          await c.query('SELECT source, status, split, extra FROM experiences WHERE id = $1 FOR UPDATE', [m.update.id])
+        ).rows[0] as Record<string, string> | undefined;
         checkUpdateGuard(m.update, row ? { source: row.source!, feedback: feedbackOfExtra(row.extra!) } : null);
         const fb = m.update.set.feedback;
-        await c.query('UPDATE experiences SET source = $1, extra = $2, rating = $3, rejected = $4, trainable = $5 WHERE id = $6', [
-          m.update.set.source, extraWithFeedback(row!.extra!, fb), fb?.rating ?? null, fb?.rejected ? 1 : 0, trainableOf(row!.status!, row!.split ?? null, fb), m.update.id,
-        ]);
+        await c.query(
+          'UPDATE experiences SET source = $1, extra = $2, rating = $3, rejected = $4, trainable = $5 WHERE id = $6',
+          [
+            m.update.set.source,
+            extraWithFeedback(row!.extra!, fb),
+            fb?.rating ?? null,
+            fb?.rejected ? 1 : 0,
+            trainableOf(row!.status!, row!.split ?? null, fb),
+            m.update.id,
+          ],
+        );
       }
       if (m.delete) {
-        const r = (await c.query('SELECT * FROM experiences WHERE id = $1 FOR UPDATE', [m.delete.id])).rows[0] as Row | undefined;
+        const r = (await c.query('SELECT * FROM experiences WHERE id = $1 FOR UPDATE', [m.delete.id])).rows[0] as
+          | Row
+          | undefined;
         checkDeleteGuard(m.delete, r ? fromRow(r) : null);
         await c.query('DELETE FROM experiences WHERE id = $1', [m.delete.id]);
       }
@@ -381,13 +495,25 @@ export class PostgresStore implements ExperienceStore {
       const l = m.log;
       const id = Number(
         (
-          await c.query('INSERT INTO feedback_log (experience_id, who, at, action, before, after, undoes) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id', [
-            l.experienceId, l.who, l.at, l.action, JSON.stringify(l.before ?? null), JSON.stringify(l.after ?? null), l.undoes,
-          ])
+          await c.query(
+            'INSERT INTO feedback_log (experience_id, who, at, action, before, after, undoes) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
+            [
+              l.experienceId,
+              l.who,
+              l.at,
+              l.action,
+              JSON.stringify(l.before ?? null),
+              JSON.stringify(l.after ?? null),
+              l.undoes,
+            ],
+          )
         ).rows[0].id,
       );
       if (m.markUndone !== undefined) {
-        const r = await c.query('UPDATE feedback_log SET undone_by = $1 WHERE id = $2 AND undone_by IS NULL', [id, m.markUndone]);
+        const r = await c.query('UPDATE feedback_log SET undone_by = $1 WHERE id = $2 AND undone_by IS NULL', [
+          id,
+          m.markUndone,
+        ]);
         if (r.rowCount === 0) throw new ConflictError(`feedback ${m.markUndone} is already undone or does not exist`);
       }
       return id;
@@ -395,9 +521,13 @@ export class PostgresStore implements ExperienceStore {
   }
 
   async feedbackLog(opts: { experienceId?: string; limit?: number } = {}): Promise<FeedbackLogEntry[]> {
-    const rows = opts.experienceId === undefined
-      ? await this.rows('SELECT * FROM feedback_log ORDER BY id DESC LIMIT $1', [opts.limit ?? 100])
-      : await this.rows('SELECT * FROM feedback_log WHERE experience_id = $1 ORDER BY id DESC LIMIT $2', [opts.experienceId, opts.limit ?? 100]);
+    const rows =
+      opts.experienceId === undefined
+        ? await this.rows('SELECT * FROM feedback_log ORDER BY id DESC LIMIT $1', [opts.limit ?? 100])
+        : await this.rows('SELECT * FROM feedback_log WHERE experience_id = $1 ORDER BY id DESC LIMIT $2', [
+            opts.experienceId,
+            opts.limit ?? 100,
+          ]);
     return rows.map(feedbackFromRow);
   }
 
@@ -409,7 +539,9 @@ export class PostgresStore implements ExperienceStore {
   async putTasks(runId: string, tasks: Task[]): Promise<number> {
     return this.tx(async (c) => {
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-tasks:${runId}`]);
-      let seq = Number((await c.query('SELECT COALESCE(MAX(seq), -1) AS s FROM tasks WHERE run_id = $1', [runId])).rows[0].s);
+      let seq = Number(
+        (await c.query('SELECT COALESCE(MAX(seq), -1) AS s FROM tasks WHERE run_id = $1', [runId])).rows[0].s,
+      );
       let added = 0;
       for (const t of tasks) {
         const r = await c.query(
@@ -427,28 +559,51 @@ export class PostgresStore implements ExperienceStore {
   }
 
   async listTasks(runId: string, opts: { offset?: number; limit?: number } = {}): Promise<Task[]> {
-    return (await this.rows('SELECT body FROM tasks WHERE run_id = $1 ORDER BY seq LIMIT $2 OFFSET $3', [runId, opts.limit ?? 1_000_000, opts.offset ?? 0])).map(taskFromRow);
+    return (
+      await this.rows('SELECT body FROM tasks WHERE run_id = $1 ORDER BY seq LIMIT $2 OFFSET $3', [
+        runId,
+        opts.limit ?? 1_000_000,
+        opts.offset ?? 0,
+      ])
+    ).map(taskFromRow);
   }
 
   async countTasks(runId: string): Promise<number> {
     return Number((await this.rows('SELECT COUNT(*) AS n FROM tasks WHERE run_id = $1', [runId]))[0]!.n);
   }
 
-  async replacePairs(runId: string, origins: readonly PairOrigin[], pairs: Omit<PreferencePair, 'useCount'>[]): Promise<number> {
+  async replacePairs(
+    runId: string,
+    origins: readonly PairOrigin[],
+    pairs: Omit<PreferencePair, 'useCount'>[],
+  ): Promise<number> {
     pairs.forEach((p, i) => checkPair(p, `pairs[${i}]`));
     return this.tx(async (c) => {
-      await c.query('DELETE FROM pairs WHERE run_id = $1 AND origin = ANY($2::text[]) AND NOT (id = ANY($3::text[]))', [runId, origins, pairs.map((p) => p.id)]);
+      await c.query('DELETE FROM pairs WHERE run_id = $1 AND origin = ANY($2::text[]) AND NOT (id = ANY($3::text[]))', [
+        runId,
+        origins,
+        pairs.map((p) => p.id),
+      ]);
       for (const p of pairs) {
         await c.query(
           'INSERT INTO pairs (id, run_id, task_id, chosen_id, rejected_id, origin, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING',
           [p.id, runId, p.taskId, p.chosenId, p.rejectedId, p.origin, p.createdAt],
         );
       }
-      return Number((await c.query('SELECT COUNT(*) AS n FROM pairs WHERE run_id = $1 AND origin = ANY($2::text[])', [runId, origins])).rows[0].n);
+      return Number(
+        (
+          await c.query('SELECT COUNT(*) AS n FROM pairs WHERE run_id = $1 AND origin = ANY($2::text[])', [
+            runId,
+            origins,
+          ])
+        ).rows[0].n,
+      );
     });
   }
 
-  async listPairs(opts: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number } = {}): Promise<PreferencePair[]> {
+  async listPairs(
+    opts: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number } = {},
+  ): Promise<PreferencePair[]> {
     return (
       await this.rows(
         'SELECT * FROM pairs WHERE ($1::text IS NULL OR run_id = $1) AND ($2::text IS NULL OR origin = $2) ORDER BY created_at, id LIMIT $3 OFFSET $4',
@@ -468,7 +623,9 @@ export class PostgresStore implements ExperienceStore {
         )
       ).rows as Row[];
       if (rows.length < o.n) return [];
-      await c.query('UPDATE pairs SET use_count = use_count + 1 WHERE id = ANY($1::text[])', [rows.map((r) => String(r.id))]);
+      await c.query('UPDATE pairs SET use_count = use_count + 1 WHERE id = ANY($1::text[])', [
+        rows.map((r) => String(r.id)),
+      ]);
       return rows.map((r) => ({ ...pairFromRow(r), useCount: Number(r.use_count) + 1 }));
     });
   }
@@ -485,7 +642,9 @@ export class PostgresStore implements ExperienceStore {
   }
 
   async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return (await this.rows('SELECT * FROM checkpoints WHERE run_id = $1 ORDER BY version', [runId])).map(checkpointFromRow);
+    return (await this.rows('SELECT * FROM checkpoints WHERE run_id = $1 ORDER BY version', [runId])).map(
+      checkpointFromRow,
+    );
   }
 
   async latestCheckpoint(runId: string): Promise<CheckpointRecord | null> {
@@ -523,15 +682,23 @@ export class PostgresStore implements ExperienceStore {
    * while it renews (within timeoutMs, the database's clock) and is not known to be gone, unless
    * takeOver. From then on this store's writes for the run compare the epoch in their transaction.
    */
-  async acquireTrainerLease(runId: string, o: AcquireTrainerLease): Promise<{ lease: TrainerLeaseRow; tookFrom: TrainerLeaseRow | null }> {
+  async acquireTrainerLease(
+    runId: string,
+    o: AcquireTrainerLease,
+  ): Promise<{ lease: TrainerLeaseRow; tookFrom: TrainerLeaseRow | null }> {
     const timeoutMs = o.timeoutMs ?? DEFAULT_TRAINER_LEASE_TIMEOUT_MS;
     const row = await this.tx(async (c) => {
       // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: one at a time.
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-trainer-lease:${this.schema}`]);
       await c.query(LEASE_DDL);
       await c.query(RUN_METRICS_DDL);
-      await c.query(`INSERT INTO rft_trainer_lease (run_id, epoch, holder, host, pid, since, renewed_at, released) VALUES ($1, 0, '', '', 0, 0, 0, 1) ON CONFLICT DO NOTHING`, [runId]);
-      const r = (await c.query(`SELECT *, ${DB_NOW_MS} AS now FROM rft_trainer_lease WHERE run_id = $1 FOR UPDATE`, [runId])).rows[0] as Record<string, unknown>;
+      await c.query(
+        `INSERT INTO rft_trainer_lease (run_id, epoch, holder, host, pid, since, renewed_at, released) VALUES ($1, 0, '', '', 0, 0, 0, 1) ON CONFLICT DO NOTHING`,
+        [runId],
+      );
+      const r = (
+        await c.query(`SELECT *, ${DB_NOW_MS} AS now FROM rft_trainer_lease WHERE run_id = $1 FOR UPDATE`, [runId])
+      ).rows[0] as Record<string, unknown>;
       const cur = leaseFromRow(r);
       const now = Number(r.now);
       const live = !cur.released && now - cur.renewedAt < timeoutMs;
@@ -550,7 +717,10 @@ export class PostgresStore implements ExperienceStore {
   async renewTrainerLease(runId: string, what = 'lease renewal'): Promise<void> {
     const epoch = this.fences.get(runId);
     if (epoch === undefined) throw new Error(`run ${runId}: this store holds no trainer lease to renew`);
-    const r = await this.pool.query(`UPDATE rft_trainer_lease SET renewed_at = ${DB_NOW_MS} WHERE run_id = $1 AND epoch = $2 AND released = 0`, [runId, epoch]);
+    const r = await this.pool.query(
+      `UPDATE rft_trainer_lease SET renewed_at = ${DB_NOW_MS} WHERE run_id = $1 AND epoch = $2 AND released = 0`,
+      [runId, epoch],
+    );
     if (!r.rowCount) throw new TrainerFencedError(runId, epoch, await this.trainerLease(runId), what);
   }
 
@@ -559,7 +729,10 @@ export class PostgresStore implements ExperienceStore {
     const epoch = this.fences.get(runId);
     if (epoch === undefined) return;
     this.fences.delete(runId);
-    await this.pool.query(`UPDATE rft_trainer_lease SET released = 1, renewed_at = ${DB_NOW_MS} WHERE run_id = $1 AND epoch = $2`, [runId, epoch]);
+    await this.pool.query(
+      `UPDATE rft_trainer_lease SET released = 1, renewed_at = ${DB_NOW_MS} WHERE run_id = $1 AND epoch = $2`,
+      [runId, epoch],
+    );
   }
 
   /** Appends metric records of the run (idempotent by seq: a retried insert adds nothing); fenced for the lease holder. */
@@ -567,7 +740,9 @@ export class PostgresStore implements ExperienceStore {
     if (!rows.length) return;
     const seq = rows.map((r) => r.seq);
     const kind = rows.map((r) => String(r.record.kind));
-    const step = rows.map((r) => (typeof r.record.step === 'number' && Number.isInteger(r.record.step) ? r.record.step : null));
+    const step = rows.map((r) =>
+      typeof r.record.step === 'number' && Number.isInteger(r.record.step) ? r.record.step : null,
+    );
     const rec = rows.map((r) => JSON.stringify(r.record));
     await this.fenced(runId, `${rows.length} metric record(s)`, (c) =>
       c.query(
@@ -583,20 +758,31 @@ export class PostgresStore implements ExperienceStore {
    * write again (train records of steps >= version, evaluations past it): the curve has each step once.
    */
   async resumeRunMetrics(runId: string, version: number): Promise<RunMetricRow[]> {
-    const exists = (await this.pool.query(`SELECT to_regclass('rft_run_metrics') IS NOT NULL AS e`)).rows[0] as { e: boolean };
+    const exists = (await this.pool.query(`SELECT to_regclass('rft_run_metrics') IS NOT NULL AS e`)).rows[0] as {
+      e: boolean;
+    };
     if (!exists.e) return [];
     await this.fenced(runId, 'metric records past the resumed checkpoint', (c) =>
-      c.query(`DELETE FROM rft_run_metrics WHERE run_id = $1 AND ((kind = 'train' AND step >= $2) OR (kind = 'eval' AND step > $2))`, [runId, version]),
+      c.query(
+        `DELETE FROM rft_run_metrics WHERE run_id = $1 AND ((kind = 'train' AND step >= $2) OR (kind = 'eval' AND step > $2))`,
+        [runId, version],
+      ),
     );
-    const rows = (await this.pool.query('SELECT seq, record FROM rft_run_metrics WHERE run_id = $1 ORDER BY seq', [runId])).rows as Row[];
+    const rows = (
+      await this.pool.query('SELECT seq, record FROM rft_run_metrics WHERE run_id = $1 ORDER BY seq', [runId])
+    ).rows as Row[];
     return rows.map((r) => ({ seq: Number(r.seq), record: JSON.parse(String(r.record)) as RunMetricRow['record'] }));
   }
 
   /** The run's lease as the database has it (null: no trainer ever took one). */
   async trainerLease(runId: string): Promise<TrainerLeaseRow | null> {
-    const exists = (await this.pool.query(`SELECT to_regclass('rft_trainer_lease') IS NOT NULL AS e`)).rows[0] as { e: boolean };
+    const exists = (await this.pool.query(`SELECT to_regclass('rft_trainer_lease') IS NOT NULL AS e`)).rows[0] as {
+      e: boolean;
+    };
     if (!exists.e) return null;
-    const r = (await this.pool.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1', [runId])).rows[0] as Record<string, unknown> | undefined;
+    const r = (await this.pool.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1', [runId])).rows[0] as
+      | Record<string, unknown>
+      | undefined;
     return r ? leaseFromRow(r) : null;
   }
 
@@ -624,6 +810,7 @@ class NotEnough extends Error {}
  */
 function pgSafeText<R extends object>(r: R): R {
   const out = { ...r } as Record<string, unknown>;
-  for (const [k, v] of Object.entries(out)) if (typeof v === 'string' && v.includes('\u0000')) out[k] = v.replace(/\u0000/g, '\uFFFD');
+  for (const [k, v] of Object.entries(out))
+    if (typeof v === 'string' && v.includes('\u0000')) out[k] = v.replace(/\u0000/g, '\uFFFD');
   return out as unknown as R;
 }

@@ -17,7 +17,8 @@ storages.register('sqlite', async (url) => {
   const rest = url.replace(/^sqlite:(\/\/)?/, '');
   const [path, query] = rest.split('?', 2) as [string, string | undefined];
   const sync = new URLSearchParams(query ?? '').get('synchronous')?.toLowerCase();
-  if (sync !== undefined && sync !== 'full' && sync !== 'normal') throw new Error(`sqlite url: synchronous must be full or normal, got '${sync}'`);
+  if (sync !== undefined && sync !== 'full' && sync !== 'normal')
+    throw new Error(`sqlite url: synchronous must be full or normal, got '${sync}'`);
   try {
     return new SqliteStore(path, { synchronous: sync as 'full' | 'normal' | undefined });
   } catch (e) {
@@ -38,7 +39,8 @@ export function schemeOf(url: string): string {
 
 /** A run folder means its buffer.db; anything else is taken as a URL or file path. */
 export function resolveBufferUrl(runDirOrUrl: string): string {
-  if (schemeOf(runDirOrUrl) === 'sqlite' && existsSync(runDirOrUrl) && statSync(runDirOrUrl).isDirectory()) return join(runDirOrUrl, RUN_BUFFER_FILE);
+  if (schemeOf(runDirOrUrl) === 'sqlite' && existsSync(runDirOrUrl) && statSync(runDirOrUrl).isDirectory())
+    return join(runDirOrUrl, RUN_BUFFER_FILE);
   return runDirOrUrl;
 }
 

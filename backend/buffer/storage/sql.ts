@@ -21,7 +21,8 @@ export function filterWhere(f: ExperienceFilter, ph: Placeholder, params: unknow
   if (f.groupId !== undefined) add((p) => `group_id = ${p}`, f.groupId);
   if (f.source !== undefined) add((p) => `source = ${p}`, f.source);
   if (f.status !== undefined) add((p) => `status = ${p}`, f.status);
-  if (f.split !== undefined) add((p) => (f.split === 'train' ? `(split IS NULL OR split = ${p})` : `split = ${p}`), f.split);
+  if (f.split !== undefined)
+    add((p) => (f.split === 'train' ? `(split IS NULL OR split = ${p})` : `split = ${p}`), f.split);
   if (f.minReward !== undefined) add((p) => `reward >= ${p}`, f.minReward);
   if (f.maxReward !== undefined) add((p) => `reward <= ${p}`, f.maxReward);
   if (f.minVersion !== undefined) add((p) => `model_version >= ${p}`, f.minVersion);
@@ -85,10 +86,16 @@ export function takeWhere(
 
 /** Log of the replay score, so ordering needs no overflow-prone powers:
  *  ln(priority) + use_count * ln(useDecay) - ln2 * age / halfLife. */
-export function priorityScoreSql(o: { useDecay: number; halfLifeMs: number; now: number }, ph: Placeholder, params: unknown[]): string {
+export function priorityScoreSql(
+  o: { useDecay: number; halfLifeMs: number; now: number },
+  ph: Placeholder,
+  params: unknown[],
+): string {
   params.push(Math.log(Math.max(o.useDecay, 1e-300)), Math.LN2 / Math.max(o.halfLifeMs, 1e-9), o.now);
   // The casts keep PostgreSQL from inferring integer parameters from `use_count * $n`.
-  const [a, b, c] = [ph(params.length - 2), ph(params.length - 1), ph(params.length)].map((p) => `CAST(${p} AS DOUBLE PRECISION)`);
+  const [a, b, c] = [ph(params.length - 2), ph(params.length - 1), ph(params.length)].map(
+    (p) => `CAST(${p} AS DOUBLE PRECISION)`,
+  );
   return `(ln(priority) + use_count * ${a} - ${b} * (${c} - created_at))`;
 }
 

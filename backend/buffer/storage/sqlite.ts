@@ -9,19 +9,45 @@ import { dirname } from 'node:path';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
 import {
-  checkDeleteGuard, checkPair, checkpointFromRow, pairFromRow, checkUpdateGuard, extraWithFeedback, feedbackFromRow, feedbackOfExtra, statsMaps, taskFromRow, trainableOf,
+  checkDeleteGuard,
+  checkPair,
+  checkpointFromRow,
+  pairFromRow,
+  checkUpdateGuard,
+  extraWithFeedback,
+  feedbackFromRow,
+  feedbackOfExtra,
+  statsMaps,
+  taskFromRow,
+  trainableOf,
 } from './common.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { parseExperience } from './validate.js';
 import { ConflictError, type AppendOptions } from './types.js';
 import type {
-  AppendResult, Availability, AvailabilityQuery, BufferStats, CheckpointRecord, CycleTake, ExperienceFilter, ExperienceStore, FeedbackLogEntry,
-  FeedbackMutation, FifoTake, ListOptions, PairOrigin, PreferencePair, PriorityTake, TakeOptions, TakeResult,
+  AppendResult,
+  Availability,
+  AvailabilityQuery,
+  BufferStats,
+  CheckpointRecord,
+  CycleTake,
+  ExperienceFilter,
+  ExperienceStore,
+  FeedbackLogEntry,
+  FeedbackMutation,
+  FifoTake,
+  ListOptions,
+  PairOrigin,
+  PreferencePair,
+  PriorityTake,
+  TakeOptions,
+  TakeResult,
 } from './types.js';
 
 const ph: Placeholder = (i) => `@p${i}`;
-const named = (params: unknown[]): Record<string, unknown> => Object.fromEntries(params.map((v, i) => [`p${i + 1}`, v]));
+const named = (params: unknown[]): Record<string, unknown> =>
+  Object.fromEntries(params.map((v, i) => [`p${i + 1}`, v]));
 
 export interface SqliteOptions {
   synchronous?: 'full' | 'normal';
@@ -46,9 +72,15 @@ export class SqliteStore implements ExperienceStore {
   private migrate(): void {
     this.db
       .transaction(() => {
-        this.db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)');
-        const cur = (this.db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
-        if (cur > SQLITE_MIGRATIONS.length) throw new Error(`${this.location}: buffer schema version ${cur} is newer than this program (${SQLITE_MIGRATIONS.length})`);
+        this.db.exec(
+          'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)',
+        );
+        const cur =
+          (this.db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
+        if (cur > SQLITE_MIGRATIONS.length)
+          throw new Error(
+            `${this.location}: buffer schema version ${cur} is newer than this program (${SQLITE_MIGRATIONS.length})`,
+          );
         for (let v = cur + 1; v <= SQLITE_MIGRATIONS.length; v++) {
           this.db.exec(SQLITE_MIGRATIONS[v - 1]!);
           this.db.prepare('INSERT INTO schema_version (version, applied_at) VALUES (?, ?)').run(v, Date.now());
@@ -70,7 +102,9 @@ export class SqliteStore implements ExperienceStore {
   }
 
   private readonly insertStmt = () =>
-    this.q(`INSERT OR IGNORE INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')})`);
+    this.q(
+      `INSERT OR IGNORE INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')})`,
+    );
 
   async appendExperiences(batch: Experience[], opts: AppendOptions = {}): Promise<AppendResult> {
     const rows = batch.map((e, i) => toRow(parseExperience(e, { field: `batch[${i}]` })));
@@ -80,8 +114,13 @@ export class SqliteStore implements ExperienceStore {
     this.db
       .transaction(() => {
         if (replacing.length) {
-          const n = this.q(`DELETE FROM experiences WHERE status = 'partial' AND id IN (SELECT value FROM json_each(?))`).run(JSON.stringify(replacing)).changes;
-          if (n !== new Set(replacing).size) throw new ConflictError(`partial rollouts replaced: ${n} of ${new Set(replacing).size} are still partial rows (continued elsewhere?)`);
+          const n = this.q(
+            `DELETE FROM experiences WHERE status = 'partial' AND id IN (SELECT value FROM json_each(?))`,
+          ).run(JSON.stringify(replacing)).changes;
+          if (n !== new Set(replacing).size)
+            throw new ConflictError(
+              `partial rollouts replaced: ${n} of ${new Set(replacing).size} are still partial rows (continued elsewhere?)`,
+            );
         }
         for (const r of rows) if (stmt.run(...rowValues(r)).changes === 0) duplicates.push(r.id);
       })
@@ -96,7 +135,9 @@ export class SqliteStore implements ExperienceStore {
 
   async getMany(ids: string[]): Promise<Experience[]> {
     if (ids.length === 0) return [];
-    const rows = this.q(`SELECT * FROM experiences WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Record<string, unknown>[];
+    const rows = this.q(`SELECT * FROM experiences WHERE id IN (SELECT value FROM json_each(?))`).all(
+      JSON.stringify(ids),
+    ) as Record<string, unknown>[];
     const byId = new Map(rows.map((r) => [String(r.id), fromRow(r)]));
     return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
   }
@@ -105,7 +146,9 @@ export class SqliteStore implements ExperienceStore {
     const params: unknown[] = [];
     const w = filterWhere(opts, ph, params);
     const tail = orderLimit(opts, ph, params);
-    return (this.q(`SELECT * FROM experiences ${w.sql} ${tail}`).all(named(params)) as Record<string, unknown>[]).map(fromRow);
+    return (this.q(`SELECT * FROM experiences ${w.sql} ${tail}`).all(named(params)) as Record<string, unknown>[]).map(
+      fromRow,
+    );
   }
 
   async count(filter: ExperienceFilter = {}): Promise<number> {
@@ -118,9 +161,15 @@ export class SqliteStore implements ExperienceStore {
   }
 
   async scan(afterSeq: number, limit: number, runId?: string): Promise<{ seq: number; experience: Experience }[]> {
-    const rows = (runId === undefined
-      ? this.q('SELECT * FROM experiences WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit)
-      : this.q('SELECT * FROM experiences WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(runId, afterSeq, limit)) as Record<string, unknown>[];
+    const rows = (
+      runId === undefined
+        ? this.q('SELECT * FROM experiences WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit)
+        : this.q('SELECT * FROM experiences WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(
+            runId,
+            afterSeq,
+            limit,
+          )
+    ) as Record<string, unknown>[];
     return rows.map((r) => ({ seq: Number(r.seq), experience: fromRow(r) }));
   }
 
@@ -128,9 +177,17 @@ export class SqliteStore implements ExperienceStore {
     const w = runId === undefined ? '' : 'WHERE run_id = @r';
     const p = runId === undefined ? {} : { r: runId };
     const one = this.db
-      .prepare(`SELECT COUNT(*) AS total, SUM(rejected) AS rejected, SUM(use_count = 0) AS unused, MIN(model_version) AS minv, MAX(model_version) AS maxv, AVG(reward) AS mean FROM experiences ${w}`)
+      .prepare(
+        `SELECT COUNT(*) AS total, SUM(rejected) AS rejected, SUM(use_count = 0) AS unused, MIN(model_version) AS minv, MAX(model_version) AS maxv, AVG(reward) AS mean FROM experiences ${w}`,
+      )
       .get(p) as Record<string, number | null>;
-    const by = (col: string) => statsMaps(this.q(`SELECT ${col} AS k, COUNT(*) AS n FROM experiences ${w} GROUP BY ${col}`).all(p) as { k: string; n: number }[]);
+    const by = (col: string) =>
+      statsMaps(
+        this.q(`SELECT ${col} AS k, COUNT(*) AS n FROM experiences ${w} GROUP BY ${col}`).all(p) as {
+          k: string;
+          n: number;
+        }[],
+      );
     const n = (sql: string) => (this.q(sql).get(p) as { n: number }).n;
     return {
       total: one.total ?? 0,
@@ -142,14 +199,20 @@ export class SqliteStore implements ExperienceStore {
       maxVersion: one.maxv ?? null,
       meanReward: one.mean ?? null,
       tasks: n(`SELECT COUNT(*) AS n FROM tasks ${w}`),
-      feedback: n(`SELECT COUNT(*) AS n FROM feedback_log${runId === undefined ? '' : ' WHERE experience_id IN (SELECT id FROM experiences WHERE run_id = @r)'}`),
+      feedback: n(
+        `SELECT COUNT(*) AS n FROM feedback_log${runId === undefined ? '' : ' WHERE experience_id IN (SELECT id FROM experiences WHERE run_id = @r)'}`,
+      ),
       checkpoints: n(`SELECT COUNT(*) AS n FROM checkpoints ${w}`),
     };
   }
 
   async setPriority(ids: string[], priority: number): Promise<void> {
-    if (!(priority > 0) || !Number.isFinite(priority)) throw new Error(`priority must be a positive number, got ${priority}`);
-    this.q('UPDATE experiences SET priority = ? WHERE id IN (SELECT value FROM json_each(?))').run(priority, JSON.stringify(ids));
+    if (!(priority > 0) || !Number.isFinite(priority))
+      throw new Error(`priority must be a positive number, got ${priority}`);
+    this.q('UPDATE experiences SET priority = ? WHERE id IN (SELECT value FROM json_each(?))').run(
+      priority,
+      JSON.stringify(ids),
+    );
   }
 
   /** Picks + marks + records in one BEGIN IMMEDIATE transaction (holds the write lock: no other taker interleaves). */
@@ -161,7 +224,11 @@ export class SqliteStore implements ExperienceStore {
     return this.db
       .transaction((): TakeResult => {
         if (o.consumer !== undefined) {
-          const ids = (this.q('SELECT experience_id FROM consumption WHERE run_id = ? AND consumer = ? AND step = ? AND part = ? ORDER BY pos').all(run, o.consumer, o.step ?? 0, part) as { experience_id: string }[]).map((r) => r.experience_id);
+          const ids = (
+            this.q(
+              'SELECT experience_id FROM consumption WHERE run_id = ? AND consumer = ? AND step = ? AND part = ? ORDER BY pos',
+            ).all(run, o.consumer, o.step ?? 0, part) as { experience_id: string }[]
+          ).map((r) => r.experience_id);
           if (ids.length) return { experiences: this.getManySync(ids), replayed: true };
         }
         const params: unknown[] = [];
@@ -169,12 +236,18 @@ export class SqliteStore implements ExperienceStore {
         const seqs = (this.q(sql).all(named(params)) as { seq: number }[]).map((r) => r.seq);
         if (seqs.length < o.n) return { experiences: [], replayed: false };
         const list = JSON.stringify(seqs);
-        this.q('UPDATE experiences SET use_count = use_count + 1, last_used_at = ? WHERE seq IN (SELECT value FROM json_each(?))').run(now, list);
-        const rows = this.q('SELECT * FROM experiences WHERE seq IN (SELECT value FROM json_each(?))').all(list) as Record<string, unknown>[];
+        this.q(
+          'UPDATE experiences SET use_count = use_count + 1, last_used_at = ? WHERE seq IN (SELECT value FROM json_each(?))',
+        ).run(now, list);
+        const rows = this.q('SELECT * FROM experiences WHERE seq IN (SELECT value FROM json_each(?))').all(
+          list,
+        ) as Record<string, unknown>[];
         const bySeq = new Map(rows.map((r) => [Number(r.seq), fromRow(r)]));
         const experiences = seqs.map((s) => bySeq.get(s)!);
         if (o.consumer !== undefined) {
-          const ins = this.q('INSERT INTO consumption (run_id, consumer, step, part, pos, experience_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+          const ins = this.q(
+            'INSERT INTO consumption (run_id, consumer, step, part, pos, experience_id, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          );
           experiences.forEach((e, pos) => ins.run(run, o.consumer, o.step ?? 0, part, pos, e.id, now));
         }
         return { experiences, replayed: false };
@@ -183,7 +256,9 @@ export class SqliteStore implements ExperienceStore {
   }
 
   private getManySync(ids: string[]): Experience[] {
-    const rows = this.q(`SELECT * FROM experiences WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as Record<string, unknown>[];
+    const rows = this.q(`SELECT * FROM experiences WHERE id IN (SELECT value FROM json_each(?))`).all(
+      JSON.stringify(ids),
+    ) as Record<string, unknown>[];
     const byId = new Map(rows.map((r) => [String(r.id), fromRow(r)]));
     return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
   }
@@ -223,41 +298,77 @@ export class SqliteStore implements ExperienceStore {
   }
 
   async consumed(consumer: string, step: number, runId = ''): Promise<string[]> {
-    return (this.q('SELECT experience_id FROM consumption WHERE run_id = ? AND consumer = ? AND step = ? ORDER BY part, pos').all(runId, consumer, step) as { experience_id: string }[]).map((r) => r.experience_id);
+    return (
+      this.q(
+        'SELECT experience_id FROM consumption WHERE run_id = ? AND consumer = ? AND step = ? ORDER BY part, pos',
+      ).all(runId, consumer, step) as { experience_id: string }[]
+    ).map((r) => r.experience_id);
   }
 
   async lastConsumedStep(consumer: string, runId = ''): Promise<number | null> {
-    return (this.q('SELECT MAX(step) AS s FROM consumption WHERE run_id = ? AND consumer = ?').get(runId, consumer) as { s: number | null }).s;
+    return (
+      this.q('SELECT MAX(step) AS s FROM consumption WHERE run_id = ? AND consumer = ?').get(runId, consumer) as {
+        s: number | null;
+      }
+    ).s;
   }
 
   async mutate(m: FeedbackMutation): Promise<number> {
     return this.db
       .transaction((): number => {
         if (m.update) {
-          const row = this.q('SELECT source, status, split, extra FROM experiences WHERE id = ?').get(m.update.id) as Record<string, string> | undefined;
+          const row = this.q('SELECT source, status, split, extra FROM experiences WHERE id = ?').get(m.update.id) as
+            | Record<string, string>
+            | undefined;
           checkUpdateGuard(m.update, row ? { source: row.source!, feedback: feedbackOfExtra(row.extra!) } : null);
           const fb = m.update.set.feedback;
           this.db
-            .prepare('UPDATE experiences SET source = ?, extra = ?, rating = ?, rejected = ?, trainable = ? WHERE id = ?')
-            .run(m.update.set.source, extraWithFeedback(row!.extra!, fb), fb?.rating ?? null, fb?.rejected ? 1 : 0, trainableOf(row!.status!, row!.split ?? null, fb), m.update.id);
+            .prepare(
+              'UPDATE experiences SET source = ?, extra = ?, rating = ?, rejected = ?, trainable = ? WHERE id = ?',
+            )
+            .run(
+              m.update.set.source,
+              extraWithFeedback(row!.extra!, fb),
+              fb?.rating ?? null,
+              fb?.rejected ? 1 : 0,
+              trainableOf(row!.status!, row!.split ?? null, fb),
+              m.update.id,
+            );
         }
         if (m.delete) {
-          const r = this.q('SELECT * FROM experiences WHERE id = ?').get(m.delete.id) as Record<string, unknown> | undefined;
+          const r = this.q('SELECT * FROM experiences WHERE id = ?').get(m.delete.id) as
+            | Record<string, unknown>
+            | undefined;
           checkDeleteGuard(m.delete, r ? fromRow(r) : null);
           this.q('DELETE FROM experiences WHERE id = ?').run(m.delete.id);
         }
         if (m.insert) {
           const r = toRow(parseExperience(m.insert, { field: 'insert' }));
-          this.q(`INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')})`).run(...rowValues(r));
+          this.q(
+            `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')})`,
+          ).run(...rowValues(r));
         }
         const l = m.log;
         const id = Number(
           this.db
-            .prepare('INSERT INTO feedback_log (experience_id, who, at, action, before, after, undoes) VALUES (?, ?, ?, ?, ?, ?, ?)')
-            .run(l.experienceId, l.who, l.at, l.action, JSON.stringify(l.before ?? null), JSON.stringify(l.after ?? null), l.undoes).lastInsertRowid,
+            .prepare(
+              'INSERT INTO feedback_log (experience_id, who, at, action, before, after, undoes) VALUES (?, ?, ?, ?, ?, ?, ?)',
+            )
+            .run(
+              l.experienceId,
+              l.who,
+              l.at,
+              l.action,
+              JSON.stringify(l.before ?? null),
+              JSON.stringify(l.after ?? null),
+              l.undoes,
+            ).lastInsertRowid,
         );
         if (m.markUndone !== undefined) {
-          const c = this.q('UPDATE feedback_log SET undone_by = ? WHERE id = ? AND undone_by IS NULL').run(id, m.markUndone).changes;
+          const c = this.q('UPDATE feedback_log SET undone_by = ? WHERE id = ? AND undone_by IS NULL').run(
+            id,
+            m.markUndone,
+          ).changes;
           if (c === 0) throw new ConflictError(`feedback ${m.markUndone} is already undone or does not exist`);
         }
         return id;
@@ -266,9 +377,13 @@ export class SqliteStore implements ExperienceStore {
   }
 
   async feedbackLog(opts: { experienceId?: string; limit?: number } = {}): Promise<FeedbackLogEntry[]> {
-    const rows = opts.experienceId === undefined
-      ? this.q('SELECT * FROM feedback_log ORDER BY id DESC LIMIT ?').all(opts.limit ?? 100)
-      : this.q('SELECT * FROM feedback_log WHERE experience_id = ? ORDER BY id DESC LIMIT ?').all(opts.experienceId, opts.limit ?? 100);
+    const rows =
+      opts.experienceId === undefined
+        ? this.q('SELECT * FROM feedback_log ORDER BY id DESC LIMIT ?').all(opts.limit ?? 100)
+        : this.q('SELECT * FROM feedback_log WHERE experience_id = ? ORDER BY id DESC LIMIT ?').all(
+            opts.experienceId,
+            opts.limit ?? 100,
+          );
     return (rows as Record<string, unknown>[]).map(feedbackFromRow);
   }
 
@@ -277,24 +392,42 @@ export class SqliteStore implements ExperienceStore {
     return r ? feedbackFromRow(r) : null;
   }
 
-  async replacePairs(runId: string, origins: readonly PairOrigin[], pairs: Omit<PreferencePair, 'useCount'>[]): Promise<number> {
+  async replacePairs(
+    runId: string,
+    origins: readonly PairOrigin[],
+    pairs: Omit<PreferencePair, 'useCount'>[],
+  ): Promise<number> {
     pairs.forEach((p, i) => checkPair(p, `pairs[${i}]`));
     this.db
       .transaction(() => {
-        this.q('DELETE FROM pairs WHERE run_id = ? AND origin IN (SELECT value FROM json_each(?)) AND id NOT IN (SELECT value FROM json_each(?))').run(
-          runId, JSON.stringify(origins), JSON.stringify(pairs.map((p) => p.id)),
+        this.q(
+          'DELETE FROM pairs WHERE run_id = ? AND origin IN (SELECT value FROM json_each(?)) AND id NOT IN (SELECT value FROM json_each(?))',
+        ).run(runId, JSON.stringify(origins), JSON.stringify(pairs.map((p) => p.id)));
+        const ins = this.q(
+          'INSERT OR IGNORE INTO pairs (id, run_id, task_id, chosen_id, rejected_id, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
         );
-        const ins = this.q('INSERT OR IGNORE INTO pairs (id, run_id, task_id, chosen_id, rejected_id, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
         for (const p of pairs) ins.run(p.id, runId, p.taskId, p.chosenId, p.rejectedId, p.origin, p.createdAt);
       })
       .immediate();
-    return (this.q('SELECT COUNT(*) AS n FROM pairs WHERE run_id = ? AND origin IN (SELECT value FROM json_each(?))').get(runId, JSON.stringify(origins)) as { n: number }).n;
+    return (
+      this.q('SELECT COUNT(*) AS n FROM pairs WHERE run_id = ? AND origin IN (SELECT value FROM json_each(?))').get(
+        runId,
+        JSON.stringify(origins),
+      ) as { n: number }
+    ).n;
   }
 
-  async listPairs(opts: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number } = {}): Promise<PreferencePair[]> {
+  async listPairs(
+    opts: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number } = {},
+  ): Promise<PreferencePair[]> {
     const rows = this.q(
       'SELECT * FROM pairs WHERE (@run IS NULL OR run_id = @run) AND (@origin IS NULL OR origin = @origin) ORDER BY created_at, id LIMIT @limit OFFSET @offset',
-    ).all({ run: opts.runId ?? null, origin: opts.origin ?? null, limit: opts.limit ?? -1, offset: opts.offset ?? 0 }) as Record<string, unknown>[];
+    ).all({
+      run: opts.runId ?? null,
+      origin: opts.origin ?? null,
+      limit: opts.limit ?? -1,
+      offset: opts.offset ?? 0,
+    }) as Record<string, unknown>[];
     return rows.map(pairFromRow);
   }
 
@@ -317,7 +450,8 @@ export class SqliteStore implements ExperienceStore {
     let added = 0;
     this.db
       .transaction(() => {
-        let seq = (this.q('SELECT COALESCE(MAX(seq), -1) AS s FROM tasks WHERE run_id = ?').get(runId) as { s: number }).s;
+        let seq = (this.q('SELECT COALESCE(MAX(seq), -1) AS s FROM tasks WHERE run_id = ?').get(runId) as { s: number })
+          .s;
         const ins = this.q(
           'INSERT INTO tasks (run_id, id, seq, taskset, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, id) DO UPDATE SET taskset = excluded.taskset, body = excluded.body',
         );
@@ -332,7 +466,11 @@ export class SqliteStore implements ExperienceStore {
   }
 
   async listTasks(runId: string, opts: { offset?: number; limit?: number } = {}): Promise<Task[]> {
-    const rows = this.q('SELECT body FROM tasks WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?').all(runId, opts.limit ?? 1_000_000, opts.offset ?? 0) as Record<string, unknown>[];
+    const rows = this.q('SELECT body FROM tasks WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?').all(
+      runId,
+      opts.limit ?? 1_000_000,
+      opts.offset ?? 0,
+    ) as Record<string, unknown>[];
     return rows.map(taskFromRow);
   }
 
@@ -342,27 +480,37 @@ export class SqliteStore implements ExperienceStore {
 
   async addCheckpoint(c: CheckpointRecord): Promise<void> {
     this.db
-      .prepare('INSERT INTO checkpoints (run_id, version, path, checksum, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, version) DO UPDATE SET path = excluded.path, checksum = excluded.checksum, created_at = excluded.created_at')
+      .prepare(
+        'INSERT INTO checkpoints (run_id, version, path, checksum, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, version) DO UPDATE SET path = excluded.path, checksum = excluded.checksum, created_at = excluded.created_at',
+      )
       .run(c.runId, c.version, c.path, c.checksum, c.createdAt);
   }
 
   async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return (this.q('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY version').all(runId) as Record<string, unknown>[]).map(checkpointFromRow);
+    return (
+      this.q('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY version').all(runId) as Record<string, unknown>[]
+    ).map(checkpointFromRow);
   }
 
   async latestCheckpoint(runId: string): Promise<CheckpointRecord | null> {
-    const r = this.q('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY version DESC LIMIT 1').get(runId) as Record<string, unknown> | undefined;
+    const r = this.q('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY version DESC LIMIT 1').get(runId) as
+      | Record<string, unknown>
+      | undefined;
     return r ? checkpointFromRow(r) : null;
   }
 
   async getState<T = unknown>(runId: string, key: string): Promise<T | null> {
-    const r = this.q('SELECT value FROM run_state WHERE run_id = ? AND key = ?').get(runId, key) as { value: string } | undefined;
+    const r = this.q('SELECT value FROM run_state WHERE run_id = ? AND key = ?').get(runId, key) as
+      | { value: string }
+      | undefined;
     return r ? (JSON.parse(r.value) as T) : null;
   }
 
   async setState(runId: string, key: string, value: unknown): Promise<void> {
     this.db
-      .prepare('INSERT INTO run_state (run_id, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at')
+      .prepare(
+        'INSERT INTO run_state (run_id, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+      )
       .run(runId, key, JSON.stringify(value), Date.now());
   }
 

@@ -36,7 +36,11 @@ function who(h: TrainerLeaseRow): string {
 
 /** A second trainer at start: the run's lease is held by a trainer that renews it. */
 export class TrainerLeaseHeldError extends Error {
-  constructor(readonly lease: TrainerLeaseRow, now: number, timeoutMs: number) {
+  constructor(
+    readonly lease: TrainerLeaseRow,
+    now: number,
+    timeoutMs: number,
+  ) {
     const ago = Math.max(0, Math.round((now - lease.renewedAt) / 1000));
     const left = Math.max(1, Math.ceil((lease.renewedAt + timeoutMs - now) / 1000));
     super(
@@ -54,7 +58,9 @@ export class TrainerFencedError extends Error {
   constructor(runId: string, mine: number, now: TrainerLeaseRow | null, what: string) {
     super(
       `run ${runId}: this trainer (epoch ${mine}) lost the run's lease to ` +
-        (now && !now.released ? `${who(now)}, which holds it since ${new Date(now.since).toISOString()}` : `nobody (it was released)`) +
+        (now && !now.released
+          ? `${who(now)}, which holds it since ${new Date(now.since).toISOString()}`
+          : `nobody (it was released)`) +
         `; ${what} not written. Nothing more is written by this trainer: it stops. ` +
         `The run goes on with the current holder; to train here instead, stop that one and start this trainer again.`,
     );
@@ -85,7 +91,9 @@ export interface LeaseQuery {
  * makes a takeover (FOR UPDATE) wait for this write to commit, so no write lands after a takeover.
  */
 export async function checkLeaseEpoch(c: LeaseQuery, runId: string, mine: number, what: string): Promise<void> {
-  const r = (await c.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1 FOR SHARE', [runId])).rows[0] as Record<string, unknown> | undefined;
+  const r = (await c.query('SELECT * FROM rft_trainer_lease WHERE run_id = $1 FOR SHARE', [runId])).rows[0] as
+    | Record<string, unknown>
+    | undefined;
   const cur = r ? leaseFromRow(r) : null;
   if (!cur || cur.epoch !== mine || cur.released) throw new TrainerFencedError(runId, mine, cur, what);
 }

@@ -142,7 +142,11 @@ export interface FeedbackLogEntry {
  */
 export interface FeedbackMutation {
   log: Omit<FeedbackLogEntry, 'id' | 'undoneBy'>;
-  update?: { id: string; expect: { source: ExperienceSource; feedback: Feedback | null }; set: { source: ExperienceSource; feedback: Feedback | null } };
+  update?: {
+    id: string;
+    expect: { source: ExperienceSource; feedback: Feedback | null };
+    set: { source: ExperienceSource; feedback: Feedback | null };
+  };
   insert?: Experience;
   /** Delete this experience; `expect` is its full expected JSON (conflict if it changed). */
   delete?: { id: string; expect: Experience };
@@ -222,7 +226,11 @@ export interface ExperienceStore {
    * Pairs of one run and these origins become exactly `pairs` (one transaction): pairs no longer
    * derived are deleted, new ones inserted, surviving ones keep their use counts. Returns the count.
    */
-  replacePairs(runId: string, origins: readonly PairOrigin[], pairs: Omit<PreferencePair, 'useCount'>[]): Promise<number>;
+  replacePairs(
+    runId: string,
+    origins: readonly PairOrigin[],
+    pairs: Omit<PreferencePair, 'useCount'>[],
+  ): Promise<number>;
   listPairs(opts?: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number }): Promise<PreferencePair[]>;
   /** n pairs, least-used first then oldest, their use counts marked; fewer than n available => empty. */
   takePairs(opts: { n: number; runId?: string; maxUses?: number }): Promise<PreferencePair[]>;

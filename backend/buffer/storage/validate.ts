@@ -16,7 +16,8 @@ export function parseExperience(v: unknown, loc: InputLocation = {}): Experience
   const o = v as Record<string, unknown>;
   const str = (f: string, nonEmpty = true): string => {
     const x = o[f];
-    if (typeof x !== 'string' || (nonEmpty && x.length === 0)) fail(f, nonEmpty ? 'must be a non-empty string' : 'must be a string');
+    if (typeof x !== 'string' || (nonEmpty && x.length === 0))
+      fail(f, nonEmpty ? 'must be a non-empty string' : 'must be a string');
     return x as string;
   };
   const num = (f: string): number => {
@@ -29,7 +30,8 @@ export function parseExperience(v: unknown, loc: InputLocation = {}): Experience
     if (!Array.isArray(x)) return fail(f, 'must be an array of integers');
     for (let i = 0; i < x.length; i++) {
       const t = x[i];
-      if (typeof t !== 'number' || !Number.isInteger(t) || t < I32_MIN || t > I32_MAX) fail(`${f}[${i}]`, `must be a 32-bit integer, got ${JSON.stringify(t)}`);
+      if (typeof t !== 'number' || !Number.isInteger(t) || t < I32_MIN || t > I32_MAX)
+        fail(`${f}[${i}]`, `must be a 32-bit integer, got ${JSON.stringify(t)}`);
     }
     return x as number[];
   };
@@ -37,7 +39,9 @@ export function parseExperience(v: unknown, loc: InputLocation = {}): Experience
     const x = o[f];
     if (!Array.isArray(x)) return fail(f, 'must be an array of numbers');
     if (x.length !== len) fail(f, `has ${x.length} values, expected ${len} (one per response token)`);
-    for (let i = 0; i < x.length; i++) if (typeof x[i] !== 'number' || !Number.isFinite(x[i])) fail(`${f}[${i}]`, `must be a finite number, got ${JSON.stringify(x[i])}`);
+    for (let i = 0; i < x.length; i++)
+      if (typeof x[i] !== 'number' || !Number.isFinite(x[i]))
+        fail(`${f}[${i}]`, `must be a finite number, got ${JSON.stringify(x[i])}`);
     return x as number[];
   };
   const obj = (f: string): Record<string, unknown> | undefined => {
@@ -67,11 +71,13 @@ export function parseExperience(v: unknown, loc: InputLocation = {}): Experience
   };
   if (!SOURCES.includes(e.source)) fail('source', `must be one of ${SOURCES.join(', ')}, got '${e.source}'`);
   if (!STATUSES.includes(e.status)) fail('status', `must be one of ${STATUSES.join(', ')}, got '${e.status}'`);
-  if (!Number.isInteger(e.modelVersion) || e.modelVersion < -1) fail('modelVersion', 'must be an integer >= -1 (-1 for human-written data)');
+  if (!Number.isInteger(e.modelVersion) || e.modelVersion < -1)
+    fail('modelVersion', 'must be an integer >= -1 (-1 for human-written data)');
   if (!Number.isInteger(e.useCount) || e.useCount < 0) fail('useCount', 'must be an integer >= 0');
   const n = e.responseTokens.length;
   e.actionMask = ints('actionMask');
-  if (e.actionMask.length !== n) fail('actionMask', `has ${e.actionMask.length} values, expected ${n} (one per response token)`);
+  if (e.actionMask.length !== n)
+    fail('actionMask', `has ${e.actionMask.length} values, expected ${n} (one per response token)`);
   e.actionMask.forEach((m, i) => (m === 0 || m === 1 ? 0 : fail(`actionMask[${i}]`, `must be 0 or 1, got ${m}`)));
   // Model-generated data must carry its behaviour log-probs; only human-written data (version -1) may omit them.
   const lp = o.logprobs;
@@ -80,18 +86,22 @@ export function parseExperience(v: unknown, loc: InputLocation = {}): Experience
   if (o.advantages !== undefined) e.advantages = floats('advantages', n);
   if (o.returns !== undefined) e.returns = floats('returns', n);
   if (o.split !== undefined) {
-    if (o.split !== 'train' && o.split !== 'eval') fail('split', `must be 'train' or 'eval', got ${JSON.stringify(o.split)}`);
+    if (o.split !== 'train' && o.split !== 'eval')
+      fail('split', `must be 'train' or 'eval', got ${JSON.stringify(o.split)}`);
     e.split = o.split as 'train' | 'eval';
   }
   if (o.statusReason !== undefined) e.statusReason = str('statusReason', false);
   const rd = obj('rewardDetails');
   if (rd) {
-    for (const [k, x] of Object.entries(rd)) if (!['number', 'string', 'boolean'].includes(typeof x)) fail(`rewardDetails.${k}`, 'must be a number, string or boolean');
+    for (const [k, x] of Object.entries(rd))
+      if (!['number', 'string', 'boolean'].includes(typeof x))
+        fail(`rewardDetails.${k}`, 'must be a number, string or boolean');
     e.rewardDetails = rd as Experience['rewardDetails'];
   }
   const fb = obj('feedback');
   if (fb) {
-    if (fb.rating !== undefined && (typeof fb.rating !== 'number' || !Number.isFinite(fb.rating))) fail('feedback.rating', 'must be a finite number');
+    if (fb.rating !== undefined && (typeof fb.rating !== 'number' || !Number.isFinite(fb.rating)))
+      fail('feedback.rating', 'must be a finite number');
     if (fb.rejected !== undefined && typeof fb.rejected !== 'boolean') fail('feedback.rejected', 'must be a boolean');
     e.feedback = fb as Experience['feedback'];
   }
@@ -107,7 +117,8 @@ function parseSegments(v: unknown, n: number, fail: (field: string, msg: string)
   let at = 0;
   v.forEach((s: unknown, i) => {
     const o = (s && typeof s === 'object' ? s : {}) as Record<string, unknown>;
-    for (const k of ['version', 'start', 'end'] as const) if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) fail(`segments[${i}].${k}`, 'must be an integer');
+    for (const k of ['version', 'start', 'end'] as const)
+      if (typeof o[k] !== 'number' || !Number.isInteger(o[k])) fail(`segments[${i}].${k}`, 'must be an integer');
     if ((o.version as number) < -1) fail(`segments[${i}].version`, 'must be >= -1');
     if (o.start !== at) fail(`segments[${i}].start`, `must be ${at} (segments are contiguous from 0)`);
     if ((o.end as number) <= at) fail(`segments[${i}].end`, `must be > start ${at}`);

@@ -88,14 +88,19 @@ export function readCsv(text: string): RawRecord[] {
   const names = header.cells.map((h) => h.trim());
   if (header.error) out.push({ line: header.line, error: `bad CSV header: ${header.error}`, field: '(header)' });
   const dup = names.find((h, k) => names.indexOf(h) !== k);
-  if (dup !== undefined) return [{ line: header.line, error: `bad CSV header: column '${dup}' appears twice`, field: '(header)' }];
+  if (dup !== undefined)
+    return [{ line: header.line, error: `bad CSV header: column '${dup}' appears twice`, field: '(header)' }];
   for (const row of rows) {
     if (row.error) {
       out.push({ line: row.line, error: `bad CSV: ${row.error}`, field: '(row)' });
       continue;
     }
     if (row.cells.length !== names.length) {
-      out.push({ line: row.line, error: `bad CSV: expected ${names.length} cells (as in the header), got ${row.cells.length}`, field: '(row)' });
+      out.push({
+        line: row.line,
+        error: `bad CSV: expected ${names.length} cells (as in the header), got ${row.cells.length}`,
+        field: '(row)',
+      });
       continue;
     }
     const rec: Record<string, unknown> = {};
@@ -108,9 +113,14 @@ export function readCsv(text: string): RawRecord[] {
         try {
           rec[name] = JSON.parse(cell);
         } catch {
-          bad ??= { line: row.line, error: `expected a JSON value in this cell, got '${cell.slice(0, 40)}'`, field: name };
+          bad ??= {
+            line: row.line,
+            error: `expected a JSON value in this cell, got '${cell.slice(0, 40)}'`,
+            field: name,
+          };
         }
-      } else if (NUMBER_FIELDS.has(name) && cell.trim() !== '' && Number.isFinite(Number(cell))) rec[name] = Number(cell);
+      } else if (NUMBER_FIELDS.has(name) && cell.trim() !== '' && Number.isFinite(Number(cell)))
+        rec[name] = Number(cell);
       else rec[name] = cell;
     });
     out.push(bad ?? { line: row.line, value: rec });

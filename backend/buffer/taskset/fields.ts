@@ -41,7 +41,15 @@ function target(key: keyof FieldMapping, role: RecordRole): string {
   }
 }
 
-export const MAPPING_KEYS: (keyof FieldMapping)[] = ['prompt_key', 'response_key', 'id_key', 'system_prompt_key', 'tests_key', 'image_key', 'reward_key'];
+export const MAPPING_KEYS: (keyof FieldMapping)[] = [
+  'prompt_key',
+  'response_key',
+  'id_key',
+  'system_prompt_key',
+  'tests_key',
+  'image_key',
+  'reward_key',
+];
 
 /** `#### 42` at the end of a worked solution (GSM8K): the final answer, else null. */
 export function finalHashAnswer(s: string): string | null {
@@ -55,7 +63,13 @@ export function finalHashAnswer(s: string): string | null {
  * Rename a raw record's fields to the schema's. Non-objects pass through (the validator reports
  * them). `line` makes an id for records without one when `defaultIds` is set.
  */
-export function mapRecord(value: unknown, mapping: FieldMapping, role: RecordRole, line: number, defaultIds: boolean): unknown {
+export function mapRecord(
+  value: unknown,
+  mapping: FieldMapping,
+  role: RecordRole,
+  line: number,
+  defaultIds: boolean,
+): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const src = value as Record<string, unknown>;
   const out: Record<string, unknown> = { ...src };
@@ -95,7 +109,8 @@ export function userField(field: string, mapping: FieldMapping, role: RecordRole
   for (const k of MAPPING_KEYS) {
     const to = target(k, role);
     const from = mapping[k];
-    if (from && (field === to || field.startsWith(`${to}.`) || field.startsWith(`${to}[`))) return from + field.slice(to.length);
+    if (from && (field === to || field.startsWith(`${to}.`) || field.startsWith(`${to}[`)))
+      return from + field.slice(to.length);
   }
   return field;
 }

@@ -49,7 +49,13 @@ export function readJsonArray(text: string): RawRecord[] {
       elemLine = line;
     }
     if (depth === 0 && target === -1 && c !== '[' && c !== '{') {
-      return [{ line, error: `a JSON taskset is an array of records or an object with a 'tasks' array; found '${c}'`, field: '(file)' }];
+      return [
+        {
+          line,
+          error: `a JSON taskset is an array of records or an object with a 'tasks' array; found '${c}'`,
+          field: '(file)',
+        },
+      ];
     }
     if (depth === 0 && target !== -1) {
       out.push({ line, error: `bad JSON: unexpected '${c}' after the end of the taskset`, field: '(file)' });
@@ -113,9 +119,17 @@ export function readJsonArray(text: string): RawRecord[] {
     if (target > 0 && stack.length >= target && elemStart >= 0) {
       out.push({ line: elemLine, error: 'bad JSON: unexpected end of file inside this record', field: '(record)' });
     }
-    out.push({ line, error: `bad JSON: unexpected end of file (unclosed '${stack[stack.length - 1]}')`, field: '(file)' });
+    out.push({
+      line,
+      error: `bad JSON: unexpected end of file (unclosed '${stack[stack.length - 1]}')`,
+      field: '(file)',
+    });
   } else if (target === -1) {
-    out.push({ line: 1, error: "a JSON taskset is an array of records or an object with a 'tasks' array", field: '(file)' });
+    out.push({
+      line: 1,
+      error: "a JSON taskset is an array of records or an object with a 'tasks' array",
+      field: '(file)',
+    });
   }
   return out;
 }

@@ -26,7 +26,8 @@ export const TASKSET_EXTENSIONS = Object.keys(BY_EXT);
 
 export function formatOf(file: string): TasksetFormat {
   const f = BY_EXT[extname(file).toLowerCase()];
-  if (!f) throw new Error(`${file}: unknown taskset format '${extname(file)}'; use one of ${TASKSET_EXTENSIONS.join(', ')}`);
+  if (!f)
+    throw new Error(`${file}: unknown taskset format '${extname(file)}'; use one of ${TASKSET_EXTENSIONS.join(', ')}`);
   return f;
 }
 
@@ -66,7 +67,12 @@ export function parseTaskset(text: string, file: string, opts: LoadOptions = {})
     if (role === 'expert') {
       const resp = c.task.metadata?.response;
       if (typeof resp !== 'string' || resp.trim() === '') {
-        errors.push({ file, line: r.line, field: fields.response_key ?? 'response', message: resp === undefined ? 'required field is missing (the demonstration)' : 'expected a non-empty string' });
+        errors.push({
+          file,
+          line: r.line,
+          field: fields.response_key ?? 'response',
+          message: resp === undefined ? 'required field is missing (the demonstration)' : 'expected a non-empty string',
+        });
         continue;
       }
     }
@@ -92,7 +98,11 @@ export function parseTasksetBytes(bytes: Uint8Array, file: string, opts: LoadOpt
   const d = decodeTaskset(bytes, file, opts.format ?? formatOf(file));
   const r = parseTaskset(d.text, file, opts);
   if (!d.errors.length) return r;
-  return { ...r, records: r.records + d.errors.length, errors: [...d.errors, ...r.errors].sort((a, b) => a.line - b.line) };
+  return {
+    ...r,
+    records: r.records + d.errors.length,
+    errors: [...d.errors, ...r.errors].sort((a, b) => a.line - b.line),
+  };
 }
 
 /** `FILE:LINE: field 'X': message` */

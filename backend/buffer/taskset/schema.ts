@@ -6,7 +6,19 @@ import type { Domain, Task } from '../../core/types.js';
 
 export const DOMAINS: readonly Domain[] = ['math', 'code', 'k12', 'vision', 'multiturn', 'text'];
 
-const KNOWN = new Set(['id', 'domain', 'prompt', 'messages', 'answer', 'choices', 'entryPoint', 'tests', 'image', 'difficulty', 'metadata']);
+const KNOWN = new Set([
+  'id',
+  'domain',
+  'prompt',
+  'messages',
+  'answer',
+  'choices',
+  'entryPoint',
+  'tests',
+  'image',
+  'difficulty',
+  'metadata',
+]);
 const ALIASES: Record<string, string> = { entry_point: 'entryPoint' };
 
 // Plain zod types on the hot path: zod 3 effects (transform / refine) cost ~10x a plain check, so
@@ -35,7 +47,11 @@ const image = z
   })
   .superRefine((im, ctx) => {
     if (im.rgb.length !== im.width * im.height * 3) {
-      ctx.addIssue({ code: 'custom', path: ['rgb'], message: `expected ${im.width * im.height * 3} values (width x height x 3), got ${im.rgb.length}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rgb'],
+        message: `expected ${im.width * im.height * 3} values (width x height x 3), got ${im.rgb.length}`,
+      });
     }
   });
 
@@ -59,18 +75,24 @@ export const domainSchemas: Record<Domain, z.ZodTypeAny> = {
       if (letter >= 0 && letter < t.choices.length) return { ...t, answer: LETTERS[letter]! };
       const k = t.choices.indexOf(a);
       if (k >= 0) return { ...t, answer: LETTERS[k]! };
-      ctx.addIssue({ code: 'custom', path: ['answer'], message: `expected a letter A-${LETTERS[t.choices.length - 1]} or one of the choices, got '${a}'` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['answer'],
+        message: `expected a letter A-${LETTERS[t.choices.length - 1]} or one of the choices, got '${a}'`,
+      });
       return z.NEVER;
     }),
   vision: z.object({ ...base, answer, image }),
-  multiturn: z
-    .object({ ...base, prompt: prompt.optional(), answer: answer.optional() })
-    .superRefine((t, ctx) => {
-      const env = t.metadata?.environment;
-      if (t.prompt === undefined && t.messages === undefined && (typeof env !== 'string' || env === '')) {
-        ctx.addIssue({ code: 'custom', path: ['metadata', 'environment'], message: 'a multi-turn task needs an environment name (metadata.environment / environment) or a prompt' });
-      }
-    }),
+  multiturn: z.object({ ...base, prompt: prompt.optional(), answer: answer.optional() }).superRefine((t, ctx) => {
+    const env = t.metadata?.environment;
+    if (t.prompt === undefined && t.messages === undefined && (typeof env !== 'string' || env === '')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['metadata', 'environment'],
+        message: 'a multi-turn task needs an environment name (metadata.environment / environment) or a prompt',
+      });
+    }
+  }),
 };
 
 /** Numbers in id / answer become strings; id / answer are trimmed; a blank prompt becomes ''. */
@@ -112,9 +134,15 @@ export function checkRecord(value: unknown, fallbackDomain: Domain, taskset: str
   const raw = value as Record<string, unknown>;
   const domain = raw.domain ?? fallbackDomain;
   if (typeof domain !== 'string' || !DOMAINS.includes(domain as Domain)) {
-    return { field: 'domain', message: `expected one of ${DOMAINS.join(', ')}, got ${typeof domain === 'string' ? `'${domain}'` : describe(domain)}` };
+    return {
+      field: 'domain',
+      message: `expected one of ${DOMAINS.join(', ')}, got ${typeof domain === 'string' ? `'${domain}'` : describe(domain)}`,
+    };
   }
-  if (raw.metadata !== undefined && (typeof raw.metadata !== 'object' || raw.metadata === null || Array.isArray(raw.metadata))) {
+  if (
+    raw.metadata !== undefined &&
+    (typeof raw.metadata !== 'object' || raw.metadata === null || Array.isArray(raw.metadata))
+  ) {
     return { field: 'metadata', message: `expected an object, got ${describe(raw.metadata)}` };
   }
   const known: Record<string, unknown> = {};
@@ -133,11 +161,24 @@ export function checkRecord(value: unknown, fallbackDomain: Domain, taskset: str
     // Every problem of the record is told (the first names the field), not "(and 1 more problem)".
     const [first, ...rest] = r.error.issues;
     const also = rest.map((i) => `'${fieldPath(i.path)}': ${issueMessage(i)}`);
-    return { field: fieldPath(first!.path), message: issueMessage(first!) + (also.length ? `; also ${also.join('; ')}` : '') };
+    return {
+      field: fieldPath(first!.path),
+      message: issueMessage(first!) + (also.length ? `; also ${also.join('; ')}` : ''),
+    };
   }
   const t = r.data as Omit<Task, 'taskset' | 'domain'>;
   const task: Task = { id: t.id, taskset, domain: domain as Domain };
-  for (const k of ['prompt', 'messages', 'answer', 'choices', 'entryPoint', 'tests', 'image', 'difficulty', 'metadata'] as const) {
+  for (const k of [
+    'prompt',
+    'messages',
+    'answer',
+    'choices',
+    'entryPoint',
+    'tests',
+    'image',
+    'difficulty',
+    'metadata',
+  ] as const) {
     if (t[k] !== undefined) (task as unknown as Record<string, unknown>)[k] = t[k];
   }
   return { task };

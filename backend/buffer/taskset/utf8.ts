@@ -6,7 +6,11 @@ import type { TaskRecordError, TasksetFormat } from './types.js';
 
 const strict = new TextDecoder('utf-8', { fatal: true });
 
-export function decodeTaskset(bytes: Uint8Array, file: string, format: TasksetFormat): { text: string; errors: TaskRecordError[] } {
+export function decodeTaskset(
+  bytes: Uint8Array,
+  file: string,
+  format: TasksetFormat,
+): { text: string; errors: TaskRecordError[] } {
   try {
     return { text: strict.decode(bytes), errors: [] };
   } catch {
@@ -23,7 +27,8 @@ export function decodeTaskset(bytes: Uint8Array, file: string, format: TasksetFo
       lines.push(strict.decode(part));
     } catch {
       const message = `invalid UTF-8 in this line${format === 'jsonl' || format === 'csv' ? ' (record skipped)' : ' (the file is not read)'}`;
-      if (format !== 'jsonl' && format !== 'csv') throw Object.assign(new Error(`${file}:${line}: ${message}`), { line });
+      if (format !== 'jsonl' && format !== 'csv')
+        throw Object.assign(new Error(`${file}:${line}: ${message}`), { line });
       errors.push({ file, line, field: '(record)', message });
       lines.push('');
     }
@@ -31,4 +36,3 @@ export function decodeTaskset(bytes: Uint8Array, file: string, format: TasksetFo
   }
   return { text: lines.join('\n'), errors };
 }
-

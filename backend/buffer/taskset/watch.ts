@@ -41,11 +41,24 @@ export interface WatchOptions extends LoadOptions {
 /** Stable hash of a task's content (key order does not matter). */
 export function taskHash(t: Task): string {
   const canon = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon((v as Record<string, unknown>)[k])])) : v;
-  return createHash('sha1').update(JSON.stringify(canon(t))).digest('hex');
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, canon((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return createHash('sha1')
+    .update(JSON.stringify(canon(t)))
+    .digest('hex');
 }
 
-export function diffTasks(before: Map<string, string>, after: Task[]): { added: Task[]; changed: Task[]; removed: string[]; hashes: Map<string, string> } {
+export function diffTasks(
+  before: Map<string, string>,
+  after: Task[],
+): { added: Task[]; changed: Task[]; removed: string[]; hashes: Map<string, string> } {
   const hashes = new Map<string, string>();
   const added: Task[] = [];
   const changed: Task[] = [];
@@ -60,7 +73,11 @@ export function diffTasks(before: Map<string, string>, after: Task[]): { added: 
   return { added, changed, removed, hashes };
 }
 
-export function watchTaskset(paths: string | string[], onChange: (c: TasksetChange) => void, opts: WatchOptions = {}): TasksetWatcher {
+export function watchTaskset(
+  paths: string | string[],
+  onChange: (c: TasksetChange) => void,
+  opts: WatchOptions = {},
+): TasksetWatcher {
   const state = new Map<string, { hashes: Map<string, string>; tasks: Task[] }>();
   // Reads of one file run one after another, so events arrive in file-version order.
   const queue = new Map<string, Promise<void>>();
@@ -84,7 +101,13 @@ export function watchTaskset(paths: string | string[], onChange: (c: TasksetChan
       const d = diffTasks(before, tasks);
       if (kind === 'unlink') state.delete(file);
       else state.set(file, { hashes: d.hashes, tasks });
-      if (kind !== 'load' && d.added.length + d.changed.length + d.removed.length === 0 && errors.length === 0 && before.size > 0) return;
+      if (
+        kind !== 'load' &&
+        d.added.length + d.changed.length + d.removed.length === 0 &&
+        errors.length === 0 &&
+        before.size > 0
+      )
+        return;
       onChange({ file, kind, added: d.added, changed: d.changed, removed: d.removed, tasks, errors });
     });
     const settled = next.catch((e: unknown) => log.error(`watching ${file}: ${(e as Error).message}`));

@@ -6,14 +6,19 @@ import type { RawRecord } from './types.js';
 export function readYamlList(text: string): RawRecord[] {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc });
-  const errs = doc.errors.map((e) => ({ pos: e.pos[0], line: e.linePos?.[0].line ?? lc.linePos(e.pos[0]).line, message: e.message.split('\n')[0]!.replace(/ at line (\d+), column (\d+):?$/, ' (line $1, column $2)') }));
+  const errs = doc.errors.map((e) => ({
+    pos: e.pos[0],
+    line: e.linePos?.[0].line ?? lc.linePos(e.pos[0]).line,
+    message: e.message.split('\n')[0]!.replace(/ at line (\d+), column (\d+):?$/, ' (line $1, column $2)'),
+  }));
   let list: Node | null | undefined = doc.contents as Node | null;
   if (isMap(list)) list = list.get('tasks', true) as Node | undefined;
   const out: RawRecord[] = [];
   if (!isSeq(list)) {
     if (doc.contents === null && errs.length === 0) return out; // empty file
     for (const e of errs) out.push({ line: e.line, error: `bad YAML: ${e.message}`, field: '(file)' });
-    if (errs.length === 0) out.push({ line: 1, error: "a YAML taskset is a list of records or a map with a 'tasks' list", field: '(file)' });
+    if (errs.length === 0)
+      out.push({ line: 1, error: "a YAML taskset is a list of records or a map with a 'tasks' list", field: '(file)' });
     return out;
   }
   const used = new Set<number>();

@@ -17,7 +17,11 @@ import { tokenPieces } from '../../model/tokenizer/pieces.js';
  * run id of the workspace's registry means that run's buffer. Anything else is an error: opening a
  * missing name as SQLite would create an empty file and report 0 experiences (import may create one).
  */
-export async function bufferTarget(target: string, args: ParsedArgs, create: boolean): Promise<{ url: string; runId?: string }> {
+export async function bufferTarget(
+  target: string,
+  args: ParsedArgs,
+  create: boolean,
+): Promise<{ url: string; runId?: string }> {
   if (schemeOf(target) !== 'sqlite' || existsSync(target)) return { url: resolveBufferUrl(target) };
   const ws = existingWorkspace(args);
   // Look the id up without creating `.rft/` in a folder that has no runs.
@@ -27,10 +31,17 @@ export async function bufferTarget(target: string, args: ParsedArgs, create: boo
     if (run) return { url: run.dbPath, runId: run.id };
   }
   if (create) return { url: target };
-  throw new Error(`'${target}': no such buffer file or run folder (${resolve(target)}), and no run of that id in ${join(ws, '.rft', 'runs.json')} (rft status lists them; --workspace DIR names another workspace)`);
+  throw new Error(
+    `'${target}': no such buffer file or run folder (${resolve(target)}), and no run of that id in ${join(ws, '.rft', 'runs.json')} (rft status lists them; --workspace DIR names another workspace)`,
+  );
 }
 
-async function withStore<T>(args: ParsedArgs, usage: string, fn: (s: ExperienceStore, runId: string | undefined, url: string) => Promise<T>, create = false): Promise<T> {
+async function withStore<T>(
+  args: ParsedArgs,
+  usage: string,
+  fn: (s: ExperienceStore, runId: string | undefined, url: string) => Promise<T>,
+  create = false,
+): Promise<T> {
   const target = args.positional[0];
   if (!target) throw new Error(`usage: rft ${usage}`);
   const t = await bufferTarget(target, args, create);
@@ -62,8 +73,10 @@ function listOptions(a: ParsedArgs): ListOptions {
     offset: flagNumber(a, 'offset', 0),
     limit: flagNumber(a, 'limit', 50),
   };
-  if (o.source && !['usual', 'expert'].includes(o.source)) throw new Error(`--source must be usual or expert, got '${o.source}'`);
-  if (o.status && !['ok', 'invalid', 'infra_failure'].includes(o.status)) throw new Error(`--status must be ok, invalid or infra_failure, got '${o.status}'`);
+  if (o.source && !['usual', 'expert'].includes(o.source))
+    throw new Error(`--source must be usual or expert, got '${o.source}'`);
+  if (o.status && !['ok', 'invalid', 'infra_failure'].includes(o.status))
+    throw new Error(`--status must be ok, invalid or infra_failure, got '${o.status}'`);
   for (const k of Object.keys(o) as (keyof ListOptions)[]) if (o[k] === undefined) delete o[k];
   return o;
 }
@@ -87,8 +100,20 @@ command({
       else {
         console.log(`buffer ${s.location} (${s.kind}, schema v${await s.schemaVersion()})`);
         console.log(`  experiences  ${st.total}  (unused ${st.unused}, rejected ${st.rejected})`);
-        console.log(`  by source    ${Object.entries(st.bySource).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`);
-        console.log(`  by status    ${Object.entries(st.byStatus).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`);
+        console.log(
+          `  by source    ${
+            Object.entries(st.bySource)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ') || '-'
+          }`,
+        );
+        console.log(
+          `  by status    ${
+            Object.entries(st.byStatus)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ') || '-'
+          }`,
+        );
         console.log(`  versions     ${st.minVersion ?? '-'} .. ${st.maxVersion ?? '-'}`);
         console.log(`  mean reward  ${st.meanReward === null ? '-' : st.meanReward.toFixed(4)}`);
         console.log(`  tasks ${st.tasks}, checkpoints ${st.checkpoints}, feedback changes ${st.feedback}`);
@@ -99,8 +124,25 @@ command({
 
 command({
   name: 'buffer ls',
-  flags: ['workspace', 'run', 'task', 'group', 'source', 'status', 'split', 'min-reward', 'max-reward', 'min-version', 'max-version', 'text', 'sort', 'offset', 'limit'],
-  usage: 'buffer ls RUN_OR_DB [--source S] [--status S] [--task ID] [--text T] [--min-reward N] ... [--sort K --desc] [--limit N] [--json]',
+  flags: [
+    'workspace',
+    'run',
+    'task',
+    'group',
+    'source',
+    'status',
+    'split',
+    'min-reward',
+    'max-reward',
+    'min-version',
+    'max-version',
+    'text',
+    'sort',
+    'offset',
+    'limit',
+  ],
+  usage:
+    'buffer ls RUN_OR_DB [--source S] [--status S] [--task ID] [--text T] [--min-reward N] ... [--sort K --desc] [--limit N] [--json]',
   summary: 'list experiences with filters',
   booleanFlags: ['json', 'desc', 'rejected', 'not-rejected'],
   run: (a) =>
@@ -113,9 +155,29 @@ command({
         return 0;
       }
       const total = await s.count(o);
-      console.log(['id'.padEnd(28), 'source', 'status'.padEnd(13), 'ver'.padStart(4), 'reward'.padStart(8), 'uses'.padStart(4), ' response'].join(' '));
+      console.log(
+        [
+          'id'.padEnd(28),
+          'source',
+          'status'.padEnd(13),
+          'ver'.padStart(4),
+          'reward'.padStart(8),
+          'uses'.padStart(4),
+          ' response',
+        ].join(' '),
+      );
       for (const e of rows) {
-        console.log([preview(e.id, 28).padEnd(28), e.source.padEnd(6), e.status.padEnd(13), String(e.modelVersion).padStart(4), e.reward.toFixed(3).padStart(8), String(e.useCount).padStart(4), ' ' + preview(e.responseText, 50)].join(' '));
+        console.log(
+          [
+            preview(e.id, 28).padEnd(28),
+            e.source.padEnd(6),
+            e.status.padEnd(13),
+            String(e.modelVersion).padStart(4),
+            e.reward.toFixed(3).padStart(8),
+            String(e.useCount).padStart(4),
+            ' ' + preview(e.responseText, 50),
+          ].join(' '),
+        );
       }
       console.log(`${rows.length} of ${total} shown (offset ${o.offset ?? 0})`);
       return 0;
@@ -132,12 +194,22 @@ function showText(e: Experience, pieces?: string[]): string {
   if (e.rewardDetails) lines.push(`reward parts ${JSON.stringify(e.rewardDetails)}`);
   if (e.feedback) lines.push(`feedback     ${JSON.stringify(e.feedback)}`);
   if (e.metadata) lines.push(`metadata     ${JSON.stringify(e.metadata)}`);
-  lines.push('', `--- prompt (${e.promptTokens.length} tokens)`, e.promptText, '', `--- response (${e.responseTokens.length} tokens)`, e.responseText, '');
+  lines.push(
+    '',
+    `--- prompt (${e.promptTokens.length} tokens)`,
+    e.promptText,
+    '',
+    `--- response (${e.responseTokens.length} tokens)`,
+    e.responseText,
+    '',
+  );
   lines.push(`--- tokens: id  mask  logprob  advantage${pieces ? '  text' : ''}`);
   const n = Math.min(e.responseTokens.length, 64);
   for (let i = 0; i < n; i++) {
     const text = pieces ? `  ${JSON.stringify(pieces[i])}` : '';
-    lines.push(`${String(i).padStart(4)} ${String(e.responseTokens[i]).padStart(7)} ${e.actionMask[i]} ${e.logprobs[i] === undefined ? '       -' : e.logprobs[i]!.toFixed(4).padStart(8)} ${e.advantages ? e.advantages[i]!.toFixed(4).padStart(9) : ''.padStart(9)}${text}`);
+    lines.push(
+      `${String(i).padStart(4)} ${String(e.responseTokens[i]).padStart(7)} ${e.actionMask[i]} ${e.logprobs[i] === undefined ? '       -' : e.logprobs[i]!.toFixed(4).padStart(8)} ${e.advantages ? e.advantages[i]!.toFixed(4).padStart(9) : ''.padStart(9)}${text}`,
+    );
   }
   if (e.responseTokens.length > n) lines.push(`  ... ${e.responseTokens.length - n} more (use --json)`);
   return lines.join('\n');
@@ -166,7 +238,10 @@ command({
         const hist = await s.feedbackLog({ experienceId: id });
         if (hist.length) {
           console.log('--- feedback history');
-          for (const h of hist) console.log(`  #${h.id} ${new Date(h.at).toISOString()} ${h.who} ${h.action}${h.undoneBy ? ` (undone by #${h.undoneBy})` : ''}`);
+          for (const h of hist)
+            console.log(
+              `  #${h.id} ${new Date(h.at).toISOString()} ${h.who} ${h.action}${h.undoneBy ? ` (undone by #${h.undoneBy})` : ''}`,
+            );
         }
       }
       return 0;
@@ -194,12 +269,21 @@ command({
   usage: 'buffer import RUN_OR_DB FILE.jsonl',
   summary: 'append experiences from JSONL (bad lines reported, good ones kept)',
   run: (a) =>
-    withStore(a, 'buffer import RUN_OR_DB FILE.jsonl', async (s) => {
-      const file = a.positional[1];
-      if (!file) throw new Error('usage: rft buffer import RUN_OR_DB FILE.jsonl');
-      const r = await importJsonl(s, file);
-      for (const e of r.errors) console.error(e.message);
-      console.log(`imported ${r.imported} experiences into ${s.location}` + (r.duplicates ? `, ${r.duplicates} already present` : '') + (r.errors.length ? `, ${r.errors.length} bad lines skipped` : ''));
-      return r.errors.length ? 1 : 0;
-    }, true),
+    withStore(
+      a,
+      'buffer import RUN_OR_DB FILE.jsonl',
+      async (s) => {
+        const file = a.positional[1];
+        if (!file) throw new Error('usage: rft buffer import RUN_OR_DB FILE.jsonl');
+        const r = await importJsonl(s, file);
+        for (const e of r.errors) console.error(e.message);
+        console.log(
+          `imported ${r.imported} experiences into ${s.location}` +
+            (r.duplicates ? `, ${r.duplicates} already present` : '') +
+            (r.errors.length ? `, ${r.errors.length} bad lines skipped` : ''),
+        );
+        return r.errors.length ? 1 : 0;
+      },
+      true,
+    ),
 });

@@ -12,7 +12,8 @@ import { createDistributedRun, formatWorkers } from '../../coordinator/distribut
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
 
-const usage = 'coordinator CONFIG --buffer postgres://... --run RUN --weights DIR|s3://BUCKET/PREFIX [--s3-endpoint URL] [--s3-region R] [--watch] [--every S]';
+const usage =
+  'coordinator CONFIG --buffer postgres://... --run RUN --weights DIR|s3://BUCKET/PREFIX [--s3-endpoint URL] [--s3-region R] [--watch] [--every S]';
 
 command({
   name: 'coordinator',
@@ -40,7 +41,9 @@ command({
     }
     let spec;
     try {
-      spec = s3 ? s3Spec(weights, { endpoint: flagString(args, 's3-endpoint'), region: flagString(args, 's3-region') }) : undefined;
+      spec = s3
+        ? s3Spec(weights, { endpoint: flagString(args, 's3-endpoint'), region: flagString(args, 's3-region') })
+        : undefined;
     } catch (e) {
       console.error((e as Error).message);
       return 2;
@@ -55,7 +58,9 @@ command({
     }
     console.log(JSON.stringify({ run: runId, ...r }));
     if (r.configDiffers) {
-      const shown = r.configDiffers.slice(0, 12).join(', ') + (r.configDiffers.length > 12 ? `, ... (${r.configDiffers.length} in all)` : '');
+      const shown =
+        r.configDiffers.slice(0, 12).join(', ') +
+        (r.configDiffers.length > 12 ? `, ... (${r.configDiffers.length} in all)` : '');
       console.error(
         `rft: run ${runId} already exists in this database with another config: ${file} differs in ${shown}. ` +
           `Nothing was changed: the run keeps the config it was created with. To train with this one, give it a new --run id.`,

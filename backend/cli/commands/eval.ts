@@ -23,8 +23,10 @@ import { resolve } from 'node:path';
 
 command({
   name: 'eval',
-  usage: 'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--taskset FILE] [--trust-workspace-code])',
-  summary: "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers; accuracy = full reward, or for reward_model:DIR the answers its threshold judges correct, as accuracy_means says)",
+  usage:
+    'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--taskset FILE] [--trust-workspace-code])',
+  summary:
+    "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers; accuracy = full reward, or for reward_model:DIR the answers its threshold judges correct, as accuracy_means says)",
   flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens', 'config'],
   booleanFlags: ['trust-workspace-code'],
   run: async (args) => {
@@ -32,13 +34,19 @@ command({
     const ts = flagString(args, 'taskset');
     const configFile = flagString(args, 'config');
     if (!dir || (!ts && !configFile)) {
-      console.error('usage: rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]  or  rft eval CHECKPOINT --config RUN.yaml [--taskset FILE]');
+      console.error(
+        'usage: rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]  or  rft eval CHECKPOINT --config RUN.yaml [--taskset FILE]',
+      );
       return 2;
     }
     if (configFile) {
       for (const f of ['reward', 'size', 'seed', 'workflow'])
-        if (args.flags[f] !== undefined) throw new Error(`--${f} does not go with --config (the config's eval set, reward and workflow are used)`);
-      if (ts?.startsWith('builtin:')) throw new Error('--taskset with --config is a file (read with the config\'s format mapping); for a built-in set leave --config out');
+        if (args.flags[f] !== undefined)
+          throw new Error(`--${f} does not go with --config (the config's eval set, reward and workflow are used)`);
+      if (ts?.startsWith('builtin:'))
+        throw new Error(
+          "--taskset with --config is a file (read with the config's format mapping); for a built-in set leave --config out",
+        );
       const cfg = evalOnFile(loadRunConfig(configFile), ts);
       await loadWorkspaceCode(cfg, args.flags['trust-workspace-code'] === true || trustedFromEnv());
       const pools = loadTasks(cfg);
@@ -48,7 +56,13 @@ command({
       }
       await initEngine();
       const opts = evalOptions(cfg);
-      return scoreCheckpoint(dir, pools.eval, pools.reward, { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) }, { config: configFile, ...(ts ? { taskset: ts } : {}) });
+      return scoreCheckpoint(
+        dir,
+        pools.eval,
+        pools.reward,
+        { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) },
+        { config: configFile, ...(ts ? { taskset: ts } : {}) },
+      );
     }
     if (!ts) return 2;
     await initEngine();
@@ -65,7 +79,9 @@ command({
     }
     if (tasks.length === 0) {
       // An accuracy over no task would read as 0: say there is nothing to evaluate instead.
-      console.error(`${ts}: no valid task to evaluate${ts.startsWith('builtin:') ? '' : ' (each problem is listed above)'}`);
+      console.error(
+        `${ts}: no valid task to evaluate${ts.startsWith('builtin:') ? '' : ' (each problem is listed above)'}`,
+      );
       return 1;
     }
     if (!reward) {
@@ -73,8 +89,20 @@ command({
       return 2;
     }
     // Image tasks go through the vision workflow (the image prefix), environment tasks through multi_turn.
-    const workflow = flagString(args, 'workflow') ?? (tasks.some((t) => t.image) ? 'vision' : tasks.some((t) => typeof t.metadata?.environment === 'string') ? 'multi_turn' : 'single_turn');
-    return scoreCheckpoint(dir, tasks, resolveReward(reward), { maxNewTokens: flagNumber(args, 'max-new-tokens', 32), workflow: workflows.get(workflow) }, { taskset: ts });
+    const workflow =
+      flagString(args, 'workflow') ??
+      (tasks.some((t) => t.image)
+        ? 'vision'
+        : tasks.some((t) => typeof t.metadata?.environment === 'string')
+          ? 'multi_turn'
+          : 'single_turn');
+    return scoreCheckpoint(
+      dir,
+      tasks,
+      resolveReward(reward),
+      { maxNewTokens: flagNumber(args, 'max-new-tokens', 32), workflow: workflows.get(workflow) },
+      { taskset: ts },
+    );
   },
 });
 
@@ -83,13 +111,26 @@ export function evalOnFile(cfg: RunConfig, file: string | undefined): RunConfig 
   if (!file) return cfg;
   const abs = resolve(file);
   const named = [cfg.eval, cfg.taskset].find((r) => r?.path !== undefined && resolve(r.path) === abs);
-  const like = named ?? (cfg.eval?.path !== undefined ? cfg.eval : cfg.taskset.path !== undefined ? cfg.taskset : undefined);
-  const evalRef: NonNullable<RunConfig['eval']> = { ...(like ?? {}), path: abs, builtin: undefined, holdout: undefined, pipeline: named && named === cfg.eval ? named.pipeline : undefined } as NonNullable<RunConfig['eval']>;
+  const like =
+    named ?? (cfg.eval?.path !== undefined ? cfg.eval : cfg.taskset.path !== undefined ? cfg.taskset : undefined);
+  const evalRef: NonNullable<RunConfig['eval']> = {
+    ...(like ?? {}),
+    path: abs,
+    builtin: undefined,
+    holdout: undefined,
+    pipeline: named && named === cfg.eval ? named.pipeline : undefined,
+  } as NonNullable<RunConfig['eval']>;
   return { ...cfg, eval: evalRef };
 }
 
 /** Greedy evaluation of a checkpoint (weights outside the wasm heap when the addon allows: nothing trains); prints the JSON result line. */
-async function scoreCheckpoint(dir: string, tasks: Task[], reward: RewardFn, opts: EvalOptions, source: Record<string, string>): Promise<number> {
+async function scoreCheckpoint(
+  dir: string,
+  tasks: Task[],
+  reward: RewardFn,
+  opts: EvalOptions,
+  source: Record<string, string>,
+): Promise<number> {
   const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap() });
   if (!ck.tokenizer) {
     console.error(`${dir}: checkpoint has no tokenizer.json`);

@@ -8,14 +8,17 @@ import { distributedExplorer } from '../../coordinator/distributed/explorer.js';
 
 command({
   name: 'explorer',
-  usage: 'explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR] [--weights-ca PEM | --weights-pin SHA256]',
+  usage:
+    'explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR] [--weights-ca PEM | --weights-pin SHA256]',
   summary: 'a rollout worker of a distributed run (any machine that reaches the database and the trainer)',
   flags: ['buffer', 'run', 'batch', 'lease-ms', 'weights-cache', 'weights-ca', 'weights-pin'],
   run: async (args) => {
     const url = flagString(args, 'buffer');
     const runId = flagString(args, 'run');
     if (!url || !runId) {
-      console.error('usage: rft explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR]');
+      console.error(
+        'usage: rft explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR]',
+      );
       return 2;
     }
     const caFile = flagString(args, 'weights-ca');
@@ -40,7 +43,9 @@ command({
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
     const r = await distributedExplorer({
-      url, runId, signal: ac.signal,
+      url,
+      runId,
+      signal: ac.signal,
       batch: args.flags.batch !== undefined ? flagNumber(args, 'batch', 1) : undefined,
       leaseMs: args.flags['lease-ms'] !== undefined ? flagNumber(args, 'lease-ms', 10_000) : undefined,
       cacheDir: flagString(args, 'weights-cache'),

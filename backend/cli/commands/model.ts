@@ -18,7 +18,6 @@ import { exportHf } from '../../model/export/hf.js';
 import { exportPeft } from '../../model/export/peft.js';
 import { checkExportTarget } from '../../model/export/target.js';
 
-
 function requireTokenizer(ck: LoadedCheckpoint): Tokenizer {
   if (!ck.tokenizer) throw new Error(`${ck.dir}: the model folder has no tokenizer.json`);
   return ck.tokenizer;
@@ -39,7 +38,11 @@ const log = logger('model');
  * freed after `fn`. Nothing here trains, so the weights load outside the wasm heap when the addon
  * allows (a 1B model's f32 weights do not fit the heap; RFT_EXTERNAL_WEIGHTS=0 keeps them in it).
  */
-async function openModelFolder(args: ParsedArgs, usage: string, fn: (m: ModelFolder) => Promise<void>): Promise<number> {
+async function openModelFolder(
+  args: ParsedArgs,
+  usage: string,
+  fn: (m: ModelFolder) => Promise<void>,
+): Promise<number> {
   const arg = args.positional[0];
   if (!arg) throw new Error(`a model folder is required\nusage: rft ${usage}`);
   await initEngine();
@@ -69,7 +72,9 @@ command({
       const c = ck.model.config;
       const tok = ck.tokenizer;
       const hf = tok?.kind === 'hf' ? (tok as HfTokenizer) : undefined;
-      const arch = Array.isArray(c.hfConfig?.architectures) ? (c.hfConfig!.architectures as string[])[0] : architectureOf(c);
+      const arch = Array.isArray(c.hfConfig?.architectures)
+        ? (c.hfConfig!.architectures as string[])[0]
+        : architectureOf(c);
       console.log(
         JSON.stringify({
           dir: resolved,
@@ -87,10 +92,21 @@ command({
           maxSeqLen: c.maxSeqLen,
           ropeTheta: c.ropeTheta,
           ropeScaling: c.ropeScaling ?? null,
-          tokenizer: tok ? { kind: tok.kind, vocab: tok.vocabSize, bos: tok.bosId, eos: tok.eosId, pad: tok.padId, stop: hf?.stopIds } : null,
+          tokenizer: tok
+            ? {
+                kind: tok.kind,
+                vocab: tok.vocabSize,
+                bos: tok.bosId,
+                eos: tok.eosId,
+                pad: tok.padId,
+                stop: hf?.stopIds,
+              }
+            : null,
           chatTemplate: hf ? (hf.chatTemplate ?? null) : tok ? 'rft' : null,
           chatTemplateSource: hf?.templateSource ?? null,
-          lora: ck.model.lora ? { ...ck.model.lora, adapterParameters: ck.model.variables().reduce((a, v) => a + v.size, 0) } : null,
+          lora: ck.model.lora
+            ? { ...ck.model.lora, adapterParameters: ck.model.variables().reduce((a, v) => a + v.size, 0) }
+            : null,
           version: ck.meta.version,
         }),
       );
@@ -109,14 +125,16 @@ command({
     if (text === undefined) throw new Error(`--text is required\nusage: rft ${SCORE}`);
     return openModelFolder(args, SCORE, async ({ ck, tokenizer }) => {
       const ids = scoreIdsOf(tokenizer(), text);
-      if (ids.length > ck.model.config.maxSeqLen) throw new Error(`--text is ${ids.length} tokens, more than the model's ${ck.model.config.maxSeqLen}`);
+      if (ids.length > ck.model.config.maxSeqLen)
+        throw new Error(`--text is ${ids.length} tokens, more than the model's ${ck.model.config.maxSeqLen}`);
       const logprobs = await scoreIds(ck.model, ids);
       console.log(JSON.stringify({ ids, logprobs }));
     });
   },
 });
 
-const GENERATE = 'model generate DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--seed S] [--system TEXT] [--chat-template NAME|FILE]';
+const GENERATE =
+  'model generate DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--seed S] [--system TEXT] [--chat-template NAME|FILE]';
 command({
   name: 'model generate',
   usage: GENERATE,
@@ -134,26 +152,32 @@ command({
         seed: flagNumber(args, 'seed', 0),
         stopTokens: stopTokens(tok),
       });
-      console.log(JSON.stringify({ prompt_tokens: ids.length, tokens: g!.tokens, text: g!.text, finish_reason: g!.finishReason }));
+      console.log(
+        JSON.stringify({ prompt_tokens: ids.length, tokens: g!.tokens, text: g!.text, finish_reason: g!.finishReason }),
+      );
     });
   },
 });
 
-const EXPORT = 'model export CHECKPOINT --format hf|peft|gguf --out DIR [--dtype f32|f16] [--chat-template NAME|FILE] [--force]';
+const EXPORT =
+  'model export CHECKPOINT --format hf|peft|gguf --out DIR [--dtype f32|f16] [--chat-template NAME|FILE] [--force]';
 command({
   name: 'model export',
   usage: EXPORT,
-  summary: 'write a checkpoint as a Hugging Face folder (hf, LoRA merged), its LoRA adapters in PEFT layout (peft) or a GGUF file for llama.cpp (gguf, LoRA merged); a non-empty DIR is refused unless --force, which replaces only the files the export writes',
+  summary:
+    'write a checkpoint as a Hugging Face folder (hf, LoRA merged), its LoRA adapters in PEFT layout (peft) or a GGUF file for llama.cpp (gguf, LoRA merged); a non-empty DIR is refused unless --force, which replaces only the files the export writes',
   flags: ['format', 'out', 'dtype', 'chat-template'],
   booleanFlags: ['force'],
   async run(args) {
     const format = flagString(args, 'format');
     const out = flagString(args, 'out');
     if (!format || !out) throw new Error(`--format and --out are required\nusage: rft ${EXPORT}`);
-    if (format !== 'hf' && format !== 'gguf' && format !== 'peft') throw new Error(`--format must be hf, peft or gguf, got '${format}'`);
+    if (format !== 'hf' && format !== 'gguf' && format !== 'peft')
+      throw new Error(`--format must be hf, peft or gguf, got '${format}'`);
     const dtype = flagString(args, 'dtype') ?? 'f32';
     if (dtype !== 'f32' && dtype !== 'f16') throw new Error(`--dtype must be f32 or f16, got '${dtype}'`);
-    if (format !== 'gguf' && dtype !== 'f32') throw new Error(`--dtype f16 applies to gguf only (${format} exports float32)`);
+    if (format !== 'gguf' && dtype !== 'f32')
+      throw new Error(`--dtype f16 applies to gguf only (${format} exports float32)`);
     const force = args.flags.force === true;
     // Refused before the model is loaded (a big one takes a while); checked again before placing.
     if (args.positional[0]) checkExportTarget(out, { format, force, source: args.positional[0] });
@@ -161,7 +185,8 @@ command({
       const target = { force, source: dir };
       let written: string;
       if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out, target);
-      else if (format === 'peft') written = await exportPeft(ck.model, out, baseModelOf(ck.meta, ck.model.config, ck.dir), target);
+      else if (format === 'peft')
+        written = await exportPeft(ck.model, out, baseModelOf(ck.meta, ck.model.config, ck.dir), target);
       else written = await exportGgufFolder(ck.model, tokenizer(), out, { dtype, name: ck.dir }, target);
       console.log(JSON.stringify({ format, out: written, dtype }));
     });

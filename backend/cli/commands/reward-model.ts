@@ -23,7 +23,12 @@ import { preferenceData, type PreferencePair } from '../../explorer/reward-model
 import { trainRewardModel } from '../../explorer/reward-model/train.js';
 import { policyLogprobScores, rewardModelFromPolicy } from '../../explorer/reward-model/policy-init.js';
 import { pairScores } from '../../explorer/reward-model/pair-scores.js';
-import { accuracyStderr, fitThreshold, lengthBaseline, pairAccuracy } from '../../explorer/reward-model/pair-metrics.js';
+import {
+  accuracyStderr,
+  fitThreshold,
+  lengthBaseline,
+  pairAccuracy,
+} from '../../explorer/reward-model/pair-metrics.js';
 
 export interface RewardModelTrainOptions {
   runId: string;
@@ -73,13 +78,19 @@ export const MIN_TRAIN_PAIRS = 40;
 /** Fewest held-out pairs for an accuracy worth printing without a warning (stderr ±0.11 at 0.5). */
 export const FEW_HELDOUT_PAIRS = 20;
 
-export async function trainRewardModelFromBuffer(store: ExperienceStore, o: RewardModelTrainOptions): Promise<RewardModelReport> {
+export async function trainRewardModelFromBuffer(
+  store: ExperienceStore,
+  o: RewardModelTrainOptions,
+): Promise<RewardModelReport> {
   await initEngine();
   await syncPairs(store, o.runId);
   const exps = (await runExperiences(store, o.runId)).filter((e) => e.split !== 'eval');
   const byId = new Map(exps.map((e) => [e.id, e]));
   const stored = await store.listPairs({ runId: o.runId });
-  if (stored.length === 0) throw new Error(`run '${o.runId}': no preference pairs (promote and reject, or rate two responses of one task, in the editor)`);
+  if (stored.length === 0)
+    throw new Error(
+      `run '${o.runId}': no preference pairs (promote and reject, or rate two responses of one task, in the editor)`,
+    );
   const tasks = [...new Set(stored.map((p) => p.taskId))].sort();
   const rng = new Rng(o.seed ?? 0);
   const order = [...tasks];
@@ -96,7 +107,8 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
     return { prompt: c!.promptTokens, chosen: c!.responseTokens, rejected: r!.responseTokens };
   };
   const usable = stored.filter((p) => byId.has(p.chosenId) && byId.has(p.rejectedId));
-  const pairsOf = (keep: (task: string) => boolean) => usable.filter((p) => keep(p.taskId)).map((p) => toTokens([p.chosenId, p.rejectedId]));
+  const pairsOf = (keep: (task: string) => boolean) =>
+    usable.filter((p) => keep(p.taskId)).map((p) => toTokens([p.chosenId, p.rejectedId]));
   const trainPairs = pairsOf((t) => !held.has(t) && !validation.has(t));
   const valPairs = pairsOf((t) => validation.has(t));
   const heldPairs = pairsOf((t) => held.has(t));
@@ -105,25 +117,56 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
   const minPairs = o.minPairs ?? MIN_TRAIN_PAIRS;
   // A model trained on a handful of pairs ranks unseen answers by chance: say so instead of training a coin.
   if (trainPairs.length < minPairs)
-    throw new Error(`run '${o.runId}': too few preference pairs to train a reward model: ${counts}; at least ${minPairs} training pairs are needed (rate or promote / reject more answers, or pass --min-pairs to train anyway)`);
-  if (heldPairs.length < FEW_HELDOUT_PAIRS) o.onProgress?.(`warning: only ${heldPairs.length} held-out pair(s): the held-out accuracy is a rough figure (standard error up to ±${accuracyStderr(0.5, Math.max(heldPairs.length, 1)).toFixed(2)})`);
-  const maxLen = Math.max(...[...trainPairs, ...valPairs, ...heldPairs].flatMap((p) => [p.prompt.length + p.chosen.length, p.prompt.length + p.rejected.length]), 2);
+    throw new Error(
+      `run '${o.runId}': too few preference pairs to train a reward model: ${counts}; at least ${minPairs} training pairs are needed (rate or promote / reject more answers, or pass --min-pairs to train anyway)`,
+    );
+  if (heldPairs.length < FEW_HELDOUT_PAIRS)
+    o.onProgress?.(
+      `warning: only ${heldPairs.length} held-out pair(s): the held-out accuracy is a rough figure (standard error up to ±${accuracyStderr(0.5, Math.max(heldPairs.length, 1)).toFixed(2)})`,
+    );
+  const maxLen = Math.max(
+    ...[...trainPairs, ...valPairs, ...heldPairs].flatMap((p) => [
+      p.prompt.length + p.chosen.length,
+      p.prompt.length + p.rejected.length,
+    ]),
+    2,
+  );
   o.onProgress?.(`${counts}; ${ratings.length} rating(s) to train on`);
   let model: Transformer;
   let policy: Transformer | undefined;
   if (o.init) {
     ({ model, policy } = rewardModelFromPolicy(o.init, o.tokenizer, o.seed ?? 0));
-    o.onProgress?.(`starting from the policy ${o.init} (${model.config.nLayers} layers, d_model ${model.config.dModel}) with a fresh value head`);
-  } else model = new Transformer(presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) }), o.seed ?? 0);
+    o.onProgress?.(
+      `starting from the policy ${o.init} (${model.config.nLayers} layers, d_model ${model.config.dModel}) with a fresh value head`,
+    );
+  } else
+    model = new Transformer(
+      presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) }),
+      o.seed ?? 0,
+    );
   try {
     const steps = o.steps ?? 200;
     const every = Math.max(1, Math.round(steps / 20));
-    const r = await trainRewardModel(model, { pairs: trainPairs, ratings }, {
-      steps, lr: o.lr ?? 1e-3, weightDecay: o.weightDecay ?? 0.1, seed: o.seed ?? 0, padId: o.tokenizer.padId, validation: valPairs,
-      onStep: (s, loss) => (s % every === 0 || s === steps) && o.onProgress?.(`step ${s}/${steps} loss ${loss.toFixed(4)}`),
-      onValidation: (s, acc, loss) => o.onProgress?.(`validation at step ${s}: pairwise accuracy ${acc.toFixed(3)}, loss ${loss.toFixed(4)}`),
-    });
-    if (r.bestStep !== undefined) o.onProgress?.(`kept the weights of step ${r.bestStep} (validation accuracy ${r.validationAccuracy!.toFixed(3)})`);
+    const r = await trainRewardModel(
+      model,
+      { pairs: trainPairs, ratings },
+      {
+        steps,
+        lr: o.lr ?? 1e-3,
+        weightDecay: o.weightDecay ?? 0.1,
+        seed: o.seed ?? 0,
+        padId: o.tokenizer.padId,
+        validation: valPairs,
+        onStep: (s, loss) =>
+          (s % every === 0 || s === steps) && o.onProgress?.(`step ${s}/${steps} loss ${loss.toFixed(4)}`),
+        onValidation: (s, acc, loss) =>
+          o.onProgress?.(`validation at step ${s}: pairwise accuracy ${acc.toFixed(3)}, loss ${loss.toFixed(4)}`),
+      },
+    );
+    if (r.bestStep !== undefined)
+      o.onProgress?.(
+        `kept the weights of step ${r.bestStep} (validation accuracy ${r.validationAccuracy!.toFixed(3)})`,
+      );
     // The threshold of "judged correct": what separates chosen from rejected answers on the
     // validation pairs (else the training pairs); the held-out pairs never choose anything.
     const fitOn = valPairs.length ? valPairs : trainPairs;
@@ -138,12 +181,28 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
       baselines.push({ name: `length (${len.prefers} preferred)`, heldout_accuracy: len.accuracy });
       if (policy) {
         const lp = await policyLogprobScores(policy, heldPairs, o.tokenizer.padId);
-        baselines.push({ name: 'policy log-prob (mean per answer token)', heldout_accuracy: pairAccuracy(lp.chosen, lp.rejected) });
+        baselines.push({
+          name: 'policy log-prob (mean per answer token)',
+          heldout_accuracy: pairAccuracy(lp.chosen, lp.rejected),
+        });
       }
     }
     // Held-out answers judged correct: chosen ones at or above the threshold, rejected ones below.
-    const judged = hs ? (hs.chosen.filter((x) => x >= threshold).length + hs.rejected.filter((x) => x < threshold).length) / (2 * heldPairs.length) : null;
-    await saveCheckpoint(model, o.out, { version: 0, step: r.bestStep ?? r.stepsRun, createdAt: Date.now(), rewardModel: { runId: o.runId, threshold, heldout_accuracy: heldAcc } }, o.tokenizer);
+    const judged = hs
+      ? (hs.chosen.filter((x) => x >= threshold).length + hs.rejected.filter((x) => x < threshold).length) /
+        (2 * heldPairs.length)
+      : null;
+    await saveCheckpoint(
+      model,
+      o.out,
+      {
+        version: 0,
+        step: r.bestStep ?? r.stepsRun,
+        createdAt: Date.now(),
+        rewardModel: { runId: o.runId, threshold, heldout_accuracy: heldAcc },
+      },
+      o.tokenizer,
+    );
     return {
       out: o.out,
       tasks: tasks.length,
@@ -169,10 +228,25 @@ export async function trainRewardModelFromBuffer(store: ExperienceStore, o: Rewa
   }
 }
 
-const USAGE = 'rft reward-model train --run RUN_DIR|BUFFER --out DIR [--run-id ID] [--tokenizer DIR] [--size tiny-0.4m] [--steps 200] [--lr 1e-3] [--holdout 0.2] [--validation 0.15] [--min-pairs 40] [--weight-decay 0.1] [--init POLICY_DIR|latest] [--seed 0]';
+const USAGE =
+  'rft reward-model train --run RUN_DIR|BUFFER --out DIR [--run-id ID] [--tokenizer DIR] [--size tiny-0.4m] [--steps 200] [--lr 1e-3] [--holdout 0.2] [--validation 0.15] [--min-pairs 40] [--weight-decay 0.1] [--init POLICY_DIR|latest] [--seed 0]';
 command({
   name: 'reward-model train',
-  flags: ['run', 'out', 'run-id', 'tokenizer', 'size', 'steps', 'lr', 'holdout', 'validation', 'min-pairs', 'weight-decay', 'init', 'seed'],
+  flags: [
+    'run',
+    'out',
+    'run-id',
+    'tokenizer',
+    'size',
+    'steps',
+    'lr',
+    'holdout',
+    'validation',
+    'min-pairs',
+    'weight-decay',
+    'init',
+    'seed',
+  ],
   usage: 'reward-model train --run RUN_DIR --out DIR',
   summary: "train the learned reward model from a run's curated pairs and ratings; reports held-out pairwise accuracy",
   async run(args) {
@@ -186,19 +260,28 @@ command({
       let runId = flagString(args, 'run-id');
       if (!runId) {
         const ids = new Set((await store.scan(0, 1000)).map((r) => r.experience.runId));
-        if (ids.size !== 1) throw new Error(`--run-id is required: the buffer holds ${ids.size === 0 ? 'no runs' : `runs ${[...ids].join(', ')}`}`);
+        if (ids.size !== 1)
+          throw new Error(
+            `--run-id is required: the buffer holds ${ids.size === 0 ? 'no runs' : `runs ${[...ids].join(', ')}`}`,
+          );
         runId = [...ids][0]!;
       }
       let tokDir = flagString(args, 'tokenizer');
-      if (!tokDir && schemeOf(url) === 'sqlite' && existsSync(join(dirname(url), 'tokenizer.json'))) tokDir = dirname(url);
+      if (!tokDir && schemeOf(url) === 'sqlite' && existsSync(join(dirname(url), 'tokenizer.json')))
+        tokDir = dirname(url);
       if (!tokDir) tokDir = (await store.latestCheckpoint(runId))?.path;
-      if (!tokDir) throw new Error(`--tokenizer: no tokenizer.json beside the buffer and no checkpoint of run '${runId}'`);
+      if (!tokDir)
+        throw new Error(`--tokenizer: no tokenizer.json beside the buffer and no checkpoint of run '${runId}'`);
       const holdout = flagNumber(args, 'holdout', 0.2);
       if (!(holdout >= 0 && holdout < 1)) throw new Error(`--holdout must be in [0, 1), got ${holdout}`);
       const validation = flagNumber(args, 'validation', 0.15);
-      if (!(validation >= 0 && holdout + validation < 1)) throw new Error(`--validation must be at least 0 and leave tasks to train on with --holdout ${holdout}, got ${validation}`);
+      if (!(validation >= 0 && holdout + validation < 1))
+        throw new Error(
+          `--validation must be at least 0 and leave tasks to train on with --holdout ${holdout}, got ${validation}`,
+        );
       const minPairs = flagNumber(args, 'min-pairs', MIN_TRAIN_PAIRS);
-      if (!(Number.isInteger(minPairs) && minPairs >= 1)) throw new Error(`--min-pairs must be a whole number of at least 1, got ${minPairs}`);
+      if (!(Number.isInteger(minPairs) && minPairs >= 1))
+        throw new Error(`--min-pairs must be a whole number of at least 1, got ${minPairs}`);
       // --init latest: the run's newest checkpoint (the policy the pairs were sampled from, or later).
       let init = flagString(args, 'init');
       if (init === 'latest') {
@@ -208,9 +291,18 @@ command({
       const weightDecay = flagNumber(args, 'weight-decay', 0.1);
       if (!(weightDecay >= 0)) throw new Error(`--weight-decay must be at least 0, got ${weightDecay}`);
       const report = await trainRewardModelFromBuffer(store, {
-        init, weightDecay,
-        runId, tokenizer: loadTokenizer(tokDir), out, size: flagString(args, 'size'), holdout, validation, minPairs,
-        steps: flagNumber(args, 'steps', 200), lr: flagNumber(args, 'lr', 1e-3), seed: flagNumber(args, 'seed', 0),
+        init,
+        weightDecay,
+        runId,
+        tokenizer: loadTokenizer(tokDir),
+        out,
+        size: flagString(args, 'size'),
+        holdout,
+        validation,
+        minPairs,
+        steps: flagNumber(args, 'steps', 200),
+        lr: flagNumber(args, 'lr', 1e-3),
+        seed: flagNumber(args, 'seed', 0),
         onProgress: (line) => process.stderr.write(`reward-model: ${line}\n`),
       });
       console.log(JSON.stringify(report));

@@ -9,20 +9,41 @@ import { runJob, type RunSummary } from '../../coordinator/run.js';
 export const mainConfig = (): string => packageFile('configs', 'main.yaml');
 
 function printSummary(s: RunSummary): void {
-  const rows = s.evals.map((e) => `| ${e.stage.padEnd(8)} | ${String(e.step).padStart(5)} | ${e.accuracy.toFixed(3).padStart(8)} | ${e.mean_reward.toFixed(3).padStart(11)} |`);
-  console.log(['| after    |  step | accuracy | mean reward |', '|----------|-------|----------|-------------|', ...rows].join('\n'));
+  const rows = s.evals.map(
+    (e) =>
+      `| ${e.stage.padEnd(8)} | ${String(e.step).padStart(5)} | ${e.accuracy.toFixed(3).padStart(8)} | ${e.mean_reward.toFixed(3).padStart(11)} |`,
+  );
+  console.log(
+    ['| after    |  step | accuracy | mean reward |', '|----------|-------|----------|-------------|', ...rows].join(
+      '\n',
+    ),
+  );
   console.log(`eval set: ${s.eval_set}`);
   console.log(`report: ${s.report}`);
   console.log(`checkpoint: ${s.checkpoint}`);
   for (const w of s.warnings) console.log(`warning: ${w.message}`);
   // The last line is the machine-readable summary (CI and benches parse it).
-  console.log(JSON.stringify({ base_accuracy: s.base_accuracy, final_accuracy: s.final_accuracy, wall_seconds: Math.round(s.wall_seconds * 10) / 10, report: s.report, run_dir: s.run_dir, checkpoint: s.checkpoint, trainer_steps: s.trainer_steps, eval_set: s.eval_set, evals: s.evals, warnings: s.warnings }));
+  console.log(
+    JSON.stringify({
+      base_accuracy: s.base_accuracy,
+      final_accuracy: s.final_accuracy,
+      wall_seconds: Math.round(s.wall_seconds * 10) / 10,
+      report: s.report,
+      run_dir: s.run_dir,
+      checkpoint: s.checkpoint,
+      trainer_steps: s.trainer_steps,
+      eval_set: s.eval_set,
+      evals: s.evals,
+      warnings: s.warnings,
+    }),
+  );
 }
 
 async function run(file: string, args: ParsedArgs): Promise<number> {
   // Flags are checked before the config is even read (a bad --budget never reaches the trainer).
   const budget = args.flags.budget === undefined ? undefined : flagNumber(args, 'budget', 0);
-  if (budget !== undefined && !(budget > 0)) throw new Error(`--budget must be a positive number of seconds, got ${budget}`);
+  if (budget !== undefined && !(budget > 0))
+    throw new Error(`--budget must be a positive number of seconds, got ${budget}`);
   flagNumber(args, 'seed', 0);
   flagNumber(args, 'checkpoint-every', 20);
   const cfg = loadRunConfig(file);
@@ -43,7 +64,16 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
   // Swap the last stage's algorithm (with its defaults) for comparisons at the same budget.
   if (algo && cfg.stages) cfg.stages[cfg.stages.length - 1]!.algorithm = { name: algo, params: {} };
   const summary = await withSignals((signal) =>
-    runJob({ config: cfg, configPath: file, workspace: flagString(args, 'workspace') ?? process.cwd(), progress: !args.flags.quiet, runId: flagString(args, 'run-id'), signal, checkpointEvery: flagNumber(args, 'checkpoint-every', 20), ...trust(args) }),
+    runJob({
+      config: cfg,
+      configPath: file,
+      workspace: flagString(args, 'workspace') ?? process.cwd(),
+      progress: !args.flags.quiet,
+      runId: flagString(args, 'run-id'),
+      signal,
+      checkpointEvery: flagNumber(args, 'checkpoint-every', 20),
+      ...trust(args),
+    }),
   );
   printSummary(summary);
   return 0;
@@ -94,7 +124,9 @@ command({
       console.error('usage: rft resume RUN');
       return 2;
     }
-    const summary = await withSignals((signal) => runJob({ resume: id, workspace: existingWorkspace(args), progress: !args.flags.quiet, signal, ...trust(args) }));
+    const summary = await withSignals((signal) =>
+      runJob({ resume: id, workspace: existingWorkspace(args), progress: !args.flags.quiet, signal, ...trust(args) }),
+    );
     printSummary(summary);
     return 0;
   },
@@ -103,7 +135,8 @@ command({
 command({
   name: 'run',
   usage: 'run CONFIG [--seed N] [--budget SECONDS] [--algorithm NAME] [--check] [--trust-workspace-code]',
-  summary: 'run the stages of a config (explorer + trainer), evaluate, write the report; --check only validates it; --trust-workspace-code loads its workflow.file',
+  summary:
+    'run the stages of a config (explorer + trainer), evaluate, write the report; --check only validates it; --trust-workspace-code loads its workflow.file',
   flags: ['workspace', 'run-id', 'seed', 'budget', 'algorithm', 'checkpoint-every'],
   booleanFlags: ['quiet', 'check', 'trust-workspace-code'],
   run: (args) => {
@@ -119,7 +152,8 @@ command({
 command({
   name: 'demo',
   usage: 'demo [--seed N] [--budget SECONDS] [--algorithm NAME] [--check]',
-  summary: "the main job (the package's configs/main.yaml): SFT warm-up, then MIX on the built-in task, then held-out evaluation",
+  summary:
+    "the main job (the package's configs/main.yaml): SFT warm-up, then MIX on the built-in task, then held-out evaluation",
   flags: ['workspace', 'run-id', 'seed', 'budget', 'algorithm', 'checkpoint-every'],
   booleanFlags: ['quiet', 'check'],
   run: (args) => run(mainConfig(), args),

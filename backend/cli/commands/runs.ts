@@ -19,7 +19,8 @@ command({
   name: 'status',
   usage: 'status [--workspace DIR] [--buffer postgres://...]',
   flags: ['workspace', 'buffer'],
-  summary: 'the runs of this workspace: status, step, checkpoints, live process; with --buffer, the distributed runs of that database',
+  summary:
+    'the runs of this workspace: status, step, checkpoints, live process; with --buffer, the distributed runs of that database',
   run: async (args) => {
     const url = flagString(args, 'buffer');
     if (url !== undefined) {
@@ -28,7 +29,9 @@ command({
         console.error(`--buffer ${url}: distributed runs are listed from their postgres:// database`);
         return 2;
       }
-      const where = /[?&]schema=/.test(url) ? `schema ${new URL(url).searchParams.get('schema')} of this database` : 'this database';
+      const where = /[?&]schema=/.test(url)
+        ? `schema ${new URL(url).searchParams.get('schema')} of this database`
+        : 'this database';
       if (!(await hasRunTables(url))) {
         console.log(`no distributed runs in ${where}`);
         return 0;
@@ -51,8 +54,11 @@ command({
     for (const r of runs) {
       const p = runPid(r);
       // A run marked running whose process is gone was killed: say so, resume continues it.
-      const status = r.status === 'running' && p === null ? 'running (process gone: rft resume ' + r.id + ')' : r.status;
-      console.log(`${r.id.padEnd(40)} ${status.padEnd(12)} step ${String(r.lastStep).padStart(5)}  checkpoints ${r.checkpoints.length}${p ? `  pid ${p.pid}${p.verified ? '' : ' (unverified)'}` : ''}`);
+      const status =
+        r.status === 'running' && p === null ? 'running (process gone: rft resume ' + r.id + ')' : r.status;
+      console.log(
+        `${r.id.padEnd(40)} ${status.padEnd(12)} step ${String(r.lastStep).padStart(5)}  checkpoints ${r.checkpoints.length}${p ? `  pid ${p.pid}${p.verified ? '' : ' (unverified)'}` : ''}`,
+      );
     }
     return 0;
   },
@@ -92,7 +98,11 @@ function signalCommand(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: 
 }
 
 signalCommand('stop', 'SIGTERM', 'stop a running run after its current step (it writes a checkpoint first)');
-signalCommand('pause', 'SIGUSR2', 'pause a running run after its current step (status paused; `rft resume RUN` continues it)');
+signalCommand(
+  'pause',
+  'SIGUSR2',
+  'pause a running run after its current step (status paused; `rft resume RUN` continues it)',
+);
 
 command({
   name: 'report',

@@ -13,7 +13,8 @@ const log = logger('serve');
 
 command({
   name: 'serve',
-  usage: 'serve [--workspace DIR] [--buffer PATH|--run ID] [--port N [--host H] [--allow-remote] [--token-file FILE]] [--max-message-mb N]',
+  usage:
+    'serve [--workspace DIR] [--buffer PATH|--run ID] [--port N [--host H] [--allow-remote] [--token-file FILE]] [--max-message-mb N]',
   summary: 'JSON-RPC backend for the VS Code extension (stdio by default; TCP with a token)',
   flags: ['workspace', 'buffer', 'run', 'port', 'host', 'token-file', 'max-message-mb'],
   booleanFlags: ['allow-remote'],
@@ -26,14 +27,21 @@ command({
     const maxBytes = Math.floor(maxMb * 2 ** 20);
     const port = flagString(args, 'port');
     const host = flagString(args, 'host') ?? '127.0.0.1';
-    if (port === undefined && (args.flags.host !== undefined || args.flags['token-file'] !== undefined || args.flags['allow-remote'])) {
+    if (
+      port === undefined &&
+      (args.flags.host !== undefined || args.flags['token-file'] !== undefined || args.flags['allow-remote'])
+    ) {
       throw new Error('--host, --token-file and --allow-remote go with --port (without --port the server uses stdio)');
     }
     if (port !== undefined && !isLoopback(host)) {
       if (!args.flags['allow-remote']) {
-        throw new Error(`--host ${host} would accept connections from other machines; add --allow-remote to mean it (prefer an SSH tunnel to 127.0.0.1)`);
+        throw new Error(
+          `--host ${host} would accept connections from other machines; add --allow-remote to mean it (prefer an SSH tunnel to 127.0.0.1)`,
+        );
       }
-      log.warn(`serving on ${host}: reachable from other machines; the token is the only protection and the traffic is not encrypted`);
+      log.warn(
+        `serving on ${host}: reachable from other machines; the token is the only protection and the traffic is not encrypted`,
+      );
     }
     const deps = await wireDeps({
       workspace,

@@ -14,18 +14,29 @@ command({
   run: async (a) => {
     if (a.positional.length === 0) throw new Error('usage: rft taskset validate FILE... [--domain D] [--json]');
     const domain = flagString(a, 'domain') as Domain | undefined;
-    if (domain !== undefined && !DOMAINS.includes(domain)) throw new Error(`--domain must be one of ${DOMAINS.join(', ')}, got '${domain}'`);
+    if (domain !== undefined && !DOMAINS.includes(domain))
+      throw new Error(`--domain must be one of ${DOMAINS.join(', ')}, got '${domain}'`);
     let bad = 0;
     for (const file of a.positional) {
       const r = await loadTaskset(file, { domain });
       bad += r.errors.length;
       if (a.flags.json) {
-        console.log(JSON.stringify({ file, valid: r.tasks.length, invalid: r.errors.length, records: r.records, errors: r.errors }));
+        console.log(
+          JSON.stringify({
+            file,
+            valid: r.tasks.length,
+            invalid: r.errors.length,
+            records: r.records,
+            errors: r.errors,
+          }),
+        );
         continue;
       }
       for (const e of r.errors) console.log(formatTaskError(e));
       const recs = r.records === 1 ? 'record' : 'records';
-      console.log(`${file}: ${r.tasks.length} valid, ${r.errors.length} error${r.errors.length === 1 ? '' : 's'} (${r.records} ${recs})`);
+      console.log(
+        `${file}: ${r.tasks.length} valid, ${r.errors.length} error${r.errors.length === 1 ? '' : 's'} (${r.records} ${recs})`,
+      );
     }
     return bad > 0 ? 1 : 0;
   },

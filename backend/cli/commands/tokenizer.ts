@@ -2,7 +2,14 @@
 // save it as DIR/tokenizer.json; encode text to ids (a JSON array on stdout); decode ids to text.
 import { readFileSync } from 'node:fs';
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
-import { loadTokenizer, readCorpusFile, saveTokenizer, trainTokenizer, DEFAULT_BPE_VOCAB, type TokenizerKind } from '../../model/tokenizer/index.js';
+import {
+  loadTokenizer,
+  readCorpusFile,
+  saveTokenizer,
+  trainTokenizer,
+  DEFAULT_BPE_VOCAB,
+  type TokenizerKind,
+} from '../../model/tokenizer/index.js';
 
 function requireFlag(args: ParsedArgs, name: string, usage: string): string {
   const v = flagString(args, name);
@@ -21,7 +28,12 @@ command({
     const kind = (flagString(args, 'kind') ?? 'bpe') as TokenizerKind;
     if (kind !== 'bpe' && kind !== 'char') throw new Error(`--kind must be bpe or char, got '${kind}'`);
     if (args.positional.length === 0) throw new Error(`no input files\nusage: ${TRAIN_USAGE}`);
-    const vocabSize = args.flags['vocab-size'] === undefined ? (kind === 'bpe' ? DEFAULT_BPE_VOCAB : undefined) : flagNumber(args, 'vocab-size', 0);
+    const vocabSize =
+      args.flags['vocab-size'] === undefined
+        ? kind === 'bpe'
+          ? DEFAULT_BPE_VOCAB
+          : undefined
+        : flagNumber(args, 'vocab-size', 0);
     const minFrequency = args.flags['min-frequency'] === undefined ? undefined : flagNumber(args, 'min-frequency', 0);
     const texts: string[] = [];
     let problems = 0;
@@ -35,12 +47,15 @@ command({
     if (chars === 0) throw new Error(`no training text found in ${args.positional.join(', ')}`);
     const tok = trainTokenizer(kind, texts, { vocabSize, minFrequency });
     const file = saveTokenizer(tok, out);
-    console.log(JSON.stringify({ file, kind, vocabSize: tok.vocabSize, texts: texts.length, chars, skippedLines: problems }));
+    console.log(
+      JSON.stringify({ file, kind, vocabSize: tok.vocabSize, texts: texts.length, chars, skippedLines: problems }),
+    );
     return 0;
   },
 });
 
-const ENCODE_USAGE = 'rft tokenizer encode --tokenizer DIR|DIR/tokenizer.json [--allow-special] TEXT (or text on stdin)';
+const ENCODE_USAGE =
+  'rft tokenizer encode --tokenizer DIR|DIR/tokenizer.json [--allow-special] TEXT (or text on stdin)';
 command({
   name: 'tokenizer encode',
   flags: ['tokenizer'],
@@ -49,7 +64,8 @@ command({
   booleanFlags: ['allow-special'],
   run(args) {
     const tok = loadTokenizer(requireFlag(args, 'tokenizer', ENCODE_USAGE));
-    if (args.positional.length > 1) throw new Error(`expected one TEXT argument (quote it), got ${args.positional.length}\nusage: ${ENCODE_USAGE}`);
+    if (args.positional.length > 1)
+      throw new Error(`expected one TEXT argument (quote it), got ${args.positional.length}\nusage: ${ENCODE_USAGE}`);
     const text = args.positional.length === 1 ? args.positional[0]! : readFileSync(0, 'utf8');
     console.log(JSON.stringify(tok.encode(text, { allowSpecial: args.flags['allow-special'] === true })));
     return 0;
@@ -72,7 +88,8 @@ command({
     } catch {
       throw new Error(`IDS_JSON must be a JSON array of token ids\nusage: ${DECODE_USAGE}`);
     }
-    if (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x))) throw new Error(`IDS_JSON must be a JSON array of integers\nusage: ${DECODE_USAGE}`);
+    if (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x)))
+      throw new Error(`IDS_JSON must be a JSON array of integers\nusage: ${DECODE_USAGE}`);
     process.stdout.write(tok.decode(ids as number[], { skipSpecial: args.flags['skip-special'] === true }));
     return 0;
   },

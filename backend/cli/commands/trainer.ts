@@ -12,7 +12,8 @@ import { command, flagNumber, flagString } from '../command.js';
 import { distributedTrainer } from '../../coordinator/distributed/trainer.js';
 import { advertisedHostProblem } from '../../coordinator/distributed/advertised-host.js';
 
-const usage = 'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR [--weights-host-forwarded]] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR] [--take-over]';
+const usage =
+  'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR [--weights-host-forwarded]] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR] [--take-over]';
 
 command({
   name: 'trainer',
@@ -29,7 +30,9 @@ command({
     }
     const port = args.flags['weights-port'] !== undefined ? flagNumber(args, 'weights-port', 0) : 0;
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      console.error(`--weights-port: a port number 0-65535 (0: any free port), got '${String(args.flags['weights-port'])}'`);
+      console.error(
+        `--weights-port: a port number 0-65535 (0: any free port), got '${String(args.flags['weights-port'])}'`,
+      );
       return 2;
     }
     const certFile = flagString(args, 'weights-tls-cert');
@@ -40,7 +43,8 @@ command({
     }
     let tls;
     try {
-      tls = certFile && keyFile ? { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') } : undefined;
+      tls =
+        certFile && keyFile ? { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') } : undefined;
     } catch (e) {
       console.error(`--weights-tls-cert / --weights-tls-key: ${(e as Error).message}`);
       return 2;
@@ -58,7 +62,15 @@ command({
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    const r = await distributedTrainer({ url, runId, signal: ac.signal, serveWeights, outDir: flagString(args, 'out'), weightsDir: flagString(args, 'weights'), takeOver: Boolean(args.flags['take-over']) });
+    const r = await distributedTrainer({
+      url,
+      runId,
+      signal: ac.signal,
+      serveWeights,
+      outDir: flagString(args, 'out'),
+      weightsDir: flagString(args, 'weights'),
+      takeOver: Boolean(args.flags['take-over']),
+    });
     console.log(JSON.stringify({ kind: 'trainer_result', ...r }));
     return r.done ? 0 : 1;
   },

@@ -23,7 +23,9 @@ command({
     try {
       // A mistyped run id must not look like an idle run.
       if (!(await q.runExists(runId))) {
-        console.error(`rft workers: no distributed run '${runId}' in ${parsePostgresUrl(url).display} (create it with \`rft coordinator CONFIG --buffer URL --run ${runId} --weights DIR\`)`);
+        console.error(
+          `rft workers: no distributed run '${runId}' in ${parsePostgresUrl(url).display} (create it with \`rft coordinator CONFIG --buffer URL --run ${runId} --weights DIR\`)`,
+        );
         return 1;
       }
       const workers = await q.workers(runId);

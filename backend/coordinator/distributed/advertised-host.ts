@@ -12,7 +12,11 @@ function localAddresses(): string[] {
   return out;
 }
 
-const norm = (a: string) => a.toLowerCase().replace(/^::ffff:/, '').replace(/%.*$/, '');
+const norm = (a: string) =>
+  a
+    .toLowerCase()
+    .replace(/^::ffff:/, '')
+    .replace(/%.*$/, '');
 
 /** null when explorers can reach this machine at HOST, else why not (for `--weights-host`). */
 export async function advertisedHostProblem(host: string, o: { addresses?: string[] } = {}): Promise<string | null> {
@@ -20,8 +24,12 @@ export async function advertisedHostProblem(host: string, o: { addresses?: strin
   const list = mine.join(', ');
   const bare = host.replace(/^\[(.*)\]$/, '$1');
   const fix = `give one of this machine's addresses (${list}) or a name that resolves to one; an address forwarded to this machine (NAT, a proxy) goes with --weights-host-forwarded`;
-  if (bare === '0.0.0.0' || bare === '::') return `--weights-host ${host}: not an address explorers can connect to: ${fix}`;
-  if (isIP(bare)) return mine.includes(norm(bare)) ? null : `--weights-host ${host}: this machine has no such address, so explorers would fetch the weights from another machine: ${fix}`;
+  if (bare === '0.0.0.0' || bare === '::')
+    return `--weights-host ${host}: not an address explorers can connect to: ${fix}`;
+  if (isIP(bare))
+    return mine.includes(norm(bare))
+      ? null
+      : `--weights-host ${host}: this machine has no such address, so explorers would fetch the weights from another machine: ${fix}`;
   let resolved: string[];
   try {
     resolved = (await lookup(bare, { all: true })).map((a) => norm(a.address));

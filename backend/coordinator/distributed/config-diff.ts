@@ -10,7 +10,8 @@ export function configDiff(a: unknown, b: unknown, path = '', out: string[] = []
     return out;
   }
   if (isObj(a) && isObj(b)) {
-    for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) configDiff(a[k], b[k], path ? `${path}.${k}` : k, out);
+    for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort())
+      configDiff(a[k], b[k], path ? `${path}.${k}` : k, out);
     return out;
   }
   out.push(path || '(root)');

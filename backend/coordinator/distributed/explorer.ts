@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
 import { initEngine } from '../../model/engine.js';
-import { JobQueue, experienceId, workerId, type AckExtra, type AckResult, type LeasedJob } from '../../buffer/queue/job-queue.js';
+import {
+  JobQueue,
+  experienceId,
+  workerId,
+  type AckExtra,
+  type AckResult,
+  type LeasedJob,
+} from '../../buffer/queue/job-queue.js';
 import type { Experience } from '../../core/types.js';
 import { WeightsListener } from '../../buffer/queue/listen.js';
 import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
@@ -91,9 +98,13 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 export async function readDistributedConfig(get: () => Promise<unknown>, what: string): Promise<RunConfig> {
   const raw = await get();
-  if (raw === null) throw new Error(`${what}: no distributed run of that id in the buffer (create it with \`rft coordinator CONFIG --buffer URL --run RUN\`)`);
+  if (raw === null)
+    throw new Error(
+      `${what}: no distributed run of that id in the buffer (create it with \`rft coordinator CONFIG --buffer URL --run RUN\`)`,
+    );
   const { config, issues } = validateRunConfig(raw);
-  if (!config) throw new Error(`${what}: stored config is invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  if (!config)
+    throw new Error(`${what}: stored config is invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
   return config;
 }
 
@@ -101,9 +112,15 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   await initEngine();
   const t0 = Date.now();
   const leaseMs = o.leaseMs ?? 10_000;
-  const q = await withRetry(() => JobQueue.open(o.url, { queryTimeoutMs: Math.max(2000, Math.min(5000, leaseMs / 2)) }), { signal: o.signal });
+  const q = await withRetry(
+    () => JobQueue.open(o.url, { queryTimeoutMs: Math.max(2000, Math.min(5000, leaseMs / 2)) }),
+    { signal: o.signal },
+  );
   const id = workerId('explorer');
-  const cfg = await readDistributedConfig(() => withRetry(() => q.getState(o.runId, 'dist:config'), { signal: o.signal }), `run ${o.runId}`);
+  const cfg = await readDistributedConfig(
+    () => withRetry(() => q.getState(o.runId, 'dist:config'), { signal: o.signal }),
+    `run ${o.runId}`,
+  );
   const stages = stagesOf(cfg);
   await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
   const workflow = workflows.get(cfg.workflow.name);
@@ -124,11 +141,31 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   let detail = '';
   let notified = -1;
   const acks: number[] = [];
-  const res: ExplorerResult = { worker: id, jobs: 0, experiences: 0, partial: { continued: 0, finished: 0, queued: 0, maxTrajectoryTokens: 0 }, refused: { lease_lost: 0, stale: 0 }, dropped: { lease_lost: 0, stale: 0, broken_chain: 0 }, loads: { folder: 0, http: 0, s3: 0 }, busyS: 0, waitS: { weights: 0, jobs: 0 }, wallS: 0 };
+  const res: ExplorerResult = {
+    worker: id,
+    jobs: 0,
+    experiences: 0,
+    partial: { continued: 0, finished: 0, queued: 0, maxTrajectoryTokens: 0 },
+    refused: { lease_lost: 0, stale: 0 },
+    dropped: { lease_lost: 0, stale: 0, broken_chain: 0 },
+    loads: { folder: 0, http: 0, s3: 0 },
+    busyS: 0,
+    waitS: { weights: 0, jobs: 0 },
+    wallS: 0,
+  };
   const held = new Set<LeasedJob>();
   // The run's object store (S3), when it has one: credentials from this process's environment.
-  const wstore = await openRecordedStore(() => withRetry(() => q.getState<WeightsStoreSpec>(o.runId, 'dist:weights-store'), { signal: o.signal }));
-  const weights = new WeightsLoader(join(o.cacheDir ?? join(tmpdir(), 'rft-weights'), o.runId.replace(/[^A-Za-z0-9._-]/g, '_'), id.replace(/[^A-Za-z0-9._-]/g, '_')), { runId: o.runId, store: wstore, tls: o.tls });
+  const wstore = await openRecordedStore(() =>
+    withRetry(() => q.getState<WeightsStoreSpec>(o.runId, 'dist:weights-store'), { signal: o.signal }),
+  );
+  const weights = new WeightsLoader(
+    join(
+      o.cacheDir ?? join(tmpdir(), 'rft-weights'),
+      o.runId.replace(/[^A-Za-z0-9._-]/g, '_'),
+      id.replace(/[^A-Za-z0-9._-]/g, '_'),
+    ),
+    { runId: o.runId, store: wstore, tls: o.tls },
+  );
   let syncFailingSince: number | null = null;
   let wake: (() => void) | null = null;
   const listener = new WeightsListener(q.connectionString, q.schema, o.runId, (v) => {
@@ -142,7 +179,16 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
     while (acks.length && acks[0]! < now - 30_000) acks.shift();
     const span = Math.min(30, (now - t0) / 1000);
     try {
-      await q.heartbeat(o.runId, { id, role: 'explorer', state, detail, modelVersion: model?.version ?? null, done: res.experiences, throughput: span > 0 ? acks.length / span : 0, startedAt: t0 });
+      await q.heartbeat(o.runId, {
+        id,
+        role: 'explorer',
+        state,
+        detail,
+        modelVersion: model?.version ?? null,
+        done: res.experiences,
+        throughput: span > 0 ? acks.length / span : 0,
+        startedAt: t0,
+      });
       if (held.size) await q.renew(o.runId, id, leaseMs);
     } catch {
       // disconnected: the main loop notices and waits
@@ -176,13 +222,21 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             model?.model.dispose();
             model = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
             if (cfg.explorer.engine !== 'native') {
-              engine ??= makeRolloutEngine({ engine: cfg.explorer.engine, workers: 1, llamaGpu: cfg.explorer.llama_cpp_gpu, config: ck.model.config, tokenizer: ck.tokenizer });
+              engine ??= makeRolloutEngine({
+                engine: cfg.explorer.engine,
+                workers: 1,
+                llamaGpu: cfg.explorer.llama_cpp_gpu,
+                config: ck.model.config,
+                tokenizer: ck.tokenizer,
+              });
               await engine?.setWeights(ck.model, latest.version);
             }
             modelChecksum = latest.checksum;
             res.loads[from]++;
             const note = outsideHeapNote(ck.model); // loaded outside the wasm heap (weights-load.ts) when the addon allows
-            log.debug(`v${latest.version} loaded from ${from === 'http' ? http!.url : from === 's3' ? wstore!.where : latest.path}${note ? `, ${note}` : ''}`);
+            log.debug(
+              `v${latest.version} loaded from ${from === 'http' ? http!.url : from === 's3' ? wstore!.where : latest.path}${note ? `, ${note}` : ''}`,
+            );
             syncFailingSince = null;
           } catch (e) {
             // A version pruned while we read is normal for a moment (the next loop sees a newer one); a
@@ -235,7 +289,9 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             if (model.version < chk.latest - S) {
               for (const j of held) await q.release(o.runId, j, id);
               res.dropped.stale += held.size;
-              log.warn(`weights v${model.version} went stale (newest v${chk.latest}, bound ${S}): ${held.size} job(s) given back`);
+              log.warn(
+                `weights v${model.version} went stale (newest v${chk.latest}, bound ${S}): ${held.size} job(s) given back`,
+              );
               held.clear();
               break;
             }
@@ -255,8 +311,16 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           let broken = partial ? brokenChain(job, stored) : null;
           if (partial && !broken) {
             const pr = await runPartialJob(job, stored, {
-              runId: o.runId, workflow, model: engine ?? model, reward, sampling: workflowSampling(sampling, (engine ?? model).tokenizer), repeatTimes: cfg.explorer.repeat_times, budget: partial.max_tokens_per_step, seed,
-              metadata: provenance, process: (raw) => pipeline.run(raw).experiences,
+              runId: o.runId,
+              workflow,
+              model: engine ?? model,
+              reward,
+              sampling: workflowSampling(sampling, (engine ?? model).tokenizer),
+              repeatTimes: cfg.explorer.repeat_times,
+              budget: partial.max_tokens_per_step,
+              seed,
+              metadata: provenance,
+              process: (raw) => pipeline.run(raw).experiences,
             });
             exps = pr.experiences;
             extra = { replacing: pr.replacing, ...(pr.next ? { next: pr.next } : {}) };
@@ -265,7 +329,16 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             res.partial.maxTrajectoryTokens = Math.max(res.partial.maxTrajectoryTokens, pr.maxTrajectoryTokens);
             if (pr.next) res.partial.queued++;
           } else if (!partial) {
-            const raw = await workflow.run([job.task], { model: engine ?? model, reward, runId: o.runId, repeatTimes: cfg.explorer.repeat_times, split: 'train', step: job.target, seed, sampling: workflowSampling(sampling, (engine ?? model).tokenizer) });
+            const raw = await workflow.run([job.task], {
+              model: engine ?? model,
+              reward,
+              runId: o.runId,
+              repeatTimes: cfg.explorer.repeat_times,
+              split: 'train',
+              step: job.target,
+              seed,
+              sampling: workflowSampling(sampling, (engine ?? model).tokenizer),
+            });
             exps = pipeline.run(raw).experiences.map((e, i) => ({
               ...e,
               id: experienceId(o.runId, job.id, i),
@@ -276,7 +349,8 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           }
           // Retried until the database answers, however long the cut: the answer is then definite (landed,
           // or refused as lost / stale and counted), never a rollout silently given up.
-          const ack = () => withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps, extra), { signal: o.signal });
+          const ack = () =>
+            withRetry(() => q.ack(o.runId, job, id, model!.version, S, exps, extra), { signal: o.signal });
           let r: AckResult;
           try {
             r = await ack();
@@ -292,7 +366,9 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
           res.busyS += (performance.now() - jobStart) / 1000;
           if (r.ok && broken) {
             res.dropped.broken_chain++;
-            log.warn(`${broken}: the group's chain is broken (rows cleared or edited); job acked with no experiences, its step is topped up`);
+            log.warn(
+              `${broken}: the group's chain is broken (rows cleared or edited); job acked with no experiences, its step is topped up`,
+            );
           } else if (r.ok) {
             res.jobs++;
             // Partial rows are not experiences yet (their group is still being rolled out).

@@ -2,7 +2,13 @@
 // the coming steps are queued (targets up to step + the plan's lead: sync_offset, or max_staleness in async), and when a read would wait while
 // no job that could still fill the batch is open (groups that produced nothing trainable, or went
 // stale), it queues top-up jobs for the missing groups instead of waiting forever.
-import { SampleTimeoutError, type SampleBatch, type SampleRequest, type Sampler, type WaitStatus } from '../../buffer/sampler/index.js';
+import {
+  SampleTimeoutError,
+  type SampleBatch,
+  type SampleRequest,
+  type Sampler,
+  type WaitStatus,
+} from '../../buffer/sampler/index.js';
 import type { JobQueue, NewJob } from '../../buffer/queue/job-queue.js';
 import { withRetry, type RetryOptions } from '../../buffer/queue/retry.js';
 import type { LinkWatch } from './link-watch.js';
@@ -71,7 +77,8 @@ export class FeedingSampler implements Sampler {
       try {
         const b = await this.inner.sample({ ...req, timeoutMs: 1000 });
         this.last = b.experiences;
-        if (this.planner && req.step !== undefined) await withRetry(() => this.planner!.trained(req.step!, b.experiences));
+        if (this.planner && req.step !== undefined)
+          await withRetry(() => this.planner!.trained(req.step!, b.experiences));
         if (this.afterBatch && req.step !== undefined) await this.afterBatch(req.step, b.experiences);
         return { ...b, waitedMs: performance.now() - start };
       } catch (e) {
@@ -91,7 +98,10 @@ export class FeedingSampler implements Sampler {
   private async sayWhy(start: number, startWall: number, st: WaitStatus): Promise<void> {
     if (performance.now() - start < 10_000 || Date.now() - this.said < 30_000) return;
     this.said = Date.now();
-    const why = waitReason(await withRetry(() => this.q.workers(this.runId), this.retry), this.link?.outageSince(startWall) ?? null);
+    const why = waitReason(
+      await withRetry(() => this.q.workers(this.runId), this.retry),
+      this.link?.outageSince(startWall) ?? null,
+    );
     log.warn(`waiting ${((performance.now() - start) / 1000).toFixed(0)} s for experiences (${st.message}): ${why}`);
   }
 

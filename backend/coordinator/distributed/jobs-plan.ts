@@ -50,7 +50,9 @@ export const PLANNED_SELECTORS = ['shuffle', 'sequential', 'random'];
 export function stepJobs(p: JobPlan, target: number): NewJob[] {
   if (p.end !== undefined && target >= p.end) return [];
   const n = p.tasks.length;
-  return Array.from({ length: p.tasksPerStep }, (_, k) => pick(p, target * p.tasksPerStep + k, n)).map((task, k) => job(p, target, k, task));
+  return Array.from({ length: p.tasksPerStep }, (_, k) => pick(p, target * p.tasksPerStep + k, n)).map((task, k) =>
+    job(p, target, k, task),
+  );
 }
 
 /** Jobs of step `target` for tasks picked elsewhere (a selector that learns from outcomes: selector-plan.ts). */
@@ -65,5 +67,10 @@ function job(p: JobPlan, target: number, k: number, task: Task): NewJob {
 
 export function topUpJob(p: JobPlan, target: number, n: number): NewJob {
   const rng = new Rng(p.seed * 7919 + target * 131 + n + 1);
-  return { id: `${target}:x${n}`, target, requiredVersion: requiredVersion(target, p.sync), task: p.tasks[rng.int(0, p.tasks.length)]! };
+  return {
+    id: `${target}:x${n}`,
+    target,
+    requiredVersion: requiredVersion(target, p.sync),
+    task: p.tasks[rng.int(0, p.tasks.length)]!,
+  };
 }

@@ -37,7 +37,9 @@ export class LinkWatch {
     this.lastError = (e as Error)?.message ?? String(e);
     if (t - this.said >= 30_000) {
       this.said = t;
-      log.warn(`cannot reach the database for ${((t - this.failingSince) / 1000).toFixed(0)} s: ${this.lastError} (retrying)`);
+      log.warn(
+        `cannot reach the database for ${((t - this.failingSince) / 1000).toFixed(0)} s: ${this.lastError} (retrying)`,
+      );
     }
   }
 

@@ -65,31 +65,72 @@ export function brokenChain(job: LeasedJob, stored: Experience[]): string | null
  * Runs one job with partial rollouts. `stored`: the group's partial rows the job continues (read by
  * its lease holder; empty for a fresh job).
  */
-export async function runPartialJob(job: LeasedJob, stored: Experience[], ctx: PartialJobContext): Promise<PartialJobResult> {
+export async function runPartialJob(
+  job: LeasedJob,
+  stored: Experience[],
+  ctx: PartialJobContext,
+): Promise<PartialJobResult> {
   const broken = brokenChain(job, stored);
   if (broken) throw new Error(broken);
   let fresh: Experience[] = [];
   let cont: { experiences: Experience[]; newTokens: number[] } = { experiences: [], newTokens: [] };
   if (!job.continues) {
     const raw = await ctx.workflow.run([job.task], {
-      model: ctx.model, reward: ctx.reward, runId: ctx.runId, repeatTimes: ctx.repeatTimes, split: 'train', step: job.target, seed: ctx.seed, sampling: ctx.sampling, partialBudget: ctx.budget,
+      model: ctx.model,
+      reward: ctx.reward,
+      runId: ctx.runId,
+      repeatTimes: ctx.repeatTimes,
+      split: 'train',
+      step: job.target,
+      seed: ctx.seed,
+      sampling: ctx.sampling,
+      partialBudget: ctx.budget,
     });
     // Ids by sample before settling: a partial row keeps its id until its trajectory is trained.
-    fresh = raw.map((e, i) => ({ ...e, id: experienceId(ctx.runId, job.id, i), groupId: `${ctx.runId}:job:${job.id}`, metadata: { ...(e.metadata ?? {}), ...ctx.metadata } }));
+    fresh = raw.map((e, i) => ({
+      ...e,
+      id: experienceId(ctx.runId, job.id, i),
+      groupId: `${ctx.runId}:job:${job.id}`,
+      metadata: { ...(e.metadata ?? {}), ...ctx.metadata },
+    }));
   } else {
     const unfinished = stored.filter(isUnfinished);
-    if (unfinished.length) cont = await continuePartials(unfinished, { model: ctx.model, reward: ctx.reward, sampling: ctx.sampling, budget: ctx.budget, step: job.target, seed: ctx.seed });
+    if (unfinished.length)
+      cont = await continuePartials(unfinished, {
+        model: ctx.model,
+        reward: ctx.reward,
+        sampling: ctx.sampling,
+        budget: ctx.budget,
+        step: job.target,
+        seed: ctx.seed,
+      });
     // Which lease added each later segment (one entry per segment after the first): provenance, and what
     // shows that no trajectory is continued twice.
     const by = { job: job.id, attempt: job.attempt, worker: ctx.metadata.worker };
     const grown = cont.newTokens;
-    cont.experiences = cont.experiences.map((e, i) => (grown[i]! > 0 ? { ...e, metadata: { ...(e.metadata ?? {}), continued_by: [...((e.metadata?.continued_by as unknown[] | undefined) ?? []), by] } } : e));
+    cont.experiences = cont.experiences.map((e, i) =>
+      grown[i]! > 0
+        ? {
+            ...e,
+            metadata: {
+              ...(e.metadata ?? {}),
+              continued_by: [...((e.metadata?.continued_by as unknown[] | undefined) ?? []), by],
+            },
+          }
+        : e,
+    );
   }
   const settled = settleGroups([...stored.filter((e) => !isUnfinished(e)), ...cont.experiences, ...fresh]);
   const verified = settled.complete.length ? ctx.process(settled.complete) : [];
   const next: NewJob | null = settled.waiting.length
     ? // At least the version this job used: a trajectory's segments never go back to older weights.
-      { id: continuationId(job.id), target: job.target, requiredVersion: Math.max(job.requiredVersion, ctx.model.version), task: job.task, continues: settled.waiting.map((e) => e.id) }
+      {
+        id: continuationId(job.id),
+        target: job.target,
+        requiredVersion: Math.max(job.requiredVersion, ctx.model.version),
+        task: job.task,
+        continues: settled.waiting.map((e) => e.id),
+      }
     : null;
   return {
     experiences: [...verified, ...settled.waiting],

@@ -43,7 +43,13 @@ export class RunMetricsLog extends MetricsLog {
    * for a run that stored none yet (set up before the records were kept), this host's metrics.jsonl,
    * which is then stored. FILE is rewritten with them: it is this program's record of the run.
    */
-  static async open(file: string, db: RunMetricsDb, runId: string, version: number, retry: RetryOptions = {}): Promise<RunMetricsLog> {
+  static async open(
+    file: string,
+    db: RunMetricsDb,
+    runId: string,
+    version: number,
+    retry: RetryOptions = {},
+  ): Promise<RunMetricsLog> {
     let rows = await withRetry(() => db.resumeRunMetrics(runId, version), retry);
     if (!rows.length && existsSync(file)) {
       rows = new MetricsLog(file)
@@ -56,7 +62,14 @@ export class RunMetricsLog extends MetricsLog {
     writeFileSync(tmp, rows.map((r) => JSON.stringify(r.record) + '\n').join(''));
     renameSync(tmp, file);
     const next = rows.length ? rows.at(-1)!.seq + 1 : 0;
-    return new RunMetricsLog(file, db, runId, next, rows.map((r) => r.record as MetricRecord), retry);
+    return new RunMetricsLog(
+      file,
+      db,
+      runId,
+      next,
+      rows.map((r) => r.record as MetricRecord),
+      retry,
+    );
   }
 
   override write(rec: Omit<MetricRecord, 't'>): void {
@@ -67,7 +80,8 @@ export class RunMetricsLog extends MetricsLog {
     this.chain = this.chain
       .then(async () => {
         const batch = this.pending.splice(0);
-        if (batch.length && this.failed === null) await withRetry(() => this.db.appendRunMetrics(this.runId, batch), this.retry);
+        if (batch.length && this.failed === null)
+          await withRetry(() => this.db.appendRunMetrics(this.runId, batch), this.retry);
       })
       .catch((e: unknown) => {
         this.failed ??= e;

@@ -19,10 +19,12 @@ export interface DistributedRunStatus {
 
 /** The run ids that have a distributed config stored (made by `rft coordinator`), oldest first. */
 async function distributedRunIds(q: JobQueue): Promise<string[]> {
-  const rows = await q.pool.query(`SELECT run_id FROM run_state WHERE key = 'dist:config' ORDER BY updated_at, run_id`).catch((e: { code?: string }) => {
-    if (e.code === '42P01') return { rows: [] }; // no run was ever made in this schema
-    throw e;
-  });
+  const rows = await q.pool
+    .query(`SELECT run_id FROM run_state WHERE key = 'dist:config' ORDER BY updated_at, run_id`)
+    .catch((e: { code?: string }) => {
+      if (e.code === '42P01') return { rows: [] }; // no run was ever made in this schema
+      throw e;
+    });
   return rows.rows.map((r: Record<string, unknown>) => String(r.run_id));
 }
 
@@ -32,7 +34,10 @@ export async function hasRunTables(url: string): Promise<boolean> {
   const c = new pg.Client({ connectionString: p.connectionString, connectionTimeoutMillis: 10_000 });
   await c.connect();
   try {
-    const r = await c.query(`SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok`, [`${p.schema}.run_state`, `${p.schema}.rft_jobs`]);
+    const r = await c.query(`SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ok`, [
+      `${p.schema}.run_state`,
+      `${p.schema}.rft_jobs`,
+    ]);
     return Boolean((r.rows[0] as { ok: boolean }).ok);
   } finally {
     await c.end();
@@ -53,7 +58,11 @@ export async function distributedRuns(q: JobQueue): Promise<DistributedRunStatus
       version: (await q.latestVersion(runId))?.version ?? null,
       jobs: await q.counts(runId),
       trainer: trainer ? `${trainer.id} (${trainer.state})` : null,
-      explorers: { live: ex.filter((w) => live(w) && w.state !== 'error').length, error: ex.filter((w) => live(w) && w.state === 'error').length, silent: ex.filter((w) => !live(w)).length },
+      explorers: {
+        live: ex.filter((w) => live(w) && w.state !== 'error').length,
+        error: ex.filter((w) => live(w) && w.state === 'error').length,
+        silent: ex.filter((w) => !live(w)).length,
+      },
     });
   }
   return out;
@@ -62,8 +71,14 @@ export async function distributedRuns(q: JobQueue): Promise<DistributedRunStatus
 export function formatDistributedRuns(runs: DistributedRunStatus[]): string {
   return runs
     .map((r) => {
-      const jobs = Object.entries(r.jobs).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
-      const ex = `${r.explorers.live} explorer(s) at work` + (r.explorers.error ? `, ${r.explorers.error} in error` : '') + (r.explorers.silent ? `, ${r.explorers.silent} silent` : '');
+      const jobs =
+        Object.entries(r.jobs)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ') || 'none';
+      const ex =
+        `${r.explorers.live} explorer(s) at work` +
+        (r.explorers.error ? `, ${r.explorers.error} in error` : '') +
+        (r.explorers.silent ? `, ${r.explorers.silent} silent` : '');
       return `${r.runId.padEnd(40)} ${`distributed ${r.state}`.padEnd(22)} version ${r.version === null ? '-' : `v${r.version}`}  jobs ${jobs}  trainer ${r.trainer ?? 'none'}  ${ex}`;
     })
     .join('\n');

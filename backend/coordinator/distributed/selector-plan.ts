@@ -58,6 +58,9 @@ export class PlannedSelector {
   }
 
   private persist(): Promise<void> {
-    return this.save({ selector: this.feed.state(), planned: Object.fromEntries([...this.planned].map(([k, v]) => [String(k), v])) });
+    return this.save({
+      selector: this.feed.state(),
+      planned: Object.fromEntries([...this.planned].map(([k, v]) => [String(k), v])),
+    });
   }
 }

@@ -25,23 +25,31 @@ import type { S3StoreSpec } from './weights-store.js';
 
 /** What a distributed run supports today; anything else is refused up front with the field named. */
 export function checkDistributedConfig(cfg: RunConfig): string | null {
-  if (cfg.mode === 'explore' || cfg.mode === 'bench') return `mode: ${cfg.mode} has no trainer; run it with \`rft run\``;
+  if (cfg.mode === 'explore' || cfg.mode === 'bench')
+    return `mode: ${cfg.mode} has no trainer; run it with \`rft run\``;
   // Copied into the local run's buffer at its start (coordinator/train-from.ts); the distributed setup does not.
-  if (cfg.buffer.train_from) return 'buffer.train_from: a distributed run does not copy another run\'s buffer; import it first (rft buffer export, then rft buffer import into the run\'s database) or train with `rft run`';
+  if (cfg.buffer.train_from)
+    return "buffer.train_from: a distributed run does not copy another run's buffer; import it first (rft buffer export, then rft buffer import into the run's database) or train with `rft run`";
   const stages = stagesOf(cfg);
   for (const [i, s] of stages.entries()) {
     const at = cfg.stages ? `stages[${i}]` : 'trainer';
     // Jobs are planned per trainer step, so every stage but the last is bounded by its steps (the
     // explorers know from a job's step which stage it feeds); the last may end on a wall-clock budget.
     const last = i === stages.length - 1;
-    if (!last && s.wall_seconds !== undefined) return `${at}.wall_seconds: a distributed run bounds every stage but the last by steps; give steps instead`;
-    if (s.steps === undefined && s.wall_seconds === undefined) return `${at}.steps: a distributed run needs a number of steps (or, for the last stage, wall_seconds)`;
-    if (s.mode === 'explore') return `${at}.mode: a distributed stage trains (mode both or train); an explore-only run goes with \`rft run\``;
+    if (!last && s.wall_seconds !== undefined)
+      return `${at}.wall_seconds: a distributed run bounds every stage but the last by steps; give steps instead`;
+    if (s.steps === undefined && s.wall_seconds === undefined)
+      return `${at}.steps: a distributed run needs a number of steps (or, for the last stage, wall_seconds)`;
+    if (s.mode === 'explore')
+      return `${at}.mode: a distributed stage trains (mode both or train); an explore-only run goes with \`rft run\``;
   }
   // Task synthesis runs in the trainer (after each batch) and grows the list its job plan picks from;
   // a selector that learns from outcomes plans from the list it was made with.
-  const synth = Array.isArray(cfg.taskset.pipeline) ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize') : -1;
-  if (synth >= 0 && !PLANNED_SELECTORS.includes(cfg.taskset.selector)) return `taskset.pipeline[${synth}]: synthesize in a distributed run takes taskset.selector shuffle, sequential or random (not ${cfg.taskset.selector})`;
+  const synth = Array.isArray(cfg.taskset.pipeline)
+    ? cfg.taskset.pipeline.findIndex((s) => s.name === 'synthesize')
+    : -1;
+  if (synth >= 0 && !PLANNED_SELECTORS.includes(cfg.taskset.selector))
+    return `taskset.pipeline[${synth}]: synthesize in a distributed run takes taskset.selector shuffle, sequential or random (not ${cfg.taskset.selector})`;
   // Partial rollouts continue a group in continuation jobs (partial-jobs.ts); what no placement can continue is refused here too.
   const partial = partialRolloutIssues(cfg)[0];
   if (partial) return `${partial.path}: ${partial.message}`;
@@ -61,7 +69,13 @@ export interface CreateResult {
  * (v0 uploaded from here, `weightsDir` then only a staging folder); without it v0 goes into the
  * database and later versions are served by the trainer.
  */
-export async function createDistributedRun(cfg: RunConfig, url: string, runId: string, weightsDir: string, objectStore?: S3StoreSpec): Promise<CreateResult> {
+export async function createDistributedRun(
+  cfg: RunConfig,
+  url: string,
+  runId: string,
+  weightsDir: string,
+  objectStore?: S3StoreSpec,
+): Promise<CreateResult> {
   const bad = checkDistributedConfig(cfg);
   if (bad) throw new Error(bad);
   const object = objectStore ? new S3WeightsStore(objectStore, credentialsFromEnv()) : null;
@@ -75,7 +89,12 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
       // The run goes on with its stored config; a different one given now is named, never applied silently.
       const stored = await store.getState(runId, 'dist:config');
       const differs = stored === null ? [] : configDiff(stored, JSON.parse(JSON.stringify(cfg)));
-      return { created: false, checkpoint: existing.path, jobs: 0, ...(differs.length ? { configDiffers: differs } : {}) };
+      return {
+        created: false,
+        checkpoint: existing.path,
+        jobs: 0,
+        ...(differs.length ? { configDiffers: differs } : {}),
+      };
     }
     const dir = resolve(weightsDir);
     mkdirSync(dir, { recursive: true });
@@ -93,19 +112,34 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
     await store.setState(runId, 'dist:eval_set', pools.evalSet);
     const model = initialModel(cfg, tok, [...pools.train, ...pools.eval]);
     const v0 = versionDir(dir, runId, 0);
-    await saveCheckpoint(model, v0, { version: 0, step: 0, stage: stagesOf(cfg)[0]!.name, stage_index: 0, stage_step: 0 }, tok);
+    await saveCheckpoint(
+      model,
+      v0,
+      { version: 0, step: 0, stage: stagesOf(cfg)[0]!.name, stage_index: 0, stage_step: 0 },
+      tok,
+    );
     model.dispose();
     // The first steps' jobs, when the first stage explores (a warm-up SFT stage trains on expert data alone).
     const first = stagesOf(cfg)[0]!;
-    const plan = { tasks: pools.train, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: first.steps, ...jobSync(cfg, 0) };
+    const plan = {
+      tasks: pools.train,
+      seed: cfg.seed,
+      selector: cfg.taskset.selector,
+      tasksPerStep: cfg.explorer.tasks_per_step,
+      end: first.steps,
+      ...jobSync(cfg, 0),
+    };
     let jobs = 0;
     // A selector that learns from outcomes (priority, curriculum) is the trainer's: it queues those jobs itself.
-    if (stageExplores(first) && PLANNED_SELECTORS.includes(cfg.taskset.selector)) for (let t = 0; t <= plan.lead; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
+    if (stageExplores(first) && PLANNED_SELECTORS.includes(cfg.taskset.selector))
+      for (let t = 0; t <= plan.lead; t++) jobs += await withRetry(() => q.addJobs(runId, stepJobs(plan, t)));
     // Recorded last: a run with a v0 checkpoint is complete (a setup killed before this starts over).
     // v0 travels as every version does, by sha256: to the object store, else into the database.
     const checksum = checksumDir(v0);
     await (object ?? new DbWeightsStore(q.pool)).publish(runId, v0, checksum);
-    const path = objectStore ? `s3://${objectStore.bucket}/${[objectStore.prefix, runId, checksum].filter(Boolean).join('/')}/` : v0;
+    const path = objectStore
+      ? `s3://${objectStore.bucket}/${[objectStore.prefix, runId, checksum].filter(Boolean).join('/')}/`
+      : v0;
     await store.addCheckpoint({ runId, version: 0, path, checksum, createdAt: Date.now() });
     return { created: true, checkpoint: path, jobs };
   } finally {
@@ -117,8 +151,14 @@ export async function createDistributedRun(cfg: RunConfig, url: string, runId: s
 export function formatWorkers(rows: WorkerRow[], deadAfterS = 10): string {
   const head = ['worker', 'host', 'role', 'state', 'version', 'done', 'per_s', 'heartbeat'];
   const lines = rows.map((w) => [
-    w.id, w.host, w.role, w.ageS > deadAfterS && w.state !== 'stopped' && w.state !== 'done' ? `lost (${w.state})` : w.state,
-    w.modelVersion === null ? '-' : `v${w.modelVersion}`, String(w.done), w.throughput.toFixed(2), `${w.ageS.toFixed(1)}s ago`,
+    w.id,
+    w.host,
+    w.role,
+    w.ageS > deadAfterS && w.state !== 'stopped' && w.state !== 'done' ? `lost (${w.state})` : w.state,
+    w.modelVersion === null ? '-' : `v${w.modelVersion}`,
+    String(w.done),
+    w.throughput.toFixed(2),
+    `${w.ageS.toFixed(1)}s ago`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   // A worker in trouble says why (a weight source it cannot reach, a folder it cannot see).

@@ -33,7 +33,10 @@ export interface SignInput {
 
 /** The headers to send: the given ones plus host, x-amz-date, x-amz-content-sha256, (x-amz-security-token) and authorization. */
 export function signV4(req: SignInput, creds: S3Credentials): Record<string, string> {
-  const amzDate = (req.now ?? new Date()).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = (req.now ?? new Date())
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   const day = amzDate.slice(0, 8);
   const service = req.service ?? 's3';
   const h: Record<string, string> = {};
@@ -49,8 +52,19 @@ export function signV4(req: SignInput, creds: S3Credentials): Record<string, str
     .map(([k, v]) => `${k}=${v}`)
     .join('&');
   // Each segment encoded once in S3's way (URL leaves e.g. '$' as is; callers send keys encoded so too).
-  const path = (req.url.pathname || '/').split('/').map((s) => uriEncode(decodeURIComponent(s), false)).join('/');
-  const canonical = [req.method, path, query, ...names.map((n) => `${n}:${h[n]}`), '', names.join(';'), req.payloadSha256].join('\n');
+  const path = (req.url.pathname || '/')
+    .split('/')
+    .map((s) => uriEncode(decodeURIComponent(s), false))
+    .join('/');
+  const canonical = [
+    req.method,
+    path,
+    query,
+    ...names.map((n) => `${n}:${h[n]}`),
+    '',
+    names.join(';'),
+    req.payloadSha256,
+  ].join('\n');
   const scope = `${day}/${req.region}/${service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n');
   const key = hmac(hmac(hmac(hmac(`AWS4${creds.secretAccessKey}`, day), req.region), service), 'aws4_request');

@@ -104,10 +104,24 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
   // One trainer per run: the lease's epoch fences every write of this store for the run, so a trainer
   // that lost it (another took over) cannot overwrite a checkpoint record, publish or mark rows trained.
   try {
-    const { lease, tookFrom } = await withRetry(() => raw.acquireTrainerLease(o.runId, { holder: id, host: hostname(), pid: process.pid, timeoutMs: o.leaseTimeoutMs, takeOver: o.takeOver, holderGone }), retry);
+    const { lease, tookFrom } = await withRetry(
+      () =>
+        raw.acquireTrainerLease(o.runId, {
+          holder: id,
+          host: hostname(),
+          pid: process.pid,
+          timeoutMs: o.leaseTimeoutMs,
+          takeOver: o.takeOver,
+          holderGone,
+        }),
+      retry,
+    );
     // The jobs it queues are fenced too: a taken-over trainer cannot queue into the holder's run.
     q.fence(o.runId, lease.epoch);
-    if (tookFrom) log.warn(`run ${o.runId}: took the trainer lease (epoch ${lease.epoch}) from ${tookFrom.holder} (host ${tookFrom.host}, pid ${tookFrom.pid}); it stops at its next write`);
+    if (tookFrom)
+      log.warn(
+        `run ${o.runId}: took the trainer lease (epoch ${lease.epoch}) from ${tookFrom.holder} (host ${tookFrom.host}, pid ${tookFrom.pid}); it stops at its next write`,
+      );
   } catch (e) {
     await q.close();
     await raw.close();
@@ -129,7 +143,18 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         log.error(e.message);
         ac.abort();
       });
-    return q.heartbeat(o.runId, { id, role: 'trainer', state, detail, modelVersion: version, done: steps, throughput: span > 0 ? steps / span : 0, startedAt: t0 }).catch(() => undefined);
+    return q
+      .heartbeat(o.runId, {
+        id,
+        role: 'trainer',
+        state,
+        detail,
+        modelVersion: version,
+        done: steps,
+        throughput: span > 0 ? steps / span : 0,
+        startedAt: t0,
+      })
+      .catch(() => undefined);
   };
   await beat(); // a worker shows up as soon as it joins
   const hb = setInterval(() => void beat(), o.heartbeatMs ?? 1000);
@@ -137,7 +162,13 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
   try {
     const cfg = await readDistributedConfig(() => store.getState(o.runId, 'dist:config'), `run ${o.runId}`);
     // This host's weights folder, and the run's object store (S3) when it has one.
-    const tw = await TrainerWeights.open(o.runId, (k) => store.getState(o.runId, k), q.pool, await store.listCheckpoints(o.runId), o.weightsDir);
+    const tw = await TrainerWeights.open(
+      o.runId,
+      (k) => store.getState(o.runId, k),
+      q.pool,
+      await store.listCheckpoints(o.runId),
+      o.weightsDir,
+    );
     const weightsDir = tw.dir;
     const outDir = o.outDir ?? join(weightsDir, o.runId);
     const latest = await store.latestCheckpoint(o.runId);
@@ -163,7 +194,12 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       const host = o.serveWeights?.host ?? defaultAdvertisedHost();
       const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
       // With TLS the certificate goes with the address: explorers pin its sha256 unless given a CA.
-      await store.setState(o.runId, 'dist:weights-http', { url, token: server.token, trainer: id, ...(tls ? { tls: { cert: tls.cert, sha256: certSha256(tls.cert) } } : {}) });
+      await store.setState(o.runId, 'dist:weights-http', {
+        url,
+        token: server.token,
+        trainer: id,
+        ...(tls ? { tls: { cert: tls.cert, sha256: certSha256(tls.cert) } } : {}),
+      });
       log.info(`run ${o.runId}: serving weights at ${url}`);
     } else await store.setState(o.runId, 'dist:weights-http', null);
     if (!tok) throw new Error(`${latest.path}: checkpoint has no tokenizer.json`);
@@ -190,12 +226,21 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     // priority / curriculum learn from outcomes: the trainer's TaskFeed picks each step's tasks as it queues them.
     let planner: PlannedSelector | undefined;
     if (!PLANNED_SELECTORS.includes(cfg.taskset.selector)) {
-      planner = new PlannedSelector(new TaskFeed(cfg, tasks), tasks, cfg.explorer.tasks_per_step, (st) => store.setState(o.runId, 'dist:selector', st));
+      planner = new PlannedSelector(new TaskFeed(cfg, tasks), tasks, cfg.explorer.tasks_per_step, (st) =>
+        store.setState(o.runId, 'dist:selector', st),
+      );
       planner.restore(await store.getState(o.runId, 'dist:selector'));
     }
     // taskset.pipeline synthesize: a round after each trained batch, from its tasks; accepted tasks are
     // stored (a restarted trainer lists them with the others) and join the list the job plan picks from.
-    const synth = taskSynthesis(cfg, { runId: o.runId, store, pools: { train: tasks, eval: evalTasks, reward }, tok, onAccepted: (ts) => void tasks.push(...ts), onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
+    const synth = taskSynthesis(cfg, {
+      runId: o.runId,
+      store,
+      pools: { train: tasks, eval: evalTasks, reward },
+      tok,
+      onAccepted: (ts) => void tasks.push(...ts),
+      onRound: (r) => metrics.write({ kind: 'synthesize', ...r }),
+    });
     // Stage starts stay on disk: the reference of a stage resumed in the middle is loaded from there.
     const keep = new Set<number>([0]);
     // Placement `distributed`: this process trains every stage; explorers on any machine lease the
@@ -210,7 +255,10 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       evaluate: async (label) => {
         state = 'evaluating';
         detail = `${label}: ${evalTasks.length} task(s) with v${version}`;
-        return { result: await evaluate(new LocalRolloutModel(model, tok, version!), evalTasks, reward, evalOptions(cfg)), step: version! };
+        return {
+          result: await evaluate(new LocalRolloutModel(model, tok, version!), evalTasks, reward, evalOptions(cfg)),
+          step: version!,
+        };
       },
       finalWhenStopped: false,
       runStage: async (si, stage) => {
@@ -221,61 +269,123 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
         const startCk = (await store.listCheckpoints(o.runId)).find((c) => c.version === stageStart);
         // A stage resumed in the middle: its start on this host (fetched from the database or the object
         // store when this is not the machine that wrote it), for the reference.
-        const startPath = startCk && startCk.version !== version ? await tw.local(startCk).catch((e: Error) => (log.warn(`stage start v${startCk.version}: ${e.message}; the reference is the current weights`), null)) : null;
-        const parts = await openStage(cfg, stage, model, tok, store, o.runId, () => (startPath ? loadVerified(startPath, startCk!.checksum, { external }).model : model.clone()), criticFrom);
-        if (stageStep === 0) metrics.write({ kind: 'stage', stage: stage.name, algorithm: parts.objective.name, distributed: true });
+        const startPath =
+          startCk && startCk.version !== version
+            ? await tw
+                .local(startCk)
+                .catch(
+                  (e: Error) => (
+                    log.warn(`stage start v${startCk.version}: ${e.message}; the reference is the current weights`),
+                    null
+                  ),
+                )
+            : null;
+        const parts = await openStage(
+          cfg,
+          stage,
+          model,
+          tok,
+          store,
+          o.runId,
+          () => (startPath ? loadVerified(startPath, startCk!.checksum, { external }).model : model.clone()),
+          criticFrom,
+        );
+        if (stageStep === 0)
+          metrics.write({ kind: 'stage', stage: stage.name, algorithm: parts.objective.name, distributed: true });
         // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
         const inner = makeSampler(store, parts.samplerConfig);
         // An exploring stage queues the jobs of its steps (never past its end); a train-only stage samples expert data.
         const feeding = parts.explores
-          ? new FeedingSampler(inner, q, o.runId, { tasks, seed: cfg.seed, selector: cfg.taskset.selector, tasksPerStep: cfg.explorer.tasks_per_step, end: stage.steps === undefined ? undefined : stageStart + stage.steps, ...jobSync(cfg, stageStart) }, groupSize, planner, link)
+          ? new FeedingSampler(
+              inner,
+              q,
+              o.runId,
+              {
+                tasks,
+                seed: cfg.seed,
+                selector: cfg.taskset.selector,
+                tasksPerStep: cfg.explorer.tasks_per_step,
+                end: stage.steps === undefined ? undefined : stageStart + stage.steps,
+                ...jobSync(cfg, stageStart),
+              },
+              groupSize,
+              planner,
+              link,
+            )
           : undefined;
         if (feeding && synth)
           feeding.afterBatch = (step, exps) => {
             const byId = new Map(tasks.map((t) => [t.id, t]));
-            const parents = [...new Set(exps.filter((e) => e.source === 'usual').map((e) => e.taskId))].flatMap((id) => byId.get(id) ?? []);
+            const parents = [...new Set(exps.filter((e) => e.source === 'usual').map((e) => e.taskId))].flatMap(
+              (id) => byId.get(id) ?? [],
+            );
             return synth.afterStep(parents, new LocalRolloutModel(model, tok, version!), step);
           };
-        log.info(`run ${o.runId}: stage ${stage.name} (${parts.objective.name}) from v${version} (step ${stageStep} of ${stage.steps}), batch ${parts.batchSize}`);
+        log.info(
+          `run ${o.runId}: stage ${stage.name} (${parts.objective.name}) from v${version} (step ${stageStep} of ${stage.steps}), batch ${parts.batchSize}`,
+        );
         // Every step goes to metrics.jsonl; the log gets a line per step at most every 5 s (and the last).
         let logged = 0;
-        const r = await trainStage({ cfg, stage, model, tok, evalTasks, reward, metrics, step: version!, stageStep }, parts, {
-          sampler: feeding ?? inner,
-          syncInterval: cfg.synchronizer.sync_interval,
-          signal,
-          onMetrics: (rec) => {
-            if (rec.kind !== 'train') return metrics.write(rec);
-            steps++;
-            if (parts.explores) exploreSteps++;
-            const usual = (feeding?.last ?? []).filter((e) => e.source === 'usual');
-            const rewardMean = usual.length ? usual.reduce((x, e) => x + e.reward, 0) / usual.length : null;
-            metrics.write({ ...rec, explored: parts.explores, reward_mean: rewardMean, full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null });
-            const n = Number(rec.step) + 1 - stageStart;
-            if (Date.now() - logged >= 5000 || n >= (stage.steps ?? Infinity)) {
-              logged = Date.now();
-              log.info(`${stage.name} step ${n}${stage.steps === undefined ? '' : `/${stage.steps}`}: loss ${Number(rec.loss).toFixed(4)}, batch reward ${rewardMean === null ? '-' : rewardMean.toFixed(3)}, waited ${Number(rec.waited_s).toFixed(2)} s`);
-            }
+        const r = await trainStage(
+          { cfg, stage, model, tok, evalTasks, reward, metrics, step: version!, stageStep },
+          parts,
+          {
+            sampler: feeding ?? inner,
+            syncInterval: cfg.synchronizer.sync_interval,
+            signal,
+            onMetrics: (rec) => {
+              if (rec.kind !== 'train') return metrics.write(rec);
+              steps++;
+              if (parts.explores) exploreSteps++;
+              const usual = (feeding?.last ?? []).filter((e) => e.source === 'usual');
+              const rewardMean = usual.length ? usual.reduce((x, e) => x + e.reward, 0) / usual.length : null;
+              metrics.write({
+                ...rec,
+                explored: parts.explores,
+                reward_mean: rewardMean,
+                full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null,
+              });
+              const n = Number(rec.step) + 1 - stageStart;
+              if (Date.now() - logged >= 5000 || n >= (stage.steps ?? Infinity)) {
+                logged = Date.now();
+                log.info(
+                  `${stage.name} step ${n}${stage.steps === undefined ? '' : `/${stage.steps}`}: loss ${Number(rec.loss).toFixed(4)}, batch reward ${rewardMean === null ? '-' : rewardMean.toFixed(3)}, waited ${Number(rec.waited_s).toFixed(2)} s`,
+                );
+              }
+            },
+            onState: (s, d) => {
+              state = s;
+              detail = d ?? '';
+            },
+            publishWeights: async (v, sStep, done) => {
+              const dir = versionDir(weightsDir, o.runId, v);
+              await saveCheckpoint(
+                model,
+                dir,
+                {
+                  version: v,
+                  step: v,
+                  stage: stage.name,
+                  stage_index: done ? si + 1 : si,
+                  stage_step: done ? 0 : sStep,
+                },
+                tok,
+                { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer },
+              );
+              criticFrom = dir;
+              const checksum = checksumDir(dir);
+              server?.add(checksum, dir); // servable before any explorer hears of it
+              // Still the holder? Then upload and prune in the object store; the record's epoch compare below is the guarantee.
+              await withRetry(() => raw.renewTrainerLease(o.runId, `checkpoint v${v} (upload and record)`), retry);
+              await tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, keep); // in the object store before its record names it
+              await metrics.flush(); // the curve up to this version is stored before its record names it
+              await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
+              version = v;
+              await withRetry(() => q.notifyWeights(o.runId, v), retry);
+              pruneVersions(weightsDir, o.runId, v, cfg.buffer.max_staleness + 3, keep);
+            },
           },
-          onState: (s, d) => {
-            state = s;
-            detail = d ?? '';
-          },
-          publishWeights: async (v, sStep, done) => {
-            const dir = versionDir(weightsDir, o.runId, v);
-            await saveCheckpoint(model, dir, { version: v, step: v, stage: stage.name, stage_index: done ? si + 1 : si, stage_step: done ? 0 : sStep }, tok, { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer });
-            criticFrom = dir;
-            const checksum = checksumDir(dir);
-            server?.add(checksum, dir); // servable before any explorer hears of it
-            // Still the holder? Then upload and prune in the object store; the record's epoch compare below is the guarantee.
-            await withRetry(() => raw.renewTrainerLease(o.runId, `checkpoint v${v} (upload and record)`), retry);
-            await tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, keep); // in the object store before its record names it
-            await metrics.flush(); // the curve up to this version is stored before its record names it
-            await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
-            version = v;
-            await withRetry(() => q.notifyWeights(o.runId, v), retry);
-            pruneVersions(weightsDir, o.runId, v, cfg.buffer.max_staleness + 3, keep);
-          },
-        });
+        );
         parts.dispose();
         topUps += feeding?.topUps ?? 0;
         idle = r.idle;
@@ -287,7 +397,11 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       beforeFinal: async (completed) => {
         if (completed) await store.setState(o.runId, 'dist:done', { step: version, at: Date.now() });
       },
-      finish: async () => ({ trainerSteps: version!, exploreSteps, checkpoint: versionDir(weightsDir, o.runId, version!) }),
+      finish: async () => ({
+        trainerSteps: version!,
+        exploreSteps,
+        checkpoint: versionDir(weightsDir, o.runId, version!),
+      }),
     };
     const run = await runStages(cfg, strategy, {
       runId: o.runId,
@@ -301,7 +415,12 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       // metrics.jsonl holds the whole run (restored from the database): every periodic evaluation counts.
       evalsSince: 0,
       // Stored by the setup beside the eval tasks (a run set up before it was stored: described by count).
-      evalSet: { note: (await store.getState<string>(o.runId, 'dist:eval_set')) ?? `${evalTasks.length} eval task(s) stored by the setup`, tasks: evalTasks.length },
+      evalSet: {
+        note:
+          (await store.getState<string>(o.runId, 'dist:eval_set')) ??
+          `${evalTasks.length} eval task(s) stored by the setup`,
+        tasks: evalTasks.length,
+      },
     });
     // Taken over while it trained: not a stop of this run, an error naming the holder (exit 1).
     if (fenced) throw fenced;
@@ -310,7 +429,17 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     log.info(`run ${o.runId}: ${state} at step ${version}, idle ${(idle * 100).toFixed(1)}%, ${topUps} top-up job(s)`);
     model.dispose();
     const evalStart = run.start ?? (await store.getState<EvalResult>(o.runId, 'dist:eval_start'));
-    const result: TrainerResult = { worker: id, startedFrom: meta.version, step: version, done: !run.stopped, idle, wallS: (Date.now() - t0) / 1000, topUps, eval: { start: evalStart, final: run.final }, outDir };
+    const result: TrainerResult = {
+      worker: id,
+      startedFrom: meta.version,
+      step: version,
+      done: !run.stopped,
+      idle,
+      wallS: (Date.now() - t0) / 1000,
+      topUps,
+      eval: { start: evalStart, final: run.final },
+      outDir,
+    };
     await metrics.flush();
     if (!run.stopped) {
       const summary = { ...run.summary, distributed: true, top_ups: topUps };

@@ -34,11 +34,15 @@ export function waitReason(workers: WorkerRow[], link: LinkOutage | null): strin
     if (working) parts.push(`${working} explorer(s) at work`);
     if (errors.length) {
       const kinds = [...new Set(errors.map((w) => w.detail ?? ''))];
-      parts.push(`${errors.length} explorer(s) in error: ${kinds.slice(0, 2).join(' | ')}${kinds.length > 2 ? ` (+${kinds.length - 2} other reason(s))` : ''}`);
+      parts.push(
+        `${errors.length} explorer(s) in error: ${kinds.slice(0, 2).join(' | ')}${kinds.length > 2 ? ` (+${kinds.length - 2} other reason(s))` : ''}`,
+      );
     }
     if (silent.length) {
       const last = silent.reduce((a, b) => (a.ageS <= b.ageS ? a : b));
-      parts.push(`${silent.length} explorer(s) silent (no heartbeat for ${Math.round(last.ageS)} s or more; last: ${last.id} on ${last.host}, ${last.state}${last.detail ? `: ${last.detail}` : ''}) — cut off from the database, frozen or killed`);
+      parts.push(
+        `${silent.length} explorer(s) silent (no heartbeat for ${Math.round(last.ageS)} s or more; last: ${last.id} on ${last.host}, ${last.state}${last.detail ? `: ${last.detail}` : ''}) — cut off from the database, frozen or killed`,
+      );
     }
     if (!live.length) parts.push('no explorer is reporting');
   }

@@ -20,25 +20,43 @@ export class DbWeightsStore implements WeightsStore {
 
   async publish(runId: string, dir: string, checksum: string): Promise<void> {
     await inTransaction(this.pool, async (c) => {
-      for (const name of readdirSync(dir).filter((f) => FILE.test(f) && statSync(join(dir, f)).isFile()).sort()) {
+      for (const name of readdirSync(dir)
+        .filter((f) => FILE.test(f) && statSync(join(dir, f)).isFile())
+        .sort()) {
         let part = 0;
         for await (const chunk of createReadStream(join(dir, name), { highWaterMark: CHUNK }))
-          await c.query('INSERT INTO rft_weight_files (run_id, sha256, name, part, data) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [runId, checksum, name, part++, chunk]);
+          await c.query(
+            'INSERT INTO rft_weight_files (run_id, sha256, name, part, data) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING',
+            [runId, checksum, name, part++, chunk],
+          );
         // An empty file still has its (empty) part 0, so the listing names it.
-        if (part === 0) await c.query('INSERT INTO rft_weight_files (run_id, sha256, name, part, data) VALUES ($1, $2, $3, 0, $4) ON CONFLICT DO NOTHING', [runId, checksum, name, Buffer.alloc(0)]);
+        if (part === 0)
+          await c.query(
+            'INSERT INTO rft_weight_files (run_id, sha256, name, part, data) VALUES ($1, $2, $3, 0, $4) ON CONFLICT DO NOTHING',
+            [runId, checksum, name, Buffer.alloc(0)],
+          );
       }
     });
   }
 
   async download(runId: string, checksum: string, into: string): Promise<void> {
-    const files = (await this.pool.query('SELECT name, count(*)::int AS parts FROM rft_weight_files WHERE run_id = $1 AND sha256 = $2 GROUP BY name ORDER BY name', [runId, checksum])).rows as { name: string; parts: number }[];
-    if (!files.length) throw new WeightsFetchError(`${this.where}: no weights ${checksum.slice(0, 12)}… of run ${runId}`);
+    const files = (
+      await this.pool.query(
+        'SELECT name, count(*)::int AS parts FROM rft_weight_files WHERE run_id = $1 AND sha256 = $2 GROUP BY name ORDER BY name',
+        [runId, checksum],
+      )
+    ).rows as { name: string; parts: number }[];
+    if (!files.length)
+      throw new WeightsFetchError(`${this.where}: no weights ${checksum.slice(0, 12)}… of run ${runId}`);
     for (const f of files) {
       if (!FILE.test(f.name)) throw new WeightsFetchError(`${this.where}: bad file name '${f.name}'`);
       const out = createWriteStream(join(into, f.name));
       // A chunk at a time: a large checkpoint never sits whole in memory.
       for (let part = 0; part < f.parts; part++) {
-        const r = await this.pool.query('SELECT data FROM rft_weight_files WHERE run_id = $1 AND sha256 = $2 AND name = $3 AND part = $4', [runId, checksum, f.name, part]);
+        const r = await this.pool.query(
+          'SELECT data FROM rft_weight_files WHERE run_id = $1 AND sha256 = $2 AND name = $3 AND part = $4',
+          [runId, checksum, f.name, part],
+        );
         if (!r.rows.length) throw new WeightsFetchError(`${this.where}: ${f.name} part ${part} missing`);
         if (!out.write(r.rows[0].data as Buffer)) await new Promise<void>((res) => out.once('drain', () => res()));
       }

@@ -6,7 +6,16 @@
 // database, so whoever can read the run can fetch its weights, and nobody else). With a certificate
 // and key the server speaks HTTPS, and explorers check it (a CA file, or the certificate's sha256
 // pinned) before the token leaves them.
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { createServer, get, type IncomingMessage, type RequestOptions, type Server } from 'node:http';
 import { createServer as createHttpsServer, get as httpsGet } from 'node:https';
 import { X509Certificate } from 'node:crypto';
@@ -76,13 +85,17 @@ export class WeightsServer {
       }
       const name = m[2]!;
       if (name === '') {
-        const files = readdirSync(dir).filter((f) => FILE.test(f) && statSync(join(dir, f)).isFile()).map((f) => ({ name: f, size: statSync(join(dir, f)).size }));
+        const files = readdirSync(dir)
+          .filter((f) => FILE.test(f) && statSync(join(dir, f)).isFile())
+          .map((f) => ({ name: f, size: statSync(join(dir, f)).size }));
         return send(200, JSON.stringify({ files }));
       }
       const file = join(dir, name);
       if (!FILE.test(name) || !existsSync(file)) return send(404, 'no such file\n');
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(statSync(file).size) });
-      createReadStream(file).on('error', () => res.destroy()).pipe(res);
+      createReadStream(file)
+        .on('error', () => res.destroy())
+        .pipe(res);
     };
     const server: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, handler) : createServer(handler);
     this.server = server;
@@ -106,7 +119,8 @@ export class WeightsServer {
 
 /** The address other machines reach this one at: the first non-internal IPv4 (loopback if none). */
 export function defaultAdvertisedHost(): string {
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   return '127.0.0.1';
 }
 
@@ -117,14 +131,22 @@ export class WeightsFetchError extends Error {}
 function tlsOptions(src: HttpWeightsSource, tls: ClientTls): RequestOptions & Record<string, unknown> {
   if (tls.ca) return { ca: tls.ca };
   const pin = (tls.pin ?? src.tls?.sha256 ?? '').replace(/:/g, '').toLowerCase();
-  if (!src.tls?.cert || !pin) throw new WeightsFetchError(`${src.url}: HTTPS without a recorded certificate: give the explorer --weights-ca FILE`);
-  if (certSha256(src.tls.cert) !== pin) throw new WeightsFetchError(`${src.url}: the trainer's recorded certificate (sha256 ${certSha256(src.tls.cert).slice(0, 16)}…) is not the pinned ${pin.slice(0, 16)}…`);
+  if (!src.tls?.cert || !pin)
+    throw new WeightsFetchError(
+      `${src.url}: HTTPS without a recorded certificate: give the explorer --weights-ca FILE`,
+    );
+  if (certSha256(src.tls.cert) !== pin)
+    throw new WeightsFetchError(
+      `${src.url}: the trainer's recorded certificate (sha256 ${certSha256(src.tls.cert).slice(0, 16)}…) is not the pinned ${pin.slice(0, 16)}…`,
+    );
   // The recorded certificate is the only trust anchor, and the one presented must be exactly it
   // (its sha256), whatever host name it was issued for.
   return {
     ca: src.tls.cert,
     checkServerIdentity: (_host: string, cert: { fingerprint256: string }) =>
-      cert.fingerprint256.replace(/:/g, '').toLowerCase() === pin ? undefined : new Error(`certificate sha256 ${cert.fingerprint256} is not the pinned one`),
+      cert.fingerprint256.replace(/:/g, '').toLowerCase() === pin
+        ? undefined
+        : new Error(`certificate sha256 ${cert.fingerprint256} is not the pinned one`),
   };
 }
 
@@ -135,11 +157,21 @@ function request(url: string, token: string, idleMs: number, tls?: RequestOption
     const req = (url.startsWith('https:') ? httpsGet : get)(url, opts, (res) => {
       if (res.statusCode === 200) return resolve(res);
       res.resume();
-      reject(new WeightsFetchError(`${url}: HTTP ${res.statusCode}${res.statusCode === 404 ? ' (pruned, or the trainer restarted)' : res.statusCode === 401 ? ' (token refused)' : ''}`));
+      reject(
+        new WeightsFetchError(
+          `${url}: HTTP ${res.statusCode}${res.statusCode === 404 ? ' (pruned, or the trainer restarted)' : res.statusCode === 401 ? ' (token refused)' : ''}`,
+        ),
+      );
     });
     // `timeout` is socket inactivity: a dead link fails after idleMs, a slow one that still moves does not.
     req.on('timeout', () => req.destroy(new WeightsFetchError(`${url}: no answer for ${idleMs / 1000} s`)));
-    req.on('error', (e) => reject(e instanceof WeightsFetchError ? e : new WeightsFetchError(`${url}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
+    req.on('error', (e) =>
+      reject(
+        e instanceof WeightsFetchError
+          ? e
+          : new WeightsFetchError(`${url}: ${(e as NodeJS.ErrnoException).code ?? e.message}`),
+      ),
+    );
   });
 }
 
@@ -147,8 +179,15 @@ function request(url: string, token: string, idleMs: number, tls?: RequestOption
  * Fetch the weights with this sha256 into `cacheDir/<sha256>` (or find them there), verified.
  * Returns the folder.
  */
-export async function fetchWeights(src: HttpWeightsSource, checksum: string, cacheDir: string, idleMs = 5000, clientTls: ClientTls = {}): Promise<string> {
-  if (!SHA.test(checksum)) throw new WeightsFetchError(`recorded checksum '${checksum}' is not a sha256: cannot fetch by content`);
+export async function fetchWeights(
+  src: HttpWeightsSource,
+  checksum: string,
+  cacheDir: string,
+  idleMs = 5000,
+  clientTls: ClientTls = {},
+): Promise<string> {
+  if (!SHA.test(checksum))
+    throw new WeightsFetchError(`recorded checksum '${checksum}' is not a sha256: cannot fetch by content`);
   const dest = join(cacheDir, checksum);
   if (existsSync(dest) && checksumDir(dest) === checksum) return dest;
   const base = `${src.url.replace(/\/$/, '')}/weights/${checksum}/`;
@@ -171,11 +210,16 @@ export async function fetchWeights(src: HttpWeightsSource, checksum: string, cac
       try {
         await pipeline(await request(base + f.name, src.token, idleMs, tls), createWriteStream(join(tmp, f.name)));
       } catch (e) {
-        throw e instanceof WeightsFetchError ? e : new WeightsFetchError(`${base}${f.name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        throw e instanceof WeightsFetchError
+          ? e
+          : new WeightsFetchError(`${base}${f.name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
       }
     }
     const got = checksumDir(tmp);
-    if (got !== checksum) throw new ChecksumError(`${base}: downloaded sha256 ${got.slice(0, 12)}… is not the address ${checksum.slice(0, 12)}…`);
+    if (got !== checksum)
+      throw new ChecksumError(
+        `${base}: downloaded sha256 ${got.slice(0, 12)}… is not the address ${checksum.slice(0, 12)}…`,
+      );
     rmSync(dest, { recursive: true, force: true });
     renameSync(tmp, dest);
     return dest;
@@ -187,5 +231,6 @@ export async function fetchWeights(src: HttpWeightsSource, checksum: string, cac
 /** Remove cached versions other than `keep` (and leftovers of cut downloads). */
 export function pruneCache(cacheDir: string, keep: string): void {
   if (!existsSync(cacheDir)) return;
-  for (const name of readdirSync(cacheDir)) if (name !== keep) rmSync(join(cacheDir, name), { recursive: true, force: true });
+  for (const name of readdirSync(cacheDir))
+    if (name !== keep) rmSync(join(cacheDir, name), { recursive: true, force: true });
 }

@@ -22,7 +22,10 @@ export class WeightsLoader {
     private readonly o: { runId?: string; store?: WeightsStore | null; tls?: ClientTls } = {},
   ) {}
 
-  async load(w: PublishedVersion, http: HttpWeightsSource | null): Promise<{ ck: LoadedCheckpoint; from: 'folder' | 'http' | 's3' }> {
+  async load(
+    w: PublishedVersion,
+    http: HttpWeightsSource | null,
+  ): Promise<{ ck: LoadedCheckpoint; from: 'folder' | 'http' | 's3' }> {
     const store = this.o.store;
     // An explorer only samples: the weights load outside the wasm heap when the addon allows.
     const external = inferenceOutsideHeap();
@@ -40,7 +43,9 @@ export class WeightsLoader {
       return { ck: loadCheckpoint(dir, { external }), from: 's3' };
     }
     if (!http)
-      throw new WeightsFetchError(`${w.path}: not visible from this host, and the trainer serves no weights over HTTP (start \`rft trainer\` without --no-serve-weights, or share the folder at the same path on every machine)`);
+      throw new WeightsFetchError(
+        `${w.path}: not visible from this host, and the trainer serves no weights over HTTP (start \`rft trainer\` without --no-serve-weights, or share the folder at the same path on every machine)`,
+      );
     const dir = await fetchWeights(http, w.checksum, this.cacheDir, 5000, this.o.tls);
     pruneCache(this.cacheDir, w.checksum);
     return { ck: loadCheckpoint(dir, { external }), from: 'http' };

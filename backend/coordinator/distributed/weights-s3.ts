@@ -20,7 +20,9 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): S3Cred
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   if (!accessKeyId || !secretAccessKey)
-    throw new Error('S3 weights store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment of this process (credentials are never stored in the run)');
+    throw new Error(
+      'S3 weights store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment of this process (credentials are never stored in the run)',
+    );
   return { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined };
 }
 
@@ -28,26 +30,46 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): S3Cred
  * The store of `--weights s3://BUCKET/PREFIX`: the endpoint from `--s3-endpoint` or AWS_ENDPOINT_URL_S3 /
  * AWS_ENDPOINT_URL, the region from `--s3-region` or AWS_REGION / AWS_DEFAULT_REGION (default us-east-1).
  */
-export function s3Spec(weights: string, o: { endpoint?: string; region?: string }, env: NodeJS.ProcessEnv = process.env): S3StoreSpec {
+export function s3Spec(
+  weights: string,
+  o: { endpoint?: string; region?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): S3StoreSpec {
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(weights);
-  if (!m) throw new Error(`--weights: '${weights}' is not s3://BUCKET[/PREFIX] (a bucket name is 3-63 lower-case letters, digits, dots, hyphens)`);
+  if (!m)
+    throw new Error(
+      `--weights: '${weights}' is not s3://BUCKET[/PREFIX] (a bucket name is 3-63 lower-case letters, digits, dots, hyphens)`,
+    );
   const endpoint = o.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-  if (!endpoint) throw new Error('--s3-endpoint: the S3-compatible service, e.g. https://s3.eu-west-1.amazonaws.com or http://10.0.0.5:9000 (or AWS_ENDPOINT_URL)');
+  if (!endpoint)
+    throw new Error(
+      '--s3-endpoint: the S3-compatible service, e.g. https://s3.eu-west-1.amazonaws.com or http://10.0.0.5:9000 (or AWS_ENDPOINT_URL)',
+    );
   let u: URL;
   try {
     u = new URL(endpoint);
   } catch {
     throw new Error(`--s3-endpoint: '${endpoint}' is not a URL`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`--s3-endpoint: '${endpoint}' must be http:// or https://`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new Error(`--s3-endpoint: '${endpoint}' must be http:// or https://`);
   const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
-  return { kind: 's3', endpoint: u.origin, bucket: m[1]!, prefix, region: o.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1' };
+  return {
+    kind: 's3',
+    endpoint: u.origin,
+    bucket: m[1]!,
+    prefix,
+    region: o.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+  };
 }
 
 function fileSha256(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256');
-    createReadStream(path).on('data', (c) => h.update(c)).on('end', () => resolve(h.digest('hex'))).on('error', reject);
+    createReadStream(path)
+      .on('data', (c) => h.update(c))
+      .on('end', () => resolve(h.digest('hex')))
+      .on('error', reject);
   });
 }
 
@@ -70,13 +92,31 @@ export class S3WeightsStore implements WeightsStore {
     return [this.spec.prefix, runId, checksum, name].filter(Boolean).join('/');
   }
 
-  private send(method: 'GET' | 'PUT' | 'DELETE', key: string, body?: { file?: string; data?: Buffer; sha256: string }): Promise<IncomingMessage> {
+  private send(
+    method: 'GET' | 'PUT' | 'DELETE',
+    key: string,
+    body?: { file?: string; data?: Buffer; sha256: string },
+  ): Promise<IncomingMessage> {
     const url = new URL(`${this.spec.endpoint}/${uriEncode(this.spec.bucket, false)}/${uriEncode(key, true)}`);
     const what = `s3://${this.spec.bucket}/${key} (${this.spec.endpoint})`;
     const idleMs = this.o.idleMs ?? 5000;
-    const extra: Record<string, string> = body ? { 'content-length': String(body.data ? body.data.length : statSync(body.file!).size), 'content-type': 'application/octet-stream' } : {};
-    const headers = signV4({ method, url, headers: extra, payloadSha256: body?.sha256 ?? EMPTY_SHA256, region: this.spec.region }, this.creds);
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, timeout: idleMs, agent: false, ...(this.ca ? { ca: this.ca } : {}) });
+    const extra: Record<string, string> = body
+      ? {
+          'content-length': String(body.data ? body.data.length : statSync(body.file!).size),
+          'content-type': 'application/octet-stream',
+        }
+      : {};
+    const headers = signV4(
+      { method, url, headers: extra, payloadSha256: body?.sha256 ?? EMPTY_SHA256, region: this.spec.region },
+      this.creds,
+    );
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
+      method,
+      headers,
+      timeout: idleMs,
+      agent: false,
+      ...(this.ca ? { ca: this.ca } : {}),
+    });
     return new Promise((resolve, reject) => {
       req.on('response', (res) => {
         if (res.statusCode && res.statusCode >= 200 && res.statusCode < 300) return resolve(res);
@@ -85,14 +125,28 @@ export class S3WeightsStore implements WeightsStore {
         res.on('data', (c: string) => void (text.length < 4096 && (text += c)));
         res.on('end', () => {
           const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
-          const hint = res.statusCode === 403 ? ' (credentials refused: check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the bucket policy)' : res.statusCode === 404 ? ' (not in the store: pruned, or never published)' : '';
+          const hint =
+            res.statusCode === 403
+              ? ' (credentials refused: check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY and the bucket policy)'
+              : res.statusCode === 404
+                ? ' (not in the store: pruned, or never published)'
+                : '';
           reject(new WeightsFetchError(`${what}: HTTP ${res.statusCode}${code ? ' ' + code : ''}${hint}`));
         });
         res.on('error', () => reject(new WeightsFetchError(`${what}: HTTP ${res.statusCode}`)));
       });
       req.on('timeout', () => req.destroy(new WeightsFetchError(`${what}: no answer for ${idleMs / 1000} s`)));
-      req.on('error', (e) => reject(e instanceof WeightsFetchError ? e : new WeightsFetchError(`${what}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
-      if (body?.file) createReadStream(body.file).on('error', (e) => req.destroy(e)).pipe(req);
+      req.on('error', (e) =>
+        reject(
+          e instanceof WeightsFetchError
+            ? e
+            : new WeightsFetchError(`${what}: ${(e as NodeJS.ErrnoException).code ?? e.message}`),
+        ),
+      );
+      if (body?.file)
+        createReadStream(body.file)
+          .on('error', (e) => req.destroy(e))
+          .pipe(req);
       else req.end(body?.data);
     });
   }
@@ -102,11 +156,23 @@ export class S3WeightsStore implements WeightsStore {
   }
 
   async publish(runId: string, dir: string, checksum: string): Promise<void> {
-    const files = readdirSync(dir).filter((f) => FILE.test(f) && f !== 'manifest.json' && statSync(join(dir, f)).isFile()).sort();
+    const files = readdirSync(dir)
+      .filter((f) => FILE.test(f) && f !== 'manifest.json' && statSync(join(dir, f)).isFile())
+      .sort();
     for (const f of files) await this.put(this.key(runId, checksum, f), join(dir, f));
     // The manifest last: a reader that finds it finds every file.
-    const data = Buffer.from(JSON.stringify({ sha256: checksum, files: files.map((name) => ({ name, size: statSync(join(dir, name)).size })) }));
-    (await this.send('PUT', this.key(runId, checksum, 'manifest.json'), { data, sha256: createHash('sha256').update(data).digest('hex') })).resume();
+    const data = Buffer.from(
+      JSON.stringify({
+        sha256: checksum,
+        files: files.map((name) => ({ name, size: statSync(join(dir, name)).size })),
+      }),
+    );
+    (
+      await this.send('PUT', this.key(runId, checksum, 'manifest.json'), {
+        data,
+        sha256: createHash('sha256').update(data).digest('hex'),
+      })
+    ).resume();
   }
 
   private async manifest(runId: string, checksum: string): Promise<{ name: string; size: number }[]> {
@@ -115,7 +181,8 @@ export class S3WeightsStore implements WeightsStore {
     for await (const c of await this.send('GET', key)) text += c;
     try {
       const files = (JSON.parse(text) as { files: { name: string; size: number }[] }).files;
-      if (!Array.isArray(files) || files.some((f) => !FILE.test(f.name) || f.name === 'manifest.json')) throw new Error();
+      if (!Array.isArray(files) || files.some((f) => !FILE.test(f.name) || f.name === 'manifest.json'))
+        throw new Error();
       return files;
     } catch {
       throw new WeightsFetchError(`s3://${this.spec.bucket}/${key}: not a weights manifest`);
@@ -128,7 +195,11 @@ export class S3WeightsStore implements WeightsStore {
       try {
         await pipeline(await this.send('GET', key), createWriteStream(join(into, f.name)));
       } catch (e) {
-        throw e instanceof WeightsFetchError ? e : new WeightsFetchError(`s3://${this.spec.bucket}/${key}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+        throw e instanceof WeightsFetchError
+          ? e
+          : new WeightsFetchError(
+              `s3://${this.spec.bucket}/${key}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+            );
       }
     }
   }

@@ -36,7 +36,12 @@ export interface WeightsStore {
  * The version with this sha256 in the folder `dest` (kept if already there and intact), fetched from
  * the store, verified. Returns `dest`.
  */
-export async function fetchFromStore(store: WeightsStore, runId: string, checksum: string, dest: string): Promise<string> {
+export async function fetchFromStore(
+  store: WeightsStore,
+  runId: string,
+  checksum: string,
+  dest: string,
+): Promise<string> {
   if (existsSync(dest) && checksumDir(dest) === checksum) return dest;
   mkdirSync(dirname(dest), { recursive: true });
   const tmp = `${dest}.part-${randomBytes(4).toString('hex')}`;
@@ -44,7 +49,10 @@ export async function fetchFromStore(store: WeightsStore, runId: string, checksu
   try {
     await store.download(runId, checksum, tmp);
     const got = checksumDir(tmp);
-    if (got !== checksum) throw new ChecksumError(`${store.where}: downloaded sha256 ${got.slice(0, 12)}… is not the address ${checksum.slice(0, 12)}…`);
+    if (got !== checksum)
+      throw new ChecksumError(
+        `${store.where}: downloaded sha256 ${got.slice(0, 12)}… is not the address ${checksum.slice(0, 12)}…`,
+      );
     rmSync(dest, { recursive: true, force: true });
     renameSync(tmp, dest);
     return dest;
@@ -57,7 +65,8 @@ export async function fetchFromStore(store: WeightsStore, runId: string, checksu
 export async function openRecordedStore(get: () => Promise<WeightsStoreSpec | null>): Promise<WeightsStore | null> {
   const spec = await get();
   if (!spec) return null;
-  if (spec.kind !== 's3') throw new Error(`dist:weights-store: unknown kind '${(spec as { kind: string }).kind}' (this version knows s3)`);
+  if (spec.kind !== 's3')
+    throw new Error(`dist:weights-store: unknown kind '${(spec as { kind: string }).kind}' (this version knows s3)`);
   const { S3WeightsStore, credentialsFromEnv } = await import('./weights-s3.js');
   return new S3WeightsStore(spec, credentialsFromEnv());
 }

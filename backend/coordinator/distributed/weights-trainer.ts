@@ -8,7 +8,13 @@ import { resolve } from 'node:path';
 import type pg from 'pg';
 import { logger } from '../../core/log.js';
 import { DbWeightsStore } from './weights-db.js';
-import { fetchFromStore, openRecordedStore, publishWithRetry, type WeightsStore, type WeightsStoreSpec } from './weights-store.js';
+import {
+  fetchFromStore,
+  openRecordedStore,
+  publishWithRetry,
+  type WeightsStore,
+  type WeightsStoreSpec,
+} from './weights-store.js';
 import { checksumDir, versionDir } from './weights.js';
 
 const log = logger('dist-trainer');
@@ -34,7 +40,13 @@ export class TrainerWeights {
     private readonly db: DbWeightsStore,
   ) {}
 
-  static async open(runId: string, getState: <T>(key: string) => Promise<T | null>, pool: pg.Pool, recorded: Recorded[], weightsDir?: string): Promise<TrainerWeights> {
+  static async open(
+    runId: string,
+    getState: <T>(key: string) => Promise<T | null>,
+    pool: pg.Pool,
+    recorded: Recorded[],
+    weightsDir?: string,
+  ): Promise<TrainerWeights> {
     const object = await openRecordedStore(() => getState<WeightsStoreSpec>('dist:weights-store'));
     const dir = resolve(weightsDir ?? (await getState<string>('dist:weights')) ?? 'rft-weights');
     if (object) log.info(`run ${runId}: versions go to ${object.where}; this host keeps them in ${dir}`);
@@ -91,7 +103,10 @@ export class TrainerWeights {
       if (stays(v)) continue;
       this.sums.delete(v);
       // The same bytes may be a live version too (an unchanged model): then the objects stay.
-      if (!live.has(s)) await this.object.remove(this.runId, s).catch((e: Error) => log.warn(`pruning v${v} from ${this.object!.where}: ${e.message}`));
+      if (!live.has(s))
+        await this.object
+          .remove(this.runId, s)
+          .catch((e: Error) => log.warn(`pruning v${v} from ${this.object!.where}: ${e.message}`));
     }
   }
 }

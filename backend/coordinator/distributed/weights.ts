@@ -29,12 +29,21 @@ export class ChecksumError extends Error {}
 export function loadVerified(path: string, checksum: string, opts: { external?: boolean } = {}): LoadedCheckpoint {
   if (!existsSync(path)) throw new ChecksumError(`${path}: not visible from this host (is the weights folder shared?)`);
   const got = checksumDir(path);
-  if (checksum && got !== checksum) throw new ChecksumError(`${path}: sha256 ${got.slice(0, 12)}… does not match the recorded ${checksum.slice(0, 12)}…`);
+  if (checksum && got !== checksum)
+    throw new ChecksumError(
+      `${path}: sha256 ${got.slice(0, 12)}… does not match the recorded ${checksum.slice(0, 12)}…`,
+    );
   return loadCheckpoint(path, opts);
 }
 
 /** Remove published versions older than the newest `keep` (v0, the run's start, and `also` stay). */
-export function pruneVersions(weightsDir: string, runId: string, newest: number, keep: number, also?: Set<number>): void {
+export function pruneVersions(
+  weightsDir: string,
+  runId: string,
+  newest: number,
+  keep: number,
+  also?: Set<number>,
+): void {
   const dir = join(weightsDir, runId);
   if (!existsSync(dir)) return;
   for (const name of readdirSync(dir)) {

@@ -25,7 +25,10 @@ export interface OverlapExplorerOptions {
   trainerVersion(): number;
   stageStartVersion: number;
   /** After each explore step: its metrics, how far it ran ahead of the trainer, and the idle fractions so far. */
-  onStep(m: ExploreMetrics, info: { step: number; version: number; ahead: number; idle: number; backpressure: number; elapsed_s: number }): Promise<void> | void;
+  onStep(
+    m: ExploreMetrics,
+    info: { step: number; version: number; ahead: number; idle: number; backpressure: number; elapsed_s: number },
+  ): Promise<void> | void;
   /** Stops the loop between steps (the step in flight finishes and is stored). */
   stop: AbortSignal;
   pollMs?: number;
@@ -38,8 +41,16 @@ export interface OverlapExplorerResult {
 }
 
 /** Why step `target` may not start yet ('weights' or 'backpressure'), or null when it may. */
-export function gateWait(gate: OverlapGate, target: number, trainerVersion: number, stageStartVersion: number): 'weights' | 'backpressure' | null {
-  if (gate.kind === 'offset') return trainerVersion < requiredVersion(target, { interval: 1, offset: gate.offset, stageStartVersion }) ? 'weights' : null;
+export function gateWait(
+  gate: OverlapGate,
+  target: number,
+  trainerVersion: number,
+  stageStartVersion: number,
+): 'weights' | 'backpressure' | null {
+  if (gate.kind === 'offset')
+    return trainerVersion < requiredVersion(target, { interval: 1, offset: gate.offset, stageStartVersion })
+      ? 'weights'
+      : null;
   return target - trainerVersion > gate.lead ? 'backpressure' : null;
 }
 

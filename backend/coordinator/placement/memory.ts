@@ -28,7 +28,21 @@ import { storedSynthesizedTasks, taskSynthesis } from '../task-synthesis.js';
 import { watchRunFiles, type LiveFiles } from '../live.js';
 import { FillingExplorer } from '../loop.js';
 import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
-import { evalOptions, rolloutEngine, expertExperience, experiencePipeline, explorerOptions, initialModel, loadTasks, makeTokenizer, processExperiences, stagesOf, TaskFeed, tokenizerTexts, type Stage } from '../setup.js';
+import {
+  evalOptions,
+  rolloutEngine,
+  expertExperience,
+  experiencePipeline,
+  explorerOptions,
+  initialModel,
+  loadTasks,
+  makeTokenizer,
+  processExperiences,
+  stagesOf,
+  TaskFeed,
+  tokenizerTexts,
+  type Stage,
+} from '../setup.js';
 import { pendingPartials } from '../../buffer/partials.js';
 import { importTrainFrom } from '../train-from.js';
 
@@ -56,12 +70,15 @@ export async function executeInProcess(
     if (!resumeFrom) await store.putTasks(runId, pools.train);
     // Tasks synthesized before a resume are read back as they were made (taskset.pipeline synthesize).
     pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
-    if (!resumeFrom && pools.experts.length) await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
+    if (!resumeFrom && pools.experts.length)
+      await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
     // buffer.train_from: another run's rows, copied in before any stage reads (a resume finds them there).
     if (cfg.buffer.train_from) await importTrainFrom(store, runId, cfg.buffer.train_from);
 
     // A resumed LoRA run loads its frozen base outside the wasm heap, as its start did (setup.ts initialModel).
-    const model = resumeFrom ? loadCheckpoint(resumeFrom.dir, { external: frozenOutsideHeap(cfg.model.lora) }).model : initialModel(cfg, tok, [...pools.train, ...pools.eval]);
+    const model = resumeFrom
+      ? loadCheckpoint(resumeFrom.dir, { external: frozenOutsideHeap(cfg.model.lora) }).model
+      : initialModel(cfg, tok, [...pools.train, ...pools.eval]);
     const note = resumeFrom && outsideHeapNote(model);
     if (note) log.info(`resumed from v${resumeFrom!.meta.version}: ${note}`);
     let version = resumeFrom?.meta.version ?? 0;
@@ -72,8 +89,14 @@ export async function executeInProcess(
     // (memory-explorer.ts); it needs at least one rollout worker thread, or nothing would run beside
     // the trainer on the main thread.
     const gate: OverlapGate | null =
-      cfg.synchronizer.mode === 'async' ? { kind: 'async', lead: cfg.buffer.max_staleness } : cfg.synchronizer.sync_offset > 0 ? { kind: 'offset', offset: cfg.synchronizer.sync_offset } : null;
-    pool = rolloutEngine(cfg, model.config, tok, { overlap: !!gate }) ?? (gate ? workerPool({ workers: 1, config: model.config, tokenizer: tok, overlap: true }) : undefined);
+      cfg.synchronizer.mode === 'async'
+        ? { kind: 'async', lead: cfg.buffer.max_staleness }
+        : cfg.synchronizer.sync_offset > 0
+          ? { kind: 'offset', offset: cfg.synchronizer.sync_offset }
+          : null;
+    pool =
+      rolloutEngine(cfg, model.config, tok, { overlap: !!gate }) ??
+      (gate ? workerPool({ workers: 1, config: model.config, tokenizer: tok, overlap: true }) : undefined);
     const evalOpts = evalOptions(cfg);
     const stages = stagesOf(cfg);
     // The stage being run decides the advantage function of fresh experiences.
@@ -83,27 +106,43 @@ export async function executeInProcess(
     const feed = new TaskFeed(cfg, pools.train);
     // A resumed run continues the selector where it stopped (order, success statistics).
     if (resumeFrom) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
-    const synth = taskSynthesis(cfg, { runId, store, feed, pools, tok, onRound: (r) => metrics.write({ kind: 'synthesize', ...r }) });
-    const explorer = new FillingExplorer(workflows.get(cfg.workflow.name), pools.reward, feed, {
-      // Partial rollouts: the step's stored partial rows are read back and written again with it.
-      pending: () => pendingPartials(store, runId),
-      append: async (exps, o) => {
-        await store.appendExperiences(exps, o);
-        await store.setState(runId, 'selector', feed.state());
-        // The next explore step's number: a resume continues it, so group ids (run:split:step:task) are never reused.
-        await store.setState(runId, 'explore_next_step', explorer.step + 1);
-      },
-    }, {
-      ...explorerOptions(cfg, runId, cfg.seed + 1),
-      process: processExperiences(pipeline, feed, (counts) => metrics.write({ kind: 'pipeline', step: explorer.step, ...counts })),
-      afterStep: synth?.afterStep,
+    const synth = taskSynthesis(cfg, {
+      runId,
+      store,
+      feed,
+      pools,
+      tok,
+      onRound: (r) => metrics.write({ kind: 'synthesize', ...r }),
     });
+    const explorer = new FillingExplorer(
+      workflows.get(cfg.workflow.name),
+      pools.reward,
+      feed,
+      {
+        // Partial rollouts: the step's stored partial rows are read back and written again with it.
+        pending: () => pendingPartials(store, runId),
+        append: async (exps, o) => {
+          await store.appendExperiences(exps, o);
+          await store.setState(runId, 'selector', feed.state());
+          // The next explore step's number: a resume continues it, so group ids (run:split:step:task) are never reused.
+          await store.setState(runId, 'explore_next_step', explorer.step + 1);
+        },
+      },
+      {
+        ...explorerOptions(cfg, runId, cfg.seed + 1),
+        process: processExperiences(pipeline, feed, (counts) =>
+          metrics.write({ kind: 'pipeline', step: explorer.step, ...counts }),
+        ),
+        afterStep: synth?.afterStep,
+      },
+    );
     if (resumeFrom) explorer.step = (await store.getState<number>(runId, 'explore_next_step')) ?? 0;
     // Saving the taskset or experts file while the run goes on feeds the next explore steps.
     live = watchRunFiles(cfg, { runId, feed, pools, tok, store });
     await live.ready;
 
-    let baseAcc: number | undefined = typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
+    let baseAcc: number | undefined =
+      typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
     let totalSteps = resumeFrom?.meta.step ?? 0;
     // A stage_index past the stages is a bad rft.json, not a finished run.
     let stageIndex = resumeFrom ? checkStageIndex(resumeFrom.meta, stages.length, resumeFrom.dir) : 0;
@@ -112,9 +151,20 @@ export async function executeInProcess(
     let orphanCheckDone = false;
     // The newest checkpoint folder: the next stage's critic continues the one saved there.
     let lastCheckpoint = resumeFrom?.dir;
-    const checkpoint = async (si: number, stageStep: number, stageName: string, critic?: Pick<Trainer, 'critic' | 'criticOptimizer'>) => {
+    const checkpoint = async (
+      si: number,
+      stageStep: number,
+      stageName: string,
+      critic?: Pick<Trainer, 'critic' | 'criticOptimizer'>,
+    ) => {
       const dir = join(runDir, 'checkpoints', `v${version}`);
-      await saveCheckpoint(model, dir, { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc }, tok, { critic: critic?.critic, criticOptimizer: critic?.criticOptimizer });
+      await saveCheckpoint(
+        model,
+        dir,
+        { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc },
+        tok,
+        { critic: critic?.critic, criticOptimizer: critic?.criticOptimizer },
+      );
       lastCheckpoint = dir;
       await store.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
       await registry.addCheckpoint(runId, { version, path: dir, step: totalSteps });
@@ -123,14 +173,26 @@ export async function executeInProcess(
     };
 
     // The overlapped explorer of one stage (memory-explorer.ts): explore steps, their records and idle counters.
-    const startOverlap = async (p: SyncedRolloutModel, g: OverlapGate, stage: Stage, sc: StageParts['samplerConfig'], trainerStop: AbortController) => {
+    const startOverlap = async (
+      p: SyncedRolloutModel,
+      g: OverlapGate,
+      stage: Stage,
+      sc: StageParts['samplerConfig'],
+      trainerStop: AbortController,
+    ) => {
       const stageName = stage.name;
       if (p.version !== version) await p.setWeights(model, version);
       const stop = new AbortController();
       // Each explore step yields the usual share of the stage's batch (refilled when short).
       explorer.need = exploreNeed(cfg, stage, sc.type === 'mixed' ? (sc.expertRatio ?? 0) : 0);
       explorer.signal = stop.signal;
-      const st = { pool: p, stop, last: { idle: 0, backpressure: 0 }, error: undefined as unknown, done: Promise.resolve() };
+      const st = {
+        pool: p,
+        stop,
+        last: { idle: 0, backpressure: 0 },
+        error: undefined as unknown,
+        done: Promise.resolve(),
+      };
       st.done = runOverlapExplorer({
         explorer,
         model: p,
@@ -140,8 +202,25 @@ export async function executeInProcess(
         stop: stop.signal,
         onStep: (m, i) => {
           st.last = i;
-          metrics.write({ kind: 'explore', stage: stageName, step: i.step, ...m, model_version: i.version, tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s), ahead: i.ahead, rollout: p.metrics() });
-          metrics.write({ kind: 'state', component: 'explorer', stage: stageName, step: i.step, explorer_idle: i.idle, explorer_backpressure: i.backpressure, explorer_elapsed_s: i.elapsed_s });
+          metrics.write({
+            kind: 'explore',
+            stage: stageName,
+            step: i.step,
+            ...m,
+            model_version: i.version,
+            tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s),
+            ahead: i.ahead,
+            rollout: p.metrics(),
+          });
+          metrics.write({
+            kind: 'state',
+            component: 'explorer',
+            stage: stageName,
+            step: i.step,
+            explorer_idle: i.idle,
+            explorer_backpressure: i.backpressure,
+            explorer_elapsed_s: i.elapsed_s,
+          });
         },
       }).then(
         () => undefined,
@@ -175,7 +254,9 @@ export async function executeInProcess(
         const parts = await openStage(cfg, stage, model, tok, store, runId, () => model.clone(), lastCheckpoint);
         const sampler: Sampler = makeSampler(store, parts.samplerConfig);
         const stageStart = Date.now();
-        const progress = opts.progress ? new Progress(stage.steps ?? Math.round(stage.wall_seconds ?? 0), `${stage.name} (${parts.objective.name})`) : undefined;
+        const progress = opts.progress
+          ? new Progress(stage.steps ?? Math.round(stage.wall_seconds ?? 0), `${stage.name} (${parts.objective.name})`)
+          : undefined;
         metrics.write({ kind: 'stage', stage: stage.name, algorithm: parts.objective.name });
         // A resumed stage continues at its step; its wall-clock budget counts from the resume.
         const s0 = resumeStageStep;
@@ -187,74 +268,110 @@ export async function executeInProcess(
         const onAbort = () => trainerStop.abort();
         if (opts.signal?.aborted) trainerStop.abort();
         opts.signal?.addEventListener('abort', onAbort);
-        const overlap = gate && parts.explores && pool ? await startOverlap(pool, gate, stage, parts.samplerConfig, trainerStop) : undefined;
+        const overlap =
+          gate && parts.explores && pool
+            ? await startOverlap(pool, gate, stage, parts.samplerConfig, trainerStop)
+            : undefined;
         // In lockstep a stop also ends the refill rounds of the step being explored.
         if (!overlap) explorer.signal = trainerStop.signal;
         let r: Awaited<ReturnType<typeof trainStage>>;
         try {
-          r = await trainStage({ cfg, stage, model, tok, evalTasks: pools.eval, reward: pools.reward, metrics, step: totalSteps, stageStep: s0 }, parts, {
-            sampler,
-            syncInterval: 1,
-            sampleTimeoutMs: 60_000,
-            signal: trainerStop.signal,
-            // Overlapped: the explorer feeds the buffer beside the trainer, whose reads wait for a batch.
-            explore: overlap ? undefined : async () => {
-              if (!parts.explores) return parts.batchSize;
-              // After a kill -9 the steps trained since the last checkpoint have their batches recorded in the
-              // buffer: the sampler hands the same batch again, so such a step is replayed, not explored anew
-              // (exploring would leave that step's rollouts in the buffer, never trained on).
-              if ((await store.consumed(parts.samplerConfig.consumer, totalSteps, runId)).length > 0) return parts.batchSize;
-              // A kill -9 after a step's rollouts were stored but before its batch was sampled leaves them
-              // unused at the current version (in a live loop every such row is trained before the version
-              // moves on): the first step after a resume trains on them instead of exploring again.
-              const checkOrphans = resumeFrom !== undefined && !orphanCheckDone;
-              const orphans = checkOrphans ? (await store.availability('fifo', { source: 'usual', minVersion: version, runId })).ready : 0;
-              if (checkOrphans) orphanCheckDone = true;
-              // The stage's batch (openStage's, the one the explorer process fills and the distributed trainer
-              // tops up to), never just what one explore step made trainable: a step the experience pipeline
-              // thinned out, or whose partial rollouts released few groups, is explored again with the same
-              // weights until the buffer holds a whole batch for this step's read (FillingExplorer).
-              const missing = async () => {
-                const st = await sampler.waitStatus(parts.batchSize, version);
-                return st ? Math.max(1, st.needed - st.ready) : 0;
-              };
-              if (orphans > 0) {
-                log.info(`resume: step ${totalSteps} trains on ${orphans} rollouts stored before the stop (not explored again unless short of the batch)`);
-                if ((await missing()) === 0) return parts.batchSize;
-              }
-              if (pool && pool.version !== version) await pool.setWeights(model, version);
-              explorer.need = await missing();
-              const em = await explorer.exploreStep(pool ?? rollout);
-              metrics.write({ kind: 'explore', stage: stage.name, step: totalSteps, ...em, tokens_per_s: em.tokens / em.rollout_s, ...(pool ? { rollout: pool.metrics() } : {}) });
-              // Stopped while refilling (or the rows are not ones the sampler takes): no step; the loop
-              // checks its bounds and the stop, then explores again.
-              if ((await missing()) > 0) return null;
-              return parts.batchSize;
+          r = await trainStage(
+            {
+              cfg,
+              stage,
+              model,
+              tok,
+              evalTasks: pools.eval,
+              reward: pools.reward,
+              metrics,
+              step: totalSteps,
+              stageStep: s0,
             },
-            // In lockstep (sync_offset 0) the explorer waits while the trainer trains and vice versa;
-            // overlapped, the explorer's own counters (waiting for weights; async: for buffer room).
-            stateExtra: () =>
-              overlap ? { explorer_idle: overlap.last.idle, explorer_backpressure: overlap.last.backpressure } : { explorer_idle: parts.explores ? trainS / Math.max(1e-9, (Date.now() - stageStart) / 1000) : 1 },
-            onMetrics: (rec) => {
-              metrics.write(rec);
-              if (rec.kind !== 'train') return;
-              trainS += Number(rec.time_total_s) || 0;
-              s++;
-              const elapsed = (Date.now() - stageStart) / 1000;
-              progress?.update(stage.steps !== undefined ? s : Math.min(Math.round(elapsed), stage.wall_seconds ?? 0), `loss ${Number(rec.loss).toFixed(3)}`);
+            parts,
+            {
+              sampler,
+              syncInterval: 1,
+              sampleTimeoutMs: 60_000,
+              signal: trainerStop.signal,
+              // Overlapped: the explorer feeds the buffer beside the trainer, whose reads wait for a batch.
+              explore: overlap
+                ? undefined
+                : async () => {
+                    if (!parts.explores) return parts.batchSize;
+                    // After a kill -9 the steps trained since the last checkpoint have their batches recorded in the
+                    // buffer: the sampler hands the same batch again, so such a step is replayed, not explored anew
+                    // (exploring would leave that step's rollouts in the buffer, never trained on).
+                    if ((await store.consumed(parts.samplerConfig.consumer, totalSteps, runId)).length > 0)
+                      return parts.batchSize;
+                    // A kill -9 after a step's rollouts were stored but before its batch was sampled leaves them
+                    // unused at the current version (in a live loop every such row is trained before the version
+                    // moves on): the first step after a resume trains on them instead of exploring again.
+                    const checkOrphans = resumeFrom !== undefined && !orphanCheckDone;
+                    const orphans = checkOrphans
+                      ? (await store.availability('fifo', { source: 'usual', minVersion: version, runId })).ready
+                      : 0;
+                    if (checkOrphans) orphanCheckDone = true;
+                    // The stage's batch (openStage's, the one the explorer process fills and the distributed trainer
+                    // tops up to), never just what one explore step made trainable: a step the experience pipeline
+                    // thinned out, or whose partial rollouts released few groups, is explored again with the same
+                    // weights until the buffer holds a whole batch for this step's read (FillingExplorer).
+                    const missing = async () => {
+                      const st = await sampler.waitStatus(parts.batchSize, version);
+                      return st ? Math.max(1, st.needed - st.ready) : 0;
+                    };
+                    if (orphans > 0) {
+                      log.info(
+                        `resume: step ${totalSteps} trains on ${orphans} rollouts stored before the stop (not explored again unless short of the batch)`,
+                      );
+                      if ((await missing()) === 0) return parts.batchSize;
+                    }
+                    if (pool && pool.version !== version) await pool.setWeights(model, version);
+                    explorer.need = await missing();
+                    const em = await explorer.exploreStep(pool ?? rollout);
+                    metrics.write({
+                      kind: 'explore',
+                      stage: stage.name,
+                      step: totalSteps,
+                      ...em,
+                      tokens_per_s: em.tokens / em.rollout_s,
+                      ...(pool ? { rollout: pool.metrics() } : {}),
+                    });
+                    // Stopped while refilling (or the rows are not ones the sampler takes): no step; the loop
+                    // checks its bounds and the stop, then explores again.
+                    if ((await missing()) > 0) return null;
+                    return parts.batchSize;
+                  },
+              // In lockstep (sync_offset 0) the explorer waits while the trainer trains and vice versa;
+              // overlapped, the explorer's own counters (waiting for weights; async: for buffer room).
+              stateExtra: () =>
+                overlap
+                  ? { explorer_idle: overlap.last.idle, explorer_backpressure: overlap.last.backpressure }
+                  : { explorer_idle: parts.explores ? trainS / Math.max(1e-9, (Date.now() - stageStart) / 1000) : 1 },
+              onMetrics: (rec) => {
+                metrics.write(rec);
+                if (rec.kind !== 'train') return;
+                trainS += Number(rec.time_total_s) || 0;
+                s++;
+                const elapsed = (Date.now() - stageStart) / 1000;
+                progress?.update(
+                  stage.steps !== undefined ? s : Math.min(Math.round(elapsed), stage.wall_seconds ?? 0),
+                  `loss ${Number(rec.loss).toFixed(3)}`,
+                );
+              },
+              publishWeights: async (v, stageStep, stageDone) => {
+                // Overlapped: the rollout workers get v now, a consistent copy (no optimiser step runs
+                // while the trainer awaits this), before the explorer's gate sees the new version.
+                if (overlap) await overlap.pool.setWeights(model, v);
+                version = v;
+                totalSteps = v;
+                rollout.version = v;
+                // The stage is done: a resume starts at the next one.
+                if (stageDone) await checkpoint(si + 1, 0, stage.name, parts.trainer);
+                else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name, parts.trainer);
+              },
             },
-            publishWeights: async (v, stageStep, stageDone) => {
-              // Overlapped: the rollout workers get v now, a consistent copy (no optimiser step runs
-              // while the trainer awaits this), before the explorer's gate sees the new version.
-              if (overlap) await overlap.pool.setWeights(model, v);
-              version = v;
-              totalSteps = v;
-              rollout.version = v;
-              // The stage is done: a resume starts at the next one.
-              if (stageDone) await checkpoint(si + 1, 0, stage.name, parts.trainer);
-              else if (stageStep % checkpointEvery === 0) await checkpoint(si, stageStep, stage.name, parts.trainer);
-            },
-          });
+          );
         } finally {
           opts.signal?.removeEventListener('abort', onAbort);
           // The step in flight finishes and is stored (a resume finds it in the buffer).
@@ -275,7 +392,11 @@ export async function executeInProcess(
         stageIndex = si + 1;
         return false;
       },
-      finish: async () => ({ trainerSteps: totalSteps, exploreSteps: explorer.step, checkpoint: join(runDir, 'checkpoints', `v${version}`) }),
+      finish: async () => ({
+        trainerSteps: totalSteps,
+        exploreSteps: explorer.step,
+        checkpoint: join(runDir, 'checkpoints', `v${version}`),
+      }),
     };
     const { summary } = await runStages(cfg, strategy, {
       runId,

@@ -22,8 +22,18 @@ export interface PreferenceData {
 
 /** Pairs and ratings from rated experiences; unrated ones, rejected ones and infra failures are left out. */
 export function preferenceData(exps: Experience[], extraPairs: PreferencePair[] = []): PreferenceData {
-  const rated = exps.filter((e) => typeof e.feedback?.rating === 'number' && Number.isFinite(e.feedback.rating) && e.status !== 'infra_failure' && !e.feedback.rejected);
-  const ratings = rated.map((e) => ({ prompt: e.promptTokens, response: e.responseTokens, rating: e.feedback!.rating! }));
+  const rated = exps.filter(
+    (e) =>
+      typeof e.feedback?.rating === 'number' &&
+      Number.isFinite(e.feedback.rating) &&
+      e.status !== 'infra_failure' &&
+      !e.feedback.rejected,
+  );
+  const ratings = rated.map((e) => ({
+    prompt: e.promptTokens,
+    response: e.responseTokens,
+    rating: e.feedback!.rating!,
+  }));
   const byTask = new Map<string, Experience[]>();
   for (const e of rated) byTask.set(e.taskId, [...(byTask.get(e.taskId) ?? []), e]);
   const pairs: PreferencePair[] = [...extraPairs];

@@ -4,7 +4,8 @@
 
 /** Share of pairs whose chosen score is higher; a tie counts half (a constant scorer reads 0.5, not 0). */
 export function pairAccuracy(chosen: number[], rejected: number[]): number {
-  if (chosen.length !== rejected.length) throw new Error(`pairAccuracy: ${chosen.length} chosen vs ${rejected.length} rejected scores`);
+  if (chosen.length !== rejected.length)
+    throw new Error(`pairAccuracy: ${chosen.length} chosen vs ${rejected.length} rejected scores`);
   if (chosen.length === 0) return NaN;
   let right = 0;
   chosen.forEach((c, i) => (right += c > rejected[i]! ? 1 : c === rejected[i]! ? 0.5 : 0));
@@ -27,8 +28,15 @@ export interface LengthBaseline {
  * The length baseline: score = response length, in the direction that wins on the training pairs,
  * measured on the held-out pairs. A reward model that does not beat it learned nothing length does not say.
  */
-export function lengthBaseline(train: { chosen: number[]; rejected: number[] }[], held: { chosen: number[]; rejected: number[] }[]): LengthBaseline {
-  const len = (ps: typeof train, sign: number) => pairAccuracy(ps.map((p) => sign * p.chosen.length), ps.map((p) => sign * p.rejected.length));
+export function lengthBaseline(
+  train: { chosen: number[]; rejected: number[] }[],
+  held: { chosen: number[]; rejected: number[] }[],
+): LengthBaseline {
+  const len = (ps: typeof train, sign: number) =>
+    pairAccuracy(
+      ps.map((p) => sign * p.chosen.length),
+      ps.map((p) => sign * p.rejected.length),
+    );
   const prefers = train.length === 0 || len(train, 1) >= 0.5 ? 'longer' : 'shorter';
   return { prefers, accuracy: len(held, prefers === 'longer' ? 1 : -1) };
 }
@@ -39,7 +47,9 @@ export function lengthBaseline(train: { chosen: number[]; rejected: number[] }[]
  * A reward model's reward is sigmoid(score - threshold), so 0.5 is where "judged correct" starts.
  */
 export function fitThreshold(chosen: number[], rejected: number[]): number {
-  const all = [...chosen.map((s) => ({ s, good: true })), ...rejected.map((s) => ({ s, good: false }))].sort((a, b) => a.s - b.s);
+  const all = [...chosen.map((s) => ({ s, good: true })), ...rejected.map((s) => ({ s, good: false }))].sort(
+    (a, b) => a.s - b.s,
+  );
   if (all.length === 0) return 0;
   // Everything at or above the cut is judged correct: start with the cut below the lowest score.
   let right = chosen.length;

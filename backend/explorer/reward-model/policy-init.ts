@@ -24,11 +24,16 @@ export function rewardModelFromPolicy(dir: string, tok: Tokenizer, seed: number)
   const policy = ck.model;
   if (ck.tokenizer && ck.tokenizer.vocabSize !== tok.vocabSize) {
     policy.dispose();
-    throw new InputError(`the policy's tokenizer has ${ck.tokenizer.vocabSize} tokens, the run's ${tok.vocabSize}: a reward model must read the run's token ids`, { file: `${dir}/tokenizer.json` });
+    throw new InputError(
+      `the policy's tokenizer has ${ck.tokenizer.vocabSize} tokens, the run's ${tok.vocabSize}: a reward model must read the run's token ids`,
+      { file: `${dir}/tokenizer.json` },
+    );
   }
   if (policy.config.vision) {
     policy.dispose();
-    throw new InputError('a vision policy cannot start a reward model (text pairs only)', { file: `${dir}/config.json` });
+    throw new InputError('a vision policy cannot start a reward model (text pairs only)', {
+      file: `${dir}/config.json`,
+    });
   }
   const model = new Transformer({ ...policy.config, valueHead: true }, seed);
   for (const [name, v] of model.params) {
@@ -41,15 +46,25 @@ export function rewardModelFromPolicy(dir: string, tok: Tokenizer, seed: number)
 }
 
 /** The policy's mean log-prob per answer token of each pair's chosen and rejected answer. */
-export async function policyLogprobScores(policy: Transformer, pairs: PreferencePair[], padId: number, batch = 16): Promise<{ chosen: number[]; rejected: number[] }> {
-  const seqs = pairs.flatMap((p) => [{ prompt: p.prompt, answer: p.chosen }, { prompt: p.prompt, answer: p.rejected }]);
+export async function policyLogprobScores(
+  policy: Transformer,
+  pairs: PreferencePair[],
+  padId: number,
+  batch = 16,
+): Promise<{ chosen: number[]; rejected: number[] }> {
+  const seqs = pairs.flatMap((p) => [
+    { prompt: p.prompt, answer: p.chosen },
+    { prompt: p.prompt, answer: p.rejected },
+  ]);
   const out: number[] = [];
   for (let i = 0; i < seqs.length; i += batch) {
     const chunk = seqs.slice(i, i + batch);
     const T = Math.max(...chunk.map((s) => s.prompt.length + s.answer.length));
     const ids = new Int32Array(chunk.length * T).fill(padId);
     const mask = new Float32Array(chunk.length * T);
-    chunk.forEach((s, b) => [...s.prompt, ...s.answer].forEach((t, j) => ((ids[b * T + j] = t), (mask[b * T + j] = 1))));
+    chunk.forEach((s, b) =>
+      [...s.prompt, ...s.answer].forEach((t, j) => ((ids[b * T + j] = t), (mask[b * T + j] = 1))),
+    );
     const idsT = tf.tensor2d(ids, [chunk.length, T], 'int32');
     const maskT = tf.tensor2d(mask, [chunk.length, T]);
     const lp = tf.tidy(() => tokenLogprobs(policy, idsT, { attentionMask: maskT }).logprobs);

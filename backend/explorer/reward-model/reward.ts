@@ -17,10 +17,23 @@ import { scoreSequences } from './score.js';
 
 export function rewardModelFn(model: Transformer, tok: Tokenizer, threshold = 0): RewardFn {
   return async (task: Task, response: string) => {
-    const seq = [...encodePrompt(tok, task.messages ?? taskMessages(task.prompt ?? '')), ...encodeResponse(tok, response)];
-    if (seq.length > model.config.maxSeqLen) return { reward: 0, status: 'infra_failure', reason: `reward model: ${seq.length} tokens exceed its maxSeqLen ${model.config.maxSeqLen}` };
+    const seq = [
+      ...encodePrompt(tok, task.messages ?? taskMessages(task.prompt ?? '')),
+      ...encodeResponse(tok, response),
+    ];
+    if (seq.length > model.config.maxSeqLen)
+      return {
+        reward: 0,
+        status: 'infra_failure',
+        reason: `reward model: ${seq.length} tokens exceed its maxSeqLen ${model.config.maxSeqLen}`,
+      };
     const [s] = await scoreSequences(model, [seq], tok.padId);
-    return { reward: 1 / (1 + Math.exp(-(s! - threshold))), status: 'ok', correct: s! >= threshold, details: { score: s!, threshold, correct: s! >= threshold } };
+    return {
+      reward: 1 / (1 + Math.exp(-(s! - threshold))),
+      status: 'ok',
+      correct: s! >= threshold,
+      details: { score: s!, threshold, correct: s! >= threshold },
+    };
   };
 }
 
@@ -29,7 +42,9 @@ export function loadRewardModel(dir: string): RewardFn {
   const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap() });
   if (!ck.model.config.valueHead) {
     ck.model.dispose();
-    throw new InputError('not a reward model: the checkpoint has no value head (config rft.valueHead)', { file: `${dir}/config.json` });
+    throw new InputError('not a reward model: the checkpoint has no value head (config rft.valueHead)', {
+      file: `${dir}/config.json`,
+    });
   }
   if (!ck.tokenizer) {
     ck.model.dispose();
@@ -38,7 +53,10 @@ export function loadRewardModel(dir: string): RewardFn {
   const t = (ck.meta.rewardModel as { threshold?: unknown } | undefined)?.threshold;
   if (t !== undefined && !(typeof t === 'number' && Number.isFinite(t))) {
     ck.model.dispose();
-    throw new InputError(`expected a finite number, got ${JSON.stringify(t)}`, { file: `${dir}/rft.json`, field: 'rewardModel.threshold' });
+    throw new InputError(`expected a finite number, got ${JSON.stringify(t)}`, {
+      file: `${dir}/rft.json`,
+      field: 'rewardModel.threshold',
+    });
   }
   return rewardModelFn(ck.model, ck.tokenizer, t ?? 0);
 }

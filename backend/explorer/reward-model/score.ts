@@ -17,7 +17,8 @@ export interface ScoreBatch {
 export function scoreBatch(model: Transformer, seqs: number[][], padId: number): ScoreBatch {
   const B = seqs.length;
   const T = Math.max(...seqs.map((s) => s.length));
-  if (T > model.config.maxSeqLen) throw new Error(`reward model: a sequence of ${T} tokens exceeds maxSeqLen ${model.config.maxSeqLen}`);
+  if (T > model.config.maxSeqLen)
+    throw new Error(`reward model: a sequence of ${T} tokens exceeds maxSeqLen ${model.config.maxSeqLen}`);
   const ids = new Int32Array(B * T).fill(padId);
   const mask = new Float32Array(B * T);
   const last = new Float32Array(B * T);
@@ -44,7 +45,12 @@ export function scoreTensor(model: Transformer, b: ScoreBatch): tf.Tensor1D {
   return tf.sum(tf.mul(model.values(hidden), b.last), 1) as tf.Tensor1D;
 }
 
-export async function scoreSequences(model: Transformer, seqs: number[][], padId: number, batch = 16): Promise<number[]> {
+export async function scoreSequences(
+  model: Transformer,
+  seqs: number[][],
+  padId: number,
+  batch = 16,
+): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < seqs.length; i += batch) {
     const b = scoreBatch(model, seqs.slice(i, i + batch), padId);

@@ -47,9 +47,14 @@ export interface RewardTrainResult {
 /** log(1 + e^x), stable: the Bradley-Terry loss of a pair is softplus(s_rejected - s_chosen). */
 const softplus = (x: number): number => Math.max(x, 0) + Math.log1p(Math.exp(-Math.abs(x)));
 
-export async function trainRewardModel(model: Transformer, data: PreferenceData, o: RewardTrainOptions): Promise<RewardTrainResult> {
+export async function trainRewardModel(
+  model: Transformer,
+  data: PreferenceData,
+  o: RewardTrainOptions,
+): Promise<RewardTrainResult> {
   if (!model.config.valueHead) throw new Error('reward model: the model needs a value head (config.valueHead)');
-  if (data.pairs.length === 0 && data.ratings.length === 0) throw new Error('reward model: no ratings or preference pairs to train on');
+  if (data.pairs.length === 0 && data.ratings.length === 0)
+    throw new Error('reward model: no ratings or preference pairs to train on');
   const rng = new Rng(o.seed ?? 0);
   const opt = new AdamW(model.variables(), { lr: o.lr ?? 1e-3, weightDecay: o.weightDecay ?? 0 });
   const bs = o.batchSize ?? 8;
@@ -77,10 +82,27 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
   try {
     if (val) await validate(0);
     for (let step = 0; step < o.steps; step++) {
-      const pairs = data.pairs.length ? Array.from({ length: Math.min(bs, data.pairs.length) }, () => rng.pick(data.pairs)) : [];
-      const rated = data.ratings.length && rw > 0 ? Array.from({ length: Math.min(bs, data.ratings.length) }, () => rng.pick(data.ratings)) : [];
-      const pb = pairs.length ? scoreBatch(model, [...pairs.map((p) => [...p.prompt, ...p.chosen]), ...pairs.map((p) => [...p.prompt, ...p.rejected])], o.padId) : undefined;
-      const rb = rated.length ? scoreBatch(model, rated.map((r) => [...r.prompt, ...r.response]), o.padId) : undefined;
+      const pairs = data.pairs.length
+        ? Array.from({ length: Math.min(bs, data.pairs.length) }, () => rng.pick(data.pairs))
+        : [];
+      const rated =
+        data.ratings.length && rw > 0
+          ? Array.from({ length: Math.min(bs, data.ratings.length) }, () => rng.pick(data.ratings))
+          : [];
+      const pb = pairs.length
+        ? scoreBatch(
+            model,
+            [...pairs.map((p) => [...p.prompt, ...p.chosen]), ...pairs.map((p) => [...p.prompt, ...p.rejected])],
+            o.padId,
+          )
+        : undefined;
+      const rb = rated.length
+        ? scoreBatch(
+            model,
+            rated.map((r) => [...r.prompt, ...r.response]),
+            o.padId,
+          )
+        : undefined;
       const { value, grads } = tf.variableGrads(() => {
         let loss = tf.scalar(0);
         if (pb) {
@@ -116,5 +138,11 @@ export async function trainRewardModel(model: Transformer, data: PreferenceData,
     opt.dispose();
     for (const w of best?.weights.values() ?? []) w.dispose();
   }
-  return { losses, pairs: data.pairs.length, ratings: data.ratings.length, stepsRun, ...(best ? { bestStep: best.step, validationAccuracy: best.acc } : {}) };
+  return {
+    losses,
+    pairs: data.pairs.length,
+    ratings: data.ratings.length,
+    stepsRun,
+    ...(best ? { bestStep: best.step, validationAccuracy: best.acc } : {}),
+  };
 }

@@ -11,14 +11,21 @@ import { badTask, rewardFns } from './registry.js';
 /** Code longer than this is not run (status ok, reward 0): the model wrote a novel, not a function. */
 export const MAX_CODE_CHARS = 100_000;
 
-export async function runCodeTests(task: Task, response: string, pool: SandboxPool, signal?: AbortSignal): Promise<RewardResult> {
+export async function runCodeTests(
+  task: Task,
+  response: string,
+  pool: SandboxPool,
+  signal?: AbortSignal,
+): Promise<RewardResult> {
   const name = task.entryPoint;
   const tests = task.tests;
-  if (typeof name !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(name)) return badTask('code_tests needs task.entryPoint (a function name)');
+  if (typeof name !== 'string' || !/^[A-Za-z_$][\w$]*$/.test(name))
+    return badTask('code_tests needs task.entryPoint (a function name)');
   if (!Array.isArray(tests) || tests.length === 0) return badTask('code_tests needs task.tests');
   const total = tests.length;
   const { code, source } = extractFunction(response, name);
-  if (code.length > MAX_CODE_CHARS) return { reward: 0, status: 'ok', details: { passed: 0, total, kind: 'too_long', source } };
+  if (code.length > MAX_CODE_CHARS)
+    return { reward: 0, status: 'ok', details: { passed: 0, total, kind: 'too_long', source } };
   const r = await pool.run({ code, entryPoint: name, args: tests.map((t) => t.args) }, signal);
   if (r.status === 'infra_failure') return { reward: 0, status: 'infra_failure', reason: `sandbox: ${r.reason}` };
   let passed = 0;
@@ -27,12 +34,20 @@ export async function runCodeTests(task: Task, response: string, pool: SandboxPo
   for (let i = 0; i < total; i++) {
     const c = r.calls[i];
     if (c?.ok && deepEqualResult(c.value, tests[i]!.expected)) passed++;
-    else if (!firstError) firstError = c ? (c.ok ? `test ${i}: wrong result` : `test ${i}: ${c.kind}: ${c.error}`) : `test ${i}: not run`;
+    else if (!firstError)
+      firstError = c ? (c.ok ? `test ${i}: wrong result` : `test ${i}: ${c.kind}: ${c.error}`) : `test ${i}: not run`;
   }
   return {
     reward: passed / total,
     status: 'ok',
-    details: { passed, total, kind: r.kind, source, ms: Math.round(r.ms), ...(firstError ? { error: firstError.slice(0, 300) } : {}) },
+    details: {
+      passed,
+      total,
+      kind: r.kind,
+      source,
+      ms: Math.round(r.ms),
+      ...(firstError ? { error: firstError.slice(0, 300) } : {}),
+    },
   };
 }
 

@@ -23,27 +23,39 @@ interface CountdownSpec {
 
 function spec(task: Task): CountdownSpec | string {
   const nums = task.metadata?.numbers;
-  if (!Array.isArray(nums) || nums.length === 0 || !nums.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)) {
+  if (
+    !Array.isArray(nums) ||
+    nums.length === 0 ||
+    !nums.every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)
+  ) {
     return 'countdown needs metadata.numbers: a list of non-negative numbers';
   }
   const t = task.metadata?.target ?? task.answer;
-  const target = typeof t === 'number' && Number.isFinite(t) ? Rational.of(t) : typeof t === 'string' ? parseNumber(t) : null;
+  const target =
+    typeof t === 'number' && Number.isFinite(t) ? Rational.of(t) : typeof t === 'string' ? parseNumber(t) : null;
   if (!target) return 'countdown needs metadata.target (or task.answer) as a number';
   return { numbers: nums.map((n) => Rational.of(n as number)), target, useAll: task.metadata?.useAll === true };
 }
 
 /** The expression part of an answer: drops `= result` on either side; LaTeX operators to ASCII. */
 export function expressionOf(answer: string): string {
-  const parts = answer.split('=').map((p) => p.trim()).filter((p) => p !== '');
+  const parts = answer
+    .split('=')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   const withOps = parts.filter((p) => parseNumber(p) === null);
-  return (withOps[0] ?? parts[0] ?? '').replace(/\\times/g, '*').replace(/\\div/g, '/').replace(/\\cdot/g, '*');
+  return (withOps[0] ?? parts[0] ?? '')
+    .replace(/\\times/g, '*')
+    .replace(/\\div/g, '/')
+    .replace(/\\cdot/g, '*');
 }
 
 export async function countdown(task: Task, response: string): Promise<RewardResult> {
   const s = spec(task);
   if (typeof s === 'string') return badTask(s);
   const ex = extractAnswer(response);
-  if (ex.source !== 'tag' || ex.text === null) return { reward: 0, status: 'ok', details: { correct: 0, format: 0, why: 'no <answer> block' } };
+  if (ex.source !== 'tag' || ex.text === null)
+    return { reward: 0, status: 'ok', details: { correct: 0, format: 0, why: 'no <answer> block' } };
   const expression = expressionOf(ex.text);
   const fail = (why: string, format: number): RewardResult => ({
     reward: format ? FORMAT_REWARD : 0,

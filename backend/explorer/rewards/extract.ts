@@ -78,7 +78,10 @@ export function answerIs(text: string): string | null {
 export function finalHashes(text: string): string | null {
   const at = text.lastIndexOf('####');
   if (at < 0) return null;
-  const v = text.slice(at + 4).split('\n')[0]!.trim();
+  const v = text
+    .slice(at + 4)
+    .split('\n')[0]!
+    .trim();
   return v === '' ? null : v;
 }
 

@@ -38,11 +38,15 @@ export interface Quantity {
   numberText: string;
 }
 
-const NUMBER_AT_START = /^([+-]?(?:\d{1,3}(?:,\d{3})+|\d+|(?=\.\d))(?:\.\d+)?(?:\s+\d+\s*\/\s*\d+|\s*\/\s*\d+(?:\.\d+)?)?)\s*(.*)$/s;
+const NUMBER_AT_START =
+  /^([+-]?(?:\d{1,3}(?:,\d{3})+|\d+|(?=\.\d))(?:\.\d+)?(?:\s+\d+\s*\/\s*\d+|\s*\/\s*\d+(?:\.\d+)?)?)\s*(.*)$/s;
 
 /** "1,200 m", "3/4 cup", "$5", "50%", "x = 7" -> a quantity; null when the text is not one. */
 export function parseQuantity(text: string): Quantity | null {
-  let s = text.trim().replace(/^[a-z]\s*=\s*/i, '').replace(/^(?:about|approximately|≈|~)\s*/i, '');
+  let s = text
+    .trim()
+    .replace(/^[a-z]\s*=\s*/i, '')
+    .replace(/^(?:about|approximately|≈|~)\s*/i, '');
   if (s.length > 200) return null;
   const whole = parseNumber(s);
   if (whole) return { value: whole, unit: null, numberText: s };
@@ -56,7 +60,8 @@ export function parseQuantity(text: string): Quantity | null {
   const unit = lookupUnit(suffix);
   if (unit) return { value, unit, numberText: m[1]! };
   // a counted noun ("7 apples", "12 square tiles"): words only, no further numbers
-  if (/^[\p{L}\s'-]{1,40}$/u.test(suffix) && suffix.split(/\s+/).length <= 3) return { value, unit: null, numberText: m[1]! };
+  if (/^[\p{L}\s'-]{1,40}$/u.test(suffix) && suffix.split(/\s+/).length <= 3)
+    return { value, unit: null, numberText: m[1]! };
   return null;
 }
 
@@ -97,7 +102,11 @@ function freeAnswer(reference: string, text: string): boolean {
 /** The choice index an answer text names, or -1 (none, or more than one). */
 export function choiceIndex(text: string, choices: string[]): number {
   const n = choices.length;
-  let s = text.replace(/[*_`]/g, '').trim().replace(/[.。!]+$/, '').trim();
+  let s = text
+    .replace(/[*_`]/g, '')
+    .trim()
+    .replace(/[.。!]+$/, '')
+    .trim();
   s = s.replace(/^(?:the\s+)?(?:correct\s+)?(?:answer|option|choice)\s*(?:is)?\s*[:：]?\s*/i, '');
   const norm = normaliseText(s);
   const byText = choices.findIndex((c) => normaliseText(c) === norm);
@@ -130,7 +139,10 @@ function expectedChoice(task: Task, choices: string[]): number {
 
 /** Fallback for unformatted choice answers: the last non-empty line, else a unique choice text in it. */
 function choiceFallback(response: string, choices: string[]): number {
-  const lines = tail(response).split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  const lines = tail(response)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   const last = lines[lines.length - 1];
   if (last === undefined) return -1;
   const k = choiceIndex(last, choices);
@@ -168,7 +180,11 @@ export async function k12(task: Task, response: string): Promise<RewardResult> {
     extracted = text ?? '';
     correct = text !== null && freeAnswer(task.answer, text);
   }
-  return { reward: correct ? 1 : 0, status: 'ok', details: { correct: correct ? 1 : 0, source, extracted: extracted.slice(0, 200) } };
+  return {
+    reward: correct ? 1 : 0,
+    status: 'ok',
+    details: { correct: correct ? 1 : 0, source, extracted: extracted.slice(0, 200) },
+  };
 }
 
 rewardFns.register('k12', k12);

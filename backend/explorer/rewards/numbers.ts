@@ -14,7 +14,10 @@ function parseGrouped(s: string): Rational | null {
 /** Strips wrappers that do not change a number: `$`, `\$`, LaTeX spacing, `{}`, a final period. */
 export function cleanNumberText(s: string): string {
   let t = s.trim();
-  t = t.replace(/\\[,;:! ]/g, '').replace(/\\(?:left|right)\b/g, '').replace(/\\?\$/g, '');
+  t = t
+    .replace(/\\[,;:! ]/g, '')
+    .replace(/\\(?:left|right)\b/g, '')
+    .replace(/\\?\$/g, '');
   t = t.replace(/\\text\{\s*\}/g, '').replace(/\{,\}/g, ',');
   t = t.replace(/[.。]+$/, '').trim();
   // `{3}` -> `3` (a lone braced group), `(3)` -> `3`

@@ -49,7 +49,11 @@ for (const [dim, factor, names] of TABLE) for (const n of names) UNITS.set(n, { 
 
 /** The unit a suffix names ("cm", "centimeters", "Centimetres."), or null when it is not in the table. */
 export function lookupUnit(suffix: string): Unit | null {
-  const s = suffix.toLowerCase().replace(/[.,;!]+$/, '').replace(/\s+/g, ' ').trim();
+  const s = suffix
+    .toLowerCase()
+    .replace(/[.,;!]+$/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (s === '') return null;
   const exact = UNITS.get(s);
   if (exact) return exact;

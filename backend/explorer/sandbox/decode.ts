@@ -8,7 +8,10 @@ const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnPropert
 
 /** Marker for values JSON cannot hold (undefined, NaN, functions, ...). */
 export class Special {
-  constructor(readonly tag: string, readonly v?: string) {}
+  constructor(
+    readonly tag: string,
+    readonly v?: string,
+  ) {}
   toString(): string {
     return this.v === undefined ? this.tag : `${this.tag}(${this.v})`;
   }
@@ -31,7 +34,12 @@ export function decodeValue(x: unknown, depth = 0): unknown {
     if (!isRecord(src)) throw new ProtocolError('bad object value');
     const out = Object.create(null) as Record<string, unknown>;
     for (const k of Object.keys(src)) {
-      Object.defineProperty(out, k, { value: decodeValue(src[k], depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, k, {
+        value: decodeValue(src[k], depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   }
@@ -65,7 +73,11 @@ export interface DoneMessage {
   logsTruncated: boolean;
 }
 
-export type WorkerMessage = { t: 'ready' } | { t: 'start'; id: number } | ({ t: 'done'; id: number } & DoneMessage) | { t: 'error'; error: string };
+export type WorkerMessage =
+  | { t: 'ready' }
+  | { t: 'start'; id: number }
+  | ({ t: 'done'; id: number } & DoneMessage)
+  | { t: 'error'; error: string };
 
 /** Parses and validates one protocol line; throws ProtocolError on anything unexpected. */
 export function parseWorkerLine(line: string): WorkerMessage {
@@ -110,7 +122,11 @@ export function deepEqualResult(actual: unknown, expected: unknown, depth = 0): 
   }
   if (actual instanceof Special || expected === null || typeof expected !== 'object') return actual === expected;
   if (Array.isArray(expected)) {
-    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => deepEqualResult(actual[i], e, depth + 1));
+    return (
+      Array.isArray(actual) &&
+      actual.length === expected.length &&
+      expected.every((e, i) => deepEqualResult(actual[i], e, depth + 1))
+    );
   }
   if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return false;
   const ek = Object.keys(expected);

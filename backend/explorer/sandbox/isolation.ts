@@ -38,7 +38,11 @@ function works(cmd: string, args: string[]): boolean {
 export function probeIsolation(): Probe {
   if (probed) return probed;
   const flags = process.allowedNodeEnvironmentFlags;
-  const permissionFlag = flags.has('--permission') ? '--permission' : flags.has('--experimental-permission') ? '--experimental-permission' : null;
+  const permissionFlag = flags.has('--permission')
+    ? '--permission'
+    : flags.has('--experimental-permission')
+      ? '--experimental-permission'
+      : null;
   let unshare: string[] | null = null;
   let pidNamespace = false;
   if (process.platform === 'linux') {
@@ -73,7 +77,11 @@ export function isolationLayers(opts: SandboxOptions): IsolationLayers {
     separateProcess: true,
     permissionFlag: p.permissionFlag,
     network: p.unshare ? (p.unshare.includes('-r') ? 'unshare -rn' : 'unshare -n') : 'none',
-    pids: p.pidNamespace ? 'own namespace (unshare -p)' : process.platform === 'linux' ? 'host (unshare -p is not available here)' : `host (no PID namespaces on ${process.platform})`,
+    pids: p.pidNamespace
+      ? 'own namespace (unshare -p)'
+      : process.platform === 'linux'
+        ? 'host (unshare -p is not available here)'
+        : `host (no PID namespaces on ${process.platform})`,
     user: p.setpriv ? 'nobody (setpriv, no new privileges)' : 'same as host',
     rlimits: p.prlimit ? `RLIMIT_DATA=${opts.dataLimitMb}MiB RLIMIT_CPU=${cpuLimitS(opts)}s` : null,
     heapLimitMb: opts.memoryMb,
@@ -101,7 +109,9 @@ export function workerCommand(opts: SandboxOptions, source: string = WORKER_SOUR
     '-e',
     source,
   ];
-  const limits = p.prlimit ? ['prlimit', `--data=${opts.dataLimitMb * 1024 * 1024}`, `--cpu=${cpuLimitS(opts)}`, '--core=0'] : [];
+  const limits = p.prlimit
+    ? ['prlimit', `--data=${opts.dataLimitMb * 1024 * 1024}`, `--cpu=${cpuLimitS(opts)}`, '--core=0']
+    : [];
   const full = [...(p.unshare ?? []), ...limits, ...(p.setpriv ?? []), ...node];
   return { cmd: full[0]!, args: full.slice(1) };
 }

@@ -13,7 +13,14 @@
 import { logger } from '../../core/log.js';
 import type { ProtocolError, WorkerMessage } from './decode.js';
 import { isolationLayers, probeIsolation } from './isolation.js';
-import { DEFAULT_SANDBOX_OPTIONS, type IsolationLayers, type RunKind, type SandboxJob, type SandboxOptions, type SandboxResult } from './types.js';
+import {
+  DEFAULT_SANDBOX_OPTIONS,
+  type IsolationLayers,
+  type RunKind,
+  type SandboxJob,
+  type SandboxOptions,
+  type SandboxResult,
+} from './types.js';
 import { WorkerProcess } from './worker-process.js';
 
 const log = logger('sandbox');
@@ -53,8 +60,12 @@ export class SandboxPool {
     this.opts = { ...DEFAULT_SANDBOX_OPTIONS, ...opts };
     this.isolation = isolationLayers(this.opts);
     if (!this.isolation.permissionFlag) log.error('Node has no permission model: the sandbox refuses to run code');
-    else if (this.isolation.network === 'none') log.warn('no network namespace available: network isolation relies on the vm context alone');
-    if (this.isolation.permissionFlag && !this.isolation.pids.startsWith('own')) log.warn(`no PID namespace for the sandbox: ${this.isolation.pids}; code that escaped the vm could see the host's processes and signal those of its user`);
+    else if (this.isolation.network === 'none')
+      log.warn('no network namespace available: network isolation relies on the vm context alone');
+    if (this.isolation.permissionFlag && !this.isolation.pids.startsWith('own'))
+      log.warn(
+        `no PID namespace for the sandbox: ${this.isolation.pids}; code that escaped the vm could see the host's processes and signal those of its user`,
+      );
   }
 
   /** Starts every worker now (otherwise they start on demand); resolves when all are ready. */
@@ -86,7 +97,9 @@ export class SandboxPool {
     if (this.closed) return;
     this.closed = true;
     for (const p of this.queue.splice(0)) this.finish(p, infra('sandbox pool is closed', p.t0));
-    const exits = [...this.workers].map((w) => new Promise<void>((res) => (w.exited ? res() : w.child.once('close', () => res()))));
+    const exits = [...this.workers].map(
+      (w) => new Promise<void>((res) => (w.exited ? res() : w.child.once('close', () => res()))),
+    );
     for (const w of this.workers) {
       w.hold();
       w.kill();
@@ -161,7 +174,14 @@ export class SandboxPool {
     const timer = setTimeout(() => this.onAckTimeout(w), this.opts.ackTimeoutMs);
     this.running.set(w, { id, p, started: false, killedForTimeout: false, timer });
     w.hold();
-    w.send({ id, code: String(p.job.code), entryPoint: p.job.entryPoint ?? null, args: p.job.args ?? null, timeoutMs, maxOutputBytes: this.opts.maxOutputBytes });
+    w.send({
+      id,
+      code: String(p.job.code),
+      entryPoint: p.job.entryPoint ?? null,
+      args: p.job.args ?? null,
+      timeoutMs,
+      maxOutputBytes: this.opts.maxOutputBytes,
+    });
   }
 
   private onMessage(w: WorkerProcess, m: WorkerMessage): void {
@@ -228,14 +248,25 @@ export class SandboxPool {
     if (!r) return;
     clearTimeout(r.timer);
     if (this.closed) return this.finish(r.p, infra('sandbox pool was shut down', r.p.t0));
-    if (!r.started) return this.retry(r.p, `sandbox worker died before the job started (code ${code}, signal ${signal})`);
+    if (!r.started)
+      return this.retry(r.p, `sandbox worker died before the job started (code ${code}, signal ${signal})`);
     // Started: the job's own code brought the worker down.
     let kind: RunKind = 'crash';
     if (r.killedForTimeout || signal === 'SIGXCPU') kind = 'timeout';
     // V8 prints these before it aborts; the code cannot write to stderr, so it cannot fake them.
     else if (/out of memory|Reached heap limit|allocation failed/i.test(w.stderr)) kind = 'memory';
-    const error = kind === 'timeout' ? 'killed after the wall-clock timeout' : `worker died (code ${code}, signal ${signal})`;
-    this.finish(r.p, { status: 'ok', kind, calls: [], value: null, error, logs: '', logsTruncated: false, ms: performance.now() - r.p.t0 });
+    const error =
+      kind === 'timeout' ? 'killed after the wall-clock timeout' : `worker died (code ${code}, signal ${signal})`;
+    this.finish(r.p, {
+      status: 'ok',
+      kind,
+      calls: [],
+      value: null,
+      error,
+      logs: '',
+      logsTruncated: false,
+      ms: performance.now() - r.p.t0,
+    });
   }
 
   private retry(p: Pending, reason: string): void {

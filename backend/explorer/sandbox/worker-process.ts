@@ -53,10 +53,17 @@ export class WorkerProcess {
     const t0 = performance.now();
     const { cmd, args } = workerCommand(opts);
     // Minimal environment, no inherited descriptors beyond the three pipes, cwd outside the project.
-    this.child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: {}, cwd: '/', windowsHide: true, detached: process.platform !== 'win32' });
+    this.child = spawn(cmd, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: {},
+      cwd: '/',
+      windowsHide: true,
+      detached: process.platform !== 'win32',
+    });
     live.add(this.child);
     this.child.unref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr])
+      (s as unknown as { unref?: () => void } | null)?.unref?.();
     this.child.stdin?.on('error', () => {}); // EPIPE after the worker died: the exit handler reports it
     this.ready = new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -76,7 +83,11 @@ export class WorkerProcess {
         },
         exit: (code, signal) => {
           clearTimeout(timer);
-          reject(new Error(`sandbox worker exited during start (code ${code}, signal ${signal}): ${this.stderrTail.slice(-300).trim()}`));
+          reject(
+            new Error(
+              `sandbox worker exited during start (code ${code}, signal ${signal}): ${this.stderrTail.slice(-300).trim()}`,
+            ),
+          );
         },
       };
     });

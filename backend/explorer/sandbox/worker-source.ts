@@ -11,7 +11,8 @@
 // instanceof, no String()) outside a timed runInContext call. Values go back in through the
 // harness's `store` function and come out only as primitive strings built by the harness, which
 // captured every intrinsic it uses before the untrusted code ran.
-export const WORKER_SOURCE = String.raw`'use strict';
+export const WORKER_SOURCE =
+  String.raw`'use strict';
 const vm = require('node:vm');
 const { types } = require('node:util');
 
@@ -27,7 +28,9 @@ function isTimeout(e) {
 }
 
 // Runs in the fresh context before the untrusted code; its value is the harness's store function.
-const BOOT = new vm.Script(String.raw` + '`' + String.raw`(() => {
+const BOOT = new vm.Script(String.raw` +
+  '`' +
+  String.raw`(() => {
   'use strict';
   const G = globalThis;
   const JSONparse = JSON.parse, JSONstringify = JSON.stringify, keys = Object.keys, isArray = Array.isArray;
@@ -128,7 +131,9 @@ const BOOT = new vm.Script(String.raw` + '`' + String.raw`(() => {
   }
   defineProperty(G, '__rft', { value: op, writable: false, configurable: false, enumerable: false });
   return (v) => { slot = v; };
-})()` + '`' + String.raw`, { filename: 'sandbox-harness.js' });
+})()` +
+  '`' +
+  String.raw`, { filename: 'sandbox-harness.js' });
 const START = new vm.Script('__rft(0)');
 // Test index baked into the script, so the untrusted code cannot shift which result is which.
 const CALLS = [], COLLECTS = [];

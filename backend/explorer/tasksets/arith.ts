@@ -32,7 +32,13 @@ export const arithTaskset: BuiltinTaskset = {
       }
       return {
         key: text,
-        task: { taskset: 'builtin:arith', domain: 'math', prompt: `Compute ${text}. Put the result in <answer></answer>.`, answer: String(value), difficulty: two ? 1 : 0 },
+        task: {
+          taskset: 'builtin:arith',
+          domain: 'math',
+          prompt: `Compute ${text}. Put the result in <answer></answer>.`,
+          answer: String(value),
+          difficulty: two ? 1 : 0,
+        },
       };
     });
   },

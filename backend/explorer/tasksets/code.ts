@@ -20,11 +20,23 @@ const word = (rng: Rng) => Array.from({ length: rng.int(1, 7) }, () => 'abcxyz'[
 const FAMILIES: ((rng: Rng) => Spec)[] = [
   (rng) => {
     const k = rng.int(1, 100);
-    return { name: `addK${k}`, describe: `returns x + ${k}`, source: `function addK${k}(x) { return x + ${k}; }`, ref: (x: number) => x + k, inputs: ints(rng, 4).map((x) => [x]) };
+    return {
+      name: `addK${k}`,
+      describe: `returns x + ${k}`,
+      source: `function addK${k}(x) { return x + ${k}; }`,
+      ref: (x: number) => x + k,
+      inputs: ints(rng, 4).map((x) => [x]),
+    };
   },
   (rng) => {
     const k = rng.int(2, 31);
-    return { name: `times${k}`, describe: `returns x * ${k}`, source: `function times${k}(x) { return x * ${k}; }`, ref: (x: number) => x * k, inputs: ints(rng, 4).map((x) => [x]) };
+    return {
+      name: `times${k}`,
+      describe: `returns x * ${k}`,
+      source: `function times${k}(x) { return x * ${k}; }`,
+      ref: (x: number) => x * k,
+      inputs: ints(rng, 4).map((x) => [x]),
+    };
   },
   (rng) => {
     const k = rng.int(2, 20);
@@ -96,7 +108,10 @@ export const codeTaskset: BuiltinTaskset = {
   generate(size, seed, split) {
     return sampleSplit('code', size, seed, split, (rng) => {
       const spec = FAMILIES[rng.int(0, FAMILIES.length)]!(rng);
-      const tests: CodeTestCase[] = spec.inputs.map((args) => ({ args, expected: (spec.ref as (...a: unknown[]) => unknown)(...args) }));
+      const tests: CodeTestCase[] = spec.inputs.map((args) => ({
+        args,
+        expected: (spec.ref as (...a: unknown[]) => unknown)(...args),
+      }));
       return {
         key: spec.name,
         task: {

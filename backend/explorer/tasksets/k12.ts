@@ -36,7 +36,16 @@ function word(rng: Rng): Candidate {
     prompt = `${who} eats ${num}/${den} of ${total} ${what}. How many ${what} does ${who} eat?`;
     answer = String((total * num) / den);
   }
-  return { key: prompt, task: { taskset: 'builtin:k12', domain: 'k12', prompt: `${prompt} Put the answer in <answer></answer>.`, answer, difficulty: kind / 3 } };
+  return {
+    key: prompt,
+    task: {
+      taskset: 'builtin:k12',
+      domain: 'k12',
+      prompt: `${prompt} Put the answer in <answer></answer>.`,
+      answer,
+      difficulty: kind / 3,
+    },
+  };
 }
 
 function choice(rng: Rng): Candidate {
@@ -54,7 +63,14 @@ function choice(rng: Rng): Candidate {
   const q = `What is ${a} x ${b}?`;
   return {
     key: `${q}|${options.join(',')}`,
-    task: { taskset: 'builtin:k12', domain: 'k12', prompt: `${q}\n${listed}\nAnswer with the letter in <answer></answer>.`, answer: letter, choices: options, difficulty: 0.5 },
+    task: {
+      taskset: 'builtin:k12',
+      domain: 'k12',
+      prompt: `${q}\n${listed}\nAnswer with the letter in <answer></answer>.`,
+      answer: letter,
+      choices: options,
+      difficulty: 0.5,
+    },
   };
 }
 

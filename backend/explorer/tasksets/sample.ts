@@ -10,7 +10,13 @@ export interface Candidate {
   task: Omit<Task, 'id'>;
 }
 
-export function sampleSplit(name: string, size: number, seed: number, split: 'train' | 'eval', draw: (rng: Rng) => Candidate): Task[] {
+export function sampleSplit(
+  name: string,
+  size: number,
+  seed: number,
+  split: 'train' | 'eval',
+  draw: (rng: Rng) => Candidate,
+): Task[] {
   const rng = new Rng(seed * 7919 + (split === 'eval' ? 1 : 0) + name.length * 104729);
   const out: Task[] = [];
   const seen = new Set<string>();

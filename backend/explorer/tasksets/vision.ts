@@ -7,7 +7,12 @@ import { builtinTasksets, type BuiltinTaskset } from './builtin.js';
 import { answerTag, sampleSplit } from './sample.js';
 
 export const IMAGE_SIZE = 16;
-const COLOURS: Record<string, [number, number, number]> = { red: [220, 30, 30], green: [30, 200, 60], blue: [40, 70, 230], yellow: [230, 220, 40] };
+const COLOURS: Record<string, [number, number, number]> = {
+  red: [220, 30, 30],
+  green: [30, 200, 60],
+  blue: [40, 70, 230],
+  yellow: [230, 220, 40],
+};
 const SHAPES = ['square', 'cross', 'line'] as const;
 type Shape = (typeof SHAPES)[number];
 
@@ -43,7 +48,13 @@ function scene(rng: Rng) {
   const colour = rng.pick(Object.keys(COLOURS));
   // Shapes sit on distinct cells of a 4x4 grid of 4x4 tiles, so they never overlap.
   const slots = rng.shuffle([...Array(16).keys()]).slice(0, n);
-  return { n, shape, colour, items: slots.map((s) => ({ shape, colour, x: (s % 4) * 4, y: Math.floor(s / 4) * 4 })), slots };
+  return {
+    n,
+    shape,
+    colour,
+    items: slots.map((s) => ({ shape, colour, x: (s % 4) * 4, y: Math.floor(s / 4) * 4 })),
+    slots,
+  };
 }
 
 export const visionTaskset: BuiltinTaskset = {
@@ -53,10 +64,22 @@ export const visionTaskset: BuiltinTaskset = {
     return sampleSplit('vision', size, seed, split, (rng) => {
       const s = scene(rng);
       const q = rng.int(0, 3);
-      const [question, answer] = q === 0 ? ['What colour are the shapes?', s.colour] : q === 1 ? ['What shape is drawn?', s.shape] : ['How many shapes are there?', String(s.n)];
+      const [question, answer] =
+        q === 0
+          ? ['What colour are the shapes?', s.colour]
+          : q === 1
+            ? ['What shape is drawn?', s.shape]
+            : ['How many shapes are there?', String(s.n)];
       return {
         key: `${question}|${s.shape}|${s.colour}|${[...s.slots].sort((a, b) => a - b).join(',')}`,
-        task: { taskset: 'builtin:vision', domain: 'vision', prompt: `${question} Put the answer in <answer></answer>.`, answer, image: drawImage(s.items), difficulty: q / 2 },
+        task: {
+          taskset: 'builtin:vision',
+          domain: 'vision',
+          prompt: `${question} Put the answer in <answer></answer>.`,
+          answer,
+          image: drawImage(s.items),
+          difficulty: q / 2,
+        },
       };
     });
   },

@@ -17,7 +17,14 @@ import type { Tokenizer } from '../../model/tokenizer/types.js';
 import type { EnvStep } from '../environments/registry.js';
 import type { WorkflowContext } from '../workflow.js';
 import type { CustomKind } from './load.js';
-import { SYNC_EXITED, SYNC_IDLE, type FromWorker, type SyncReply, type SyncRequest, type ToWorker } from './protocol.js';
+import {
+  SYNC_EXITED,
+  SYNC_IDLE,
+  type FromWorker,
+  type SyncReply,
+  type SyncRequest,
+  type ToWorker,
+} from './protocol.js';
 
 const log = logger('user-code');
 
@@ -64,7 +71,10 @@ function startThread(): Worker {
   if (!fromSource) return new Worker(packageFile('dist', 'backend', 'user-code-worker.mjs'));
   const entry = pathToFileURL(packageFile('backend', 'explorer', 'user-code', 'worker.ts')).href;
   const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`, { eval: true });
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`,
+    { eval: true },
+  );
 }
 
 /** A call that failed only because another call in its thread ended the thread: it is run again, alone. */
@@ -108,11 +118,17 @@ export class UserCodeHost {
   }
 
   callReward(name: string, task: Task, response: string, signal?: AbortSignal): Promise<unknown> {
-    return this.guard(() => this.call({ kind: 'reward', name, task, response }, undefined, signal), (h) => h.callReward(name, task, response, signal));
+    return this.guard(
+      () => this.call({ kind: 'reward', name, task, response }, undefined, signal),
+      (h) => h.callReward(name, task, response, signal),
+    );
   }
 
   callWorkflow(name: string, tasks: Task[], ctx: WorkflowContext): Promise<unknown> {
-    return this.guard(() => this.workflowCall(name, tasks, ctx), (h) => h.callWorkflow(name, tasks, ctx));
+    return this.guard(
+      () => this.workflowCall(name, tasks, ctx),
+      (h) => h.callWorkflow(name, tasks, ctx),
+    );
   }
 
   /** Calls in a thread that another call ended run again one at a time in a thread of their own: only the call that ends it fails. */
@@ -133,11 +149,21 @@ export class UserCodeHost {
     let key = tokenizerKeys.get(model.tokenizer);
     if (key === undefined) tokenizerKeys.set(model.tokenizer, (key = nextTokenizerKey++));
     const k = key;
-    return this.call({ kind: 'workflow', name, tasks, ctx: { ...plain, model: { version: model.version, maxSeqLen: model.maxSeqLen, tokenizer: k } } }, ctx, signal, (l) => {
-      if (l.tokenizers.has(k)) return {};
-      l.tokenizers.add(k);
-      return { tokenizer: tokenizerTransfer(model.tokenizer) };
-    });
+    return this.call(
+      {
+        kind: 'workflow',
+        name,
+        tasks,
+        ctx: { ...plain, model: { version: model.version, maxSeqLen: model.maxSeqLen, tokenizer: k } },
+      },
+      ctx,
+      signal,
+      (l) => {
+        if (l.tokenizers.has(k)) return {};
+        l.tokenizers.add(k);
+        return { tokenizer: tokenizerTransfer(model.tokenizer) };
+      },
+    );
   }
 
   envCreate(name: string, task: Task): number {
@@ -153,14 +179,23 @@ export class UserCodeHost {
     const worker = startThread();
     const { port1, port2 } = new MessageChannel();
     const sync = new SharedArrayBuffer(8);
-    const l: Live = { worker, ready: undefined as never, pending: new Map(), flag: new Int32Array(sync), syncPort: port1, tokenizers: new Set(), answered: false, busy: 0, pings: new Map() };
+    const l: Live = {
+      worker,
+      ready: undefined as never,
+      pending: new Map(),
+      flag: new Int32Array(sync),
+      syncPort: port1,
+      tokenizers: new Set(),
+      answered: false,
+      busy: 0,
+      pings: new Map(),
+    };
     l.ready = new Promise((resolve, reject) => {
       worker.on('message', (m: FromWorker) => {
         if (m.type === 'loaded') {
           l.answered = true;
           resolve(m.registered);
-        }
-        else if (m.type === 'load_error') reject(new InputError(m.message, m.location));
+        } else if (m.type === 'load_error') reject(new InputError(m.message, m.location));
         else this.onMessage(l, m);
       });
       worker.on('error', (e) => {
@@ -203,12 +238,22 @@ export class UserCodeHost {
     }
     hold(l, -n);
     l.pending.clear();
-    if (!was || n) log.warn(`${this.file}: ${l.ended}${n ? ` (${n} call(s) in it ${again ? 'run again one at a time' : 'failed'})` : ''}; the next call starts a new thread`);
+    if (!was || n)
+      log.warn(
+        `${this.file}: ${l.ended}${n ? ` (${n} call(s) in it ${again ? 'run again one at a time' : 'failed'})` : ''}; the next call starts a new thread`,
+      );
     l.syncPort.close();
     if (terminate) void l.worker.terminate();
   }
 
-  private async call(msg: { kind: 'reward'; name: string; task: Task; response: string } | { kind: 'workflow'; name: string; tasks: Task[]; ctx: Extract<ToWorker, { kind: 'workflow' }>['ctx'] }, ctx?: WorkflowContext, signal?: AbortSignal, extra?: (l: Live) => object): Promise<unknown> {
+  private async call(
+    msg:
+      | { kind: 'reward'; name: string; task: Task; response: string }
+      | { kind: 'workflow'; name: string; tasks: Task[]; ctx: Extract<ToWorker, { kind: 'workflow' }>['ctx'] },
+    ctx?: WorkflowContext,
+    signal?: AbortSignal,
+    extra?: (l: Live) => object,
+  ): Promise<unknown> {
     const l = this.thread();
     try {
       await l.ready;
@@ -230,7 +275,8 @@ export class UserCodeHost {
         return;
       }
       if (signal) {
-        const onAbort = () => l.pending.has(id) && !l.ended && l.worker.postMessage({ type: 'abort', id } satisfies ToWorker);
+        const onAbort = () =>
+          l.pending.has(id) && !l.ended && l.worker.postMessage({ type: 'abort', id } satisfies ToWorker);
         signal.addEventListener('abort', onAbort, { once: true });
         p.unlisten = () => signal.removeEventListener('abort', onAbort);
       }
@@ -272,7 +318,12 @@ export class UserCodeHost {
     if (answered) return p.reject(new Error(limit));
     const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
     p.reject(new Error(why));
-    this.end(l, `its thread was stopped: a call ${limit} and the thread stopped answering (a synchronous loop?)`, true, true);
+    this.end(
+      l,
+      `its thread was stopped: a call ${limit} and the thread stopped answering (a synchronous loop?)`,
+      true,
+      true,
+    );
   }
 
   private onMessage(l: Live, m: FromWorker): void {

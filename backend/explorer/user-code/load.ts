@@ -66,20 +66,29 @@ function makeApi(file: string, out: LoadedImpls): CustomApi {
     apiVersion: 1,
     register(kind: CustomKind, name: string, impl: unknown) {
       const where = { file, field: `register('${String(kind)}', '${String(name)}')` };
-      if (kind !== 'reward' && kind !== 'workflow' && kind !== 'environment') throw new InputError(`kind must be 'reward', 'workflow' or 'environment'`, where);
-      if (typeof name !== 'string' || !NAME.test(name)) throw new InputError('name must be letters, digits, _ . - (starting with a letter, at most 64)', where);
-      if (out.registered.some((r) => r.kind === kind && r.name === name)) throw new InputError(`'${name}' is registered twice in this file`, where);
+      if (kind !== 'reward' && kind !== 'workflow' && kind !== 'environment')
+        throw new InputError(`kind must be 'reward', 'workflow' or 'environment'`, where);
+      if (typeof name !== 'string' || !NAME.test(name))
+        throw new InputError('name must be letters, digits, _ . - (starting with a letter, at most 64)', where);
+      if (out.registered.some((r) => r.kind === kind && r.name === name))
+        throw new InputError(`'${name}' is registered twice in this file`, where);
       if (kind === 'reward') {
-        if (typeof impl !== 'function') throw new InputError('a reward must be a function (task, response) => number | { reward }', where);
+        if (typeof impl !== 'function')
+          throw new InputError('a reward must be a function (task, response) => number | { reward }', where);
         out.reward.set(name, impl as RewardImpl);
       } else if (kind === 'workflow') {
         const run = typeof impl === 'function' ? impl : (impl as { run?: unknown } | null)?.run;
-        if (typeof run !== 'function') throw new InputError('a workflow must be a function (tasks, ctx) => experiences, or an object with run(tasks, ctx)', where);
+        if (typeof run !== 'function')
+          throw new InputError(
+            'a workflow must be a function (tasks, ctx) => experiences, or an object with run(tasks, ctx)',
+            where,
+          );
         const self = typeof impl === 'function' ? undefined : impl;
         out.workflow.set(name, (t, c) => (run as WorkflowImpl).call(self, t, c));
       } else {
         const create = (impl as { create?: unknown } | null)?.create;
-        if (typeof create !== 'function') throw new InputError('an environment must be an object with create(task) returning { step(action) }', where);
+        if (typeof create !== 'function')
+          throw new InputError('an environment must be an object with create(task) returning { step(action) }', where);
         out.environment.set(name, { create: (t) => (create as EnvironmentImpl['create']).call(impl, t) });
       }
       out.registered.push({ kind, name });
@@ -90,28 +99,42 @@ function makeApi(file: string, out: LoadedImpls): CustomApi {
 /** Import FILE (an absolute path) and run its default export. Throws InputError naming the file. */
 export async function loadImpls(file: string): Promise<LoadedImpls> {
   if (!existsSync(file)) throw new InputError('file not found', { file });
-  if (!CUSTOM_EXTENSIONS.has(extname(file))) throw new InputError(`custom code must be a ${[...CUSTOM_EXTENSIONS].join(', ')} file`, { file });
+  if (!CUSTOM_EXTENSIONS.has(extname(file)))
+    throw new InputError(`custom code must be a ${[...CUSTOM_EXTENSIONS].join(', ')} file`, { file });
   let mod: { default?: unknown };
   try {
     mod = (await importFile(file)) as { default?: unknown };
   } catch (e) {
     if (e instanceof InputError) throw e;
     const at = fileLine(file, e);
-    const line = e instanceof SyntaxError ? syntaxErrorLine(file) : at === file ? undefined : Number(at.slice(file.length + 1));
+    const line =
+      e instanceof SyntaxError ? syntaxErrorLine(file) : at === file ? undefined : Number(at.slice(file.length + 1));
     throw new InputError(`could not load: ${(e as Error).message.split('\n')[0]}`, { file, ...(line ? { line } : {}) });
   }
   // A .ts file outside an ESM package is compiled as CommonJS: its default export sits one level down.
   const inner = (mod.default as { default?: unknown } | undefined)?.default;
   if (typeof mod.default !== 'function' && typeof inner === 'function') mod = { default: inner };
-  if (typeof mod.default !== 'function') throw new InputError('the default export must be a function that receives the API: export default function (rft) { rft.register(...) }', { file, field: 'default' });
+  if (typeof mod.default !== 'function')
+    throw new InputError(
+      'the default export must be a function that receives the API: export default function (rft) { rft.register(...) }',
+      { file, field: 'default' },
+    );
   const out: LoadedImpls = { registered: [], reward: new Map(), workflow: new Map(), environment: new Map() };
   try {
     await (mod.default as (api: CustomApi) => unknown)(makeApi(file, out));
   } catch (e) {
     if (e instanceof InputError) throw e;
     const at = fileLine(file, e);
-    throw new InputError(`the default export threw: ${(e as Error)?.message ?? String(e)}`, { file, ...(at === file ? {} : { line: Number(at.slice(file.length + 1)) }), field: 'default' });
+    throw new InputError(`the default export threw: ${(e as Error)?.message ?? String(e)}`, {
+      file,
+      ...(at === file ? {} : { line: Number(at.slice(file.length + 1)) }),
+      field: 'default',
+    });
   }
-  if (out.registered.length === 0) throw new InputError('the default export registered nothing (call rft.register(kind, name, impl))', { file, field: 'default' });
+  if (out.registered.length === 0)
+    throw new InputError('the default export registered nothing (call rft.register(kind, name, impl))', {
+      file,
+      field: 'default',
+    });
   return out;
 }

@@ -23,7 +23,15 @@ export interface WireContext {
 export type ToWorker =
   | { type: 'load'; file: string; sync: SharedArrayBuffer; syncPort: MessagePort }
   | { type: 'call'; id: number; kind: 'reward'; name: string; task: Task; response: string }
-  | { type: 'call'; id: number; kind: 'workflow'; name: string; tasks: Task[]; ctx: WireContext; tokenizer?: TokenizerTransfer }
+  | {
+      type: 'call';
+      id: number;
+      kind: 'workflow';
+      name: string;
+      tasks: Task[];
+      ctx: WireContext;
+      tokenizer?: TokenizerTransfer;
+    }
   | { type: 'abort'; id: number }
   | { type: 'rpc_result'; rpc: number; ok: true; value: unknown }
   | { type: 'rpc_result'; rpc: number; ok: false; error: string }

@@ -7,7 +7,15 @@ import type { Task } from '../../core/types.js';
 import { tokenizerFromTransfer } from '../../model/tokenizer/transfer.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
 import { fileLine, loadImpls, type LoadedImpls } from './load.js';
-import { SYNC_EXITED, SYNC_REPLIED, type FromWorker, type SyncReply, type SyncRequest, type ToWorker, type WireContext } from './protocol.js';
+import {
+  SYNC_EXITED,
+  SYNC_REPLIED,
+  type FromWorker,
+  type SyncReply,
+  type SyncRequest,
+  type ToWorker,
+  type WireContext,
+} from './protocol.js';
 import { InputError, formatLocation } from '../../core/errors.js';
 
 const port = parentPort;
@@ -34,7 +42,12 @@ function reply(id: number, value: unknown): void {
   try {
     send({ type: 'result', id, ok: true, value });
   } catch (e) {
-    send({ type: 'result', id, ok: false, error: `returned a value that cannot be passed back (${(e as Error).message.split('\n')[0]})` });
+    send({
+      type: 'result',
+      id,
+      ok: false,
+      error: `returned a value that cannot be passed back (${(e as Error).message.split('\n')[0]})`,
+    });
   }
 }
 
@@ -46,7 +59,11 @@ function rpc(id: number, method: 'generate' | 'reward', args: unknown[]): Promis
       send({ type: 'rpc', id, rpc: n, method, args });
     } catch (e) {
       rpcs.delete(n);
-      reject(new Error(`ctx.${method === 'generate' ? 'model.generate' : 'reward'}: arguments cannot be passed to the explorer (${(e as Error).message.split('\n')[0]})`));
+      reject(
+        new Error(
+          `ctx.${method === 'generate' ? 'model.generate' : 'reward'}: arguments cannot be passed to the explorer (${(e as Error).message.split('\n')[0]})`,
+        ),
+      );
     }
   });
 }
@@ -62,7 +79,9 @@ function workflowContext(id: number, c: WireContext, signal: AbortSignal): unkno
       tokenizer,
       generate: (prompts: number[][], opts: Record<string, unknown>) => rpc(id, 'generate', [prompts, opts]),
       embedImages: () => {
-        throw new Error('ctx.model.embedImages is not available to a workflow from workflow.file (it runs in its own thread)');
+        throw new Error(
+          'ctx.model.embedImages is not available to a workflow from workflow.file (it runs in its own thread)',
+        );
       },
     },
     reward: (task: Task, response: string) => rpc(id, 'reward', [task, response]),
@@ -103,7 +122,10 @@ port.on('message', (m: ToWorker) => {
       (impls) => send({ type: 'loaded', registered: impls.registered }),
       (e: unknown) => {
         const location = e instanceof InputError ? e.location : { file };
-        const message = e instanceof InputError ? e.message.slice(formatLocation(location).length) : `could not load: ${(e as Error)?.message ?? String(e)}`;
+        const message =
+          e instanceof InputError
+            ? e.message.slice(formatLocation(location).length)
+            : `could not load: ${(e as Error)?.message ?? String(e)}`;
         send({ type: 'load_error', message, location });
       },
     );
@@ -128,7 +150,8 @@ function serveSync(sp: MessagePort, flag: Int32Array): void {
         const env = impls.environment.get(q.name);
         if (!env) throw new Error(`no environment '${q.name}' in ${file}`);
         const s = env.create(q.task);
-        if (!s || typeof s.step !== 'function') throw new Error(`environment '${q.name}': create(task) returned no { step(action) }`);
+        if (!s || typeof s.step !== 'function')
+          throw new Error(`environment '${q.name}': create(task) returned no { step(action) }`);
         sessions.set(++nextSession, s);
         r = { ok: true, session: nextSession };
       } else {
@@ -144,7 +167,10 @@ function serveSync(sp: MessagePort, flag: Int32Array): void {
     try {
       sp.postMessage(r);
     } catch (e) {
-      sp.postMessage({ ok: false, error: `returned a value that cannot be passed back (${(e as Error).message.split('\n')[0]})` } satisfies SyncReply);
+      sp.postMessage({
+        ok: false,
+        error: `returned a value that cannot be passed back (${(e as Error).message.split('\n')[0]})`,
+      } satisfies SyncReply);
     }
     Atomics.store(flag, 0, SYNC_REPLIED);
     Atomics.notify(flag, 0);

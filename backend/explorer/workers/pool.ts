@@ -105,12 +105,28 @@ export class WorkerRolloutModel implements RolloutModel {
   private readonly m: RolloutMetrics;
 
   constructor(private readonly opts: WorkerPoolOptions) {
-    if (!Number.isInteger(opts.workers) || opts.workers < 1) throw new Error(`rollout workers: workers must be a positive integer, got ${opts.workers}`);
+    if (!Number.isInteger(opts.workers) || opts.workers < 1)
+      throw new Error(`rollout workers: workers must be a positive integer, got ${opts.workers}`);
     this.tokenizer = opts.tokenizer;
     this.maxSeqLen = opts.config.maxSeqLen;
     this.faultHang = opts.faults?.hang ?? 0;
     this.faultCrash = opts.faults?.crash ?? 0;
-    this.m = { workers: opts.workers, jobs: 0, samples: 0, tokens: 0, retries: 0, timeouts: 0, crashes: 0, infra_failures: 0, repeats_cut: 0, queue_wait_s: 0, generate_s: 0, weight_sync_s: 0, weight_load_s: 0, wall_s: 0 };
+    this.m = {
+      workers: opts.workers,
+      jobs: 0,
+      samples: 0,
+      tokens: 0,
+      retries: 0,
+      timeouts: 0,
+      crashes: 0,
+      infra_failures: 0,
+      repeats_cut: 0,
+      queue_wait_s: 0,
+      generate_s: 0,
+      weight_sync_s: 0,
+      weight_load_s: 0,
+      wall_s: 0,
+    };
     for (let i = 0; i < opts.workers; i++) this.slots.push(this.spawn());
   }
 
@@ -149,7 +165,9 @@ export class WorkerRolloutModel implements RolloutModel {
     if (prompts.length === 0) return [];
     const t0 = performance.now();
     const n = Math.min(prompts.length, this.slots.length);
-    const prefix = opts.prefix ? { shape: opts.prefix.shape as [number, number, number], data: (await opts.prefix.data()) as Float32Array } : undefined;
+    const prefix = opts.prefix
+      ? { shape: opts.prefix.shape as [number, number, number], data: (await opts.prefix.data()) as Float32Array }
+      : undefined;
     const { prefix: _p, ...rest } = opts;
     const jobs: Promise<RolloutGeneration[]>[] = [];
     let start = 0;
@@ -162,7 +180,18 @@ export class WorkerRolloutModel implements RolloutModel {
         const [, P, D] = prefix.shape;
         jobOpts.prefix = { shape: [size, P, D], data: prefix.data.slice(idx[0]! * P * D, idx[1]! * P * D) };
       }
-      jobs.push(new Promise((resolve) => this.enqueue({ id: this.nextJob++, prompts: prompts.slice(idx[0], idx[1]), opts: jobOpts, attempts: 0, queuedAt: performance.now(), resolve })));
+      jobs.push(
+        new Promise((resolve) =>
+          this.enqueue({
+            id: this.nextJob++,
+            prompts: prompts.slice(idx[0], idx[1]),
+            opts: jobOpts,
+            attempts: 0,
+            queuedAt: performance.now(),
+            resolve,
+          }),
+        ),
+      );
     }
     const out = (await Promise.all(jobs)).flat();
     this.m.wall_s += (performance.now() - t0) / 1000;
@@ -181,14 +210,23 @@ export class WorkerRolloutModel implements RolloutModel {
     worker.on('message', (m: FromWorker) => this.onMessage(slot, m));
     worker.on('error', (e) => this.onDeath(slot, `worker error: ${e.message}`));
     worker.on('exit', (code) => this.onDeath(slot, `worker exited with code ${code}`));
-    const init: ToWorker = { type: 'init', config: this.opts.config, tokenizer: tokenizerTransfer(this.opts.tokenizer), backend: this.opts.backend };
+    const init: ToWorker = {
+      type: 'init',
+      config: this.opts.config,
+      tokenizer: tokenizerTransfer(this.opts.tokenizer),
+      backend: this.opts.backend,
+    };
     worker.postMessage(init);
     return slot;
   }
 
   private sendWeights(s: Slot): void {
     if (!this.weights || s.version === this.weights.version) return;
-    s.worker.postMessage({ type: 'weights', version: this.weights.version, tensors: this.weights.tensors } satisfies ToWorker);
+    s.worker.postMessage({
+      type: 'weights',
+      version: this.weights.version,
+      tensors: this.weights.tensors,
+    } satisfies ToWorker);
     s.version = this.weights.version;
   }
 
@@ -214,7 +252,15 @@ export class WorkerRolloutModel implements RolloutModel {
         this.faultCrash--;
         fault = 'crash';
       }
-      const msg: ToWorker = { type: 'generate', job: job.id, version: s.version, prompts: job.prompts, opts: job.opts, repeat: this.opts.repeat === null ? null : (this.opts.repeat ?? DEFAULT_REPEAT), fault };
+      const msg: ToWorker = {
+        type: 'generate',
+        job: job.id,
+        version: s.version,
+        prompts: job.prompts,
+        opts: job.opts,
+        repeat: this.opts.repeat === null ? null : (this.opts.repeat ?? DEFAULT_REPEAT),
+        fault,
+      };
       s.worker.postMessage(msg);
       const timeout = this.opts.taskTimeoutMs ?? 120_000;
       s.timer = setTimeout(() => {
@@ -288,7 +334,15 @@ export class WorkerRolloutModel implements RolloutModel {
 
   private fail(job: Job, reason: string): void {
     this.m.infra_failures += job.prompts.length;
-    job.resolve(job.prompts.map(() => ({ tokens: [], text: '', logprobs: [], finishReason: 'error' as const, infraError: reason })));
+    job.resolve(
+      job.prompts.map(() => ({
+        tokens: [],
+        text: '',
+        logprobs: [],
+        finishReason: 'error' as const,
+        infraError: reason,
+      })),
+    );
   }
 
   private replace(s: Slot): void {

@@ -24,7 +24,15 @@ export interface GenJobOptions {
 export type ToWorker =
   | { type: 'init'; config: ModelConfig; tokenizer: TokenizerTransfer; backend?: BackendName }
   | { type: 'weights'; version: number; tensors: Record<string, WeightTensor> }
-  | { type: 'generate'; job: number; version: number; prompts: number[][]; opts: GenJobOptions; repeat: RepeatOptions | null; fault?: 'hang' | 'crash' };
+  | {
+      type: 'generate';
+      job: number;
+      version: number;
+      prompts: number[][];
+      opts: GenJobOptions;
+      repeat: RepeatOptions | null;
+      fault?: 'hang' | 'crash';
+    };
 
 export interface WorkerGeneration {
   tokens: number[];

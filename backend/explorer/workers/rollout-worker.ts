@@ -19,7 +19,11 @@ const send = (m: FromWorker) => port.postMessage(m);
 // Jobs run one at a time, in arrival order (weights sent before a job are loaded before it runs).
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (m: ToWorker) => {
-  chain = chain.then(() => handle(m)).catch((e: Error) => send({ type: 'error', job: m.type === 'generate' ? m.job : undefined, message: e.stack ?? e.message }));
+  chain = chain
+    .then(() => handle(m))
+    .catch((e: Error) =>
+      send({ type: 'error', job: m.type === 'generate' ? m.job : undefined, message: e.stack ?? e.message }),
+    );
 });
 
 async function handle(m: ToWorker): Promise<void> {
@@ -54,7 +58,12 @@ async function handle(m: ToWorker): Promise<void> {
     }
     let repeats = 0;
     const out: WorkerGeneration[] = gens.map((g) => {
-      const w: WorkerGeneration = { tokens: g.tokens, text: g.text, logprobs: g.logprobs, finishReason: g.finishReason };
+      const w: WorkerGeneration = {
+        tokens: g.tokens,
+        text: g.text,
+        logprobs: g.logprobs,
+        finishReason: g.finishReason,
+      };
       if (m.repeat && cutRepeats(w, m.repeat)) {
         repeats++;
         w.text = tokenizer!.decode(w.tokens, { skipSpecial: true });

@@ -9,7 +9,14 @@
 import type { Experience, Task } from '../../core/types.js';
 import { encodeMessage, encodePrompt, taskMessages } from '../../model/chat.js';
 import { environments, type EnvSession } from '../environments/index.js';
-import { generationMetadata, newExperienceId, workflows, type RolloutGeneration, type Workflow, type WorkflowContext } from '../workflow.js';
+import {
+  generationMetadata,
+  newExperienceId,
+  workflows,
+  type RolloutGeneration,
+  type Workflow,
+  type WorkflowContext,
+} from '../workflow.js';
 
 export const DEFAULT_MAX_TURNS = 8;
 
@@ -40,11 +47,27 @@ export const multiTurn: Workflow = {
     const episodes: Episode[] = [];
     for (const task of tasks) {
       const envName = task.metadata?.environment;
-      if (typeof envName !== 'string') throw new Error(`multi_turn: task ${task.id} has no metadata.environment (one of: ${environments.names().join(', ')})`);
+      if (typeof envName !== 'string')
+        throw new Error(
+          `multi_turn: task ${task.id} has no metadata.environment (one of: ${environments.names().join(', ')})`,
+        );
       const env = environments.get(envName);
       const prompt = encodePrompt(tok, task.messages ?? taskMessages(task.prompt ?? ''));
       for (let r = 0; r < ctx.repeatTimes; r++) {
-        const ep: Episode = { task, env: undefined as unknown as EnvSession, prompt, tokens: [], mask: [], logprobs: [], text: [], reward: 0, turns: 0, done: false, end: 'max_turns', info: {} };
+        const ep: Episode = {
+          task,
+          env: undefined as unknown as EnvSession,
+          prompt,
+          tokens: [],
+          mask: [],
+          logprobs: [],
+          text: [],
+          reward: 0,
+          turns: 0,
+          done: false,
+          end: 'max_turns',
+          info: {},
+        };
         try {
           ep.env = env.create(task);
         } catch (e) {
@@ -61,7 +84,9 @@ export const multiTurn: Workflow = {
       if (live.length === 0) break;
       // Stop an episode that has no room left for another full turn.
       const fits = live.filter((e) => {
-        const ok = ctx.model.maxSeqLen === undefined || e.prompt.length + e.tokens.length + ctx.sampling.maxNewTokens <= ctx.model.maxSeqLen;
+        const ok =
+          ctx.model.maxSeqLen === undefined ||
+          e.prompt.length + e.tokens.length + ctx.sampling.maxNewTokens <= ctx.model.maxSeqLen;
         if (!ok) {
           e.done = true;
           e.end = 'max_length';
@@ -111,9 +136,15 @@ export const multiTurn: Workflow = {
           e.end = 'env_done';
           return;
         }
-        const obs = [...encodeMessage(tok, { role: 'environment', content: st.observation ?? '' }), tok.specialId('assistant')];
+        const obs = [
+          ...encodeMessage(tok, { role: 'environment', content: st.observation ?? '' }),
+          tok.specialId('assistant'),
+        ];
         // The whole episode must fit the model (the trainer sees it as one sequence).
-        if (ctx.model.maxSeqLen !== undefined && e.prompt.length + e.tokens.length + obs.length + ctx.sampling.maxNewTokens > ctx.model.maxSeqLen) {
+        if (
+          ctx.model.maxSeqLen !== undefined &&
+          e.prompt.length + e.tokens.length + obs.length + ctx.sampling.maxNewTokens > ctx.model.maxSeqLen
+        ) {
           e.done = true;
           e.end = 'max_length';
           return;

@@ -11,7 +11,8 @@ export const visionWorkflow: Workflow = {
   async run(tasks: Task[], ctx) {
     const missing = tasks.find((t) => !t.image);
     if (missing) throw new Error(`vision: task ${missing.id} has no image`);
-    if (!ctx.model.embedImages) throw new Error('vision: the rollout model takes no images (needs a local model with config.vision)');
+    if (!ctx.model.embedImages)
+      throw new Error('vision: the rollout model takes no images (needs a local model with config.vision)');
     const images = tasks.flatMap((t) => Array.from({ length: ctx.repeatTimes }, () => t.image!));
     const prefix = ctx.model.embedImages(images);
     try {

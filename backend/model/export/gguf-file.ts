@@ -130,7 +130,8 @@ export function writeGguf(file: string, kv: [string, GgufValue][], tensors: Gguf
   const sizes: number[] = [];
   for (const t of tensors) {
     const n = t.shape.reduce((a, b) => a * b, 1);
-    if (n !== t.data.length) throw new Error(`gguf: tensor ${t.name} has ${t.data.length} values for shape [${t.shape}]`);
+    if (n !== t.data.length)
+      throw new Error(`gguf: tensor ${t.name} has ${t.data.length} values for shape [${t.shape}]`);
     w.str(t.name);
     w.u32(t.shape.length);
     for (const d of [...t.shape].reverse()) w.u64(d);

@@ -14,10 +14,18 @@ import { join } from 'node:path';
 import { GGML_F16, GGML_F32, writeGguf, type GgufTensor, type GgufValue } from './gguf-file.js';
 import { writeExport, type TargetOptions } from './target.js';
 
-const GGUF_ARCH: Record<HfArchitecture, string> = { LlamaForCausalLM: 'llama', MistralForCausalLM: 'llama', Qwen2ForCausalLM: 'qwen2', Qwen3ForCausalLM: 'qwen3' };
+const GGUF_ARCH: Record<HfArchitecture, string> = {
+  LlamaForCausalLM: 'llama',
+  MistralForCausalLM: 'llama',
+  Qwen2ForCausalLM: 'qwen2',
+  Qwen3ForCausalLM: 'qwen3',
+};
 
 export function ggufArchitecture(c: ModelConfig): { hf: HfArchitecture; gguf: string } {
-  const a = c.hfConfig && Array.isArray(c.hfConfig.architectures) ? (c.hfConfig.architectures[0] as HfArchitecture) : architectureOf(c);
+  const a =
+    c.hfConfig && Array.isArray(c.hfConfig.architectures)
+      ? (c.hfConfig.architectures[0] as HfArchitecture)
+      : architectureOf(c);
   return { hf: a, gguf: GGUF_ARCH[a] ?? 'llama' };
 }
 
@@ -49,11 +57,18 @@ function ropeFreqFactors(c: ModelConfig): number[] {
 
 /** The vocabulary as GGUF tokenizer keys (byte-level BPE only: what llama.cpp calls "gpt2"). */
 function tokenizerKv(tok: Tokenizer, vocabSize: number, arch: string): [string, GgufValue][] {
-  const json = tok.toJSON() as { model?: { type?: string; vocab?: Record<string, number>; merges?: (string | string[])[] }; pre_tokenizer?: unknown; added_tokens?: { id: number; content: string; special?: boolean }[] };
+  const json = tok.toJSON() as {
+    model?: { type?: string; vocab?: Record<string, number>; merges?: (string | string[])[] };
+    pre_tokenizer?: unknown;
+    added_tokens?: { id: number; content: string; special?: boolean }[];
+  };
   const model = json.model;
   const preJson = JSON.stringify(json.pre_tokenizer ?? null);
   if (!model || model.type !== 'BPE' || !preJson.includes('ByteLevel'))
-    throw new InputError(`only byte-level BPE tokenizers can be written to GGUF (this one is ${model?.type ?? 'unknown'}${preJson.includes('ByteLevel') ? '' : ' without a ByteLevel pre-tokenizer'})`, { field: 'tokenizer.json' });
+    throw new InputError(
+      `only byte-level BPE tokenizers can be written to GGUF (this one is ${model?.type ?? 'unknown'}${preJson.includes('ByteLevel') ? '' : ' without a ByteLevel pre-tokenizer'})`,
+      { field: 'tokenizer.json' },
+    );
   const tokens: string[] = new Array(vocabSize);
   const types: number[] = new Array(vocabSize).fill(1);
   for (const [t, id] of Object.entries(model.vocab ?? {})) if (id < vocabSize) tokens[id] = t;
@@ -70,7 +85,13 @@ function tokenizerKv(tok: Tokenizer, vocabSize: number, arch: string): [string, 
   }
   const merges = (model.merges ?? []).map((m) => (Array.isArray(m) ? m.join(' ') : m));
   // The pre-tokenizer regex decides llama.cpp's pre-tokenizer type.
-  const pre = preJson.includes('\\\\p{N}{1,3}') ? 'llama-bpe' : arch.startsWith('qwen') && preJson.includes('Split') ? 'qwen2' : preJson.includes('Split') ? 'default' : 'gpt-2';
+  const pre = preJson.includes('\\\\p{N}{1,3}')
+    ? 'llama-bpe'
+    : arch.startsWith('qwen') && preJson.includes('Split')
+      ? 'qwen2'
+      : preJson.includes('Split')
+        ? 'default'
+        : 'gpt-2';
   const kv: [string, GgufValue][] = [
     ['tokenizer.ggml.model', { type: 'string', value: 'gpt2' }],
     ['tokenizer.ggml.pre', { type: 'string', value: pre }],
@@ -93,9 +114,15 @@ export interface GgufExportOptions {
   name?: string;
 }
 
-export async function exportGguf(model: Transformer, tok: Tokenizer, file: string, opts: GgufExportOptions): Promise<void> {
+export async function exportGguf(
+  model: Transformer,
+  tok: Tokenizer,
+  file: string,
+  opts: GgufExportOptions,
+): Promise<void> {
   const c = model.config;
-  if (c.valueHead || c.vision) throw new InputError('a model with a value head or vision input has no GGUF form', { field: 'model' });
+  if (c.valueHead || c.vision)
+    throw new InputError('a model with a value head or vision input has no GGUF form', { field: 'model' });
   const { gguf: arch } = ggufArchitecture(c);
   const hd = headDim(c);
   const permute = arch === 'llama';
@@ -105,9 +132,15 @@ export async function exportGguf(model: Transformer, tok: Tokenizer, file: strin
     const t = hf.get(hfName);
     if (!t) throw new Error(`gguf export: model has no ${hfName}`);
     const data = transform ? transform(t.data, t.shape) : t.data;
-    tensors.push({ name, shape: t.shape, data, ggmlType: opts.dtype === 'f16' && t.shape.length === 2 ? GGML_F16 : GGML_F32 });
+    tensors.push({
+      name,
+      shape: t.shape,
+      data,
+      ggmlType: opts.dtype === 'f16' && t.shape.length === 2 ? GGML_F16 : GGML_F32,
+    });
   };
-  const perm = (nHead: number) => (d: Float32Array, shape: number[]) => (permute ? permuteRows(d, shape[0]!, shape[1] ?? 1, nHead) : d);
+  const perm = (nHead: number) => (d: Float32Array, shape: number[]) =>
+    permute ? permuteRows(d, shape[0]!, shape[1] ?? 1, nHead) : d;
   put('token_embd.weight', 'model.embed_tokens.weight');
   for (let i = 0; i < c.nLayers; i++) {
     const p = `model.layers.${i}`;
@@ -133,9 +166,18 @@ export async function exportGguf(model: Transformer, tok: Tokenizer, file: strin
   }
   put('output_norm.weight', 'model.norm.weight');
   if (!c.tieEmbeddings) put('output.weight', 'lm_head.weight');
-  if (c.ropeScaling) tensors.push({ name: 'rope_freqs.weight', shape: [hd / 2], data: new Float32Array(ropeFreqFactors(c)), ggmlType: GGML_F32 });
+  if (c.ropeScaling)
+    tensors.push({
+      name: 'rope_freqs.weight',
+      shape: [hd / 2],
+      data: new Float32Array(ropeFreqFactors(c)),
+      ggmlType: GGML_F32,
+    });
 
-  const maxPos = typeof c.hfConfig?.max_position_embeddings === 'number' ? (c.hfConfig.max_position_embeddings as number) : c.maxSeqLen;
+  const maxPos =
+    typeof c.hfConfig?.max_position_embeddings === 'number'
+      ? (c.hfConfig.max_position_embeddings as number)
+      : c.maxSeqLen;
   const kv: [string, GgufValue][] = [
     ['general.architecture', { type: 'string', value: arch }],
     ['general.name', { type: 'string', value: opts.name ?? 'rft-export' }],
@@ -158,7 +200,13 @@ export async function exportGguf(model: Transformer, tok: Tokenizer, file: strin
 }
 
 /** `rft model export --format gguf`: OUT/model.gguf, put in place by target.ts like the other formats. Returns the file. */
-export async function exportGgufFolder(model: Transformer, tok: Tokenizer, out: string, opts: GgufExportOptions, target: Omit<TargetOptions, 'format'>): Promise<string> {
+export async function exportGgufFolder(
+  model: Transformer,
+  tok: Tokenizer,
+  out: string,
+  opts: GgufExportOptions,
+  target: Omit<TargetOptions, 'format'>,
+): Promise<string> {
   await writeExport(out, { ...target, format: 'gguf' }, (dir) => exportGguf(model, tok, join(dir, 'model.gguf'), opts));
   return join(out, 'model.gguf');
 }

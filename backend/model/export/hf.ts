@@ -13,9 +13,17 @@ import { writeSafetensors } from '../safetensors.js';
 import type { Transformer } from '../transformer.js';
 import { writeExport, type TargetOptions } from './target.js';
 
-export async function exportHf(model: Transformer, tok: Tokenizer | undefined, out: string, target: Omit<TargetOptions, 'format'> = { force: false }): Promise<string> {
+export async function exportHf(
+  model: Transformer,
+  tok: Tokenizer | undefined,
+  out: string,
+  target: Omit<TargetOptions, 'format'> = { force: false },
+): Promise<string> {
   const c = model.config;
-  if (c.valueHead || c.vision) throw new InputError('a model with a value head or vision input has no plain Hugging Face causal-LM form', { field: 'model' });
+  if (c.valueHead || c.vision)
+    throw new InputError('a model with a value head or vision input has no plain Hugging Face causal-LM form', {
+      field: 'model',
+    });
   await writeExport(out, { ...target, format: 'hf' }, async (dir) => {
     writeFileSync(join(dir, 'model.safetensors'), writeSafetensors(await hfTensors(model), { format: 'pt' }));
     const config = writeHfConfig(c, c.hfConfig, tok ? { bos: tok.bosId, eos: tok.eosId, pad: tok.padId } : undefined);

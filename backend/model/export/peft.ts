@@ -7,8 +7,17 @@ import type { Transformer } from '../transformer.js';
 import { writeExport, type TargetOptions } from './target.js';
 
 /** `baseModel`: adapter_config.json's base_model_name_or_path (the folder or hub id the base came from). */
-export async function exportPeft(model: Transformer, out: string, baseModel: string, target: Omit<TargetOptions, 'format'> = { force: false }): Promise<string> {
-  if (!model.lora) throw new InputError('the checkpoint has no LoRA adapters (it was trained without model.lora): export it as hf or gguf', { field: 'model.lora' });
+export async function exportPeft(
+  model: Transformer,
+  out: string,
+  baseModel: string,
+  target: Omit<TargetOptions, 'format'> = { force: false },
+): Promise<string> {
+  if (!model.lora)
+    throw new InputError(
+      'the checkpoint has no LoRA adapters (it was trained without model.lora): export it as hf or gguf',
+      { field: 'model.lora' },
+    );
   await writeExport(out, { ...target, format: 'peft' }, (dir) => writeAdapterFiles(model, dir, baseModel));
   return out;
 }

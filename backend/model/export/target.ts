@@ -5,7 +5,18 @@
 // every other file left as it was. Without `force` a non-empty folder is refused; a file (or a
 // link) at OUT always is: the export writes a folder there.
 // Imports only node:fs / node:path: the server checks targets with it without the tensor engine.
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+} from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { InputError } from '../../core/errors.js';
 
@@ -27,7 +38,8 @@ export interface TargetOptions {
   source?: string;
 }
 
-const inside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+const inside = (child: string, parent: string) =>
+  child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 
 /** The nearest folder that exists at or above `p`. */
 function existingAncestor(p: string): string {
@@ -42,7 +54,11 @@ export function checkExportTarget(outArg: string, o: TargetOptions): void {
   const hint = o.forceHint ?? '--force';
   if (o.source) {
     const src = resolve(o.source);
-    if (inside(out, src) || inside(src, out)) throw new InputError(`${out}: the output would overlap the checkpoint being exported (${src}): choose a folder outside it`, { field: 'out' });
+    if (inside(out, src) || inside(src, out))
+      throw new InputError(
+        `${out}: the output would overlap the checkpoint being exported (${src}): choose a folder outside it`,
+        { field: 'out' },
+      );
   }
   let st;
   try {
@@ -50,13 +66,24 @@ export function checkExportTarget(outArg: string, o: TargetOptions): void {
   } catch {
     st = undefined;
   }
-  if (st?.isSymbolicLink()) throw new InputError(`${out}: is a link; the export writes a folder there and does not follow links: choose another output folder`, { field: 'out' });
-  if (st && !st.isDirectory()) throw new InputError(`${out}: a file of that name exists and the export writes a folder there: choose another output folder, or move the file away yourself (${hint} never replaces a file with a folder)`, { field: 'out' });
+  if (st?.isSymbolicLink())
+    throw new InputError(
+      `${out}: is a link; the export writes a folder there and does not follow links: choose another output folder`,
+      { field: 'out' },
+    );
+  if (st && !st.isDirectory())
+    throw new InputError(
+      `${out}: a file of that name exists and the export writes a folder there: choose another output folder, or move the file away yourself (${hint} never replaces a file with a folder)`,
+      { field: 'out' },
+    );
   if (st) {
     const entries = readdirSync(out);
     if (entries.length > 0 && !o.force) {
       const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? `, ... (${entries.length} entries)` : '');
-      throw new InputError(`${out}: the folder is not empty (${shown}): choose a new or empty folder, or pass ${hint} to replace only the files this export writes (${EXPORT_FILES[o.format]}); other files in it are kept`, { field: 'out' });
+      throw new InputError(
+        `${out}: the folder is not empty (${shown}): choose a new or empty folder, or pass ${hint} to replace only the files this export writes (${EXPORT_FILES[o.format]}); other files in it are kept`,
+        { field: 'out' },
+      );
     }
   }
   // A folder we cannot create files in: say which one (the OS would say ENOENT / EACCES on a temp name).
@@ -64,7 +91,10 @@ export function checkExportTarget(outArg: string, o: TargetOptions): void {
   try {
     accessSync(parent, constants.W_OK);
   } catch (e) {
-    throw new InputError(`${out}: cannot write there: ${parent} is not writable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { field: 'out' });
+    throw new InputError(
+      `${out}: cannot write there: ${parent} is not writable (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+      { field: 'out' },
+    );
   }
 }
 
@@ -89,14 +119,21 @@ function removeOnSignal(tmp: string): () => void {
 
 function placeError(out: string, e: unknown): InputError {
   const x = e as NodeJS.ErrnoException;
-  return new InputError(`${out}: cannot put the export in place: ${x.code === 'EACCES' || x.code === 'EPERM' || x.code === 'EROFS' ? `not writable (${x.code})` : x.message}`, { field: 'out' });
+  return new InputError(
+    `${out}: cannot put the export in place: ${x.code === 'EACCES' || x.code === 'EPERM' || x.code === 'EROFS' ? `not writable (${x.code})` : x.message}`,
+    { field: 'out' },
+  );
 }
 
 /**
  * Runs `write(tmp)` into a fresh temp folder beside `out`, then puts its files in place (see the top
  * of this file). Returns the files written, by name. The temp folder never outlives a failure.
  */
-export async function writeExport(outArg: string, o: TargetOptions, write: (tmp: string) => Promise<void>): Promise<string[]> {
+export async function writeExport(
+  outArg: string,
+  o: TargetOptions,
+  write: (tmp: string) => Promise<void>,
+): Promise<string[]> {
   const out = resolve(outArg);
   checkExportTarget(out, o);
   try {
@@ -125,7 +162,11 @@ export async function writeExport(outArg: string, o: TargetOptions, write: (tmp:
     // under one of those names is not replaced.
     for (const f of files) {
       const there = join(out, f);
-      if (existsSync(there) && lstatSync(there).isDirectory()) throw new InputError(`${there}: is a folder, where the export writes its file ${f}: move it away, or choose another output folder`, { field: 'out' });
+      if (existsSync(there) && lstatSync(there).isDirectory())
+        throw new InputError(
+          `${there}: is a folder, where the export writes its file ${f}: move it away, or choose another output folder`,
+          { field: 'out' },
+        );
     }
     for (const f of files) renameSync(join(tmp, f), join(out, f));
     rmdirSync(tmp);
@@ -140,4 +181,3 @@ export async function writeExport(outArg: string, o: TargetOptions, write: (tmp:
     restore();
   }
 }
-

@@ -52,10 +52,11 @@ class CountingInterpreter extends Interpreter {
 
   private tick(): void {
     if ((++this.steps & 255) === 0 && performance.now() > this.deadline) {
-      throw new TemplateLimitError(`rendering took longer than the time limit (${this.steps} steps): the template loops too long`);
+      throw new TemplateLimitError(
+        `rendering took longer than the time limit (${this.steps} steps): the template loops too long`,
+      );
     }
   }
-
 
   override evaluate(node: Node, scope: Scope): ReturnType<Interpreter['evaluate']> {
     this.tick();
@@ -72,7 +73,8 @@ function boundedRange(start: number, stop?: number, step = 1): number[] {
   if (stop === undefined) [start, stop] = [0, start];
   if (step === 0) throw new Error('range() step must not be zero');
   const n = Math.max(0, Math.ceil((stop - start) / step));
-  if (!Number.isFinite(n) || n > MAX_RANGE) throw new TemplateLimitError(`range() of ${n} items is over the limit of ${MAX_RANGE}`);
+  if (!Number.isFinite(n) || n > MAX_RANGE)
+    throw new TemplateLimitError(`range() of ${n} items is over the limit of ${MAX_RANGE}`);
   const out = new Array<number>(n);
   for (let i = 0; i < n; i++) out[i] = start + i * step;
   return out;
@@ -84,14 +86,22 @@ function strftimeNow(format: string): string {
   const pad2 = (n: number) => (n < 10 ? '0' : '') + n;
   return format.replace(/%[YmdbBHM%]/g, (t) => {
     switch (t) {
-      case '%Y': return String(d.getFullYear());
-      case '%m': return pad2(d.getMonth() + 1);
-      case '%d': return pad2(d.getDate());
-      case '%b': return new Intl.DateTimeFormat(undefined, { month: 'short' }).format(d);
-      case '%B': return new Intl.DateTimeFormat(undefined, { month: 'long' }).format(d);
-      case '%H': return pad2(d.getHours());
-      case '%M': return pad2(d.getMinutes());
-      default: return '%';
+      case '%Y':
+        return String(d.getFullYear());
+      case '%m':
+        return pad2(d.getMonth() + 1);
+      case '%d':
+        return pad2(d.getDate());
+      case '%b':
+        return new Intl.DateTimeFormat(undefined, { month: 'short' }).format(d);
+      case '%B':
+        return new Intl.DateTimeFormat(undefined, { month: 'long' }).format(d);
+      case '%H':
+        return pad2(d.getHours());
+      case '%M':
+        return pad2(d.getMinutes());
+      default:
+        return '%';
     }
   });
 }
@@ -102,7 +112,9 @@ export class BoundedTemplate {
   /** Parses TEXT; a TemplateLimitError when it is over MAX_TEMPLATE_CHARS, the parser's error otherwise. */
   constructor(readonly text: string) {
     if (text.length > MAX_TEMPLATE_CHARS) {
-      throw new TemplateLimitError(`the template is ${text.length} characters, over the limit of ${MAX_TEMPLATE_CHARS}`);
+      throw new TemplateLimitError(
+        `the template is ${text.length} characters, over the limit of ${MAX_TEMPLATE_CHARS}`,
+      );
     }
     this.parsed = new Template(text).parsed;
   }
@@ -111,7 +123,12 @@ export class BoundedTemplate {
     const env = new Environment();
     // The globals @huggingface/jinja's Template.render sets, with range() bounded.
     const globals: Record<string, unknown> = {
-      false: false, true: true, none: null, False: false, True: true, None: null,
+      false: false,
+      true: true,
+      none: null,
+      False: false,
+      True: true,
+      None: null,
       raise_exception: (msg: unknown) => {
         throw new Error(String(msg));
       },

@@ -25,12 +25,19 @@ export interface ChatTemplateSource {
 /** A template file read with its size checked before the text is held (a 30 MB file is refused unread). */
 export function readTemplateFile(file: string, field = 'chat_template'): string {
   const size = statSync(file).size;
-  if (size > MAX_TEMPLATE_CHARS * 4) throw new InputError(`the template file is ${size} bytes, over the limit of ${MAX_TEMPLATE_CHARS} characters`, { file, field });
+  if (size > MAX_TEMPLATE_CHARS * 4)
+    throw new InputError(`the template file is ${size} bytes, over the limit of ${MAX_TEMPLATE_CHARS} characters`, {
+      file,
+      field,
+    });
   return readRegularFile(file, 'utf8');
 }
 
 /** Every template the folder DIR offers, by name (`default` for the unnamed one). */
-export function folderTemplates(dir: string, tokenizerConfig: Record<string, unknown>): Map<string, ChatTemplateSource> {
+export function folderTemplates(
+  dir: string,
+  tokenizerConfig: Record<string, unknown>,
+): Map<string, ChatTemplateSource> {
   const out = new Map<string, ChatTemplateSource>();
   const cfgFile = join(dir, 'tokenizer_config.json');
   const ct = tokenizerConfig.chat_template;
@@ -39,23 +46,37 @@ export function folderTemplates(dir: string, tokenizerConfig: Record<string, unk
     ct.forEach((e, i) => {
       const item = e as { name?: unknown; template?: unknown } | null;
       const field = `chat_template[${i}]`;
-      if (!item || typeof item !== 'object') throw new InputError('expected {"name": ..., "template": ...}', { file: cfgFile, field });
-      if (typeof item.name !== 'string' || !item.name) throw new InputError('expected a template name (a string)', { file: cfgFile, field: `${field}.name` });
-      if (typeof item.template !== 'string') throw new InputError('expected the template text (a string)', { file: cfgFile, field: `${field}.template` });
+      if (!item || typeof item !== 'object')
+        throw new InputError('expected {"name": ..., "template": ...}', { file: cfgFile, field });
+      if (typeof item.name !== 'string' || !item.name)
+        throw new InputError('expected a template name (a string)', { file: cfgFile, field: `${field}.name` });
+      if (typeof item.template !== 'string')
+        throw new InputError('expected the template text (a string)', { file: cfgFile, field: `${field}.template` });
       out.set(item.name, { name: item.name, text: item.template, file: cfgFile, field: `${field}.template` });
     });
   } else if (ct !== undefined && ct !== null) {
-    throw new InputError('expected a template string or a list of {name, template}', { file: cfgFile, field: 'chat_template' });
+    throw new InputError('expected a template string or a list of {name, template}', {
+      file: cfgFile,
+      field: 'chat_template',
+    });
   }
   const extra = join(dir, ADDITIONAL_TEMPLATES_DIR);
   if (existsSync(extra) && statSync(extra).isDirectory()) {
-    for (const f of readdirSync(extra).filter((n) => n.endsWith('.jinja')).sort()) {
+    for (const f of readdirSync(extra)
+      .filter((n) => n.endsWith('.jinja'))
+      .sort()) {
       const file = join(extra, f);
-      out.set(basename(f, '.jinja'), { name: basename(f, '.jinja'), text: readTemplateFile(file), file, field: 'chat_template' });
+      out.set(basename(f, '.jinja'), {
+        name: basename(f, '.jinja'),
+        text: readTemplateFile(file),
+        file,
+        field: 'chat_template',
+      });
     }
   }
   const jinja = join(dir, CHAT_TEMPLATE_FILE);
-  if (existsSync(jinja)) out.set('default', { name: 'default', text: readTemplateFile(jinja), file: jinja, field: 'chat_template' });
+  if (existsSync(jinja))
+    out.set('default', { name: 'default', text: readTemplateFile(jinja), file: jinja, field: 'chat_template' });
   return out;
 }
 
@@ -68,7 +89,11 @@ export function isTemplatePath(choice: string): boolean {
  * The template to use: CHOICE (a name among TEMPLATES, or a .jinja file) or `default`. Undefined
  * when there is no choice and no default (the reason is then `missingReason`).
  */
-export function chooseTemplate(templates: Map<string, ChatTemplateSource>, choice: string | undefined, where: { file: string; field: string }): ChatTemplateSource | undefined {
+export function chooseTemplate(
+  templates: Map<string, ChatTemplateSource>,
+  choice: string | undefined,
+  where: { file: string; field: string },
+): ChatTemplateSource | undefined {
   if (choice === undefined) return templates.get('default');
   if (isTemplatePath(choice)) {
     if (!existsSync(choice)) throw new InputError(`no such template file: ${choice}`, where);
@@ -78,13 +103,17 @@ export function chooseTemplate(templates: Map<string, ChatTemplateSource>, choic
   if (!t) {
     const names = [...templates.keys()];
     const near = closest(choice, names);
-    throw new InputError(`no chat template named '${choice}'${near ? ` (did you mean '${near}'?)` : ''}; this model has ${names.length ? names.map((n) => `'${n}'`).join(', ') : 'none'}`, where);
+    throw new InputError(
+      `no chat template named '${choice}'${near ? ` (did you mean '${near}'?)` : ''}; this model has ${names.length ? names.map((n) => `'${n}'`).join(', ') : 'none'}`,
+      where,
+    );
   }
   return t;
 }
 
 /** Why there is no template to render, for the error a chat render gives. */
 export function missingReason(dir: string, templates: Map<string, ChatTemplateSource>): string {
-  if (templates.size === 0) return `this model has no chat template (no chat_template in ${join(dir, 'tokenizer_config.json')}, no ${join(dir, CHAT_TEMPLATE_FILE)})`;
+  if (templates.size === 0)
+    return `this model has no chat template (no chat_template in ${join(dir, 'tokenizer_config.json')}, no ${join(dir, CHAT_TEMPLATE_FILE)})`;
   return `this model has no default chat template, only ${[...templates.keys()].map((n) => `'${n}'`).join(', ')}: name one with model.chat_template`;
 }

@@ -19,9 +19,27 @@ export const MAX_SEQ_CAP = 32768;
 
 /** Fields that do not change the forward pass (ids, bookkeeping, training-time settings we do not use). */
 const HARMLESS = new Set([
-  '_name_or_path', 'architectures', 'model_type', 'torch_dtype', 'dtype', 'transformers_version', 'bos_token_id', 'eos_token_id',
-  'pad_token_id', 'use_cache', 'initializer_range', 'tokenizer_class', 'pretraining_tp', 'max_window_layers', 'rft',
-  'output_attentions', 'output_hidden_states', 'return_dict', 'is_encoder_decoder', 'unsloth_version', 'keys_to_ignore_at_inference',
+  '_name_or_path',
+  'architectures',
+  'model_type',
+  'torch_dtype',
+  'dtype',
+  'transformers_version',
+  'bos_token_id',
+  'eos_token_id',
+  'pad_token_id',
+  'use_cache',
+  'initializer_range',
+  'tokenizer_class',
+  'pretraining_tp',
+  'max_window_layers',
+  'rft',
+  'output_attentions',
+  'output_hidden_states',
+  'return_dict',
+  'is_encoder_decoder',
+  'unsloth_version',
+  'keys_to_ignore_at_inference',
 ]);
 
 export interface HfModelInfo {
@@ -40,12 +58,18 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return fail('(root)', 'expected a JSON object');
   const r = raw as Json;
   const archs = r.architectures;
-  if (!Array.isArray(archs) || archs.length !== 1 || typeof archs[0] !== 'string') return fail('architectures', `expected one architecture, got ${JSON.stringify(archs)}`);
+  if (!Array.isArray(archs) || archs.length !== 1 || typeof archs[0] !== 'string')
+    return fail('architectures', `expected one architecture, got ${JSON.stringify(archs)}`);
   const arch = archs[0] as string;
-  if (!(arch in HF_ARCHITECTURES)) fail('architectures', `architecture '${arch}' is not supported (supported: ${Object.keys(HF_ARCHITECTURES).join(', ')})`);
+  if (!(arch in HF_ARCHITECTURES))
+    fail(
+      'architectures',
+      `architecture '${arch}' is not supported (supported: ${Object.keys(HF_ARCHITECTURES).join(', ')})`,
+    );
   const architecture = arch as HfArchitecture;
   const modelType = HF_ARCHITECTURES[architecture];
-  if (r.model_type !== undefined && r.model_type !== modelType) fail('model_type', `expected '${modelType}' for ${architecture}, got ${JSON.stringify(r.model_type)}`);
+  if (r.model_type !== undefined && r.model_type !== modelType)
+    fail('model_type', `expected '${modelType}' for ${architecture}, got ${JSON.stringify(r.model_type)}`);
 
   const num = (k: string, required: boolean): number | undefined => {
     const v = r[k];
@@ -54,22 +78,49 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
     return v;
   };
   const mustBe = (k: string, ok: (v: unknown) => boolean, want: string) => {
-    if (r[k] !== undefined && !ok(r[k])) fail(k, `${JSON.stringify(r[k])} changes the model's math and is not supported (expected ${want})`);
+    if (r[k] !== undefined && !ok(r[k]))
+      fail(k, `${JSON.stringify(r[k])} changes the model's math and is not supported (expected ${want})`);
   };
   const used = new Set<string>();
   const use = (...ks: string[]) => ks.forEach((k) => used.add(k));
 
-  use('vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim');
-  use('max_position_embeddings', 'rms_norm_eps', 'rope_theta', 'tie_word_embeddings', 'hidden_act', 'attention_dropout', 'attention_bias');
+  use(
+    'vocab_size',
+    'hidden_size',
+    'intermediate_size',
+    'num_hidden_layers',
+    'num_attention_heads',
+    'num_key_value_heads',
+    'head_dim',
+  );
+  use(
+    'max_position_embeddings',
+    'rms_norm_eps',
+    'rope_theta',
+    'tie_word_embeddings',
+    'hidden_act',
+    'attention_dropout',
+    'attention_bias',
+  );
   use('mlp_bias', 'use_sliding_window', 'sliding_window', 'rope_scaling', 'rope_parameters', 'layer_types');
   mustBe('hidden_act', (v) => v === 'silu', "'silu'");
   mustBe('attention_dropout', (v) => v === 0 || v === 0.0, '0');
   mustBe('attention_bias', (v) => v === false, 'false');
   mustBe('mlp_bias', (v) => v === false, 'false');
   mustBe('use_sliding_window', (v) => v === false, 'false');
-  mustBe('layer_types', (v) => Array.isArray(v) && v.every((x) => x === 'full_attention'), "only 'full_attention' layers");
-  if (r.tie_word_embeddings !== undefined && typeof r.tie_word_embeddings !== 'boolean') fail('tie_word_embeddings', 'expected true or false');
-  for (const k of Object.keys(r)) if (!used.has(k) && !HARMLESS.has(k)) fail(k, `unknown config field: it may change the model's math, so it is refused (known fields: see backend/model/hf/config.ts)`);
+  mustBe(
+    'layer_types',
+    (v) => Array.isArray(v) && v.every((x) => x === 'full_attention'),
+    "only 'full_attention' layers",
+  );
+  if (r.tie_word_embeddings !== undefined && typeof r.tie_word_embeddings !== 'boolean')
+    fail('tie_word_embeddings', 'expected true or false');
+  for (const k of Object.keys(r))
+    if (!used.has(k) && !HARMLESS.has(k))
+      fail(
+        k,
+        `unknown config field: it may change the model's math, so it is refused (known fields: see backend/model/hf/config.ts)`,
+      );
 
   // Rotary: rope_theta at the top level (transformers 4) or inside rope_parameters (transformers 5).
   let ropeTheta = num('rope_theta', false);
@@ -87,26 +138,59 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
     const s = scalingRaw as Json;
     const type = s.rope_type ?? s.type;
     if (type === 'llama3') {
-      if (architecture !== 'LlamaForCausalLM') fail(`${scalingField}.rope_type`, `'llama3' scaling is only read for LlamaForCausalLM`);
-      const f = (k: string): number => (typeof s[k] === 'number' ? (s[k] as number) : fail(`${scalingField}.${k}`, 'missing (a number is required)'));
-      ropeScaling = { type: 'llama3', factor: f('factor'), lowFreqFactor: f('low_freq_factor'), highFreqFactor: f('high_freq_factor'), originalMaxPositionEmbeddings: f('original_max_position_embeddings') };
-      for (const k of Object.keys(s)) if (!['rope_type', 'type', 'factor', 'low_freq_factor', 'high_freq_factor', 'original_max_position_embeddings', 'rope_theta'].includes(k)) fail(`${scalingField}.${k}`, 'unknown field of llama3 rope scaling');
+      if (architecture !== 'LlamaForCausalLM')
+        fail(`${scalingField}.rope_type`, `'llama3' scaling is only read for LlamaForCausalLM`);
+      const f = (k: string): number =>
+        typeof s[k] === 'number' ? (s[k] as number) : fail(`${scalingField}.${k}`, 'missing (a number is required)');
+      ropeScaling = {
+        type: 'llama3',
+        factor: f('factor'),
+        lowFreqFactor: f('low_freq_factor'),
+        highFreqFactor: f('high_freq_factor'),
+        originalMaxPositionEmbeddings: f('original_max_position_embeddings'),
+      };
+      for (const k of Object.keys(s))
+        if (
+          ![
+            'rope_type',
+            'type',
+            'factor',
+            'low_freq_factor',
+            'high_freq_factor',
+            'original_max_position_embeddings',
+            'rope_theta',
+          ].includes(k)
+        )
+          fail(`${scalingField}.${k}`, 'unknown field of llama3 rope scaling');
     } else if (type !== 'default' || scalingField === 'rope_scaling') {
-      fail(`${scalingField}.rope_type`, `rotary scaling ${JSON.stringify(type)} changes the model's math and is not supported (only 'llama3')`);
+      fail(
+        `${scalingField}.rope_type`,
+        `rotary scaling ${JSON.stringify(type)} changes the model's math and is not supported (only 'llama3')`,
+      );
     }
   }
 
   const maxPos = num('max_position_embeddings', true)!;
   let maxSeqLen = Math.min(maxPos, MAX_SEQ_CAP);
   // Mistral's sliding window only differs from full attention beyond the window: stay within it.
-  if (architecture === 'MistralForCausalLM' && r.sliding_window !== undefined && r.sliding_window !== null) maxSeqLen = Math.min(maxSeqLen, num('sliding_window', true)!);
+  if (architecture === 'MistralForCausalLM' && r.sliding_window !== undefined && r.sliding_window !== null)
+    maxSeqLen = Math.min(maxSeqLen, num('sliding_window', true)!);
 
   const nHeads = num('num_attention_heads', true)!;
   // makeConfig's own shape checks speak of dModel / nHeads: say them first in config.json's keys.
   const hidden = r.hidden_size;
   const kv = r.num_key_value_heads;
-  if (typeof hidden === 'number' && Number.isInteger(nHeads) && nHeads > 0 && r.head_dim === undefined && hidden % nHeads !== 0)
-    fail('num_attention_heads', `hidden_size ${hidden} is not divisible by num_attention_heads ${nHeads} (give head_dim if the heads are not hidden_size / num_attention_heads)`);
+  if (
+    typeof hidden === 'number' &&
+    Number.isInteger(nHeads) &&
+    nHeads > 0 &&
+    r.head_dim === undefined &&
+    hidden % nHeads !== 0
+  )
+    fail(
+      'num_attention_heads',
+      `hidden_size ${hidden} is not divisible by num_attention_heads ${nHeads} (give head_dim if the heads are not hidden_size / num_attention_heads)`,
+    );
   if (typeof kv === 'number' && Number.isInteger(kv) && kv > 0 && Number.isInteger(nHeads) && nHeads % kv !== 0)
     fail('num_key_value_heads', `num_attention_heads ${nHeads} is not divisible by num_key_value_heads ${kv}`);
   const rft = (r.rft ?? {}) as { valueHead?: boolean; vision?: ModelConfig['vision'] | null; initStd?: number };
@@ -149,9 +233,16 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
 
 /** ModelConfig's field -> the config.json key it is read from (errors name the file's key). */
 const CONFIG_KEY_OF: Record<string, string> = {
-  vocabSize: 'vocab_size', dModel: 'hidden_size', nLayers: 'num_hidden_layers', nHeads: 'num_attention_heads',
-  nKvHeads: 'num_key_value_heads', dFF: 'intermediate_size', maxSeqLen: 'max_position_embeddings', ropeTheta: 'rope_theta',
-  rmsEps: 'rms_norm_eps', headDim: 'head_dim',
+  vocabSize: 'vocab_size',
+  dModel: 'hidden_size',
+  nLayers: 'num_hidden_layers',
+  nHeads: 'num_attention_heads',
+  nKvHeads: 'num_key_value_heads',
+  dFF: 'intermediate_size',
+  maxSeqLen: 'max_position_embeddings',
+  ropeTheta: 'rope_theta',
+  rmsEps: 'rms_norm_eps',
+  headDim: 'head_dim',
 };
 
 /** The architecture a ModelConfig is written as (the math decides: biases -> Qwen2, q/k norms -> Qwen3). */
@@ -167,7 +258,8 @@ export function architectureOf(c: ModelConfig): HfArchitecture {
  * fields kept) with the shape fields written from `c`; or a fresh one in the architecture the math needs.
  */
 export function writeHfConfig(c: ModelConfig, base?: Json, ids?: { bos?: number; eos?: number; pad?: number }): Json {
-  const arch = base && Array.isArray(base.architectures) ? (base.architectures[0] as HfArchitecture) : architectureOf(c);
+  const arch =
+    base && Array.isArray(base.architectures) ? (base.architectures[0] as HfArchitecture) : architectureOf(c);
   const out: Json = {
     ...(base ?? {}),
     architectures: [arch],
@@ -179,7 +271,10 @@ export function writeHfConfig(c: ModelConfig, base?: Json, ids?: { bos?: number;
     num_key_value_heads: c.nKvHeads,
     vocab_size: c.vocabSize,
     // A capped context (MAX_SEQ_CAP) keeps the file's own value.
-    max_position_embeddings: base && typeof base.max_position_embeddings === 'number' && base.max_position_embeddings > c.maxSeqLen ? base.max_position_embeddings : c.maxSeqLen,
+    max_position_embeddings:
+      base && typeof base.max_position_embeddings === 'number' && base.max_position_embeddings > c.maxSeqLen
+        ? base.max_position_embeddings
+        : c.maxSeqLen,
     rms_norm_eps: c.rmsEps,
     rope_theta: c.ropeTheta,
     tie_word_embeddings: c.tieEmbeddings,
@@ -190,7 +285,13 @@ export function writeHfConfig(c: ModelConfig, base?: Json, ids?: { bos?: number;
   if (c.headDim !== undefined) out.head_dim = c.headDim;
   if (c.ropeScaling && !base) {
     const s = c.ropeScaling;
-    out.rope_scaling = { rope_type: 'llama3', factor: s.factor, low_freq_factor: s.lowFreqFactor, high_freq_factor: s.highFreqFactor, original_max_position_embeddings: s.originalMaxPositionEmbeddings };
+    out.rope_scaling = {
+      rope_type: 'llama3',
+      factor: s.factor,
+      low_freq_factor: s.lowFreqFactor,
+      high_freq_factor: s.highFreqFactor,
+      original_max_position_embeddings: s.originalMaxPositionEmbeddings,
+    };
   }
   if (!base) {
     if (ids?.bos !== undefined) out.bos_token_id = ids.bos;

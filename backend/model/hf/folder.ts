@@ -14,7 +14,8 @@ export const WEIGHTS_FILE = 'model.safetensors';
 /** The folder that holds config.json: DIR itself, or the snapshot an HF cache entry points at. */
 export function resolveModelDir(dir: string): string {
   if (!existsSync(dir)) throw new InputError('no such folder', { file: dir });
-  if (!statSync(dir).isDirectory()) throw new InputError('expected a model folder (config.json + safetensors)', { file: dir });
+  if (!statSync(dir).isDirectory())
+    throw new InputError('expected a model folder (config.json + safetensors)', { file: dir });
   if (existsSync(join(dir, 'config.json'))) return dir;
   const snaps = join(dir, 'snapshots');
   if (basename(dir).startsWith('models--') && existsSync(snaps)) {
@@ -25,7 +26,12 @@ export function resolveModelDir(dir: string): string {
     }
     const revs = readdirSync(snaps).filter((r) => existsSync(join(snaps, r, 'config.json')));
     if (revs.length === 1) return join(snaps, revs[0]!);
-    throw new InputError(revs.length ? `several snapshots (${revs.join(', ')}) and no refs/main: give the snapshot folder` : 'no snapshot with a config.json', { file: snaps });
+    throw new InputError(
+      revs.length
+        ? `several snapshots (${revs.join(', ')}) and no refs/main: give the snapshot folder`
+        : 'no snapshot with a config.json',
+      { file: snaps },
+    );
   }
   return dir; // loadCheckpoint reports the missing config.json
 }
@@ -63,16 +69,24 @@ export function indexWeights(dir: string): { entries: Map<string, TensorEntry>; 
       throw new InputError(`not valid JSON (${(e as Error).message})`, { file: indexFile });
     }
     const map = index.weight_map;
-    if (!map || typeof map !== 'object' || Array.isArray(map)) throw new InputError('expected an object of tensor -> shard file', { file: indexFile, field: 'weight_map' });
+    if (!map || typeof map !== 'object' || Array.isArray(map))
+      throw new InputError('expected an object of tensor -> shard file', { file: indexFile, field: 'weight_map' });
     const byShard = new Map<string, string[]>();
     for (const [name, shard] of Object.entries(map as Record<string, unknown>)) {
       if (typeof shard !== 'string' || shard.includes('/') || shard.includes('\\') || !shard.endsWith('.safetensors'))
-        throw new InputError(`expected a .safetensors file name in this folder, got ${JSON.stringify(shard)}`, { file: indexFile, field: `weight_map.${name}` });
+        throw new InputError(`expected a .safetensors file name in this folder, got ${JSON.stringify(shard)}`, {
+          file: indexFile,
+          field: `weight_map.${name}`,
+        });
       byShard.set(shard, [...(byShard.get(shard) ?? []), name]);
     }
     for (const [shard, names] of byShard) {
       const file = join(dir, shard);
-      if (!existsSync(file)) throw new InputError(`shard ${shard} (listed for ${names[0]}) is missing`, { file: indexFile, field: `weight_map.${names[0]}` });
+      if (!existsSync(file))
+        throw new InputError(`shard ${shard} (listed for ${names[0]}) is missing`, {
+          file: indexFile,
+          field: `weight_map.${names[0]}`,
+        });
       const { entries: inShard } = readSafetensorsHeader(file);
       for (const name of names) {
         const e = inShard.get(name);
@@ -84,5 +98,8 @@ export function indexWeights(dir: string): { entries: Map<string, TensorEntry>; 
   }
   if (existsSync(single)) return { entries: readSafetensorsHeader(single).entries, files: [single] };
   const other = existsSync(dir) ? readdirSync(dir).filter((f) => /\.(bin|pt|pth|gguf)$/.test(f)) : [];
-  throw new InputError(`no ${WEIGHTS_FILE} or ${INDEX_FILE}${other.length ? ` (found ${other.join(', ')}: only safetensors weights are read)` : ''}`, { file: single });
+  throw new InputError(
+    `no ${WEIGHTS_FILE} or ${INDEX_FILE}${other.length ? ` (found ${other.join(', ')}: only safetensors weights are read)` : ''}`,
+    { file: single },
+  );
 }

@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import { Tokenizer as HfLibTokenizer } from '@huggingface/tokenizers';
 import { InputError } from '../../core/errors.js';
 import { BASE_OUTPUT_CHARS, BoundedTemplate, TemplateLimitError } from './bounded-template.js';
-import { CHAT_TEMPLATE_FILE, chooseTemplate, folderTemplates, missingReason, type ChatTemplateSource } from './chat-template.js';
+import {
+  CHAT_TEMPLATE_FILE,
+  chooseTemplate,
+  folderTemplates,
+  missingReason,
+  type ChatTemplateSource,
+} from './chat-template.js';
 import type { ChatMessage } from '../../core/types.js';
 import type { SpecialTokenName, Tokenizer } from '../tokenizer/types.js';
 import { readRegularFile } from '../../core/regular-file.js';
@@ -79,29 +85,42 @@ export class HfTokenizer implements Tokenizer {
     try {
       this.lib = new HfLibTokenizer(files.tokenizer, files.tokenizerConfig);
     } catch (e) {
-      throw new InputError(`@huggingface/tokenizers cannot read it: ${(e as Error).message}`, { file: join(where, 'tokenizer.json') });
+      throw new InputError(`@huggingface/tokenizers cannot read it: ${(e as Error).message}`, {
+        file: join(where, 'tokenizer.json'),
+      });
     }
     const model = (files.tokenizer.model ?? {}) as Json;
     let maxId = -1;
-    for (const id of Object.values((model.vocab ?? {}) as Record<string, number>)) if (typeof id === 'number' && id > maxId) maxId = id;
+    for (const id of Object.values((model.vocab ?? {}) as Record<string, number>))
+      if (typeof id === 'number' && id > maxId) maxId = id;
     for (const a of (files.tokenizer.added_tokens ?? []) as { id: number }[]) if (a.id > maxId) maxId = a.id;
     this.vocabSize = maxId + 1;
     const idOf = (text: string | undefined, field: string): number | undefined => {
       if (text === undefined) return undefined;
       const id = this.lib.token_to_id(text);
-      if (id === undefined) throw new InputError(`token ${JSON.stringify(text)} is not in tokenizer.json`, { file: cfgFile, field });
+      if (id === undefined)
+        throw new InputError(`token ${JSON.stringify(text)} is not in tokenizer.json`, { file: cfgFile, field });
       return id;
     };
     const tc = files.tokenizerConfig;
     const gc = files.generationConfig ?? {};
     this.bosText = tokenText(tc.bos_token);
     this.eosText = tokenText(tc.eos_token);
-    const genEos = Array.isArray(gc.eos_token_id) ? (gc.eos_token_id as number[]) : typeof gc.eos_token_id === 'number' ? [gc.eos_token_id] : [];
+    const genEos = Array.isArray(gc.eos_token_id)
+      ? (gc.eos_token_id as number[])
+      : typeof gc.eos_token_id === 'number'
+        ? [gc.eos_token_id]
+        : [];
     const eos = idOf(this.eosText, 'eos_token') ?? genEos[0];
-    if (eos === undefined) throw new InputError('no eos token (neither eos_token here nor eos_token_id in generation_config.json)', { file: cfgFile, field: 'eos_token' });
+    if (eos === undefined)
+      throw new InputError('no eos token (neither eos_token here nor eos_token_id in generation_config.json)', {
+        file: cfgFile,
+        field: 'eos_token',
+      });
     this.eosId = eos;
     this.bosId = idOf(this.bosText, 'bos_token') ?? (typeof gc.bos_token_id === 'number' ? gc.bos_token_id : eos);
-    this.padId = idOf(tokenText(tc.pad_token), 'pad_token') ?? (typeof gc.pad_token_id === 'number' ? gc.pad_token_id : eos);
+    this.padId =
+      idOf(tokenText(tc.pad_token), 'pad_token') ?? (typeof gc.pad_token_id === 'number' ? gc.pad_token_id : eos);
     this.noTemplate = noTemplate;
     this.where = where;
     if (template) {
@@ -111,7 +130,10 @@ export class HfTokenizer implements Tokenizer {
       try {
         this.template = new BoundedTemplate(template.text);
       } catch (e) {
-        throw new InputError(e instanceof TemplateLimitError ? e.message : `@huggingface/jinja cannot parse it: ${(e as Error).message}`, at);
+        throw new InputError(
+          e instanceof TemplateLimitError ? e.message : `@huggingface/jinja cannot parse it: ${(e as Error).message}`,
+          at,
+        );
       }
     }
     this.endOfTurnId = this.findEndOfTurn() ?? eos;
@@ -133,8 +155,14 @@ export class HfTokenizer implements Tokenizer {
     // saved as chat_template.jinja, the file transformers reads first, so every reader uses it.
     const templates: Record<string, string> = {};
     for (const t of all.values()) if (t.file.endsWith('.jinja')) templates[t.file.slice(dir.length + 1)] = t.text;
-    if (template && (opts.chatTemplate !== undefined || template.file.endsWith('.jinja'))) templates[CHAT_TEMPLATE_FILE] = template.text;
-    const files: HfTokenizerFiles = { tokenizer: readJson(file), tokenizerConfig, generationConfig: existsSync(gf) ? readJson(gf) : undefined, templates };
+    if (template && (opts.chatTemplate !== undefined || template.file.endsWith('.jinja')))
+      templates[CHAT_TEMPLATE_FILE] = template.text;
+    const files: HfTokenizerFiles = {
+      tokenizer: readJson(file),
+      tokenizerConfig,
+      generationConfig: existsSync(gf) ? readJson(gf) : undefined,
+      templates,
+    };
     return new HfTokenizer(files, dir, template, missingReason(dir, all));
   }
 
@@ -143,7 +171,9 @@ export class HfTokenizer implements Tokenizer {
     if (name === 'bos') return this.bosId;
     if (name === 'eos') return this.eosId;
     if (name === 'end') return this.endOfTurnId;
-    throw new Error(`an imported model's tokenizer has no '${name}' role token: its chat template lays out conversations (multi-turn workflows with environment turns need this project's own chat layout)`);
+    throw new Error(
+      `an imported model's tokenizer has no '${name}' role token: its chat template lays out conversations (multi-turn workflows with environment turns need this project's own chat layout)`,
+    );
   }
 
   /**
@@ -161,7 +191,10 @@ export class HfTokenizer implements Tokenizer {
   }
 
   decode(ids: number[], opts?: { skipSpecial?: boolean }): string {
-    return this.lib.decode(ids, { skip_special_tokens: opts?.skipSpecial ?? false, clean_up_tokenization_spaces: false });
+    return this.lib.decode(ids, {
+      skip_special_tokens: opts?.skipSpecial ?? false,
+      clean_up_tokenization_spaces: false,
+    });
   }
 
   toJSON(): unknown {
@@ -169,8 +202,17 @@ export class HfTokenizer implements Tokenizer {
   }
 
   /** What rebuilds this tokenizer in a worker thread (tokenizer/transfer.ts). */
-  transfer(): { kind: 'hf'; files: HfTokenizerFiles; where: string; template?: ChatTemplateSource; noTemplate: string } {
-    const template = this.templateSource && this.chatTemplate !== undefined ? { ...this.templateSource, text: this.chatTemplate } : undefined;
+  transfer(): {
+    kind: 'hf';
+    files: HfTokenizerFiles;
+    where: string;
+    template?: ChatTemplateSource;
+    noTemplate: string;
+  } {
+    const template =
+      this.templateSource && this.chatTemplate !== undefined
+        ? { ...this.templateSource, text: this.chatTemplate }
+        : undefined;
     return { kind: 'hf', files: this.files, where: this.where, template, noTemplate: this.noTemplate };
   }
 
@@ -191,7 +233,8 @@ export class HfTokenizer implements Tokenizer {
         { maxOutputChars: BASE_OUTPUT_CHARS + 8 * chars },
       );
     } catch (e) {
-      if (e instanceof TemplateLimitError) throw new InputError(e.message, { file: this.templateSource!.file, field: this.templateSource!.field });
+      if (e instanceof TemplateLimitError)
+        throw new InputError(e.message, { file: this.templateSource!.file, field: this.templateSource!.field });
       throw e;
     }
   }
@@ -202,7 +245,13 @@ export class HfTokenizer implements Tokenizer {
     const mark = 'RFT_END_OF_TURN_PROBE';
     let text: string;
     try {
-      text = this.renderChat([{ role: 'user', content: 'q' }, { role: 'assistant', content: mark }], false);
+      text = this.renderChat(
+        [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: mark },
+        ],
+        false,
+      );
     } catch (e) {
       // A template over its limits is refused at load (not at the first prompt of a run); one that
       // raises for this probe (e.g. it wants a system turn) may still render real conversations.

@@ -124,7 +124,15 @@ export abstract class TokenizerBase implements Tokenizer {
   protected addedTokensJSON(): HfAddedToken[] {
     return [...this.specials]
       .sort((a, b) => a[1] - b[1])
-      .map(([content, id]) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
+      .map(([content, id]) => ({
+        id,
+        content,
+        single_word: false,
+        lstrip: false,
+        rstrip: false,
+        normalized: false,
+        special: true,
+      }));
   }
 
   /** tokenizer.json's model.vocab: token -> id (null prototype: a token may be spelled '__proto__'). */

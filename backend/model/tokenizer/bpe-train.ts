@@ -20,7 +20,9 @@ export function trainBpe(texts: Iterable<string>, opts: BpeTrainOptions): BpeTok
   const { vocabSize } = opts;
   const minFrequency = Math.max(1, opts.minFrequency ?? 2);
   if (!Number.isInteger(vocabSize) || vocabSize < BPE_BASE_SIZE || vocabSize > MAX_VOCAB) {
-    throw new Error(`vocabSize must be an integer in ${BPE_BASE_SIZE}..${MAX_VOCAB} (8 special + 256 byte tokens + merges), got ${vocabSize}`);
+    throw new Error(
+      `vocabSize must be an integer in ${BPE_BASE_SIZE}..${MAX_VOCAB} (8 special + 256 byte tokens + merges), got ${vocabSize}`,
+    );
   }
 
   // Vocabulary: specials, then every byte in byte order.

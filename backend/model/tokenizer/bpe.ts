@@ -30,14 +30,20 @@ export class BpeTokenizer extends TokenizerBase {
    * `tokens[id]`: the byte-level string of a token (GPT-2's printable byte chars) or a special
    * token's text. All 256 single-byte tokens must be present; every merge's result must be a token.
    */
-  constructor(tokens: readonly string[], specials: ReadonlyMap<string, number>, merges: readonly (readonly [number, number])[]) {
+  constructor(
+    tokens: readonly string[],
+    specials: ReadonlyMap<string, number>,
+    merges: readonly (readonly [number, number])[],
+  ) {
     super(tokens, specials);
-    if (tokens.length > MAX_VOCAB) throw new Error(`vocabulary of ${tokens.length} tokens exceeds the maximum ${MAX_VOCAB}`);
+    if (tokens.length > MAX_VOCAB)
+      throw new Error(`vocabulary of ${tokens.length} tokens exceeds the maximum ${MAX_VOCAB}`);
     const idOf = new Map<string, number>();
     this.bytesById = tokens.map((t, id) => {
       if (this.isSpecial(id)) return utf8(t);
       const bytes = byteLevelToBytes(t);
-      if (bytes === null || bytes.length === 0) throw new Error(`token ${id} ${JSON.stringify(t)} is not a byte-level string`);
+      if (bytes === null || bytes.length === 0)
+        throw new Error(`token ${id} ${JSON.stringify(t)} is not a byte-level string`);
       if (idOf.has(t)) throw new Error(`token ${JSON.stringify(t)} appears twice (ids ${idOf.get(t)} and ${id})`);
       idOf.set(t, id);
       return Uint8Array.from(bytes);
@@ -53,7 +59,8 @@ export class BpeTokenizer extends TokenizerBase {
     merges.forEach(([l, r], rank) => {
       if (this.isSpecial(l) || this.isSpecial(r)) throw new Error(`merge ${rank} uses a special token`);
       const id = idOf.get(tokens[l]! + tokens[r]!);
-      if (id === undefined) throw new Error(`merge ${rank} (${tokens[l]} ${tokens[r]}) makes a token not in the vocabulary`);
+      if (id === undefined)
+        throw new Error(`merge ${rank} (${tokens[l]} ${tokens[r]}) makes a token not in the vocabulary`);
       const key = pairKey(l, r);
       // A pair listed twice takes its last rank, as Hugging Face's rank maps (built in order) do.
       this.rankOf.set(key, rank);

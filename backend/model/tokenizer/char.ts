@@ -62,7 +62,8 @@ export class CharTokenizer extends TokenizerBase {
     const seen = new Set<string>();
     for (const c of chars) {
       const cp = c.codePointAt(0)!;
-      if ([...c].length !== 1 || isSurrogate(cp)) throw new Error(`alphabet entry ${JSON.stringify(c)} is not one well-formed character`);
+      if ([...c].length !== 1 || isSurrogate(cp))
+        throw new Error(`alphabet entry ${JSON.stringify(c)} is not one well-formed character`);
       if (seen.has(c)) continue;
       seen.add(c);
       tokens.push(c);
@@ -74,7 +75,9 @@ export class CharTokenizer extends TokenizerBase {
   static train(texts: Iterable<string>, opts: CharTrainOptions = {}): CharTokenizer {
     const minFrequency = opts.minFrequency ?? 1;
     if (opts.vocabSize !== undefined && (!Number.isInteger(opts.vocabSize) || opts.vocabSize < CHAR_BASE_SIZE)) {
-      throw new Error(`vocabSize must be an integer >= ${CHAR_BASE_SIZE} (specials + byte tokens), got ${opts.vocabSize}`);
+      throw new Error(
+        `vocabSize must be an integer >= ${CHAR_BASE_SIZE} (specials + byte tokens), got ${opts.vocabSize}`,
+      );
     }
     const counts = new Map<number, number>();
     for (const text of texts) {

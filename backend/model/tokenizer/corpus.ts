@@ -64,7 +64,9 @@ export function readCorpusFile(file: string): CorpusFile {
       try {
         recordTexts(JSON.parse(line), texts);
       } catch (e) {
-        problems.push(new InputError(`not valid JSON: ${e instanceof Error ? e.message : String(e)}`, { file, line: i + 1 }));
+        problems.push(
+          new InputError(`not valid JSON: ${e instanceof Error ? e.message : String(e)}`, { file, line: i + 1 }),
+        );
       }
     });
     return { texts, problems };

@@ -26,7 +26,8 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
   for (const f of ['dropout', 'unk_token', 'continuing_subword_prefix', 'end_of_word_suffix'] as const) {
     if (model[f] !== undefined && model[f] !== null) fail(`model.${f}`, 'not supported: must be null');
   }
-  if (model.ignore_merges !== undefined && model.ignore_merges !== false) fail('model.ignore_merges', 'not supported: must be false');
+  if (model.ignore_merges !== undefined && model.ignore_merges !== false)
+    fail('model.ignore_merges', 'not supported: must be false');
   const byteFallback = model.byte_fallback ?? false;
   if (typeof byteFallback !== 'boolean') fail('model.byte_fallback', 'expected true or false');
   if (root.normalizer !== undefined && root.normalizer !== null) fail('normalizer', 'not supported: must be null');
@@ -38,9 +39,13 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
   const tokens: string[] = new Array(entries.length);
   for (const [t, id] of entries) {
     if (!Number.isInteger(id) || (id as number) < 0 || (id as number) >= entries.length) {
-      fail(`model.vocab[${JSON.stringify(t)}]`, `id must be an integer in 0..${entries.length - 1}, got ${JSON.stringify(id)}`);
+      fail(
+        `model.vocab[${JSON.stringify(t)}]`,
+        `id must be an integer in 0..${entries.length - 1}, got ${JSON.stringify(id)}`,
+      );
     }
-    if (tokens[id as number] !== undefined) fail(`model.vocab[${JSON.stringify(t)}]`, `id ${id} is also given to ${JSON.stringify(tokens[id as number])}`);
+    if (tokens[id as number] !== undefined)
+      fail(`model.vocab[${JSON.stringify(t)}]`, `id ${id} is also given to ${JSON.stringify(tokens[id as number])}`);
     tokens[id as number] = t;
   }
 
@@ -59,7 +64,10 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
       if (a[f] !== undefined && a[f] !== false) fail(`${field}.${f}`, 'not supported: must be false');
     }
     if (tokens[a.id as number] !== content) {
-      fail(`${field}.id`, `'${content}' must have the same id in model.vocab (vocab has ${JSON.stringify(tokens[a.id as number] ?? null)} at ${a.id})`);
+      fail(
+        `${field}.id`,
+        `'${content}' must have the same id in model.vocab (vocab has ${JSON.stringify(tokens[a.id as number] ?? null)} at ${a.id})`,
+      );
     }
     if (specials.has(content)) fail(`${field}.content`, `'${content}' is listed twice`);
     specials.set(content, a.id as number);
@@ -76,7 +84,8 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
 
   if (pre === null || pre === undefined) {
     // Char tokenizer: no pre-tokenizer, no merges, byte fallback over all 256 bytes.
-    if (byteFallback !== true) fail('model.byte_fallback', 'must be true when there is no pre-tokenizer (char tokenizer)');
+    if (byteFallback !== true)
+      fail('model.byte_fallback', 'must be true when there is no pre-tokenizer (char tokenizer)');
     if (merges.length > 0) fail('model.merges', 'a char tokenizer (no pre-tokenizer) has no merges');
     if (post !== undefined && post !== null) fail('post_processor', 'not supported: must be null');
     const ok =
@@ -93,7 +102,8 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
     const byteIds = new Int32Array(256);
     for (let b = 0; b < 256; b++) {
       const id = idOf.get(byteTokenName(b));
-      if (id === undefined || specials.has(byteTokenName(b))) return fail('model.vocab', `missing the byte-fallback token '${byteTokenName(b)}'`);
+      if (id === undefined || specials.has(byteTokenName(b)))
+        return fail('model.vocab', `missing the byte-fallback token '${byteTokenName(b)}'`);
       byteIds[b] = id;
     }
     tokens.forEach((t, id) => {
@@ -101,38 +111,57 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
       const chars = [...t];
       const cp = t.codePointAt(0)!;
       if (chars.length !== 1 || (cp >= 0xd800 && cp <= 0xdfff)) {
-        fail(`model.vocab[${JSON.stringify(t)}]`, `a char tokenizer's token must be one well-formed character (id ${id})`);
+        fail(
+          `model.vocab[${JSON.stringify(t)}]`,
+          `a char tokenizer's token must be one well-formed character (id ${id})`,
+        );
       }
     });
     return wrap(() => new CharTokenizer(tokens, specials, byteIds), fail);
   }
 
-  if (!isObject(pre) || pre.type !== 'ByteLevel') return fail('pre_tokenizer', `expected null (char) or ByteLevel (bpe), got ${JSON.stringify(isObject(pre) ? pre.type : pre)}`);
-  if (pre.add_prefix_space !== undefined && pre.add_prefix_space !== false) fail('pre_tokenizer.add_prefix_space', 'not supported: must be false');
-  if (pre.use_regex !== undefined && pre.use_regex !== true) fail('pre_tokenizer.use_regex', 'not supported: must be true');
+  if (!isObject(pre) || pre.type !== 'ByteLevel')
+    return fail(
+      'pre_tokenizer',
+      `expected null (char) or ByteLevel (bpe), got ${JSON.stringify(isObject(pre) ? pre.type : pre)}`,
+    );
+  if (pre.add_prefix_space !== undefined && pre.add_prefix_space !== false)
+    fail('pre_tokenizer.add_prefix_space', 'not supported: must be false');
+  if (pre.use_regex !== undefined && pre.use_regex !== true)
+    fail('pre_tokenizer.use_regex', 'not supported: must be true');
   if (byteFallback) fail('model.byte_fallback', 'must be false for a ByteLevel tokenizer');
-  if (post !== undefined && post !== null && !(isObject(post) && post.type === 'ByteLevel')) fail('post_processor', 'expected null or ByteLevel');
-  if (!isObject(decoder) || decoder.type !== 'ByteLevel') fail('decoder', 'expected ByteLevel for a ByteLevel tokenizer');
+  if (post !== undefined && post !== null && !(isObject(post) && post.type === 'ByteLevel'))
+    fail('post_processor', 'expected null or ByteLevel');
+  if (!isObject(decoder) || decoder.type !== 'ByteLevel')
+    fail('decoder', 'expected ByteLevel for a ByteLevel tokenizer');
   tokens.forEach((t, id) => {
-    if (!specials.has(t) && byteLevelToBytes(t) === null) fail(`model.vocab[${JSON.stringify(t)}]`, `token ${id} is not a byte-level string`);
+    if (!specials.has(t) && byteLevelToBytes(t) === null)
+      fail(`model.vocab[${JSON.stringify(t)}]`, `token ${id} is not a byte-level string`);
   });
   const idOf = new Map<string, number>();
   tokens.forEach((t, id) => {
     if (!specials.has(t)) idOf.set(t, id);
   });
-  for (let b = 0; b < 256; b++) if (!idOf.has(BYTE_TO_CHAR[b]!)) fail('model.vocab', `missing the token of byte 0x${b.toString(16).padStart(2, '0')} (${JSON.stringify(BYTE_TO_CHAR[b])})`);
+  for (let b = 0; b < 256; b++)
+    if (!idOf.has(BYTE_TO_CHAR[b]!))
+      fail(
+        'model.vocab',
+        `missing the token of byte 0x${b.toString(16).padStart(2, '0')} (${JSON.stringify(BYTE_TO_CHAR[b])})`,
+      );
   const pairs: [number, number][] = merges.map((m: unknown, i): [number, number] => {
     const field = `model.merges[${i}]`;
     let parts: unknown[];
     if (typeof m === 'string') parts = m.split(' ');
     else if (Array.isArray(m)) parts = m;
     else return fail(field, 'expected "left right" or ["left", "right"]');
-    if (parts.length !== 2 || typeof parts[0] !== 'string' || typeof parts[1] !== 'string') return fail(field, 'expected exactly two tokens');
+    if (parts.length !== 2 || typeof parts[0] !== 'string' || typeof parts[1] !== 'string')
+      return fail(field, 'expected exactly two tokens');
     const l = idOf.get(parts[0]);
     const r = idOf.get(parts[1]);
     if (l === undefined) return fail(field, `${JSON.stringify(parts[0])} is not in model.vocab`);
     if (r === undefined) return fail(field, `${JSON.stringify(parts[1])} is not in model.vocab`);
-    if (!idOf.has(parts[0] + parts[1])) fail(field, `the merged token ${JSON.stringify(parts[0] + parts[1])} is not in model.vocab`);
+    if (!idOf.has(parts[0] + parts[1]))
+      fail(field, `the merged token ${JSON.stringify(parts[0] + parts[1])} is not in model.vocab`);
     return [l, r];
   });
   return wrap(() => new BpeTokenizer(tokens, specials, pairs), fail);

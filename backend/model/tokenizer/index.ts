@@ -21,7 +21,11 @@ export interface TrainOptions {
 
 export const DEFAULT_BPE_VOCAB = 4096;
 
-export function trainTokenizer(kind: TokenizerKind, texts: Iterable<string>, opts: TrainOptions = {}): CharTokenizer | BpeTokenizer {
+export function trainTokenizer(
+  kind: TokenizerKind,
+  texts: Iterable<string>,
+  opts: TrainOptions = {},
+): CharTokenizer | BpeTokenizer {
   if (kind === 'char') return CharTokenizer.train(texts, opts);
   return trainBpe(texts, { vocabSize: opts.vocabSize ?? DEFAULT_BPE_VOCAB, minFrequency: opts.minFrequency });
 }

@@ -36,10 +36,16 @@ export function loadTokenizer(dirOrFile: string, opts: HfTokenizerOptions = {}):
   const siblings = basename(file) === TOKENIZER_FILE;
   const json = readTokenizerJson(file);
   if (isOwnTokenizer(json, siblings ? dir : undefined)) {
-    if (opts.chatTemplate !== undefined) throw new InputError(`a chat template is only for a Hugging Face model's tokenizer; this is the project's own (its chat layout is fixed)`, { file, field: 'chat_template' });
+    if (opts.chatTemplate !== undefined)
+      throw new InputError(
+        `a chat template is only for a Hugging Face model's tokenizer; this is the project's own (its chat layout is fixed)`,
+        { file, field: 'chat_template' },
+      );
     return tokenizerFromJSON(json, file);
   }
-  return siblings ? HfTokenizer.fromDir(dir, opts) : new HfTokenizer({ tokenizer: json as Record<string, unknown>, tokenizerConfig: {} }, dir);
+  return siblings
+    ? HfTokenizer.fromDir(dir, opts)
+    : new HfTokenizer({ tokenizer: json as Record<string, unknown>, tokenizerConfig: {} }, dir);
 }
 
 /**
@@ -71,7 +77,8 @@ function readTokenizerJson(file: string): unknown {
     if (e instanceof InputError) throw e;
     throw new InputError(`not valid JSON: ${e instanceof Error ? e.message : String(e)}`, { file });
   }
-  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new InputError('expected a tokenizer.json object', { file });
+  if (!json || typeof json !== 'object' || Array.isArray(json))
+    throw new InputError('expected a tokenizer.json object', { file });
   return json;
 }
 
@@ -99,7 +106,8 @@ export function saveTokenizer(tok: Tokenizer, dir: string): string {
     const { files } = tok as HfTokenizer;
     writeAtomic(file, JSON.stringify(files.tokenizer));
     writeAtomic(join(dir, TOKENIZER_CONFIG_FILE), JSON.stringify(files.tokenizerConfig, null, 2) + '\n');
-    if (files.generationConfig) writeAtomic(join(dir, 'generation_config.json'), JSON.stringify(files.generationConfig, null, 2) + '\n');
+    if (files.generationConfig)
+      writeAtomic(join(dir, 'generation_config.json'), JSON.stringify(files.generationConfig, null, 2) + '\n');
     // chat_template.jinja (and named ones): transformers >= 4.43 keeps the template there, not in tokenizer_config.json.
     for (const [rel, text] of Object.entries(files.templates ?? {})) {
       mkdirSync(dirname(join(dir, rel)), { recursive: true });

@@ -29,15 +29,33 @@ function memo(key: string, make: () => ReturnType<typeof wgslKernel>) {
   return k;
 }
 
-const DIMS: [string, 'u32' | 'f32'][] = [['T', 'u32'], ['H', 'u32'], ['KV', 'u32'], ['rep', 'u32'], ['scale', 'f32']];
+const DIMS: [string, 'u32' | 'f32'][] = [
+  ['T', 'u32'],
+  ['H', 'u32'],
+  ['KV', 'u32'],
+  ['rep', 'u32'],
+  ['scale', 'f32'],
+];
 
 export function forwardKernel(hd: number) {
   const bk = tileRows(hd);
-  return memo(`f${hd}/${bk}`, () => wgslKernel(`attention_hd${hd}`, {
-    inputs: [['q', 'f32'], ['k', 'f32'], ['v', 'f32'], ['mask', 'f32']],
-    outputs: [['o', 'f32'], ['lse', 'f32']],
-    uniforms: DIMS,
-  }, `
+  return memo(`f${hd}/${bk}`, () =>
+    wgslKernel(
+      `attention_hd${hd}`,
+      {
+        inputs: [
+          ['q', 'f32'],
+          ['k', 'f32'],
+          ['v', 'f32'],
+          ['mask', 'f32'],
+        ],
+        outputs: [
+          ['o', 'f32'],
+          ['lse', 'f32'],
+        ],
+        uniforms: DIMS,
+      },
+      `
 var<workgroup> Ks: array<f32, ${bk * hd}>;
 var<workgroup> Vs: array<f32, ${bk * hd}>;
 @compute @workgroup_size(${ROWS})
@@ -103,16 +121,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (l > 0.0) { ls = m + log(l); }
     lse[(b * u.H + h) * u.T + i] = ls;
   }
-}`));
+}`,
+    ),
+  );
 }
 
 // Per query row: its log-sum-exp and D = dO . O, packed [B, H, T, 2] for the two gradient kernels.
 export function statsKernel(hd: number) {
-  return memo(`s${hd}`, () => wgslKernel(`attention_grad_stats_hd${hd}`, {
-    inputs: [['o', 'f32'], ['dO', 'f32'], ['lse', 'f32']],
-    outputs: [['st', 'f32']],
-    uniforms: [['n', 'u32'], ['T', 'u32'], ['H', 'u32']],
-  }, `
+  return memo(`s${hd}`, () =>
+    wgslKernel(
+      `attention_grad_stats_hd${hd}`,
+      {
+        inputs: [
+          ['o', 'f32'],
+          ['dO', 'f32'],
+          ['lse', 'f32'],
+        ],
+        outputs: [['st', 'f32']],
+        uniforms: [
+          ['n', 'u32'],
+          ['T', 'u32'],
+          ['H', 'u32'],
+        ],
+      },
+      `
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let r = gid.x; // (b, h, i) flattened as [B, H, T]
@@ -125,17 +157,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   for (var d = 0u; d < ${hd}u; d++) { s += dO[base + d] * o[base + d]; }
   st[r * 2u] = lse[r];
   st[r * 2u + 1u] = s;
-}`));
+}`,
+    ),
+  );
 }
 
 // dq_i = scale sum_j p_ij (dO_i . v_j - D_i) k_j over the keys visible to query i.
 export function dqKernel(hd: number) {
   const bk = tileRows(hd);
-  return memo(`q${hd}/${bk}`, () => wgslKernel(`attention_grad_q_hd${hd}`, {
-    inputs: [['q', 'f32'], ['k', 'f32'], ['v', 'f32'], ['dO', 'f32'], ['st', 'f32'], ['mask', 'f32']],
-    outputs: [['dq', 'f32']],
-    uniforms: DIMS,
-  }, `
+  return memo(`q${hd}/${bk}`, () =>
+    wgslKernel(
+      `attention_grad_q_hd${hd}`,
+      {
+        inputs: [
+          ['q', 'f32'],
+          ['k', 'f32'],
+          ['v', 'f32'],
+          ['dO', 'f32'],
+          ['st', 'f32'],
+          ['mask', 'f32'],
+        ],
+        outputs: [['dq', 'f32']],
+        uniforms: DIMS,
+      },
+      `
 var<workgroup> Ks: array<f32, ${bk * hd}>;
 var<workgroup> Vs: array<f32, ${bk * hd}>;
 @compute @workgroup_size(${ROWS})
@@ -183,18 +228,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     workgroupBarrier();
   }
   if (rowOk) { for (var d = 0u; d < ${hd}u; d++) { dq[qBase + d] = acc[d] * u.scale; } }
-}`));
+}`,
+    ),
+  );
 }
 
 // For key j of kv head g: dv_j = sum p_ij dO_i and dk_j = scale sum p_ij (dO_i . v_j - D_i) q_i over
 // the query heads g serves and the queries i >= j; a workgroup per block of keys (no atomics).
 export function dkvKernel(hd: number) {
   const bq = tileRows(hd, 2);
-  return memo(`kv${hd}/${bq}`, () => wgslKernel(`attention_grad_kv_hd${hd}`, {
-    inputs: [['q', 'f32'], ['k', 'f32'], ['v', 'f32'], ['dO', 'f32'], ['st', 'f32'], ['mask', 'f32']],
-    outputs: [['dk', 'f32'], ['dv', 'f32']],
-    uniforms: DIMS,
-  }, `
+  return memo(`kv${hd}/${bq}`, () =>
+    wgslKernel(
+      `attention_grad_kv_hd${hd}`,
+      {
+        inputs: [
+          ['q', 'f32'],
+          ['k', 'f32'],
+          ['v', 'f32'],
+          ['dO', 'f32'],
+          ['st', 'f32'],
+          ['mask', 'f32'],
+        ],
+        outputs: [
+          ['dk', 'f32'],
+          ['dv', 'f32'],
+        ],
+        uniforms: DIMS,
+      },
+      `
 var<workgroup> Qs: array<f32, ${bq * hd}>;
 var<workgroup> Os: array<f32, ${bq * hd}>;
 var<workgroup> Ss: array<f32, ${bq * 2}>;
@@ -247,7 +308,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
   }
   if (j < u.T) { for (var d = 0u; d < ${hd}u; d++) { dk[kBase + d] = dkA[d]; dv[kBase + d] = dvA[d]; } }
-}`));
+}`,
+    ),
+  );
 }
 
 /**
@@ -261,7 +324,13 @@ export function attentionWgsl(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ke
   const dims = { T, H, KV, rep: H / KV, scale: 1 / Math.sqrt(hd) };
   const mask = keyMask.dtype === 'float32' ? keyMask : tf.cast(keyMask, 'float32');
   const f = tf.customGrad(((qi: tf.Tensor, ki: tf.Tensor, vi: tf.Tensor, save: tf.GradSaveFunc) => {
-    const [o, lse] = runWgsl({ kernel: forwardKernel(hd), inputs: [qi, ki, vi, mask], outputs: [{ shape: [B, T, H, hd] }, { shape: [B, H, T] }], uniforms: dims, workgroups: [Math.ceil(T / ROWS), H, B] });
+    const [o, lse] = runWgsl({
+      kernel: forwardKernel(hd),
+      inputs: [qi, ki, vi, mask],
+      outputs: [{ shape: [B, T, H, hd] }, { shape: [B, H, T] }],
+      uniforms: dims,
+      workgroups: [Math.ceil(T / ROWS), H, B],
+    });
     // The mask too: a closure's tensor made in the forward pass is disposed before the backward pass.
     save([qi, ki, vi, o!, lse!, mask]);
     return {
@@ -269,9 +338,27 @@ export function attentionWgsl(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ke
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
         const [qs, ks, vs, os, ls, ms] = saved as tf.Tensor[];
         const n = B * H * T;
-        const [st] = runWgsl({ kernel: statsKernel(hd), inputs: [os!, dy, ls!], outputs: [{ shape: [B, H, T, 2] }], uniforms: { n, T, H }, workgroups: [Math.ceil(n / 64)] });
-        const [dq] = runWgsl({ kernel: dqKernel(hd), inputs: [qs!, ks!, vs!, dy, st!, ms!], outputs: [{ shape: [B, T, H, hd] }], uniforms: dims, workgroups: [Math.ceil(T / ROWS), H, B] });
-        const [dk, dv] = runWgsl({ kernel: dkvKernel(hd), inputs: [qs!, ks!, vs!, dy, st!, ms!], outputs: [{ shape: [B, T, KV, hd] }, { shape: [B, T, KV, hd] }], uniforms: dims, workgroups: [Math.ceil(T / ROWS), KV, B] });
+        const [st] = runWgsl({
+          kernel: statsKernel(hd),
+          inputs: [os!, dy, ls!],
+          outputs: [{ shape: [B, H, T, 2] }],
+          uniforms: { n, T, H },
+          workgroups: [Math.ceil(n / 64)],
+        });
+        const [dq] = runWgsl({
+          kernel: dqKernel(hd),
+          inputs: [qs!, ks!, vs!, dy, st!, ms!],
+          outputs: [{ shape: [B, T, H, hd] }],
+          uniforms: dims,
+          workgroups: [Math.ceil(T / ROWS), H, B],
+        });
+        const [dk, dv] = runWgsl({
+          kernel: dkvKernel(hd),
+          inputs: [qs!, ks!, vs!, dy, st!, ms!],
+          outputs: [{ shape: [B, T, KV, hd] }, { shape: [B, T, KV, hd] }],
+          uniforms: dims,
+          workgroups: [Math.ceil(T / ROWS), KV, B],
+        });
         st!.dispose();
         return [dq!, dk!, dv!];
       },

@@ -11,21 +11,37 @@ import * as logp from './target-logprob.js';
 export const WEBGPU_KERNELS_ENV = 'RFT_WEBGPU_KERNELS';
 
 export function installWebgpuKernels(): void {
-  registerFusedOps('webgpu', {
-    rmsNorm: rmsnorm.rmsNormWgsl,
-    swiglu: swiglu.swigluWgsl,
-    rope: rope.ropeWgsl,
-    attention: attention.attentionWgsl,
-    targetLogprob: logp.targetLogprobWgsl,
-    targetLogprobGrad: logp.targetLogprobGradWgsl,
-    adamw: adamw.adamwWgsl,
-  }, WEBGPU_KERNELS_ENV);
+  registerFusedOps(
+    'webgpu',
+    {
+      rmsNorm: rmsnorm.rmsNormWgsl,
+      swiglu: swiglu.swigluWgsl,
+      rope: rope.ropeWgsl,
+      attention: attention.attentionWgsl,
+      targetLogprob: logp.targetLogprobWgsl,
+      targetLogprobGrad: logp.targetLogprobGradWgsl,
+      adamw: adamw.adamwWgsl,
+    },
+    WEBGPU_KERNELS_ENV,
+  );
 }
 
 /** Every kernel, with attention's for the given head sizes (for compileWgslKernels; needs the webgpu engine). */
 export function allWgslKernels(headDims: number[]): WgslKernel[] {
   return [
-    swiglu.forward, swiglu.backward, rope.kernel, adamw.kernel, rmsnorm.forward, rmsnorm.backwardRows, rmsnorm.backwardWeight, ...Object.values(logp.KERNELS),
-    ...headDims.flatMap((hd) => [attention.forwardKernel(hd), attention.statsKernel(hd), attention.dqKernel(hd), attention.dkvKernel(hd)]),
+    swiglu.forward,
+    swiglu.backward,
+    rope.kernel,
+    adamw.kernel,
+    rmsnorm.forward,
+    rmsnorm.backwardRows,
+    rmsnorm.backwardWeight,
+    ...Object.values(logp.KERNELS),
+    ...headDims.flatMap((hd) => [
+      attention.forwardKernel(hd),
+      attention.statsKernel(hd),
+      attention.dqKernel(hd),
+      attention.dkvKernel(hd),
+    ]),
   ];
 }

@@ -25,8 +25,15 @@ interface GpuPass {
 interface GpuDevice {
   limits: Record<string, number>;
   createShaderModule(d: { code: string; label?: string }): unknown;
-  createComputePipeline(d: { layout: 'auto'; label?: string; compute: { module: unknown; entryPoint: string } }): GpuPipeline;
-  createBindGroup(d: { layout: unknown; entries: { binding: number; resource: { buffer: GpuBuffer; offset?: number; size?: number } }[] }): unknown;
+  createComputePipeline(d: {
+    layout: 'auto';
+    label?: string;
+    compute: { module: unknown; entryPoint: string };
+  }): GpuPipeline;
+  createBindGroup(d: {
+    layout: unknown;
+    entries: { binding: number; resource: { buffer: GpuBuffer; offset?: number; size?: number } }[];
+  }): unknown;
   pushErrorScope(f: 'validation' | 'out-of-memory' | 'internal'): void;
   popErrorScope(): Promise<{ message: string } | null>;
   queue: { writeBuffer(b: GpuBuffer, off: number, data: ArrayBuffer, dataOff?: number, size?: number): void };
@@ -85,7 +92,8 @@ const broken = new Map<string, string>();
 const dispatchCounts = new Map<string, number>();
 
 function gpuBackend(): WebgpuBackendLike {
-  if (tf.getBackend() !== 'webgpu') throw new Error(`a WGSL kernel needs the webgpu engine (the current engine is ${tf.getBackend()})`);
+  if (tf.getBackend() !== 'webgpu')
+    throw new Error(`a WGSL kernel needs the webgpu engine (the current engine is ${tf.getBackend()})`);
   return tf.backend() as unknown as WebgpuBackendLike;
 }
 
@@ -105,7 +113,11 @@ function pipelineFor(b: WebgpuBackendLike, k: WgslKernel): GpuPipeline {
   if (!p) {
     // Shader errors come back asynchronously: they are recorded (wgslKernelErrors) and logged.
     b.device.pushErrorScope('validation');
-    p = b.device.createComputePipeline({ layout: 'auto', label: k.name, compute: { module: b.device.createShaderModule({ code: k.code, label: k.name }), entryPoint: 'main' } });
+    p = b.device.createComputePipeline({
+      layout: 'auto',
+      label: k.name,
+      compute: { module: b.device.createShaderModule({ code: k.code, label: k.name }), entryPoint: 'main' },
+    });
     void b.device.popErrorScope().then((e) => {
       if (!e) return;
       kernelErrors.push(`${k.name}: ${e.message}`);
@@ -126,7 +138,11 @@ export async function compileWgslKernels(kernels: WgslKernel[]): Promise<string[
   const errors: string[] = [];
   for (const k of kernels) {
     b.device.pushErrorScope('validation');
-    b.device.createComputePipeline({ layout: 'auto', label: k.name, compute: { module: b.device.createShaderModule({ code: k.code, label: k.name }), entryPoint: 'main' } });
+    b.device.createComputePipeline({
+      layout: 'auto',
+      label: k.name,
+      compute: { module: b.device.createShaderModule({ code: k.code, label: k.name }), entryPoint: 'main' },
+    });
     const e = await b.device.popErrorScope();
     if (e) errors.push(`${k.name}: ${e.message}`);
   }
@@ -171,7 +187,8 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   for (const t of [...d.inputs, ...outInfos]) {
     b.uploadToGPU(t.dataId); // a CPU-side value is uploaded; an output gets its (pooled) buffer
     const r = b.tensorMap.get(t.dataId).resource;
-    if (!r || typeof (r as GpuBuffer).size !== 'number') throw new Error(`WGSL kernel ${k.name}: a tensor is not in a GPU buffer (a texture or external resource)`);
+    if (!r || typeof (r as GpuBuffer).size !== 'number')
+      throw new Error(`WGSL kernel ${k.name}: a tensor is not in a GPU buffer (a texture or external resource)`);
     buffers.push(r as GpuBuffer);
   }
   const entries = buffers.map((buffer, i) => ({ binding: i, resource: { buffer } }));
@@ -192,8 +209,13 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   const timed = b.activeTimers != null;
   if (timed && b.supportTimestampQuery) {
     b.endComputePassEncoder();
-    b.querySet ??= (b.device as unknown as { createQuerySet(d: object): unknown }).createQuerySet({ type: 'timestamp', count: b.querySetCount });
-    b.computePassEncoder = b.commandEncoder!.beginComputePass({ timestampWrites: { querySet: b.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+    b.querySet ??= (b.device as unknown as { createQuerySet(d: object): unknown }).createQuerySet({
+      type: 'timestamp',
+      count: b.querySetCount,
+    });
+    b.computePassEncoder = b.commandEncoder!.beginComputePass({
+      timestampWrites: { querySet: b.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 },
+    });
   } else if (!b.computePassEncoder) b.computePassEncoder = b.commandEncoder!.beginComputePass({});
   const pass = b.computePassEncoder!;
   pass.setPipeline(pipeline);
@@ -216,7 +238,11 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
  * A kernel from its bindings and body: inputs (read-only storage arrays), outputs (read-write),
  * the uniform struct `u`, and `body`, WGSL that defines `fn main` with its own @compute attributes.
  */
-export function wgslKernel(name: string, io: { inputs: [string, string][]; outputs: [string, string][]; uniforms?: [string, UniformType][] }, body: string): WgslKernel {
+export function wgslKernel(
+  name: string,
+  io: { inputs: [string, string][]; outputs: [string, string][]; uniforms?: [string, UniformType][] },
+  body: string,
+): WgslKernel {
   const uniforms = io.uniforms ?? [];
   const lines: string[] = [];
   let i = 0;

@@ -52,7 +52,10 @@ export async function cliConfigIssues(file: string, cwd: string): Promise<PathIs
   const hit = cache.get(file);
   if (hit?.stamp === stamp) return hit.issues;
   const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((res, rej) => {
-    const child = spawn(process.execPath, [...cliNodeArgs(), 'run', file, '--check', '--quiet'], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...cliNodeArgs(), 'run', file, '--check', '--quiet'], {
+      cwd,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     child.on('error', rej);
@@ -61,8 +64,18 @@ export async function cliConfigIssues(file: string, cwd: string): Promise<PathIs
   let issues: PathIssue[] = [];
   if (code !== 0) {
     issues = [...stderr.matchAll(/field '([^']+)': ([^\n]*)/g)].map((m) => ({ path: m[1]!, message: m[2]!.trim() }));
-    const own = stderr.split('\n').filter((l) => l.startsWith('rft: ')).pop()?.slice(5);
-    if (!issues.length) issues = [{ path: '(config)', message: own ?? (stderr.trim().split('\n').pop() || `rft run --check failed (exit code ${code})`) }];
+    const own = stderr
+      .split('\n')
+      .filter((l) => l.startsWith('rft: '))
+      .pop()
+      ?.slice(5);
+    if (!issues.length)
+      issues = [
+        {
+          path: '(config)',
+          message: own ?? (stderr.trim().split('\n').pop() || `rft run --check failed (exit code ${code})`),
+        },
+      ];
   }
   cache.set(file, { stamp, issues });
   return issues;

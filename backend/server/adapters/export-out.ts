@@ -8,7 +8,10 @@ import { realOfExisting, within, type WorkspacePaths } from '../confine.js';
 
 export function checkExportOut(out: string, paths: WorkspacePaths, runDirs: string[]): void {
   const real = realOfExisting(out);
-  const refuse = (why: string) => new ForbiddenError(`field 'out': ${out} ${why}: choose a new folder for the export (e.g. ${join(paths.given, 'exports')})`);
+  const refuse = (why: string) =>
+    new ForbiddenError(
+      `field 'out': ${out} ${why}: choose a new folder for the export (e.g. ${join(paths.given, 'exports')})`,
+    );
   if (real === paths.root) throw refuse('is the workspace folder itself');
   const rft = realOfExisting(join(paths.given, '.rft'));
   if (within(rft, real)) throw refuse("is the workspace's .rft folder or inside it (runs, buffers, the run registry)");

@@ -7,7 +7,12 @@ import { join } from 'node:path';
 import type { CachedModel } from '../../core/protocol.js';
 
 export function hfCacheRoots(env: NodeJS.ProcessEnv = process.env, home = homedir()): string[] {
-  const roots = [env.HF_HUB_CACHE, env.HUGGINGFACE_HUB_CACHE, env.HF_HOME ? join(env.HF_HOME, 'hub') : undefined, join(home, '.cache', 'huggingface', 'hub')];
+  const roots = [
+    env.HF_HUB_CACHE,
+    env.HUGGINGFACE_HUB_CACHE,
+    env.HF_HOME ? join(env.HF_HOME, 'hub') : undefined,
+    join(home, '.cache', 'huggingface', 'hub'),
+  ];
   return [...new Set(roots.filter((r): r is string => !!r))];
 }
 
@@ -17,7 +22,9 @@ export function scanHfCache(roots: string[]): CachedModel[] {
   for (const root of roots) {
     let entries: string[];
     try {
-      entries = readdirSync(root).filter((e) => e.startsWith('models--')).sort();
+      entries = readdirSync(root)
+        .filter((e) => e.startsWith('models--'))
+        .sort();
     } catch {
       continue; // no cache there
     }

@@ -8,14 +8,24 @@ import { InputError } from '../../core/errors.js';
 
 export class ModelCommandError extends InputError {}
 
-export function runModelCommand(args: string[], opts: { cwd: string; token?: CancellationToken; onLine?: (line: string) => void }): Promise<Record<string, unknown>> {
+export function runModelCommand(
+  args: string[],
+  opts: { cwd: string; token?: CancellationToken; onLine?: (line: string) => void },
+): Promise<Record<string, unknown>> {
   return runCliCommand('model', args, opts);
 }
 
 /** `rft CMD ARGS...` (e.g. `reward-model train ...`) as a child process; the last stdout line is its JSON. */
-export function runCliCommand(cmd: string, args: string[], opts: { cwd: string; token?: CancellationToken; onLine?: (line: string) => void }): Promise<Record<string, unknown>> {
+export function runCliCommand(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; token?: CancellationToken; onLine?: (line: string) => void },
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...cliNodeArgs(), ...cmd.split(' '), ...args], { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...cliNodeArgs(), ...cmd.split(' '), ...args], {
+      cwd: opts.cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -41,7 +51,13 @@ export function runCliCommand(cmd: string, args: string[], opts: { cwd: string; 
       }
       if (sig) return reject(new Error(`rft ${cmd} ${args[0]} was stopped (${sig})`));
       // The CLI's own message (`rft: FILE: field 'architectures': ...`), without the prefix.
-      const msg = err.trim().split('\n').filter((l) => l.startsWith('rft: ')).pop()?.slice(5) ?? err.trim().split('\n').slice(-3).join('\n');
+      const msg =
+        err
+          .trim()
+          .split('\n')
+          .filter((l) => l.startsWith('rft: '))
+          .pop()
+          ?.slice(5) ?? err.trim().split('\n').slice(-3).join('\n');
       reject(new ModelCommandError(msg || `rft ${cmd} ${args[0]} failed (exit code ${code})`));
     });
   });

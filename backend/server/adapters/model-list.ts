@@ -17,7 +17,9 @@ export class ModelList {
   static async open(workspace: string): Promise<ModelList> {
     const dir = join(workspace, '.rft');
     await mkdir(dir, { recursive: true });
-    return new ModelList(new Low<ModelsFile>(new JSONFile<ModelsFile>(join(dir, 'models.json')), { version: 1, models: [] }));
+    return new ModelList(
+      new Low<ModelsFile>(new JSONFile<ModelsFile>(join(dir, 'models.json')), { version: 1, models: [] }),
+    );
   }
 
   async list(): Promise<ImportedModel[]> {

@@ -27,7 +27,10 @@ export class RunTokenizers {
 
   private async find(runId: string): Promise<Tokenizer | null> {
     const ckpt = await this.store.latestCheckpoint(runId);
-    const candidates = [ckpt && join(ckpt.path, TOKENIZER_FILE), existsSync(this.bufferPath) ? join(dirname(this.bufferPath), TOKENIZER_FILE) : undefined];
+    const candidates = [
+      ckpt && join(ckpt.path, TOKENIZER_FILE),
+      existsSync(this.bufferPath) ? join(dirname(this.bufferPath), TOKENIZER_FILE) : undefined,
+    ];
     for (const c of candidates) if (c && existsSync(c)) return loadTokenizer(c);
     return null;
   }

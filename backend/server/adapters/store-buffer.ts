@@ -65,7 +65,15 @@ export class StoreBuffer implements BufferPort {
     const filter = q.filter ?? {};
     const [total, rows] = await Promise.all([
       this.store.count(filter),
-      q.limit > 0 ? this.store.list({ ...filter, offset: q.offset, limit: q.limit, sort: q.sort ?? 'seq', desc: q.descending ?? false }) : Promise.resolve([]),
+      q.limit > 0
+        ? this.store.list({
+            ...filter,
+            offset: q.offset,
+            limit: q.limit,
+            sort: q.sort ?? 'seq',
+            desc: q.descending ?? false,
+          })
+        : Promise.resolve([]),
     ]);
     return { total, rows: rows.map(summarize) };
   }
@@ -99,7 +107,10 @@ export class StoreBuffer implements BufferPort {
     return this.taskIndex.stats(runId);
   }
 
-  async synthesized(runId: string, limit: number): Promise<{ total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] }> {
+  async synthesized(
+    runId: string,
+    limit: number,
+  ): Promise<{ total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] }> {
     const all = (await this.store.listTasks(runId)).filter(isSynthesized);
     const byOrigin: Record<string, number> = {};
     for (const t of all) byOrigin[String(t.metadata!.origin)] = (byOrigin[String(t.metadata!.origin)] ?? 0) + 1;

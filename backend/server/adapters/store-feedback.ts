@@ -10,7 +10,14 @@ import type { FeedbackPort } from '../ports.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { RunTokenizers } from './run-tokenizers.js';
 
-const KIND: Record<FeedbackAction, FeedbackChange['kind']> = { rate: 'rate', reject: 'reject', unreject: 'reject', promote: 'promote', add_expert: 'add-expert', undo: 'rate' };
+const KIND: Record<FeedbackAction, FeedbackChange['kind']> = {
+  rate: 'rate',
+  reject: 'reject',
+  unreject: 'reject',
+  promote: 'promote',
+  add_expert: 'add-expert',
+  undo: 'rate',
+};
 const BULK = 'bulk:';
 
 function who(): string {
@@ -39,8 +46,15 @@ export class StoreFeedback implements FeedbackPort {
   /** The chat layout the explorer and trainer use, and the run's model limits (checked at the door). */
   private async encodingFor(runId: string): Promise<ExpertEncoding> {
     const tok = await this.tokenizers.forRun(runId);
-    if (!tok) throw new NotFoundError(`run '${runId}' has no tokenizer (no checkpoint with tokenizer.json, none beside the buffer): cannot tokenise the response`);
-    return { prompt: (t) => encodePrompt(tok, taskMessages(t)), response: (t) => encodeResponse(tok, t), limits: await this.tokenizers.limitsFor(runId) };
+    if (!tok)
+      throw new NotFoundError(
+        `run '${runId}' has no tokenizer (no checkpoint with tokenizer.json, none beside the buffer): cannot tokenise the response`,
+      );
+    return {
+      prompt: (t) => encodePrompt(tok, taskMessages(t)),
+      response: (t) => encodeResponse(tok, t),
+      limits: await this.tokenizers.limitsFor(runId),
+    };
   }
 
   async rate(id: string, rating: number, note?: string): Promise<FeedbackChange> {
@@ -59,10 +73,19 @@ export class StoreFeedback implements FeedbackPort {
     return { ...this.change(r.logId, 'promote', [id, r.expert.id]), expertId: r.expert.id };
   }
 
-  async addExpert(taskId: string, prompt: string, response: string, runId?: string): Promise<FeedbackChange & { expertId: string }> {
+  async addExpert(
+    taskId: string,
+    prompt: string,
+    response: string,
+    runId?: string,
+  ): Promise<FeedbackChange & { expertId: string }> {
     const run = runId ?? (await this.store.list({ limit: 1, sort: 'seq', desc: true }))[0]?.runId;
     if (!run) throw new NotFoundError('the buffer has no run yet: name the run of the expert example');
-    const r = await this.service.addExpert({ runId: run, taskId, prompt, response }, await this.encodingFor(run), this.by);
+    const r = await this.service.addExpert(
+      { runId: run, taskId, prompt, response },
+      await this.encodingFor(run),
+      this.by,
+    );
     return { ...this.change(r.logId, 'add-expert', [r.expert.id]), expertId: r.expert.id };
   }
 
@@ -78,13 +101,24 @@ export class StoreFeedback implements FeedbackPort {
         ids.push(e.id, r.expert.id);
       }
     }
-    return { changeId: BULK + logIds.join(','), kind: 'bulk-promote', experienceIds: ids, at: Date.now(), count: logIds.length };
+    return {
+      changeId: BULK + logIds.join(','),
+      kind: 'bulk-promote',
+      experienceIds: ids,
+      at: Date.now(),
+      count: logIds.length,
+    };
   }
 
   async bulkPreview(topK: number, filter: ExperienceFilter = {}): Promise<BulkPreview> {
     const picked = [...(await this.bulkPick(topK, filter)).values()].flat();
     const rewards = picked.map((e) => e.reward);
-    return { count: picked.length, tasks: new Set(picked.map((e) => e.taskId)).size, minReward: rewards.length ? Math.min(...rewards) : null, maxReward: rewards.length ? Math.max(...rewards) : null };
+    return {
+      count: picked.length,
+      tasks: new Set(picked.map((e) => e.taskId)).size,
+      minReward: rewards.length ? Math.min(...rewards) : null,
+      maxReward: rewards.length ? Math.max(...rewards) : null,
+    };
   }
 
   /** The k best usual experiences of every task matching `filter` (ok, not rejected, not promoted before). */
@@ -97,7 +131,16 @@ export class StoreFeedback implements FeedbackPort {
     }
     const best = new Map<string, Experience[]>();
     for (let off = 0; ; off += 1000) {
-      const page = await this.store.list({ ...filter, source: 'usual', status: 'ok', rejected: false, sort: 'reward', desc: true, offset: off, limit: 1000 });
+      const page = await this.store.list({
+        ...filter,
+        source: 'usual',
+        status: 'ok',
+        rejected: false,
+        sort: 'reward',
+        desc: true,
+        offset: off,
+        limit: 1000,
+      });
       for (const e of page) {
         if (promoted.has(e.id)) continue;
         const list = best.get(e.taskId) ?? [];
@@ -121,7 +164,8 @@ export class StoreFeedback implements FeedbackPort {
       entry = await this.store.feedbackEntry(id);
       if (!entry) throw new NotFoundError(`no change '${changeId}'`);
     } else {
-      entry = (await this.store.feedbackLog({ limit: 200 })).find((e) => e.action !== 'undo' && e.undoneBy === null) ?? null;
+      entry =
+        (await this.store.feedbackLog({ limit: 200 })).find((e) => e.action !== 'undo' && e.undoneBy === null) ?? null;
       if (!entry) return null;
     }
     await this.undoOne(entry.id);

@@ -58,6 +58,8 @@ export class TaskStatsIndex {
         merged.set(id, { n: m.n + a.n, sum: m.sum + a.sum, full: m.full + a.full });
       }
     }
-    return [...merged].map(([taskId, a]) => ({ taskId, rollouts: a.n, meanReward: a.sum / a.n, passRate: a.full / a.n })).sort((x, y) => (x.taskId < y.taskId ? -1 : 1));
+    return [...merged]
+      .map(([taskId, a]) => ({ taskId, rollouts: a.n, meanReward: a.sum / a.n, passRate: a.full / a.n }))
+      .sort((x, y) => (x.taskId < y.taskId ? -1 : 1));
   }
 }

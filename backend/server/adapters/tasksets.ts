@@ -10,7 +10,13 @@ function report(file: string, tasks: number, errors: TaskRecordError[]): Taskset
   return {
     file,
     tasks,
-    issues: errors.map((e) => ({ file, line: e.line, ...(e.field && !e.field.startsWith('(') ? { field: e.field } : {}), message: e.message, severity: 'error' as const })),
+    issues: errors.map((e) => ({
+      file,
+      line: e.line,
+      ...(e.field && !e.field.startsWith('(') ? { field: e.field } : {}),
+      message: e.message,
+      severity: 'error' as const,
+    })),
   };
 }
 
@@ -18,7 +24,9 @@ export const tasksetPort: TasksetPort = {
   async validate(file, text, reading) {
     let r: LoadResult;
     // As a run config reads the file: its field names mapped, records without an id numbered.
-    const opts = reading ? { fields: reading.format, role: reading.role, domain: reading.domain, defaultIds: true } : {};
+    const opts = reading
+      ? { fields: reading.format, role: reading.role, domain: reading.domain, defaultIds: true }
+      : {};
     try {
       r = text === undefined ? await loadTaskset(file, opts) : parseTaskset(text, file, opts);
     } catch (err) {

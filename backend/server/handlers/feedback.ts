@@ -43,13 +43,15 @@ export function registerFeedback(rpc: RpcHost, sessions: BufferSessions): void {
     return r;
   });
   rpc.on('feedback/bulkPromote', async (p) => {
-    if (!Number.isInteger(p.topK) || p.topK < 1) throw new InputError('topK must be a positive integer', { field: 'topK' });
+    if (!Number.isInteger(p.topK) || p.topK < 1)
+      throw new InputError('topK must be a positive integer', { field: 'topK' });
     const r = await (await fb(p.buffer)).bulkPromote(p.topK, p.filter);
     await changed(p.buffer);
     return r;
   });
   rpc.on('feedback/bulkPreview', async (p) => {
-    if (!Number.isInteger(p.topK) || p.topK < 1) throw new InputError('topK must be a positive integer', { field: 'topK' });
+    if (!Number.isInteger(p.topK) || p.topK < 1)
+      throw new InputError('topK must be a positive integer', { field: 'topK' });
     return (await fb(p.buffer)).bulkPreview(p.topK, p.filter);
   });
   rpc.on('feedback/undo', async (p) => {

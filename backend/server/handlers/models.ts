@@ -19,15 +19,20 @@ import { RunRegistry } from '../../buffer/runs.js';
 
 /** A folder to read a model from: absolute (anywhere) or relative to the workspace; it must exist. */
 function modelFolder(paths: WorkspacePaths, dir: unknown): string {
-  if (typeof dir !== 'string' || !dir || dir.includes('\0')) throw new InputError('a model folder is required', { field: 'dir' });
+  if (typeof dir !== 'string' || !dir || dir.includes('\0'))
+    throw new InputError('a model folder is required', { field: 'dir' });
   const abs = isAbsolute(dir) ? resolve(dir) : resolve(paths.given, dir);
-  if (!existsSync(abs) || !statSync(abs).isDirectory()) throw new InputError('no such folder', { file: abs, field: 'dir' });
+  if (!existsSync(abs) || !statSync(abs).isDirectory())
+    throw new InputError('no such folder', { file: abs, field: 'dir' });
   return abs;
 }
 
 /** `org/name` for an HF-cache snapshot or entry, else the folder's name. */
 export function modelName(dir: string): string {
-  const entry = dir.split(sep).reverse().find((p) => p.startsWith('models--'));
+  const entry = dir
+    .split(sep)
+    .reverse()
+    .find((p) => p.startsWith('models--'));
   return entry ? entry.slice('models--'.length).split('--').join('/') : basename(dir);
 }
 
@@ -56,13 +61,21 @@ export function registerModels(rpc: RpcHost, paths: WorkspacePaths): void {
   rpc.on('models/export', async (p, token) => {
     const checkpoint = paths.inside(p.checkpoint, 'checkpoint');
     const out = paths.inside(p.out, 'out');
-    if (p.format !== 'hf' && p.format !== 'peft' && p.format !== 'gguf') throw new InputError(`must be hf, peft or gguf, got '${String(p.format)}'`, { field: 'format' });
+    if (p.format !== 'hf' && p.format !== 'peft' && p.format !== 'gguf')
+      throw new InputError(`must be hf, peft or gguf, got '${String(p.format)}'`, { field: 'format' });
     const dtype = p.dtype ?? 'f32';
     const force = p.force === true;
-    checkExportOut(out, paths, (await (await RunRegistry.open(cwd)).list()).map((r) => r.dir));
+    checkExportOut(
+      out,
+      paths,
+      (await (await RunRegistry.open(cwd)).list()).map((r) => r.dir),
+    );
     // Refused here with the RPC's own way out; the CLI checks again (and keeps everything but its own files).
     checkExportTarget(out, { format: p.format, force, forceHint: 'force: true', source: checkpoint });
-    const r = await runModelCommand(['export', checkpoint, '--format', p.format, '--out', out, '--dtype', dtype, ...(force ? ['--force'] : [])], { cwd, token });
+    const r = await runModelCommand(
+      ['export', checkpoint, '--format', p.format, '--out', out, '--dtype', dtype, ...(force ? ['--force'] : [])],
+      { cwd, token },
+    );
     return { format: String(r.format), out: String(r.out), dtype: String(r.dtype) };
   });
 }

@@ -19,15 +19,28 @@ export function registerRewardModel(rpc: RpcHost, paths: WorkspacePaths, runs: R
     if (!run) throw new NotFoundError(`no run '${p.runId}'`);
     if (!run.bufferPath) throw new InputError(`run '${p.runId}' has no buffer recorded`, { field: 'runId' });
     const out = paths.inside(p.out, 'out');
-    if (p.steps !== undefined && !(Number.isInteger(p.steps) && p.steps > 0)) throw new InputError(`must be a positive whole number, got ${JSON.stringify(p.steps)}`, { field: 'steps' });
-    const args = ['--run', run.bufferPath, '--run-id', p.runId, '--out', out, ...(p.steps ? ['--steps', String(p.steps)] : [])];
+    if (p.steps !== undefined && !(Number.isInteger(p.steps) && p.steps > 0))
+      throw new InputError(`must be a positive whole number, got ${JSON.stringify(p.steps)}`, { field: 'steps' });
+    const args = [
+      '--run',
+      run.bufferPath,
+      '--run-id',
+      p.runId,
+      '--out',
+      out,
+      ...(p.steps ? ['--steps', String(p.steps)] : []),
+    ];
     const r = await runCliCommand('reward-model train', args, {
       cwd: paths.given,
       token,
       onLine: (l) => {
         if (!l.startsWith('reward-model: ')) return;
         const m = STEP.exec(l);
-        rpc.notify('rewardModel/progress', { runId: p.runId, line: l.slice('reward-model: '.length), ...(m ? { step: Number(m[1]), steps: Number(m[2]), loss: Number(m[3]) } : {}) });
+        rpc.notify('rewardModel/progress', {
+          runId: p.runId,
+          line: l.slice('reward-model: '.length),
+          ...(m ? { step: Number(m[1]), steps: Number(m[2]), loss: Number(m[3]) } : {}),
+        });
       },
     });
     return r as unknown as RewardModelReport;

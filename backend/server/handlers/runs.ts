@@ -6,7 +6,8 @@ import { NotAvailableError, NotFoundError } from '../errors.js';
 import { InputError } from '../../core/errors.js';
 
 function runId(id: unknown): string {
-  if (typeof id !== 'string' || !/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(id)) throw new InputError(`not a run id: ${JSON.stringify(id)}`, { field: 'runId' });
+  if (typeof id !== 'string' || !/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(id))
+    throw new InputError(`not a run id: ${JSON.stringify(id)}`, { field: 'runId' });
   return id;
 }
 
@@ -30,7 +31,12 @@ export function registerRuns(rpc: RpcHost, runs: RunRegistryPort | undefined, co
     if (!control.pause) throw new NotAvailableError('pausing a run');
     return control.pause(runId(p.runId));
   });
-  rpc.on('runs/evaluate', async (p) => control.evaluate(p.checkpoint, p.taskset, { ...(p.runId ? { runId: p.runId } : {}), ...(p.config ? { config: p.config } : {}) }));
+  rpc.on('runs/evaluate', async (p) =>
+    control.evaluate(p.checkpoint, p.taskset, {
+      ...(p.runId ? { runId: p.runId } : {}),
+      ...(p.config ? { config: p.config } : {}),
+    }),
+  );
   rpc.on('runs/metrics', async (p) => {
     if (!control.metrics) throw new NotAvailableError('run metrics');
     return control.metrics(runId(p.runId), p.sinceStep);
@@ -38,7 +44,8 @@ export function registerRuns(rpc: RpcHost, runs: RunRegistryPort | undefined, co
   rpc.on('runs/log', async (p) => {
     if (!control.log) throw new NotAvailableError('run logs');
     const n = p.lines ?? 20;
-    if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new InputError('lines must be a whole number from 1 to 10000', { field: 'lines' });
+    if (!Number.isInteger(n) || n < 1 || n > 10_000)
+      throw new InputError('lines must be a whole number from 1 to 10000', { field: 'lines' });
     return control.log(runId(p.runId), n);
   });
   const subs: Disposable[] = [];

@@ -15,11 +15,14 @@ function checkReading(r: TasksetReading | undefined): TasksetReading | undefined
   if (r === undefined) return undefined;
   if (typeof r !== 'object' || r === null) throw new InputError('an object', { field: 'reading' });
   for (const [k, v] of Object.entries(r.format ?? {})) {
-    if (!(MAPPING_KEYS as string[]).includes(k)) throw new InputError(`unknown format key (one of ${MAPPING_KEYS.join(', ')})`, { field: `reading.format.${k}` });
+    if (!(MAPPING_KEYS as string[]).includes(k))
+      throw new InputError(`unknown format key (one of ${MAPPING_KEYS.join(', ')})`, { field: `reading.format.${k}` });
     if (typeof v !== 'string' || !v) throw new InputError('a field name', { field: `reading.format.${k}` });
   }
-  if (r.role !== undefined && r.role !== 'task' && r.role !== 'expert') throw new InputError("'task' or 'expert'", { field: 'reading.role' });
-  if (r.domain !== undefined && !DOMAINS.includes(r.domain)) throw new InputError(`one of ${DOMAINS.join(', ')}`, { field: 'reading.domain' });
+  if (r.role !== undefined && r.role !== 'task' && r.role !== 'expert')
+    throw new InputError("'task' or 'expert'", { field: 'reading.role' });
+  if (r.domain !== undefined && !DOMAINS.includes(r.domain))
+    throw new InputError(`one of ${DOMAINS.join(', ')}`, { field: 'reading.domain' });
   return r;
 }
 
@@ -29,7 +32,9 @@ export function registerTaskset(rpc: RpcHost, tasksets: TasksetPort | undefined,
     if (!tasksets) throw new NotAvailableError('taskset validation');
     return tasksets;
   };
-  rpc.on('taskset/validate', async (p) => need().validate(paths.inside(p.file, 'file'), p.text, checkReading(p.reading)));
+  rpc.on('taskset/validate', async (p) =>
+    need().validate(paths.inside(p.file, 'file'), p.text, checkReading(p.reading)),
+  );
   rpc.on('taskset/watch', async (p) => {
     const t = need();
     if (!Array.isArray(p.files)) throw new InputError('a list of files', { field: 'files' });

@@ -17,10 +17,14 @@ export function registerWorkers(rpc: RpcHost): Disposable {
     return q;
   };
   rpc.on('workers/list', async (p) => {
-    if (typeof p.buffer !== 'string' || !/^postgres(ql)?:\/\//.test(p.buffer)) throw new InputError('a postgres:// URL of a distributed run', { field: 'buffer' });
+    if (typeof p.buffer !== 'string' || !/^postgres(ql)?:\/\//.test(p.buffer))
+      throw new InputError('a postgres:// URL of a distributed run', { field: 'buffer' });
     if (typeof p.runId !== 'string' || !p.runId) throw new InputError('required', { field: 'runId' });
     const q = await queue(p.buffer);
     return { jobs: await q.counts(p.runId), workers: await q.workers(p.runId) };
   });
-  return { dispose: async () => void (await Promise.all([...queues.values()].map(async (q) => (await q.catch(() => null))?.close()))) };
+  return {
+    dispose: async () =>
+      void (await Promise.all([...queues.values()].map(async (q) => (await q.catch(() => null))?.close()))),
+  };
 }

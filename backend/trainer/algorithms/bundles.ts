@@ -183,7 +183,8 @@ export function validateBundle(b: AlgorithmBundle): void {
   assertAggMode(b.lossAggMode);
   const r = b.sampling.expertRatio;
   if (!(r >= 0 && r <= 1)) throw new Error(`${where}: sampling.expertRatio must be in [0, 1], got ${r}`);
-  if (!(Number.isInteger(b.repeatTimes) && b.repeatTimes >= 1)) throw new Error(`${where}: repeatTimes must be an integer >= 1`);
+  if (!(Number.isInteger(b.repeatTimes) && b.repeatTimes >= 1))
+    throw new Error(`${where}: repeatTimes must be an integer >= 1`);
 }
 
 /** What a run config may change on top of a named bundle (snake_case keys accepted in the params). */
@@ -206,7 +207,9 @@ export function configureAlgorithm(name: string, o: AlgorithmOverrides = {}): Al
   const kl = o.kl === null ? null : o.kl ? { ...(base.kl ?? K2), ...o.kl } : base.kl;
   const b: AlgorithmBundle = {
     ...base,
-    advantage: base.advantage ? { fn: base.advantage.fn, params: { ...base.advantage.params, ...camel(o.advantageParams) } } : null,
+    advantage: base.advantage
+      ? { fn: base.advantage.fn, params: { ...base.advantage.params, ...camel(o.advantageParams) } }
+      : null,
     policyLoss: { fn: base.policyLoss.fn, params: { ...base.policyLoss.params, ...camel(o.policyLossParams) } },
     kl,
     entropyCoef: o.entropyCoef ?? base.entropyCoef,
@@ -217,7 +220,8 @@ export function configureAlgorithm(name: string, o: AlgorithmOverrides = {}): Al
     sampling: { expertRatio: o.expertRatio ?? base.sampling.expertRatio },
     repeatTimes: o.repeatTimes ?? base.repeatTimes,
   };
-  if (o.advantageParams && !b.advantage) throw new Error(`algorithm '${name}' has no advantage function to take advantageParams`);
+  if (o.advantageParams && !b.advantage)
+    throw new Error(`algorithm '${name}' has no advantage function to take advantageParams`);
   validateBundle(b);
   // Resolve once so a typo in a parameter name fails at configuration time.
   if (b.advantage) {
@@ -230,13 +234,15 @@ export function configureAlgorithm(name: string, o: AlgorithmOverrides = {}): Al
 
 function checkKeys(what: string, defaults: object, params: Params): void {
   for (const k of Object.keys(params)) {
-    if (!(k in defaults)) throw new Error(`${what}: unknown parameter '${k}'; known: ${Object.keys(defaults).join(', ') || '(none)'}`);
+    if (!(k in defaults))
+      throw new Error(`${what}: unknown parameter '${k}'; known: ${Object.keys(defaults).join(', ') || '(none)'}`);
   }
 }
 
 /** MIX sampling: ceil(ratio·B) expert rows, the rest usual. */
 export function splitBatch(batchSize: number, expertRatio: number): { expert: number; usual: number } {
-  if (!(Number.isInteger(batchSize) && batchSize >= 0)) throw new Error(`batch size must be a non-negative integer, got ${batchSize}`);
+  if (!(Number.isInteger(batchSize) && batchSize >= 0))
+    throw new Error(`batch size must be a non-negative integer, got ${batchSize}`);
   if (!(expertRatio >= 0 && expertRatio <= 1)) throw new Error(`expert ratio must be in [0, 1], got ${expertRatio}`);
   // Round first so 0.3·10 = 3.0000000000000004 does not become 4.
   const expert = Math.min(batchSize, Math.ceil(Number((expertRatio * batchSize).toFixed(9))));

@@ -48,7 +48,10 @@ export function rowFlags(mask: tf.Tensor1D): boolean[] {
 }
 
 /** Give every tensor in `metrics` its own handle (and none the loss's), so callers may keep/dispose each once. */
-export function distinctMetrics(loss: tf.Tensor, metrics: Record<string, tf.Scalar | number>): Record<string, tf.Scalar | number> {
+export function distinctMetrics(
+  loss: tf.Tensor,
+  metrics: Record<string, tf.Scalar | number>,
+): Record<string, tf.Scalar | number> {
   const seen = new Set<number>([loss.id]);
   const out: Record<string, tf.Scalar | number> = {};
   for (const [k, v] of Object.entries(metrics)) {

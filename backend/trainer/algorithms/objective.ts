@@ -15,7 +15,8 @@ export function buildObjective(b: AlgorithmBundle): Objective {
   const plParams: Record<string, unknown> = { ...b.policyLoss.params };
   if ('lossAggMode' in pl.defaults && plParams.lossAggMode === undefined) plParams.lossAggMode = b.lossAggMode;
   const klAsReward = b.kl && b.kl.as === 'reward' ? b.kl : null;
-  if (klAsReward && !b.advantage) throw new Error(`algorithm '${b.name}': KL as a reward penalty needs an advantage function`);
+  if (klAsReward && !b.advantage)
+    throw new Error(`algorithm '${b.name}': KL as a reward penalty needs an advantage function`);
   const klAsLoss = b.kl && b.kl.as === 'loss' ? b.kl : null;
   const withEntropy = b.entropyCoef !== 0;
   const trainerAdvantage = b.advantage && advantageFns.get(b.advantage.fn).where === 'trainer' ? b.advantage : null;
@@ -26,8 +27,11 @@ export function buildObjective(b: AlgorithmBundle): Objective {
     needsEntropy: withEntropy,
     recomputeOldLogprobs: b.needsOldLogprobs,
     pairedRows: b.policyLoss.fn === 'dpo',
-    computeAdvantages: trainerAdvantage ? (exps, values) => fillTrainerAdvantages(trainerAdvantage, exps, values) : undefined,
-    applyRewardPenalty: klAsReward && b.advantage ? (exps, ref) => penalizeAndRecompute(b.advantage!, klAsReward, exps, ref) : undefined,
+    computeAdvantages: trainerAdvantage
+      ? (exps, values) => fillTrainerAdvantages(trainerAdvantage, exps, values)
+      : undefined,
+    applyRewardPenalty:
+      klAsReward && b.advantage ? (exps, ref) => penalizeAndRecompute(b.advantage!, klAsReward, exps, ref) : undefined,
     loss(inputs: LossInputs): LossOutput {
       const pg = pl.compute(inputs, plParams);
       const metrics: Record<string, tf.Scalar | number> = {};
@@ -36,12 +40,16 @@ export function buildObjective(b: AlgorithmBundle): Objective {
       let total: tf.Scalar = pg.loss;
       if (klAsLoss) {
         if (!inputs.refLogprob) throw new Error(`algorithm '${b.name}': KL loss needs reference log-probs`);
-        const kl = klLoss(klAsLoss.fn, {
-          logprob: inputs.logprob,
-          refLogprob: inputs.refLogprob,
-          oldLogprob: inputs.oldLogprob,
-          actionMask: inputs.actionMask,
-        }, { klCoef: klAsLoss.coef, lossAggMode: b.lossAggMode });
+        const kl = klLoss(
+          klAsLoss.fn,
+          {
+            logprob: inputs.logprob,
+            refLogprob: inputs.refLogprob,
+            oldLogprob: inputs.oldLogprob,
+            actionMask: inputs.actionMask,
+          },
+          { klCoef: klAsLoss.coef, lossAggMode: b.lossAggMode },
+        );
         total = tf.add(total, kl.loss) as tf.Scalar;
         metrics.kl_loss = kl.metrics.kl_loss!;
       }
@@ -76,10 +84,19 @@ export function penalizeAndRecompute(
   exps: Experience[],
   refLogprobs: number[][],
 ): { meanKl: number } {
-  const rows = exps.map((e, i) => ({ e, ref: refLogprobs[i]! })).filter((r) => r.e.source === 'usual' && r.e.status === 'ok');
+  const rows = exps
+    .map((e, i) => ({ e, ref: refLogprobs[i]! }))
+    .filter((r) => r.e.source === 'usual' && r.e.status === 'ok');
   if (rows.length === 0) return { meanKl: 0 };
   const mask = rows.map((r) => r.e.actionMask.map((m) => (m ? 1 : 0)));
-  const pen = applyKlPenalty(kl.fn, rows.map((r) => outcomeTokenRewards(r.e)), rows.map((r) => r.e.logprobs), rows.map((r) => r.ref), mask, kl.coef);
+  const pen = applyKlPenalty(
+    kl.fn,
+    rows.map((r) => outcomeTokenRewards(r.e)),
+    rows.map((r) => r.e.logprobs),
+    rows.map((r) => r.ref),
+    mask,
+    kl.coef,
+  );
   const fn = advantageFns.get(adv.fn);
   rows.forEach((r, i) => (r.e.metadata = { ...(r.e.metadata ?? {}), penalizedTokenRewards: pen.tokenLevelRewards[i] }));
   if (fn.where !== 'pipeline') return { meanKl: pen.meanKl };
@@ -103,14 +120,23 @@ export function penalizeAndRecompute(
  * Advantages that need the critic (GAE): the outcome reward sits on the last response token, values
  * come from the critic per response token; whitening spans the usual rows of the batch.
  */
-export function fillTrainerAdvantages(adv: { fn: string; params: Record<string, unknown> }, exps: Experience[], values: number[][]): void {
+export function fillTrainerAdvantages(
+  adv: { fn: string; params: Record<string, unknown> },
+  exps: Experience[],
+  values: number[][],
+): void {
   const rows = exps.map((e, i) => ({ e, v: values[i]! })).filter((r) => r.e.source === 'usual');
   if (rows.length === 0) return;
-  const out = advantageFns.get(adv.fn).compute({
-    actionMask: rows.map((r) => r.e.actionMask.map((m) => (m ? 1 : 0))),
-    tokenLevelRewards: rows.map((r) => (r.e.metadata?.penalizedTokenRewards as number[] | undefined) ?? outcomeTokenRewards(r.e)),
-    values: rows.map((r) => r.v),
-  }, adv.params);
+  const out = advantageFns.get(adv.fn).compute(
+    {
+      actionMask: rows.map((r) => r.e.actionMask.map((m) => (m ? 1 : 0))),
+      tokenLevelRewards: rows.map(
+        (r) => (r.e.metadata?.penalizedTokenRewards as number[] | undefined) ?? outcomeTokenRewards(r.e),
+      ),
+      values: rows.map((r) => r.v),
+    },
+    adv.params,
+  );
   rows.forEach((r, i) => {
     r.e.advantages = out.advantages[i]!;
     r.e.returns = out.returns[i]!;

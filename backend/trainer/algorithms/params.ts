@@ -10,13 +10,20 @@ export function toCamel(key: string): string {
  * Merge `given` over `defaults`. Keys may be snake_case or camelCase; null/undefined keep the default.
  * Throws naming the unit and the unknown key, so a typo in a config never passes silently.
  */
-export function resolveParams<P extends object>(kind: string, name: string, defaults: P, given?: Partial<P> | Record<string, unknown>): P {
+export function resolveParams<P extends object>(
+  kind: string,
+  name: string,
+  defaults: P,
+  given?: Partial<P> | Record<string, unknown>,
+): P {
   const out = { ...defaults } as Record<string, unknown>;
   if (!given) return out as P;
   for (const [rawKey, value] of Object.entries(given)) {
     const key = toCamel(rawKey);
     if (!(key in out)) {
-      throw new Error(`${kind} '${name}': unknown parameter '${rawKey}'; known: ${Object.keys(defaults).join(', ') || '(none)'}`);
+      throw new Error(
+        `${kind} '${name}': unknown parameter '${rawKey}'; known: ${Object.keys(defaults).join(', ') || '(none)'}`,
+      );
     }
     if (value === null || value === undefined) continue;
     const def = (defaults as Record<string, unknown>)[key];

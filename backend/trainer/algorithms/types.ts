@@ -4,7 +4,12 @@ import type { tf } from '../../model/engine.js';
 
 /** How per-token losses become one scalar (see aggregate.ts). */
 export type AggMode = 'token-mean' | 'seq-mean-token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-sum-norm';
-export const AGG_MODES: readonly AggMode[] = ['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum', 'seq-mean-token-sum-norm'];
+export const AGG_MODES: readonly AggMode[] = [
+  'token-mean',
+  'seq-mean-token-mean',
+  'seq-mean-token-sum',
+  'seq-mean-token-sum-norm',
+];
 
 /**
  * Tensors of one micro-batch, every per-token tensor [B, T] over the same positions.

@@ -13,9 +13,15 @@ test('an address of this machine, or a name resolving to one, is taken; another 
   assert.equal(await advertisedHostProblem(defaultAdvertisedHost()), null);
   assert.equal(await advertisedHostProblem('localhost'), null);
   // 203.0.113.0/24 is TEST-NET-3: no machine has it.
-  assert.match((await advertisedHostProblem('203.0.113.7'))!, /^--weights-host 203\.0\.113\.7: this machine has no such address, .*give one of this machine's addresses \(.*127\.0\.0\.1.*\) or a name .*--weights-host-forwarded$/);
+  assert.match(
+    (await advertisedHostProblem('203.0.113.7'))!,
+    /^--weights-host 203\.0\.113\.7: this machine has no such address, .*give one of this machine's addresses \(.*127\.0\.0\.1.*\) or a name .*--weights-host-forwarded$/,
+  );
   assert.match((await advertisedHostProblem('0.0.0.0'))!, /not an address explorers can connect to/);
-  assert.match((await advertisedHostProblem('no-such-host.invalid'))!, /^--weights-host no-such-host\.invalid: the name does not resolve here \(/);
+  assert.match(
+    (await advertisedHostProblem('no-such-host.invalid'))!,
+    /^--weights-host no-such-host\.invalid: the name does not resolve here \(/,
+  );
   // Addresses as the OS lists them (an IPv6 with its zone, an IPv4-mapped one) compare by address.
   assert.equal(await advertisedHostProblem('fe80::1', { addresses: ['fe80::1%eth0'] }), null);
   assert.equal(await advertisedHostProblem('[fe80::1]', { addresses: ['fe80::1'] }), null);
@@ -23,12 +29,43 @@ test('an address of this machine, or a name resolving to one, is taken; another 
 
 test('rft trainer --weights-host with an address not on this machine exits 2 before touching the database; --weights-host-forwarded passes it', () => {
   const root = join(import.meta.dirname, '..', '..', '..');
-  const rft = (extra: string[]) => spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), 'trainer', '--buffer', 'postgres://nobody@127.0.0.1:1/none', '--run', 'r', ...extra], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  const rft = (extra: string[]) =>
+    spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(root, 'backend/cli.ts'),
+        'trainer',
+        '--buffer',
+        'postgres://nobody@127.0.0.1:1/none',
+        '--run',
+        'r',
+        ...extra,
+      ],
+      { cwd: root, encoding: 'utf8', timeout: 60_000 },
+    );
   const r = rft(['--weights-host', '203.0.113.7']);
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /--weights-host 203\.0\.113\.7: this machine has no such address/);
   // Forwarded: not checked, so the trainer goes on to the database (unreachable here: it then retries; the test stops it).
-  const f = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'backend/cli.ts'), 'trainer', '--buffer', 'postgres://nobody@127.0.0.1:1/none', '--run', 'r', '--weights-host', '203.0.113.7', '--weights-host-forwarded'], { cwd: root, encoding: 'utf8', timeout: 8_000, killSignal: 'SIGKILL' });
+  const f = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(root, 'backend/cli.ts'),
+      'trainer',
+      '--buffer',
+      'postgres://nobody@127.0.0.1:1/none',
+      '--run',
+      'r',
+      '--weights-host',
+      '203.0.113.7',
+      '--weights-host-forwarded',
+    ],
+    { cwd: root, encoding: 'utf8', timeout: 8_000, killSignal: 'SIGKILL' },
+  );
   assert.notEqual(f.status, 2, f.stderr);
   assert.doesNotMatch(f.stderr ?? '', /no such address/);
 });

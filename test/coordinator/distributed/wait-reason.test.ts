@@ -9,20 +9,43 @@ import { withRetry } from '../../../backend/buffer/queue/retry.js';
 import type { WorkerRow } from '../../../backend/buffer/queue/job-queue.js';
 
 const w = (id: string, state: string, ageS: number, detail: string | null = null, role = 'explorer'): WorkerRow => ({
-  id, host: 'h1', pid: 1, role, state, detail, modelVersion: 3, done: 0, throughput: 0, startedAt: 0, lastHeartbeat: 0, ageS,
+  id,
+  host: 'h1',
+  pid: 1,
+  role,
+  state,
+  detail,
+  modelVersion: 3,
+  done: 0,
+  throughput: 0,
+  startedAt: 0,
+  lastHeartbeat: 0,
+  ageS,
 });
 
 test('explorers in error, silent or at work are each named; none at all says how to start one', () => {
-  assert.equal(waitReason([w('e1', 'generating', 1), w('t', 'training', 1, null, 'trainer')], null), '1 explorer(s) at work');
+  assert.equal(
+    waitReason([w('e1', 'generating', 1), w('t', 'training', 1, null, 'trainer')], null),
+    '1 explorer(s) at work',
+  );
   assert.equal(waitReason([], null), 'no explorer is running (start `rft explorer --buffer URL --run RUN`)');
   // An explorer that cannot load the weights: in error, with why; the one at work is counted apart.
-  assert.equal(waitReason([w('e1', 'error', 1, 'weights v3: ECONNREFUSED'), w('e2', 'waiting', 2)], null), '1 explorer(s) at work; 1 explorer(s) in error: weights v3: ECONNREFUSED');
+  assert.equal(
+    waitReason([w('e1', 'error', 1, 'weights v3: ECONNREFUSED'), w('e2', 'waiting', 2)], null),
+    '1 explorer(s) at work; 1 explorer(s) in error: weights v3: ECONNREFUSED',
+  );
   // Was: "no explorer is running" for an explorer cut off from the database (its last row says it was generating).
   const silent = waitReason([w('explorer@h2:9-ab', 'generating', 45, 'job 4:1')], null);
-  assert.match(silent, /^1 explorer\(s\) silent \(no heartbeat for 45 s or more; last: explorer@h2:9-ab on h1, generating: job 4:1\) — cut off from the database, frozen or killed; no explorer is reporting$/);
+  assert.match(
+    silent,
+    /^1 explorer\(s\) silent \(no heartbeat for 45 s or more; last: explorer@h2:9-ab on h1, generating: job 4:1\) — cut off from the database, frozen or killed; no explorer is reporting$/,
+  );
   assert.doesNotMatch(silent, /no explorer is running/);
   // Stopped and finished explorers are not waited on.
-  assert.equal(waitReason([w('e1', 'stopped', 100), w('e2', 'done', 100)], null), 'no explorer is running (start `rft explorer --buffer URL --run RUN`)');
+  assert.equal(
+    waitReason([w('e1', 'stopped', 100), w('e2', 'done', 100)], null),
+    'no explorer is running (start `rft explorer --buffer URL --run RUN`)',
+  );
 });
 
 test('a trainer that lost the database itself says so, not "explorers at work"', async () => {
@@ -40,11 +63,17 @@ test('a trainer that lost the database itself says so, not "explorers at work"',
   }, link.retry());
   assert.equal(await q, 'rows');
   const after = waitReason([w('e1', 'generating', 1)], link.outageSince(start));
-  assert.match(after, /^this trainer could not reach the database for 20 s of this wait \(connect ECONNREFUSED 10\.0\.0\.5:5432\); 1 explorer\(s\) at work$/);
+  assert.match(
+    after,
+    /^this trainer could not reach the database for 20 s of this wait \(connect ECONNREFUSED 10\.0\.0\.5:5432\); 1 explorer\(s\) at work$/,
+  );
   // While it is still cut off the explorers' rows are old news: not reported as at work.
   link.failed(new Error('Connection terminated unexpectedly'));
   now += 15_000;
-  assert.equal(waitReason([w('e1', 'generating', 1)], link.outageSince(start)), "this trainer cannot reach the database (for 35 s: Connection terminated unexpectedly); the explorers' state is not known");
+  assert.equal(
+    waitReason([w('e1', 'generating', 1)], link.outageSince(start)),
+    "this trainer cannot reach the database (for 35 s: Connection terminated unexpectedly); the explorers' state is not known",
+  );
   // A wait that began after the outage ended is not blamed on it.
   link.recovered();
   now += 1000;

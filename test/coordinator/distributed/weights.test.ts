@@ -12,8 +12,18 @@ import { makeConfig } from '../../../backend/model/config.js';
 import { Transformer } from '../../../backend/model/transformer.js';
 import { saveCheckpoint } from '../../../backend/model/checkpoint.js';
 import { CharTokenizer } from '../../../backend/model/tokenizer/index.js';
-import { ChecksumError, checksumDir, loadVerified, pruneVersions, versionDir } from '../../../backend/coordinator/distributed/weights.js';
-import { fetchWeights, WeightsFetchError, WeightsServer } from '../../../backend/coordinator/distributed/weights-http.js';
+import {
+  ChecksumError,
+  checksumDir,
+  loadVerified,
+  pruneVersions,
+  versionDir,
+} from '../../../backend/coordinator/distributed/weights.js';
+import {
+  fetchWeights,
+  WeightsFetchError,
+  WeightsServer,
+} from '../../../backend/coordinator/distributed/weights-http.js';
 import { WeightsLoader } from '../../../backend/coordinator/distributed/weights-load.js';
 
 await initEngine();
@@ -21,7 +31,10 @@ const root = mkdtempSync(join(tmpdir(), 'rft-dist-weights-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 async function publish(dir: string, version: number): Promise<string> {
-  const m = new Transformer(makeConfig({ vocabSize: 300, dModel: 8, nLayers: 1, nHeads: 2, nKvHeads: 1, dFF: 12, maxSeqLen: 16 }), 5 + version);
+  const m = new Transformer(
+    makeConfig({ vocabSize: 300, dModel: 8, nLayers: 1, nHeads: 2, nKvHeads: 1, dFF: 12, maxSeqLen: 16 }),
+    5 + version,
+  );
   await saveCheckpoint(m, dir, { version, step: version }, CharTokenizer.fromAlphabet('abc'));
   m.dispose();
   return checksumDir(dir);
@@ -57,7 +70,11 @@ test('over HTTP: fetched by sha256, verified, cached; token, pruned version and 
     assert.equal(got, join(cache, sum));
     assert.equal(checksumDir(got), sum);
     assert.deepEqual(readdirSync(got).sort(), readdirSync(dir).sort());
-    assert.equal(await fetchWeights({ ...src, url: 'http://127.0.0.1:1' }, sum, cache), got, 'a cached, verified copy needs no server');
+    assert.equal(
+      await fetchWeights({ ...src, url: 'http://127.0.0.1:1' }, sum, cache),
+      got,
+      'a cached, verified copy needs no server',
+    );
     rmSync(cache, { recursive: true });
     await assert.rejects(fetchWeights({ ...src, token: 'x' }, sum, cache), /HTTP 401/);
     await assert.rejects(fetchWeights(src, 'a'.repeat(64), cache), /HTTP 404/);
@@ -72,12 +89,18 @@ test('over HTTP: fetched by sha256, verified, cached; token, pruned version and 
     await server.close();
   }
   // Nobody listening, and a server that accepts and never answers: both fail, naming the address.
-  await assert.rejects(fetchWeights(src, sum, cache), (e: Error) => e instanceof WeightsFetchError && /ECONNREFUSED/.test(e.message));
+  await assert.rejects(
+    fetchWeights(src, sum, cache),
+    (e: Error) => e instanceof WeightsFetchError && /ECONNREFUSED/.test(e.message),
+  );
   const silent = createServer(() => undefined);
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   const sPort = (silent.address() as { port: number }).port;
   try {
-    await assert.rejects(fetchWeights({ url: `http://127.0.0.1:${sPort}`, token: 't' }, sum, cache, 300), /no answer for 0.3 s/);
+    await assert.rejects(
+      fetchWeights({ url: `http://127.0.0.1:${sPort}`, token: 't' }, sum, cache, 300),
+      /no answer for 0.3 s/,
+    );
   } finally {
     silent.closeAllConnections();
     silent.close();
@@ -102,7 +125,10 @@ test('the loader: the recorded folder when this host sees it, else HTTP; neither
     assert.equal(b.from, 'http');
     assert.equal(b.ck.meta.version, 2);
     b.ck.model.dispose();
-    await assert.rejects(loader.load({ version: 2, path: join(root, 'elsewhere', 'v2'), checksum: sum }, null), /not visible from this host, and the trainer serves no weights over HTTP/);
+    await assert.rejects(
+      loader.load({ version: 2, path: join(root, 'elsewhere', 'v2'), checksum: sum }, null),
+      /not visible from this host, and the trainer serves no weights over HTTP/,
+    );
   } finally {
     loader.dispose();
     await server.close();

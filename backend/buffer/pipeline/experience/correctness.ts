@@ -25,6 +25,8 @@ export function generatedLength(e: Experience): number {
 /** Valid rollout groups (usual, status ok) by group id, in first-seen order. */
 export function rolloutGroups(exps: Experience[]): Experience[][] {
   const groups = new Map<string, Experience[]>();
-  for (const e of exps) if (e.status === 'ok' && e.source === 'usual') (groups.get(e.groupId) ?? groups.set(e.groupId, []).get(e.groupId)!).push(e);
+  for (const e of exps)
+    if (e.status === 'ok' && e.source === 'usual')
+      (groups.get(e.groupId) ?? groups.set(e.groupId, []).get(e.groupId)!).push(e);
   return [...groups.values()];
 }

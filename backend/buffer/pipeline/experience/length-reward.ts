@@ -43,7 +43,7 @@ export function warmupFactor(version: number, warmupSteps: number): number {
 }
 
 export const lengthReward: OperatorSpec<ExperienceOperator, ExperiencePipelineDeps> = {
-  summary: "Kimi k1.5 group-relative length reward (weight, warmup_steps over trainer steps, default 100)",
+  summary: 'Kimi k1.5 group-relative length reward (weight, warmup_steps over trainer steps, default 100)',
   params,
   create: (p: Params) => ({
     apply(exps, ctx) {

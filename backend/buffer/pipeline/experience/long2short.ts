@@ -51,7 +51,13 @@ export const long2short: OperatorSpec<ExperienceOperator, ExperiencePipelineDeps
         const c = g[best]!;
         if (p.expert) {
           const { advantages: _a, returns: _r, ...rest } = c;
-          added.push({ ...rest, id: shortestExpertId(c), source: 'expert', useCount: 0, metadata: { ...c.metadata, origin: 'shortest_rejection', from: c.id } });
+          added.push({
+            ...rest,
+            id: shortestExpertId(c),
+            source: 'expert',
+            useCount: 0,
+            metadata: { ...c.metadata, origin: 'shortest_rejection', from: c.id },
+          });
           ctx.count('long2short:expert');
         }
         if (p.pairs) {

@@ -3,7 +3,12 @@
 import type { Experience } from '../../../core/types.js';
 import { buildSteps, type BuiltStep } from '../task/operator-spec.js';
 import { experienceOperators } from './registry.js';
-import type { DroppedExperience, ExperienceOperator, ExperiencePipelineDeps, ExperiencePipelineResult } from './types.js';
+import type {
+  DroppedExperience,
+  ExperienceOperator,
+  ExperiencePipelineDeps,
+  ExperiencePipelineResult,
+} from './types.js';
 
 /** The usual chain: validity, drop invalid, then advantages. */
 export const DEFAULT_EXPERIENCE_PIPELINE = [{ name: 'validity' }, { name: 'reward_filter' }, { name: 'advantage' }];
@@ -11,7 +16,11 @@ export const DEFAULT_EXPERIENCE_PIPELINE = [{ name: 'validity' }, { name: 'rewar
 export class ExperiencePipeline {
   private constructor(private readonly steps: BuiltStep<ExperienceOperator>[]) {}
 
-  static fromConfig(config: unknown, deps: ExperiencePipelineDeps = {}, path = 'experience_pipeline'): ExperiencePipeline {
+  static fromConfig(
+    config: unknown,
+    deps: ExperiencePipelineDeps = {},
+    path = 'experience_pipeline',
+  ): ExperiencePipeline {
     return new ExperiencePipeline(buildSteps(experienceOperators, config, deps, path));
   }
 
@@ -36,7 +45,10 @@ export class ExperiencePipeline {
     };
     for (const s of this.steps) cur = s.op.apply(cur, ctx);
     const trainable = cur.filter((e) => e.status === 'ok');
-    const excluded = [...cur.filter((e) => e.status !== 'ok'), ...infra].map((e) => ({ ...e, metadata: { ...e.metadata, excludedFromTraining: true } }));
+    const excluded = [...cur.filter((e) => e.status !== 'ok'), ...infra].map((e) => ({
+      ...e,
+      metadata: { ...e.metadata, excludedFromTraining: true },
+    }));
     if (infra.length) counts.infra_failure = infra.length;
     counts.trainable = trainable.length;
     counts.excluded = excluded.length;

@@ -9,7 +9,9 @@ import { rewardShaping } from './reward-shaping.js';
 import type { ExperienceOperator, ExperiencePipelineDeps } from './types.js';
 import { validity } from './validity.js';
 
-export const experienceOperators = new Registry<OperatorSpec<ExperienceOperator, ExperiencePipelineDeps>>('experience pipeline operator');
+export const experienceOperators = new Registry<OperatorSpec<ExperienceOperator, ExperiencePipelineDeps>>(
+  'experience pipeline operator',
+);
 
 experienceOperators.register('validity', validity);
 experienceOperators.register('reward_filter', rewardFilter);

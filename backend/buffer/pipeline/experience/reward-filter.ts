@@ -32,7 +32,9 @@ export const rewardFilter: OperatorSpec<ExperienceOperator, ExperiencePipelineDe
       if (p.drop_zero_variance) {
         // Only rollout groups: expert data is not a GRPO group.
         const groups = new Map<string, Experience[]>();
-        for (const e of out) if (e.status === 'ok' && e.source === 'usual') (groups.get(e.groupId) ?? groups.set(e.groupId, []).get(e.groupId)!).push(e);
+        for (const e of out)
+          if (e.status === 'ok' && e.source === 'usual')
+            (groups.get(e.groupId) ?? groups.set(e.groupId, []).get(e.groupId)!).push(e);
         const flat = new Set<Experience>();
         for (const g of groups.values()) if (std(g.map((e) => e.reward)) <= p.eps) for (const e of g) flat.add(e);
         out = out.filter((e) => (flat.has(e) ? (ctx.drop(e, 'zero_variance'), false) : true));

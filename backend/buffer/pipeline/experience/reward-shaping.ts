@@ -23,7 +23,11 @@ const params = z
       .optional(),
     /** Penalty coef x (response tokens beyond target_tokens), at most max_penalty. */
     length_penalty: z
-      .object({ target_tokens: z.number().int().min(0), coef: z.number().min(0), max_penalty: z.number().min(0).default(Infinity) })
+      .object({
+        target_tokens: z.number().int().min(0),
+        coef: z.number().min(0),
+        max_penalty: z.number().min(0).default(Infinity),
+      })
       .strict()
       .optional(),
     scale: z.number().default(1),

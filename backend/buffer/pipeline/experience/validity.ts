@@ -5,7 +5,9 @@ import type { Experience } from '../../../core/types.js';
 import type { OperatorSpec } from '../task/operator-spec.js';
 import type { ExperienceOperator, ExperiencePipelineDeps } from './types.js';
 
-const params = z.object({ allow_empty_response: z.boolean().default(false), logprob_tolerance: z.number().min(0).default(1e-4) }).strict();
+const params = z
+  .object({ allow_empty_response: z.boolean().default(false), logprob_tolerance: z.number().min(0).default(1e-4) })
+  .strict();
 type Params = z.infer<typeof params>;
 
 export function invalidReason(e: Experience, p: Params): string | undefined {

@@ -8,7 +8,9 @@ const n = z.number().int().min(0).optional();
 const params = z
   .object({ min_chars: n, max_chars: n, min_tokens: n, max_tokens: n })
   .strict()
-  .refine((p) => Object.values(p).some((v) => v !== undefined), { message: 'give at least one of min_chars, max_chars, min_tokens, max_tokens' });
+  .refine((p) => Object.values(p).some((v) => v !== undefined), {
+    message: 'give at least one of min_chars, max_chars, min_tokens, max_tokens',
+  });
 type Params = z.infer<typeof params>;
 
 export const lengthFilter: OperatorSpec<TaskOperator, TaskPipelineDeps> = {
@@ -16,7 +18,8 @@ export const lengthFilter: OperatorSpec<TaskOperator, TaskPipelineDeps> = {
   params,
   create: (p: Params, deps) => {
     const byTokens = p.min_tokens !== undefined || p.max_tokens !== undefined;
-    if (byTokens && !deps.countTokens) throw new Error('length_filter: min_tokens / max_tokens need a tokenizer (none was given to the pipeline)');
+    if (byTokens && !deps.countTokens)
+      throw new Error('length_filter: min_tokens / max_tokens need a tokenizer (none was given to the pipeline)');
     const within = (v: number, lo = 0, hi = Infinity) => v >= lo && v <= hi;
     return {
       apply: (tasks) =>

@@ -31,28 +31,49 @@ export interface BuiltStep<Op> {
 }
 
 function issueText(i: z.ZodIssue): { path: (string | number)[]; message: string }[] {
-  if (i.code === 'invalid_type') return [{ path: i.path, message: i.received === 'undefined' ? 'required parameter is missing' : `expected ${i.expected}, got ${i.received}` }];
-  if (i.code === 'unrecognized_keys') return i.keys.map((k) => ({ path: [...i.path, k], message: 'unknown parameter' }));
+  if (i.code === 'invalid_type')
+    return [
+      {
+        path: i.path,
+        message:
+          i.received === 'undefined' ? 'required parameter is missing' : `expected ${i.expected}, got ${i.received}`,
+      },
+    ];
+  if (i.code === 'unrecognized_keys')
+    return i.keys.map((k) => ({ path: [...i.path, k], message: 'unknown parameter' }));
   return [{ path: i.path, message: i.message }];
 }
 
-const joinPath = (base: string, path: (string | number)[]): string => path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : `${s}.${p}`), base);
+const joinPath = (base: string, path: (string | number)[]): string =>
+  path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : `${s}.${p}`), base);
 
 /** Validate a pipeline config and create its operators; throws PipelineConfigError listing every problem. */
-export function buildSteps<Op, Deps>(registry: Registry<OperatorSpec<Op, Deps>>, raw: unknown, deps: Deps, base: string): BuiltStep<Op>[] {
+export function buildSteps<Op, Deps>(
+  registry: Registry<OperatorSpec<Op, Deps>>,
+  raw: unknown,
+  deps: Deps,
+  base: string,
+): BuiltStep<Op>[] {
   if (raw === undefined || raw === null) return [];
-  if (!Array.isArray(raw)) throw new PipelineConfigError([{ path: base, message: `expected a list of operators, got ${typeof raw}` }]);
+  if (!Array.isArray(raw))
+    throw new PipelineConfigError([{ path: base, message: `expected a list of operators, got ${typeof raw}` }]);
   const issues: PipelineIssue[] = [];
   const steps: BuiltStep<Op>[] = [];
   raw.forEach((item: unknown, k) => {
     const at = `${base}[${k}]`;
     if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-      issues.push({ path: at, message: `expected an object like {name: ...}, got ${Array.isArray(item) ? 'array' : typeof item}` });
+      issues.push({
+        path: at,
+        message: `expected an object like {name: ...}, got ${Array.isArray(item) ? 'array' : typeof item}`,
+      });
       return;
     }
     const { name, ...params } = item as Record<string, unknown>;
     if (typeof name !== 'string') {
-      issues.push({ path: `${at}.name`, message: name === undefined ? 'required: the operator name' : `expected string, got ${typeof name}` });
+      issues.push({
+        path: `${at}.name`,
+        message: name === undefined ? 'required: the operator name' : `expected string, got ${typeof name}`,
+      });
       return;
     }
     if (!registry.has(name)) {
@@ -62,7 +83,8 @@ export function buildSteps<Op, Deps>(registry: Registry<OperatorSpec<Op, Deps>>,
     const spec = registry.get(name);
     const r = spec.params.safeParse(params);
     if (!r.success) {
-      for (const i of r.error.issues) for (const t of issueText(i)) issues.push({ path: joinPath(at, t.path), message: t.message });
+      for (const i of r.error.issues)
+        for (const t of issueText(i)) issues.push({ path: joinPath(at, t.path), message: t.message });
       return;
     }
     try {

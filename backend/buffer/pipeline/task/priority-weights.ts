@@ -18,6 +18,10 @@ export const priorityWeights: OperatorSpec<TaskOperator, TaskPipelineDeps> = {
   summary: 'metadata.priority = max(min_weight, difficulty ^ power)',
   params,
   create: (p: Params) => ({
-    apply: (tasks) => tasks.map((t) => ({ ...t, metadata: { ...t.metadata, priority: Math.max(p.min_weight, Math.pow(t.difficulty ?? p.prior, p.power)) } })),
+    apply: (tasks) =>
+      tasks.map((t) => ({
+        ...t,
+        metadata: { ...t.metadata, priority: Math.max(p.min_weight, Math.pow(t.difficulty ?? p.prior, p.power)) },
+      })),
   }),
 };

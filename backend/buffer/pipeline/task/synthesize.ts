@@ -26,7 +26,11 @@ const endpoint = z
     /** Per request, the whole reply included (a reply that trickles in is cut off at this time). */
     timeout_ms: z.number().int().positive().default(60_000),
     /** Longest reply read (bytes); a longer one is a failed proposal, counted, read no further. */
-    max_reply_bytes: z.number().int().positive().default(1 << 20),
+    max_reply_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(1 << 20),
   })
   .strict();
 
@@ -52,11 +56,26 @@ export const synthParams = z
   })
   .strict()
   .superRefine((p, ctx) => {
-    if (p.proposer === 'endpoint' && !p.endpoint) ctx.addIssue({ code: 'custom', path: ['endpoint'], message: 'required with proposer endpoint ({base_url, model})' });
-    if (p.proposer !== 'endpoint' && p.endpoint) ctx.addIssue({ code: 'custom', path: ['endpoint'], message: `read with proposer endpoint only (proposer is ${p.proposer})` });
+    if (p.proposer === 'endpoint' && !p.endpoint)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endpoint'],
+        message: 'required with proposer endpoint ({base_url, model})',
+      });
+    if (p.proposer !== 'endpoint' && p.endpoint)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['endpoint'],
+        message: `read with proposer endpoint only (proposer is ${p.proposer})`,
+      });
     if (p.proposer === 'augment')
       for (const k of ['prompt', 'max_new_tokens', 'temperature'] as const)
-        if (p[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: 'read with proposer model or endpoint only (an augmenter asks no model)' });
+        if (p[k] !== undefined)
+          ctx.addIssue({
+            code: 'custom',
+            path: [k],
+            message: 'read with proposer model or endpoint only (an augmenter asks no model)',
+          });
   });
 export type SynthParams = z.infer<typeof synthParams>;
 
@@ -80,7 +99,10 @@ export interface ProposeContext {
 /** Injected by the coordinator: the augmenter, the rollout model or the endpoint behind one function. */
 export type Proposer = (parents: Task[], n: number, ctx: ProposeContext) => Promise<TaskProposal[]>;
 /** Injected by the coordinator: the run's reward function on a response (ok = reward computed). */
-export type ReferenceScore = (task: Task, response: string) => Promise<{ ok: boolean; correct: boolean; reason?: string }>;
+export type ReferenceScore = (
+  task: Task,
+  response: string,
+) => Promise<{ ok: boolean; correct: boolean; reason?: string }>;
 
 export interface SynthCounts {
   proposed: number;
@@ -96,7 +118,15 @@ export interface SynthCounts {
   duplicate: number;
 }
 
-export const emptyCounts = (): SynthCounts => ({ proposed: 0, accepted: 0, unverifiable: 0, failed_check: 0, unchecked: 0, malformed: 0, duplicate: 0 });
+export const emptyCounts = (): SynthCounts => ({
+  proposed: 0,
+  accepted: 0,
+  unverifiable: 0,
+  failed_check: 0,
+  unchecked: 0,
+  malformed: 0,
+  duplicate: 0,
+});
 
 export interface SynthRound {
   tasks: Task[];
@@ -105,7 +135,8 @@ export interface SynthRound {
   refusals: string[];
 }
 
-export const isSynthesized = (t: Task): boolean => typeof t.metadata?.origin === 'string' && (t.metadata.origin as string).startsWith('synth:');
+export const isSynthesized = (t: Task): boolean =>
+  typeof t.metadata?.origin === 'string' && (t.metadata.origin as string).startsWith('synth:');
 
 /** The bounded, checked, deduplicated step of synthesis; one per run (the coordinator keeps it). */
 export class TaskSynthesizer {
@@ -165,7 +196,13 @@ export class TaskSynthesizer {
       const task: Task = {
         ...p.task,
         id: `${p.parent.id}~s${step}.${accepted.length}`,
-        metadata: { ...p.task.metadata, origin: `synth:${this.params.proposer}` satisfies SynthOrigin, parent: p.parent.id, synth_step: step, reference: p.reference },
+        metadata: {
+          ...p.task.metadata,
+          origin: `synth:${this.params.proposer}` satisfies SynthOrigin,
+          parent: p.parent.id,
+          synth_step: step,
+          reference: p.reference,
+        },
       };
       const ref = await this.score(task, p.reference);
       if (!ref.ok) {
@@ -194,14 +231,17 @@ export class TaskSynthesizer {
 /** The `synthesize` step of a task pipeline config, with its path; undefined when there is none. */
 export function findSynthStep(pipeline: unknown, base: string): { params: SynthParams; path: string } | undefined {
   if (!Array.isArray(pipeline)) return undefined;
-  const k = pipeline.findIndex((s) => typeof s === 'object' && s !== null && (s as { name?: unknown }).name === 'synthesize');
+  const k = pipeline.findIndex(
+    (s) => typeof s === 'object' && s !== null && (s as { name?: unknown }).name === 'synthesize',
+  );
   if (k < 0) return undefined;
   const { name: _name, ...params } = pipeline[k] as Record<string, unknown>;
   return { params: synthParams.parse(params), path: `${base}[${k}]` };
 }
 
 export const synthesize: OperatorSpec<TaskOperator, TaskPipelineDeps> = {
-  summary: 'make new tasks from the run\u2019s tasks each explore step (augmenter, rollout model or endpoint), each checked by the reward on a reference solution',
+  summary:
+    'make new tasks from the run\u2019s tasks each explore step (augmenter, rollout model or endpoint), each checked by the reward on a reference solution',
   params: synthParams,
   // The loaded pool passes through; rounds run after explore steps (coordinator/task-synthesis.ts).
   create: () => ({ apply: (tasks) => tasks }),

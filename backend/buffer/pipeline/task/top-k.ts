@@ -4,7 +4,9 @@ import type { Task } from '../../../core/types.js';
 import type { OperatorSpec } from './operator-spec.js';
 import type { TaskOperator, TaskPipelineDeps } from './types.js';
 
-const params = z.object({ k: z.number().int().positive(), by: z.enum(['priority', 'difficulty']).default('priority') }).strict();
+const params = z
+  .object({ k: z.number().int().positive(), by: z.enum(['priority', 'difficulty']).default('priority') })
+  .strict();
 type Params = z.infer<typeof params>;
 
 const keyOf = (t: Task, by: Params['by']): number => {

@@ -23,7 +23,8 @@ export class CurriculumSelector implements TaskSelector {
     this.start = opts.startFraction ?? 0.2;
     this.ramp = opts.rampSteps ?? 100;
     this.slide = opts.slide ?? false;
-    if (!(this.start > 0 && this.start <= 1)) throw new Error(`curriculum: startFraction must be in (0, 1], got ${this.start}`);
+    if (!(this.start > 0 && this.start <= 1))
+      throw new Error(`curriculum: startFraction must be in (0, 1], got ${this.start}`);
     if (!(this.ramp > 0)) throw new Error(`curriculum: rampSteps must be > 0, got ${this.ramp}`);
     this.stats = new SuccessStats(opts.successThreshold);
     this.sort();

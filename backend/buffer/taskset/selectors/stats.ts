@@ -18,7 +18,8 @@ export class SuccessStats {
         attempts = s.rewards.length;
         successes = s.rewards.filter((r) => r >= this.threshold).length;
       } else if (s.successRate !== undefined) {
-        if (!(s.successRate >= 0 && s.successRate <= 1)) throw new Error(`task '${s.taskId}': successRate must be in [0, 1], got ${s.successRate}`);
+        if (!(s.successRate >= 0 && s.successRate <= 1))
+          throw new Error(`task '${s.taskId}': successRate must be in [0, 1], got ${s.successRate}`);
         attempts = s.count ?? 1;
         successes = s.successRate * attempts;
       } else continue;
@@ -40,7 +41,8 @@ export class SuccessStats {
 
   load(j: unknown): void {
     this.byId.clear();
-    for (const [id, t] of Object.entries((j ?? {}) as Record<string, Tally>)) this.byId.set(id, { attempts: t.attempts, successes: t.successes });
+    for (const [id, t] of Object.entries((j ?? {}) as Record<string, Tally>))
+      this.byId.set(id, { attempts: t.attempts, successes: t.successes });
   }
 }
 

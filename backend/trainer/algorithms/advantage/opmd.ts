@@ -30,7 +30,8 @@ export const opmdAdvantage: AdvantageFn<OpmdAdvantageParams> = defineAdvantage({
     if (p.opmdBaseline !== 'mean' && p.opmdBaseline !== 'logavgexp') {
       throw new Error(`advantage 'opmd': opmdBaseline must be 'mean' or 'logavgexp', got '${p.opmdBaseline}'`);
     }
-    if (p.opmdBaseline === 'logavgexp' && !(p.tau > 0)) throw new Error(`advantage 'opmd': tau must be > 0, got ${p.tau}`);
+    if (p.opmdBaseline === 'logavgexp' && !(p.tau > 0))
+      throw new Error(`advantage 'opmd': tau must be > 0, got ${p.tau}`);
     requireInputs('opmd', input, opmdAdvantage.requires);
     const rewards = input.rewards!;
     const scores = new Array<number>(rewards.length);

@@ -13,7 +13,9 @@ export function requireInputs(fn: string, input: AdvantageInput, names: readonly
     if (!v || !names.includes(n)) continue;
     v.forEach((row, b) => {
       if (row.length !== input.actionMask[b]!.length) {
-        throw new Error(`advantage '${fn}': ${n}[${b}] has ${row.length} tokens, actionMask[${b}] has ${input.actionMask[b]!.length}`);
+        throw new Error(
+          `advantage '${fn}': ${n}[${b}] has ${row.length} tokens, actionMask[${b}] has ${input.actionMask[b]!.length}`,
+        );
       }
     });
   }
@@ -56,18 +58,22 @@ export function broadcastScores(scores: number[], mask: number[][]): number[][] 
 export function whiten(x: number[][], mask: number[][], fn: string): number[][] {
   let n = 0;
   let s = 0;
-  x.forEach((row, b) => row.forEach((v, t) => {
-    if (mask[b]![t]) {
-      n += mask[b]![t]!;
-      s += v * mask[b]![t]!;
-    }
-  }));
+  x.forEach((row, b) =>
+    row.forEach((v, t) => {
+      if (mask[b]![t]) {
+        n += mask[b]![t]!;
+        s += v * mask[b]![t]!;
+      }
+    }),
+  );
   if (n <= 1) throw new Error(`advantage '${fn}': whitening needs at least 2 unmasked tokens in the batch, got ${n}`);
   const mu = s / (n + 1e-8);
   let ss = 0;
-  x.forEach((row, b) => row.forEach((v, t) => {
-    if (mask[b]![t]) ss += (v - mu) * (v - mu) * mask[b]![t]!;
-  }));
+  x.forEach((row, b) =>
+    row.forEach((v, t) => {
+      if (mask[b]![t]) ss += (v - mu) * (v - mu) * mask[b]![t]!;
+    }),
+  );
   const variance = (ss / (n + 1e-8)) * (n / (n - 1));
   const inv = 1 / Math.sqrt(variance + 1e-8);
   return x.map((row) => row.map((v) => (v - mu) * inv));

@@ -21,13 +21,15 @@ export function applyKlPenalty(
   const fn = klFns.get(fnName);
   let sum = 0;
   let n = 0;
-  const kl = actionMask.map((row, b) => row.map((m, t) => {
-    if (!m) return 0;
-    const v = fn.scalar(logprob[b]![t]!, refLogprob[b]![t]!);
-    sum += v;
-    n++;
-    return v;
-  }));
+  const kl = actionMask.map((row, b) =>
+    row.map((m, t) => {
+      if (!m) return 0;
+      const v = fn.scalar(logprob[b]![t]!, refLogprob[b]![t]!);
+      sum += v;
+      n++;
+      return v;
+    }),
+  );
   return {
     tokenLevelRewards: tokenLevelRewards.map((row, b) => row.map((r, t) => r - klCoef * kl[b]![t]!)),
     kl,

@@ -39,7 +39,10 @@ export const CHORD_DEFAULTS: ChordParams = {
 };
 
 /** mu at `step`: linear warmup from 0 to muPeak, then cosine decay to muValley over muDecaySteps. */
-export function chordMu(step: number, p: Pick<ChordParams, 'muWarmupSteps' | 'muDecaySteps' | 'muPeak' | 'muValley'>): number {
+export function chordMu(
+  step: number,
+  p: Pick<ChordParams, 'muWarmupSteps' | 'muDecaySteps' | 'muPeak' | 'muValley'>,
+): number {
   if (step < p.muWarmupSteps) return (step / p.muWarmupSteps) * p.muPeak;
   if (step >= p.muWarmupSteps + p.muDecaySteps) return p.muValley;
   const cos = 0.5 * (1 + Math.cos((Math.PI * (step - p.muWarmupSteps)) / p.muDecaySteps));

@@ -44,8 +44,15 @@ export interface MixParts {
  * The two parts of MIX / CHORD, split with row masks (no gather: it has no gradient on wasm).
  * Returns each part (0 when its rows are absent) and the metrics of the parts present.
  */
-export function mixParts(inputs: PolicyLossInputs, parts: MixParts): {
-  grpo: tf.Scalar; sft: tf.Scalar; nUsual: number; nExpert: number; metrics: Record<string, tf.Scalar | number>;
+export function mixParts(
+  inputs: PolicyLossInputs,
+  parts: MixParts,
+): {
+  grpo: tf.Scalar;
+  sft: tf.Scalar;
+  nUsual: number;
+  nExpert: number;
+  metrics: Record<string, tf.Scalar | number>;
 } {
   const expert = inputs.expertMask!;
   const flags = rowFlags(expert);
@@ -56,13 +63,20 @@ export function mixParts(inputs: PolicyLossInputs, parts: MixParts): {
   let sft = tf.scalar(0);
   if (nUsual > 0) {
     const usualMask = restrictRows(inputs.actionMask, tf.sub(1, expert) as tf.Tensor1D);
-    const ppo = ppoCore(inputs.logprob, inputs.oldLogprob!, inputs.advantages!, usualMask, {
-      ...PPO_DEFAULTS,
-      clipRange: parts.clipRange,
-      clipRangeLow: parts.clipRangeLow,
-      clipRangeHigh: parts.clipRangeHigh,
-      lossAggMode: parts.grpoMode,
-    }, nUsual);
+    const ppo = ppoCore(
+      inputs.logprob,
+      inputs.oldLogprob!,
+      inputs.advantages!,
+      usualMask,
+      {
+        ...PPO_DEFAULTS,
+        clipRange: parts.clipRange,
+        clipRangeLow: parts.clipRangeLow,
+        clipRangeHigh: parts.clipRangeHigh,
+        lossAggMode: parts.grpoMode,
+      },
+      nUsual,
+    );
     grpo = ppo.loss;
     for (const [k, v] of Object.entries(ppo.metrics)) metrics[`usual/${k}`] = v;
   }

@@ -75,7 +75,8 @@ export function ppoCore(
     // compares false), so seq_mask/masked_tokens also counts masked positions with A < 0; the loss
     // itself only ever sees unmasked positions.
     const drop = noGrad(
-      (k, a) => tf.cast(tf.logicalAnd(tf.less(a, 0), tf.expandDims(tf.greater(k, p.deltaSequenceMasking), 1)), 'float32'),
+      (k, a) =>
+        tf.cast(tf.logicalAnd(tf.less(a, 0), tf.expandDims(tf.greater(k, p.deltaSequenceMasking), 1)), 'float32'),
       seqKl,
       advantages,
     );
@@ -92,7 +93,10 @@ export function ppoCore(
   metrics.pg_loss = loss;
   // Metrics only (never part of the loss), so their comparisons stay off the gradient path.
   metrics.pg_clipfrac = maskedMean(tf.cast(tf.greater(L2, L1), 'float32'), mb) as tf.Scalar;
-  metrics.pg_clipfrac_lower = maskedMean(tf.cast(tf.logicalAnd(tf.greater(Lmax, L3), advNeg), 'float32'), mb) as tf.Scalar;
+  metrics.pg_clipfrac_lower = maskedMean(
+    tf.cast(tf.logicalAnd(tf.greater(Lmax, L3), advNeg), 'float32'),
+    mb,
+  ) as tf.Scalar;
   metrics.ppo_kl = maskedMean(tf.neg(d), mb) as tf.Scalar;
   return { loss, metrics, details };
 }

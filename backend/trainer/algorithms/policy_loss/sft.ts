@@ -16,7 +16,13 @@ export const SFT_DEFAULTS: SftParams = { lossAggMode: 'token-mean' };
  * SFT over the positions of `mask`, seq-mean modes dividing by `rows`; `weight` (a constant per-token
  * tensor) scales each token's NLL (CHORD's phi).
  */
-export function sftCore(logprob: tf.Tensor2D, mask: tf.Tensor2D, mode: AggMode, rows?: number, weight?: tf.Tensor2D): tf.Scalar {
+export function sftCore(
+  logprob: tf.Tensor2D,
+  mask: tf.Tensor2D,
+  mode: AggMode,
+  rows?: number,
+  weight?: tf.Tensor2D,
+): tf.Scalar {
   assertAggMode(mode);
   let nll = tf.neg(fillMasked(logprob, mask)) as tf.Tensor2D;
   if (weight) nll = tf.mul(nll, fillMasked(weight, mask)) as tf.Tensor2D;
