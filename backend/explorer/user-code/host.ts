@@ -61,6 +61,8 @@ interface Live {
   /** Set once the thread is gone (or being stopped): the reason its calls failed. */
   ended?: string;
   pings: Map<number, () => void>;
+  /** A call of this thread passed its limit and its ping is out: calls timing out meanwhile wait behind it. */
+  checking?: boolean;
 }
 
 const tokenizerKeys = new WeakMap<Tokenizer, number>();
@@ -299,8 +301,20 @@ export class UserCodeHost {
   }
 
   private async expire(l: Live, id: number): Promise<void> {
+    // Another call of this thread is being checked: this one most likely waited behind it (a thread
+    // runs one call at a time), so it is a bystander until that check ends, with a fresh limit. If the
+    // thread is stopped, end() runs it again alone; if it answers, this call is checked in turn.
+    if (l.checking) {
+      const q = l.pending.get(id);
+      if (q) {
+        q.remaining = this.timeoutMs;
+        this.arm(l, id, q);
+      }
+      return;
+    }
     const p = this.settle(l, id);
     if (!p) return;
+    l.checking = true;
     const limit = `did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds)`;
     const n = this.nextPing++;
     const answered = await new Promise<boolean>((resolve) => {
@@ -315,6 +329,7 @@ export class UserCodeHost {
       if (l.ended) return resolve(true);
       l.worker.postMessage({ type: 'ping', n } satisfies ToWorker);
     });
+    l.checking = false;
     if (answered) return p.reject(new Error(limit));
     const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
     p.reject(new Error(why));
