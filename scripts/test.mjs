@@ -25,8 +25,14 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.RFT_TEST_CONCURRENCY ?? '2';
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, RFT_LOG_LEVEL: process.env.RFT_LOG_LEVEL ?? 'warn' },
-});
+// --test-force-exit: a test file whose tests have all ended exits even if something it started (a
+// timer, a socket) is still open, instead of holding the whole suite until CI's time limit.
+const r = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...files],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, RFT_LOG_LEVEL: process.env.RFT_LOG_LEVEL ?? 'warn' },
+  },
+);
 process.exit(r.status ?? 1);

@@ -360,4 +360,6 @@ test('Pause and Stop say pausing… / stopping… until the run leaves running (
   release();
   await until(() => h.document.querySelector('.status')!.textContent === 'paused · step 4', 'paused');
   assert.ok(!h.document.getElementById('resume')!.hasAttribute('disabled'));
+  // (The dashboard's refresh interval lives on its window: closed, or the test process never exits.)
+  await h.close();
 });
