@@ -131,9 +131,12 @@ test(
     await page.locator('.monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+A');
     await runCommand(page, 'RFT Studio: Add Selection as Expert Example');
-    for (const answer of ['rev-long', 'rev abc']) {
+    // The task pick (the buffer's tasks, or a new one), then the new task's id and prompt.
+    for (const answer of ['A new task', 'rev-long', 'rev abc']) {
       await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
+      await page.waitForTimeout(300);
       await page.keyboard.type(answer);
+      await page.waitForTimeout(300);
       await page.keyboard.press('Enter');
     }
     const refusal = page.locator('.notifications-toasts .notification-toast', { hasText: 'max_seq_len 64' }).first();
