@@ -14,6 +14,7 @@ import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } fro
 import { logger } from '../core/log.js';
 import { tf } from '../model/engine.js';
 import { exportGguf } from '../model/export/gguf.js';
+import { EMULATED_GPU } from '../model/webgpu.js';
 import type { GenerateOptions } from '../model/generate.js';
 import { tokenLogprobs } from '../model/logprobs.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
@@ -27,13 +28,6 @@ const MAX_SEQUENCES = 16;
 
 /** `explorer.llama_cpp_gpu`: auto (the first prebuilt GPU build that finds a device, else the CPU), off, or one backend. */
 export type LlamaGpu = 'auto' | 'off' | 'cuda' | 'vulkan' | 'metal';
-
-/**
- * Vulkan devices that are the CPU in disguise (SwiftShader, llvmpipe/lavapipe): llama.cpp refuses them
- * at model load ("Unsupported device": no 16-bit storage) and then crashes the process, so they are
- * never used: auto falls back to the CPU build, a named backend is an error before any load.
- */
-export const EMULATED_DEVICE = /swiftshader|llvmpipe|lavapipe|softpipe/i;
 
 const llamaInstances = new Map<LlamaGpu, Promise<Llama>>();
 /**
@@ -53,8 +47,11 @@ export function sharedLlama(gpu: LlamaGpu = 'auto'): Promise<Llama> {
           `explorer.llama_cpp_gpu: ${gpu}: llama.cpp could not start on it (${err instanceof Error ? err.message : String(err)}); use auto or off`,
         );
       }
+      // A device that emulates a GPU on the CPU (SwiftShader, llvmpipe): llama.cpp refuses it at model
+      // load ("Unsupported device": no 16-bit storage) and then crashes the process, so it is never
+      // used: auto falls back to the CPU build, a named backend is an error before any load.
       const { devices } = await llamaDevice(llama);
-      if (llama.gpu && devices.length > 0 && devices.every((d) => EMULATED_DEVICE.test(d))) {
+      if (llama.gpu && devices.length > 0 && devices.every((d) => EMULATED_GPU.test(d))) {
         const why = `${llama.gpu}: ${devices.join(', ')} emulates a GPU on the CPU, which llama.cpp does not support`;
         if (gpu !== 'auto') throw new Error(`explorer.llama_cpp_gpu: ${gpu}: ${why}; use auto or off`);
         log.info(`llama.cpp: ${why}; sampling with its CPU build`);

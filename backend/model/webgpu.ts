@@ -13,6 +13,9 @@ const require = createRequire(import.meta.url);
 /** SwiftShader's Vulkan ICD as Debian's chromium installs it: used when no GPU driver is configured. */
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
+/** Names of GPU drivers that are the CPU in disguise (SwiftShader, Mesa's llvmpipe / lavapipe / softpipe, Windows' WARP). */
+export const EMULATED_GPU = /swiftshader|llvmpipe|lavapipe|softpipe|warp/i;
+
 export interface GpuAdapterInfo {
   /** e.g. "nvidia", "google" (SwiftShader). */
   vendor: string;
@@ -94,7 +97,7 @@ export async function probeGpuAdapter(
       description: info.description || info.device || '',
       fallback:
         Boolean(info.isFallbackAdapter ?? a.isFallbackAdapter) ||
-        /swiftshader|llvmpipe|lavapipe|warp/i.test(`${info.vendor} ${info.architecture} ${info.description}`),
+        EMULATED_GPU.test(`${info.vendor} ${info.architecture} ${info.description}`),
       features: [...a.features],
     },
   };

@@ -15,8 +15,8 @@ import { validateRunConfig } from '../../backend/core/config.js';
 import { unreadFields } from '../../backend/core/config-unread.js';
 import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
-import { SWIFTSHADER_ICD } from '../../backend/model/webgpu.js';
-import { EMULATED_DEVICE, LlamaCppRolloutModel, recomputeLogprobs } from '../../backend/explorer/llama-cpp-model.js';
+import { EMULATED_GPU, SWIFTSHADER_ICD } from '../../backend/model/webgpu.js';
+import { LlamaCppRolloutModel, recomputeLogprobs } from '../../backend/explorer/llama-cpp-model.js';
 import { makeHfModel } from '../helpers/hf-model.js';
 
 const vulkanBuild = (() => {
@@ -65,7 +65,7 @@ test(
     const tok = ck.tokenizer!;
     // The Vulkan build sees SwiftShader (what a machine with only a software Vulkan driver shows).
     const vk = await (await import('node-llama-cpp')).getLlama({ gpu: 'vulkan', build: 'never' });
-    assert.ok((await vk.getGpuDeviceNames()).some((d) => EMULATED_DEVICE.test(d)));
+    assert.ok((await vk.getGpuDeviceNames()).some((d) => EMULATED_GPU.test(d)));
     const named = new LlamaCppRolloutModel({ tokenizer: tok, maxSeqLen: ck.model.config.maxSeqLen, gpu: 'vulkan' });
     await assert.rejects(
       named.setWeights(ck.model, 1),
