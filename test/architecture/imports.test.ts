@@ -2,7 +2,8 @@
 // import only downwards (core <- model <- buffer <- explorer, trainer <- coordinator <- cli, server),
 // explorer and trainer never import each other, the extension and the webviews use backend/core
 // only, product code imports no test, bench or script file, and no runtime import cycle exists
-// (type-only imports are erased and cannot cycle at run time).
+// (type-only imports are erased and cannot cycle at run time); the run loop and setup import no
+// process model.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -101,16 +102,14 @@ test('product code imports no test, bench or script file', () => {
   assert.deepEqual(bad, []);
 });
 
-test('no runtime import cycle', () => {
-  const next = new Map<string, string[]>();
-  for (const e of EDGES) if (!e.typeOnly) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
-  // Tarjan's strongly connected components: a component of more than one file is a cycle.
+/** Files in import cycles (Tarjan's strongly connected components of more than one file). */
+function cycles(files: string[], next: Map<string, string[]>): string[][] {
   let index = 0;
   const idx = new Map<string, number>();
   const low = new Map<string, number>();
   const stack: string[] = [];
   const on = new Set<string>();
-  const cycles: string[][] = [];
+  const out: string[][] = [];
   const visit = (v: string): void => {
     idx.set(v, index);
     low.set(v, index++);
@@ -130,11 +129,52 @@ test('no runtime import cycle', () => {
         on.delete(w);
         comp.push(w);
       } while (w !== v);
-      if (comp.length > 1) cycles.push(comp.sort());
+      if (comp.length > 1) out.push(comp.sort());
     }
   };
-  for (const f of ALL) if (!idx.has(f)) visit(f);
-  assert.deepEqual(cycles, [], cycles.map((c) => c.join(' <-> ')).join('\n'));
+  for (const f of files) if (!idx.has(f)) visit(f);
+  return out;
+}
+
+/** Runtime (value) imports of each file. */
+const RUNTIME = new Map<string, string[]>();
+for (const e of EDGES) if (!e.typeOnly) RUNTIME.set(e.from, [...(RUNTIME.get(e.from) ?? []), e.to]);
+
+test('the cycle finder finds a cycle (it can fail)', () => {
+  const g = new Map([
+    ['a.ts', ['b.ts']],
+    ['b.ts', ['c.ts']],
+    ['c.ts', ['a.ts']],
+    ['d.ts', ['a.ts']],
+  ]);
+  assert.deepEqual(cycles(['a.ts', 'b.ts', 'c.ts', 'd.ts'], g), [['a.ts', 'b.ts', 'c.ts']]);
+});
+
+test('no runtime import cycle', () => {
+  const found = cycles(ALL, RUNTIME);
+  assert.deepEqual(found, [], found.map((c) => c.join(' <-> ')).join('\n'));
+});
+
+test('setup.ts, loop.ts and the one run loop (run-loop.ts) import no process model and not run.ts', () => {
+  const models = [
+    'run.ts',
+    'processes-run.ts',
+    'explorer-process.ts',
+    'trainer-process.ts',
+    'explore-bench.ts',
+    'placement/memory.ts',
+    'distributed/trainer.ts',
+    'distributed/explorer.ts',
+    'distributed/setup.ts',
+  ].map((f) => `backend/coordinator/${f}`);
+  for (const f of ['setup.ts', 'loop.ts', 'run-loop.ts']) {
+    const deps = RUNTIME.get(`backend/coordinator/${f}`) ?? [];
+    assert.deepEqual(
+      deps.filter((d) => models.includes(d)),
+      [],
+      f,
+    );
+  }
 });
 
 test('the graph was read (a sanity check on the parser)', () => {
