@@ -1,12 +1,13 @@
 // Starts code-server (installed by scripts/e2e-setup.sh into .e2e/) on loopback with a fresh user
 // data dir, the RFT Studio .vsix installed, and Debian's chromium driven by playwright-core.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { checkPidFile } from '../../backend/core/pid-file.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const ENTRY = join(ROOT, '.e2e/node_modules/code-server/out/node/entry.js');
@@ -198,4 +199,19 @@ export async function sidebarCount(page: Page, label: string): Promise<number> {
 /** Command -> visible result, printed for docs/extension.md (never asserted: the machine is shared). */
 export function timing(figure: string, t0: number): void {
   console.log(JSON.stringify({ e2e: 'timing', figure, ms: Date.now() - t0 }));
+}
+
+/**
+ * Never leave a run behind: SIGTERM to each run of the workspace still marked running, and only to
+ * the process its run.pid proves to be that run's (core/pid-file.ts), never to whatever holds the pid now.
+ */
+export function stopLeftRuns(ws: string): void {
+  const file = join(ws, '.rft', 'runs.json');
+  if (!existsSync(file)) return;
+  for (const r of (JSON.parse(readFileSync(file, 'utf8')) as { runs: { id: string; status: string; dir: string }[] })
+    .runs) {
+    if (r.status !== 'running') continue;
+    const c = checkPidFile(join(r.dir, 'run.pid'), r.id);
+    if (c.state === 'live') process.kill(c.pid, 'SIGTERM');
+  }
 }

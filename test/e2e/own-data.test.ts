@@ -12,7 +12,16 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
-import { E2E_SETTINGS, openFile, runCommand, startSession, timing, until, type Session } from './code-server.js';
+import {
+  E2E_SETTINGS,
+  openFile,
+  runCommand,
+  startSession,
+  timing,
+  until,
+  type Session,
+  stopLeftRuns,
+} from './code-server.js';
 
 let s: Session;
 let ws: string;
@@ -48,14 +57,7 @@ before(async () => {
 });
 
 after(async () => {
-  // Never leave a run behind.
-  try {
-    for (const r of runs())
-      if (r.status === 'running')
-        process.kill((JSON.parse(readFileSync(join(r.dir, 'run.pid'), 'utf8')) as { pid: number }).pid, 'SIGTERM');
-  } catch {
-    /* none */
-  }
+  if (ws) stopLeftRuns(ws);
   await s?.close();
 });
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { makeHfModel } from '../helpers/hf-model.js';
-import { E2E_SETTINGS, runCommand, startSession, timing, until, type Session } from './code-server.js';
+import { E2E_SETTINGS, runCommand, startSession, timing, until, type Session, stopLeftRuns } from './code-server.js';
 
 let s: Session;
 let ws: string;
@@ -52,13 +52,7 @@ before(async () => {
 });
 
 after(async () => {
-  try {
-    for (const r of runs())
-      if (r.status === 'running')
-        process.kill((JSON.parse(readFileSync(join(r.dir, 'run.pid'), 'utf8')) as { pid: number }).pid, 'SIGTERM');
-  } catch {
-    /* none */
-  }
+  if (ws) stopLeftRuns(ws);
   await s?.close();
 });
 

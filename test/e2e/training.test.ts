@@ -19,6 +19,7 @@ import {
   startSession,
   until,
   type Session,
+  stopLeftRuns,
 } from './code-server.js';
 
 let s: Session;
@@ -52,17 +53,7 @@ before(async () => {
 });
 
 after(async () => {
-  // Never leave a run behind.
-  try {
-    for (const r of runs())
-      if (r.status === 'running')
-        process.kill(
-          (JSON.parse(readFileSync(join(ws, '.rft', 'runs', r.id, 'run.pid'), 'utf8')) as { pid: number }).pid,
-          'SIGTERM',
-        );
-  } catch {
-    /* none */
-  }
+  if (ws) stopLeftRuns(ws);
   await s?.close();
 });
 
