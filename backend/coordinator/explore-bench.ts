@@ -10,28 +10,14 @@ import { logger } from '../core/log.js';
 import { saveTokenizer, loadTokenizer } from '../model/tokenizer/index.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import { openStore } from '../buffer/storage/index.js';
-import { Explorer } from '../explorer/explorer.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import { OpenAIRolloutModel } from '../explorer/openai-model.js';
-import { workflows, type RolloutModel } from '../explorer/workflow.js';
+import type { RolloutModel } from '../explorer/workflow.js';
 import { describeAccuracy, evaluate } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunOptions, RunSummary } from './run-types.js';
-import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
-import {
-  evalOptions,
-  experiencePipeline,
-  explorerOptions,
-  initialModel,
-  loadTasks,
-  makeTokenizer,
-  processExperiences,
-  stagesOf,
-  TaskFeed,
-  tokenizerTexts,
-} from './setup.js';
-import type { SelectorState } from '../buffer/taskset/index.js';
-import { pendingPartials } from '../buffer/partials.js';
+import { openExplorerHalf } from './explorer-half.js';
+import { evalOptions, initialModel, loadTasks, makeTokenizer, stagesOf, tokenizerTexts } from './setup.js';
 
 const log = logger('coordinator');
 
@@ -95,42 +81,25 @@ export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSum
       const store = await openStore(cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage);
       try {
         await store.putTasks(runId, pools.train);
-        pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
         const stage = stagesOf(cfg)[0]!;
-        const pipeline = experiencePipeline(cfg, () => stage.algorithm);
         // A resumed explore run continues after the steps it already appended, its selector where it stopped.
         const done = c.resumed ? ((await store.getState<number>(runId, 'explore_steps')) ?? 0) : 0;
-        const feed = new TaskFeed(cfg, pools.train);
-        if (c.resumed) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
-        const synth = taskSynthesis(cfg, {
+        // No trainer: the refill target stays 0 (a step is explored once), and no file is watched.
+        const half = await openExplorerHalf({
+          cfg,
           runId,
           store,
-          feed,
           pools,
           tok,
-          onRound: (r) => metrics.write({ kind: 'synthesize', ...r }),
+          metrics,
+          algorithm: () => stage.algorithm,
+          seed: cfg.seed + 1 + done,
+          restore: c.resumed,
+          watch: false,
+          // The explorer counts from 0 again after a resume; synthesis rounds are numbered by the run's step.
+          synthesisStep: (step) => done + step,
         });
-        const explorer = new Explorer(
-          workflows.get(cfg.workflow.name),
-          pools.reward,
-          feed,
-          {
-            // Partial rollouts: the step's stored partial rows are read back and written again with it.
-            pending: () => pendingPartials(store, runId),
-            append: async (exps, o) => {
-              await store.appendExperiences(exps, o);
-              await store.setState(runId, 'selector', feed.state());
-            },
-          },
-          {
-            ...explorerOptions(cfg, runId, cfg.seed + 1 + done),
-            process: processExperiences(pipeline, feed, (counts) =>
-              metrics.write({ kind: 'pipeline', step: explorer.step, ...counts }),
-            ),
-            // The explorer counts from 0 again after a resume; synthesis rounds are numbered by the run's step.
-            afterStep: synth && ((tasks, model, step) => synth.afterStep(tasks, model, done + step)),
-          },
-        );
+        const { explorer } = half;
         const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
         for (exploreSteps = done; exploreSteps < steps && !c.opts.signal?.aborted; exploreSteps++) {
           const em = await explorer.exploreStep(rm.model);

@@ -8,26 +8,13 @@ import { loadCheckpoint } from '../model/checkpoint.js';
 import { inferenceOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import type { SyncedRolloutModel } from '../explorer/rollout-engine.js';
-import { workflows } from '../explorer/workflow.js';
-import '../explorer/workflows/index.js';
 import { runExplorerLoop } from '../explorer/worker.js';
 import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
-import {
-  experiencePipeline,
-  explorerOptions,
-  processExperiences,
-  rolloutEngine,
-  samplerConfig,
-  TaskFeed,
-} from './setup.js';
+import { rolloutEngine, samplerConfig } from './setup.js';
 import { exploreNeed } from './stage-batch.js';
-import type { SelectorState } from '../buffer/taskset/index.js';
 import { requiredVersion, syncOffset } from './sync-plan.js';
 import { trainerStarved } from './trainer-starved.js';
-import { FillingExplorer } from './loop.js';
-import { watchRunFiles, type LiveFiles } from './live.js';
-import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
-import { pendingPartials } from '../buffer/partials.js';
+import { openExplorerHalf, type ExplorerHalf } from './explorer-half.js';
 
 const log = logger('explorer-worker');
 
@@ -43,7 +30,7 @@ export async function explorerProcess(
   exitWithParent(() => process.exit(3));
   const unlock = await acquireComponentLock(ctx.runDir, 'explorer');
   let pool: SyncedRolloutModel | undefined;
-  let live: LiveFiles | undefined;
+  let half: ExplorerHalf | undefined;
   try {
     const start = await db.getState<{ version: number }>(runId, `stage_start:${a.stage}`);
     if (!start)
@@ -58,47 +45,27 @@ export async function explorerProcess(
       offset: syncOffset(cfg),
       stageStartVersion: start.version,
     };
-    // The selector continues where the last explorer of the run left it (stage change, restart).
-    // Tasks synthesized by earlier explorers of the run (taskset.pipeline synthesize), as they were made.
-    pools.train = [...pools.train, ...(await storedSynthesizedTasks(db, runId))];
-    const feed = new TaskFeed(cfg, pools.train);
-    feed.restore(await db.getState<SelectorState>(runId, 'selector'));
-    const synth = taskSynthesis(cfg, {
+    // The selector continues where the last explorer of the run left it (stage change, restart), with
+    // the tasks synthesized by earlier explorers of the run.
+    half = await openExplorerHalf({
+      cfg,
       runId,
       store: db,
-      feed,
       pools,
       tok,
-      onRound: (r) => metrics.write({ kind: 'synthesize', stage: stage.name, ...r }),
+      metrics,
+      algorithm: () => stage.algorithm,
+      seed: cfg.seed + 1 + target,
+      restore: true,
+      tag: { stage: stage.name },
+      watch: true,
     });
-    const pipeline = experiencePipeline(cfg, () => stage.algorithm);
-    const explorer = new FillingExplorer(
-      workflows.get(cfg.workflow.name),
-      pools.reward,
-      feed,
-      {
-        // Partial rollouts: the step's stored partial rows are read back and written again with it.
-        pending: () => pendingPartials(db, runId),
-        append: async (exps, o) => {
-          await db.appendExperiences(exps, o);
-          await db.setState(runId, 'selector', feed.state());
-        },
-      },
-      {
-        ...explorerOptions(cfg, runId, cfg.seed + 1 + target),
-        process: processExperiences(pipeline, feed, (counts) =>
-          metrics.write({ kind: 'pipeline', stage: stage.name, step: explorer.step, ...counts }),
-        ),
-        afterStep: synth?.afterStep,
-      },
-    );
+    const { explorer } = half;
     // The trainer waits for a full batch of this step's rollouts (the usual share of the stage's batch):
     // refill steps the pipeline thinned out, and steps short of a configured batch_size.
     const sc = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg);
     explorer.need = exploreNeed(cfg, stage, sc.type === 'mixed' ? (sc.expertRatio ?? 0) : 0);
     explorer.signal = signal;
-    live = watchRunFiles(cfg, { runId, feed, pools, tok, store: db });
-    await live.ready;
     log.info(
       `stage ${stage.name}: exploring from step ${target} (synchronizer ${cfg.synchronizer.mode ?? 'sync_offset ' + plan.offset}, sync_interval ${plan.interval})`,
     );
@@ -146,7 +113,7 @@ export async function explorerProcess(
     );
     return 0;
   } finally {
-    await live?.close();
+    await half?.close();
     await pool?.close();
     unlock();
     await db.close();

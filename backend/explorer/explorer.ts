@@ -71,7 +71,8 @@ export class Explorer {
       throw new Error('partial rollouts need a buffer that keeps partial rows (sink.pending)');
   }
 
-  async exploreStep(model: RolloutModel): Promise<ExploreMetrics> {
+  /** `seed`: the step's sampling seed when the caller fixes it (a distributed job's, from its id and attempt). */
+  async exploreStep(model: RolloutModel, o: { seed?: number } = {}): Promise<ExploreMetrics> {
     const t0 = performance.now();
     const partial = this.opts.partial;
     // Stored partial rows first: continued before new tasks are drawn (a killed explorer's prefixes are picked up here).
@@ -84,7 +85,7 @@ export class Explorer {
       repeatTimes: this.opts.repeatTimes,
       sampling: workflowSampling(this.opts.sampling, model.tokenizer),
       step: this.step,
-      seed: this.rng.int(0, 2 ** 31),
+      seed: o.seed ?? this.rng.int(0, 2 ** 31),
       split: 'train' as const,
       ...(partial ? { partialBudget: partial.maxTokensPerStep } : {}),
     };

@@ -1,10 +1,10 @@
-// FillingExplorer (coordinator/loop.ts) refills a step until it holds the trainer's batch. When nothing
+// FillingExplorer (explorer/filling-explorer.ts) refills a step until it holds the trainer's batch. When nothing
 // can be sampled at all (here: rollout workers that cannot start their engine) refilling never helps:
 // the overlapped memory explorer of the main job spun 3,296 rounds at one step on such workers before
 // this bound. Now the step fails after maxFailedRounds rounds in a row of nothing but infra failures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FillingExplorer } from '../../backend/coordinator/loop.js';
+import { FillingExplorer } from '../../backend/explorer/filling-explorer.js';
 import { WorkerRolloutModel } from '../../backend/explorer/workers/pool.js';
 import { workflows } from '../../backend/explorer/workflow.js';
 import '../../backend/explorer/workflows/index.js';

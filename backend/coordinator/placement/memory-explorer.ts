@@ -11,7 +11,7 @@
 //   weights, counted apart as explorer_backpressure.
 import type { ExploreMetrics } from '../../explorer/explorer.js';
 import type { RolloutModel } from '../../explorer/workflow.js';
-import type { FillingExplorer } from '../loop.js';
+import type { FillingExplorer } from '../../explorer/filling-explorer.js';
 import { requiredVersion } from '../sync-plan.js';
 
 export type OverlapGate = { kind: 'offset'; offset: number } | { kind: 'async'; lead: number };

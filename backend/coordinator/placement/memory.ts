@@ -13,37 +13,28 @@ import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
 import type { RunRegistry } from '../../buffer/runs.js';
-import type { SelectorState } from '../../buffer/taskset/index.js';
 import { makeSampler, type Sampler } from '../../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workerPool, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
-import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { Progress, type MetricsLog } from '../monitor.js';
 import { openStage, runStages, trainStage, type RunStrategy, type StageParts } from '../run-loop.js';
 import { exploreNeed } from '../stage-batch.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
-import { storedSynthesizedTasks, taskSynthesis } from '../task-synthesis.js';
-import { watchRunFiles, type LiveFiles } from '../live.js';
-import { FillingExplorer } from '../loop.js';
+import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
 import {
   evalOptions,
   rolloutEngine,
   expertExperience,
-  experiencePipeline,
-  explorerOptions,
   initialModel,
   loadTasks,
   makeTokenizer,
-  processExperiences,
   stagesOf,
-  TaskFeed,
   tokenizerTexts,
   type Stage,
 } from '../setup.js';
-import { pendingPartials } from '../../buffer/partials.js';
 import { importTrainFrom } from '../train-from.js';
 
 const log = logger('coordinator');
@@ -65,11 +56,26 @@ export async function executeInProcess(
   const storeUrl = cfg.buffer.storage === 'sqlite' ? dbPath : cfg.buffer.storage;
   const store: ExperienceStore = await openStore(storeUrl);
   let pool: SyncedRolloutModel | undefined;
-  let live: LiveFiles | undefined;
+  let half: ExplorerHalf | undefined;
   try {
     if (!resumeFrom) await store.putTasks(runId, pools.train);
-    // Tasks synthesized before a resume are read back as they were made (taskset.pipeline synthesize).
-    pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
+    // The stage being run decides the advantage function of fresh experiences.
+    let currentAlgorithm = cfg.algorithm;
+    // A resumed run continues the selector and the explore step numbers where it stopped.
+    half = await openExplorerHalf({
+      cfg,
+      runId,
+      store,
+      pools,
+      tok,
+      metrics,
+      algorithm: () => currentAlgorithm,
+      seed: cfg.seed + 1,
+      restore: resumeFrom !== undefined,
+      numberSteps: true,
+      watch: true,
+    });
+    const { explorer } = half;
     if (!resumeFrom && pools.experts.length)
       await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
     // buffer.train_from: another run's rows, copied in before any stage reads (a resume finds them there).
@@ -99,47 +105,6 @@ export async function executeInProcess(
       (gate ? workerPool({ workers: 1, config: model.config, tokenizer: tok, overlap: true }) : undefined);
     const evalOpts = evalOptions(cfg);
     const stages = stagesOf(cfg);
-    // The stage being run decides the advantage function of fresh experiences.
-    let currentAlgorithm = cfg.algorithm;
-    // Raw -> verified: validity, reward filters, then the algorithm's group advantages.
-    const pipeline = experiencePipeline(cfg, () => currentAlgorithm);
-    const feed = new TaskFeed(cfg, pools.train);
-    // A resumed run continues the selector where it stopped (order, success statistics).
-    if (resumeFrom) feed.restore(await store.getState<SelectorState>(runId, 'selector'));
-    const synth = taskSynthesis(cfg, {
-      runId,
-      store,
-      feed,
-      pools,
-      tok,
-      onRound: (r) => metrics.write({ kind: 'synthesize', ...r }),
-    });
-    const explorer = new FillingExplorer(
-      workflows.get(cfg.workflow.name),
-      pools.reward,
-      feed,
-      {
-        // Partial rollouts: the step's stored partial rows are read back and written again with it.
-        pending: () => pendingPartials(store, runId),
-        append: async (exps, o) => {
-          await store.appendExperiences(exps, o);
-          await store.setState(runId, 'selector', feed.state());
-          // The next explore step's number: a resume continues it, so group ids (run:split:step:task) are never reused.
-          await store.setState(runId, 'explore_next_step', explorer.step + 1);
-        },
-      },
-      {
-        ...explorerOptions(cfg, runId, cfg.seed + 1),
-        process: processExperiences(pipeline, feed, (counts) =>
-          metrics.write({ kind: 'pipeline', step: explorer.step, ...counts }),
-        ),
-        afterStep: synth?.afterStep,
-      },
-    );
-    if (resumeFrom) explorer.step = (await store.getState<number>(runId, 'explore_next_step')) ?? 0;
-    // Saving the taskset or experts file while the run goes on feeds the next explore steps.
-    live = watchRunFiles(cfg, { runId, feed, pools, tok, store });
-    await live.ready;
 
     let baseAcc: number | undefined =
       typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
@@ -412,7 +377,7 @@ export async function executeInProcess(
     model.dispose();
     return summary;
   } finally {
-    await live?.close();
+    await half?.close();
     await pool?.close();
     await store.close();
   }

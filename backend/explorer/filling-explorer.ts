@@ -1,7 +1,8 @@
-// Pieces of the stage loop shared by the process models (setup.ts builds the parts, this runs them).
+// The explorer every placement runs: an Explorer that refills a step until it holds the trainer's
+// batch (coordinator/explorer-half.ts builds it for a run).
 import { logger } from '../core/log.js';
-import { Explorer, type ExploreMetrics } from '../explorer/explorer.js';
-import type { RolloutModel } from '../explorer/workflow.js';
+import { Explorer, type ExploreMetrics } from './explorer.js';
+import type { RolloutModel } from './workflow.js';
 
 const log = logger('explorer');
 
@@ -21,9 +22,10 @@ export class FillingExplorer extends Explorer {
   /** Rounds in a row in which every sample was an infra failure (workers that cannot start, an endpoint down) before the step fails. */
   maxFailedRounds = 32;
 
-  override async exploreStep(model: RolloutModel): Promise<ExploreMetrics> {
+  /** A fixed `seed` is the first round's; refill rounds draw their own (the same seed would repeat its samples). */
+  override async exploreStep(model: RolloutModel, o: { seed?: number } = {}): Promise<ExploreMetrics> {
     const step = this.step;
-    let m = await super.exploreStep(model);
+    let m = await super.exploreStep(model, o);
     let failed = allFailed(m) ? 1 : 0;
     for (let round = 1; m.trainable < this.need && !this.signal?.aborted; round++) {
       // Refilling cannot help when nothing can be sampled at all: fail instead of spinning forever.
