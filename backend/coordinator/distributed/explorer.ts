@@ -28,6 +28,7 @@ import { makeRolloutEngine, type SyncedRolloutModel } from '../../explorer/rollo
 import { workflowSampling, workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { experiencePipeline, rolloutSampling, runReward, stagesOf } from '../setup.js';
+import { makeExplorer } from '../explorer-half.js';
 import { stageOfStep } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { ChecksumError } from './weights.js';
@@ -133,6 +134,32 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
   const batch = o.batch ?? 1;
   const partial = cfg.explorer.partial_rollout;
   const sampling = rolloutSampling(cfg);
+  // A job (without partial rollouts) is one explore step of the run's explorer: its task, numbered by the
+  // trainer step it feeds, with the job's seed; its experiences carry the job's ids and provenance and
+  // are kept for the ack (one transaction with the job's completion) instead of appended.
+  let current: { job: LeasedJob; provenance: Record<string, unknown> } | undefined;
+  let made: Experience[] = [];
+  const explorer = partial
+    ? undefined
+    : makeExplorer(cfg, {
+        runId: o.runId,
+        reward,
+        tasks: { next: () => [current!.job.task] },
+        sink: {
+          append: async (exps) => {
+            made = exps;
+          },
+        },
+        seed: cfg.seed + 1,
+        process: (raw) =>
+          pipeline.run(raw).experiences.map((e, i) => ({
+            ...e,
+            id: experienceId(o.runId, current!.job.id, i),
+            groupId: `${o.runId}:job:${current!.job.id}`,
+            // weights: the sha256 of the version that made it (provenance beyond the version number).
+            metadata: { ...(e.metadata ?? {}), ...current!.provenance },
+          })),
+      });
   let model: LocalRolloutModel | null = null;
   // explorer.engine llama-cpp: llama.cpp samples a GGUF of each loaded version (`model` keeps the version and weights); auto: per batch, llama.cpp or native.
   let engine: SyncedRolloutModel | undefined;
@@ -328,24 +355,12 @@ export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerR
             res.partial.finished += pr.finished;
             res.partial.maxTrajectoryTokens = Math.max(res.partial.maxTrajectoryTokens, pr.maxTrajectoryTokens);
             if (pr.next) res.partial.queued++;
-          } else if (!partial) {
-            const raw = await workflow.run([job.task], {
-              model: engine ?? model,
-              reward,
-              runId: o.runId,
-              repeatTimes: cfg.explorer.repeat_times,
-              split: 'train',
-              step: job.target,
-              seed,
-              sampling: workflowSampling(sampling, (engine ?? model).tokenizer),
-            });
-            exps = pipeline.run(raw).experiences.map((e, i) => ({
-              ...e,
-              id: experienceId(o.runId, job.id, i),
-              groupId: `${o.runId}:job:${job.id}`,
-              // weights: the sha256 of the version that made it (provenance beyond the version number).
-              metadata: { ...(e.metadata ?? {}), ...provenance },
-            }));
+          } else if (explorer) {
+            current = { job, provenance };
+            explorer.step = job.target;
+            await explorer.exploreStep(engine ?? model, { seed });
+            exps = made;
+            made = [];
           }
           // Retried until the database answers, however long the cut: the answer is then definite (landed,
           // or refused as lost / stale and counted), never a rollout silently given up.
