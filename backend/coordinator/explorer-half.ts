@@ -68,7 +68,6 @@ export interface ExplorerHalfOptions {
 
 export interface ExplorerHalf {
   explorer: FillingExplorer;
-  feed: TaskFeed;
   /** Stops watching the run's files. */
   close(): Promise<void>;
 }
@@ -77,6 +76,8 @@ export interface ExplorerHalf {
 export async function openExplorerHalf(o: ExplorerHalfOptions): Promise<ExplorerHalf> {
   const { cfg, runId, store, pools, tok, metrics } = o;
   const tag = o.tag ?? {};
+  // Raw -> verified: validity, reward filters, then the stage's group advantages.
+  const pipeline = experiencePipeline(cfg, o.algorithm);
   // Tasks synthesized before (a resume, an earlier stage's explorer) are read back as they were made.
   pools.train = [...pools.train, ...(await storedSynthesizedTasks(store, runId))];
   const feed = new TaskFeed(cfg, pools.train);
@@ -91,8 +92,6 @@ export async function openExplorerHalf(o: ExplorerHalfOptions): Promise<Explorer
     onRound: (r) => metrics.write({ kind: 'synthesize', ...tag, ...r }),
   });
   const synthStep = o.synthesisStep;
-  // Raw -> verified: validity, reward filters, then the stage's group advantages.
-  const pipeline = experiencePipeline(cfg, o.algorithm);
   const explorer: FillingExplorer = makeExplorer(cfg, {
     runId,
     reward: pools.reward,
@@ -120,5 +119,5 @@ export async function openExplorerHalf(o: ExplorerHalfOptions): Promise<Explorer
     live = watchRunFiles(cfg, { runId, feed, pools, tok, store });
     await live.ready;
   }
-  return { explorer, feed, close: async () => live?.close() };
+  return { explorer, close: async () => live?.close() };
 }
