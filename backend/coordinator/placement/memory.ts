@@ -24,6 +24,7 @@ import { exploreNeed } from '../stage-batch.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
+import { LockstepExplorer } from './lockstep-explorer.js';
 import {
   evalOptions,
   rolloutEngine,
@@ -113,7 +114,19 @@ export async function executeInProcess(
     let stageIndex = resumeFrom ? checkStageIndex(resumeFrom.meta, stages.length, resumeFrom.dir) : 0;
     let resumeStageStep = typeof resumeFrom?.meta.stage_step === 'number' ? resumeFrom.meta.stage_step : 0;
     const checkpointEvery = opts.checkpointEvery ?? 20;
-    let orphanCheckDone = false;
+    // Lockstep (no overlap gate): each step explored with the trainer's weights before it trains.
+    const lockstep = new LockstepExplorer({
+      store,
+      runId,
+      explorer,
+      resumed: resumeFrom !== undefined,
+      version: () => version,
+      step: () => totalSteps,
+      model: async () => {
+        if (pool && pool.version !== version) await pool.setWeights(model, version);
+        return pool ?? rollout;
+      },
+    });
     // The newest checkpoint folder: the next stage's critic continues the one saved there.
     let lastCheckpoint = resumeFrom?.dir;
     const checkpoint = async (
@@ -262,38 +275,7 @@ export async function executeInProcess(
               // Overlapped: the explorer feeds the buffer beside the trainer, whose reads wait for a batch.
               explore: overlap
                 ? undefined
-                : async () => {
-                    if (!parts.explores) return parts.batchSize;
-                    // After a kill -9 the steps trained since the last checkpoint have their batches recorded in the
-                    // buffer: the sampler hands the same batch again, so such a step is replayed, not explored anew
-                    // (exploring would leave that step's rollouts in the buffer, never trained on).
-                    if ((await store.consumed(parts.samplerConfig.consumer, totalSteps, runId)).length > 0)
-                      return parts.batchSize;
-                    // A kill -9 after a step's rollouts were stored but before its batch was sampled leaves them
-                    // unused at the current version (in a live loop every such row is trained before the version
-                    // moves on): the first step after a resume trains on them instead of exploring again.
-                    const checkOrphans = resumeFrom !== undefined && !orphanCheckDone;
-                    const orphans = checkOrphans
-                      ? (await store.availability('fifo', { source: 'usual', minVersion: version, runId })).ready
-                      : 0;
-                    if (checkOrphans) orphanCheckDone = true;
-                    // The stage's batch (openStage's, the one the explorer process fills and the distributed trainer
-                    // tops up to), never just what one explore step made trainable: a step the experience pipeline
-                    // thinned out, or whose partial rollouts released few groups, is explored again with the same
-                    // weights until the buffer holds a whole batch for this step's read (FillingExplorer).
-                    const missing = async () => {
-                      const st = await sampler.waitStatus(parts.batchSize, version);
-                      return st ? Math.max(1, st.needed - st.ready) : 0;
-                    };
-                    if (orphans > 0) {
-                      log.info(
-                        `resume: step ${totalSteps} trains on ${orphans} rollouts stored before the stop (not explored again unless short of the batch)`,
-                      );
-                      if ((await missing()) === 0) return parts.batchSize;
-                    }
-                    if (pool && pool.version !== version) await pool.setWeights(model, version);
-                    explorer.need = await missing();
-                    const em = await explorer.exploreStep(pool ?? rollout);
+                : lockstep.explore(parts, sampler, (em) =>
                     metrics.write({
                       kind: 'explore',
                       stage: stage.name,
@@ -301,12 +283,8 @@ export async function executeInProcess(
                       ...em,
                       tokens_per_s: em.tokens / em.rollout_s,
                       ...(pool ? { rollout: pool.metrics() } : {}),
-                    });
-                    // Stopped while refilling (or the rows are not ones the sampler takes): no step; the loop
-                    // checks its bounds and the stop, then explores again.
-                    if ((await missing()) > 0) return null;
-                    return parts.batchSize;
-                  },
+                    }),
+                  ),
               // In lockstep (sync_offset 0) the explorer waits while the trainer trains and vice versa;
               // overlapped, the explorer's own counters (waiting for weights; async: for buffer room).
               stateExtra: () =>
