@@ -10,7 +10,9 @@
 //   (rows further ahead would only go stale in the buffer): that wait is the buffer being full, not
 //   weights, counted apart as explorer_backpressure.
 import type { ExploreMetrics } from '../../explorer/explorer.js';
+import type { SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import type { RolloutModel } from '../../explorer/workflow.js';
+import type { MetricsLog } from '../monitor.js';
 import type { FillingExplorer } from '../../explorer/filling-explorer.js';
 import { requiredVersion } from '../sync-plan.js';
 
@@ -85,4 +87,78 @@ export async function runOverlapExplorer(o: OverlapExplorerOptions): Promise<Ove
     await o.onStep(m, { step: target, version, ahead: target - version, ...fractions() });
   }
   return { steps, idle: fractions().idle, backpressure: fractions().backpressure };
+}
+
+/** The overlapped explorer of one stage, running: stop it, await `done`, then throw `error` if set. */
+export interface OverlapStage {
+  pool: SyncedRolloutModel;
+  stop: AbortController;
+  /** The explorer's idle counters at its last step (the trainer's state records carry them). */
+  last: { idle: number; backpressure: number };
+  error: unknown;
+  done: Promise<void>;
+}
+
+/**
+ * Starts the overlapped explorer of a stage on rollout workers that hold the trainer's current weights:
+ * its explore steps and their records (metrics.jsonl `explore`, `state`); a failure stops the trainer.
+ */
+export function startOverlapExplorer(o: {
+  explorer: FillingExplorer;
+  pool: SyncedRolloutModel;
+  gate: OverlapGate;
+  need: number;
+  trainerVersion(): number;
+  stageName: string;
+  metrics: MetricsLog;
+  trainerStop: AbortController;
+}): OverlapStage {
+  const { explorer, pool: p, metrics, stageName } = o;
+  const stop = new AbortController();
+  explorer.need = o.need;
+  explorer.signal = stop.signal;
+  const st: OverlapStage = {
+    pool: p,
+    stop,
+    last: { idle: 0, backpressure: 0 },
+    error: undefined,
+    done: Promise.resolve(),
+  };
+  st.done = runOverlapExplorer({
+    explorer,
+    model: p,
+    gate: o.gate,
+    trainerVersion: o.trainerVersion,
+    stageStartVersion: o.trainerVersion(),
+    stop: stop.signal,
+    onStep: (m, i) => {
+      st.last = i;
+      metrics.write({
+        kind: 'explore',
+        stage: stageName,
+        step: i.step,
+        ...m,
+        model_version: i.version,
+        tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s),
+        ahead: i.ahead,
+        rollout: p.metrics(),
+      });
+      metrics.write({
+        kind: 'state',
+        component: 'explorer',
+        stage: stageName,
+        step: i.step,
+        explorer_idle: i.idle,
+        explorer_backpressure: i.backpressure,
+        explorer_elapsed_s: i.elapsed_s,
+      });
+    },
+  }).then(
+    () => undefined,
+    (e: unknown) => {
+      st.error = e;
+      o.trainerStop.abort();
+    },
+  );
+  return st;
 }

@@ -19,11 +19,11 @@ import { workerPool, type SyncedRolloutModel } from '../../explorer/rollout-engi
 import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { Progress, type MetricsLog } from '../monitor.js';
-import { openStage, runStages, trainStage, type RunStrategy, type StageParts } from '../run-loop.js';
+import { openStage, runStages, trainStage, type RunStrategy } from '../run-loop.js';
 import { exploreNeed } from '../stage-batch.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
-import { runOverlapExplorer, type OverlapGate } from './memory-explorer.js';
+import { startOverlapExplorer, type OverlapGate, type OverlapStage } from './memory-explorer.js';
 import { LockstepExplorer } from './lockstep-explorer.js';
 import {
   evalOptions,
@@ -34,7 +34,6 @@ import {
   makeTokenizer,
   stagesOf,
   tokenizerTexts,
-  type Stage,
 } from '../setup.js';
 import { importTrainFrom } from '../train-from.js';
 
@@ -150,66 +149,6 @@ export async function executeInProcess(
       return dir;
     };
 
-    // The overlapped explorer of one stage (memory-explorer.ts): explore steps, their records and idle counters.
-    const startOverlap = async (
-      p: SyncedRolloutModel,
-      g: OverlapGate,
-      stage: Stage,
-      sc: StageParts['samplerConfig'],
-      trainerStop: AbortController,
-    ) => {
-      const stageName = stage.name;
-      if (p.version !== version) await p.setWeights(model, version);
-      const stop = new AbortController();
-      // Each explore step yields the usual share of the stage's batch (refilled when short).
-      explorer.need = exploreNeed(cfg, stage, sc.type === 'mixed' ? (sc.expertRatio ?? 0) : 0);
-      explorer.signal = stop.signal;
-      const st = {
-        pool: p,
-        stop,
-        last: { idle: 0, backpressure: 0 },
-        error: undefined as unknown,
-        done: Promise.resolve(),
-      };
-      st.done = runOverlapExplorer({
-        explorer,
-        model: p,
-        gate: g,
-        trainerVersion: () => version,
-        stageStartVersion: version,
-        stop: stop.signal,
-        onStep: (m, i) => {
-          st.last = i;
-          metrics.write({
-            kind: 'explore',
-            stage: stageName,
-            step: i.step,
-            ...m,
-            model_version: i.version,
-            tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s),
-            ahead: i.ahead,
-            rollout: p.metrics(),
-          });
-          metrics.write({
-            kind: 'state',
-            component: 'explorer',
-            stage: stageName,
-            step: i.step,
-            explorer_idle: i.idle,
-            explorer_backpressure: i.backpressure,
-            explorer_elapsed_s: i.elapsed_s,
-          });
-        },
-      }).then(
-        () => undefined,
-        (e: unknown) => {
-          st.error = e;
-          trainerStop.abort();
-        },
-      );
-      return st;
-    };
-
     // Placement `memory`: every part in this process, weights shared in memory (the rollout model
     // reads the trainer's model; rollout workers get a copy when the version moved).
     const strategy: RunStrategy = {
@@ -246,10 +185,22 @@ export async function executeInProcess(
         const onAbort = () => trainerStop.abort();
         if (opts.signal?.aborted) trainerStop.abort();
         opts.signal?.addEventListener('abort', onAbort);
-        const overlap =
-          gate && parts.explores && pool
-            ? await startOverlap(pool, gate, stage, parts.samplerConfig, trainerStop)
-            : undefined;
+        let overlap: OverlapStage | undefined;
+        if (gate && parts.explores && pool) {
+          if (pool.version !== version) await pool.setWeights(model, version);
+          const sc = parts.samplerConfig;
+          overlap = startOverlapExplorer({
+            explorer,
+            pool,
+            gate,
+            // Each explore step yields the usual share of the stage's batch (refilled when short).
+            need: exploreNeed(cfg, stage, sc.type === 'mixed' ? (sc.expertRatio ?? 0) : 0),
+            trainerVersion: () => version,
+            stageName: stage.name,
+            metrics,
+            trainerStop,
+          });
+        }
         // In lockstep a stop also ends the refill rounds of the step being explored.
         if (!overlap) explorer.signal = trainerStop.signal;
         let r: Awaited<ReturnType<typeof trainStage>>;
