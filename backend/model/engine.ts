@@ -15,6 +15,7 @@ import { packageRoot } from '../core/package-root.js';
 import { installNativeBlas } from './native-blas.js';
 import { installWasmKernels } from './wasm-kernels.js';
 import { installWebgpuKernels } from './wgsl/index.js';
+import { installWebgpuOverrides } from './webgpu-kernels.js';
 import { adapterName, probeGpuAdapter, registerWebgpuBackend, type GpuAdapterInfo } from './webgpu.js';
 
 export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'webgpu' | 'wasm' | 'cpu';
@@ -142,7 +143,10 @@ export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo>
         current = { backend: name, reason, tried };
         if (adapter) current.adapter = { ...adapter, name: adapterName(adapter) };
         log.info(`tensor engine: ${name} - ${reason}${current.adapter ? ` - adapter ${current.adapter.name}` : ''}`);
-        if (name === 'webgpu') installWebgpuKernels();
+        if (name === 'webgpu') {
+          installWebgpuOverrides();
+          installWebgpuKernels();
+        }
         if (name === 'wasm') {
           installWasmKernels();
           const blas = installNativeBlas(ROOT);
