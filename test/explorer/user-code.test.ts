@@ -146,7 +146,7 @@ test('an environment whose create or step exits, loops or throws fails that epis
 });
 
 // Rewards that take a while: busy blocks its thread for N ms (synchronously), wait awaits N ms,
-// stray leaves a synchronous loop in a timer after it has returned.
+// stray leaves a synchronous loop in a timer after it has returned, late_loop loops after N ms.
 const queueFile = join(dir, 'queue.mjs');
 writeFileSync(
   queueFile,
@@ -154,6 +154,7 @@ writeFileSync(
   rft.register('reward', 'busy', (task, ms) => { const end = Date.now() + Number(ms); while (Date.now() < end) {} return 1; });
   rft.register('reward', 'wait', (task, ms) => new Promise((r) => setTimeout(() => r(2), Number(ms))));
   rft.register('reward', 'stray', () => { setTimeout(() => { for (;;) {} }, 0); return 3; });
+  rft.register('reward', 'late_loop', async (task, ms) => { await new Promise((r) => setTimeout(r, Number(ms))); for (;;) {} });
 }
 `,
 );
@@ -171,6 +172,24 @@ test('a call queued behind a synchronous one has its whole limit from when its t
     assert.deepEqual(busy, { status: 'fulfilled', value: 1 });
     assert.deepEqual(wait, { status: 'fulfilled', value: 2 }, 'the queued call is not charged for its wait');
     assert.equal(host.threads, 1, 'nothing was stopped');
+  } finally {
+    host.close();
+  }
+});
+
+test('a call that started beside one that then loops is starved by it, not failed: it runs again alone', async () => {
+  const host = new UserCodeHost(queueFile, 500);
+  try {
+    await host.start();
+    // Both start at once (the first awaits before it loops); the second's limit ends while the
+    // first's thread is being pinged, and it waits for that check instead of being failed with it.
+    const [loop, wait] = await Promise.allSettled([
+      host.callReward('late_loop', task('a'), '10'),
+      host.callReward('wait', task('b'), '100'),
+    ]);
+    assert.equal(loop.status, 'rejected');
+    assert.match((loop as PromiseRejectedResult).reason.message, /stopped answering \(a synchronous loop\?\)/);
+    assert.deepEqual(wait, { status: 'fulfilled', value: 2 });
   } finally {
     host.close();
   }
