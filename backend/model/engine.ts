@@ -172,6 +172,35 @@ export function engineInfo(): EngineInfo | undefined {
   return current;
 }
 
+/** The engine in a few words, for the dashboard: "webgpu: nvidia hopper (NVIDIA H200)", "wasm + native BLAS". */
+export function engineLabel(info: EngineInfo): string {
+  switch (info.backend) {
+    case 'webgpu':
+      return `webgpu: ${info.adapter?.name ?? 'adapter not named'}`;
+    case 'wasm':
+      return info.matmul?.kernel === 'native-blas' ? 'wasm + native BLAS' : 'wasm (its own matmul)';
+    case 'cpu':
+      return 'cpu (plain JavaScript)';
+    case 'tensorflow':
+      return 'tfjs-node (libtensorflow)';
+    case 'tensorflow-gpu':
+      return 'tfjs-node-gpu (libtensorflow, CUDA)';
+  }
+}
+
+/**
+ * The metrics record naming a process's tensor engine (`kind: engine`), written once at its start:
+ * the dashboard shows it (coordinator/monitor.ts runEngines). `run` is the run's own process.
+ */
+export function engineRecord(component: 'run' | 'trainer' | 'explorer'): {
+  kind: 'engine';
+  component: string;
+  tensor: string;
+} {
+  const info = current;
+  return { kind: 'engine', component, tensor: info ? engineLabel(info) : 'not started' };
+}
+
 export { tf };
 
 /** tf.tidy for results that are plain objects of tensors (typed; tfjs' TensorContainer type is too narrow for interfaces). */
