@@ -2,11 +2,12 @@
 // so that a `process.exit`, a synchronous loop or a throw costs the one call that met it, never the
 // run. Each call has a time limit, counted from when the thread takes it up (the worker says so: a
 // call queued behind a synchronous one is not charged for the wait), less the time spent waiting on
-// the model or the run's reward, which the explorer does. A call past it fails; when the thread then does not answer a ping
-// within PING_MS it is blocked (a synchronous loop) and is terminated, failing the calls in it; a
-// thread that ended (process.exit, an uncaught error) fails its calls with that reason. The next call
-// starts a fresh thread, which loads the file again. Environments are synchronous by contract: their
-// calls wait on a shared flag (Atomics.wait) with the same limit.
+// the model or the run's reward, which the explorer does. A call past it fails; when the thread
+// then does not answer a ping within PING_MS it is blocked (a synchronous loop) and is terminated,
+// failing the calls in it (those that did not end it run again alone); a thread that ended
+// (process.exit, an uncaught error) fails its calls with that reason. The next call starts a fresh
+// thread, which loads the file again. Environments are synchronous by contract: their calls wait on
+// a shared flag (Atomics.wait) with the same limit.
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { InputError } from '../../core/errors.js';
