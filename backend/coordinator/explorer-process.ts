@@ -3,7 +3,7 @@
 // it would get more than sync_offset versions ahead of the trainer (async: more than
 // buffer.max_staleness steps ahead of the newest published version).
 import { logger } from '../core/log.js';
-import { initEngine } from '../model/engine.js';
+import { engineRecord, initEngine } from '../model/engine.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { inferenceOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -26,6 +26,7 @@ export async function explorerProcess(
   await initEngine();
   const ctx = await openWorkerContext(a);
   const { cfg, db, tok, runId, metrics, pools } = ctx;
+  metrics.write(engineRecord('explorer'));
   const stage = ctx.stages[a.stage]!;
   exitWithParent(() => process.exit(3));
   const unlock = await acquireComponentLock(ctx.runDir, 'explorer');

@@ -1,7 +1,7 @@
 // Run monitoring: metrics as JSONL (one object per event), a self-contained HTML report with the
 // learning curves, and a terminal progress line with ETA.
 import { appendFileSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
-import type { RunWarning } from '../core/protocol.js';
+import type { RunEngines, RunWarning } from '../core/protocol.js';
 
 export interface MetricRecord {
   t: number;
@@ -29,6 +29,57 @@ export function runWarnings(recs: MetricRecord[]): RunWarning[] {
       message: String(x.message),
       values: numbers(x.values),
     }));
+}
+
+/**
+ * What the run computes on, from the latest segment of its metrics: the tensor engine of each process
+ * (`kind: engine` records, model/engine.ts engineRecord) and the rollout engine of the latest explore
+ * step (its `rollout` metrics: llama.cpp's backend and devices, auto's choices, worker threads; none
+ * when the policy samples in the run's own process).
+ */
+export function runEngines(recs: MetricRecord[]): RunEngines | undefined {
+  const tensor = new Map<string, string>();
+  let rollout: string | undefined;
+  for (const r of recs) {
+    // A resumed run may run on another engine (the setting changed): what it uses now counts.
+    if (r.kind === 'segment') {
+      tensor.clear();
+      rollout = undefined;
+    } else if (r.kind === 'engine' && typeof r.component === 'string' && typeof r.tensor === 'string')
+      tensor.set(r.component, r.tensor);
+    else if (r.kind === 'explore') rollout = rolloutLabel(r.rollout);
+  }
+  // The run's own process only coordinates where trainer and explorer processes named theirs.
+  if (tensor.size > 1) tensor.delete('run');
+  const distinct = new Set(tensor.values());
+  const t = distinct.size <= 1 ? [...distinct][0] : [...tensor].map(([c, e]) => `${c}: ${e}`).join(' · ');
+  if (t === undefined && rollout === undefined) return undefined;
+  return { ...(t !== undefined ? { tensor: t } : {}), ...(rollout !== undefined ? { rollout } : {}) };
+}
+
+function rolloutLabel(x: unknown): string {
+  if (!x || typeof x !== 'object') return 'native (in process)';
+  const m = x as Record<string, unknown>;
+  if (m.engine === 'llama-cpp') return llamaLabel(m);
+  if (m.engine === 'auto') {
+    const b = m.batches && typeof m.batches === 'object' ? (m.batches as Record<string, unknown>) : {};
+    const llama = m.llama_cpp
+      ? llamaLabel(m.llama_cpp as Record<string, unknown>)
+      : typeof m.llama_cpp_unavailable === 'string'
+        ? `llama.cpp (unavailable: ${m.llama_cpp_unavailable})`
+        : 'llama.cpp (not used yet)';
+    const native = m.native ? rolloutLabel(m.native) : 'native (in process)';
+    return `auto: ${native} ${Number(b.native ?? 0)} batches, ${llama} ${Number(b['llama-cpp'] ?? 0)}`;
+  }
+  if (typeof m.workers === 'number') return `native (${m.workers} worker thread${m.workers === 1 ? '' : 's'})`;
+  return 'native';
+}
+
+/** llama.cpp's backend (cuda, vulkan, metal; false: the CPU) and devices, known after its first load. */
+function llamaLabel(m: Record<string, unknown>): string {
+  if (m.gpu === undefined) return 'llama.cpp (its device is known after the first load)';
+  const devices = Array.isArray(m.gpu_devices) ? m.gpu_devices.filter((d) => typeof d === 'string') : [];
+  return `llama.cpp ${m.gpu === false ? 'cpu' : String(m.gpu)}${devices.length ? `: ${devices.join(', ')}` : ''}`;
 }
 
 function numbers(v: unknown): Record<string, number> {

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { validateRunConfig } from '../core/config.js';
-import { initEngine } from '../model/engine.js';
+import { engineRecord, initEngine } from '../model/engine.js';
 import type { CheckpointMeta } from '../model/checkpoint.js';
 import { readCheckpointMeta } from '../model/checkpoint-meta.js';
 import { assertNotLive, claimRunPid, RunRegistry } from '../buffer/runs.js';
@@ -82,6 +82,7 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   const metrics = new MetricsLog(join(runDir, 'metrics.jsonl'));
   // Each start and resume opens a segment: the report sums their running time (monitor.ts runSeconds).
   metrics.write({ kind: 'segment', resumed: !!opts.resume });
+  metrics.write(engineRecord('run'));
   // `rft stop RUN` signals this process through the pid file.
   const pidFile = claimRunPid(runDir, runId);
   try {

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger } from '../core/log.js';
-import { initEngine } from '../model/engine.js';
+import { engineRecord, initEngine } from '../model/engine.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
 import { frozenOutsideHeap } from '../model/external-weights.js';
 import { RunRegistry } from '../buffer/runs.js';
@@ -21,6 +21,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
   await initEngine();
   const ctx = await openWorkerContext(a);
   const { cfg, db, tok, runId, metrics } = ctx;
+  metrics.write(engineRecord('trainer'));
   const stage = ctx.stages[a.stage]!;
   exitWithParent(() => process.exit(3));
   const unlock = await acquireComponentLock(ctx.runDir, 'trainer');

@@ -145,6 +145,19 @@ export interface RunInfo {
   reportPath?: string;
   /** The model the run trains, as its config resolves it (a model.checkpoint's own architecture, not the preset defaults). */
   model?: RunModelInfo;
+  /** What the run computes on, from its metrics (runs/status only: the list does not read every run's metrics). */
+  engines?: RunEngines;
+}
+
+/**
+ * The engines a run uses, as its processes recorded them in metrics.jsonl (coordinator/monitor.ts
+ * runEngines); each absent until recorded (the rollout engine from the first explore step on).
+ */
+export interface RunEngines {
+  /** The tensor engine that trains (and samples natively): "webgpu: nvidia hopper (NVIDIA H200)", "wasm + native BLAS"; "trainer: … · explorer: …" where they differ. */
+  tensor?: string;
+  /** What samples the rollouts: "native (in process)", "native (4 worker threads)", "llama.cpp cuda: NVIDIA H200", "auto (…)". */
+  rollout?: string;
 }
 
 /** What a run trains: `model.checkpoint` read from its config.json, else the `model.size` preset. */

@@ -15,6 +15,7 @@ import { packageRoot } from '../core/package-root.js';
 import { installNativeBlas } from './native-blas.js';
 import { installWasmKernels } from './wasm-kernels.js';
 import { installWebgpuKernels } from './wgsl/index.js';
+import { installWebgpuOverrides } from './webgpu-kernels.js';
 import { adapterName, probeGpuAdapter, registerWebgpuBackend, type GpuAdapterInfo } from './webgpu.js';
 
 export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'webgpu' | 'wasm' | 'cpu';
@@ -142,7 +143,10 @@ export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo>
         current = { backend: name, reason, tried };
         if (adapter) current.adapter = { ...adapter, name: adapterName(adapter) };
         log.info(`tensor engine: ${name} - ${reason}${current.adapter ? ` - adapter ${current.adapter.name}` : ''}`);
-        if (name === 'webgpu') installWebgpuKernels();
+        if (name === 'webgpu') {
+          installWebgpuOverrides();
+          installWebgpuKernels();
+        }
         if (name === 'wasm') {
           installWasmKernels();
           const blas = installNativeBlas(ROOT);
@@ -166,6 +170,35 @@ export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo>
 
 export function engineInfo(): EngineInfo | undefined {
   return current;
+}
+
+/** The engine in a few words, for the dashboard: "webgpu: nvidia hopper (NVIDIA H200)", "wasm + native BLAS". */
+export function engineLabel(info: EngineInfo): string {
+  switch (info.backend) {
+    case 'webgpu':
+      return `webgpu: ${info.adapter?.name ?? 'adapter not named'}`;
+    case 'wasm':
+      return info.matmul?.kernel === 'native-blas' ? 'wasm + native BLAS' : 'wasm (its own matmul)';
+    case 'cpu':
+      return 'cpu (plain JavaScript)';
+    case 'tensorflow':
+      return 'tfjs-node (libtensorflow)';
+    case 'tensorflow-gpu':
+      return 'tfjs-node-gpu (libtensorflow, CUDA)';
+  }
+}
+
+/**
+ * The metrics record naming a process's tensor engine (`kind: engine`), written once at its start:
+ * the dashboard shows it (coordinator/monitor.ts runEngines). `run` is the run's own process.
+ */
+export function engineRecord(component: 'run' | 'trainer' | 'explorer'): {
+  kind: 'engine';
+  component: string;
+  tensor: string;
+} {
+  const info = current;
+  return { kind: 'engine', component, tensor: info ? engineLabel(info) : 'not started' };
 }
 
 export { tf };

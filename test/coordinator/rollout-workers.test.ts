@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { runJob } from '../../backend/coordinator/run.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { tinyConfig, tempWorkspace } from './tiny-config.js';
+import { runEngines } from '../../backend/coordinator/monitor.js';
+import { engineInfo, engineLabel } from '../../backend/model/engine.js';
 
 for (const method of ['memory', 'checkpoint'] as const) {
   test(`run with 2 rollout workers (synchronizer ${method}): experiences stamped with each step's weights`, async () => {
@@ -33,14 +35,22 @@ for (const method of ['memory', 'checkpoint'] as const) {
       } finally {
         await store.close();
       }
-      const explore = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
+      const recs = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
         .trim()
         .split('\n')
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .filter((m) => m.kind === 'explore');
+        .map((l) => JSON.parse(l) as { t: number; kind: string } & Record<string, unknown>);
+      const explore = recs.filter((m) => m.kind === 'explore');
       const last = explore.at(-1)?.rollout as { workers: number; samples: number } | undefined;
       assert.equal(last?.workers, 2, 'the explore metrics carry the rollout workers');
       assert.ok(last.samples >= 4 * 4);
+      // What the dashboard shows: every process of the run (the trainer and explorer processes of
+      // the checkpoint synchronizer too) recorded the tensor engine this process started.
+      assert.deepEqual(runEngines(recs), {
+        tensor: engineLabel(engineInfo()!),
+        rollout: 'native (2 worker threads)',
+      });
+      const named = new Set(recs.filter((r) => r.kind === 'engine').map((r) => r.component));
+      assert.deepEqual([...named].sort(), method === 'checkpoint' ? ['explorer', 'run', 'trainer'] : ['run']);
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }

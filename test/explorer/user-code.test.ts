@@ -16,6 +16,7 @@ import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { presetConfig } from '../../backend/model/config.js';
+import { UserCodeHost } from '../../backend/explorer/user-code/host.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-user-code-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -141,6 +142,75 @@ test('an environment whose create or step exits, loops or throws fails that epis
       `step ${what}`,
     );
     assert.deepEqual(env.create(task('e', 'fine')).step('fine'), { reward: 0.5, done: true }, `after ${what}`);
+  }
+});
+
+// Rewards that take a while: busy blocks its thread for N ms (synchronously), wait awaits N ms,
+// stray leaves a synchronous loop in a timer after it has returned, late_loop loops after N ms.
+const queueFile = join(dir, 'queue.mjs');
+writeFileSync(
+  queueFile,
+  `export default function (rft) {
+  rft.register('reward', 'busy', (task, ms) => { const end = Date.now() + Number(ms); while (Date.now() < end) {} return 1; });
+  rft.register('reward', 'wait', (task, ms) => new Promise((r) => setTimeout(() => r(2), Number(ms))));
+  rft.register('reward', 'stray', () => { setTimeout(() => { for (;;) {} }, 0); return 3; });
+  rft.register('reward', 'late_loop', async (task, ms) => { await new Promise((r) => setTimeout(r, Number(ms))); for (;;) {} });
+}
+`,
+);
+
+test('a call queued behind a synchronous one has its whole limit from when its thread takes it up', async () => {
+  const host = new UserCodeHost(queueFile, 2000);
+  try {
+    await host.start();
+    // The first blocks the thread for 3/4 of its limit; the second, queued behind it, needs half of
+    // its own: it ends 1.25 limits after it was posted, well within one limit of its start.
+    const [busy, wait] = await Promise.allSettled([
+      host.callReward('busy', task('a'), '1500'),
+      host.callReward('wait', task('b'), '1000'),
+    ]);
+    assert.deepEqual(busy, { status: 'fulfilled', value: 1 });
+    assert.deepEqual(wait, { status: 'fulfilled', value: 2 }, 'the queued call is not charged for its wait');
+    assert.equal(host.threads, 1, 'nothing was stopped');
+  } finally {
+    host.close();
+  }
+});
+
+test('a call that started beside one that then loops is starved by it, not failed: it runs again alone', async () => {
+  const host = new UserCodeHost(queueFile, 500);
+  try {
+    await host.start();
+    // Both start at once (the first awaits before it loops); the second's limit ends while the
+    // first's thread is being pinged, and it waits for that check instead of being failed with it.
+    const [loop, wait] = await Promise.allSettled([
+      host.callReward('late_loop', task('a'), '10'),
+      host.callReward('wait', task('b'), '100'),
+    ]);
+    assert.equal(loop.status, 'rejected');
+    assert.match((loop as PromiseRejectedResult).reason.message, /stopped answering \(a synchronous loop\?\)/);
+    assert.deepEqual(wait, { status: 'fulfilled', value: 2 });
+  } finally {
+    host.close();
+  }
+});
+
+test('a thread that takes up no call, with none running (a loop left in a timer), is stopped; the waiting call runs again alone', async () => {
+  const host = new UserCodeHost(queueFile, 500);
+  try {
+    await host.start();
+    assert.equal(await host.callReward('stray', task('a'), ''), 3);
+    // Let the left loop start (a timer of 0 ms) before the next call is posted.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(
+      await host.callReward('wait', task('b'), '10'),
+      2,
+      'the call waiting on the blocked thread is run again',
+    );
+    assert.equal(await host.callReward('wait', task('c'), '10'), 2, 'and the next one in a fresh thread');
+    assert.equal(host.threads, 2);
+  } finally {
+    host.close();
   }
 });
 

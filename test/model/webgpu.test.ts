@@ -20,6 +20,7 @@ import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
 import { makeHfModel } from '../helpers/hf-model.js';
 import { assertF32Close, maxAbs, maxAbsDiff, ULPS } from '../helpers/f32-close.js';
 import { runJob } from '../../backend/coordinator/run.js';
+import { MetricsLog, runEngines } from '../../backend/coordinator/monitor.js';
 import { tempWorkspace, tinyConfig } from '../coordinator/tiny-config.js';
 import { spawnServe } from '../server/spawn-serve.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
@@ -266,6 +267,9 @@ for (const method of ['memory', 'checkpoint'] as const) {
         if (method === 'checkpoint')
           assert.match(logs, /tensor engine: webgpu/, 'the explorer and trainer processes ran on webgpu');
         assert.doesNotMatch(logs, /tensor engine: (wasm|cpu)/);
+        // The dashboard names the GPU adapter the run trained on (from its metrics).
+        const recs = new MetricsLog(join(s.run_dir, 'metrics.jsonl')).read();
+        assert.equal(runEngines(recs)?.tensor, `webgpu: ${engineInfo()!.adapter!.name}`);
       } finally {
         delete process.env.RFT_BACKEND;
         process.env.RFT_LOG_LEVEL = level;

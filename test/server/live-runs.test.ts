@@ -12,6 +12,7 @@ import type { MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { ProcessRunController, RunPoller, toPoints } from '../../backend/server/process-run-controller.js';
+import { runEngines } from '../../backend/coordinator/monitor.js';
 import { TaskStatsIndex } from '../../backend/server/adapters/task-stats.js';
 import { CHARTS } from '../../webview/dashboard/protocol.js';
 import { experience } from './make-buffer.js';
@@ -72,6 +73,86 @@ test('toPoints merges a step and fills every dashboard chart key the trainer rep
   assert.equal(pts[0]!.values.kl, 0.01);
   assert.equal(pts[0]!.values['loss/critic'], 0.3);
   assert.equal(pts[1]!.values.eval_accuracy, 0.5);
+});
+
+test('runEngines: the tensor engine each process recorded and the rollout engine of the latest explore step', () => {
+  const seg = { t: 0, kind: 'segment' };
+  const eng = (component: string, tensor: string) => ({ t: 0, kind: 'engine', component, tensor });
+  const explore = (rollout?: unknown) => ({ t: 0, kind: 'explore', step: 0, ...(rollout ? { rollout } : {}) });
+  assert.equal(runEngines([seg]), undefined, 'nothing recorded yet');
+  assert.deepEqual(runEngines([seg, eng('run', 'wasm + native BLAS'), explore()]), {
+    tensor: 'wasm + native BLAS',
+    rollout: 'native (in process)',
+  });
+  // The trainer and explorer processes of a checkpoint-synchronized run: the coordinator's own is left out.
+  assert.deepEqual(
+    runEngines([
+      seg,
+      eng('run', 'wasm + native BLAS'),
+      eng('trainer', 'webgpu: nvidia hopper (NVIDIA H200)'),
+      eng('explorer', 'wasm + native BLAS'),
+      explore({ engine: 'llama-cpp', syncs: 1, gpu: 'cuda', gpu_devices: ['NVIDIA H200'] }),
+    ]),
+    {
+      tensor: 'trainer: webgpu: nvidia hopper (NVIDIA H200) · explorer: wasm + native BLAS',
+      rollout: 'llama.cpp cuda: NVIDIA H200',
+    },
+  );
+  assert.equal(runEngines([explore({ engine: 'llama-cpp', gpu: false, gpu_devices: [] })])!.rollout, 'llama.cpp cpu');
+  assert.equal(
+    runEngines([explore({ engine: 'llama-cpp', syncs: 0 })])!.rollout,
+    'llama.cpp (its device is known after the first load)',
+  );
+  assert.equal(runEngines([explore({ workers: 4, jobs: 2 })])!.rollout, 'native (4 worker threads)');
+  assert.equal(
+    runEngines([
+      explore({
+        engine: 'auto',
+        batches: { native: 3, 'llama-cpp': 5 },
+        native: { workers: 2 },
+        llama_cpp: { engine: 'llama-cpp', gpu: 'vulkan', gpu_devices: ['AMD Radeon 780M'] },
+      }),
+    ])!.rollout,
+    'auto: native (2 worker threads) 3 batches, llama.cpp vulkan: AMD Radeon 780M 5',
+  );
+  assert.equal(
+    runEngines([explore({ engine: 'auto', batches: { native: 2, 'llama-cpp': 0 }, llama_cpp_unavailable: 'no GGUF' })])!
+      .rollout,
+    'auto: native (in process) 2 batches, llama.cpp (unavailable: no GGUF) 0',
+  );
+  // A resume opens a segment: what the run uses since then counts.
+  assert.deepEqual(
+    runEngines([seg, eng('run', 'cpu (plain JavaScript)'), explore(), seg, eng('run', 'wasm + native BLAS')]),
+    {
+      tensor: 'wasm + native BLAS',
+    },
+  );
+});
+
+test("runs/status carries the engines from the run's metrics.jsonl (what the dashboard is sent); runs/list does not read them", async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-engines-'));
+  const reg = await RunRegistry.open(ws);
+  const run = await reg.create({ name: 'gpu', config: {} });
+  const file = join(run.dir, 'metrics.jsonl');
+  mkdirSync(run.dir, { recursive: true });
+  const runs = new WorkspaceRuns(ws);
+  assert.equal((await runs.get(run.id))!.engines, undefined, 'no metrics yet');
+  line(file, { kind: 'segment', resumed: false });
+  line(file, { kind: 'engine', component: 'run', tensor: 'webgpu: google swiftshader (SwiftShader driver 5.0.0)' });
+  assert.deepEqual((await runs.get(run.id))!.engines, {
+    tensor: 'webgpu: google swiftshader (SwiftShader driver 5.0.0)',
+  });
+  line(file, {
+    kind: 'explore',
+    step: 0,
+    reward_mean: 0.5,
+    rollout: { engine: 'llama-cpp', gpu: 'metal', gpu_devices: ['Apple M3'] },
+  });
+  assert.deepEqual((await runs.get(run.id))!.engines, {
+    tensor: 'webgpu: google swiftshader (SwiftShader driver 5.0.0)',
+    rollout: 'llama.cpp metal: Apple M3',
+  });
+  assert.equal((await runs.list())[0]!.engines, undefined);
 });
 
 test('RunPoller: complete points once and in order, the newest held back until the run stops; status changes', async () => {

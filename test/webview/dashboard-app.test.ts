@@ -237,6 +237,35 @@ test('a failed run shows its reason; charts say "not recorded" instead of waitin
   await h.close();
 });
 
+test("the run's tensor and rollout engines from its status; a notification (which has none) keeps them; another run clears them", async () => {
+  const engines: Record<string, unknown> = {
+    r1: { tensor: 'webgpu: nvidia hopper (NVIDIA H200)', rollout: 'llama.cpp cuda: NVIDIA H200' },
+    r2: undefined,
+  };
+  const h = host<DashboardRequests>({
+    status: (p: { runId: string }) => ({ id: p.runId, status: 'running', step: 1, engines: engines[p.runId] }),
+    metrics: () => [],
+  });
+  const app = mountDashboard(h.root, h.ipc as never, { runId: 'r1' });
+  await app.firstPaint;
+  const box = h.document.querySelector('.engines') as HTMLElement;
+  assert.equal(box.hidden, false);
+  assert.equal(
+    h.document.querySelector('.engine-tensor')!.textContent,
+    'Tensor engine webgpu: nvidia hopper (NVIDIA H200)',
+  );
+  assert.equal(h.document.querySelector('.engine-rollout')!.textContent, 'Rollouts llama.cpp cuda: NVIDIA H200');
+  h.notify('status', { id: 'r1', status: 'running', step: 2 });
+  await until(() => h.document.querySelector('.status')!.textContent === 'running · step 2', 'status notification');
+  assert.match(box.textContent!, /NVIDIA H200/, 'kept');
+  // A run that has recorded no engine yet shows none, not the last run's.
+  h.notify('select', { runId: 'r2' });
+  await until(() => h.document.querySelector('h2')!.textContent === 'r2', 'r2 shown');
+  assert.equal(box.hidden, true);
+  assert.equal(box.textContent, '');
+  await h.close();
+});
+
 test('charts: a single point is placed inside the plot, legends with latest values, readable ticks, hover values, log ticks', async () => {
   const { formatTick, logTicks, nearestIndex } = await import('../../webview/dashboard/chart.js');
   const one = extent([{ key: 'a', xs: [40], ys: [0.5] }])!;

@@ -1,6 +1,6 @@
 // The training dashboard: live charts from `metrics` notifications, the state of each component,
 // the run's config, checkpoints with an Evaluate button, stop / resume.
-import type { ComponentState, MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
+import type { ComponentState, MetricsPoint, RunEngines, RunInfo } from '../../backend/core/protocol.js';
 import type { WebviewIpc } from '../shared/ipc.js';
 import { h } from '../shared/dom.js';
 import { LineChart } from './chart.js';
@@ -44,6 +44,8 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   const warnings = h(doc, 'div', { class: 'warnings', role: 'alert', hidden: true });
   const warned = new Set<string>();
   const components = h(doc, 'div', { class: 'components' });
+  // What the run computes on: its tensor engine and what samples its rollouts (status answers carry it).
+  const engines = h(doc, 'div', { class: 'engines', hidden: true });
   const grid = h(doc, 'div', { class: 'charts' });
   const charts = CHARTS.map((c) => {
     const canvas = h(doc, 'canvas', { 'aria-label': `${c.title} by step` }) as HTMLCanvasElement;
@@ -78,6 +80,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     header,
     reason,
     warnings,
+    engines,
     components,
     grid,
     h(doc, 'h3', { text: 'Checkpoints' }),
@@ -106,6 +109,27 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     );
   }
 
+  function renderEngines(e: RunEngines | undefined): void {
+    const parts: [string, string | undefined][] = [
+      ['Tensor engine', e?.tensor],
+      ['Rollouts', e?.rollout],
+    ];
+    engines.replaceChildren(
+      ...parts
+        .filter(([, v]) => v)
+        .map(([k, v]) =>
+          h(
+            doc,
+            'span',
+            { class: `engine engine-${k === 'Rollouts' ? 'rollout' : 'tensor'}` },
+            h(doc, 'b', { text: k }),
+            ` ${v}`,
+          ),
+        ),
+    );
+    engines.hidden = engines.childElementCount === 0;
+  }
+
   /** The shown run as last rendered; its step advances with live points (the registry lags). */
   let shown: RunInfo | undefined;
   function renderStatus(): void {
@@ -130,8 +154,9 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     reason.hidden = !why;
     reason.textContent = why ? `${r.status === 'failed' ? 'Failed' : 'Stopped'}: ${why}` : '';
     reason.className = `reason${r.status === 'failed' ? ' error' : ''}`;
-    // Status notifications carry no component states: keep the last ones read.
+    // Status notifications carry no component states nor engines: keep the last ones read.
     if (r.components) renderComponents(r.components);
+    if (r.engines) renderEngines(r.engines);
     // The host sends the config as YAML text (status answers only; notifications carry none).
     if (typeof r.config === 'string') config.textContent = r.config;
     // Newest first; evaluation results (and ones still running) survive the re-render.
@@ -237,6 +262,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
       warnings.replaceChildren();
       warnings.hidden = true;
       warned.clear();
+      renderEngines(undefined);
       // Live points that arrive while the history loads are kept (addPoint merges by step): the
       // subscription is already there, and the history fills in the steps before them.
       try {

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
-import { initEngine } from '../../model/engine.js';
+import { engineRecord, initEngine } from '../../model/engine.js';
 import { saveCheckpoint } from '../../model/checkpoint.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { PostgresStore } from '../../buffer/storage/postgres.js';
@@ -214,6 +214,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     mkdirSync(outDir, { recursive: true });
     // Kept with the run in the database: a trainer resuming on another machine writes the whole curve.
     const metrics = await RunMetricsLog.open(join(outDir, 'metrics.jsonl'), raw, o.runId, version, retry);
+    metrics.write(engineRecord('trainer'));
     const evalTasks = (await store.getState<Task[]>(o.runId, 'dist:eval')) ?? [];
     await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
     const reward = runReward(cfg);

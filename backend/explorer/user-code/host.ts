@@ -1,11 +1,13 @@
 // The explorer's side of a `workflow.file`: its code runs in a worker thread (user-code/worker.ts)
 // so that a `process.exit`, a synchronous loop or a throw costs the one call that met it, never the
-// run. Each call has a time limit (time spent waiting on the model or the run's reward, which the
-// explorer does, is not counted). A call past it fails; when the thread then does not answer a ping
-// within PING_MS it is blocked (a synchronous loop) and is terminated, failing the calls in it; a
-// thread that ended (process.exit, an uncaught error) fails its calls with that reason. The next call
-// starts a fresh thread, which loads the file again. Environments are synchronous by contract: their
-// calls wait on a shared flag (Atomics.wait) with the same limit.
+// run. Each call has a time limit, counted from when the thread takes it up (the worker says so: a
+// call queued behind a synchronous one is not charged for the wait), less the time spent waiting on
+// the model or the run's reward, which the explorer does. A call past it fails; when the thread
+// then does not answer a ping within PING_MS it is blocked (a synchronous loop) and is terminated,
+// failing the calls in it (those that did not end it run again alone); a thread that ended
+// (process.exit, an uncaught error) fails its calls with that reason. The next call starts a fresh
+// thread, which loads the file again. Environments are synchronous by contract: their calls wait on
+// a shared flag (Atomics.wait) with the same limit.
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { InputError } from '../../core/errors.js';
@@ -40,6 +42,8 @@ interface Pending {
   ctx?: WorkflowContext;
   /** Requests to the explorer in flight: the time limit is paused while there are any. */
   waiting: number;
+  /** The thread has taken the call up ('started'): its limit runs. */
+  started: boolean;
   remaining: number;
   armedAt: number;
   timer?: NodeJS.Timeout;
@@ -61,7 +65,7 @@ interface Live {
   /** Set once the thread is gone (or being stopped): the reason its calls failed. */
   ended?: string;
   pings: Map<number, () => void>;
-  /** A call of this thread passed its limit and its ping is out: calls timing out meanwhile wait behind it. */
+  /** The thread is being pinged (a call passed its limit, or it took up no call): calls timing out meanwhile wait. */
   checking?: boolean;
 }
 
@@ -265,10 +269,10 @@ export class UserCodeHost {
     if (l.ended) throw new Error(l.ended);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const p: Pending = { resolve, reject, ctx, waiting: 0, remaining: this.timeoutMs, armedAt: 0 };
+      const p: Pending = { resolve, reject, ctx, waiting: 0, started: false, remaining: this.timeoutMs, armedAt: 0 };
       l.pending.set(id, p);
       hold(l, 1);
-      this.arm(l, id, p);
+      this.queued(l, id, p);
       try {
         l.worker.postMessage({ type: 'call', id, ...msg, ...extra?.(l) } as ToWorker);
       } catch (e) {
@@ -300,10 +304,66 @@ export class UserCodeHost {
     p.timer = setTimeout(() => void this.expire(l, id), p.remaining);
   }
 
+  /**
+   * A call posted and not yet taken up: it has no limit of its own while a call of the thread runs
+   * (that call's limit stops a loop, and this one is then run again alone). The watch is for a
+   * thread that takes up nothing for a whole limit with no call running: something outside any call
+   * blocks it (a loop in a timer an earlier call left), and it is stopped if it does not answer.
+   */
+  private queued(l: Live, id: number, p: Pending): void {
+    p.timer = setTimeout(() => void this.unstarted(l, id), this.timeoutMs);
+  }
+
+  private async unstarted(l: Live, id: number): Promise<void> {
+    const p = l.pending.get(id);
+    if (!p || p.started) return;
+    if (l.checking || [...l.pending.values()].some((q) => q.started)) return this.queued(l, id, p);
+    l.checking = true;
+    const answered = await this.answers(l);
+    l.checking = false;
+    if (answered) {
+      // A pong comes after the call's 'started' (messages keep their order): it runs now.
+      if (l.pending.get(id) === p && !p.started) this.queued(l, id, p);
+      return;
+    }
+    this.end(
+      l,
+      `its thread was stopped: it took up no call for ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds) and stopped answering (a synchronous loop left running by an earlier call, e.g. in a timer?)`,
+      true,
+      true,
+    );
+  }
+
+  private started(l: Live, id: number): void {
+    const p = l.pending.get(id);
+    if (!p || p.started) return;
+    p.started = true;
+    clearTimeout(p.timer);
+    this.arm(l, id, p);
+  }
+
+  /** Whether the thread answers a ping within PING_MS (an ended thread counts as answering: its calls are failed already). */
+  private answers(l: Live): Promise<boolean> {
+    const n = this.nextPing++;
+    return new Promise<boolean>((resolve) => {
+      const t = setTimeout(() => {
+        l.pings.delete(n);
+        resolve(false);
+      }, PING_MS);
+      l.pings.set(n, () => {
+        clearTimeout(t);
+        resolve(true);
+      });
+      if (l.ended) return resolve(true);
+      l.worker.postMessage({ type: 'ping', n } satisfies ToWorker);
+    });
+  }
+
   private async expire(l: Live, id: number): Promise<void> {
-    // Another call of this thread is being checked: this one most likely waited behind it (a thread
-    // runs one call at a time), so it is a bystander until that check ends, with a fresh limit. If the
-    // thread is stopped, end() runs it again alone; if it answers, this call is checked in turn.
+    // The thread is being checked: this call most likely ran beside the call under check (calls
+    // interleave at their awaits) and was starved by its loop, so it is a bystander until that check
+    // ends, with a fresh limit. If the thread is stopped, end() runs it again alone; if it answers,
+    // this call is checked in turn. (A call queued behind a loop never gets here: its limit has not started.)
     if (l.checking) {
       const q = l.pending.get(id);
       if (q) {
@@ -316,19 +376,7 @@ export class UserCodeHost {
     if (!p) return;
     l.checking = true;
     const limit = `did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds)`;
-    const n = this.nextPing++;
-    const answered = await new Promise<boolean>((resolve) => {
-      const t = setTimeout(() => {
-        l.pings.delete(n);
-        resolve(false);
-      }, PING_MS);
-      l.pings.set(n, () => {
-        clearTimeout(t);
-        resolve(true);
-      });
-      if (l.ended) return resolve(true);
-      l.worker.postMessage({ type: 'ping', n } satisfies ToWorker);
-    });
+    const answered = await this.answers(l);
     l.checking = false;
     if (answered) return p.reject(new Error(limit));
     const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
@@ -343,6 +391,7 @@ export class UserCodeHost {
 
   private onMessage(l: Live, m: FromWorker): void {
     if (m.type === 'pong') l.pings.get(m.n)?.();
+    else if (m.type === 'started') this.started(l, m.id);
     else if (m.type === 'result') {
       const p = this.settle(l, m.id);
       if (!p) return;

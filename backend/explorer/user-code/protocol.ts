@@ -39,6 +39,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'loaded'; registered: { kind: CustomKind; name: string }[] }
+  /** The thread took up call `id`: its time limit runs from here (before, it waited behind other work of the thread). */
+  | { type: 'started'; id: number }
   | { type: 'load_error'; message: string; location: InputLocation }
   | { type: 'result'; id: number; ok: true; value: unknown }
   | { type: 'result'; id: number; ok: false; error: string }

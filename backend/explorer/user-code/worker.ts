@@ -89,6 +89,8 @@ function workflowContext(id: number, c: WireContext, signal: AbortSignal): unkno
 }
 
 async function call(m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
+  // Sent as the message is taken up: a call queued behind a synchronous one is not charged for the wait.
+  send({ type: 'started', id: m.id });
   const impls = await loaded!;
   const ctl = new AbortController();
   aborts.set(m.id, ctl);

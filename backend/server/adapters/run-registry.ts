@@ -6,6 +6,7 @@ import { RunRegistry, type RunRecord } from '../../buffer/runs.js';
 import type { RunInfo } from '../../core/protocol.js';
 import type { RunRegistryPort } from '../ports.js';
 import { describeRunModel } from '../../model/run-model.js';
+import { MetricsLog, runEngines } from '../../coordinator/monitor.js';
 
 export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
   const model = describeRunModel(r.config);
@@ -48,6 +49,9 @@ export class WorkspaceRuns implements RunRegistryPort {
 
   async get(runId: string): Promise<(RunInfo & { config?: unknown }) | null> {
     const r = await (await this.registry())?.get(runId);
-    return r ? runInfo(r) : null;
+    if (!r) return null;
+    // What the run computes on, as its processes recorded it (the dashboard shows it).
+    const engines = runEngines(new MetricsLog(join(r.dir, 'metrics.jsonl')).read());
+    return { ...runInfo(r), ...(engines ? { engines } : {}) };
   }
 }
