@@ -22,18 +22,6 @@ import { loadWorkspaceCode, trustedFromEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
 export type { RunOptions, RunSummary } from './run-types.js';
-// Older import sites (bench, tests) take these from run.js; they live in setup.ts.
-export {
-  expertExperience,
-  initialModel,
-  loadTasks,
-  makeTokenizer,
-  RUN_EXPERIENCE_PIPELINE,
-  samplerConfig,
-  stageBatchSize,
-  trainerOptions,
-  type TaskPools,
-} from './setup.js';
 
 /** A run ended by its signal: paused (`rft pause`, abort reason 'pause') or stopped. */
 function endedStatus(signal: AbortSignal): 'paused' | 'stopped' {

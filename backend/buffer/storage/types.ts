@@ -179,14 +179,6 @@ export interface PreferencePair {
   useCount: number;
 }
 
-export interface StoredTask {
-  runId: string;
-  task: Task;
-  leaseOwner: string | null;
-  leaseUntil: number | null;
-  done: boolean;
-}
-
 export interface ExperienceStore {
   /** 'sqlite' | 'postgres' */
   readonly kind: string;

@@ -39,7 +39,7 @@ import { ConflictError } from '../../buffer/storage/types.js';
 
 const log = logger('dist-explorer');
 
-export interface ExplorerOptions {
+export interface DistributedExplorerOptions {
   url: string;
   runId: string;
   /** Jobs leased at once (default 1: N explorers share each step's tasks_per_step jobs). */
@@ -108,7 +108,7 @@ export async function readDistributedConfig(get: () => Promise<unknown>, what: s
   return config;
 }
 
-export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerResult> {
+export async function distributedExplorer(o: DistributedExplorerOptions): Promise<ExplorerResult> {
   await initEngine();
   const t0 = Date.now();
   const leaseMs = o.leaseMs ?? 10_000;

@@ -35,7 +35,7 @@ import { TrainerWeights } from './weights-trainer.js';
 
 const log = logger('dist-trainer');
 
-export interface TrainerOptions {
+export interface DistributedTrainerOptions {
   url: string;
   runId: string;
   signal?: AbortSignal;
@@ -83,7 +83,7 @@ export interface TrainerResult {
   outDir: string;
 }
 
-export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResult> {
+export async function distributedTrainer(o: DistributedTrainerOptions): Promise<TrainerResult> {
   await initEngine();
   const t0 = Date.now();
   // Aborted by the caller, or by a lease renewal that finds the run taken over (fenced below).

@@ -1,6 +1,5 @@
 // Parameter handling shared by every unit: defaults filled in, snake_case accepted (configs written
 // for the reference framework), null meaning "not set", and unknown names rejected by name.
-export type ParamValue = number | string | boolean | null | undefined;
 
 export function toCamel(key: string): string {
   return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
