@@ -4,15 +4,9 @@
 // change, refusing (ConflictError) when the experience has changed since.
 import { randomUUID } from 'node:crypto';
 import type { Experience, ExperienceSource, Feedback } from '../core/types.js';
-import { InputError } from '../core/errors.js';
+import { ConflictError, InputError } from '../core/errors.js';
 import { sequenceProblem, type SequenceLimits } from '../core/sequence-check.js';
-import {
-  ConflictError,
-  type ExperienceStore,
-  type FeedbackAction,
-  type FeedbackLogEntry,
-  type FeedbackMutation,
-} from './storage/types.js';
+import type { ExperienceStore, FeedbackAction, FeedbackLogEntry, FeedbackMutation } from './storage/types.js';
 
 /** Text to token ids, e.g. `(t) => tokenizer.encode(t)`. */
 export type Tokenize = (text: string) => number[];

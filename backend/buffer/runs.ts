@@ -4,6 +4,7 @@
 // lock: file-lock.ts), so the coordinator, the trainer process, `rft serve` and the CLI writing at
 // once lose no record. A structurally bad record is reported by index and field and kept in the
 // file as it is; the valid ones around it are served.
+import { ConflictError, InputError } from '../core/errors.js';
 import { mkdir } from 'node:fs/promises';
 import { closeSync, constants, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -58,7 +59,7 @@ export interface NewRun {
   dbPath?: string;
 }
 
-export class RunNotFoundError extends Error {
+export class RunNotFoundError extends InputError {
   constructor(id: string, file: string) {
     super(`${file}: no run '${id}'`);
     this.name = 'RunNotFoundError';
@@ -268,7 +269,7 @@ export function livePid(dir: string, runId?: string): number | null {
   return c.state !== 'gone' && c.pid !== process.pid ? c.pid : null;
 }
 
-export class RunLiveError extends Error {
+export class RunLiveError extends ConflictError {
   override name = 'RunLiveError';
   constructor(
     readonly runId: string,

@@ -1,14 +1,14 @@
 // Small helpers both stores share: row decoding for the side tables and the guard of feedback mutations.
 import type { Experience, Feedback, Task } from '../../core/types.js';
 import { canonicalJson } from './codec.js';
-import {
-  ConflictError,
-  type CheckpointRecord,
-  type FeedbackAction,
-  type FeedbackLogEntry,
-  type FeedbackMutation,
-  type PairOrigin,
-  type PreferencePair,
+import { ConflictError } from '../../core/errors.js';
+import type {
+  CheckpointRecord,
+  FeedbackAction,
+  FeedbackLogEntry,
+  FeedbackMutation,
+  PairOrigin,
+  PreferencePair,
 } from './types.js';
 
 export function feedbackFromRow(r: Record<string, unknown>): FeedbackLogEntry {

@@ -24,7 +24,8 @@ import {
 import { inTransaction } from './pg-transaction.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
-import { ConflictError, type AppendOptions } from './types.js';
+import { ConflictError } from '../../core/errors.js';
+import type { AppendOptions } from './types.js';
 import type {
   AppendResult,
   Availability,

@@ -24,7 +24,8 @@ import {
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { parseExperience } from './validate.js';
-import { ConflictError, type AppendOptions } from './types.js';
+import { ConflictError } from '../../core/errors.js';
+import type { AppendOptions } from './types.js';
 import type {
   AppendResult,
   Availability,

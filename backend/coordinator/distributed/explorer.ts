@@ -35,7 +35,7 @@ import type { ClientTls, HttpWeightsSource } from './weights-http.js';
 import { openRecordedStore, type WeightsStoreSpec } from './weights-store.js';
 import { WeightsLoader } from './weights-load.js';
 import { brokenChain, runPartialJob } from './partial-jobs.js';
-import { ConflictError } from '../../buffer/storage/types.js';
+import { ConflictError } from '../../core/errors.js';
 
 const log = logger('dist-explorer');
 
