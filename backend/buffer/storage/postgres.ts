@@ -24,7 +24,7 @@ import {
 import { inTransaction } from './pg-transaction.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
-import { ConflictError } from '../../core/errors.js';
+import { ConflictError, InputError } from '../../core/errors.js';
 import type { AppendOptions } from './types.js';
 import type {
   AppendResult,
@@ -100,7 +100,7 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
   const u = new URL(url);
   const schema = u.searchParams.get('schema') ?? 'public';
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema))
-    throw new Error(`postgres url: schema '${schema}' must be a plain identifier`);
+    throw new InputError(`postgres url: schema '${schema}' must be a plain identifier`);
   u.searchParams.delete('schema');
   const display = new URL(u.toString());
   if (display.password) display.password = '***';
