@@ -24,7 +24,7 @@ import {
 import { inTransaction } from './pg-transaction.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
-import { ConflictError, InputError } from '../../core/errors.js';
+import { ConflictError, InfrastructureError, InputError } from '../../core/errors.js';
 import type { AppendOptions } from './types.js';
 import type {
   AppendResult,
@@ -164,7 +164,7 @@ export class PostgresStore implements ExperienceStore {
       );
       const cur = Number((await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM schema_version')).rows[0].v);
       if (cur > POSTGRES_MIGRATIONS.length)
-        throw new Error(
+        throw new InfrastructureError(
           `${this.location}: buffer schema version ${cur} is newer than this program (${POSTGRES_MIGRATIONS.length})`,
         );
       for (let v = cur + 1; v <= POSTGRES_MIGRATIONS.length; v++) {

@@ -24,7 +24,7 @@ import {
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { parseExperience } from './validate.js';
-import { ConflictError } from '../../core/errors.js';
+import { ConflictError, InfrastructureError } from '../../core/errors.js';
 import type { AppendOptions } from './types.js';
 import type {
   AppendResult,
@@ -79,7 +79,7 @@ export class SqliteStore implements ExperienceStore {
         const cur =
           (this.db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
         if (cur > SQLITE_MIGRATIONS.length)
-          throw new Error(
+          throw new InfrastructureError(
             `${this.location}: buffer schema version ${cur} is newer than this program (${SQLITE_MIGRATIONS.length})`,
           );
         for (let v = cur + 1; v <= SQLITE_MIGRATIONS.length; v++) {
