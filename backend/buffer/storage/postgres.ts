@@ -309,7 +309,7 @@ export class PostgresStore implements ExperienceStore {
 
   async setPriority(ids: string[], priority: number): Promise<void> {
     if (!(priority > 0) || !Number.isFinite(priority))
-      throw new Error(`priority must be a positive number, got ${priority}`);
+      throw new InputError(`priority must be a positive number, got ${priority}`);
     await this.pool.query('UPDATE experiences SET priority = $1 WHERE id = ANY($2::text[])', [priority, ids]);
   }
 

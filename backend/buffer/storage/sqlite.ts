@@ -24,7 +24,7 @@ import {
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { parseExperience } from './validate.js';
-import { ConflictError, InfrastructureError } from '../../core/errors.js';
+import { ConflictError, InfrastructureError, InputError } from '../../core/errors.js';
 import type { AppendOptions } from './types.js';
 import type {
   AppendResult,
@@ -209,7 +209,7 @@ export class SqliteStore implements ExperienceStore {
 
   async setPriority(ids: string[], priority: number): Promise<void> {
     if (!(priority > 0) || !Number.isFinite(priority))
-      throw new Error(`priority must be a positive number, got ${priority}`);
+      throw new InputError(`priority must be a positive number, got ${priority}`);
     this.q('UPDATE experiences SET priority = ? WHERE id IN (SELECT value FROM json_each(?))').run(
       priority,
       JSON.stringify(ids),
