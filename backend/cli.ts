@@ -1,5 +1,5 @@
 // Entry point of the `rft` CLI (and of `rft serve`, the backend the extension launches).
-import { commands, parseFor } from './cli/command.js';
+import { commands, errorReport, parseFor } from './cli/command.js';
 import './cli/commands/index.js';
 
 function help(): string {
@@ -40,8 +40,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    console.error(`rft: ${err instanceof Error ? err.message : String(err)}`);
-    if (process.env.RFT_DEBUG && err instanceof Error) console.error(err.stack);
+    console.error(errorReport(err, !!process.env.RFT_DEBUG));
     process.exitCode = 1;
   },
 );

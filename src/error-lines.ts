@@ -25,7 +25,7 @@ export function oneLineReason(message: string): string {
   } else if (head.endsWith(':') && lines.length > 1) {
     head = `${head.slice(0, -1)}: ${lines[1]}`;
   }
-  head = head.replace(/^(Error|InputError|TypeError):\s*/, '');
+  head = head.replace(/^(Error|InputError|ConflictError|InfrastructureError|TypeError):\s*/, '');
   if (more > 0) head += ` (and ${more} more)`;
   return head.length > MAX ? `${head.slice(0, MAX - 1)}…` : head;
 }

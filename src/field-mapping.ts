@@ -36,11 +36,6 @@ const FORMAT_KEY: Record<MappingTarget, keyof FileFormat> = {
   id: 'id_key',
 };
 
-/** The `format:` key of a target (`answer` -> `response_key`). */
-export function formatKeyOf(target: MappingTarget): keyof FileFormat {
-  return FORMAT_KEY[target];
-}
-
 type Rec = Record<string, unknown>;
 
 interface Stats {

@@ -4,15 +4,9 @@
 // change, refusing (ConflictError) when the experience has changed since.
 import { randomUUID } from 'node:crypto';
 import type { Experience, ExperienceSource, Feedback } from '../core/types.js';
-import { InputError } from '../core/errors.js';
+import { ConflictError, InputError } from '../core/errors.js';
 import { sequenceProblem, type SequenceLimits } from '../core/sequence-check.js';
-import {
-  ConflictError,
-  type ExperienceStore,
-  type FeedbackAction,
-  type FeedbackLogEntry,
-  type FeedbackMutation,
-} from './storage/types.js';
+import type { ExperienceStore, FeedbackAction, FeedbackLogEntry, FeedbackMutation } from './storage/types.js';
 
 /** Text to token ids, e.g. `(t) => tokenizer.encode(t)`. */
 export type Tokenize = (text: string) => number[];
@@ -79,7 +73,7 @@ export class FeedbackService {
   ) {}
 
   async rate(id: string, rating: number, who: string, note?: string): Promise<number> {
-    if (!Number.isFinite(rating)) throw new Error(`rating must be a finite number, got ${rating}`);
+    if (!Number.isFinite(rating)) throw new InputError(`rating must be a finite number, got ${rating}`);
     return this.changeState(id, who, 'rate', (fb) => ({ ...fb, rating, ...(note !== undefined ? { note } : {}) }));
   }
 
@@ -101,7 +95,7 @@ export class FeedbackService {
   /** A new expert experience from a usual one; the original stays as it is. */
   async promote(id: string, who: string, opts: PromoteOptions = {}): Promise<{ logId: number; expert: Experience }> {
     const orig = await this.mustGetFinished(id, 'promote');
-    if (orig.source !== 'usual') throw new Error(`experience '${id}' is already an expert experience`);
+    if (orig.source !== 'usual') throw new ConflictError(`experience '${id}' is already an expert experience`);
     const at = this.now();
     const base = {
       id: `${orig.id}~expert~${randomUUID().slice(0, 8)}`,
@@ -133,7 +127,9 @@ export class FeedbackService {
       mustFit(expert, opts.limits, 'the edited response');
     } else {
       if (orig.status !== 'ok')
-        throw new Error(`experience '${id}' has status ${orig.status}: promote it with an edited response instead`);
+        throw new InputError(
+          `experience '${id}' has status ${orig.status}: promote it with an edited response instead`,
+        );
       expert = {
         ...base,
         responseTokens: orig.responseTokens,
@@ -219,7 +215,7 @@ export class FeedbackService {
   /** Reverts exactly the change logged as `logId` (an undo can itself be undone). */
   async undo(logId: number, who: string): Promise<number> {
     const entry = await this.store.feedbackEntry(logId);
-    if (!entry) throw new Error(`no feedback log entry ${logId}`);
+    if (!entry) throw new InputError(`no feedback log entry ${logId}`);
     if (entry.undoneBy !== null) throw new ConflictError(`feedback ${logId} was already undone by ${entry.undoneBy}`);
     const before = entry.before as Snapshot;
     const after = entry.after as Snapshot;
@@ -294,7 +290,7 @@ export class FeedbackService {
 
   private async mustGet(id: string): Promise<Experience> {
     const e = await this.store.get(id);
-    if (!e) throw new Error(`no experience '${id}'`);
+    if (!e) throw new InputError(`no experience '${id}'`);
     return e;
   }
 }

@@ -2,6 +2,7 @@
 // such as `.rft/runs.json`. The lock is SQLite's own EXCLUSIVE lock on a lock file (an OS file
 // lock), so a holder killed with -9 releases it at once: no stale lock files, no pid guessing.
 // Waiting never blocks the event loop: a busy lock is retried on a timer.
+import { ConflictError, InfrastructureError } from '../core/errors.js';
 import Database from 'better-sqlite3';
 
 /** In-process queue per lock file: a second connection of this process must not spin against the first. */
@@ -34,9 +35,9 @@ async function holdOsLock<T>(lockFile: string, fn: () => Promise<T> | T, timeout
         break;
       } catch (e) {
         if ((e as { code?: string }).code !== 'SQLITE_BUSY')
-          throw new Error(`${lockFile}: cannot take the lock: ${(e as Error).message}`);
+          throw new InfrastructureError(`${lockFile}: cannot take the lock: ${(e as Error).message}`);
         if (Date.now() > end)
-          throw new Error(`${lockFile}: still locked by another process after ${timeoutMs / 1000} s`);
+          throw new ConflictError(`${lockFile}: still locked by another process after ${timeoutMs / 1000} s`);
         await new Promise((r) => setTimeout(r, wait + Math.random() * wait));
       }
     }

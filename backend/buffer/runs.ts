@@ -4,6 +4,7 @@
 // lock: file-lock.ts), so the coordinator, the trainer process, `rft serve` and the CLI writing at
 // once lose no record. A structurally bad record is reported by index and field and kept in the
 // file as it is; the valid ones around it are served.
+import { ConflictError, InfrastructureError, InputError } from '../core/errors.js';
 import { mkdir } from 'node:fs/promises';
 import { closeSync, constants, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -58,7 +59,7 @@ export interface NewRun {
   dbPath?: string;
 }
 
-export class RunNotFoundError extends Error {
+export class RunNotFoundError extends InputError {
   constructor(id: string, file: string) {
     super(`${file}: no run '${id}'`);
     this.name = 'RunNotFoundError';
@@ -133,11 +134,11 @@ export class RunRegistry {
       await this.db.read();
     } catch (e) {
       // A corrupt file is never overwritten: the user fixes or moves it.
-      throw new Error(`${this.file}: cannot read the run registry: ${(e as Error).message}`);
+      throw new InfrastructureError(`${this.file}: cannot read the run registry: ${(e as Error).message}`);
     }
     const d = this.db.data as Partial<RunsFile> | null;
     if (!d || typeof d !== 'object' || !Array.isArray(d.runs))
-      throw new Error(`${this.file}: field 'runs': expected an array of runs`);
+      throw new InputError(`${this.file}: field 'runs': expected an array of runs`);
     this.problems = d.runs.flatMap((r, i) => recordProblem(r, i) ?? []);
     for (const p of this.problems) {
       if (this.reported.has(p)) continue;
@@ -184,9 +185,10 @@ export class RunRegistry {
       const t = this.now();
       let id = n.id ?? `${slug(n.name)}-${stamp(t)}`;
       const taken = (x: string) => data.runs.some((r) => (r as Partial<RunRecord> | null)?.id === x);
-      if (n.id !== undefined && taken(id)) throw new Error(`${this.file}: a run '${id}' already exists`);
+      if (n.id !== undefined && taken(id)) throw new ConflictError(`${this.file}: a run '${id}' already exists`);
       for (let k = 2; taken(id); k++) id = `${slug(n.name)}-${stamp(t)}-${k}`;
-      if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new Error(`run id '${id}': use letters, digits, '.', '_' and '-' only`);
+      if (!/^[A-Za-z0-9._-]+$/.test(id))
+        throw new InputError(`run id '${id}': use letters, digits, '.', '_' and '-' only`);
       const dir = join(this.workspace, '.rft', 'runs', id);
       const run: RunRecord = {
         id,
@@ -268,7 +270,7 @@ export function livePid(dir: string, runId?: string): number | null {
   return c.state !== 'gone' && c.pid !== process.pid ? c.pid : null;
 }
 
-export class RunLiveError extends Error {
+export class RunLiveError extends ConflictError {
   override name = 'RunLiveError';
   constructor(
     readonly runId: string,

@@ -1,4 +1,5 @@
 // The `rft` command line: each subcommand is one file under backend/cli/commands that calls `command(...)`.
+import { errorKind, InputError } from '../core/errors.js';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { closest } from '../core/closest.js';
@@ -57,7 +58,7 @@ export function parseArgs(
       const key = eq >= 0 ? a.slice(2, eq) : a.slice(2);
       // An unknown flag is named before anything else (it might otherwise swallow the next word as its value).
       if (known && !known.has(key))
-        throw new Error(
+        throw new InputError(
           `rft ${strict.command}: unknown flag --${key}${suggest(key, [...known])} (flags: ${[...known].map((k) => `--${k}`).join(' ') || 'none'})`,
         );
       let val: string | boolean;
@@ -66,14 +67,14 @@ export function parseArgs(
         const next = argv[i + 1];
         if (booleanFlags.includes(key) || (!strict && (next === undefined || next.startsWith('--')))) val = true;
         else if (next === undefined || next.startsWith('--'))
-          throw new Error(`rft ${strict!.command}: --${key} needs a value`);
+          throw new InputError(`rft ${strict!.command}: --${key} needs a value`);
         else {
           val = next;
           i++;
         }
       }
       if (strict && booleanFlags.includes(key) && typeof val === 'string')
-        throw new Error(`rft ${strict.command}: --${key} takes no value`);
+        throw new InputError(`rft ${strict.command}: --${key} takes no value`);
       out.flags[key] = val;
       (out.all[key] ??= []).push(String(val));
     } else out.positional.push(a);
@@ -92,10 +93,10 @@ const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 export function flagNumber(args: ParsedArgs, name: string, dflt: number): number {
   const raw = args.flags[name];
   if (raw === undefined) return dflt;
-  if (typeof raw !== 'string') throw new Error(`--${name} expects a number, got no value`);
+  if (typeof raw !== 'string') throw new InputError(`--${name} expects a number, got no value`);
   const v = raw.trim();
   const n = Number(v);
-  if (!NUMBER.test(v) || !Number.isFinite(n)) throw new Error(`--${name} expects a number, got '${raw}'`);
+  if (!NUMBER.test(v) || !Number.isFinite(n)) throw new InputError(`--${name} expects a number, got '${raw}'`);
   return n;
 }
 
@@ -114,6 +115,20 @@ export function existingWorkspace(args: ParsedArgs): string {
   } catch {
     // missing
   }
-  if (!isDir) throw new Error(`--workspace ${given}: no such folder (${ws})`);
+  if (!isDir) throw new InputError(`--workspace ${given}: no such folder (${ws})`);
   return ws;
+}
+
+/**
+ * What `rft` prints for the error a command ended with. An error of a kind (input, conflict,
+ * infrastructure: core/errors.ts) is for the user and is its message alone; a bare Error is a bug,
+ * so the line of code that threw it follows. `debug` (RFT_DEBUG): the whole stack, always.
+ */
+export function errorReport(err: unknown, debug = false): string {
+  if (!(err instanceof Error)) return `rft: ${String(err)}`;
+  const head = `rft: ${err.message}`;
+  if (debug) return `${head}\n${err.stack ?? ''}`;
+  if (errorKind(err) !== undefined) return head;
+  const at = (err.stack ?? '').split('\n').find((l) => /^\s+at /.test(l));
+  return at ? `${head}\n${at.trim()} (an internal error: RFT_DEBUG=1 prints the whole stack)` : head;
 }

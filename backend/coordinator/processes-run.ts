@@ -2,6 +2,7 @@
 // per stage the coordinator starts a trainer process and, for stages that explore, an explorer
 // process; they share the run's SQLite buffer (WAL) and move weights as versioned checkpoints
 // recorded in it. Between stages and at the end the coordinator evaluates the newest checkpoint.
+import { InputError } from '../core/errors.js';
 import { join } from 'node:path';
 import type { RunConfig } from '../core/config.js';
 import { logger } from '../core/log.js';
@@ -49,7 +50,7 @@ export interface ProcessRunContext {
 export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary> {
   const { cfg, runId, runDir, metrics, registry } = c;
   const bad = checkSyncConfig(cfg);
-  if (bad) throw new Error(bad);
+  if (bad) throw new InputError(bad);
   const pools = loadTasks(cfg);
   const storeUrl = cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage;
   const store = await openStore(storeUrl);

@@ -1,6 +1,7 @@
 // Child processes of a run (synchronizer `checkpoint`): the coordinator starts `rft explorer-worker`
 // and `rft trainer-worker`, keeps the tail of their logs (also written to <run>/logs/<name>.log),
 // reports a process that died with its last log lines, and restarts it up to `restart` times.
+import { InfrastructureError } from '../core/errors.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ const log = logger('processes');
 /** The command that runs the `rft` CLI this process runs from (TypeScript source through tsx, or the bundle). */
 export const cliCommand = cliNodeArgs;
 
-export class ProcessDiedError extends Error {
+export class ProcessDiedError extends InfrastructureError {
   constructor(
     readonly component: string,
     readonly code: number | null,

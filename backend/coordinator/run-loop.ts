@@ -6,6 +6,7 @@
 // process; processes-run.ts with trainer-process.ts and explorer-process.ts: child processes;
 // distributed/trainer.ts with distributed/explorer.ts: PostgreSQL) is a RunStrategy plus a
 // StageTransport: it decides only where each part runs and how experiences and weights travel.
+import { InputError } from '../core/errors.js';
 import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
@@ -168,7 +169,7 @@ export function checkStageFits(
 ): void {
   const seqLen = Math.min(model.config.maxSeqLen, explores ? cfg.explorer.sampling.max_new_tokens + 1 : 2);
   const plan = trainer.plan(batch, seqLen);
-  if (plan.refusal) throw new Error(`trainer.batch_size ${batch}: ${plan.refusal}`);
+  if (plan.refusal) throw new InputError(`trainer.batch_size ${batch}: ${plan.refusal}`);
   const explicit = cfg.trainer.micro_batch_size;
   if (explicit === undefined) log.info(`trainer: at ${seqLen} tokens a row, ${describePlan(model.config, plan)}`);
   else if ((explicit || batch) > plan.micro)

@@ -1,4 +1,4 @@
-// Shapes of a run's options and summary, shared by runJob and the process models (no imports: no cycles).
+// Shapes of a run's options and summary, shared by runJob and the placements (type-only imports: no cycles).
 import type { RunConfig } from '../core/config.js';
 import type { RunWarning } from '../core/protocol.js';
 export interface RunOptions {

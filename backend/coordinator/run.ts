@@ -4,6 +4,7 @@
 // as their own processes) or explore-bench.ts (modes explore, bench). Each builds its parts from the
 // config through setup.ts, and the ones that train run the one run loop (run-loop.ts); none of them
 // imports this file.
+import { InputError } from '../core/errors.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
@@ -22,18 +23,6 @@ import { loadWorkspaceCode, trustedFromEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
 export type { RunOptions, RunSummary } from './run-types.js';
-// Older import sites (bench, tests) take these from run.js; they live in setup.ts.
-export {
-  expertExperience,
-  initialModel,
-  loadTasks,
-  makeTokenizer,
-  RUN_EXPERIENCE_PIPELINE,
-  samplerConfig,
-  stageBatchSize,
-  trainerOptions,
-  type TaskPools,
-} from './setup.js';
 
 /** A run ended by its signal: paused (`rft pause`, abort reason 'pause') or stopped. */
 function endedStatus(signal: AbortSignal): 'paused' | 'stopped' {
@@ -49,12 +38,12 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   let resumeFrom: { dir: string; meta: CheckpointMeta } | undefined;
   if (opts.resume) {
     record = await registry.get(opts.resume);
-    if (!record) throw new Error(`no run '${opts.resume}' in ${registry.file}`);
+    if (!record) throw new InputError(`no run '${opts.resume}' in ${registry.file}`);
     // A run still running elsewhere is not taken over (its pid file, its status): refused with its pid.
     assertNotLive(record.dir, record.id);
     const parsed = validateRunConfig(record.config);
     if (!parsed.config)
-      throw new Error(
+      throw new InputError(
         `run '${opts.resume}': stored config is invalid: ${parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
       );
     opts = { ...opts, config: parsed.config };

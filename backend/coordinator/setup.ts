@@ -563,26 +563,26 @@ export async function stageBatchSize(
   if (s.type === 'pairs') {
     const batch = configured ?? DEFAULT_TRAIN_BATCH;
     if (batch % 2 !== 0)
-      throw new Error(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${batch}`);
+      throw new InputError(`a DPO stage trains on (chosen, rejected) pairs: its batch_size must be even, got ${batch}`);
     return batch;
   }
   if (explores) {
     const ratio = s.type === 'mixed' ? (s.expertRatio ?? 0) : 0;
     if (configured !== undefined && usualRows(configured, ratio) < perExplore)
-      throw new Error(
+      throw new InputError(
         `${field} ${configured}: its rollout share ${usualRows(configured, ratio)} is less than one explore step (${perExplore} rollouts); give ${leastBatch(perExplore, ratio)} or more`,
       );
     if (!(ratio > 0)) return configured ?? perExplore;
     // The expert share of a batch cannot be more expert rows than there are (the sampler would wait forever).
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
     if (experts === 0)
-      throw new Error(
+      throw new InputError(
         `the algorithm samples ${Math.round(ratio * 100)}% expert rows, and the buffer has no expert experiences (experts: in the config, or promote some)`,
       );
     if (configured === undefined) return Math.min(Math.round(perExplore / (1 - ratio)), Math.floor(experts / ratio));
     const share = expertShare(configured, ratio);
     if (share > experts)
-      throw new Error(
+      throw new InputError(
         `${field} ${configured}: its expert share (expert_ratio ${ratio}) is ${share} rows a step, and the buffer has ${experts} expert experience(s); give a smaller ${field}, more experts, or a lower expert_ratio`,
       );
     return configured;
@@ -591,7 +591,7 @@ export async function stageBatchSize(
   if (s.type === 'expert') {
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
     if (experts === 0)
-      throw new Error(
+      throw new InputError(
         'a train-only SFT stage needs expert experiences in the buffer (experts: in the config, or promote some)',
       );
     return Math.min(batch, experts);

@@ -26,11 +26,6 @@ export function requiredVersion(target: number, p: SyncPlan): number {
   return Math.max(p.stageStartVersion, published);
 }
 
-/** Whether a trainer that has finished `step` steps publishes the weights now. */
-export function publishesAt(step: number, interval: number): boolean {
-  return step % interval === 0;
-}
-
 /**
  * The staleness the trainer's sampler allows: buffer.max_staleness, but outside async never more than
  * the schedule makes (sync_offset + sync_interval - 1). A sync step then trains on rows of its own

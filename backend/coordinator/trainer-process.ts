@@ -1,6 +1,7 @@
 // `rft trainer-worker RUN_DIR`: the trainer of a run as its own process. Starts from the newest
 // checkpoint in the buffer (its step is the resume point), trains the stage with the run loop's
 // step loop (run-loop.ts trainStage), publishes checkpoints.
+import { InfrastructureError } from '../core/errors.js';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger } from '../core/log.js';
@@ -27,7 +28,7 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
   const unlock = await acquireComponentLock(ctx.runDir, 'trainer');
   try {
     const latest = await db.latestCheckpoint(runId);
-    if (!latest) throw new Error(`run ${runId}: no checkpoint in ${db.location} to start from`);
+    if (!latest) throw new InfrastructureError(`run ${runId}: no checkpoint in ${db.location} to start from`);
     const external = frozenOutsideHeap(cfg.model.lora); // LoRA: the frozen base outside the wasm heap
     const { model, meta } = loadCheckpoint(latest.path, { external });
     const metaStage = typeof meta.stage_index === 'number' ? meta.stage_index : 0;

@@ -1,5 +1,6 @@
 // What an explorer or trainer process of a run needs, rebuilt from the run folder alone: the config
 // the coordinator wrote (config.yaml), the run's tokenizer, the task pools (setup.ts), the buffer, metrics.
+import { ConflictError, InputError } from '../core/errors.js';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { checkPidFile, pidFileText, readPidFile } from '../core/pid-file.js';
 import { dirname, join, resolve } from 'node:path';
@@ -41,7 +42,8 @@ export function workerArgv(kind: 'explorer-worker' | 'trainer-worker', a: Worker
 export function readRunConfig(runDir: string): RunConfig {
   const file = join(runDir, 'config.yaml');
   const { config, issues } = validateRunConfig(parseYaml(readFileSync(file, 'utf8')));
-  if (!config) throw new Error(`${file}: invalid config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  if (!config)
+    throw new InputError(`${file}: invalid config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
   return config;
 }
 
@@ -50,7 +52,7 @@ export async function openWorkerContext(a: WorkerArgs): Promise<WorkerContext> {
   const cfg = readRunConfig(runDir);
   const stages = stagesOf(cfg);
   if (!(a.stage >= 0 && a.stage < stages.length))
-    throw new Error(`--stage ${a.stage}: the config has ${stages.length} stage(s)`);
+    throw new InputError(`--stage ${a.stage}: the config has ${stages.length} stage(s)`);
   // workflow.file: the run passes its trust in the environment (processes-run.ts).
   await loadWorkspaceCode(cfg);
   const db = await openStore(a.store);
@@ -105,7 +107,7 @@ export async function acquireComponentLock(runDir: string, component: string, wa
     const c = checkPidFile(file, component);
     if (c.state === 'gone' || c.pid === process.pid) break;
     if (Date.now() > deadline)
-      throw new Error(
+      throw new ConflictError(
         `${file}: another ${component} (pid ${c.pid}) is still running for this run${c.state === 'unverified' ? ` (${c.why})` : ''}`,
       );
     await new Promise((r) => setTimeout(r, 200));

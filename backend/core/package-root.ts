@@ -3,6 +3,7 @@
 // and an installed .vsix (extension/dist/...): walk up from this module to the folder whose
 // package.json is ours. Every module that needs a package file asks here, so moving a file or
 // bundling it never changes what a relative `../../..` points at.
+import { InfrastructureError } from './errors.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +35,7 @@ export function findPackageRoot(start: string, name = PACKAGE_NAME): string | un
 export function packageRoot(): string {
   if (root) return root;
   const found = process.env.RFT_PACKAGE_ROOT ?? findPackageRoot(dirname(here));
-  if (!found) throw new Error(`cannot find RFT Studio's package.json above ${here}`);
+  if (!found) throw new InfrastructureError(`cannot find RFT Studio's package.json above ${here}`);
   return (root = found);
 }
 

@@ -23,7 +23,7 @@ import { failedRollouts } from './user-code/failed-rollouts.js';
 import { UserCodeHost } from './user-code/host.js';
 import { CUSTOM_EXTENSIONS, type CustomKind } from './user-code/load.js';
 
-export { fileLine, type CustomApi, type CustomKind } from './user-code/load.js';
+export type { CustomKind } from './user-code/load.js';
 
 export interface LoadedFile {
   file: string;
@@ -228,9 +228,4 @@ export async function loadCustomDir(
     }
   }
   return { loaded, errors };
-}
-
-/** Where a custom name came from (for error messages and the UI), if it is custom. */
-export function customSource(kind: CustomKind, name: string): string | undefined {
-  return current[kind].get(name)?.file;
 }

@@ -7,6 +7,7 @@
 // truncation llama.cpp's number is renormalised over the kept tokens, so the log-probs are recomputed
 // by this project's forward pass on the same version's weights (the trainer's model), and each
 // generation says which (`logprobsSource`).
+import { InputError } from '../core/errors.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,7 +54,7 @@ export function sharedLlama(gpu: LlamaGpu = 'auto'): Promise<Llama> {
       const { devices } = await llamaDevice(llama);
       if (llama.gpu && devices.length > 0 && devices.every((d) => EMULATED_GPU.test(d))) {
         const why = `${llama.gpu}: ${devices.join(', ')} emulates a GPU on the CPU, which llama.cpp does not support`;
-        if (gpu !== 'auto') throw new Error(`explorer.llama_cpp_gpu: ${gpu}: ${why}; use auto or off`);
+        if (gpu !== 'auto') throw new InputError(`explorer.llama_cpp_gpu: ${gpu}: ${why}; use auto or off`);
         log.info(`llama.cpp: ${why}; sampling with its CPU build`);
         return sharedLlama('off');
       }
@@ -171,7 +172,7 @@ export class LlamaCppRolloutModel implements RolloutModel {
     if (this.closed) throw new Error('llama.cpp rollout model is closed');
     if (!this.loaded || !this.native) throw new Error('llama.cpp rollout model: setWeights() before generate()');
     if (opts.prefix)
-      throw new Error('explorer.engine llama-cpp: vision prefixes are not supported (use engine native)');
+      throw new InputError('explorer.engine llama-cpp: vision prefixes are not supported (use engine native)');
     if (prompts.length === 0) return [];
     const t0 = performance.now();
     const longest = Math.max(...prompts.map((p) => p.length));

@@ -7,6 +7,7 @@
 // sample has none (empty list): fine to explore and score, not to train on off-policy.
 // A failed request (network, timeout, HTTP error, malformed reply) is retried, then returned as
 // an infra failure for that sample: never an empty answer scored 0.
+import { InfrastructureError } from '../core/errors.js';
 import type { ChatMessage } from '../core/types.js';
 import type { GenerateOptions } from '../model/generate.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
@@ -167,15 +168,15 @@ export class OpenAIRolloutModel implements RolloutModel {
         // Client errors other than rate limits will not go away on retry.
         throw res.status >= 400 && res.status < 500 && res.status !== 429 && res.status !== 408
           ? new PermanentError(msg)
-          : new Error(msg);
+          : new InfrastructureError(msg);
       }
       try {
         return JSON.parse(text) as ChatCompletion;
       } catch {
-        throw new Error(`reply is not JSON: ${text.slice(0, 100)}`);
+        throw new InfrastructureError(`reply is not JSON: ${text.slice(0, 100)}`);
       }
     } catch (e) {
-      if (ctl.signal.aborted) throw new Error(`no reply within ${timeout} ms`);
+      if (ctl.signal.aborted) throw new InfrastructureError(`no reply within ${timeout} ms`);
       throw e;
     } finally {
       clearTimeout(timer);
@@ -185,7 +186,7 @@ export class OpenAIRolloutModel implements RolloutModel {
   private toGeneration(r: ChatCompletion): RolloutGeneration {
     const c = r.choices?.[0];
     const content = c?.message?.content;
-    if (!c || typeof content !== 'string') throw new Error('reply has no choices[0].message.content');
+    if (!c || typeof content !== 'string') throw new InfrastructureError('reply has no choices[0].message.content');
     const stopped = c.finish_reason === 'stop';
     const tokens = this.tokenizer.encode(content);
     let logprobs: number[] = [];
@@ -206,7 +207,7 @@ export class OpenAIRolloutModel implements RolloutModel {
   }
 }
 
-class PermanentError extends Error {}
+class PermanentError extends InfrastructureError {}
 
 /**
  * The body as text, refused (PermanentError: asking again gets the same) once it passes `max` bytes,

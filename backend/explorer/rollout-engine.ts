@@ -3,6 +3,7 @@
 // decode (in the run's own process, or on `explorer.workers` threads); `llama-cpp` is llama.cpp on a
 // GGUF export of each version (llama-cpp-model.ts); `auto` picks one of the two per batch, measured
 // (auto-engine.ts).
+import { InputError } from '../core/errors.js';
 import { countParams, type ModelConfig } from '../model/config.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import type { Transformer } from '../model/transformer.js';
@@ -40,7 +41,7 @@ export interface RolloutEngineOptions {
 export function makeRolloutEngine(o: RolloutEngineOptions): SyncedRolloutModel | undefined {
   if (o.engine === 'llama-cpp') {
     if (o.config.vision)
-      throw new Error('explorer.engine: llama-cpp cannot sample a vision model (no GGUF form); use native');
+      throw new InputError('explorer.engine: llama-cpp cannot sample a vision model (no GGUF form); use native');
     return new LlamaCppRolloutModel({
       tokenizer: o.tokenizer,
       maxSeqLen: o.config.maxSeqLen,

@@ -3,6 +3,7 @@
 // `webgpu` (Dawn, backend/model/webgpu.ts) is taken when forced: RFT_BACKEND=webgpu, the `backend`
 // option, or the extension's rftStudio.engine setting (which sets RFT_BACKEND for the backend it starts).
 // The choice and the reason are logged once.
+import { InfrastructureError, InputError } from '../core/errors.js';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 
@@ -43,7 +44,7 @@ function loadCoreExtras(): void {
   const file = join(ROOT, 'vendor', `tfjs-core-extras-${tf.version_core}.cjs`);
   if (!existsSync(file)) {
     const script = join(ROOT, 'scripts', 'vendor-tfjs.mjs');
-    if (!existsSync(script)) throw new Error(`missing ${file}: reinstall RFT Studio`);
+    if (!existsSync(script)) throw new InfrastructureError(`missing ${file}: reinstall RFT Studio`);
     execFileSync(process.execPath, [script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   }
   require(file);
@@ -117,7 +118,7 @@ function parseForced(v: string | undefined): BackendName | undefined {
   // `auto` (the extension setting's default) is the ordered search below.
   if (v.toLowerCase() === 'auto') return undefined;
   const b = alias[v.toLowerCase()];
-  if (!b) throw new Error(`RFT_BACKEND='${v}' is not one of ${Object.keys(alias).join(', ')}`);
+  if (!b) throw new InputError(`RFT_BACKEND='${v}' is not one of ${Object.keys(alias).join(', ')}`);
   return b;
 }
 
@@ -163,7 +164,9 @@ export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo>
           );
       }
     }
-    throw new Error(`no tensor engine could start: ${tried.map((t) => `${t.backend}: ${t.error}`).join('; ')}`);
+    throw new InfrastructureError(
+      `no tensor engine could start: ${tried.map((t) => `${t.backend}: ${t.error}`).join('; ')}`,
+    );
   })();
   return pending;
 }

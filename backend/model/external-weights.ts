@@ -3,6 +3,7 @@
 // weights never change, so each frozen matrix can live in an ordinary Node buffer instead, in Hugging
 // Face's [out, in] layout (as read from safetensors, no transpose), and be read by the native addon's
 // sgemmExt (native/rft_blas.c) straight from there: activations stay on the heap, the weight does not.
+import { InfrastructureError } from '../core/errors.js';
 import * as tf from '@tensorflow/tfjs-core';
 import { nativeAddon, nativeBlasActive } from './native-blas.js';
 import { heap, offsetOf, outputTensor } from './native-heap.js';
@@ -87,7 +88,9 @@ export function isExternalizable(name: string): boolean {
 function ext(): NonNullable<ReturnType<typeof nativeAddon>>['sgemmExt'] & {} {
   const f = nativeAddon()?.sgemmExt;
   if (!f)
-    throw new Error('frozen weights outside the wasm heap need the native addon (vendor/rft-blas.node with sgemmExt)');
+    throw new InfrastructureError(
+      'frozen weights outside the wasm heap need the native addon (vendor/rft-blas.node with sgemmExt)',
+    );
   return f;
 }
 

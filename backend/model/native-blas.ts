@@ -183,10 +183,6 @@ export function nativeBlasActive(): boolean {
   return enabled;
 }
 
-export function nativeBlasStatus(): NativeBlasStatus {
-  return { ...status, active: enabled };
-}
-
 interface MatMulArgs {
   inputs: { a: tf.TensorInfo; b: tf.TensorInfo };
   backend: WasmBackendLike;

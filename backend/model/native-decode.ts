@@ -4,6 +4,7 @@
 // one call instead of a few hundred tfjs kernels. The prompt is prefilled by the same C code (all its
 // positions in one call: the projections as products of B * T rows), or a cache the tfjs model
 // prefilled (Transformer.forward) is copied once into the decoder's own buffer.
+import { InputError } from '../core/errors.js';
 import * as tf from '@tensorflow/tfjs-core';
 import { headDim } from './config.js';
 import { nativeAddon, nativeBlasActive } from './native-blas.js';
@@ -76,7 +77,7 @@ export function decodeThreadsFromEnv(): DecodeThreads {
   if (v === 'auto') return 'auto';
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1)
-    throw new Error(`RFT_DECODE_THREADS: expected a positive integer or 'auto', got '${v}'`);
+    throw new InputError(`RFT_DECODE_THREADS: expected a positive integer or 'auto', got '${v}'`);
   return n;
 }
 

@@ -1,7 +1,7 @@
 // Maps backend errors to JSON-RPC errors: InputError keeps its file/line/field as `data` so the
 // extension can show it at the right place; "not there yet" is its own code, never a fake success.
 import { ResponseError } from 'vscode-jsonrpc/node';
-import { InputError } from '../core/errors.js';
+import { errorKind, InputError } from '../core/errors.js';
 import { ErrorCodes } from '../core/protocol.js';
 
 export class NotAvailableError extends Error {
@@ -15,10 +15,6 @@ export class NotFoundError extends Error {
   override name = 'NotFoundError';
 }
 
-export class ConflictError extends Error {
-  override name = 'ConflictError';
-}
-
 /** A path outside the workspace, or a file that is not one of this project's buffers. */
 export class ForbiddenError extends Error {
   override name = 'ForbiddenError';
@@ -29,7 +25,7 @@ export function toResponseError(err: unknown): ResponseError<unknown> {
   if (err instanceof InputError) return new ResponseError(ErrorCodes.InvalidInput, err.message, err.location);
   if (err instanceof NotAvailableError) return new ResponseError(ErrorCodes.NotAvailable, err.message);
   if (err instanceof NotFoundError) return new ResponseError(ErrorCodes.NotFound, err.message);
-  if (err instanceof ConflictError) return new ResponseError(ErrorCodes.Conflict, err.message);
+  if (errorKind(err) === 'conflict') return new ResponseError(ErrorCodes.Conflict, (err as Error).message);
   if (err instanceof ForbiddenError) return new ResponseError(ErrorCodes.Forbidden, err.message);
   const msg = err instanceof Error ? err.message : String(err);
   return new ResponseError(-32603, msg);

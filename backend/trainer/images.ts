@@ -1,6 +1,7 @@
 // Vision experiences carry their task's image in `metadata.image` (the vision workflow and expert
 // demonstrations put it there): the trainer rebuilds the same patch-embedding prefix the explorer
 // generated with, so its log-probs are those of the sequence the model actually saw.
+import { InputError } from '../core/errors.js';
 import type { Experience, TaskImage } from '../core/types.js';
 import type { tf } from '../model/engine.js';
 import { patchTensor } from '../model/patchify.js';
@@ -22,13 +23,13 @@ export function batchPatches(model: Transformer, exps: Experience[]): tf.Tensor3
   if (withImage === 0) return undefined;
   if (withImage !== exps.length) {
     const i = images.findIndex((im) => im === undefined);
-    throw new Error(
+    throw new InputError(
       `trainer: a micro-batch mixes experiences with and without images: experience ${exps[i]!.id} (task ${exps[i]!.taskId}) has no metadata.image`,
     );
   }
   const v = model.config.vision;
   if (!v)
-    throw new Error(
+    throw new InputError(
       `trainer: experience ${exps[0]!.id} carries an image but the model has no vision input (config.vision)`,
     );
   return patchTensor(images as TaskImage[], v.patchSize);

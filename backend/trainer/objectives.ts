@@ -1,6 +1,7 @@
 // From a run config's algorithm section to what the trainer loop and the experience pipeline use:
 // the Objective (loss) and the group advantages of fresh experiences. Config params are flat
 // (`mu`, `clip_range`, `expert_ratio`, `kl_coef`, ...) and routed to the unit that owns them.
+import { InputError } from '../core/errors.js';
 import type { Experience } from '../core/types.js';
 import type { Objective } from './objective.js';
 import {
@@ -28,7 +29,7 @@ const TOP_LEVEL: Record<string, (o: AlgorithmOverrides, v: unknown) => void> = {
 
 function num(name: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v))
-    throw new Error(`algorithm.params.${name}: expected a number, got ${JSON.stringify(v)}`);
+    throw new InputError(`algorithm.params.${name}: expected a number, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -46,7 +47,7 @@ export function resolveAlgorithm(name: string, params: Record<string, unknown> =
     else if (k in plDefaults) pl[k] = value as Params[string];
     else if (k in advDefaults) adv[k] = value as Params[string];
     else
-      throw new Error(
+      throw new InputError(
         `algorithm '${name}': unknown parameter '${key}'; known: ${[...Object.keys(TOP_LEVEL), ...Object.keys(plDefaults), ...Object.keys(advDefaults)].join(', ')}`,
       );
   }

@@ -1,6 +1,7 @@
 // The trainer: takes a batch of experiences, computes the algorithm's loss over micro-batches with
 // gradient accumulation, clips by global norm, and updates the actor with AdamW; the reference
 // model stays frozen; a critic (value head model) has its own optimiser.
+import { InputError } from '../core/errors.js';
 import { tf, tidy } from '../model/engine.js';
 import type { Transformer } from '../model/transformer.js';
 import { tokenLogprobs } from '../model/logprobs.js';
@@ -237,7 +238,7 @@ export class Trainer {
     const explicit = this.opts.microBatchSize;
     if (explicit !== undefined) return explicit > 0 ? explicit : B;
     const plan = this.plan(B, Math.max(...exps.map((e) => e.promptTokens.length + e.responseTokens.length)));
-    if (plan.refusal) throw new Error(`trainer: ${plan.refusal}`);
+    if (plan.refusal) throw new InputError(`trainer: ${plan.refusal}`);
     const line = describePlan(this.actor.config, plan);
     if (plan.micro < B && line !== this.lastPlan) log.info(line);
     this.lastPlan = line;
@@ -416,7 +417,7 @@ function wholePairs(
   skipped: { id: string; reason: string }[],
 ): { keep: Experience[]; skipped: { id: string; reason: string }[] } {
   if (all.length % 2 !== 0)
-    throw new Error(
+    throw new InputError(
       `paired rows (DPO): a batch of (chosen, rejected) pairs has an even number of rows, got ${all.length}`,
     );
   const bad = new Set(skipped.map((x) => x.id));

@@ -1,6 +1,7 @@
-// The trainer process's loop (synchronizer `checkpoint`): sample a batch for step t from the buffer,
-// train, and every sync_interval steps publish the weights as checkpoint v(t). The step number is
-// the sampler's consumer step, so a trainer restarted from checkpoint v(t) asks for the same steps
+// The trainer step loop of every placement (run-loop.ts runs it once per stage): sample a batch for
+// step t from the buffer (explored first by the placement's `explore`, in one process), train, and
+// every sync_interval steps publish the weights (`publish`: the placement's checkpoint). The step
+// number is the sampler's consumer step, so a trainer restarted from checkpoint v(t) asks for the same steps
 // again and gets the recorded batches back instead of taking new experiences.
 import type { Experience } from '../core/types.js';
 import { StateClock, type ComponentState } from '../core/component-state.js';

@@ -37,7 +37,6 @@ export interface Disposable {
 
 // Same numbers as ErrorCodes in backend/core/protocol.ts (which the extension imports as types only).
 export const NOT_AVAILABLE: ErrorCode = -32001;
-export const INVALID_INPUT: ErrorCode = -32002;
 
 export function errorCode(err: unknown): number | undefined {
   return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'number'

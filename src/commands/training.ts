@@ -187,4 +187,4 @@ export async function resumeTraining(s: Services, arg?: unknown): Promise<void> 
 }
 
 // Evaluate Checkpoint… and the checkpoint pick list live in evaluate.ts.
-export { evaluateCheckpoint, pickCheckpoint, type PickedCheckpoint } from './evaluate.js';
+export { evaluateCheckpoint, pickCheckpoint } from './evaluate.js';

@@ -65,7 +65,3 @@ export async function openExperienceBrowser(
   void p.ready.then(() => filter && p.notify('setFilter', { filter }));
   return p;
 }
-
-export function currentBrowser(): TypedPanel<BrowserRequests, BrowserNotifications> | undefined {
-  return current;
-}

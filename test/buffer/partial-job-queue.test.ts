@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { JobQueue, experienceId, type NewJob } from '../../backend/buffer/queue/job-queue.js';
 import pg from 'pg';
 import { parsePostgresUrl, PostgresStore } from '../../backend/buffer/storage/postgres.js';
-import { ConflictError } from '../../backend/buffer/storage/types.js';
+import { ConflictError } from '../../backend/core/errors.js';
 import type { Experience, Task } from '../../backend/core/types.js';
 import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';
 

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Experience } from '../../backend/core/types.js';
-import { ConflictError, type ExperienceStore } from '../../backend/buffer/storage/types.js';
+import { ConflictError } from '../../backend/core/errors.js';
+import type { ExperienceStore } from '../../backend/buffer/storage/types.js';
 import { openStore } from '../../backend/buffer/storage/registry.js';
 import { makeExp, writeSchema1Buffer } from './storage-helpers.js';
 

@@ -30,6 +30,10 @@ test('one line: the first problem of a list, a died process without its log line
     'data/x.jsonl: not found',
   );
   assert.equal(oneLineReason('Error: boom'), 'boom');
+  // The kinds of backend/core/errors.ts, as String(err) writes them; a bug's `at` line stays in the log.
+  assert.equal(oneLineReason("ConflictError: experience 'e1' changed since"), "experience 'e1' changed since");
+  assert.equal(oneLineReason('InfrastructureError: no reply within 5000 ms'), 'no reply within 5000 ms');
+  assert.equal(oneLineReason('rft: x is undefined\nat f (backend/a.ts:3:9) (an internal error)'), 'x is undefined');
   assert.ok(oneLineReason('x'.repeat(1000)).length <= 240);
   assert.equal(errorFix(CONFIG_ERROR), "Fix: use 'math_answer'.");
   assert.equal(errorFix(DIED), 'Fix: Resume continues from the last checkpoint.');

@@ -1,8 +1,6 @@
 // Typed messages of the training dashboard webview (webview <-> extension host).
 import type { ComponentState, MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
 
-export const VIEW_TYPE = 'rftStudio.dashboard';
-
 export interface DashboardRequests {
   runs: { params: Record<string, never>; result: RunInfo[] };
   status: { params: { runId: string }; result: RunInfo & { components?: ComponentState[]; config?: unknown } };

@@ -10,8 +10,6 @@ import type {
   FeedbackChange,
 } from '../../backend/core/protocol.js';
 
-export const VIEW_TYPE = 'rftStudio.experienceBrowser';
-
 /** Requests from the webview, answered by the host (which asks the backend). */
 export interface BrowserRequests {
   list: {

@@ -17,7 +17,7 @@ import { fromRow, ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
 import { parsePostgresUrl } from '../storage/postgres.js';
 import { inTransaction } from '../storage/pg-transaction.js';
 import { parseExperience } from '../storage/validate.js';
-import { ConflictError } from '../storage/types.js';
+import { ConflictError } from '../../core/errors.js';
 import { checkLeaseEpoch } from '../storage/trainer-lease.js';
 import { NOW_MS, QUEUE_DDL, WEIGHTS_CHANNEL } from './schema.js';
 import type { WorkerInfo } from '../../core/protocol.js';

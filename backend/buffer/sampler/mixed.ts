@@ -1,10 +1,11 @@
 // Mixed batch for MIX (SFT + GRPO): ceil(ratio x B) expert experiences first, then B minus that usual ones.
 // The two parts are taken one after the other; with a consumer both are recorded under the step, so a
 // retry of a step whose usual part timed out reuses its expert part instead of taking another.
+import { InputError } from '../../core/errors.js';
 import type { Sampler, SampleBatch, SampleRequest, WaitStatus } from './types.js';
 
 export function expertShare(batchSize: number, ratio: number): number {
-  if (!(ratio >= 0 && ratio <= 1)) throw new Error(`mixed sampler: expertRatio must be in [0, 1], got ${ratio}`);
+  if (!(ratio >= 0 && ratio <= 1)) throw new InputError(`mixed sampler: expertRatio must be in [0, 1], got ${ratio}`);
   // Round away float noise first: 0.3 x 10 is 3.0000000000000004, which must give 3, not 4.
   return Math.min(batchSize, Math.ceil(Number((ratio * batchSize).toFixed(9))));
 }

@@ -2,6 +2,7 @@
 // chosen, rejected, chosen, rejected... With a run id it first derives the run's pairs again
 // (backend/buffer/pairs.ts), so curation done while the run trains reaches the next step. With a
 // consumer and a step, the batch is recorded in run state and handed again for that step.
+import { InputError } from '../../core/errors.js';
 import { pairRows, syncPairs } from '../pairs.js';
 import type { ExperienceStore } from '../storage/types.js';
 import type { Sampler, SampleBatch, SampleRequest, SamplerConfig, WaitStatus } from './types.js';
@@ -16,7 +17,9 @@ export class PairSampler implements Sampler {
 
   async sample(req: SampleRequest): Promise<SampleBatch> {
     if (!Number.isInteger(req.batchSize) || req.batchSize < 2 || req.batchSize % 2 !== 0) {
-      throw new Error(`pair sampler: the batch size must be an even number of rows (2 per pair), got ${req.batchSize}`);
+      throw new InputError(
+        `pair sampler: the batch size must be an even number of rows (2 per pair), got ${req.batchSize}`,
+      );
     }
     const n = req.batchSize / 2;
     // A step's batch is recorded (run state) so a resumed trainer gets the same pairs for that step.

@@ -1,5 +1,6 @@
 // Priority replay: usual experiences are reused, best score first, where
 // score = priority x useDecay^useCount x 0.5^(age / halfLife), and never more than maxUses times.
+import { InputError } from '../../core/errors.js';
 import type { ExperienceStore } from '../storage/types.js';
 import type { Sampler, SampleBatch, SampleRequest, SamplerConfig, WaitStatus } from './types.js';
 import { blockingTake, describeWait, minVersionFor } from './wait.js';
@@ -13,9 +14,9 @@ export class PrioritySampler implements Sampler {
     private readonly part = 'main',
   ) {
     this.maxUses = cfg.maxUses ?? 4;
-    if (!(this.maxUses >= 1)) throw new Error(`priority sampler: maxUses must be >= 1, got ${cfg.maxUses}`);
+    if (!(this.maxUses >= 1)) throw new InputError(`priority sampler: maxUses must be >= 1, got ${cfg.maxUses}`);
     const d = cfg.useDecay ?? 0.5;
-    if (!(d > 0 && d <= 1)) throw new Error(`priority sampler: useDecay must be in (0, 1], got ${d}`);
+    if (!(d > 0 && d <= 1)) throw new InputError(`priority sampler: useDecay must be in (0, 1], got ${d}`);
   }
 
   async sample(req: SampleRequest): Promise<SampleBatch> {

@@ -1,4 +1,5 @@
 // Samplers by name ('fifo', 'fresh', 'priority', 'expert', 'pairs', 'mixed'); a new sampler is one file plus one register call.
+import { InputError } from '../../core/errors.js';
 import { Registry } from '../../core/registry.js';
 import type { ExperienceStore } from '../storage/types.js';
 import { ExpertSampler } from './expert.js';
@@ -19,7 +20,7 @@ samplers.register('pairs', (store, cfg) => new PairSampler(store, cfg));
 samplers.register('mixed', (store, cfg) => {
   const usualName = cfg.usual ?? 'fifo';
   if (usualName === 'mixed' || usualName === 'expert' || usualName === 'pairs')
-    throw new Error(`mixed sampler: usual part must read usual experiences, got '${usualName}'`);
+    throw new InputError(`mixed sampler: usual part must read usual experiences, got '${usualName}'`);
   // Parts are recorded separately under the same step.
   const usual =
     usualName === 'priority'

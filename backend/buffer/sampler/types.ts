@@ -1,4 +1,5 @@
 // Samplers: how the trainer reads batches out of the buffer (FIFO, priority replay, expert, mixed).
+import { InfrastructureError } from '../../core/errors.js';
 import type { Experience } from '../../core/types.js';
 import type { ExperienceStore } from '../storage/types.js';
 
@@ -36,7 +37,7 @@ export interface WaitStatus {
   message: string;
 }
 
-export class SampleTimeoutError extends Error {
+export class SampleTimeoutError extends InfrastructureError {
   constructor(
     readonly status: WaitStatus,
     waitedMs: number,

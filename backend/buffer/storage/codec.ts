@@ -2,6 +2,7 @@
 // about half the bytes of JSON text and faster to decode); every filterable field is its own column.
 // Floats are stored as float32 when every value is exactly representable (log-probs from the tensor
 // engine are), else float64: the round trip is always exact.
+import { InfrastructureError } from '../../core/errors.js';
 import type { Experience } from '../../core/types.js';
 
 const FORMAT = 1;
@@ -60,7 +61,7 @@ export interface DecodedArrays {
 export function decodeArrays(buf: Uint8Array): DecodedArrays {
   const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf);
   if (b.length < 31 || b.readUInt8(0) !== FORMAT)
-    throw new Error(`experience arrays: unknown blob format ${b.length ? b.readUInt8(0) : 'empty'}`);
+    throw new InfrastructureError(`experience arrays: unknown blob format ${b.length ? b.readUInt8(0) : 'empty'}`);
   let off = 31;
   const out: (number[] | undefined)[] = [];
   for (let i = 0; i < 6; i++) {
@@ -71,7 +72,7 @@ export function decodeArrays(buf: Uint8Array): DecodedArrays {
       continue;
     }
     const bytes = n * BYTES[k];
-    if (off + bytes > b.length) throw new Error('experience arrays: truncated blob');
+    if (off + bytes > b.length) throw new InfrastructureError('experience arrays: truncated blob');
     // Copy into a fresh, aligned ArrayBuffer before viewing it as a typed array.
     const ab = new ArrayBuffer(bytes);
     b.copy(Buffer.from(ab), 0, off, off + bytes);

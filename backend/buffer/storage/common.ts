@@ -1,14 +1,14 @@
 // Small helpers both stores share: row decoding for the side tables and the guard of feedback mutations.
 import type { Experience, Feedback, Task } from '../../core/types.js';
 import { canonicalJson } from './codec.js';
-import {
-  ConflictError,
-  type CheckpointRecord,
-  type FeedbackAction,
-  type FeedbackLogEntry,
-  type FeedbackMutation,
-  type PairOrigin,
-  type PreferencePair,
+import { ConflictError, InputError } from '../../core/errors.js';
+import type {
+  CheckpointRecord,
+  FeedbackAction,
+  FeedbackLogEntry,
+  FeedbackMutation,
+  PairOrigin,
+  PreferencePair,
 } from './types.js';
 
 export function feedbackFromRow(r: Record<string, unknown>): FeedbackLogEntry {
@@ -51,11 +51,11 @@ export function pairFromRow(r: Record<string, unknown>): PreferencePair {
 /** Refuses a pair that is not one: a response preferred to itself, or a missing field. */
 export function checkPair(p: Omit<PreferencePair, 'useCount'>, at: string): void {
   for (const k of ['id', 'runId', 'taskId', 'chosenId', 'rejectedId', 'origin'] as const) {
-    if (typeof p[k] !== 'string' || p[k] === '') throw new Error(`${at}.${k}: expected a non-empty string`);
+    if (typeof p[k] !== 'string' || p[k] === '') throw new InputError(`${at}.${k}: expected a non-empty string`);
   }
   if (p.chosenId === p.rejectedId)
-    throw new Error(`${at}: chosen and rejected are the same experience '${p.chosenId}'`);
-  if (!Number.isFinite(p.createdAt)) throw new Error(`${at}.createdAt: expected a finite number`);
+    throw new InputError(`${at}: chosen and rejected are the same experience '${p.chosenId}'`);
+  if (!Number.isFinite(p.createdAt)) throw new InputError(`${at}.createdAt: expected a finite number`);
 }
 
 export function taskFromRow(r: Record<string, unknown>): Task {

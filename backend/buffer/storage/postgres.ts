@@ -24,7 +24,8 @@ import {
 import { inTransaction } from './pg-transaction.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
-import { ConflictError, type AppendOptions } from './types.js';
+import { ConflictError, InfrastructureError, InputError } from '../../core/errors.js';
+import type { AppendOptions } from './types.js';
 import type {
   AppendResult,
   Availability,
@@ -99,7 +100,7 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
   const u = new URL(url);
   const schema = u.searchParams.get('schema') ?? 'public';
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema))
-    throw new Error(`postgres url: schema '${schema}' must be a plain identifier`);
+    throw new InputError(`postgres url: schema '${schema}' must be a plain identifier`);
   u.searchParams.delete('schema');
   const display = new URL(u.toString());
   if (display.password) display.password = '***';
@@ -163,7 +164,7 @@ export class PostgresStore implements ExperienceStore {
       );
       const cur = Number((await c.query('SELECT COALESCE(MAX(version), 0) AS v FROM schema_version')).rows[0].v);
       if (cur > POSTGRES_MIGRATIONS.length)
-        throw new Error(
+        throw new InfrastructureError(
           `${this.location}: buffer schema version ${cur} is newer than this program (${POSTGRES_MIGRATIONS.length})`,
         );
       for (let v = cur + 1; v <= POSTGRES_MIGRATIONS.length; v++) {
@@ -308,7 +309,7 @@ export class PostgresStore implements ExperienceStore {
 
   async setPriority(ids: string[], priority: number): Promise<void> {
     if (!(priority > 0) || !Number.isFinite(priority))
-      throw new Error(`priority must be a positive number, got ${priority}`);
+      throw new InputError(`priority must be a positive number, got ${priority}`);
     await this.pool.query('UPDATE experiences SET priority = $1 WHERE id = ANY($2::text[])', [priority, ids]);
   }
 

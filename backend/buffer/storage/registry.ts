@@ -1,5 +1,6 @@
 // Storages by URL scheme: a path or `sqlite:PATH` opens SQLite, `postgres://` / `postgresql://` opens PostgreSQL.
 // Adding a storage is one file that calls `storages.register(scheme, open)` plus its import below.
+import { InfrastructureError, InputError } from '../../core/errors.js';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from '../../core/registry.js';
@@ -18,12 +19,12 @@ storages.register('sqlite', async (url) => {
   const [path, query] = rest.split('?', 2) as [string, string | undefined];
   const sync = new URLSearchParams(query ?? '').get('synchronous')?.toLowerCase();
   if (sync !== undefined && sync !== 'full' && sync !== 'normal')
-    throw new Error(`sqlite url: synchronous must be full or normal, got '${sync}'`);
+    throw new InputError(`sqlite url: synchronous must be full or normal, got '${sync}'`);
   try {
     return new SqliteStore(path, { synchronous: sync as 'full' | 'normal' | undefined });
   } catch (e) {
     // SQLite's own message ("database disk image is malformed") does not say which file.
-    throw new Error(`${path}: cannot open the buffer: ${(e as Error).message}`);
+    throw new InfrastructureError(`${path}: cannot open the buffer: ${(e as Error).message}`);
   }
 });
 const openPostgres: OpenStore = (url) => PostgresStore.open(url);

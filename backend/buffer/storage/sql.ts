@@ -1,5 +1,6 @@
 // SQL shared by the SQLite and PostgreSQL stores: filters, sort orders and the sampling predicates.
 // `ph(i)` renders the i-th (1-based) placeholder: '?' for SQLite, '$i' for PostgreSQL.
+import { InputError } from '../../core/errors.js';
 import type { ExperienceFilter, ListOptions, SortKey } from './types.js';
 
 export type Placeholder = (i: number) => string;
@@ -48,7 +49,7 @@ const SORT: Record<SortKey, string> = {
 export function orderLimit(o: ListOptions, ph: Placeholder, params: unknown[]): string {
   const key = o.sort ?? 'seq';
   const col = SORT[key];
-  if (!col) throw new Error(`unknown sort key '${String(key)}'; known: ${Object.keys(SORT).join(', ')}`);
+  if (!col) throw new InputError(`unknown sort key '${String(key)}'; known: ${Object.keys(SORT).join(', ')}`);
   const dir = o.desc ? 'DESC' : 'ASC';
   const limit = Math.max(0, Math.min(10_000, Math.floor(o.limit ?? 100)));
   const offset = Math.max(0, Math.floor(o.offset ?? 0));
@@ -100,5 +101,5 @@ export function priorityScoreSql(
 }
 
 export function checkN(n: number): void {
-  if (!Number.isInteger(n) || n < 1) throw new Error(`sample size must be a positive integer, got ${n}`);
+  if (!Number.isInteger(n) || n < 1) throw new InputError(`sample size must be a positive integer, got ${n}`);
 }

@@ -24,7 +24,8 @@ import {
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { parseExperience } from './validate.js';
-import { ConflictError, type AppendOptions } from './types.js';
+import { ConflictError, InfrastructureError, InputError } from '../../core/errors.js';
+import type { AppendOptions } from './types.js';
 import type {
   AppendResult,
   Availability,
@@ -78,7 +79,7 @@ export class SqliteStore implements ExperienceStore {
         const cur =
           (this.db.prepare('SELECT MAX(version) AS v FROM schema_version').get() as { v: number | null }).v ?? 0;
         if (cur > SQLITE_MIGRATIONS.length)
-          throw new Error(
+          throw new InfrastructureError(
             `${this.location}: buffer schema version ${cur} is newer than this program (${SQLITE_MIGRATIONS.length})`,
           );
         for (let v = cur + 1; v <= SQLITE_MIGRATIONS.length; v++) {
@@ -208,7 +209,7 @@ export class SqliteStore implements ExperienceStore {
 
   async setPriority(ids: string[], priority: number): Promise<void> {
     if (!(priority > 0) || !Number.isFinite(priority))
-      throw new Error(`priority must be a positive number, got ${priority}`);
+      throw new InputError(`priority must be a positive number, got ${priority}`);
     this.q('UPDATE experiences SET priority = ? WHERE id IN (SELECT value FROM json_each(?))').run(
       priority,
       JSON.stringify(ids),

@@ -2,6 +2,7 @@
 // trainer_lease) with a new epoch; every write of a trainer (checkpoint records, consumption, run
 // state) compares its epoch with the row's in the same transaction, so a trainer whose lease was
 // taken over (it lost the network, then came back) can never overwrite or publish.
+import { ConflictError } from '../../core/errors.js';
 
 /** Who holds a run's trainer lease, as the database has it. Times are the database clock, ms. */
 export interface TrainerLeaseRow {
@@ -35,7 +36,7 @@ function who(h: TrainerLeaseRow): string {
 }
 
 /** A second trainer at start: the run's lease is held by a trainer that renews it. */
-export class TrainerLeaseHeldError extends Error {
+export class TrainerLeaseHeldError extends ConflictError {
   constructor(
     readonly lease: TrainerLeaseRow,
     now: number,
@@ -54,7 +55,7 @@ export class TrainerLeaseHeldError extends Error {
 }
 
 /** A trainer whose lease another trainer took (or that released it): it must not write to the run. */
-export class TrainerFencedError extends Error {
+export class TrainerFencedError extends ConflictError {
   constructor(runId: string, mine: number, now: TrainerLeaseRow | null, what: string) {
     super(
       `run ${runId}: this trainer (epoch ${mine}) lost the run's lease to ` +

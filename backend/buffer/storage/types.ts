@@ -154,14 +154,6 @@ export interface FeedbackMutation {
   markUndone?: number;
 }
 
-/** A mutation's guard failed: the experience changed since the change being undone. */
-export class ConflictError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConflictError';
-  }
-}
-
 /** Where a preference pair comes from (backend/buffer/pairs.ts derives them from the buffer). */
 export type PairOrigin = 'curation' | 'rating' | 'long2short';
 export const PAIR_ORIGINS: readonly PairOrigin[] = ['curation', 'rating', 'long2short'];
@@ -177,14 +169,6 @@ export interface PreferencePair {
   origin: PairOrigin;
   createdAt: number;
   useCount: number;
-}
-
-export interface StoredTask {
-  runId: string;
-  task: Task;
-  leaseOwner: string | null;
-  leaseUntil: number | null;
-  done: boolean;
 }
 
 export interface ExperienceStore {

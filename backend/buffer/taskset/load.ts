@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Task } from '../../core/types.js';
-import { formatLocation } from '../../core/errors.js';
+import { formatLocation, InputError } from '../../core/errors.js';
 import { readCsv } from './csv.js';
 import { readJsonArray } from './json-array.js';
 import { readJsonl } from './jsonl.js';
@@ -27,7 +27,9 @@ export const TASKSET_EXTENSIONS = Object.keys(BY_EXT);
 export function formatOf(file: string): TasksetFormat {
   const f = BY_EXT[extname(file).toLowerCase()];
   if (!f)
-    throw new Error(`${file}: unknown taskset format '${extname(file)}'; use one of ${TASKSET_EXTENSIONS.join(', ')}`);
+    throw new InputError(
+      `${file}: unknown taskset format '${extname(file)}'; use one of ${TASKSET_EXTENSIONS.join(', ')}`,
+    );
   return f;
 }
 

@@ -1,6 +1,7 @@
 // `rft buffer stats|ls|show|export|import RUN_OR_DB ...`: browse and move a run's buffer.
 // RUN_OR_DB is a run folder (its buffer.db), a SQLite file, a postgres:// URL, or a run id of the
 // workspace's registry (as `rft status` lists it: the run's own buffer).
+import { InputError } from '../../core/errors.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Experience } from '../../core/types.js';
@@ -31,7 +32,7 @@ export async function bufferTarget(
     if (run) return { url: run.dbPath, runId: run.id };
   }
   if (create) return { url: target };
-  throw new Error(
+  throw new InputError(
     `'${target}': no such buffer file or run folder (${resolve(target)}), and no run of that id in ${join(ws, '.rft', 'runs.json')} (rft status lists them; --workspace DIR names another workspace)`,
   );
 }
@@ -43,7 +44,7 @@ async function withStore<T>(
   create = false,
 ): Promise<T> {
   const target = args.positional[0];
-  if (!target) throw new Error(`usage: rft ${usage}`);
+  if (!target) throw new InputError(`usage: rft ${usage}`);
   const t = await bufferTarget(target, args, create);
   const s = await openStore(t.url);
   try {
@@ -74,9 +75,9 @@ function listOptions(a: ParsedArgs): ListOptions {
     limit: flagNumber(a, 'limit', 50),
   };
   if (o.source && !['usual', 'expert'].includes(o.source))
-    throw new Error(`--source must be usual or expert, got '${o.source}'`);
+    throw new InputError(`--source must be usual or expert, got '${o.source}'`);
   if (o.status && !['ok', 'invalid', 'infra_failure'].includes(o.status))
-    throw new Error(`--status must be ok, invalid or infra_failure, got '${o.status}'`);
+    throw new InputError(`--status must be ok, invalid or infra_failure, got '${o.status}'`);
   for (const k of Object.keys(o) as (keyof ListOptions)[]) if (o[k] === undefined) delete o[k];
   return o;
 }
@@ -224,7 +225,7 @@ command({
   run: (a) =>
     withStore(a, 'buffer show RUN_OR_DB ID', async (s, _runId, url) => {
       const id = a.positional[1];
-      if (!id) throw new Error('usage: rft buffer show RUN_OR_DB ID');
+      if (!id) throw new InputError('usage: rft buffer show RUN_OR_DB ID');
       const e = await s.get(id);
       if (!e) {
         console.error(`rft: no experience '${id}' in ${s.location}`);
@@ -256,7 +257,7 @@ command({
   run: (a) =>
     withStore(a, 'buffer export RUN_OR_DB --out FILE.jsonl', async (s, runId) => {
       const out = flagString(a, 'out');
-      if (!out) throw new Error('usage: rft buffer export RUN_OR_DB --out FILE.jsonl');
+      if (!out) throw new InputError('usage: rft buffer export RUN_OR_DB --out FILE.jsonl');
       const n = await exportJsonl(s, out, runId ? (e) => e.runId === runId : undefined);
       console.log(`exported ${n} experiences to ${out}`);
       return 0;
@@ -274,7 +275,7 @@ command({
       'buffer import RUN_OR_DB FILE.jsonl',
       async (s) => {
         const file = a.positional[1];
-        if (!file) throw new Error('usage: rft buffer import RUN_OR_DB FILE.jsonl');
+        if (!file) throw new InputError('usage: rft buffer import RUN_OR_DB FILE.jsonl');
         const r = await importJsonl(s, file);
         for (const e of r.errors) console.error(e.message);
         console.log(

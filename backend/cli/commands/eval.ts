@@ -3,6 +3,7 @@
 // pipeline), reward (workflow.reward, a task's own, or workflow.file's with trust) and eval settings.
 // `--config RUN.yaml --taskset FILE`: on FILE read as that config reads it (the `format:` of the
 // section naming it, else of its eval / taskset), with the config's reward and eval settings.
+import { InputError } from '../../core/errors.js';
 import { command, flagNumber, flagString } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
@@ -42,9 +43,11 @@ command({
     if (configFile) {
       for (const f of ['reward', 'size', 'seed', 'workflow'])
         if (args.flags[f] !== undefined)
-          throw new Error(`--${f} does not go with --config (the config's eval set, reward and workflow are used)`);
+          throw new InputError(
+            `--${f} does not go with --config (the config's eval set, reward and workflow are used)`,
+          );
       if (ts?.startsWith('builtin:'))
-        throw new Error(
+        throw new InputError(
           "--taskset with --config is a file (read with the config's format mapping); for a built-in set leave --config out",
         );
       const cfg = evalOnFile(loadRunConfig(configFile), ts);

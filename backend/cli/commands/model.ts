@@ -1,5 +1,6 @@
 // `rft model info|score|generate|export`: look at, score with, sample from and export a model folder
 // (this project's checkpoint or a Hugging Face model folder / HF-cache entry).
+import { InputError } from '../../core/errors.js';
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { baseModelOf, loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
@@ -19,7 +20,7 @@ import { exportPeft } from '../../model/export/peft.js';
 import { checkExportTarget } from '../../model/export/target.js';
 
 function requireTokenizer(ck: LoadedCheckpoint): Tokenizer {
-  if (!ck.tokenizer) throw new Error(`${ck.dir}: the model folder has no tokenizer.json`);
+  if (!ck.tokenizer) throw new InputError(`${ck.dir}: the model folder has no tokenizer.json`);
   return ck.tokenizer;
 }
 
@@ -44,7 +45,7 @@ async function openModelFolder(
   fn: (m: ModelFolder) => Promise<void>,
 ): Promise<number> {
   const arg = args.positional[0];
-  if (!arg) throw new Error(`a model folder is required\nusage: rft ${usage}`);
+  if (!arg) throw new InputError(`a model folder is required\nusage: rft ${usage}`);
   await initEngine();
   const dir = resolveModelDir(arg);
   // --chat-template NAME|FILE: one of the model's named templates, or a .jinja file (as model.chat_template).
@@ -122,11 +123,11 @@ command({
   flags: ['text'],
   async run(args) {
     const text = flagString(args, 'text');
-    if (text === undefined) throw new Error(`--text is required\nusage: rft ${SCORE}`);
+    if (text === undefined) throw new InputError(`--text is required\nusage: rft ${SCORE}`);
     return openModelFolder(args, SCORE, async ({ ck, tokenizer }) => {
       const ids = scoreIdsOf(tokenizer(), text);
       if (ids.length > ck.model.config.maxSeqLen)
-        throw new Error(`--text is ${ids.length} tokens, more than the model's ${ck.model.config.maxSeqLen}`);
+        throw new InputError(`--text is ${ids.length} tokens, more than the model's ${ck.model.config.maxSeqLen}`);
       const logprobs = await scoreIds(ck.model, ids);
       console.log(JSON.stringify({ ids, logprobs }));
     });
@@ -142,7 +143,7 @@ command({
   flags: ['prompt', 'max-new-tokens', 'temperature', 'seed', 'system', 'chat-template'],
   async run(args) {
     const prompt = flagString(args, 'prompt');
-    if (prompt === undefined) throw new Error(`--prompt is required\nusage: rft ${GENERATE}`);
+    if (prompt === undefined) throw new InputError(`--prompt is required\nusage: rft ${GENERATE}`);
     return openModelFolder(args, GENERATE, async ({ ck, tokenizer }) => {
       const tok = tokenizer();
       const ids = encodePrompt(tok, taskMessages(prompt, flagString(args, 'system')));
@@ -171,13 +172,13 @@ command({
   async run(args) {
     const format = flagString(args, 'format');
     const out = flagString(args, 'out');
-    if (!format || !out) throw new Error(`--format and --out are required\nusage: rft ${EXPORT}`);
+    if (!format || !out) throw new InputError(`--format and --out are required\nusage: rft ${EXPORT}`);
     if (format !== 'hf' && format !== 'gguf' && format !== 'peft')
-      throw new Error(`--format must be hf, peft or gguf, got '${format}'`);
+      throw new InputError(`--format must be hf, peft or gguf, got '${format}'`);
     const dtype = flagString(args, 'dtype') ?? 'f32';
-    if (dtype !== 'f32' && dtype !== 'f16') throw new Error(`--dtype must be f32 or f16, got '${dtype}'`);
+    if (dtype !== 'f32' && dtype !== 'f16') throw new InputError(`--dtype must be f32 or f16, got '${dtype}'`);
     if (format !== 'gguf' && dtype !== 'f32')
-      throw new Error(`--dtype f16 applies to gguf only (${format} exports float32)`);
+      throw new InputError(`--dtype f16 applies to gguf only (${format} exports float32)`);
     const force = args.flags.force === true;
     // Refused before the model is loaded (a big one takes a while); checked again before placing.
     if (args.positional[0]) checkExportTarget(out, { format, force, source: args.positional[0] });

@@ -6,6 +6,7 @@
 // its standard error beside the length baseline measured on the same pairs. Too few pairs to learn
 // or to measure anything are refused with the counts. The model is saved as a checkpoint usable as
 // `reward: reward_model:<out>`, its threshold in rft.json.
+import { InputError } from '../../core/errors.js';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { command, flagNumber, flagString } from '../command.js';
@@ -88,7 +89,7 @@ export async function trainRewardModelFromBuffer(
   const byId = new Map(exps.map((e) => [e.id, e]));
   const stored = await store.listPairs({ runId: o.runId });
   if (stored.length === 0)
-    throw new Error(
+    throw new InputError(
       `run '${o.runId}': no preference pairs (promote and reject, or rate two responses of one task, in the editor)`,
     );
   const tasks = [...new Set(stored.map((p) => p.taskId))].sort();
@@ -117,7 +118,7 @@ export async function trainRewardModelFromBuffer(
   const minPairs = o.minPairs ?? MIN_TRAIN_PAIRS;
   // A model trained on a handful of pairs ranks unseen answers by chance: say so instead of training a coin.
   if (trainPairs.length < minPairs)
-    throw new Error(
+    throw new InputError(
       `run '${o.runId}': too few preference pairs to train a reward model: ${counts}; at least ${minPairs} training pairs are needed (rate or promote / reject more answers, or pass --min-pairs to train anyway)`,
     );
   if (heldPairs.length < FEW_HELDOUT_PAIRS)
@@ -252,7 +253,7 @@ command({
   async run(args) {
     const run = flagString(args, 'run');
     const out = flagString(args, 'out');
-    if (!run || !out) throw new Error(`--run and --out are required\nusage: ${USAGE}`);
+    if (!run || !out) throw new InputError(`--run and --out are required\nusage: ${USAGE}`);
     const url = resolveBufferUrl(run);
     const store = await openStore(url);
     try {
@@ -261,7 +262,7 @@ command({
       if (!runId) {
         const ids = new Set((await store.scan(0, 1000)).map((r) => r.experience.runId));
         if (ids.size !== 1)
-          throw new Error(
+          throw new InputError(
             `--run-id is required: the buffer holds ${ids.size === 0 ? 'no runs' : `runs ${[...ids].join(', ')}`}`,
           );
         runId = [...ids][0]!;
@@ -271,25 +272,25 @@ command({
         tokDir = dirname(url);
       if (!tokDir) tokDir = (await store.latestCheckpoint(runId))?.path;
       if (!tokDir)
-        throw new Error(`--tokenizer: no tokenizer.json beside the buffer and no checkpoint of run '${runId}'`);
+        throw new InputError(`--tokenizer: no tokenizer.json beside the buffer and no checkpoint of run '${runId}'`);
       const holdout = flagNumber(args, 'holdout', 0.2);
-      if (!(holdout >= 0 && holdout < 1)) throw new Error(`--holdout must be in [0, 1), got ${holdout}`);
+      if (!(holdout >= 0 && holdout < 1)) throw new InputError(`--holdout must be in [0, 1), got ${holdout}`);
       const validation = flagNumber(args, 'validation', 0.15);
       if (!(validation >= 0 && holdout + validation < 1))
-        throw new Error(
+        throw new InputError(
           `--validation must be at least 0 and leave tasks to train on with --holdout ${holdout}, got ${validation}`,
         );
       const minPairs = flagNumber(args, 'min-pairs', MIN_TRAIN_PAIRS);
       if (!(Number.isInteger(minPairs) && minPairs >= 1))
-        throw new Error(`--min-pairs must be a whole number of at least 1, got ${minPairs}`);
+        throw new InputError(`--min-pairs must be a whole number of at least 1, got ${minPairs}`);
       // --init latest: the run's newest checkpoint (the policy the pairs were sampled from, or later).
       let init = flagString(args, 'init');
       if (init === 'latest') {
         init = (await store.latestCheckpoint(runId))?.path;
-        if (!init) throw new Error(`--init latest: run '${runId}' has no checkpoint`);
+        if (!init) throw new InputError(`--init latest: run '${runId}' has no checkpoint`);
       }
       const weightDecay = flagNumber(args, 'weight-decay', 0.1);
-      if (!(weightDecay >= 0)) throw new Error(`--weight-decay must be at least 0, got ${weightDecay}`);
+      if (!(weightDecay >= 0)) throw new InputError(`--weight-decay must be at least 0, got ${weightDecay}`);
       const report = await trainRewardModelFromBuffer(store, {
         init,
         weightDecay,

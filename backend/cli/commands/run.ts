@@ -1,4 +1,5 @@
 // `rft run CONFIG` and `rft demo` (the main job: configs/main.yaml on the embedded default).
+import { InputError } from '../../core/errors.js';
 import { packageFile } from '../../core/package-root.js';
 import { command, existingWorkspace, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
@@ -43,7 +44,7 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
   // Flags are checked before the config is even read (a bad --budget never reaches the trainer).
   const budget = args.flags.budget === undefined ? undefined : flagNumber(args, 'budget', 0);
   if (budget !== undefined && !(budget > 0))
-    throw new Error(`--budget must be a positive number of seconds, got ${budget}`);
+    throw new InputError(`--budget must be a positive number of seconds, got ${budget}`);
   flagNumber(args, 'seed', 0);
   flagNumber(args, 'checkpoint-every', 20);
   const cfg = loadRunConfig(file);

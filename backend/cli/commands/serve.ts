@@ -1,6 +1,7 @@
 // `rft serve`: the backend the VS Code extension launches (JSON-RPC over stdio), or a server on
 // a TCP port that an editor attaches to. TCP needs the token the server writes at each start to a
 // file only the user can read; a host other than loopback needs --allow-remote (and is warned about).
+import { InputError } from '../../core/errors.js';
 import { resolve } from 'node:path';
 import { command, flagNumber, flagString } from '../command.js';
 import { serveStdio, serveTcp } from '../../server/transports.js';
@@ -23,7 +24,7 @@ command({
     const bufferPath = flagString(args, 'buffer');
     const runId = flagString(args, 'run');
     const maxMb = flagNumber(args, 'max-message-mb', DEFAULT_MAX_MESSAGE_BYTES / 2 ** 20);
-    if (!(maxMb > 0)) throw new Error(`--max-message-mb must be positive, got ${maxMb}`);
+    if (!(maxMb > 0)) throw new InputError(`--max-message-mb must be positive, got ${maxMb}`);
     const maxBytes = Math.floor(maxMb * 2 ** 20);
     const port = flagString(args, 'port');
     const host = flagString(args, 'host') ?? '127.0.0.1';
@@ -31,11 +32,13 @@ command({
       port === undefined &&
       (args.flags.host !== undefined || args.flags['token-file'] !== undefined || args.flags['allow-remote'])
     ) {
-      throw new Error('--host, --token-file and --allow-remote go with --port (without --port the server uses stdio)');
+      throw new InputError(
+        '--host, --token-file and --allow-remote go with --port (without --port the server uses stdio)',
+      );
     }
     if (port !== undefined && !isLoopback(host)) {
       if (!args.flags['allow-remote']) {
-        throw new Error(
+        throw new InputError(
           `--host ${host} would accept connections from other machines; add --allow-remote to mean it (prefer an SSH tunnel to 127.0.0.1)`,
         );
       }

@@ -1,5 +1,6 @@
 // `rft taskset validate FILE... [--domain D] [--json]`: every bad record as `FILE:LINE: field 'X': message`,
 // then a summary line; exit 1 when any record was bad.
+import { InputError } from '../../core/errors.js';
 import type { Domain } from '../../core/types.js';
 import { command, flagString } from '../command.js';
 import { formatTaskError, loadTaskset } from '../../buffer/taskset/load.js';
@@ -12,10 +13,10 @@ command({
   summary: 'check taskset files (JSONL, JSON, YAML, CSV): every bad record with file:line:field',
   booleanFlags: ['json'],
   run: async (a) => {
-    if (a.positional.length === 0) throw new Error('usage: rft taskset validate FILE... [--domain D] [--json]');
+    if (a.positional.length === 0) throw new InputError('usage: rft taskset validate FILE... [--domain D] [--json]');
     const domain = flagString(a, 'domain') as Domain | undefined;
     if (domain !== undefined && !DOMAINS.includes(domain))
-      throw new Error(`--domain must be one of ${DOMAINS.join(', ')}, got '${domain}'`);
+      throw new InputError(`--domain must be one of ${DOMAINS.join(', ')}, got '${domain}'`);
     let bad = 0;
     for (const file of a.positional) {
       const r = await loadTaskset(file, { domain });

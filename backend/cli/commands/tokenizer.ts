@@ -1,5 +1,6 @@
 // `rft tokenizer train|encode|decode`: train a char or byte-level BPE tokenizer on taskset files and
 // save it as DIR/tokenizer.json; encode text to ids (a JSON array on stdout); decode ids to text.
+import { InputError } from '../../core/errors.js';
 import { readFileSync } from 'node:fs';
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import {
@@ -13,7 +14,7 @@ import {
 
 function requireFlag(args: ParsedArgs, name: string, usage: string): string {
   const v = flagString(args, name);
-  if (v === undefined || v === '') throw new Error(`--${name} is required\nusage: ${usage}`);
+  if (v === undefined || v === '') throw new InputError(`--${name} is required\nusage: ${usage}`);
   return v;
 }
 
@@ -26,8 +27,8 @@ command({
   run(args) {
     const out = requireFlag(args, 'out', TRAIN_USAGE);
     const kind = (flagString(args, 'kind') ?? 'bpe') as TokenizerKind;
-    if (kind !== 'bpe' && kind !== 'char') throw new Error(`--kind must be bpe or char, got '${kind}'`);
-    if (args.positional.length === 0) throw new Error(`no input files\nusage: ${TRAIN_USAGE}`);
+    if (kind !== 'bpe' && kind !== 'char') throw new InputError(`--kind must be bpe or char, got '${kind}'`);
+    if (args.positional.length === 0) throw new InputError(`no input files\nusage: ${TRAIN_USAGE}`);
     const vocabSize =
       args.flags['vocab-size'] === undefined
         ? kind === 'bpe'
@@ -44,7 +45,7 @@ command({
       texts.push(...r.texts);
     }
     const chars = texts.reduce((n, t) => n + t.length, 0);
-    if (chars === 0) throw new Error(`no training text found in ${args.positional.join(', ')}`);
+    if (chars === 0) throw new InputError(`no training text found in ${args.positional.join(', ')}`);
     const tok = trainTokenizer(kind, texts, { vocabSize, minFrequency });
     const file = saveTokenizer(tok, out);
     console.log(
@@ -65,7 +66,9 @@ command({
   run(args) {
     const tok = loadTokenizer(requireFlag(args, 'tokenizer', ENCODE_USAGE));
     if (args.positional.length > 1)
-      throw new Error(`expected one TEXT argument (quote it), got ${args.positional.length}\nusage: ${ENCODE_USAGE}`);
+      throw new InputError(
+        `expected one TEXT argument (quote it), got ${args.positional.length}\nusage: ${ENCODE_USAGE}`,
+      );
     const text = args.positional.length === 1 ? args.positional[0]! : readFileSync(0, 'utf8');
     console.log(JSON.stringify(tok.encode(text, { allowSpecial: args.flags['allow-special'] === true })));
     return 0;
@@ -86,10 +89,10 @@ command({
     try {
       ids = JSON.parse(raw);
     } catch {
-      throw new Error(`IDS_JSON must be a JSON array of token ids\nusage: ${DECODE_USAGE}`);
+      throw new InputError(`IDS_JSON must be a JSON array of token ids\nusage: ${DECODE_USAGE}`);
     }
     if (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x)))
-      throw new Error(`IDS_JSON must be a JSON array of integers\nusage: ${DECODE_USAGE}`);
+      throw new InputError(`IDS_JSON must be a JSON array of integers\nusage: ${DECODE_USAGE}`);
     process.stdout.write(tok.decode(ids as number[], { skipSpecial: args.flags['skip-special'] === true }));
     return 0;
   },

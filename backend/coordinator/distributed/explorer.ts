@@ -36,11 +36,11 @@ import type { ClientTls, HttpWeightsSource } from './weights-http.js';
 import { openRecordedStore, type WeightsStoreSpec } from './weights-store.js';
 import { WeightsLoader } from './weights-load.js';
 import { brokenChain, runPartialJob } from './partial-jobs.js';
-import { ConflictError } from '../../buffer/storage/types.js';
+import { ConflictError } from '../../core/errors.js';
 
 const log = logger('dist-explorer');
 
-export interface ExplorerOptions {
+export interface DistributedExplorerOptions {
   url: string;
   runId: string;
   /** Jobs leased at once (default 1: N explorers share each step's tasks_per_step jobs). */
@@ -109,7 +109,7 @@ export async function readDistributedConfig(get: () => Promise<unknown>, what: s
   return config;
 }
 
-export async function distributedExplorer(o: ExplorerOptions): Promise<ExplorerResult> {
+export async function distributedExplorer(o: DistributedExplorerOptions): Promise<ExplorerResult> {
   await initEngine();
   const t0 = Date.now();
   const leaseMs = o.leaseMs ?? 10_000;

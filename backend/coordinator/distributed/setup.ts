@@ -3,6 +3,7 @@
 // in the weights folder, published by sha256 to the database or the run's object store so a trainer
 // on any machine can start from it, and the first jobs), then optionally watches the workers. It holds
 // no state of its own: it can run anywhere, be stopped and started again, or not run at all after setup.
+import { InputError } from '../../core/errors.js';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
@@ -77,7 +78,7 @@ export async function createDistributedRun(
   objectStore?: S3StoreSpec,
 ): Promise<CreateResult> {
   const bad = checkDistributedConfig(cfg);
-  if (bad) throw new Error(bad);
+  if (bad) throw new InputError(bad);
   const object = objectStore ? new S3WeightsStore(objectStore, credentialsFromEnv()) : null;
   await initEngine();
   const raw = await withRetry(() => PostgresStore.open(url), { maxMs: 30_000 });

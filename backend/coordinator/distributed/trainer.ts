@@ -2,6 +2,7 @@
 // from the newest checkpoint recorded in the buffer (its step) and the buffer position (the
 // sampler's recorded batches), trains, publishes every sync_interval steps a checkpoint to its
 // weights folder with its sha256 (served over HTTP from this host unless told not to), and NOTIFYs the explorers. Database faults are retried.
+import { InfrastructureError } from '../../core/errors.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +36,7 @@ import { TrainerWeights } from './weights-trainer.js';
 
 const log = logger('dist-trainer');
 
-export interface TrainerOptions {
+export interface DistributedTrainerOptions {
   url: string;
   runId: string;
   signal?: AbortSignal;
@@ -83,7 +84,7 @@ export interface TrainerResult {
   outDir: string;
 }
 
-export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResult> {
+export async function distributedTrainer(o: DistributedTrainerOptions): Promise<TrainerResult> {
   await initEngine();
   const t0 = Date.now();
   // Aborted by the caller, or by a lease renewal that finds the run taken over (fenced below).
@@ -172,7 +173,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
     const weightsDir = tw.dir;
     const outDir = o.outDir ?? join(weightsDir, o.runId);
     const latest = await store.latestCheckpoint(o.runId);
-    if (!latest) throw new Error(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
+    if (!latest) throw new InfrastructureError(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
     // From this host's disk, else fetched: v0 from the database (the coordinator put it there), any
     // version from the object store. So the trainer needs no folder of the coordinator's machine.
     // LoRA: the frozen base outside the wasm heap, as the run's start loaded it (setup.ts initialModel).
@@ -202,7 +203,7 @@ export async function distributedTrainer(o: TrainerOptions): Promise<TrainerResu
       });
       log.info(`run ${o.runId}: serving weights at ${url}`);
     } else await store.setState(o.runId, 'dist:weights-http', null);
-    if (!tok) throw new Error(`${latest.path}: checkpoint has no tokenizer.json`);
+    if (!tok) throw new InfrastructureError(`${latest.path}: checkpoint has no tokenizer.json`);
     const stages = stagesOf(cfg);
     const starts = stageStarts(stages);
     version = typeof meta.step === 'number' ? meta.step : meta.version;

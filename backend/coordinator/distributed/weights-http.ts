@@ -6,6 +6,7 @@
 // database, so whoever can read the run can fetch its weights, and nobody else). With a certificate
 // and key the server speaks HTTPS, and explorers check it (a CA file, or the certificate's sha256
 // pinned) before the token leaves them.
+import { InfrastructureError } from '../../core/errors.js';
 import {
   createReadStream,
   createWriteStream,
@@ -125,7 +126,7 @@ export function defaultAdvertisedHost(): string {
 }
 
 /** A fetch failure (unreachable, refused, timed out, 404, bad token): the explorer reports it and tries again. */
-export class WeightsFetchError extends Error {}
+export class WeightsFetchError extends InfrastructureError {}
 
 /** TLS options of a request to an https:// source: checked in the handshake, before the token is sent. */
 function tlsOptions(src: HttpWeightsSource, tls: ClientTls): RequestOptions & Record<string, unknown> {

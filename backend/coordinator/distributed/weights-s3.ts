@@ -3,6 +3,7 @@
 // is not there yet); explorers and a trainer on any machine download them by sha256 and verify.
 // Requests are path-style (ENDPOINT/BUCKET/KEY) and signed with SigV4; credentials come from the
 // standard environment variables of each process, never from the run's record.
+import { InputError } from '../../core/errors.js';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, readFileSync, readdirSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -20,7 +21,7 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv = process.env): S3Cred
   const accessKeyId = env.AWS_ACCESS_KEY_ID;
   const secretAccessKey = env.AWS_SECRET_ACCESS_KEY;
   if (!accessKeyId || !secretAccessKey)
-    throw new Error(
+    throw new InputError(
       'S3 weights store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment of this process (credentials are never stored in the run)',
     );
   return { accessKeyId, secretAccessKey, sessionToken: env.AWS_SESSION_TOKEN || undefined };
@@ -37,22 +38,22 @@ export function s3Spec(
 ): S3StoreSpec {
   const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(weights);
   if (!m)
-    throw new Error(
+    throw new InputError(
       `--weights: '${weights}' is not s3://BUCKET[/PREFIX] (a bucket name is 3-63 lower-case letters, digits, dots, hyphens)`,
     );
   const endpoint = o.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
   if (!endpoint)
-    throw new Error(
+    throw new InputError(
       '--s3-endpoint: the S3-compatible service, e.g. https://s3.eu-west-1.amazonaws.com or http://10.0.0.5:9000 (or AWS_ENDPOINT_URL)',
     );
   let u: URL;
   try {
     u = new URL(endpoint);
   } catch {
-    throw new Error(`--s3-endpoint: '${endpoint}' is not a URL`);
+    throw new InputError(`--s3-endpoint: '${endpoint}' is not a URL`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw new Error(`--s3-endpoint: '${endpoint}' must be http:// or https://`);
+    throw new InputError(`--s3-endpoint: '${endpoint}' must be http:// or https://`);
   const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
   return {
     kind: 's3',

@@ -3,6 +3,7 @@
 // database (run_state `dist:weights-store`, never with credentials: each process reads its own from
 // the environment). Every fetch lands in a temp folder, is checked against the address and only
 // then renamed into place, as over HTTP.
+import { InputError } from '../../core/errors.js';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -66,7 +67,9 @@ export async function openRecordedStore(get: () => Promise<WeightsStoreSpec | nu
   const spec = await get();
   if (!spec) return null;
   if (spec.kind !== 's3')
-    throw new Error(`dist:weights-store: unknown kind '${(spec as { kind: string }).kind}' (this version knows s3)`);
+    throw new InputError(
+      `dist:weights-store: unknown kind '${(spec as { kind: string }).kind}' (this version knows s3)`,
+    );
   const { S3WeightsStore, credentialsFromEnv } = await import('./weights-s3.js');
   return new S3WeightsStore(spec, credentialsFromEnv());
 }

@@ -3,6 +3,7 @@
 // store), and each published version pushed to the object store (S3) before its record names it,
 // with the store pruned as the folder is. So the trainer can run on another machine than the
 // coordinator, and with S3 move machines between restarts.
+import { InfrastructureError } from '../../core/errors.js';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type pg from 'pg';
@@ -64,7 +65,7 @@ export class TrainerWeights {
     const from = this.object ?? (c.version === 0 ? this.db : null);
     if (!from && existsSync(dest) && checksumDir(dest) === c.checksum) return this.keep(c.checksum, dest);
     if (!from)
-      throw new Error(
+      throw new InfrastructureError(
         `run ${this.runId}: v${c.version} is at ${c.path}, which this machine does not have: run \`rft trainer\` where the previous trainer ran (its folder holds it), or give the run an object store (\`rft coordinator --weights s3://…\`), which keeps every version`,
       );
     log.info(`run ${this.runId}: fetching v${c.version} from ${from.where}`);

@@ -2,6 +2,7 @@
 // checkpoint writer renames a finished temp folder), records it with its sha256 in the buffer and
 // NOTIFYs; an explorer verifies the checksum before loading, so a half-copied or damaged folder on a
 // network share is never used.
+import { InfrastructureError } from '../../core/errors.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ export function versionDir(weightsDir: string, runId: string, version: number): 
   return join(weightsDir, runId, `v${version}`);
 }
 
-export class ChecksumError extends Error {}
+export class ChecksumError extends InfrastructureError {}
 
 /** Load a published checkpoint after checking its folder against the recorded checksum (`external`: as loadCheckpoint's). */
 export function loadVerified(path: string, checksum: string, opts: { external?: boolean } = {}): LoadedCheckpoint {

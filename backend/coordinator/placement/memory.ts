@@ -1,7 +1,7 @@
 // Placement `memory` (synchronizer memory): the whole run in one process with the model shared in
 // memory. The run loop (run-loop.ts: stages, step loop, evaluations, summary) is the one every
-// placement runs; this file decides only that each step is explored here, in lockstep, with the
-// trainer's own weights, and that checkpoints are resume points in the run folder (with the replay
+// placement runs; this file decides only that each step is explored here (in lockstep, or beside the
+// trainer: memory-explorer.ts) with the trainer's weights, and that checkpoints are resume points (with the replay
 // of recorded batches after a kill -9). Everything a config turns into comes from setup.ts.
 import { join } from 'node:path';
 import type { RunConfig } from '../../core/config.js';

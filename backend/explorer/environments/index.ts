@@ -1,3 +1,3 @@
 // Built-in environments register themselves on import.
-export { environments, type Environment, type EnvSession, type EnvStep } from './registry.js';
+export { environments, type Environment, type EnvSession } from './registry.js';
 import './guess.js';

@@ -4,6 +4,7 @@
 // validation pairs (tasks the training never sees), their pairwise accuracy is measured every few
 // steps and the weights of the best one are kept: a small preference set is memorised long before
 // the steps run out, and the last step's weights are then the most overfitted ones.
+import { InputError } from '../../core/errors.js';
 import { Rng } from '../../core/rng.js';
 import { tf } from '../../model/engine.js';
 import { AdamW, clipByGlobalNorm } from '../../model/optim.js';
@@ -54,7 +55,7 @@ export async function trainRewardModel(
 ): Promise<RewardTrainResult> {
   if (!model.config.valueHead) throw new Error('reward model: the model needs a value head (config.valueHead)');
   if (data.pairs.length === 0 && data.ratings.length === 0)
-    throw new Error('reward model: no ratings or preference pairs to train on');
+    throw new InputError('reward model: no ratings or preference pairs to train on');
   const rng = new Rng(o.seed ?? 0);
   const opt = new AdamW(model.variables(), { lr: o.lr ?? 1e-3, weightDecay: o.weightDecay ?? 0 });
   const bs = o.batchSize ?? 8;

@@ -2,23 +2,16 @@
 // `sharedSandbox()` is the process-wide pool the code reward uses; its workers do not keep the
 // process alive and are killed when it exits.
 import { SandboxPool } from './pool.js';
-import type { SandboxOptions } from './types.js';
 
 export { SandboxPool } from './pool.js';
 export { extractFunction } from './extract.js';
-export { deepEqualResult, Special } from './decode.js';
+export { deepEqualResult } from './decode.js';
 export * from './types.js';
 
 let shared: SandboxPool | null = null;
-let sharedOpts: Partial<SandboxOptions> = {};
-
-/** Options of the shared pool; applies from the next `sharedSandbox()` after a close. */
-export function configureSharedSandbox(opts: Partial<SandboxOptions>): void {
-  sharedOpts = { ...opts };
-}
 
 export function sharedSandbox(): SandboxPool {
-  if (!shared) shared = new SandboxPool(sharedOpts);
+  if (!shared) shared = new SandboxPool();
   return shared;
 }
 

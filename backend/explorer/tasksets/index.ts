@@ -1,5 +1,5 @@
 // Built-in taskset generators register themselves on import.
-export { builtinTasksets, type BuiltinTaskset } from './builtin.js';
+export { builtinTasksets } from './builtin.js';
 import './reverse.js';
 import './arith.js';
 import './countdown.js';

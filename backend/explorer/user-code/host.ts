@@ -10,7 +10,7 @@
 // a shared flag (Atomics.wait) with the same limit.
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
-import { InputError } from '../../core/errors.js';
+import { InfrastructureError, InputError } from '../../core/errors.js';
 import { logger } from '../../core/log.js';
 import { fromSource, packageFile } from '../../core/package-root.js';
 import type { Task } from '../../core/types.js';
@@ -264,7 +264,7 @@ export class UserCodeHost {
     try {
       await l.ready;
     } catch (e) {
-      throw new Error(`could not be started again: ${(e as Error).message}`);
+      throw new InfrastructureError(`could not be started again: ${(e as Error).message}`);
     }
     if (l.ended) throw new Error(l.ended);
     const id = this.nextId++;

@@ -4,6 +4,7 @@
 // worker (bounded), and after the last retry its samples come back as infra failures (never as
 // empty answers). New weights are sent by version: a worker gets the current version before its
 // next job. Samples that fall into a loop are cut by repeat detection (repeat.ts).
+import { InfrastructureError, InputError } from '../../core/errors.js';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { logger } from '../../core/log.js';
@@ -106,7 +107,7 @@ export class WorkerRolloutModel implements RolloutModel {
 
   constructor(private readonly opts: WorkerPoolOptions) {
     if (!Number.isInteger(opts.workers) || opts.workers < 1)
-      throw new Error(`rollout workers: workers must be a positive integer, got ${opts.workers}`);
+      throw new InputError(`rollout workers: workers must be a positive integer, got ${opts.workers}`);
     this.tokenizer = opts.tokenizer;
     this.maxSeqLen = opts.config.maxSeqLen;
     this.faultHang = opts.faults?.hang ?? 0;
@@ -137,7 +138,7 @@ export class WorkerRolloutModel implements RolloutModel {
   /** Wait until every worker has its engine up (optional: jobs wait for it anyway). */
   async ready(): Promise<void> {
     while (!this.slots.every((s) => s.ready)) {
-      if (this.initError) throw new Error(this.initError);
+      if (this.initError) throw new InfrastructureError(this.initError);
       await new Promise((r) => setTimeout(r, 20));
     }
   }

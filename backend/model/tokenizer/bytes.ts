@@ -23,10 +23,6 @@ export function fromUtf8(bytes: Uint8Array | number[]): string {
  */
 export const BYTE_LEVEL_PATTERN = /'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+/gu;
 
-export function preTokenize(text: string): string[] {
-  return text.match(BYTE_LEVEL_PATTERN) ?? [];
-}
-
 /** GPT-2's map from each byte to a printable character, so vocabulary entries are visible strings. */
 export const BYTE_TO_CHAR: readonly string[] = (() => {
   const printable: number[] = [];
@@ -63,11 +59,4 @@ export function byteLevelToBytes(s: string): number[] | null {
 /** `<0x0A>`-style token name of a byte, as sentencepiece and Hugging Face byte fallback spell it. */
 export function byteTokenName(b: number): string {
   return `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
-}
-
-const BYTE_TOKEN = /^<0x([0-9A-F]{2})>$/;
-/** The byte a `<0xNN>` token stands for, or null. */
-export function parseByteToken(token: string): number | null {
-  const m = BYTE_TOKEN.exec(token);
-  return m ? parseInt(m[1]!, 16) : null;
 }

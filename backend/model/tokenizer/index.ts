@@ -5,11 +5,11 @@ import { CharTokenizer } from './char.js';
 import type { BpeTokenizer } from './bpe.js';
 
 export { SPECIAL_TOKENS, type SpecialTokenName, type Tokenizer } from './types.js';
-export { CharTokenizer, CHAR_BASE_SIZE, type CharTrainOptions } from './char.js';
+export { CharTokenizer } from './char.js';
 export { BpeTokenizer } from './bpe.js';
-export { trainBpe, BPE_BASE_SIZE, type BpeTrainOptions } from './bpe-train.js';
+export { trainBpe } from './bpe-train.js';
 export { tokenizerFromJSON } from './from-json.js';
-export { loadTokenizer, saveTokenizer, tokenizerConfig, TOKENIZER_FILE, TOKENIZER_CONFIG_FILE } from './io.js';
+export { loadTokenizer, saveTokenizer, tokenizerConfig, TOKENIZER_FILE } from './io.js';
 
 export type TokenizerKind = 'char' | 'bpe';
 
@@ -29,5 +29,5 @@ export function trainTokenizer(
   if (kind === 'char') return CharTokenizer.train(texts, opts);
   return trainBpe(texts, { vocabSize: opts.vocabSize ?? DEFAULT_BPE_VOCAB, minFrequency: opts.minFrequency });
 }
-export { readCorpusFile, recordTexts, TEXT_FIELDS, type CorpusFile } from './corpus.js';
+export { readCorpusFile } from './corpus.js';
 export { tokenPieces } from './pieces.js';

@@ -7,7 +7,7 @@ import { FeedbackService, type ExpertEncoding } from '../../buffer/feedback.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../../model/chat.js';
 import type { ExperienceStore, FeedbackAction, FeedbackLogEntry } from '../../buffer/storage/types.js';
 import type { FeedbackPort } from '../ports.js';
-import { ConflictError, NotFoundError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import type { RunTokenizers } from './run-tokenizers.js';
 
 const KIND: Record<FeedbackAction, FeedbackChange['kind']> = {
@@ -173,11 +173,7 @@ export class StoreFeedback implements FeedbackPort {
   }
 
   private async undoOne(logId: number): Promise<void> {
-    try {
-      await this.service.undo(logId, this.by);
-    } catch (err) {
-      if (err instanceof Error && err.name === 'ConflictError') throw new ConflictError(err.message);
-      throw err;
-    }
+    // The buffer's ConflictError is the server's: toResponseError maps it to ErrorCodes.Conflict.
+    await this.service.undo(logId, this.by);
   }
 }

@@ -4,13 +4,14 @@
 //   seq-mean-token-sum      (1/B) Σ_b MS_b(x)                 long sequences weigh more
 //   seq-mean-token-sum-norm MS(x) / (T + 1e-8), T = padded length (Dr. GRPO style constant)
 // All-masked rows count in B and contribute 0; an all-masked batch gives 0.
+import { InputError } from '../../core/errors.js';
 import { tf } from '../../model/engine.js';
 import { AGG_MODES, type AggMode } from './types.js';
 import { maskedMean, maskedSum } from './masked.js';
 
 export function assertAggMode(mode: string): asserts mode is AggMode {
   if (!(AGG_MODES as readonly string[]).includes(mode)) {
-    throw new Error(`unknown loss_agg_mode '${mode}'; known: ${AGG_MODES.join(', ')}`);
+    throw new InputError(`unknown loss_agg_mode '${mode}'; known: ${AGG_MODES.join(', ')}`);
   }
 }
 

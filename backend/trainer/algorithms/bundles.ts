@@ -3,6 +3,7 @@
 // are needed; and how a batch is sampled (MIX / CHORD: the expert share of the batch).
 // Defaults follow the reference framework: clip 0.2, dual clip 3, KL k2 coef 0.001 as a loss,
 // entropy coef 0, token-mean, MIX expert ratio 0.5 and mu 0.1.
+import { InputError } from '../../core/errors.js';
 import { Registry } from '../../core/registry.js';
 import { advantageFns } from './advantage/index.js';
 import { assertAggMode } from './aggregate.js';
@@ -173,18 +174,18 @@ export function validateBundle(b: AlgorithmBundle): void {
   policyLosses.get(b.policyLoss.fn);
   if (b.kl) {
     klFns.get(b.kl.fn);
-    if (b.kl.as !== 'loss' && b.kl.as !== 'reward') throw new Error(`${where}: kl.as must be 'loss' or 'reward'`);
-    if (!b.needsReference) throw new Error(`${where}: a KL term needs the reference model`);
+    if (b.kl.as !== 'loss' && b.kl.as !== 'reward') throw new InputError(`${where}: kl.as must be 'loss' or 'reward'`);
+    if (!b.needsReference) throw new InputError(`${where}: a KL term needs the reference model`);
   }
-  if (b.policyLoss.fn === 'dpo' && !b.needsReference) throw new Error(`${where}: DPO needs the reference model`);
+  if (b.policyLoss.fn === 'dpo' && !b.needsReference) throw new InputError(`${where}: DPO needs the reference model`);
   if (b.advantage && advantageFns.get(b.advantage.fn).where === 'trainer' && !b.needsCritic) {
-    throw new Error(`${where}: advantage '${b.advantage.fn}' needs a critic`);
+    throw new InputError(`${where}: advantage '${b.advantage.fn}' needs a critic`);
   }
   assertAggMode(b.lossAggMode);
   const r = b.sampling.expertRatio;
-  if (!(r >= 0 && r <= 1)) throw new Error(`${where}: sampling.expertRatio must be in [0, 1], got ${r}`);
+  if (!(r >= 0 && r <= 1)) throw new InputError(`${where}: sampling.expertRatio must be in [0, 1], got ${r}`);
   if (!(Number.isInteger(b.repeatTimes) && b.repeatTimes >= 1))
-    throw new Error(`${where}: repeatTimes must be an integer >= 1`);
+    throw new InputError(`${where}: repeatTimes must be an integer >= 1`);
 }
 
 /** What a run config may change on top of a named bundle (snake_case keys accepted in the params). */
@@ -221,7 +222,7 @@ export function configureAlgorithm(name: string, o: AlgorithmOverrides = {}): Al
     repeatTimes: o.repeatTimes ?? base.repeatTimes,
   };
   if (o.advantageParams && !b.advantage)
-    throw new Error(`algorithm '${name}' has no advantage function to take advantageParams`);
+    throw new InputError(`algorithm '${name}' has no advantage function to take advantageParams`);
   validateBundle(b);
   // Resolve once so a typo in a parameter name fails at configuration time.
   if (b.advantage) {
@@ -235,7 +236,7 @@ export function configureAlgorithm(name: string, o: AlgorithmOverrides = {}): Al
 function checkKeys(what: string, defaults: object, params: Params): void {
   for (const k of Object.keys(params)) {
     if (!(k in defaults))
-      throw new Error(`${what}: unknown parameter '${k}'; known: ${Object.keys(defaults).join(', ') || '(none)'}`);
+      throw new InputError(`${what}: unknown parameter '${k}'; known: ${Object.keys(defaults).join(', ') || '(none)'}`);
   }
 }
 

@@ -3,6 +3,7 @@
 // are dropped, so a seq-mean counts usual rows); loss = entropyCoef · entropy_loss, which the actor
 // loss SUBTRACTS (a bonus: higher entropy, lower loss).
 // Params: entropyCoef (0: off by default), lossAggMode (token-mean), entropyLossFn ('default' | 'mix').
+import { InputError } from '../../core/errors.js';
 import { tf } from '../../model/engine.js';
 import { aggregate, assertAggMode } from './aggregate.js';
 import { fillMasked, maskBool, restrictRows, rowFlags } from './masked.js';
@@ -21,7 +22,7 @@ export const ENTROPY_DEFAULTS: EntropyParams = { entropyCoef: 0, lossAggMode: 't
  * are replaced by zeros first, so NaN/inf there cannot reach the result or the gradient.
  */
 export function entropyFromLogits(logits: tf.Tensor3D, temperature = 1, actionMask?: tf.Tensor2D): tf.Tensor2D {
-  if (!(temperature > 0)) throw new Error(`entropy: temperature must be > 0, got ${temperature}`);
+  if (!(temperature > 0)) throw new InputError(`entropy: temperature must be > 0, got ${temperature}`);
   let z: tf.Tensor3D = logits;
   if (actionMask) {
     const cond = tf.broadcastTo(tf.expandDims(maskBool(actionMask), 2), logits.shape);
@@ -45,7 +46,7 @@ export function entropyLoss(inputs: EntropyInputs, given?: Partial<EntropyParams
   const p = resolveParams('entropy', 'entropy', ENTROPY_DEFAULTS, given);
   assertAggMode(p.lossAggMode);
   if (p.entropyLossFn !== 'default' && p.entropyLossFn !== 'mix') {
-    throw new Error(`entropy: entropyLossFn must be 'default' or 'mix', got '${p.entropyLossFn}'`);
+    throw new InputError(`entropy: entropyLossFn must be 'default' or 'mix', got '${p.entropyLossFn}'`);
   }
   let mask = inputs.actionMask;
   let rows: number | undefined;

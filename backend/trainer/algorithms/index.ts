@@ -20,16 +20,13 @@
 // aggregate: token-mean, seq-mean-token-mean, seq-mean-token-sum, seq-mean-token-sum-norm.
 // algorithms: named bundles sft, ppo, grpo, mix, chord, rloo, reinforce++, opmd, dpo;
 //   configureAlgorithm applies run overrides, buildObjective turns a bundle into the trainer's Objective.
-export { advantageFns, whiten, discountedReturns, groupRows } from './advantage/index.js';
-export type { AdvantageFn, AdvantageInput, AdvantageResult } from './advantage/index.js';
+export { advantageFns } from './advantage/index.js';
 export * from './policy_loss/index.js';
-export { klFns, klLoss, applyKlPenalty, KL_LOSS_DEFAULTS } from './kl/index.js';
-export type { KlFn, KlLossParams, KlInputs, KlPenaltyResult } from './kl/index.js';
-export { entropyFromLogits, entropyLoss, ENTROPY_DEFAULTS, type EntropyParams, type EntropyInputs } from './entropy.js';
-export { aggregate, assertAggMode } from './aggregate.js';
-export { maskedMean, maskedSum, fillMasked, noGrad } from './masked.js';
-export { resolveParams, toCamel } from './params.js';
-export { algorithms, configureAlgorithm, splitBatch, validateBundle } from './bundles.js';
-export type { AlgorithmBundle, AlgorithmOverrides, KlSetting, Params } from './bundles.js';
+export { klFns, klLoss, applyKlPenalty } from './kl/index.js';
+export { entropyFromLogits, entropyLoss } from './entropy.js';
+export { aggregate } from './aggregate.js';
+export { toCamel } from './params.js';
+export { algorithms, configureAlgorithm, splitBatch } from './bundles.js';
+export type { AlgorithmBundle, AlgorithmOverrides, Params } from './bundles.js';
 export { buildObjective } from './objective.js';
 export * from './types.js';

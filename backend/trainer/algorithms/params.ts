@@ -1,6 +1,6 @@
 // Parameter handling shared by every unit: defaults filled in, snake_case accepted (configs written
 // for the reference framework), null meaning "not set", and unknown names rejected by name.
-export type ParamValue = number | string | boolean | null | undefined;
+import { InputError } from '../../core/errors.js';
 
 export function toCamel(key: string): string {
   return key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
@@ -21,14 +21,16 @@ export function resolveParams<P extends object>(
   for (const [rawKey, value] of Object.entries(given)) {
     const key = toCamel(rawKey);
     if (!(key in out)) {
-      throw new Error(
+      throw new InputError(
         `${kind} '${name}': unknown parameter '${rawKey}'; known: ${Object.keys(defaults).join(', ') || '(none)'}`,
       );
     }
     if (value === null || value === undefined) continue;
     const def = (defaults as Record<string, unknown>)[key];
     if (def !== undefined && def !== null && typeof def !== typeof value) {
-      throw new Error(`${kind} '${name}': parameter '${rawKey}' must be a ${typeof def}, got ${JSON.stringify(value)}`);
+      throw new InputError(
+        `${kind} '${name}': parameter '${rawKey}' must be a ${typeof def}, got ${JSON.stringify(value)}`,
+      );
     }
     out[key] = value;
   }

@@ -1,3 +1,2 @@
 export * from './types.js';
 export { DEFAULT_EXPERIENCE_PIPELINE, ExperiencePipeline } from './pipeline.js';
-export { experienceOperators } from './registry.js';

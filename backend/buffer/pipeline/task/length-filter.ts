@@ -1,4 +1,5 @@
 // Keep tasks whose prompt length is within bounds, in characters or (given a tokenizer) tokens.
+import { InputError } from '../../../core/errors.js';
 import { z } from 'zod';
 import type { OperatorSpec } from './operator-spec.js';
 import { taskText } from './text.js';
@@ -19,7 +20,7 @@ export const lengthFilter: OperatorSpec<TaskOperator, TaskPipelineDeps> = {
   create: (p: Params, deps) => {
     const byTokens = p.min_tokens !== undefined || p.max_tokens !== undefined;
     if (byTokens && !deps.countTokens)
-      throw new Error('length_filter: min_tokens / max_tokens need a tokenizer (none was given to the pipeline)');
+      throw new InputError('length_filter: min_tokens / max_tokens need a tokenizer (none was given to the pipeline)');
     const within = (v: number, lo = 0, hi = Infinity) => v >= lo && v <= hi;
     return {
       apply: (tasks) =>

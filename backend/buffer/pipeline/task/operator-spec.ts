@@ -1,6 +1,7 @@
 // Shared by the task and experience pipelines: operators are small registered units, each with a zod
 // schema for its parameters; a pipeline is a list `[{name, ...params}]` (plain objects from YAML).
 // Every problem is reported with its path, e.g. `task_pipeline[2].max_chars: expected number, got string`.
+import { InputError } from '../../../core/errors.js';
 import type { z } from 'zod';
 import type { Registry } from '../../../core/registry.js';
 
@@ -18,7 +19,7 @@ export interface PipelineIssue {
   message: string;
 }
 
-export class PipelineConfigError extends Error {
+export class PipelineConfigError extends InputError {
   constructor(readonly issues: PipelineIssue[]) {
     super(issues.map((i) => `${i.path}: ${i.message}`).join('\n'));
     this.name = 'PipelineConfigError';

@@ -1,6 +1,7 @@
 // Curriculum: tasks ordered easy -> hard by difficulty (from the taskset, else 1 - observed success
 // rate, else 0.5); step s samples from a window that grows (or slides) towards the hard end
 // over `rampSteps` calls of next().
+import { InputError } from '../../../core/errors.js';
 import { Rng } from '../../../core/rng.js';
 import type { Task } from '../../../core/types.js';
 import { SuccessStats, callSeed } from './stats.js';
@@ -24,8 +25,8 @@ export class CurriculumSelector implements TaskSelector {
     this.ramp = opts.rampSteps ?? 100;
     this.slide = opts.slide ?? false;
     if (!(this.start > 0 && this.start <= 1))
-      throw new Error(`curriculum: startFraction must be in (0, 1], got ${this.start}`);
-    if (!(this.ramp > 0)) throw new Error(`curriculum: rampSteps must be > 0, got ${this.ramp}`);
+      throw new InputError(`curriculum: startFraction must be in (0, 1], got ${this.start}`);
+    if (!(this.ramp > 0)) throw new InputError(`curriculum: rampSteps must be > 0, got ${this.ramp}`);
     this.stats = new SuccessStats(opts.successThreshold);
     this.sort();
   }

@@ -1,6 +1,7 @@
 // GRPO: per group, score = (r - mean) / (std + epsilon) with the sample std; a group of one gets
 // mean 0, std 1. std_cal_level 'batch' divides by the sample std of all rewards instead.
 // Params: epsilon (1e-6), stdCalLevel ('group' | 'batch').
+import { InputError } from '../../../core/errors.js';
 import { resolveParams } from '../params.js';
 import { defineAdvantage } from './registry.js';
 import type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
@@ -20,7 +21,7 @@ export const grpoAdvantage: AdvantageFn<GrpoParams> = defineAdvantage({
   compute(input: AdvantageInput, given?: Partial<GrpoParams>): AdvantageResult {
     const p = resolveParams('advantage', 'grpo', grpoAdvantage.defaults, given);
     if (p.stdCalLevel !== 'group' && p.stdCalLevel !== 'batch') {
-      throw new Error(`advantage 'grpo': stdCalLevel must be 'group' or 'batch', got '${p.stdCalLevel}'`);
+      throw new InputError(`advantage 'grpo': stdCalLevel must be 'group' or 'batch', got '${p.stdCalLevel}'`);
     }
     requireInputs('grpo', input, grpoAdvantage.requires);
     const rewards = input.rewards!;

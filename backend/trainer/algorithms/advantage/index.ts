@@ -6,5 +6,3 @@ import './reinforce_pp.js';
 import './gae.js';
 
 export { advantageFns } from './registry.js';
-export type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
-export { whiten, discountedReturns, groupRows } from './util.js';

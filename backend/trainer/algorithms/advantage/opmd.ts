@@ -1,6 +1,7 @@
 // OPMD (Kimi k1.5 style): score = r - b_G with b_G the group mean ('mean') or
 // tau·(log Σ exp(r/tau) - log k) ('logavgexp'); a group of one has baseline 0.
 // Params: opmdBaseline ('mean' | 'logavgexp'), tau (1.0, logavgexp only).
+import { InputError } from '../../../core/errors.js';
 import { resolveParams } from '../params.js';
 import { defineAdvantage } from './registry.js';
 import type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
@@ -28,10 +29,10 @@ export const opmdAdvantage: AdvantageFn<OpmdAdvantageParams> = defineAdvantage({
   compute(input: AdvantageInput, given?: Partial<OpmdAdvantageParams>): AdvantageResult {
     const p = resolveParams('advantage', 'opmd', opmdAdvantage.defaults, given);
     if (p.opmdBaseline !== 'mean' && p.opmdBaseline !== 'logavgexp') {
-      throw new Error(`advantage 'opmd': opmdBaseline must be 'mean' or 'logavgexp', got '${p.opmdBaseline}'`);
+      throw new InputError(`advantage 'opmd': opmdBaseline must be 'mean' or 'logavgexp', got '${p.opmdBaseline}'`);
     }
     if (p.opmdBaseline === 'logavgexp' && !(p.tau > 0))
-      throw new Error(`advantage 'opmd': tau must be > 0, got ${p.tau}`);
+      throw new InputError(`advantage 'opmd': tau must be > 0, got ${p.tau}`);
     requireInputs('opmd', input, opmdAdvantage.requires);
     const rewards = input.rewards!;
     const scores = new Array<number>(rewards.length);

@@ -7,6 +7,5 @@ import './abs.js';
 import './corrected_k3.js';
 
 export { klFns } from './registry.js';
-export type { KlFn } from './types.js';
-export { klLoss, KL_LOSS_DEFAULTS, type KlLossParams, type KlInputs } from './loss.js';
-export { applyKlPenalty, type KlPenaltyResult } from './penalty.js';
+export { klLoss } from './loss.js';
+export { applyKlPenalty } from './penalty.js';

@@ -5,6 +5,7 @@
 // Params: clipRange (0.2), clipRangeLow / clipRangeHigh (null: clipRange), clipRatioC (3, > 1),
 // lossAggMode (token-mean), enableSequenceMasking (false), deltaSequenceMasking (0.1),
 // fallbackToPolicyGradient (false: use the behaviour log-probs).
+import { InputError } from '../../../core/errors.js';
 import { tf } from '../../../model/engine.js';
 import { aggregate, assertAggMode } from '../aggregate.js';
 import { fillMasked, maskBool, maskedMean, noGrad } from '../masked.js';
@@ -47,7 +48,7 @@ export function ppoCore(
   rows?: number,
 ): LossResult {
   assertAggMode(p.lossAggMode);
-  if (!(p.clipRatioC > 1)) throw new Error(`policy loss 'ppo': clipRatioC must be > 1, got ${p.clipRatioC}`);
+  if (!(p.clipRatioC > 1)) throw new InputError(`policy loss 'ppo': clipRatioC must be > 1, got ${p.clipRatioC}`);
   const lo = p.clipRangeLow ?? p.clipRange;
   const hi = p.clipRangeHigh ?? p.clipRange;
   const mb = maskBool(mask);
