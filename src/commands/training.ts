@@ -54,7 +54,7 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
 /** A held-out file by its name: `eval.jsonl`, `math-test.jsonl`, `heldout.csv`, `dev.jsonl`. */
 const EVAL_NAME = /(^|[-_.])(eval|test|heldout|held-out|valid|validation|dev)([-_.]|$)/i;
 
-/** The first records of a JSONL / JSON file (to see its field names and values). */
+/** The first records of a taskset file in any format the backend reads (to see its field names and values). */
 function headRecords(uri: vscode.Uri): Record<string, unknown>[] {
   return firstRecords(readHead(uri.fsPath), uri.fsPath, 20);
 }
