@@ -65,7 +65,7 @@ function headRecords(uri: vscode.Uri): Record<string, unknown>[] {
  * out or has no eval set), an experts file (named so, or read as demonstrations: `{problem, worked}`),
  * and the `format` mapping each needs when its records use other names (`question` for prompt).
  */
-async function templateFiles(s: Services): Promise<{ ts: string; files: TemplateFiles }> {
+export async function templateFiles(s: Services): Promise<{ ts: string; files: TemplateFiles }> {
   const listed = s.tasksets.list();
   const found = listed.length ? listed : await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
   const rel = (u: vscode.Uri) => vscode.workspace.asRelativePath(u, false);
