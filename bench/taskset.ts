@@ -2,7 +2,7 @@
 // same records alone; and the CSV reader's MB/s against csv-parse when that package is installed.
 // Usage: npm run bench -- taskset [records]
 import { stringify } from 'yaml';
-import { parseCsv } from '../backend/buffer/taskset/csv.js';
+import { parseCsv } from '../backend/core/taskset-text/csv.js';
 import { parseTaskset } from '../backend/buffer/taskset/load.js';
 import { median, report } from './report.js';
 

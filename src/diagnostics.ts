@@ -6,6 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import type { TasksetIssue, TasksetReport } from '../backend/core/protocol.js';
 import { DebouncedChecker } from './debounced-checker.js';
 import { withSuggestion } from './taskset-fixes.js';
+import { TASKSET_EXTENSIONS } from '../backend/core/taskset-text/index.js';
 
 export function toDiagnostic(
   issue: TasksetIssue,
@@ -37,7 +38,7 @@ function diskLines(file: string): { lineCount: number; lineAt(n: number): { text
   }
 }
 
-export const TASKSET_EXTENSIONS = ['.jsonl', '.json', '.yaml', '.yml', '.csv'];
+export { TASKSET_EXTENSIONS };
 
 export function looksLikeTaskset(path: string): boolean {
   const p = path.replace(/\\/g, '/');

@@ -2,6 +2,7 @@
 // proposed from the field names (synonyms, typos) and, where the names say nothing, from the values
 // of the first records (unique short tokens are ids, short scalars answers, long text responses).
 // No vscode import: the config template, the diagnostics and the mapping command share it.
+import { formatByExtension, readRecords } from '../backend/core/taskset-text/index.js';
 import { suggestField } from './field-synonyms.js';
 
 export type MappingRole = 'task' | 'expert';
@@ -154,28 +155,18 @@ export function guessRole(path: string, records: Rec[]): MappingRole {
     : 'task';
 }
 
-/** The first records of a JSONL or JSON-array text (bad lines skipped), at most `max`. */
+/**
+ * The first records of a taskset text in any format the backend reads (JSONL, JSON, YAML, CSV, by
+ * the path's extension; the backend's own readers), bad records skipped, at most `max`.
+ */
 export function firstRecords(text: string, path: string, max = 20): Rec[] {
-  const isObj = (v: unknown): v is Rec => !!v && typeof v === 'object' && !Array.isArray(v);
-  if (path.toLowerCase().endsWith('.json')) {
-    try {
-      const v = JSON.parse(text) as unknown;
-      return Array.isArray(v) ? v.filter(isObj).slice(0, max) : [];
-    } catch {
-      return [];
-    }
-  }
-  if (!path.toLowerCase().endsWith('.jsonl')) return [];
+  const format = formatByExtension(path);
+  if (!format) return [];
   const out: Rec[] = [];
-  for (const line of text.split('\n')) {
+  for (const r of readRecords(text, format)) {
     if (out.length >= max) break;
-    if (!line.trim()) continue;
-    try {
-      const v = JSON.parse(line) as unknown;
-      if (isObj(v)) out.push(v);
-    } catch {
-      /* a broken line: its diagnostic says so */
-    }
+    // A bad record: its diagnostic says so.
+    if ('value' in r && r.value && typeof r.value === 'object' && !Array.isArray(r.value)) out.push(r.value as Rec);
   }
   return out;
 }

@@ -63,6 +63,9 @@ export function metricEvents(p: MetricsPoint, prevStage: string | undefined): Ru
   return out;
 }
 
+/** A run's checkpoint versions as one string: a pruned one replaced by a new one keeps the count. */
+const versions = (r: RunInfo): string => (r.checkpoints ?? []).map((c) => c.version).join(',');
+
 export interface RunMonitorDeps {
   client: Pick<BackendClient, 'request' | 'onNotification'>;
   output: Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'show'>;
@@ -97,8 +100,7 @@ export class RunMonitor implements vscode.Disposable {
     if (!this.ready) return;
     for (const r of runs) {
       const prev = this.seen.get(r.id);
-      if (!prev || prev.status !== r.status || (prev.checkpoints?.length ?? 0) !== (r.checkpoints?.length ?? 0))
-        void this.status(r);
+      if (!prev || prev.status !== r.status || versions(prev) !== versions(r)) void this.status(r);
     }
   }
 

@@ -221,11 +221,19 @@ export class RunRegistry {
     });
   }
 
-  /** Record a checkpoint; one per version (a re-saved version replaces the old entry). Advances lastStep. */
-  addCheckpoint(id: string, c: { version: number; path: string; step: number }): Promise<RunRecord> {
+  /**
+   * Record a checkpoint; one per version (a re-saved version replaces the old entry). Advances lastStep.
+   * `drop`: versions whose folders were deleted (pruned) in the same breath, so the list names only
+   * folders that exist, in one write.
+   */
+  addCheckpoint(
+    id: string,
+    c: { version: number; path: string; step: number },
+    drop: readonly number[] = [],
+  ): Promise<RunRecord> {
     return this.change((data) => {
       const r = this.find(data, id);
-      r.checkpoints = r.checkpoints.filter((x) => x.version !== c.version);
+      r.checkpoints = r.checkpoints.filter((x) => x.version !== c.version && !drop.includes(x.version));
       r.checkpoints.push({ ...c, createdAt: this.now() });
       r.checkpoints.sort((a, b) => a.version - b.version);
       r.lastStep = Math.max(r.lastStep, c.step);

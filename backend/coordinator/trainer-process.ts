@@ -86,11 +86,13 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
             { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer },
           );
           await db.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
-          if (done || version % 20 === 0) {
-            await registry.addCheckpoint(runId, { version, path: dir, step: version });
-            await registry.setLastStep(runId, version);
-          }
-          prune(join(ctx.runDir, 'checkpoints'), version, stageStarts);
+          // Every published checkpoint goes into the registry as it is written (the dashboard, the
+          // Runs view and Evaluate list it while the run goes on), and the pruned ones leave it.
+          // The registry drops them before their folders go, so it never names a missing one.
+          const ckDir = join(ctx.runDir, 'checkpoints');
+          const pruned = prunable(ckDir, version, stageStarts);
+          await registry.addCheckpoint(runId, { version, path: dir, step: version }, pruned);
+          for (const v of pruned) rmSync(join(ckDir, `v${v}`), { recursive: true, force: true });
         },
       },
     );
@@ -106,14 +108,13 @@ export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promis
   }
 }
 
-/** Delete published checkpoints older than the newest KEEP (stage starts and every 20th stay as resume / report points). */
-function prune(dir: string, newest: number, keep: Set<number>): void {
-  if (!existsSync(dir)) return;
-  for (const name of readdirSync(dir)) {
+/** Published checkpoints to delete: older than the newest KEEP (stage starts and every 20th stay as resume / report points). */
+function prunable(dir: string, newest: number, keep: Set<number>): number[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
     const m = /^v(\d+)$/.exec(name);
-    if (!m) continue;
+    if (!m) return [];
     const v = Number(m[1]);
-    if (v > newest - KEEP || keep.has(v) || v % 20 === 0) continue;
-    rmSync(join(dir, name), { recursive: true, force: true });
-  }
+    return v > newest - KEEP || keep.has(v) || v % 20 === 0 ? [] : [v];
+  });
 }

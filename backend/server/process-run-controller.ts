@@ -315,7 +315,8 @@ export class RunPoller {
             step: Math.max(info.step ?? 0, live.step),
             ...(live.reward !== undefined ? { reward: live.reward } : {}),
           };
-        const key = JSON.stringify([info.status, info.step, info.reward, info.checkpoints?.length]);
+        // The checkpoints by version: a new one that replaces a pruned one keeps the count, and is news.
+        const key = JSON.stringify([info.status, info.step, info.reward, info.checkpoints?.map((c) => c.version)]);
         // A finished run seen for the first time is no news; every change after that is.
         if (key !== prev?.key && (prev || running)) for (const s of this.subs) s.status?.(info);
         this.last.set(rec.id, { key, running });

@@ -20,6 +20,7 @@ import type { Services } from '../services.js';
 import { readHead } from '../taskset-detect.js';
 import { configTemplate, domainOf } from '../templates.js';
 import { CONFIG_GLOB } from './training.js';
+import { formatByExtension, TASKSET_EXTENSIONS } from '../../backend/core/taskset-text/index.js';
 import { unusedUri } from './unused-name.js';
 
 type Rec = Record<string, unknown>;
@@ -49,13 +50,15 @@ export function sampleValues(records: Rec[], key: string, n = 3): string {
 async function pickFile(s: Services, arg?: vscode.Uri): Promise<vscode.Uri | undefined> {
   if (arg) return arg;
   const active = vscode.window.activeTextEditor?.document.uri;
-  if (active && /\.(jsonl|json)$/i.test(active.fsPath) && !/\.rft\.ya?ml$/.test(active.fsPath)) return active;
-  const files = s.tasksets.list().filter((u) => /\.(jsonl|json)$/i.test(u.fsPath));
+  // Every format the backend reads (JSONL, JSON, YAML, CSV); a run config is YAML but no taskset.
+  const readable = (u: vscode.Uri) => !!formatByExtension(u.fsPath) && !/\.rft\.ya?ml$/i.test(u.fsPath);
+  if (active && readable(active)) return active;
+  const files = s.tasksets.list().filter(readable);
   const pick = await vscode.window.showQuickPick(
     files.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
     {
       title: 'Map fields: which file?',
-      placeHolder: 'a JSONL or JSON file of tasks or expert demonstrations',
+      placeHolder: `a file of tasks or expert demonstrations (${TASKSET_EXTENSIONS.join(', ')})`,
       ignoreFocusOut: true,
     },
   );
@@ -227,7 +230,7 @@ export async function mapFields(
   const records = firstRecords(open ? open.getText() : readHead(file.fsPath), file.fsPath, 20);
   if (!records.length) {
     void vscode.window.showWarningMessage(
-      `${rel}: no JSON records to map (a JSONL file, one object per line, or a JSON array of objects).`,
+      `${rel}: no records to map (JSONL: one object per line; JSON: an array of objects; YAML: a list of maps; CSV: a header row, then one row per record).`,
     );
     return undefined;
   }

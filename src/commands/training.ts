@@ -54,7 +54,7 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
 /** A held-out file by its name: `eval.jsonl`, `math-test.jsonl`, `heldout.csv`, `dev.jsonl`. */
 const EVAL_NAME = /(^|[-_.])(eval|test|heldout|held-out|valid|validation|dev)([-_.]|$)/i;
 
-/** The first records of a JSONL / JSON file (to see its field names and values). */
+/** The first records of a taskset file in any format the backend reads (to see its field names and values). */
 function headRecords(uri: vscode.Uri): Record<string, unknown>[] {
   return firstRecords(readHead(uri.fsPath), uri.fsPath, 20);
 }
@@ -65,7 +65,7 @@ function headRecords(uri: vscode.Uri): Record<string, unknown>[] {
  * out or has no eval set), an experts file (named so, or read as demonstrations: `{problem, worked}`),
  * and the `format` mapping each needs when its records use other names (`question` for prompt).
  */
-async function templateFiles(s: Services): Promise<{ ts: string; files: TemplateFiles }> {
+export async function templateFiles(s: Services): Promise<{ ts: string; files: TemplateFiles }> {
   const listed = s.tasksets.list();
   const found = listed.length ? listed : await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 100);
   const rel = (u: vscode.Uri) => vscode.workspace.asRelativePath(u, false);

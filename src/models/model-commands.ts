@@ -8,8 +8,7 @@ import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
 import { configTemplate } from '../templates.js';
 import { requireTrust } from '../trust.js';
-import { TASKSET_GLOB } from '../views/tasksets-tree.js';
-import { pickCheckpoint, startTraining } from '../commands/training.js';
+import { pickCheckpoint, startTraining, templateFiles } from '../commands/training.js';
 import { configNameFor, modelLines, trainerLines } from './model-card.js';
 import { modelsChanged } from './import-model.js';
 import { exportFolderName, exportFormats, type ExportFormat } from './export-formats.js';
@@ -49,11 +48,13 @@ export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.
   if (!m || !folder) return undefined;
   const lora = await pickLora(m);
   if (lora === undefined) return undefined;
-  const tasksets = await vscode.workspace.findFiles(TASKSET_GLOB, '**/node_modules/**', 1);
-  const ts = tasksets[0] ? vscode.workspace.asRelativePath(tasksets[0]) : 'tasksets/math.jsonl';
+  // The workspace's own files as the template command finds them (a taskset outside tasksets/ by its
+  // records, the eval and experts files, the format mapping of each), not only tasksets/ (issue 28:
+  // the placeholder tasksets/math.jsonl was written and the run refused).
+  const { ts, files } = await templateFiles(s);
   const uri = await unusedUri(folder.uri, configNameFor(m.name));
   const tm = { checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora, hidden: m.hidden };
-  const text = configTemplate(ts, undefined, modelLines(tm), {}, trainerLines(tm));
+  const text = configTemplate(ts, undefined, modelLines(tm), files, trainerLines(tm));
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
   await vscode.window.showTextDocument(uri);
   modelsChanged.fire();

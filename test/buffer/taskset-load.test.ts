@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseTaskset, formatTaskError } from '../../backend/buffer/taskset/load.js';
-import { parseCsv } from '../../backend/buffer/taskset/csv.js';
+import { parseCsv } from '../../backend/core/taskset-text/csv.js';
 import { mixedTaskset } from './taskset-helpers.js';
 
 test('1,000 good + 37 bad JSONL lines: exactly 37 errors at the right lines, 1,000 tasks load', () => {

@@ -75,6 +75,30 @@ after(async () => {
 
 const browserFrame = () => s.page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
 
+/** Widths in the browser as drawn (px): the list and detail panes, a row, its response cell and the cells beside it. */
+async function listWidths() {
+  // No named helpers inside: the page evaluates the function's text, without tsx's __name.
+  return browserFrame()
+    .locator('.main')
+    .evaluate((main) => {
+      const row = main.querySelector('.vlist-row[data-id]')!;
+      const others = Array.from(row.children).filter((c) => !c.classList.contains('resp'));
+      const st = getComputedStyle(row);
+      const gap = Number.parseFloat(st.columnGap) || 0;
+      const pad = Number.parseFloat(st.paddingLeft) + Number.parseFloat(st.paddingRight);
+      const rowW = row.getBoundingClientRect().width;
+      return {
+        main: main.getBoundingClientRect().width,
+        list: main.querySelector('.list')!.getBoundingClientRect().width,
+        detail: main.querySelector('.detail')!.getBoundingClientRect().width,
+        row: rowW,
+        resp: row.querySelector('.resp')!.getBoundingClientRect().width,
+        // What the response cell could have: the row less its other cells, the gaps and the padding.
+        free: rowW - others.reduce((n, c) => n + c.getBoundingClientRect().width, 0) - gap * others.length - pad,
+      };
+    });
+}
+
 test('a narrowed filter: only matching rows exist in the DOM', async () => {
   const { page } = s;
   await page.locator('.activitybar [aria-label^="RFT Studio"]').first().click({ timeout: 60_000 });
@@ -85,6 +109,12 @@ test('a narrowed filter: only matching rows exist in the DOM', async () => {
   await f.locator('.vlist-row[data-id]').first().waitFor({ timeout: 60_000 });
   timing('open experience browser -> first row', t0);
   assert.match(await f.locator('.count').innerText(), /500 experiences/);
+  // Nothing picked yet: the list has the width (the empty detail held 60% and left the response ~160 px).
+  const w = await listWidths();
+  console.log(JSON.stringify({ e2e: 'widths', when: 'no row picked', ...w }));
+  assert.ok(w.list >= 0.9 * w.main, `list ${w.list} px of ${w.main} px`);
+  assert.ok(w.resp >= 0.6 * w.list, `response column ${w.resp} px of a ${w.list} px list`);
+  assert.ok(Math.abs(w.resp - w.free) <= 2, `response column ${w.resp} px, free in its row ${w.free} px`);
   t0 = Date.now();
   await f.locator('#f-taskId input').fill('t1');
   await f.locator('.count', { hasText: '100 experiences' }).waitFor({ timeout: 30_000 });
@@ -132,6 +162,12 @@ test('detail, group, promote -> sidebar (timings for docs/extension.md)', async 
   await row.click();
   await f.locator('.detail h2', { hasText: 'e00498' }).waitFor({ timeout: 30_000 });
   timing('click a row -> its detail', t0);
+  // With the detail shown the list keeps half, its response column the row's free width.
+  const w = await listWidths();
+  console.log(JSON.stringify({ e2e: 'widths', when: 'detail shown', ...w }));
+  assert.ok(w.list >= 0.45 * w.main && w.detail >= 0.3 * w.main, `list ${w.list}, detail ${w.detail} of ${w.main} px`);
+  assert.ok(Math.abs(w.resp - w.free) <= 2, `response column ${w.resp} px, free in its row ${w.free} px`);
+  assert.ok(w.resp >= 0.35 * w.list, `response column ${w.resp} px of a ${w.list} px list`);
   t0 = Date.now();
   await f.locator('#show-group').click();
   await f.locator('.detail .group .sample').first().waitFor({ timeout: 30_000 });

@@ -82,8 +82,16 @@ test('did-you-mean knows final and worked', () => {
   assert.equal(suggestField('response', { problem: 'x', worked: 'y' }), 'worked');
 });
 
-test('firstRecords: JSONL with broken lines skipped, JSON arrays, at most max', () => {
+test('firstRecords: every format the backend reads (broken records skipped), at most max; other files none', () => {
   assert.deepEqual(firstRecords('{"a":1}\n{broken\n\n{"a":2}\n', 'x.jsonl'), [{ a: 1 }, { a: 2 }]);
   assert.deepEqual(firstRecords('[{"a":1},{"a":2},{"a":3}]', 'x.json', 2), [{ a: 1 }, { a: 2 }]);
-  assert.deepEqual(firstRecords('a,b\n1,2', 'x.csv'), []);
+  // A JSON array cut by the head read: the whole elements before the cut.
+  assert.deepEqual(firstRecords('[{"a":1},{"a":2},{"a":', 'x.json'), [{ a: 1 }, { a: 2 }]);
+  assert.deepEqual(firstRecords('a,b\n1,2\n"x, ""y""",3\n', 'x.csv'), [
+    { a: '1', b: '2' },
+    { a: 'x, "y"', b: '3' },
+  ]);
+  assert.deepEqual(firstRecords('- a: 1\n- a: 2\n', 'x.yml'), [{ a: 1 }, { a: 2 }]);
+  assert.deepEqual(firstRecords('tasks:\n  - a: 1\n', 'x.yaml'), [{ a: 1 }]);
+  assert.deepEqual(firstRecords('{"a":1}\n', 'x.txt'), []);
 });

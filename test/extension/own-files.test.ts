@@ -166,6 +166,39 @@ test('the template config reads the own files found by their records: the taskse
   assert.equal(pools.experts.length, 2);
 });
 
+test("an imported model's Start Training writes its config for the own files found by their records (not the tasksets/math.jsonl placeholder)", async () => {
+  // The card's model (a folder that is not there: the config is what is checked, its start is refused).
+  const model = {
+    name: 'acme/qwen2-mine',
+    dir: join(ws, 'models', 'qwen2-mine'),
+    architecture: 'Qwen2ForCausalLM',
+    parameters: 4_877_600,
+    dtype: 'F32',
+    layers: 2,
+    hidden: 32,
+    heads: 4,
+    kvHeads: 2,
+    vocab: 151_936,
+    maxSeqLen: 512,
+    tiedEmbeddings: true,
+    tokenizer: null,
+    chatTemplate: null,
+    lora: null,
+    importedAt: 0,
+  };
+  vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label.startsWith('LoRA')));
+  const uri = (await vscode.commands.executeCommand('rftStudio.trainWithModel', { kind: 'model', model })) as {
+    fsPath: string;
+  };
+  assert.equal(uri.fsPath, join(ws, 'train-qwen2-mine.rft.yaml'));
+  const cfg = parse(readFileSync(uri.fsPath, 'utf8'));
+  assert.equal(cfg.model.checkpoint, 'models/qwen2-mine');
+  assert.equal(cfg.taskset.path, 'mine/math.jsonl');
+  assert.deepEqual(cfg.taskset.format, { prompt_key: 'problem', response_key: 'final' });
+  assert.deepEqual(cfg.experts, { path: 'worked.jsonl', format: { prompt_key: 'problem', response_key: 'worked' } });
+  assert.equal(cfg.algorithm.name, 'mix');
+});
+
 test('a moved taskset: its Problems and badge go at once; the view lists it at its new place', async () => {
   const from = join(ws, 'mine/math.jsonl');
   const to = join(ws, 'mine/math-moved.jsonl');

@@ -211,6 +211,35 @@ test('RunPoller: complete points once and in order, the newest held back until t
   }
 });
 
+test('RunPoller: a running run whose newest checkpoint replaces a pruned one (same count, same step) is news', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-live-'));
+  const reg = await RunRegistry.open(ws);
+  const run = await reg.create({ name: 'ck', config: {} });
+  mkdirSync(run.dir, { recursive: true });
+  const poller = new RunPoller(() => RunRegistry.open(ws), 60_000);
+  const status: RunInfo[] = [];
+  const sub = poller.subscribe({ status: (r) => status.push(r) });
+  const ck = (v: number) => ({ version: v, path: join(run.dir, 'checkpoints', `v${v}`), step: v });
+  try {
+    await reg.setStatus(run.id, 'running');
+    await reg.addCheckpoint(run.id, ck(0));
+    await reg.addCheckpoint(run.id, ck(1));
+    await poller.tick();
+    // The registry's lastStep stays put (as a live step from metrics would hold it): only the list changes.
+    await reg.setLastStep(run.id, 1);
+    await reg.addCheckpoint(run.id, { ...ck(2), step: 1 }, [1]);
+    const n = status.length;
+    await poller.tick();
+    assert.equal(status.length, n + 1, 'the new checkpoint is told');
+    assert.deepEqual(
+      status.at(-1)!.checkpoints?.map((c) => c.version),
+      [0, 2],
+    );
+  } finally {
+    sub.dispose();
+  }
+});
+
 test('TaskStatsIndex: usual ok train rollouts per task and run, incrementally', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rft-ts-'));
   const store = new SqliteStore(join(dir, 'buffer.db'));

@@ -213,12 +213,15 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   );
   const detail = h(doc, 'div', { class: 'detail' });
   const hint = h(doc, 'div', { class: 'hint', text: SHORTCUT_HINT });
-  root.append(
-    bar,
-    bulk,
-    confirmRow,
-    h(doc, 'div', { class: 'main' }, h(doc, 'div', { class: 'list-col' }, head, viewport, hint), detail),
+  // Until a row is picked the detail is empty: the list (and its response column) takes the width.
+  const main = h(
+    doc,
+    'div',
+    { class: 'main no-detail' },
+    h(doc, 'div', { class: 'list-col' }, head, viewport, hint),
+    detail,
   );
+  root.append(bar, bulk, confirmRow, main);
 
   const cache = new PageCache<ExperienceSummary>((offset, limit) =>
     ipc.request('list', { filter: state.filter, sort: state.sort, descending: state.descending, offset, limit }),
@@ -649,6 +652,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     reload,
     async select(id) {
       state.selectedId = id;
+      main.classList.remove('no-detail');
       save();
       list.render();
       try {

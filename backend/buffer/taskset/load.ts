@@ -1,48 +1,19 @@
 // Load a taskset file (JSONL, JSON, YAML, CSV): every record is validated against its domain's schema;
 // bad records become errors with file, line and field, and the valid ones are kept.
 import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
 import type { Task } from '../../core/types.js';
-import { formatLocation, InputError } from '../../core/errors.js';
-import { readCsv } from './csv.js';
-import { readJsonArray } from './json-array.js';
-import { readJsonl } from './jsonl.js';
+import { formatLocation } from '../../core/errors.js';
 import { checkRecord } from './schema.js';
 import { mapRecord, userField } from './fields.js';
-import type { LoadOptions, LoadResult, RawRecord, TaskRecordError, TasksetFormat } from './types.js';
-import { readYamlList } from './yaml-list.js';
+import type { LoadOptions, LoadResult, TaskRecordError } from './types.js';
+import { formatOf, readRecords } from '../../core/taskset-text/index.js';
 import { decodeTaskset } from './utf8.js';
 
-const BY_EXT: Record<string, TasksetFormat> = {
-  '.jsonl': 'jsonl',
-  '.ndjson': 'jsonl',
-  '.json': 'json',
-  '.yaml': 'yaml',
-  '.yml': 'yaml',
-  '.csv': 'csv',
-};
-
-export const TASKSET_EXTENSIONS = Object.keys(BY_EXT);
-
-export function formatOf(file: string): TasksetFormat {
-  const f = BY_EXT[extname(file).toLowerCase()];
-  if (!f)
-    throw new InputError(
-      `${file}: unknown taskset format '${extname(file)}'; use one of ${TASKSET_EXTENSIONS.join(', ')}`,
-    );
-  return f;
-}
-
-const READERS: Record<TasksetFormat, (text: string) => RawRecord[]> = {
-  jsonl: readJsonl,
-  json: readJsonArray,
-  yaml: readYamlList,
-  csv: readCsv,
-};
+export { formatOf, TASKSET_EXTENSIONS } from '../../core/taskset-text/index.js';
 
 /** Parse and validate taskset text; `file` names it in errors and picks the format by extension. */
 export function parseTaskset(text: string, file: string, opts: LoadOptions = {}): LoadResult {
-  const raws = READERS[opts.format ?? formatOf(file)](text);
+  const raws = readRecords(text, opts.format ?? formatOf(file));
   const taskset = opts.taskset ?? file;
   const tasks: Task[] = [];
   const lines: number[] = [];

@@ -11,8 +11,10 @@ export interface TaskRecordError {
   message: string;
 }
 
-/** A record as read from a file, before validation: its value, or why it could not be read. */
-export type RawRecord = { line: number; value: unknown } | { line: number; error: string; field?: string };
+import type { TasksetFormat } from '../../core/taskset-text/index.js';
+
+// The readers' shapes live with them in core (the extension reads files with them too).
+export type { TasksetFormat } from '../../core/taskset-text/index.js';
 
 export interface LoadOptions {
   /** Domain of records without a `domain` field (default 'math'). */
@@ -28,8 +30,6 @@ export interface LoadOptions {
   /** Records without an id get `L<line>` (data from elsewhere rarely has ids). */
   defaultIds?: boolean;
 }
-
-export type TasksetFormat = 'jsonl' | 'json' | 'yaml' | 'csv';
 
 export interface LoadResult {
   file: string;

@@ -1,5 +1,5 @@
 // JSON Lines: one record per non-blank line; a line that is not JSON is one error, the rest still load.
-import type { RawRecord } from './types.js';
+import type { RawRecord } from './index.js';
 
 export function readJsonl(text: string): RawRecord[] {
   const out: RawRecord[] = [];

@@ -1,7 +1,7 @@
 // A YAML taskset: a list of records, or a map with a `tasks` list. Lines come from the `yaml`
 // package's node ranges; a syntax error is reported at its line and spoils only the record it is in.
 import { LineCounter, isMap, isSeq, parseDocument, type Node } from 'yaml';
-import type { RawRecord } from './types.js';
+import type { RawRecord } from './index.js';
 
 export function readYamlList(text: string): RawRecord[] {
   const lc = new LineCounter();

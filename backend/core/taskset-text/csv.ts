@@ -1,7 +1,7 @@
 // CSV tasksets (RFC 4180): a header row names the fields; quoted cells may hold commas, quotes ("")
 // and newlines, so a record's line is where its row starts. Cells holding JSON arrays / objects for
 // structured fields (choices, tests, image, messages, metadata) are parsed as JSON.
-import type { RawRecord } from './types.js';
+import type { RawRecord } from './index.js';
 
 export interface CsvRow {
   line: number;

@@ -1,7 +1,7 @@
 // A JSON taskset: an array of records, or an object with a `tasks` array. Scanned with a small
 // tokenizer that tracks line numbers, so every element knows the line it starts on, and each element
 // is parsed on its own: one malformed element is one error, the others still load.
-import type { RawRecord } from './types.js';
+import type { RawRecord } from './index.js';
 
 const WS = new Set([' ', '\t', '\r', '\n', '\ufeff']);
 
