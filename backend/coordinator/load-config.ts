@@ -8,7 +8,8 @@ import { missingConfigFiles } from '../core/config-files.js';
 import { checkRunConfig } from './config-check.js';
 import { resolveConfigPaths } from './setup.js';
 
-export function loadRunConfig(file: string): RunConfig {
+/** `distributed`: the config of a distributed run (`rft coordinator`), which reads fewer fields (config-unread.ts). */
+export function loadRunConfig(file: string, opts: { distributed?: boolean } = {}): RunConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -26,7 +27,7 @@ export function loadRunConfig(file: string): RunConfig {
   // And names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
   // A taskset / eval / experts file that is not there too, with its path (not an ENOENT at step 0).
   const issues = parsed.config
-    ? [...unreadFields(raw), ...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)]
+    ? [...unreadFields(raw, opts), ...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)]
     : parsed.issues;
   const config = issues.length ? undefined : parsed.config;
   if (!config) {

@@ -12,13 +12,26 @@ const has = (o: unknown, k: string): boolean => isObj(o) && o[k] !== undefined;
 const set = (o: unknown, k: string, dflt?: unknown): boolean =>
   has(o, k) && JSON.stringify((o as Obj)[k]) !== JSON.stringify(dflt);
 
-/** Issues for fields present in `raw` that the run it describes would not read. */
-export function unreadFields(raw: unknown): ConfigIssue[] {
+/**
+ * Issues for fields present in `raw` that the run it describes would not read. `distributed`: the
+ * config of `rft coordinator` (the placement is the command, not a field), with distributedUnread's too.
+ */
+export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {}): ConfigIssue[] {
   if (!isObj(raw)) return [];
-  const out: ConfigIssue[] = [];
+  const out: ConfigIssue[] = opts.distributed ? distributedUnread(raw) : [];
   const add = (path: string, message: string) => out.push({ path, message });
 
+  const mode = raw.mode ?? 'both';
   if (Array.isArray(raw.stages)) {
+    // The stage loop trains in every stage (run-loop.ts stageExplores): an explore stage would train as both.
+    // (Modes explore and bench read no stage mode: withoutTrainer.)
+    raw.stages.forEach((s: unknown, i) => {
+      if (isObj(s) && s.mode === 'explore' && mode !== 'explore' && mode !== 'bench')
+        add(
+          `stages[${i}].mode`,
+          'a stage trains: mode both (explore and train on the rollouts) or train (the buffer alone); a run that only explores is the top-level mode: explore',
+        );
+    });
     if (set(raw, 'algorithm', { name: 'mix', params: {} }))
       add('algorithm', 'not read when stages are given: each stage names its own algorithm');
     if (set(raw.trainer, 'steps', 100))
@@ -58,7 +71,6 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
           : `only taskset.selector picks tasks; the ${name} set is used whole`,
       );
   }
-  const mode = raw.mode ?? 'both';
   const explorer = raw.explorer;
   if (has(explorer, 'endpoint') && mode !== 'explore' && mode !== 'bench')
     add(
@@ -78,6 +90,7 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
         if (isObj(s) && s.name === 'synthesize')
           add(`taskset.pipeline[${k}]`, 'not read in mode bench (nothing is explored, so no task is synthesized)');
       });
+    withoutTrainer(raw, mode, add);
   }
   // Partial rollouts cut training rollouts: nothing explores for training in modes train and bench.
   if (has(explorer, 'partial_rollout') && (mode === 'train' || mode === 'bench'))
@@ -144,5 +157,108 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
     if (set(raw, 'restart', 1))
       add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
   }
+  return out;
+}
+
+/**
+ * Modes explore and bench run in this process with no trainer (coordinator/explore-bench.ts): nothing
+ * trains, restarts a process or moves weights; bench only evaluates. Mode explore reads trainer.steps (or
+ * the stages' steps) as its explore steps, the first stage's algorithm (its advantages), and with
+ * partial rollouts the staleness bound (synchronizer timing and buffer.max_staleness, sync-plan.ts).
+ */
+function withoutTrainer(raw: Obj, mode: 'explore' | 'bench', add: (path: string, message: string) => void): void {
+  const why = mode === 'bench' ? 'mode bench only evaluates the model' : 'mode explore has no trainer';
+  if (set(raw, 'restart', 1)) add('restart', `not read in mode ${mode} (one process: nothing to restart)`);
+  const sync = raw.synchronizer;
+  if (set(sync, 'method', 'checkpoint'))
+    add('synchronizer.method', `not read in mode ${mode} (no weights move: ${why})`);
+  const partial = mode === 'explore' && has(raw.explorer, 'partial_rollout');
+  if (!partial) {
+    const reason = `not read in mode ${mode} (${why}${mode === 'explore' ? '; read with explorer.partial_rollout' : ''})`;
+    for (const k of ['mode', 'sync_interval', 'sync_offset'] as const)
+      if (set(sync, k, k === 'sync_interval' ? 1 : undefined)) add(`synchronizer.${k}`, reason);
+    if (set(raw.buffer, 'max_staleness', 1)) add('buffer.max_staleness', reason);
+  }
+  if (has(raw.buffer, 'sampler'))
+    add('buffer.sampler', `not read in mode ${mode} (${why}: no rollouts are sampled for training)`);
+  const trainerDefaults: Record<string, unknown> = {
+    lr_decay: 'constant',
+    min_lr_ratio: 0.1,
+    weight_decay: 0,
+    steps: 100,
+  };
+  if (isObj(raw.trainer))
+    for (const k of Object.keys(raw.trainer)) {
+      // Mode explore runs trainer.steps explore steps (without stages; with them it is refused above).
+      if (k === 'steps' && mode === 'explore') continue;
+      if (set(raw.trainer, k, trainerDefaults[k])) add(`trainer.${k}`, `not read in mode ${mode} (${why})`);
+    }
+  const stages = raw.stages;
+  if (mode === 'bench') {
+    if (Array.isArray(stages)) add('stages', 'not read in mode bench (one evaluation, no stages)');
+    if (set(raw, 'algorithm', { name: 'mix', params: {} })) add('algorithm', `not read in mode bench (${why})`);
+    if (has(raw, 'experience_pipeline'))
+      add('experience_pipeline', `not read in mode bench (${why}: no rollouts are stored)`);
+    for (const [k, dflt] of [
+      ['sampling', { max_new_tokens: 16, temperature: 1, top_k: 0, top_p: 1 }],
+      ['tasks_per_step', 8],
+      ['repeat_times', 8],
+    ] as const)
+      if (set(raw.explorer, k, dflt))
+        add(
+          `explorer.${k}`,
+          `not read in mode bench (${why}: greedy, once per eval task, with explorer.eval_sampling)`,
+        );
+    for (const [k, dflt] of [
+      ['selector', 'shuffle'],
+      ['priority_floor', 0.1],
+    ] as const)
+      if (set(raw.taskset, k, dflt)) add(`taskset.${k}`, `not read in mode bench (${why}: no training task is picked)`);
+  } else if (Array.isArray(stages))
+    stages.forEach((s: unknown, i) => {
+      if (!isObj(s)) return;
+      for (const k of ['lr', 'lr_decay', 'min_lr_ratio', 'batch_size'] as const)
+        if (has(s, k)) add(`stages[${i}].${k}`, `not read in mode explore (${why})`);
+      if (set(s, 'mode', 'both'))
+        add(`stages[${i}].mode`, 'not read in mode explore (every stage explores: its steps count as explore steps)');
+      if (has(s, 'wall_seconds'))
+        add(
+          `stages[${i}].wall_seconds`,
+          "not read in mode explore (it runs the stages' steps as explore steps): give steps",
+        );
+      if (i > 0 && set(s, 'algorithm', { name: 'mix', params: {} }))
+        add(
+          `stages[${i}].algorithm`,
+          "not read in mode explore (the first stage's algorithm scores every step's rollouts)",
+        );
+    });
+}
+
+/**
+ * A distributed run (coordinator/distributed/): each `rft explorer` samples on one thread, and the
+ * explorers and the trainer are processes their operator starts (and restarts: a run picks up where its
+ * leases left off); the weights always travel as published checkpoints.
+ */
+export function distributedUnread(raw: unknown): ConfigIssue[] {
+  if (!isObj(raw)) return [];
+  const out: ConfigIssue[] = [];
+  if (set(raw.explorer, 'workers', 1))
+    out.push({
+      path: 'explorer.workers',
+      message:
+        'not read in a distributed run (each rft explorer samples on one thread): start more explorers to sample more at once',
+    });
+  if (set(raw, 'restart', 1))
+    out.push({
+      path: 'restart',
+      message:
+        'not read in a distributed run (nothing supervises its explorers and trainer: restart one and it rejoins the run)',
+    });
+  if (set(raw.synchronizer, 'method', 'checkpoint'))
+    out.push({
+      path: 'synchronizer.method',
+      message:
+        'not read in a distributed run (the trainer publishes checkpoints that explorers load; memory is a one-process rft run)',
+    });
   return out;
 }
