@@ -175,8 +175,13 @@ function withoutTrainer(raw: Obj, mode: 'explore' | 'bench', add: (path: string,
   const partial = mode === 'explore' && has(raw.explorer, 'partial_rollout');
   if (!partial) {
     const reason = `not read in mode ${mode} (${why}${mode === 'explore' ? '; read with explorer.partial_rollout' : ''})`;
-    for (const k of ['mode', 'sync_interval', 'sync_offset'] as const)
-      if (set(sync, k, k === 'sync_interval' ? 1 : undefined)) add(`synchronizer.${k}`, reason);
+    // (A parsed config, as a run folder stores it, has sync_offset 0 filled in.)
+    for (const [k, dflt] of [
+      ['mode', undefined],
+      ['sync_interval', 1],
+      ['sync_offset', 0],
+    ] as const)
+      if (set(sync, k, dflt)) add(`synchronizer.${k}`, reason);
     if (set(raw.buffer, 'max_staleness', 1)) add('buffer.max_staleness', reason);
   }
   if (has(raw.buffer, 'sampler'))
@@ -199,16 +204,20 @@ function withoutTrainer(raw: Obj, mode: 'explore' | 'bench', add: (path: string,
     if (set(raw, 'algorithm', { name: 'mix', params: {} })) add('algorithm', `not read in mode bench (${why})`);
     if (has(raw, 'experience_pipeline'))
       add('experience_pipeline', `not read in mode bench (${why}: no rollouts are stored)`);
+    const once = `not read in mode bench (${why}: greedy, once per eval task, with explorer.eval_sampling)`;
     for (const [k, dflt] of [
-      ['sampling', { max_new_tokens: 16, temperature: 1, top_k: 0, top_p: 1 }],
       ['tasks_per_step', 8],
       ['repeat_times', 8],
     ] as const)
-      if (set(raw.explorer, k, dflt))
-        add(
-          `explorer.${k}`,
-          `not read in mode bench (${why}: greedy, once per eval task, with explorer.eval_sampling)`,
-        );
+      if (set(raw.explorer, k, dflt)) add(`explorer.${k}`, once);
+    const sampling = isObj(raw.explorer) ? raw.explorer.sampling : undefined;
+    for (const [k, dflt] of [
+      ['max_new_tokens', 16],
+      ['temperature', 1],
+      ['top_k', 0],
+      ['top_p', 1],
+    ] as const)
+      if (set(sampling, k, dflt)) add(`explorer.sampling.${k}`, once);
     for (const [k, dflt] of [
       ['selector', 'shuffle'],
       ['priority_floor', 0.1],

@@ -77,7 +77,7 @@ const CASES: [string, Record<string, unknown>][] = [
   ['algorithm', { ...BASE, mode: 'bench', algorithm: { name: 'grpo' } }],
   ['experience_pipeline', { ...BASE, mode: 'bench', experience_pipeline: [{ name: 'validity' }] }],
   ['explorer.repeat_times', { ...BASE, mode: 'bench', explorer: { repeat_times: 2 } }],
-  ['explorer.sampling', { ...BASE, mode: 'bench', explorer: { sampling: { max_new_tokens: 4 } } }],
+  ['explorer.sampling.max_new_tokens', { ...BASE, mode: 'bench', explorer: { sampling: { max_new_tokens: 4 } } }],
   ['taskset.selector', { ...BASE, mode: 'bench', taskset: { builtin: 'reverse', size: 20, selector: 'sequential' } }],
   [
     'stages[0].lr',
@@ -167,6 +167,13 @@ test('read fields and defaults written out are not reported', () => {
     stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2 }],
   }).config!;
   assert.equal(loadError(full as unknown as Record<string, unknown>), '');
+  // So do those of modes explore and bench (synchronizer.sync_offset, trainer.steps and the rest filled in).
+  for (const mode of ['explore', 'bench'])
+    assert.equal(
+      loadError(validateRunConfig({ ...BASE, mode }).config as unknown as Record<string, unknown>),
+      '',
+      mode,
+    );
 });
 
 test('every config shipped in configs/ loads (no unread field)', () => {
