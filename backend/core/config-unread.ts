@@ -92,6 +92,39 @@ export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {})
       });
     withoutTrainer(raw, mode, add);
   }
+  if (Array.isArray(raw.stages) && mode === 'train')
+    add(
+      'mode',
+      'not read when stages are given: each stage has its own mode (mode: train on a stage trains it on the buffer alone)',
+    );
+  // Every stage trains on the buffer alone (run-loop.ts stageExplores): nothing samples rollouts or picks tasks.
+  const stageModes = Array.isArray(raw.stages)
+    ? raw.stages.map((s: unknown) => (isObj(s) ? s.mode : undefined))
+    : [mode];
+  if (mode !== 'explore' && mode !== 'bench' && stageModes.every((m) => m === 'train')) {
+    const why = Array.isArray(raw.stages) ? 'no stage explores: each has mode train' : 'mode train explores nothing';
+    for (const [k, dflt] of [
+      ['workers', 1],
+      ['tasks_per_step', 8],
+      ['repeat_times', 8],
+    ] as const)
+      if (set(explorer, k, dflt)) add(`explorer.${k}`, `not read (${why})`);
+    // temperature is read: the trainer recomputes log-probs at the temperature the rollouts were sampled with.
+    const sampling = isObj(explorer) ? explorer.sampling : undefined;
+    for (const [k, dflt] of [
+      ['max_new_tokens', 16],
+      ['top_k', 0],
+      ['top_p', 1],
+    ] as const)
+      if (set(sampling, k, dflt)) add(`explorer.sampling.${k}`, `not read (${why})`);
+    if (set(raw.taskset, 'selector', 'shuffle')) add('taskset.selector', `not read (${why}: no task is picked)`);
+    const tp = isObj(raw.taskset) ? raw.taskset.pipeline : undefined;
+    if (Array.isArray(tp))
+      tp.forEach((s: unknown, k) => {
+        if (isObj(s) && s.name === 'synthesize')
+          add(`taskset.pipeline[${k}]`, `not read (${why}: no task is synthesized)`);
+      });
+  }
   // Partial rollouts cut training rollouts: nothing explores for training in modes train and bench.
   if (has(explorer, 'partial_rollout') && (mode === 'train' || mode === 'bench'))
     add(

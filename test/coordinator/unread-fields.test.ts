@@ -83,6 +83,19 @@ const CASES: [string, Record<string, unknown>][] = [
     'stages[0].lr',
     { ...BASE, mode: 'explore', stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2, lr: 0.1 }] },
   ],
+  // Top-level mode train beside stages: each stage's own mode decides (setup.ts stagesOf).
+  ['mode', { ...BASE, mode: 'train', stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2 }] }],
+  // No stage explores: no rollouts are sampled, no task picked (the trainer reads sampling.temperature only).
+  ['explorer.repeat_times', { ...BASE, mode: 'train', explorer: { repeat_times: 4 } }],
+  ['explorer.sampling.max_new_tokens', { ...BASE, mode: 'train', explorer: { sampling: { max_new_tokens: 4 } } }],
+  [
+    'taskset.selector',
+    {
+      ...BASE,
+      taskset: { builtin: 'reverse', size: 20, selector: 'sequential' },
+      stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2, mode: 'train' }],
+    },
+  ],
   [
     'stages[1].wall_seconds',
     {
@@ -160,6 +173,19 @@ test('read fields and defaults written out are not reported', () => {
     '',
   );
   assert.equal(loadError({ ...BASE, tokenizer: { kind: 'bpe', vocab_size: 300 } }), '');
+  // A stage that explores reads them; the trainer reads sampling.temperature in any run.
+  assert.equal(
+    loadError({
+      ...BASE,
+      explorer: { repeat_times: 4, sampling: { temperature: 0.7 } },
+      stages: [
+        { name: 'a', algorithm: { name: 'mix' }, steps: 2, mode: 'train' },
+        { name: 'b', algorithm: { name: 'mix' }, steps: 2 },
+      ],
+    }),
+    '',
+  );
+  assert.equal(loadError({ ...BASE, mode: 'train', explorer: { sampling: { temperature: 0.7 } } }), '');
   // A parsed config written back (every default filled in), as a run folder keeps it.
   const full = validateRunConfig({
     ...BASE,
