@@ -1,5 +1,6 @@
 // Fields a config may give that nothing would read in that config (the schema alone accepts them):
 // a field that is silently ignored misleads its author, so each is an error naming its path and why.
+// (What a taskset reference's kind does not read, the schema refuses itself: config.ts unreadByKind.)
 // Checked on the raw value; a field equal to its default changes nothing and is not reported (a
 // config written back with its defaults filled in, e.g. a run folder's config.yaml, stays valid).
 import type { ConfigIssue } from './config.js';
@@ -37,40 +38,8 @@ export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {})
     if (set(raw.trainer, 'steps', 100))
       add('trainer.steps', 'not read when stages are given: each stage has its own steps or wall_seconds');
   }
-  for (const name of ['taskset', 'eval', 'experts'] as const) {
-    const ref = raw[name];
-    if (!isObj(ref)) continue;
-    if (ref.path !== undefined)
-      for (const [k, dflt] of [
-        ['size', 1000],
-        ['seed', 0],
-        ['split', undefined],
-      ] as const)
-        if (set(ref, k, dflt))
-          add(`${name}.${k}`, `describes a built-in generator; a file (${name}.path) is used as it is`);
-    // A held-out share reads its seed (which tasks) and pipeline; its size is the share, its tasks the taskset's.
-    if (ref.holdout !== undefined)
-      for (const [k, dflt] of [
-        ['size', 1000],
-        ['split', undefined],
-      ] as const)
-        if (set(ref, k, dflt))
-          add(`${name}.${k}`, `describes a built-in generator; eval.holdout takes its share of the taskset`);
-    if (name !== 'taskset' && Array.isArray(ref.pipeline))
-      ref.pipeline.forEach((s: unknown, k) => {
-        if (isObj(s) && s.name === 'synthesize')
-          add(`${name}.pipeline[${k}]`, 'synthesize makes training tasks: it is read in taskset.pipeline only');
-      });
-    if (name !== 'taskset' && set(ref, 'selector', 'shuffle'))
-      add(`${name}.selector`, `only taskset.selector picks tasks; the ${name} set is used whole`);
-    if (set(ref, 'priority_floor', 0.1) && (name !== 'taskset' || (ref.selector ?? 'shuffle') !== 'priority'))
-      add(
-        `${name}.priority_floor`,
-        name === 'taskset'
-          ? `read with taskset.selector priority only (selector ${String(ref.selector ?? 'shuffle')} weighs no task)`
-          : `only taskset.selector picks tasks; the ${name} set is used whole`,
-      );
-  }
+  // Fields a taskset reference's kind (generator, file, held-out share; taskset, eval, experts) does not
+  // read are refused by the schema itself, beside their definitions (core/config.ts unreadByKind).
   const explorer = raw.explorer;
   if (has(explorer, 'endpoint') && mode !== 'explore' && mode !== 'bench')
     add(

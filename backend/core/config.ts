@@ -49,13 +49,64 @@ const tasksetObject = z.object({
   pipeline: z.array(z.record(z.unknown())).optional(),
 });
 
-const tasksetRef = tasksetObject
-  .strict()
-  .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' })
-  .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), {
-    message: 'format and domain describe a file: use them with path',
-    path: ['format'],
-  });
+type RefName = 'taskset' | 'eval' | 'experts';
+type TasksetFields = z.infer<typeof tasksetObject> & { holdout?: number };
+
+/**
+ * What a taskset reference gives that its kind does not read (a silently ignored field misleads its
+ * author): a file is used as it is (no size, seed or split); a held-out share reads its seed (which
+ * tasks) and pipeline, its size is the share; only the training taskset picks tasks (selector,
+ * priority_floor) and synthesizes new ones. A field equal to its default changes nothing and is not
+ * reported, so a config written back with its defaults (a run folder's) stays valid.
+ */
+function unreadByKind(name: RefName) {
+  return (t: TasksetFields, ctx: z.RefinementCtx): void => {
+    const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+    const generatorOnly: [keyof TasksetFields, unknown][] =
+      t.path !== undefined
+        ? [
+            ['size', 1000],
+            ['seed', 0],
+            ['split', undefined],
+          ]
+        : t.holdout !== undefined
+          ? [
+              ['size', 1000],
+              ['split', undefined],
+            ]
+          : [];
+    for (const [k, dflt] of generatorOnly)
+      if (t[k] !== dflt)
+        add(
+          [k],
+          t.path !== undefined
+            ? `describes a built-in generator; a file (${name}.path) is used as it is`
+            : 'describes a built-in generator; eval.holdout takes its share of the taskset',
+        );
+    if (name === 'taskset') {
+      if (t.priority_floor !== 0.1 && t.selector !== 'priority')
+        add(['priority_floor'], `read with taskset.selector priority only (selector ${t.selector} weighs no task)`);
+      return;
+    }
+    t.pipeline?.forEach((s, k) => {
+      if (s.name === 'synthesize')
+        add(['pipeline', k], 'synthesize makes training tasks: it is read in taskset.pipeline only');
+    });
+    const whole = `only taskset.selector picks tasks; the ${name} set is used whole`;
+    if (t.selector !== 'shuffle') add(['selector'], whole);
+    if (t.priority_floor !== 0.1) add(['priority_floor'], whole);
+  };
+}
+
+const tasksetRef = (name: 'taskset' | 'experts') =>
+  tasksetObject
+    .strict()
+    .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' })
+    .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), {
+      message: 'format and domain describe a file: use them with path',
+      path: ['format'],
+    })
+    .superRefine(unreadByKind(name));
 
 /**
  * The held-out eval set: a generator or a file as for the taskset, or `holdout`: that share of the
@@ -86,7 +137,8 @@ const evalRef = tasksetObject
   .refine((t) => t.holdout === undefined || (t.format === undefined && t.domain === undefined), {
     message: 'a held-out share is read as the taskset is (taskset.format, taskset.domain)',
     path: ['format'],
-  });
+  })
+  .superRefine(unreadByKind('eval'));
 
 const algorithm = z
   .object({
@@ -159,10 +211,10 @@ export const RunConfigSchema = z
       })
       .strict()
       .default({}),
-    taskset: tasksetRef,
+    taskset: tasksetRef('taskset'),
     eval: evalRef.optional(),
     /** Expert demonstrations: a built-in generator's solutions or a file of {prompt, response}. */
-    experts: tasksetRef.optional(),
+    experts: tasksetRef('experts').optional(),
     workflow: z
       // reward: the default reward function; a task's own `reward` field (format.reward_key) wins.
       // file: workspace code (.js/.mjs/.ts, relative to the config) whose default export registers

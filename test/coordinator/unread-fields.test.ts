@@ -111,7 +111,9 @@ const CASES: [string, Record<string, unknown>][] = [
 
 for (const [path, raw] of CASES) {
   test(`an unread ${path} is an error naming it (rft run and Problems)`, () => {
-    assert.ok(validateRunConfig(raw).config, 'the schema alone accepts it');
+    // Those of a taskset reference's kind the schema refuses itself (core/config.ts unreadByKind); the rest config-unread.ts.
+    const v = validateRunConfig(raw);
+    assert.ok(v.config || v.issues.some((i) => i.path === path), JSON.stringify(v.issues));
     const msg = loadError(raw);
     assert.match(msg, new RegExp(`field '${path.replace(/[.[\]]/g, '\\$&')}': `), msg);
     const text = stringify(raw);
