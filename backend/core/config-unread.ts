@@ -131,17 +131,8 @@ export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {})
     ] as const)
       if (set(explorer.eval_sampling, k, dflt))
         add(`explorer.eval_sampling.${k}`, 'evaluation is greedy: only max_new_tokens is read');
+  // tokenizer.kind / vocab_size and model.size beside a file or checkpoint: refused by the schema (config.ts).
   const tok = raw.tokenizer;
-  if (has(tok, 'path')) {
-    for (const [k, dflt] of [
-      ['kind', 'char'],
-      ['vocab_size', undefined],
-    ] as const)
-      if (set(tok, k, dflt)) add(`tokenizer.${k}`, 'not read with tokenizer.path (the file is the tokenizer)');
-  } else if (has(tok, 'vocab_size') && (tok as Obj).kind !== 'bpe')
-    add('tokenizer.vocab_size', 'read for kind bpe only (a char tokenizer has one token per character)');
-  if (has(raw.model, 'checkpoint') && set(raw.model, 'size', 'tiny-0.4m'))
-    add('model.size', "not read with model.checkpoint (the checkpoint's config sets the size)");
   // A run that trains its own tokenizer lays chats out in its fixed format (the run refuses the key).
   if (has(raw.model, 'chat_template') && !has(raw.model, 'checkpoint') && !has(tok, 'path'))
     add(

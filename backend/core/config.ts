@@ -202,6 +202,11 @@ export const RunConfigSchema = z
         lora: LoraConfigSchema.optional(),
       })
       .strict()
+      // A checkpoint's own config sets its size (a size beside it would be ignored).
+      .refine((m) => m.checkpoint === undefined || m.size === 'tiny-0.4m', {
+        message: "not read with model.checkpoint (the checkpoint's config sets the size)",
+        path: ['size'],
+      })
       .default({}),
     tokenizer: z
       .object({
@@ -210,6 +215,15 @@ export const RunConfigSchema = z
         vocab_size: z.number().int().positive().optional(),
       })
       .strict()
+      // A tokenizer file is the tokenizer; a char tokenizer has one token per character.
+      .superRefine((t, ctx) => {
+        const add = (k: string, message: string) => ctx.addIssue({ code: 'custom', path: [k], message });
+        if (t.path !== undefined) {
+          if (t.kind !== 'char') add('kind', 'not read with tokenizer.path (the file is the tokenizer)');
+          if (t.vocab_size !== undefined) add('vocab_size', 'not read with tokenizer.path (the file is the tokenizer)');
+        } else if (t.vocab_size !== undefined && t.kind !== 'bpe')
+          add('vocab_size', 'read for kind bpe only (a char tokenizer has one token per character)');
+      })
       .default({}),
     taskset: tasksetRef('taskset'),
     eval: evalRef.optional(),
