@@ -107,30 +107,12 @@ export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {})
     mode === 'explore'
   )
     add('explorer.partial_rollout.loss_segments', 'not read in mode explore (no trainer)');
-  if (
-    set(explorer, 'llama_cpp_gpu', 'auto') &&
-    !(isObj(explorer) && (explorer.engine === 'llama-cpp' || explorer.engine === 'auto'))
-  )
-    add(
-      'explorer.llama_cpp_gpu',
-      `read with explorer.engine llama-cpp or auto only (engine ${String((isObj(explorer) && explorer.engine) ?? 'native')} samples with this project's decode)`,
-    );
   if (set(explorer, 'engine', 'native') && mode !== 'both')
     add(
       'explorer.engine',
       `read in mode both only (the engine samples each synced version of the model being trained; mode ${String(mode)} does not)`,
     );
-  // (auto reads workers: its native side runs on them.)
-  if (isObj(explorer) && explorer.engine === 'llama-cpp' && set(explorer, 'workers', 1))
-    add('explorer.workers', 'not read with explorer.engine llama-cpp (one llama.cpp context samples every sequence)');
-  if (isObj(explorer) && isObj(explorer.eval_sampling))
-    for (const [k, dflt] of [
-      ['temperature', 1],
-      ['top_k', 0],
-      ['top_p', 1],
-    ] as const)
-      if (set(explorer.eval_sampling, k, dflt))
-        add(`explorer.eval_sampling.${k}`, 'evaluation is greedy: only max_new_tokens is read');
+  // explorer.llama_cpp_gpu and workers by engine, eval_sampling but max_new_tokens: refused by the schema (config.ts).
   // tokenizer.kind / vocab_size and model.size beside a file or checkpoint: refused by the schema (config.ts).
   const tok = raw.tokenizer;
   // A run that trains its own tokenizer lays chats out in its fixed format (the run refuses the key).

@@ -4,14 +4,26 @@ import { z } from 'zod';
 import { LoraConfigSchema } from './lora-config.js';
 import { resolveSyncMode, SYNC_MODES, syncModeIssues } from './sync-mode.js';
 
-const sampling = z
+const samplingObject = z
   .object({
     max_new_tokens: z.number().int().positive().default(16),
     temperature: z.number().min(0).default(1),
     top_k: z.number().int().min(0).default(0),
     top_p: z.number().gt(0).max(1).default(1),
   })
-  .strict()
+  .strict();
+const sampling = samplingObject.default({});
+/** Held-out evaluations decode greedily (coordinator/setup.ts evalOptions): only max_new_tokens is read. */
+const evalSampling = samplingObject
+  .superRefine((s, ctx) => {
+    for (const [k, dflt] of [
+      ['temperature', 1],
+      ['top_k', 0],
+      ['top_p', 1],
+    ] as const)
+      if (s[k] !== dflt)
+        ctx.addIssue({ code: 'custom', path: [k], message: 'evaluation is greedy: only max_new_tokens is read' });
+  })
   .default({});
 
 const tasksetObject = z.object({
@@ -292,7 +304,7 @@ export const RunConfigSchema = z
         tasks_per_step: z.number().int().positive().default(8),
         repeat_times: z.number().int().positive().default(8),
         sampling,
-        eval_sampling: sampling,
+        eval_sampling: evalSampling,
         /**
          * Partial rollouts (Kimi k1.5): a trajectory gets at most max_tokens_per_step new tokens per explore
          * step; a longer one is stored unfinished (status partial) and continued in later steps with their
@@ -320,6 +332,23 @@ export const RunConfigSchema = z
           .optional(),
       })
       .strict()
+      // What the engine does not read: llama.cpp's device with this project's decode; rollout threads
+      // with one llama.cpp context (auto reads workers: its native side runs on them).
+      .superRefine((e, ctx) => {
+        if (e.llama_cpp_gpu !== 'auto' && e.engine === 'native')
+          ctx.addIssue({
+            code: 'custom',
+            path: ['llama_cpp_gpu'],
+            message:
+              "read with explorer.engine llama-cpp or auto only (engine native samples with this project's decode)",
+          });
+        if (e.engine === 'llama-cpp' && e.workers !== 1)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['workers'],
+            message: 'not read with explorer.engine llama-cpp (one llama.cpp context samples every sequence)',
+          });
+      })
       .default({}),
     trainer: z
       .object({
