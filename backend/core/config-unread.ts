@@ -123,12 +123,8 @@ export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {})
     );
   const sync = raw.synchronizer;
   if (isObj(sync) && sync.method === 'memory') {
-    // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); one process publishes after every step.
-    if (set(sync, 'sync_interval', 1))
-      add(
-        'synchronizer.sync_interval',
-        'read with method checkpoint only (method memory hands the weights to the explorer after every step)',
-      );
+    // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); sync_interval
+    // is refused by the synchronizer schema (config.ts); restart is a top-level field.
     if (set(raw, 'restart', 1))
       add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
   }

@@ -392,6 +392,11 @@ export const RunConfigSchema = z
       })
       .strict()
       .superRefine(syncModeIssues)
+      // One process hands the weights to the explorer after every step: no interval to keep.
+      .refine((s) => s.method !== 'memory' || s.sync_interval === 1, {
+        message: 'read with method checkpoint only (method memory hands the weights to the explorer after every step)',
+        path: ['sync_interval'],
+      })
       .transform(resolveSyncMode)
       .default({}),
     stages: z.array(stage).optional(),
