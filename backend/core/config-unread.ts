@@ -234,6 +234,14 @@ export function distributedUnread(raw: unknown): ConfigIssue[] {
       message:
         'not read in a distributed run (nothing supervises its explorers and trainer: restart one and it rejoins the run)',
     });
+  // A bare 'postgres' names a distributed run's buffer (config-check.ts checkLocalRunConfig); a URL would be ignored.
+  const storage = isObj(raw.buffer) ? raw.buffer.storage : undefined;
+  if (typeof storage === 'string' && storage.includes('://'))
+    out.push({
+      path: 'buffer.storage',
+      message:
+        'not read in a distributed run (its buffer is the --buffer URL each rft coordinator / trainer / explorer is given): leave it out or give postgres',
+    });
   if (set(raw.synchronizer, 'method', 'checkpoint'))
     out.push({
       path: 'synchronizer.method',

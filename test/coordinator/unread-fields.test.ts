@@ -138,6 +138,7 @@ test('a distributed run (rft coordinator) refuses what its explorers and trainer
       ['explorer.workers', { ...BASE, explorer: { workers: 2 } }],
       ['restart', { ...BASE, restart: 3 }],
       ['synchronizer.method', { ...BASE, synchronizer: { method: 'memory' } }],
+      ['buffer.storage', { ...BASE, buffer: { storage: 'postgres://u@h/db' } }],
     ] as const) {
       const f = join(dir, 'c.yaml');
       writeFileSync(f, stringify(raw));
@@ -155,6 +156,7 @@ test('a distributed run (rft coordinator) refuses what its explorers and trainer
     // Their defaults, as a stored config writes them out, are fine.
     const full = validateRunConfig(BASE).config!;
     assert.equal(checkDistributedConfig(full), null);
+    assert.equal(checkDistributedConfig({ ...full, buffer: { ...full.buffer, storage: 'postgres' } }), null);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
