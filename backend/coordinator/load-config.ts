@@ -1,5 +1,7 @@
-// Reads a run config file (YAML or JSON): syntax errors name the line, schema errors the field path.
+// Reads a run config file (YAML or JSON): syntax errors name the line, schema errors the field path;
+// and a config a run stored (storedRunConfig), for every process that resumes or joins a run.
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
@@ -8,25 +10,15 @@ import { missingConfigFiles } from '../core/config-files.js';
 import { checkRunConfig } from './config-check.js';
 import { resolveConfigPaths } from './setup.js';
 
-export function loadRunConfig(file: string): RunConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new InputError(`cannot read config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file });
-  }
-  const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length) {
-    const e = doc.errors[0]!;
-    throw new InputError(`YAML syntax: ${e.message.split('\n')[0]}`, { file, line: e.linePos?.[0]?.line });
-  }
-  const raw: unknown = doc.toJS();
+/** `distributed`: the config of a distributed run (`rft coordinator`), which reads fewer fields (config-unread.ts). */
+export function loadRunConfig(file: string, opts: { distributed?: boolean } = {}): RunConfig {
+  const raw = readYaml(file);
   const parsed = validateRunConfig(raw);
   // Fields the schema accepts but this run would not read are errors too (checked on what the file says).
   // And names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
   // A taskset / eval / experts file that is not there too, with its path (not an ENOENT at step 0).
   const issues = parsed.config
-    ? [...unreadFields(raw), ...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)]
+    ? [...unreadFields(raw, opts), ...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)]
     : parsed.issues;
   const config = issues.length ? undefined : parsed.config;
   if (!config) {
@@ -43,4 +35,42 @@ export function loadRunConfig(file: string): RunConfig {
       { file, field: 'workflow.file' },
     );
   return resolved;
+}
+
+/** A YAML (or JSON) file's value; unreadable or bad syntax is an InputError at the file (and line). */
+function readYaml(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file });
+  }
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length) {
+    const e = doc.errors[0]!;
+    throw new InputError(`YAML syntax: ${e.message.split('\n')[0]}`, { file, line: e.linePos?.[0]?.line });
+  }
+  return doc.toJS();
+}
+
+/**
+ * The one reader of a config a run stored when it started: the run registry's record (a resume), its
+ * run folder's config.yaml (explorer and trainer processes), a distributed run's `dist:config` row.
+ * It was checked whole then (loadRunConfig, runJob); here the schema alone checks it, so a config
+ * written back with its defaults filled in, or stored by a version that refused fewer fields, still
+ * resumes. `from` names where it is stored (a file, or the run and its database) for the error.
+ */
+export function storedRunConfig(raw: unknown, from: string): RunConfig {
+  const { config, issues } = validateRunConfig(raw);
+  if (config) return config;
+  const lines = issues.map((i) => `field '${i.path}': ${i.message}`);
+  throw new InputError(`stored config is invalid, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, {
+    file: from,
+  });
+}
+
+/** A run folder's config.yaml, as the coordinator wrote it (runJob). */
+export function readRunFolderConfig(runDir: string): RunConfig {
+  const file = join(runDir, 'config.yaml');
+  return storedRunConfig(readYaml(file), file);
 }

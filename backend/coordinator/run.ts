@@ -8,7 +8,6 @@ import { InputError } from '../core/errors.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { validateRunConfig } from '../core/config.js';
 import { engineRecord, initEngine } from '../model/engine.js';
 import type { CheckpointMeta } from '../model/checkpoint.js';
 import { readCheckpointMeta } from '../model/checkpoint-meta.js';
@@ -19,6 +18,7 @@ import { executeWithoutTrainer } from './explore-bench.js';
 import { executeInProcess } from './placement/memory.js';
 import { resolveConfigPaths } from './setup.js';
 import { assertRunnableConfig } from './config-check.js';
+import { storedRunConfig } from './load-config.js';
 import { loadWorkspaceCode, trustedFromEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
@@ -41,14 +41,10 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     if (!record) throw new InputError(`no run '${opts.resume}' in ${registry.file}`);
     // A run still running elsewhere is not taken over (its pid file, its status): refused with its pid.
     assertNotLive(record.dir, record.id);
-    const parsed = validateRunConfig(record.config);
-    if (!parsed.config)
-      throw new InputError(
-        `run '${opts.resume}': stored config is invalid: ${parsed.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-      );
-    opts = { ...opts, config: parsed.config };
+    const config = storedRunConfig(record.config, `${registry.file} (run '${opts.resume}')`);
+    opts = { ...opts, config };
     // A resumed run is trusted again (or not) by whoever resumes it.
-    await loadWorkspaceCode(parsed.config, trusted);
+    await loadWorkspaceCode(config, trusted);
     const last = await registry.latestCheckpoint(record.id);
     if (last) resumeFrom = { dir: last.path, meta: readCheckpointMeta(last.path) };
   } else {

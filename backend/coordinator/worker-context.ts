@@ -1,16 +1,16 @@
 // What an explorer or trainer process of a run needs, rebuilt from the run folder alone: the config
 // the coordinator wrote (config.yaml), the run's tokenizer, the task pools (setup.ts), the buffer, metrics.
 import { ConflictError, InputError } from '../core/errors.js';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { checkPidFile, pidFileText, readPidFile } from '../core/pid-file.js';
 import { dirname, join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { validateRunConfig, type RunConfig } from '../core/config.js';
+import type { RunConfig } from '../core/config.js';
 import { loadTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import type { ComponentState } from '../core/component-state.js';
 import { MetricsLog } from './monitor.js';
 import { loadWorkspaceCode } from './workspace-code.js';
+import { readRunFolderConfig } from './load-config.js';
 import { loadTasks, stagesOf, type Stage, type TaskPools } from './setup.js';
 
 export { stagesOf, type Stage };
@@ -39,17 +39,9 @@ export function workerArgv(kind: 'explorer-worker' | 'trainer-worker', a: Worker
   return [kind, a.runDir, '--run-id', a.runId, '--store', a.store, '--stage', String(a.stage)];
 }
 
-export function readRunConfig(runDir: string): RunConfig {
-  const file = join(runDir, 'config.yaml');
-  const { config, issues } = validateRunConfig(parseYaml(readFileSync(file, 'utf8')));
-  if (!config)
-    throw new InputError(`${file}: invalid config: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-  return config;
-}
-
 export async function openWorkerContext(a: WorkerArgs): Promise<WorkerContext> {
   const runDir = resolve(a.runDir);
-  const cfg = readRunConfig(runDir);
+  const cfg = readRunFolderConfig(runDir);
   const stages = stagesOf(cfg);
   if (!(a.stage >= 0 && a.stage < stages.length))
     throw new InputError(`--stage ${a.stage}: the config has ${stages.length} stage(s)`);

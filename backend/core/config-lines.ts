@@ -22,7 +22,7 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
   // Valid, but a field this run would not read is a problem at its key (config-unread.ts).
   if (r.success)
     return unreadFields(doc.toJS()).map((u) => ({
-      line: lineOf(keyOrValue(doc, u.path.split('.'))),
+      line: lineOf(keyOrValue(doc, pathSegments(u.path))),
       field: u.path,
       message: u.message,
     }));
@@ -52,6 +52,14 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
     out.push({ line, field: path.length ? path.join('.') : '(root)', message: i.message });
   }
   return out;
+}
+
+/** `stages[1].mode` -> ['stages', 1, 'mode'] (the YAML document's path). */
+function pathSegments(path: string): (string | number)[] {
+  return path.split('.').flatMap((part) => {
+    const [key, ...idx] = part.split('[');
+    return [...(key ? [key] : []), ...idx.map((i) => Number(i.slice(0, -1)))];
+  });
 }
 
 function nodeAt(doc: Document, path: (string | number)[]): Node | undefined {

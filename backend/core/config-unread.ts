@@ -1,5 +1,6 @@
 // Fields a config may give that nothing would read in that config (the schema alone accepts them):
 // a field that is silently ignored misleads its author, so each is an error naming its path and why.
+// (What a taskset reference's kind does not read, the schema refuses itself: config.ts unreadByKind.)
 // Checked on the raw value; a field equal to its default changes nothing and is not reported (a
 // config written back with its defaults filled in, e.g. a run folder's config.yaml, stays valid).
 import type { ConfigIssue } from './config.js';
@@ -12,53 +13,33 @@ const has = (o: unknown, k: string): boolean => isObj(o) && o[k] !== undefined;
 const set = (o: unknown, k: string, dflt?: unknown): boolean =>
   has(o, k) && JSON.stringify((o as Obj)[k]) !== JSON.stringify(dflt);
 
-/** Issues for fields present in `raw` that the run it describes would not read. */
-export function unreadFields(raw: unknown): ConfigIssue[] {
+/**
+ * Issues for fields present in `raw` that the run it describes would not read. `distributed`: the
+ * config of `rft coordinator` (the placement is the command, not a field), with distributedUnread's too.
+ */
+export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {}): ConfigIssue[] {
   if (!isObj(raw)) return [];
-  const out: ConfigIssue[] = [];
+  const out: ConfigIssue[] = opts.distributed ? distributedUnread(raw) : [];
   const add = (path: string, message: string) => out.push({ path, message });
 
+  const mode = raw.mode ?? 'both';
   if (Array.isArray(raw.stages)) {
+    // The stage loop trains in every stage (run-loop.ts stageExplores): an explore stage would train as both.
+    // (Modes explore and bench read no stage mode: withoutTrainer.)
+    raw.stages.forEach((s: unknown, i) => {
+      if (isObj(s) && s.mode === 'explore' && mode !== 'explore' && mode !== 'bench')
+        add(
+          `stages[${i}].mode`,
+          'a stage trains: mode both (explore and train on the rollouts) or train (the buffer alone); a run that only explores is the top-level mode: explore',
+        );
+    });
     if (set(raw, 'algorithm', { name: 'mix', params: {} }))
       add('algorithm', 'not read when stages are given: each stage names its own algorithm');
     if (set(raw.trainer, 'steps', 100))
       add('trainer.steps', 'not read when stages are given: each stage has its own steps or wall_seconds');
   }
-  for (const name of ['taskset', 'eval', 'experts'] as const) {
-    const ref = raw[name];
-    if (!isObj(ref)) continue;
-    if (ref.path !== undefined)
-      for (const [k, dflt] of [
-        ['size', 1000],
-        ['seed', 0],
-        ['split', undefined],
-      ] as const)
-        if (set(ref, k, dflt))
-          add(`${name}.${k}`, `describes a built-in generator; a file (${name}.path) is used as it is`);
-    // A held-out share reads its seed (which tasks) and pipeline; its size is the share, its tasks the taskset's.
-    if (ref.holdout !== undefined)
-      for (const [k, dflt] of [
-        ['size', 1000],
-        ['split', undefined],
-      ] as const)
-        if (set(ref, k, dflt))
-          add(`${name}.${k}`, `describes a built-in generator; eval.holdout takes its share of the taskset`);
-    if (name !== 'taskset' && Array.isArray(ref.pipeline))
-      ref.pipeline.forEach((s: unknown, k) => {
-        if (isObj(s) && s.name === 'synthesize')
-          add(`${name}.pipeline[${k}]`, 'synthesize makes training tasks: it is read in taskset.pipeline only');
-      });
-    if (name !== 'taskset' && set(ref, 'selector', 'shuffle'))
-      add(`${name}.selector`, `only taskset.selector picks tasks; the ${name} set is used whole`);
-    if (set(ref, 'priority_floor', 0.1) && (name !== 'taskset' || (ref.selector ?? 'shuffle') !== 'priority'))
-      add(
-        `${name}.priority_floor`,
-        name === 'taskset'
-          ? `read with taskset.selector priority only (selector ${String(ref.selector ?? 'shuffle')} weighs no task)`
-          : `only taskset.selector picks tasks; the ${name} set is used whole`,
-      );
-  }
-  const mode = raw.mode ?? 'both';
+  // Fields a taskset reference's kind (generator, file, held-out share; taskset, eval, experts) does not
+  // read are refused by the schema itself, beside their definitions (core/config.ts unreadByKind).
   const explorer = raw.explorer;
   if (has(explorer, 'endpoint') && mode !== 'explore' && mode !== 'bench')
     add(
@@ -78,6 +59,40 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
         if (isObj(s) && s.name === 'synthesize')
           add(`taskset.pipeline[${k}]`, 'not read in mode bench (nothing is explored, so no task is synthesized)');
       });
+    withoutTrainer(raw, mode, add);
+  }
+  if (Array.isArray(raw.stages) && mode === 'train')
+    add(
+      'mode',
+      'not read when stages are given: each stage has its own mode (mode: train on a stage trains it on the buffer alone)',
+    );
+  // Every stage trains on the buffer alone (run-loop.ts stageExplores): nothing samples rollouts or picks tasks.
+  const stageModes = Array.isArray(raw.stages)
+    ? raw.stages.map((s: unknown) => (isObj(s) ? s.mode : undefined))
+    : [mode];
+  if (mode !== 'explore' && mode !== 'bench' && stageModes.every((m) => m === 'train')) {
+    const why = Array.isArray(raw.stages) ? 'no stage explores: each has mode train' : 'mode train explores nothing';
+    for (const [k, dflt] of [
+      ['workers', 1],
+      ['tasks_per_step', 8],
+      ['repeat_times', 8],
+    ] as const)
+      if (set(explorer, k, dflt)) add(`explorer.${k}`, `not read (${why})`);
+    // temperature is read: the trainer recomputes log-probs at the temperature the rollouts were sampled with.
+    const sampling = isObj(explorer) ? explorer.sampling : undefined;
+    for (const [k, dflt] of [
+      ['max_new_tokens', 16],
+      ['top_k', 0],
+      ['top_p', 1],
+    ] as const)
+      if (set(sampling, k, dflt)) add(`explorer.sampling.${k}`, `not read (${why})`);
+    if (set(raw.taskset, 'selector', 'shuffle')) add('taskset.selector', `not read (${why}: no task is picked)`);
+    const tp = isObj(raw.taskset) ? raw.taskset.pipeline : undefined;
+    if (Array.isArray(tp))
+      tp.forEach((s: unknown, k) => {
+        if (isObj(s) && s.name === 'synthesize')
+          add(`taskset.pipeline[${k}]`, `not read (${why}: no task is synthesized)`);
+      });
   }
   // Partial rollouts cut training rollouts: nothing explores for training in modes train and bench.
   if (has(explorer, 'partial_rollout') && (mode === 'train' || mode === 'bench'))
@@ -92,41 +107,14 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
     mode === 'explore'
   )
     add('explorer.partial_rollout.loss_segments', 'not read in mode explore (no trainer)');
-  if (
-    set(explorer, 'llama_cpp_gpu', 'auto') &&
-    !(isObj(explorer) && (explorer.engine === 'llama-cpp' || explorer.engine === 'auto'))
-  )
-    add(
-      'explorer.llama_cpp_gpu',
-      `read with explorer.engine llama-cpp or auto only (engine ${String((isObj(explorer) && explorer.engine) ?? 'native')} samples with this project's decode)`,
-    );
   if (set(explorer, 'engine', 'native') && mode !== 'both')
     add(
       'explorer.engine',
       `read in mode both only (the engine samples each synced version of the model being trained; mode ${String(mode)} does not)`,
     );
-  // (auto reads workers: its native side runs on them.)
-  if (isObj(explorer) && explorer.engine === 'llama-cpp' && set(explorer, 'workers', 1))
-    add('explorer.workers', 'not read with explorer.engine llama-cpp (one llama.cpp context samples every sequence)');
-  if (isObj(explorer) && isObj(explorer.eval_sampling))
-    for (const [k, dflt] of [
-      ['temperature', 1],
-      ['top_k', 0],
-      ['top_p', 1],
-    ] as const)
-      if (set(explorer.eval_sampling, k, dflt))
-        add(`explorer.eval_sampling.${k}`, 'evaluation is greedy: only max_new_tokens is read');
+  // explorer.llama_cpp_gpu and workers by engine, eval_sampling but max_new_tokens: refused by the schema (config.ts).
+  // tokenizer.kind / vocab_size and model.size beside a file or checkpoint: refused by the schema (config.ts).
   const tok = raw.tokenizer;
-  if (has(tok, 'path')) {
-    for (const [k, dflt] of [
-      ['kind', 'char'],
-      ['vocab_size', undefined],
-    ] as const)
-      if (set(tok, k, dflt)) add(`tokenizer.${k}`, 'not read with tokenizer.path (the file is the tokenizer)');
-  } else if (has(tok, 'vocab_size') && (tok as Obj).kind !== 'bpe')
-    add('tokenizer.vocab_size', 'read for kind bpe only (a char tokenizer has one token per character)');
-  if (has(raw.model, 'checkpoint') && set(raw.model, 'size', 'tiny-0.4m'))
-    add('model.size', "not read with model.checkpoint (the checkpoint's config sets the size)");
   // A run that trains its own tokenizer lays chats out in its fixed format (the run refuses the key).
   if (has(raw.model, 'chat_template') && !has(raw.model, 'checkpoint') && !has(tok, 'path'))
     add(
@@ -135,14 +123,130 @@ export function unreadFields(raw: unknown): ConfigIssue[] {
     );
   const sync = raw.synchronizer;
   if (isObj(sync) && sync.method === 'memory') {
-    // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); one process publishes after every step.
-    if (set(sync, 'sync_interval', 1))
-      add(
-        'synchronizer.sync_interval',
-        'read with method checkpoint only (method memory hands the weights to the explorer after every step)',
-      );
+    // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); sync_interval
+    // is refused by the synchronizer schema (config.ts); restart is a top-level field.
     if (set(raw, 'restart', 1))
       add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
   }
+  return out;
+}
+
+/**
+ * Modes explore and bench run in this process with no trainer (coordinator/explore-bench.ts): nothing
+ * trains, restarts a process or moves weights; bench only evaluates. Mode explore reads trainer.steps (or
+ * the stages' steps) as its explore steps, the first stage's algorithm (its advantages), and with
+ * partial rollouts the staleness bound (synchronizer timing and buffer.max_staleness, sync-plan.ts).
+ */
+function withoutTrainer(raw: Obj, mode: 'explore' | 'bench', add: (path: string, message: string) => void): void {
+  const why = mode === 'bench' ? 'mode bench only evaluates the model' : 'mode explore has no trainer';
+  if (set(raw, 'restart', 1)) add('restart', `not read in mode ${mode} (one process: nothing to restart)`);
+  const sync = raw.synchronizer;
+  if (set(sync, 'method', 'checkpoint'))
+    add('synchronizer.method', `not read in mode ${mode} (no weights move: ${why})`);
+  const partial = mode === 'explore' && has(raw.explorer, 'partial_rollout');
+  if (!partial) {
+    const reason = `not read in mode ${mode} (${why}${mode === 'explore' ? '; read with explorer.partial_rollout' : ''})`;
+    // (A parsed config, as a run folder stores it, has sync_offset 0 filled in.)
+    for (const [k, dflt] of [
+      ['mode', undefined],
+      ['sync_interval', 1],
+      ['sync_offset', 0],
+    ] as const)
+      if (set(sync, k, dflt)) add(`synchronizer.${k}`, reason);
+    if (set(raw.buffer, 'max_staleness', 1)) add('buffer.max_staleness', reason);
+  }
+  if (has(raw.buffer, 'sampler'))
+    add('buffer.sampler', `not read in mode ${mode} (${why}: no rollouts are sampled for training)`);
+  const trainerDefaults: Record<string, unknown> = {
+    lr_decay: 'constant',
+    min_lr_ratio: 0.1,
+    weight_decay: 0,
+    steps: 100,
+  };
+  if (isObj(raw.trainer))
+    for (const k of Object.keys(raw.trainer)) {
+      // Mode explore runs trainer.steps explore steps (without stages; with them it is refused above).
+      if (k === 'steps' && mode === 'explore') continue;
+      if (set(raw.trainer, k, trainerDefaults[k])) add(`trainer.${k}`, `not read in mode ${mode} (${why})`);
+    }
+  const stages = raw.stages;
+  if (mode === 'bench') {
+    if (Array.isArray(stages)) add('stages', 'not read in mode bench (one evaluation, no stages)');
+    if (set(raw, 'algorithm', { name: 'mix', params: {} })) add('algorithm', `not read in mode bench (${why})`);
+    if (has(raw, 'experience_pipeline'))
+      add('experience_pipeline', `not read in mode bench (${why}: no rollouts are stored)`);
+    const once = `not read in mode bench (${why}: greedy, once per eval task, with explorer.eval_sampling)`;
+    for (const [k, dflt] of [
+      ['tasks_per_step', 8],
+      ['repeat_times', 8],
+    ] as const)
+      if (set(raw.explorer, k, dflt)) add(`explorer.${k}`, once);
+    const sampling = isObj(raw.explorer) ? raw.explorer.sampling : undefined;
+    for (const [k, dflt] of [
+      ['max_new_tokens', 16],
+      ['temperature', 1],
+      ['top_k', 0],
+      ['top_p', 1],
+    ] as const)
+      if (set(sampling, k, dflt)) add(`explorer.sampling.${k}`, once);
+    for (const [k, dflt] of [
+      ['selector', 'shuffle'],
+      ['priority_floor', 0.1],
+    ] as const)
+      if (set(raw.taskset, k, dflt)) add(`taskset.${k}`, `not read in mode bench (${why}: no training task is picked)`);
+  } else if (Array.isArray(stages))
+    stages.forEach((s: unknown, i) => {
+      if (!isObj(s)) return;
+      for (const k of ['lr', 'lr_decay', 'min_lr_ratio', 'batch_size'] as const)
+        if (has(s, k)) add(`stages[${i}].${k}`, `not read in mode explore (${why})`);
+      if (set(s, 'mode', 'both'))
+        add(`stages[${i}].mode`, 'not read in mode explore (every stage explores: its steps count as explore steps)');
+      if (has(s, 'wall_seconds'))
+        add(
+          `stages[${i}].wall_seconds`,
+          "not read in mode explore (it runs the stages' steps as explore steps): give steps",
+        );
+      if (i > 0 && set(s, 'algorithm', { name: 'mix', params: {} }))
+        add(
+          `stages[${i}].algorithm`,
+          "not read in mode explore (the first stage's algorithm scores every step's rollouts)",
+        );
+    });
+}
+
+/**
+ * A distributed run (coordinator/distributed/): each `rft explorer` samples on one thread, and the
+ * explorers and the trainer are processes their operator starts (and restarts: a run picks up where its
+ * leases left off); the weights always travel as published checkpoints.
+ */
+export function distributedUnread(raw: unknown): ConfigIssue[] {
+  if (!isObj(raw)) return [];
+  const out: ConfigIssue[] = [];
+  if (set(raw.explorer, 'workers', 1))
+    out.push({
+      path: 'explorer.workers',
+      message:
+        'not read in a distributed run (each rft explorer samples on one thread): start more explorers to sample more at once',
+    });
+  if (set(raw, 'restart', 1))
+    out.push({
+      path: 'restart',
+      message:
+        'not read in a distributed run (nothing supervises its explorers and trainer: restart one and it rejoins the run)',
+    });
+  // A bare 'postgres' names a distributed run's buffer (config-check.ts checkLocalRunConfig); a URL would be ignored.
+  const storage = isObj(raw.buffer) ? raw.buffer.storage : undefined;
+  if (typeof storage === 'string' && storage.includes('://'))
+    out.push({
+      path: 'buffer.storage',
+      message:
+        'not read in a distributed run (its buffer is the --buffer URL each rft coordinator / trainer / explorer is given): leave it out or give postgres',
+    });
+  if (set(raw.synchronizer, 'method', 'checkpoint'))
+    out.push({
+      path: 'synchronizer.method',
+      message:
+        'not read in a distributed run (the trainer publishes checkpoints that explorers load; memory is a one-process rft run)',
+    });
   return out;
 }

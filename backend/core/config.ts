@@ -4,14 +4,26 @@ import { z } from 'zod';
 import { LoraConfigSchema } from './lora-config.js';
 import { resolveSyncMode, SYNC_MODES, syncModeIssues } from './sync-mode.js';
 
-const sampling = z
+const samplingObject = z
   .object({
     max_new_tokens: z.number().int().positive().default(16),
     temperature: z.number().min(0).default(1),
     top_k: z.number().int().min(0).default(0),
     top_p: z.number().gt(0).max(1).default(1),
   })
-  .strict()
+  .strict();
+const sampling = samplingObject.default({});
+/** Held-out evaluations decode greedily (coordinator/setup.ts evalOptions): only max_new_tokens is read. */
+const evalSampling = samplingObject
+  .superRefine((s, ctx) => {
+    for (const [k, dflt] of [
+      ['temperature', 1],
+      ['top_k', 0],
+      ['top_p', 1],
+    ] as const)
+      if (s[k] !== dflt)
+        ctx.addIssue({ code: 'custom', path: [k], message: 'evaluation is greedy: only max_new_tokens is read' });
+  })
   .default({});
 
 const tasksetObject = z.object({
@@ -49,13 +61,64 @@ const tasksetObject = z.object({
   pipeline: z.array(z.record(z.unknown())).optional(),
 });
 
-const tasksetRef = tasksetObject
-  .strict()
-  .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' })
-  .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), {
-    message: 'format and domain describe a file: use them with path',
-    path: ['format'],
-  });
+type RefName = 'taskset' | 'eval' | 'experts';
+type TasksetFields = z.infer<typeof tasksetObject> & { holdout?: number };
+
+/**
+ * What a taskset reference gives that its kind does not read (a silently ignored field misleads its
+ * author): a file is used as it is (no size, seed or split); a held-out share reads its seed (which
+ * tasks) and pipeline, its size is the share; only the training taskset picks tasks (selector,
+ * priority_floor) and synthesizes new ones. A field equal to its default changes nothing and is not
+ * reported, so a config written back with its defaults (a run folder's) stays valid.
+ */
+function unreadByKind(name: RefName) {
+  return (t: TasksetFields, ctx: z.RefinementCtx): void => {
+    const add = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+    const generatorOnly: [keyof TasksetFields, unknown][] =
+      t.path !== undefined
+        ? [
+            ['size', 1000],
+            ['seed', 0],
+            ['split', undefined],
+          ]
+        : t.holdout !== undefined
+          ? [
+              ['size', 1000],
+              ['split', undefined],
+            ]
+          : [];
+    for (const [k, dflt] of generatorOnly)
+      if (t[k] !== dflt)
+        add(
+          [k],
+          t.path !== undefined
+            ? `describes a built-in generator; a file (${name}.path) is used as it is`
+            : 'describes a built-in generator; eval.holdout takes its share of the taskset',
+        );
+    if (name === 'taskset') {
+      if (t.priority_floor !== 0.1 && t.selector !== 'priority')
+        add(['priority_floor'], `read with taskset.selector priority only (selector ${t.selector} weighs no task)`);
+      return;
+    }
+    t.pipeline?.forEach((s, k) => {
+      if (s.name === 'synthesize')
+        add(['pipeline', k], 'synthesize makes training tasks: it is read in taskset.pipeline only');
+    });
+    const whole = `only taskset.selector picks tasks; the ${name} set is used whole`;
+    if (t.selector !== 'shuffle') add(['selector'], whole);
+    if (t.priority_floor !== 0.1) add(['priority_floor'], whole);
+  };
+}
+
+const tasksetRef = (name: 'taskset' | 'experts') =>
+  tasksetObject
+    .strict()
+    .refine((t) => !!t.builtin !== !!t.path, { message: 'give exactly one of builtin or path' })
+    .refine((t) => !t.builtin || (t.format === undefined && t.domain === undefined), {
+      message: 'format and domain describe a file: use them with path',
+      path: ['format'],
+    })
+    .superRefine(unreadByKind(name));
 
 /**
  * The held-out eval set: a generator or a file as for the taskset, or `holdout`: that share of the
@@ -86,7 +149,8 @@ const evalRef = tasksetObject
   .refine((t) => t.holdout === undefined || (t.format === undefined && t.domain === undefined), {
     message: 'a held-out share is read as the taskset is (taskset.format, taskset.domain)',
     path: ['format'],
-  });
+  })
+  .superRefine(unreadByKind('eval'));
 
 const algorithm = z
   .object({
@@ -150,6 +214,11 @@ export const RunConfigSchema = z
         lora: LoraConfigSchema.optional(),
       })
       .strict()
+      // A checkpoint's own config sets its size (a size beside it would be ignored).
+      .refine((m) => m.checkpoint === undefined || m.size === 'tiny-0.4m', {
+        message: "not read with model.checkpoint (the checkpoint's config sets the size)",
+        path: ['size'],
+      })
       .default({}),
     tokenizer: z
       .object({
@@ -158,11 +227,20 @@ export const RunConfigSchema = z
         vocab_size: z.number().int().positive().optional(),
       })
       .strict()
+      // A tokenizer file is the tokenizer; a char tokenizer has one token per character.
+      .superRefine((t, ctx) => {
+        const add = (k: string, message: string) => ctx.addIssue({ code: 'custom', path: [k], message });
+        if (t.path !== undefined) {
+          if (t.kind !== 'char') add('kind', 'not read with tokenizer.path (the file is the tokenizer)');
+          if (t.vocab_size !== undefined) add('vocab_size', 'not read with tokenizer.path (the file is the tokenizer)');
+        } else if (t.vocab_size !== undefined && t.kind !== 'bpe')
+          add('vocab_size', 'read for kind bpe only (a char tokenizer has one token per character)');
+      })
       .default({}),
-    taskset: tasksetRef,
+    taskset: tasksetRef('taskset'),
     eval: evalRef.optional(),
     /** Expert demonstrations: a built-in generator's solutions or a file of {prompt, response}. */
-    experts: tasksetRef.optional(),
+    experts: tasksetRef('experts').optional(),
     workflow: z
       // reward: the default reward function; a task's own `reward` field (format.reward_key) wins.
       // file: workspace code (.js/.mjs/.ts, relative to the config) whose default export registers
@@ -226,7 +304,7 @@ export const RunConfigSchema = z
         tasks_per_step: z.number().int().positive().default(8),
         repeat_times: z.number().int().positive().default(8),
         sampling,
-        eval_sampling: sampling,
+        eval_sampling: evalSampling,
         /**
          * Partial rollouts (Kimi k1.5): a trajectory gets at most max_tokens_per_step new tokens per explore
          * step; a longer one is stored unfinished (status partial) and continued in later steps with their
@@ -254,6 +332,23 @@ export const RunConfigSchema = z
           .optional(),
       })
       .strict()
+      // What the engine does not read: llama.cpp's device with this project's decode; rollout threads
+      // with one llama.cpp context (auto reads workers: its native side runs on them).
+      .superRefine((e, ctx) => {
+        if (e.llama_cpp_gpu !== 'auto' && e.engine === 'native')
+          ctx.addIssue({
+            code: 'custom',
+            path: ['llama_cpp_gpu'],
+            message:
+              "read with explorer.engine llama-cpp or auto only (engine native samples with this project's decode)",
+          });
+        if (e.engine === 'llama-cpp' && e.workers !== 1)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['workers'],
+            message: 'not read with explorer.engine llama-cpp (one llama.cpp context samples every sequence)',
+          });
+      })
       .default({}),
     trainer: z
       .object({
@@ -297,6 +392,11 @@ export const RunConfigSchema = z
       })
       .strict()
       .superRefine(syncModeIssues)
+      // One process hands the weights to the explorer after every step: no interval to keep.
+      .refine((s) => s.method !== 'memory' || s.sync_interval === 1, {
+        message: 'read with method checkpoint only (method memory hands the weights to the explorer after every step)',
+        path: ['sync_interval'],
+      })
       .transform(resolveSyncMode)
       .default({}),
     stages: z.array(stage).optional(),

@@ -253,11 +253,12 @@ test('synthesize config: every field read or refused at its path', () => {
     ],
   );
   // Outside the training taskset, and in bench mode, nothing reads it.
+  // (The schema refuses it: a taskset reference's kind, core/config.ts unreadByKind.)
   assert.deepEqual(
-    unreadFields({
+    validateRunConfig({
       ...base(undefined),
       eval: { builtin: 'arith', size: 5, pipeline: [{ name: 'dedupe' }, { name: 'synthesize', proposer: 'augment' }] },
-    }).map((i) => i.path),
+    }).issues.map((i) => i.path),
     ['eval.pipeline[1]'],
   );
   assert.deepEqual(

@@ -12,6 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { unreadFields } from '../../backend/core/config-unread.js';
+
+/** Every field refused as unread: by the schema (a field's own object) or by config-unread.ts (across sections). */
+const refused = (raw: Record<string, unknown>) => [...validateRunConfig(raw).issues, ...unreadFields(raw)];
 import { runJob } from '../../backend/coordinator/run.js';
 import { initEngine, type tf } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
@@ -129,9 +132,9 @@ test('config: explorer.engine auto is accepted and reads explorer.workers; a vis
     stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 1 }],
   };
   assert.equal(validateRunConfig({ ...base, explorer: { engine: 'auto' } }).config?.explorer.engine, 'auto');
-  assert.deepEqual(unreadFields({ ...base, explorer: { engine: 'auto', workers: 2 } }), []);
+  assert.deepEqual(refused({ ...base, explorer: { engine: 'auto', workers: 2 } }), []);
   assert.deepEqual(
-    unreadFields({ ...base, mode: 'explore', explorer: { engine: 'auto' } }).map((i) => i.path),
+    refused({ ...base, mode: 'explore', explorer: { engine: 'auto' } }).map((i) => i.path),
     ['explorer.engine'],
   );
   const tok = new ByteTestTokenizer();

@@ -11,6 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { unreadFields } from '../../backend/core/config-unread.js';
+
+/** Every field refused as unread: by the schema (a field's own object) or by config-unread.ts (across sections). */
+const refused = (raw: Record<string, unknown>) => [...validateRunConfig(raw).issues, ...unreadFields(raw)];
 import { runJob } from '../../backend/coordinator/run.js';
 import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
@@ -105,13 +108,13 @@ test('config: explorer.engine takes native | llama-cpp; an unknown engine, worke
   const bad = validateRunConfig({ ...base, explorer: { engine: 'vllm' } });
   assert.ok(!bad.config && bad.issues.some((i) => i.path === 'explorer.engine'), JSON.stringify(bad.issues));
   // Fields the run would not read (what `rft run` and --check report, at their lines).
-  assert.deepEqual(unreadFields({ ...base, explorer: { engine: 'llama-cpp' } }), []);
+  assert.deepEqual(refused({ ...base, explorer: { engine: 'llama-cpp' } }), []);
   assert.deepEqual(
-    unreadFields({ ...base, explorer: { engine: 'llama-cpp', workers: 2 } }).map((i) => i.path),
+    refused({ ...base, explorer: { engine: 'llama-cpp', workers: 2 } }).map((i) => i.path),
     ['explorer.workers'],
   );
   assert.deepEqual(
-    unreadFields({ ...base, mode: 'explore', explorer: { engine: 'llama-cpp' } }).map((i) => i.path),
+    refused({ ...base, mode: 'explore', explorer: { engine: 'llama-cpp' } }).map((i) => i.path),
     ['explorer.engine'],
   );
 });

@@ -52,7 +52,7 @@ command({
     const staging = s3 ? mkdtempSync(join(tmpdir(), 'rft-v0-')) : null;
     let r;
     try {
-      r = await createDistributedRun(loadRunConfig(file), url, runId, staging ?? weights, spec);
+      r = await createDistributedRun(loadRunConfig(file, { distributed: true }), url, runId, staging ?? weights, spec);
     } finally {
       if (staging) rmSync(staging, { recursive: true, force: true });
     }

@@ -7,7 +7,8 @@
 // With explorer.partial_rollout a job may be the continuation of a group's stored trajectories (partial-jobs.ts).
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { validateRunConfig, type RunConfig } from '../../core/config.js';
+import type { RunConfig } from '../../core/config.js';
+import { storedRunConfig } from '../load-config.js';
 import { logger } from '../../core/log.js';
 import { initEngine } from '../../model/engine.js';
 import {
@@ -103,10 +104,7 @@ export async function readDistributedConfig(get: () => Promise<unknown>, what: s
     throw new Error(
       `${what}: no distributed run of that id in the buffer (create it with \`rft coordinator CONFIG --buffer URL --run RUN\`)`,
     );
-  const { config, issues } = validateRunConfig(raw);
-  if (!config)
-    throw new Error(`${what}: stored config is invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
-  return config;
+  return storedRunConfig(raw, `${what} (its dist:config)`);
 }
 
 export async function distributedExplorer(o: DistributedExplorerOptions): Promise<ExplorerResult> {

@@ -15,6 +15,7 @@ import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
 import { expertExperience, initialModel, loadTasks, makeTokenizer, stagesOf, tokenizerTexts } from '../setup.js';
 import { checkSyncConfig } from '../sync-plan.js';
 import { partialRolloutIssues } from '../config-check.js';
+import { distributedUnread } from '../../core/config-unread.js';
 import { stageExplores } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { jobSync, PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
@@ -54,6 +55,9 @@ export function checkDistributedConfig(cfg: RunConfig): string | null {
   // Partial rollouts continue a group in continuation jobs (partial-jobs.ts); what no placement can continue is refused here too.
   const partial = partialRolloutIssues(cfg)[0];
   if (partial) return `${partial.path}: ${partial.message}`;
+  // Fields no part of a distributed run reads (rft coordinator names them all, with the file, at load).
+  const unread = distributedUnread(cfg)[0];
+  if (unread) return `${unread.path}: ${unread.message}`;
   return checkSyncConfig(cfg);
 }
 

@@ -48,4 +48,3 @@ const READERS: Record<TasksetFormat, (text: string) => RawRecord[]> = {
 export function readRecords(text: string, format: TasksetFormat): RawRecord[] {
   return READERS[format](text);
 }
-
