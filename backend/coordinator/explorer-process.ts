@@ -4,12 +4,19 @@
 // buffer.max_staleness steps ahead of the newest published version).
 import { logger } from '../core/log.js';
 import { engineRecord, initEngine } from '../model/engine.js';
+import { runModelParams } from '../model/run-model.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { inferenceOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import type { SyncedRolloutModel } from '../explorer/rollout-engine.js';
 import { runExplorerLoop } from '../explorer/worker.js';
-import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
+import {
+  acquireComponentLock,
+  exitWithParent,
+  openWorkerContext,
+  readRunConfig,
+  type WorkerArgs,
+} from './worker-context.js';
 import { rolloutEngine, samplerConfig } from './setup.js';
 import { exploreNeed } from './stage-batch.js';
 import { requiredVersion, syncOffset } from './sync-plan.js';
@@ -23,7 +30,8 @@ export async function explorerProcess(
   signal: AbortSignal,
   opts: { maxSteps?: number } = {},
 ): Promise<number> {
-  await initEngine();
+  // auto: the model's size decides webgpu, as in the run's own process (run.ts)
+  await initEngine({ modelParams: runModelParams(readRunConfig(a.runDir)) });
   const ctx = await openWorkerContext(a);
   const { cfg, db, tok, runId, metrics, pools } = ctx;
   metrics.write(engineRecord('explorer'));

@@ -5,11 +5,18 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger } from '../core/log.js';
 import { engineRecord, initEngine } from '../model/engine.js';
+import { runModelParams } from '../model/run-model.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
 import { frozenOutsideHeap } from '../model/external-weights.js';
 import { RunRegistry } from '../buffer/runs.js';
 import { makeSampler } from '../buffer/sampler/index.js';
-import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
+import {
+  acquireComponentLock,
+  exitWithParent,
+  openWorkerContext,
+  readRunConfig,
+  type WorkerArgs,
+} from './worker-context.js';
 import { openStage, trainStage } from './run-loop.js';
 
 const log = logger('trainer-worker');
@@ -18,7 +25,8 @@ const log = logger('trainer-worker');
 const KEEP = 3;
 
 export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promise<number> {
-  await initEngine();
+  // auto: the model's size decides webgpu, as in the run's own process (run.ts)
+  await initEngine({ modelParams: runModelParams(readRunConfig(a.runDir)) });
   const ctx = await openWorkerContext(a);
   const { cfg, db, tok, runId, metrics } = ctx;
   metrics.write(engineRecord('trainer'));
