@@ -2,8 +2,10 @@
 // published checkpoint, explores, appends experiences tagged with that version, and waits whenever
 // it would get more than sync_offset versions ahead of the trainer (async: more than
 // buffer.max_staleness steps ahead of the newest published version).
+import { readRunFolderConfig } from './load-config.js';
 import { logger } from '../core/log.js';
 import { engineRecord, initEngine } from '../model/engine.js';
+import { runModelParams } from '../model/run-model.js';
 import { loadCheckpoint } from '../model/checkpoint.js';
 import { inferenceOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
@@ -23,7 +25,8 @@ export async function explorerProcess(
   signal: AbortSignal,
   opts: { maxSteps?: number } = {},
 ): Promise<number> {
-  await initEngine();
+  // auto: the model's size decides webgpu, as in the run's own process (run.ts)
+  await initEngine({ modelParams: runModelParams(readRunFolderConfig(a.runDir)) });
   const ctx = await openWorkerContext(a);
   const { cfg, db, tok, runId, metrics, pools } = ctx;
   metrics.write(engineRecord('explorer'));

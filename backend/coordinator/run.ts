@@ -11,6 +11,7 @@ import { stringify as toYaml } from 'yaml';
 import { engineRecord, initEngine } from '../model/engine.js';
 import type { CheckpointMeta } from '../model/checkpoint.js';
 import { readCheckpointMeta } from '../model/checkpoint-meta.js';
+import { runModelParams } from '../model/run-model.js';
 import { assertNotLive, claimRunPid, RunRegistry } from '../buffer/runs.js';
 import { MetricsLog } from './monitor.js';
 import { executeProcesses } from './processes-run.js';
@@ -31,8 +32,10 @@ function endedStatus(signal: AbortSignal): 'paused' | 'stopped' {
 
 export async function runJob(opts: RunOptions): Promise<RunSummary> {
   const t0 = Date.now();
-  await initEngine();
   const registry = await RunRegistry.open(opts.workspace);
+  // auto: the model's size decides webgpu (engine.ts autoWebgpu); a stored config's paths are absolute.
+  const sized = opts.resume ? (await registry.get(opts.resume))?.config : opts.config;
+  await initEngine({ modelParams: runModelParams(sized, opts.resume ? undefined : opts.configPath) });
   const trusted = opts.trustWorkspaceCode ?? trustedFromEnv();
   let record;
   let resumeFrom: { dir: string; meta: CheckpointMeta } | undefined;

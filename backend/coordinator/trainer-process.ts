@@ -1,11 +1,13 @@
 // `rft trainer-worker RUN_DIR`: the trainer of a run as its own process. Starts from the newest
 // checkpoint in the buffer (its step is the resume point), trains the stage with the run loop's
 // step loop (run-loop.ts trainStage), publishes checkpoints.
+import { readRunFolderConfig } from './load-config.js';
 import { InfrastructureError } from '../core/errors.js';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logger } from '../core/log.js';
 import { engineRecord, initEngine } from '../model/engine.js';
+import { runModelParams } from '../model/run-model.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
 import { frozenOutsideHeap } from '../model/external-weights.js';
 import { RunRegistry } from '../buffer/runs.js';
@@ -19,7 +21,8 @@ const log = logger('trainer-worker');
 const KEEP = 3;
 
 export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promise<number> {
-  await initEngine();
+  // auto: the model's size decides webgpu, as in the run's own process (run.ts)
+  await initEngine({ modelParams: runModelParams(readRunFolderConfig(a.runDir)) });
   const ctx = await openWorkerContext(a);
   const { cfg, db, tok, runId, metrics } = ctx;
   metrics.write(engineRecord('trainer'));

@@ -1,12 +1,12 @@
 // Which tensor engine the runs this process starts will use, without starting one (no tfjs here):
-// for the editor's status bar (`server/engine`). RFT_BACKEND decides, as in engine.ts; for webgpu the
-// adapter is probed (Dawn), for the CPU engine the native addon's status and OpenBLAS kernel family
+// for the editor's status bar (`server/engine`). RFT_BACKEND decides, as in engine.ts; for webgpu and
+// auto the adapter is probed (Dawn; auto names the model size from which it takes the GPU), for the CPU engine the native addon's status and OpenBLAS kernel family
 // are read from vendor/rft-blas.status.json.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngineSummary } from '../core/protocol.js';
 import { packageRoot } from '../core/package-root.js';
-import { adapterName, probeGpuAdapter } from './webgpu.js';
+import { adapterName, probeGpuAdapter, WEBGPU_AUTO_MIN_PARAMS } from './webgpu.js';
 
 export async function engineSummary(env: NodeJS.ProcessEnv = process.env): Promise<EngineSummary> {
   const requested = (env.RFT_BACKEND ?? 'auto').toLowerCase();
@@ -37,5 +37,23 @@ export async function engineSummary(env: NodeJS.ProcessEnv = process.env): Promi
       /* unreadable status: the generic line */
     }
   }
-  return { requested, engine: 'cpu', ok: true, detail: `CPU: WebAssembly with ${blas}` };
+  const cpu = `CPU: WebAssembly with ${blas}`;
+  if (requested !== 'auto') return { requested, engine: 'cpu', ok: true, detail: cpu };
+  // auto: engine.ts takes a real GPU adapter for models of WEBGPU_AUTO_MIN_PARAMS or more (its autoWebgpu).
+  const { adapter, why } = await probeGpuAdapter({ needDriver: true });
+  if (adapter && !adapter.fallback)
+    return {
+      requested,
+      engine: 'webgpu',
+      ok: true,
+      adapter: adapterName(adapter),
+      fallback: false,
+      detail: `GPU adapter ${adapterName(adapter)} for models of ${WEBGPU_AUTO_MIN_PARAMS / 1e6}M parameters or more; smaller ones on the ${cpu}`,
+    };
+  return {
+    requested,
+    engine: 'cpu',
+    ok: true,
+    detail: `${cpu}; no GPU: ${adapter ? adapterName(adapter) : why}`,
+  };
 }

@@ -1,7 +1,9 @@
-// Tensor engine selection: tfjs-node-gpu, then tfjs-node (both only where their libtensorflow
-// installed, which it rarely does), then wasm (+ the native BLAS addon), then the pure-JS cpu backend.
-// `webgpu` (Dawn, backend/model/webgpu.ts) is taken when forced: RFT_BACKEND=webgpu, the `backend`
-// option, or the extension's rftStudio.engine setting (which sets RFT_BACKEND for the backend it starts).
+// Tensor engine selection. `auto` (the default) probes Dawn first: a real GPU adapter and a model of at
+// least WEBGPU_AUTO_MIN_PARAMS (the caller passes its size) -> webgpu (backend/model/webgpu.ts).
+// Otherwise, or when webgpu fails to start: tfjs-node-gpu, then tfjs-node (both only where their
+// libtensorflow installed, which it rarely does), then wasm (+ the native BLAS addon), then the pure-JS
+// cpu backend; why webgpu was passed over is the first entry of `tried`. RFT_BACKEND, the `backend`
+// option or the extension's rftStudio.engine setting (which sets RFT_BACKEND) force one engine.
 // The choice and the reason are logged once.
 import { InfrastructureError, InputError } from '../core/errors.js';
 import * as tf from '@tensorflow/tfjs-core';
@@ -17,10 +19,48 @@ import { installNativeBlas } from './native-blas.js';
 import { installWasmKernels } from './wasm-kernels.js';
 import { installWebgpuKernels } from './wgsl/index.js';
 import { installWebgpuOverrides } from './webgpu-kernels.js';
-import { adapterName, probeGpuAdapter, registerWebgpuBackend, type GpuAdapterInfo } from './webgpu.js';
+import {
+  adapterName,
+  probeGpuAdapter,
+  registerWebgpuBackend,
+  type GpuAdapterInfo,
+  type GpuProbe,
+  WEBGPU_AUTO_MIN_PARAMS,
+} from './webgpu.js';
+
+export { WEBGPU_AUTO_MIN_PARAMS };
 
 export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'webgpu' | 'wasm' | 'cpu';
+/** Auto's order after webgpu (which is tried first only when autoWebgpu says so). */
 export const BACKEND_ORDER: BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+
+const millions = (n: number) => `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)}M`;
+
+/**
+ * Auto's decision on webgpu from the adapter probe and the model's parameter count. Undefined (the
+ * caller does not know it: tests, benches, the distributed trainer and explorer) keeps the CPU engine,
+ * since the GPU is only known to win from WEBGPU_AUTO_MIN_PARAMS up. `why` is the log's reason either way.
+ */
+export function autoWebgpu(probe: GpuProbe, modelParams?: number): { webgpu: boolean; why: string } {
+  const a = probe.adapter;
+  if (!a) return { webgpu: false, why: probe.why ?? 'Dawn found no GPU adapter' };
+  // adapterName says "- a CPU fallback, not a GPU" for SwiftShader & co.
+  if (a.fallback) return { webgpu: false, why: adapterName(a) };
+  if (modelParams === undefined)
+    return {
+      webgpu: false,
+      why: `the model's size was not given (the GPU is taken for ${millions(WEBGPU_AUTO_MIN_PARAMS)} parameters or more; adapter ${adapterName(a)})`,
+    };
+  if (modelParams < WEBGPU_AUTO_MIN_PARAMS)
+    return {
+      webgpu: false,
+      why: `the model's ${millions(modelParams)} parameters are below ${millions(WEBGPU_AUTO_MIN_PARAMS)}, the smallest size where the GPU measured faster (adapter ${adapterName(a)})`,
+    };
+  return {
+    webgpu: true,
+    why: `auto: a GPU adapter and a model of ${millions(modelParams)} parameters (at least ${millions(WEBGPU_AUTO_MIN_PARAMS)})`,
+  };
+}
 
 export interface EngineInfo {
   backend: BackendName;
@@ -126,21 +166,32 @@ function parseForced(v: string | undefined): BackendName | undefined {
  * Initialise the tensor engine once per process. A forced backend that fails is an error
  * (the user asked for it); otherwise each backend is tried in order and the first that works wins.
  */
-export function initEngine(opts: { backend?: string } = {}): Promise<EngineInfo> {
+export function initEngine(opts: { backend?: string; modelParams?: number } = {}): Promise<EngineInfo> {
   if (current) return Promise.resolve(current);
   if (pending) return pending;
   pending = (async () => {
     const forced = parseForced(opts.backend ?? process.env.RFT_BACKEND);
     const tried: EngineInfo['tried'] = [];
-    const order = forced ? [forced] : BACKEND_ORDER;
+    let order = forced ? [forced] : BACKEND_ORDER;
+    let autoWhy: string | undefined;
+    if (!forced) {
+      // needDriver: where no Vulkan driver is installed, Dawn is not even loaded.
+      const choice = autoWebgpu(await probeGpuAdapter({ needDriver: true }), opts.modelParams);
+      if (choice.webgpu) {
+        order = ['webgpu', ...BACKEND_ORDER];
+        autoWhy = choice.why;
+      } else tried.push({ backend: 'webgpu', error: choice.why });
+    }
     for (const name of order) {
       try {
         const adapter = await tryBackend(name);
         const reason = forced
           ? `forced by ${opts.backend ? 'the backend setting' : 'RFT_BACKEND'}`
-          : tried.length === 0
-            ? 'first choice available'
-            : `fallback after: ${tried.map((t) => `${t.backend} (${t.error})`).join('; ')}`;
+          : name === 'webgpu' && autoWhy
+            ? autoWhy
+            : tried.length === 0
+              ? 'first choice available'
+              : `fallback after: ${tried.map((t) => `${t.backend} (${t.error})`).join('; ')}`;
         current = { backend: name, reason, tried };
         if (adapter) current.adapter = { ...adapter, name: adapterName(adapter) };
         log.info(`tensor engine: ${name} - ${reason}${current.adapter ? ` - adapter ${current.adapter.name}` : ''}`);

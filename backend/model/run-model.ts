@@ -4,9 +4,9 @@
 // validated with defaults still carries `model.size: tiny-0.4m` and `tokenizer.kind: char` beside a
 // checkpoint; neither is read then, so views show this instead.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { RunModelInfo } from '../core/protocol.js';
-import { countParams } from './config.js';
+import { countParams, MODEL_PRESETS, presetConfig } from './config.js';
 import { parseHfConfig } from './hf/config.js';
 import { modelSourceName, resolveModelDir } from './hf/folder.js';
 import { readRegularFile } from '../core/regular-file.js';
@@ -75,4 +75,29 @@ export function describeRunModel(config: unknown): RunModelInfo | undefined {
     tokenizer,
     label: `preset ${size} · ${training} · ${tokenizer} tokenizer`,
   };
+}
+
+/**
+ * The parameter count of a run config's model, cheaply (no weights read), for the engine's auto choice
+ * (engine.ts autoWebgpu): a checkpoint's config.json, else the preset at the config's tokenizer.vocab_size
+ * or 512 (the presets' nominal vocabulary; a char tokenizer's is smaller). `configFile` resolves a relative
+ * model.checkpoint. Undefined when unknown (an unreadable checkpoint, an unknown preset).
+ */
+export function runModelParams(config: unknown, configFile?: string): number | undefined {
+  const model = obj(obj(config).model);
+  let cfg = config;
+  const ck = model.checkpoint;
+  if (typeof ck === 'string' && ck && configFile && !isAbsolute(ck))
+    cfg = { ...obj(config), model: { ...model, checkpoint: resolve(dirname(resolve(configFile)), ck) } };
+  const info = describeRunModel(cfg);
+  if (!info || info.source === 'checkpoint') return info?.parameters;
+  const size = typeof model.size === 'string' ? model.size : 'tiny-0.4m';
+  if (!MODEL_PRESETS[size]) return undefined;
+  const vocab = obj(obj(config).tokenizer).vocab_size;
+  return countParams(presetConfig(size, typeof vocab === 'number' && vocab > 0 ? vocab : 512));
+}
+
+/** A model folder's parameter count from its config.json (auto's engine choice); undefined when unreadable. */
+export function checkpointParams(dir: string): number | undefined {
+  return runModelParams({ model: { checkpoint: resolve(dir) } });
 }

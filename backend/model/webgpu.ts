@@ -3,9 +3,9 @@
 // exist before @tensorflow/tfjs-backend-webgpu is imported (the backend registers only when it does).
 // Without a GPU, SwiftShader's Vulkan driver (Debian's chromium ships it) gives a CPU "fallback"
 // adapter: everything runs, slowly, so CI tests the GPU code paths there.
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -15,6 +15,16 @@ export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
 /** Names of GPU drivers that are the CPU in disguise (SwiftShader, Mesa's llvmpipe / lavapipe / softpipe, Windows' WARP). */
 export const EMULATED_GPU = /swiftshader|llvmpipe|lavapipe|softpipe|warp/i;
+
+/**
+ * engine.ts's auto takes webgpu on a real GPU only for a model of at least this many parameters. Not measured on
+ * its own: it is the smallest shape of the only GPU figures there are (issue 27's table, one NVIDIA
+ * H200, tfjs-webgpu unchanged), where small-3m (3.3M parameters at vocab 512)
+ * trained 2.6x faster than on the two-core CPU engine; tiny-0.4m was not measured, and tfjs's many
+ * small dispatches make a tiny model's step launch-bound on a GPU. Re-measure with `npm run bench -- gpu`
+ * (docs/performance.md).
+ */
+export const WEBGPU_AUTO_MIN_PARAMS = 3_000_000;
 
 export interface GpuAdapterInfo {
   /** e.g. "nvidia", "google" (SwiftShader). */
@@ -64,15 +74,52 @@ function dawn(useSwiftShader: boolean): GpuLike {
 }
 
 /**
+ * On Linux, whether any Vulkan driver manifest is where the Vulkan loader looks (the env overrides, then
+ * the XDG config/data dirs and /etc): without one Dawn finds no adapter anyway, after loading itself and
+ * printing "vkCreateInstance: Found no drivers!" to stderr. Other systems: true (Metal, D3D12 are built in).
+ */
+export function vulkanDriverConfigured(env: NodeJS.ProcessEnv = process.env, platform = process.platform): boolean {
+  if (platform !== 'linux') return true;
+  if (env.VK_ICD_FILENAMES || env.VK_DRIVER_FILES || env.VK_ADD_DRIVER_FILES) return true;
+  const home = homedir();
+  const dirs = [
+    env.XDG_CONFIG_HOME || join(home, '.config'),
+    ...(env.XDG_CONFIG_DIRS || '/etc/xdg').split(':'),
+    '/usr/local/etc',
+    '/etc',
+    env.XDG_DATA_HOME || join(home, '.local/share'),
+    ...(env.XDG_DATA_DIRS || '/usr/local/share:/usr/share').split(':'),
+  ];
+  return dirs.some((d) => {
+    if (!d) return false;
+    try {
+      return readdirSync(join(d, 'vulkan', 'icd.d')).some((f) => f.endsWith('.json'));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The adapter probe's answer: an adapter, or null and why not. */
+export interface GpuProbe {
+  adapter: GpuAdapterInfo | null;
+  why?: string;
+}
+
+/**
  * The adapter Dawn offers, or null with the reason (the `webgpu` package missing, no Vulkan loader,
  * no driver). Never throws: the caller decides whether a missing GPU is an error (forced) or a fallback.
+ * `needDriver` (auto's probe): on Linux without a Vulkan driver manifest, answer without loading Dawn.
  */
 export async function probeGpuAdapter(
-  opts: { useSwiftShader?: boolean } = {},
-): Promise<{ adapter: GpuAdapterInfo | null; why?: string }> {
+  opts: { useSwiftShader?: boolean; needDriver?: boolean } = {},
+): Promise<GpuProbe> {
+  const useSwiftShader = opts.useSwiftShader ?? process.env.RFT_WEBGPU_SWIFTSHADER === '1';
+  if (opts.needDriver && !gpu && !(useSwiftShader && existsSync(SWIFTSHADER_ICD)) && !vulkanDriverConfigured())
+    return { adapter: null, why: 'no Vulkan driver is installed (no ICD manifest in vulkan/icd.d)' };
   let g: GpuLike;
   try {
-    g = dawn(opts.useSwiftShader ?? process.env.RFT_WEBGPU_SWIFTSHADER === '1');
+    g = dawn(useSwiftShader);
   } catch (e) {
     const msg = (e as Error).message.split('\n')[0] ?? String(e);
     return {

@@ -6,6 +6,7 @@
 import { InputError } from '../../core/errors.js';
 import { command, flagNumber, flagString } from '../command.js';
 import { initEngine } from '../../model/engine.js';
+import { checkpointParams } from '../../model/run-model.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
 import { inferenceOutsideHeap } from '../../model/external-weights.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
@@ -57,7 +58,7 @@ command({
         console.error(`${configFile}: field 'eval': the config has no eval set (${pools.evalSet})`);
         return 1;
       }
-      await initEngine();
+      await initEngine({ modelParams: checkpointParams(dir) });
       const opts = evalOptions(cfg);
       return scoreCheckpoint(
         dir,
@@ -68,7 +69,7 @@ command({
       );
     }
     if (!ts) return 2;
-    await initEngine();
+    await initEngine({ modelParams: checkpointParams(dir) });
     let tasks: Task[];
     let reward = flagString(args, 'reward');
     if (ts.startsWith('builtin:')) {

@@ -3,6 +3,7 @@
 import { InputError } from '../../core/errors.js';
 import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { initEngine } from '../../model/engine.js';
+import { checkpointParams } from '../../model/run-model.js';
 import { baseModelOf, loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
 import { inferenceOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { logger } from '../../core/log.js';
@@ -46,7 +47,7 @@ async function openModelFolder(
 ): Promise<number> {
   const arg = args.positional[0];
   if (!arg) throw new InputError(`a model folder is required\nusage: rft ${usage}`);
-  await initEngine();
+  await initEngine({ modelParams: checkpointParams(arg) });
   const dir = resolveModelDir(arg);
   // --chat-template NAME|FILE: one of the model's named templates, or a .jinja file (as model.chat_template).
   const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap(), chatTemplate: flagString(args, 'chat-template') });

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
 import { initEngine } from '../../model/engine.js';
+import { runModelParams } from '../../model/run-model.js';
 import { saveCheckpoint } from '../../model/checkpoint.js';
 import { PostgresStore } from '../../buffer/storage/postgres.js';
 import { JobQueue, type WorkerRow } from '../../buffer/queue/job-queue.js';
@@ -84,7 +85,7 @@ export async function createDistributedRun(
   const bad = checkDistributedConfig(cfg);
   if (bad) throw new InputError(bad);
   const object = objectStore ? new S3WeightsStore(objectStore, credentialsFromEnv()) : null;
-  await initEngine();
+  await initEngine({ modelParams: runModelParams(cfg) });
   const raw = await withRetry(() => PostgresStore.open(url), { maxMs: 30_000 });
   const store = reconnecting(raw, { maxMs: 60_000 });
   const q = await withRetry(() => JobQueue.open(url), { maxMs: 30_000 });

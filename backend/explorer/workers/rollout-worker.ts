@@ -1,6 +1,7 @@
 // A rollout worker thread: its own tfjs engine and its own copy of the weights (replaced when the
 // pool sends a newer version), generating the prompts of one job at a time.
 import { parentPort } from 'node:worker_threads';
+import { countParams } from '../../model/config.js';
 import { initEngine, tf } from '../../model/engine.js';
 import { generate } from '../../model/generate.js';
 import { Transformer } from '../../model/transformer.js';
@@ -28,7 +29,8 @@ port.on('message', (m: ToWorker) => {
 
 async function handle(m: ToWorker): Promise<void> {
   if (m.type === 'init') {
-    const info = await initEngine(m.backend ? { backend: m.backend } : undefined);
+    // auto: the model's size decides webgpu like the explorer's own engine (engine.ts autoWebgpu)
+    const info = await initEngine(m.backend ? { backend: m.backend } : { modelParams: countParams(m.config) });
     model = new Transformer(m.config, 0);
     tokenizer = tokenizerFromTransfer(m.tokenizer);
     send({ type: 'ready', backend: info.backend });
