@@ -9,17 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { nativeBlasActive, setNativeBlasEnabled } from '../backend/model/native-blas.js';
 import { loadRunConfig } from '../backend/coordinator/load-config.js';
-import {
-  TaskFeed,
-  expertExperience,
-  experiencePipeline,
-  initialModel,
-  loadTasks,
-  makeTokenizer,
-  samplerConfig,
-  stageBatchSize,
-  trainerOptions,
-} from '../backend/coordinator/setup.js';
+import { TaskFeed, expertExperience, loadTasks } from '../backend/coordinator/setup/tasks.js';
+import { initialModel, makeTokenizer } from '../backend/coordinator/setup/model.js';
+import { experiencePipeline } from '../backend/coordinator/setup/explorer.js';
+import { samplerConfig, stageBatchSize, trainerOptions } from '../backend/coordinator/setup/trainer.js';
 import type { ExperiencePipeline } from '../backend/buffer/pipeline/experience/index.js';
 import { makeSampler } from '../backend/buffer/sampler/index.js';
 import { openStore, type ExperienceStore } from '../backend/buffer/storage/index.js';

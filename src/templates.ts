@@ -171,7 +171,7 @@ export function configTemplate(
     'trainer:',
     // The trainer's whole batch. With experts (MIX) it is left unset: one explore step's rollouts plus
     // an expert share of at most the expert rows there are; a fixed 32 would ask 16 expert rows a step
-    // and refuse a user's file of a few demonstrations (coordinator/setup.ts stageBatchSize).
+    // and refuse a user's file of a few demonstrations (coordinator/setup/trainer.ts stageBatchSize).
     files.experts
       ? "  # batch_size: unset: the 16 rollouts of a step (4 tasks x 4 samples) + MIX's expert share, at most the expert rows there are"
       : '  batch_size: 16  # 4 tasks x 4 samples a step',

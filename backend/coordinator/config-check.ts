@@ -129,7 +129,7 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   for (const s of stagesOf(cfg)) checkAlgorithm(s, trains, add);
 
   if (cfg.buffer.sampler === undefined) {
-    // The mode's default (setup.ts usualSampler).
+    // The mode's default (setup/trainer.ts usualSampler).
   } else if (!samplers.has(cfg.buffer.sampler))
     add('buffer.sampler', unknownName('sampler', cfg.buffer.sampler, samplers.names()));
   // The pair sampler is what dpo stages take by themselves; as the rollout sampler it would feed pairs to any algorithm.

@@ -17,7 +17,10 @@ import { describeAccuracy, evaluate } from './evaluate.js';
 import { writeReport, type MetricsLog } from './monitor.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 import { openExplorerHalf } from './explorer-half.js';
-import { evalOptions, initialModel, loadTasks, makeTokenizer, stagesOf, tokenizerTexts } from './setup.js';
+import { loadTasks } from './setup/tasks.js';
+import { initialModel, makeTokenizer, tokenizerTexts } from './setup/model.js';
+import { evalOptions } from './setup/explorer.js';
+import { stagesOf } from './setup/trainer.js';
 
 const log = logger('coordinator');
 

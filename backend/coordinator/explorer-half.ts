@@ -14,7 +14,8 @@ import { workflows, type RewardFn } from '../explorer/workflow.js';
 import '../explorer/workflows/index.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
 import type { MetricsLog } from './monitor.js';
-import { experiencePipeline, explorerOptions, processExperiences, TaskFeed, type TaskPools } from './setup.js';
+import { TaskFeed, type TaskPools } from './setup/tasks.js';
+import { experiencePipeline, explorerOptions, processExperiences } from './setup/explorer.js';
 import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
 import { watchRunFiles, type LiveFiles } from './live.js';
 

@@ -11,7 +11,7 @@ import { formatTaskError, watchTaskset, type TasksetChange, type TasksetWatcher 
 import type { ExperienceStore } from '../buffer/storage/index.js';
 import { rewardFns } from '../explorer/rewards/index.js';
 import { isSynthesized } from '../buffer/pipeline/task/synthesize.js';
-import { expertExperience, taskPipeline, withoutHeldOut, type TaskFeed, type TaskPools } from './setup.js';
+import { expertExperience, taskPipeline, withoutHeldOut, type TaskFeed, type TaskPools } from './setup/tasks.js';
 
 const log = logger('live');
 

@@ -8,7 +8,7 @@ import { InputError } from '../core/errors.js';
 import { unreadFields } from '../core/config-unread.js';
 import { missingConfigFiles } from '../core/config-files.js';
 import { checkRunConfig } from './config-check.js';
-import { resolveConfigPaths } from './setup.js';
+import { resolveConfigPaths } from './setup/config-paths.js';
 
 /** `distributed`: the config of a distributed run (`rft coordinator`), which reads fewer fields (config-unread.ts). */
 export function loadRunConfig(file: string, opts: { distributed?: boolean } = {}): RunConfig {

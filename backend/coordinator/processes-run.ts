@@ -23,15 +23,9 @@ import { checkSyncConfig } from './sync-plan.js';
 import { stagesOf, workerArgv, type WorkerArgs } from './worker-context.js';
 import { trustEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
-import {
-  evalOptions,
-  expertExperience,
-  initialModel,
-  loadTasks,
-  makeTokenizer,
-  tokenizerTexts,
-  type TaskPools,
-} from './setup.js';
+import { expertExperience, loadTasks, type TaskPools } from './setup/tasks.js';
+import { initialModel, makeTokenizer, tokenizerTexts } from './setup/model.js';
+import { evalOptions } from './setup/explorer.js';
 
 const log = logger('coordinator');
 

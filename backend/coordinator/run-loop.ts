@@ -36,7 +36,8 @@ import { CollapseGuard } from '../trainer/collapse-guard.js';
 import type { RunSummary } from './run-types.js';
 import { describeRunModel } from '../model/run-model.js';
 import { configuredBatch, exploreRows } from './stage-batch.js';
-import { evalOptions, samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup.js';
+import { evalOptions } from './setup/explorer.js';
+import { samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup/trainer.js';
 
 const log = logger('coordinator');
 

@@ -2,7 +2,7 @@
 // the run to its process model: placement/memory.ts (synchronizer `memory`: one process, the model
 // shared in memory), processes-run.ts (synchronizer `checkpoint`, the default: explorer and trainer
 // as their own processes) or explore-bench.ts (modes explore, bench). Each builds its parts from the
-// config through setup.ts, and the ones that train run the one run loop (run-loop.ts); none of them
+// config through setup/, and the ones that train run the one run loop (run-loop.ts); none of them
 // imports this file.
 import { InputError } from '../core/errors.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { MetricsLog } from './monitor.js';
 import { executeProcesses } from './processes-run.js';
 import { executeWithoutTrainer } from './explore-bench.js';
 import { executeInProcess } from './placement/memory.js';
-import { resolveConfigPaths } from './setup.js';
+import { resolveConfigPaths } from './setup/config-paths.js';
 import { assertRunnableConfig } from './config-check.js';
 import { storedRunConfig } from './load-config.js';
 import { loadWorkspaceCode, trustedFromEnv } from './workspace-code.js';

@@ -20,7 +20,7 @@ import { OpenAIRolloutModel } from '../explorer/openai-model.js';
 import { augmentProposer, modelProposer } from '../explorer/task-proposers.js';
 import type { RewardFn, RolloutModel } from '../explorer/workflow.js';
 import type { Tokenizer } from '../model/tokenizer/types.js';
-import type { TaskFeed, TaskPools } from './setup.js';
+import type { TaskFeed, TaskPools } from './setup/tasks.js';
 
 const log = logger('synthesize');
 

@@ -5,7 +5,7 @@
 // explore steps finish, rows rejected by feedback).
 import type { ExperienceStore } from '../buffer/storage/types.js';
 
-/** The trainer's consumer name in the buffer's consumption records (setup.ts samplerConfig). */
+/** The trainer's consumer name in the buffer's consumption records (setup/trainer.ts samplerConfig). */
 const CONSUMER = 'trainer';
 /**
  * How long the trainer must have been waiting. Reads take whole batches, so rows in the buffer do not

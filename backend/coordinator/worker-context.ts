@@ -1,5 +1,5 @@
 // What an explorer or trainer process of a run needs, rebuilt from the run folder alone: the config
-// the coordinator wrote (config.yaml), the run's tokenizer, the task pools (setup.ts), the buffer, metrics.
+// the coordinator wrote (config.yaml), the run's tokenizer, the task pools (setup/tasks.ts), the buffer, metrics.
 import { ConflictError, InputError } from '../core/errors.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { checkPidFile, pidFileText, readPidFile } from '../core/pid-file.js';
@@ -11,7 +11,8 @@ import type { ComponentState } from '../core/component-state.js';
 import { MetricsLog } from './monitor.js';
 import { loadWorkspaceCode } from './workspace-code.js';
 import { readRunFolderConfig } from './load-config.js';
-import { loadTasks, stagesOf, type Stage, type TaskPools } from './setup.js';
+import { loadTasks, type TaskPools } from './setup/tasks.js';
+import { stagesOf, type Stage } from './setup/trainer.js';
 
 export { stagesOf, type Stage };
 

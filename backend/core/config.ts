@@ -13,7 +13,7 @@ const samplingObject = z
   })
   .strict();
 const sampling = samplingObject.default({});
-/** Held-out evaluations decode greedily (coordinator/setup.ts evalOptions): only max_new_tokens is read. */
+/** Held-out evaluations decode greedily (coordinator/setup/explorer.ts evalOptions): only max_new_tokens is read. */
 const evalSampling = samplingObject
   .superRefine((s, ctx) => {
     for (const [k, dflt] of [
@@ -125,7 +125,7 @@ const tasksetRef = (name: 'taskset' | 'experts') =>
  * taskset's tasks (after taskset.pipeline), picked by `seed` (default 0, not the run's seed, so runs of
  * different seeds score on the same tasks) and never trained on. Without `eval`: a built-in taskset's
  * eval split; a taskset file of 20+ tasks holds out 10%, a smaller one runs with no eval set (no
- * held-out accuracy; the summary's eval_set says so): coordinator/setup.ts `loadTasks`.
+ * held-out accuracy; the summary's eval_set says so): coordinator/setup/tasks.ts `loadTasks`.
  */
 const evalRef = tasksetObject
   .extend({

@@ -75,7 +75,7 @@ export async function hfTensors(
 /**
  * Where a LoRA checkpoint's base came from (adapter_config.json's base_model_name_or_path): rft.json's
  * base_model, else config.json's _name_or_path (a run sets it to the model it started from,
- * `setup.ts initialModel`), else the checkpoint folder itself.
+ * `setup/model.ts initialModel`), else the checkpoint folder itself.
  */
 export function baseModelOf(meta: CheckpointMeta, config: ModelConfig, dir: string): string {
   if (typeof meta.base_model === 'string' && meta.base_model) return meta.base_model;

@@ -155,7 +155,7 @@ test('no runtime import cycle', () => {
   assert.deepEqual(found, [], found.map((c) => c.join(' <-> ')).join('\n'));
 });
 
-test('setup.ts, the explorer half (explorer-half.ts) and the one run loop (run-loop.ts) import no process model and not run.ts', () => {
+test('run setup (setup/), the explorer half (explorer-half.ts) and the one run loop (run-loop.ts) import no process model and not run.ts', () => {
   const models = [
     'run.ts',
     'processes-run.ts',
@@ -167,7 +167,11 @@ test('setup.ts, the explorer half (explorer-half.ts) and the one run loop (run-l
     'distributed/explorer.ts',
     'distributed/setup.ts',
   ].map((f) => `backend/coordinator/${f}`);
-  for (const f of ['setup.ts', 'explorer-half.ts', 'run-loop.ts']) {
+  const setup = ALL.filter((f) => f.startsWith('backend/coordinator/setup/')).map((f) =>
+    relative('backend/coordinator', f),
+  );
+  assert.ok(setup.length >= 4, `setup files: ${setup.join(', ')}`);
+  for (const f of [...setup, 'explorer-half.ts', 'run-loop.ts']) {
     const deps = RUNTIME.get(`backend/coordinator/${f}`) ?? [];
     assert.deepEqual(
       deps.filter((d) => models.includes(d)),

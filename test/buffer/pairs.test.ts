@@ -12,7 +12,7 @@ import { derivePairs, pairId, syncPairs } from '../../backend/buffer/pairs.js';
 import { makeSampler } from '../../backend/buffer/sampler/registry.js';
 import { SampleTimeoutError } from '../../backend/buffer/sampler/types.js';
 import { ExperiencePipeline } from '../../backend/buffer/pipeline/experience/index.js';
-import { stageBatchSize } from '../../backend/coordinator/setup.js';
+import { stageBatchSize } from '../../backend/coordinator/setup/trainer.js';
 import { checkRunConfig } from '../../backend/coordinator/config-check.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';

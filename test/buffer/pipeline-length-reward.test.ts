@@ -5,7 +5,7 @@ import type { Experience } from '../../backend/core/types.js';
 import { ExperiencePipeline } from '../../backend/buffer/pipeline/experience/index.js';
 import { lengthLambdas, warmupFactor } from '../../backend/buffer/pipeline/experience/length-reward.js';
 import { validateRunConfig } from '../../backend/core/config.js';
-import { experiencePipeline } from '../../backend/coordinator/setup.js';
+import { experiencePipeline } from '../../backend/coordinator/setup/explorer.js';
 
 let n = 0;
 /** A rollout of `len` generated tokens (plus `env` environment tokens, mask 0). */

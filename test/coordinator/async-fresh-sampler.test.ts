@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { makeSampler, SampleTimeoutError } from '../../backend/buffer/sampler/index.js';
-import { usualSampler, samplerConfig } from '../../backend/coordinator/setup.js';
+import { usualSampler, samplerConfig } from '../../backend/coordinator/setup/trainer.js';
 import { samplerStaleness } from '../../backend/coordinator/sync-plan.js';
 import { makeExp } from '../buffer/storage-helpers.js';
 import { tinyConfig } from './tiny-config.js';

@@ -3,7 +3,7 @@
 // step t does not start while t - (newest published version) > buffer.max_staleness (rows made
 // further ahead would go stale before the trainer reached them): it waits for the trainer there,
 // counted as explorer_backpressure, not as explorer_idle (waiting for weights). An exploring stage's
-// batch follows the explore step (setup.ts stageBatchSize), so one explore step feeds one trainer
+// batch follows the explore step (setup/trainer.ts stageBatchSize), so one explore step feeds one trainer
 // step and the lead never exceeds the bound; the one exception, a step past it for a trainer left
 // without a batch (`starved`), is a safety net tested in trainer-starved.test.ts and
 // explorer-loop-lead.test.ts. The trainer's consumption records show every trained experience within

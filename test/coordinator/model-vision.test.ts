@@ -14,7 +14,7 @@ import { saveCheckpoint } from '../../backend/model/checkpoint.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
 import { runVisionConfig } from '../../backend/coordinator/model-vision.js';
-import { initialModel } from '../../backend/coordinator/setup.js';
+import { initialModel } from '../../backend/coordinator/setup/model.js';
 
 await initEngine();
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateRunConfig } from '../../backend/core/config.js';
 import type { Experience } from '../../backend/core/types.js';
-import { experiencePipeline } from '../../backend/coordinator/setup.js';
+import { experiencePipeline } from '../../backend/coordinator/setup/explorer.js';
 
 const { config: cfg, issues } = validateRunConfig({
   name: 'p',

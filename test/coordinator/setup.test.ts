@@ -1,4 +1,4 @@
-// Run setup (setup.ts): the user's files as taskset / eval / experts with their own field names,
+// Run setup (coordinator/setup/): the user's files as taskset / eval / experts with their own field names,
 // bad records skipped with FILE:LINE, paths relative to the config file, rewards from the workflow
 // or the task, GSM8K answers, the sampler from the algorithm bundle, the selector and the task pipeline.
 import { test } from 'node:test';
@@ -10,13 +10,9 @@ import { stringify } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 import type { Task } from '../../backend/core/types.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
-import {
-  loadTasks,
-  samplerConfig,
-  TaskFeed,
-  resolveConfigPaths,
-  withoutHeldOut,
-} from '../../backend/coordinator/setup.js';
+import { resolveConfigPaths } from '../../backend/coordinator/setup/config-paths.js';
+import { loadTasks, TaskFeed, withoutHeldOut } from '../../backend/coordinator/setup/tasks.js';
+import { samplerConfig } from '../../backend/coordinator/setup/trainer.js';
 import { parseTaskset } from '../../backend/buffer/taskset/index.js';
 
 function cfgOf(raw: Record<string, unknown>): RunConfig {

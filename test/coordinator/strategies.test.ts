@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 import type { Experience } from '../../backend/core/types.js';
 import { runJob } from '../../backend/coordinator/run.js';
-import { loadTasks } from '../../backend/coordinator/setup.js';
+import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 import { openStore, type ExperienceStore } from '../../backend/buffer/storage/index.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';

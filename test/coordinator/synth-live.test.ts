@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
-import { loadTasks, TaskFeed } from '../../backend/coordinator/setup.js';
+import { loadTasks, TaskFeed } from '../../backend/coordinator/setup/tasks.js';
 import { taskSynthesis } from '../../backend/coordinator/task-synthesis.js';
 import { watchRunFiles } from '../../backend/coordinator/live.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';

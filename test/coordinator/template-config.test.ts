@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
-import { loadTasks } from '../../backend/coordinator/setup.js';
+import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 import { runJob } from '../../backend/coordinator/run.js';
 import { configTemplate, domainOf, DOMAINS, tasksetTemplate } from '../../src/templates.js';
 

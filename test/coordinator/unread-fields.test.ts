@@ -83,7 +83,7 @@ const CASES: [string, Record<string, unknown>][] = [
     'stages[0].lr',
     { ...BASE, mode: 'explore', stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2, lr: 0.1 }] },
   ],
-  // Top-level mode train beside stages: each stage's own mode decides (setup.ts stagesOf).
+  // Top-level mode train beside stages: each stage's own mode decides (setup/trainer.ts stagesOf).
   ['mode', { ...BASE, mode: 'train', stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2 }] }],
   // No stage explores: no rollouts are sampled, no task picked (the trainer reads sampling.temperature only).
   ['explorer.repeat_times', { ...BASE, mode: 'train', explorer: { repeat_times: 4 } }],

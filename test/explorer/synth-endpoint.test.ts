@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
-import { loadTasks, TaskFeed } from '../../backend/coordinator/setup.js';
+import { loadTasks, TaskFeed } from '../../backend/coordinator/setup/tasks.js';
 import { storedSynthesizedTasks, taskSynthesis } from '../../backend/coordinator/task-synthesis.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';

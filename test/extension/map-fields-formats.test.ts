@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { ext, extensionDir, fakeContext, vscode, workspaceDir } from './harness.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
-import { loadTasks } from '../../backend/coordinator/setup.js';
+import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 import { formatOf, TASKSET_EXTENSIONS, type TasksetFormat } from '../../backend/core/taskset-text/index.js';
 
 const RECORDS = [1, 2, 3].map((i) => ({

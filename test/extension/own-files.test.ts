@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { ext, extensionDir, fakeContext, until, vscode, workspaceDir } from './harness.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
-import { loadTasks } from '../../backend/coordinator/setup.js';
+import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 
 let ctx: ReturnType<typeof fakeContext>;
 let ws: string;

@@ -19,7 +19,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
-import { loadTasks } from '../../backend/coordinator/setup.js';
+import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 import { configTemplate, inferFormat } from '../../src/templates.js';
 
 test('inferFormat: the names other datasets use become the format mapping; schema names need none', () => {

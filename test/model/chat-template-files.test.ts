@@ -16,7 +16,8 @@ import { loadTokenizer, saveTokenizer } from '../../backend/model/tokenizer/inde
 import type { HfTokenizer } from '../../backend/model/hf/tokenizer.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { unreadFields } from '../../backend/core/config-unread.js';
-import { makeTokenizer, resolveConfigPaths } from '../../backend/coordinator/setup.js';
+import { resolveConfigPaths } from '../../backend/coordinator/setup/config-paths.js';
+import { makeTokenizer } from '../../backend/coordinator/setup/model.js';
 import { makeHfModel, tokenizerDir } from '../helpers/hf-model.js';
 
 await initEngine();

@@ -19,7 +19,7 @@ import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
 import { singleTurn } from '../../backend/explorer/workflows/single_turn.js';
 import { workflowSampling, type RewardFn } from '../../backend/explorer/workflow.js';
 import { openStage } from '../../backend/coordinator/run-loop.js';
-import { stagesOf } from '../../backend/coordinator/setup.js';
+import { stagesOf } from '../../backend/coordinator/setup/trainer.js';
 import { runJob } from '../../backend/coordinator/run.js';
 import { setLogSink } from '../../backend/core/log.js';
 import type { Experience, Task } from '../../backend/core/types.js';

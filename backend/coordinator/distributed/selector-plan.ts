@@ -1,5 +1,5 @@
 // Selectors that learn from outcomes (priority by 1 - success rate, curriculum) in a distributed run.
-// The trainer plans the jobs, so it holds the run's TaskFeed (setup.ts, the same selector every
+// The trainer plans the jobs, so it holds the run's TaskFeed (setup/tasks.ts, the same selector every
 // placement uses): the tasks of step t are picked once, when t is first queued, and the feed is told
 // the rewards of each trained batch. What was picked for which step and the selector's state are in
 // the run's state, so a restarted trainer re-adds the same jobs (inserts are idempotent) and goes on

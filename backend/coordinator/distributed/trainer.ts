@@ -20,9 +20,11 @@ import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { evaluate, type EvalResult } from '../evaluate.js';
 import { RunMetricsLog } from './run-metrics.js';
-import { evalOptions, runReward, stagesOf } from '../setup.js';
+import { runReward } from '../setup/tasks.js';
+import { evalOptions } from '../setup/explorer.js';
+import { stagesOf } from '../setup/trainer.js';
 import { openStage, runStages, stageStarts, trainStage, type RunStrategy } from '../run-loop.js';
-import { TaskFeed } from '../setup.js';
+import { TaskFeed } from '../setup/tasks.js';
 import { jobSync, PLANNED_SELECTORS } from './jobs-plan.js';
 import { PlannedSelector } from './selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
@@ -176,7 +178,7 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     if (!latest) throw new InfrastructureError(`run ${o.runId}: no checkpoint in ${store.location} to start from`);
     // From this host's disk, else fetched: v0 from the database (the coordinator put it there), any
     // version from the object store. So the trainer needs no folder of the coordinator's machine.
-    // LoRA: the frozen base outside the wasm heap, as the run's start loaded it (setup.ts initialModel).
+    // LoRA: the frozen base outside the wasm heap, as the run's start loaded it (setup/model.ts initialModel).
     const external = frozenOutsideHeap(cfg.model.lora);
     const latestDir = await tw.local(latest);
     const { model, meta, tokenizer: tok } = loadVerified(latestDir, latest.checksum, { external });

@@ -2,7 +2,7 @@
 // memory. The run loop (run-loop.ts: stages, step loop, evaluations, summary) is the one every
 // placement runs; this file decides only that each step is explored here (in lockstep, or beside the
 // trainer: memory-explorer.ts) with the trainer's weights, and that checkpoints are resume points (with the replay
-// of recorded batches after a kill -9). Everything a config turns into comes from setup.ts.
+// of recorded batches after a kill -9). Everything a config turns into comes from setup/.
 import { join } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
@@ -25,16 +25,10 @@ import type { RunOptions, RunSummary } from '../run-types.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import { startOverlapExplorer, type OverlapGate, type OverlapStage } from './memory-explorer.js';
 import { LockstepExplorer } from './lockstep-explorer.js';
-import {
-  evalOptions,
-  rolloutEngine,
-  expertExperience,
-  initialModel,
-  loadTasks,
-  makeTokenizer,
-  stagesOf,
-  tokenizerTexts,
-} from '../setup.js';
+import { expertExperience, loadTasks } from '../setup/tasks.js';
+import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
+import { evalOptions, rolloutEngine } from '../setup/explorer.js';
+import { stagesOf } from '../setup/trainer.js';
 import { importTrainFrom } from '../train-from.js';
 
 const log = logger('coordinator');
@@ -81,7 +75,7 @@ export async function executeInProcess(
     // buffer.train_from: another run's rows, copied in before any stage reads (a resume finds them there).
     if (cfg.buffer.train_from) await importTrainFrom(store, runId, cfg.buffer.train_from);
 
-    // A resumed LoRA run loads its frozen base outside the wasm heap, as its start did (setup.ts initialModel).
+    // A resumed LoRA run loads its frozen base outside the wasm heap, as its start did (setup/model.ts initialModel).
     const model = resumeFrom
       ? loadCheckpoint(resumeFrom.dir, { external: frozenOutsideHeap(cfg.model.lora) }).model
       : initialModel(cfg, tok, [...pools.train, ...pools.eval]);

@@ -1,11 +1,11 @@
 // A selector that learns from outcomes in a distributed run: the trainer's TaskFeed (the same one
-// every placement builds in setup.ts) picks each step's tasks once, a restarted trainer gets the
+// every placement builds in setup/tasks.ts) picks each step's tasks once, a restarted trainer gets the
 // same picks and selector state back, and trained batches teach it (priority: 1 - success rate).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateRunConfig } from '../../../backend/core/config.js';
 import type { Experience, Task } from '../../../backend/core/types.js';
-import { TaskFeed } from '../../../backend/coordinator/setup.js';
+import { TaskFeed } from '../../../backend/coordinator/setup/tasks.js';
 import { PlannedSelector } from '../../../backend/coordinator/distributed/selector-plan.js';
 import { stepJobsOf } from '../../../backend/coordinator/distributed/jobs-plan.js';
 
