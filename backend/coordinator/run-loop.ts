@@ -2,8 +2,8 @@
 // objective, reference, critic, trainer, sampler and batch size; the held-out evaluations at the
 // start, every monitor.eval_every steps, after each stage and at the end; base_accuracy; the summary
 // and report) and each stage's step loop (explore -> experience pipeline -> buffer -> sample ->
-// train -> version++ -> publish weights, runTrainerLoop). A placement (placement/memory.ts: one
-// process; processes-run.ts with trainer-process.ts and explorer-process.ts: child processes;
+// train -> version++ -> publish weights, runTrainerLoop). A placement (placement/in-process.ts: one
+// process; placement/child-processes.ts with trainer-process.ts and explorer-process.ts: child processes;
 // distributed/trainer.ts with distributed/explorer.ts: PostgreSQL) is a RunStrategy plus a
 // StageTransport: it decides only where each part runs and how experiences and weights travel.
 import { InputError } from '../core/errors.js';

@@ -1,7 +1,8 @@
 // RFT-core: `runJob` is the entry of every run (registry record, pid file, final status). It hands
-// the run to its process model: placement/memory.ts (synchronizer `memory`: one process, the model
-// shared in memory), processes-run.ts (synchronizer `checkpoint`, the default: explorer and trainer
-// as their own processes) or explore-bench.ts (modes explore, bench). Each builds its parts from the
+// the run to its process model, each a placement/ entry of one signature (placement/entry.ts):
+// placement/in-process.ts (synchronizer `memory`: one process, the model shared in memory),
+// placement/child-processes.ts (synchronizer `checkpoint`, the default: explorer and trainer as
+// their own processes) or placement/explore-bench.ts (modes explore, bench). Each builds its parts from the
 // config through setup/, and the ones that train run the one run loop (run-loop.ts); none of them
 // imports this file.
 import { InputError } from '../core/errors.js';
@@ -14,9 +15,10 @@ import { readCheckpointMeta } from '../model/checkpoint-meta.js';
 import { runModelParams } from '../model/run-model.js';
 import { assertNotLive, claimRunPid, RunRegistry } from '../buffer/runs.js';
 import { MetricsLog } from './monitor.js';
-import { executeProcesses } from './processes-run.js';
-import { executeWithoutTrainer } from './explore-bench.js';
-import { executeInProcess } from './placement/memory.js';
+import { executeProcesses } from './placement/child-processes.js';
+import { executeWithoutTrainer } from './placement/explore-bench.js';
+import { executeInProcess } from './placement/in-process.js';
+import type { PlacementEntry } from './placement/entry.js';
 import { resolveConfigPaths } from './setup/config-paths.js';
 import { assertRunnableConfig } from './config-check.js';
 import { storedRunConfig } from './load-config.js';
@@ -74,33 +76,26 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   // `rft stop RUN` signals this process through the pid file.
   const pidFile = claimRunPid(runDir, runId);
   try {
-    // Synchronizer `checkpoint`: explorer and trainer run as their own processes (processes-run.ts).
+    // Synchronizer `checkpoint`: explorer and trainer run as their own processes (placement/child-processes.ts).
     // Modes without a trainer (explore, bench) move no weights: they run here whatever the synchronizer.
-    const summary =
+    const placement: PlacementEntry =
       cfg.mode === 'explore' || cfg.mode === 'bench'
-        ? await executeWithoutTrainer({
-            opts,
-            cfg,
-            runId,
-            runDir,
-            dbPath: record.dbPath,
-            metrics,
-            t0,
-            resumed: !!opts.resume,
-          })
+        ? executeWithoutTrainer
         : cfg.synchronizer.method === 'checkpoint'
-          ? await executeProcesses({
-              opts,
-              cfg,
-              runId,
-              runDir,
-              dbPath: record.dbPath,
-              registry,
-              metrics,
-              t0,
-              resumed: !!opts.resume,
-            })
-          : await executeInProcess(opts, cfg, runId, runDir, record.dbPath, registry, metrics, t0, resumeFrom);
+          ? executeProcesses
+          : executeInProcess;
+    const summary = await placement({
+      opts,
+      cfg,
+      runId,
+      runDir,
+      dbPath: record.dbPath,
+      registry,
+      metrics,
+      t0,
+      resumed: !!opts.resume,
+      resumeFrom,
+    });
     await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'completed');
     return summary;
   } catch (e) {

@@ -46,7 +46,7 @@ export async function openWorkerContext(a: WorkerArgs): Promise<WorkerContext> {
   const stages = stagesOf(cfg);
   if (!(a.stage >= 0 && a.stage < stages.length))
     throw new InputError(`--stage ${a.stage}: the config has ${stages.length} stage(s)`);
-  // workflow.file: the run passes its trust in the environment (processes-run.ts).
+  // workflow.file: the run passes its trust in the environment (placement/child-processes.ts).
   await loadWorkspaceCode(cfg);
   const db = await openStore(a.store);
   let pending = Promise.resolve();

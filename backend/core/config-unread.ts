@@ -132,7 +132,7 @@ export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {})
 }
 
 /**
- * Modes explore and bench run in this process with no trainer (coordinator/explore-bench.ts): nothing
+ * Modes explore and bench run in this process with no trainer (coordinator/placement/explore-bench.ts): nothing
  * trains, restarts a process or moves weights; bench only evaluates. Mode explore reads trainer.steps (or
  * the stages' steps) as its explore steps, the first stage's algorithm (its advantages), and with
  * partial rollouts the staleness bound (synchronizer timing and buffer.max_staleness, sync-plan.ts).

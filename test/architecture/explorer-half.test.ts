@@ -51,10 +51,10 @@ test('one place builds the explorer half: explorer, task feed, synthesis hook an
 test('every placement opens its explorer through explorer-half.ts', () => {
   assert.deepEqual(filesMatching(/(openExplorerHalf|makeExplorer)\(/), [
     'coordinator/distributed/explorer.ts',
-    'coordinator/explore-bench.ts',
     'coordinator/explorer-half.ts',
     'coordinator/explorer-process.ts',
-    'coordinator/placement/memory.ts',
+    'coordinator/placement/explore-bench.ts',
+    'coordinator/placement/in-process.ts',
   ]);
 });
 

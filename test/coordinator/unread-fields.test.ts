@@ -65,7 +65,7 @@ const CASES: [string, Record<string, unknown>][] = [
   ['monitor.eval_every', { ...BASE, mode: 'explore', monitor: { eval_every: 5 } }],
   // The stage loop trains in every stage: an explore stage of a training run would train as mode both.
   ['stages[0].mode', { ...BASE, stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2, mode: 'explore' }] }],
-  // Modes without a trainer (explore-bench.ts): no process restarts, no weights move, nothing trains.
+  // Modes without a trainer (placement/explore-bench.ts): no process restarts, no weights move, nothing trains.
   ['restart', { ...BASE, mode: 'explore', restart: 3 }],
   ['synchronizer.method', { ...BASE, mode: 'bench', synchronizer: { method: 'memory' } }],
   ['synchronizer.sync_offset', { ...BASE, mode: 'explore', synchronizer: { sync_offset: 1 } }],

@@ -2,38 +2,28 @@
 // (from the policy, a checkpoint or an OpenAI-compatible endpoint), e.g. to collect data for an
 // offline `train` run or to curate in the editor. `bench`: evaluate a model on the eval set and
 // write the report. Neither moves weights, so both run in the coordinator's own process.
-import { InputError } from '../core/errors.js';
+import { InputError } from '../../core/errors.js';
 import { join } from 'node:path';
-import type { RunConfig } from '../core/config.js';
-import type { Task } from '../core/types.js';
-import { logger } from '../core/log.js';
-import { saveTokenizer, loadTokenizer } from '../model/tokenizer/index.js';
-import type { Tokenizer } from '../model/tokenizer/types.js';
-import { openStore } from '../buffer/storage/index.js';
-import { LocalRolloutModel } from '../explorer/local-model.js';
-import { OpenAIRolloutModel } from '../explorer/openai-model.js';
-import type { RolloutModel } from '../explorer/workflow.js';
-import { describeAccuracy, evaluate } from './evaluate.js';
-import { writeReport, type MetricsLog } from './monitor.js';
-import type { RunOptions, RunSummary } from './run-types.js';
-import { openExplorerHalf } from './explorer-half.js';
-import { loadTasks } from './setup/tasks.js';
-import { initialModel, makeTokenizer, tokenizerTexts } from './setup/model.js';
-import { evalOptions } from './setup/explorer.js';
-import { stagesOf } from './setup/trainer.js';
+import type { RunConfig } from '../../core/config.js';
+import type { Task } from '../../core/types.js';
+import { logger } from '../../core/log.js';
+import { saveTokenizer, loadTokenizer } from '../../model/tokenizer/index.js';
+import type { Tokenizer } from '../../model/tokenizer/types.js';
+import { openStore } from '../../buffer/storage/index.js';
+import { LocalRolloutModel } from '../../explorer/local-model.js';
+import { OpenAIRolloutModel } from '../../explorer/openai-model.js';
+import type { RolloutModel } from '../../explorer/workflow.js';
+import { describeAccuracy, evaluate } from '../evaluate.js';
+import { writeReport } from '../monitor.js';
+import type { RunSummary } from '../run-types.js';
+import type { PlacementContext } from './entry.js';
+import { openExplorerHalf } from '../explorer-half.js';
+import { loadTasks } from '../setup/tasks.js';
+import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
+import { evalOptions } from '../setup/explorer.js';
+import { stagesOf } from '../setup/trainer.js';
 
 const log = logger('coordinator');
-
-export interface NoTrainerContext {
-  opts: RunOptions;
-  cfg: RunConfig;
-  runId: string;
-  runDir: string;
-  dbPath: string;
-  metrics: MetricsLog;
-  t0: number;
-  resumed: boolean;
-}
 
 /** The rollout model of a run without a trainer: the endpoint when configured, else the local model. */
 function rolloutModel(
@@ -67,7 +57,7 @@ function rolloutModel(
   };
 }
 
-export async function executeWithoutTrainer(c: NoTrainerContext): Promise<RunSummary> {
+export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSummary> {
   const { cfg, runId, runDir, metrics } = c;
   const pools = loadTasks(cfg);
   // Mode bench is an evaluation: without an eval set it would measure nothing.

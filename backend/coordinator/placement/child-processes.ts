@@ -2,46 +2,34 @@
 // per stage the coordinator starts a trainer process and, for stages that explore, an explorer
 // process; they share the run's SQLite buffer (WAL) and move weights as versioned checkpoints
 // recorded in it. Between stages and at the end the coordinator evaluates the newest checkpoint.
-import { InputError } from '../core/errors.js';
+import { InputError } from '../../core/errors.js';
 import { join } from 'node:path';
-import type { RunConfig } from '../core/config.js';
-import { logger } from '../core/log.js';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
-import { inferenceOutsideHeap } from '../model/external-weights.js';
-import { checkStageIndex, readCheckpointMeta } from '../model/checkpoint-meta.js';
-import { loadTokenizer, saveTokenizer } from '../model/tokenizer/index.js';
-import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
-import { importTrainFrom } from './train-from.js';
-import type { RunRegistry } from '../buffer/runs.js';
-import { LocalRolloutModel } from '../explorer/local-model.js';
-import { makeObjective } from '../trainer/objectives.js';
-import { evaluate } from './evaluate.js';
-import type { MetricsLog } from './monitor.js';
-import { runStages, stageExplores, type RunStrategy } from './run-loop.js';
-import { Worker, superviseStage } from './processes.js';
-import { checkSyncConfig } from './sync-plan.js';
-import { stagesOf, workerArgv, type WorkerArgs } from './worker-context.js';
-import { trustEnv } from './workspace-code.js';
-import type { RunOptions, RunSummary } from './run-types.js';
-import { expertExperience, loadTasks, type TaskPools } from './setup/tasks.js';
-import { initialModel, makeTokenizer, tokenizerTexts } from './setup/model.js';
-import { evalOptions } from './setup/explorer.js';
+import type { RunConfig } from '../../core/config.js';
+import { logger } from '../../core/log.js';
+import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.js';
+import { inferenceOutsideHeap } from '../../model/external-weights.js';
+import { checkStageIndex, readCheckpointMeta } from '../../model/checkpoint-meta.js';
+import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
+import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
+import { importTrainFrom } from '../train-from.js';
+import type { RunRegistry } from '../../buffer/runs.js';
+import { LocalRolloutModel } from '../../explorer/local-model.js';
+import { makeObjective } from '../../trainer/objectives.js';
+import { evaluate } from '../evaluate.js';
+import { runStages, stageExplores, type RunStrategy } from '../run-loop.js';
+import { Worker, superviseStage } from '../processes.js';
+import { checkSyncConfig } from '../sync-plan.js';
+import { stagesOf, workerArgv, type WorkerArgs } from '../worker-context.js';
+import { trustEnv } from '../workspace-code.js';
+import type { RunSummary } from '../run-types.js';
+import type { PlacementContext } from './entry.js';
+import { expertExperience, loadTasks, type TaskPools } from '../setup/tasks.js';
+import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
+import { evalOptions } from '../setup/explorer.js';
 
 const log = logger('coordinator');
 
-export interface ProcessRunContext {
-  opts: RunOptions;
-  cfg: RunConfig;
-  runId: string;
-  runDir: string;
-  dbPath: string;
-  registry: RunRegistry;
-  metrics: MetricsLog;
-  t0: number;
-  resumed: boolean;
-}
-
-export async function executeProcesses(c: ProcessRunContext): Promise<RunSummary> {
+export async function executeProcesses(c: PlacementContext): Promise<RunSummary> {
   const { cfg, runId, runDir, metrics, registry } = c;
   const bad = checkSyncConfig(cfg);
   if (bad) throw new InputError(bad);
@@ -154,7 +142,7 @@ async function initRun(
 }
 
 /** One stage: returns true when the run was stopped (signal) rather than the stage finished. */
-async function runStage(c: ProcessRunContext, a: WorkerArgs, explores: boolean): Promise<boolean> {
+async function runStage(c: PlacementContext, a: WorkerArgs, explores: boolean): Promise<boolean> {
   const logDir = join(c.runDir, 'logs');
   const event =
     (name: string) =>

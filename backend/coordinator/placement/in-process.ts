@@ -4,24 +4,23 @@
 // trainer: memory-explorer.ts) with the trainer's weights, and that checkpoints are resume points (with the replay
 // of recorded batches after a kill -9). Everything a config turns into comes from setup/.
 import { join } from 'node:path';
-import type { RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
-import { loadCheckpoint, saveCheckpoint, type CheckpointMeta } from '../../model/checkpoint.js';
+import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import type { Trainer } from '../../trainer/trainer.js';
 import { checkStageIndex } from '../../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
-import type { RunRegistry } from '../../buffer/runs.js';
 import { makeSampler, type Sampler } from '../../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workerPool, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
-import { Progress, type MetricsLog } from '../monitor.js';
+import { Progress } from '../monitor.js';
 import { openStage, runStages, trainStage, type RunStrategy } from '../run-loop.js';
 import { exploreNeed } from '../stage-batch.js';
-import type { RunOptions, RunSummary } from '../run-types.js';
+import type { RunSummary } from '../run-types.js';
+import type { PlacementContext } from './entry.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import { startOverlapExplorer, type OverlapGate, type OverlapStage } from './memory-explorer.js';
 import { LockstepExplorer } from './lockstep-explorer.js';
@@ -33,17 +32,8 @@ import { importTrainFrom } from '../train-from.js';
 
 const log = logger('coordinator');
 
-export async function executeInProcess(
-  opts: RunOptions,
-  cfg: RunConfig,
-  runId: string,
-  runDir: string,
-  dbPath: string,
-  registry: RunRegistry,
-  metrics: MetricsLog,
-  t0: number,
-  resumeFrom?: { dir: string; meta: CheckpointMeta },
-): Promise<RunSummary> {
+export async function executeInProcess(c: PlacementContext): Promise<RunSummary> {
+  const { opts, cfg, runId, runDir, dbPath, registry, metrics, t0, resumeFrom } = c;
   const pools = loadTasks(cfg);
   const tok = resumeFrom ? loadTokenizer(runDir) : makeTokenizer(cfg, tokenizerTexts(pools));
   if (!resumeFrom) saveTokenizer(tok, runDir);
