@@ -4,7 +4,7 @@
 // and report) and each stage's step loop (explore -> experience pipeline -> buffer -> sample ->
 // train -> version++ -> publish weights, runTrainerLoop). A placement (placement/in-process.ts: one
 // process; placement/child-processes.ts with trainer-process.ts and explorer-process.ts: child processes;
-// distributed/trainer.ts with distributed/explorer.ts: PostgreSQL) is a RunStrategy plus a
+// placement/distributed.ts with distributed/explorer.ts: PostgreSQL) is a RunStrategy plus a
 // StageTransport: it decides only where each part runs and how experiences and weights travel.
 import { InputError } from '../core/errors.js';
 import type { RunConfig } from '../core/config.js';

@@ -38,13 +38,13 @@ test('one place builds the explorer half: explorer, task feed, synthesis hook an
   assert.deepEqual(filesMatching(/new (Filling)?Explorer\(/), ['coordinator/explorer-half.ts']);
   // A distributed trainer plans its jobs' tasks with a feed of its own, and synthesizes tasks for them.
   assert.deepEqual(filesMatching(/new TaskFeed\(/), [
-    'coordinator/distributed/trainer.ts',
     'coordinator/explorer-half.ts',
+    'coordinator/placement/distributed.ts',
   ]);
   assert.deepEqual(filesMatching(/watchRunFiles\(/), ['coordinator/explorer-half.ts', 'coordinator/live.ts']);
   assert.deepEqual(filesMatching(/taskSynthesis\(cfg,/), [
-    'coordinator/distributed/trainer.ts',
     'coordinator/explorer-half.ts',
+    'coordinator/placement/distributed.ts',
   ]);
 });
 

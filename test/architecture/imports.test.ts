@@ -159,14 +159,9 @@ test('run setup (setup/), the explorer half (explorer-half.ts) and the one run l
   const placements = ALL.filter((f) => f.startsWith('backend/coordinator/placement/'));
   assert.ok(placements.length >= 3, `placement files: ${placements.join(', ')}`);
   const models = [
-    ...[
-      'run.ts',
-      'explorer-process.ts',
-      'trainer-process.ts',
-      'distributed/trainer.ts',
-      'distributed/explorer.ts',
-      'distributed/setup.ts',
-    ].map((f) => `backend/coordinator/${f}`),
+    ...['run.ts', 'explorer-process.ts', 'trainer-process.ts', 'distributed/explorer.ts', 'distributed/setup.ts'].map(
+      (f) => `backend/coordinator/${f}`,
+    ),
     ...placements,
   ];
   const setup = ALL.filter((f) => f.startsWith('backend/coordinator/setup/')).map((f) =>

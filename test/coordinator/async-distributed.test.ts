@@ -12,7 +12,7 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { JobQueue } from '../../backend/buffer/queue/job-queue.js';
 import { checkDistributedConfig, createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { jobSync } from '../../backend/coordinator/distributed/jobs-plan.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { tinyConfig } from './tiny-config.js';

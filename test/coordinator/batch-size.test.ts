@@ -15,7 +15,7 @@ import { tempWorkspace, tinyConfig } from './tiny-config.js';
 import { records } from './consumption-check.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 
 const STEPS = 2;

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { parsePostgresUrl } from '../../backend/buffer/storage/postgres.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { tinyConfig } from './tiny-config.js';
 

@@ -14,7 +14,7 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { parsePostgresUrl } from '../../backend/buffer/storage/postgres.js';
 import { checkDistributedConfig, createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { continuationId } from '../../backend/coordinator/distributed/partial-jobs.js';
 import { JobQueue, experienceId } from '../../backend/buffer/queue/job-queue.js';
 import type { Experience } from '../../backend/core/types.js';

@@ -19,7 +19,7 @@ import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 import { openStore, type ExperienceStore } from '../../backend/buffer/storage/index.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-strategies-'));

@@ -11,7 +11,7 @@ import { validateRunConfig } from '../../backend/core/config.js';
 import type { Task } from '../../backend/core/types.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 import { startPg } from '../buffer/storage-helpers.js';
 

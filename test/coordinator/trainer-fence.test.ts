@@ -19,7 +19,7 @@ import {
 } from '../../backend/buffer/storage/trainer-lease.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer, holderGone } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer, holderGone } from '../../backend/coordinator/placement/distributed.js';
 import { makeExp, pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { JobQueue } from '../../backend/buffer/queue/job-queue.js';
 import type { Task } from '../../backend/core/types.js';

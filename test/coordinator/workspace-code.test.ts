@@ -15,7 +15,7 @@ import { TRUST_ENV, trustedFromEnv } from '../../backend/coordinator/workspace-c
 import { cliNodeArgs } from '../../backend/core/package-root.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { tempWorkspace, tinyConfig, writeConfig } from './tiny-config.js';
 

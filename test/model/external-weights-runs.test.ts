@@ -21,7 +21,7 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
 import { checkDistributedConfig, createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { versionDir } from '../../backend/coordinator/distributed/weights.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import type { LogLevel } from '../../backend/core/log.js';

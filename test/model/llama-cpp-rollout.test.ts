@@ -21,7 +21,7 @@ import { LlamaCppRolloutModel, recomputeLogprobs } from '../../backend/explorer/
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 

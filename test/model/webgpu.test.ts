@@ -26,7 +26,7 @@ import { spawnServe } from '../server/spawn-serve.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 
 // Child processes (the run test below) find SwiftShader the same way.

@@ -18,7 +18,7 @@ import { validateRunConfig, type RunConfig } from '../../backend/core/config.js'
 import { setLogSink, type LogLevel } from '../../backend/core/log.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { checksumDir, versionDir } from '../../backend/coordinator/distributed/weights.js';
 import { S3WeightsStore, s3Spec } from '../../backend/coordinator/distributed/weights-s3.js';
 import { fetchFromStore } from '../../backend/coordinator/distributed/weights-store.js';

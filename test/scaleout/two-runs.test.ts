@@ -12,7 +12,7 @@ import pg from 'pg';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { startPg } from '../buffer/storage-helpers.js';
 
 const STEPS = 4;

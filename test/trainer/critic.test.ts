@@ -25,7 +25,7 @@ import { setLogSink } from '../../backend/core/log.js';
 import type { Experience, Task } from '../../backend/core/types.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
-import { distributedTrainer } from '../../backend/coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { tinyConfig, tempWorkspace } from '../coordinator/tiny-config.js';
 

@@ -9,7 +9,7 @@
 // stopped renewing); --take-over takes the lease anyway, and the other trainer stops at its next write.
 import { readFileSync } from 'node:fs';
 import { command, flagNumber, flagString } from '../command.js';
-import { distributedTrainer } from '../../coordinator/distributed/trainer.js';
+import { distributedTrainer } from '../../coordinator/placement/distributed.js';
 import { advertisedHostProblem } from '../../coordinator/distributed/advertised-host.js';
 
 const usage =
