@@ -63,8 +63,6 @@ export interface ExplorerHalfOptions {
   tag?: Record<string, unknown>;
   /** Watch the taskset and experts files (every placement that trains; explore mode does not). */
   watch: boolean;
-  /** The synthesis round of an explore step (explore mode counts its steps on from where a resume left them). */
-  synthesisStep?: (step: number) => number;
 }
 
 export interface ExplorerHalf {
@@ -92,7 +90,6 @@ export async function openExplorerHalf(o: ExplorerHalfOptions): Promise<Explorer
     tok,
     onRound: (r) => metrics.write({ kind: 'synthesize', ...tag, ...r }),
   });
-  const synthStep = o.synthesisStep;
   const explorer: FillingExplorer = makeExplorer(cfg, {
     runId,
     reward: pools.reward,
@@ -110,8 +107,7 @@ export async function openExplorerHalf(o: ExplorerHalfOptions): Promise<Explorer
     process: processExperiences(pipeline, feed, (counts) =>
       metrics.write({ kind: 'pipeline', ...tag, step: explorer.step, ...counts }),
     ),
-    afterStep:
-      synth && (synthStep ? (tasks, model, step) => synth.afterStep(tasks, model, synthStep(step)) : synth.afterStep),
+    afterStep: synth?.afterStep,
   });
   if (o.restore && o.numberSteps) explorer.step = (await store.getState<number>(runId, 'explore_next_step')) ?? 0;
   let live: LiveFiles | undefined;

@@ -94,6 +94,43 @@ test('explore mode: the endpoint fills the buffer (version, log-probs, rewards),
   }
 });
 
+test('explore mode stopped after its first step and resumed: the steps go on from 1, no group id is reused', async () => {
+  const ws = tempWorkspace();
+  try {
+    // Stopped once the first step's 2 tasks x 2 samples were asked for (the step in flight finishes).
+    const stop = new AbortController();
+    const from = calls;
+    const poll = setInterval(() => {
+      if (calls - from >= 4) stop.abort('stop');
+    }, 5);
+    const first = await runJob({
+      config: withMode(tinyConfig({ sync_offset: 0 }), 'explore', true),
+      workspace: ws,
+      runId: 'exr',
+      signal: stop.signal,
+    }).finally(() => clearInterval(poll));
+    assert.ok(first.explore_steps < 3, `stopped early (explored ${first.explore_steps})`);
+    const s = await runJob({ resume: 'exr', workspace: ws });
+    assert.equal(s.explore_steps, 3);
+    const store = await openStore(join(s.run_dir, 'buffer.db'));
+    try {
+      const usual = await store.list({ runId: 'exr', source: 'usual', limit: 100 });
+      assert.equal(usual.length, 3 * 2 * 2, '3 steps x 2 tasks x 2 samples, each step explored once');
+      const groups = new Map<string, number>();
+      for (const e of usual) groups.set(e.groupId, (groups.get(e.groupId) ?? 0) + 1);
+      assert.equal(groups.size, 3 * 2, `one group per step and task: ${[...groups.keys()].join(', ')}`);
+      for (const [g, n] of groups) assert.equal(n, 2, `group ${g} holds its own 2 samples`);
+      // Group ids are run:split:step:task; a resume that counted from 0 again labelled step 1 as 0.
+      const steps = [...groups.keys()].map((g) => Number(g.split(':').at(-2))).sort();
+      assert.deepEqual(steps, [0, 0, 1, 1, 2, 2], 'each step numbered once, on from the stop');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
 test('explore mode without a reachable endpoint: infra failures, never reward 0', async () => {
   const ws = tempWorkspace();
   try {

@@ -89,10 +89,11 @@ export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSum
           seed: cfg.seed + 1 + done,
           restore: c.resumed,
           watch: false,
-          // The explorer counts from 0 again after a resume; synthesis rounds are numbered by the run's step.
-          synthesisStep: (step) => done + step,
         });
         const { explorer } = half;
+        // A resumed run numbers its steps on from the ones appended: group ids (run:split:step:task) and
+        // synthesis rounds are never reused (counting from 0 again put two steps' rows in one group).
+        explorer.step = done;
         const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
         for (exploreSteps = done; exploreSteps < steps && !c.opts.signal?.aborted; exploreSteps++) {
           const em = await explorer.exploreStep(rm.model);
