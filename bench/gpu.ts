@@ -1,9 +1,11 @@
-// `npm run bench -- gpu [--swiftshader]`: a training step (loss, backward, AdamW) and KV-cache sampling
+// `npm run bench -- gpu [--swiftshader | --cpu]`: a training step (loss, backward, AdamW) and KV-cache sampling
 // of 16 sequences on the webgpu engine (Dawn), at issue 27's shapes (vocabulary 512), beside the same
 // model in PyTorch CUDA (bench/torch_cuda.py, f32 and bf16 autocast, the faster counts) where Python
 // has CUDA torch. Without a real GPU adapter it says so and exits 0; `--swiftshader` runs one tiny
 // shape on SwiftShader to check the path (its figures measure a CPU emulation, not a GPU). Per shape it
 // also profiles each fused WGSL kernel against tfjs's own kernels (bench/gpu-ops.ts; BENCH_GPU_OPS=0 skips).
+// `--cpu` times the same shapes' step and sampling on this machine's CPU engine (no GPU, no PyTorch): the
+// other side of auto's size threshold (WEBGPU_AUTO_MIN_PARAMS). BENCH_GPU_SHAPES=0.4m,25m picks shapes by name.
 import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { probeGpuAdapter, adapterName } from '../backend/model/webgpu.js';
@@ -17,19 +19,52 @@ import { allWgslKernels } from '../backend/model/wgsl/index.js';
 
 const VOCAB = 512;
 const swiftshader = process.argv.includes('--swiftshader');
+const cpu = process.argv.includes('--cpu');
 const REPS = Number(process.env.BENCH_REPS ?? (swiftshader ? 2 : 5));
 const WARMUP = swiftshader ? 1 : 2;
-const SHAPES = swiftshader
+interface Shape {
+  name: string;
+  preset: string;
+  batch: number;
+  seq: number;
+  /** false: step and sampling only, no per-op profile. */
+  profile?: boolean;
+}
+const SHAPES: Shape[] = swiftshader
   ? [{ name: '0.4m', preset: 'tiny-0.4m', batch: 2, seq: 32 }]
   : [
+      // tiny-0.4m at bench/model.ts's CPU shape: where auto's size threshold (WEBGPU_AUTO_MIN_PARAMS) is read off.
+      { name: '0.4m', preset: 'tiny-0.4m', batch: 16, seq: 64 },
       { name: '3m', preset: 'small-3m', batch: 16, seq: 128 },
       { name: '3m', preset: 'small-3m', batch: 64, seq: 256 },
+      // Between the table's sizes, for the threshold: sampling (launch-bound on the GPU) is where the CPU wins longest.
+      { name: '25m', preset: 'medium-25m', batch: 8, seq: 256, profile: false },
       { name: '100m', preset: 'large-100m', batch: 8, seq: 256 },
-    ];
+    ].filter((s) => !process.env.BENCH_GPU_SHAPES || process.env.BENCH_GPU_SHAPES.split(',').includes(s.name));
 const REPEATS = { reps: REPS, warmup: WARMUP };
 const GEN = swiftshader ? { batch: 2, promptLen: 8, newTokens: 8 } : { batch: 16, promptLen: 16, newTokens: 64 };
 
 if (swiftshader) process.env.RFT_WEBGPU_SWIFTSHADER = '1';
+if (cpu) {
+  // auto without a model size never takes the GPU: the CPU engine the threshold is measured against.
+  const engine = await initEngine({ backend: 'auto' });
+  const device = engine.matmul ? `${engine.backend} (${engine.matmul.kernel})` : engine.backend;
+  for (const s of SHAPES) {
+    const cfg = presetConfig(s.preset, VOCAB);
+    const common = { backend: engine.backend, device, params: countParams(cfg) };
+    const train = await trainTokensPerSecond(cfg, s.batch, s.seq, REPEATS);
+    report({
+      bench: 'gpu',
+      figure: `train_step_${s.name}_${s.batch}x${s.seq}`,
+      unit: 'tok/s',
+      value: train,
+      ...common,
+    });
+    const gen = await genTokensPerSecond(cfg, GEN, REPEATS);
+    report({ bench: 'gpu', figure: `sample_kv_${s.name}_${GEN.batch}seq`, unit: 'tok/s', value: gen, ...common });
+  }
+  process.exit(0);
+}
 const { adapter, why } = await probeGpuAdapter();
 if (!adapter || (adapter.fallback && !swiftshader)) {
   const reason = adapter ? `the only adapter is ${adapterName(adapter)}` : why;
@@ -88,7 +123,7 @@ for (const s of SHAPES) {
     baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null,
     ...common,
   });
-  if (process.env.BENCH_GPU_OPS === '0') continue;
+  if (process.env.BENCH_GPU_OPS === '0' || s.profile === false) continue;
   // Where the time goes: each op fused vs tfjs's kernels (ms, lower is better), then the step without each kernel.
   for (const p of await profileOps(cfg, s.batch, s.seq, REPEATS)) {
     report({

@@ -17,14 +17,15 @@ export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 export const EMULATED_GPU = /swiftshader|llvmpipe|lavapipe|softpipe|warp/i;
 
 /**
- * engine.ts's auto takes webgpu on a real GPU only for a model of at least this many parameters. Not measured on
- * its own: it is the smallest shape of the only GPU figures there are (issue 27's table, one NVIDIA
- * H200, tfjs-webgpu unchanged), where small-3m (3.3M parameters at vocab 512)
- * trained 2.6x faster than on the two-core CPU engine; tiny-0.4m was not measured, and tfjs's many
- * small dispatches make a tiny model's step launch-bound on a GPU. Re-measure with `npm run bench -- gpu`
- * (docs/performance.md).
+ * engine.ts's auto takes webgpu on a real GPU only for a model of at least this many parameters. Measured
+ * (docs/performance.md, `npm run bench -- gpu` on an NVIDIA H200 and `-- gpu --cpu` on the two-core CPU
+ * engine): the GPU trains faster at every preset (3.4x at 0.5M, 16x at 3.3M, 41x at 24M), but a run also
+ * samples on the same engine, and KV sampling of 16 sequences is launch-bound on the GPU (about 850-1,050
+ * tok/s from 0.5M to 24M) where the CPU engine samples 10,700 tok/s at 0.5M, 4,600 at 3.3M and 584 at 24M.
+ * With as many tokens sampled as trained, the CPU is 2.3x faster at 3.3M and the GPU 2.4x faster at 24M;
+ * the line between crosses near 10M.
  */
-export const WEBGPU_AUTO_MIN_PARAMS = 3_000_000;
+export const WEBGPU_AUTO_MIN_PARAMS = 10_000_000;
 
 export interface GpuAdapterInfo {
   /** e.g. "nvidia", "google" (SwiftShader). */
@@ -39,8 +40,16 @@ export interface GpuAdapterInfo {
 interface GpuLike {
   requestAdapter(opts?: { powerPreference?: string }): Promise<AdapterLike | null>;
 }
+/** Dawn's GPUAdapterInfo, as far as the engine reads it. */
+export interface DawnAdapterInfo {
+  vendor?: string;
+  architecture?: string;
+  description?: string;
+  device?: string;
+  isFallbackAdapter?: boolean;
+}
 interface AdapterLike {
-  info?: { vendor?: string; architecture?: string; description?: string; device?: string; isFallbackAdapter?: boolean };
+  info?: DawnAdapterInfo;
   isFallbackAdapter?: boolean;
   features: Iterable<string>;
 }
@@ -136,17 +145,21 @@ export async function probeGpuAdapter(
       why: 'Dawn found no GPU adapter (needs the Vulkan loader libvulkan1 and a driver on Linux, Metal on macOS, D3D12 on Windows)',
     };
   }
-  const info = a.info ?? {};
+  return { adapter: adapterInfo(a.info ?? {}, Boolean(a.isFallbackAdapter), [...a.features]) };
+}
+
+/** What the engine keeps of Dawn's GPUAdapterInfo. */
+export function adapterInfo(info: DawnAdapterInfo, isFallback: boolean, features: string[]): GpuAdapterInfo {
   return {
-    adapter: {
-      vendor: info.vendor ?? '',
-      architecture: info.architecture ?? '',
-      description: info.description || info.device || '',
-      fallback:
-        Boolean(info.isFallbackAdapter ?? a.isFallbackAdapter) ||
-        EMULATED_GPU.test(`${info.vendor} ${info.architecture} ${info.description}`),
-      features: [...a.features],
-    },
+    vendor: info.vendor ?? '',
+    // NVIDIA's Vulkan driver leaves the architecture empty and describes itself by driver version
+    // ("NVIDIA: 580.159.04 ..."): the device ("nvidia-h200") is then what names the GPU.
+    architecture: info.architecture || (info.device && info.device !== info.description ? info.device : ''),
+    description: info.description || info.device || '',
+    fallback:
+      Boolean(info.isFallbackAdapter ?? isFallback) ||
+      EMULATED_GPU.test(`${info.vendor} ${info.architecture} ${info.description}`),
+    features,
   };
 }
 

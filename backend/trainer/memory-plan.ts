@@ -106,9 +106,13 @@ export function planMicroBatch(
 
 /** The log line for a chosen micro-batch. */
 export function describePlan(c: ModelConfig, p: MicroBatchPlan): string {
+  // Engines other than wasm (webgpu, cpu) have no heap of their own to plan against: say so, not "∞ MiB".
+  const room = Number.isFinite(p.limitBytes)
+    ? `${MiB(Math.max(0, p.budgetBytes))} of the ${MiB(p.limitBytes)} heap free for them`
+    : 'no wasm heap bounds them on this engine';
   return (
     `micro-batch ${p.micro} of ${p.batch} rows (sequences of ${p.seqLen} tokens, vocabulary ${c.vocabSize.toLocaleString('en-US')}, ` +
-    `hidden size ${c.dModel}, ${c.nLayers} layers: about ${MiB(p.perRowBytes)} of activations a row, ${MiB(Math.max(0, p.budgetBytes))} ` +
-    `of the ${MiB(p.limitBytes)} heap free for them); trainer.micro_batch_size in the config sets it`
+    `hidden size ${c.dModel}, ${c.nLayers} layers: about ${MiB(p.perRowBytes)} of activations a row, ${room}); ` +
+    'trainer.micro_batch_size in the config sets it'
   );
 }

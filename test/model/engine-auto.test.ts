@@ -9,7 +9,13 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { autoWebgpu, WEBGPU_AUTO_MIN_PARAMS } from '../../backend/model/engine.js';
-import { SWIFTSHADER_ICD, vulkanDriverConfigured, type GpuAdapterInfo } from '../../backend/model/webgpu.js';
+import {
+  adapterInfo,
+  adapterName,
+  SWIFTSHADER_ICD,
+  vulkanDriverConfigured,
+  type GpuAdapterInfo,
+} from '../../backend/model/webgpu.js';
 import { countParams, presetConfig } from '../../backend/model/config.js';
 import { checkpointParams, describeRunModel, runModelParams } from '../../backend/model/run-model.js';
 import { makeHfModel } from '../helpers/hf-model.js';
@@ -34,7 +40,7 @@ const tiny = countParams(presetConfig('tiny-0.4m', 512));
 test('auto takes webgpu on a real GPU adapter for a model at or above the threshold', () => {
   const big = autoWebgpu({ adapter: h200 }, large);
   assert.equal(big.webgpu, true);
-  assert.match(big.why, /GPU adapter and a model of 88M parameters \(at least 3\.0M\)/);
+  assert.match(big.why, /GPU adapter and a model of 88M parameters \(at least 10M\)/);
   assert.equal(autoWebgpu({ adapter: h200 }, WEBGPU_AUTO_MIN_PARAMS).webgpu, true);
 });
 
@@ -46,17 +52,18 @@ test('auto keeps the CPU engines on SwiftShader, without an adapter, and below t
   assert.deepEqual(none, { webgpu: false, why: 'Dawn found no GPU adapter (needs the Vulkan loader ...)' });
   const small = autoWebgpu({ adapter: h200 }, tiny);
   assert.equal(small.webgpu, false);
-  assert.match(small.why, /0\.5M parameters are below 3\.0M.*NVIDIA H200/);
+  assert.match(small.why, /0\.5M parameters are below 10M.*NVIDIA H200/);
   assert.equal(autoWebgpu({ adapter: h200 }, WEBGPU_AUTO_MIN_PARAMS - 1).webgpu, false);
   // A caller that does not know the size (tests, benches): the GPU is not known to win, so the CPU.
   const unsized = autoWebgpu({ adapter: h200 });
   assert.equal(unsized.webgpu, false);
-  assert.match(unsized.why, /size was not given .*3\.0M parameters or more; adapter nvidia hopper/);
+  assert.match(unsized.why, /size was not given .*10M parameters or more; adapter nvidia hopper/);
 });
 
-test('the threshold sits between the presets the table measured (small-3m) and did not (tiny-0.4m)', () => {
+test('the threshold sits between the presets where the CPU engine (small-3m) and the GPU (medium-25m) won a run step', () => {
   assert.ok(tiny < WEBGPU_AUTO_MIN_PARAMS);
-  assert.ok(countParams(presetConfig('small-3m', 512)) >= WEBGPU_AUTO_MIN_PARAMS);
+  assert.ok(countParams(presetConfig('small-3m', 512)) < WEBGPU_AUTO_MIN_PARAMS);
+  assert.ok(countParams(presetConfig('medium-25m', 512)) >= WEBGPU_AUTO_MIN_PARAMS);
 });
 
 test("runModelParams: a preset's count at the config's vocabulary, a checkpoint's from its config.json", () => {
@@ -170,3 +177,25 @@ test(
     assert.match(s.detail, /^CPU: WebAssembly with .*; no GPU: google swiftshader .* - a CPU fallback, not a GPU$/);
   },
 );
+
+test("the adapter's name: Dawn's device where the driver reports no architecture (NVIDIA on Vulkan), SwiftShader unchanged", () => {
+  // As Dawn reported them on an NVIDIA H200 (2026-11-27) and on SwiftShader here.
+  const h200 = adapterInfo(
+    { vendor: 'nvidia', architecture: '', device: 'nvidia-h200', description: 'NVIDIA: 580.159.04 580.159.4.0' },
+    false,
+    ['timestamp-query'],
+  );
+  assert.equal(adapterName(h200), 'nvidia nvidia-h200 (NVIDIA: 580.159.04 580.159.4.0)');
+  assert.equal(h200.fallback, false);
+  const ss = adapterInfo(
+    {
+      vendor: 'google',
+      architecture: 'swiftshader',
+      device: 'swiftshader-device-subzero-',
+      description: 'SwiftShader driver 5.0.0',
+    },
+    false,
+    [],
+  );
+  assert.equal(adapterName(ss), 'google swiftshader (SwiftShader driver 5.0.0) - a CPU fallback, not a GPU');
+});

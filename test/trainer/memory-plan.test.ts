@@ -11,6 +11,7 @@ import { Trainer } from '../../backend/trainer/trainer.js';
 import { makeObjective } from '../../backend/trainer/objectives.js';
 import {
   activationBytesPerRow,
+  describePlan,
   HEAP_SHARE,
   planMicroBatch,
   TRAINABLE_COPIES,
@@ -197,4 +198,17 @@ test('a stage whose rows cannot fit the heap one at a time is refused at its sta
     trainer.dispose();
     model.dispose();
   }
+});
+
+test('on an engine without a wasm heap (webgpu, cpu) the log line says so instead of "∞ MiB"', () => {
+  const p = planMicroBatch(qwen, { batch: 8, seqLen: 7, trainableBytes: 1e6, usedBytes: 0, limitBytes: Infinity });
+  assert.equal(p.micro, 8);
+  const line = describePlan(qwen, p);
+  assert.doesNotMatch(line, /∞|Infinity/);
+  assert.match(line, /micro-batch 8 of 8 rows .*no wasm heap bounds them on this engine/);
+  const bounded = describePlan(
+    qwen,
+    planMicroBatch(qwen, { batch: 8, seqLen: 7, trainableBytes: 1e6, usedBytes: 0, limitBytes: 2 ** 32 }),
+  );
+  assert.match(bounded, /MiB of the 4,096 MiB heap free for them/);
 });
