@@ -10,8 +10,8 @@ import { loadCheckpoint } from '../model/checkpoint.js';
 import { inferenceOutsideHeap, outsideHeapNote } from '../model/external-weights.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import type { SyncedRolloutModel } from '../explorer/rollout-engine.js';
-import { runExplorerLoop } from '../explorer/worker.js';
-import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
+import { runExplorerLoop } from '../explorer/explorer-loop.js';
+import { acquireComponentLock, exitWithParent, openProcessContext, type ProcessArgs } from './process-context.js';
 import { rolloutEngine } from './setup/explorer.js';
 import { samplerConfig } from './setup/trainer.js';
 import { exploreNeed } from './stage-batch.js';
@@ -22,13 +22,13 @@ import { openExplorerHalf, type ExplorerHalf } from './explorer-half.js';
 const log = logger('explorer-worker');
 
 export async function explorerProcess(
-  a: WorkerArgs,
+  a: ProcessArgs,
   signal: AbortSignal,
   opts: { maxSteps?: number } = {},
 ): Promise<number> {
   // auto: the model's size decides webgpu, as in the run's own process (run.ts)
   await initEngine({ modelParams: runModelParams(readRunFolderConfig(a.runDir)) });
-  const ctx = await openWorkerContext(a);
+  const ctx = await openProcessContext(a);
   const { cfg, db, tok, runId, metrics, pools } = ctx;
   metrics.write(engineRecord('explorer'));
   const stage = ctx.stages[a.stage]!;

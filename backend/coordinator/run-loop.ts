@@ -28,7 +28,7 @@ import { Trainer } from '../trainer/trainer.js';
 import { makeObjective } from '../trainer/objectives.js';
 import { describePlan } from '../trainer/memory-plan.js';
 import type { Objective } from '../trainer/objective.js';
-import { runTrainerLoop, type TrainerLoopResult } from '../trainer/worker.js';
+import { runTrainerLoop, type TrainerLoopResult } from '../trainer/step-loop.js';
 import type { ComponentState } from '../core/component-state.js';
 import { describeAccuracy, evaluate, type EvalResult } from './evaluate.js';
 import { runSeconds, runWarnings, writeReport, type MetricsLog } from './monitor.js';

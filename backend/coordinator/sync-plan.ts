@@ -5,7 +5,7 @@
 // of the trainer (sync_offset 0: synchronous; 1: one-step-off, rollout overlaps training).
 // synchronizer.mode async: no offset (Infinity), so a step needs only the stage's start checkpoint;
 // the explorer loads the newest version before each step and never waits for a newer one. Its lead is
-// bounded apart (explorer/worker.ts `lead`: step t waits while t - newest published > max_staleness).
+// bounded apart (explorer/explorer-loop.ts `lead`: step t waits while t - newest published > max_staleness).
 import type { RunConfig } from '../core/config.js';
 
 export interface SyncPlan {

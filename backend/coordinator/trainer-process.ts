@@ -12,7 +12,7 @@ import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
 import { frozenOutsideHeap } from '../model/external-weights.js';
 import { RunRegistry } from '../buffer/runs.js';
 import { makeSampler } from '../buffer/sampler/index.js';
-import { acquireComponentLock, exitWithParent, openWorkerContext, type WorkerArgs } from './worker-context.js';
+import { acquireComponentLock, exitWithParent, openProcessContext, type ProcessArgs } from './process-context.js';
 import { openStage, trainStage } from './run-loop.js';
 
 const log = logger('trainer-worker');
@@ -20,10 +20,10 @@ const log = logger('trainer-worker');
 /** Published checkpoints kept on disk besides stage starts (the explorer only ever loads the newest). */
 const KEEP = 3;
 
-export async function trainerProcess(a: WorkerArgs, signal: AbortSignal): Promise<number> {
+export async function trainerProcess(a: ProcessArgs, signal: AbortSignal): Promise<number> {
   // auto: the model's size decides webgpu, as in the run's own process (run.ts)
   await initEngine({ modelParams: runModelParams(readRunFolderConfig(a.runDir)) });
-  const ctx = await openWorkerContext(a);
+  const ctx = await openProcessContext(a);
   const { cfg, db, tok, runId, metrics } = ctx;
   metrics.write(engineRecord('trainer'));
   const stage = ctx.stages[a.stage]!;

@@ -22,7 +22,7 @@ export async function trainerStarved(
 ): Promise<boolean> {
   const st = await db.getState<{ state?: string; detail?: string | null; at?: number }>(runId, 'state:trainer');
   if (st?.state !== 'waiting' || !(typeof st.at === 'number' && now - st.at >= STARVED_AFTER_MS)) return false;
-  // Its state line names the step it waits for (trainer/worker.ts: `batch for step N`); sync_interval > 1 puts it past `published`.
+  // Its state line names the step it waits for (trainer/step-loop.ts: `batch for step N`); sync_interval > 1 puts it past `published`.
   const step = Math.max(published, Number(/step (\d+)/.exec(st.detail ?? '')?.[1] ?? published));
   // The state line lags the take (it is written after it): a step whose usual rows are recorded as
   // taken is training, not starved.

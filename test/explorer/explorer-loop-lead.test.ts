@@ -1,10 +1,10 @@
-// The explorer process's loop under an async lead (backend/explorer/worker.ts): explore step t does
+// The explorer process's loop under an async lead (backend/explorer/explorer-loop.ts): explore step t does
 // not start while t - (newest published version) > lead; that wait is counted as backpressure, not
 // as waiting for weights; a trainer that is waiting on an empty buffer lets one step start past the
 // bound (marked `starved`), so a run cannot deadlock on it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { leadWait, runExplorerLoop } from '../../backend/explorer/worker.js';
+import { leadWait, runExplorerLoop } from '../../backend/explorer/explorer-loop.js';
 import type { Explorer, ExploreMetrics } from '../../backend/explorer/explorer.js';
 import type { RolloutModel } from '../../backend/explorer/workflow.js';
 

@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lrSchedule } from '../../backend/model/optim.js';
-import { stageProgress } from '../../backend/trainer/worker.js';
+import { stageProgress } from '../../backend/trainer/step-loop.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 
 describe('lrSchedule', () => {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initEngine } from '../../backend/model/engine.js';
 import { buildBatch, disposeBatch, maskStaleSegments } from '../../backend/trainer/batch.js';
-import { runTrainerLoop } from '../../backend/trainer/worker.js';
+import { runTrainerLoop } from '../../backend/trainer/step-loop.js';
 import type { Sampler } from '../../backend/buffer/sampler/index.js';
 import type { StepMetrics } from '../../backend/trainer/trainer.js';
 import type { Experience } from '../../backend/core/types.js';

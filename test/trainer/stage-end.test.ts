@@ -5,7 +5,7 @@
 // moved by the fake trainer and publish, so the race happens on every run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runTrainerLoop, type TrainerLoopOptions } from '../../backend/trainer/worker.js';
+import { runTrainerLoop, type TrainerLoopOptions } from '../../backend/trainer/step-loop.js';
 import type { Sampler } from '../../backend/buffer/sampler/index.js';
 import type { StepMetrics } from '../../backend/trainer/trainer.js';
 import type { Experience } from '../../backend/core/types.js';

@@ -19,7 +19,7 @@ import { evaluate } from '../evaluate.js';
 import { runStages, stageExplores, type RunStrategy } from '../run-loop.js';
 import { Worker, superviseStage } from '../processes.js';
 import { checkSyncConfig } from '../sync-plan.js';
-import { stagesOf, workerArgv, type WorkerArgs } from '../worker-context.js';
+import { stagesOf, processArgv, type ProcessArgs } from '../process-context.js';
 import { trustEnv } from '../workspace-code.js';
 import type { RunSummary } from '../run-types.js';
 import type { PlacementContext } from './entry.js';
@@ -142,7 +142,7 @@ async function initRun(
 }
 
 /** One stage: returns true when the run was stopped (signal) rather than the stage finished. */
-async function runStage(c: PlacementContext, a: WorkerArgs, explores: boolean): Promise<boolean> {
+async function runStage(c: PlacementContext, a: ProcessArgs, explores: boolean): Promise<boolean> {
   const logDir = join(c.runDir, 'logs');
   const event =
     (name: string) =>
@@ -159,7 +159,7 @@ async function runStage(c: PlacementContext, a: WorkerArgs, explores: boolean): 
   const trainer = new Worker(
     {
       name: 'trainer',
-      args: workerArgv('trainer-worker', a),
+      args: processArgv('trainer-worker', a),
       env: trustEnv(c.cfg),
       restarts: c.cfg.restart,
       onEvent: event('trainer'),
@@ -170,7 +170,7 @@ async function runStage(c: PlacementContext, a: WorkerArgs, explores: boolean): 
     ? new Worker(
         {
           name: 'explorer',
-          args: workerArgv('explorer-worker', a),
+          args: processArgv('explorer-worker', a),
           env: trustEnv(c.cfg),
           restarts: c.cfg.restart,
           onEvent: event('explorer'),

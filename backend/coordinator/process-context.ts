@@ -16,14 +16,14 @@ import { stagesOf, type Stage } from './setup/trainer.js';
 
 export { stagesOf, type Stage };
 
-export interface WorkerArgs {
+export interface ProcessArgs {
   runDir: string;
   runId: string;
   store: string;
   stage: number;
 }
 
-export interface WorkerContext extends WorkerArgs {
+export interface ProcessContext extends ProcessArgs {
   cfg: RunConfig;
   stages: Stage[];
   tok: Tokenizer;
@@ -36,11 +36,11 @@ export interface WorkerContext extends WorkerArgs {
   setState(component: 'explorer' | 'trainer', state: ComponentState, detail?: string): void;
 }
 
-export function workerArgv(kind: 'explorer-worker' | 'trainer-worker', a: WorkerArgs): string[] {
+export function processArgv(kind: 'explorer-worker' | 'trainer-worker', a: ProcessArgs): string[] {
   return [kind, a.runDir, '--run-id', a.runId, '--store', a.store, '--stage', String(a.stage)];
 }
 
-export async function openWorkerContext(a: WorkerArgs): Promise<WorkerContext> {
+export async function openProcessContext(a: ProcessArgs): Promise<ProcessContext> {
   const runDir = resolve(a.runDir);
   const cfg = readRunFolderConfig(runDir);
   const stages = stagesOf(cfg);
