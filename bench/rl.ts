@@ -20,7 +20,7 @@ import { LocalRolloutModel } from '../backend/explorer/local-model.js';
 import { workflowSampling, workflows } from '../backend/explorer/workflow.js';
 import '../backend/explorer/workflows/index.js';
 import { Trainer } from '../backend/trainer/trainer.js';
-import { makeObjective } from '../backend/trainer/objectives.js';
+import { makeObjective } from '../backend/trainer/resolve-algorithm.js';
 import { Rng } from '../backend/core/rng.js';
 import type { Transformer } from '../backend/model/transformer.js';
 import { median, report } from './report.js';

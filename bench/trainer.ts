@@ -6,7 +6,7 @@ import { Transformer } from '../backend/model/transformer.js';
 import { tokenLogprobs } from '../backend/model/logprobs.js';
 import { Trainer } from '../backend/trainer/trainer.js';
 import { buildBatch, disposeBatch } from '../backend/trainer/batch.js';
-import { makeObjective } from '../backend/trainer/objectives.js';
+import { makeObjective } from '../backend/trainer/resolve-algorithm.js';
 import { Rng } from '../backend/core/rng.js';
 import type { Experience } from '../backend/core/types.js';
 import { median, report } from './report.js';

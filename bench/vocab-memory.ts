@@ -97,7 +97,7 @@ async function child(vocab: number, path: 'chunked' | 'unchunked', micro: number
   const { makeConfig } = await import('../backend/model/config.js');
   const { Transformer } = await import('../backend/model/transformer.js');
   const { Trainer } = await import('../backend/trainer/trainer.js');
-  const { makeObjective } = await import('../backend/trainer/objectives.js');
+  const { makeObjective } = await import('../backend/trainer/resolve-algorithm.js');
   const { headChunkRows } = await import('../backend/model/logprobs.js');
   const { activationBytesPerRow } = await import('../backend/trainer/memory-plan.js');
   const { Rng } = await import('../backend/core/rng.js');

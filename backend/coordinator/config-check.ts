@@ -6,7 +6,7 @@
 // path, e.g. `stages[1].algorithm.params.expert_ratio`.
 import type { ConfigIssue, RunConfig } from '../core/config.js';
 import { advantageFns, algorithms, policyLosses, toCamel } from '../trainer/algorithms/index.js';
-import { resolveAlgorithm } from '../trainer/objectives.js';
+import { resolveAlgorithm } from '../trainer/resolve-algorithm.js';
 import { samplers } from '../buffer/sampler/index.js';
 import { storages, schemeOf } from '../buffer/storage/index.js';
 import { taskSelectors } from '../buffer/taskset/index.js';

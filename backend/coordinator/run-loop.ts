@@ -25,7 +25,7 @@ import type { Sampler } from '../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../explorer/local-model.js';
 import type { RewardFn } from '../explorer/workflow.js';
 import { Trainer } from '../trainer/trainer.js';
-import { makeObjective } from '../trainer/objectives.js';
+import { makeObjective } from '../trainer/resolve-algorithm.js';
 import { describePlan } from '../trainer/memory-plan.js';
 import type { Objective } from '../trainer/objective.js';
 import { runTrainerLoop, type TrainerLoopResult } from '../trainer/step-loop.js';

@@ -19,7 +19,7 @@ import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import type { Tokenizer } from '../../backend/model/tokenizer/types.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
-import { makeObjective } from '../../backend/trainer/objectives.js';
+import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 
 const LETTERS = 'abcdef';
 /** Chance that a demonstration answers the first letter instead of the last. */

@@ -18,7 +18,7 @@ import { encodePrompt, encodeResponse, taskMessages } from '../../backend/model/
 import type { Transformer } from '../../backend/model/transformer.js';
 import type { Tokenizer } from '../../backend/model/tokenizer/types.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
-import { makeObjective } from '../../backend/trainer/objectives.js';
+import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import type { Experience } from '../../backend/core/types.js';
 import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';

@@ -14,7 +14,7 @@ import { CRITIC_DIR, loadCheckpoint, loadCritic, saveCheckpoint } from '../../ba
 import { Trainer } from '../../backend/trainer/trainer.js';
 import { OPTIMIZER_FILE } from '../../backend/model/optimizer-state.js';
 import { readSafetensors, writeSafetensors } from '../../backend/model/safetensors.js';
-import { makeObjective } from '../../backend/trainer/objectives.js';
+import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
 import { singleTurn } from '../../backend/explorer/workflows/single_turn.js';
 import { workflowSampling, type RewardFn } from '../../backend/explorer/workflow.js';

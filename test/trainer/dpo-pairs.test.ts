@@ -12,7 +12,7 @@ import { Transformer } from '../../backend/model/transformer.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../../backend/model/chat.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
-import { makeObjective } from '../../backend/trainer/objectives.js';
+import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { FeedbackService } from '../../backend/buffer/feedback.js';
 import { syncPairs } from '../../backend/buffer/pairs.js';

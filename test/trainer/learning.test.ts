@@ -10,7 +10,7 @@ import { Transformer } from '../../backend/model/transformer.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../../backend/model/chat.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
-import { groupAdvantages, makeObjective } from '../../backend/trainer/objectives.js';
+import { groupAdvantages, makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
 import { singleTurn } from '../../backend/explorer/workflows/single_turn.js';
 import { workflowSampling, type RewardFn } from '../../backend/explorer/workflow.js';

@@ -8,7 +8,7 @@ import { tf, initEngine } from '../../backend/model/engine.js';
 import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
-import { makeObjective } from '../../backend/trainer/objectives.js';
+import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import {
   activationBytesPerRow,
   describePlan,

@@ -8,7 +8,7 @@ import { Transformer } from '../../backend/model/transformer.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../../backend/model/chat.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
-import { makeObjective } from '../../backend/trainer/objectives.js';
+import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import { sequenceProblem } from '../../backend/core/sequence-check.js';
 import type { Experience } from '../../backend/core/types.js';
 

@@ -13,7 +13,7 @@ import '../../backend/explorer/workflows/index.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
-import { makeObjective } from '../../backend/trainer/objectives.js';
+import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import { expertExperience } from '../../backend/coordinator/setup/tasks.js';
 import type { Experience } from '../../backend/core/types.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';

@@ -14,7 +14,7 @@ import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { loadTokenizer } from '../../backend/model/tokenizer/io.js';
 import { tokenLogprobs } from '../../backend/model/logprobs.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
-import { makeObjective } from '../../backend/trainer/objectives.js';
+import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import { Rng } from '../../backend/core/rng.js';
 import type { Experience } from '../../backend/core/types.js';
 import { makeHfModel } from '../helpers/hf-model.js';

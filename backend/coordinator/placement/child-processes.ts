@@ -14,7 +14,7 @@ import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
 import { importTrainFrom } from '../train-from.js';
 import type { RunRegistry } from '../../buffer/runs.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
-import { makeObjective } from '../../trainer/objectives.js';
+import { makeObjective } from '../../trainer/resolve-algorithm.js';
 import { evaluate } from '../evaluate.js';
 import { runStages, stageExplores, type RunStrategy } from '../run-loop.js';
 import { Worker, superviseStage } from '../processes.js';

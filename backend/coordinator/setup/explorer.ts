@@ -10,7 +10,7 @@ import { ExperiencePipeline } from '../../buffer/pipeline/experience/index.js';
 import { workflows, type Workflow } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { makeRolloutEngine, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
-import { groupAdvantages, pipelineComputesAdvantages } from '../../trainer/objectives.js';
+import { groupAdvantages, pipelineComputesAdvantages } from '../../trainer/resolve-algorithm.js';
 import { samplerStaleness } from '../sync-plan.js';
 import type { TaskFeed } from './tasks.js';
 

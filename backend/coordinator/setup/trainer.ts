@@ -6,7 +6,7 @@ import { InputError } from '../../core/errors.js';
 import { resolveTrainerSettings } from '../../core/trainer-defaults.js';
 import { expertShare } from '../../buffer/sampler/mixed.js';
 import type { TrainerOptions } from '../../trainer/trainer.js';
-import { resolveAlgorithm } from '../../trainer/objectives.js';
+import { resolveAlgorithm } from '../../trainer/resolve-algorithm.js';
 import { samplerStaleness } from '../sync-plan.js';
 import { DEFAULT_TRAIN_BATCH, leastBatch, usualRows } from '../stage-batch.js';
 

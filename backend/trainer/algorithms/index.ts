@@ -28,5 +28,5 @@ export { aggregate } from './aggregate.js';
 export { toCamel } from './params.js';
 export { algorithms, configureAlgorithm, splitBatch } from './bundles.js';
 export type { AlgorithmBundle, AlgorithmOverrides, Params } from './bundles.js';
-export { buildObjective } from './objective.js';
+export { buildObjective } from './bundle-objective.js';
 export * from './types.js';
