@@ -218,7 +218,7 @@ function checkBatchSizes(cfg: RunConfig, add: Add): void {
   });
 }
 
-/** Partial rollouts continue a single-turn sample from its tokens; what cannot be continued that way is refused (every process model, distributed too). */
+/** Partial rollouts continue a single-turn sample from its tokens; what cannot be continued that way is refused (every placement, distributed too). */
 export function partialRolloutIssues(cfg: RunConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   checkPartialRollout(cfg, (path, message) => void issues.push({ path, message }));

@@ -2,7 +2,7 @@
 // the next explore steps (the selector gets the new list; new tasks go into the buffer's task
 // table), and a new line in the experts file becomes an expert experience in the buffer. Bad lines
 // are logged as FILE:LINE: field and skipped; the run goes on. Used by the explorer of every
-// process model with a local file system (one process, the explorer process).
+// placement with a local file system (one process, the explorer process).
 import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';

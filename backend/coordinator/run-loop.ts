@@ -4,7 +4,7 @@
 // and report) and each stage's step loop (explore -> experience pipeline -> buffer -> sample ->
 // train -> version++ -> publish weights, runTrainerLoop). A placement (placement/in-process.ts: one
 // process; placement/child-processes.ts with trainer-process.ts and explorer-process.ts: child processes;
-// placement/distributed.ts with distributed/explorer.ts: PostgreSQL) is a RunStrategy plus a
+// placement/distributed.ts with distributed/explorer.ts: PostgreSQL) is a Placement plus a
 // StageTransport: it decides only where each part runs and how experiences and weights travel.
 import { InputError } from '../core/errors.js';
 import type { RunConfig } from '../core/config.js';
@@ -273,7 +273,7 @@ function collapseGuard(cfg: RunConfig, stage: Stage, metrics: MetricsLog, hidden
 const fmtLr = (x: number): string => x.toExponential().replace(/\.?0+e/, 'e');
 
 /** The placement's side of the stage iteration: where the run stands, where stages and evaluations run. */
-export interface RunStrategy {
+export interface Placement {
   /** The stage to run next (stages.length: all done), from the newest resume point. */
   nextStage(): Promise<number>;
   /** Whether the starting weights were evaluated already (a resumed run does not repeat it). */
@@ -317,7 +317,7 @@ export interface StagesResult {
 }
 
 /** The stage iteration of every run, whatever its placement. */
-export async function runStages(cfg: RunConfig, s: RunStrategy, o: RunRecord): Promise<StagesResult> {
+export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Promise<StagesResult> {
   const stages = stagesOf(cfg);
   const lastStage = stages.length - 1;
   const evals: RunSummary['evals'] = [];

@@ -1,5 +1,5 @@
 // Task synthesis in a run: the `synthesize` step of `taskset.pipeline` made into a hook the explorer
-// calls after each explore step, in every local process model (one process, the explorer process,
+// calls after each explore step, in every local placement (one process, the explorer process,
 // explore mode), and a distributed trainer after each trained batch (its jobs then take the new tasks). The coordinator injects what the buffer's synthesizer may not import: the proposer
 // (augmenter, the current rollout model, or an OpenAI-compatible endpoint) and the run's reward as
 // the reference check. Accepted tasks go into the buffer's task table (so a resumed run or the next

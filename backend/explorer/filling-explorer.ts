@@ -10,7 +10,7 @@ const log = logger('explorer');
  * An explorer whose step yields at least `need` trainable experiences: when the experience pipeline
  * filters a step's groups away (reward_filter drop_zero_variance, invalid samples), the same step is
  * explored again with the same weights until it has, or `signal` aborts. The trainer of the
- * child-process model waits for a full batch of the step, so an explorer that moved on with less
+ * child-processes placement waits for a full batch of the step, so an explorer that moved on with less
  * would leave it waiting for data that never comes (the next step needs the trainer's new weights);
  * one process in lockstep sets `need` to what the buffer lacks of the step's batch.
  */

@@ -126,7 +126,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
   await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
   const workflow = workflows.get(cfg.workflow.name);
   const reward = runReward(cfg);
-  // The same experience pipeline as every process model: a filtered experience is never acked. The
+  // The same experience pipeline as every placement: a filtered experience is never acked. The
   // advantages are those of the stage the job's trainer step belongs to.
   let jobTarget = 0;
   const pipeline = experiencePipeline(cfg, () => stages[stageOfStep(stages, jobTarget)]!.algorithm);

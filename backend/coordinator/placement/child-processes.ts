@@ -1,4 +1,4 @@
-// Placement `checkpoint` (the default process model of DESIGN.md) of the one run loop (run-loop.ts):
+// Placement `checkpoint` (the default placement of DESIGN.md) of the one run loop (run-loop.ts):
 // per stage the coordinator starts a trainer process and, for stages that explore, an explorer
 // process; they share the run's SQLite buffer (WAL) and move weights as versioned checkpoints
 // recorded in it. Between stages and at the end the coordinator evaluates the newest checkpoint.
@@ -16,7 +16,7 @@ import type { RunRegistry } from '../../buffer/runs.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { makeObjective } from '../../trainer/resolve-algorithm.js';
 import { evaluate } from '../evaluate.js';
-import { runStages, stageExplores, type RunStrategy } from '../run-loop.js';
+import { runStages, stageExplores, type Placement } from '../run-loop.js';
 import { Worker, superviseStage } from '../processes.js';
 import { checkSyncConfig } from '../sync-plan.js';
 import { stagesOf, processArgv, type ProcessArgs } from '../process-context.js';
@@ -45,7 +45,7 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
     // Placement `checkpoint`: the coordinator (this process) evaluates the newest checkpoint; each
     // stage's trainer and explorer run as child processes (trainer-process.ts, explorer-process.ts)
     // that share the run's buffer and move weights as versioned checkpoints recorded in it.
-    const strategy: RunStrategy = {
+    const placement: Placement = {
       nextStage: async () => {
         const ck = (await store.latestCheckpoint(runId))!;
         // A stage_index past the stages is a bad rft.json, not a finished run.
@@ -97,7 +97,7 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
         };
       },
     };
-    const { summary, stopped } = await runStages(cfg, strategy, {
+    const { summary, stopped } = await runStages(cfg, placement, {
       runId,
       runDir,
       metrics,

@@ -23,7 +23,7 @@ import { RunMetricsLog } from '../distributed/run-metrics.js';
 import { runReward, TaskFeed } from '../setup/tasks.js';
 import { evalOptions } from '../setup/explorer.js';
 import { stagesOf } from '../setup/trainer.js';
-import { openStage, runStages, stageStarts, trainStage, type RunStrategy } from '../run-loop.js';
+import { openStage, runStages, stageStarts, trainStage, type Placement } from '../run-loop.js';
 import { jobSync, PLANNED_SELECTORS } from '../distributed/jobs-plan.js';
 import { PlannedSelector } from '../distributed/selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
@@ -249,7 +249,7 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     // Placement `distributed`: this process trains every stage; explorers on any machine lease the
     // jobs of exploring stages from the queue and ack their experiences into the buffer; weights go
     // out as sha256-verified versions (HTTP from here, or the shared folder) announced by NOTIFY.
-    const strategy: RunStrategy = {
+    const placement: Placement = {
       nextStage: async () => stageIndex,
       startEvaluated: async () => (await store.getState(o.runId, 'dist:eval_start')) !== null,
       startEvaluation: (r) => store.setState(o.runId, 'dist:eval_start', r),
@@ -406,7 +406,7 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
         checkpoint: versionDir(weightsDir, o.runId, version!),
       }),
     };
-    const run = await runStages(cfg, strategy, {
+    const run = await runStages(cfg, placement, {
       runId: o.runId,
       runDir: outDir,
       metrics,

@@ -17,7 +17,7 @@ import { workerPool, type SyncedRolloutModel } from '../../explorer/rollout-engi
 import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { Progress } from '../monitor.js';
-import { openStage, runStages, trainStage, type RunStrategy } from '../run-loop.js';
+import { openStage, runStages, trainStage, type Placement } from '../run-loop.js';
 import { exploreNeed } from '../stage-batch.js';
 import type { RunSummary } from '../run-types.js';
 import type { PlacementContext } from './entry.js';
@@ -135,7 +135,7 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
 
     // Placement `memory`: every part in this process, weights shared in memory (the rollout model
     // reads the trainer's model; rollout workers get a copy when the version moved).
-    const strategy: RunStrategy = {
+    const placement: Placement = {
       nextStage: async () => stageIndex,
       startEvaluated: async () => resumeFrom !== undefined,
       getBase: async () => baseAcc,
@@ -276,7 +276,7 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
         checkpoint: join(runDir, 'checkpoints', `v${version}`),
       }),
     };
-    const { summary } = await runStages(cfg, strategy, {
+    const { summary } = await runStages(cfg, placement, {
       runId,
       runDir,
       metrics,

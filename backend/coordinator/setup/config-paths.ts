@@ -1,6 +1,6 @@
 // A run's config paths made absolute (taskset, eval, experts, workflow.file, model.checkpoint, a chat
 // template file, buffer.train_from): the run folder keeps its config, and child processes start elsewhere.
-// Part of run setup (setup/): nothing here imports run.ts or a process model.
+// Part of run setup (setup/): nothing here imports run.ts or a placement.
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
 import { isTemplatePath } from '../../model/hf/chat-template.js';

@@ -1,6 +1,6 @@
 // Run setup, the explorer's parts: the experience pipeline and what a step's raw experiences go
-// through, the rollout engine, sampling, explorer and eval settings, the same in every process model.
-// Nothing in setup/ imports run.ts or a process model.
+// through, the rollout engine, sampling, explorer and eval settings, the same in every placement.
+// Nothing in setup/ imports run.ts or a placement.
 import type { RunConfig } from '../../core/config.js';
 import type { Experience } from '../../core/types.js';
 import { InputError } from '../../core/errors.js';
@@ -40,7 +40,7 @@ export function experiencePipeline(
   }
 }
 
-/** What the explorer does with a step's raw experiences in every process model: pipeline, then the feed learns. */
+/** What the explorer does with a step's raw experiences in every placement: pipeline, then the feed learns. */
 export function processExperiences(
   pipeline: ExperiencePipeline,
   feed: TaskFeed | undefined,
@@ -55,13 +55,13 @@ export function processExperiences(
   };
 }
 
-/** Held-out evaluation settings (greedy; eval_sampling.max_new_tokens and the workflow) of every process model. */
+/** Held-out evaluation settings (greedy; eval_sampling.max_new_tokens and the workflow) of every placement. */
 export function evalOptions(cfg: RunConfig): { maxNewTokens: number; workflow: Workflow } {
   return { maxNewTokens: cfg.explorer.eval_sampling.max_new_tokens, workflow: workflows.get(cfg.workflow.name) };
 }
 
 /**
- * The synced rollout model of every process model (`explorer.engine`, `explorer.workers`): llama.cpp
+ * The synced rollout model of every placement (`explorer.engine`, `explorer.workers`): llama.cpp
  * on a GGUF of each version, native worker threads, or undefined where the policy samples in place.
  * `disposeReplaced`: the caller hands over each loaded model (an explorer process).
  */
@@ -81,13 +81,13 @@ export function rolloutEngine(
   });
 }
 
-/** The rollouts' sampling settings (explorer.sampling), as every process model's explorer passes them. */
+/** The rollouts' sampling settings (explorer.sampling), as every placement's explorer passes them. */
 export function rolloutSampling(cfg: RunConfig) {
   const s = cfg.explorer.sampling;
   return { maxNewTokens: s.max_new_tokens, temperature: s.temperature, topK: s.top_k, topP: s.top_p };
 }
 
-/** Explorer options shared by every process model. */
+/** Explorer options shared by every placement. */
 export function explorerOptions(cfg: RunConfig, runId: string, seed: number) {
   return {
     runId,

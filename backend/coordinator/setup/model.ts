@@ -1,6 +1,6 @@
 // Run setup, the model: the run's tokenizer (a checkpoint's, a given one, or trained on the tasks)
 // and the weights it starts from (a checkpoint, with LoRA, or a fresh preset). Nothing in setup/
-// imports run.ts or a process model.
+// imports run.ts or a placement.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../../core/config.js';

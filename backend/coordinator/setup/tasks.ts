@@ -1,7 +1,7 @@
 // Run setup, the tasks: task pools from built-in generators or the user's files (with their
 // pipelines, the held-out eval share and the reward), the task feed (selector + outcomes), and expert
-// demonstrations as experiences. Every process model builds these here, so none of them can silently
-// drop a configured field. Nothing in setup/ imports run.ts or a process model.
+// demonstrations as experiences. Every placement builds these here, so none of them can silently
+// drop a configured field. Nothing in setup/ imports run.ts or a placement.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { RunConfig } from '../../core/config.js';

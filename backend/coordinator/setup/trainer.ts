@@ -1,6 +1,6 @@
 // Run setup, the trainer's parts of a stage: the stages of a config, a stage's sampler, its batch
 // and its trainer settings, the same in every placement. Nothing in setup/ imports run.ts or a
-// process model.
+// placement.
 import type { RunConfig } from '../../core/config.js';
 import { InputError } from '../../core/errors.js';
 import { resolveTrainerSettings } from '../../core/trainer-defaults.js';

@@ -4,7 +4,7 @@
 // ones penalised, never a wrong answer rewarded for being short. Added to the reward times `weight`,
 // ramped linearly from 0 over `warmup_steps` trainer steps, counted by the version of the weights that
 // sampled the group (= trainer steps done, earlier stages included), so it means the same in every
-// process model. The default warm-up (100 steps) is there because at full weight from step 0 the
+// placement. The default warm-up (100 steps) is there because at full weight from step 0 the
 // length term dominates while few answers are correct (every wrong long answer is penalised, no
 // wrong short one is), and a policy shrank its answers to one character within 40 steps; 0 applies
 // the full weight at once.
