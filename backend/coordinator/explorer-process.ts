@@ -1,4 +1,4 @@
-// `rft explorer-worker RUN_DIR`: the explorer of a run as its own process. Loads the newest
+// `rft explorer-process RUN_DIR`: the explorer of a run as its own process. Loads the newest
 // published checkpoint, explores, appends experiences tagged with that version, and waits whenever
 // it would get more than sync_offset versions ahead of the trainer (async: more than
 // buffer.max_staleness steps ahead of the newest published version).
@@ -19,7 +19,7 @@ import { requiredVersion, syncOffset } from './sync-plan.js';
 import { trainerStarved } from './trainer-starved.js';
 import { openExplorerHalf, type ExplorerHalf } from './explorer-half.js';
 
-const log = logger('explorer-worker');
+const log = logger('explorer-process');
 
 export async function explorerProcess(
   a: ProcessArgs,

@@ -36,7 +36,7 @@ export interface ProcessContext extends ProcessArgs {
   setState(component: 'explorer' | 'trainer', state: ComponentState, detail?: string): void;
 }
 
-export function processArgv(kind: 'explorer-worker' | 'trainer-worker', a: ProcessArgs): string[] {
+export function processArgv(kind: 'explorer-process' | 'trainer-process', a: ProcessArgs): string[] {
   return [kind, a.runDir, '--run-id', a.runId, '--store', a.store, '--stage', String(a.stage)];
 }
 

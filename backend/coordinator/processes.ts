@@ -1,5 +1,5 @@
-// Child processes of a run (synchronizer `checkpoint`): the coordinator starts `rft explorer-worker`
-// and `rft trainer-worker`, keeps the tail of their logs (also written to <run>/logs/<name>.log),
+// Child processes of a run (synchronizer `checkpoint`): the coordinator starts `rft explorer-process`
+// and `rft trainer-process`, keeps the tail of their logs (also written to <run>/logs/<name>.log),
 // reports a process that died with its last log lines, and restarts it up to `restart` times.
 import { InfrastructureError } from '../core/errors.js';
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,4 +1,4 @@
-// `rft trainer-worker RUN_DIR`: the trainer of a run as its own process. Starts from the newest
+// `rft trainer-process RUN_DIR`: the trainer of a run as its own process. Starts from the newest
 // checkpoint in the buffer (its step is the resume point), trains the stage with the run loop's
 // step loop (run-loop.ts trainStage), publishes checkpoints.
 import { readRunFolderConfig } from './load-config.js';
@@ -15,7 +15,7 @@ import { makeSampler } from '../buffer/sampler/index.js';
 import { acquireComponentLock, exitWithParent, openProcessContext, type ProcessArgs } from './process-context.js';
 import { openStage, trainStage } from './run-loop.js';
 
-const log = logger('trainer-worker');
+const log = logger('trainer-process');
 
 /** Published checkpoints kept on disk besides stage starts (the explorer only ever loads the newest). */
 const KEEP = 3;

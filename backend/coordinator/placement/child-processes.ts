@@ -159,7 +159,7 @@ async function runStage(c: PlacementContext, a: ProcessArgs, explores: boolean):
   const trainer = new Worker(
     {
       name: 'trainer',
-      args: processArgv('trainer-worker', a),
+      args: processArgv('trainer-process', a),
       env: trustEnv(c.cfg),
       restarts: c.cfg.restart,
       onEvent: event('trainer'),
@@ -170,7 +170,7 @@ async function runStage(c: PlacementContext, a: ProcessArgs, explores: boolean):
     ? new Worker(
         {
           name: 'explorer',
-          args: processArgv('explorer-worker', a),
+          args: processArgv('explorer-process', a),
           env: trustEnv(c.cfg),
           restarts: c.cfg.restart,
           onEvent: event('explorer'),

@@ -1,18 +1,18 @@
-// `rft trainer-worker RUN_DIR`: started by the coordinator of a run with synchronizer `checkpoint`;
+// `rft trainer-process RUN_DIR`: started by the coordinator of a run with synchronizer `checkpoint`;
 // SIGTERM ends it after its current step.
 import { command, flagNumber, flagString } from '../command.js';
 import { trainerProcess } from '../../coordinator/trainer-process.js';
 
-command({
-  name: 'trainer-worker',
-  usage: 'trainer-worker RUN_DIR --run-id ID --store URL --stage N',
+const main = command({
+  name: 'trainer-process',
+  usage: 'trainer-process RUN_DIR --run-id ID --store URL --stage N',
   summary: 'the trainer process of a run (started by `rft run`; not for direct use)',
   run: async (args) => {
     const runDir = args.positional[0];
     const runId = flagString(args, 'run-id');
     const store = flagString(args, 'store');
     if (!runDir || !runId || !store) {
-      console.error('usage: rft trainer-worker RUN_DIR --run-id ID --store URL --stage N');
+      console.error('usage: rft trainer-process RUN_DIR --run-id ID --store URL --stage N');
       return 2;
     }
     const ac = new AbortController();
@@ -20,5 +20,16 @@ command({
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
     return trainerProcess({ runDir, runId, store, stage: flagNumber(args, 'stage', 0) }, ac.signal);
+  },
+});
+
+// The name before 2026-11-27 ('worker' named nine things): kept so a script that calls it still runs, with a warning.
+command({
+  name: 'trainer-worker',
+  usage: 'trainer-worker RUN_DIR ...',
+  summary: `old name of trainer-process (warns)`,
+  run: (args) => {
+    console.error("warning: 'rft trainer-worker' is now 'rft trainer-process'");
+    return main.run(args);
   },
 });
