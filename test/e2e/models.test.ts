@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
 import { E2E_SETTINGS, runCommand, startSession, timing, type Session } from './code-server.js';
 
 let s: Session;
@@ -15,19 +15,7 @@ const REV = '0123456789abcdef0123456789abcdef01234567';
 
 before(async () => {
   const cache = mkdtempSync(join(tmpdir(), 'rft-e2e-hub-'));
-  const entry = join(cache, 'models--acme--tiny-qwen2');
-  makeHfModel(join(entry, 'snapshots', REV), {
-    architecture: 'Qwen2ForCausalLM',
-    tokenizer: 'qwen3',
-    hidden: 32,
-    layers: 2,
-    heads: 4,
-    kvHeads: 2,
-    intermediate: 48,
-    tied: true,
-  });
-  mkdirSync(join(entry, 'refs'));
-  writeFileSync(join(entry, 'refs', 'main'), REV);
+  makeHubEntry(cache, 'acme/tiny-qwen2', REV, TINY_QWEN2);
   // code-server passes its environment to the extension host, and the extension to `rft serve`.
   process.env.HF_HUB_CACHE = cache;
   ws = mkdtempSync(join(tmpdir(), 'rft-e2e-models-'));

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
 import { E2E_SETTINGS, runCommand, startSession, timing, until, type Session, stopLeftRuns } from './code-server.js';
 
 let s: Session;
@@ -27,20 +27,7 @@ const runs = (): RunRow[] =>
 
 before(async () => {
   const cache = mkdtempSync(join(tmpdir(), 'rft-e2e-hub151k-'));
-  const entry = join(cache, 'models--acme--qwen2-151k');
-  modelDir = join(entry, 'snapshots', REV);
-  makeHfModel(modelDir, {
-    architecture: 'Qwen2ForCausalLM',
-    tokenizer: 'qwen3',
-    hidden: 32,
-    layers: 2,
-    heads: 4,
-    kvHeads: 2,
-    intermediate: 64,
-    tied: true,
-  });
-  mkdirSync(join(entry, 'refs'));
-  writeFileSync(join(entry, 'refs', 'main'), REV);
+  modelDir = makeHubEntry(cache, 'acme/qwen2-151k', REV, { ...TINY_QWEN2, intermediate: 64 }).snapshot;
   process.env.HF_HUB_CACHE = cache;
   ws = mkdtempSync(join(tmpdir(), 'rft-e2e-real-'));
   mkdirSync(join(ws, 'tasksets'));

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
 import {
   ARTIFACTS,
   E2E_SETTINGS,
@@ -61,19 +61,7 @@ function timed(figure: string, t0: number): void {
 
 before(async () => {
   const cache = mkdtempSync(join(tmpdir(), 'rft-e2e-hub-hour-'));
-  const entry = join(cache, 'models--acme--qwen2-mine');
-  makeHfModel(join(entry, 'snapshots', REV), {
-    architecture: 'Qwen2ForCausalLM',
-    tokenizer: 'qwen3',
-    hidden: 32,
-    layers: 2,
-    heads: 4,
-    kvHeads: 2,
-    intermediate: 64,
-    tied: true,
-  });
-  mkdirSync(join(entry, 'refs'));
-  writeFileSync(join(entry, 'refs', 'main'), REV);
+  makeHubEntry(cache, 'acme/qwen2-mine', REV, { ...TINY_QWEN2, intermediate: 64 });
   // code-server passes its environment to the extension host, and the extension to `rft serve`.
   process.env.HF_HUB_CACHE = cache;
   ws = mkdtempSync(join(tmpdir(), 'rft-e2e-hour-'));

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { activateWith, deactivateFrom, type fakeContext, until, vscode, workspaceDir } from './harness.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHfModel, makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
 import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint, saveCheckpoint } from '../../backend/model/checkpoint.js';
 import { countParams } from '../../backend/model/config.js';
@@ -22,16 +22,7 @@ const root = mkdtempSync(join(tmpdir(), 'rft-model-ext-'));
 const cache = join(root, 'hub');
 const REV = '0123456789abcdef0123456789abcdef01234567';
 const snapshot = join(cache, 'models--acme--tiny-qwen2', 'snapshots', REV);
-const QWEN2 = {
-  architecture: 'Qwen2ForCausalLM',
-  tokenizer: 'qwen3',
-  hidden: 32,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  intermediate: 48,
-  tied: true,
-} as const;
+const QWEN2 = TINY_QWEN2;
 
 let api: StudioApi;
 let ctx: ReturnType<typeof fakeContext>;
@@ -69,9 +60,7 @@ beforeEach(() => {
 before(async () => {
   await initEngine();
   vscode.resetFake();
-  makeHfModel(snapshot, QWEN2);
-  mkdirSync(join(cache, 'models--acme--tiny-qwen2', 'refs'), { recursive: true });
-  writeFileSync(join(cache, 'models--acme--tiny-qwen2', 'refs', 'main'), REV);
+  assert.equal(makeHubEntry(cache, 'acme/tiny-qwen2', REV, QWEN2).snapshot, snapshot);
   // A folder the user browses to, outside the workspace, with an architecture the project refuses.
   gpt2 = makeHfModel(join(root, 'gpt2-like'), { ...QWEN2, seed: 3 });
   const cfg = JSON.parse(readFileSync(join(gpt2, 'config.json'), 'utf8'));

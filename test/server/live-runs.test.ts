@@ -21,7 +21,7 @@ import { validateRunConfig } from '../../backend/core/config.js';
 import { countParams } from '../../backend/model/config.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { formatParams } from '../../backend/model/run-model.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
 
 const line = (file: string, rec: Record<string, unknown>) =>
   appendFileSync(file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');
@@ -351,17 +351,7 @@ test('evaluate: the owning run supplies the held-out split, reward and answer le
 
 test('runs/list and runs/status name the model a run trains: a model.checkpoint by its own config.json (architecture, parameters, LoRA rank, hub name), not the preset defaults', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-runmodel-'));
-  const entry = join(ws, 'hub', 'models--acme--tiny-qwen2');
-  const snap = makeHfModel(join(entry, 'snapshots', 'abc123'), {
-    architecture: 'Qwen2ForCausalLM',
-    tokenizer: 'qwen3',
-    hidden: 32,
-    layers: 2,
-    heads: 4,
-    kvHeads: 2,
-    intermediate: 48,
-    tied: true,
-  });
+  const snap = makeHubEntry(join(ws, 'hub'), 'acme/tiny-qwen2', 'abc123', TINY_QWEN2).snapshot;
   const reg = await RunRegistry.open(ws);
   // As the registry keeps it: validated, so model.size and tokenizer.kind carry their (unread) defaults.
   const { config } = validateRunConfig({
