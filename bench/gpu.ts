@@ -5,7 +5,9 @@
 // shape on SwiftShader to check the path (its figures measure a CPU emulation, not a GPU). Per shape it
 // also profiles each fused WGSL kernel against tfjs's own kernels (bench/gpu-ops.ts; BENCH_GPU_OPS=0 skips).
 // `--cpu` times the same shapes' step and sampling on this machine's CPU engine (no GPU, no PyTorch): the
-// other side of auto's size threshold (WEBGPU_AUTO_MIN_PARAMS). BENCH_GPU_SHAPES=0.4m,25m picks shapes by name.
+// other side of auto's size threshold (WEBGPU_AUTO_MIN_PARAMS), one process per shape. BENCH_GPU_SHAPES=0.4m,25m
+// picks shapes by name (3m:16x128 one of a name's shapes).
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { probeGpuAdapter, adapterName } from '../backend/model/webgpu.js';
@@ -40,11 +42,37 @@ const SHAPES: Shape[] = swiftshader
       // Between the table's sizes, for the threshold: sampling (launch-bound on the GPU) is where the CPU wins longest.
       { name: '25m', preset: 'medium-25m', batch: 8, seq: 256, profile: false },
       { name: '100m', preset: 'large-100m', batch: 8, seq: 256 },
-    ].filter((s) => !process.env.BENCH_GPU_SHAPES || process.env.BENCH_GPU_SHAPES.split(',').includes(s.name));
+    ].filter((s) => {
+      // A name picks every shape of that size ('3m'); name:BxT one of them ('3m:16x128').
+      const want = process.env.BENCH_GPU_SHAPES?.split(',');
+      return !want || want.includes(s.name) || want.includes(`${s.name}:${s.batch}x${s.seq}`);
+    });
 const REPEATS = { reps: REPS, warmup: WARMUP };
 const GEN = swiftshader ? { batch: 2, promptLen: 8, newTokens: 8 } : { batch: 16, promptLen: 16, newTokens: 64 };
 
 if (swiftshader) process.env.RFT_WEBGPU_SWIFTSHADER = '1';
+if (cpu && SHAPES.length > 1) {
+  // One process per shape: a process that ran every shape in turn aborted in the wasm heap at 25m (docs/performance.md).
+  for (const s of SHAPES) {
+    const r = spawnSync(
+      process.execPath,
+      [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+      {
+        env: { ...process.env, BENCH_GPU_SHAPES: `${s.name}:${s.batch}x${s.seq}` },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
+    if (r.status !== 0)
+      report({
+        bench: 'gpu',
+        figure: `train_step_${s.name}_${s.batch}x${s.seq}`,
+        unit: 'tok/s',
+        value: Number.NaN,
+        error: `the CPU engine's process for ${s.preset} at ${s.batch} x ${s.seq} ended with ${r.status ?? r.signal} (see above)`,
+      });
+  }
+  process.exit(0);
+}
 if (cpu) {
   // auto without a model size never takes the GPU: the CPU engine the threshold is measured against.
   const engine = await initEngine({ backend: 'auto' });
