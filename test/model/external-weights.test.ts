@@ -17,7 +17,7 @@ import { externalWeightsAvailable, isExternalizable } from '../../backend/model/
 import { readSafetensors } from '../../backend/model/safetensors.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { makeConfig } from '../../backend/model/config.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec, TINY_QWEN2 } from '../helpers/hf-model.js';
 import { assertF32Close, maxAbsDiff, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
@@ -27,16 +27,7 @@ const skip = externalWeightsAvailable()
 const root = mkdtempSync(join(tmpdir(), 'rft-extw-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
-const QWEN2: HfModelSpec = {
-  architecture: 'Qwen2ForCausalLM',
-  tokenizer: 'qwen3',
-  hidden: 32,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  intermediate: 48,
-  tied: true,
-};
+const QWEN2 = TINY_QWEN2;
 const LLAMA3: HfModelSpec = {
   architecture: 'LlamaForCausalLM',
   tokenizer: 'llama3',

@@ -23,22 +23,13 @@ import { exportHf } from '../../backend/model/export/hf.js';
 import { encodePrompt, encodeResponse, stopTokens } from '../../backend/model/chat.js';
 import type { HfTokenizer } from '../../backend/model/hf/tokenizer.js';
 import { floatToBf16 } from '../../backend/model/safetensors.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec, TINY_QWEN2 } from '../helpers/hf-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-hf-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
-const QWEN2: HfModelSpec = {
-  architecture: 'Qwen2ForCausalLM',
-  tokenizer: 'qwen3',
-  hidden: 32,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  intermediate: 48,
-  tied: true,
-};
+const QWEN2 = TINY_QWEN2;
 const LLAMA3: HfModelSpec = {
   architecture: 'LlamaForCausalLM',
   tokenizer: 'llama3',

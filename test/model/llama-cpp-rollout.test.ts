@@ -22,23 +22,14 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, TINY_QWEN2 } from '../helpers/hf-model.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-llamacpp-rollout-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 const TOLERANCE = 1e-3;
-const QWEN2: HfModelSpec = {
-  architecture: 'Qwen2ForCausalLM',
-  tokenizer: 'qwen3',
-  hidden: 32,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  intermediate: 48,
-  tied: true,
-};
+const QWEN2 = TINY_QWEN2;
 const maxDiff = (a: number[], b: number[]) => Math.max(0, ...a.map((x, i) => Math.abs(x - b[i]!)));
 
 test("LlamaCppRolloutModel: sampled tokens carry llama.cpp log-probs equal to this project's within 1e-3; top_p makes them recomputed; a sync replaces the GGUF", async () => {

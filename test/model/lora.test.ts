@@ -20,23 +20,14 @@ import type { Tokenizer } from '../../backend/model/tokenizer/types.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
 import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import type { Experience } from '../../backend/core/types.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, TINY_QWEN2 } from '../helpers/hf-model.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-lora-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
-const QWEN2: HfModelSpec = {
-  architecture: 'Qwen2ForCausalLM',
-  tokenizer: 'qwen3',
-  hidden: 32,
-  layers: 2,
-  heads: 4,
-  kvHeads: 2,
-  intermediate: 48,
-  tied: true,
-};
+const QWEN2 = TINY_QWEN2;
 const base = makeHfModel(join(root, 'qwen2'), QWEN2);
 
 function expert(tok: Tokenizer, id: string, prompt: string, answer: string): Experience {
