@@ -23,8 +23,8 @@ for (const f of ['dist/backend/serve.mjs', 'dist/webview/experience-browser.js',
 
 // ---------------------------------------------------------------- activation
 async function activation(): Promise<void> {
-  const { ext, fakeContext, until, vscode, workspaceDir } = await import('../test/extension/harness.js');
-  const { makeBuffer } = await import('../test/server/make-buffer.js');
+  const { ext, fakeContext, until, vscode, workspaceDir } = await import('../tools/fake-vscode/harness.js');
+  const { makeBuffer } = await import('../tools/make-buffer.js');
   // The backend opens buffers inside the workspace only: one workspace holds the buffer for all runs.
   const ws = workspaceDir({ 'tasksets/math.jsonl': '{"id":"a","prompt":"1+1?","answer":"2"}\n' });
   mkdirSync(join(ws, '.rft', 'bench'), { recursive: true });

@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, serveArgs } from '../test/server/spawn-serve.js';
-import { tcpPeer } from '../test/server/raw-rpc.js';
+import { ROOT, serveArgs } from '../tools/spawn-serve.js';
+import { tcpPeer } from '../tools/raw-rpc.js';
 import { report } from './report.js';
 
 const sizes = process.argv

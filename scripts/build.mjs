@@ -3,6 +3,7 @@
 import { build } from 'esbuild';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BACKEND_ENTRIES } from './backend-entries.mjs';
 
 const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', minify: false };
@@ -51,11 +52,7 @@ const backend = (entryPoints) =>
     // Native modules, wasm binaries and optional engines stay in node_modules.
     packages: 'external',
   });
-jobs.push(backend({ cli: 'backend/cli.ts' }));
-// Rollout workers are worker threads with their own entry module (backend/explorer/workers/pool.ts).
-jobs.push(backend({ 'rollout-worker': 'backend/explorer/workers/rollout-worker.ts' }));
-// The thread a run's workflow.file code runs in (backend/explorer/user-code/host.ts).
-jobs.push(backend({ 'user-code-worker': 'backend/explorer/user-code/worker.ts' }));
+for (const [name, entry] of Object.entries(BACKEND_ENTRIES)) jobs.push(backend({ [name]: entry }));
 // `rft serve` on its own (what the extension launches): loads only the server's modules.
 if (existsSync('backend/serve.ts')) jobs.push(backend({ serve: 'backend/serve.ts' }));
 // Every bundle is attempted even when one fails, so one broken program does not hide the others.

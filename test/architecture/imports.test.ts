@@ -1,7 +1,8 @@
 // The import graph as docs/architecture.md draws it, checked on every file: the backend's folders
 // import only downwards (core <- model <- buffer <- explorer, trainer <- coordinator <- cli, server),
 // explorer and trainer never import each other, the extension and the webviews use backend/core
-// only, product code imports no test, bench or script file, and no runtime import cycle exists
+// only, product code imports no test, bench or script file, the benches, examples and dev tools (tools/)
+// import no test file, and no runtime import cycle exists
 // (type-only imports are erased and cannot cycle at run time); the run loop and setup import no
 // process model.
 import { test } from 'node:test';
@@ -99,6 +100,15 @@ test('product code imports no test, bench or script file', () => {
   const bad = EDGES.filter(
     (e) => /^(test|bench|scripts)\//.test(e.to) || !/^(backend|src|webview|media)\//.test(e.to),
   ).map((e) => `${e.from}:${e.line} imports ${e.to}`);
+  assert.deepEqual(bad, []);
+});
+
+test('benches, example scripts and tools/ import no test file (shared helpers live in tools/)', () => {
+  const bad = ['bench', 'configs', 'tools']
+    .flatMap(files)
+    .flatMap(edges)
+    .filter((e) => e.to.startsWith('test/'))
+    .map((e) => `${e.from}:${e.line} imports ${e.to}`);
   assert.deepEqual(bad, []);
 });
 

@@ -19,7 +19,7 @@ import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 import { evaluate } from '../../backend/coordinator/evaluate.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
-import { makeBuffer } from '../server/make-buffer.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
 
 await initEngine();
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeBuffer } from '../server/make-buffer.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { E2E_SETTINGS, runCommand, sidebarCount, startSession, timing, until, type Session } from './code-server.js';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeBuffer } from '../server/make-buffer.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
 import { E2E_SETTINGS, runCommand, startSession, type Session } from './code-server.js';
 
 let s: Session;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
 import { E2E_SETTINGS, runCommand, startSession, timing, type Session } from './code-server.js';
 
 let s: Session;

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
-import { makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
 import { E2E_SETTINGS, runCommand, startSession, timing, until, type Session, stopLeftRuns } from './code-server.js';
 
 let s: Session;

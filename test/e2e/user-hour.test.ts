@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
 import {
   ARTIFACTS,
   E2E_SETTINGS,

@@ -13,7 +13,7 @@ import { generate } from '../../backend/model/generate.js';
 import { encodePrompt, stopTokens, taskMessages } from '../../backend/model/chat.js';
 import { tokenizerFromTransfer, tokenizerTransfer } from '../../backend/model/tokenizer/transfer.js';
 import { WorkerRolloutModel } from '../../backend/explorer/workers/pool.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHfModel } from '../../tools/hf-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-workers-hf-'));

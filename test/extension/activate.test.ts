@@ -4,8 +4,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ext, extensionDir, fakeContext, PACKAGE, until, vscode, workspaceDir } from './harness.js';
-import { makeBuffer } from '../server/make-buffer.js';
+import {
+  ext,
+  extensionDir,
+  fakeContext,
+  PACKAGE,
+  until,
+  vscode,
+  workspaceDir,
+} from '../../tools/fake-vscode/harness.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import type { StudioApi } from '../../src/extension.js';
 

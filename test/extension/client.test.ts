@@ -6,8 +6,8 @@ import { dirname } from 'node:path';
 import { BackendClient, type BackendState } from '../../src/backend/client.js';
 import { RestartPolicy } from '../../src/backend/restart-policy.js';
 import { childConnector, type Exit } from '../../src/backend/transport.js';
-import { makeBuffer } from '../server/make-buffer.js';
-import { ROOT, serveArgs } from '../server/spawn-serve.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
+import { ROOT, serveArgs } from '../../tools/spawn-serve.js';
 
 const quietLog = {
   lines: [] as string[],

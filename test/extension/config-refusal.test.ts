@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { activateWith, deactivateFrom, vscode, workspaceDir } from './harness.js';
+import { activateWith, deactivateFrom, vscode, workspaceDir } from '../../tools/fake-vscode/harness.js';
 
 const { startTraining } = await import('../../src/commands/training.js');
 

@@ -4,8 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PACKAGE, vscode } from './harness.js';
-import { ROOT } from '../server/spawn-serve.js';
+import { PACKAGE, vscode } from '../../tools/fake-vscode/harness.js';
+import { ROOT } from '../../tools/spawn-serve.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 
 const { schemaText, SCHEMA_FILE, objectDocs } = await import('../../scripts/config-schema.js');

@@ -1,7 +1,7 @@
 // Taskset issues -> Problems panel diagnostics at the right line; debounced checks while typing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { vscode } from './harness.js';
+import { vscode } from '../../tools/fake-vscode/harness.js';
 import type { TasksetReport } from '../../backend/core/protocol.js';
 
 const { TasksetDiagnostics, looksLikeTaskset, toDiagnostic } = await import('../../src/diagnostics.js');

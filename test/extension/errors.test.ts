@@ -4,7 +4,7 @@
 // a warning that matters (experiences skipped) becomes a toast, once per run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { until, vscode } from './harness.js';
+import { until, vscode } from '../../tools/fake-vscode/harness.js';
 import type { MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
 
 const { oneLineReason, errorFix } = await import('../../src/error-lines.js');

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { activateWith, deactivateFrom, until, vscode, workspaceDir } from './harness.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { activateWith, deactivateFrom, until, vscode, workspaceDir } from '../../tools/fake-vscode/harness.js';
+import { makeHfModel } from '../../tools/hf-model.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 
 const { evaluateCheckpoint } = await import('../../src/commands/evaluate.js');

@@ -3,7 +3,7 @@
 // (ignoreFocusOut) and dialogs start in the workspace.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { vscode, workspaceDir } from './harness.js';
+import { vscode, workspaceDir } from '../../tools/fake-vscode/harness.js';
 import type { MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
 
 const { checkpointItems, accuracyBySteps, evalResultLine } = await import('../../src/commands/checkpoint-picks.js');

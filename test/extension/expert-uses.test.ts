@@ -4,8 +4,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { activateWith, deactivateFrom, type fakeContext, until, vscode, workspaceDir } from './harness.js';
-import { makeBuffer } from '../server/make-buffer.js';
+import {
+  activateWith,
+  deactivateFrom,
+  type fakeContext,
+  until,
+  vscode,
+  workspaceDir,
+} from '../../tools/fake-vscode/harness.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { ExpertSampler } from '../../backend/buffer/sampler/expert.js';
 import type { StudioApi } from '../../src/extension.js';

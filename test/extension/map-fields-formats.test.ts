@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { ext, extensionDir, fakeContext, vscode, workspaceDir } from './harness.js';
+import { ext, extensionDir, fakeContext, vscode, workspaceDir } from '../../tools/fake-vscode/harness.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 import { formatOf, TASKSET_EXTENSIONS, type TasksetFormat } from '../../backend/core/taskset-text/index.js';

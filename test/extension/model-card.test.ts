@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import './setup.js';
+import '../../tools/fake-vscode/setup.js';
 import { MODEL_PRESETS } from '../../backend/model/config.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { hfCacheRoots, scanHfCache } from '../../backend/server/adapters/hf-cache.js';

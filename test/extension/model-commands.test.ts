@@ -7,8 +7,15 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { activateWith, deactivateFrom, type fakeContext, until, vscode, workspaceDir } from './harness.js';
-import { makeHfModel, makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
+import {
+  activateWith,
+  deactivateFrom,
+  type fakeContext,
+  until,
+  vscode,
+  workspaceDir,
+} from '../../tools/fake-vscode/harness.js';
+import { makeHfModel, makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
 import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint, saveCheckpoint } from '../../backend/model/checkpoint.js';
 import { countParams } from '../../backend/model/config.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { ext, extensionDir, fakeContext, until, vscode, workspaceDir } from './harness.js';
+import { ext, extensionDir, fakeContext, until, vscode, workspaceDir } from '../../tools/fake-vscode/harness.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { activateWith, deactivateFrom, until, vscode, workspaceDir } from './harness.js';
+import { activateWith, deactivateFrom, until, vscode, workspaceDir } from '../../tools/fake-vscode/harness.js';
 import { tinyRunConfig } from '../server/tiny-run-config.js';
 import type { MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
 
@@ -71,7 +71,7 @@ test(
 );
 
 test('the Runs view offers Pause on a running run, and Evaluate and Open Run Report on every run', async () => {
-  const { PACKAGE } = await import('./harness.js');
+  const { PACKAGE } = await import('../../tools/fake-vscode/harness.js');
   const menus = (
     PACKAGE as unknown as {
       contributes: { menus: Record<string, { command: string; when: string; group?: string }[]> };

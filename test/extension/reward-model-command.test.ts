@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { activateWith, deactivateFrom, type fakeContext, vscode, workspaceDir } from './harness.js';
+import {
+  activateWith,
+  deactivateFrom,
+  type fakeContext,
+  vscode,
+  workspaceDir,
+} from '../../tools/fake-vscode/harness.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { FeedbackService } from '../../backend/buffer/feedback.js';

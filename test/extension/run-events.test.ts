@@ -2,7 +2,7 @@
 // the Runs tooltip says why a run failed; run configs' problems in Problems with a rename quick fix.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { vscode } from './harness.js';
+import { vscode } from '../../tools/fake-vscode/harness.js';
 import type { ConfigIssueAt, MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
 
 const { runEvents, metricEvents, RunMonitor } = await import('../../src/run-events.js');
@@ -102,7 +102,7 @@ test('a failed run: reason and log tail in the output channel, a notification wi
   handlers.get('run/status')!(
     run({ status: 'failed', step: 12, statusReason: 'sequence of 120 tokens exceeds the model maxSeqLen 96' }),
   );
-  const { until } = await import('./harness.js');
+  const { until } = await import('../../tools/fake-vscode/harness.js');
   await until(() => opened.length === 1, 'Open Dashboard chosen');
   const shown = vscode.recorded.messages.find((x) => x.kind === 'error')!;
   assert.match(shown.message, /Run tiny failed at step 12: sequence of 120 tokens exceeds the model maxSeqLen 96/);

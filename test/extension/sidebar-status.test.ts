@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
-import { PACKAGE, vscode } from './harness.js';
+import { PACKAGE, vscode } from '../../tools/fake-vscode/harness.js';
 import type { RunInfo } from '../../backend/core/protocol.js';
 
 const { statusText } = await import('../../src/status-bar.js');

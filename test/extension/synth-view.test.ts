@@ -4,7 +4,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { activateWith, deactivateFrom, type fakeContext, until, vscode, workspaceDir } from './harness.js';
+import {
+  activateWith,
+  deactivateFrom,
+  type fakeContext,
+  until,
+  vscode,
+  workspaceDir,
+} from '../../tools/fake-vscode/harness.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import type { Task } from '../../backend/core/types.js';

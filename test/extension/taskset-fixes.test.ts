@@ -3,7 +3,7 @@
 // the line or in every record; the fixed text then validates.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { vscode } from './harness.js';
+import { vscode } from '../../tools/fake-vscode/harness.js';
 import { parseTaskset } from '../../backend/buffer/taskset/load.js';
 
 const { suggestField, renameFor, TasksetQuickFixes } = await import('../../src/taskset-fixes.js');

@@ -1,6 +1,6 @@
 // The taskset CodeLens: task ids found per line in each format, the pass rate of the current run
 // from a real `rft serve` (buffer/taskStats on a real SQLite run buffer), refreshed on run/metrics.
-import './setup.js';
+import '../../tools/fake-vscode/setup.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import type { RunInfo } from '../../backend/core/protocol.js';
-import { experience } from '../server/make-buffer.js';
-import { spawnServe } from '../server/spawn-serve.js';
+import { experience } from '../../tools/make-buffer.js';
+import { spawnServe } from '../../tools/spawn-serve.js';
 
-const vscode = await import('./fake-vscode.js');
+const vscode = await import('../../tools/fake-vscode/fake-vscode.js');
 const { taskIdLines, lensTitle, currentRun, TaskPassRateLens } = await import('../../src/taskset-lens.js');
 
 test('task ids per line: JSONL, JSON, YAML, CSV', () => {

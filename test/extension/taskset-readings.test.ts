@@ -3,7 +3,7 @@
 // read plainly (not listed); a config that does not parse names nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import './harness.js';
+import '../../tools/fake-vscode/harness.js';
 
 const { readingsOf } = await import('../../src/taskset-readings.js');
 

@@ -1,14 +1,14 @@
 // The sidebar's Workers view: a distributed run's explorers and trainer from a real `rft serve`
 // (workers/list) over a real PostgreSQL job queue; heartbeats turn stale; errors are shown, not thrown.
-import './setup.js';
+import '../../tools/fake-vscode/setup.js';
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname, tmpdir } from 'node:os';
 import { JobQueue } from '../../backend/buffer/queue/job-queue.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
-import { spawnServe } from '../server/spawn-serve.js';
+import { spawnServe } from '../../tools/spawn-serve.js';
 
-const vscode = await import('./fake-vscode.js');
+const vscode = await import('../../tools/fake-vscode/fake-vscode.js');
 const { WorkersTree, describeWorker, describeJobs, STALE_HEARTBEAT_S } = await import(
   '../../src/views/workers-tree.js'
 );

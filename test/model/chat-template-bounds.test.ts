@@ -13,7 +13,7 @@ import { InputError } from '../../backend/core/errors.js';
 import { encodePrompt, taskMessages } from '../../backend/model/chat.js';
 import { loadTokenizer } from '../../backend/model/tokenizer/index.js';
 import { BoundedTemplate, MAX_TEMPLATE_CHARS } from '../../backend/model/hf/bounded-template.js';
-import { makeHfModel, tokenizerDir } from '../helpers/hf-model.js';
+import { makeHfModel, tokenizerDir } from '../../tools/hf-model.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rft-tpl-bounds-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));

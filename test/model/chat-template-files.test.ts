@@ -18,7 +18,7 @@ import { validateRunConfig } from '../../backend/core/config.js';
 import { unreadFields } from '../../backend/core/config-unread.js';
 import { resolveConfigPaths } from '../../backend/coordinator/setup/config-paths.js';
 import { makeTokenizer } from '../../backend/coordinator/setup/model.js';
-import { makeHfModel, tokenizerDir } from '../helpers/hf-model.js';
+import { makeHfModel, tokenizerDir } from '../../tools/hf-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-chat-tpl-'));

@@ -18,7 +18,7 @@ import {
 } from '../../backend/model/webgpu.js';
 import { countParams, presetConfig } from '../../backend/model/config.js';
 import { checkpointParams, describeRunModel, runModelParams } from '../../backend/model/run-model.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHfModel } from '../../tools/hf-model.js';
 
 const h200: GpuAdapterInfo = {
   vendor: 'nvidia',

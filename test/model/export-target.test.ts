@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeExport } from '../../backend/model/export/target.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHfModel } from '../../tools/hf-model.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'rft-export-target-'));

@@ -14,7 +14,7 @@ import { generate } from '../../backend/model/generate.js';
 import { nativeAddon } from '../../backend/model/native-blas.js';
 import { nativeDecodeAvailable } from '../../backend/model/native-decode.js';
 import { externalWeightsAvailable } from '../../backend/model/external-weights.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec } from '../../tools/hf-model.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();

@@ -18,7 +18,7 @@ import { externalWeightsAvailable } from '../../backend/model/external-weights.j
 import { nativeAddon } from '../../backend/model/native-blas.js';
 import { recomputeLogprobs } from '../../backend/explorer/llama-cpp-model.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec } from '../../tools/hf-model.js';
 import { checkDistributedConfig, createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';

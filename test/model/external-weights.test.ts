@@ -17,7 +17,7 @@ import { externalWeightsAvailable, isExternalizable } from '../../backend/model/
 import { readSafetensors } from '../../backend/model/safetensors.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { makeConfig } from '../../backend/model/config.js';
-import { makeHfModel, type HfModelSpec, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec, TINY_QWEN2 } from '../../tools/hf-model.js';
 import { assertF32Close, maxAbsDiff, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();

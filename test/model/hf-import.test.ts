@@ -23,7 +23,7 @@ import { exportHf } from '../../backend/model/export/hf.js';
 import { encodePrompt, encodeResponse, stopTokens } from '../../backend/model/chat.js';
 import type { HfTokenizer } from '../../backend/model/hf/tokenizer.js';
 import { floatToBf16 } from '../../backend/model/safetensors.js';
-import { makeHfModel, type HfModelSpec, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec, TINY_QWEN2 } from '../../tools/hf-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-hf-'));

@@ -13,7 +13,7 @@ import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { scoreIds, scoreIdsOf } from '../../backend/model/score.js';
 import { exportGguf, permuteRows } from '../../backend/model/export/gguf.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec } from '../../tools/hf-model.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();

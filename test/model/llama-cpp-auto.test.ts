@@ -24,7 +24,7 @@ import { recomputeLogprobs } from '../../backend/explorer/llama-cpp-model.js';
 import { AutoRolloutModel, batchBucket } from '../../backend/explorer/auto-engine.js';
 import { makeRolloutEngine } from '../../backend/explorer/rollout-engine.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec } from '../../tools/hf-model.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
 
 await initEngine();

@@ -20,7 +20,7 @@ import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { EMULATED_GPU, SWIFTSHADER_ICD } from '../../backend/model/webgpu.js';
 import { LlamaCppRolloutModel, recomputeLogprobs } from '../../backend/explorer/llama-cpp-model.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHfModel, TINY_QWEN2 } from '../../tools/hf-model.js';
 
 const vulkanBuild = (() => {
   try {
@@ -53,17 +53,7 @@ test(
   'explorer.llama_cpp_gpu: auto passes over a Vulkan device that emulates a GPU (SwiftShader) and samples on the CPU build; vulkan named there is refused before any load',
   { skip },
   async () => {
-    const dir = makeHfModel(join(root, 'm'), {
-      architecture: 'Qwen2ForCausalLM',
-      tokenizer: 'qwen3',
-      hidden: 32,
-      layers: 2,
-      heads: 4,
-      kvHeads: 2,
-      intermediate: 48,
-      tied: true,
-      seed: 3,
-    });
+    const dir = makeHfModel(join(root, 'm'), { ...TINY_QWEN2, seed: 3 });
     const ck = loadCheckpoint(dir);
     const tok = ck.tokenizer!;
     // The Vulkan build sees SwiftShader (what a machine with only a software Vulkan driver shows).
@@ -95,17 +85,7 @@ test(
 );
 
 test('explorer.llama_cpp_gpu: off samples on the CPU build', async () => {
-  const dir = makeHfModel(join(root, 'c'), {
-    architecture: 'Qwen2ForCausalLM',
-    tokenizer: 'qwen3',
-    hidden: 32,
-    layers: 1,
-    heads: 4,
-    kvHeads: 2,
-    intermediate: 48,
-    tied: true,
-    seed: 4,
-  });
+  const dir = makeHfModel(join(root, 'c'), { ...TINY_QWEN2, layers: 1, seed: 4 });
   const ck = loadCheckpoint(dir);
   const m = new LlamaCppRolloutModel({ tokenizer: ck.tokenizer!, maxSeqLen: ck.model.config.maxSeqLen, gpu: 'off' });
   try {

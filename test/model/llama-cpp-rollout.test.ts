@@ -22,7 +22,7 @@ import { openStore } from '../../backend/buffer/storage/index.js';
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
-import { makeHfModel, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHfModel, TINY_QWEN2 } from '../../tools/hf-model.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 
 await initEngine();

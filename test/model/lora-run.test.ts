@@ -14,7 +14,7 @@ import { tf, initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { scoreIds, scoreIdsOf } from '../../backend/model/score.js';
 import { exportGguf } from '../../backend/model/export/gguf.js';
-import { makeHfModel, makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHfModel, makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
 import { commands, parseArgs } from '../../backend/cli/command.js';
 import '../../backend/cli/commands/model.js';
 
@@ -55,17 +55,7 @@ test('model.checkpoint = an HF-cache entry of a Qwen2 model with model.lora: SFT
 });
 
 test('the same with explorer and trainer processes (synchronizer checkpoint): the trainer keeps adapters, the explorer samples merged weights', async () => {
-  const hf = makeHfModel(join(root, 'qwen2-proc'), {
-    architecture: 'Qwen2ForCausalLM',
-    tokenizer: 'qwen3',
-    hidden: 32,
-    layers: 2,
-    heads: 4,
-    kvHeads: 2,
-    intermediate: 48,
-    tied: true,
-    seed: 5,
-  });
+  const hf = makeHfModel(join(root, 'qwen2-proc'), { ...TINY_QWEN2, seed: 5 });
   const { config, issues } = validateRunConfig(loraRunConfig(hf, 'checkpoint'));
   assert.ok(config, JSON.stringify(issues));
   const s = await runJob({ config, workspace: join(root, 'ws-proc'), runId: 'lora-proc' });

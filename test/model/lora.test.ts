@@ -20,7 +20,7 @@ import type { Tokenizer } from '../../backend/model/tokenizer/types.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
 import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import type { Experience } from '../../backend/core/types.js';
-import { makeHfModel, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHfModel, TINY_QWEN2 } from '../../tools/hf-model.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();

@@ -13,7 +13,7 @@ import { countParams } from '../../backend/model/config.js';
 import { encodePrompt, taskMessages } from '../../backend/model/chat.js';
 import { generate } from '../../backend/model/generate.js';
 import { makeLoraConfig } from '../../backend/model/lora.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHfModel } from '../../tools/hf-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-model-cli-'));

@@ -15,7 +15,7 @@ import { makeLoraConfig } from '../../backend/model/lora.js';
 import { exportHf } from '../../backend/model/export/hf.js';
 import { exportPeft } from '../../backend/model/export/peft.js';
 import { externalWeightsAvailable } from '../../backend/model/external-weights.js';
-import { makeHfModel, type HfModelSpec } from '../helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec } from '../../tools/hf-model.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 const PY = '/usr/bin/python3';

@@ -12,7 +12,7 @@ import { initEngine } from '../../backend/model/engine.js';
 import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { saveCheckpoint } from '../../backend/model/checkpoint.js';
-import { tokenizerDir } from '../helpers/hf-model.js';
+import { tokenizerDir } from '../../tools/hf-model.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rft-special-files-'));
 const good = join(root, 'v1');

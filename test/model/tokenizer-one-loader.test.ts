@@ -16,7 +16,7 @@ import {
   tokenPieces,
   trainBpe,
 } from '../../backend/model/tokenizer/index.js';
-import { tokenizerDir } from '../helpers/hf-model.js';
+import { tokenizerDir } from '../../tools/hf-model.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'rft-tok-one-'));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnServe } from './spawn-serve.js';
+import { spawnServe } from '../../tools/spawn-serve.js';
 
 const s = spawnServe(['--workspace', mkdtempSync(join(tmpdir(), 'rft-cfg-finite-'))]);
 after(() => s.close());

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnServe } from './spawn-serve.js';
+import { spawnServe } from '../../tools/spawn-serve.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 
 const ws = mkdtempSync(join(tmpdir(), 'rft-cfg-missing-'));

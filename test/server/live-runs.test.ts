@@ -15,13 +15,13 @@ import { ProcessRunController, RunPoller, toPoints } from '../../backend/server/
 import { runEngines } from '../../backend/coordinator/monitor.js';
 import { TaskStatsIndex } from '../../backend/server/adapters/task-stats.js';
 import { CHARTS } from '../../webview/dashboard/protocol.js';
-import { experience } from './make-buffer.js';
+import { experience } from '../../tools/make-buffer.js';
 import { WorkspaceRuns } from '../../backend/server/adapters/run-registry.js';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { countParams } from '../../backend/model/config.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { formatParams } from '../../backend/model/run-model.js';
-import { makeHubEntry, TINY_QWEN2 } from '../helpers/hf-model.js';
+import { makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
 
 const line = (file: string, rec: Record<string, unknown>) =>
   appendFileSync(file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 import { ErrorCodes } from '../../backend/core/protocol.js';
-import { makeHfModel } from '../helpers/hf-model.js';
-import { spawnServe, type Served } from './spawn-serve.js';
+import { makeHfModel } from '../../tools/hf-model.js';
+import { spawnServe, type Served } from '../../tools/spawn-serve.js';
 
 let s: Served;
 const ws = mkdtempSync(join(tmpdir(), 'rft-models-export-'));

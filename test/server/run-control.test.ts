@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BufferCounts, MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
-import { spawnServe } from './spawn-serve.js';
+import { spawnServe } from '../../tools/spawn-serve.js';
 import { tinyRunConfig } from './tiny-run-config.js';
 
 async function until<T>(fn: () => T | Promise<T>, what: string, ms = 90_000): Promise<NonNullable<T>> {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnServe, type Served } from './spawn-serve.js';
+import { spawnServe, type Served } from '../../tools/spawn-serve.js';
 import { tinyRunConfig } from './tiny-run-config.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 

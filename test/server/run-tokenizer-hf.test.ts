@@ -15,7 +15,7 @@ import { encodePrompt, encodeResponse, taskMessages } from '../../backend/model/
 import { RunTokenizers } from '../../backend/server/adapters/run-tokenizers.js';
 import { StoreBuffer } from '../../backend/server/adapters/store-buffer.js';
 import { StoreFeedback } from '../../backend/server/adapters/store-feedback.js';
-import { tokenizerDir } from '../helpers/hf-model.js';
+import { tokenizerDir } from '../../tools/hf-model.js';
 import type { Experience } from '../../backend/core/types.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunRegistry } from '../../backend/buffer/runs.js';
-import { makeBuffer } from './make-buffer.js';
-import { spawnServe } from './spawn-serve.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
+import { spawnServe } from '../../tools/spawn-serve.js';
 
 test('runs/list and runs/status come from .rft/runs.json; buffer/open by run id', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-runs-'));

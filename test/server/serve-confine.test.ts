@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkS
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
-import { makeBuffer } from './make-buffer.js';
-import { spawnServe, type Served } from './spawn-serve.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
+import { spawnServe, type Served } from '../../tools/spawn-serve.js';
 import { ErrorCodes } from '../../backend/core/protocol.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
 

@@ -7,8 +7,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, serveArgs } from './spawn-serve.js';
-import { rawPeer } from './raw-rpc.js';
+import { ROOT, serveArgs } from '../../tools/spawn-serve.js';
+import { rawPeer } from '../../tools/raw-rpc.js';
 import { frame } from '../../backend/server/framing.js';
 
 test('stdio: error replies to malformed, batch and oversized frames; broken framing ends the server', async () => {

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeBuffer } from './make-buffer.js';
-import { spawnServe, type Served } from './spawn-serve.js';
+import { makeBuffer } from '../../tools/make-buffer.js';
+import { spawnServe, type Served } from '../../tools/spawn-serve.js';
 import { ErrorCodes } from '../../backend/core/protocol.js';
 
 let s: Served;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnServe, type Served } from './spawn-serve.js';
+import { spawnServe, type Served } from '../../tools/spawn-serve.js';
 
 const ws = mkdtempSync(join(tmpdir(), 'rft-reading-'));
 let s: Served;

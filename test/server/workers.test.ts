@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { JobQueue } from '../../backend/buffer/queue/job-queue.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
-import { spawnServe } from './spawn-serve.js';
+import { spawnServe } from '../../tools/spawn-serve.js';
 
 const server = startPg();
 if ('skip' in server) {

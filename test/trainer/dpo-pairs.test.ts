@@ -18,8 +18,8 @@ import { FeedbackService } from '../../backend/buffer/feedback.js';
 import { syncPairs } from '../../backend/buffer/pairs.js';
 import { makeSampler } from '../../backend/buffer/sampler/registry.js';
 import type { Experience } from '../../backend/core/types.js';
-import { makeBuffer, TOKENIZER } from '../server/make-buffer.js';
-import { spawnServe } from '../server/spawn-serve.js';
+import { makeBuffer, TOKENIZER } from '../../tools/make-buffer.js';
+import { spawnServe } from '../../tools/spawn-serve.js';
 
 await initEngine();
 const tok = CharTokenizer.train(['say the word ', 'abcdefghijklmnopqrstuvwxyz']);

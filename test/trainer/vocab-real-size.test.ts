@@ -17,7 +17,7 @@ import { Trainer } from '../../backend/trainer/trainer.js';
 import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import { Rng } from '../../backend/core/rng.js';
 import type { Experience } from '../../backend/core/types.js';
-import { makeHfModel } from '../helpers/hf-model.js';
+import { makeHfModel } from '../../tools/hf-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-vocab-'));

@@ -6,9 +6,9 @@
 //   npx tsx configs/examples/hf-lora/make-model.ts [OUT_DIR]     (default: configs/examples/hf-lora/model)
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { makeHfModel, type HfModelSpec } from '../../../test/helpers/hf-model.js';
+import { makeHfModel, type HfModelSpec, TINY_QWEN2 } from '../../../tools/hf-model.js';
 
-export const EXAMPLE_MODEL: HfModelSpec = { architecture: 'Qwen2ForCausalLM', tokenizer: 'qwen3', hidden: 32, layers: 2, heads: 4, kvHeads: 2, intermediate: 48, tied: true, seed: 14 };
+export const EXAMPLE_MODEL: HfModelSpec = { ...TINY_QWEN2, seed: 14 };
 
 export function makeExampleModel(out: string): string {
   return makeHfModel(out, EXAMPLE_MODEL);

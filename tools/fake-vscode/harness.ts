@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import './setup.js';
-import { ROOT } from '../server/spawn-serve.js';
+import { ROOT } from '../spawn-serve.js';
 
 const vscode = await import('./fake-vscode.js');
 const ext = await import('../../src/extension.js');

@@ -2,9 +2,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Experience } from '../../backend/core/types.js';
-import { SqliteStore } from '../../backend/buffer/storage/index.js';
-import { CharTokenizer, saveTokenizer, type Tokenizer } from '../../backend/model/tokenizer/index.js';
+import type { Experience } from '../backend/core/types.js';
+import { SqliteStore } from '../backend/buffer/storage/index.js';
+import { CharTokenizer, saveTokenizer, type Tokenizer } from '../backend/model/tokenizer/index.js';
 
 /** The buffer's run tokenizer: characters of the test texts (saved as tokenizer.json beside the buffer). */
 export const TOKENIZER: Tokenizer = CharTokenizer.train(

@@ -8,10 +8,10 @@ import {
   StreamMessageWriter,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
-import type { ParamsOf, RequestMethod, ResultOf } from '../../backend/core/protocol.js';
+import type { ParamsOf, RequestMethod, ResultOf } from '../backend/core/protocol.js';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const SERVE_ENTRY = fileURLToPath(new URL('../../backend/serve.ts', import.meta.url));
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SERVE_ENTRY = fileURLToPath(new URL('../backend/serve.ts', import.meta.url));
 
 export interface Served {
   child: ChildProcess;

@@ -5,8 +5,8 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Rng } from '../../backend/core/rng.js';
-import { writeSafetensors, type WriteDtype } from '../../backend/model/safetensors.js';
+import { Rng } from '../backend/core/rng.js';
+import { writeSafetensors, type WriteDtype } from '../backend/model/safetensors.js';
 
 export interface HfModelSpec {
   architecture: 'LlamaForCausalLM' | 'Qwen2ForCausalLM' | 'Qwen3ForCausalLM' | 'MistralForCausalLM';

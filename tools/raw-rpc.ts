@@ -2,7 +2,7 @@
 // and reads the server's framed replies, over TCP or a child's stdio.
 import { connect, type Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import { FrameParser, frame } from '../../backend/server/framing.js';
+import { FrameParser, frame } from '../backend/server/framing.js';
 
 export interface RawPeer {
   write(bytes: Buffer | string): void;
