@@ -1,12 +1,15 @@
-// The explorer process's loop (synchronizer `checkpoint`): before each explore step, pick up the
-// newest published checkpoint; the step that feeds trainer step t waits until a checkpoint of at
-// least requiredVersion(t) exists, so the explorer never runs more than sync_offset versions ahead.
+// The one explorer driver (every placement but the distributed lease loop runs its explore steps
+// here): before each explore step, pick up the newest weights; the step that feeds trainer step t waits
+// until weights of at least requiredVersion(t) exist, so the explorer never runs more than sync_offset
+// versions ahead. Where the weights come from is the caller's: published checkpoints (the explorer
+// process loads each one), or a model the trainer updates in place (`sharedWeights`: the memory
+// placement's rollout workers in lockstep or beside the trainer, and explore mode's fixed model).
 // Async (no version required): `lead` bounds it instead. Step t waits while t - (newest published
 // version) > lead: its rows would go stale before the trainer reached them. That wait is for the
-// trainer's progress, not for weights, and is counted apart (backpressure, as the memory placement
-// counts it). One exception keeps the run live: when the trainer is stuck waiting for a batch (its
-// rows never came: partial rollouts that only later steps finish, rows rejected by feedback), the
-// step starts anyway and is marked `starved` (what it makes is taken at once, not left to go stale).
+// trainer's progress, not for weights, and is counted apart (backpressure). One exception keeps the run
+// live: when the trainer is stuck waiting for a batch (its rows never came: partial rollouts that only
+// later steps finish, rows rejected by feedback), the step starts anyway and is marked `starved` (what
+// it makes is taken at once, not left to go stale).
 import { StateClock, type ComponentState } from '../core/component-state.js';
 import type { Explorer, ExploreMetrics } from './explorer.js';
 import type { RolloutModel } from './workflow.js';
@@ -42,6 +45,17 @@ export interface ExplorerLoopOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Weights the trainer updates in place (the memory placement): the newest are whatever `model()` holds
+ * now, at version `version()`; nothing is loaded or released.
+ */
+export function sharedWeights(
+  version: () => number,
+  model: () => RolloutModel | Promise<RolloutModel>,
+): Pick<ExplorerLoopOptions, 'latest' | 'load'> {
+  return { latest: async () => ({ version: version(), path: '' }), load: async () => model() };
+}
+
 /** Why explore step `target` may not start yet under an async lead, or null when it may. */
 export function leadWait(target: number, published: number | undefined, lead: number | undefined): 'bound' | null {
   if (lead === undefined || published === undefined) return null;
@@ -59,23 +73,25 @@ export async function runExplorerLoop(
   let target = o.target;
   let done = 0;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-  // Time in the 'waiting' state because of the lead bound (the rest of 'waiting' is for weights).
-  let boundMs = 0;
-  let boundSince: number | null = null;
-  // Timestamps inside the clock's own (closed before it switches, opened after): never more than its waiting time.
-  const set = (state: ComponentState, detail?: string, bound = false) => {
-    if (boundSince !== null && !(state === 'waiting' && bound)) {
-      boundMs += performance.now() - boundSince;
-      boundSince = null;
+  // Time in the 'waiting' state, by cause: for weights (explorer_idle) or under the lead bound
+  // (explorer_backpressure). Timestamps inside the clock's own (closed before it switches, opened
+  // after): never more than its waiting time.
+  const waited = { weights: 0, bound: 0 };
+  let waiting: { why: 'weights' | 'bound'; since: number } | null = null;
+  const set = (state: ComponentState, detail?: string, why?: 'weights' | 'bound') => {
+    if (waiting && !(state === 'waiting' && why === waiting.why)) {
+      waited[waiting.why] += performance.now() - waiting.since;
+      waiting = null;
     }
     clock.set(state, detail);
-    if (state === 'waiting' && bound && boundSince === null) boundSince = performance.now();
+    if (state === 'waiting' && why && !waiting) waiting = { why, since: performance.now() };
   };
   const fractions = () => {
-    const bound = (boundMs + (boundSince === null ? 0 : performance.now() - boundSince)) / 1000;
+    const open = (why: 'weights' | 'bound') =>
+      (waited[why] + (waiting?.why === why ? performance.now() - waiting.since : 0)) / 1000;
     const snap = clock.snapshot();
     const el = Math.max(1e-9, snap.elapsed_s);
-    return { snap, idle: Math.max(0, snap.waiting_s - bound) / el, backpressure: bound / el, backpressure_s: bound };
+    return { snap, idle: open('weights') / el, backpressure: open('bound') / el, backpressure_s: open('bound') };
   };
   let starvedPolls = 0;
   try {
@@ -98,7 +114,7 @@ export async function runExplorerLoop(
         }
       }
       if (!model || model.version < need) {
-        set('waiting', `weights v${need} for step ${target}`);
+        set('waiting', `weights v${need} for step ${target}`, 'weights');
         await sleep(o.pollMs ?? 25);
         continue;
       }
@@ -109,7 +125,7 @@ export async function runExplorerLoop(
           set(
             'waiting',
             `step ${target} is more than ${o.lead} ahead of v${latest!.version}: waiting for the trainer`,
-            true,
+            'bound',
           );
           await sleep(o.pollMs ?? 25);
           continue;
@@ -122,6 +138,9 @@ export async function runExplorerLoop(
         `step ${target} with v${model.version}${starved ? ' (past the bound: the trainer has nothing to take)' : ''}`,
       );
       o.explorer.step = target;
+      // The weights the step's rows are labelled with: shared weights the trainer updates during the
+      // step reach the rollout workers before their next job, so this step's samples are all of this one.
+      const version = model.version;
       const m = await o.explorer.exploreStep(model);
       target++;
       done++;
@@ -132,8 +151,9 @@ export async function runExplorerLoop(
         component: 'explorer',
         step: target - 1,
         ...m,
+        model_version: version,
         tokens_per_s: m.tokens / Math.max(1e-9, m.rollout_s),
-        ahead: target - 1 - model.version,
+        ahead: target - 1 - version,
         ...(starved ? { starved: true } : {}),
       });
       // explorer_idle: waiting for weights; explorer_backpressure: waiting for the trainer under the lead bound (both within explorer_waiting_s).

@@ -1,5 +1,5 @@
 // synchronizer.mode async and one_step_off with method memory (one process): the explorer runs in a
-// rollout worker thread beside the trainer (placement/memory-explorer.ts). Async: explore step t
+// rollout worker thread beside the trainer (placement/memory-explorer.ts, on the explorer driver). Async: explore step t
 // starts while t - (trainer version) <= max_staleness, with the newest weights, never waiting for a
 // version (explorer_idle 0 in every record); one_step_off: step t waits for v(t - 1). Every trained
 // experience is within max_staleness (the consumption records), and a run stopped mid-MIX resumes
@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { runJob } from '../../backend/coordinator/run.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
 import { validateRunConfig } from '../../backend/core/config.js';
-import { gateWait } from '../../backend/coordinator/placement/memory-explorer.js';
+import { requiredVersion } from '../../backend/coordinator/sync-plan.js';
+import { leadWait } from '../../backend/explorer/explorer-loop.js';
 import { tinyConfig, tempWorkspace } from './tiny-config.js';
 import { checkConsumption, records } from './consumption-check.js';
 
@@ -121,12 +122,15 @@ test('memory async: a run stopped mid-MIX resumes and completes, every step trai
 });
 
 test('the overlap gate: offset k waits for weights v(t-k); async waits for buffer room past max_staleness', () => {
-  assert.equal(gateWait({ kind: 'offset', offset: 1 }, 5, 3, 0), 'weights');
-  assert.equal(gateWait({ kind: 'offset', offset: 1 }, 5, 4, 0), null);
+  // The plan placement/memory-explorer.ts gives the explorer driver: the trainer publishes every step.
+  const plan = (offset: number, stageStartVersion: number) => ({ interval: 1, offset, stageStartVersion });
+  assert.equal(requiredVersion(5, plan(1, 0)), 4); // trainer at v3: step 5 waits; at v4 it starts
   // A stage's first steps need only its start version.
-  assert.equal(gateWait({ kind: 'offset', offset: 1 }, 10, 10, 10), null);
-  assert.equal(gateWait({ kind: 'async', lead: 2 }, 7, 4, 0), 'backpressure');
-  assert.equal(gateWait({ kind: 'async', lead: 2 }, 6, 4, 0), null);
+  assert.equal(requiredVersion(10, plan(1, 10)), 10);
+  // Async: no version is required, only the lead bounds a step.
+  assert.equal(requiredVersion(7, plan(Infinity, 0)), 0);
+  assert.equal(leadWait(7, 4, 2), 'bound');
+  assert.equal(leadWait(6, 4, 2), null);
   // Every mode is valid with method memory now.
   for (const mode of ['sync', 'one_step_off', 'async'])
     assert.deepEqual(

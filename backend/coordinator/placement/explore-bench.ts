@@ -18,6 +18,7 @@ import { writeReport } from '../monitor.js';
 import type { RunSummary } from '../run-types.js';
 import type { PlacementContext } from './entry.js';
 import { openExplorerHalf } from '../explorer-half.js';
+import { runExplorerLoop, sharedWeights } from '../../explorer/explorer-loop.js';
 import { loadTasks } from '../setup/tasks.js';
 import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
 import { evalOptions } from '../setup/explorer.js';
@@ -95,11 +96,22 @@ export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSum
         // synthesis rounds are never reused (counting from 0 again put two steps' rows in one group).
         explorer.step = done;
         const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
-        for (exploreSteps = done; exploreSteps < steps && !c.opts.signal?.aborted; exploreSteps++) {
-          const em = await explorer.exploreStep(rm.model);
-          metrics.write({ kind: 'explore', step: exploreSteps, ...em, tokens_per_s: em.tokens / em.rollout_s });
-          await store.setState(runId, 'explore_steps', exploreSteps + 1);
-        }
+        // The explorer driver every placement runs, with one fixed model: no version to wait for.
+        exploreSteps = done;
+        if (steps > done)
+          ({ target: exploreSteps } = await runExplorerLoop({
+            explorer,
+            target: done,
+            requiredVersion: () => rm.model.version,
+            ...sharedWeights(
+              () => rm.model.version,
+              () => rm.model,
+            ),
+            maxSteps: steps - done,
+            onStep: (next) => store.setState(runId, 'explore_steps', next),
+            onMetrics: (rec) => metrics.write(rec),
+            signal: c.opts.signal,
+          }));
       } finally {
         await store.close();
       }

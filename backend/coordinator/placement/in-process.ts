@@ -210,13 +210,14 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
               // Overlapped: the explorer feeds the buffer beside the trainer, whose reads wait for a batch.
               explore: overlap
                 ? undefined
-                : lockstep.explore(parts, sampler, (em) =>
+                : lockstep.explore(parts, sampler, (rec) =>
+                    // Numbered by the trainer step it feeds (the explorer's own count skips steps that did not
+                    // explore), whose weights it used: never ahead.
                     metrics.write({
-                      kind: 'explore',
+                      ...rec,
                       stage: stage.name,
                       step: totalSteps,
-                      ...em,
-                      tokens_per_s: em.tokens / em.rollout_s,
+                      ahead: 0,
                       ...(pool ? { rollout: pool.metrics() } : {}),
                     }),
                   ),

@@ -5,9 +5,9 @@
 import { logger } from '../../core/log.js';
 import type { ExperienceStore } from '../../buffer/storage/index.js';
 import type { Sampler } from '../../buffer/sampler/index.js';
-import type { ExploreMetrics } from '../../explorer/explorer.js';
 import type { FillingExplorer } from '../../explorer/filling-explorer.js';
 import type { RolloutModel } from '../../explorer/workflow.js';
+import { runExplorerLoop, sharedWeights } from '../../explorer/explorer-loop.js';
 import type { StageParts } from '../run-loop.js';
 
 const log = logger('coordinator');
@@ -25,7 +25,11 @@ export interface LockstepRun {
   model(): Promise<RolloutModel>;
 }
 
-/** The lockstep explore of a run: `explore(parts, sampler, onStep)` gives a stage's `StageTransport.explore`. */
+/**
+ * The lockstep explore of a run: `explore(parts, sampler, onStep)` gives a stage's `StageTransport.explore`.
+ * Each call runs one step of the explorer driver (explorer/explorer-loop.ts) with the trainer's own
+ * weights; `onStep` gets the driver's `explore` record.
+ */
 export class LockstepExplorer {
   private orphanCheckDone = false;
   constructor(private readonly r: LockstepRun) {}
@@ -33,7 +37,7 @@ export class LockstepExplorer {
   explore(
     parts: Pick<StageParts, 'explores' | 'batchSize' | 'samplerConfig'>,
     sampler: Sampler,
-    onStep: (m: ExploreMetrics) => void,
+    onStep: (rec: Record<string, unknown>) => void,
   ): () => Promise<number | null> {
     const { store, runId, explorer } = this.r;
     return async () => {
@@ -66,9 +70,20 @@ export class LockstepExplorer {
         );
         if ((await missing()) === 0) return parts.batchSize;
       }
-      const model = await this.r.model();
       explorer.need = await missing();
-      onStep(await explorer.exploreStep(model));
+      await runExplorerLoop({
+        explorer,
+        target: explorer.step,
+        requiredVersion: () => version,
+        ...sharedWeights(
+          () => version,
+          () => this.r.model(),
+        ),
+        maxSteps: 1,
+        onMetrics: (rec) => {
+          if (rec.kind === 'explore') onStep(rec);
+        },
+      });
       // Stopped while refilling (or the rows are not ones the sampler takes): no step; the loop
       // checks its bounds and the stop, then explores again.
       if ((await missing()) > 0) return null;
