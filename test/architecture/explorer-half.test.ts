@@ -1,7 +1,8 @@
 // The explorer half of a run is built in one place (backend/coordinator/explorer-half.ts): no placement
 // constructs an explorer, a task feed or a synthesis hook, or watches the run's files itself, and the
 // distributed explorer runs a job through the Explorer class instead of calling the workflow (only a
-// partial-rollout job, a continuation of stored trajectories, runs the workflow on its own).
+// partial-rollout job, a continuation of stored trajectories, runs the workflow on its own); explore
+// steps run in one driver (explorer/explorer-loop.ts) besides the distributed lease loop.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -63,4 +64,19 @@ test('the coordinator runs the workflow only through the Explorer (and a partial
     filesMatching(/\bworkflow\.run\(/).filter((f) => f.startsWith('coordinator/')),
     ['coordinator/distributed/partial-jobs.ts'],
   );
+});
+
+test('one driver runs explore steps (explorer-loop.ts); the distributed lease loop is the other', () => {
+  assert.deepEqual(filesMatching(/\.exploreStep\(/), [
+    'coordinator/distributed/explorer.ts',
+    'explorer/explorer-loop.ts',
+    'explorer/filling-explorer.ts', // its refill rounds call the base class
+  ]);
+  assert.deepEqual(filesMatching(/runExplorerLoop\(/), [
+    'coordinator/explorer-process.ts',
+    'coordinator/placement/explore-bench.ts',
+    'coordinator/placement/lockstep-explorer.ts',
+    'coordinator/placement/memory-explorer.ts',
+    'explorer/explorer-loop.ts',
+  ]);
 });
