@@ -274,6 +274,11 @@ const fmtLr = (x: number): string => x.toExponential().replace(/\.?0+e/, 'e');
 
 /** The placement's side of the stage iteration: where the run stands, where stages and evaluations run. */
 export interface Placement {
+  /**
+   * false: modes explore and bench, whose weights never change: one evaluation after the stages,
+   * labelled with the mode, is both the base and the final accuracy (default true).
+   */
+  trains?: boolean;
   /** The stage to run next (stages.length: all done), from the newest resume point. */
   nextStage(): Promise<number>;
   /** Whether the starting weights were evaluated already (a resumed run does not repeat it). */
@@ -334,8 +339,9 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Pro
   // base_accuracy is the accuracy of the weights entering the last stage: for one stage the weights
   // the run starts from, for warm-up + MIX the warm-up's result. The starting weights are evaluated
   // once per run, and each stage's result after it.
+  const trains = s.trains !== false;
   let start: EvalResult | null = null;
-  if (!noEval && !(await s.startEvaluated())) {
+  if (trains && !noEval && !(await s.startEvaluated())) {
     start = await doEval('start');
     await s.startEvaluation?.(start!);
     if (lastStage === 0) await s.setBase(start!.accuracy);
@@ -350,17 +356,18 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Pro
     }
     const stage = stages[si]!;
     // A run stopped between the end of the previous stage and its eval resumes here without a base.
-    if (!noEval && si === lastStage && (await s.getBase()) === undefined)
+    if (trains && !noEval && si === lastStage && (await s.getBase()) === undefined)
       await s.setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name))!.accuracy);
     stopped = await s.runStage(si, stage);
     if (stopped) break;
-    if (si < lastStage) {
+    if (trains && si < lastStage) {
       const after = await doEval(stage.name);
       if (after && si + 1 === lastStage) await s.setBase(after.accuracy);
     }
   }
   await s.beforeFinal?.(!stopped);
-  const final = !stopped || s.finalWhenStopped ? await doEval('final') : null;
+  const final = !stopped || s.finalWhenStopped ? await doEval(trains ? 'final' : cfg.mode) : null;
+  if (!trains && final) await s.setBase(final.accuracy);
   // Periodic evals (monitor.eval_every) ran beside the trainer: listed in step order with these.
   // With evalsSince before t0 (a distributed run's file holds the whole run), the stage evaluations of
   // earlier trainers (the start, made on another machine) are listed too; this process's come from `evals`.
@@ -402,9 +409,10 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Pro
       base_accuracy: summary.base_accuracy ?? 'none (no eval set)',
       final_accuracy: summary.final_accuracy ?? 'none (no eval set)',
       trainer_steps: summary.trainer_steps,
+      ...(trains ? {} : { mode: cfg.mode, explore_steps: summary.explore_steps }),
       // The whole run's running time over its resumed segments (the summary's is this segment's).
       ...reportSeconds(o.metrics.read(), summary.wall_seconds),
-      stages: stages.map((x) => `${x.name}:${x.algorithm.name}`).join(' -> '),
+      ...(trains ? { stages: stages.map((x) => `${x.name}:${x.algorithm.name}`).join(' -> ') } : {}),
       // The model trained (a checkpoint's own architecture and size), not the preset defaults of the config.
       model: describeRunModel(cfg)?.label ?? '',
       eval_set: summary.eval_set,

@@ -1,7 +1,8 @@
 // The two modes without a trainer. `explore`: the explorer alone fills the buffer with experiences
 // (from the policy, a checkpoint or an OpenAI-compatible endpoint), e.g. to collect data for an
 // offline `train` run or to curate in the editor. `bench`: evaluate a model on the eval set and
-// write the report. Neither moves weights, so both run in the coordinator's own process.
+// write the report. Neither moves weights, so both run in the coordinator's own process, under the
+// run loop every placement runs (run-loop.ts `runStages`, as a placement that does not train).
 import { InputError } from '../../core/errors.js';
 import { join } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
@@ -9,20 +10,20 @@ import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
 import { saveTokenizer, loadTokenizer } from '../../model/tokenizer/index.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
-import { openStore } from '../../buffer/storage/index.js';
+import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { OpenAIRolloutModel } from '../../explorer/openai-model.js';
 import type { RolloutModel } from '../../explorer/workflow.js';
-import { describeAccuracy, evaluate } from '../evaluate.js';
-import { writeReport } from '../monitor.js';
+import { evaluate } from '../evaluate.js';
+import { runStages, type Placement } from '../run-loop.js';
 import type { RunSummary } from '../run-types.js';
 import type { PlacementContext } from './entry.js';
 import { openExplorerHalf } from '../explorer-half.js';
 import { runExplorerLoop, sharedWeights } from '../../explorer/explorer-loop.js';
-import { loadTasks } from '../setup/tasks.js';
+import { loadTasks, type TaskPools } from '../setup/tasks.js';
 import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
 import { evalOptions } from '../setup/explorer.js';
-import { stagesOf } from '../setup/trainer.js';
+import { stagesOf, type Stage } from '../setup/trainer.js';
 
 const log = logger('coordinator');
 
@@ -69,84 +70,98 @@ export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSum
   const rm = rolloutModel(cfg, tok, [...pools.train, ...pools.eval]);
   log.info(`mode ${cfg.mode}: rollout model is ${rm.what}`);
   const evalOpts = evalOptions(cfg);
+  // Mode explore's buffer (bench writes none).
+  const store =
+    cfg.mode === 'explore' ? await openStore(cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage) : null;
   let exploreSteps = 0;
+  let explored = false;
+  let base: number | undefined;
   try {
-    if (cfg.mode === 'explore') {
-      const store = await openStore(cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage);
-      try {
-        await store.putTasks(runId, pools.train);
-        const stage = stagesOf(cfg)[0]!;
-        // A resumed explore run continues after the steps it already appended, its selector where it stopped.
-        const done = c.resumed ? ((await store.getState<number>(runId, 'explore_steps')) ?? 0) : 0;
-        // No trainer: the refill target stays 0 (a step is explored once), and no file is watched.
-        const half = await openExplorerHalf({
-          cfg,
-          runId,
-          store,
-          pools,
-          tok,
-          metrics,
-          algorithm: () => stage.algorithm,
-          seed: cfg.seed + 1 + done,
-          restore: c.resumed,
-          watch: false,
-        });
-        const { explorer } = half;
-        // A resumed run numbers its steps on from the ones appended: group ids (run:split:step:task) and
-        // synthesis rounds are never reused (counting from 0 again put two steps' rows in one group).
-        explorer.step = done;
-        const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
-        // The explorer driver every placement runs, with one fixed model: no version to wait for.
-        exploreSteps = done;
-        if (steps > done)
-          ({ target: exploreSteps } = await runExplorerLoop({
-            explorer,
-            target: done,
-            requiredVersion: () => rm.model.version,
-            ...sharedWeights(
-              () => rm.model.version,
-              () => rm.model,
-            ),
-            maxSteps: steps - done,
-            onStep: (next) => store.setState(runId, 'explore_steps', next),
-            onMetrics: (rec) => metrics.write(rec),
-            signal: c.opts.signal,
-          }));
-      } finally {
-        await store.close();
-      }
-    }
-    // Mode explore without an eval set (pools.evalSet says why) evaluates nothing.
-    const r = pools.eval.length ? await evaluate(rm.model, pools.eval, pools.reward, evalOpts) : null;
-    if (r) {
-      metrics.write({ kind: 'eval', stage: cfg.mode, step: 0, ...r });
-      log.info(`${cfg.mode}: ${describeAccuracy(r)} on ${pools.eval.length} eval tasks`);
-    }
-    const summary: RunSummary = {
-      run_id: runId,
-      run_dir: runDir,
-      base_accuracy: r?.accuracy ?? null,
-      final_accuracy: r?.accuracy ?? null,
-      evals: r ? [{ stage: cfg.mode, step: 0, accuracy: r.accuracy, mean_reward: r.mean_reward }] : [],
-      eval_set: pools.evalSet,
-      trainer_steps: 0,
-      explore_steps: exploreSteps,
-      wall_seconds: (Date.now() - c.t0) / 1000,
-      // monitor.report: false writes no HTML report (the summary's report is then '').
-      report: cfg.monitor.report ? join(runDir, 'report.html') : '',
-      checkpoint: cfg.model.checkpoint ?? '',
-      warnings: [],
+    // The run loop every placement runs, with no trainer: explore's one stage explores, bench's runs
+    // nothing; the one evaluation comes after (the weights never change).
+    const placement: Placement = {
+      trains: false,
+      nextStage: async () => (store && !explored ? 0 : stagesOf(cfg).length),
+      startEvaluated: async () => true,
+      getBase: async () => base,
+      setBase: async (a) => {
+        base = a;
+      },
+      evaluate: async () => ({ result: await evaluate(rm.model, pools.eval, pools.reward, evalOpts), step: 0 }),
+      // A stopped explore run still reports the model's accuracy (the weights are the same).
+      finalWhenStopped: true,
+      runStage: async (_si, stage) => {
+        explored = true;
+        exploreSteps = await exploreStage(c, store!, pools, tok, stage, rm.model);
+        return c.opts.signal?.aborted === true;
+      },
+      finish: async () => ({ trainerSteps: 0, exploreSteps, checkpoint: cfg.model.checkpoint ?? '' }),
     };
-    if (summary.report)
-      writeReport(summary.report, `RFT Studio ${cfg.mode} run ${runId}`, metrics.read(), {
-        mode: cfg.mode,
-        model: rm.what,
-        accuracy: r?.accuracy ?? 'none (no eval set)',
-        eval_set: summary.eval_set,
-        explore_steps: exploreSteps,
-      });
+    const { summary } = await runStages(cfg, placement, {
+      runId,
+      runDir,
+      metrics,
+      t0: c.t0,
+      signal: c.opts.signal,
+      // monitor.report: false writes no HTML report (the summary's report is then '').
+      reportFile: cfg.monitor.report ? join(runDir, 'report.html') : '',
+      reportTitle: `RFT Studio ${cfg.mode} run ${runId}`,
+      reportExtra: { model: rm.what },
+      evalSet: { note: pools.evalSet, tasks: pools.eval.length },
+    });
     return summary;
   } finally {
+    await store?.close();
     rm.dispose();
+  }
+}
+
+/** Mode explore's one stage: its steps on the explorer driver with the fixed model; the steps explored so far. */
+async function exploreStage(
+  c: PlacementContext,
+  store: ExperienceStore,
+  pools: TaskPools,
+  tok: Tokenizer,
+  stage: Stage,
+  model: RolloutModel,
+): Promise<number> {
+  const { cfg, runId, metrics } = c;
+  await store.putTasks(runId, pools.train);
+  // A resumed explore run continues after the steps it already appended, its selector where it stopped.
+  const done = c.resumed ? ((await store.getState<number>(runId, 'explore_steps')) ?? 0) : 0;
+  // No trainer: the refill target stays 0 (a step is explored once), and no file is watched.
+  const half = await openExplorerHalf({
+    cfg,
+    runId,
+    store,
+    pools,
+    tok,
+    metrics,
+    algorithm: () => stage.algorithm,
+    seed: cfg.seed + 1 + done,
+    restore: c.resumed,
+    watch: false,
+  });
+  try {
+    const steps = cfg.stages?.reduce((a, s) => a + (s.steps ?? 0), 0) || cfg.trainer.steps;
+    if (steps <= done) return done;
+    // A resumed run numbers its steps on from the ones appended: group ids (run:split:step:task) and
+    // synthesis rounds are never reused (counting from 0 again put two steps' rows in one group).
+    const r = await runExplorerLoop({
+      explorer: half.explorer,
+      target: done,
+      requiredVersion: () => model.version,
+      ...sharedWeights(
+        () => model.version,
+        () => model,
+      ),
+      maxSteps: steps - done,
+      onStep: (next) => store.setState(runId, 'explore_steps', next),
+      onMetrics: (rec) => metrics.write(rec),
+      signal: c.opts.signal,
+    });
+    return r.target;
+  } finally {
+    await half.close();
   }
 }
