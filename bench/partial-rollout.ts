@@ -38,7 +38,8 @@ async function one(partial: boolean) {
   cfg.model.max_seq_len = 32 + maxNew;
   cfg.explorer.sampling.max_new_tokens = maxNew;
   if (partial) cfg.explorer.partial_rollout = { max_tokens_per_step: budget, loss_segments: 'all' };
-  cfg.synchronizer = { ...cfg.synchronizer, method: 'memory', sync_offset: 0, sync_interval: 1 };
+  cfg.placement = 'memory';
+  cfg.synchronizer = { ...cfg.synchronizer, sync_offset: 0, sync_interval: 1 };
   cfg.stages = [
     { ...cfg.stages![0]!, steps: warmup },
     { name: 'grpo', algorithm: { name: 'grpo', params: {} }, steps, lr: 0.001 } as NonNullable<

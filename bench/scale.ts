@@ -67,7 +67,8 @@ async function one(base: string, n: number, dir: string) {
     trainer: { batch_size: TASKS * REPEAT, steps },
     algorithm: { name: 'grpo' },
     buffer: { storage: 'postgres', max_staleness: 2 },
-    synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+    placement: 'checkpoint',
+    synchronizer: { sync_interval: 1, sync_offset: 1 },
   };
   const file = join(dir, `scale${n}.yaml`);
   writeFileSync(file, stringify(cfg));

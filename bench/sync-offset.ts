@@ -32,7 +32,8 @@ interface Result {
 async function one(offset: number): Promise<Result> {
   const cfg = loadRunConfig(mainConfig);
   cfg.seed = seed;
-  cfg.synchronizer = { method: 'checkpoint', sync_interval: 1, sync_offset: offset };
+  cfg.placement = 'checkpoint';
+  cfg.synchronizer = { sync_interval: 1, sync_offset: offset };
   cfg.buffer.max_staleness = Math.max(cfg.buffer.max_staleness, offset);
   const last = cfg.stages![cfg.stages!.length - 1]!;
   last.steps = mixSteps;

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import { RunConfigSchema } from '../backend/core/config.js';
+import { RENAMED_KEYS } from '../backend/core/config-aliases.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SCHEMA_FILE = join(ROOT, 'media', 'schemas', 'rft-config.schema.json');
@@ -29,7 +30,7 @@ const SECTION_DOCS: Record<string, string> = {
   buffer: 'Where experiences are stored and how the trainer samples them.',
   explorer: 'Rollout generation: workers, tasks per step, repeats, sampling.',
   trainer: 'Optimisation: batch size, learning rate and its schedule, steps.',
-  synchronizer: 'How new weights reach the explorer: memory (one process) or checkpoint (own processes).',
+  synchronizer: 'When new weights reach the explorer: sync, one_step_off or async; sync_interval and sync_offset.',
   stages: 'Successive stages (e.g. SFT then MIX), each with its own algorithm and steps.',
   monitor: 'Evaluation every N steps and the HTML report.',
 };
@@ -105,6 +106,21 @@ export function configJsonSchema(): Json {
   for (const [k, d] of Object.entries(SECTION_DOCS)) {
     const p = schema.properties?.[k];
     if (p && !p.description) p.description = d;
+  }
+  // A renamed key's old spelling still loads (core/config-aliases.ts): allowed, marked deprecated, so
+  // the YAML extension strikes it through instead of calling it unknown.
+  for (const r of RENAMED_KEYS) {
+    const [parent, key] = r.old.split('.') as [string, string];
+    const now = schema.properties?.[r.now];
+    const obj = schema.properties?.[parent];
+    if (!now || !obj?.properties || !key) throw new Error(`config-schema: renamed key ${r.old} -> ${r.now} not found`);
+    const { default: _, ...type } = now;
+    obj.properties[key] = {
+      ...type,
+      deprecated: true,
+      description: `Renamed ${r.now}: ${r.why}.`,
+      deprecationMessage: `Renamed '${r.now}'; the old spelling still works.`,
+    };
   }
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',

@@ -26,7 +26,7 @@ export function configDiagnostic(i: ConfigIssueAt, doc?: Doc): vscode.Diagnostic
   const d = new vscode.Diagnostic(
     new vscode.Range(line, start, line, Math.max(text.length, start + 1)),
     `${i.field}: ${i.message}`,
-    vscode.DiagnosticSeverity.Error,
+    i.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error,
   );
   d.source = 'rft config';
   return d;

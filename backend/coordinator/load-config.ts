@@ -5,15 +5,20 @@ import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
+import { logger } from '../core/log.js';
 import { unreadFields } from '../core/config-unread.js';
 import { missingConfigFiles } from '../core/config-files.js';
 import { checkRunConfig } from './config-check.js';
 import { resolveConfigPaths } from './setup/config-paths.js';
 
+const log = logger('config');
+
 /** `distributed`: the config of a distributed run (`rft coordinator`), which reads fewer fields (config-unread.ts). */
 export function loadRunConfig(file: string, opts: { distributed?: boolean } = {}): RunConfig {
   const raw = readYaml(file);
   const parsed = validateRunConfig(raw);
+  // A renamed key still loads (config-aliases.ts): say its new name once per load.
+  for (const w of parsed.warnings) log.warn(`${file}: field '${w.path}': ${w.message}`);
   // Fields the schema accepts but this run would not read are errors too (checked on what the file says).
   // And names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
   // A taskset / eval / experts file that is not there too, with its path (not an ENOENT at step 0).

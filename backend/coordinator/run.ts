@@ -81,7 +81,7 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     const placement: PlacementEntry =
       cfg.mode === 'explore' || cfg.mode === 'bench'
         ? executeWithoutTrainer
-        : cfg.synchronizer.method === 'checkpoint'
+        : cfg.placement === 'checkpoint'
           ? executeProcesses
           : executeInProcess;
     const summary = await placement({

@@ -5,6 +5,8 @@ import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node }
 import { z } from 'zod';
 import { RunConfigSchema } from './config.js';
 import { unreadFields } from './config-unread.js';
+import { applyKeyAliases, writtenPath } from './config-aliases.js';
+import type { ConfigIssue } from './config.js';
 import type { ConfigIssueAt } from './protocol.js';
 
 export function configIssuesAt(text: string): ConfigIssueAt[] {
@@ -17,17 +19,31 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
       message: `YAML syntax: ${e.message.split('\n')[0]}`,
     }));
   }
-  const r = RunConfigSchema.safeParse(doc.toJS() ?? {});
   const lineOf = (n: Node | null | undefined) => (n?.range ? lc.linePos(n.range[0]).line : undefined);
+  const at = (u: ConfigIssue, severity?: 'warning'): ConfigIssueAt => ({
+    line: lineOf(keyOrValue(doc, pathSegments(u.path))),
+    field: u.path,
+    message: u.message,
+    ...(severity ? { severity } : {}),
+  });
+  // A renamed key (config-aliases.ts) is a warning at the old key; the rest is checked under the new name.
+  const aliased = applyKeyAliases(doc.toJS() ?? {});
+  const renamed = aliased.warnings.map((w) => at(w, 'warning'));
+  if (aliased.issues.length) return [...aliased.issues.map((i) => at(i)), ...renamed];
+  const r = RunConfigSchema.safeParse(aliased.value);
   // Valid, but a field this run would not read is a problem at its key (config-unread.ts).
-  if (r.success)
-    return unreadFields(doc.toJS()).map((u) => ({
-      line: lineOf(keyOrValue(doc, pathSegments(u.path))),
-      field: u.path,
-      message: u.message,
-    }));
-  const out: ConfigIssueAt[] = [];
+  if (r.success) return [...unreadFields(doc.toJS()).map((u) => at(u)), ...renamed];
+  const out: ConfigIssueAt[] = [...renamed];
   for (const i of r.error.issues) {
+    i.path = pathSegments(
+      writtenPath(
+        i.path
+          .map((p) => (typeof p === 'number' ? `[${p}]` : p))
+          .join('.')
+          .replace(/\.\[/g, '['),
+        aliased.warnings,
+      ),
+    );
     const path = i.path.map(String);
     if (i.code === z.ZodIssueCode.unrecognized_keys) {
       const parent = nodeAt(doc, i.path);

@@ -4,6 +4,7 @@
 // Checked on the raw value; a field equal to its default changes nothing and is not reported (a
 // config written back with its defaults filled in, e.g. a run folder's config.yaml, stays valid).
 import type { ConfigIssue } from './config.js';
+import { applyKeyAliases, writtenPath } from './config-aliases.js';
 
 type Obj = Record<string, unknown>;
 
@@ -17,8 +18,14 @@ const set = (o: unknown, k: string, dflt?: unknown): boolean =>
  * Issues for fields present in `raw` that the run it describes would not read. `distributed`: the
  * config of `rft coordinator` (the placement is the command, not a field), with distributedUnread's too.
  */
-export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {}): ConfigIssue[] {
+export function unreadFields(given: unknown, opts: { distributed?: boolean } = {}): ConfigIssue[] {
+  // Renamed keys (config-aliases.ts) are checked under their new name, reported where the file wrote them.
+  const { value: raw, warnings } = applyKeyAliases(given);
   if (!isObj(raw)) return [];
+  return unread(raw, opts).map((i) => ({ ...i, path: writtenPath(i.path, warnings) }));
+}
+
+function unread(raw: Obj, opts: { distributed?: boolean }): ConfigIssue[] {
   const out: ConfigIssue[] = opts.distributed ? distributedUnread(raw) : [];
   const add = (path: string, message: string) => out.push({ path, message });
 
@@ -121,12 +128,11 @@ export function unreadFields(raw: unknown, opts: { distributed?: boolean } = {})
       'model.chat_template',
       "not read without model.checkpoint or tokenizer.path (a Hugging Face model's template; this project's own tokenizer has a fixed chat layout)",
     );
-  const sync = raw.synchronizer;
-  if (isObj(sync) && sync.method === 'memory') {
+  if (raw.placement === 'memory') {
     // sync_offset is read (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts); sync_interval
-    // is refused by the synchronizer schema (config.ts); restart is a top-level field.
+    // is refused by the schema (config.ts).
     if (set(raw, 'restart', 1))
-      add('restart', 'read with synchronizer method checkpoint only (it restarts dead explorer / trainer processes)');
+      add('restart', 'read with placement checkpoint only (it restarts dead explorer / trainer processes)');
   }
   return out;
 }
@@ -141,8 +147,7 @@ function withoutTrainer(raw: Obj, mode: 'explore' | 'bench', add: (path: string,
   const why = mode === 'bench' ? 'mode bench only evaluates the model' : 'mode explore has no trainer';
   if (set(raw, 'restart', 1)) add('restart', `not read in mode ${mode} (one process: nothing to restart)`);
   const sync = raw.synchronizer;
-  if (set(sync, 'method', 'checkpoint'))
-    add('synchronizer.method', `not read in mode ${mode} (no weights move: ${why})`);
+  if (set(raw, 'placement', 'checkpoint')) add('placement', `not read in mode ${mode} (one process: ${why})`);
   const partial = mode === 'explore' && has(raw.explorer, 'partial_rollout');
   if (!partial) {
     const reason = `not read in mode ${mode} (${why}${mode === 'explore' ? '; read with explorer.partial_rollout' : ''})`;
@@ -242,9 +247,9 @@ export function distributedUnread(raw: unknown): ConfigIssue[] {
       message:
         'not read in a distributed run (its buffer is the --buffer URL each rft coordinator / trainer / explorer is given): leave it out or give postgres',
     });
-  if (set(raw.synchronizer, 'method', 'checkpoint'))
+  if (set(raw, 'placement', 'checkpoint'))
     out.push({
-      path: 'synchronizer.method',
+      path: 'placement',
       message:
         'not read in a distributed run (the trainer publishes checkpoints that explorers load; memory is a one-process rft run)',
     });

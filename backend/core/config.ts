@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { LoraConfigSchema } from './lora-config.js';
 import { resolveSyncMode, SYNC_MODES, syncModeIssues } from './sync-mode.js';
+import { applyKeyAliases, writtenPath } from './config-aliases.js';
 
 const samplingObject = z
   .object({
@@ -380,10 +381,14 @@ export const RunConfigSchema = z
       })
       .strict()
       .default({}),
+    /**
+     * Where the explorer and the trainer run: checkpoint (the default, DESIGN.md: each its own process,
+     * weights through checkpoint folders) or memory (one process, weights shared in memory). A
+     * distributed run's placement is its command (`rft coordinator`). Was synchronizer.method.
+     */
+    placement: z.enum(['memory', 'checkpoint']).default('checkpoint'),
     synchronizer: z
       .object({
-        // The embedded default (DESIGN.md): explorer and trainer as their own processes; `memory` colocates them.
-        method: z.enum(['memory', 'checkpoint']).default('checkpoint'),
         /** sync: the explorer waits for the newest weights (sync_offset 0); one_step_off: it may run one version ahead (sync_offset 1); async: it never waits for weights, only buffer.max_staleness bounds what the trainer takes. Default: from sync_offset. */
         mode: z.enum(SYNC_MODES).optional(),
         sync_interval: z.number().int().positive().default(1),
@@ -392,11 +397,6 @@ export const RunConfigSchema = z
       })
       .strict()
       .superRefine(syncModeIssues)
-      // One process hands the weights to the explorer after every step: no interval to keep.
-      .refine((s) => s.method !== 'memory' || s.sync_interval === 1, {
-        message: 'read with method checkpoint only (method memory hands the weights to the explorer after every step)',
-        path: ['sync_interval'],
-      })
       .transform(resolveSyncMode)
       .default({}),
     stages: z.array(stage).optional(),
@@ -415,7 +415,13 @@ export const RunConfigSchema = z
       .strict()
       .default({}),
   })
-  .strict();
+  .strict()
+  // One process hands the weights to the explorer after every step: no interval to keep.
+  .refine((c) => c.placement !== 'memory' || c.synchronizer.sync_interval === 1, {
+    message:
+      'read with placement checkpoint only (placement memory hands the weights to the explorer after every step)',
+    path: ['synchronizer', 'sync_interval'],
+  });
 
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;
@@ -425,12 +431,22 @@ export interface ConfigIssue {
   message: string;
 }
 
-/** Validate a parsed YAML/JSON value; issues carry a dotted path like `trainer.lr`. */
-export function validateRunConfig(raw: unknown): { config?: RunConfig; issues: ConfigIssue[] } {
+/**
+ * Validate a parsed YAML/JSON value; issues carry a dotted path like `trainer.lr`. Renamed keys load
+ * under their new name (config-aliases.ts), each with a warning naming the old path.
+ */
+export function validateRunConfig(raw: unknown): {
+  config?: RunConfig;
+  issues: ConfigIssue[];
+  warnings: ConfigIssue[];
+} {
   const infinite: ConfigIssue[] = [];
   nonFinite(raw, '', infinite);
-  const r = RunConfigSchema.safeParse(raw);
-  if (r.success && !infinite.length) return { config: r.data, issues: [] };
+  const aliased = applyKeyAliases(raw);
+  const warnings = aliased.warnings;
+  if (aliased.issues.length) return { issues: [...infinite, ...aliased.issues], warnings };
+  const r = RunConfigSchema.safeParse(aliased.value);
+  if (r.success && !infinite.length) return { config: r.data, issues: [], warnings };
   const issues = r.success
     ? []
     : r.error.issues.map((i) => ({
@@ -442,7 +458,8 @@ export function validateRunConfig(raw: unknown): { config?: RunConfig; issues: C
           : '(root)',
         message: i.message,
       }));
-  return { issues: [...infinite, ...issues.filter((i) => !infinite.some((f) => f.path === i.path))] };
+  const at = (i: ConfigIssue) => ({ ...i, path: writtenPath(i.path, warnings) });
+  return { issues: [...infinite, ...issues.filter((i) => !infinite.some((f) => f.path === i.path)).map(at)], warnings };
 }
 
 /** Numbers that are not finite (YAML `.inf`, `.nan`) anywhere in the config: the schema's number checks let Infinity through. */

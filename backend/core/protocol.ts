@@ -186,6 +186,8 @@ export interface ConfigIssueAt {
   line?: number;
   field: string;
   message: string;
+  /** A problem that does not stop a run (a renamed key's old spelling); unset: an error. */
+  severity?: 'warning';
 }
 
 export interface ComponentState {

@@ -3,14 +3,13 @@
 // waits for weights: each explore step loads the newest published version and goes on; only
 // buffer.max_staleness bounds how old the experiences the trainer takes may be). sync_offset stays
 // the general knob; a mode that contradicts it is an error on the field, not a silent choice. Every
-// mode works with method memory (placement/memory-explorer.ts) and checkpoint, and in distributed runs.
+// mode works with placement memory (placement/memory-explorer.ts) and checkpoint, and in distributed runs.
 import type { z } from 'zod';
 
 export const SYNC_MODES = ['sync', 'one_step_off', 'async'] as const;
 export type SyncMode = (typeof SYNC_MODES)[number];
 
 interface SyncInput {
-  method: 'memory' | 'checkpoint';
   mode?: SyncMode;
   sync_interval: number;
   sync_offset?: number;

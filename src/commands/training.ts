@@ -104,7 +104,9 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
   const uri = arg ?? (await pickConfig(s));
   if (!uri) return;
   // A config with problems is shown in Problems at once, instead of starting a run that dies.
-  const issues = await s.configs.checkFile(uri).catch((e) => (s.output.warn(`config check: ${String(e)}`), []));
+  const found = await s.configs.checkFile(uri).catch((e) => (s.output.warn(`config check: ${String(e)}`), []));
+  // Warnings (a renamed key's old spelling) stay in Problems and do not stop the run.
+  const issues = found.filter((i) => i.severity !== 'warning');
   if (issues.length) {
     const rel = vscode.workspace.asRelativePath(uri);
     s.output.error(

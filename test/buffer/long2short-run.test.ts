@@ -37,7 +37,7 @@ test('explore with length_reward + long2short, then DPO on the stored pairs', as
       sampling: { max_new_tokens: 6 },
       eval_sampling: { max_new_tokens: 4 },
     },
-    synchronizer: { method: 'memory' },
+    placement: 'memory',
     stages: [
       { name: 'explore', algorithm: { name: 'grpo' }, steps: 3 },
       { name: 'dpo', algorithm: { name: 'dpo' }, steps: 2, mode: 'train', batch_size: 4 },

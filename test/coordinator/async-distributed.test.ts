@@ -22,7 +22,8 @@ const MIX = 8;
 const asyncCfg = () =>
   tinyConfig({ sync_offset: 0 }, MIX, {
     buffer: { storage: 'sqlite', max_staleness: STALE },
-    synchronizer: { method: 'checkpoint', mode: 'async' },
+    placement: 'checkpoint',
+    synchronizer: { mode: 'async' },
   });
 
 test('distributed async: jobs planned max_staleness ahead, none gated by a version', () => {

@@ -107,7 +107,7 @@ test('the default usual sampler: fresh in async, fifo otherwise, buffer.sampler 
   const sync = tinyConfig({ sync_offset: 0 });
   assert.equal(usualSampler(sync), 'fifo');
   assert.equal(usualSampler(tinyConfig({ sync_offset: 1 })), 'fifo');
-  const asyncCfg = tinyConfig({ sync_offset: 0 }, 2, { synchronizer: { method: 'checkpoint', mode: 'async' } });
+  const asyncCfg = tinyConfig({ sync_offset: 0 }, 2, { placement: 'checkpoint', synchronizer: { mode: 'async' } });
   assert.equal(usualSampler(asyncCfg), 'fresh');
   assert.equal(samplerConfig('mix', { expert_ratio: 0.5 }, asyncCfg).usual, 'fresh');
   assert.equal(
@@ -123,7 +123,8 @@ test("the sampler's staleness bound: what the schedule makes, within buffer.max_
     samplerStaleness(
       tinyConfig({ sync_offset: 0 }, 2, {
         buffer: { storage: 'sqlite', max_staleness: max },
-        synchronizer: { method: 'checkpoint', ...sync },
+        placement: 'checkpoint',
+        synchronizer: { ...sync },
       }),
     );
   // The main job's max_staleness 1 in sync: rows of the step's own version only.

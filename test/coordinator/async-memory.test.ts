@@ -21,7 +21,8 @@ const MIX = 10;
 const memCfg = (mode: 'async' | 'one_step_off') =>
   tinyConfig({ sync_offset: 0 }, MIX, {
     buffer: { storage: 'sqlite', max_staleness: STALE },
-    synchronizer: { method: 'memory', mode },
+    placement: 'memory',
+    synchronizer: { mode },
   });
 
 test('memory async: the explorer overlaps the trainer, at most max_staleness steps ahead, never waiting for weights', async () => {
@@ -137,7 +138,8 @@ test('the overlap gate: offset k waits for weights v(t-k); async waits for buffe
       validateRunConfig({
         taskset: { builtin: 'reverse' },
         workflow: { name: 'single_turn', reward: 'exact_match' },
-        synchronizer: { method: 'memory', mode },
+        placement: 'memory',
+        synchronizer: { mode },
       }).issues,
       [],
     );

@@ -31,7 +31,8 @@ const asyncCfg = (mixSteps: number, tasksPerStep = 1) =>
       eval_sampling: { max_new_tokens: 4 },
     },
     buffer: { storage: 'sqlite', max_staleness: STALE },
-    synchronizer: { method: 'checkpoint', mode: 'async' },
+    placement: 'checkpoint',
+    synchronizer: { mode: 'async' },
   });
 
 /** The explorer's MIX records: no step past the bound; never waiting for weights, the bound's wait counted apart. */

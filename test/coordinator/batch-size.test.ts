@@ -103,19 +103,20 @@ async function trained(runDir: string, runId: string, steps: number): Promise<{ 
 const PLACEMENTS: [string, Record<string, unknown>][] = [
   [
     'memory, sync',
-    { synchronizer: { method: 'memory', sync_offset: 0 }, buffer: { storage: 'sqlite', max_staleness: 0 } },
+    { placement: 'memory', synchronizer: { sync_offset: 0 }, buffer: { storage: 'sqlite', max_staleness: 0 } },
   ],
   [
     'memory, one_step_off',
     {
-      synchronizer: { method: 'memory', mode: 'one_step_off' },
+      placement: 'memory',
+      synchronizer: { mode: 'one_step_off' },
       buffer: { storage: 'sqlite', max_staleness: 1 },
       explorer: { ...tinyConfig({ sync_offset: 0 }).explorer, workers: 1 },
     },
   ],
   [
     'checkpoint, sync',
-    { synchronizer: { method: 'checkpoint', sync_offset: 0 }, buffer: { storage: 'sqlite', max_staleness: 0 } },
+    { placement: 'checkpoint', synchronizer: { sync_offset: 0 }, buffer: { storage: 'sqlite', max_staleness: 0 } },
   ],
 ];
 
@@ -190,7 +191,8 @@ test('distributed (PostgreSQL): a GRPO stage trains its configured batch of 8 ro
   try {
     const url = pgSchemaUrl(pg.url);
     const cfg = cfgWith({
-      synchronizer: { method: 'checkpoint', sync_offset: 0 },
+      placement: 'checkpoint',
+      synchronizer: { sync_offset: 0 },
       buffer: { storage: 'postgres', max_staleness: 0 },
       trainer: { batch_size: 8 },
       stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: STEPS }],

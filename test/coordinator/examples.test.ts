@@ -151,7 +151,7 @@ for (const file of FILES) {
     const ws = tempWorkspace();
     try {
       const runId = file.replace('.yaml', '');
-      const small = shrink(cfg, cfg.workflow.name === 'single_turn' ? { synchronizer: { method: 'memory' } } : {});
+      const small = shrink(cfg, cfg.workflow.name === 'single_turn' ? { placement: 'memory' } : {});
       const s = await runJob({ config: small, workspace: ws, runId });
       await checkRun(small, s, runId);
     } finally {
@@ -164,8 +164,8 @@ test('example vision.yaml with synchronizer memory: explorer and trainer in one 
   const cfg = loadRunConfig(join(DIR, 'vision.yaml'));
   const ws = tempWorkspace();
   try {
-    const small = shrink(cfg, { synchronizer: { method: 'memory' } });
-    assert.equal(small.synchronizer.method, 'memory');
+    const small = shrink(cfg, { placement: 'memory' });
+    assert.equal(small.placement, 'memory');
     const s = await runJob({ config: small, workspace: ws, runId: 'vision-memory' });
     await checkRun(small, s, 'vision-memory');
   } finally {

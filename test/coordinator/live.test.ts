@@ -32,7 +32,7 @@ function config(method: 'memory' | 'checkpoint', tasks: string, experts: string)
       eval_sampling: { max_new_tokens: 3 },
     },
     trainer: { batch_size: 4, steps: 500 },
-    synchronizer: { method },
+    placement: method,
   });
   if (!config) throw new Error(JSON.stringify(issues));
   return config;

@@ -20,7 +20,7 @@ experts: { builtin: reverse, size: 8, seed: 99 }
 workflow: { name: single_turn, reward: exact_match }
 explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 4 }, eval_sampling: { max_new_tokens: 4 } }
 buffer: { storage: sqlite, max_staleness: 0 }
-synchronizer: { method: memory }
+placement: memory
 stages:
   - { name: warmup, algorithm: { name: sft }, steps: 2, batch_size: 8 }
   - { name: mix, algorithm: { name: grpo }, steps: 10 }

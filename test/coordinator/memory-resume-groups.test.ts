@@ -13,7 +13,7 @@ test('memory synchronizer: explore steps continue after a resume; one model vers
   const ws = tempWorkspace();
   try {
     const cfg = tinyConfig({ sync_offset: 0 }, 8);
-    cfg.synchronizer.method = 'memory';
+    cfg.placement = 'memory';
     const ac = new AbortController();
     const runDir = join(ws, '.rft', 'runs', 'g1');
     const watcher = setInterval(() => {

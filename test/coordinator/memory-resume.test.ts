@@ -17,7 +17,7 @@ test('memory synchronizer: stop mid-run, resume, complete; nothing trained twice
   const ws = tempWorkspace();
   try {
     const cfg = tinyConfig({ sync_offset: 0 }, MIX_STEPS);
-    cfg.synchronizer.method = 'memory';
+    cfg.placement = 'memory';
     const ac = new AbortController();
     const runDir = join(ws, '.rft', 'runs', 'm1');
     const watcher = setInterval(() => {

@@ -27,7 +27,8 @@ test('own-data example: foreign field names mapped by format, run end to end', a
   const [warmup, mix] = cfg.stages!;
   const { config, issues } = validateRunConfig({
     ...cfg,
-    synchronizer: { ...cfg.synchronizer, method: 'memory' },
+    placement: 'memory',
+    synchronizer: { ...cfg.synchronizer },
     explorer: { ...cfg.explorer, tasks_per_step: 2, repeat_times: 2 },
     // The config's batch of 96 is 64 rollouts + 32 expert rows; shrunken, the MIX batch follows the explore step.
     trainer: { ...cfg.trainer, batch_size: undefined },

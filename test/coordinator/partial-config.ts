@@ -24,7 +24,8 @@ export function partialConfig(method: 'memory' | 'checkpoint', over: Record<stri
     },
     trainer: { batch_size: 4 },
     buffer: { storage: 'sqlite', max_staleness: 1 },
-    synchronizer: { method, sync_interval: 1, sync_offset: method === 'memory' ? 0 : 1 },
+    placement: method,
+    synchronizer: { sync_interval: 1, sync_offset: method === 'memory' ? 0 : 1 },
     stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: STEPS }],
     ...over,
   };

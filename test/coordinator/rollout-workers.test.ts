@@ -16,7 +16,7 @@ for (const method of ['memory', 'checkpoint'] as const) {
     const ws = tempWorkspace();
     try {
       const cfg = tinyConfig({ sync_offset: 0 }, 4);
-      cfg.synchronizer.method = method;
+      cfg.placement = method;
       cfg.explorer.workers = 2;
       const s = await runJob({ config: cfg, workspace: ws, runId: `w-${method}` });
       assert.equal(s.trainer_steps, 2 + 4);

@@ -74,7 +74,7 @@ function config(method: 'memory' | 'checkpoint'): RunConfig {
     // (No batch_size: the MIX batch is one explore step's 16 rollouts plus its expert half.)
     trainer: { lr: 1e-6 },
     buffer: { max_staleness: 1 },
-    synchronizer: { method },
+    placement: method,
     // A periodic held-out eval after stage step 2, in whichever process trains.
     monitor: { eval_every: 2 },
     stages: [{ name: 'mix', algorithm: { name: 'mix' }, steps: STEPS }],

@@ -48,7 +48,8 @@ test(
         trainer: { batch_size: 4, steps: STEPS },
         algorithm: { name: 'grpo' },
         buffer: { storage: 'postgres', max_staleness: 1 },
-        synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+        placement: 'checkpoint',
+        synchronizer: { sync_interval: 1, sync_offset: 1 },
       });
       assert.ok(cfg, JSON.stringify(issues));
       await createDistributedRun(cfg, server.url, 'sd', join(dir, 'weights'));

@@ -38,7 +38,8 @@ function config(
     },
     trainer: { batch_size: 4 },
     algorithm: { name: 'grpo' },
-    synchronizer: { method, sync_offset: 0 },
+    placement: method,
+    synchronizer: { sync_offset: 0 },
     stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps }],
   });
   if (!config) throw new Error(JSON.stringify(issues));

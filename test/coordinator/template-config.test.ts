@@ -52,7 +52,7 @@ test('the template runs as written on the user taskset (default process model, r
     raw.monitor = { report: false };
     writeFileSync(config, stringify(raw));
     const cfg = loadRunConfig(config);
-    assert.equal(cfg.synchronizer.method, 'checkpoint', 'the template keeps the embedded default');
+    assert.equal(cfg.placement, 'checkpoint', 'the template keeps the embedded default');
     const s = await runJob({ config: cfg, configPath: config, workspace: ws, runId: 'tpl' });
     assert.equal(s.trainer_steps, 2);
     // The template's taskset is too small to hold any out: no evaluation, and the summary says why.

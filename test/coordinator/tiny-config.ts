@@ -27,7 +27,8 @@ export function tinyConfig(
     },
     trainer: { batch_size: 8 },
     buffer: { storage: 'sqlite', max_staleness: sync.sync_offset + (sync.sync_interval ?? 1) - 1 },
-    synchronizer: { method: 'checkpoint', sync_interval: sync.sync_interval ?? 1, sync_offset: sync.sync_offset },
+    placement: 'checkpoint',
+    synchronizer: { sync_interval: sync.sync_interval ?? 1, sync_offset: sync.sync_offset },
     stages: [
       { name: 'warmup', algorithm: { name: 'sft' }, steps: 2, batch_size: 8 },
       { name: 'mix', algorithm: { name: 'mix', params: { expert_ratio: 0.5 } }, steps: mixSteps },

@@ -20,7 +20,7 @@ const BATCH = 4;
 
 // The source: an exploring GRPO run whose buffer holds rollouts of versions 0..2.
 const src = tinyConfig({ sync_offset: 0 }, 2, { stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: 3 }] });
-src.synchronizer.method = 'memory';
+src.placement = 'memory';
 await runJob({ config: src, workspace: ws, runId: 'src' });
 const srcDb = join(ws, '.rft', 'runs', 'src', 'buffer.db');
 const srcRows = await (async () => {
@@ -58,7 +58,7 @@ async function trainsAll(
   rows: number,
 ): Promise<void> {
   const cfg = trainConfig(trainFrom);
-  cfg.synchronizer.method = method;
+  cfg.placement = method;
   const summary = await runJob({ config: cfg, workspace: ws, runId });
   const steps = Math.floor(rows / BATCH);
   assert.ok(steps >= 1, `the source has ${rows} rows`);

@@ -58,8 +58,8 @@ const CASES: [string, Record<string, unknown>][] = [
   ['explorer.eval_sampling.temperature', { ...BASE, explorer: { eval_sampling: { temperature: 0.7 } } }],
   ['tokenizer.vocab_size', { ...BASE, tokenizer: { kind: 'char', vocab_size: 300 } }],
   ['model.size', { ...BASE, model: { checkpoint: 'ck', size: 'small' } }],
-  ['synchronizer.sync_interval', { ...BASE, synchronizer: { method: 'memory', sync_interval: 2 } }],
-  ['restart', { ...BASE, synchronizer: { method: 'memory' }, restart: 2 }],
+  ['synchronizer.sync_interval', { ...BASE, placement: 'memory', synchronizer: { sync_interval: 2 } }],
+  ['restart', { ...BASE, placement: 'memory', restart: 2 }],
   ['experts', { ...BASE, mode: 'explore', experts: { builtin: 'reverse' } }],
   ['explorer.workers', { ...BASE, mode: 'bench', explorer: { workers: 2 } }],
   ['monitor.eval_every', { ...BASE, mode: 'explore', monitor: { eval_every: 5 } }],
@@ -67,7 +67,7 @@ const CASES: [string, Record<string, unknown>][] = [
   ['stages[0].mode', { ...BASE, stages: [{ name: 's', algorithm: { name: 'mix' }, steps: 2, mode: 'explore' }] }],
   // Modes without a trainer (placement/explore-bench.ts): no process restarts, no weights move, nothing trains.
   ['restart', { ...BASE, mode: 'explore', restart: 3 }],
-  ['synchronizer.method', { ...BASE, mode: 'bench', synchronizer: { method: 'memory' } }],
+  ['placement', { ...BASE, mode: 'bench', placement: 'memory' }],
   ['synchronizer.sync_offset', { ...BASE, mode: 'explore', synchronizer: { sync_offset: 1 } }],
   ['buffer.max_staleness', { ...BASE, mode: 'bench', buffer: { max_staleness: 4 } }],
   ['buffer.sampler', { ...BASE, mode: 'explore', buffer: { sampler: 'fifo' } }],
@@ -137,7 +137,7 @@ test('a distributed run (rft coordinator) refuses what its explorers and trainer
     for (const [path, raw] of [
       ['explorer.workers', { ...BASE, explorer: { workers: 2 } }],
       ['restart', { ...BASE, restart: 3 }],
-      ['synchronizer.method', { ...BASE, synchronizer: { method: 'memory' } }],
+      ['placement', { ...BASE, placement: 'memory' }],
       ['buffer.storage', { ...BASE, buffer: { storage: 'postgres://u@h/db' } }],
     ] as const) {
       const f = join(dir, 'c.yaml');
@@ -170,7 +170,8 @@ test('read fields and defaults written out are not reported', () => {
   assert.equal(
     loadError({
       ...BASE,
-      synchronizer: { method: 'checkpoint', sync_offset: 1 },
+      placement: 'checkpoint',
+      synchronizer: { sync_offset: 1 },
       buffer: { max_staleness: 1 },
       restart: 1,
     }),

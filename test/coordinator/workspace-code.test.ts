@@ -24,7 +24,8 @@ function config(dir: string, method: 'memory' | 'checkpoint', reward: string, fi
   const cfg = tinyConfig({ sync_offset: 0 }, 2, {
     experts: undefined,
     stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
-    synchronizer: { method, sync_interval: 1, sync_offset: 0 },
+    placement: method,
+    synchronizer: { sync_interval: 1, sync_offset: 0 },
     workflow: { name: 'single_turn', reward, file },
   });
   return writeConfig(dir, cfg);
@@ -106,7 +107,7 @@ test('workflow.file: a custom workflow runs in the explorer (its experiences, sc
     const cfg = tinyConfig({ sync_offset: 0 }, 2, {
       experts: undefined,
       stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
-      synchronizer: { method: 'memory' },
+      placement: 'memory',
       workflow: { name: 'tagged', reward: 'len_wf', file: './wf.mjs' },
     });
     const file = writeConfig(ws, cfg);
@@ -329,7 +330,8 @@ test('a custom reward that calls process.exit(0) or loops for ever costs only it
     const raw = tinyConfig({ sync_offset: 0 }, 2, {
       experts: undefined,
       stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
-      synchronizer: { method: 'memory', sync_interval: 1, sync_offset: 0 },
+      placement: 'memory',
+      synchronizer: { sync_interval: 1, sync_offset: 0 },
       workflow: { name: 'single_turn', reward: 'hostile', file: './hostile.mjs', code_timeout_seconds: 0.5 },
     });
     const file = writeConfig(ws, raw);

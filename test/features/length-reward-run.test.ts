@@ -51,7 +51,8 @@ async function run(ws: string, runId: string, withLength: boolean) {
       eval_sampling: { max_new_tokens: 8 },
     },
     trainer: { lr: 0.01 },
-    synchronizer: { method: 'memory', sync_offset: 0 },
+    placement: 'memory',
+    synchronizer: { sync_offset: 0 },
     buffer: { storage: 'sqlite', max_staleness: 0 },
     experience_pipeline: [
       { name: 'validity' },

@@ -34,7 +34,8 @@ async function run(ws: string, runId: string, selector: string, reward: { name: 
     // One explore step (2 tasks x 2 samples) a trainer step.
     trainer: { batch_size: undefined },
     workflow: { name: 'single_turn', reward: reward.name, ...(reward.file ? { file: reward.file } : {}) },
-    synchronizer: { method: 'memory', sync_offset: 0 },
+    placement: 'memory',
+    synchronizer: { sync_offset: 0 },
     buffer: { storage: 'sqlite', max_staleness: 0 },
     stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: STEPS }],
   });

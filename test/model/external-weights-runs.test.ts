@@ -63,7 +63,7 @@ function loraRun(checkpoint: string, method: 'memory' | 'checkpoint'): Record<st
     },
     trainer: { batch_size: 4 },
     buffer: { storage: 'sqlite', max_staleness: 1 },
-    synchronizer: { method },
+    placement: method,
     // SFT first, so the adapters the explorer merges are not zero when it samples.
     stages: [
       { name: 'warmup', algorithm: { name: 'sft' }, steps: 1, batch_size: 4, lr: 0.05 },

@@ -161,7 +161,7 @@ for (const sync of ['memory', 'checkpoint'] as const) {
       },
       trainer: { batch_size: 4 },
       buffer: { storage: 'sqlite', max_staleness: 1 },
-      synchronizer: { method: sync },
+      placement: sync,
       stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: 2, lr: 0.05 }],
     });
     assert.ok(config, JSON.stringify(issues));

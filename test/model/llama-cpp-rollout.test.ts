@@ -130,7 +130,7 @@ for (const sync of ['memory', 'checkpoint'] as const) {
       },
       trainer: { batch_size: 4 },
       buffer: { storage: 'sqlite', max_staleness: 1 },
-      synchronizer: { method: sync },
+      placement: sync,
       stages: [
         { name: 'warmup', algorithm: { name: 'sft' }, steps: 1, batch_size: 4, lr: 0.01 },
         { name: 'grpo', algorithm: { name: 'grpo' }, steps: 2, lr: 0.05 },
@@ -188,7 +188,7 @@ test("distributed (PostgreSQL) explorer with explorer.engine llama-cpp: rollouts
       },
       trainer: { batch_size: 4 },
       buffer: { max_staleness: 1 },
-      synchronizer: { method: 'checkpoint' },
+      placement: 'checkpoint',
       stages: [{ name: 'grpo', algorithm: { name: 'grpo' }, steps: 2, lr: 0.05 }],
     });
     assert.ok(config, JSON.stringify(issues));

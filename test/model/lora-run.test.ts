@@ -90,7 +90,7 @@ function loraRunConfig(checkpoint: string, sync: 'memory' | 'checkpoint'): Recor
       eval_sampling: { max_new_tokens: 4 },
     },
     buffer: { storage: 'sqlite', max_staleness: 1 },
-    synchronizer: { method: sync },
+    placement: sync,
     stages: [
       { name: 'warmup', algorithm: { name: 'sft' }, steps: 1, batch_size: 4, lr: 0.01 },
       { name: 'mix', algorithm: { name: 'mix', params: { expert_ratio: 0.5 } }, steps: 2, lr: 0.01 },

@@ -254,7 +254,10 @@ for (const method of ['memory', 'checkpoint'] as const) {
       process.env.RFT_LOG_LEVEL = 'info'; // the engine line is an info line
       const ws = tempWorkspace();
       try {
-        const cfg = tinyConfig({ sync_offset: 0 }, 2, { synchronizer: { method, sync_interval: 1, sync_offset: 0 } });
+        const cfg = tinyConfig({ sync_offset: 0 }, 2, {
+          placement: method,
+          synchronizer: { sync_interval: 1, sync_offset: 0 },
+        });
         const s = await runJob({ config: cfg, workspace: ws, runId: `gpu-${method}` });
         assert.equal(s.trainer_steps, 4, 'SFT 2 + MIX 2 steps');
         assert.ok(Number.isFinite(s.final_accuracy), `final accuracy ${s.final_accuracy}`);

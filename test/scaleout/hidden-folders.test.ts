@@ -44,7 +44,8 @@ function configFile(name: string): string {
       trainer: { batch_size: 4, steps: STEPS },
       algorithm: { name: 'grpo' },
       buffer: { storage: 'postgres', max_staleness: 1 },
-      synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+      placement: 'checkpoint',
+      synchronizer: { sync_interval: 1, sync_offset: 1 },
     }),
   );
   return f;

@@ -112,7 +112,8 @@ test(
           trainer: { batch_size: TPS * REPEAT, steps: STEPS },
           algorithm: { name: 'grpo' },
           buffer: { storage: 'postgres', max_staleness: S },
-          synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+          placement: 'checkpoint',
+          synchronizer: { sync_interval: 1, sync_offset: 1 },
         }),
       );
       const coord = start('coordinator', [

@@ -43,7 +43,8 @@ function config() {
     trainer: { batch_size: TASKS_PER_STEP * REPEAT, steps: STEPS },
     algorithm: { name: 'grpo' },
     buffer: { storage: 'postgres', max_staleness: STALENESS },
-    synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+    placement: 'checkpoint',
+    synchronizer: { sync_interval: 1, sync_offset: 1 },
   };
 }
 

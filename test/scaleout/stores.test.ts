@@ -43,7 +43,8 @@ function config(steps: number): RunConfig {
     trainer: { batch_size: 4, steps },
     algorithm: { name: 'grpo' },
     buffer: { storage: 'postgres', max_staleness: 1 },
-    synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+    placement: 'checkpoint',
+    synchronizer: { sync_interval: 1, sync_offset: 1 },
   });
   assert.ok(config, JSON.stringify(issues));
   return config;

@@ -43,7 +43,8 @@ function config(dir: string, run: 'A' | 'B'): RunConfig {
     trainer: { batch_size: TPS * REPEAT, steps: STEPS },
     algorithm: { name: 'grpo' },
     buffer: { storage: 'postgres', max_staleness: 1 },
-    synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+    placement: 'checkpoint',
+    synchronizer: { sync_interval: 1, sync_offset: 1 },
   });
   if (!config) throw new Error(JSON.stringify(issues));
   return config;

@@ -62,7 +62,8 @@ test(
         trainer: { batch_size: 4, steps: 3 },
         algorithm: { name: 'grpo' },
         buffer: { storage: 'postgres', max_staleness: 1 },
-        synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+        placement: 'checkpoint',
+        synchronizer: { sync_interval: 1, sync_offset: 1 },
       });
       assert.ok(config, JSON.stringify(issues));
       const weights = join(dir, 'weights');

@@ -248,7 +248,7 @@ for (const method of ['memory', 'checkpoint'] as const) {
     setLogSink((_l, scope, msg) => lines.push(`${scope}: ${msg}`));
     try {
       const cfg = tinyConfig({ sync_offset: 0 }, 2, ppoStages);
-      cfg.synchronizer.method = method;
+      cfg.placement = method;
       await runJob({ config: cfg, workspace: ws, runId: 'c1', checkpointEvery: 1 });
       const runDir = join(ws, '.rft', 'runs', 'c1');
       const recs = trainRecords(runDir);
@@ -297,7 +297,7 @@ test('critic (memory placement): a stopped and resumed run continues the critic 
     const cfg = tinyConfig({ sync_offset: 0 }, 2, {
       stages: [{ name: 'ppo', algorithm: { name: 'ppo' }, steps: 8, batch_size: 4 }],
     });
-    cfg.synchronizer.method = 'memory';
+    cfg.placement = 'memory';
     const runDir = join(ws, '.rft', 'runs', 'r1');
     // Stopped after its periodic eval at step 2 (the run never yields to a timer between steps).
     cfg.monitor.eval_every = 2;

@@ -40,7 +40,7 @@ async function grpo(name: string, opts: { lora?: boolean; lr?: number; steps: nu
     `name: ${name}\nseed: 1\nmodel:\n  checkpoint: ${JSON.stringify(pretrained.dir)}\n${lora}taskset:\n  path: ${JSON.stringify(files.train)}\neval:\n  path: ${JSON.stringify(files.eval)}\n` +
       `workflow: { name: single_turn, reward: exact_match }\nalgorithm: { name: grpo }\n` +
       `explorer:\n  tasks_per_step: 8\n  repeat_times: 8\n  sampling: { max_new_tokens: 3, temperature: 1 }\n  eval_sampling: { max_new_tokens: 3 }\n` +
-      `trainer:\n  batch_size: 64\n  steps: ${opts.steps}\n${lr}synchronizer: { method: memory }\nmonitor: { report: ${opts.report ?? false} }\n`,
+      `trainer:\n  batch_size: 64\n  steps: ${opts.steps}\n${lr}placement: memory\nmonitor: { report: ${opts.report ?? false} }\n`,
   );
   const from = lines.length;
   const s = await runJob({ config: loadRunConfig(config), configPath: config, workspace: dir, runId: name });

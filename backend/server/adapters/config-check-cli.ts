@@ -63,7 +63,12 @@ export async function cliConfigIssues(file: string, cwd: string): Promise<PathIs
   });
   let issues: PathIssue[] = [];
   if (code !== 0) {
-    issues = [...stderr.matchAll(/field '([^']+)': ([^\n]*)/g)].map((m) => ({ path: m[1]!, message: m[2]!.trim() }));
+    // Log lines (`[time] WARN config: ...`, a renamed key) are not the refusal's problems.
+    const refusal = stderr
+      .split('\n')
+      .filter((l) => !/^\[[^\]]+\] [A-Z]+ /.test(l))
+      .join('\n');
+    issues = [...refusal.matchAll(/field '([^']+)': ([^\n]*)/g)].map((m) => ({ path: m[1]!, message: m[2]!.trim() }));
     const own = stderr
       .split('\n')
       .filter((l) => l.startsWith('rft: '))

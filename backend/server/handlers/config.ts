@@ -23,10 +23,12 @@ export function registerConfig(rpc: RpcHost, paths: WorkspacePaths): void {
     }
     const text = p.text ?? onDisk!;
     const issues = configIssuesAt(text);
-    if (issues.length) return { issues };
+    // Warnings (a renamed key's old spelling) do not stop the checks that follow, nor a run.
+    const warnings = issues.filter((i) => i.severity === 'warning');
+    if (issues.length > warnings.length) return { issues };
     const shallow = [...deepIssues(text), ...issuesAtLines(text, missingFiles(text, file))];
-    if (shallow.length || !p.deep || text !== onDisk) return { issues: shallow };
-    return { issues: issuesAtLines(text, await cliConfigIssues(file, paths.given)) };
+    if (shallow.length || !p.deep || text !== onDisk) return { issues: [...warnings, ...shallow] };
+    return { issues: [...warnings, ...issuesAtLines(text, await cliConfigIssues(file, paths.given))] };
   });
 }
 

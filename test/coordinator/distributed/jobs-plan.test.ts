@@ -80,7 +80,8 @@ function cfg(over: Record<string, unknown>): RunConfig {
     trainer: { batch_size: 4, steps: 5 },
     algorithm: { name: 'grpo' },
     buffer: { storage: 'postgres', max_staleness: 1 },
-    synchronizer: { method: 'checkpoint', sync_interval: 1, sync_offset: 1 },
+    placement: 'checkpoint',
+    synchronizer: { sync_interval: 1, sync_offset: 1 },
     ...over,
   });
   assert.ok(config, JSON.stringify(issues));
