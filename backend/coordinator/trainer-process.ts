@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { logger } from '../core/log.js';
 import { engineRecord, initEngine } from '../model/engine.js';
 import { runModelParams } from '../model/run-model.js';
-import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
+import { loadCheckpoint } from '../model/checkpoint.js';
+import { publishCheckpoint, stageCheckpointMeta } from './setup/run-data.js';
 import { frozenOutsideHeap } from '../model/external-weights.js';
 import { RunRegistry } from '../buffer/runs.js';
 import { makeSampler } from '../buffer/sampler/index.js';
@@ -75,20 +76,8 @@ export async function trainerProcess(a: ProcessArgs, signal: AbortSignal): Promi
         onState: (s, d) => ctx.setState('trainer', s, d),
         publishWeights: async (version, sStep, done) => {
           const dir = join(ctx.runDir, 'checkpoints', `v${version}`);
-          await saveCheckpoint(
-            model,
-            dir,
-            {
-              version,
-              step: version,
-              stage: stage.name,
-              stage_index: done ? a.stage + 1 : a.stage,
-              stage_step: done ? 0 : sStep,
-            },
-            tok,
-            { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer },
-          );
-          await db.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
+          const meta = stageCheckpointMeta(version, stage.name, a.stage, sStep, done);
+          await publishCheckpoint({ store: db, runId, model, tok, dir, meta, critic: parts.trainer });
           // Every published checkpoint goes into the registry as it is written (the dashboard, the
           // Runs view and Evaluate list it while the run goes on), and the pruned ones leave it.
           // The registry drops them before their folders go, so it never names a missing one.

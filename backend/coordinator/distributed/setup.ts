@@ -13,7 +13,8 @@ import { saveCheckpoint } from '../../model/checkpoint.js';
 import { PostgresStore } from '../../buffer/storage/postgres.js';
 import { JobQueue, type WorkerRow } from '../../buffer/queue/job-queue.js';
 import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
-import { expertExperience, loadTasks } from '../setup/tasks.js';
+import { loadTasks } from '../setup/tasks.js';
+import { seedRun } from '../setup/run-data.js';
 import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
 import { stagesOf } from '../setup/trainer.js';
 import { checkSyncConfig } from '../sync-plan.js';
@@ -109,9 +110,7 @@ export async function createDistributedRun(
     await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
     const pools = loadTasks(cfg);
     const tok = makeTokenizer(cfg, tokenizerTexts(pools));
-    await store.putTasks(runId, pools.train);
-    if (pools.experts.length && (await store.count({ runId, source: 'expert' })) === 0)
-      await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
+    await seedRun(store, runId, pools, tok);
     await store.setState(runId, 'dist:config', cfg);
     await store.setState(runId, 'dist:weights', object ? null : dir);
     await store.setState(runId, 'dist:weights-store', objectStore ?? null);

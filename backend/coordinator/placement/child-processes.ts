@@ -6,7 +6,7 @@ import { InputError } from '../../core/errors.js';
 import { join } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
 import { logger } from '../../core/log.js';
-import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.js';
+import { loadCheckpoint } from '../../model/checkpoint.js';
 import { inferenceOutsideHeap } from '../../model/external-weights.js';
 import { checkStageIndex, readCheckpointMeta } from '../../model/checkpoint-meta.js';
 import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
@@ -23,7 +23,8 @@ import { stagesOf, processArgv, type ProcessArgs } from '../process-context.js';
 import { trustEnv } from '../workspace-code.js';
 import type { RunSummary } from '../run-types.js';
 import type { PlacementContext } from './entry.js';
-import { expertExperience, loadTasks, type TaskPools } from '../setup/tasks.js';
+import { loadTasks, type TaskPools } from '../setup/tasks.js';
+import { publishCheckpoint, seedRun } from '../setup/run-data.js';
 import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
 import { evalOptions } from '../setup/explorer.js';
 
@@ -129,15 +130,12 @@ async function initRun(
 ): Promise<void> {
   const tok = makeTokenizer(cfg, tokenizerTexts(pools));
   saveTokenizer(tok, runDir);
-  // A run killed before v0 existed starts over here: tasks upsert; experts are added once.
-  await store.putTasks(runId, pools.train);
-  if (pools.experts.length && (await store.count({ runId, source: 'expert' })) === 0)
-    await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
+  await seedRun(store, runId, pools, tok);
   const model = initialModel(cfg, tok, [...pools.train, ...pools.eval]);
   const dir = join(runDir, 'checkpoints', 'v0');
-  await saveCheckpoint(model, dir, { version: 0, step: 0, stage: 'init', stage_index: 0, stage_step: 0 }, tok);
+  const meta = { version: 0, step: 0, stage: 'init', stage_index: 0, stage_step: 0 };
+  await publishCheckpoint({ store, runId, model, tok, dir, meta });
   model.dispose();
-  await store.addCheckpoint({ runId, version: 0, path: dir, checksum: '', createdAt: Date.now() });
   await registry.addCheckpoint(runId, { version: 0, path: dir, step: 0 });
 }
 

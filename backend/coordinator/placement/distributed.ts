@@ -23,6 +23,7 @@ import { RunMetricsLog } from '../distributed/run-metrics.js';
 import { runReward, TaskFeed } from '../setup/tasks.js';
 import { evalOptions } from '../setup/explorer.js';
 import { stagesOf } from '../setup/trainer.js';
+import { stageCheckpointMeta } from '../setup/run-data.js';
 import { openStage, runStages, stageStarts, trainStage, type Placement } from '../run-loop.js';
 import { jobSync, PLANNED_SELECTORS } from '../distributed/jobs-plan.js';
 import { PlannedSelector } from '../distributed/selector-plan.js';
@@ -362,19 +363,11 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
             },
             publishWeights: async (v, sStep, done) => {
               const dir = versionDir(weightsDir, o.runId, v);
-              await saveCheckpoint(
-                model,
-                dir,
-                {
-                  version: v,
-                  step: v,
-                  stage: stage.name,
-                  stage_index: done ? si + 1 : si,
-                  stage_step: done ? 0 : sStep,
-                },
-                tok,
-                { critic: parts.trainer.critic, criticOptimizer: parts.trainer.criticOptimizer },
-              );
+              // Not publishCheckpoint: the version is uploaded and checksummed before its record names it.
+              await saveCheckpoint(model, dir, stageCheckpointMeta(v, stage.name, si, sStep, done), tok, {
+                critic: parts.trainer.critic,
+                criticOptimizer: parts.trainer.criticOptimizer,
+              });
               criticFrom = dir;
               const checksum = checksumDir(dir);
               server?.add(checksum, dir); // servable before any explorer hears of it

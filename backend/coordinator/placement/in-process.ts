@@ -5,7 +5,7 @@
 // of recorded batches after a kill -9). Everything a config turns into comes from setup/.
 import { join } from 'node:path';
 import { logger } from '../../core/log.js';
-import { loadCheckpoint, saveCheckpoint } from '../../model/checkpoint.js';
+import { loadCheckpoint } from '../../model/checkpoint.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import type { Trainer } from '../../trainer/trainer.js';
 import { checkStageIndex } from '../../model/checkpoint-meta.js';
@@ -24,7 +24,8 @@ import type { PlacementContext } from './entry.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import { startOverlapExplorer, type OverlapGate, type OverlapStage } from './memory-explorer.js';
 import { LockstepExplorer } from './lockstep-explorer.js';
-import { expertExperience, loadTasks } from '../setup/tasks.js';
+import { loadTasks } from '../setup/tasks.js';
+import { publishCheckpoint, seedRun } from '../setup/run-data.js';
 import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
 import { evalOptions, rolloutEngine } from '../setup/explorer.js';
 import { stagesOf } from '../setup/trainer.js';
@@ -42,7 +43,7 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
   let pool: SyncedRolloutModel | undefined;
   let half: ExplorerHalf | undefined;
   try {
-    if (!resumeFrom) await store.putTasks(runId, pools.train);
+    if (!resumeFrom) await seedRun(store, runId, pools, tok);
     // The stage being run decides the advantage function of fresh experiences.
     let currentAlgorithm = cfg.algorithm;
     // A resumed run continues the selector and the explore step numbers where it stopped.
@@ -60,8 +61,6 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
       watch: true,
     });
     const { explorer } = half;
-    if (!resumeFrom && pools.experts.length)
-      await store.appendExperiences(pools.experts.map((t) => expertExperience(tok, runId, t, pools.solve(t))));
     // buffer.train_from: another run's rows, copied in before any stage reads (a resume finds them there).
     if (cfg.buffer.train_from) await importTrainFrom(store, runId, cfg.buffer.train_from);
 
@@ -119,15 +118,9 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
       critic?: Pick<Trainer, 'critic' | 'criticOptimizer'>,
     ) => {
       const dir = join(runDir, 'checkpoints', `v${version}`);
-      await saveCheckpoint(
-        model,
-        dir,
-        { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep, base_accuracy: baseAcc },
-        tok,
-        { critic: critic?.critic, criticOptimizer: critic?.criticOptimizer },
-      );
+      const meta = { version, step: totalSteps, stage: stageName, stage_index: si, stage_step: stageStep };
+      await publishCheckpoint({ store, runId, model, tok, dir, meta: { ...meta, base_accuracy: baseAcc }, critic });
       lastCheckpoint = dir;
-      await store.addCheckpoint({ runId, version, path: dir, checksum: '', createdAt: Date.now() });
       await registry.addCheckpoint(runId, { version, path: dir, step: totalSteps });
       await registry.setLastStep(runId, totalSteps);
       return dir;
