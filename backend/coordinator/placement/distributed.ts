@@ -86,6 +86,62 @@ export interface TrainerResult {
   outDir: string;
 }
 
+/** Takes the run's trainer lease (another holder's only with takeOver, or when its process is gone) and fences the job queue with it. */
+async function takeTrainerLease(
+  raw: PostgresStore,
+  q: JobQueue,
+  o: DistributedTrainerOptions,
+  id: string,
+  retry: Parameters<typeof withRetry>[1],
+): Promise<void> {
+  const { lease, tookFrom } = await withRetry(
+    () =>
+      raw.acquireTrainerLease(o.runId, {
+        holder: id,
+        host: hostname(),
+        pid: process.pid,
+        timeoutMs: o.leaseTimeoutMs,
+        takeOver: o.takeOver,
+        holderGone,
+      }),
+    retry,
+  );
+  // The jobs it queues are fenced too: a taken-over trainer cannot queue into the holder's run.
+  q.fence(o.runId, lease.epoch);
+  if (tookFrom)
+    log.warn(
+      `run ${o.runId}: took the trainer lease (epoch ${lease.epoch}) from ${tookFrom.holder} (host ${tookFrom.host}, pid ${tookFrom.pid}); it stops at its next write`,
+    );
+}
+
+/**
+ * Serves the run's weights over HTTP from this host, recorded in the run so that every explorer finds
+ * the current address (a restarted trainer records its new one).
+ */
+async function serveWeights(
+  tw: TrainerWeights,
+  store: Pick<PostgresStore, 'listCheckpoints' | 'setState'>,
+  runId: string,
+  id: string,
+  opts: Exclude<DistributedTrainerOptions['serveWeights'], false> = {},
+): Promise<WeightsServer> {
+  const server = new WeightsServer();
+  for (const [sum, path] of tw.servable(await store.listCheckpoints(runId))) server.add(sum, path);
+  const tls = opts.tls;
+  const port = await server.listen(opts.port ?? 0, undefined, tls);
+  const host = opts.host ?? defaultAdvertisedHost();
+  const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // With TLS the certificate goes with the address: explorers pin its sha256 unless given a CA.
+  await store.setState(runId, 'dist:weights-http', {
+    url,
+    token: server.token,
+    trainer: id,
+    ...(tls ? { tls: { cert: tls.cert, sha256: certSha256(tls.cert) } } : {}),
+  });
+  log.info(`run ${runId}: serving weights at ${url}`);
+  return server;
+}
+
 export async function distributedTrainer(o: DistributedTrainerOptions): Promise<TrainerResult> {
   await initEngine();
   const t0 = Date.now();
@@ -107,24 +163,7 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
   // One trainer per run: the lease's epoch fences every write of this store for the run, so a trainer
   // that lost it (another took over) cannot overwrite a checkpoint record, publish or mark rows trained.
   try {
-    const { lease, tookFrom } = await withRetry(
-      () =>
-        raw.acquireTrainerLease(o.runId, {
-          holder: id,
-          host: hostname(),
-          pid: process.pid,
-          timeoutMs: o.leaseTimeoutMs,
-          takeOver: o.takeOver,
-          holderGone,
-        }),
-      retry,
-    );
-    // The jobs it queues are fenced too: a taken-over trainer cannot queue into the holder's run.
-    q.fence(o.runId, lease.epoch);
-    if (tookFrom)
-      log.warn(
-        `run ${o.runId}: took the trainer lease (epoch ${lease.epoch}) from ${tookFrom.holder} (host ${tookFrom.host}, pid ${tookFrom.pid}); it stops at its next write`,
-      );
+    await takeTrainerLease(raw, q, o, id, retry);
   } catch (e) {
     await q.close();
     await raw.close();
@@ -187,24 +226,9 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     let criticFrom = latestDir;
     const note = outsideHeapNote(model);
     if (note) log.info(`run ${o.runId}: v${meta.version} loaded, ${note}`);
-    // Weights over HTTP from this host: explorers need no shared folder. Recorded in the run, so every
-    // explorer finds the current address (a restarted trainer records its new one).
-    if (o.serveWeights !== false && !tw.object) {
-      server = new WeightsServer();
-      for (const [sum, path] of tw.servable(await store.listCheckpoints(o.runId))) server.add(sum, path);
-      const tls = o.serveWeights?.tls;
-      const port = await server.listen(o.serveWeights?.port ?? 0, undefined, tls);
-      const host = o.serveWeights?.host ?? defaultAdvertisedHost();
-      const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
-      // With TLS the certificate goes with the address: explorers pin its sha256 unless given a CA.
-      await store.setState(o.runId, 'dist:weights-http', {
-        url,
-        token: server.token,
-        trainer: id,
-        ...(tls ? { tls: { cert: tls.cert, sha256: certSha256(tls.cert) } } : {}),
-      });
-      log.info(`run ${o.runId}: serving weights at ${url}`);
-    } else await store.setState(o.runId, 'dist:weights-http', null);
+    // Weights over HTTP from this host: explorers need no shared folder.
+    if (o.serveWeights !== false && !tw.object) server = await serveWeights(tw, store, o.runId, id, o.serveWeights);
+    else await store.setState(o.runId, 'dist:weights-http', null);
     if (!tok) throw new InfrastructureError(`${latest.path}: checkpoint has no tokenizer.json`);
     const stages = stagesOf(cfg);
     const starts = stageStarts(stages);
