@@ -1,4 +1,4 @@
-// Child processes of a run (synchronizer `checkpoint`): the coordinator starts `rft explorer-process`
+// Child processes of a run (`placement: checkpoint`): the coordinator starts `rft explorer-process`
 // and `rft trainer-process`, keeps the tail of their logs (also written to <run>/logs/<name>.log),
 // reports a process that died with its last log lines, and restarts it up to `restart` times.
 import { InfrastructureError } from '../core/errors.js';

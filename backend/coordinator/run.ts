@@ -1,7 +1,7 @@
 // RFT-core: `runJob` is the entry of every run (registry record, pid file, final status). It hands
 // the run to its placement, each a placement/ entry of one signature (placement/entry.ts):
-// placement/in-process.ts (synchronizer `memory`: one process, the model shared in memory),
-// placement/child-processes.ts (synchronizer `checkpoint`, the default: explorer and trainer as
+// placement/in-process.ts (`placement: memory`: one process, the model shared in memory),
+// placement/child-processes.ts (`placement: checkpoint`, the default: explorer and trainer as
 // their own processes) or placement/explore-bench.ts (modes explore, bench). Each builds its parts from the
 // config through setup/, and the ones that train run the one run loop (run-loop.ts); none of them
 // imports this file.

@@ -85,7 +85,7 @@ export function workerPool(
         : 'synchronizer: an explorer overlapping the trainer in one process samples on a rollout worker, which';
     throw new Error(
       `${why} each hold an in-heap copy of the weights, and this model's ${(bytes / 2 ** 30).toFixed(1)} GiB of f32 weights do not fit a worker's 4 GiB wasm heap; ` +
-        `set explorer.workers: 1 (the explorer then samples with the weights outside the heap), use explorer.engine: llama-cpp, or synchronizer method checkpoint for one_step_off / async`,
+        `set explorer.workers: 1 (the explorer then samples with the weights outside the heap), use explorer.engine: llama-cpp, or placement: checkpoint for one_step_off / async`,
     );
   }
   return new WorkerRolloutModel({ workers: o.workers, config: o.config, tokenizer: o.tokenizer });

@@ -29,7 +29,7 @@ test('explorer.workers > 1 with a 1B model is refused at its path with the way o
 test('an overlapping memory explorer (one worker) with a 1B model is refused, naming the synchronizer', () => {
   assert.throws(
     () => workerPool({ workers: 1, config: llama1b, tokenizer: tok, overlap: true }),
-    /^Error: synchronizer: .* 4\.6 GiB .* method checkpoint/,
+    /^Error: synchronizer: .* 4\.6 GiB .* placement: checkpoint for one_step_off/,
   );
 });
 

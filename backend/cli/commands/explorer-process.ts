@@ -1,4 +1,4 @@
-// `rft explorer-process RUN_DIR`: started by the coordinator of a run with synchronizer `checkpoint`;
+// `rft explorer-process RUN_DIR`: started by the coordinator of a run with `placement: checkpoint`;
 // SIGTERM ends it after its current step.
 import { command, flagNumber, flagString } from '../command.js';
 import { explorerProcess } from '../../coordinator/explorer-process.js';

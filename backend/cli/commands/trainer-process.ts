@@ -1,4 +1,4 @@
-// `rft trainer-process RUN_DIR`: started by the coordinator of a run with synchronizer `checkpoint`;
+// `rft trainer-process RUN_DIR`: started by the coordinator of a run with `placement: checkpoint`;
 // SIGTERM ends it after its current step.
 import { command, flagNumber, flagString } from '../command.js';
 import { trainerProcess } from '../../coordinator/trainer-process.js';

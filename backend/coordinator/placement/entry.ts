@@ -1,5 +1,5 @@
 // The one entry signature of the placements runJob (run.ts) hands a run to: in-process.ts
-// (synchronizer memory), child-processes.ts (synchronizer checkpoint) and explore-bench.ts (modes
+// (placement memory), child-processes.ts (placement checkpoint) and explore-bench.ts (modes
 // explore and bench, no trainer). Each takes the run as runJob opened it. The distributed
 // placement (distributed.ts) is not started by runJob: `rft trainer` (cli/commands/trainer.ts)
 // starts its trainer on a run that `rft coordinator` created in the database, with its own options.
