@@ -22,7 +22,7 @@ import { checkSyncConfig } from '../sync-plan.js';
 import { stagesOf, processArgv, type ProcessArgs } from '../process-context.js';
 import { trustEnv } from '../workspace-code.js';
 import type { RunSummary } from '../run-types.js';
-import type { PlacementContext } from './entry.js';
+import { runRecord, type PlacementContext } from './entry.js';
 import { loadTasks, type TaskPools } from '../setup/tasks.js';
 import { publishCheckpoint, seedRun } from '../setup/run-data.js';
 import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
@@ -98,20 +98,15 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
         };
       },
     };
-    const { summary, stopped } = await runStages(cfg, placement, {
-      runId,
-      runDir,
-      metrics,
-      t0: c.t0,
-      signal: c.opts.signal,
-      // monitor.report: false writes no HTML report (the summary's report is then '').
-      reportFile: cfg.monitor.report ? join(runDir, 'report.html') : '',
-      reportTitle: `RFT Studio run ${runId}`,
-      evalSet: { note: pools.evalSet, tasks: pools.eval.length },
-      reportExtra: {
-        synchronizer: `checkpoint, ${cfg.synchronizer.mode === 'async' ? 'mode async' : `${cfg.synchronizer.mode ? `mode ${cfg.synchronizer.mode}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}`,
-      },
-    });
+    const { summary, stopped } = await runStages(
+      cfg,
+      placement,
+      runRecord(c, pools, {
+        reportExtra: {
+          synchronizer: `checkpoint, ${cfg.synchronizer.mode === 'async' ? 'mode async' : `${cfg.synchronizer.mode ? `mode ${cfg.synchronizer.mode}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}`,
+        },
+      }),
+    );
     if (stopped) log.info('run stopped; `rft resume` continues it');
     return summary;
   } finally {

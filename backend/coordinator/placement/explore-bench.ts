@@ -4,7 +4,6 @@
 // write the report. Neither moves weights, so both run in the coordinator's own process, under the
 // run loop every placement runs (run-loop.ts `runStages`, as a placement that does not train).
 import { InputError } from '../../core/errors.js';
-import { join } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
 import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
@@ -17,7 +16,7 @@ import type { RolloutModel } from '../../explorer/workflow.js';
 import { evaluate } from '../evaluate.js';
 import { runStages, type Placement } from '../run-loop.js';
 import type { RunSummary } from '../run-types.js';
-import type { PlacementContext } from './entry.js';
+import { runRecord, type PlacementContext } from './entry.js';
 import { openExplorerHalf } from '../explorer-half.js';
 import { runExplorerLoop, sharedWeights } from '../../explorer/explorer-loop.js';
 import { loadTasks, type TaskPools } from '../setup/tasks.js';
@@ -60,7 +59,7 @@ function rolloutModel(
 }
 
 export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSummary> {
-  const { cfg, runId, runDir, metrics } = c;
+  const { cfg, runId, runDir } = c;
   const pools = loadTasks(cfg);
   // Mode bench is an evaluation: without an eval set it would measure nothing.
   if (cfg.mode === 'bench' && pools.eval.length === 0)
@@ -97,18 +96,11 @@ export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSum
       },
       finish: async () => ({ trainerSteps: 0, exploreSteps, checkpoint: cfg.model.checkpoint ?? '' }),
     };
-    const { summary } = await runStages(cfg, placement, {
-      runId,
-      runDir,
-      metrics,
-      t0: c.t0,
-      signal: c.opts.signal,
-      // monitor.report: false writes no HTML report (the summary's report is then '').
-      reportFile: cfg.monitor.report ? join(runDir, 'report.html') : '',
-      reportTitle: `RFT Studio ${cfg.mode} run ${runId}`,
-      reportExtra: { model: rm.what },
-      evalSet: { note: pools.evalSet, tasks: pools.eval.length },
-    });
+    const { summary } = await runStages(
+      cfg,
+      placement,
+      runRecord(c, pools, { reportTitle: `RFT Studio ${cfg.mode} run ${runId}`, reportExtra: { model: rm.what } }),
+    );
     return summary;
   } finally {
     await store?.close();

@@ -20,7 +20,7 @@ import { openStage, runStages, trainStage, type Placement, type StageParts } fro
 import { exploreNeed } from '../stage-batch.js';
 import type { RunSummary } from '../run-types.js';
 import type { RunConfig } from '../../core/config.js';
-import type { PlacementContext } from './entry.js';
+import { runRecord, type PlacementContext } from './entry.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
@@ -39,7 +39,7 @@ import { importTrainFrom } from '../train-from.js';
 const log = logger('coordinator');
 
 export async function executeInProcess(c: PlacementContext): Promise<RunSummary> {
-  const { cfg, runId, runDir, dbPath, metrics, t0, resumeFrom } = c;
+  const { cfg, runDir, dbPath, resumeFrom } = c;
   const pools = loadTasks(cfg);
   const tok = resumeFrom ? loadTokenizer(runDir) : makeTokenizer(cfg, tokenizerTexts(pools));
   if (!resumeFrom) saveTokenizer(tok, runDir);
@@ -47,17 +47,7 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
   const run = new InProcessRun(c, pools, tok, store);
   try {
     await run.open();
-    const { summary } = await runStages(cfg, run, {
-      runId,
-      runDir,
-      metrics,
-      t0,
-      signal: c.opts.signal,
-      // monitor.report: false writes no HTML report (the summary's report is then '').
-      reportFile: cfg.monitor.report ? join(runDir, 'report.html') : '',
-      reportTitle: `RFT Studio run ${runId}`,
-      evalSet: { note: pools.evalSet, tasks: pools.eval.length },
-    });
+    const { summary } = await runStages(cfg, run, runRecord(c, pools));
     run.model?.dispose();
     return summary;
   } finally {
