@@ -91,7 +91,8 @@ export async function runExplorerLoop(
       (waited[why] + (waiting?.why === why ? performance.now() - waiting.since : 0)) / 1000;
     const snap = clock.snapshot();
     const el = Math.max(1e-9, snap.elapsed_s);
-    return { snap, idle: open('weights') / el, backpressure: open('bound') / el, backpressure_s: open('bound') };
+    const bound = open('bound');
+    return { snap, idle: open('weights') / el, backpressure: bound / el, backpressure_s: bound };
   };
   let starvedPolls = 0;
   try {

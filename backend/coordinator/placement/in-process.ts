@@ -69,7 +69,6 @@ class InProcessRun implements Placement {
   private lockstep?: LockstepExplorer;
   /** sync_offset >= 1 or async: the explorer runs beside the trainer (memory-explorer.ts); null: lockstep. */
   private readonly gate: OverlapGate | null;
-  private readonly stages: Stage[];
   private readonly evalOpts: ReturnType<typeof evalOptions>;
   /** The trainer's version, which is also its steps trained. */
   private version: number;
@@ -88,12 +87,11 @@ class InProcessRun implements Placement {
     private readonly store: ExperienceStore,
   ) {
     const { cfg, resumeFrom } = c;
-    this.stages = stagesOf(cfg);
     this.evalOpts = evalOptions(cfg);
     this.algorithm = cfg.algorithm;
     this.version = resumeFrom?.meta.version ?? 0;
     // A stage_index past the stages is a bad rft.json, not a finished run.
-    this.stageIndex = resumeFrom ? checkStageIndex(resumeFrom.meta, this.stages.length, resumeFrom.dir) : 0;
+    this.stageIndex = resumeFrom ? checkStageIndex(resumeFrom.meta, stagesOf(cfg).length, resumeFrom.dir) : 0;
     this.resumeStageStep = typeof resumeFrom?.meta.stage_step === 'number' ? resumeFrom.meta.stage_step : 0;
     this.baseAcc = typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
     this.lastCheckpoint = resumeFrom?.dir;
@@ -149,7 +147,6 @@ class InProcessRun implements Placement {
       explorer: this.half.explorer,
       resumed: resumeFrom !== undefined,
       version: () => this.version,
-      step: () => this.version,
       model: async () => {
         const pool = this.pool;
         if (pool && pool.version !== this.version) await pool.setWeights(model, this.version);

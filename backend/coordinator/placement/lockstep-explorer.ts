@@ -18,9 +18,8 @@ export interface LockstepRun {
   explorer: FillingExplorer;
   /** The run was resumed: its first explore step looks for rollouts stored before the stop. */
   resumed: boolean;
-  /** The trainer's version and steps trained (the step the next batch trains). */
+  /** The trainer's version, which is its steps trained (the step the next batch trains). */
   version(): number;
-  step(): number;
   /** The rollout model, holding the trainer's current weights. */
   model(): Promise<RolloutModel>;
 }
@@ -42,8 +41,8 @@ export class LockstepExplorer {
     const { store, runId, explorer } = this.r;
     return async () => {
       if (!parts.explores) return parts.batchSize;
-      const step = this.r.step();
       const version = this.r.version();
+      const step = version;
       // After a kill -9 the steps trained since the last checkpoint have their batches recorded in the
       // buffer: the sampler hands the same batch again, so such a step is replayed, not explored anew
       // (exploring would leave that step's rollouts in the buffer, never trained on).
