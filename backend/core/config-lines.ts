@@ -3,7 +3,7 @@
 // nearest known key as a "did you mean" suggestion.
 import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { z } from 'zod';
-import { RunConfigSchema } from './config.js';
+import { dottedPath, RunConfigSchema } from './config.js';
 import { unreadFields } from './config-unread.js';
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
 import type { ConfigIssue } from './config.js';
@@ -35,15 +35,8 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
   if (r.success) return [...unreadFields(doc.toJS()).map((u) => at(u)), ...renamed];
   const out: ConfigIssueAt[] = [...renamed];
   for (const i of r.error.issues) {
-    i.path = pathSegments(
-      writtenPath(
-        i.path
-          .map((p) => (typeof p === 'number' ? `[${p}]` : p))
-          .join('.')
-          .replace(/\.\[/g, '['),
-        aliased.warnings,
-      ),
-    );
+    // A renamed key's issue is placed at the key the file wrote.
+    i.path = pathSegments(writtenPath(dottedPath(i.path), aliased.warnings));
     const path = i.path.map(String);
     if (i.code === z.ZodIssueCode.unrecognized_keys) {
       const parent = nodeAt(doc, i.path);

@@ -450,16 +450,19 @@ export function validateRunConfig(raw: unknown): {
   const issues = r.success
     ? []
     : r.error.issues.map((i) => ({
-        path: i.path.length
-          ? i.path
-              .map((p) => (typeof p === 'number' ? `[${p}]` : p))
-              .join('.')
-              .replace(/\.\[/g, '[')
-          : '(root)',
+        path: i.path.length ? dottedPath(i.path) : '(root)',
         message: i.message,
       }));
   const at = (i: ConfigIssue) => ({ ...i, path: writtenPath(i.path, warnings) });
   return { issues: [...infinite, ...issues.filter((i) => !infinite.some((f) => f.path === i.path)).map(at)], warnings };
+}
+
+/** A zod issue's path as configs name fields: ['stages', 1, 'mode'] -> `stages[1].mode`. */
+export function dottedPath(path: (string | number)[]): string {
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : p))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }
 
 /** Numbers that are not finite (YAML `.inf`, `.nan`) anywhere in the config: the schema's number checks let Infinity through. */
