@@ -6,6 +6,7 @@ import type { Tokenizer } from './tokenizer/types.js';
 import type { KVCache, Transformer } from './transformer.js';
 import { sampleToken } from './sampling.js';
 import { NativeDecoder, decodeThreadsFromEnv, nativeDecodeAvailable, type DecodeThreads } from './native-decode.js';
+import { GpuDecoder, gpuDecodeAvailable, sampleOnGpu } from './webgpu-decode.js';
 
 export interface GenerateOptions {
   maxNewTokens: number;
@@ -75,11 +76,15 @@ export async function generate(
   let cache: KVCache | undefined;
   let logits: tf.Tensor2D | undefined;
   // With the native addon the prompt and every decode step are fused C calls (the prompt's positions
-  // in one call); otherwise, and with a vision prefix, the tfjs model prefills and decodes.
+  // in one call); on the webgpu engine the tfjs model prefills and a fused GPU step decodes
+  // (webgpu-decode.ts), sampling on the GPU where no top-k / top-p needs the sorted logits; otherwise
+  // the tfjs model prefills and decodes.
   let native: NativeDecoder | undefined;
+  let gpu: GpuDecoder | undefined;
+  const V = model.config.vocabSize;
+  const gpuSampling = (sp.topK <= 0 || sp.topK >= V) && sp.topP >= 1;
   try {
-    let data: Float32Array;
-    const V = model.config.vocabSize;
+    let data: Float32Array | undefined;
     if (!opts.prefix && nativeDecodeAvailable(model)) {
       native = new NativeDecoder(
         model,
@@ -103,13 +108,24 @@ export async function generate(
       });
       logits = r.last;
       cache = r.cache;
-      data = (await logits.data()) as Float32Array;
+      if (maxNew > 1 && gpuDecodeAvailable(model)) {
+        gpu = new GpuDecoder(model, cache, maxNew);
+        disposeCache(cache); // copied into the decoder's own
+        cache = undefined;
+      }
     }
     for (let step = 0; step < maxNew; step++) {
       const next = new Int32Array(B).fill(tokenizer.padId);
+      // On the GPU: one draw per live row, in row order (the draws sampleToken would take), 2 x B numbers back.
+      let picked: { token: number; logprob: number }[] | undefined;
+      if (gpu && gpuSampling) {
+        const draws = new Float32Array(B);
+        for (let b = 0; b < B; b++) if (!done[b] && sp.temperature > 0) draws[b] = rng.next();
+        picked = await sampleOnGpu(logits!, draws, sp.temperature);
+      } else if (!native) data = (await logits!.data()) as Float32Array;
       for (let b = 0; b < B; b++) {
         if (done[b]) continue;
-        const { token, logprob } = sampleToken(data.subarray(b * V, (b + 1) * V), sp, rng);
+        const { token, logprob } = picked ? picked[b]! : sampleToken(data!.subarray(b * V, (b + 1) * V), sp, rng);
         const g = out[b]!;
         g.tokens.push(token);
         g.logprobs.push(logprob);
@@ -130,6 +146,11 @@ export async function generate(
         data = native.step(next);
         continue;
       }
+      if (gpu) {
+        logits!.dispose();
+        logits = gpu.step(next);
+        continue;
+      }
       const prev = cache!;
       const r = tidy(() => {
         const f = model.forward(tf.tensor2d(next, [B, 1], 'int32'), { cache: prev, returnCache: true });
@@ -139,11 +160,11 @@ export async function generate(
       disposeCache(prev);
       logits = r.last;
       cache = r.cache;
-      data = (await logits.data()) as Float32Array;
     }
   } finally {
     if (logits && !logits.isDisposed) logits.dispose();
     if (cache) disposeCache(cache);
+    gpu?.dispose();
   }
   for (const g of out) g.text = tokenizer.decode(g.tokens, { skipSpecial: true });
   return out;

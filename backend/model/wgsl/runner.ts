@@ -66,8 +66,9 @@ export interface WgslKernel {
   /** Names the kernel in errors and the profile; with `code` it keys the pipeline cache. */
   name: string;
   /**
-   * The shader. Bindings: inputs at 0..nIn-1 (`var<storage, read>`), outputs at nIn..nIn+nOut-1
-   * (`var<storage, read_write>`), then the uniform struct `u` at nIn+nOut when `uniforms` is non-empty.
+   * The shader. Bindings: inputs at 0..nIn-1 (`var<storage, read>`), then tensors written in place
+   * (`var<storage, read_write>`), outputs after them (`read_write`), then the uniform struct `u` when
+   * `uniforms` is non-empty.
    */
   code: string;
   /** The uniform struct's 4-byte fields in order: name and type (i32, u32, f32). */
@@ -80,6 +81,12 @@ export type UniformType = 'i32' | 'u32' | 'f32';
 export interface WgslDispatch {
   kernel: WgslKernel;
   inputs: tf.Tensor[];
+  /**
+   * Tensors the kernel writes in place (bound read-write after the inputs). Only for tensors the caller
+   * made and owns alone (a decoder's KV cache): tfjs believes tensors immutable, so no other tensor or
+   * kernel may share them.
+   */
+  inouts?: tf.Tensor[];
   outputs: { shape: number[]; dtype?: tf.DataType }[];
   uniforms?: Record<string, number>;
   workgroups: [number, number?, number?];
@@ -178,13 +185,14 @@ function packUniforms(k: WgslKernel, values: Record<string, number>): ArrayBuffe
 export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   const b = gpuBackend();
   const { kernel: k } = d;
-  d.inputs.forEach((t, i) => {
+  const inouts = d.inouts ?? [];
+  [...d.inputs, ...inouts].forEach((t, i) => {
     if (t.isDisposed) throw new Error(`WGSL kernel ${k.name}: input ${i} [${t.shape}] is disposed`);
     if (t.size === 0) throw new Error(`WGSL kernel ${k.name}: input ${i} is empty [${t.shape}]`);
   });
   const outInfos = d.outputs.map((o) => b.makeTensorInfo(o.shape, o.dtype ?? 'float32'));
   const buffers: GpuBuffer[] = [];
-  for (const t of [...d.inputs, ...outInfos]) {
+  for (const t of [...d.inputs, ...inouts, ...outInfos]) {
     b.uploadToGPU(t.dataId); // a CPU-side value is uploaded; an output gets its (pooled) buffer
     const r = b.tensorMap.get(t.dataId).resource;
     if (!r || typeof (r as GpuBuffer).size !== 'number')
@@ -202,7 +210,7 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   const pipeline = pipelineFor(b, k);
   const bindGroup = b.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
   // Buffers used by a recorded, unsubmitted command are not recycled before the submit.
-  for (const t of [...d.inputs, ...outInfos]) b.commandQueueOwnedIds.add(t.dataId as object);
+  for (const t of [...d.inputs, ...inouts, ...outInfos]) b.commandQueueOwnedIds.add(t.dataId as object);
   b.ensureCommandEncoderReady();
   // Under tf.time, as tfjs does for its own programs: a pass of its own with timestamps where the
   // device has 'timestamp-query', so the kernel's GPU time counts in kernelMs under its name.
@@ -240,14 +248,20 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
  */
 export function wgslKernel(
   name: string,
-  io: { inputs: [string, string][]; outputs: [string, string][]; uniforms?: [string, UniformType][] },
+  io: {
+    inputs: [string, string][];
+    inouts?: [string, string][];
+    outputs: [string, string][];
+    uniforms?: [string, UniformType][];
+  },
   body: string,
 ): WgslKernel {
   const uniforms = io.uniforms ?? [];
   const lines: string[] = [];
   let i = 0;
   for (const [n, t] of io.inputs) lines.push(`@group(0) @binding(${i++}) var<storage, read> ${n}: array<${t}>;`);
-  for (const [n, t] of io.outputs) lines.push(`@group(0) @binding(${i++}) var<storage, read_write> ${n}: array<${t}>;`);
+  for (const [n, t] of [...(io.inouts ?? []), ...io.outputs])
+    lines.push(`@group(0) @binding(${i++}) var<storage, read_write> ${n}: array<${t}>;`);
   if (uniforms.length > 0) {
     lines.push(`struct U { ${uniforms.map(([n, t]) => `${n}: ${t},`).join(' ')} };`);
     lines.push(`@group(0) @binding(${i}) var<uniform> u: U;`);

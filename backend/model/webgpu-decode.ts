@@ -1,0 +1,276 @@
+// KV-cache decoding on the webgpu engine in five dispatches a layer (wgsl/decode.ts), over a cache
+// allocated once for the whole generation and written in place, with the sampling on the GPU: the
+// GPU counterpart of native-decode.ts. tfjs's decode step is ~35 kernels a layer (two matmuls, softmax
+// and transposes for attention, a Concat that copies the whole cache every step, Tile for GQA) and
+// reads back B x vocabulary logits; at ~70 us a dispatch that, not the arithmetic, was the step's time
+// (docs/performance.md). The prompt is prefilled by the tfjs model (its fused attention); its cache is
+// copied once into the decoder's own.
+import { tf } from './engine.js';
+import { headDim } from './config.js';
+import type { KVCache, Transformer } from './transformer.js';
+import { runWgsl } from './wgsl/runner.js';
+import {
+  attentionKernel,
+  embedKernel,
+  headTiedGrid,
+  headTiedKernel,
+  linearGrid,
+  linearKernel,
+  normKernel,
+  sampleKernel,
+} from './wgsl/decode.js';
+
+/** RFT_GPU_DECODE=0 turns it off (tfjs's own kernels decode, logits read back: the bench's baseline). */
+export const GPU_DECODE_ENV = 'RFT_GPU_DECODE';
+
+/** True when generation on this engine can decode with the fused step: the webgpu engine, switched on. */
+export function gpuDecodeAvailable(model: Transformer): boolean {
+  return (
+    tf.getBackend() === 'webgpu' &&
+    process.env[GPU_DECODE_ENV] !== '0' &&
+    model.external.size === 0 && // frozen weights outside the heap exist only on wasm
+    headDim(model.config) % 2 === 0
+  );
+}
+
+interface LayerWeights {
+  ln1: tf.Tensor;
+  q: tf.Tensor;
+  k: tf.Tensor;
+  v: tf.Tensor;
+  /** q|k|v biases side by side (Qwen2). */
+  bias?: tf.Tensor;
+  /** q_norm|k_norm weights side by side (Qwen3). */
+  qkNorm?: tf.Tensor;
+  o: tf.Tensor;
+  ln2: tf.Tensor;
+  gate: tf.Tensor;
+  up: tf.Tensor;
+  down: tf.Tensor;
+  kc: tf.Tensor;
+  vc: tf.Tensor;
+}
+
+export class GpuDecoder {
+  private readonly layers: LayerWeights[] = [];
+  /** Tensors this decoder made (LoRA-merged weights, caches, concatenated biases): disposed with it. */
+  private readonly owned: tf.Tensor[] = [];
+  private readonly mask: tf.Tensor;
+  /** cos|sin per position [maxSeqLen, 2, hd]: one binding (a shader stage has 8 storage bindings). */
+  private readonly rope: tf.Tensor;
+  private readonly maxT: number;
+  private pos: number;
+  /** Dispatches of the last step (the bench and tests read it). */
+  dispatches = 0;
+
+  /**
+   * A decoder continuing `cache` (a tfjs-prefilled one: copied, the caller still owns and disposes it)
+   * for up to `maxNew` more positions, reading the model's weights as they are now (LoRA adapters
+   * folded into copies of the adapted weights: the weights the sampling sees are W + (alpha/r) A B).
+   */
+  constructor(
+    private readonly model: Transformer,
+    cache: KVCache,
+    maxNew: number,
+  ) {
+    const c = model.config;
+    this.pos = cache.length;
+    this.maxT = cache.length + Math.max(1, maxNew);
+    const own = <T extends tf.Tensor>(t: T): T => {
+      this.owned.push(t);
+      return t;
+    };
+    const room = this.maxT - cache.length;
+    // tf.pad makes new tensors (room >= 1): the decoder's alone, so writing them in place is safe.
+    this.mask = own(
+      tf.pad(cache.keyMask, [
+        [0, 0],
+        [0, room],
+      ]),
+    );
+    this.rope = own(tf.stack([model.rope.cos, model.rope.sin], 1));
+    const w = (name: string) => {
+      const t = model.effectiveWeight(name);
+      return t === model.params.get(name) ? t : own(t);
+    };
+    for (let i = 0; i < c.nLayers; i++) {
+      const p = `model.layers.${i}`;
+      const prev = cache.layers[i]!;
+      const pad = (t: tf.Tensor4D) =>
+        own(
+          tf.pad(t, [
+            [0, 0],
+            [0, 0],
+            [0, room],
+            [0, 0],
+          ]),
+        );
+      this.layers.push({
+        ln1: model.p(`${p}.input_layernorm.weight`),
+        q: w(`${p}.self_attn.q_proj.weight`),
+        k: w(`${p}.self_attn.k_proj.weight`),
+        v: w(`${p}.self_attn.v_proj.weight`),
+        ...(c.attnBias
+          ? {
+              bias: own(tf.concat(['q', 'k', 'v'].map((x) => model.p(`${p}.self_attn.${x}_proj.bias`)))),
+            }
+          : {}),
+        ...(c.qkNorm
+          ? {
+              qkNorm: own(
+                tf.concat([model.p(`${p}.self_attn.q_norm.weight`), model.p(`${p}.self_attn.k_norm.weight`)]),
+              ),
+            }
+          : {}),
+        o: w(`${p}.self_attn.o_proj.weight`),
+        ln2: model.p(`${p}.post_attention_layernorm.weight`),
+        gate: w(`${p}.mlp.gate_proj.weight`),
+        up: w(`${p}.mlp.up_proj.weight`),
+        down: w(`${p}.mlp.down_proj.weight`),
+        kc: pad(prev.k),
+        vc: pad(prev.v),
+      });
+    }
+  }
+
+  /** Positions decoded so far plus the prompt's: the position the next step writes. */
+  get position(): number {
+    return this.pos;
+  }
+
+  /** One decode step: the rows' next tokens in, their logits [B, V] out (the caller disposes them). */
+  step(tokens: Int32Array): tf.Tensor2D {
+    const c = this.model.config;
+    const B = tokens.length;
+    if (this.pos >= this.maxT || this.pos >= c.maxSeqLen)
+      throw new Error(
+        `GpuDecoder: no room past position ${this.pos} (made for ${this.maxT}, maxSeqLen ${c.maxSeqLen})`,
+      );
+    const D = c.dModel;
+    const hd = headDim(c);
+    const H = c.nHeads;
+    const KV = c.nKvHeads;
+    const eps = c.rmsEps;
+    let n = 0;
+    const run = (d: Parameters<typeof runWgsl>[0]) => {
+      n++;
+      return runWgsl(d)[0]!;
+    };
+    const table = this.model.p('model.embed_tokens.weight');
+    const ids = tf.tensor1d(tokens, 'int32');
+    let x = run({
+      kernel: embedKernel,
+      inputs: [ids, table],
+      outputs: [{ shape: [B, D] }],
+      uniforms: { D },
+      workgroups: [B],
+    });
+    ids.dispose();
+    const lin = (
+      v: Parameters<typeof linearKernel>[0],
+      inputs: tf.Tensor[],
+      din: number,
+      ns: [number, number?, number?],
+      out: number,
+    ) =>
+      run({
+        kernel: linearKernel(v),
+        inputs,
+        outputs: [{ shape: [B, out] }],
+        uniforms: { B, D: din, N0: ns[0], N1: ns[1] ?? 0, N2: ns[2] ?? 0, eps },
+        workgroups: linearGrid(B, out),
+      });
+    for (const L of this.layers) {
+      const qkv = lin(
+        { norm: true, weights: 3, bias: !!L.bias, residual: false, swiglu: false },
+        [x, L.ln1, L.q, L.k, L.v, ...(L.bias ? [L.bias] : [])],
+        D,
+        [H * hd, KV * hd, KV * hd],
+        (H + 2 * KV) * hd,
+      );
+      const att = run({
+        kernel: attentionKernel(hd, !!L.qkNorm),
+        inputs: [qkv, this.rope, ...(L.qkNorm ? [L.qkNorm] : [])],
+        inouts: [this.mask, L.kc, L.vc],
+        outputs: [{ shape: [B, H * hd] }],
+        uniforms: { pos: this.pos, maxT: this.maxT, H, KV, scale: 1 / Math.sqrt(hd), eps },
+        workgroups: [H, B],
+      });
+      qkv.dispose();
+      const noNorm = { norm: false, weights: 1, bias: false, residual: true, swiglu: false } as const;
+      const x2 = lin(noNorm, [att, L.o, x], H * hd, [D], D);
+      att.dispose();
+      x.dispose();
+      const f = lin(
+        { norm: true, weights: 2, bias: false, residual: false, swiglu: true },
+        [x2, L.ln2, L.gate, L.up],
+        D,
+        [c.dFF],
+        c.dFF,
+      );
+      x = lin(noNorm, [f, L.down, x2], c.dFF, [D], D);
+      f.dispose();
+      x2.dispose();
+    }
+    const h = run({
+      kernel: normKernel,
+      inputs: [x, this.model.p('model.norm.weight')],
+      outputs: [{ shape: [B, D] }],
+      uniforms: { D, eps },
+      workgroups: [B],
+    });
+    x.dispose();
+    const V = c.vocabSize;
+    const logits = c.tieEmbeddings
+      ? run({
+          kernel: headTiedKernel,
+          inputs: [h, table],
+          outputs: [{ shape: [B, V] }],
+          uniforms: { B, D, V },
+          workgroups: headTiedGrid(B, V),
+        })
+      : lin(
+          { norm: false, weights: 1, bias: false, residual: false, swiglu: false },
+          [h, this.model.p('lm_head.weight')],
+          D,
+          [V],
+          V,
+        );
+    h.dispose();
+    this.pos++;
+    this.dispatches = n;
+    return logits as tf.Tensor2D;
+  }
+
+  dispose(): void {
+    tf.dispose(this.owned);
+    this.owned.length = 0;
+    this.layers.length = 0;
+  }
+}
+
+/**
+ * The next token of each row of `logits` [B, V], sampled on the GPU without top-k / top-p (sampling.ts
+ * sampleToken's walk, at the row's draw in [0, 1): `draws[b]`), or greedy at temperature <= 0.
+ * Returns [token, log-prob] per row, read back as 2 x B numbers.
+ */
+export async function sampleOnGpu(
+  logits: tf.Tensor2D,
+  draws: Float32Array,
+  temperature: number,
+): Promise<{ token: number; logprob: number }[]> {
+  const [B, V] = logits.shape;
+  const greedy = temperature <= 0;
+  const u = tf.tensor1d(draws);
+  const [out] = runWgsl({
+    kernel: sampleKernel,
+    inputs: [logits, u],
+    outputs: [{ shape: [B, 2] }],
+    uniforms: { V, invT: greedy ? 1 : 1 / temperature, greedy: greedy ? 1 : 0 },
+    workgroups: [B],
+  });
+  u.dispose();
+  const r = (await out!.data()) as Float32Array;
+  out!.dispose();
+  return Array.from({ length: B }, (_, b) => ({ token: r[2 * b]!, logprob: r[2 * b + 1]! }));
+}
