@@ -16,8 +16,10 @@ import { report } from './report.js';
 import { genTokensPerSecond, trainTokensPerSecond } from './model-timing.js';
 import { runTorch } from './torch.js';
 import { profileOps, stepWithKernels } from './gpu-ops.js';
-import { compileWgslKernels } from '../backend/model/wgsl/runner.js';
+import { compileWgslKernels, wgslDispatchCounts } from '../backend/model/wgsl/runner.js';
 import { allWgslKernels } from '../backend/model/wgsl/index.js';
+import { decodeKernels } from '../backend/model/wgsl/decode.js';
+import { GPU_DECODE_ENV } from '../backend/model/webgpu-decode.js';
 
 const VOCAB = 512;
 const swiftshader = process.argv.includes('--swiftshader');
@@ -110,7 +112,7 @@ const torchScript = fileURLToPath(new URL('./torch_cuda.py', import.meta.url));
 for (const s of SHAPES) {
   const cfg = presetConfig(s.preset, VOCAB);
   // A shader that does not compile stops the bench with the compiler's message (a dispatch of it would never finish).
-  const compileErrors = await compileWgslKernels(allWgslKernels([headDim(cfg)]));
+  const compileErrors = await compileWgslKernels([...allWgslKernels([headDim(cfg)]), ...decodeKernels([headDim(cfg)])]);
   if (compileErrors.length > 0)
     throw new Error(`WGSL kernels failed to compile on ${device}: ${compileErrors.join('; ')}`);
   const torch = swiftshader
@@ -142,13 +144,34 @@ for (const s of SHAPES) {
     baseline_value: t ? Math.max(t.train_f32!, t.train_bf16!) : null,
     ...common,
   });
+  // Sampling with the fused decode step (webgpu-decode.ts) and, in the same run, with tfjs's own kernels.
+  wgslDispatchCounts(true);
+  const gen = await genTokensPerSecond(cfg, GEN, REPEATS);
+  const decodeSteps = (REPEATS.reps + REPEATS.warmup) * (GEN.newTokens - 1);
+  const fusedDispatches = wgslDispatchCounts(true);
+  const perStep = (name: string) =>
+    [...fusedDispatches].filter(([k]) => k.startsWith(name)).reduce((a, [, n]) => a + n, 0) / decodeSteps;
+  process.env[GPU_DECODE_ENV] = '0';
+  const genTfjs = await genTokensPerSecond(cfg, GEN, REPEATS);
+  delete process.env[GPU_DECODE_ENV];
   report({
     bench: 'gpu',
     figure: `sample_kv_${s.name}_${GEN.batch}seq`,
     unit: 'tok/s',
-    value: await genTokensPerSecond(cfg, GEN, REPEATS),
+    value: gen,
     baseline: 'pytorch-cuda',
     baseline_value: t ? Math.max(t.gen_f32!, t.gen_bf16!) : null,
+    ...common,
+  });
+  report({
+    bench: 'gpu',
+    figure: `sample_kv_fused_decode_${s.name}_${GEN.batch}seq`,
+    unit: 'tok/s',
+    value: gen,
+    baseline: 'tfjs-webgpu-decode',
+    baseline_value: genTfjs,
+    // Dispatches of one decode step (the sampling's one included), against ~35 a layer for tfjs's.
+    dispatches_per_step: Math.round(perStep('decode_')),
     ...common,
   });
   if (process.env.BENCH_GPU_OPS === '0' || s.profile === false) continue;
