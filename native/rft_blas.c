@@ -24,6 +24,60 @@ extern char *openblas_get_corename(void) __attribute__((weak));
 // such batches (attention heads) run single-threaded BLAS, two halves of the batch side by side.
 #define SMALL_GEMM (1 << 22)
 
+// ---- Work split over the cores (the pointwise ops, AdamW, attention) ----
+// The elementwise and row-wise ops were single-threaded and attention used two threads at most: on a
+// many-core host they, not the BLAS products, became the step's time (issue 29 item 4: the 3M training
+// step at 0.68x PyTorch CPU on 16 cores). As many parts as BLAS has threads (OPENBLAS_NUM_THREADS, else
+// the cores), each at least `minPer` items so a thread's start (~20 us) stays small beside its work.
+#define MAX_PARTS 32
+typedef void (*PartFn)(void *ctx, int64_t lo, int64_t hi, int part);
+typedef struct {
+  PartFn fn;
+  void *ctx;
+  int64_t lo, hi;
+  int part;
+} Part;
+
+static void *part_thread(void *p) {
+  const Part *t = (const Part *)p;
+  t->fn(t->ctx, t->lo, t->hi, t->part);
+  return NULL;
+}
+
+static int cpu_parts(int64_t n, int64_t minPer) {
+  int threads = openblas_get_num_threads ? openblas_get_num_threads() : 1;
+  if (threads > MAX_PARTS) threads = MAX_PARTS;
+  int64_t byWork = minPer > 0 ? n / minPer : n;
+  if (byWork < threads) threads = (int)(byWork < 1 ? 1 : byWork);
+  return threads < 1 ? 1 : threads;
+}
+
+// Runs fn over [0, n) in `parts` contiguous ranges side by side (this thread takes the first; a thread
+// that cannot be started runs its range here). With BLAS single-threaded meanwhile: ranges that call
+// BLAS (attention) must not each start a pool of their own.
+static void run_parts(int64_t n, int parts, PartFn fn, void *ctx) {
+  if (parts <= 1 || n <= 1) {
+    fn(ctx, 0, n, 0);
+    return;
+  }
+  if (parts > n) parts = (int)n;
+  const int blas = openblas_get_num_threads && openblas_set_num_threads ? openblas_get_num_threads() : 0;
+  if (blas > 1) openblas_set_num_threads(1);
+  Part ps[MAX_PARTS];
+  pthread_t th[MAX_PARTS];
+  int started[MAX_PARTS];
+  for (int i = 0; i < parts; i++) {
+    ps[i] = (Part){fn, ctx, n * i / parts, n * (i + 1) / parts, i};
+    started[i] = i > 0 && pthread_create(&th[i], NULL, part_thread, &ps[i]) == 0;
+  }
+  fn(ctx, ps[0].lo, ps[0].hi, 0);
+  for (int i = 1; i < parts; i++) {
+    if (started[i]) pthread_join(th[i], NULL);
+    else fn(ctx, ps[i].lo, ps[i].hi, i);
+  }
+  if (blas > 1) openblas_set_num_threads(blas);
+}
+
 typedef struct {
   int64_t from, to, M, N, K, sA, sB;
   int tA, tB, lda, ldb;
@@ -421,8 +475,7 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
 // ---- Fused causal attention for training (forward and backward), no transposes ----
 // q [B, T, H, hd], k and v [B, T, KV, hd] (the projections' own layout), keyMask [B, T] (1 real,
 // 0 padding), out [B, T, H, hd], probs [B, H, T, T] (kept for the backward pass). Query rows with
-// no visible key (left padding) get zero output. Work is split over the batch on two threads,
-// each running single-threaded BLAS.
+// no visible key (left padding) get zero output. Work is split over the batch (run_parts).
 typedef struct {
   int b0, b1, T, H, KV, hd;
   float scale;
@@ -497,35 +550,36 @@ static void attn_backward_rows(const AttnJob *j) {
   }
 }
 
-static void *attn_fwd_thread(void *p) { attn_forward_rows((const AttnJob *)p); return NULL; }
-static void *attn_bwd_thread(void *p) { attn_backward_rows((const AttnJob *)p); return NULL; }
+typedef struct {
+  const AttnJob *all;
+  int backward;
+  float *scratch;
+} AttnRun;
 
-// Returns 0 when the scratch memory could not be allocated.
-static int run_attn(AttnJob *all, int backward, int B) {
-  void (*fn)(const AttnJob *) = backward ? attn_backward_rows : attn_forward_rows;
-  void *(*th_fn)(void *) = backward ? attn_bwd_thread : attn_fwd_thread;
-  int threads = openblas_get_num_threads ? openblas_get_num_threads() : 1;
-  float *base = NULL;
-  if (backward) {
-    base = (float *)malloc(sizeof(float) * (size_t)all->T * all->T * 2);
-    if (!base) return 0;
-    all->scratch = base;
-  }
-  if (threads < 2 || B < 2 || !openblas_set_num_threads) {
-    fn(all);
+static void attn_part(void *ctxp, int64_t lo, int64_t hi, int part) {
+  const AttnRun *r = (const AttnRun *)ctxp;
+  AttnJob j = *r->all;
+  j.b0 = (int)lo;
+  j.b1 = (int)hi;
+  if (r->backward) {
+    j.scratch = r->scratch + (size_t)part * j.T * j.T;
+    attn_backward_rows(&j);
   } else {
-    openblas_set_num_threads(1);
-    AttnJob second = *all;
-    all->b1 = second.b0 = B / 2;
-    if (backward) second.scratch = base + (size_t)all->T * all->T;
-    pthread_t th;
-    int spawned = pthread_create(&th, NULL, th_fn, &second) == 0;
-    fn(all);
-    if (spawned) pthread_join(th, NULL);
-    else fn(&second);
-    openblas_set_num_threads(threads);
+    attn_forward_rows(&j);
   }
-  free(base);
+}
+
+// Batch rows split over the cores, each part running single-threaded BLAS. Returns 0 when the
+// scratch memory could not be allocated.
+static int run_attn(AttnJob *all, int backward, int B) {
+  const int parts = cpu_parts(B, 1);
+  AttnRun r = {all, backward, NULL};
+  if (backward) {
+    r.scratch = (float *)malloc(sizeof(float) * (size_t)all->T * all->T * (size_t)parts);
+    if (!r.scratch) return 0;
+  }
+  run_parts(B, parts, attn_part, &r);
+  free(r.scratch);
   return 1;
 }
 
@@ -589,6 +643,101 @@ static napi_value Attention(napi_env env, napi_callback_info info) {
 //   5 logprob backward [logits, targets, dy, dlogits]  dlogits = dy * (onehot(t) - softmax)
 //   6 embed forward    [table, ids, out]       out[r] = table[ids[r]]  (rows = ids, cols = D, scalar = V)
 //   7 embed backward   [ids, dy, dtable]       dtable = sum of dy rows into their ids' rows
+typedef struct {
+  int op;
+  const double *o;
+  float *hp;
+  int64_t R, Cn;
+  float eps;
+  int64_t V;
+  float *dwParts;
+} PwCtx;
+
+// One part of a pointwise op: rows [lo, hi) (elements for SwiGLU, ops 2 and 3).
+static void pw_part(void *ctxp, int64_t lo, int64_t hi, int part) {
+  const PwCtx *c = (const PwCtx *)ctxp;
+  const int op = c->op;
+  const double *o = c->o;
+  float *hp = c->hp;
+  const int64_t Cn = c->Cn;
+  const float eps = c->eps;
+  if (op == 0 || op == 1) {
+    const float *x = HP(o[0]), *w = HP(o[1]);
+    float *dw = op == 1 ? c->dwParts + (int64_t)part * Cn : NULL;
+    for (int64_t r = lo; r < hi; r++) {
+      const float *xr = x + r * Cn;
+      float ss = 0.0f;
+      for (int64_t k = 0; k < Cn; k++) ss += xr[k] * xr[k];
+      const float inv = 1.0f / sqrtf(ss / (float)Cn + eps);
+      if (op == 0) {
+        float *y = HP(o[2]) + r * Cn;
+        for (int64_t k = 0; k < Cn; k++) y[k] = xr[k] * inv * w[k];
+      } else {
+        const float *dy = HP(o[2]) + r * Cn;
+        float *dx = HP(o[3]) + r * Cn;
+        float dot = 0.0f;
+        for (int64_t k = 0; k < Cn; k++) {
+          dot += dy[k] * w[k] * xr[k];
+          dw[k] += dy[k] * xr[k] * inv;
+        }
+        const float kk = inv * inv * inv * dot / (float)Cn;
+        for (int64_t k = 0; k < Cn; k++) dx[k] = inv * dy[k] * w[k] - xr[k] * kk;
+      }
+    }
+  } else if (op == 2 || op == 3) {
+    const float *g = HP(o[0]), *u = HP(o[1]);
+    if (op == 2) {
+      float *out = HP(o[2]);
+      for (int64_t i = lo; i < hi; i++) out[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    } else {
+      const float *dy = HP(o[2]);
+      float *dg = HP(o[3]), *du = HP(o[4]);
+      for (int64_t i = lo; i < hi; i++) {
+        const float sg = 1.0f / (1.0f + expf(-g[i]));
+        du[i] = dy[i] * g[i] * sg;
+        dg[i] = dy[i] * u[i] * sg * (1.0f + g[i] * (1.0f - sg));
+      }
+    }
+  } else if (op == 6) {
+    const int32_t *ids = (const int32_t *)HP(o[1]);
+    const float *table = HP(o[0]);
+    float *out = HP(o[2]);
+    for (int64_t r = lo; r < hi; r++) memcpy(out + r * Cn, table + (int64_t)ids[r] * Cn, sizeof(float) * (size_t)Cn);
+  } else if (op == 7) {
+    // One part only (rows of the same id add into one table row).
+    const int32_t *ids = (const int32_t *)HP(o[0]);
+    const float *dy = HP(o[1]);
+    float *dt = HP(o[2]);
+    if (lo == 0) memset(dt, 0, sizeof(float) * (size_t)(c->V * Cn));
+    for (int64_t r = lo; r < hi; r++) {
+      float *row = dt + (int64_t)ids[r] * Cn;
+      const float *src = dy + r * Cn;
+      for (int64_t k = 0; k < Cn; k++) row[k] += src[k];
+    }
+  } else {
+    const float *lg = HP(o[0]);
+    const int32_t *tg = (const int32_t *)HP(o[1]);
+    for (int64_t r = lo; r < hi; r++) {
+      const float *row = lg + r * Cn;
+      float mx = row[0];
+      for (int64_t k = 1; k < Cn; k++) if (row[k] > mx) mx = row[k];
+      // Summed in double: over a 150k vocabulary of peaked logits, float drops the many tiny terms
+      // (each below half an ulp of the sum) and the log-probs came out ~2e-4 too high.
+      double sum = 0.0;
+      for (int64_t k = 0; k < Cn; k++) sum += expf(row[k] - mx);
+      const float lse = mx + (float)log(sum);
+      if (op == 4) {
+        HP(o[2])[r] = row[tg[r]] - lse;
+      } else {
+        const float dy = HP(o[2])[r];
+        float *dl = HP(o[3]) + r * Cn;
+        for (int64_t k = 0; k < Cn; k++) dl[k] = -dy * expf(row[k] - lse);
+        dl[tg[r]] += dy;
+      }
+    }
+  }
+}
+
 static napi_value Pointwise(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
@@ -633,45 +782,7 @@ static napi_value Pointwise(napi_env env, napi_callback_info info) {
       return NULL;
     }
   float *hp = (float *)heapP;
-  const float eps = (float)scalar;
-  if (op == 0 || op == 1) {
-    const float *x = HP(o[0]), *w = HP(o[1]);
-    if (op == 1) for (int64_t c = 0; c < Cn; c++) HP(o[4])[c] = 0.0f;
-    for (int64_t r = 0; r < R; r++) {
-      const float *xr = x + r * Cn;
-      float ss = 0.0f;
-      for (int64_t c = 0; c < Cn; c++) ss += xr[c] * xr[c];
-      const float inv = 1.0f / sqrtf(ss / (float)Cn + eps);
-      if (op == 0) {
-        float *y = HP(o[2]) + r * Cn;
-        for (int64_t c = 0; c < Cn; c++) y[c] = xr[c] * inv * w[c];
-      } else {
-        const float *dy = HP(o[2]) + r * Cn;
-        float *dx = HP(o[3]) + r * Cn, *dw = HP(o[4]);
-        float dot = 0.0f;
-        for (int64_t c = 0; c < Cn; c++) {
-          dot += dy[c] * w[c] * xr[c];
-          dw[c] += dy[c] * xr[c] * inv;
-        }
-        const float k = inv * inv * inv * dot / (float)Cn;
-        for (int64_t c = 0; c < Cn; c++) dx[c] = inv * dy[c] * w[c] - xr[c] * k;
-      }
-    }
-  } else if (op == 2 || op == 3) {
-    const float *g = HP(o[0]), *u = HP(o[1]);
-    if (op == 2) {
-      float *out = HP(o[2]);
-      for (int64_t i = 0; i < n; i++) out[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
-    } else {
-      const float *dy = HP(o[2]);
-      float *dg = HP(o[3]), *du = HP(o[4]);
-      for (int64_t i = 0; i < n; i++) {
-        const float sg = 1.0f / (1.0f + expf(-g[i]));
-        du[i] = dy[i] * g[i] * sg;
-        dg[i] = dy[i] * u[i] * sg * (1.0f + g[i] * (1.0f - sg));
-      }
-    }
-  } else if (op == 6 || op == 7) {
+  if (op == 6 || op == 7) {
     const int64_t V = (int64_t)scalar;
     const int32_t *ids = (const int32_t *)HP(op == 6 ? o[1] : o[0]);
     for (int64_t r = 0; r < R; r++)
@@ -679,48 +790,56 @@ static napi_value Pointwise(napi_env env, napi_callback_info info) {
         napi_throw_range_error(env, NULL, "pointwise: a token id is outside the table");
         return NULL;
       }
-    if (op == 6) {
-      const float *table = HP(o[0]);
-      float *out = HP(o[2]);
-      for (int64_t r = 0; r < R; r++) memcpy(out + r * Cn, table + (int64_t)ids[r] * Cn, sizeof(float) * (size_t)Cn);
-    } else {
-      const float *dy = HP(o[1]);
-      float *dt = HP(o[2]);
-      memset(dt, 0, sizeof(float) * (size_t)(V * Cn));
-      for (int64_t r = 0; r < R; r++) {
-        float *row = dt + (int64_t)ids[r] * Cn;
-        const float *src = dy + r * Cn;
-        for (int64_t c = 0; c < Cn; c++) row[c] += src[c];
-      }
-    }
-  } else {
-    const float *lg = HP(o[0]);
+  } else if (op == 4 || op == 5) {
     const int32_t *tg = (const int32_t *)HP(o[1]);
     for (int64_t r = 0; r < R; r++)
       if (tg[r] < 0 || tg[r] >= Cn) {
         napi_throw_range_error(env, NULL, "pointwise: a target id is outside the vocabulary");
         return NULL;
       }
-    for (int64_t r = 0; r < R; r++) {
-      const float *row = lg + r * Cn;
-      float mx = row[0];
-      for (int64_t c = 1; c < Cn; c++) if (row[c] > mx) mx = row[c];
-      // Summed in double: over a 150k vocabulary of peaked logits, float drops the many tiny terms
-      // (each below half an ulp of the sum) and the log-probs came out ~2e-4 too high.
-      double sum = 0.0;
-      for (int64_t c = 0; c < Cn; c++) sum += expf(row[c] - mx);
-      const float lse = mx + (float)log(sum);
-      if (op == 4) {
-        HP(o[2])[r] = row[tg[r]] - lse;
-      } else {
-        const float dy = HP(o[2])[r];
-        float *dl = HP(o[3]) + r * Cn;
-        for (int64_t c = 0; c < Cn; c++) dl[c] = -dy * expf(row[c] - lse);
-        dl[tg[r]] += dy;
-      }
+  }
+  PwCtx c = {op, o, hp, R, Cn, (float)scalar, (int64_t)scalar, NULL};
+  // Rows (or elements, for SwiGLU) split over the cores; the embedding's gradient adds rows of the
+  // same token id together, so it stays on one thread.
+  const int elementwise = op == 2 || op == 3;
+  const int64_t items = elementwise ? n : R;
+  const int parts = op == 7 ? 1 : cpu_parts(items, elementwise ? 32768 : (32768 + Cn - 1) / Cn);
+  if (op == 1) {
+    // RMSNorm's weight gradient sums over rows: one partial sum per part, added in part order.
+    c.dwParts = (float *)calloc((size_t)parts * (size_t)Cn, sizeof(float));
+    if (!c.dwParts) {
+      napi_throw_error(env, NULL, "pointwise: out of memory for the weight gradient's partial sums");
+      return NULL;
     }
   }
+  run_parts(items, parts, pw_part, &c);
+  if (op == 1) {
+    float *dw = HP(o[4]);
+    for (int64_t k = 0; k < Cn; k++) dw[k] = 0.0f;
+    for (int i = 0; i < parts; i++)
+      for (int64_t k = 0; k < Cn; k++) dw[k] += c.dwParts[(int64_t)i * Cn + k];
+    free(c.dwParts);
+  }
   return NULL;
+}
+
+typedef struct {
+  const float *x, *g, *m, *v;
+  float *xo, *mo, *vo;
+  float lr, b1, b2, eps, wd, bc1, bc2;
+} AdamCtx;
+
+static void adam_part(void *ctxp, int64_t lo, int64_t hi, int part) {
+  (void)part;
+  const AdamCtx *c = (const AdamCtx *)ctxp;
+  for (int64_t i = lo; i < hi; i++) {
+    const float m2 = c->m[i] * c->b1 + c->g[i] * (1.0f - c->b1);
+    const float v2 = c->v[i] * c->b2 + c->g[i] * c->g[i] * (1.0f - c->b2);
+    c->mo[i] = m2;
+    c->vo[i] = v2;
+    const float upd = (m2 / c->bc1) / (sqrtf(v2 / c->bc2) + c->eps) + c->wd * c->x[i];
+    c->xo[i] = c->x[i] - c->lr * upd;
+  }
 }
 
 // ---- AdamW update of one parameter: new x, m, v written to fresh buffers (tensors are immutable) ----
@@ -754,14 +873,8 @@ static napi_value AdamW(napi_env env, napi_callback_info info) {
   float *xo = HP(o[4]), *mo = HP(o[5]), *vo = HP(o[6]);
   const float lr = (float)p[0], b1 = (float)p[1], b2 = (float)p[2], eps = (float)p[3], wd = (float)p[4];
   const float bc1 = (float)p[5], bc2 = (float)p[6];
-  for (int64_t i = 0; i < n; i++) {
-    const float m2 = m[i] * b1 + g[i] * (1.0f - b1);
-    const float v2 = v[i] * b2 + g[i] * g[i] * (1.0f - b2);
-    mo[i] = m2;
-    vo[i] = v2;
-    const float upd = (m2 / bc1) / (sqrtf(v2 / bc2) + eps) + wd * x[i];
-    xo[i] = x[i] - lr * upd;
-  }
+  AdamCtx c = {x, g, m, v, xo, mo, vo, lr, b1, b2, eps, wd, bc1, bc2};
+  run_parts(n, cpu_parts(n, 65536), adam_part, &c);
   return NULL;
 }
 

@@ -10,6 +10,7 @@ import { loadNativeBlas, nativeBlasActive, setNativeBlasEnabled } from '../../ba
 import { embed, linear2d, linear2dT, rmsNorm, swiglu } from '../../backend/model/layers.js';
 import { tokenLogprobs } from '../../backend/model/logprobs.js';
 import { AdamW } from '../../backend/model/optim.js';
+import { nativeOpsAvailable, targetLogprobNative } from '../../backend/model/native-ops.js';
 import { presetConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { lmLoss } from '../../backend/model/logprobs.js';
@@ -167,6 +168,66 @@ test(
     assertClose(nat, wasm, 1e-4, 'transformer');
     tf.dispose([ids, mask, attn]);
     m.dispose();
+  },
+);
+
+test(
+  'the native row and element ops split over the cores give the wasm values: RMSNorm, SwiGLU, the head log-prob, AdamW',
+  { skip },
+  async () => {
+    // Sizes past the split thresholds (32,768 elements a part; AdamW 65,536): on a machine with two or
+    // more BLAS threads each op runs in parts, RMSNorm's weight gradient as per-part sums added after.
+    const x = rand([1024, 96]);
+    const w = rand([96]);
+    const g = rand([640, 256]);
+    const u = rand([640, 256]);
+    const logits = rand([700, 512]);
+    const targets = tf.tensor1d(
+      Array.from({ length: 700 }, (_, i) => (i * 37) % 512),
+      'int32',
+    );
+    const [nat, wasm] = both(
+      () => {
+        const f = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor, d: tf.Tensor, l: tf.Tensor) =>
+          tf.add(
+            tf.add(
+              tf.sum(tf.mul(rmsNorm(a, b as tf.Tensor1D, 1e-6), tf.mod(tf.reshape(tf.range(0, a.size), a.shape), 7))),
+              tf.sum(tf.mul(swiglu(c, d), 0.5)),
+            ),
+            tf.sum(
+              nativeOpsAvailable()
+                ? targetLogprobNative(l as tf.Tensor2D, targets as tf.Tensor1D)
+                : tf.sum(tf.mul(tf.logSoftmax(l), tf.oneHot(targets as tf.Tensor1D, 512)), 1),
+            ),
+          );
+        return [f(x, w, g, u, logits), ...tf.grads(f)([x, w, g, u, logits])];
+      },
+      (ts) => {
+        const r = ts.map((t) => t.dataSync() as Float32Array);
+        tf.dispose(ts);
+        return r;
+      },
+    );
+    assertClose(nat, wasm, 1e-4, 'row and element ops');
+    // AdamW on a 300k-element weight: the same step natively and with tfjs's ops.
+    const steps = both(
+      () => {
+        const v = tf.variable(tf.tensor(Float32Array.from({ length: 300_000 }, (_, i) => Math.sin(i))));
+        const opt = new AdamW([v], { lr: 1e-2, weightDecay: 0.1 });
+        for (let i = 0; i < 2; i++) opt.step({ [v.name]: tf.mul(v, 0.3) });
+        const out = v.clone();
+        opt.dispose();
+        v.dispose();
+        return out;
+      },
+      (t) => {
+        const r = [t.dataSync() as Float32Array];
+        t.dispose();
+        return r;
+      },
+    );
+    assertClose(steps[0], steps[1], 1e-5, 'AdamW');
+    tf.dispose([x, w, g, u, logits, targets]);
   },
 );
 
