@@ -1,8 +1,9 @@
 // The explorer half of a run is built in one place (backend/coordinator/explorer-half.ts): no placement
 // constructs an explorer, a task feed or a synthesis hook, or watches the run's files itself, and the
 // distributed explorer runs a job through the Explorer class instead of calling the workflow (only a
-// partial-rollout job, a continuation of stored trajectories, runs the workflow on its own); explore
-// steps run in one driver (explorer/explorer-loop.ts) besides the distributed lease loop.
+// partial-rollout job, a continuation of stored trajectories, runs the workflow on its own); every
+// explorer runs in one driver (explorer/explorer-loop.ts driveExplorer) with a gate: numbered steps, or
+// jobs leased from the distributed queue.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -66,11 +67,16 @@ test('the coordinator runs the workflow only through the Explorer (and a partial
   );
 });
 
-test('one driver runs explore steps (explorer-loop.ts); the distributed lease loop is the other', () => {
+test('one driver runs every explorer (driveExplorer): numbered steps and leased jobs are its two gates', () => {
+  // Explore steps run in the two gates' run() only.
   assert.deepEqual(filesMatching(/\.exploreStep\(/), [
-    'coordinator/distributed/explorer.ts',
+    'coordinator/distributed/lease-gate.ts',
     'explorer/explorer-loop.ts',
     'explorer/filling-explorer.ts', // its refill rounds call the base class
+  ]);
+  assert.deepEqual(filesMatching(/driveExplorer\(/), [
+    'coordinator/distributed/explorer.ts',
+    'explorer/explorer-loop.ts',
   ]);
   assert.deepEqual(filesMatching(/runExplorerLoop\(/), [
     'coordinator/explorer-process.ts',
@@ -79,4 +85,6 @@ test('one driver runs explore steps (explorer-loop.ts); the distributed lease lo
     'coordinator/placement/memory-explorer.ts',
     'explorer/explorer-loop.ts',
   ]);
+  // No loop of its own around leases: the distributed explorer leases only in its gate.
+  assert.deepEqual(filesMatching(/\.lease\(o?\.?runId|q\.lease\(/), ['coordinator/distributed/lease-gate.ts']);
 });
