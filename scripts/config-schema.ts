@@ -111,7 +111,9 @@ export function configJsonSchema(): Json {
   // the YAML extension strikes it through instead of calling it unknown.
   for (const r of RENAMED_KEYS) {
     const [parent, key] = r.old.split('.') as [string, string];
-    const now = schema.properties?.[r.now];
+    const at = (path: string): Json | undefined =>
+      path.split('.').reduce<Json | undefined>((n, k) => n?.properties?.[k], schema);
+    const now = at(r.now);
     const obj = schema.properties?.[parent];
     if (!now || !obj?.properties || !key) throw new Error(`config-schema: renamed key ${r.old} -> ${r.now} not found`);
     const { default: _, ...type } = now;

@@ -72,14 +72,14 @@ export async function explorerProcess(
     explorer.need = exploreNeed(cfg, stage, sc.type === 'mixed' ? (sc.expertRatio ?? 0) : 0);
     explorer.signal = signal;
     log.info(
-      `stage ${stage.name}: exploring from step ${target} (synchronizer ${cfg.synchronizer.mode ?? 'sync_offset ' + plan.offset}, sync_interval ${plan.interval})`,
+      `stage ${stage.name}: exploring from step ${target} (synchronizer ${cfg.synchronizer.schedule ?? 'sync_offset ' + plan.offset}, sync_interval ${plan.interval})`,
     );
     const r = await runExplorerLoop({
       explorer,
       target,
       requiredVersion: (t) => requiredVersion(t, plan),
       // Async: rows made further ahead would be stale before the trainer reached them.
-      ...(cfg.synchronizer.mode === 'async'
+      ...(cfg.synchronizer.schedule === 'async'
         ? {
             lead: cfg.buffer.max_staleness,
             // The trainer waits for a batch and the buffer holds no usual row it could take: past the bound, or nothing moves.
@@ -114,7 +114,7 @@ export async function explorerProcess(
       signal,
     });
     log.info(
-      `stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%${cfg.synchronizer.mode === 'async' ? `, waiting for the trainer (bound) ${(r.backpressure * 100).toFixed(1)}%` : ''}`,
+      `stage ${stage.name}: explorer stopped before step ${r.target}, idle ${(r.idle * 100).toFixed(1)}%${cfg.synchronizer.schedule === 'async' ? `, waiting for the trainer (bound) ${(r.backpressure * 100).toFixed(1)}%` : ''}`,
     );
     return 0;
   } finally {

@@ -3,7 +3,7 @@
 // t % sync_interval === 0 and at the end of each stage. The explore step for t may start once a
 // checkpoint >= requiredVersion(t) exists, i.e. the explorer runs at most sync_offset versions ahead
 // of the trainer (sync_offset 0: synchronous; 1: one-step-off, rollout overlaps training).
-// synchronizer.mode async: no offset (Infinity), so a step needs only the stage's start checkpoint;
+// synchronizer.schedule async: no offset (Infinity), so a step needs only the stage's start checkpoint;
 // the explorer loads the newest version before each step and never waits for a newer one. Its lead is
 // bounded apart (explorer/explorer-loop.ts `lead`: step t waits while t - newest published > max_staleness).
 import type { RunConfig } from '../core/config.js';
@@ -17,7 +17,7 @@ export interface SyncPlan {
 
 /** How many versions the explorer may run ahead: Infinity in mode async. */
 export function syncOffset(cfg: RunConfig): number {
-  return cfg.synchronizer.mode === 'async' ? Infinity : cfg.synchronizer.sync_offset;
+  return cfg.synchronizer.schedule === 'async' ? Infinity : cfg.synchronizer.sync_offset;
 }
 
 export function requiredVersion(target: number, p: SyncPlan): number {
@@ -35,7 +35,7 @@ export function requiredVersion(target: number, p: SyncPlan): number {
  */
 export function samplerStaleness(cfg: RunConfig): number {
   // Partial rollouts: a trajectory finished over several steps (or waiting for its group) is older than the offset by design.
-  if (cfg.synchronizer.mode === 'async' || cfg.explorer.partial_rollout) return cfg.buffer.max_staleness;
+  if (cfg.synchronizer.schedule === 'async' || cfg.explorer.partial_rollout) return cfg.buffer.max_staleness;
   const { sync_interval: i, sync_offset: k } = cfg.synchronizer;
   return Math.min(cfg.buffer.max_staleness, k + i - 1);
 }
@@ -49,9 +49,9 @@ export function checkSyncConfig(cfg: RunConfig): string | null {
   // Async: the explorer's lead and the sampler are both bounded by max_staleness; but between two
   // publications the trainer moves i - 1 steps on, so rows of the newest published version are that
   // old by the time it samples: past the bound the trainer would wait for rows no one can make.
-  if (cfg.synchronizer.mode === 'async') {
+  if (cfg.synchronizer.schedule === 'async') {
     if (cfg.buffer.max_staleness < i - 1)
-      return `buffer.max_staleness is ${cfg.buffer.max_staleness} but synchronizer.mode async with sync_interval ${i} trains up to ${i - 1} steps past the newest published weights; set buffer.max_staleness >= ${i - 1} or sync_interval <= ${cfg.buffer.max_staleness + 1}`;
+      return `buffer.max_staleness is ${cfg.buffer.max_staleness} but synchronizer.schedule async with sync_interval ${i} trains up to ${i - 1} steps past the newest published weights; set buffer.max_staleness >= ${i - 1} or sync_interval <= ${cfg.buffer.max_staleness + 1}`;
     return null;
   }
   const worst = k + i - 1;

@@ -10,6 +10,11 @@ export const RENAMED_KEYS: ReadonlyArray<{ old: string; now: string; why: string
     now: 'placement',
     why: 'it picks where the explorer and trainer run (memory: one process; checkpoint: their own processes)',
   },
+  {
+    old: 'synchronizer.mode',
+    now: 'synchronizer.schedule',
+    why: "'mode' is the run's and each stage's (both, train, explore, bench); this one says how far the explorer may run ahead (sync, one_step_off, async)",
+  },
 ];
 
 type Obj = Record<string, unknown>;

@@ -153,7 +153,7 @@ function withoutTrainer(raw: Obj, mode: 'explore' | 'bench', add: (path: string,
     const reason = `not read in mode ${mode} (${why}${mode === 'explore' ? '; read with explorer.partial_rollout' : ''})`;
     // (A parsed config, as a run folder stores it, has sync_offset 0 filled in.)
     for (const [k, dflt] of [
-      ['mode', undefined],
+      ['schedule', undefined],
       ['sync_interval', 1],
       ['sync_offset', 0],
     ] as const)

@@ -2,7 +2,7 @@
 // and what was expected. Defaults follow ../shared/DESIGN.md.
 import { z } from 'zod';
 import { LoraConfigSchema } from './lora-config.js';
-import { resolveSyncMode, SYNC_MODES, syncModeIssues } from './sync-mode.js';
+import { resolveSyncSchedule, SYNC_SCHEDULES, syncScheduleIssues } from './sync-schedule.js';
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
 
 const samplingObject = z
@@ -265,7 +265,7 @@ export const RunConfigSchema = z
       .object({
         storage: z.string().default('sqlite'),
         max_staleness: z.number().int().min(0).default(1),
-        /** How the trainer reads rollouts (fifo, fresh, priority). Default: fresh (the newest rows within max_staleness first) with synchronizer.mode async, fifo otherwise. */
+        /** How the trainer reads rollouts (fifo, fresh, priority). Default: fresh (the newest rows within max_staleness first) with synchronizer.schedule async, fifo otherwise. */
         sampler: z.string().optional(),
         /**
          * Train on another run's rollouts (mode train, or the stages with mode train): its buffer.db (a
@@ -390,14 +390,14 @@ export const RunConfigSchema = z
     synchronizer: z
       .object({
         /** sync: the explorer waits for the newest weights (sync_offset 0); one_step_off: it may run one version ahead (sync_offset 1); async: it never waits for weights, only buffer.max_staleness bounds what the trainer takes. Default: from sync_offset. */
-        mode: z.enum(SYNC_MODES).optional(),
+        schedule: z.enum(SYNC_SCHEDULES).optional(),
         sync_interval: z.number().int().positive().default(1),
-        /** Versions the explorer may run ahead of the trainer (default 0, or as synchronizer.mode names it). */
+        /** Versions the explorer may run ahead of the trainer (default 0, or as synchronizer.schedule names it). */
         sync_offset: z.number().int().min(0).optional(),
       })
       .strict()
-      .superRefine(syncModeIssues)
-      .transform(resolveSyncMode)
+      .superRefine(syncScheduleIssues)
+      .transform(resolveSyncSchedule)
       .default({}),
     stages: z.array(stage).optional(),
     /**

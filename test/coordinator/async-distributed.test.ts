@@ -1,4 +1,4 @@
-// synchronizer.mode async in a distributed run (PostgreSQL): the trainer plans jobs max_staleness steps
+// synchronizer.schedule async in a distributed run (PostgreSQL): the trainer plans jobs max_staleness steps
 // ahead, none of them gated by a weights version (each runs with any version from the stage's start),
 // and the explorer takes the newest weights it can load. Shown: the explorer never waited for weights
 // (its wait counters), it ran ahead of the weights it used, every trained experience is within
@@ -23,7 +23,7 @@ const asyncCfg = () =>
   tinyConfig({ sync_offset: 0 }, MIX, {
     buffer: { storage: 'sqlite', max_staleness: STALE },
     placement: 'checkpoint',
-    synchronizer: { mode: 'async' },
+    synchronizer: { schedule: 'async' },
   });
 
 test('distributed async: jobs planned max_staleness ahead, none gated by a version', () => {

@@ -107,7 +107,7 @@ test('the default usual sampler: fresh in async, fifo otherwise, buffer.sampler 
   const sync = tinyConfig({ sync_offset: 0 });
   assert.equal(usualSampler(sync), 'fifo');
   assert.equal(usualSampler(tinyConfig({ sync_offset: 1 })), 'fifo');
-  const asyncCfg = tinyConfig({ sync_offset: 0 }, 2, { placement: 'checkpoint', synchronizer: { mode: 'async' } });
+  const asyncCfg = tinyConfig({ sync_offset: 0 }, 2, { placement: 'checkpoint', synchronizer: { schedule: 'async' } });
   assert.equal(usualSampler(asyncCfg), 'fresh');
   assert.equal(samplerConfig('mix', { expert_ratio: 0.5 }, asyncCfg).usual, 'fresh');
   assert.equal(
@@ -128,7 +128,7 @@ test("the sampler's staleness bound: what the schedule makes, within buffer.max_
       }),
     );
   // The main job's max_staleness 1 in sync: rows of the step's own version only.
-  assert.equal(stale({ mode: 'sync' }, 1), 0);
+  assert.equal(stale({ schedule: 'sync' }, 1), 0);
   assert.equal(
     samplerConfig(
       'mix',
@@ -137,10 +137,10 @@ test("the sampler's staleness bound: what the schedule makes, within buffer.max_
     ).maxStaleness,
     0,
   );
-  assert.equal(stale({ mode: 'one_step_off' }, 3), 1);
+  assert.equal(stale({ schedule: 'one_step_off' }, 3), 1);
   assert.equal(stale({ sync_offset: 1, sync_interval: 3 }, 5), 3);
   assert.equal(stale({ sync_offset: 2 }, 2), 2);
-  assert.equal(stale({ mode: 'async' }, 4), 4);
+  assert.equal(stale({ schedule: 'async' }, 4), 4);
 });
 
 test("a sync (checkpoint) buffer with a re-explored step's surplus: step t trains on v(t) rows only", async () => {

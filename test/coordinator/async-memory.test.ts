@@ -1,4 +1,4 @@
-// synchronizer.mode async and one_step_off with method memory (one process): the explorer runs in a
+// synchronizer.schedule async and one_step_off with method memory (one process): the explorer runs in a
 // rollout worker thread beside the trainer (placement/memory-explorer.ts, on the explorer driver). Async: explore step t
 // starts while t - (trainer version) <= max_staleness, with the newest weights, never waiting for a
 // version (explorer_idle 0 in every record); one_step_off: step t waits for v(t - 1). Every trained
@@ -18,11 +18,11 @@ import { checkConsumption, records } from './consumption-check.js';
 
 const STALE = 2;
 const MIX = 10;
-const memCfg = (mode: 'async' | 'one_step_off') =>
+const memCfg = (schedule: 'async' | 'one_step_off') =>
   tinyConfig({ sync_offset: 0 }, MIX, {
     buffer: { storage: 'sqlite', max_staleness: STALE },
     placement: 'memory',
-    synchronizer: { mode },
+    synchronizer: { schedule },
   });
 
 test('memory async: the explorer overlaps the trainer, at most max_staleness steps ahead, never waiting for weights', async () => {
@@ -132,14 +132,14 @@ test('the overlap gate: offset k waits for weights v(t-k); async waits for buffe
   assert.equal(requiredVersion(7, plan(Infinity, 0)), 0);
   assert.equal(leadWait(7, 4, 2), 'bound');
   assert.equal(leadWait(6, 4, 2), null);
-  // Every mode is valid with method memory now.
-  for (const mode of ['sync', 'one_step_off', 'async'])
+  // Every schedule is valid with placement memory.
+  for (const schedule of ['sync', 'one_step_off', 'async'])
     assert.deepEqual(
       validateRunConfig({
         taskset: { builtin: 'reverse' },
         workflow: { name: 'single_turn', reward: 'exact_match' },
         placement: 'memory',
-        synchronizer: { mode },
+        synchronizer: { schedule },
       }).issues,
       [],
     );

@@ -1,4 +1,4 @@
-// synchronizer.mode async in the checkpoint placement (explorer and trainer processes): the explorer
+// synchronizer.schedule async in the checkpoint placement (explorer and trainer processes): the explorer
 // never waits for weights; it loads the newest published checkpoint before each step, and explore
 // step t does not start while t - (newest published version) > buffer.max_staleness (rows made
 // further ahead would go stale before the trainer reached them): it waits for the trainer there,
@@ -32,7 +32,7 @@ const asyncCfg = (mixSteps: number, tasksPerStep = 1) =>
     },
     buffer: { storage: 'sqlite', max_staleness: STALE },
     placement: 'checkpoint',
-    synchronizer: { mode: 'async' },
+    synchronizer: { schedule: 'async' },
   });
 
 /** The explorer's MIX records: no step past the bound; never waiting for weights, the bound's wait counted apart. */
@@ -127,7 +127,7 @@ test('async run (2 tasks per explore step) stopped mid-MIX resumes and completes
   }
 });
 
-test('synchronizer.mode: named modes set sync_offset, conflicts are errors naming the field', () => {
+test('synchronizer.schedule: named schedules set sync_offset, conflicts are errors naming the field', () => {
   const base = {
     taskset: { builtin: 'reverse' },
     workflow: { name: 'single_turn', reward: 'exact_match' },
@@ -135,20 +135,29 @@ test('synchronizer.mode: named modes set sync_offset, conflicts are errors namin
   };
   const parse = (synchronizer: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
     validateRunConfig({ ...base, synchronizer, ...extra });
-  assert.equal(parse({ mode: 'one_step_off' }).config?.synchronizer.sync_offset, 1);
-  assert.equal(parse({ mode: 'sync' }).config?.synchronizer.sync_offset, 0);
-  // Without a mode the offset is the knob (the mode is not derived: a parsed config given a new sync_offset stays valid).
-  assert.equal(parse({ sync_offset: 3 }).config?.synchronizer.mode, undefined);
+  assert.equal(parse({ schedule: 'one_step_off' }).config?.synchronizer.sync_offset, 1);
+  assert.equal(parse({ schedule: 'sync' }).config?.synchronizer.sync_offset, 0);
+  // Without a schedule the offset is the knob (the schedule is not derived: a parsed config given a new sync_offset stays valid).
+  assert.equal(parse({ sync_offset: 3 }).config?.synchronizer.schedule, undefined);
   assert.equal(parse({}).config?.synchronizer.sync_offset, 0);
-  const conflict = parse({ mode: 'sync', sync_offset: 1 }).issues;
+  const conflict = parse({ schedule: 'sync', sync_offset: 1 }).issues;
   assert.equal(conflict[0]?.path, 'synchronizer.sync_offset');
-  assert.match(conflict[0]!.message, /contradicts synchronizer.mode sync/);
-  assert.equal(parse({ mode: 'async', sync_offset: 2 }).issues[0]?.path, 'synchronizer.sync_offset');
-  // Every mode runs with method memory (test/coordinator/async-memory.test.ts).
-  assert.deepEqual(parse({ method: 'memory', mode: 'async' }).issues, []);
-  assert.equal(parse({ mode: 'bogus' }).issues[0]?.path, 'synchronizer.mode');
+  assert.match(conflict[0]!.message, /contradicts synchronizer.schedule sync/);
+  assert.equal(parse({ schedule: 'async', sync_offset: 2 }).issues[0]?.path, 'synchronizer.sync_offset');
+  // Every schedule runs with placement memory (test/coordinator/async-memory.test.ts).
+  assert.deepEqual(parse({ schedule: 'async' }, { placement: 'memory' }).issues, []);
+  assert.equal(parse({ schedule: 'bogus' }).issues[0]?.path, 'synchronizer.schedule');
+  // The name it had before (synchronizer.mode) still loads, with a warning naming the new one; both at once is an error.
+  const old = parse({ mode: 'one_step_off' });
+  assert.equal(old.config?.synchronizer.sync_offset, 1);
+  assert.equal(old.config?.synchronizer.schedule, 'one_step_off');
+  assert.match(
+    old.warnings.map((w) => `${w.path}: ${w.message}`).join('\n'),
+    /synchronizer\.mode: renamed 'synchronizer\.schedule'/,
+  );
+  assert.equal(parse({ mode: 'async', schedule: 'async' }).issues[0]?.path, 'synchronizer.mode');
   // A run folder's config.yaml (defaults filled in) reads back the same.
-  const back = parse({ mode: 'async' }).config!;
+  const back = parse({ schedule: 'async' }).config!;
   assert.deepEqual(validateRunConfig(JSON.parse(JSON.stringify(back))).config?.synchronizer, back.synchronizer);
   // Async: a step needs only the stage's start checkpoint; no staleness/offset conflict to report.
   const cfg = asyncCfg(2);

@@ -109,7 +109,7 @@ const PLACEMENTS: [string, Record<string, unknown>][] = [
     'memory, one_step_off',
     {
       placement: 'memory',
-      synchronizer: { mode: 'one_step_off' },
+      synchronizer: { schedule: 'one_step_off' },
       buffer: { storage: 'sqlite', max_staleness: 1 },
       explorer: { ...tinyConfig({ sync_offset: 0 }).explorer, workers: 1 },
     },

@@ -16,7 +16,7 @@ test('memory, sync: every step trains the whole batch (tasks_per_step x repeat_t
   const ws = tempWorkspace();
   try {
     const cfg = partialConfig('memory');
-    assert.equal(cfg.synchronizer.mode ?? 'sync', 'sync');
+    assert.equal(cfg.synchronizer.schedule ?? 'sync', 'sync');
     const s = await runJob({ config: cfg, workspace: ws, runId: 'mb' });
     assert.equal(s.trainer_steps, STEPS);
     const runDir = join(ws, '.rft', 'runs', 'mb');

@@ -41,13 +41,13 @@ test('async: sync_interval more than max_staleness + 1 is refused (the trainer w
   const base = tinyConfig({ sync_offset: 0, sync_interval: 1 });
   const asyncCfg = (interval: number, staleness: number) => ({
     ...base,
-    synchronizer: { ...base.synchronizer, mode: 'async' as const, sync_interval: interval },
+    synchronizer: { ...base.synchronizer, schedule: 'async' as const, sync_interval: interval },
     buffer: { ...base.buffer, max_staleness: staleness },
   });
   assert.equal(checkSyncConfig(asyncCfg(2, 1)), null);
   assert.equal(checkSyncConfig(asyncCfg(4, 3)), null);
   assert.match(
     checkSyncConfig(asyncCfg(3, 1)) ?? '',
-    /buffer.max_staleness is 1 but synchronizer.mode async with sync_interval 3 .* set buffer.max_staleness >= 2 or sync_interval <= 2/,
+    /buffer.max_staleness is 1 but synchronizer.schedule async with sync_interval 3 .* set buffer.max_staleness >= 2 or sync_interval <= 2/,
   );
 });

@@ -48,7 +48,7 @@ explorer: { tasks_per_step: 2, repeat_times: 2, sampling: { max_new_tokens: 4, t
 trainer: { batch_size: 4 }
 buffer: { storage: sqlite, max_staleness: 1 }
 placement: memory
-synchronizer: { mode: one_step_off }
+synchronizer: { schedule: one_step_off }
 stages:
   - { name: warmup, algorithm: { name: sft }, steps: 1, batch_size: 4, lr: 0.01 }
   - { name: rl, algorithm: { name: grpo }, steps: 2, lr: 0.01 }

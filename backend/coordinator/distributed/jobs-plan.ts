@@ -17,7 +17,7 @@ export interface JobPlan {
   sync: SyncPlan;
   /** First target past the stage these jobs feed (no job is planned for a step of a later stage). */
   end?: number;
-  /** Steps planned ahead of the trainer's (default sync.offset; synchronizer.mode async: buffer.max_staleness). */
+  /** Steps planned ahead of the trainer's (default sync.offset; synchronizer.schedule async: buffer.max_staleness). */
   lead?: number;
 }
 
@@ -30,7 +30,7 @@ export interface JobPlan {
  */
 export function jobSync(cfg: RunConfig, stageStartVersion: number): { sync: SyncPlan; lead: number } {
   const sync = { interval: cfg.synchronizer.sync_interval, offset: syncOffset(cfg), stageStartVersion };
-  return { sync, lead: cfg.synchronizer.mode === 'async' ? cfg.buffer.max_staleness : sync.offset };
+  return { sync, lead: cfg.synchronizer.schedule === 'async' ? cfg.buffer.max_staleness : sync.offset };
 }
 
 function shuffledEpoch(p: JobPlan, epoch: number): Task[] {

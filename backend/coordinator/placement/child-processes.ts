@@ -103,7 +103,7 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
       placement,
       runRecord(c, pools, {
         reportExtra: {
-          synchronizer: `checkpoint, ${cfg.synchronizer.mode === 'async' ? 'mode async' : `${cfg.synchronizer.mode ? `mode ${cfg.synchronizer.mode}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}`,
+          synchronizer: `checkpoint, ${cfg.synchronizer.schedule === 'async' ? 'mode async' : `${cfg.synchronizer.schedule ? `mode ${cfg.synchronizer.schedule}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}`,
         },
       }),
     );

@@ -95,9 +95,9 @@ class InProcessRun implements Placement {
     this.resumeStageStep = typeof resumeFrom?.meta.stage_step === 'number' ? resumeFrom.meta.stage_step : 0;
     this.baseAcc = typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
     this.lastCheckpoint = resumeFrom?.dir;
-    // synchronizer.mode one_step_off (sync_offset >= 1) or async: the explorer overlaps the trainer.
+    // synchronizer.schedule one_step_off (sync_offset >= 1) or async: the explorer overlaps the trainer.
     this.gate =
-      cfg.synchronizer.mode === 'async'
+      cfg.synchronizer.schedule === 'async'
         ? { kind: 'async', lead: cfg.buffer.max_staleness }
         : cfg.synchronizer.sync_offset > 0
           ? { kind: 'offset', offset: cfg.synchronizer.sync_offset }

@@ -1,4 +1,4 @@
-// The explorer of placement `memory` when it overlaps the trainer (synchronizer.mode one_step_off or
+// The explorer of placement `memory` when it overlaps the trainer (synchronizer.schedule one_step_off or
 // async, or sync_offset >= 1). One Node process: the real concurrency is the rollout workers (worker
 // threads, each with its own copy of the weights) generating while the trainer trains on the main
 // thread; the explorer driver (explorer/explorer-loop.ts, the one every placement runs) only hands them

@@ -55,7 +55,7 @@ export function samplerConfig(
  */
 export function usualSampler(cfg: RunConfig): string {
   if (cfg.buffer.sampler !== undefined) return cfg.buffer.sampler;
-  return cfg.synchronizer.mode === 'async' ? 'fresh' : 'fifo';
+  return cfg.synchronizer.schedule === 'async' ? 'fresh' : 'fifo';
 }
 
 /**
