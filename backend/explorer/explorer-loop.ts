@@ -96,7 +96,7 @@ function stepGate(o: ExplorerLoopOptions): ExplorerGate<StepWork> & { target: nu
     },
     describe: (w: StepWork, model: RolloutModel) =>
       `step ${w.target} with v${model.version}${w.starved ? ' (past the bound: the trainer has nothing to take)' : ''}`,
-    async run(w: StepWork, model: RolloutModel, clock: DriverClock): Promise<'ran'> {
+    async run(w: StepWork, model: RolloutModel, clock: DriverClock): Promise<void> {
       o.explorer.step = w.target;
       // The weights the step's rows are labelled with: shared weights the trainer updates during the
       // step reach the rollout workers before their next job, so this step's samples are all of this one.
@@ -126,7 +126,6 @@ function stepGate(o: ExplorerLoopOptions): ExplorerGate<StepWork> & { target: nu
           ? { explorer_backpressure: f.backpressure, explorer_backpressure_s: f.backpressure_s }
           : {}),
       });
-      return 'ran';
     },
   };
   return g;
@@ -181,13 +180,14 @@ export interface ExplorerGate<W> {
   done?(): Promise<boolean>;
   /** The work the model may do now, or why not yet. */
   take(model: RolloutModel | null, latest: PublishedWeights | null): Promise<W[] | Wait>;
+  /**
+   * Checked just before an item runs (a batch taken may wait a while): 'dropped' lets this one go (a
+   * lost lease), 'abandon' it and the rest of the batch (the weights went stale meanwhile).
+   */
+  admit?(work: W, model: RolloutModel): Promise<'run' | 'dropped' | 'abandon'>;
   /** The generating state's detail for one item. */
   describe(work: W, model: RolloutModel): string;
-  /**
-   * Runs one item. 'dropped': let go before running (a lost lease); 'abandon': let go with the rest of
-   * what was taken (the weights went stale meanwhile).
-   */
-  run(work: W, model: RolloutModel, clock: DriverClock): Promise<'ran' | 'dropped' | 'abandon'>;
+  run(work: W, model: RolloutModel, clock: DriverClock): Promise<void>;
 }
 
 export interface DriverOptions<W, P extends PublishedWeights = PublishedWeights> {
@@ -301,10 +301,12 @@ export async function driveExplorer<W, P extends PublishedWeights = PublishedWei
         }
         for (const w of taken) {
           if (o.signal?.aborted) break work;
+          const admitted = (await o.gate.admit?.(w, model!)) ?? 'run';
+          if (admitted === 'abandon') break;
+          if (admitted === 'dropped') continue;
           set('generating', o.gate.describe(w, model!));
-          const r = await o.gate.run(w, model!, driverClock);
-          if (r === 'ran') runs++;
-          if (r === 'abandon') break;
+          await o.gate.run(w, model!, driverClock);
+          runs++;
         }
       } catch (e) {
         const ms = o.recover?.(e);

@@ -111,28 +111,32 @@ export class LeaseGate implements ExplorerGate<LeasedJob> {
     return `job ${job.id} with v${model.version}`;
   }
 
-  async run(job: LeasedJob, model: RolloutModel): Promise<'ran' | 'dropped' | 'abandon'> {
-    const { q, runId, worker: id, cfg } = this.o;
+  async admit(job: LeasedJob, model: RolloutModel): Promise<'run' | 'dropped' | 'abandon'> {
+    const { q, runId, worker: id } = this.o;
     // A worker that was paused or cut off may hold leases that expired and went to someone else,
     // and weights that went stale meanwhile: checked before each rollout, not only at the ack.
-    if (Date.now() - this.leasedAt > 1000) {
-      const chk = await q.leaseCheck(runId, job, id);
-      if (!chk.live) {
-        this.held.delete(job);
-        this.counts.dropped.lease_lost++;
-        log.warn(`job ${job.id} (attempt ${job.attempt}): lease lost before its rollout; dropped`);
-        return 'dropped';
-      }
-      if (model.version < chk.latest - this.S) {
-        for (const j of this.held) await q.release(runId, j, id);
-        this.counts.dropped.stale += this.held.size;
-        log.warn(
-          `weights v${model.version} went stale (newest v${chk.latest}, bound ${this.S}): ${this.held.size} job(s) given back`,
-        );
-        this.held.clear();
-        return 'abandon';
-      }
+    if (Date.now() - this.leasedAt <= 1000) return 'run';
+    const chk = await q.leaseCheck(runId, job, id);
+    if (!chk.live) {
+      this.held.delete(job);
+      this.counts.dropped.lease_lost++;
+      log.warn(`job ${job.id} (attempt ${job.attempt}): lease lost before its rollout; dropped`);
+      return 'dropped';
     }
+    if (model.version < chk.latest - this.S) {
+      for (const j of this.held) await q.release(runId, j, id);
+      this.counts.dropped.stale += this.held.size;
+      log.warn(
+        `weights v${model.version} went stale (newest v${chk.latest}, bound ${this.S}): ${this.held.size} job(s) given back`,
+      );
+      this.held.clear();
+      return 'abandon';
+    }
+    return 'run';
+  }
+
+  async run(job: LeasedJob, model: RolloutModel): Promise<void> {
+    const { q, runId, worker: id, cfg } = this.o;
     const jobStart = performance.now();
     const seed = (cfg.seed * 1_000_003 + hashString(job.id) * 31 + job.attempt) >>> 0;
     const provenance = { job: job.id, worker: id, attempt: job.attempt, weights: this.o.checksum() };
@@ -203,7 +207,6 @@ export class LeaseGate implements ExplorerGate<LeasedJob> {
       this.counts.refused[r.reason]++;
       log.warn(`job ${job.id} (attempt ${job.attempt}) refused: ${r.reason}; its experiences are dropped`);
     }
-    return 'ran';
   }
 }
 
