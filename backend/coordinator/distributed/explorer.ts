@@ -17,10 +17,7 @@ import { JobQueue, experienceId, workerId, type LeasedJob } from '../../buffer/q
 import type { Experience } from '../../core/types.js';
 import { WeightsListener } from '../../buffer/queue/listen.js';
 import { isConnectionError, withRetry } from '../../buffer/queue/retry.js';
-import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { StateLog } from './state-log.js';
-import { outsideHeapNote } from '../../model/external-weights.js';
-import { makeRolloutEngine, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
 import { workflows } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { runReward } from '../setup/tasks.js';
@@ -29,10 +26,10 @@ import { stagesOf } from '../setup/trainer.js';
 import { makeExplorer } from '../explorer-half.js';
 import { stageOfStep } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
-import { ChecksumError } from './weights.js';
-import type { ClientTls, HttpWeightsSource } from './weights-http.js';
+import type { ClientTls } from './weights-http.js';
 import { openRecordedStore, type WeightsStoreSpec } from './weights-store.js';
 import { WeightsLoader } from './weights-load.js';
+import { VerifiedWeights } from './verified-weights.js';
 import { LeaseGate } from './lease-gate.js';
 import { driveExplorer } from '../../explorer/explorer-loop.js';
 
@@ -135,16 +132,11 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
             metadata: { ...(e.metadata ?? {}), ...current!.provenance },
           })),
       });
-  // The loaded version (the driver's model is the engine where there is one); `held.local` for the closures' sake.
-  const held: { local: LocalRolloutModel | null } = { local: null };
-  // explorer.engine llama-cpp: llama.cpp samples a GGUF of each loaded version (`local` keeps the version and weights); auto: per batch, llama.cpp or native.
-  let engine: SyncedRolloutModel | undefined;
-  let modelChecksum = '';
   let state = 'starting';
   let detail = '';
   let level: 'info' | 'warn' | 'error' = 'info';
   let wake: (() => void) | null = null;
-  const loads = { folder: 0, http: 0, s3: 0 };
+  let backoff = 100;
   const gate = new LeaseGate({
     q,
     runId: o.runId,
@@ -165,7 +157,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
     reward,
     sampling: rolloutSampling(cfg),
     process: (raw) => pipeline.run(raw).experiences,
-    checksum: () => modelChecksum,
+    checksum: () => weights.checksum,
     notified: () => new Promise<void>((r) => (wake = r)),
     ...(o.signal ? { signal: o.signal } : {}),
   });
@@ -173,7 +165,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
   const wstore = await openRecordedStore(() =>
     withRetry(() => q.getState<WeightsStoreSpec>(o.runId, 'dist:weights-store'), { signal: o.signal }),
   );
-  const weights = new WeightsLoader(
+  const loader = new WeightsLoader(
     join(
       o.cacheDir ?? join(tmpdir(), 'rft-weights'),
       o.runId.replace(/[^A-Za-z0-9._-]/g, '_'),
@@ -181,6 +173,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
     ),
     { runId: o.runId, store: wstore, tls: o.tls },
   );
+  const weights = new VerifiedWeights(q, o.runId, cfg, loader, wstore?.where, () => (backoff = 100));
   const listener = new WeightsListener(q.connectionString, q.schema, o.runId, () => wake?.());
   listener.start();
   // The worker row always has the current state; the log gets a line when the kind of state changes
@@ -204,7 +197,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
         role: 'explorer',
         state,
         detail,
-        modelVersion: held.local?.version ?? null,
+        modelVersion: weights.local?.version ?? null,
         done: gate.counts.experiences,
         throughput: span > 0 ? acks.length / span : 0,
         startedAt: t0,
@@ -216,44 +209,11 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
   };
   await beat(); // a worker shows up as soon as it joins
   const hb = setInterval(() => void beat(), o.heartbeatMs ?? 1000);
-  let backoff = 100;
   let waitedS = { weights: 0, jobs: 0 };
   try {
     const r = await driveExplorer({
       gate,
-      weights: {
-        latest: async () => {
-          const latest = await q.latestVersion(o.runId);
-          if (!latest) throw new Error(`run ${o.runId}: no published weights`);
-          backoff = 100;
-          return latest;
-        },
-        load: async (latest) => {
-          const http = await q.getState<HttpWeightsSource>(o.runId, 'dist:weights-http');
-          const { ck, from } = await weights.load(latest, http);
-          if (!ck.tokenizer) throw new ChecksumError(`${latest.path}: checkpoint has no tokenizer.json`);
-          held.local?.model.dispose();
-          held.local = new LocalRolloutModel(ck.model, ck.tokenizer, latest.version);
-          if (cfg.explorer.engine !== 'native') {
-            engine ??= makeRolloutEngine({
-              engine: cfg.explorer.engine,
-              workers: 1,
-              llamaGpu: cfg.explorer.llama_cpp_gpu,
-              config: ck.model.config,
-              tokenizer: ck.tokenizer,
-            });
-            await engine?.setWeights(ck.model, latest.version);
-          }
-          modelChecksum = latest.checksum;
-          loads[from]++;
-          const note = outsideHeapNote(ck.model); // loaded outside the wasm heap (weights-load.ts) when the addon allows
-          log.debug(
-            `v${latest.version} loaded from ${from === 'http' ? http!.url : from === 's3' ? wstore!.where : latest.path}${note ? `, ${note}` : ''}`,
-          );
-          return engine ?? held.local;
-        },
-        // load() frees the previous version's weights once the next ones are in.
-      },
+      weights,
       // A version pruned while read is normal for a moment (the next poll sees a newer one); a source
       // that stays unreachable is an error in the log and the worker's row within 3 s.
       retryMs: 1000,
@@ -278,9 +238,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
     for (const j of gate.held) await q.release(o.runId, j, id).catch(() => undefined);
     await beat();
     await listener.close();
-    await engine?.close();
-    held.local?.model.dispose();
-    weights.dispose();
+    await weights.close();
     await q.close();
   }
   return {
@@ -289,7 +247,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
     experiences: gate.counts.experiences,
     refused: gate.counts.refused,
     dropped: gate.counts.dropped,
-    loads,
+    loads: weights.loads,
     busyS: gate.counts.busyS,
     waitS: waitedS,
     wallS: (Date.now() - t0) / 1000,
