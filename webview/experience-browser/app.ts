@@ -1,16 +1,16 @@
-// The experience browser: filter bar, virtualised list, detail with per-token colouring, GRPO
-// group side by side, and curation (promote, edit + promote, reject, rate, bulk top-k, undo).
-import type { Experience } from '../../backend/core/types.js';
+// The experience browser: filter bar, virtualised list, bulk curation (top-k per task, undo) and the
+// detail pane (detail-view.ts: per-token colouring, the GRPO group side by side, promote, edit +
+// promote, reject, rate).
 import type { BufferCounts, ExperienceDetail, ExperienceSummary } from '../../backend/core/protocol.js';
 import type { WebviewIpc } from '../shared/ipc.js';
 import { checked, h, setValue, fieldValue } from '../shared/dom.js';
 import { EMPTY_INPUTS, inputsOf, parseFilter, type FilterInputs } from './filters.js';
 import type { BrowserNotifications, BrowserRequests, BrowserState } from './protocol.js';
-import { tokenCells, type ColourBy } from './tokens.js';
 import { UndoStack } from './undo-stack.js';
 import { markMatches } from './highlight.js';
 import { SHORTCUTS, SHORTCUT_HINT, failedVerb, typing } from './shortcuts.js';
 import { PageCache, VirtualList } from './virtual-list.js';
+import { renderDetail, select, usedTitle, type DetailContext } from './detail-view.js';
 
 export const ROW_HEIGHT = 26;
 
@@ -46,11 +46,6 @@ const FIELDS: { key: keyof FilterInputs; label: string; placeholder: string; wid
 ];
 
 /** An id shortened in the middle, so both its start and its distinguishing end stay readable. */
-/** `used by the trainer 19 times` (an expert's curation at work). */
-export function usedTitle(n: number): string {
-  return n ? `used by the trainer ${n} time${n === 1 ? '' : 's'}` : 'not used by the trainer yet';
-}
-
 export function middleEllipsis(s: string, max = 16): string {
   if (s.length <= max) return s;
   const tail = Math.ceil((max - 1) / 2);
@@ -60,13 +55,6 @@ export function middleEllipsis(s: string, max = 16): string {
 /** A visible label with its field (placeholders vanish while typing; labels do not). */
 function labelled(doc: Document, forId: string, text: string, field: HTMLElement): HTMLElement {
   return h(doc, 'label', { class: 'field', for: forId }, h(doc, 'span', { class: 'field-label', text }), field);
-}
-
-function select(doc: Document, id: string, label: string, options: [string, string][], value: string): HTMLElement {
-  const s = h(doc, 'vscode-single-select', { id, 'aria-label': label });
-  for (const [v, text] of options) s.append(h(doc, 'vscode-option', { value: v, selected: v === value, text }));
-  setValue(s, value);
-  return s;
 }
 
 export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | undefined): BrowserApp {
@@ -479,167 +467,17 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     });
   });
 
-  function renderDetail(e: ExperienceDetail, group: Experience[] | undefined): void {
-    const by: ColourBy = state.colourBy;
-    const pieces = e.responsePieces;
-    const tokens = h(doc, 'div', { class: 'tokens', 'aria-label': `response tokens coloured by ${by}` });
-    for (const c of tokenCells(e, pieces, by)) {
-      const span = h(doc, 'span', { class: 'tok', title: c.title, text: c.text });
-      span.style.backgroundColor = c.colour;
-      span.dataset.strength = String(c.strength);
-      tokens.append(span);
-    }
-    const colourSel = select(
-      doc,
-      'colour-by',
-      'Colour tokens by',
-      [
-        ['logprob', 'log-prob'],
-        ['advantage', 'advantage'],
-      ],
-      by,
-    );
-    colourSel.addEventListener('change', () => {
-      state.colourBy = (fieldValue(colourSel) as ColourBy) || 'logprob';
-      save();
-      renderDetail(e, group);
-    });
-    const rewardRows = Object.entries(e.rewardDetails ?? {}).map(([k, v]) =>
-      h(doc, 'tr', {}, h(doc, 'td', { text: k }), h(doc, 'td', { text: String(v) })),
-    );
-    const actions = h(doc, 'div', { class: 'actions' });
-    const promote = h(doc, 'vscode-button', { id: 'promote', icon: 'star-add', text: 'Promote to expert' });
-    const edit = h(doc, 'vscode-button', {
-      id: 'edit-promote',
-      secondary: true,
-      icon: 'edit',
-      text: 'Edit, then promote',
-    });
-    const reject = h(doc, 'vscode-button', { id: 'reject', secondary: true, icon: 'circle-slash', text: 'Reject' });
-    const groupBtn = h(doc, 'vscode-button', {
-      id: 'show-group',
-      secondary: true,
-      icon: 'split-horizontal',
-      text: state.view === 'group' ? 'Hide group' : 'Compare group',
-    });
-    const rate = h(doc, 'span', { class: 'rate', 'aria-label': 'rate' });
-    for (let r = 1; r <= 5; r++) {
-      const b = h(doc, 'vscode-button', {
-        class: 'rate-btn',
-        secondary: true,
-        'data-rating': String(r),
-        title: `rate ${r}`,
-        text: String(r),
-      });
-      b.addEventListener('click', () => void act(`Rated ${r}`, () => ipc.request('rate', { id: e.id, rating: r })));
-      rate.append(b);
-    }
-    const done = promotedHere.get(e.id);
-    if (e.source === 'expert' || done) promote.setAttribute('disabled', '');
-    if (done) promote.setAttribute('title', `already promoted (${done}); Undo to promote again`);
-    actions.append(promote, edit, reject, h(doc, 'span', { text: 'Rate:' }), rate, groupBtn);
-    promote.addEventListener('click', () => {
-      if (promote.hasAttribute('disabled')) return;
-      promote.setAttribute('disabled', '');
-      void act(`Promoted ${e.id} to expert`, async () => {
-        const r = await ipc.request('promote', { id: e.id });
-        promotedHere.set(e.id, r.expertId);
-        return r;
-      });
-    });
-    // Rejected already: Undo restores it; a second reject would only log a change that does nothing.
-    if (e.feedback?.rejected) {
-      reject.setAttribute('disabled', '');
-      reject.setAttribute('title', 'already rejected; Undo to restore it');
-    }
-    reject.addEventListener(
-      'click',
-      () => !reject.hasAttribute('disabled') && void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })),
-    );
-    const editor = h(doc, 'div', { class: 'editor', hidden: true });
-    const area = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
-    const confirm = h(doc, 'vscode-button', { id: 'edit-confirm', text: 'Promote edited response' });
-    const cancel = h(doc, 'vscode-button', { id: 'edit-cancel', secondary: true, text: 'Cancel' });
-    editor.append(area, h(doc, 'div', { class: 'actions' }, confirm, cancel));
-    edit.addEventListener('click', () => {
-      setValue(area, e.responseText);
-      editor.hidden = false;
-    });
-    cancel.addEventListener('click', () => (editor.hidden = true));
-    confirm.addEventListener('click', () => {
-      const text = fieldValue(area);
-      if (!text.trim()) {
-        message('the edited response is empty', true);
-        return;
-      }
-      void act(`Promoted an edited response of ${e.id}`, () =>
-        ipc.request('promote', { id: e.id, editedResponse: text }),
-      );
-    });
-    groupBtn.addEventListener('click', () => {
-      state.view = state.view === 'group' ? 'detail' : 'group';
-      save();
-      void app.select(e.id);
-    });
-
-    const fb = e.feedback;
-    const meta = [
-      ['task', e.taskId],
-      ['group', e.groupId],
-      ['run', e.runId],
-      ['model version', e.modelVersion === -1 ? 'human' : String(e.modelVersion)],
-      ['reward', e.reward.toFixed(4)],
-      ['status', e.status + (e.statusReason ? ` (${e.statusReason})` : '')],
-      ['source', e.source],
-      [
-        'used in training',
-        e.source === 'expert' ? usedTitle(e.useCount) : `${e.useCount} time${e.useCount === 1 ? '' : 's'}`,
-      ],
-      [
-        'feedback',
-        fb
-          ? [
-              fb.rating !== undefined ? `rated ${fb.rating}` : '',
-              fb.rejected ? 'rejected' : '',
-              fb.editedFrom ? `edited from ${fb.editedFrom}` : '',
-            ]
-              .filter(Boolean)
-              .join(', ')
-          : '',
-      ],
-    ].filter(([, v]) => v);
-    const metaEl = h(doc, 'dl', { class: 'meta' });
-    for (const [k, v] of meta) metaEl.append(h(doc, 'dt', { text: k! }), h(doc, 'dd', { text: v! }));
-
-    const parts: HTMLElement[] = [
-      h(doc, 'h2', { text: e.id }),
-      metaEl,
-      actions,
-      editor,
-      h(doc, 'h3', { text: 'Prompt' }),
-      h(doc, 'pre', { class: 'prompt' }, ...markMatches(doc, e.promptText, state.filter.text)),
-      h(doc, 'h3', {}, 'Response ', colourSel),
-      tokens,
-    ];
-    if (rewardRows.length)
-      parts.push(h(doc, 'h3', { text: 'Reward details' }), h(doc, 'table', { class: 'reward-details' }, ...rewardRows));
-    if (state.view === 'group' && group) {
-      const cols = h(doc, 'div', { class: 'group', role: 'group', 'aria-label': `group ${e.groupId}` });
-      for (const g of [...group].sort((a, b) => b.reward - a.reward)) {
-        const col = h(
-          doc,
-          'div',
-          { class: `sample${g.id === e.id ? ' selected' : ''}`, 'data-id': g.id },
-          h(doc, 'div', { class: 'sample-head', text: `${g.id} · reward ${g.reward.toFixed(3)} · ${g.source}` }),
-          h(doc, 'pre', { text: g.responseText }),
-        );
-        col.addEventListener('click', () => void app.select(g.id));
-        cols.append(col);
-      }
-      parts.push(h(doc, 'h3', { text: `Group ${e.groupId} (${group.length} samples)` }), cols);
-    }
-    detail.replaceChildren(...parts);
-  }
+  const detailCtx: DetailContext = {
+    doc,
+    detail,
+    state,
+    save,
+    ipc,
+    act,
+    message,
+    promotedHere,
+    select: (id) => app.select(id),
+  };
 
   const app: BrowserApp = {
     list,
@@ -663,7 +501,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
         }
         current = e;
         const group = state.view === 'group' ? await ipc.request('group', { groupId: e.groupId }) : undefined;
-        if (current === e) renderDetail(e, group);
+        if (current === e) renderDetail(detailCtx, e, group);
       } catch (err) {
         message((err as Error).message, true);
       }
