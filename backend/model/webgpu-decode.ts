@@ -80,56 +80,62 @@ export class GpuDecoder {
       this.owned.push(t);
       return t;
     };
-    const room = this.maxT - cache.length;
-    // tf.pad makes new tensors (room >= 1): the decoder's alone, so writing them in place is safe.
-    this.mask = own(
-      tf.pad(cache.keyMask, [
-        [0, 0],
-        [0, room],
-      ]),
-    );
-    this.rope = own(tf.stack([model.rope.cos, model.rope.sin], 1));
-    const w = (name: string) => {
-      const t = model.effectiveWeight(name);
-      return t === model.params.get(name) ? t : own(t);
-    };
-    for (let i = 0; i < c.nLayers; i++) {
-      const p = `model.layers.${i}`;
-      const prev = cache.layers[i]!;
-      const pad = (t: tf.Tensor4D) =>
-        own(
-          tf.pad(t, [
-            [0, 0],
-            [0, 0],
-            [0, room],
-            [0, 0],
-          ]),
-        );
-      this.layers.push({
-        ln1: model.p(`${p}.input_layernorm.weight`),
-        q: w(`${p}.self_attn.q_proj.weight`),
-        k: w(`${p}.self_attn.k_proj.weight`),
-        v: w(`${p}.self_attn.v_proj.weight`),
-        ...(c.attnBias
-          ? {
-              bias: own(tf.concat(['q', 'k', 'v'].map((x) => model.p(`${p}.self_attn.${x}_proj.bias`)))),
-            }
-          : {}),
-        ...(c.qkNorm
-          ? {
-              qkNorm: own(
-                tf.concat([model.p(`${p}.self_attn.q_norm.weight`), model.p(`${p}.self_attn.k_norm.weight`)]),
-              ),
-            }
-          : {}),
-        o: w(`${p}.self_attn.o_proj.weight`),
-        ln2: model.p(`${p}.post_attention_layernorm.weight`),
-        gate: w(`${p}.mlp.gate_proj.weight`),
-        up: w(`${p}.mlp.up_proj.weight`),
-        down: w(`${p}.mlp.down_proj.weight`),
-        kc: pad(prev.k),
-        vc: pad(prev.v),
-      });
+    // A failure part way (a weight that cannot be merged, out of GPU memory) frees what was made.
+    try {
+      const room = this.maxT - cache.length;
+      // tf.pad makes new tensors (room >= 1): the decoder's alone, so writing them in place is safe.
+      this.mask = own(
+        tf.pad(cache.keyMask, [
+          [0, 0],
+          [0, room],
+        ]),
+      );
+      this.rope = own(tf.stack([model.rope.cos, model.rope.sin], 1));
+      const w = (name: string) => {
+        const t = model.effectiveWeight(name);
+        return t === model.params.get(name) ? t : own(t);
+      };
+      for (let i = 0; i < c.nLayers; i++) {
+        const p = `model.layers.${i}`;
+        const prev = cache.layers[i]!;
+        const pad = (t: tf.Tensor4D) =>
+          own(
+            tf.pad(t, [
+              [0, 0],
+              [0, 0],
+              [0, room],
+              [0, 0],
+            ]),
+          );
+        this.layers.push({
+          ln1: model.p(`${p}.input_layernorm.weight`),
+          q: w(`${p}.self_attn.q_proj.weight`),
+          k: w(`${p}.self_attn.k_proj.weight`),
+          v: w(`${p}.self_attn.v_proj.weight`),
+          ...(c.attnBias
+            ? {
+                bias: own(tf.concat(['q', 'k', 'v'].map((x) => model.p(`${p}.self_attn.${x}_proj.bias`)))),
+              }
+            : {}),
+          ...(c.qkNorm
+            ? {
+                qkNorm: own(
+                  tf.concat([model.p(`${p}.self_attn.q_norm.weight`), model.p(`${p}.self_attn.k_norm.weight`)]),
+                ),
+              }
+            : {}),
+          o: w(`${p}.self_attn.o_proj.weight`),
+          ln2: model.p(`${p}.post_attention_layernorm.weight`),
+          gate: w(`${p}.mlp.gate_proj.weight`),
+          up: w(`${p}.mlp.up_proj.weight`),
+          down: w(`${p}.mlp.down_proj.weight`),
+          kc: pad(prev.k),
+          vc: pad(prev.v),
+        });
+      }
+    } catch (e) {
+      tf.dispose(this.owned);
+      throw e;
     }
   }
 
