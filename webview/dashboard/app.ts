@@ -3,12 +3,13 @@
 import type { ComponentState, MetricsPoint, RunEngines, RunInfo } from '../../backend/core/protocol.js';
 import type { WebviewIpc } from '../shared/ipc.js';
 import { h } from '../shared/dom.js';
-import { LineChart } from './chart.js';
-import { CHARTS, type DashboardNotifications, type DashboardRequests, type DashboardState } from './protocol.js';
+import type { LineChart } from './chart.js';
+import type { DashboardNotifications, DashboardRequests, DashboardState } from './protocol.js';
+import { chartGrid } from './chart-grid.js';
+import { renderCheckpoints, type CheckpointContext } from './checkpoint-list.js';
 
 type Ipc = WebviewIpc<DashboardRequests, DashboardNotifications>;
 
-const EVALUATING = 'evaluating…';
 /** How often the shown run's status (checkpoints, components) is re-read while it runs. */
 const REFRESH_MS = 10_000;
 
@@ -47,33 +48,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
   // What the run computes on: its tensor engine and what samples its rollouts (status answers carry it).
   const engines = h(doc, 'div', { class: 'engines', hidden: true });
   const grid = h(doc, 'div', { class: 'charts' });
-  const charts = CHARTS.map((c) => {
-    const canvas = h(doc, 'canvas', { 'aria-label': `${c.title} by step` }) as HTMLCanvasElement;
-    const chart = new LineChart(canvas, c.keys, {
-      xTitle: 'step',
-      yTitle: c.yTitle,
-      labels: c.labels,
-      absentText: c.absent,
-      ...(c.dashed ? { dashed: c.dashed } : {}),
-    });
-    const caption = h(doc, 'figcaption', {}, h(doc, 'span', { class: 'chart-title', text: c.title }), chart.legend);
-    if (c.log) {
-      const log = h(doc, 'vscode-button', {
-        class: 'log-toggle',
-        secondary: true,
-        title: 'Log scale (values > 0)',
-        text: 'log',
-      });
-      log.addEventListener('click', () => {
-        chart.logY = !chart.logY;
-        log.toggleAttribute('pressed', chart.logY);
-        chart.draw();
-      });
-      caption.append(log);
-    }
-    grid.append(h(doc, 'figure', { class: 'chart', 'data-title': c.title }, caption, canvas, chart.hover));
-    return chart;
-  });
+  const charts = chartGrid(doc, grid);
   const checkpoints = h(doc, 'div', { class: 'checkpoints' });
   const config = h(doc, 'pre', { class: 'config' });
   root.append(
@@ -88,6 +63,14 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     h(doc, 'h3', { text: 'Config' }),
     config,
   );
+  const checkpointCtx: CheckpointContext = {
+    doc,
+    ipc,
+    checkpoints,
+    evals,
+    generation: () => generation,
+    fail: (err) => fail(err),
+  };
   let paint!: () => void;
   const firstPaint = new Promise<void>((r) => (paint = r));
 
@@ -159,52 +142,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     if (r.engines) renderEngines(r.engines);
     // The host sends the config as YAML text (status answers only; notifications carry none).
     if (typeof r.config === 'string') config.textContent = r.config;
-    // Newest first; evaluation results (and ones still running) survive the re-render.
-    const list = [...(r.checkpoints ?? [])].sort((a, b) => b.version - a.version);
-    checkpoints.replaceChildren(
-      ...list.map((c) => {
-        const b = h(doc, 'vscode-button', {
-          secondary: true,
-          icon: 'beaker',
-          text: 'Evaluate',
-          'aria-label': `Evaluate v${c.version}`,
-        });
-        const result = h(doc, 'span', { class: 'eval-result', role: 'status', text: evals.get(c.path) ?? '' });
-        if (evals.get(c.path) === EVALUATING) b.toggleAttribute('disabled', true);
-        b.addEventListener('click', () => {
-          const gen = generation;
-          const runId = r.id;
-          evals.set(c.path, EVALUATING);
-          b.toggleAttribute('disabled', true);
-          result.textContent = EVALUATING;
-          const put = (text: string) => {
-            if (gen !== generation) return;
-            if (text) evals.set(c.path, text);
-            else evals.delete(c.path);
-            const el = checkpoints.querySelector(`.checkpoint[data-version="${c.version}"]`);
-            const span = el?.querySelector('.eval-result');
-            if (span) span.textContent = text;
-            el?.querySelector('vscode-button')?.toggleAttribute('disabled', false);
-          };
-          void ipc
-            .request('evaluate', { runId, checkpoint: c.path })
-            .then((e) => put(`v${c.version}: accuracy ${(100 * e.accuracy).toFixed(1)}% on ${e.tasks} tasks`))
-            .catch((err) => {
-              put('');
-              fail(err);
-            });
-        });
-        return h(
-          doc,
-          'div',
-          { class: 'checkpoint', 'data-version': String(c.version) },
-          h(doc, 'span', { text: `v${c.version}${c.step !== undefined ? ` (step ${c.step})` : ''} ` }),
-          h(doc, 'code', { text: c.path }),
-          b,
-          result,
-        );
-      }),
-    );
+    renderCheckpoints(checkpointCtx, r);
   }
 
   /** Live points replace a repeated step (a resumed run re-does steps); history fills gaps only. */
