@@ -9,30 +9,25 @@ import { join } from 'node:path';
 import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
 import { engineRecord, initEngine } from '../../model/engine.js';
-import { saveCheckpoint } from '../../model/checkpoint.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { PostgresStore } from '../../buffer/storage/postgres.js';
 import { TrainerFencedError, type TrainerLeaseRow } from '../../buffer/storage/trainer-lease.js';
-import { makeSampler } from '../../buffer/sampler/index.js';
 import { JobQueue, workerId } from '../../buffer/queue/job-queue.js';
 import { reconnecting, withRetry } from '../../buffer/queue/retry.js';
 import { checkStageIndex } from '../../model/checkpoint-meta.js';
-import { LocalRolloutModel } from '../../explorer/local-model.js';
-import { evaluate, type EvalResult } from '../evaluate.js';
+import type { EvalResult } from '../evaluate.js';
 import { RunMetricsLog } from '../distributed/run-metrics.js';
 import { runReward, TaskFeed } from '../setup/tasks.js';
-import { evalOptions } from '../setup/explorer.js';
 import { stagesOf } from '../setup/trainer.js';
-import { stageCheckpointMeta } from '../setup/run-data.js';
-import { openStage, runStages, stageStarts, trainStage, type Placement } from '../run-loop.js';
-import { jobSync, PLANNED_SELECTORS } from '../distributed/jobs-plan.js';
+import { runStages, stageStarts } from '../run-loop.js';
+import { DistributedRun, type TrainerStatus } from './distributed-run.js';
+import { PLANNED_SELECTORS } from '../distributed/jobs-plan.js';
 import { PlannedSelector } from '../distributed/selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { readDistributedConfig } from '../distributed/explorer.js';
-import { FeedingSampler } from '../distributed/feeding-sampler.js';
 import { LinkWatch } from '../distributed/link-watch.js';
 import { taskSynthesis } from '../task-synthesis.js';
-import { checksumDir, loadVerified, pruneVersions, versionDir } from '../distributed/weights.js';
+import { loadVerified } from '../distributed/weights.js';
 import { certSha256, defaultAdvertisedHost, WeightsServer, type ServerTls } from '../distributed/weights-http.js';
 import { TrainerWeights } from '../distributed/weights-trainer.js';
 
@@ -171,10 +166,8 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
   }
   let fenced: TrainerFencedError | null = null;
   let renewing = true; // off once the trainer ends and releases the lease
-  let state = 'starting';
-  let detail = '';
-  let version: number | null = null;
-  let steps = 0;
+  // The heartbeat row's state; the run (distributed-run.ts) updates it as it trains and publishes.
+  const status: TrainerStatus = { state: 'starting', detail: '', version: null, steps: 0 };
   const beat = () => {
     const span = (Date.now() - t0) / 1000;
     // The lease is renewed with the heartbeat; a lost connection is retried at the next beat.
@@ -189,11 +182,11 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
       .heartbeat(o.runId, {
         id,
         role: 'trainer',
-        state,
-        detail,
-        modelVersion: version,
-        done: steps,
-        throughput: span > 0 ? steps / span : 0,
+        state: status.state,
+        detail: status.detail,
+        modelVersion: status.version,
+        done: status.steps,
+        throughput: span > 0 ? status.steps / span : 0,
         startedAt: t0,
       })
       .catch(() => undefined);
@@ -223,7 +216,7 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     const { model, meta, tokenizer: tok } = loadVerified(latestDir, latest.checksum, { external });
     // The newest checkpoint folder on this host: a PPO stage continues the critic saved there (critic/,
     // outside the published checksum; a version fetched from elsewhere has none and starts a fresh one).
-    let criticFrom = latestDir;
+    const criticFrom = latestDir;
     const note = outsideHeapNote(model);
     if (note) log.info(`run ${o.runId}: v${meta.version} loaded, ${note}`);
     // Weights over HTTP from this host: explorers need no shared folder.
@@ -232,10 +225,11 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     if (!tok) throw new InfrastructureError(`${latest.path}: checkpoint has no tokenizer.json`);
     const stages = stagesOf(cfg);
     const starts = stageStarts(stages);
-    version = typeof meta.step === 'number' ? meta.step : meta.version;
+    const version = typeof meta.step === 'number' ? meta.step : meta.version;
+    status.version = version;
     // Where the run stands: the stage of the newest checkpoint and its step in that stage.
-    let stageIndex = checkStageIndex(meta, stages.length, latest.path);
-    let resumeStageStep = typeof meta.stage_step === 'number' ? meta.stage_step : 0;
+    const stageIndex = checkStageIndex(meta, stages.length, latest.path);
+    const resumeStageStep = typeof meta.stage_step === 'number' ? meta.stage_step : 0;
     // The run's record on this host, as a local run keeps it: metrics.jsonl (one line per step, the
     // evaluations), report.html and summary.json at the end.
     mkdirSync(outDir, { recursive: true });
@@ -245,12 +239,9 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     const evalTasks = (await store.getState<Task[]>(o.runId, 'dist:eval')) ?? [];
     await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
     const reward = runReward(cfg);
-    const groupSize = cfg.explorer.repeat_times;
     const tasks = await store.listTasks(o.runId);
-    let topUps = 0;
-    let idle = 0;
     // Explore steps of the run so far (records of earlier trainers, on any host), then this one's.
-    let exploreSteps = metrics.restored.filter((r) => r.kind === 'train' && r.explored === true).length;
+    const exploreSteps = metrics.restored.filter((r) => r.kind === 'train' && r.explored === true).length;
     // priority / curriculum learn from outcomes: the trainer's TaskFeed picks each step's tasks as it queues them.
     let planner: PlannedSelector | undefined;
     if (!PLANNED_SELECTORS.includes(cfg.taskset.selector)) {
@@ -269,160 +260,35 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
       onAccepted: (ts) => void tasks.push(...ts),
       onRound: (r) => metrics.write({ kind: 'synthesize', ...r }),
     });
-    // Stage starts stay on disk: the reference of a stage resumed in the middle is loaded from there.
-    const keep = new Set<number>([0]);
-    // Placement `distributed`: this process trains every stage; explorers on any machine lease the
-    // jobs of exploring stages from the queue and ack their experiences into the buffer; weights go
-    // out as sha256-verified versions (HTTP from here, or the shared folder) announced by NOTIFY.
-    const placement: Placement = {
-      nextStage: async () => stageIndex,
-      startEvaluated: async () => (await store.getState(o.runId, 'dist:eval_start')) !== null,
-      startEvaluation: (r) => store.setState(o.runId, 'dist:eval_start', r),
-      getBase: async () => (await store.getState<number>(o.runId, 'dist:base_accuracy')) ?? undefined,
-      setBase: (acc) => store.setState(o.runId, 'dist:base_accuracy', acc),
-      evaluate: async (label) => {
-        state = 'evaluating';
-        detail = `${label}: ${evalTasks.length} task(s) with v${version}`;
-        return {
-          result: await evaluate(new LocalRolloutModel(model, tok, version!), evalTasks, reward, evalOptions(cfg)),
-          step: version!,
-        };
-      },
-      finalWhenStopped: false,
-      runStage: async (si, stage) => {
-        const stageStep = resumeStageStep;
-        resumeStageStep = 0;
-        const stageStart = starts[si]!;
-        keep.add(stageStart);
-        const startCk = (await store.listCheckpoints(o.runId)).find((c) => c.version === stageStart);
-        // A stage resumed in the middle: its start on this host (fetched from the database or the object
-        // store when this is not the machine that wrote it), for the reference.
-        const startPath =
-          startCk && startCk.version !== version
-            ? await tw
-                .local(startCk)
-                .catch(
-                  (e: Error) => (
-                    log.warn(`stage start v${startCk.version}: ${e.message}; the reference is the current weights`),
-                    null
-                  ),
-                )
-            : null;
-        const parts = await openStage(
-          cfg,
-          stage,
-          model,
-          tok,
-          store,
-          o.runId,
-          () => (startPath ? loadVerified(startPath, startCk!.checksum, { external }).model : model.clone()),
-          criticFrom,
-        );
-        if (stageStep === 0)
-          metrics.write({ kind: 'stage', stage: stage.name, algorithm: parts.objective.name, distributed: true });
-        // Scoped by run: another run in the same database is never sampled nor its recorded batches replayed.
-        const inner = makeSampler(store, parts.samplerConfig);
-        // An exploring stage queues the jobs of its steps (never past its end); a train-only stage samples expert data.
-        const feeding = parts.explores
-          ? new FeedingSampler(
-              inner,
-              q,
-              o.runId,
-              {
-                tasks,
-                seed: cfg.seed,
-                selector: cfg.taskset.selector,
-                tasksPerStep: cfg.explorer.tasks_per_step,
-                end: stage.steps === undefined ? undefined : stageStart + stage.steps,
-                ...jobSync(cfg, stageStart),
-              },
-              groupSize,
-              planner,
-              link,
-            )
-          : undefined;
-        if (feeding && synth)
-          feeding.afterBatch = (step, exps) => {
-            const byId = new Map(tasks.map((t) => [t.id, t]));
-            const parents = [...new Set(exps.filter((e) => e.source === 'usual').map((e) => e.taskId))].flatMap(
-              (id) => byId.get(id) ?? [],
-            );
-            return synth.afterStep(parents, new LocalRolloutModel(model, tok, version!), step);
-          };
-        log.info(
-          `run ${o.runId}: stage ${stage.name} (${parts.objective.name}) from v${version} (step ${stageStep} of ${stage.steps}), batch ${parts.batchSize}`,
-        );
-        // Every step goes to metrics.jsonl; the log gets a line per step at most every 5 s (and the last).
-        let logged = 0;
-        const r = await trainStage(
-          { cfg, stage, model, tok, evalTasks, reward, metrics, step: version!, stageStep },
-          parts,
-          {
-            sampler: feeding ?? inner,
-            syncInterval: cfg.synchronizer.sync_interval,
-            signal,
-            onMetrics: (rec) => {
-              if (rec.kind !== 'train') return metrics.write(rec);
-              steps++;
-              if (parts.explores) exploreSteps++;
-              const usual = (feeding?.last ?? []).filter((e) => e.source === 'usual');
-              const rewardMean = usual.length ? usual.reduce((x, e) => x + e.reward, 0) / usual.length : null;
-              metrics.write({
-                ...rec,
-                explored: parts.explores,
-                reward_mean: rewardMean,
-                full_reward: usual.length ? usual.filter((e) => e.reward >= 1).length / usual.length : null,
-              });
-              const n = Number(rec.step) + 1 - stageStart;
-              if (Date.now() - logged >= 5000 || n >= (stage.steps ?? Infinity)) {
-                logged = Date.now();
-                log.info(
-                  `${stage.name} step ${n}${stage.steps === undefined ? '' : `/${stage.steps}`}: loss ${Number(rec.loss).toFixed(4)}, batch reward ${rewardMean === null ? '-' : rewardMean.toFixed(3)}, waited ${Number(rec.waited_s).toFixed(2)} s`,
-                );
-              }
-            },
-            onState: (s, d) => {
-              state = s;
-              detail = d ?? '';
-            },
-            publishWeights: async (v, sStep, done) => {
-              const dir = versionDir(weightsDir, o.runId, v);
-              // Not publishCheckpoint: the version is uploaded and checksummed before its record names it.
-              await saveCheckpoint(model, dir, stageCheckpointMeta(v, stage.name, si, sStep, done), tok, {
-                critic: parts.trainer.critic,
-                criticOptimizer: parts.trainer.criticOptimizer,
-              });
-              criticFrom = dir;
-              const checksum = checksumDir(dir);
-              server?.add(checksum, dir); // servable before any explorer hears of it
-              // Still the holder? Then upload and prune in the object store; the record's epoch compare below is the guarantee.
-              await withRetry(() => raw.renewTrainerLease(o.runId, `checkpoint v${v} (upload and record)`), retry);
-              await tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, keep); // in the object store before its record names it
-              await metrics.flush(); // the curve up to this version is stored before its record names it
-              await store.addCheckpoint({ runId: o.runId, version: v, path: dir, checksum, createdAt: Date.now() });
-              version = v;
-              await withRetry(() => q.notifyWeights(o.runId, v), retry);
-              pruneVersions(weightsDir, o.runId, v, cfg.buffer.max_staleness + 3, keep);
-            },
-          },
-        );
-        parts.dispose();
-        topUps += feeding?.topUps ?? 0;
-        idle = r.idle;
-        if (!r.stageDone) return true;
-        stageIndex = si + 1;
-        return false;
-      },
-      // Explorers stop on dist:done; the final evaluation runs after it, on a quiet machine.
-      beforeFinal: async (completed) => {
-        if (completed) await store.setState(o.runId, 'dist:done', { step: version, at: Date.now() });
-      },
-      finish: async () => ({
-        trainerSteps: version!,
-        exploreSteps,
-        checkpoint: versionDir(weightsDir, o.runId, version!),
-      }),
-    };
+    const placement = new DistributedRun({
+      runId: o.runId,
+      cfg,
+      stages,
+      starts,
+      store,
+      raw,
+      q,
+      retry,
+      link,
+      signal,
+      tw,
+      weightsDir,
+      server,
+      model,
+      tok,
+      external,
+      evalTasks,
+      reward,
+      metrics,
+      tasks,
+      planner,
+      synth,
+      status,
+      stageIndex,
+      stageStep: resumeStageStep,
+      criticFrom,
+      exploreSteps,
+    });
     const run = await runStages(cfg, placement, {
       runId: o.runId,
       runDir: outDir,
@@ -444,15 +310,18 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     });
     // Taken over while it trained: not a stop of this run, an error naming the holder (exit 1).
     if (fenced) throw fenced;
-    state = run.stopped ? 'stopped' : 'done';
-    detail = '';
-    log.info(`run ${o.runId}: ${state} at step ${version}, idle ${(idle * 100).toFixed(1)}%, ${topUps} top-up job(s)`);
+    const { idle, topUps } = placement;
+    status.state = run.stopped ? 'stopped' : 'done';
+    status.detail = '';
+    log.info(
+      `run ${o.runId}: ${status.state} at step ${status.version}, idle ${(idle * 100).toFixed(1)}%, ${topUps} top-up job(s)`,
+    );
     model.dispose();
     const evalStart = run.start ?? (await store.getState<EvalResult>(o.runId, 'dist:eval_start'));
     const result: TrainerResult = {
       worker: id,
       startedFrom: meta.version,
-      step: version,
+      step: status.version!,
       done: !run.stopped,
       idle,
       wallS: (Date.now() - t0) / 1000,
@@ -471,8 +340,8 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
   } catch (e) {
     if (e instanceof TrainerFencedError) {
       fenced ??= e;
-      state = 'fenced';
-      detail = e.message;
+      status.state = 'fenced';
+      status.detail = e.message;
     }
     throw e;
   } finally {
