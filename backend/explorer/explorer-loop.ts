@@ -21,15 +21,20 @@ export interface PublishedWeights {
   path: string;
 }
 
-export interface ExplorerLoopOptions {
+/** Where the weights come from: published checkpoints, a verified download, or the trainer's own model (sharedWeights). */
+export interface WeightsSource<P extends PublishedWeights = PublishedWeights> {
+  latest(): Promise<P | null>;
+  /** Load published weights as a rollout model (the driver disposes the previous one through `release`). */
+  load(w: P): Promise<RolloutModel>;
+  release?(m: RolloutModel): void;
+}
+
+/** The numbered-step explorer: its weights source and the gate's parameters. */
+export interface ExplorerLoopOptions extends WeightsSource {
   explorer: Explorer;
   /** The trainer step the next explore step feeds. */
   target: number;
   requiredVersion(target: number): number;
-  latest(): Promise<PublishedWeights | null>;
-  /** Load a checkpoint as a rollout model (the loop disposes the previous one through `release`). */
-  load(w: PublishedWeights): Promise<RolloutModel>;
-  release?(m: RolloutModel): void;
   /** Called after a step's experiences are in the buffer. */
   onStep?(nextTarget: number, m: ExploreMetrics): Promise<void> | void;
   onMetrics(rec: Record<string, unknown>): void;
@@ -54,7 +59,7 @@ export interface ExplorerLoopOptions {
 export function sharedWeights(
   version: () => number,
   model: () => RolloutModel | Promise<RolloutModel>,
-): Pick<ExplorerLoopOptions, 'latest' | 'load'> {
+): WeightsSource {
   return { latest: async () => ({ version: version(), path: '' }), load: async () => model() };
 }
 
@@ -206,13 +211,6 @@ export interface DriverOptions<W, P extends PublishedWeights = PublishedWeights>
   signal?: AbortSignal;
 }
 
-/** Where the weights come from: published checkpoints, a verified download, or the trainer's own model (sharedWeights). */
-export interface WeightsSource<P extends PublishedWeights = PublishedWeights> {
-  latest(): Promise<P | null>;
-  /** Load published weights as a rollout model (the driver disposes the previous one through `release`). */
-  load(w: P): Promise<RolloutModel>;
-  release?(m: RolloutModel): void;
-}
 
 /** A failing weights source is reported as an error after this long (a checkpoint pruned mid-read is normal for a moment). */
 const LOAD_FAILING_ERROR_MS = 3000;
