@@ -140,9 +140,13 @@ static void run_job(const Job *j) {
   }
 }
 
-static void *job_thread(void *p) {
-  run_job((const Job *)p);
-  return NULL;
+// One part of a batch (run_parts): matrices [lo, hi) of the job.
+static void job_part(void *ctx, int64_t lo, int64_t hi, int part) {
+  (void)part;
+  Job j = *(const Job *)ctx;
+  j.from = lo;
+  j.to = hi;
+  run_job(&j);
 }
 
 #define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
@@ -201,18 +205,9 @@ static napi_value Sgemm(napi_env env, napi_callback_info info) {
     run_job(&all);
     return NULL;
   }
+  // Two halves of the batch side by side, each with single-threaded BLAS (a lone matrix too).
   openblas_set_num_threads(1);
-  if (batch == 1) {
-    run_job(&all);
-  } else {
-    Job second = all;
-    all.to = second.from = batch / 2;
-    pthread_t th;
-    int spawned = pthread_create(&th, NULL, job_thread, &second) == 0;
-    run_job(&all);
-    if (spawned) pthread_join(th, NULL);
-    else run_job(&second);
-  }
+  run_parts(batch, 2, job_part, &all);
   openblas_set_num_threads(threads);
   return NULL;
 }
