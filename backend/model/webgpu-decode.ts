@@ -56,7 +56,7 @@ export class GpuDecoder {
   /** Tensors this decoder made (LoRA-merged weights, caches, concatenated biases): disposed with it. */
   private readonly owned: tf.Tensor[] = [];
   private readonly mask: tf.Tensor;
-  /** cos|sin per position [maxSeqLen, 2, hd]: one binding (a shader stage has 8 storage bindings). */
+  /** cos|sin per position [rows this generation reaches, 2, hd]: one binding (a shader stage has 8 storage bindings). */
   private readonly rope: tf.Tensor;
   private readonly maxT: number;
   private pos: number;
@@ -90,7 +90,13 @@ export class GpuDecoder {
           [0, room],
         ]),
       );
-      this.rope = own(tf.stack([model.rope.cos, model.rope.sin], 1));
+      // Only the rows this generation reaches: the full table is maxSeqLen rows (32k for Qwen), copied per generation.
+      const rows = Math.min(this.maxT, c.maxSeqLen);
+      this.rope = own(
+        tf.tidy(() =>
+          tf.stack([tf.slice(model.rope.cos, [0, 0], [rows, -1]), tf.slice(model.rope.sin, [0, 0], [rows, -1])], 1),
+        ),
+      );
       const w = (name: string) => {
         const t = model.effectiveWeight(name);
         return t === model.params.get(name) ? t : own(t);
