@@ -19,22 +19,13 @@ import { compileWgslKernels, wgslDispatchCounts } from '../../backend/model/wgsl
 import { Rng } from '../../backend/core/rng.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
+import { on } from '../helpers/on-backend.js';
 
 process.env.RFT_WEBGPU_SWIFTSHADER = '1';
 delete process.env[GPU_DECODE_ENV];
 const probe = await probeGpuAdapter();
 const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
 if (probe.adapter) await initEngine({ backend: 'webgpu' });
-
-async function on<T>(backend: 'webgpu' | 'cpu', fn: () => Promise<T> | T): Promise<T> {
-  const was = tf.getBackend();
-  await tf.setBackend(backend);
-  try {
-    return await fn();
-  } finally {
-    await tf.setBackend(was);
-  }
-}
 
 const BASE: ModelConfigInput = {
   vocabSize: 300,
@@ -121,6 +112,18 @@ async function stepLogits(m: Transformer, useDecoder: boolean): Promise<Float32A
   return out;
 }
 
+/** stepLogits of a model built on `backend`: the GPU decoder on webgpu, the full forward pass on cpu. */
+async function logitsOn(backend: 'webgpu' | 'cpu', build: () => Transformer): Promise<Float32Array[]> {
+  return on(backend, async () => {
+    const m = build();
+    try {
+      return await stepLogits(m, backend === 'webgpu');
+    } finally {
+      m.dispose();
+    }
+  });
+}
+
 const VARIANTS: [string, Partial<ModelConfigInput>, boolean][] = [
   ['GQA, untied head', {}, false],
   ['tied head', { tieEmbeddings: true }, false],
@@ -153,34 +156,13 @@ for (const [name, over, lora] of VARIANTS) {
       }
       return m;
     };
-    const want = await on('cpu', async () => {
-      const m = build();
-      try {
-        return await stepLogits(m, false);
-      } finally {
-        m.dispose();
-      }
-    });
-    const got = await on('webgpu', async () => {
-      const m = build();
-      try {
-        return await stepLogits(m, true);
-      } finally {
-        m.dispose();
-      }
-    });
+    const want = await logitsOn('cpu', build);
+    const got = await logitsOn('webgpu', build);
     for (let s = 0; s < want.length; s++)
       assertF32Close(got[s]!, want[s]!, ULPS.twoPasses, `${name}: step ${s} logits`);
     if (lora) {
       // Positive control: the adapters move the logits by far more than the bound.
-      const plain = await on('cpu', async () => {
-        const m = new Transformer(cfg, 7);
-        try {
-          return await stepLogits(m, false);
-        } finally {
-          m.dispose();
-        }
-      });
+      const plain = await logitsOn('cpu', () => new Transformer(cfg, 7));
       let d = 0;
       for (let i = 0; i < plain[0]!.length; i++) d = Math.max(d, Math.abs(plain[0]![i]! - want[0]![i]!));
       assert.ok(d > 1e-2, `the adapters change the logits (${d})`);

@@ -16,6 +16,7 @@ import { Transformer, attentionUnfused } from '../../backend/model/transformer.j
 import { headLogprobs, lmLoss } from '../../backend/model/logprobs.js';
 import { AdamW } from '../../backend/model/optim.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
+import { on } from '../helpers/on-backend.js';
 
 process.env.RFT_WEBGPU_SWIFTSHADER = '1';
 delete process.env.RFT_WEBGPU_KERNELS;
@@ -30,16 +31,6 @@ function rand(n: number, seed: number, scale = 1): Float32Array {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return ((s / 2 ** 32) * 2 - 1) * scale;
   });
-}
-
-async function on<T>(backend: 'webgpu' | 'cpu', fn: () => Promise<T> | T): Promise<T> {
-  const was = tf.getBackend();
-  await tf.setBackend(backend);
-  try {
-    return await fn();
-  } finally {
-    await tf.setBackend(was);
-  }
 }
 
 interface Input {

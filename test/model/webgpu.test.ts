@@ -28,6 +28,7 @@ import { createDistributedRun } from '../../backend/coordinator/distributed/setu
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
+import { on } from '../helpers/on-backend.js';
 
 // Child processes (the run test below) find SwiftShader the same way.
 process.env.RFT_WEBGPU_SWIFTSHADER = '1';
@@ -36,17 +37,6 @@ const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
 if (probe.adapter) await initEngine({ backend: 'webgpu' });
 const root = mkdtempSync(join(tmpdir(), 'rft-webgpu-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
-
-/** Runs fn on the given backend; tfjs moves the model's variables between backends on first use. */
-async function on<T>(backend: 'webgpu' | 'cpu', fn: () => Promise<T> | T): Promise<T> {
-  const was = tf.getBackend();
-  await tf.setBackend(backend);
-  try {
-    return await fn();
-  } finally {
-    await tf.setBackend(was);
-  }
-}
 
 /** The loss and every trainable variable's gradient of lmLoss on a fixed batch. */
 async function lossAndGrads(

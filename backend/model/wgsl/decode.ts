@@ -10,7 +10,7 @@
 import { wgslKernel, type WgslKernel } from './runner.js';
 
 /** Batch rows one linear workgroup computes (its accumulators are registers: ROWS per output column). */
-export const ROWS = 8;
+const ROWS = 8;
 /** Output columns per linear workgroup, and threads splitting the reduction over the input dimension. */
 const COLS = 32;
 const KSPLIT = 8;
