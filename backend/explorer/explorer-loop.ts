@@ -56,10 +56,7 @@ export interface ExplorerLoopOptions extends WeightsSource {
  * Weights the trainer updates in place (the memory placement): the newest are whatever `model()` holds
  * now, at version `version()`; nothing is loaded or released.
  */
-export function sharedWeights(
-  version: () => number,
-  model: () => RolloutModel | Promise<RolloutModel>,
-): WeightsSource {
+export function sharedWeights(version: () => number, model: () => RolloutModel | Promise<RolloutModel>): WeightsSource {
   return { latest: async () => ({ version: version(), path: '' }), load: async () => model() };
 }
 
@@ -210,7 +207,6 @@ export interface DriverOptions<W, P extends PublishedWeights = PublishedWeights>
   pollMs?: number;
   signal?: AbortSignal;
 }
-
 
 /** A failing weights source is reported as an error after this long (a checkpoint pruned mid-read is normal for a moment). */
 const LOAD_FAILING_ERROR_MS = 3000;
