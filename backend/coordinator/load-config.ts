@@ -6,25 +6,22 @@ import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
 import { logger } from '../core/log.js';
-import { unreadFields } from '../core/config-unread.js';
 import { missingConfigFiles } from '../core/config-files.js';
 import { checkRunConfig } from './config-check.js';
 import { resolveConfigPaths } from './setup/config-paths.js';
 
 const log = logger('config');
 
-/** `distributed`: the config of a distributed run (`rft coordinator`), which reads fewer fields (config-unread.ts). */
+/** `distributed`: the config of a distributed run (`rft coordinator`), which reads fewer fields (config-reads.ts). */
 export function loadRunConfig(file: string, opts: { distributed?: boolean } = {}): RunConfig {
   const raw = readYaml(file);
-  const parsed = validateRunConfig(raw);
+  // The schema refuses fields this run would not read too (config-reads.ts).
+  const parsed = validateRunConfig(raw, opts);
   // A renamed key still loads (config-aliases.ts): say its new name once per load.
   for (const w of parsed.warnings) log.warn(`${file}: field '${w.path}': ${w.message}`);
-  // Fields the schema accepts but this run would not read are errors too (checked on what the file says).
-  // And names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
+  // Names against the registries (algorithms of every stage, sampler, storage, operators): all before any work.
   // A taskset / eval / experts file that is not there too, with its path (not an ENOENT at step 0).
-  const issues = parsed.config
-    ? [...unreadFields(raw, opts), ...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)]
-    : parsed.issues;
+  const issues = parsed.config ? [...checkRunConfig(parsed.config), ...missingConfigFiles(raw, file)] : parsed.issues;
   const config = issues.length ? undefined : parsed.config;
   if (!config) {
     const lines = issues.map((i) => `${file}: field '${i.path}': ${i.message}`);
@@ -61,12 +58,12 @@ function readYaml(file: string): unknown {
 /**
  * The one reader of a config a run stored when it started: the run registry's record (a resume), its
  * run folder's config.yaml (explorer and trainer processes), a distributed run's `dist:config` row.
- * It was checked whole then (loadRunConfig, runJob); here the schema alone checks it, so a config
- * written back with its defaults filled in, or stored by a version that refused fewer fields, still
- * resumes. `from` names where it is stored (a file, or the run and its database) for the error.
+ * It was checked whole then (loadRunConfig, runJob); here only its fields are (not what its run reads:
+ * config-reads.ts), so a config written back with its defaults filled in, or stored by a version that
+ * refused fewer fields, still resumes. `from` names where it is stored (a file, or the run and its database) for the error.
  */
 export function storedRunConfig(raw: unknown, from: string): RunConfig {
-  const { config, issues } = validateRunConfig(raw);
+  const { config, issues } = validateRunConfig(raw, { stored: true });
   if (config) return config;
   const lines = issues.map((i) => `field '${i.path}': ${i.message}`);
   throw new InputError(`stored config is invalid, ${issues.length} problem(s):\n  ${lines.join('\n  ')}`, {

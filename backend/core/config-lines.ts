@@ -3,8 +3,7 @@
 // nearest known key as a "did you mean" suggestion.
 import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { z } from 'zod';
-import { dottedPath, RunConfigSchema } from './config.js';
-import { unreadFields } from './config-unread.js';
+import { dottedPath, pathSegments, RunConfigSchema } from './config.js';
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
 import type { ConfigIssue } from './config.js';
 import type { ConfigIssueAt } from './protocol.js';
@@ -31,8 +30,8 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
   const renamed = aliased.warnings.map((w) => at(w, 'warning'));
   if (aliased.issues.length) return [...aliased.issues.map((i) => at(i)), ...renamed];
   const r = RunConfigSchema.safeParse(aliased.value);
-  // Valid, but a field this run would not read is a problem at its key (config-unread.ts).
-  if (r.success) return [...unreadFields(doc.toJS()).map((u) => at(u)), ...renamed];
+  // (A field this run would not read is a schema issue too, at its key: config-reads.ts.)
+  if (r.success) return renamed;
   const out: ConfigIssueAt[] = [...renamed];
   for (const i of r.error.issues) {
     // A renamed key's issue is placed at the key the file wrote.
@@ -58,17 +57,9 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
     let line: number | undefined;
     for (let n = i.path.length; n >= 0 && line === undefined; n--)
       line = n === 0 ? (i.path.length ? lineOf(doc.contents as Node) : 1) : lineOf(keyOrValue(doc, i.path.slice(0, n)));
-    out.push({ line, field: path.length ? path.join('.') : '(root)', message: i.message });
+    out.push({ line, field: i.path.length ? dottedPath(i.path) : '(root)', message: i.message });
   }
   return out;
-}
-
-/** `stages[1].mode` -> ['stages', 1, 'mode'] (the YAML document's path). */
-function pathSegments(path: string): (string | number)[] {
-  return path.split('.').flatMap((part) => {
-    const [key, ...idx] = part.split('[');
-    return [...(key ? [key] : []), ...idx.map((i) => Number(i.slice(0, -1)))];
-  });
 }
 
 function nodeAt(doc: Document, path: (string | number)[]): Node | undefined {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { LoraConfigSchema } from './lora-config.js';
 import { resolveSyncSchedule, SYNC_SCHEDULES, syncScheduleIssues } from './sync-schedule.js';
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
+import { distributedUnread, refineReads, unreadByRun } from './config-reads.js';
 
 const samplingObject = z
   .object({
@@ -183,7 +184,7 @@ const stage = z
     message: 'a stage needs steps or wall_seconds',
   });
 
-export const RunConfigSchema = z
+const runConfigObject = z
   .object({
     name: z.string().default('run'),
     mode: z.enum(['both', 'explore', 'train', 'bench']).default('both'),
@@ -423,8 +424,15 @@ export const RunConfigSchema = z
     path: ['synchronizer', 'sync_interval'],
   });
 
+/** The parsed fields, before the rules of what a run reads (config-reads.ts) are applied. */
+export type RunConfigFields = z.infer<typeof runConfigObject>;
+
+/** A run config (`rft run`, Start Training): fields its mode, stages and placement would not read are refused. */
+export const RunConfigSchema = runConfigObject.superRefine(refineReads(unreadByRun, pathSegments));
+/** A distributed run's config (`rft coordinator`): its placement is the command, and it reads fewer fields. */
+const DistributedRunConfigSchema = RunConfigSchema.superRefine(refineReads(distributedUnread, pathSegments));
+
 export type RunConfig = z.infer<typeof RunConfigSchema>;
-export type RunConfigInput = z.input<typeof RunConfigSchema>;
 
 export interface ConfigIssue {
   path: string;
@@ -433,9 +441,15 @@ export interface ConfigIssue {
 
 /**
  * Validate a parsed YAML/JSON value; issues carry a dotted path like `trainer.lr`. Renamed keys load
- * under their new name (config-aliases.ts), each with a warning naming the old path.
+ * under their new name (config-aliases.ts), each with a warning naming the old path. `distributed`: the
+ * config of `rft coordinator`. `stored`: a config a run stored at its start, when it was checked whole:
+ * its fields are checked, not what its run reads, so a run stored by a version that refused fewer
+ * fields still resumes.
  */
-export function validateRunConfig(raw: unknown): {
+export function validateRunConfig(
+  raw: unknown,
+  opts: { distributed?: boolean; stored?: boolean } = {},
+): {
   config?: RunConfig;
   issues: ConfigIssue[];
   warnings: ConfigIssue[];
@@ -445,7 +459,8 @@ export function validateRunConfig(raw: unknown): {
   const aliased = applyKeyAliases(raw);
   const warnings = aliased.warnings;
   if (aliased.issues.length) return { issues: [...infinite, ...aliased.issues], warnings };
-  const r = RunConfigSchema.safeParse(aliased.value);
+  const schema = opts.stored ? runConfigObject : opts.distributed ? DistributedRunConfigSchema : RunConfigSchema;
+  const r = schema.safeParse(aliased.value);
   if (r.success && !infinite.length) return { config: r.data, issues: [], warnings };
   const issues = r.success
     ? []
@@ -463,6 +478,14 @@ export function dottedPath(path: (string | number)[]): string {
     .map((p) => (typeof p === 'number' ? `[${p}]` : p))
     .join('.')
     .replace(/\.\[/g, '[');
+}
+
+/** `stages[1].mode` -> ['stages', 1, 'mode'] (dottedPath read back). */
+export function pathSegments(path: string): (string | number)[] {
+  return path.split('.').flatMap((part) => {
+    const [key, ...idx] = part.split('[');
+    return [...(key ? [key] : []), ...idx.map((i) => Number(i.slice(0, -1)))];
+  });
 }
 
 /** Numbers that are not finite (YAML `.inf`, `.nan`) anywhere in the config: the schema's number checks let Infinity through. */

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import type { Task } from '../../backend/core/types.js';
 import { Rng } from '../../backend/core/rng.js';
 import { validateRunConfig } from '../../backend/core/config.js';
-import { unreadFields } from '../../backend/core/config-unread.js';
 import { checkRunConfig } from '../../backend/coordinator/config-check.js';
 import { checkDistributedConfig } from '../../backend/coordinator/distributed/setup.js';
 import { TaskPipeline } from '../../backend/buffer/pipeline/task/index.js';
@@ -262,10 +261,12 @@ test('synthesize config: every field read or refused at its path', () => {
     ['eval.pipeline[1]'],
   );
   assert.deepEqual(
-    unreadFields({ ...base([{ name: 'synthesize', proposer: 'augment' }]), mode: 'bench' }).map((i) => i.path),
+    validateRunConfig({ ...base([{ name: 'synthesize', proposer: 'augment' }]), mode: 'bench' }).issues.map(
+      (i) => i.path,
+    ),
     ['taskset.pipeline[0]'],
   );
-  assert.deepEqual(unreadFields(base([{ name: 'synthesize', proposer: 'augment' }])), []);
+  assert.deepEqual(validateRunConfig(base([{ name: 'synthesize', proposer: 'augment' }])).issues, []);
   // A distributed run synthesizes in its trainer for the selectors its job plan picks with; a selector that learns from outcomes is refused naming the step.
   const { config } = validateRunConfig({
     ...base([{ name: 'synthesize', proposer: 'augment' }]),

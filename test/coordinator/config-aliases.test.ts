@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { configIssuesAt } from '../../backend/core/config-lines.js';
-import { unreadFields } from '../../backend/core/config-unread.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BASE = { taskset: { builtin: 'reverse' }, workflow: { name: 'single_turn', reward: 'exact_match' } };
@@ -54,20 +53,20 @@ test('schema and unread-field rules about placement are reported at the key the 
     interval.issues.map((i) => i.path),
     ['synchronizer.sync_interval'],
   );
-  const bench = unreadFields({
+  const bench = validateRunConfig({
     ...BASE,
     mode: 'bench',
     eval: { builtin: 'reverse' },
     synchronizer: { method: 'memory' },
   });
   assert.ok(
-    bench.some((i) => i.path === 'synchronizer.method'),
-    JSON.stringify(bench),
+    bench.issues.some((i) => i.path === 'synchronizer.method'),
+    JSON.stringify(bench.issues),
   );
-  const benchNow = unreadFields({ ...BASE, mode: 'bench', eval: { builtin: 'reverse' }, placement: 'memory' });
+  const benchNow = validateRunConfig({ ...BASE, mode: 'bench', eval: { builtin: 'reverse' }, placement: 'memory' });
   assert.ok(
-    benchNow.some((i) => i.path === 'placement'),
-    JSON.stringify(benchNow),
+    benchNow.issues.some((i) => i.path === 'placement'),
+    JSON.stringify(benchNow.issues),
   );
 });
 
@@ -101,8 +100,8 @@ test('in the editor: a Warning at the line of the old key, errors beside it stil
   assert.deepEqual(
     restart.map((i) => [i.field, i.line, i.severity ?? 'error']),
     [
-      ['restart', 6, 'error'],
       ['synchronizer.method', 4, 'warning'],
+      ['restart', 6, 'error'],
     ],
   );
 });

@@ -43,12 +43,21 @@ before(async () => {
 });
 after(() => new Promise<void>((r) => server.close(() => r())));
 
+/** The tiny run's config in a mode without a trainer: what that mode does not read left out (config-reads.ts). */
 function withMode(cfg: RunConfig, mode: 'explore' | 'bench', endpoint: boolean): RunConfig {
+  const { experts: _experts, trainer: _trainer, stages: _stages, ...rest } = cfg;
+  const { eval_sampling, endpoint: _endpoint, ...sampling } = cfg.explorer;
   const raw = {
-    ...cfg,
+    ...rest,
     mode,
-    stages: [{ name: mode, algorithm: { name: 'grpo' }, steps: 3 }],
-    explorer: { ...cfg.explorer, ...(endpoint ? { endpoint: { base_url: base, model: 'reverser' } } : {}) },
+    ...(mode === 'explore' ? { stages: [{ name: mode, algorithm: { name: 'grpo' }, steps: 3 }] } : {}),
+    buffer: { storage: cfg.buffer.storage },
+    explorer: {
+      // Bench evaluates greedily, once per eval task: it reads eval_sampling, not the exploring fields.
+      ...(mode === 'explore' ? sampling : {}),
+      eval_sampling,
+      ...(endpoint ? { endpoint: { base_url: base, model: 'reverser' } } : {}),
+    },
   };
   const { config, issues } = validateRunConfig(raw);
   if (!config) throw new Error(JSON.stringify(issues));

@@ -12,7 +12,6 @@ import { validateRunConfig, type RunConfig } from '../../backend/core/config.js'
 import { BUDGET, MAX_NEW, STEPS, partialConfig } from './partial-config.js';
 import { checkRunConfig } from '../../backend/coordinator/config-check.js';
 import { checkDistributedConfig } from '../../backend/coordinator/distributed/setup.js';
-import { unreadFields } from '../../backend/core/config-unread.js';
 import { tempWorkspace } from './tiny-config.js';
 
 function records(runDir: string): Record<string, unknown>[] {
@@ -112,7 +111,12 @@ test('explorer.partial_rollout is refused where it cannot be read, at its path',
   assert.match(checkDistributedConfig(bigDist) ?? '', /^explorer\.partial_rollout\.max_tokens_per_step: /);
   // Modes that make no training rollouts do not read it (reported, as every unread field is).
   const unread = (mode: string) =>
-    unreadFields({ mode, explorer: { partial_rollout: { max_tokens_per_step: 4 } } }).map((i) => i.path);
+    validateRunConfig({
+      mode,
+      taskset: { builtin: 'reverse' },
+      workflow: {},
+      explorer: { partial_rollout: { max_tokens_per_step: 4 } },
+    }).issues.map((i) => i.path);
   assert.ok(unread('train').includes('explorer.partial_rollout'));
   assert.ok(unread('bench').includes('explorer.partial_rollout'));
   assert.ok(!unread('both').includes('explorer.partial_rollout'));

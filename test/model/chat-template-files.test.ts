@@ -15,7 +15,6 @@ import { encodePrompt, stopTokens, taskMessages } from '../../backend/model/chat
 import { loadTokenizer, saveTokenizer } from '../../backend/model/tokenizer/index.js';
 import type { HfTokenizer } from '../../backend/model/hf/tokenizer.js';
 import { validateRunConfig } from '../../backend/core/config.js';
-import { unreadFields } from '../../backend/core/config-unread.js';
 import { resolveConfigPaths } from '../../backend/coordinator/setup/config-paths.js';
 import { makeTokenizer } from '../../backend/coordinator/setup/model.js';
 import { makeHfModel, tokenizerDir } from '../../tools/hf-model.js';
@@ -146,16 +145,17 @@ test('model.chat_template in a run config (a name or a .jinja file beside the co
     assert.deepEqual(encodePrompt(again, MSGS), encodePrompt(tok, MSGS));
   }
   const ownRaw = { taskset: { builtin: 'reverse' }, workflow: {}, model: { chat_template: 'tool_use' } };
-  assert.throws(
-    () => makeTokenizer(validateRunConfig(ownRaw).config!, ['abc']),
-    /field 'model\.chat_template': a chat template is only for a Hugging Face model/,
-  );
+  assert.throws(() => {
+    // (The schema refuses it first, below; the run refuses it too, whatever built the config.)
+    const cfg = validateRunConfig({ ...ownRaw, model: {} }).config!;
+    return makeTokenizer({ ...cfg, model: { ...cfg.model, chat_template: 'tool_use' } }, ['abc']);
+  }, /field 'model\.chat_template': a chat template is only for a Hugging Face model/);
   // `rft run --check` and the editor's Problems say so at the key before a run starts.
   assert.deepEqual(
-    unreadFields(ownRaw).map((i) => i.path),
+    validateRunConfig(ownRaw).issues.map((i) => i.path),
     ['model.chat_template'],
   );
-  assert.deepEqual(unreadFields({ ...ownRaw, model: { checkpoint: d, chat_template: 'tool_use' } }), []);
+  assert.deepEqual(validateRunConfig({ ...ownRaw, model: { checkpoint: d, chat_template: 'tool_use' } }).issues, []);
 });
 
 test('generation_config.json: every eos_token_id (a number or a list) stops generation', () => {

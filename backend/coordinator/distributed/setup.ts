@@ -19,7 +19,7 @@ import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
 import { stagesOf } from '../setup/trainer.js';
 import { checkSyncConfig } from '../sync-plan.js';
 import { partialRolloutIssues } from '../config-check.js';
-import { distributedUnread } from '../../core/config-unread.js';
+import { distributedUnread } from '../../core/config-reads.js';
 import { stageExplores } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { jobSync, PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
