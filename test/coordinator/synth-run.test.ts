@@ -37,7 +37,6 @@ function config(
       eval_sampling: { max_new_tokens: 3 },
     },
     trainer: { batch_size: 4 },
-    algorithm: { name: 'grpo' },
     placement: method,
     synchronizer: { sync_offset: 0 },
     stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps }],

@@ -38,6 +38,8 @@ function trainConfig(trainFrom: Record<string, unknown>) {
     mode: 'train',
     stages: undefined,
     algorithm: { name: 'grpo' },
+    // Mode train explores nothing: the exploring fields stay at their defaults (config-reads.ts).
+    explorer: { eval_sampling: { max_new_tokens: 4 } },
     trainer: { batch_size: BATCH, steps: 50 },
     buffer: { storage: 'sqlite', max_staleness: 0, train_from: trainFrom },
   });

@@ -77,8 +77,9 @@ function cfg(over: Record<string, unknown>): RunConfig {
     taskset: { builtin: 'reverse', size: 8 },
     workflow: { name: 'single_turn', reward: 'exact_match' },
     explorer: { tasks_per_step: 2, repeat_times: 2 },
-    trainer: { batch_size: 4, steps: 5 },
-    algorithm: { name: 'grpo' },
+    // With stages, each stage has its own steps and algorithm (config-reads.ts).
+    trainer: { batch_size: 4, ...(over.stages ? {} : { steps: 5 }) },
+    ...(over.stages ? {} : { algorithm: { name: 'grpo' } }),
     buffer: { storage: 'postgres', max_staleness: 1 },
     placement: 'checkpoint',
     synchronizer: { sync_interval: 1, sync_offset: 1 },
@@ -127,11 +128,13 @@ test('a distributed config: stages bounded by steps (the last by steps or wall_s
     )!,
     /^stages\[0\]\.wall_seconds:/,
   );
-  assert.match(
-    checkDistributedConfig(cfg({ stages: [{ name: 'a', algorithm: { name: 'grpo' }, steps: 2, mode: 'explore' }] }))!,
-    /^stages\[0\]\.mode:/,
-  );
-  assert.match(checkDistributedConfig(cfg({ mode: 'bench' }))!, /^mode:/);
+  // An explore stage or mode bench: the schema refuses them (config-reads.ts); a config built in code is refused too.
+  const explore = { stages: [{ name: 'a', algorithm: { name: 'grpo' }, steps: 2, mode: 'explore' }] };
+  assert.ok(validateRunConfig({ ...cfg({}), ...explore }).issues.some((i) => i.path === 'stages[0].mode'));
+  const exploreStage = cfg({ stages: [{ name: 'a', algorithm: { name: 'grpo' }, steps: 2 }] });
+  exploreStage.stages![0]!.mode = 'explore';
+  assert.match(checkDistributedConfig(exploreStage)!, /^stages\[0\]\.mode:/);
+  assert.match(checkDistributedConfig({ ...cfg({}), mode: 'bench' })!, /^mode:/);
   // Selectors that learn from outcomes are planned by the trainer's TaskFeed (selector-plan.ts).
   assert.equal(checkDistributedConfig(cfg({ taskset: { builtin: 'reverse', size: 8, selector: 'priority' } })), null);
   assert.equal(checkDistributedConfig(cfg({ taskset: { builtin: 'reverse', size: 8, selector: 'curriculum' } })), null);
