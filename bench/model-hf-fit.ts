@@ -8,6 +8,11 @@
 //   --heap     every weight in the heap (the wasm engine's single 4 GiB heap);
 //   --compare  both models in this one process, FIT_STEPS (default 3) timed steps each, alternated,
 //              after a warm-up step each, and their ratio (the speed cost of keeping the weights outside).
+// On the webgpu engine (RFT_BACKEND=webgpu) every weight is a GPU buffer: it reports the GPU bytes per
+// base parameter and the device's buffer limits, and a model too large for the GPU is `fits: false`
+// with the engine's error (a weight over the largest buffer is refused at build; an allocation that
+// fails makes the step's read throw: backend/model/gpu-guard.ts), so a ladder of shapes, one process
+// each, finds the largest that trains with LoRA on that GPU.
 // Run each shape in its own process: a model too large for the heap aborts it.
 import { initEngine, tf } from '../backend/model/engine.js';
 import { countParams, makeConfig, type ModelConfigInput } from '../backend/model/config.js';
@@ -62,6 +67,49 @@ const SHAPES: Record<string, ModelConfigInput> = {
     tieEmbeddings: true,
     qkNorm: true,
   },
+  'qwen2.5-1.5b': {
+    vocabSize: 151936,
+    dModel: 1536,
+    nLayers: 28,
+    nHeads: 12,
+    nKvHeads: 2,
+    dFF: 8960,
+    maxSeqLen: 2048,
+    tieEmbeddings: true,
+    attnBias: true,
+  },
+  'qwen2.5-3b': {
+    vocabSize: 151936,
+    dModel: 2048,
+    nLayers: 36,
+    nHeads: 16,
+    nKvHeads: 2,
+    dFF: 11008,
+    maxSeqLen: 2048,
+    tieEmbeddings: true,
+    attnBias: true,
+  },
+  'qwen2.5-7b': {
+    vocabSize: 152064,
+    dModel: 3584,
+    nLayers: 28,
+    nHeads: 28,
+    nKvHeads: 4,
+    dFF: 18944,
+    maxSeqLen: 2048,
+    tieEmbeddings: false,
+    attnBias: true,
+  },
+  'llama-3.1-8b': {
+    vocabSize: 128256,
+    dModel: 4096,
+    nLayers: 32,
+    nHeads: 32,
+    nKvHeads: 8,
+    dFF: 14336,
+    maxSeqLen: 2048,
+    tieEmbeddings: false,
+  },
   'llama-3.2-1b': {
     vocabSize: 128256,
     dModel: 2048,
@@ -102,18 +150,23 @@ function fill(m: Transformer): void {
   }
 }
 
+/** Bytes on the GPU (webgpu: tfjs's count of its GPU buffers), else undefined. */
+const gpuBytes = () => (tf.memory() as { numBytesInGPU?: number }).numBytesInGPU;
+
 function build(external: boolean) {
   const before = tf.memory().numBytes;
+  const gpuBefore = gpuBytes();
   const m = new Transformer(cfg, 0, { init: false, external });
   fill(m);
   m.addLora(makeLoraConfig({ rank: 8, alpha: 16 }), 1);
   const opt = new AdamW(m.variables(), { lr: 1e-4 });
   const heapBytes = tf.memory().numBytes - before;
   const outsideBytes = [...m.external.values()].reduce((a, w) => a + w.data.byteLength, 0);
-  return { m, opt, heapBytes, outsideBytes };
+  const gpu = gpuBytes();
+  return { m, opt, heapBytes, outsideBytes, gpuBuildBytes: gpu === undefined ? undefined : gpu - gpuBefore! };
 }
 
-function step(m: Transformer, opt: AdamW): number {
+async function step(m: Transformer, opt: AdamW): Promise<number> {
   const ids = tf.tensor2d(
     Int32Array.from({ length: T + 1 }, (_, i) => 10 + ((i * 7919) % 1000)),
     [1, T + 1],
@@ -123,7 +176,8 @@ function step(m: Transformer, opt: AdamW): number {
   const s0 = performance.now();
   const { value, grads } = tf.variableGrads(() => lmLoss(m, ids, mask), m.variables());
   opt.step(grads);
-  value.dataSync();
+  // (A read through the engine: on webgpu it throws when the GPU failed during the step.)
+  await value.data();
   const s = (performance.now() - s0) / 1000;
   tf.dispose([value, ...Object.values(grads), ids, mask]);
   return s;
@@ -140,11 +194,11 @@ if (mode === 'compare') {
   // Both models at once, steps alternated: a shared machine's load drifts, and both see the same drift.
   const heap = build(false);
   const outside = build(true);
-  step(heap.m, heap.opt); // warm-up
-  step(outside.m, outside.opt);
+  await step(heap.m, heap.opt); // warm-up
+  await step(outside.m, outside.opt);
   for (let i = 0; i < n; i++) {
-    times.heap += step(heap.m, heap.opt) / n;
-    times.outside += step(outside.m, outside.opt) / n;
+    times.heap += (await step(heap.m, heap.opt)) / n;
+    times.outside += (await step(outside.m, outside.opt)) / n;
   }
   for (const b of [heap, outside]) {
     b.opt.dispose();
@@ -167,20 +221,21 @@ if (mode === 'compare') {
 } else {
   const external = mode === 'default' && externalWeightsAvailable();
   try {
-    const { m, opt, heapBytes, outsideBytes } = build(external);
-    const stepS = step(m, opt);
+    const { m, opt, heapBytes, outsideBytes, gpuBuildBytes } = build(external);
+    const stepS = await step(m, opt);
     report({
       bench: 'model-hf-fit',
       figure: `lora_step_${name}`,
       unit: 's',
       value: stepS,
       fits: true,
-      weights: external ? 'frozen outside the heap' : 'in the heap',
+      weights: weightsWhere(external),
       backend: engine.backend,
       params,
       adapter_params: m.variables().reduce((a, v) => a + v.size, 0),
       heap_bytes_per_base_param: heapBytes / params,
       outside_bytes_per_base_param: outsideBytes / params,
+      ...gpuFigures(gpuBuildBytes),
       peak_rss_mib: rssMib(),
       batch: `1x${T}`,
       total_s: (performance.now() - t0) / 1000,
@@ -192,12 +247,31 @@ if (mode === 'compare') {
       unit: 's',
       value: NaN,
       fits: false,
-      weights: external ? 'frozen outside the heap' : 'in the heap',
-      error: String((e as Error).message ?? e).slice(0, 300),
+      weights: weightsWhere(external),
+      error: String((e as Error).message ?? e).slice(0, 400),
       backend: engine.backend,
       params,
+      ...gpuFigures(undefined),
       peak_rss_mib: rssMib(),
     });
     process.exitCode = 1;
   }
+}
+
+/** On webgpu: the adapter, its buffer limits, and the GPU bytes per base parameter after the step. */
+function gpuFigures(buildBytes: number | undefined): Record<string, unknown> {
+  if (engine.backend !== 'webgpu') return {};
+  const limits = (tf.backend() as unknown as { device: { limits: Record<string, number> } }).device.limits;
+  return {
+    adapter: engine.adapter?.name,
+    max_buffer_bytes: limits.maxBufferSize,
+    max_storage_binding_bytes: limits.maxStorageBufferBindingSize,
+    // tfjs uploads a weight at its first use: the bytes after the step are the model's, LoRA's and AdamW's.
+    gpu_bytes_per_base_param: (gpuBytes() ?? 0) / params,
+    gpu_bytes_built: buildBytes,
+  };
+}
+
+function weightsWhere(external: boolean): string {
+  return engine.backend === 'webgpu' ? 'on the GPU' : external ? 'frozen outside the heap' : 'in the heap';
 }

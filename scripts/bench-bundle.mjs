@@ -5,6 +5,7 @@
 // binaries, the Qwen3 tokenizer files). `--with-node` adds this Node binary, xz-compressed.
 // On the target, from a checkout of this repository with `vendor/` (npm install's output) copied in:
 //   bash OUT/run.sh            unpacks, then runs `bench/gpu.ts` (the figures of docs/performance.md)
+//   bash OUT/run.sh fit-ladder  `bench/model-hf-fit.ts` on webgpu, shape by shape, until one does not fit
 // The target needs the Vulkan loader (libvulkan1) and the GPU's Vulkan driver; Python with CUDA torch and
 // transformers gives the PyTorch baseline. docs/performance.md says how the H200 figures were taken this way.
 import { build } from 'esbuild';
@@ -52,7 +53,7 @@ const common = {
 };
 await build({
   ...common,
-  entryPoints: { gpu: 'bench/gpu.ts', model: 'bench/model.ts' },
+  entryPoints: { gpu: 'bench/gpu.ts', model: 'bench/model.ts', fit: 'bench/model-hf-fit.ts' },
   outdir: out,
   outExtension: { '.js': '.mjs' },
 });
@@ -96,7 +97,7 @@ if (process.argv.includes('--with-node'))
 writeFileSync(
   join(out, 'run.sh'),
   `#!/bin/bash
-# Made by scripts/bench-bundle.mjs. Run from the repository root: bash ${out}/run.sh [gpu|model|cli ARGS...]
+# Made by scripts/bench-bundle.mjs. Run from the repository root: bash ${out}/run.sh [gpu|model|fit SHAPE|fit-ladder|cli ARGS...]
 set -e
 B="$(cd "$(dirname "$0")" && pwd)"
 NODE=\${NODE:-node}
@@ -108,7 +109,13 @@ export XDG_RUNTIME_DIR=\${XDG_RUNTIME_DIR:-/tmp/rft-xdg}; mkdir -p "$XDG_RUNTIME
 export RFT_TORCH_PYTHON=\${RFT_TORCH_PYTHON:-$(command -v python3 || true)}
 what=\${1:-gpu}; shift || true
 case "$what" in
-  gpu|model) exec "$NODE" "$B/$what.mjs" "$@" ;;
+  gpu|model|fit) exec "$NODE" "$B/$what.mjs" "$@" ;;
+  fit-ladder)
+    # The largest model that trains with LoRA on this GPU: one process per shape, smallest first, until one
+    # does not fit (FIT_TIMEOUT seconds each, default 240).
+    for s in smollm2-135m smollm2-360m qwen2.5-0.5b qwen3-0.6b llama-3.2-1b qwen2.5-1.5b qwen2.5-3b qwen2.5-7b llama-3.1-8b; do
+      RFT_BACKEND=webgpu timeout "\${FIT_TIMEOUT:-240}" "$NODE" "$B/fit.mjs" "$s" || { echo '{"fit_ladder_stopped_at":"'"$s"'"}'; break; }
+    done ;;
   cli)
     # The CLI looks for its workers in dist/backend and its packages in node_modules, from the repository root.
     # Never over a build of this checkout (npm run build's dist/backend): only into one this script made.
@@ -117,7 +124,7 @@ case "$what" in
     mkdir -p dist/backend && cp "$B"/dist/backend/*.mjs dist/backend/ && touch dist/backend/.bench-bundle
     exec "$NODE" dist/backend/cli.mjs "$@" ;;
   make-model) exec "$NODE" "$B/make-model.mjs" "$@" ;;
-  *) echo "usage: run.sh [gpu|model|cli ARGS|make-model DIR]"; exit 2 ;;
+  *) echo "usage: run.sh [gpu|model|fit SHAPE|fit-ladder|cli ARGS|make-model DIR]"; exit 2 ;;
 esac
 `,
 );

@@ -19,6 +19,7 @@ import { installNativeBlas } from './native-blas.js';
 import { installWasmKernels } from './wasm-kernels.js';
 import { installWebgpuKernels } from './wgsl/index.js';
 import { installWebgpuOverrides } from './webgpu-kernels.js';
+import { watchGpuDevice } from './gpu-guard.js';
 import {
   adapterName,
   probeGpuAdapter,
@@ -115,6 +116,8 @@ async function tryBackend(name: BackendName): Promise<GpuAdapterInfo | void> {
       await registerWebgpuBackend();
       if (!(await tf.setBackend('webgpu')))
         throw new Error(`the webgpu backend failed to initialise on ${adapterName(adapter)}`);
+      // Dawn's errors are events: after one, reads throw instead of returning zeros (gpu-guard.ts).
+      watchGpuDevice(tf.backend());
       return adapter;
     }
     case 'tensorflow-gpu':

@@ -1,6 +1,7 @@
 // A decoder-only transformer of the Llama family, written with tfjs ops so it trains on every backend.
 // Parameter names follow Hugging Face's Llama layout; matrices are kept as [in, out] internally
 // (so every linear layer is a plain matmul) and transposed to HF's [out, in] only in checkpoints.
+import { assertWeightsFitGpu } from './gpu-guard.js';
 import { tf } from './engine.js';
 import { headDim, type ModelConfig } from './config.js';
 import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTables, swiglu } from './layers.js';
@@ -154,6 +155,8 @@ export class Transformer {
       );
     const rng = new Rng(seed);
     const init = opts.init !== false;
+    // On the webgpu engine a weight over the GPU's largest buffer is refused before anything is allocated.
+    assertWeightsFitGpu(parameterSpecs(c).filter((s) => !(opts.external && isExternalizable(s.name))));
     for (const spec of parameterSpecs(c)) {
       const n = spec.shape.reduce((a, b) => a * b, 1);
       if (opts.external && isExternalizable(spec.name)) {
