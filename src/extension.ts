@@ -5,13 +5,6 @@ import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { createBackend } from './backend/manager.js';
 import type { BackendClient } from './backend/client.js';
-import type { RunInfo } from '../backend/core/protocol.js';
-import { addSelectionAsExpert, exportBuffer, openBuffer } from './commands/buffer.js';
-import { trainRewardModel } from './commands/reward-model.js';
-import { newTaskset, validateTaskset } from './commands/taskset.js';
-import { mapFields, type FieldPreset } from './commands/map-fields.js';
-import { evaluateCheckpoint, pauseTraining, resumeTraining, startTraining, stopTraining } from './commands/training.js';
-import { openReport } from './commands/report.js';
 import { TasksetDiagnostics, looksLikeTaskset } from './diagnostics.js';
 import { ConfigDiagnostics, ConfigQuickFixes, isRunConfig } from './config-diagnostics.js';
 import { ConfigSchemaProvider, yamlExtensionPresent } from './config-schema-lang.js';
@@ -19,18 +12,17 @@ import { RunMonitor } from './run-events.js';
 import { TaskPassRateLens, currentRun } from './taskset-lens.js';
 import { TasksetQuickFixes } from './taskset-fixes.js';
 import { TasksetReadings } from './taskset-readings.js';
-import { DebouncedChecker } from './debounced-checker.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
 import { BufferTree } from './views/buffer-tree.js';
 import { RunsTree } from './views/runs-tree.js';
-import { WorkersTree } from './views/workers-tree.js';
 import { TasksetsTree } from './views/tasksets-tree.js';
 import { openDashboard } from './webviews/dashboard.js';
 import { openExperienceBrowser } from './webviews/experience-browser.js';
-import { registerModels } from './models/register.js';
-import { guardCommand } from './errors.js';
+import { registerCommands } from './commands/register.js';
+import { registerWorkersView } from './views/workers-view.js';
+import { watchWorkspace } from './workspace-watchers.js';
 
 let client: BackendClient | undefined;
 
@@ -94,21 +86,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   const bufferView = vscode.window.createTreeView('rftStudio.buffer', { treeDataProvider: new BufferTree(state) });
   const tasksetsView = vscode.window.createTreeView('rftStudio.tasksets', { treeDataProvider: tasksets });
   // Workers of a distributed run (scale-out over PostgreSQL), polled while one is configured.
-  const workers = new WorkersTree((src) => c.request('workers/list', src));
-  const workersView = vscode.window.createTreeView('rftStudio.workers', { treeDataProvider: workers });
-  const refreshWorkers = async () => {
-    if (c.state !== 'running') return;
-    await workers.refresh();
-    workersView.description = workers.summary;
-  };
-  const workersTimer = setInterval(() => void refreshWorkers().catch(() => undefined), 5000);
-  context.subscriptions.push(
-    workersView,
-    { dispose: () => clearInterval(workersTimer) },
-    vscode.workspace.onDidChangeConfiguration(
-      (e) => e.affectsConfiguration('rftStudio.scaleOut') && void refreshWorkers(),
-    ),
-  );
+  registerWorkersView(context, c);
   // The run's life in the output channel; failures and completions as notifications with actions.
   const monitor = new RunMonitor({ client: c, output, openDashboard: (id) => services.openDashboard(id) });
   context.subscriptions.push(
@@ -158,36 +136,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     }),
   );
 
-  // Every command: a failure not shown by the command itself is told where the user acted (errors.ts).
-  const titles = commandTitles(context.extension?.packageJSON);
-  const reg = (id: string, fn: (...args: never[]) => unknown) =>
-    context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(titles.get(id) ?? id, fn, output)));
-  reg('rftStudio.newTaskset', () => newTaskset(services));
-  reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(services, uri));
-  reg('rftStudio.mapFields', (uri?: vscode.Uri, preset?: FieldPreset) => mapFields(services, uri, preset));
-  reg('rftStudio.startTraining', (uri?: vscode.Uri) => startTraining(services, uri));
-  reg('rftStudio.stopTraining', (arg?: unknown) => stopTraining(services, arg));
-  reg('rftStudio.pauseTraining', (arg?: unknown) => pauseTraining(services, arg));
-  reg('rftStudio.resumeTraining', (arg?: unknown) => resumeTraining(services, arg));
-  // A Uri (explorer), a RunInfo (Runs view: that run's checkpoints) or nothing (palette).
-  reg('rftStudio.evaluateCheckpoint', (arg?: vscode.Uri | RunInfo) => evaluateCheckpoint(services, arg));
-  reg('rftStudio.openReport', (arg?: unknown) => openReport(services, arg));
-  reg('rftStudio.openDashboard', (runId?: string) =>
-    services.openDashboard(typeof runId === 'string' ? runId : undefined),
-  );
-  reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert'; taskId?: string }) =>
-    services.openExperienceBrowser(o),
-  );
-  reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(services));
-  reg('rftStudio.exportBuffer', () => exportBuffer(services));
-  reg('rftStudio.trainRewardModel', (runId?: unknown) => trainRewardModel(services, runId));
-  reg('rftStudio.openBuffer', (arg?: vscode.Uri | string) => openBuffer(services, arg));
-  // Import Model…, Export Checkpoint…, the Models view and its actions.
-  registerModels(services);
-  reg('rftStudio.restartBackend', () => c.restart());
-  reg('rftStudio.refresh', async () => {
-    await Promise.all([state.refreshRuns(), state.refreshCounts(), tasksets.refresh()]);
-  });
+  // Every command, guarded: a failure not shown by the command itself is told where the user acted.
+  registerCommands(services);
 
   // Tasksets: validate open documents while typing / on save; the backend watches files on disk.
   context.subscriptions.push(
@@ -248,48 +198,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
   context.subscriptions.push(
     toVs(c.onStarted(() => void startup().catch((e) => output.warn(`startup: ${String(e)}`)))),
   );
-  // A config written or changed may map files differently: validate the files it names again.
-  const configWatcher = vscode.workspace.createFileSystemWatcher('**/*.rft.{yaml,yml}');
-  const rereadConfigsNow = async () => {
-    const before = readings.files();
-    await readings.refresh();
-    const files = new Set(
-      [...before, ...readings.files()].filter(
-        (f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f)),
-      ),
-    );
-    for (const f of files) diagnostics.apply(await validate(f));
-    await rescan();
-  };
-  services.rereadConfigs = rereadConfigsNow;
-  const rereadConfigs = () => void rereadConfigsNow().catch((e) => output.warn(`taskset readings: ${String(e)}`));
-  context.subscriptions.push(
-    configWatcher,
-    configWatcher.onDidCreate(rereadConfigs),
-    configWatcher.onDidChange(rereadConfigs),
-    configWatcher.onDidDelete(rereadConfigs),
-  );
-  const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
-  // A file moved or deleted: its Problems, report and badge count go at once (not when its tab closes).
-  // The rescan waits for a burst to end (a run writing checkpoints creates many files), and files
-  // the program writes (.rft/, node_modules/) do not trigger one.
-  const rescans = new DebouncedChecker(500);
-  const ours = (uri: vscode.Uri) => /[\\/](\.rft|node_modules|\.git)[\\/]/.test(uri.fsPath);
-  const rescanSoon = (uri: vscode.Uri) => !ours(uri) && rescans.schedule('rescan', () => rescan());
-  context.subscriptions.push(
-    watcher,
-    rescans,
-    watcher.onDidCreate(rescanSoon),
-    watcher.onDidDelete((uri) => {
-      forgetFile(uri);
-      rescanSoon(uri);
-    }),
-  );
-
-  // The run registry is a file other processes (the CLI, the coordinator) write: follow it.
-  const runsWatcher = vscode.workspace.createFileSystemWatcher('**/.rft/runs.json');
-  const refreshRuns = () => void state.refreshRuns().catch((e) => output.warn(`runs: ${String(e)}`));
-  context.subscriptions.push(runsWatcher, runsWatcher.onDidChange(refreshRuns), runsWatcher.onDidCreate(refreshRuns));
+  // Configs, taskset files and the run registry changed on disk (a config may map files differently).
+  services.rereadConfigs = watchWorkspace({
+    context,
+    output,
+    state,
+    readings,
+    tasksets,
+    diagnostics,
+    validate: (f) => validate(f),
+    rescan,
+    forgetFile,
+  });
 
   // Start the backend without blocking activation; errors were already shown by the client.
   void c.start().catch((e) => output.error(`backend did not start: ${String(e)}`));
@@ -307,14 +227,6 @@ const TASKSET_SELECTOR: vscode.DocumentSelector = ['jsonl', 'json', 'yaml', 'yml
 
 function badge(errors: number): vscode.ViewBadge | undefined {
   return errors ? { value: errors, tooltip: `${errors} taskset error${errors === 1 ? '' : 's'}` } : undefined;
-}
-
-/** `rftStudio.startTraining` -> `Start Training…` (package.json), for failure notifications. */
-function commandTitles(pkg: unknown): Map<string, string> {
-  const cmds =
-    (pkg as { contributes?: { commands?: { command: string; title: string }[] } } | undefined)?.contributes?.commands ??
-    [];
-  return new Map(cmds.map((c) => [c.command, c.title.replace(/…$/, '')]));
 }
 
 function toVs(d: { dispose(): void }): vscode.Disposable {

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig } from '../../backend/core/config.js';
 
-/** Every field refused as unread: by the schema (a field's own object) or by config-unread.ts (across sections). */
+/** Every field refused as unread: beside a section's fields or across sections (config-reads.ts), both by the schema. */
 const refused = (raw: Record<string, unknown>) => validateRunConfig(raw).issues;
 import { initEngine } from '../../backend/model/engine.js';
 import { loadCheckpoint } from '../../backend/model/checkpoint.js';

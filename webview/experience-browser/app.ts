@@ -10,7 +10,8 @@ import { UndoStack } from './undo-stack.js';
 import { markMatches } from './highlight.js';
 import { SHORTCUTS, SHORTCUT_HINT, failedVerb, typing } from './shortcuts.js';
 import { PageCache, VirtualList } from './virtual-list.js';
-import { renderDetail, select, usedTitle, type DetailContext } from './detail-view.js';
+import { renderDetail, usedTitle, type DetailContext } from './detail-view.js';
+import { bulkBar, FIELDS, filterBar } from './toolbars.js';
 
 export const ROW_HEIGHT = 26;
 
@@ -36,25 +37,11 @@ export interface BrowserApp {
 
 type Ipc = WebviewIpc<BrowserRequests, BrowserNotifications>;
 
-const FIELDS: { key: keyof FilterInputs; label: string; placeholder: string; width?: string }[] = [
-  { key: 'runId', label: 'Run', placeholder: 'run id' },
-  { key: 'taskId', label: 'Task', placeholder: 'task id' },
-  { key: 'minReward', label: 'Reward ≥', placeholder: 'e.g. 0.5', width: '5em' },
-  { key: 'maxReward', label: 'Reward ≤', placeholder: 'e.g. 1', width: '5em' },
-  { key: 'version', label: 'Model version', placeholder: '3 or 2-5', width: '5em' },
-  { key: 'text', label: 'Text', placeholder: 'search prompt / response' },
-];
-
 /** An id shortened in the middle, so both its start and its distinguishing end stay readable. */
 export function middleEllipsis(s: string, max = 16): string {
   if (s.length <= max) return s;
   const tail = Math.ceil((max - 1) / 2);
   return `${s.slice(0, max - 1 - tail)}…${s.slice(-tail)}`;
-}
-
-/** A visible label with its field (placeholders vanish while typing; labels do not). */
-function labelled(doc: Document, forId: string, text: string, field: HTMLElement): HTMLElement {
-  return h(doc, 'label', { class: 'field', for: forId }, h(doc, 'span', { class: 'field-label', text }), field);
 }
 
 export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | undefined): BrowserApp {
@@ -75,116 +62,13 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   let firstPaintResolve!: () => void;
   const firstPaint = new Promise<void>((r) => (firstPaintResolve = r));
 
-  // ---------------------------------------------------------------- filter bar
+  // ---------------------------------------------------------------- toolbars (toolbars.ts)
   const inputs = inputsOf(state.filter);
-  const bar = h(doc, 'div', { class: 'toolbar', role: 'search' });
-  for (const f of FIELDS) {
-    const tf = h(doc, 'vscode-textfield', {
-      id: `f-${f.key}`,
-      placeholder: f.placeholder,
-      'aria-label': f.label,
-      title: f.label,
-    });
-    if (f.width) tf.style.width = f.width;
-    setValue(tf, String(inputs[f.key]));
-    bar.append(labelled(doc, `f-${f.key}`, f.label, tf));
-  }
-  const order = h(doc, 'vscode-button', { id: 'f-order', secondary: true, title: 'Toggle the sort order' });
-  const showOrder = () => {
-    order.textContent = state.descending ? '↓ descending' : '↑ ascending';
-    order.setAttribute('aria-label', `sort order: ${state.descending ? 'descending' : 'ascending'}`);
-  };
-  showOrder();
-  order.addEventListener('click', (ev) => {
-    ev.stopPropagation();
-    state.descending = !state.descending;
-    showOrder();
+  const { bar, hideRejected, count, counts } = filterBar(doc, state, inputs, () => {
     save();
     reload();
   });
-  bar.append(
-    labelled(
-      doc,
-      'f-source',
-      'Source',
-      select(
-        doc,
-        'f-source',
-        'Source',
-        [
-          ['', 'any source'],
-          ['usual', 'usual'],
-          ['expert', 'expert'],
-        ],
-        inputs.source,
-      ),
-    ),
-    labelled(
-      doc,
-      'f-status',
-      'Status',
-      select(
-        doc,
-        'f-status',
-        'Status',
-        [
-          ['', 'any status'],
-          ['ok', 'ok'],
-          ['invalid', 'invalid'],
-          ['infra_failure', 'infra failure'],
-        ],
-        inputs.status,
-      ),
-    ),
-    labelled(
-      doc,
-      'f-sort',
-      'Sort by',
-      select(
-        doc,
-        'f-sort',
-        'Sort by',
-        [
-          ['createdAt', 'time'],
-          ['reward', 'reward'],
-          ['modelVersion', 'version'],
-        ],
-        state.sort,
-      ),
-    ),
-    order,
-  );
-  const hideRejected = h(doc, 'vscode-checkbox', { id: 'f-hideRejected', label: 'hide rejected' });
-  (hideRejected as unknown as { checked: boolean }).checked = inputs.hideRejected;
-  bar.append(hideRejected);
-  const count = h(doc, 'span', { class: 'count', 'aria-live': 'polite' });
-  const counts = h(doc, 'span', { class: 'counts' });
-  bar.append(count, counts);
-
-  const bulk = h(doc, 'div', { class: 'toolbar bulk' });
-  const topK = h(doc, 'vscode-textfield', { id: 'bulk-k', 'aria-label': 'top k per task' });
-  topK.style.width = '4em';
-  setValue(topK, '1');
-  const minReward = h(doc, 'vscode-textfield', { id: 'bulk-min', 'aria-label': 'minimum reward' });
-  minReward.style.width = '5em';
-  setValue(minReward, '1');
-  const bulkBtn = h(doc, 'vscode-button', { id: 'bulk-promote', secondary: true, text: 'Promote top-k per task…' });
-  const undoBtn = h(doc, 'vscode-button', { id: 'undo', secondary: true, icon: 'discard', text: 'Undo' });
-  const msg = h(doc, 'span', { class: 'message', role: 'status' });
-  // The preview of a bulk promotion and its confirmation (nothing changes before "Promote N").
-  const confirmRow = h(doc, 'div', {
-    class: 'toolbar bulk-confirm',
-    hidden: true,
-    role: 'alertdialog',
-    'aria-label': 'confirm bulk promotion',
-  });
-  bulk.append(
-    labelled(doc, 'bulk-k', 'Top k per task', topK),
-    labelled(doc, 'bulk-min', 'with reward ≥', minReward),
-    bulkBtn,
-    undoBtn,
-    msg,
-  );
+  const { bulk, topK, minReward, bulkBtn, undoBtn, msg, confirmRow } = bulkBar(doc);
 
   // ---------------------------------------------------------------- list + detail
   const viewport = h(doc, 'div', { class: 'list', tabindex: '0', role: 'listbox', 'aria-label': 'experiences' });
