@@ -1,12 +1,13 @@
 // The training dashboard: live charts from `metrics` notifications, the state of each component,
 // the run's config, checkpoints with an Evaluate button, stop / resume.
-import type { ComponentState, MetricsPoint, RunEngines, RunInfo } from '../../backend/core/protocol.js';
+import type { ComponentState, MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
 import type { WebviewIpc } from '../shared/ipc.js';
 import { h } from '../shared/dom.js';
 import type { LineChart } from './chart.js';
 import type { DashboardNotifications, DashboardRequests, DashboardState } from './protocol.js';
 import { chartGrid } from './chart-grid.js';
 import { renderCheckpoints, type CheckpointContext } from './checkpoint-list.js';
+import { renderComponents, renderEngines } from './run-parts.js';
 
 type Ipc = WebviewIpc<DashboardRequests, DashboardNotifications>;
 
@@ -78,41 +79,6 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     msg.textContent = (err as Error).message;
   };
 
-  function renderComponents(cs: ComponentState[] | undefined): void {
-    components.replaceChildren(
-      ...(cs ?? []).map((c) =>
-        h(
-          doc,
-          'span',
-          { class: `component st-${c.state}` },
-          h(doc, 'b', { text: c.name }),
-          ` ${c.state}${c.idleFraction !== undefined ? ` · idle ${(100 * c.idleFraction).toFixed(0)}%` : ''}`,
-        ),
-      ),
-    );
-  }
-
-  function renderEngines(e: RunEngines | undefined): void {
-    const parts: [string, string | undefined][] = [
-      ['Tensor engine', e?.tensor],
-      ['Rollouts', e?.rollout],
-    ];
-    engines.replaceChildren(
-      ...parts
-        .filter(([, v]) => v)
-        .map(([k, v]) =>
-          h(
-            doc,
-            'span',
-            { class: `engine engine-${k === 'Rollouts' ? 'rollout' : 'tensor'}` },
-            h(doc, 'b', { text: k }),
-            ` ${v}`,
-          ),
-        ),
-    );
-    engines.hidden = engines.childElementCount === 0;
-  }
-
   /** The shown run as last rendered; its step advances with live points (the registry lags). */
   let shown: RunInfo | undefined;
   function renderStatus(): void {
@@ -138,8 +104,8 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
     reason.textContent = why ? `${r.status === 'failed' ? 'Failed' : 'Stopped'}: ${why}` : '';
     reason.className = `reason${r.status === 'failed' ? ' error' : ''}`;
     // Status notifications carry no component states nor engines: keep the last ones read.
-    if (r.components) renderComponents(r.components);
-    if (r.engines) renderEngines(r.engines);
+    if (r.components) renderComponents(doc, components, r.components);
+    if (r.engines) renderEngines(doc, engines, r.engines);
     // The host sends the config as YAML text (status answers only; notifications carry none).
     if (typeof r.config === 'string') config.textContent = r.config;
     renderCheckpoints(checkpointCtx, r);
@@ -200,7 +166,7 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
       warnings.replaceChildren();
       warnings.hidden = true;
       warned.clear();
-      renderEngines(undefined);
+      renderEngines(doc, engines, undefined);
       // Live points that arrive while the history loads are kept (addPoint merges by step): the
       // subscription is already there, and the history fills in the steps before them.
       try {

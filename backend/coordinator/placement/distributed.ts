@@ -20,7 +20,8 @@ import { RunMetricsLog } from '../distributed/run-metrics.js';
 import { runReward, TaskFeed } from '../setup/tasks.js';
 import { stagesOf } from '../setup/trainer.js';
 import { runStages, stageStarts } from '../run-loop.js';
-import { DistributedRun, type TrainerStatus } from './distributed-run.js';
+import { DistributedRun } from './distributed-run.js';
+import { TrainerBeat } from './trainer-beat.js';
 import { PLANNED_SELECTORS } from '../distributed/jobs-plan.js';
 import { PlannedSelector } from '../distributed/selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
@@ -164,35 +165,10 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     await raw.close();
     throw e;
   }
-  let fenced: TrainerFencedError | null = null;
-  let renewing = true; // off once the trainer ends and releases the lease
-  // The heartbeat row's state; the run (distributed-run.ts) updates it as it trains and publishes.
-  const status: TrainerStatus = { state: 'starting', detail: '', version: null, steps: 0 };
-  const beat = () => {
-    const span = (Date.now() - t0) / 1000;
-    // The lease is renewed with the heartbeat; a lost connection is retried at the next beat.
-    if (renewing && !fenced)
-      void raw.renewTrainerLease(o.runId).catch((e: unknown) => {
-        if (!(e instanceof TrainerFencedError) || fenced || !renewing) return;
-        fenced = e;
-        log.error(e.message);
-        ac.abort();
-      });
-    return q
-      .heartbeat(o.runId, {
-        id,
-        role: 'trainer',
-        state: status.state,
-        detail: status.detail,
-        modelVersion: status.version,
-        done: status.steps,
-        throughput: span > 0 ? status.steps / span : 0,
-        startedAt: t0,
-      })
-      .catch(() => undefined);
-  };
-  await beat(); // a worker shows up as soon as it joins
-  const hb = setInterval(() => void beat(), o.heartbeatMs ?? 1000);
+  // The heartbeat renews the lease; a renewal that finds the run taken over aborts it (trainer-beat.ts).
+  const beat = new TrainerBeat(raw, q, o.runId, id, () => ac.abort());
+  const status = beat.status;
+  await beat.start(o.heartbeatMs ?? 1000);
   let server: WeightsServer | null = null;
   try {
     const cfg = await readDistributedConfig(() => store.getState(o.runId, 'dist:config'), `run ${o.runId}`);
@@ -309,7 +285,7 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
       },
     });
     // Taken over while it trained: not a stop of this run, an error naming the holder (exit 1).
-    if (fenced) throw fenced;
+    if (beat.fenced) throw beat.fenced;
     const { idle, topUps } = placement;
     status.state = run.stopped ? 'stopped' : 'done';
     status.detail = '';
@@ -338,17 +314,11 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     }
     return result;
   } catch (e) {
-    if (e instanceof TrainerFencedError) {
-      fenced ??= e;
-      status.state = 'fenced';
-      status.detail = e.message;
-    }
+    if (e instanceof TrainerFencedError) beat.fence(e);
     throw e;
   } finally {
-    clearInterval(hb);
-    renewing = false;
+    await beat.stop();
     await server?.close();
-    await beat();
     // The next trainer starts at once; a lease another took is theirs (release compares the epoch).
     await raw.releaseTrainerLease(o.runId).catch(() => undefined);
     await q.close();
