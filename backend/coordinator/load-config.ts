@@ -60,7 +60,8 @@ function readYaml(file: string): unknown {
  * run folder's config.yaml (explorer and trainer processes), a distributed run's `dist:config` row.
  * It was checked whole then (loadRunConfig, runJob); here only its fields are (not what its run reads:
  * config-reads.ts), so a config written back with its defaults filled in, or stored by a version that
- * refused fewer fields, still resumes. `from` names where it is stored (a file, or the run and its database) for the error.
+ * refused fewer fields, still resumes. `from` names where it is stored (a file, or the run and its
+ * database) for the error.
  */
 export function storedRunConfig(raw: unknown, from: string): RunConfig {
   const { config, issues } = validateRunConfig(raw, { stored: true });
