@@ -25,11 +25,13 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.RFT_TEST_CONCURRENCY ?? '2';
-// --test-force-exit: a test file whose tests have all ended exits even if something it started (a
-// timer, a socket) is still open, instead of holding the whole suite until CI's time limit.
+// test-exit.mjs: a test file whose tests have all ended exits even if something it started (a timer, a
+// socket) is still open, instead of holding the whole suite until CI's time limit, and without
+// --test-force-exit's lost results (see there).
+const exitAfter = new URL('./test-exit.mjs', import.meta.url).href;
 const r = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...files],
+  ['--import', 'tsx', '--import', exitAfter, '--test', `--test-concurrency=${concurrency}`, ...files],
   {
     stdio: 'inherit',
     env: { ...process.env, RFT_LOG_LEVEL: process.env.RFT_LOG_LEVEL ?? 'warn' },
