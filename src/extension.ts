@@ -206,7 +206,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     readings,
     tasksets,
     diagnostics,
-    validate: (f) => validate(f),
+    validate,
     rescan,
     forgetFile,
   });

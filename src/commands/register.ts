@@ -13,10 +13,15 @@ import { trainRewardModel } from './reward-model.js';
 import { newTaskset, validateTaskset } from './taskset.js';
 import { evaluateCheckpoint, pauseTraining, resumeTraining, startTraining, stopTraining } from './training.js';
 
+/** Registers one command, guarded and titled as package.json titles it (the Models view's commands use it too). */
+export type RegisterCommand = (id: string, fn: (...args: never[]) => unknown) => void;
+
 export function registerCommands(s: Services): void {
   const titles = commandTitles(s.context.extension?.packageJSON);
-  const reg = (id: string, fn: (...args: never[]) => unknown) =>
-    s.context.subscriptions.push(vscode.commands.registerCommand(id, guardCommand(titles.get(id) ?? id, fn, s.output)));
+  const reg: RegisterCommand = (id, fn) =>
+    void s.context.subscriptions.push(
+      vscode.commands.registerCommand(id, guardCommand(titles.get(id) ?? id, fn, s.output)),
+    );
   reg('rftStudio.newTaskset', () => newTaskset(s));
   reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(s, uri));
   reg('rftStudio.mapFields', (uri?: vscode.Uri, preset?: FieldPreset) => mapFields(s, uri, preset));
@@ -36,7 +41,7 @@ export function registerCommands(s: Services): void {
   reg('rftStudio.trainRewardModel', (runId?: unknown) => trainRewardModel(s, runId));
   reg('rftStudio.openBuffer', (arg?: vscode.Uri | string) => openBuffer(s, arg));
   // Import Model…, Export Checkpoint…, the Models view and its actions.
-  registerModels(s);
+  registerModels(s, reg);
   reg('rftStudio.restartBackend', () => s.client.restart());
   reg('rftStudio.refresh', async () => {
     await Promise.all([s.state.refreshRuns(), s.state.refreshCounts(), s.tasksets.refresh()]);
