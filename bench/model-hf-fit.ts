@@ -155,15 +155,13 @@ const gpuBytes = () => (tf.memory() as { numBytesInGPU?: number }).numBytesInGPU
 
 function build(external: boolean) {
   const before = tf.memory().numBytes;
-  const gpuBefore = gpuBytes();
   const m = new Transformer(cfg, 0, { init: false, external });
   fill(m);
   m.addLora(makeLoraConfig({ rank: 8, alpha: 16 }), 1);
   const opt = new AdamW(m.variables(), { lr: 1e-4 });
   const heapBytes = tf.memory().numBytes - before;
   const outsideBytes = [...m.external.values()].reduce((a, w) => a + w.data.byteLength, 0);
-  const gpu = gpuBytes();
-  return { m, opt, heapBytes, outsideBytes, gpuBuildBytes: gpu === undefined ? undefined : gpu - gpuBefore! };
+  return { m, opt, heapBytes, outsideBytes };
 }
 
 async function step(m: Transformer, opt: AdamW): Promise<number> {
@@ -221,7 +219,7 @@ if (mode === 'compare') {
 } else {
   const external = mode === 'default' && externalWeightsAvailable();
   try {
-    const { m, opt, heapBytes, outsideBytes, gpuBuildBytes } = build(external);
+    const { m, opt, heapBytes, outsideBytes } = build(external);
     const stepS = await step(m, opt);
     report({
       bench: 'model-hf-fit',
@@ -235,7 +233,7 @@ if (mode === 'compare') {
       adapter_params: m.variables().reduce((a, v) => a + v.size, 0),
       heap_bytes_per_base_param: heapBytes / params,
       outside_bytes_per_base_param: outsideBytes / params,
-      ...gpuFigures(gpuBuildBytes),
+      ...gpuFigures(),
       peak_rss_mib: rssMib(),
       batch: `1x${T}`,
       total_s: (performance.now() - t0) / 1000,
@@ -251,7 +249,7 @@ if (mode === 'compare') {
       error: String((e as Error).message ?? e).slice(0, 400),
       backend: engine.backend,
       params,
-      ...gpuFigures(undefined),
+      ...gpuFigures(),
       peak_rss_mib: rssMib(),
     });
     process.exitCode = 1;
@@ -259,16 +257,16 @@ if (mode === 'compare') {
 }
 
 /** On webgpu: the adapter, its buffer limits, and the GPU bytes per base parameter after the step. */
-function gpuFigures(buildBytes: number | undefined): Record<string, unknown> {
+function gpuFigures(): Record<string, unknown> {
   if (engine.backend !== 'webgpu') return {};
   const limits = (tf.backend() as unknown as { device: { limits: Record<string, number> } }).device.limits;
   return {
     adapter: engine.adapter?.name,
     max_buffer_bytes: limits.maxBufferSize,
     max_storage_binding_bytes: limits.maxStorageBufferBindingSize,
-    // tfjs uploads a weight at its first use: the bytes after the step are the model's, LoRA's and AdamW's.
+    // tfjs uploads a weight at its first use (after build little is on the GPU): the bytes after the step
+    // are the model's, LoRA's and AdamW's.
     gpu_bytes_per_base_param: (gpuBytes() ?? 0) / params,
-    gpu_bytes_built: buildBytes,
   };
 }
 

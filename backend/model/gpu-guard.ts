@@ -56,11 +56,14 @@ export function assertWeightsFitGpu(weights: Iterable<{ name: string; shape: num
   }
 }
 
+/** The first error, with how many followed. */
+const describe = (f: Failure) => `${f.first}${f.count > 1 ? ` (and ${f.count - 1} error(s) after it)` : ''}`;
+
 /** The device's first error since the engine started, with how many followed; undefined while it is sound. */
 export function gpuFailure(): string | undefined {
   if (tf.getBackend() !== 'webgpu') return undefined;
   const f = failures.get((tf.backend() as unknown as GuardedBackend).device);
-  return f && `${f.first}${f.count > 1 ? ` (and ${f.count - 1} error(s) after it)` : ''}`;
+  return f && describe(f);
 }
 
 /** Watch the webgpu backend's device (engine.ts, once the backend is set). */
@@ -89,9 +92,8 @@ export function watchGpuDevice(backend: unknown): void {
 }
 
 function gpuError(f: Failure, limits: Record<string, number>): InfrastructureError {
-  const more = f.count > 1 ? ` (and ${f.count - 1} error(s) after it)` : '';
   return new InfrastructureError(
-    `the GPU (webgpu engine) failed: ${f.first}${more}. What it computed since is not used. ` +
+    `the GPU (webgpu engine) failed: ${describe(f)}. What it computed since is not used. ` +
       `A tensor larger than its largest buffer (maxBufferSize ${gib(limits.maxBufferSize ?? 0)}, ` +
       `maxStorageBufferBindingSize ${gib(limits.maxStorageBufferBindingSize ?? 0)}) or out of GPU memory: ` +
       'use smaller micro-batches (trainer.micro_batch_size), LoRA (model.lora), a smaller model, or the cpu engine; ' +

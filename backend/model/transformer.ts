@@ -155,9 +155,10 @@ export class Transformer {
       );
     const rng = new Rng(seed);
     const init = opts.init !== false;
+    const specs = parameterSpecs(c);
     // On the webgpu engine a weight over the GPU's largest buffer is refused before anything is allocated.
-    assertWeightsFitGpu(parameterSpecs(c).filter((s) => !(opts.external && isExternalizable(s.name))));
-    for (const spec of parameterSpecs(c)) {
+    assertWeightsFitGpu(specs.filter((s) => !(opts.external && isExternalizable(s.name))));
+    for (const spec of specs) {
       const n = spec.shape.reduce((a, b) => a * b, 1);
       if (opts.external && isExternalizable(spec.name)) {
         // Stored [out, in]: the embedding table as is, linear weights ([in, out] in memory) transposed.
