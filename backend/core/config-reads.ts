@@ -4,7 +4,6 @@
 // section's own fields decide (a taskset reference's kind, the tokenizer, the engine) is refined beside
 // those fields in config.ts. Checked on the parsed value: a field equal to its default changes nothing and
 // is not reported, so a config written back with its defaults filled in (a run folder's) stays valid.
-import type { z } from 'zod';
 import type { ConfigIssue, RunConfigFields } from './config.js';
 
 type Add = (path: string, message: string) => void;
@@ -12,16 +11,6 @@ type Add = (path: string, message: string) => void;
 /** `v` is given with a value other than the schema's default. */
 const set = (v: unknown, dflt?: unknown): boolean => v !== undefined && JSON.stringify(v) !== JSON.stringify(dflt);
 const MIX = { name: 'mix', params: {} };
-
-/** The refinement: each issue at its path (config.ts pathSegments reads `stages[1].mode` back into segments). */
-export function refineReads(
-  issues: (c: RunConfigFields) => ConfigIssue[],
-  toSegments: (path: string) => (string | number)[],
-) {
-  return (c: RunConfigFields, ctx: z.RefinementCtx): void => {
-    for (const i of issues(c)) ctx.addIssue({ code: 'custom', path: toSegments(i.path), message: i.message });
-  };
-}
 
 /** Fields the run (`rft run`, or the editor's Start Training) would not read. */
 export function unreadByRun(c: RunConfigFields): ConfigIssue[] {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { LoraConfigSchema } from './lora-config.js';
 import { resolveSyncSchedule, SYNC_SCHEDULES, syncScheduleIssues } from './sync-schedule.js';
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
-import { distributedUnread, refineReads, unreadByRun } from './config-reads.js';
+import { distributedUnread, unreadByRun } from './config-reads.js';
 
 const samplingObject = z
   .object({
@@ -427,10 +427,17 @@ const runConfigObject = z
 /** The parsed fields, before the rules of what a run reads (config-reads.ts) are applied. */
 export type RunConfigFields = z.infer<typeof runConfigObject>;
 
+/** What a run reads (config-reads.ts) as a refinement: each issue at its path. */
+function refineReads(issues: (c: RunConfigFields) => ConfigIssue[]) {
+  return (c: RunConfigFields, ctx: z.RefinementCtx): void => {
+    for (const i of issues(c)) ctx.addIssue({ code: 'custom', path: pathSegments(i.path), message: i.message });
+  };
+}
+
 /** A run config (`rft run`, Start Training): fields its mode, stages and placement would not read are refused. */
-export const RunConfigSchema = runConfigObject.superRefine(refineReads(unreadByRun, pathSegments));
+export const RunConfigSchema = runConfigObject.superRefine(refineReads(unreadByRun));
 /** A distributed run's config (`rft coordinator`): its placement is the command, and it reads fewer fields. */
-const DistributedRunConfigSchema = RunConfigSchema.superRefine(refineReads(distributedUnread, pathSegments));
+const DistributedRunConfigSchema = RunConfigSchema.superRefine(refineReads(distributedUnread));
 
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 
