@@ -1,10 +1,11 @@
 // Starts code-server (installed by scripts/e2e-setup.sh into .e2e/) on loopback with a fresh user
 // data dir, the RFT Studio .vsix installed, and Debian's chromium driven by playwright-core.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { test as nodeTest, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { checkPidFile } from '../../backend/core/pid-file.js';
@@ -50,6 +51,32 @@ function freePort(): Promise<number> {
 export function requireSetup(): void {
   for (const f of [ENTRY, VSIX, CHROMIUM])
     if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/e2e-setup.sh (npm run test:e2e does)`);
+}
+
+/** The session last started in this file: the one a failing test's screenshot is taken of. */
+let current: Session | undefined;
+
+type TestBody = (t: TestContext) => Promise<void>;
+/**
+ * node:test's `test`, plus: a failure prints its reason on one line as it happens (CI shows the lines
+ * before a `not ok`, not the YAML block after it) and leaves a screenshot, `FAILED-<test>.png`.
+ */
+export function test(name: string, a: { timeout?: number; skip?: boolean | string } | TestBody, b?: TestBody): void {
+  const [opts, body] = typeof a === 'function' ? [{}, a] : [a, b as TestBody];
+  nodeTest(name, opts, async (t) => {
+    try {
+      await body(t);
+    } catch (e) {
+      const why = String((e as Error)?.message ?? e)
+        .split('\n')
+        .slice(0, 8)
+        .join(' | ');
+      console.log(`e2e FAILED: ${name}: ${why}`);
+      const shot = await current?.shot(`FAILED-${name.replace(/[^\w-]+/g, '-').slice(0, 60)}`).catch(() => undefined);
+      if (shot) console.log(`e2e FAILED: screenshot ${shot}`);
+      throw e;
+    }
+  });
 }
 
 export async function startSession(workspace: string, userSettings: Record<string, unknown>): Promise<Session> {
@@ -114,7 +141,7 @@ export async function startSession(workspace: string, userSettings: Record<strin
   await page.goto(`${url}/?folder=${encodeURIComponent(workspace)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 120_000 });
   mkdirSync(ARTIFACTS, { recursive: true });
-  return {
+  current = {
     url,
     page,
     context,
@@ -130,8 +157,11 @@ export async function startSession(workspace: string, userSettings: Record<strin
       server.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 300));
       if (server.exitCode === null) server.kill('SIGKILL');
+      // The user data, the installed .vsix and chromium's profile: about 360 MB a session.
+      rmSync(base, { recursive: true, force: true, maxRetries: 3 });
     },
   };
+  return current;
 }
 
 /**
@@ -172,22 +202,40 @@ export async function until<T>(fn: () => T | Promise<T>, what: string, ms = 120_
   for (;;) {
     const v = await (async () => fn())().catch(() => undefined);
     if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) {
+      console.log(`e2e: timed out after ${ms / 1000} s waiting for ${what}`);
+      throw new Error(`timed out waiting for ${what}`);
+    }
     await new Promise((r) => setTimeout(r, 500));
   }
 }
 
-/** Opens a workspace file in an editor through Go to File (Ctrl+P). */
+/** Opens a workspace file in an editor through Go to File (Ctrl+P), trying again as runCommand does. */
 export async function openFile(page: Page, name: string): Promise<void> {
-  await page.keyboard.press('Control+P');
-  await page.locator('.quick-input-widget input').waitFor({ state: 'visible' });
-  await page.keyboard.type(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 30_000 });
-  await page.keyboard.press('Enter');
-  await page
-    .locator('.tabs-container .tab', { hasText: name.split('/').pop()! })
-    .first()
-    .waitFor({ timeout: 30_000 });
+  const input = page.locator('.quick-input-widget input');
+  for (let i = 0; ; i++) {
+    try {
+      if (i > 0) await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+P');
+      await input.waitFor({ state: 'visible', timeout: 10_000 });
+      await input.fill(name, { timeout: 10_000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Enter');
+      await page
+        .locator('.tabs-container .tab', { hasText: name.split('/').pop()! })
+        .first()
+        .waitFor({ timeout: 30_000 });
+      return;
+    } catch (e) {
+      if (i === 2) throw e;
+    }
+  }
+}
+
+/** Shows the Problems panel; unlike "View: Toggle Problems" it never closes it when it is already open. */
+export async function showProblems(page: Page): Promise<void> {
+  await runCommand(page, 'Problems: Focus on Problems View');
+  await page.locator('.markers-panel').waitFor({ state: 'visible', timeout: 30_000 });
 }
 
 /** The number on a sidebar row (`Usual experiences 3,360` -> 3360). */

@@ -5,14 +5,24 @@
 // run that fails says why in a notification with Show Log. Light and dark screenshots.
 // The "run" here is a registry entry whose metrics.jsonl this test writes step by step (the
 // backend polls it exactly as it polls a real run's): a real training run is training.test.ts.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeBuffer } from '../../tools/make-buffer.js';
 import { RunRegistry } from '../../backend/buffer/runs.js';
-import { E2E_SETTINGS, runCommand, sidebarCount, startSession, timing, until, type Session } from './code-server.js';
+import {
+  E2E_SETTINGS,
+  runCommand,
+  sidebarCount,
+  startSession,
+  timing,
+  until,
+  type Session,
+  showProblems,
+  test,
+} from './code-server.js';
 
 let s: Session;
 let ws: string;
@@ -195,7 +205,7 @@ test('a config with problems: Problems at the key line; Start Training refuses i
     .waitFor({ timeout: 30_000 });
   await page.keyboard.press('Enter');
   await page.locator('.tabs-container .tab', { hasText: 'bad.rft.yaml' }).first().waitFor({ timeout: 30_000 });
-  await runCommand(page, 'View: Toggle Problems');
+  await showProblems(page);
   const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'trainr' }).first();
   await row.waitFor({ timeout: 60_000 });
   assert.match(await row.innerText(), /\[Ln 5, Col 1\]/);

@@ -2,13 +2,13 @@
 // the status bar names the GPU engine and its adapter. CI has no GPU, so Dawn's adapter here is SwiftShader
 // (RFT_WEBGPU_SWIFTSHADER=1, chromium's Vulkan driver): the item says "GPU (emulated)" and its tooltip
 // names the adapter as a CPU fallback. The screenshot is the issue's "Show" for the status bar.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SWIFTSHADER_ICD } from '../../backend/model/webgpu.js';
-import { E2E_SETTINGS, startSession, timing, type Session } from './code-server.js';
+import { E2E_SETTINGS, startSession, timing, type Session, test } from './code-server.js';
 
 let s: Session | undefined;
 const skip = existsSync(SWIFTSHADER_ICD) ? false : `no SwiftShader Vulkan driver at ${SWIFTSHADER_ICD}`;

@@ -3,13 +3,22 @@
 // and Start Training refuses with it in a notification (was: only in the log, no toast, no run row
 // for 60 s); a failed run's notification names its cause in one line (was: 12 raw log lines);
 // Open Run Report shows the run's report. Command -> visible result timings are printed, not asserted.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunRegistry } from '../../backend/buffer/runs.js';
-import { E2E_SETTINGS, openFile, runCommand, startSession, timing, type Session } from './code-server.js';
+import {
+  E2E_SETTINGS,
+  openFile,
+  runCommand,
+  startSession,
+  timing,
+  type Session,
+  showProblems,
+  test,
+} from './code-server.js';
 
 let s: Session;
 let ws: string;
@@ -39,7 +48,7 @@ after(async () => {
 test('an unknown reward name is in Problems on the config when it is opened; Start Training refuses with it', async () => {
   const { page } = s;
   await page.locator('.activitybar [aria-label^="RFT Studio"]').first().click({ timeout: 90_000 });
-  await runCommand(page, 'View: Toggle Problems');
+  await showProblems(page);
   const t0 = Date.now();
   await openFile(page, 'train.rft.yaml');
   const row = page

@@ -2,13 +2,13 @@
 // Problems, fixing it clears it; the experience browser opens on a pre-filled buffer; promoting
 // an experience with an edited response raises the expert count in the sidebar.
 // Training start / stop / resume are left out until the coordinator is wired to the server.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeBuffer } from '../../tools/make-buffer.js';
-import { E2E_SETTINGS, runCommand, startSession, type Session } from './code-server.js';
+import { E2E_SETTINGS, runCommand, startSession, type Session, showProblems, test } from './code-server.js';
 
 let s: Session;
 let ws: string;
@@ -48,7 +48,7 @@ test('the workbench opens the workspace and RFT Studio activates', async () => {
 
 test('a bad taskset line shows in Problems at its line', async () => {
   const { page } = s;
-  await runCommand(page, 'View: Toggle Problems');
+  await showProblems(page);
   const row = page.locator('.markers-panel .monaco-list-row', { hasText: "field 'prompt'" }).first();
   await row.waitFor({ timeout: 60_000 });
   assert.match(await row.innerText(), /\[Ln 2, Col 1\]/);

@@ -3,13 +3,23 @@
 // worked}`), no config. The Tasksets view lists both; the file is validated with the detected
 // mapping (3 errors, not one per record); Map Fields shows the proposal over the first records and
 // writes it into a new config that reads the file.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { E2E_SETTINGS, openFile, runCommand, startSession, timing, until, type Session } from './code-server.js';
+import {
+  E2E_SETTINGS,
+  openFile,
+  runCommand,
+  startSession,
+  timing,
+  until,
+  type Session,
+  showProblems,
+  test,
+} from './code-server.js';
 
 let s: Session;
 let ws: string;
@@ -59,7 +69,7 @@ test(
     await page.locator('.monaco-list-row', { hasText: 'worked.jsonl' }).first().waitFor({ timeout: 30_000 });
 
     await openFile(page, 'math.jsonl');
-    await runCommand(page, 'View: Toggle Problems');
+    await showProblems(page);
     const problems = page.locator('.markers-panel .monaco-list-row');
     const NOTE = 'Read as tasks with problem -> prompt, final -> answer, id (detected from the first records';
     await until(
@@ -94,7 +104,7 @@ test(
     await page
       .locator('.notifications-toasts .notification-toast', { hasText: 'read with problem -> prompt, final -> answer' })
       .first()
-      .waitFor({ timeout: 30_000 });
+      .waitFor({ timeout: 60_000 });
     timing('Map Fields accepted -> config written and told', t0);
     const cfg = parse(readFileSync(join(ws, 'train.rft.yaml'), 'utf8'));
     assert.deepEqual(cfg.taskset.format, { prompt_key: 'problem', response_key: 'final' });

@@ -1,13 +1,13 @@
 // End to end in a real VS Code (code-server + chromium): "RFT Studio: Import Model…" lists a model of
 // the Hugging Face cache (HF_HUB_CACHE, a tiny random-weight Qwen2 in the models--org--name layout);
 // picking it puts its card in the Models view (architecture, size, dtype, tokenizer, path).
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
-import { E2E_SETTINGS, runCommand, startSession, timing, type Session } from './code-server.js';
+import { E2E_SETTINGS, runCommand, startSession, timing, type Session, test } from './code-server.js';
 
 let s: Session;
 let ws: string;

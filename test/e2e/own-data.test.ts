@@ -6,7 +6,7 @@
 // the palette -> experiences of those tasks in the browser -> a task line typed into the taskset
 // and saved while training is sampled -> an edited response promoted is trained on (its use count)
 // -> the held-out accuracy on the user's eval file in the dashboard.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import {
   until,
   type Session,
   stopLeftRuns,
+  test,
 } from './code-server.js';
 
 let s: Session;

@@ -6,14 +6,23 @@
 // shows the response as text, not ids -> an edited response promoted is re-tokenised by the run's
 // tokenizer -> Stop -> Export Checkpoint… as PEFT: adapter_config.json names the model
 // the run started from.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
-import { E2E_SETTINGS, runCommand, startSession, timing, until, type Session, stopLeftRuns } from './code-server.js';
+import {
+  E2E_SETTINGS,
+  runCommand,
+  startSession,
+  timing,
+  until,
+  type Session,
+  stopLeftRuns,
+  test,
+} from './code-server.js';
 
 let s: Session;
 let ws: string;

@@ -3,7 +3,7 @@
 // one with an edited (correct) response -> the expert count goes up and the trainer samples it
 // (its use count in the run's buffer) -> a selection longer than the model's max_seq_len added as
 // expert is refused with a message while the run goes on stepping -> pass rates show above the taskset lines -> stop -> resume.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,7 @@ import {
   until,
   type Session,
   stopLeftRuns,
+  test,
 } from './code-server.js';
 
 let s: Session;

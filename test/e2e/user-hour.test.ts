@@ -7,7 +7,7 @@
 // checkpoints as they are saved -> Add Selection as Expert Example on a buffer task -> Evaluate a
 // checkpoint from the dashboard. Each command -> visible result is timed (printed and written to
 // test-artifacts/e2e/user-hour-timings.json, never asserted); screenshots 60-65 are for docs/extension.md.
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,8 @@ import {
   until,
   type Session,
   stopLeftRuns,
+  showProblems,
+  test,
 } from './code-server.js';
 
 let s: Session;
@@ -120,7 +122,7 @@ test(
     assert.deepEqual(mapped.taskset.format, { prompt_key: 'problem', response_key: 'final' });
 
     // Problems on the file: the 3 broken records, each at its line, nothing per record for the mapped names.
-    await runCommand(page, 'View: Toggle Problems');
+    await showProblems(page);
     const panel = page.locator('.markers-panel');
     await until(async () => /field 'final'/.test(await panel.innerText()), 'the problems of math.jsonl', 60_000);
     const problems = await panel.innerText();
