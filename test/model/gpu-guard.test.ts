@@ -4,17 +4,14 @@
 // where without the guard it reads back as zeros. Skipped, with the reason, where Dawn finds no adapter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { probeGpuAdapter } from '../../backend/model/webgpu.js';
-import { initEngine, tf } from '../../backend/model/engine.js';
+import { startWebgpu } from '../helpers/on-backend.js';
+import { tf } from '../../backend/model/engine.js';
 import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { gpuFailure, largestGpuBuffer } from '../../backend/model/gpu-guard.js';
 import { InfrastructureError, InputError } from '../../backend/core/errors.js';
 
-process.env.RFT_WEBGPU_SWIFTSHADER = '1';
-const probe = await probeGpuAdapter();
-const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
-if (probe.adapter) await initEngine({ backend: 'webgpu' });
+const { skip } = await startWebgpu();
 
 const QWEN_VOCAB = 151_936;
 const qwenShaped = (dModel: number) =>

@@ -3,14 +3,11 @@
 // sums in chunks. Runs on SwiftShader without a GPU; skipped, with the reason, where Dawn finds no adapter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { probeGpuAdapter } from '../../backend/model/webgpu.js';
-import { initEngine, tf } from '../../backend/model/engine.js';
+import { startWebgpu } from '../helpers/on-backend.js';
+import { tf } from '../../backend/model/engine.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
-process.env.RFT_WEBGPU_SWIFTSHADER = '1';
-const probe = await probeGpuAdapter();
-const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
-if (probe.adapter) await initEngine({ backend: 'webgpu' });
+const { skip } = await startWebgpu();
 
 async function addN(backend: 'webgpu' | 'cpu', values: Float32Array[], shape: number[]): Promise<Float32Array> {
   const was = tf.getBackend();

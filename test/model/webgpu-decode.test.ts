@@ -6,8 +6,7 @@
 // SwiftShader without a GPU; skipped, with the reason, where Dawn finds no adapter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { probeGpuAdapter } from '../../backend/model/webgpu.js';
-import { initEngine, tf, tidy } from '../../backend/model/engine.js';
+import { tf, tidy } from '../../backend/model/engine.js';
 import { makeConfig, type ModelConfigInput } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { makeLoraConfig } from '../../backend/model/lora.js';
@@ -19,13 +18,10 @@ import { compileWgslKernels, wgslDispatchCounts } from '../../backend/model/wgsl
 import { Rng } from '../../backend/core/rng.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
-import { on } from '../helpers/on-backend.js';
+import { on, startWebgpu } from '../helpers/on-backend.js';
 
-process.env.RFT_WEBGPU_SWIFTSHADER = '1';
 delete process.env[GPU_DECODE_ENV];
-const probe = await probeGpuAdapter();
-const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
-if (probe.adapter) await initEngine({ backend: 'webgpu' });
+const { skip } = await startWebgpu();
 
 const BASE: ModelConfigInput = {
   vocabSize: 300,

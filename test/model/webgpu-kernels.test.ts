@@ -5,8 +5,7 @@
 // the reason, where Dawn finds no adapter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { probeGpuAdapter } from '../../backend/model/webgpu.js';
-import { initEngine, tf } from '../../backend/model/engine.js';
+import { tf } from '../../backend/model/engine.js';
 import { rmsNorm, swiglu, applyRope, applyRopeSeqFirst, ropeTables } from '../../backend/model/layers.js';
 import { fusedOps } from '../../backend/model/fused-ops.js';
 import { compileWgslKernels, wgslDispatchCounts, wgslKernelErrors } from '../../backend/model/wgsl/runner.js';
@@ -16,13 +15,10 @@ import { Transformer, attentionUnfused } from '../../backend/model/transformer.j
 import { headLogprobs, lmLoss } from '../../backend/model/logprobs.js';
 import { AdamW } from '../../backend/model/optim.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
-import { on } from '../helpers/on-backend.js';
+import { on, startWebgpu } from '../helpers/on-backend.js';
 
-process.env.RFT_WEBGPU_SWIFTSHADER = '1';
 delete process.env.RFT_WEBGPU_KERNELS;
-const probe = await probeGpuAdapter();
-const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
-if (probe.adapter) await initEngine({ backend: 'webgpu' });
+const { skip } = await startWebgpu();
 
 /** Deterministic values in [-scale, scale). */
 function rand(n: number, seed: number, scale = 1): Float32Array {

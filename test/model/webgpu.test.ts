@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { probeGpuAdapter } from '../../backend/model/webgpu.js';
-import { engineInfo, initEngine, tf } from '../../backend/model/engine.js';
+import { engineInfo, tf } from '../../backend/model/engine.js';
 import { makeConfig, presetConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { lmLoss, tokenLogprobs } from '../../backend/model/logprobs.js';
@@ -28,13 +27,9 @@ import { createDistributedRun } from '../../backend/coordinator/distributed/setu
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
-import { on } from '../helpers/on-backend.js';
+import { on, startWebgpu } from '../helpers/on-backend.js';
 
-// Child processes (the run test below) find SwiftShader the same way.
-process.env.RFT_WEBGPU_SWIFTSHADER = '1';
-const probe = await probeGpuAdapter();
-const skip = probe.adapter ? false : `no WebGPU adapter: ${probe.why}`;
-if (probe.adapter) await initEngine({ backend: 'webgpu' });
+const { skip, probe } = await startWebgpu();
 const root = mkdtempSync(join(tmpdir(), 'rft-webgpu-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
