@@ -102,13 +102,32 @@ export function engineLogprobsExact(opts: Pick<GenerateOptions, 'topK' | 'topP'>
   return (opts.topK ?? 0) <= 0 && (opts.topP ?? 1) >= 1;
 }
 
+/**
+ * The GGUF folders of this process's engines not yet closed. A process that ends without close() (an
+ * uncaught error, process.exit) still removes them: a real model's GGUF is gigabytes a version, and
+ * nothing else would ever delete it from the system's temp folder.
+ */
+const openDirs = new Set<string>();
+let exitHookSet = false;
+function tempGgufDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-llama-cpp-'));
+  openDirs.add(dir);
+  if (!exitHookSet) {
+    exitHookSet = true;
+    process.once('exit', () => {
+      for (const d of openDirs) rmSync(d, { recursive: true, force: true });
+    });
+  }
+  return dir;
+}
+
 export class LlamaCppRolloutModel implements RolloutModel {
   version = -1;
   readonly tokenizer: Tokenizer;
   readonly maxSeqLen: number;
   /** The model given to setWeights is kept (log-prob recomputation) until the next one replaces it. */
   readonly holdsModel = true;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'rft-llama-cpp-'));
+  private readonly dir = tempGgufDir();
   private native?: Transformer;
   private loaded?: { model: LlamaModel; file: string };
   private ctx?: { ctx: LlamaContext; seqs: LlamaContextSequence[]; sequences: number; perSeq: number };
@@ -296,6 +315,7 @@ export class LlamaCppRolloutModel implements RolloutModel {
     if (this.opts.disposeReplaced) this.native?.dispose();
     this.native = undefined;
     rmSync(this.dir, { recursive: true, force: true });
+    openDirs.delete(this.dir);
   }
 }
 
