@@ -1,5 +1,5 @@
 // Activates the real extension against the fake VS Code API, with a real `rft serve` backend.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,9 +15,20 @@ export const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8
   contributes: { commands: { command: string }[] };
 };
 
+/** The folders made below, removed when the test file's process exits (a test may still read them until then). */
+const made: string[] = [];
+process.once('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
 /** An extension folder whose dist/backend/serve.mjs runs backend/serve.ts from this checkout (through tsx). */
 export function extensionDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rft-ext-'));
+  const dir = tempDir('rft-ext-');
   mkdirSync(join(dir, 'dist', 'backend'), { recursive: true });
   writeFileSync(
     join(dir, 'dist', 'backend', 'serve.mjs'),
@@ -31,7 +42,7 @@ export function extensionDir(): string {
 }
 
 export function workspaceDir(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rft-ws-'));
+  const dir = tempDir('rft-ws-');
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(join(dir, name, '..'), { recursive: true });
     writeFileSync(join(dir, name), text);
