@@ -114,8 +114,15 @@ function tempGgufDir(): string {
   openDirs.add(dir);
   if (!exitHookSet) {
     exitHookSet = true;
+    // Best effort: an exit handler that throws would turn a clean exit into a crash.
     process.once('exit', () => {
-      for (const d of openDirs) rmSync(d, { recursive: true, force: true });
+      for (const d of openDirs) {
+        try {
+          rmSync(d, { recursive: true, force: true });
+        } catch {
+          /* left for the system's temp cleaning */
+        }
+      }
     });
   }
   return dir;
