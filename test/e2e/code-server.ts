@@ -165,24 +165,37 @@ export async function startSession(workspace: string, userSettings: Record<strin
 }
 
 /**
- * Runs a command from the palette by its title. F1 is now and then swallowed, or the palette closed
- * under us (focus moving to a webview or notification that just opened): then it tries again.
+ * Opens the quick input with `key`, types `text` and picks the first row showing `row`; `done` waits
+ * for what the pick opens. A key is now and then swallowed, or the input closed under us (focus moving
+ * to a webview or notification that just opened): then it tries again, three times in all.
  */
-export async function runCommand(page: Page, title: string): Promise<void> {
+async function pickFromQuickInput(
+  page: Page,
+  key: string,
+  text: string,
+  row: string,
+  done?: () => Promise<unknown>,
+): Promise<void> {
   const input = page.locator('.quick-input-widget input');
   for (let i = 0; ; i++) {
     try {
       if (i > 0) await page.keyboard.press('Escape');
-      await page.keyboard.press('F1');
+      await page.keyboard.press(key);
       await input.waitFor({ state: 'visible', timeout: 10_000 });
-      await input.fill(`>${title}`, { timeout: 10_000 });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 30_000 });
+      await input.fill(text, { timeout: 10_000 });
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ timeout: 30_000 });
       await page.keyboard.press('Enter');
+      await done?.();
       return;
     } catch (e) {
       if (i === 2) throw e;
     }
   }
+}
+
+/** Runs a command from the palette (F1) by its title. */
+export function runCommand(page: Page, title: string): Promise<void> {
+  return pickFromQuickInput(page, 'F1', `>${title}`, title);
 }
 
 /** The user settings every e2e session starts with (dark theme, no tips, the test's own Node). */
@@ -210,26 +223,10 @@ export async function until<T>(fn: () => T | Promise<T>, what: string, ms = 120_
   }
 }
 
-/** Opens a workspace file in an editor through Go to File (Ctrl+P), trying again as runCommand does. */
-export async function openFile(page: Page, name: string): Promise<void> {
-  const input = page.locator('.quick-input-widget input');
-  for (let i = 0; ; i++) {
-    try {
-      if (i > 0) await page.keyboard.press('Escape');
-      await page.keyboard.press('Control+P');
-      await input.waitFor({ state: 'visible', timeout: 10_000 });
-      await input.fill(name, { timeout: 10_000 });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 30_000 });
-      await page.keyboard.press('Enter');
-      await page
-        .locator('.tabs-container .tab', { hasText: name.split('/').pop()! })
-        .first()
-        .waitFor({ timeout: 30_000 });
-      return;
-    } catch (e) {
-      if (i === 2) throw e;
-    }
-  }
+/** Opens a workspace file in an editor through Go to File (Ctrl+P); done once its tab shows. */
+export function openFile(page: Page, name: string): Promise<void> {
+  const tab = page.locator('.tabs-container .tab', { hasText: name.split('/').pop()! }).first();
+  return pickFromQuickInput(page, 'Control+P', name, name, () => tab.waitFor({ timeout: 30_000 }));
 }
 
 /** Shows the Problems panel; unlike "View: Toggle Problems" it never closes it when it is already open. */
