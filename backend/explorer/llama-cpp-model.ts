@@ -8,11 +8,11 @@
 // by this project's forward pass on the same version's weights (the trainer's model), and each
 // generation says which (`logprobsSource`).
 import { InputError } from '../core/errors.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, Token } from 'node-llama-cpp';
 import { logger } from '../core/log.js';
+import { removeTempDir, tempDirUntilExit } from '../core/temp-dir.js';
 import { tf } from '../model/engine.js';
 import { exportGguf } from '../model/export/gguf.js';
 import { EMULATED_GPU } from '../model/webgpu.js';
@@ -102,39 +102,14 @@ export function engineLogprobsExact(opts: Pick<GenerateOptions, 'topK' | 'topP'>
   return (opts.topK ?? 0) <= 0 && (opts.topP ?? 1) >= 1;
 }
 
-/**
- * The GGUF folders of this process's engines not yet closed. A process that ends without close() (an
- * uncaught error, process.exit) still removes them: a real model's GGUF is gigabytes a version, and
- * nothing else would ever delete it from the system's temp folder.
- */
-const openDirs = new Set<string>();
-let exitHookSet = false;
-function tempGgufDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'rft-llama-cpp-'));
-  openDirs.add(dir);
-  if (!exitHookSet) {
-    exitHookSet = true;
-    // Best effort: an exit handler that throws would turn a clean exit into a crash.
-    process.once('exit', () => {
-      for (const d of openDirs) {
-        try {
-          rmSync(d, { recursive: true, force: true });
-        } catch {
-          /* left for the system's temp cleaning */
-        }
-      }
-    });
-  }
-  return dir;
-}
-
 export class LlamaCppRolloutModel implements RolloutModel {
   version = -1;
   readonly tokenizer: Tokenizer;
   readonly maxSeqLen: number;
   /** The model given to setWeights is kept (log-prob recomputation) until the next one replaces it. */
   readonly holdsModel = true;
-  private readonly dir = tempGgufDir();
+  /** Each synced version's GGUF: removed on close(), or at exit by a process that never closes. */
+  private readonly dir = tempDirUntilExit('rft-llama-cpp-');
   private native?: Transformer;
   private loaded?: { model: LlamaModel; file: string };
   private ctx?: { ctx: LlamaContext; seqs: LlamaContextSequence[]; sequences: number; perSeq: number };
@@ -321,8 +296,7 @@ export class LlamaCppRolloutModel implements RolloutModel {
     await this.dropLoaded();
     if (this.opts.disposeReplaced) this.native?.dispose();
     this.native = undefined;
-    rmSync(this.dir, { recursive: true, force: true });
-    openDirs.delete(this.dir);
+    removeTempDir(this.dir);
   }
 }
 

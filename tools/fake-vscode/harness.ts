@@ -1,10 +1,11 @@
 // Activates the real extension against the fake VS Code API, with a real `rft serve` backend.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import './setup.js';
 import { ROOT } from '../spawn-serve.js';
+// Removed when the test file's process exits: a test may read them until then.
+import { tempDirUntilExit } from '../../backend/core/temp-dir.js';
 
 const vscode = await import('./fake-vscode.js');
 const ext = await import('../../src/extension.js');
@@ -15,26 +16,9 @@ export const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8
   contributes: { commands: { command: string }[] };
 };
 
-/** The folders made below, removed when the test file's process exits (a test may still read them until then). */
-const made: string[] = [];
-process.once('exit', () => {
-  for (const d of made) {
-    try {
-      rmSync(d, { recursive: true, force: true, maxRetries: 2 });
-    } catch {
-      /* a backend still writing there: left behind rather than failing the file at exit */
-    }
-  }
-});
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
-
 /** An extension folder whose dist/backend/serve.mjs runs backend/serve.ts from this checkout (through tsx). */
 export function extensionDir(): string {
-  const dir = tempDir('rft-ext-');
+  const dir = tempDirUntilExit('rft-ext-');
   mkdirSync(join(dir, 'dist', 'backend'), { recursive: true });
   writeFileSync(
     join(dir, 'dist', 'backend', 'serve.mjs'),
@@ -48,7 +32,7 @@ export function extensionDir(): string {
 }
 
 export function workspaceDir(files: Record<string, string>): string {
-  const dir = tempDir('rft-ws-');
+  const dir = tempDirUntilExit('rft-ws-');
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(join(dir, name, '..'), { recursive: true });
     writeFileSync(join(dir, name), text);
