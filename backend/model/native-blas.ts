@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { type InstallProbe, openblasLoadEnv, withEnv } from './openblas-env.js';
 
 export interface NativeBlasAddon {
   /** C[i] = op(A[i]) @ op(B[i]); offsets in bytes into `heap`, strides in elements (0 broadcasts). */
@@ -83,22 +84,12 @@ let addon: NativeBlasAddon | undefined;
 let enabled = false;
 let status: NativeBlasStatus = { active: false, detail: 'not installed' };
 
-/**
- * The install's probe (scripts/build-native.mjs) records OPENBLAS_CORETYPE when OpenBLAS's own choice
- * for this CPU (a fallback such as Prescott on a CPU newer than the library) was far slower than a
- * family the CPU's flags allow. OpenBLAS reads it once, when the addon loads it: set it before that.
- * The user's own OPENBLAS_CORETYPE wins. Returns the note for the engine's log line.
- */
-function applyInstalledCoretype(statusFile: string): string {
-  if (process.env.OPENBLAS_CORETYPE !== undefined)
-    return ` (OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE} from the environment)`;
+/** What the install's probe recorded (vendor/rft-blas.status.json), if it can be read. */
+function readProbe(statusFile: string): InstallProbe | undefined {
   try {
-    const st = JSON.parse(readFileSync(statusFile, 'utf8')) as { coretype?: string; core_note?: string };
-    if (!st.coretype) return '';
-    process.env.OPENBLAS_CORETYPE = st.coretype;
-    return ` (OPENBLAS_CORETYPE=${st.coretype} from the install's probe: ${st.core_note ?? ''})`;
+    return JSON.parse(readFileSync(statusFile, 'utf8')) as InstallProbe;
   } catch {
-    return '';
+    return undefined;
   }
 }
 
@@ -123,9 +114,9 @@ export function loadNativeBlas(root: string): { addon?: NativeBlasAddon; detail:
     }
     return { detail: why };
   }
-  const forced = applyInstalledCoretype(statusFile);
+  const { set, note } = openblasLoadEnv(process.env, readProbe(statusFile));
   try {
-    return { addon: require(file) as NativeBlasAddon, detail: `vendor/rft-blas.node${forced}` };
+    return { addon: withEnv(set, () => require(file) as NativeBlasAddon), detail: `vendor/rft-blas.node${note}` };
   } catch (e) {
     return { detail: `vendor/rft-blas.node failed to load: ${(e as Error).message.split('\n')[0]}` };
   }
