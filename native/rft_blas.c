@@ -824,6 +824,75 @@ typedef struct {
   float lr, b1, b2, eps, wd, bc1, bc2;
 } AdamCtx;
 
+// ---- Rotary embeddings for training, forward and backward ----
+// rope(heap, offsets [x, cos, sin, out], dims Int32Array [R, T, n, hd, pos, maxLen], sign)
+// x and out are R rows of n heads of hd (rotate-half layout); row r sits at position pos + r % T, so
+// [B, T, heads, hd] is R = B*T, n = heads and [B, heads, T, hd] is R = B*heads, n = 1. cos and sin
+// are the model's tables [maxLen, hd]. sign -1 applies the inverse rotation: the gradient in x. It
+// replaces a product with a [hd, hd] rotation matrix (and that product's gradients) and three
+// elementwise kernels per use.
+typedef struct {
+  const float *x, *cos, *sin;
+  float *out;
+  int T, n, hd, pos;
+  float sign;
+} RopeCtx;
+
+static void rope_part(void *ctxp, int64_t lo, int64_t hi, int part) {
+  (void)part;
+  const RopeCtx *c = (const RopeCtx *)ctxp;
+  const int half = c->hd / 2;
+  for (int64_t r = lo; r < hi; r++) {
+    const int64_t p = c->pos + r % c->T;
+    const float *cp = c->cos + p * c->hd, *sp = c->sin + p * c->hd;
+    for (int h = 0; h < c->n; h++) {
+      const float *v = c->x + (r * c->n + h) * c->hd;
+      float *o = c->out + (r * c->n + h) * c->hd;
+      for (int i = 0; i < half; i++) {
+        const float a = v[i], b = v[i + half];
+        o[i] = a * cp[i] - c->sign * b * sp[i];
+        o[i + half] = b * cp[i + half] + c->sign * a * sp[i + half];
+      }
+    }
+  }
+}
+
+static napi_value Rope(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  void *heapP, *offP, *dimP;
+  size_t heapLen, offLen, dimLen, bo;
+  napi_typedarray_type tt;
+  napi_value ab;
+  double sign;
+  if (argc != 4 || napi_get_arraybuffer_info(env, argv[0], &heapP, &heapLen) != napi_ok ||
+      napi_get_typedarray_info(env, argv[1], &tt, &offLen, &offP, &ab, &bo) != napi_ok || tt != napi_float64_array || offLen != 4 ||
+      napi_get_typedarray_info(env, argv[2], &tt, &dimLen, &dimP, &ab, &bo) != napi_ok || tt != napi_int32_array || dimLen != 6 ||
+      napi_get_value_double(env, argv[3], &sign) != napi_ok) {
+    napi_throw_type_error(env, NULL, "rope expects (heap, offsets Float64Array(4), dims Int32Array(6), sign)");
+    return NULL;
+  }
+  const int32_t *d = (const int32_t *)dimP;
+  const int64_t R = d[0];
+  const int T = d[1], n = d[2], hd = d[3], pos = d[4], maxLen = d[5];
+  if (R < 0 || T <= 0 || n <= 0 || hd <= 0 || hd % 2 || pos < 0 || maxLen <= 0 || (R > 0 && pos + (R < T ? R : T) > maxLen) ||
+      (sign != 1.0 && sign != -1.0)) {
+    napi_throw_range_error(env, NULL, "rope: inconsistent sizes (positions past the table, odd head size or sign not +-1)");
+    return NULL;
+  }
+  const double *o = (const double *)offP;
+  const int64_t hLenF = (int64_t)(heapLen / 4), nx = R * n * hd, nt = (int64_t)maxLen * hd;
+  if (!IN_HEAP(o[0], nx) || !IN_HEAP(o[1], nt) || !IN_HEAP(o[2], nt) || !IN_HEAP(o[3], nx)) {
+    napi_throw_range_error(env, NULL, "rope: a tensor lies outside the heap");
+    return NULL;
+  }
+  float *hp = (float *)heapP;
+  RopeCtx c = {HP(o[0]), HP(o[1]), HP(o[2]), HP(o[3]), T, n, hd, pos, (float)sign};
+  run_parts(R, cpu_parts(R * n * hd, 65536), rope_part, &c);
+  return NULL;
+}
+
 static void adam_part(void *ctxp, int64_t lo, int64_t hi, int part) {
   (void)part;
   const AdamCtx *c = (const AdamCtx *)ctxp;
@@ -942,6 +1011,8 @@ static napi_value Init(napi_env env, napi_value exports) {
   if (napi_set_named_property(env, exports, "attention", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "pointwise", NAPI_AUTO_LENGTH, Pointwise, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "pointwise", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "rope", NAPI_AUTO_LENGTH, Rope, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "rope", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "adamw", NAPI_AUTO_LENGTH, AdamW, NULL, &fn) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "adamw", fn) != napi_ok) return NULL;
   if (napi_create_function(env, "sgemmExt", NAPI_AUTO_LENGTH, SgemmExt, NULL, &fn) != napi_ok) return NULL;

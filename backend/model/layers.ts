@@ -3,7 +3,14 @@
 // slow loop, and the gradient of tf.gather is not registered at all.
 import { tf } from './engine.js';
 import { nativeBlasActive } from './native-blas.js';
-import { embedNative, nativeOpsAvailable, rmsNormNative, swigluNative } from './native-ops.js';
+import {
+  embedNative,
+  nativeOpsAvailable,
+  nativeRopeAvailable,
+  rmsNormNative,
+  ropeNative,
+  swigluNative,
+} from './native-ops.js';
 import { fusedOps } from './fused-ops.js';
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
@@ -192,6 +199,7 @@ export function applyRopeSeqFirst(
   rot: tf.Tensor2D,
   start: number,
 ): tf.Tensor4D {
+  if (nativeRopeAvailable()) return ropeNative(x, cos, sin, start, 1);
   const fused = fusedOps().rope;
   if (fused) return fused(x, cos, sin, start, 1);
   const T = x.shape[1];
@@ -209,6 +217,7 @@ export function applyRope(
   rot: tf.Tensor2D,
   start: number,
 ): tf.Tensor4D {
+  if (nativeRopeAvailable()) return ropeNative(x, cos, sin, start, 2);
   const fused = fusedOps().rope;
   if (fused) return fused(x, cos, sin, start, 2);
   const T = x.shape[2];

@@ -38,6 +38,8 @@ export interface NativeBlasAddon {
   ): void;
   /** True when `decode` takes weights outside the heap (its `external` argument); absent from older builds. */
   decodeExternal?: boolean;
+  /** Rotary embeddings (sign 1) or their gradient (sign -1), offsets [x, cos, sin, out], dims [R, T, n, hd, pos, maxLen]; absent from older builds. */
+  rope?(heap: ArrayBuffer, offsets: Float64Array, dims: Int32Array, sign: number): void;
   /** Fused causal attention, forward (1) or backward (0) (see backend/model/native-attention.ts). */
   attention?(heap: ArrayBuffer, forward: number, offsets: Float64Array, dims: Int32Array, scale: number): void;
   /** Fused RMSNorm / SwiGLU / target log-prob and their gradients (see backend/model/native-ops.ts). */

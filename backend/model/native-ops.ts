@@ -97,6 +97,40 @@ export function targetLogprobRowsGrad(logits: tf.Tensor2D, targets: tf.Tensor1D,
   return dl as tf.Tensor2D;
 }
 
+export function nativeRopeAvailable(): boolean {
+  return nativeOpsAvailable() && typeof nativeAddon()?.rope === 'function';
+}
+
+/**
+ * Rotary embeddings of x at positions start.. along axis posAxis (1: [B, T, heads, hd], 2: [B, heads, T, hd])
+ * with the model's tables cos/sin [maxLen, hd]; the gradient is the inverse rotation of dy.
+ */
+export function ropeNative(
+  x: tf.Tensor4D,
+  cos: tf.Tensor2D,
+  sin: tf.Tensor2D,
+  start: number,
+  posAxis: 1 | 2,
+): tf.Tensor4D {
+  const [d0, d1, d2, hd] = x.shape;
+  const T = posAxis === 1 ? d1 : d2;
+  if (start + T > cos.shape[0])
+    throw new RangeError(`rotary embeddings: positions up to ${start + T} past the table's ${cos.shape[0]}`);
+  const dims = Int32Array.from(
+    posAxis === 1 ? [d0 * d1, T, d2, hd, start, cos.shape[0]] : [d0 * d1 * d2, T, 1, hd, start, cos.shape[0]],
+  );
+  const apply = (src: tf.Tensor, sign: number): tf.Tensor => {
+    const out = outputTensor(src.shape);
+    nativeAddon()!.rope!(heap(), Float64Array.from([src, cos, sin, out].map(offsetOf)), dims, sign);
+    return out;
+  };
+  const f = tf.customGrad(((xi: tf.Tensor) => ({
+    value: apply(xi, 1),
+    gradFunc: (dy: tf.Tensor) => [apply(dy, -1)],
+  })) as unknown as CustomGradFn);
+  return f(x) as tf.Tensor4D;
+}
+
 /** Rows of table [V, D] at int32 ids [N]: [N, D]; the gradient scatter-adds into the table's rows. */
 export function embedNative(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
   const [V, D] = table.shape;

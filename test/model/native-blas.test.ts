@@ -7,10 +7,19 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { engineInfo, initEngine, tf } from '../../backend/model/engine.js';
 import { loadNativeBlas, nativeBlasActive, setNativeBlasEnabled } from '../../backend/model/native-blas.js';
-import { embed, linear2d, linear2dT, rmsNorm, swiglu } from '../../backend/model/layers.js';
+import {
+  applyRope,
+  applyRopeSeqFirst,
+  embed,
+  linear2d,
+  linear2dT,
+  rmsNorm,
+  ropeTables,
+  swiglu,
+} from '../../backend/model/layers.js';
 import { tokenLogprobs } from '../../backend/model/logprobs.js';
 import { AdamW } from '../../backend/model/optim.js';
-import { nativeOpsAvailable, targetLogprobNative } from '../../backend/model/native-ops.js';
+import { nativeOpsAvailable, nativeRopeAvailable, targetLogprobNative } from '../../backend/model/native-ops.js';
 import { presetConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { lmLoss } from '../../backend/model/logprobs.js';
@@ -122,6 +131,49 @@ test('linear layers and the embedding give the same values and gradients in both
   assertClose(nat, wasm, 1e-5, 'layers');
   tf.dispose([x, w, wt, table, ids]);
 });
+
+test(
+  'native rotary embeddings match the tfjs composition in both layouts, at an offset, with gradients (Llama-3 scaled tables)',
+  { skip: skip || (nativeRopeAvailable() ? false : 'addon built without rope') },
+  () => {
+    const hd = 16;
+    const { cos, sin, rot } = ropeTables(40, hd, 500000, {
+      type: 'llama3',
+      factor: 8,
+      lowFreqFactor: 1,
+      highFreqFactor: 4,
+      originalMaxPositionEmbeddings: 16,
+    });
+    // Past the 65,536-element split threshold too, so the parts over the cores are covered.
+    for (const [shape, start] of [
+      [[2, 5, 3, hd], 7],
+      [[4, 24, 16, hd], 0],
+    ] as [[number, number, number, number], number][]) {
+      const x = rand(shape);
+      const w = rand(shape);
+      const [nat, wasm] = both(
+        () =>
+          tf.tidy(() => {
+            const f = (xi: tf.Tensor) =>
+              tf.add(
+                tf.sum(tf.mul(applyRopeSeqFirst(xi as tf.Tensor4D, cos, sin, rot, start), w)),
+                tf.sum(tf.sin(applyRope(xi as tf.Tensor4D, cos, sin, rot, start))),
+              );
+            return [
+              applyRopeSeqFirst(x as tf.Tensor4D, cos, sin, rot, start),
+              applyRope(x as tf.Tensor4D, cos, sin, rot, start),
+              tf.grad(f)(x),
+            ];
+          }),
+        (ts) => ts.map((t) => t.dataSync() as Float32Array),
+      );
+      assertClose(nat, wasm, 1e-5, `rope ${shape.join('x')} from ${start}`);
+      tf.dispose([x, w]);
+    }
+    assert.throws(() => applyRope(rand([1, 1, 41, hd]) as tf.Tensor4D, cos, sin, rot, 0), /past the table's 40/);
+    tf.dispose([cos, sin, rot]);
+  },
+);
 
 test(
   'transformer loss and every parameter gradient agree between native (BLAS + fused attention) and wasm',
