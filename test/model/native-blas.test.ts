@@ -176,6 +176,35 @@ test(
 );
 
 test(
+  "the native ops' vectorised exp holds each element to float precision, over float's range and at its edges",
+  { skip: skip || (nativeOpsAvailable() ? false : 'native ops off') },
+  () => {
+    // SwiGLU g * sigmoid(g) * u: exp(-g) over [-100, 100] crosses the overflow (88.7) and underflow
+    // (-87.3) edges; checked element by element against a float64 reference, not against the largest.
+    const gs = [-100, -88.8, -88.5, -87.5, -87.2, -30, -1e-3, 0, 1e-3, 0.5, 3, 30, 87.2, 87.5, 88.5, 100];
+    for (let i = 0; i < 400; i++) gs.push(-95 + (190 * i) / 399);
+    const g = tf.tensor1d(gs);
+    const u = tf.tensor1d(gs.map((_, i) => 1 + (i % 3)));
+    const got = swiglu(g, u).dataSync();
+    gs.forEach((x, i) => {
+      const xf = Math.fround(x); // the float the op sees: exp magnifies the input's rounding
+      const want = (xf / (1 + Math.exp(-xf))) * (1 + (i % 3));
+      const err = Math.abs(got[i]! - want);
+      // exp(-g) overflows float past 88.72 (as libm's expf does): there the output is 0 for a true ~5e-37.
+      if (!(err <= 4e-7 * Math.abs(want) + 1e-36)) assert.fail(`swiglu(${x}): ${got[i]} vs ${want}`);
+    });
+    // NaN stays NaN (a diverged activation must reach the trainer's finite check, not become a bound).
+    assert.ok(Number.isNaN(swiglu(tf.tensor1d([Number.NaN]), tf.tensor1d([1])).dataSync()[0]!));
+    // Log-probs: a row with a -Infinity logit (a banned token) and widely spread logits.
+    const row = [0, -Infinity, 50, -50, 10, -87.9, 3];
+    const lp = targetLogprobNative(tf.tensor2d([row]), tf.tensor1d([4], 'int32')).dataSync()[0]!;
+    const lse = 50 + Math.log(row.reduce((a, z) => a + Math.exp(z - 50), 0));
+    assert.ok(Math.abs(lp - (10 - lse)) <= 1e-5, `log-prob ${lp} vs ${10 - lse}`);
+    tf.dispose([g, u]);
+  },
+);
+
+test(
   'transformer loss and every parameter gradient agree between native (BLAS + fused attention) and wasm',
   { skip },
   () => {
