@@ -13,7 +13,7 @@ await initEngine();
 const addon = nativeAddon() as any;
 const acc = new Map<string, { ms: number; n: number }>();
 let on = false;
-for (const name of ['sgemm', 'attention', 'pointwise', 'adamw', 'sgemmExt']) {
+for (const name of ['sgemm', 'attention', 'pointwise', 'adamw', 'sgemmExt', 'rope']) {
   const f = addon[name];
   if (!f) continue;
   addon[name] = (...a: any[]) => {

@@ -3,6 +3,8 @@
 // Prints a table of kernels by total time; RFT_NATIVE_BLAS=0 profiles the wasm matmul.
 // `... stages [preset] [B] [T]`: train-step and generation time with each native change switched
 // on in turn, interleaved in one process so every stage sees the same machine load.
+// `... calls [preset] [B] [T]`: each native addon call of a training step by kind and shape (ms per
+// step, median wall of 10 steps after 3): what tf.profile shows only as "forward".
 import { initEngine, tf } from '../backend/model/engine.js';
 import { presetConfig } from '../backend/model/config.js';
 import { Transformer } from '../backend/model/transformer.js';
@@ -10,7 +12,7 @@ import { lmLoss } from '../backend/model/logprobs.js';
 import { AdamW } from '../backend/model/optim.js';
 import { Rng } from '../backend/core/rng.js';
 import { generate } from '../backend/model/generate.js';
-import { setNativeBlasEnabled } from '../backend/model/native-blas.js';
+import { nativeAddon, setNativeBlasEnabled } from '../backend/model/native-blas.js';
 import { SPECIAL_TOKENS, type SpecialTokenName, type Tokenizer } from '../backend/model/tokenizer/types.js';
 
 const [mode = 'train', preset = 'small-3m', Bs = '16', Ts = '128'] = process.argv.slice(2);
@@ -90,6 +92,53 @@ if (mode === 'stages') {
       `${st.name.padEnd(40)} train ${tr.toFixed(0).padStart(6)} ms ${((B * T) / (tr / 1000)).toFixed(0).padStart(6)} tok/s   generate ${gen.toFixed(0).padStart(6)} ms ${((16 * 64) / (gen / 1000)).toFixed(0).padStart(6)} tok/s`,
     );
   }
+  process.exit(0);
+}
+if (mode === 'calls') {
+  const addon = nativeAddon() as unknown as Record<string, (...a: unknown[]) => unknown> | undefined;
+  if (!addon) throw new Error(`no native addon: ${info.matmul?.detail ?? info.backend}`);
+  const acc = new Map<string, { ms: number; n: number }>();
+  let on = false;
+  for (const name of ['sgemm', 'sgemmExt', 'attention', 'pointwise', 'rope', 'adamw']) {
+    const f = addon[name];
+    if (!f) continue;
+    addon[name] = (...a: unknown[]) => {
+      const t0 = performance.now();
+      const r = f.apply(addon, a);
+      if (on) {
+        // sgemm: batch MxNxK and transposes; pointwise: its op number; attention: direction.
+        const key =
+          name === 'sgemm'
+            ? `sgemm b${a[4]} ${a[5]}x${a[6]}x${a[7]} t${a[8]}${a[9]}`
+            : name === 'pointwise'
+              ? `pointwise op${a[1]}`
+              : name === 'attention'
+                ? `attention ${a[1] ? 'forward' : 'backward'}`
+                : name;
+        const e = acc.get(key) ?? { ms: 0, n: 0 };
+        e.ms += performance.now() - t0;
+        e.n++;
+        acc.set(key, e);
+      }
+      return r;
+    };
+  }
+  for (let i = 0; i < 3; i++) trainStep();
+  const walls: number[] = [];
+  const N = 10;
+  on = true;
+  for (let i = 0; i < N; i++) {
+    const t0 = performance.now();
+    trainStep();
+    walls.push(performance.now() - t0);
+  }
+  walls.sort((a, b) => a - b);
+  const native = [...acc.values()].reduce((s, e) => s + e.ms, 0) / N;
+  console.log(
+    `calls ${preset} ${B}x${T}: step ${walls[N >> 1]!.toFixed(1)} ms (median of ${N}), native calls ${native.toFixed(1)} ms`,
+  );
+  for (const [k, e] of [...acc.entries()].sort((a, b) => b[1].ms - a[1].ms))
+    console.log(`${k.padEnd(36)} ${(e.ms / N).toFixed(2).padStart(8)} ms ${String(e.n / N).padStart(4)} calls`);
   process.exit(0);
 }
 const run = mode === 'train' ? trainStep : decodeStep;
