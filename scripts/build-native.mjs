@@ -39,7 +39,8 @@ function done(ok, detail, extra = {}) {
 // to Prescott's SSE3 kernels, measured 5x slower for sgemm on an AVX-512 Xeon. Where the CPU's flags
 // allow a wider family, time one product with each in a child (single thread, best of 3) and record
 // the fastest when it wins by 30%; the engine sets OPENBLAS_CORETYPE from it before loading the addon
-// (a user's own OPENBLAS_CORETYPE wins). Nothing is forced on a CPU that lacks the instructions.
+// (RFT_BLAS_CORETYPE or an inherited OPENBLAS_CORETYPE wins: backend/model/openblas-env.ts). Nothing is forced on a
+// CPU that lacks the instructions.
 function probeCore(addonFile) {
   if (process.platform !== 'linux' || process.arch !== 'x64' || !existsSync('/proc/cpuinfo')) return {};
   const flags = new Set(

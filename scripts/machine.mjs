@@ -14,14 +14,20 @@ const vector =
   ['avx512f', 'avx2', 'avx', 'sse4_2', 'sve', 'asimd'].find((f) => flags.has(f)) ??
   (process.arch === 'arm64' ? 'neon' : 'unknown');
 let blas;
-// As the engine does (backend/model/native-blas.ts): the install's probe may have chosen the kernel family.
+// In the engine's order (backend/model/openblas-env.ts): RFT_BLAS_CORETYPE, then the environment's
+// OPENBLAS_CORETYPE, then the install's probe.
 const status = existsSync('vendor/rft-blas.status.json')
   ? JSON.parse(readFileSync('vendor/rft-blas.status.json', 'utf8'))
   : {};
-if (status.coretype && process.env.OPENBLAS_CORETYPE === undefined) process.env.OPENBLAS_CORETYPE = status.coretype;
-const forced = process.env.OPENBLAS_CORETYPE
-  ? ` (OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE}${status.core_note ? `; ${status.core_note}` : ''})`
-  : '';
+const [core, by] = process.env.RFT_BLAS_CORETYPE
+  ? [process.env.RFT_BLAS_CORETYPE, 'RFT_BLAS_CORETYPE']
+  : process.env.OPENBLAS_CORETYPE
+    ? [process.env.OPENBLAS_CORETYPE, 'the environment']
+    : status.coretype
+      ? [status.coretype, `the install's probe: ${status.core_note ?? ''}`]
+      : [undefined, ''];
+if (core) process.env.OPENBLAS_CORETYPE = core;
+const forced = core ? ` (OPENBLAS_CORETYPE=${core} from ${by})` : '';
 try {
   const addon = createRequire(import.meta.url)('../vendor/rft-blas.node');
   blas = addon.blasCore
