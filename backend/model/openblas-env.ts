@@ -21,7 +21,7 @@ export interface OpenblasLoadEnv {
  * How long an idle OpenBLAS worker spins (sched_yield) before it sleeps: 2^16 cycles, about 20 us,
  * instead of OpenBLAS's 2^28 (~0.1 s). Between two products of a training step the engine runs its
  * own threads (native-ops, attention) and tfjs's; a worker spinning for 0.1 s takes a core from
- * them. Measured on 2 cores (AMD EPYC, docs/performance.md): the 3M training step 6-10% faster.
+ * them. Measured on 2 cores (AMD EPYC, docs/performance.md): the 3M training step 3-10% faster.
  */
 export const THREAD_TIMEOUT_LOG2 = '16';
 
