@@ -199,14 +199,7 @@ export function applyRopeSeqFirst(
   rot: tf.Tensor2D,
   start: number,
 ): tf.Tensor4D {
-  if (nativeRopeAvailable()) return ropeNative(x, cos, sin, start, 1);
-  const fused = fusedOps().rope;
-  if (fused) return fused(x, cos, sin, start, 1);
-  const T = x.shape[1];
-  const hd = x.shape[3];
-  const c = tf.reshape(tf.slice(cos, [start, 0], [T, hd]), [T, 1, hd]);
-  const s = tf.reshape(tf.slice(sin, [start, 0], [T, hd]), [T, 1, hd]);
-  return tf.add(tf.mul(x, c), tf.mul(linear(x, rot), s)) as tf.Tensor4D;
+  return rope(x, cos, sin, rot, start, 1);
 }
 
 /** Apply rotary embeddings to x [B, H, T, hd] at positions start..start+T-1. */
@@ -217,12 +210,28 @@ export function applyRope(
   rot: tf.Tensor2D,
   start: number,
 ): tf.Tensor4D {
-  if (nativeRopeAvailable()) return ropeNative(x, cos, sin, start, 2);
-  const fused = fusedOps().rope;
-  if (fused) return fused(x, cos, sin, start, 2);
-  const T = x.shape[2];
+  return rope(x, cos, sin, rot, start, 2);
+}
+
+/** Both layouts: the positions checked against the tables once, then the native op, the engine's fused kernel, or tfjs. */
+function rope(
+  x: tf.Tensor4D,
+  cos: tf.Tensor2D,
+  sin: tf.Tensor2D,
+  rot: tf.Tensor2D,
+  start: number,
+  posAxis: 1 | 2,
+): tf.Tensor4D {
+  const T = x.shape[posAxis];
   const hd = x.shape[3];
-  const c = tf.slice(cos, [start, 0], [T, hd]);
-  const s = tf.slice(sin, [start, 0], [T, hd]);
+  if (start + T > cos.shape[0])
+    throw new RangeError(`rotary embeddings: positions up to ${start + T} past the table's ${cos.shape[0]}`);
+  if (nativeRopeAvailable()) return ropeNative(x, cos, sin, start, posAxis);
+  const fused = fusedOps().rope;
+  if (fused) return fused(x, cos, sin, start, posAxis);
+  // The tables' rows broadcast over the heads: [T, 1, hd] when heads follow the positions.
+  const shape = posAxis === 1 ? [T, 1, hd] : [T, hd];
+  const c = tf.reshape(tf.slice(cos, [start, 0], [T, hd]), shape);
+  const s = tf.reshape(tf.slice(sin, [start, 0], [T, hd]), shape);
   return tf.add(tf.mul(x, c), tf.mul(linear(x, rot), s)) as tf.Tensor4D;
 }

@@ -113,9 +113,7 @@ export function ropeNative(
   posAxis: 1 | 2,
 ): tf.Tensor4D {
   const [d0, d1, d2, hd] = x.shape;
-  const T = posAxis === 1 ? d1 : d2;
-  if (start + T > cos.shape[0])
-    throw new RangeError(`rotary embeddings: positions up to ${start + T} past the table's ${cos.shape[0]}`);
+  const T = posAxis === 1 ? d1 : d2; // positions in the tables: checked by the caller (layers.ts rope)
   const dims = Int32Array.from(
     posAxis === 1 ? [d0 * d1, T, d2, hd, start, cos.shape[0]] : [d0 * d1 * d2, T, 1, hd, start, cos.shape[0]],
   );

@@ -57,9 +57,7 @@ export function ropeWgsl(
   posAxis: 1 | 2,
 ): tf.Tensor4D {
   const hd = x.shape[3];
-  const T = x.shape[posAxis];
-  if (start + T > cos.shape[0])
-    throw new Error(`rope: positions up to ${start + T} exceed the table's ${cos.shape[0]}`);
+  const T = x.shape[posAxis]; // positions in the tables: checked by the caller (layers.ts rope)
   const posStride = posAxis === 1 ? x.shape[2] * hd : hd;
   const n = x.size;
   const run = (t: tf.Tensor, c: tf.Tensor, s: tf.Tensor, back: number) =>
