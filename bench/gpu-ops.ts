@@ -13,6 +13,7 @@ import { headLogprobs } from '../backend/model/logprobs.js';
 import { AdamW } from '../backend/model/optim.js';
 import { fusedOps } from '../backend/model/fused-ops.js';
 import { WEBGPU_KERNELS_ENV } from '../backend/model/wgsl/index.js';
+import { SPLITS, attentionWgsl, chooseSplit } from '../backend/model/wgsl/attention.js';
 import { median } from './report.js';
 import { trainTokensPerSecond, type Repeats } from './model-timing.js';
 
@@ -79,6 +80,18 @@ function makeOps(cfg: ModelConfig, B: number, T: number): { ops: Record<string, 
         [q, kk, vv],
         dyQ,
       ),
+    // The fused attention at each split of a row over threads (the op above uses chooseSplit's).
+    ...Object.fromEntries(
+      SPLITS.map((split) => [
+        `attention_split${split}`,
+        () =>
+          fwdBwd(
+            (a, b, c) => attentionWgsl(a as tf.Tensor4D, b as tf.Tensor4D, c as tf.Tensor4D, mask, split),
+            [q, kk, vv],
+            dyQ,
+          ),
+      ]),
+    ),
     head: () => fwdBwd((a) => headLogprobs(model, a as tf.Tensor2D, targets).logprobs, [h], dyN),
     adamw: () => {
       opt.step({ [param.name]: grad });
@@ -122,16 +135,21 @@ async function timeOp(run: OpRun, r: Repeats): Promise<{ wallMs: number; gpuMs: 
   return { wallMs: median(walls), gpuMs };
 }
 
-/** Every op, fused and as tfjs's composition: [{op, fused, tfjs}]. */
+/** The split the fused attention picks at this shape (B x H x T rows). */
+export function attentionSplitAt(cfg: ModelConfig, B: number, T: number): number {
+  return chooseSplit(B * cfg.nHeads * T);
+}
+
+/** Every op, fused and as tfjs's composition: [{op, fused, tfjs}] (the attention_split ops: fused only, tfjs null). */
 export async function profileOps(
   cfg: ModelConfig,
   B: number,
   T: number,
   r: Repeats,
-): Promise<{ op: string; fused: OpTiming; tfjs: OpTiming }[]> {
+): Promise<{ op: string; fused: OpTiming; tfjs: OpTiming | null }[]> {
   const { ops, dispose } = makeOps(cfg, B, T);
   const was = process.env[WEBGPU_KERNELS_ENV];
-  const out: { op: string; fused: OpTiming; tfjs: OpTiming }[] = [];
+  const out: { op: string; fused: OpTiming; tfjs: OpTiming | null }[] = [];
   const { wgslDispatchCounts } = await import('../backend/model/wgsl/runner.js');
   try {
     for (const [op, run] of Object.entries(ops)) {
@@ -145,7 +163,8 @@ export async function profileOps(
         const dispatches = [...wgslDispatchCounts(true).values()].reduce((a, b) => a + b, 0);
         return { op, ...t, dispatches };
       };
-      out.push({ op, fused: await timing('1'), tfjs: await timing('0') });
+      // A forced split is a WGSL kernel whatever RFT_WEBGPU_KERNELS says: its baseline is attention's.
+      out.push({ op, fused: await timing('1'), tfjs: op.startsWith('attention_split') ? null : await timing('0') });
     }
   } finally {
     if (was === undefined) delete process.env[WEBGPU_KERNELS_ENV];

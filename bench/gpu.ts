@@ -15,7 +15,7 @@ import { countParams, headDim, presetConfig } from '../backend/model/config.js';
 import { report } from './report.js';
 import { genTokensPerSecond, trainTokensPerSecond } from './model-timing.js';
 import { runTorch } from './torch.js';
-import { profileOps, stepWithKernels } from './gpu-ops.js';
+import { attentionSplitAt, profileOps, stepWithKernels } from './gpu-ops.js';
 import { compileWgslKernels, wgslDispatchCounts } from '../backend/model/wgsl/runner.js';
 import { allWgslKernels } from '../backend/model/wgsl/index.js';
 import { decodeKernels } from '../backend/model/wgsl/decode.js';
@@ -183,10 +183,11 @@ for (const s of SHAPES) {
       unit: 'ms',
       value: p.fused.wallMs,
       baseline: 'tfjs-webgpu-kernels',
-      baseline_value: p.tfjs.wallMs,
+      baseline_value: p.tfjs?.wallMs ?? null,
       gpu_ms: p.fused.gpuMs,
-      baseline_gpu_ms: p.tfjs.gpuMs,
+      baseline_gpu_ms: p.tfjs?.gpuMs ?? null,
       dispatches: p.fused.dispatches,
+      ...(p.op.startsWith('attention') ? { chosen_split: attentionSplitAt(cfg, s.batch, s.seq) } : {}),
       ...common,
     });
   }

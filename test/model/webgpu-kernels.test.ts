@@ -10,6 +10,7 @@ import { rmsNorm, swiglu, applyRope, applyRopeSeqFirst, ropeTables } from '../..
 import { fusedOps } from '../../backend/model/fused-ops.js';
 import { compileWgslKernels, wgslDispatchCounts, wgslKernelErrors } from '../../backend/model/wgsl/runner.js';
 import { allWgslKernels } from '../../backend/model/wgsl/index.js';
+import { SPLITS, attentionPlan, attentionWgsl, chooseSplit } from '../../backend/model/wgsl/attention.js';
 import { makeConfig } from '../../backend/model/config.js';
 import { Transformer, attentionUnfused } from '../../backend/model/transformer.js';
 import { headLogprobs, lmLoss } from '../../backend/model/logprobs.js';
@@ -75,8 +76,8 @@ function assertRan(counts: Map<string, number>, ...kernels: string[]): void {
     assert.ok((counts.get(k) ?? 0) > 0, `kernel ${k} ran (dispatches: ${JSON.stringify([...counts])})`);
 }
 
-test('every WGSL kernel compiles (attention at head sizes 8 and 64)', { skip }, async () => {
-  const kernels = allWgslKernels([8, 64]);
+test('every WGSL kernel compiles (attention at head sizes 6, 8, 64 and 128, at each split)', { skip }, async () => {
+  const kernels = allWgslKernels([6, 8, 64, 128]);
   assert.ok(kernels.length >= 19);
   assert.deepEqual(await compileWgslKernels(kernels), []);
 });
@@ -125,17 +126,17 @@ test('RoPE on both layouts, at an offset: fused forward and backward = cpu', { s
   });
 });
 
-for (const [H, KV] of [
-  [4, 2],
-  [2, 2],
+for (const [H, KV, hd] of [
+  [4, 2, 8],
+  [2, 2, 8],
+  [3, 1, 6], // a head size that is not a multiple of 4: scalar vectors
 ] as const) {
   test(
-    `attention (H ${H}, KV ${KV}, 70 positions: two query blocks, several key tiles, right padding): fused = the unfused model path`,
+    `attention (H ${H}, KV ${KV}, hd ${hd}, 70 positions: several query blocks and key tiles, right padding), at each split of a row over threads: fused = the unfused model path`,
     { skip },
     async () => {
       const B = 2;
       const T = 70;
-      const hd = 8;
       const maskData = new Float32Array(B * T).fill(1);
       for (let j = 61; j < T; j++) maskData[T + j] = 0; // row 1 is padded at the end
       const mask = { data: maskData, shape: [B, T] };
@@ -144,28 +145,54 @@ for (const [H, KV] of [
         { data: rand(B * T * KV * hd, 8), shape: [B, T, KV, hd] },
         { data: rand(B * T * KV * hd, 9), shape: [B, T, KV, hd] },
       ];
-      const viaModel = (backend: 'webgpu' | 'cpu') => (q: tf.Tensor, k: tf.Tensor, v: tf.Tensor) => {
+      const viaModel = (backend: 'webgpu' | 'cpu', split?: number) => (q: tf.Tensor, k: tf.Tensor, v: tf.Tensor) => {
         const m = tf.tensor2d(mask.data, [B, T]);
-        const att = backend === 'webgpu' ? fusedOps().attention! : undefined;
-        return att
-          ? att(q as tf.Tensor4D, k as tf.Tensor4D, v as tf.Tensor4D, m)
-          : attentionUnfused(q as tf.Tensor4D, k as tf.Tensor4D, v as tf.Tensor4D, m);
+        const args = [q as tf.Tensor4D, k as tf.Tensor4D, v as tf.Tensor4D, m] as const;
+        if (backend === 'cpu') return attentionUnfused(...args);
+        // The registered op picks its split from the shape; the others force one.
+        return split === undefined ? fusedOps().attention!(...args) : attentionWgsl(...args, split);
       };
       const cpu = await valueAndGrads('cpu', inputs, viaModel('cpu'));
-      wgslDispatchCounts(true);
-      const gpu = await valueAndGrads('webgpu', inputs, viaModel('webgpu'));
-      assertRan(
-        wgslDispatchCounts(true),
-        'attention_hd8',
-        'attention_grad_stats_hd8',
-        'attention_grad_q_hd8',
-        'attention_grad_kv_hd8',
-      );
-      assertF32Close(gpu.y, cpu.y, ULPS.forward, 'attention output');
-      gpu.grads.forEach((g, i) => assertF32Close(g, cpu.grads[i]!, ULPS.forward, `attention gradient of ${'qkv'[i]}`));
+      for (const split of [undefined, ...SPLITS]) {
+        wgslDispatchCounts(true);
+        const gpu = await valueAndGrads('webgpu', inputs, viaModel('webgpu', split));
+        assertRan(
+          wgslDispatchCounts(true),
+          `attention_hd${hd}`,
+          `attention_grad_stats_hd${hd}`,
+          `attention_grad_q_hd${hd}`,
+          `attention_grad_kv_hd${hd}`,
+        );
+        const at = `split ${split ?? `${chooseSplit(B * H * T)} (chosen)`}`;
+        assertF32Close(gpu.y, cpu.y, ULPS.forward, `attention output, ${at}`);
+        gpu.grads.forEach((g, i) =>
+          assertF32Close(g, cpu.grads[i]!, ULPS.forward, `attention gradient of ${'qkv'[i]}, ${at}`),
+        );
+      }
     },
   );
 }
+
+test('attention plans: the split reaches the thread target, fits workgroup memory, and vectors are vec4 where hd allows', () => {
+  assert.equal(chooseSplit(8 * 12 * 256), 4); // large-100m 8 x 256: 24,576 rows
+  assert.equal(chooseSplit(64 * 8 * 256), 1); // small-3m 64 x 256: 131,072 rows
+  assert.equal(chooseSplit(40_000), 2);
+  for (const limit of [16384, 32768]) {
+    for (const hd of [6, 8, 64, 128, 256]) {
+      for (const split of SPLITS) {
+        const p = attentionPlan(hd, split, 512, limit);
+        assert.equal(p.w, hd % 4 === 0 ? 4 : 1);
+        assert.ok(p.split >= split && p.rows * p.split === 64, `hd ${hd} split ${split}: ${JSON.stringify(p)}`);
+        assert.ok(p.shared * p.w * 4 + 512 <= limit, `hd ${hd} split ${split} fits ${limit}: ${JSON.stringify(p)}`);
+        assert.ok(p.shared >= 2 * p.tile * p.stride && (p.split === 1 || p.shared >= p.rows * p.nv));
+      }
+    }
+  }
+  // hd 256 at 16 KiB: a padded row is 1,040 bytes, so a tile of 4 keys (k and v) is the most that fits.
+  assert.equal(attentionPlan(256, 1, 512, 16384).tile, 4);
+  // A split-2 combine area of hd 256 (32 rows x 256 floats) is 32 KiB: doubled until it fits.
+  assert.equal(attentionPlan(256, 2, 512, 16384).split, 8);
+});
 
 test(
   'attention with left padding: rows that see no key are zero, every real row = the unfused path',

@@ -26,7 +26,10 @@ export function installWebgpuKernels(): void {
   );
 }
 
-/** Every kernel, with attention's for the given head sizes (for compileWgslKernels; needs the webgpu engine). */
+/**
+ * Every kernel, with attention's for the given head sizes at each split (for compileWgslKernels; needs
+ * the webgpu engine).
+ */
 export function allWgslKernels(headDims: number[]): WgslKernel[] {
   return [
     swiglu.forward,
@@ -38,10 +41,12 @@ export function allWgslKernels(headDims: number[]): WgslKernel[] {
     rmsnorm.backwardWeight,
     ...Object.values(logp.KERNELS),
     ...headDims.flatMap((hd) => [
-      attention.forwardKernel(hd),
       attention.statsKernel(hd),
-      attention.dqKernel(hd),
-      attention.dkvKernel(hd),
+      ...attention.SPLITS.flatMap((s) => [
+        attention.forwardKernel(hd, s),
+        attention.dqKernel(hd, s),
+        attention.dkvKernel(hd, s),
+      ]),
     ]),
   ];
 }
