@@ -10,6 +10,7 @@ import { rmsNorm, swiglu, applyRope, applyRopeSeqFirst, ropeTables } from '../..
 import { fusedOps } from '../../backend/model/fused-ops.js';
 import { compileWgslKernels, wgslDispatchCounts, wgslKernelErrors } from '../../backend/model/wgsl/runner.js';
 import { allWgslKernels } from '../../backend/model/wgsl/index.js';
+import { rowLanes } from '../../backend/model/wgsl/target-logprob.js';
 import { SPLITS, attentionPlan, attentionWgsl, chooseSplit } from '../../backend/model/wgsl/attention.js';
 import { makeConfig } from '../../backend/model/config.js';
 import { Transformer, attentionUnfused } from '../../backend/model/transformer.js';
@@ -224,75 +225,80 @@ test(
   },
 );
 
-test(
-  'the chunked head: log-probs and entropies (temperature 0.7, three chunks, vocabulary wider than a workgroup) and their gradients in h and the head = cpu',
-  { skip },
-  async () => {
-    const V = 300;
-    const cfg = makeConfig({
-      vocabSize: V,
-      dModel: 16,
-      nLayers: 1,
-      nHeads: 2,
-      nKvHeads: 1,
-      dFF: 32,
-      maxSeqLen: 16,
-      initStd: 0.5,
-      tieEmbeddings: true,
-    });
-    const m = await on('cpu', () => new Transformer(cfg, 21));
-    const N = 10;
-    const h = rand(N * 16, 22, 2);
-    const targets = Int32Array.from({ length: N }, (_, i) => (i * 37 + 5) % V);
-    const run = (backend: 'webgpu' | 'cpu', withEntropy: boolean) =>
-      on(backend, async () => {
-        const hs = tf.tensor2d(h, [N, 16]);
-        const t = tf.tensor1d(targets, 'int32');
-        const wts = tf.tensor1d(rand(N, 23));
-        const f = () => {
-          const o = headLogprobs(m, hs, t, { temperature: 0.7, withEntropy, chunkRows: 4 });
-          const s = tf.sum(tf.mul(o.logprobs, wts));
-          return (o.entropy ? tf.add(s, tf.sum(tf.mul(o.entropy, tf.reverse(wts)))) : s) as tf.Scalar;
-        };
-        const o = headLogprobs(m, hs, t, { temperature: 0.7, withEntropy, chunkRows: 4 });
-        const { grads } = tf.variableGrads(
-          f,
-          m.variables().filter((x) => x.name === m.p('model.embed_tokens.weight').name),
-        );
-        const dh = tf.grad(
-          (x: tf.Tensor) =>
-            headLogprobs(m, x as tf.Tensor2D, t, { temperature: 0.7, withEntropy, chunkRows: 4 }).logprobs,
-        )(hs);
-        const out = {
-          lp: (await o.logprobs.data()) as Float32Array,
-          ent: o.entropy ? ((await o.entropy.data()) as Float32Array) : undefined,
-          dW: (await Object.values(grads)[0]!.data()) as Float32Array,
-          dh: (await dh.data()) as Float32Array,
-        };
-        tf.dispose([hs, t, wts, o.logprobs, ...(o.entropy ? [o.entropy] : []), ...Object.values(grads), dh]);
-        return out;
+for (const [V, lanes] of [
+  [300, 32], // 8 rows a workgroup, a chunk of 4 and one of 2 leave some empty
+  [5000, 256], // a row a workgroup, 20 logits a thread
+] as const) {
+  test(
+    `the chunked head, vocabulary ${V} (${lanes} threads a row): log-probs and entropies (temperature 0.7, three chunks) and their gradients in h and the head = cpu`,
+    { skip },
+    async () => {
+      assert.equal(rowLanes(V), lanes);
+      const cfg = makeConfig({
+        vocabSize: V,
+        dModel: 16,
+        nLayers: 1,
+        nHeads: 2,
+        nKvHeads: 1,
+        dFF: 32,
+        maxSeqLen: 16,
+        initStd: 0.5,
+        tieEmbeddings: true,
       });
-    // Both cpu runs first: the model's variables move to the GPU on first use there, and never back.
-    const cpuRuns = [await run('cpu', false), await run('cpu', true)];
-    for (const withEntropy of [false, true]) {
-      const cpu = cpuRuns[Number(withEntropy)]!;
-      wgslDispatchCounts(true);
-      const gpu = await run('webgpu', withEntropy);
-      const counts = wgslDispatchCounts(true);
-      assertRan(
-        counts,
-        withEntropy ? 'target_logprob_entropy' : 'target_logprob',
-        withEntropy ? 'target_logprob_entropy_grad' : 'target_logprob_grad',
-      );
-      const what = withEntropy ? 'with entropy' : 'log-probs only';
-      assertF32Close(gpu.lp, cpu.lp, ULPS.forward, `${what}: log-probs`, V);
-      if (withEntropy) assertF32Close(gpu.ent!, cpu.ent!, ULPS.forward, `${what}: entropies`, V);
-      assertF32Close(gpu.dW, cpu.dW, ULPS.forward, `${what}: head gradient`, V);
-      assertF32Close(gpu.dh, cpu.dh, ULPS.forward, `${what}: hidden-state gradient`, V);
-    }
-    m.dispose();
-  },
-);
+      const m = await on('cpu', () => new Transformer(cfg, 21));
+      const N = 10;
+      const h = rand(N * 16, 22, 2);
+      const targets = Int32Array.from({ length: N }, (_, i) => (i * 37 + 5) % V);
+      const run = (backend: 'webgpu' | 'cpu', withEntropy: boolean) =>
+        on(backend, async () => {
+          const hs = tf.tensor2d(h, [N, 16]);
+          const t = tf.tensor1d(targets, 'int32');
+          const wts = tf.tensor1d(rand(N, 23));
+          const f = () => {
+            const o = headLogprobs(m, hs, t, { temperature: 0.7, withEntropy, chunkRows: 4 });
+            const s = tf.sum(tf.mul(o.logprobs, wts));
+            return (o.entropy ? tf.add(s, tf.sum(tf.mul(o.entropy, tf.reverse(wts)))) : s) as tf.Scalar;
+          };
+          const o = headLogprobs(m, hs, t, { temperature: 0.7, withEntropy, chunkRows: 4 });
+          const { grads } = tf.variableGrads(
+            f,
+            m.variables().filter((x) => x.name === m.p('model.embed_tokens.weight').name),
+          );
+          const dh = tf.grad(
+            (x: tf.Tensor) =>
+              headLogprobs(m, x as tf.Tensor2D, t, { temperature: 0.7, withEntropy, chunkRows: 4 }).logprobs,
+          )(hs);
+          const out = {
+            lp: (await o.logprobs.data()) as Float32Array,
+            ent: o.entropy ? ((await o.entropy.data()) as Float32Array) : undefined,
+            dW: (await Object.values(grads)[0]!.data()) as Float32Array,
+            dh: (await dh.data()) as Float32Array,
+          };
+          tf.dispose([hs, t, wts, o.logprobs, ...(o.entropy ? [o.entropy] : []), ...Object.values(grads), dh]);
+          return out;
+        });
+      // Both cpu runs first: the model's variables move to the GPU on first use there, and never back.
+      const cpuRuns = [await run('cpu', false), await run('cpu', true)];
+      for (const withEntropy of [false, true]) {
+        const cpu = cpuRuns[Number(withEntropy)]!;
+        wgslDispatchCounts(true);
+        const gpu = await run('webgpu', withEntropy);
+        const counts = wgslDispatchCounts(true);
+        assertRan(
+          counts,
+          withEntropy ? 'target_logprob_entropy' : 'target_logprob',
+          withEntropy ? 'target_logprob_entropy_grad' : 'target_logprob_grad',
+        );
+        const what = withEntropy ? 'with entropy' : 'log-probs only';
+        assertF32Close(gpu.lp, cpu.lp, ULPS.forward, `${what}: log-probs`, V);
+        if (withEntropy) assertF32Close(gpu.ent!, cpu.ent!, ULPS.forward, `${what}: entropies`, V);
+        assertF32Close(gpu.dW, cpu.dW, ULPS.forward, `${what}: head gradient`, V);
+        assertF32Close(gpu.dh, cpu.dh, ULPS.forward, `${what}: hidden-state gradient`, V);
+      }
+      m.dispose();
+    },
+  );
+}
 
 test(
   'a target outside the vocabulary gets a NaN log-prob from the fused head, never a silent 0',

@@ -39,7 +39,7 @@ export function allWgslKernels(headDims: number[]): WgslKernel[] {
     rmsnorm.forward,
     rmsnorm.backwardRows,
     rmsnorm.backwardWeight,
-    ...Object.values(logp.KERNELS),
+    ...logp.allKernels(),
     ...headDims.flatMap((hd) => [
       attention.statsKernel(hd),
       ...attention.SPLITS.flatMap((s) => [
