@@ -168,7 +168,6 @@ export function allKernels(): WgslKernel[] {
   return out;
 }
 
-
 /** log softmax(z)[r, t_r] for z [n, V] and int32 targets [n], and the entropies when asked: [n] each. */
 export function targetLogprobWgsl(
   z: tf.Tensor2D,
