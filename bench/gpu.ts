@@ -12,14 +12,35 @@ import { fileURLToPath } from 'node:url';
 import { initEngine } from '../backend/model/engine.js';
 import { probeGpuAdapter, adapterName } from '../backend/model/webgpu.js';
 import { countParams, headDim, presetConfig } from '../backend/model/config.js';
-import { report } from './report.js';
+import { median, report } from './report.js';
 import { genTokensPerSecond, trainTokensPerSecond } from './model-timing.js';
 import { runTorch } from './torch.js';
 import { attentionSplitAt, profileOps, stepWithKernels } from './gpu-ops.js';
 import { compileWgslKernels, wgslDispatchCounts } from '../backend/model/wgsl/runner.js';
 import { allWgslKernels } from '../backend/model/wgsl/index.js';
 import { decodeKernels } from '../backend/model/wgsl/decode.js';
-import { GPU_DECODE_ENV } from '../backend/model/webgpu-decode.js';
+import { GPU_DECODE_ENV, GpuDecoder } from '../backend/model/webgpu-decode.js';
+
+/** Times GpuDecoder.step's synchronous part (recording a step's dispatches) until stop(): median ms. */
+function timeDecodeEncoding(): { stop(): number | null } {
+  const proto = GpuDecoder.prototype;
+  const step = proto.step;
+  const ms: number[] = [];
+  proto.step = function (this: GpuDecoder, tokens: Int32Array) {
+    const t0 = performance.now();
+    try {
+      return step.call(this, tokens);
+    } finally {
+      ms.push(performance.now() - t0);
+    }
+  };
+  return {
+    stop() {
+      proto.step = step;
+      return ms.length > 0 ? median(ms) : null;
+    },
+  };
+}
 
 const VOCAB = 512;
 const swiftshader = process.argv.includes('--swiftshader');
@@ -146,7 +167,9 @@ for (const s of SHAPES) {
   });
   // Sampling with the fused decode step (webgpu-decode.ts) and, in the same run, with tfjs's own kernels.
   wgslDispatchCounts(true);
+  const encode = timeDecodeEncoding();
   const gen = await genTokensPerSecond(cfg, GEN, REPEATS);
+  const encodeMs = encode.stop();
   const decodeSteps = (REPEATS.reps + REPEATS.warmup) * (GEN.newTokens - 1);
   const fusedDispatches = wgslDispatchCounts(true);
   const perStep = (name: string) =>
@@ -172,6 +195,10 @@ for (const s of SHAPES) {
     baseline_value: genTfjs,
     // Dispatches of one decode step (the sampling's one included), against ~35 a layer for tfjs's.
     dispatches_per_step: Math.round(perStep('decode_')),
+    // The host's share of a step: recording its dispatches (GpuDecoder.step returns before the GPU runs
+    // them), against the whole step (B tokens).
+    encode_ms_per_step: encodeMs,
+    step_ms: gen > 0 ? (1000 * GEN.batch) / gen : null,
     ...common,
   });
   if (process.env.BENCH_GPU_OPS === '0' || s.profile === false) continue;
