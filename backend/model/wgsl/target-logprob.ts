@@ -1,6 +1,7 @@
 // The head's log-softmax at the target token (and the entropy when asked) of logits [n, V] as one
-// dispatch, rows spread over workgroups by the vocabulary's size, and its gradient as another: tfjs builds a log-softmax, a one-hot,
-// a product and a sum (and as many again for the entropy) over the [n, V] logits, forward and back.
+// dispatch, threads per row sized to the vocabulary, and its gradient as another: tfjs builds a
+// log-softmax, a one-hot, a product and a sum (and as many again for the entropy) over the [n, V]
+// logits, forward and back.
 import * as tf from '@tensorflow/tfjs-core';
 import { GROUP_INDEX, grid, runWgsl, type WgslKernel, wgslKernel } from './runner.js';
 
