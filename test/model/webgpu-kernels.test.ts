@@ -11,7 +11,15 @@ import { fusedOps } from '../../backend/model/fused-ops.js';
 import { compileWgslKernels, wgslDispatchCounts, wgslKernelErrors } from '../../backend/model/wgsl/runner.js';
 import { allWgslKernels } from '../../backend/model/wgsl/index.js';
 import { rowLanes } from '../../backend/model/wgsl/target-logprob.js';
-import { SPLITS, attentionPlan, attentionWgsl, chooseSplit } from '../../backend/model/wgsl/attention.js';
+import {
+  SPLITS,
+  attentionPlan,
+  attentionWgsl,
+  chooseSplit,
+  dkvKernel,
+  dqKernel,
+  forwardKernel,
+} from '../../backend/model/wgsl/attention.js';
 import { makeConfig } from '../../backend/model/config.js';
 import { Transformer, attentionUnfused } from '../../backend/model/transformer.js';
 import { headLogprobs, lmLoss } from '../../backend/model/logprobs.js';
@@ -77,8 +85,10 @@ function assertRan(counts: Map<string, number>, ...kernels: string[]): void {
     assert.ok((counts.get(k) ?? 0) > 0, `kernel ${k} ran (dispatches: ${JSON.stringify([...counts])})`);
 }
 
-test('every WGSL kernel compiles (attention at head sizes 6, 8, 64 and 128, at each split)', { skip }, async () => {
-  const kernels = allWgslKernels([6, 8, 64, 128]);
+test('every WGSL kernel compiles (attention at head sizes 6 and 64 at each split, and 128)', { skip }, async () => {
+  // hd 6: scalar vectors; 64: vec4. Each split's kernels at hd 128 take SwiftShader ~7 s to compile; the
+  // split-1 ones stand for them (the same template; the plan test checks their memory fit).
+  const kernels = [...allWgslKernels([6, 64]), forwardKernel(128, 1), dqKernel(128, 1), dkvKernel(128, 1)];
   assert.ok(kernels.length >= 19);
   assert.deepEqual(await compileWgslKernels(kernels), []);
 });
