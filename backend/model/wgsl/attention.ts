@@ -91,6 +91,12 @@ export function attentionPlan(
   };
 }
 
+// Each kernel's plan, with its other workgroup arrays: the forward's per-thread (max, sum) pairs, dk/dv's
+// per-query statistics of a tile (at most 32 x 2 floats). The kernels and their grids both read these.
+const forwardPlan = (hd: number, split: number) => attentionPlan(hd, split, THREADS * 2 * 4);
+const dqPlan = (hd: number, split: number) => attentionPlan(hd, split, 0);
+const dkvPlan = (hd: number, split: number) => attentionPlan(hd, split, 32 * 2 * 4);
+
 const cache = new Map<string, ReturnType<typeof wgslKernel>>();
 function memo(key: string, make: () => ReturnType<typeof wgslKernel>) {
   let k = cache.get(key);
@@ -161,7 +167,7 @@ function loadTiles(
 }
 
 export function forwardKernel(hd: number, split = 1) {
-  const p = attentionPlan(hd, split, THREADS * 2 * 4);
+  const p = forwardPlan(hd, split);
   const ts = Math.ceil(p.tile / p.split);
   return memo(`f${planKey(p)}`, () =>
     wgslKernel(
@@ -301,7 +307,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // dq_i = scale sum_j p_ij (dO_i . v_j - D_i) k_j over the keys visible to query i.
 export function dqKernel(hd: number, split = 1) {
-  const p = attentionPlan(hd, split, 0);
+  const p = dqPlan(hd, split);
   const ts = Math.ceil(p.tile / p.split);
   return memo(`q${planKey(p)}`, () =>
     wgslKernel(
@@ -377,7 +383,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 // over the queries i >= j; a workgroup per block of keys and query head (no atomics). Written as
 // [B, T, H, hd]: with several query heads per kv head, the caller sums each kv head's.
 export function dkvKernel(hd: number, split = 1) {
-  const p = attentionPlan(hd, split, 32 * 2 * 4);
+  const p = dkvPlan(hd, split);
   const ts = Math.ceil(p.tile / p.split);
   return memo(`kv${planKey(p)}`, () =>
     wgslKernel(
@@ -478,13 +484,12 @@ export function attentionWgsl(
   const blocks = (kernel: { rows: number }) => Math.ceil(T / kernel.rows);
   const mask = keyMask.dtype === 'float32' ? keyMask : tf.cast(keyMask, 'float32');
   const f = tf.customGrad(((qi: tf.Tensor, ki: tf.Tensor, vi: tf.Tensor, save: tf.GradSaveFunc) => {
-    const fwd = attentionPlan(hd, s, THREADS * 2 * 4);
     const [o, lse] = runWgsl({
       kernel: forwardKernel(hd, s),
       inputs: [qi, ki, vi, mask],
       outputs: [{ shape: [B, T, H, hd] }, { shape: [B, H, T] }],
       uniforms: dims,
-      workgroups: [blocks(fwd), H, B],
+      workgroups: [blocks(forwardPlan(hd, s)), H, B],
     });
     // The mask too: a closure's tensor made in the forward pass is disposed before the backward pass.
     save([qi, ki, vi, o!, lse!, mask]);
@@ -505,14 +510,14 @@ export function attentionWgsl(
           inputs: [qs!, ks!, vs!, dy, st!, ms!],
           outputs: [{ shape: [B, T, H, hd] }],
           uniforms: dims,
-          workgroups: [blocks(attentionPlan(hd, s, 0)), H, B],
+          workgroups: [blocks(dqPlan(hd, s)), H, B],
         });
         const [dkH, dvH] = runWgsl({
           kernel: dkvKernel(hd, s),
           inputs: [qs!, ks!, vs!, dy, st!, ms!],
           outputs: [{ shape: [B, T, H, hd] }, { shape: [B, T, H, hd] }],
           uniforms: dims,
-          workgroups: [blocks(attentionPlan(hd, s, 32 * 2 * 4)), H, B],
+          workgroups: [blocks(dkvPlan(hd, s)), H, B],
         });
         st!.dispose();
         if (rep === 1) return [dq!, dkH!, dvH!];
