@@ -110,24 +110,16 @@ export function workgroupStorageBytes(): number {
 }
 
 /**
- * The pipeline last used for each kernel object on its device, with its cache key: a decode step makes
- * ~75 lookups, and building the key (name + shader text, kilobytes) each time cost about 5 us.
+ * Each kernel object's cache key (name + shader text, kilobytes), built once: a decode step makes ~75
+ * lookups, and building the key each time cost about 5 us (a stored string also keeps its hash).
  */
-const lastPipeline = new WeakMap<WgslKernel, { device: object; key: string; pipeline: GpuPipeline }>();
+const keys = new WeakMap<WgslKernel, string>();
 
 function pipelineFor(b: WebgpuBackendLike, k: WgslKernel): GpuPipeline {
-  const last = lastPipeline.get(k);
-  // A stored key string keeps its hash: the broken check is cheap.
-  if (last && last.device === b.device && !broken.has(last.key)) return last.pipeline;
-  const key = `${k.name}\n${k.code}`;
-  const pipeline = pipelineByCode(b, k, key);
-  lastPipeline.set(k, { device: b.device, key, pipeline });
-  return pipeline;
-}
-
-function pipelineByCode(b: WebgpuBackendLike, k: WgslKernel, key: string): GpuPipeline {
   let cache = pipelines.get(b.device);
   if (!cache) pipelines.set(b.device, (cache = new Map()));
+  let key = keys.get(k);
+  if (key === undefined) keys.set(k, (key = `${k.name}\n${k.code}`));
   // A kernel that failed to compile is refused by name: dispatching it would leave reads waiting forever.
   const failed = broken.get(key);
   if (failed) throw new Error(`WGSL kernel ${k.name} failed to compile: ${failed}`);
