@@ -140,8 +140,11 @@ case "$what" in
   check)
     # One device call (600 s at most): the GPU figures docs/performance.md still lacks, most wanted first,
     # each part bounded so the ones after it still run; CHECK_BUDGET seconds in all (default 540). Logs
-    # go to $OUT (the device's returned folder) or the working directory. Arguments go to gpu.mjs.
-    start=$(date +%s); budget=\${CHECK_BUDGET:-540}; dest=\${OUT:-.}
+    # go to $OUT (the device's returned folder) or a new folder here, never over a file that exists.
+    # Arguments go to gpu.mjs.
+    start=$(date +%s); budget=\${CHECK_BUDGET:-540}; dest=\${OUT:-$(mktemp -d ./rft-check-XXXXXX)}
+    for f in "$dest"/check-*.log; do [ -e "$f" ] && { echo "$f exists: give OUT an empty folder" >&2; exit 2; }; done
+    echo '{"check":"logs","dir":"'"$dest"'"}'
     part() {
       local name=$1 cap=$2; shift 2
       local t=$(( budget - ($(date +%s) - start) )); [ "$t" -gt "$cap" ] && t=$cap
