@@ -8,7 +8,7 @@
 import { tf } from './engine.js';
 import { headDim } from './config.js';
 import type { KVCache, Transformer } from './transformer.js';
-import { runWgsl } from './wgsl/runner.js';
+import { bindWgsl, type BoundDispatch, recordBound, runWgsl, WgslUniforms, writeWgslTensor } from './wgsl/runner.js';
 import {
   attentionKernel,
   embedKernel,
@@ -59,7 +59,16 @@ export class GpuDecoder {
   /** cos|sin per position [rows this generation reaches, 2, hd]: one binding (a shader stage has 8 storage bindings). */
   private readonly rope: tf.Tensor;
   private readonly maxT: number;
+  private readonly B: number;
   private pos: number;
+  /** The step's dispatches up to the final norm, bound once over the decoder's own activation buffers. */
+  private readonly bound: BoundDispatch[] = [];
+  private readonly uniforms: WgslUniforms[] = [];
+  /** The step's token ids [B] (written each step) and the final norm's output [B, dModel]. */
+  private readonly ids: tf.Tensor;
+  private readonly h: tf.Tensor;
+  /** The attention's uniforms: the position changes each step. */
+  private readonly attnU: WgslUniforms;
   /** Dispatches of the last step (the bench and tests read it). */
   dispatches = 0;
 
@@ -139,10 +148,105 @@ export class GpuDecoder {
           vc: pad(prev.v),
         });
       }
+      this.B = cache.keyMask.shape[0];
+      this.ids = own(tf.zeros([this.B], 'int32'));
+      this.h = own(tf.zeros([this.B, c.dModel]));
+      this.attnU = this.bindStep();
     } catch (e) {
+      for (const u of this.uniforms) u.dispose();
       tf.dispose(this.owned);
       throw e;
     }
+  }
+
+  /**
+   * Binds the step's dispatches once: the activations live in buffers of the decoder's own, reused
+   * every step (x and x2 alternate as the residual stream), so a step only records them again.
+   */
+  private bindStep(): WgslUniforms {
+    const c = this.model.config;
+    const B = this.B;
+    const D = c.dModel;
+    const hd = headDim(c);
+    const H = c.nHeads;
+    const KV = c.nKvHeads;
+    const eps = c.rmsEps;
+    const act = (n: number) => {
+      const t = tf.zeros([B, n]);
+      this.owned.push(t);
+      return t;
+    };
+    const x = act(D);
+    const x2 = act(D);
+    const qkv = act((H + 2 * KV) * hd);
+    const att = act(H * hd);
+    const f = act(c.dFF);
+    const uniforms = (kernel: Parameters<typeof bindWgsl>[0]['kernel'], values: Record<string, number>) => {
+      const u = new WgslUniforms(kernel, values);
+      this.uniforms.push(u);
+      return u;
+    };
+    const bound = this.bound;
+    bound.push(
+      bindWgsl({
+        kernel: embedKernel,
+        inputs: [this.ids, this.model.p('model.embed_tokens.weight')],
+        inouts: [x],
+        uniforms: uniforms(embedKernel, { D }),
+        workgroups: [B],
+      }),
+    );
+    // One uniform buffer per linear shape, shared by the layers.
+    const linear = (
+      v: Parameters<typeof linearKernel>[0],
+      din: number,
+      ns: [number, number?, number?],
+      out: number,
+    ) => {
+      const kernel = linearKernel(v);
+      const u = uniforms(kernel, { B, D: din, N0: ns[0], N1: ns[1] ?? 0, N2: ns[2] ?? 0, eps });
+      return (inputs: tf.Tensor[], into: tf.Tensor) =>
+        bindWgsl({ kernel, inputs, inouts: [into], uniforms: u, workgroups: linearGrid(B, out) });
+    };
+    const hasBias = this.layers.some((L) => L.bias);
+    const qkvLin = linear(
+      { norm: true, weights: 3, bias: hasBias, residual: false, swiglu: false },
+      D,
+      [H * hd, KV * hd, KV * hd],
+      (H + 2 * KV) * hd,
+    );
+    const noNorm = { norm: false, weights: 1, bias: false, residual: true, swiglu: false } as const;
+    const oLin = linear(noNorm, H * hd, [D], D);
+    const upLin = linear({ norm: true, weights: 2, bias: false, residual: false, swiglu: true }, D, [c.dFF], c.dFF);
+    const downLin = linear(noNorm, c.dFF, [D], D);
+    const qkNorm = this.layers.some((L) => L.qkNorm);
+    const attnKernel = attentionKernel(hd, qkNorm);
+    const attnU = uniforms(attnKernel, { pos: this.pos, maxT: this.maxT, H, KV, scale: 1 / Math.sqrt(hd), eps });
+    for (const L of this.layers) {
+      bound.push(
+        qkvLin([x, L.ln1, L.q, L.k, L.v, ...(L.bias ? [L.bias] : [])], qkv),
+        bindWgsl({
+          kernel: attnKernel,
+          inputs: [qkv, this.rope, ...(L.qkNorm ? [L.qkNorm] : [])],
+          inouts: [this.mask, L.kc, L.vc, att],
+          uniforms: attnU,
+          workgroups: [H, B],
+        }),
+        oLin([att, L.o, x], x2),
+        upLin([x2, L.ln2, L.gate, L.up], f),
+        downLin([f, L.down, x2], x),
+      );
+    }
+    bound.push(
+      bindWgsl({
+        kernel: normKernel,
+        inputs: [x, this.model.p('model.norm.weight')],
+        inouts: [this.h],
+        uniforms: uniforms(normKernel, { D, eps }),
+        workgroups: [B],
+      }),
+    );
+    return attnU;
   }
 
   /** Positions decoded so far plus the prompt's: the position the next step writes. */
@@ -153,108 +257,50 @@ export class GpuDecoder {
   /** One decode step: the rows' next tokens in, their logits [B, V] out (the caller disposes them). */
   step(tokens: Int32Array): tf.Tensor2D {
     const c = this.model.config;
-    const B = tokens.length;
     if (this.pos >= this.maxT || this.pos >= c.maxSeqLen)
       throw new Error(
         `GpuDecoder: no room past position ${this.pos} (made for ${this.maxT}, maxSeqLen ${c.maxSeqLen})`,
       );
-    const D = c.dModel;
+    if (tokens.length !== this.B) throw new Error(`GpuDecoder: ${tokens.length} tokens for a batch of ${this.B}`);
     const hd = headDim(c);
-    const H = c.nHeads;
-    const KV = c.nKvHeads;
-    const eps = c.rmsEps;
-    let n = 0;
-    const run = (d: Parameters<typeof runWgsl>[0]) => {
-      n++;
-      return runWgsl(d)[0]!;
-    };
-    const table = this.model.p('model.embed_tokens.weight');
-    const ids = tf.tensor1d(tokens, 'int32');
-    let x = run({
-      kernel: embedKernel,
-      inputs: [ids, table],
-      outputs: [{ shape: [B, D] }],
-      uniforms: { D },
-      workgroups: [B],
+    writeWgslTensor(this.ids, tokens);
+    this.attnU.set({
+      pos: this.pos,
+      maxT: this.maxT,
+      H: c.nHeads,
+      KV: c.nKvHeads,
+      scale: 1 / Math.sqrt(hd),
+      eps: c.rmsEps,
     });
-    ids.dispose();
-    const lin = (
-      v: Parameters<typeof linearKernel>[0],
-      inputs: tf.Tensor[],
-      din: number,
-      ns: [number, number?, number?],
-      out: number,
-    ) =>
-      run({
-        kernel: linearKernel(v),
-        inputs,
-        outputs: [{ shape: [B, out] }],
-        uniforms: { B, D: din, N0: ns[0], N1: ns[1] ?? 0, N2: ns[2] ?? 0, eps },
-        workgroups: linearGrid(B, out),
-      });
-    for (const L of this.layers) {
-      const qkv = lin(
-        { norm: true, weights: 3, bias: !!L.bias, residual: false, swiglu: false },
-        [x, L.ln1, L.q, L.k, L.v, ...(L.bias ? [L.bias] : [])],
-        D,
-        [H * hd, KV * hd, KV * hd],
-        (H + 2 * KV) * hd,
-      );
-      const att = run({
-        kernel: attentionKernel(hd, !!L.qkNorm),
-        inputs: [qkv, this.rope, ...(L.qkNorm ? [L.qkNorm] : [])],
-        inouts: [this.mask, L.kc, L.vc],
-        outputs: [{ shape: [B, H * hd] }],
-        uniforms: { pos: this.pos, maxT: this.maxT, H, KV, scale: 1 / Math.sqrt(hd), eps },
-        workgroups: [H, B],
-      });
-      qkv.dispose();
-      const noNorm = { norm: false, weights: 1, bias: false, residual: true, swiglu: false } as const;
-      const x2 = lin(noNorm, [att, L.o, x], H * hd, [D], D);
-      att.dispose();
-      x.dispose();
-      const f = lin(
-        { norm: true, weights: 2, bias: false, residual: false, swiglu: true },
-        [x2, L.ln2, L.gate, L.up],
-        D,
-        [c.dFF],
-        c.dFF,
-      );
-      x = lin(noNorm, [f, L.down, x2], c.dFF, [D], D);
-      f.dispose();
-      x2.dispose();
-    }
-    const h = run({
-      kernel: normKernel,
-      inputs: [x, this.model.p('model.norm.weight')],
-      outputs: [{ shape: [B, D] }],
-      uniforms: { D, eps },
-      workgroups: [B],
-    });
-    x.dispose();
+    recordBound(this.bound);
+    // The head writes a new tensor each step: the caller keeps the logits while the next step runs.
+    const B = this.B;
+    const D = c.dModel;
     const V = c.vocabSize;
-    const logits = c.tieEmbeddings
-      ? run({
+    const [logits] = c.tieEmbeddings
+      ? runWgsl({
           kernel: headTiedKernel,
-          inputs: [h, table],
+          inputs: [this.h, this.model.p('model.embed_tokens.weight')],
           outputs: [{ shape: [B, V] }],
           uniforms: { B, D, V },
           workgroups: headTiedGrid(B, V),
         })
-      : lin(
-          { norm: false, weights: 1, bias: false, residual: false, swiglu: false },
-          [h, this.model.p('lm_head.weight')],
-          D,
-          [V],
-          V,
-        );
-    h.dispose();
+      : runWgsl({
+          kernel: linearKernel({ norm: false, weights: 1, bias: false, residual: false, swiglu: false }),
+          inputs: [this.h, this.model.p('lm_head.weight')],
+          outputs: [{ shape: [B, V] }],
+          uniforms: { B, D, N0: V, N1: 0, N2: 0, eps: c.rmsEps },
+          workgroups: linearGrid(B, V),
+        });
     this.pos++;
-    this.dispatches = n;
+    this.dispatches = this.bound.length + 1;
     return logits as tf.Tensor2D;
   }
 
   dispose(): void {
+    for (const u of this.uniforms) u.dispose();
+    this.uniforms.length = 0;
+    this.bound.length = 0;
     tf.dispose(this.owned);
     this.owned.length = 0;
     this.layers.length = 0;

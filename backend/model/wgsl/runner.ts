@@ -41,7 +41,8 @@ interface GpuDevice {
 /** The parts of tfjs-backend-webgpu's WebGPUBackend this runner uses (public fields of its class). */
 interface WebgpuBackendLike {
   device: GpuDevice;
-  tensorMap: { get(id: tf.DataId): { resource?: unknown; dtype: tf.DataType } };
+  /** `values`: the CPU copy tfjs keeps after a read (it takes tensors for immutable). */
+  tensorMap: { get(id: tf.DataId): { resource?: unknown; values?: unknown; dtype: tf.DataType } };
   commandEncoder: { beginComputePass(d: object): GpuPass } | null;
   computePassEncoder: GpuPass | null;
   dispatchCountInPass: number;
@@ -53,7 +54,7 @@ interface WebgpuBackendLike {
   querySetCount: number;
   getQueryTime(): Promise<number>;
   uniformPendingDisposal: GpuBuffer[];
-  bufferManager: { acquireBuffer(size: number, usage: number): GpuBuffer };
+  bufferManager: { acquireBuffer(size: number, usage: number): GpuBuffer; releaseBuffer(b: GpuBuffer): void };
   makeTensorInfo(shape: number[], dtype: tf.DataType): tf.TensorInfo;
   uploadToGPU(id: tf.DataId): void;
   ensureCommandEncoderReady(): void;
@@ -188,6 +189,52 @@ function packUniforms(k: WgslKernel, values: Record<string, number>): ArrayBuffe
   return buf;
 }
 
+/**
+ * Drops the CPU copy tfjs cached when these tensors were last read: they are about to be written in
+ * place, and tfjs would answer the next read (or run a small op on the CPU) from the stale copy.
+ */
+function forgetCpuCopies(b: WebgpuBackendLike, written: readonly tf.Tensor[]): void {
+  for (const t of written) b.tensorMap.get(t.dataId).values = null;
+}
+
+/** Records one dispatch into tfjs's open compute pass, as tfjs records its own programs. */
+function record(
+  b: WebgpuBackendLike,
+  name: string,
+  pipeline: GpuPipeline,
+  bindGroup: unknown,
+  workgroups: readonly [number, number?, number?],
+): void {
+  b.ensureCommandEncoderReady();
+  // Under tf.time, as tfjs does for its own programs: a pass of its own with timestamps where the
+  // device has 'timestamp-query', so the kernel's GPU time counts in kernelMs under its name.
+  const timed = b.activeTimers != null;
+  if (timed && b.supportTimestampQuery) {
+    b.endComputePassEncoder();
+    b.querySet ??= (b.device as unknown as { createQuerySet(d: object): unknown }).createQuerySet({
+      type: 'timestamp',
+      count: b.querySetCount,
+    });
+    b.computePassEncoder = b.commandEncoder!.beginComputePass({
+      timestampWrites: { querySet: b.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 },
+    });
+  } else if (!b.computePassEncoder) b.computePassEncoder = b.commandEncoder!.beginComputePass({});
+  const pass = b.computePassEncoder!;
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bindGroup);
+  const [x, y = 1, z = 1] = workgroups;
+  pass.dispatchWorkgroups(x, y, z);
+  dispatchCounts.set(name, (dispatchCounts.get(name) ?? 0) + 1);
+  b.dispatchCountInPass++;
+  if (timed) {
+    b.endComputePassEncoder();
+    b.activeTimers!.push({ name, query: b.getQueryTime() });
+  } else if (b.dispatchCountInPass >= (tf.env().get('WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE') as number)) {
+    b.endComputePassEncoder();
+    b.submitQueue();
+  }
+}
+
 /** Runs one dispatch and returns its outputs as new tensors (on the webgpu engine). */
 export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   const b = gpuBackend();
@@ -218,34 +265,8 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   const bindGroup = b.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
   // Buffers used by a recorded, unsubmitted command are not recycled before the submit.
   for (const t of [...d.inputs, ...inouts, ...outInfos]) b.commandQueueOwnedIds.add(t.dataId as object);
-  b.ensureCommandEncoderReady();
-  // Under tf.time, as tfjs does for its own programs: a pass of its own with timestamps where the
-  // device has 'timestamp-query', so the kernel's GPU time counts in kernelMs under its name.
-  const timed = b.activeTimers != null;
-  if (timed && b.supportTimestampQuery) {
-    b.endComputePassEncoder();
-    b.querySet ??= (b.device as unknown as { createQuerySet(d: object): unknown }).createQuerySet({
-      type: 'timestamp',
-      count: b.querySetCount,
-    });
-    b.computePassEncoder = b.commandEncoder!.beginComputePass({
-      timestampWrites: { querySet: b.querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 },
-    });
-  } else if (!b.computePassEncoder) b.computePassEncoder = b.commandEncoder!.beginComputePass({});
-  const pass = b.computePassEncoder!;
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  const [x, y = 1, z = 1] = d.workgroups;
-  pass.dispatchWorkgroups(x, y, z);
-  dispatchCounts.set(k.name, (dispatchCounts.get(k.name) ?? 0) + 1);
-  b.dispatchCountInPass++;
-  if (timed) {
-    b.endComputePassEncoder();
-    b.activeTimers!.push({ name: k.name, query: b.getQueryTime() });
-  } else if (b.dispatchCountInPass >= (tf.env().get('WEBGPU_DEFERRED_SUBMIT_BATCH_SIZE') as number)) {
-    b.endComputePassEncoder();
-    b.submitQueue();
-  }
+  forgetCpuCopies(b, inouts);
+  record(b, k.name, pipeline, bindGroup, d.workgroups);
   return outInfos.map((info) => tf.engine().makeTensorFromTensorInfo(info));
 }
 
@@ -285,3 +306,157 @@ export function grid(n: number, perGroup: number): [number, number] {
 
 /** WGSL: the flat workgroup index of a grid() dispatch (needs the builtins wid and nwg in scope). */
 export const GROUP_INDEX = 'let group = wid.y * nwg.x + wid.x;';
+
+/**
+ * Submits the work recorded so far. A queue write (WgslUniforms.set, writeWgslTensor) takes effect
+ * before any command submitted after it, so work recorded before the write must be submitted first.
+ */
+export function flushWgsl(): void {
+  const b = gpuBackend();
+  if (!b.commandEncoder) return;
+  b.endComputePassEncoder();
+  b.submitQueue();
+}
+
+/**
+ * Uniform values in a buffer of their own, for bound dispatches: written once, rewritten by `set`
+ * between steps (a decoder's position), shared by every dispatch of kernels with the same fields.
+ */
+export class WgslUniforms {
+  readonly fields: string;
+  private buffer: GpuBuffer | undefined;
+
+  constructor(
+    private readonly kernel: WgslKernel,
+    values: Record<string, number>,
+  ) {
+    this.fields = JSON.stringify(kernel.uniforms);
+    const b = gpuBackend();
+    const data = packUniforms(kernel, values);
+    this.buffer = b.bufferManager.acquireBuffer(data.byteLength, USAGE_UNIFORM | USAGE_COPY_DST);
+    b.device.queue.writeBuffer(this.buffer, 0, data, 0, data.byteLength);
+  }
+
+  get gpuBuffer(): GpuBuffer {
+    if (!this.buffer) throw new Error(`WGSL kernel ${this.kernel.name}: its uniforms are disposed`);
+    return this.buffer;
+  }
+
+  /** New values, seen by dispatches recorded from now on (work recorded before is submitted first). */
+  set(values: Record<string, number>): void {
+    const data = packUniforms(this.kernel, values);
+    flushWgsl();
+    gpuBackend().device.queue.writeBuffer(this.gpuBuffer, 0, data, 0, data.byteLength);
+  }
+
+  dispose(): void {
+    if (!this.buffer) return;
+    // Back to tfjs's pool after the commands using it are submitted: the queue runs them first.
+    flushWgsl();
+    gpuBackend().bufferManager.releaseBuffer(this.buffer);
+    this.buffer = undefined;
+  }
+}
+
+/** Writes `data` over a tensor's GPU buffer, for tensors the caller made and owns alone (as `inouts`). */
+export function writeWgslTensor(t: tf.Tensor, data: Int32Array | Float32Array): void {
+  if (t.isDisposed) throw new Error(`writeWgslTensor: the tensor [${t.shape}] is disposed`);
+  if (data.length !== t.size)
+    throw new Error(`writeWgslTensor: ${data.length} values for a tensor of ${t.size} [${t.shape}]`);
+  const b = gpuBackend();
+  b.uploadToGPU(t.dataId);
+  flushWgsl();
+  forgetCpuCopies(b, [t]);
+  b.device.queue.writeBuffer(
+    tensorBuffer(b, t, 'writeWgslTensor'),
+    0,
+    data.buffer as ArrayBuffer,
+    data.byteOffset,
+    data.byteLength,
+  );
+}
+
+function tensorBuffer(b: WebgpuBackendLike, t: tf.TensorInfo, what: string): GpuBuffer {
+  const r = b.tensorMap.get(t.dataId).resource;
+  if (!r || typeof (r as GpuBuffer).size !== 'number')
+    throw new Error(`${what}: a tensor is not in a GPU buffer (a texture or external resource)`);
+  return r as GpuBuffer;
+}
+
+/**
+ * A dispatch whose pipeline and bind group are made once and recorded any number of times: a decode
+ * step re-records the same ~75 dispatches over the same buffers, and making a bind group, output
+ * buffers and a uniform buffer each time was over half of the host's ~85 us a dispatch. It writes only
+ * `inouts` (tensors the caller made and owns alone); its uniforms are a WgslUniforms the caller owns.
+ */
+export interface BoundDispatch {
+  readonly kernel: WgslKernel;
+  readonly tensors: readonly tf.Tensor[];
+  /** The tensors it writes (the tail of `tensors`). */
+  readonly inouts: readonly tf.Tensor[];
+  readonly uniforms: WgslUniforms | undefined;
+  readonly workgroups: readonly [number, number?, number?];
+  /** The tensors' data ids when the bind group was made: a reassigned variable has a new one. */
+  ids: object[];
+  bindGroup: unknown;
+  pipeline: GpuPipeline | undefined;
+}
+
+export function bindWgsl(d: {
+  kernel: WgslKernel;
+  inputs: tf.Tensor[];
+  inouts?: tf.Tensor[];
+  uniforms?: WgslUniforms;
+  workgroups: [number, number?, number?];
+}): BoundDispatch {
+  const k = d.kernel;
+  if (
+    k.uniforms.length > 0 !== (d.uniforms !== undefined) ||
+    (d.uniforms && d.uniforms.fields !== JSON.stringify(k.uniforms))
+  )
+    throw new Error(`WGSL kernel ${k.name}: bound with uniforms that are not its own fields`);
+  const bd: BoundDispatch = {
+    kernel: k,
+    tensors: [...d.inputs, ...(d.inouts ?? [])],
+    inouts: d.inouts ?? [],
+    uniforms: d.uniforms,
+    workgroups: d.workgroups,
+    ids: [],
+    bindGroup: undefined,
+    pipeline: undefined,
+  };
+  rebind(gpuBackend(), bd);
+  return bd;
+}
+
+function rebind(b: WebgpuBackendLike, bd: BoundDispatch): void {
+  const k = bd.kernel;
+  const entries = bd.tensors.map((t, i) => {
+    if (t.isDisposed) throw new Error(`WGSL kernel ${k.name}: input ${i} [${t.shape}] is disposed`);
+    if (t.size === 0) throw new Error(`WGSL kernel ${k.name}: input ${i} is empty [${t.shape}]`);
+    b.uploadToGPU(t.dataId);
+    return { binding: i, resource: { buffer: tensorBuffer(b, t, `WGSL kernel ${k.name}`) } };
+  });
+  if (bd.uniforms) entries.push({ binding: entries.length, resource: { buffer: bd.uniforms.gpuBuffer } });
+  bd.pipeline = pipelineFor(b, k);
+  bd.bindGroup = b.device.createBindGroup({ layout: bd.pipeline.getBindGroupLayout(0), entries });
+  bd.ids = bd.tensors.map((t) => t.dataId as object);
+}
+
+/** Records bound dispatches in order, remaking a bind group whose tensors changed buffers (an assigned weight). */
+export function recordBound(list: readonly BoundDispatch[]): void {
+  const b = gpuBackend();
+  for (const bd of list) {
+    const { tensors, ids } = bd;
+    // Checked at each record, not only when bound: a weight disposed since would be a read of a
+    // recycled buffer (rebind throws), and an assigned one would be its old value.
+    for (let i = 0; i < tensors.length; i++)
+      if (tensors[i]!.dataId !== ids[i] || tensors[i]!.isDisposed) {
+        rebind(b, bd);
+        break;
+      }
+    for (const id of bd.ids) b.commandQueueOwnedIds.add(id);
+    forgetCpuCopies(b, bd.inouts);
+    record(b, bd.kernel.name, bd.pipeline!, bd.bindGroup, bd.workgroups);
+  }
+}
