@@ -118,11 +118,13 @@ export async function generate(
       const next = new Int32Array(B).fill(tokenizer.padId);
       // On the GPU: one draw per live row, in row order (the draws sampleToken would take), 2 x B numbers back.
       let picked: { token: number; logprob: number }[] | undefined;
+      // After the decoder's first step the logits are its own, on the GPU (`logits` is then undefined).
       if (gpu && gpuSampling) {
         const draws = new Float32Array(B);
         for (let b = 0; b < B; b++) if (!done[b] && sp.temperature > 0) draws[b] = rng.next();
-        picked = await sampleOnGpu(logits!, draws, sp.temperature);
-      } else if (!native) data = (await logits!.data()) as Float32Array;
+        picked = logits ? await sampleOnGpu(logits, draws, sp.temperature) : await gpu.sample(draws, sp.temperature);
+      } else if (gpu && !logits) data = await gpu.readLogits();
+      else if (!native) data = (await logits!.data()) as Float32Array;
       for (let b = 0; b < B; b++) {
         if (done[b]) continue;
         const { token, logprob } = picked ? picked[b]! : sampleToken(data!.subarray(b * V, (b + 1) * V), sp, rng);
@@ -147,8 +149,9 @@ export async function generate(
         continue;
       }
       if (gpu) {
-        logits!.dispose();
-        logits = gpu.step(next);
+        logits?.dispose();
+        logits = undefined;
+        gpu.step(next);
         continue;
       }
       const prev = cache!;

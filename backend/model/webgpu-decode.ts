@@ -61,14 +61,25 @@ export class GpuDecoder {
   private readonly maxT: number;
   private readonly B: number;
   private pos: number;
-  /** The step's dispatches up to the final norm, bound once over the decoder's own activation buffers. */
+  /** The step's dispatches, embedding to head, bound once over the decoder's own activation buffers. */
   private readonly bound: BoundDispatch[] = [];
   private readonly uniforms: WgslUniforms[] = [];
-  /** The step's token ids [B] (written each step) and the final norm's output [B, dModel]. */
+  /** The step's token ids [B], written each step. */
   private readonly ids: tf.Tensor;
-  private readonly h: tf.Tensor;
   /** The attention's uniforms: the position changes each step. */
   private readonly attnU: WgslUniforms;
+  /** The last step's logits [B, V], overwritten by the next step. */
+  private readonly logits: tf.Tensor;
+  /** The sampler over `logits`: its draws [B] in, (token, log-prob) per row out, and its uniforms. */
+  private readonly sampler: {
+    run: BoundDispatch;
+    draws: tf.Tensor;
+    out: tf.Tensor;
+    u: WgslUniforms;
+    temperature: number;
+  };
+  /** Whether `logits` holds a step not yet sampled or read (sample / readLogits before any step is an error). */
+  private stepped = false;
   /** Dispatches of the last step (the bench and tests read it). */
   dispatches = 0;
 
@@ -150,8 +161,25 @@ export class GpuDecoder {
       }
       this.B = cache.keyMask.shape[0];
       this.ids = own(tf.zeros([this.B], 'int32'));
-      this.h = own(tf.zeros([this.B, c.dModel]));
+      this.logits = own(tf.zeros([this.B, c.vocabSize]));
       this.attnU = this.bindStep();
+      const draws = own(tf.zeros([this.B]));
+      const out = own(tf.zeros([this.B, 2]));
+      const u = new WgslUniforms(sampleKernel, { V: c.vocabSize, invT: 1, greedy: 0 });
+      this.uniforms.push(u);
+      this.sampler = {
+        run: bindWgsl({
+          kernel: sampleKernel,
+          inputs: [this.logits, draws],
+          inouts: [out],
+          uniforms: u,
+          workgroups: [this.B],
+        }),
+        draws,
+        out,
+        u,
+        temperature: 1,
+      };
     } catch (e) {
       for (const u of this.uniforms) u.dispose();
       tf.dispose(this.owned);
@@ -237,14 +265,31 @@ export class GpuDecoder {
         downLin([f, L.down, x2], x),
       );
     }
+    const h = act(D);
+    const V = c.vocabSize;
+    const table = this.model.p('model.embed_tokens.weight');
     bound.push(
       bindWgsl({
         kernel: normKernel,
         inputs: [x, this.model.p('model.norm.weight')],
-        inouts: [this.h],
+        inouts: [h],
         uniforms: uniforms(normKernel, { D, eps }),
         workgroups: [B],
       }),
+      c.tieEmbeddings
+        ? bindWgsl({
+            kernel: headTiedKernel,
+            inputs: [h, table],
+            inouts: [this.logits],
+            uniforms: uniforms(headTiedKernel, { B, D, V }),
+            workgroups: headTiedGrid(B, V),
+          })
+        : linear(
+            { norm: false, weights: 1, bias: false, residual: false, swiglu: false },
+            D,
+            [V],
+            V,
+          )([h, this.model.p('lm_head.weight')], this.logits),
     );
     return attnU;
   }
@@ -254,8 +299,11 @@ export class GpuDecoder {
     return this.pos;
   }
 
-  /** One decode step: the rows' next tokens in, their logits [B, V] out (the caller disposes them). */
-  step(tokens: Int32Array): tf.Tensor2D {
+  /**
+   * One decode step: the rows' next tokens in; their logits stay on the GPU, for `sample` (or
+   * `readLogits`) to take before the next step overwrites them. Returns once the step is recorded.
+   */
+  step(tokens: Int32Array): void {
     const c = this.model.config;
     if (this.pos >= this.maxT || this.pos >= c.maxSeqLen)
       throw new Error(
@@ -273,28 +321,38 @@ export class GpuDecoder {
       eps: c.rmsEps,
     });
     recordBound(this.bound);
-    // The head writes a new tensor each step: the caller keeps the logits while the next step runs.
-    const B = this.B;
-    const D = c.dModel;
-    const V = c.vocabSize;
-    const [logits] = c.tieEmbeddings
-      ? runWgsl({
-          kernel: headTiedKernel,
-          inputs: [this.h, this.model.p('model.embed_tokens.weight')],
-          outputs: [{ shape: [B, V] }],
-          uniforms: { B, D, V },
-          workgroups: headTiedGrid(B, V),
-        })
-      : runWgsl({
-          kernel: linearKernel({ norm: false, weights: 1, bias: false, residual: false, swiglu: false }),
-          inputs: [this.h, this.model.p('lm_head.weight')],
-          outputs: [{ shape: [B, V] }],
-          uniforms: { B, D, N0: V, N1: 0, N2: 0, eps: c.rmsEps },
-          workgroups: linearGrid(B, V),
-        });
     this.pos++;
-    this.dispatches = this.bound.length + 1;
-    return logits as tf.Tensor2D;
+    this.dispatches = this.bound.length;
+    this.stepped = true;
+  }
+
+  /**
+   * The next token of each row from the last step's logits, sampled on the GPU as `sampleOnGpu` does
+   * (one draw per row in [0, 1); greedy at temperature <= 0): 2 x B numbers read back.
+   */
+  async sample(draws: Float32Array, temperature: number): Promise<{ token: number; logprob: number }[]> {
+    this.mustHaveStepped('sample');
+    const s = this.sampler;
+    if (temperature !== s.temperature) {
+      const greedy = temperature <= 0;
+      s.u.set({ V: this.model.config.vocabSize, invT: greedy ? 1 : 1 / temperature, greedy: greedy ? 1 : 0 });
+      s.temperature = temperature;
+    }
+    writeWgslTensor(s.draws, draws);
+    recordBound([s.run]);
+    return picks((await s.out.data()) as Float32Array, this.B);
+  }
+
+  /** The last step's logits [B x V], read back (top-k / top-p sampling on the host, tests). */
+  async readLogits(): Promise<Float32Array> {
+    this.mustHaveStepped('readLogits');
+    // tfjs's cached read: the next step's write drops that cache, it does not change this array.
+    return (await this.logits.data()) as Float32Array;
+  }
+
+  private mustHaveStepped(what: string): void {
+    if (!this.stepped)
+      throw new Error(`GpuDecoder.${what}: no step has run yet (the prompt's logits are the prefill's)`);
   }
 
   dispose(): void {
@@ -330,5 +388,9 @@ export async function sampleOnGpu(
   u.dispose();
   const r = (await out!.data()) as Float32Array;
   out!.dispose();
+  return picks(r, B);
+}
+
+function picks(r: Float32Array, B: number): { token: number; logprob: number }[] {
   return Array.from({ length: B }, (_, b) => ({ token: r[2 * b]!, logprob: r[2 * b + 1]! }));
 }

@@ -98,9 +98,8 @@ async function stepLogits(m: Transformer, useDecoder: boolean): Promise<Float32A
   cache!.keyMask.dispose();
   try {
     for (let s = 0; s < S; s++) {
-      const lg = dec.step(Int32Array.from(FORCED.map((f) => f[s]!)));
-      out.push((await lg.data()) as Float32Array);
-      lg.dispose();
+      dec.step(Int32Array.from(FORCED.map((f) => f[s]!)));
+      out.push(await dec.readLogits());
     }
   } finally {
     dec.dispose();
@@ -174,20 +173,53 @@ test('a decode step is 5 dispatches a layer + 3, and every decode kernel compile
     const m = new Transformer(cfg, 1);
     const { cache } = tidy(() => m.forward(tf.tensor2d([[1, 2, 3]], [1, 3], 'int32'), { returnCache: true }));
     const dec = new GpuDecoder(m, cache!, 4);
+    await assert.rejects(dec.sample(new Float32Array(1), 1), /GpuDecoder.sample: no step has run yet/);
+    assert.throws(() => dec.step(Int32Array.from([4, 5])), /2 tokens for a batch of 1/);
     wgslDispatchCounts(true);
-    const lg = dec.step(Int32Array.from([4]));
-    await lg.data();
+    dec.step(Int32Array.from([4]));
+    await dec.readLogits();
     const counts = wgslDispatchCounts(true);
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     assert.equal(total, 5 * cfg.nLayers + 3, JSON.stringify([...counts]));
     assert.equal(dec.dispatches, total);
-    lg.dispose();
     dec.dispose();
     for (const l of cache!.layers) tf.dispose([l.k, l.v]);
     cache!.keyMask.dispose();
     m.dispose();
   });
 });
+
+test(
+  "the decoder's own sampler = sampleOnGpu on its logits, as the temperature changes between calls",
+  { skip },
+  async () => {
+    await on('webgpu', async () => {
+      const m = new Transformer(makeConfig(BASE), 2);
+      const B = 3;
+      const { cache } = tidy(() => m.forward(tf.tensor2d([1, 2, 3, 4, 5, 6], [B, 2], 'int32'), { returnCache: true }));
+      const dec = new GpuDecoder(m, cache!, 2);
+      try {
+        dec.step(Int32Array.from([7, 8, 9]));
+        const logits = await dec.readLogits();
+        const rng = new Rng(5);
+        // The same temperature twice keeps the sampler's uniforms; each change rewrites them.
+        for (const temperature of [1, 0, 0.5, 0.5, 1]) {
+          const draws = Float32Array.from({ length: B }, () => rng.next());
+          const got = await dec.sample(draws, temperature);
+          const t = tf.tensor2d(logits, [B, logits.length / B]);
+          const want = await sampleOnGpu(t, draws, temperature);
+          t.dispose();
+          assert.deepEqual(got, want, `temperature ${temperature}`);
+        }
+      } finally {
+        dec.dispose();
+        for (const l of cache!.layers) tf.dispose([l.k, l.v]);
+        cache!.keyMask.dispose();
+        m.dispose();
+      }
+    });
+  },
+);
 
 test(
   "the GPU sampler = sampleToken at Qwen's 151,936-token vocabulary (greedy and temperature)",
