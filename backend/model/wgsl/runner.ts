@@ -116,11 +116,16 @@ export function workgroupStorageBytes(): number {
  */
 const keys = new WeakMap<WgslKernel, string>();
 
+function keyOf(k: WgslKernel): string {
+  let key = keys.get(k);
+  if (key === undefined) keys.set(k, (key = `${k.name}\n${k.code}`));
+  return key;
+}
+
 function pipelineFor(b: WebgpuBackendLike, k: WgslKernel): GpuPipeline {
   let cache = pipelines.get(b.device);
   if (!cache) pipelines.set(b.device, (cache = new Map()));
-  let key = keys.get(k);
-  if (key === undefined) keys.set(k, (key = `${k.name}\n${k.code}`));
+  const key = keyOf(k);
   // A kernel that failed to compile is refused by name: dispatching it would leave reads waiting forever.
   const failed = broken.get(key);
   if (failed) throw new Error(`WGSL kernel ${k.name} failed to compile: ${failed}`);
@@ -159,7 +164,10 @@ export async function compileWgslKernels(kernels: WgslKernel[]): Promise<string[
       compute: { module: b.device.createShaderModule({ code: k.code, label: k.name }), entryPoint: 'main' },
     });
     const e = await b.device.popErrorScope();
-    if (e) errors.push(`${k.name}: ${e.message}`);
+    if (e) {
+      errors.push(`${k.name}: ${e.message}`);
+      broken.set(keyOf(k), e.message); // refused by name from now on, before anything is recorded
+    }
   }
   return errors;
 }
