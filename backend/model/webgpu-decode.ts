@@ -78,7 +78,7 @@ export class GpuDecoder {
     u: WgslUniforms;
     temperature: number;
   };
-  /** Whether `logits` holds a step not yet sampled or read (sample / readLogits before any step is an error). */
+  /** Whether a step has run: before it `logits` holds nothing, and sample / readLogits refuse. */
   private stepped = false;
   /** Dispatches of the last step (the bench and tests read it). */
   dispatches = 0;

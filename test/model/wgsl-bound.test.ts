@@ -117,7 +117,7 @@ test('a bound dispatch follows a reassigned variable and refuses a disposed inpu
   });
 });
 
-test('uniforms of other fields, or none where the kernel has some, are refused at bind time', { skip }, async () => {
+test('uniforms of other fields, none where the kernel has some, or disposed ones are refused', { skip }, async () => {
   await on('webgpu', async () => {
     const x = tf.ones([2]);
     const out = tf.zeros([2]);
@@ -132,7 +132,9 @@ test('uniforms of other fields, or none where the kernel has some, are refused a
         /test_plus_one: bound with uniforms/,
       );
       assert.throws(() => u.set({ s: 1 }), /uniform 't' is undefined/);
+      const bd = bindWgsl({ kernel: scale, inputs: [x], inouts: [out], uniforms: u, workgroups: [1] });
       u.dispose();
+      assert.throws(() => recordBound([bd]), /test_scale: its uniforms are disposed/);
       assert.throws(
         () => bindWgsl({ kernel: scale, inputs: [x], inouts: [out], uniforms: u, workgroups: [1] }),
         /test_scale: its uniforms are disposed/,

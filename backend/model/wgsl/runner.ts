@@ -463,6 +463,8 @@ export function recordBound(list: readonly BoundDispatch[]): void {
         rebind(b, bd);
         break;
       }
+    // Disposed uniforms' buffer is back in tfjs's pool: refused (the getter throws), like a disposed input.
+    if (bd.uniforms) void bd.uniforms.gpuBuffer;
     for (const id of bd.ids) b.commandQueueOwnedIds.add(id);
     forgetCpuCopies(b, bd.inouts);
     record(b, bd.kernel.name, bd.pipeline!, bd.bindGroup, bd.workgroups);
