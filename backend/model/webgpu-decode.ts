@@ -165,7 +165,7 @@ export class GpuDecoder {
       this.attnU = this.bindStep();
       const draws = own(tf.zeros([this.B]));
       const out = own(tf.zeros([this.B, 2]));
-      const u = new WgslUniforms(sampleKernel, { V: c.vocabSize, invT: 1, greedy: 0 });
+      const u = new WgslUniforms(sampleKernel, samplerUniforms(c.vocabSize, 1));
       this.uniforms.push(u);
       this.sampler = {
         run: bindWgsl({
@@ -236,9 +236,8 @@ export class GpuDecoder {
       return (inputs: tf.Tensor[], into: tf.Tensor) =>
         bindWgsl({ kernel, inputs, inouts: [into], uniforms: u, workgroups: linearGrid(B, out) });
     };
-    const hasBias = this.layers.some((L) => L.bias);
     const qkvLin = linear(
-      { norm: true, weights: 3, bias: hasBias, residual: false, swiglu: false },
+      { norm: true, weights: 3, bias: c.attnBias, residual: false, swiglu: false },
       D,
       [H * hd, KV * hd, KV * hd],
       (H + 2 * KV) * hd,
@@ -247,9 +246,8 @@ export class GpuDecoder {
     const oLin = linear(noNorm, H * hd, [D], D);
     const upLin = linear({ norm: true, weights: 2, bias: false, residual: false, swiglu: true }, D, [c.dFF], c.dFF);
     const downLin = linear(noNorm, c.dFF, [D], D);
-    const qkNorm = this.layers.some((L) => L.qkNorm);
-    const attnKernel = attentionKernel(hd, qkNorm);
-    const attnU = uniforms(attnKernel, { pos: this.pos, maxT: this.maxT, H, KV, scale: 1 / Math.sqrt(hd), eps });
+    const attnKernel = attentionKernel(hd, c.qkNorm);
+    const attnU = uniforms(attnKernel, this.attentionUniforms());
     for (const L of this.layers) {
       bound.push(
         qkvLin([x, L.ln1, L.q, L.k, L.v, ...(L.bias ? [L.bias] : [])], qkv),
@@ -294,6 +292,13 @@ export class GpuDecoder {
     return attnU;
   }
 
+  /** The attention's uniforms at the current position. */
+  private attentionUniforms(): Record<string, number> {
+    const c = this.model.config;
+    const hd = headDim(c);
+    return { pos: this.pos, maxT: this.maxT, H: c.nHeads, KV: c.nKvHeads, scale: 1 / Math.sqrt(hd), eps: c.rmsEps };
+  }
+
   /** Positions decoded so far plus the prompt's: the position the next step writes. */
   get position(): number {
     return this.pos;
@@ -310,16 +315,8 @@ export class GpuDecoder {
         `GpuDecoder: no room past position ${this.pos} (made for ${this.maxT}, maxSeqLen ${c.maxSeqLen})`,
       );
     if (tokens.length !== this.B) throw new Error(`GpuDecoder: ${tokens.length} tokens for a batch of ${this.B}`);
-    const hd = headDim(c);
     writeWgslTensor(this.ids, tokens);
-    this.attnU.set({
-      pos: this.pos,
-      maxT: this.maxT,
-      H: c.nHeads,
-      KV: c.nKvHeads,
-      scale: 1 / Math.sqrt(hd),
-      eps: c.rmsEps,
-    });
+    this.attnU.set(this.attentionUniforms());
     recordBound(this.bound);
     this.pos++;
     this.dispatches = this.bound.length;
@@ -334,8 +331,7 @@ export class GpuDecoder {
     this.mustHaveStepped('sample');
     const s = this.sampler;
     if (temperature !== s.temperature) {
-      const greedy = temperature <= 0;
-      s.u.set({ V: this.model.config.vocabSize, invT: greedy ? 1 : 1 / temperature, greedy: greedy ? 1 : 0 });
+      s.u.set(samplerUniforms(this.model.config.vocabSize, temperature));
       s.temperature = temperature;
     }
     writeWgslTensor(s.draws, draws);
@@ -376,19 +372,24 @@ export async function sampleOnGpu(
   temperature: number,
 ): Promise<{ token: number; logprob: number }[]> {
   const [B, V] = logits.shape;
-  const greedy = temperature <= 0;
   const u = tf.tensor1d(draws);
   const [out] = runWgsl({
     kernel: sampleKernel,
     inputs: [logits, u],
     outputs: [{ shape: [B, 2] }],
-    uniforms: { V, invT: greedy ? 1 : 1 / temperature, greedy: greedy ? 1 : 0 },
+    uniforms: samplerUniforms(V, temperature),
     workgroups: [B],
   });
   u.dispose();
   const r = (await out!.data()) as Float32Array;
   out!.dispose();
   return picks(r, B);
+}
+
+/** The sampler's uniforms: greedy at temperature <= 0, else logits scaled by 1 / temperature. */
+function samplerUniforms(V: number, temperature: number): Record<string, number> {
+  const greedy = temperature <= 0;
+  return { V, invT: greedy ? 1 : 1 / temperature, greedy: greedy ? 1 : 0 };
 }
 
 function picks(r: Float32Array, B: number): { token: number; logprob: number }[] {

@@ -248,26 +248,21 @@ export function runWgsl(d: WgslDispatch): tf.Tensor[] {
   const b = gpuBackend();
   const { kernel: k } = d;
   const inouts = d.inouts ?? [];
-  [...d.inputs, ...inouts].forEach((t, i) => {
-    if (t.isDisposed) throw new Error(`WGSL kernel ${k.name}: input ${i} [${t.shape}] is disposed`);
-    if (t.size === 0) throw new Error(`WGSL kernel ${k.name}: input ${i} is empty [${t.shape}]`);
-  });
+  const entries = [...d.inputs, ...inouts].map((t, i) => ({
+    binding: i,
+    resource: { buffer: inputBuffer(b, k, t, i) },
+  }));
   const outInfos = d.outputs.map((o) => b.makeTensorInfo(o.shape, o.dtype ?? 'float32'));
-  const buffers: GpuBuffer[] = [];
-  for (const t of [...d.inputs, ...inouts, ...outInfos]) {
-    b.uploadToGPU(t.dataId); // a CPU-side value is uploaded; an output gets its (pooled) buffer
-    const r = b.tensorMap.get(t.dataId).resource;
-    if (!r || typeof (r as GpuBuffer).size !== 'number')
-      throw new Error(`WGSL kernel ${k.name}: a tensor is not in a GPU buffer (a texture or external resource)`);
-    buffers.push(r as GpuBuffer);
+  for (const t of outInfos) {
+    b.uploadToGPU(t.dataId); // an output gets its (pooled) buffer
+    entries.push({ binding: entries.length, resource: { buffer: tensorBuffer(b, t, `WGSL kernel ${k.name}`) } });
   }
-  const entries = buffers.map((buffer, i) => ({ binding: i, resource: { buffer } }));
   if (k.uniforms.length > 0) {
     const data = packUniforms(k, d.uniforms ?? {});
     const ub = b.bufferManager.acquireBuffer(data.byteLength, USAGE_UNIFORM | USAGE_COPY_DST);
     b.device.queue.writeBuffer(ub, 0, data, 0, data.byteLength);
     b.uniformPendingDisposal.push(ub); // released with tfjs's own uniforms after the next submit
-    entries.push({ binding: buffers.length, resource: { buffer: ub } });
+    entries.push({ binding: entries.length, resource: { buffer: ub } });
   }
   const pipeline = pipelineFor(b, k);
   const bindGroup = b.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
@@ -384,6 +379,14 @@ export function writeWgslTensor(t: tf.Tensor, data: Int32Array | Float32Array): 
   );
 }
 
+/** Input (or in-place tensor) `i` of a dispatch of `k` in its GPU buffer, uploaded if it is on the host. */
+function inputBuffer(b: WebgpuBackendLike, k: WgslKernel, t: tf.Tensor, i: number): GpuBuffer {
+  if (t.isDisposed) throw new Error(`WGSL kernel ${k.name}: input ${i} [${t.shape}] is disposed`);
+  if (t.size === 0) throw new Error(`WGSL kernel ${k.name}: input ${i} is empty [${t.shape}]`);
+  b.uploadToGPU(t.dataId);
+  return tensorBuffer(b, t, `WGSL kernel ${k.name}`);
+}
+
 function tensorBuffer(b: WebgpuBackendLike, t: tf.TensorInfo, what: string): GpuBuffer {
   const r = b.tensorMap.get(t.dataId).resource;
   if (!r || typeof (r as GpuBuffer).size !== 'number')
@@ -439,12 +442,7 @@ export function bindWgsl(d: {
 
 function rebind(b: WebgpuBackendLike, bd: BoundDispatch): void {
   const k = bd.kernel;
-  const entries = bd.tensors.map((t, i) => {
-    if (t.isDisposed) throw new Error(`WGSL kernel ${k.name}: input ${i} [${t.shape}] is disposed`);
-    if (t.size === 0) throw new Error(`WGSL kernel ${k.name}: input ${i} is empty [${t.shape}]`);
-    b.uploadToGPU(t.dataId);
-    return { binding: i, resource: { buffer: tensorBuffer(b, t, `WGSL kernel ${k.name}`) } };
-  });
+  const entries = bd.tensors.map((t, i) => ({ binding: i, resource: { buffer: inputBuffer(b, k, t, i) } }));
   if (bd.uniforms) entries.push({ binding: entries.length, resource: { buffer: bd.uniforms.gpuBuffer } });
   bd.pipeline = pipelineFor(b, k);
   bd.bindGroup = b.device.createBindGroup({ layout: bd.pipeline.getBindGroupLayout(0), entries });
