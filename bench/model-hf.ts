@@ -36,7 +36,8 @@ import { nativeDecodeAvailable } from '../backend/model/native-decode.js';
 import { Rng } from '../backend/core/rng.js';
 import type { Tokenizer } from '../backend/model/tokenizer/types.js';
 import { median, report } from './report.js';
-import { runTorch } from './torch.js';
+import { runTorch, torchBlasFamily } from './torch.js';
+import { nativeAddon } from '../backend/model/native-blas.js';
 import { idsOnly as idsOnlyTokenizer } from './model-timing.js';
 
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -264,6 +265,11 @@ async function loraTrain(m: Transformer): Promise<{ tps: number; bytesPerParam: 
 
 const engine = await initEngine();
 const matmul = engine.matmul?.kernel ?? engine.backend;
+// Which OpenBLAS kernel family each side ran (a ratio between two families measures the families).
+const blasFamilies = {
+  blas_family: engine.matmul?.kernel === 'native-blas' ? (nativeAddon()?.blasCore?.() ?? 'not OpenBLAS') : 'none',
+  torch_blas_family: torchBlasFamily(),
+};
 const params = countParams(cfg);
 const shape = `SmolLM2-135M shape, ${cfg.nLayers} layers, random weights`;
 const tmp = mkdtempSync(join(tmpdir(), 'rft-bench-hf-'));
@@ -323,6 +329,7 @@ try {
         ...common,
         backend: engine.backend,
         matmul,
+        ...blasFamilies,
         decode,
         decode_threads: nat.threads,
         shape,
@@ -374,6 +381,7 @@ try {
       baseline_value: t ? Math.max(t.train_1!, t.train_2!) : null,
       backend: engine.backend,
       matmul,
+      ...blasFamilies,
       params,
       adapter_params: lora.adapterParams,
       torch_adapter_params: t?.adapter_params ?? null,

@@ -5,7 +5,8 @@ import { initEngine } from '../backend/model/engine.js';
 import { countParams, presetConfig } from '../backend/model/config.js';
 import { report } from './report.js';
 import { genTokensPerSecond, trainTokensPerSecond } from './model-timing.js';
-import { runTorch } from './torch.js';
+import { runTorch, torchBlasFamily } from './torch.js';
+import { nativeAddon } from '../backend/model/native-blas.js';
 
 const VOCAB = 512;
 const REPS = Number(process.env.BENCH_REPS ?? 5);
@@ -27,6 +28,11 @@ const GEN = { batch: 16, promptLen: 16, newTokens: 64 };
 const engine = await initEngine();
 const torchScript = fileURLToPath(new URL('./torch_model.py', import.meta.url));
 const matmul = engine.matmul?.kernel ?? engine.backend;
+// Which OpenBLAS kernel family each side ran (a ratio between two families measures the families).
+const blasFamilies = {
+  blas_family: engine.matmul?.kernel === 'native-blas' ? (nativeAddon()?.blasCore?.() ?? 'not OpenBLAS') : 'none',
+  torch_blas_family: torchBlasFamily(),
+};
 for (const s of SHAPES) {
   const cfg = presetConfig(s.preset, VOCAB);
   const torchArgs = {
@@ -62,6 +68,7 @@ for (const s of SHAPES) {
     baseline_value: bestTrain,
     backend: engine.backend,
     matmul,
+    ...blasFamilies,
     params: countParams(cfg),
     batch: `${s.batch}x${s.seq}`,
     torch_threads: t ? (t.train_1! >= t.train_2! ? 1 : 2) : null,
@@ -76,6 +83,7 @@ for (const s of SHAPES) {
     baseline_value: bestGen,
     backend: engine.backend,
     matmul,
+    ...blasFamilies,
     params: countParams(cfg),
     batch: `${GEN.batch} prompts x ${GEN.newTokens} new`,
     torch_threads: t ? (t.gen_1! >= t.gen_2! ? 1 : 2) : null,

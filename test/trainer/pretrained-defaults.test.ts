@@ -99,10 +99,16 @@ test('a clearly too-high lr collapses the policy: the guard warns once, names th
   const w = s.warnings[0]!;
   assert.equal(w.code, 'policy_collapse');
   assert.match(w.message, /Likely cause: the learning rate 0\.03 \(trainer\.lr\) is too high/);
-  assert.ok(
-    w.values.ref_kl! > 1 && w.values.sampled_entropy! < w.values.start_sampled_entropy! / 3,
-    JSON.stringify(w.values),
-  );
+  // The property, not one path to it (issue 40 item 0): the policy moved far from its reference and
+  // got worse by the guard's own figures. Whether the entropy falls, rises or stays is decided by float
+  // summation order (OpenBLAS kernel family, RFT_NATIVE_BLAS=0), so it is not asserted.
+  const v = w.values;
+  assert.ok(v.ref_kl! > 1 && v.ref_kl! > 2 * v.start_ref_kl!, `far from the reference: ${JSON.stringify(v)}`);
+  const rewardFell = v.batch_reward !== undefined && v.batch_reward < v.start_batch_reward!;
+  const entropyMoved =
+    v.sampled_entropy !== undefined &&
+    (v.sampled_entropy < v.start_sampled_entropy! / 3 || v.sampled_entropy > 3 * v.start_sampled_entropy!);
+  assert.ok(rewardFell || entropyMoved, `worse by the guard's figures: ${JSON.stringify(v)}`);
   assert.equal(w.values.lr, 0.03);
   assert.equal(recs.filter((r) => r.kind === 'warning').length, 1, 'said once');
   assert.ok(
