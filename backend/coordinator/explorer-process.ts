@@ -28,7 +28,7 @@ export async function explorerProcess(
 ): Promise<number> {
   // auto: the model's size decides webgpu, as in the run's own process (run.ts)
   await initEngine({ modelParams: runModelParams(readRunFolderConfig(a.runDir)) });
-  const ctx = await openProcessContext(a);
+  const ctx = await openProcessContext(a, 'explorer');
   const { cfg, db, tok, runId, metrics, pools } = ctx;
   metrics.write(engineRecord('explorer'));
   const stage = ctx.stages[a.stage]!;

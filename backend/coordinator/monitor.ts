@@ -2,6 +2,10 @@
 // learning curves, and a terminal progress line with ETA.
 import { appendFileSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import type { RunEngines, RunWarning } from '../core/protocol.js';
+import { logger } from '../core/log.js';
+import { recordScalars, type EventFileWriter } from './tensorboard.js';
+
+const log = logger('monitor');
 
 export interface MetricRecord {
   t: number;
@@ -91,9 +95,25 @@ function numbers(v: unknown): Record<string, number> {
 }
 
 export class MetricsLog {
-  constructor(readonly file: string) {}
+  /** TENSORBOARD: where this process's records also go as TensorBoard scalars (monitor.tensorboard). */
+  constructor(
+    readonly file: string,
+    private tensorboard?: EventFileWriter,
+  ) {}
   write(rec: Omit<MetricRecord, 't'>): void {
-    appendFileSync(this.file, JSON.stringify({ t: Date.now(), ...rec }) + '\n');
+    const full = { t: Date.now(), ...rec } as MetricRecord;
+    appendFileSync(this.file, JSON.stringify(full) + '\n');
+    this.toTensorboard(full);
+  }
+  /** A record with a step as scalars at that step. TensorBoard is a view of metrics.jsonl: a failed write there warns once and stops, never the run. */
+  toTensorboard(rec: MetricRecord): void {
+    if (!this.tensorboard || typeof rec.step !== 'number') return;
+    try {
+      this.tensorboard.scalars(rec.step, recordScalars(rec), rec.t / 1000);
+    } catch (e) {
+      log.warn(`TensorBoard events no longer written (${this.tensorboard.file}): ${(e as Error).message}`);
+      this.tensorboard = undefined;
+    }
   }
   read(): MetricRecord[] {
     if (!existsSync(this.file)) return [];

@@ -9,6 +9,10 @@ import { loadTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
 import type { ComponentState } from '../core/component-state.js';
 import { MetricsLog } from './monitor.js';
+import { openEventFile } from './tensorboard.js';
+import { logger } from '../core/log.js';
+
+const log = logger('monitor');
 import { loadWorkspaceCode } from './workspace-code.js';
 import { readRunFolderConfig } from './load-config.js';
 import { loadTasks, type TaskPools } from './setup/tasks.js';
@@ -40,7 +44,7 @@ export function processArgv(kind: 'explorer-process' | 'trainer-process', a: Pro
   return [kind, a.runDir, '--run-id', a.runId, '--store', a.store, '--stage', String(a.stage)];
 }
 
-export async function openProcessContext(a: ProcessArgs): Promise<ProcessContext> {
+export async function openProcessContext(a: ProcessArgs, component: 'explorer' | 'trainer'): Promise<ProcessContext> {
   const runDir = resolve(a.runDir);
   const cfg = readRunFolderConfig(runDir);
   const stages = stagesOf(cfg);
@@ -58,7 +62,11 @@ export async function openProcessContext(a: ProcessArgs): Promise<ProcessContext
     tok: loadTokenizer(runDir),
     pools: loadTasks(cfg),
     db,
-    metrics: new MetricsLog(join(runDir, 'metrics.jsonl')),
+    // monitor.tensorboard: each process its own event file in the run's folder.
+    metrics: new MetricsLog(
+      join(runDir, 'metrics.jsonl'),
+      openEventFile(cfg.monitor.tensorboard, runDir, a.runId, component, (m) => log.warn(m)),
+    ),
     workspace: dirname(dirname(dirname(runDir))),
     setState(component, state, detail) {
       // Serialised and best effort: a state line must never stop the loop.

@@ -15,6 +15,8 @@ import { readCheckpointMeta } from '../model/checkpoint-meta.js';
 import { runModelParams } from '../model/run-model.js';
 import { assertNotLive, claimRunPid, RunRegistry } from '../buffer/runs.js';
 import { MetricsLog } from './monitor.js';
+import { openEventFile } from './tensorboard.js';
+import { logger } from '../core/log.js';
 import { executeProcesses } from './placement/child-processes.js';
 import { executeWithoutTrainer } from './placement/explore-bench.js';
 import { executeInProcess } from './placement/in-process.js';
@@ -26,6 +28,8 @@ import { loadWorkspaceCode, trustedFromEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
 export type { RunOptions, RunSummary } from './run-types.js';
+
+const log = logger('monitor');
 
 /** A run ended by its signal: paused (`rft pause`, abort reason 'pause') or stopped. */
 function endedStatus(signal: AbortSignal): 'paused' | 'stopped' {
@@ -69,7 +73,11 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
   await registry.setStatus(runId, 'running');
   mkdirSync(join(runDir, 'checkpoints'), { recursive: true });
   writeFileSync(join(runDir, 'config.yaml'), toYaml(cfg));
-  const metrics = new MetricsLog(join(runDir, 'metrics.jsonl'));
+  const tensorboard = openEventFile(cfg.monitor.tensorboard, runDir, runId, 'run', (m) => log.warn(m));
+  // A resume trains again from its checkpoint's step: TensorBoard drops the earlier events past it.
+  if (resumeFrom) tensorboard?.restartAt(resumeFrom.meta.step ?? resumeFrom.meta.version);
+  tensorboard?.text(0, 'config', `\`\`\`yaml\n${toYaml(cfg)}\`\`\``);
+  const metrics = new MetricsLog(join(runDir, 'metrics.jsonl'), tensorboard);
   // Each start and resume opens a segment: the report sums their running time (monitor.ts runSeconds).
   metrics.write({ kind: 'segment', resumed: !!opts.resume });
   metrics.write(engineRecord('run'));

@@ -24,7 +24,7 @@ const KEEP = 3;
 export async function trainerProcess(a: ProcessArgs, signal: AbortSignal): Promise<number> {
   // auto: the model's size decides webgpu, as in the run's own process (run.ts)
   await initEngine({ modelParams: runModelParams(readRunFolderConfig(a.runDir)) });
-  const ctx = await openProcessContext(a);
+  const ctx = await openProcessContext(a, 'trainer');
   const { cfg, db, tok, runId, metrics } = ctx;
   metrics.write(engineRecord('trainer'));
   const stage = ctx.stages[a.stage]!;

@@ -412,6 +412,11 @@ const runConfigObject = z
       .object({
         eval_every: z.number().int().min(0).default(0),
         report: z.boolean().default(true),
+        /**
+         * TensorBoard event files of every metric: true (default) under the run folder (RUN/tensorboard),
+         * a folder (relative to the config file) to hold one subfolder per run, or false for none.
+         */
+        tensorboard: z.union([z.boolean(), z.string().min(1)]).default(true),
       })
       .strict()
       .default({}),

@@ -143,6 +143,8 @@ export interface RunInfo {
   statusReason?: string;
   /** The run's HTML report (learning curves, summary), once written. */
   reportPath?: string;
+  /** The folder of the run's TensorBoard event files (monitor.tensorboard), once one is written. */
+  tensorboardDir?: string;
   /** The model the run trains, as its config resolves it (a model.checkpoint's own architecture, not the preset defaults). */
   model?: RunModelInfo;
   /** What the run computes on, from its metrics (runs/status only: the list does not read every run's metrics). */

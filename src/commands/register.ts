@@ -9,6 +9,7 @@ import { registerModels } from '../models/register.js';
 import { addSelectionAsExpert, exportBuffer, openBuffer } from './buffer.js';
 import { mapFields, type FieldPreset } from './map-fields.js';
 import { openReport } from './report.js';
+import { openTensorBoard } from './tensorboard.js';
 import { trainRewardModel } from './reward-model.js';
 import { newTaskset, validateTaskset } from './taskset.js';
 import { evaluateCheckpoint, pauseTraining, resumeTraining, startTraining, stopTraining } from './training.js';
@@ -32,6 +33,7 @@ export function registerCommands(s: Services): void {
   // A Uri (explorer), a RunInfo (Runs view: that run's checkpoints) or nothing (palette).
   reg('rftStudio.evaluateCheckpoint', (arg?: vscode.Uri | RunInfo) => evaluateCheckpoint(s, arg));
   reg('rftStudio.openReport', (arg?: unknown) => openReport(s, arg));
+  reg('rftStudio.openTensorBoard', (arg?: unknown) => openTensorBoard(s, arg));
   reg('rftStudio.openDashboard', (runId?: string) => s.openDashboard(typeof runId === 'string' ? runId : undefined));
   reg('rftStudio.openExperienceBrowser', (o?: { source?: 'usual' | 'expert'; taskId?: string }) =>
     s.openExperienceBrowser(o),

@@ -158,6 +158,9 @@ export const recorded = {
   treeViews: new Map<string, FakeTreeView>(),
   diagnostics: new Map<string, FakeDiagnosticCollection>(),
   /** Options of every quick pick, input box and file dialog shown, in order. */
+  clipboard: '',
+  /** Terminals created, with the text sent to each. */
+  terminals: [] as { name?: string; sent: string[]; shown: boolean }[],
   prompts: [] as {
     kind: 'quickPick' | 'inputBox' | 'openDialog' | 'saveDialog';
     options: Record<string, unknown>;
@@ -191,6 +194,9 @@ export function resetFake(): void {
   recorded.treeViews.clear();
   recorded.diagnostics.clear();
   recorded.prompts.length = 0;
+  recorded.clipboard = '';
+  recorded.terminals.length = 0;
+  externalCommands.clear();
   fileWatchers.length = 0;
   for (const k of Object.keys(answers) as (keyof typeof answers)[]) answers[k].length = 0;
   settings.clear();
@@ -365,6 +371,15 @@ export function textDocument(uri: Uri, text: string, isDirty = false): FakeTextD
 }
 
 export const window = {
+  createTerminal(o: { name?: string } = {}) {
+    const t = { name: o.name, sent: [] as string[], shown: false };
+    recorded.terminals.push(t);
+    return {
+      show: () => void (t.shown = true),
+      sendText: (text: string) => void t.sent.push(text),
+      dispose() {},
+    };
+  },
   activeTextEditor: undefined as undefined | { document: FakeTextDocument; selection: Selection },
   createOutputChannel: (name: string) => new FakeOutputChannel(name),
   showErrorMessage: message('error'),
@@ -556,7 +571,13 @@ export const commands = {
     return fn ? fn(...args) : undefined;
   },
   registered: () => [...commandsRegistry.keys()].sort(),
+  /** Registered commands and those of other extensions the test installed (`externalCommands`). */
+  async getCommands(_filterInternal?: boolean) {
+    return [...commandsRegistry.keys(), ...externalCommands];
+  },
 };
+/** Command ids of other extensions (e.g. the Python extension's python.launchTensorBoard). */
+export const externalCommands = new Set<string>();
 
 export class CodeLens {
   constructor(
@@ -643,6 +664,14 @@ export const languages = {
 };
 
 export const env = {
+  clipboard: {
+    async writeText(t: string) {
+      recorded.clipboard = t;
+    },
+    async readText() {
+      return recorded.clipboard;
+    },
+  },
   async openExternal(u: Uri) {
     recorded.executed.push({ command: '(openExternal)', args: [u.toString()] });
     return true;

@@ -7,6 +7,7 @@ import { appendFileSync, existsSync, renameSync, writeFileSync } from 'node:fs';
 import type { RunMetricRow } from '../../buffer/storage/postgres.js';
 import { withRetry, type RetryOptions } from '../../buffer/queue/retry.js';
 import { MetricsLog, type MetricRecord } from '../monitor.js';
+import type { EventFileWriter } from '../tensorboard.js';
 
 /** What the log needs of the run's database (PostgresStore). */
 export interface RunMetricsDb {
@@ -34,8 +35,9 @@ export class RunMetricsLog extends MetricsLog {
     /** The records of the run before this trainer started (from the database). */
     readonly restored: MetricRecord[],
     private readonly retry: RetryOptions,
+    tensorboard?: EventFileWriter,
   ) {
-    super(file);
+    super(file, tensorboard);
   }
 
   /**
@@ -49,6 +51,7 @@ export class RunMetricsLog extends MetricsLog {
     runId: string,
     version: number,
     retry: RetryOptions = {},
+    tensorboard?: EventFileWriter,
   ): Promise<RunMetricsLog> {
     let rows = await withRetry(() => db.resumeRunMetrics(runId, version), retry);
     if (!rows.length && existsSync(file)) {
@@ -62,19 +65,28 @@ export class RunMetricsLog extends MetricsLog {
     writeFileSync(tmp, rows.map((r) => JSON.stringify(r.record) + '\n').join(''));
     renameSync(tmp, file);
     const next = rows.length ? rows.at(-1)!.seq + 1 : 0;
-    return new RunMetricsLog(
+    const log = new RunMetricsLog(
       file,
       db,
       runId,
       next,
       rows.map((r) => r.record as MetricRecord),
       retry,
+      tensorboard,
     );
+    // This host's event file holds the whole curve too (a trainer moved to an empty machine): it
+    // restarts at step 0, so TensorBoard drops what earlier files of this folder said, then replays.
+    if (tensorboard) {
+      tensorboard.restartAt(0);
+      for (const r of log.restored) log.toTensorboard(r);
+    }
+    return log;
   }
 
   override write(rec: Omit<MetricRecord, 't'>): void {
     const full = { t: Date.now(), ...rec } as MetricRecord;
     appendFileSync(this.file, JSON.stringify(full) + '\n');
+    this.toTensorboard(full);
     this.pending.push({ seq: this.seq++, record: full });
     // One insert at a time, in order; records written meanwhile go in the next one.
     this.chain = this.chain

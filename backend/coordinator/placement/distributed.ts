@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
+import { openEventFile } from '../tensorboard.js';
 import { engineRecord, initEngine } from '../../model/engine.js';
 import { frozenOutsideHeap, outsideHeapNote } from '../../model/external-weights.js';
 import { PostgresStore } from '../../buffer/storage/postgres.js';
@@ -210,7 +211,8 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
     // evaluations), report.html and summary.json at the end.
     mkdirSync(outDir, { recursive: true });
     // Kept with the run in the database: a trainer resuming on another machine writes the whole curve.
-    const metrics = await RunMetricsLog.open(join(outDir, 'metrics.jsonl'), raw, o.runId, version, retry);
+    const tensorboard = openEventFile(cfg.monitor.tensorboard, outDir, o.runId, 'trainer', (m) => log.warn(m));
+    const metrics = await RunMetricsLog.open(join(outDir, 'metrics.jsonl'), raw, o.runId, version, retry, tensorboard);
     metrics.write(engineRecord('trainer'));
     const evalTasks = (await store.getState<Task[]>(o.runId, 'dist:eval')) ?? [];
     await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1

@@ -31,5 +31,18 @@ export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfi
     tf && !isAbsolute(tf.path) && !isDbUrl(tf.path)
       ? { ...cfg.buffer, train_from: { ...tf, path: resolve(base, tf.path) } }
       : cfg.buffer;
-  return { ...cfg, model, taskset: abs(cfg.taskset), eval: abs(cfg.eval), experts: abs(cfg.experts), workflow, buffer };
+  // monitor.tensorboard as a folder beside the config.
+  const tb = cfg.monitor.tensorboard;
+  const monitor =
+    typeof tb === 'string' && !isAbsolute(tb) ? { ...cfg.monitor, tensorboard: resolve(base, tb) } : cfg.monitor;
+  return {
+    ...cfg,
+    model,
+    taskset: abs(cfg.taskset),
+    eval: abs(cfg.eval),
+    experts: abs(cfg.experts),
+    workflow,
+    buffer,
+    monitor,
+  };
 }

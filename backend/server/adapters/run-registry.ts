@@ -7,6 +7,14 @@ import type { RunInfo } from '../../core/protocol.js';
 import type { RunRegistryPort } from '../ports.js';
 import { describeRunModel } from '../../model/run-model.js';
 import { MetricsLog, runEngines } from '../../coordinator/monitor.js';
+import { tensorboardDir } from '../../coordinator/tensorboard.js';
+
+/** Where the run's event files are (monitor.tensorboard), once its first process wrote one. */
+function tensorboardInfo(r: RunRecord): { tensorboardDir?: string } {
+  const setting = (r.config as { monitor?: { tensorboard?: boolean | string } } | undefined)?.monitor?.tensorboard;
+  const dir = tensorboardDir(setting ?? true, r.dir, r.id);
+  return dir && existsSync(dir) ? { tensorboardDir: dir } : {};
+}
 
 export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
   const model = describeRunModel(r.config);
@@ -23,6 +31,7 @@ export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
     ...(r.statusReason ? { statusReason: r.statusReason } : {}),
     // Written when a run ends (stopped, paused, completed; monitor.report).
     ...(existsSync(join(r.dir, 'report.html')) ? { reportPath: join(r.dir, 'report.html') } : {}),
+    ...tensorboardInfo(r),
     config: r.config,
     // The real model (a model.checkpoint's architecture and size), not the preset defaults the validated config carries.
     ...(model ? { model } : {}),
