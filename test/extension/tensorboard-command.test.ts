@@ -59,5 +59,5 @@ test('the Runs view offers Open in TensorBoard on every run', () => {
   const menus = (PACKAGE as unknown as { contributes: { menus: Record<string, { command: string; when: string }[]> } })
     .contributes.menus['view/item/context']!;
   const m = menus.find((x) => x.command === 'rftStudio.openTensorBoard');
-  assert.ok(m && m.when.includes('view == rftStudio.runs') && /viewItem =~ \/\^rftRun/.test(m.when));
+  assert.ok(m?.when.includes('view == rftStudio.runs') && /viewItem =~ \/\^rftRun/.test(m.when));
 });
