@@ -20,7 +20,8 @@ import { createDistributedRun } from '../../backend/coordinator/distributed/setu
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer } from '../../backend/coordinator/placement/distributed.js';
 import { checksumDir, versionDir } from '../../backend/coordinator/distributed/weights.js';
-import { S3WeightsStore, s3Spec } from '../../backend/coordinator/distributed/weights-s3.js';
+import { S3WeightsStore } from '../../backend/coordinator/distributed/weights-s3.js';
+import { s3Spec } from '../../backend/coordinator/distributed/s3-spec.js';
 import { fetchFromStore } from '../../backend/coordinator/distributed/weights-store.js';
 import { JobQueue } from '../../backend/buffer/queue/job-queue.js';
 import { PostgresStore } from '../../backend/buffer/storage/postgres.js';

@@ -1,15 +1,17 @@
-// Weights in S3-compatible object storage: the SigV4 signer against the worked examples of AWS's S3
-// documentation, then the store against a real S3-compatible server on loopback (s3rver, an npm
-// devDependency that runs in Node): publish by sha256, fetch + verify, a tampered object refused,
-// a wrong access key and an unreachable endpoint as errors that say so, removal.
+// Weights in S3-compatible object storage through the AWS SDK, against a real S3-compatible server on
+// loopback (s3rver, an npm devDependency that runs in Node): publish by sha256, fetch + verify, a
+// tampered object refused, a wrong access key and an unreachable endpoint as errors that say so,
+// removal; a multipart upload of a file larger than one part; credentials from a shared profile; a
+// publish that resumes after the store restarted mid-upload without sending the finished files again.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
-import { signV4, EMPTY_SHA256 } from '../../backend/coordinator/distributed/sigv4.js';
-import { S3WeightsStore, credentialsFromEnv, s3Spec } from '../../backend/coordinator/distributed/weights-s3.js';
+import { S3Client, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { S3WeightsStore } from '../../backend/coordinator/distributed/weights-s3.js';
+import { s3Spec } from '../../backend/coordinator/distributed/s3-spec.js';
 import { fetchFromStore, publishWithRetry } from '../../backend/coordinator/distributed/weights-store.js';
 import { checksumDir } from '../../backend/coordinator/distributed/weights.js';
 import { WeightsFetchError } from '../../backend/coordinator/distributed/weights-http.js';
@@ -17,65 +19,65 @@ import { WeightsFetchError } from '../../backend/coordinator/distributed/weights
 const root = mkdtempSync(join(tmpdir(), 'rft-s3-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-// https://docs.aws.amazon.com/AmazonS3/latest/API/sig-v4-header-based-auth.html (example calculations)
-const AWS_EXAMPLE = {
-  accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
-  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
-};
-const NOW = new Date('2013-05-24T00:00:00Z');
-const sig = (h: Record<string, string>) => /Signature=([0-9a-f]{64})$/.exec(h.authorization!)![1];
-
-test('SigV4: the GET Object, PUT Object and List Objects examples of the S3 documentation', () => {
-  const get = signV4(
-    {
-      method: 'GET',
-      url: new URL('https://examplebucket.s3.amazonaws.com/test.txt'),
-      headers: { Range: 'bytes=0-9' },
-      payloadSha256: EMPTY_SHA256,
-      region: 'us-east-1',
-      now: NOW,
-    },
-    AWS_EXAMPLE,
-  );
-  assert.equal(sig(get), 'f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41');
-  assert.match(
-    get.authorization!,
-    /^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/20130524\/us-east-1\/s3\/aws4_request, SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, /,
-  );
-  const put = signV4(
-    {
-      method: 'PUT',
-      url: new URL('https://examplebucket.s3.amazonaws.com/test$file.text'),
-      headers: { Date: 'Fri, 24 May 2013 00:00:00 GMT', 'x-amz-storage-class': 'REDUCED_REDUNDANCY' },
-      payloadSha256: '44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072',
-      region: 'us-east-1',
-      now: NOW,
-    },
-    AWS_EXAMPLE,
-  );
-  assert.equal(sig(put), '98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd');
-  const list = signV4(
-    {
-      method: 'GET',
-      url: new URL('https://examplebucket.s3.amazonaws.com/?max-keys=2&prefix=J'),
-      payloadSha256: EMPTY_SHA256,
-      region: 'us-east-1',
-      now: NOW,
-    },
-    AWS_EXAMPLE,
-  );
-  assert.equal(sig(list), '34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7');
-});
-
-test('s3 spec and credentials: errors name the flag or the variables', () => {
+test('s3 spec: errors name the flag; an endpoint of its own is path-style, AWS virtual-hosted', () => {
   assert.throws(() => s3Spec('s3://B', { endpoint: 'http://x:1' }), /--weights: 's3:\/\/B' is not s3:\/\/BUCKET/);
-  assert.throws(() => s3Spec('s3://bucket/p', {}, {}), /--s3-endpoint/);
   assert.throws(() => s3Spec('s3://bucket/p', { endpoint: 'ftp://x' }, {}), /must be http/);
+  assert.throws(
+    () => s3Spec('s3://bucket/p', { addressing: 'dns' }, {}),
+    /--s3-addressing: 'dns' is not path or virtual/,
+  );
   assert.deepEqual(
     s3Spec('s3://bucket/a/b/', {}, { AWS_ENDPOINT_URL: 'http://127.0.0.1:9000/', AWS_REGION: 'eu-west-1' }),
-    { kind: 's3', endpoint: 'http://127.0.0.1:9000', bucket: 'bucket', prefix: 'a/b', region: 'eu-west-1' },
+    {
+      kind: 's3',
+      endpoint: 'http://127.0.0.1:9000',
+      bucket: 'bucket',
+      prefix: 'a/b',
+      region: 'eu-west-1',
+      addressing: 'path',
+    },
   );
-  assert.throws(() => credentialsFromEnv({ AWS_ACCESS_KEY_ID: 'x' }), /AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
+  assert.deepEqual(s3Spec('s3://bucket', {}, { AWS_REGION: 'eu-west-1' }), {
+    kind: 's3',
+    bucket: 'bucket',
+    prefix: '',
+    region: 'eu-west-1',
+    addressing: 'virtual',
+  });
+  assert.equal(
+    s3Spec('s3://bucket', { endpoint: 'https://s3.example', addressing: 'virtual' }, {}).addressing,
+    'virtual',
+  );
+});
+
+/** Runs FN with only these AWS_* variables in the environment (the SDK's chain reads process.env). */
+async function withAwsEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('AWS_')));
+  for (const k of Object.keys(saved)) delete process.env[k];
+  // No instance-metadata probe on a machine that is not one; no ~/.aws of the person running the tests.
+  Object.assign(process.env, {
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_SHARED_CREDENTIALS_FILE: join(root, 'no-credentials'),
+    AWS_CONFIG_FILE: join(root, 'no-config'),
+    ...vars,
+  });
+  try {
+    return await fn();
+  } finally {
+    for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}
+
+test('credentials: none anywhere is refused at start naming where they come from', async () => {
+  await withAwsEnv({}, async () => {
+    const store = new S3WeightsStore(s3Spec('s3://bucket', { endpoint: 'http://127.0.0.1:1' }, {}));
+    await assert.rejects(
+      store.checkCredentials(),
+      /no credentials in this process .*set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE/,
+    );
+    store.close();
+  });
 });
 
 function folder(name: string, files: Record<string, string | Buffer>): string {
@@ -201,3 +203,110 @@ test('publishing retries while the S3 server is down and lands once it is back',
     await second.close().catch(() => undefined);
   }
 });
+
+test(
+  'multipart: a file larger than one part goes up in parts, with credentials from a shared profile; a publish resumes after the store restarted mid-upload, keeping the finished files',
+  { timeout: 120_000 },
+  async () => {
+    const data = join(root, 's3multi');
+    const start = (port = 0) =>
+      new S3rver({
+        port,
+        address: '127.0.0.1',
+        silent: true,
+        directory: data,
+        configureBuckets: [{ name: 'weights' }],
+      });
+    let server = start();
+    const { port } = await server.run();
+    const credentials = join(root, 'aws-credentials');
+    writeFileSync(credentials, '[rft-ci]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n');
+    try {
+      await withAwsEnv({ AWS_PROFILE: 'rft-ci', AWS_SHARED_CREDENTIALS_FILE: credentials }, async () => {
+        const spec = s3Spec('s3://weights/mp', { endpoint: `http://127.0.0.1:${port}` }, {});
+        const events: string[] = [];
+        const sent: string[] = [];
+        const MiB = 1024 * 1024;
+        // No keys given: the SDK's chain finds the profile.
+        const store = new S3WeightsStore(spec, undefined, {
+          env: {},
+          partSize: 5 * MiB,
+          maxAttempts: 2,
+          onFile: (name, how) => void events.push(`${name}:${how}`),
+          onRequest: (c) => void sent.push(c),
+        });
+        await store.checkCredentials();
+        const big = Buffer.alloc(12 * MiB + 3);
+        for (let i = 0; i < big.length; i++) big[i] = (i * 2654435761) >>> 24;
+        const src = folder('multi', {
+          'a-small.json': '{"version":7}',
+          'b-weights.bin': big,
+          'c-tokenizer.json': '{}',
+        });
+        const sum = checksumDir(src);
+        await store.publish('R', src, sum);
+        assert.deepEqual(events, ['a-small.json:uploaded', 'b-weights.bin:multipart', 'c-tokenizer.json:uploaded']);
+        // 12 MiB in parts of 5 MiB: three parts, between a create and a complete; the small files in one PUT.
+        const count = (c: string) => sent.filter((x) => x === c).length;
+        assert.equal(count('CreateMultipartUploadCommand'), 1, sent.join(', '));
+        assert.equal(count('UploadPartCommand'), 3);
+        assert.equal(count('CompleteMultipartUploadCommand'), 1);
+        assert.equal(count('PutObjectCommand'), 3, 'two small files and the manifest');
+        const raw = new S3Client({
+          region: 'us-east-1',
+          endpoint: `http://127.0.0.1:${port}`,
+          forcePathStyle: true,
+          credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+        });
+        const head = await raw.send(new HeadObjectCommand({ Bucket: 'weights', Key: `mp/R/${sum}/b-weights.bin` }));
+        assert.equal(head.ContentLength, big.length);
+        raw.destroy();
+        assert.equal(checksumDir(await fetchFromStore(store, 'R', sum, join(root, 'cache-mp', sum))), sum);
+
+        // Another version; the store goes down once its first file is in, and comes back 1.5 s later.
+        const src2 = folder('multi2', {
+          'a-small.json': '{"version":8}',
+          'b-weights.bin': Buffer.concat([big, Buffer.from('v8')]),
+          'c-tokenizer.json': '{}',
+        });
+        const sum2 = checksumDir(src2);
+        events.length = 0;
+        let restarted: Promise<void> | undefined;
+        const flaky = new S3WeightsStore(spec, undefined, {
+          env: {},
+          partSize: 5 * MiB,
+          maxAttempts: 1,
+          onFile: (name, how) => {
+            events.push(`${name}:${how}`);
+            if (!restarted)
+              restarted = (async () => {
+                await server.close();
+                await new Promise((r) => setTimeout(r, 1500));
+                server = start(port);
+                await server.run();
+              })();
+          },
+        });
+        const failures: string[] = [];
+        await publishWithRetry(flaky, 'R', src2, sum2, {
+          everyMs: 300,
+          maxMs: 60_000,
+          onFail: (e) => void failures.push(e.message),
+        });
+        await restarted;
+        assert.ok(
+          failures.length >= 1 && /ECONNREFUSED|ECONNRESET|socket hang up|EPIPE/.test(failures[0]!),
+          failures.join('\n'),
+        );
+        assert.equal(events.filter((e) => e === 'a-small.json:uploaded').length, 1, `sent once: ${events.join(', ')}`);
+        assert.ok(events.includes('a-small.json:present'), `found in the store on the retry: ${events.join(', ')}`);
+        assert.ok(events.includes('b-weights.bin:multipart'));
+        assert.equal(checksumDir(await fetchFromStore(flaky, 'R', sum2, join(root, 'cache-mp2', sum2))), sum2);
+        store.close();
+        flaky.close();
+      });
+    } finally {
+      await server.close().catch(() => undefined);
+    }
+  },
+);

@@ -1,26 +1,26 @@
 // `rft coordinator CONFIG --buffer postgres://... --run RUN --weights DIR|s3://BUCKET/PREFIX [--watch]`:
 // create a distributed run in PostgreSQL; with --watch, print the workers every few seconds until it
-// is done. With s3://, the run keeps its weights in S3-compatible object storage (--s3-endpoint,
-// --s3-region; credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, never stored).
+// is done. With s3://, the run keeps its weights in S3 or S3-compatible object storage (--s3-endpoint,
+// --s3-region, --s3-addressing; credentials from each process's own AWS chain, never stored).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { command, flagNumber, flagString } from '../command.js';
-import { s3Spec } from '../../coordinator/distributed/weights-s3.js';
+import { s3Spec } from '../../coordinator/distributed/s3-spec.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { createDistributedRun, formatWorkers } from '../../coordinator/distributed/setup.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
 
 const usage =
-  'coordinator CONFIG --buffer postgres://... --run RUN --weights DIR|s3://BUCKET/PREFIX [--s3-endpoint URL] [--s3-region R] [--watch] [--every S]';
+  'coordinator CONFIG --buffer postgres://... --run RUN --weights DIR|s3://BUCKET/PREFIX [--s3-endpoint URL] [--s3-region R] [--s3-addressing path|virtual] [--watch] [--every S]';
 
 command({
   name: 'coordinator',
   usage,
   summary: 'create a distributed run (buffer and job queue in PostgreSQL); explorers and trainers join it',
   booleanFlags: ['watch'],
-  flags: ['buffer', 'run', 'weights', 'every', 's3-endpoint', 's3-region'],
+  flags: ['buffer', 'run', 'weights', 'every', 's3-endpoint', 's3-region', 's3-addressing'],
   run: async (args) => {
     const file = args.positional[0];
     const url = flagString(args, 'buffer');
@@ -35,14 +35,18 @@ command({
       return 2;
     }
     const s3 = weights.startsWith('s3://');
-    if (!s3 && (args.flags['s3-endpoint'] !== undefined || args.flags['s3-region'] !== undefined)) {
-      console.error('--s3-endpoint / --s3-region: only with --weights s3://BUCKET/PREFIX');
+    if (!s3 && ['s3-endpoint', 's3-region', 's3-addressing'].some((f) => args.flags[f] !== undefined)) {
+      console.error('--s3-endpoint / --s3-region / --s3-addressing: only with --weights s3://BUCKET/PREFIX');
       return 2;
     }
     let spec;
     try {
       spec = s3
-        ? s3Spec(weights, { endpoint: flagString(args, 's3-endpoint'), region: flagString(args, 's3-region') })
+        ? s3Spec(weights, {
+            endpoint: flagString(args, 's3-endpoint'),
+            region: flagString(args, 's3-region'),
+            addressing: flagString(args, 's3-addressing'),
+          })
         : undefined;
     } catch (e) {
       console.error((e as Error).message);

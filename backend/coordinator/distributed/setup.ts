@@ -26,7 +26,6 @@ import { jobSync, PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';
 import { configDiff } from './config-diff.js';
 import { DbWeightsStore } from './weights-db.js';
-import { credentialsFromEnv, S3WeightsStore } from './weights-s3.js';
 import type { S3StoreSpec } from './weights-store.js';
 
 /** What a distributed run supports today; anything else is refused up front with the field named. */
@@ -87,7 +86,9 @@ export async function createDistributedRun(
 ): Promise<CreateResult> {
   const bad = checkDistributedConfig(cfg);
   if (bad) throw new InputError(bad);
-  const object = objectStore ? new S3WeightsStore(objectStore, credentialsFromEnv()) : null;
+  // The AWS SDK is loaded only by processes of runs that use S3.
+  const object = objectStore ? new (await import('./weights-s3.js')).S3WeightsStore(objectStore) : null;
+  await object?.checkCredentials();
   await initEngine({ modelParams: runModelParams(cfg) });
   const raw = await withRetry(() => PostgresStore.open(url), { maxMs: 30_000 });
   const store = reconnecting(raw, { maxMs: 60_000 });

@@ -11,12 +11,14 @@ import { ChecksumError, checksumDir } from './weights.js';
 
 export interface S3StoreSpec {
   kind: 's3';
-  /** http(s)://host:port of the S3-compatible service (path-style requests: ENDPOINT/BUCKET/KEY). */
-  endpoint: string;
+  /** http(s)://host:port of an S3-compatible service; absent: AWS's own endpoint of the region. */
+  endpoint?: string;
   bucket: string;
   /** Key prefix; a version's files are PREFIX/RUN/SHA256/NAME. */
   prefix: string;
   region: string;
+  /** path: ENDPOINT/BUCKET/KEY; virtual: BUCKET.ENDPOINT/KEY. Absent (runs created before): path with an endpoint, else virtual. */
+  addressing?: 'path' | 'virtual';
 }
 
 /** What `dist:weights-store` holds; absent: the trainer's folder (served over HTTP, or shared). */
@@ -62,7 +64,7 @@ export async function fetchFromStore(
   }
 }
 
-/** The run's recorded store (null: none, the trainer's folder / HTTP); S3 credentials from this process's environment. */
+/** The run's recorded store (null: none, the trainer's folder / HTTP); S3 credentials from this process's own chain (env, profile, role). */
 export async function openRecordedStore(get: () => Promise<WeightsStoreSpec | null>): Promise<WeightsStore | null> {
   const spec = await get();
   if (!spec) return null;
@@ -70,8 +72,10 @@ export async function openRecordedStore(get: () => Promise<WeightsStoreSpec | nu
     throw new InputError(
       `dist:weights-store: unknown kind '${(spec as { kind: string }).kind}' (this version knows s3)`,
     );
-  const { S3WeightsStore, credentialsFromEnv } = await import('./weights-s3.js');
-  return new S3WeightsStore(spec, credentialsFromEnv());
+  const { S3WeightsStore } = await import('./weights-s3.js');
+  const store = new S3WeightsStore(spec);
+  await store.checkCredentials();
+  return store;
 }
 
 /**
