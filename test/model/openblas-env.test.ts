@@ -86,3 +86,28 @@ console.log(JSON.stringify({ detail: i.matmul?.detail, core: nativeAddon()?.blas
     assert.equal(out.timeout, null, 'OPENBLAS_THREAD_TIMEOUT is not left in the environment');
   },
 );
+
+// Issue 40 item 00: the PyTorch baseline of the benches gets the family the engine loads with, so a
+// ratio compares engines and not kernel families (Debian's torch does its matmuls through OpenBLAS).
+test("the benches' PyTorch baseline runs with the engine's family: the probe's, RFT_BLAS_CORETYPE's or the environment's", async (t) => {
+  const { torchEnv, torchPython } = await import('../../bench/torch.js');
+  const chosen = { ...probe, coretype: 'SkylakeX', core_note: 'detected Prescott' };
+  assert.equal(torchEnv({}, chosen).OPENBLAS_CORETYPE, 'SkylakeX');
+  assert.equal(torchEnv({ RFT_BLAS_CORETYPE: 'Haswell' }, chosen).OPENBLAS_CORETYPE, 'Haswell');
+  assert.equal(torchEnv({ OPENBLAS_CORETYPE: 'Zen' }, chosen).OPENBLAS_CORETYPE, 'Zen');
+  assert.equal(torchEnv({}, probe).OPENBLAS_CORETYPE, undefined, "no choice: OpenBLAS's own detection on both sides");
+  // And torch's OpenBLAS really takes it (where python3-torch is installed).
+  const py = torchPython();
+  if (!py) return t.skip('python3-torch not installed');
+  const env = torchEnv({ ...process.env, RFT_BLAS_CORETYPE: 'Haswell' }, chosen);
+  const r = spawnSync(
+    py,
+    [
+      '-c',
+      'import ctypes, torch\nf = ctypes.CDLL("libopenblas.so.0").openblas_get_corename\nf.restype = ctypes.c_char_p\nprint(f().decode())',
+    ],
+    { encoding: 'utf8', env },
+  );
+  if (r.status !== 0) return t.skip(`torch without OpenBLAS here: ${r.stderr.slice(-200)}`);
+  assert.equal(r.stdout.trim(), 'Haswell');
+});
