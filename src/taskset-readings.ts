@@ -16,9 +16,18 @@ const SECTIONS: [string, TasksetReading['role']][] = [
   ['experts', 'expert'],
 ];
 
-/** The files one config names with a `format:` or as experts, and how it reads each. */
-export function readingsOf(configPath: string, text: string): Map<string, TasksetReading> {
-  const out = new Map<string, TasksetReading>();
+/** A data file a run config names: its section, absolute path and how the run reads it. */
+export interface ConfigFile {
+  section: 'taskset' | 'eval' | 'experts';
+  file: string;
+  reading: TasksetReading;
+  /** The config says how (a `format:`, or experts): the first config that does rules the file. */
+  mapped: boolean;
+}
+
+/** Every file one config names (taskset, eval, experts), with its reading; none when the YAML does not parse. */
+export function filesOf(configPath: string, text: string): ConfigFile[] {
+  const out: ConfigFile[] = [];
   let doc: unknown;
   try {
     doc = YAML.parse(text);
@@ -35,13 +44,24 @@ export function readingsOf(configPath: string, text: string): Map<string, Taskse
       format && typeof format === 'object'
         ? Object.fromEntries(Object.entries(format).filter(([, v]) => typeof v === 'string'))
         : undefined;
-    if (!fmt && role !== 'expert') continue;
-    out.set(resolve(dirname(configPath), path), {
-      ...(fmt ? { format: fmt as Record<string, string> } : {}),
-      role,
-      ...(typeof domain === 'string' ? { domain: domain as TasksetReading['domain'] } : {}),
+    out.push({
+      section: key as ConfigFile['section'],
+      file: resolve(dirname(configPath), path),
+      reading: {
+        ...(fmt ? { format: fmt as Record<string, string> } : {}),
+        role,
+        ...(typeof domain === 'string' ? { domain: domain as TasksetReading['domain'] } : {}),
+      },
+      mapped: !!fmt || role === 'expert',
     });
   }
+  return out;
+}
+
+/** The files one config names with a `format:` or as experts, and how it reads each. */
+export function readingsOf(configPath: string, text: string): Map<string, TasksetReading> {
+  const out = new Map<string, TasksetReading>();
+  for (const f of filesOf(configPath, text)) if (f.mapped && !out.has(f.file)) out.set(f.file, f.reading);
   return out;
 }
 
