@@ -59,7 +59,11 @@ export interface BufferCounts {
 }
 
 /** An experience with, where the run's tokenizer is known, the text of each response token. */
-export type ExperienceDetail = Experience & { responsePieces?: string[] };
+export type ExperienceDetail = Experience & {
+  responsePieces?: string[];
+  /** The task's metadata: the taskset's own columns (`difficulty: "easy"`, `source`), as the file has them. */
+  taskMetadata?: Record<string, unknown>;
+};
 
 /** One recorded feedback change; `undo` reverts it. */
 export interface FeedbackChange {
