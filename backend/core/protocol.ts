@@ -327,10 +327,11 @@ export interface Requests {
   /**
    * taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies
    * reward and taskset. config (a workspace `*.rft.yaml`) wins: its eval set (taskset ''), or the
-   * taskset file read with its `format:` mapping, and its reward.
+   * taskset file read with its `format:` mapping, and its reward. format: how to read a taskset file
+   * that no section of the config names (the editor's reading of it), instead of the config's mapping.
    */
   'runs/evaluate': {
-    params: { checkpoint: string; taskset: string; runId?: string; config?: string };
+    params: { checkpoint: string; taskset: string; runId?: string; config?: string; format?: Record<string, string> };
     result: { accuracy: number; tasks: number };
   };
   'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };
