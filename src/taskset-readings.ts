@@ -3,7 +3,7 @@
 // written with other names (`question` for prompt) is not flagged while a config maps them.
 import * as vscode from 'vscode';
 import { dirname, resolve } from 'node:path';
-import YAML from 'yaml';
+import { parseLastGood } from './config-last-good.js';
 import type { TasksetReading } from '../backend/core/protocol.js';
 import { looksLikeTaskset } from './diagnostics.js';
 import type { MappingProposal } from './field-mapping.js';
@@ -28,12 +28,8 @@ export interface ConfigFile {
 /** Every file one config names (taskset, eval, experts), with its reading; none when the YAML does not parse. */
 export function filesOf(configPath: string, text: string): ConfigFile[] {
   const out: ConfigFile[] = [];
-  let doc: unknown;
-  try {
-    doc = YAML.parse(text);
-  } catch {
-    return out; // the config's own diagnostics report its syntax
-  }
+  // A config that does not parse now: its last good reading (its own diagnostics report the syntax).
+  const { doc } = parseLastGood(configPath, text);
   if (!doc || typeof doc !== 'object') return out;
   for (const [key, role] of SECTIONS) {
     const ref = (doc as Record<string, unknown>)[key];
