@@ -63,21 +63,31 @@ export function readingsOf(configPath: string, text: string): Map<string, Taskse
 
 export class TasksetReadings {
   private byFile = new Map<string, TasksetReading>();
+  /** Every file a config names (mapped or not), and the configs naming it. */
+  private named = new Map<string, vscode.Uri[]>();
   /** Files read with the mapping detected from their first records (no config maps them). */
   private readonly detected = new Map<string, MappingProposal>();
 
   /** Re-reads every run config of the workspace (on disk); the first one naming a file wins. */
   async refresh(): Promise<void> {
     const next = new Map<string, TasksetReading>();
+    const named = new Map<string, vscode.Uri[]>();
     for (const uri of await vscode.workspace.findFiles(CONFIGS, '**/node_modules/**', 100)) {
       try {
         const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
         for (const [file, r] of readingsOf(uri.fsPath, text)) if (!next.has(file)) next.set(file, r);
+        for (const f of filesOf(uri.fsPath, text)) named.set(f.file, [...(named.get(f.file) ?? []), uri]);
       } catch {
         /* unreadable: its own diagnostics say so */
       }
     }
     this.byFile = next;
+    this.named = named;
+  }
+
+  /** The configs that name `file` (as taskset, eval or experts), as of the last refresh. */
+  configsNaming(file: string): vscode.Uri[] {
+    return this.named.get(file) ?? [];
   }
 
   for(file: string): TasksetReading | undefined {
