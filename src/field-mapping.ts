@@ -159,6 +159,8 @@ export function guessRole(path: string, records: Rec[]): MappingRole {
   const response = proposeMapping(records, 'expert').fields.find((f) => f.target === 'response');
   if (!response) return 'task';
   if (!answer) return 'expert';
+  // Named a demonstration (`reference_output`), where only the values made it an answer: experts.
+  if (answer.key === response.key && response.why === 'name' && answer.why === 'values') return 'expert';
   // One field both ways (`output`): worked text is a demonstration, a short value an answer.
   return answer.key === response.key && answer.key !== 'answer' && isWorkedText(records, answer.key)
     ? 'expert'

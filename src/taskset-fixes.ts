@@ -92,6 +92,14 @@ export function ownColumnRename(message: string, fileText: string): { from: stri
   return { from, to };
 }
 
+/** Column range of the key `name:` of a YAML list item's map (`- name: …` or `  name: …`). */
+function yamlKeyRange(line: string, name: string): [number, number] | undefined {
+  const m = new RegExp(`^(\\s*(?:-\\s+)?)["']?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}["']?\\s*:`).exec(line);
+  if (!m) return undefined;
+  const start = line.indexOf(name, m[1]!.length);
+  return [start, start + name.length];
+}
+
 /** Column range of `name` in a CSV header line, or undefined. */
 function headerRange(line: string, name: string): [number, number] | undefined {
   let at = 0;
@@ -146,8 +154,9 @@ export class TasksetQuickFixes implements vscode.CodeActionProvider {
         count++;
       }
     } else {
+      const yaml = /\.ya?ml$/i.test(doc.uri.fsPath);
       for (let i = 0; i < doc.lineCount; i++) {
-        const k = keyRange(doc.lineAt(i).text, r.from);
+        const k = yaml ? yamlKeyRange(doc.lineAt(i).text, r.from) : keyRange(doc.lineAt(i).text, r.from);
         if (!k) continue;
         fix.edit.replace(doc.uri, new vscode.Range(i, k[0], i, k[1]), r.to);
         count++;

@@ -4,10 +4,11 @@
 // mapping (3 errors, not one per record); Map Fields shows the proposal over the first records and
 // writes it into a new config that reads the file. Issue 40 item 1: a column of the user's own named
 // like a schema field (`difficulty: "easy"`) is kept in metadata with one warning and a rename quick
-// fix (not 40 errors), and Start Training refuses a config whose taskset has errors.
+// fix (not 40 errors), and Start Training refuses a config whose taskset has errors. Item 9: the
+// file the config names renamed away and back: the config's problem comes and goes unopened.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -171,5 +172,22 @@ test(
     await s.shot('44-start-refused-taskset-errors');
     const reg = join(ws, '.rft', 'runs.json');
     assert.ok(!existsSync(reg) || JSON.parse(readFileSync(reg, 'utf8')).runs.length === 0, 'no run was started');
+
+    // Issue 40 item 9: the file the config names is renamed outside the editor: the config's problem
+    // shows without opening it, and goes when the file is back (not when Start checks again).
+    renameSync(join(ws, 'mine', 'math.jsonl'), join(ws, 'mine', 'math-old.jsonl'));
+    const GONE = "taskset.path: no file 'mine/math.jsonl'";
+    await until(
+      async () => (await page.locator('.markers-panel').innerText()).includes(GONE),
+      'the config problem',
+      60_000,
+    );
+    await s.shot('45-config-names-a-moved-file');
+    renameSync(join(ws, 'mine', 'math-old.jsonl'), join(ws, 'mine', 'math.jsonl'));
+    await until(
+      async () => !(await page.locator('.markers-panel').innerText()).includes(GONE),
+      'the problem gone',
+      60_000,
+    );
   },
 );

@@ -115,6 +115,14 @@ test('an experts file {input, reference_output}: recognised as experts by its sh
   for (const k of ['output', 'completion', 'target', 'answer', 'model_output', 'ideal_response'])
     assert.equal(suggestField('response', { input: 'x', [k]: 'y' }), k, k);
   assert.equal(suggestField('response', { answer: 'a', completion: 'c' }), 'completion');
+  // Named a reference output, short values: still demonstrations (the name says so).
+  assert.equal(
+    guessRole(
+      'mine/ref.jsonl',
+      recs.map((r, i) => ({ ...r, reference_output: String(i + 4) })),
+    ),
+    'expert',
+  );
   // `output` with worked text: experts; with short values: a task's answer. GSM8K answers stay tasks.
   const out = (o: string[]) => o.map((v, i) => ({ question: `What is ${i} plus ${i}, and why?`, output: v }));
   assert.equal(

@@ -181,4 +181,33 @@ test("a column of the user's own named like a schema field: explained in Problem
     ["Rename the column 'difficulty' to 'level' (your own, kept in metadata)"],
   );
   assert.equal(tfix[0]!.edit.edits.length, 2, 'every record');
+
+  // CSV: the header cell; YAML: each item's key. The renamed files load with the column as metadata.
+  for (const [name, body] of [
+    ['t.csv', 'id,prompt,answer,difficulty\na,1+1?,2,easy\nb,2+2?,4,hard'],
+    [
+      't.yaml',
+      '- id: a\n  prompt: 1+1?\n  answer: "2"\n  difficulty: easy\n- difficulty: hard\n  id: b\n  prompt: 2+2?\n  answer: "4"',
+    ],
+  ] as const) {
+    const f = `/w/tasksets/${name}`;
+    const w = parseTaskset(body, f).warnings![0]!;
+    const fdoc = vscode.textDocument(vscode.Uri.file(f), body);
+    const fd = toDiagnostic({ ...w, severity: 'warning' }, fdoc);
+    const [fix] = new TasksetQuickFixes().provideCodeActions(
+      fdoc as never,
+      fd.range as never,
+      {
+        diagnostics: [fd],
+      } as never,
+    ) as unknown as { title: string; edit: { edits: never[] } }[];
+    assert.equal(fix?.title, "Rename the column 'difficulty' to 'level' (your own, kept in metadata)", name);
+    const after = parseTaskset(apply(body, fix!.edit.edits), f);
+    assert.equal(after.warnings, undefined, name);
+    assert.deepEqual(
+      after.tasks.map((t) => t.metadata),
+      [{ level: 'easy' }, { level: 'hard' }],
+      name,
+    );
+  }
 });
