@@ -99,9 +99,9 @@ test(
       assert.ok(err, 'refused');
       assert.equal(
         err.message,
-        'train.rft.yaml: 2 errors in its data files (taskset mine.jsonl: 2). Fix them first (each is in Problems); the run was not started.',
+        'train.rft.yaml: 2 errors in its data files (taskset mine.jsonl: 2). The run was not started. Fix them (each is in Problems); or start anyway: the run skips those records.',
       );
-      assert.deepEqual(err.items, ['Show Problems']);
+      assert.deepEqual(err.items, ['Show Problems', 'Start Anyway (skip 2)']);
       // Problems has the two errors, and the difficulty column of the user's own only as a warning.
       const diags = vscode.recorded.diagnostics.get('rft-taskset')!.get(vscode.Uri.file(join(ws, 'mine.jsonl')))!;
       assert.deepEqual(
@@ -112,6 +112,18 @@ test(
           [4, vscode.DiagnosticSeverity.Error, 'bad JSON'],
         ],
       );
+      assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
+
+      // No valid record left (the run would fail at step 0): no way to start anyway.
+      writeFileSync(join(ws, 'mine.jsonl'), `${rows.slice(2).join('\n')}\n`);
+      vscode.recorded.messages.length = 0;
+      await startTraining(s, uri as never);
+      const none = vscode.recorded.messages.find((m) => m.kind === 'error')!;
+      assert.match(
+        none.message,
+        /^train\.rft\.yaml: 2 errors .* mine\.jsonl has no valid record left \(a run would fail at its first step\)\.$/,
+      );
+      assert.deepEqual(none.items, ['Show Problems']);
       assert.deepEqual(await s.client.request('runs/list', {}), [], 'no run was started');
     } finally {
       await deactivateFrom(ctx);
