@@ -60,8 +60,8 @@ export class ConfigDiagnostics implements vscode.Disposable {
     return r.issues;
   }
 
-  /** A config file that may not be open in an editor. */
-  async checkFile(uri: vscode.Uri): Promise<ConfigIssueAt[]> {
+  /** A config file that may not be open in an editor (`deep`: also what `rft run --check` refuses). */
+  async checkFile(uri: vscode.Uri, deep = true): Promise<ConfigIssueAt[]> {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const text = open ? undefined : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
     const doc: Doc = open ?? {
@@ -70,7 +70,7 @@ export class ConfigDiagnostics implements vscode.Disposable {
       lineCount: text!.split('\n').length,
       lineAt: (n) => ({ text: text!.split('\n')[n] ?? '' }),
     };
-    return (await this.check(doc, true)) ?? [];
+    return (await this.check(doc, deep)) ?? [];
   }
 
   schedule(doc: Doc): void {

@@ -2,7 +2,7 @@
 // Validation runs on open, on edit (debounced, with the unsaved text) and on save; the backend's
 // file watcher also pushes reports for files changed outside the editor.
 import * as vscode from 'vscode';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { TasksetIssue, TasksetReport } from '../backend/core/protocol.js';
 import { DebouncedChecker } from './debounced-checker.js';
 import { withSuggestion } from './taskset-fixes.js';
@@ -66,6 +66,11 @@ export class TasksetDiagnostics implements vscode.Disposable {
 
   apply(r: TasksetReport): void {
     const uri = vscode.Uri.file(r.file);
+    // A report of a file that went while it was read (renamed, deleted): no "ENOENT" entry left behind.
+    if (r.issues.some((i) => /\bENOENT\b/.test(i.message)) && !existsSync(r.file)) {
+      this.collection.delete(uri);
+      return;
+    }
     // A file not open in an editor is read from disk: its lines give the ranges and the did-you-mean.
     const doc =
       vscode.workspace.textDocuments.find((d) => d.uri.fsPath === r.file) ??

@@ -206,6 +206,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     readings,
     tasksets,
     diagnostics,
+    configs,
     validate,
     rescan,
     forgetFile,

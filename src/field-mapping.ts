@@ -141,16 +141,28 @@ export function formatOf(fields: FieldProposal[]): FileFormat | undefined {
   return Object.keys(out).length ? out : undefined;
 }
 
+/** Worked text, not an answer: a few sentences on average, and no GSM8K `#### 42` final answer in it. */
+function isWorkedText(records: Rec[], key: string): boolean {
+  const vals = records.map((r) => r[key]).filter((v): v is string => typeof v === 'string');
+  return vals.length > 0 && !vals.some((v) => v.includes('####')) && statsOf(records, key).words > 6;
+}
+
 /**
- * Task or expert file: named like demonstrations (`experts.jsonl`, `worked-solutions.jsonl`), or
- * records with a prompt and long worked text but nothing short enough to be an answer.
+ * Task or expert file: named like demonstrations (`experts.jsonl`, `worked-solutions.jsonl`), or by
+ * its shape: records with a prompt and a response-like field (`reference_output`, `completion`, long
+ * worked text) and nothing that reads as a short answer.
  */
 export function guessRole(path: string, records: Rec[]): MappingRole {
   const base = path.split(/[\\/]/).pop()!.toLowerCase();
   if (/expert|demo|sft|worked|solutions/.test(base)) return 'expert';
-  const task = proposeMapping(records, 'task');
-  const expert = proposeMapping(records, 'expert');
-  return !task.fields.some((f) => f.target === 'answer') && expert.fields.some((f) => f.target === 'response')
+  const answer = proposeMapping(records, 'task').fields.find((f) => f.target === 'answer');
+  const response = proposeMapping(records, 'expert').fields.find((f) => f.target === 'response');
+  if (!response) return 'task';
+  if (!answer) return 'expert';
+  // Named a demonstration (`reference_output`), where only the values made it an answer: experts.
+  if (answer.key === response.key && response.why === 'name' && answer.why === 'values') return 'expert';
+  // One field both ways (`output`): worked text is a demonstration, a short value an answer.
+  return answer.key === response.key && answer.key !== 'answer' && isWorkedText(records, answer.key)
     ? 'expert'
     : 'task';
 }

@@ -23,7 +23,9 @@ const SYNONYMS: Record<string, string[]> = {
   tests: ['test_list', 'test_cases', 'test'],
   response: [
     'completion',
+    'reference_output',
     'output',
+    'target',
     'demonstration',
     'worked',
     'worked_solution',
@@ -32,8 +34,13 @@ const SYNONYMS: Record<string, string[]> = {
     'reasoning',
     'chosen',
     'solution',
+    'reference',
+    'answer',
   ],
 };
+
+/** Names that read as a demonstration wherever the word sits (`reference_output`, `gold_completion`, `ideal_response`). */
+const RESPONSE_LIKE = /(^|_|-)(output|completion|response|reply|demonstration)s?($|_|-)/i;
 
 function distance(a: string, b: string): number {
   const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
@@ -49,8 +56,10 @@ function distance(a: string, b: string): number {
 export function suggestField(missing: string, record: Record<string, unknown>): string | undefined {
   const keys = Object.keys(record).filter((k) => k !== missing);
   const syn = SYNONYMS[missing] ?? [];
+  // The likelier name first (`completion` before `answer` for a response), whatever the record's order.
   return (
-    keys.find((k) => syn.includes(k.toLowerCase())) ??
-    keys.find((k) => k.length > 2 && distance(k.toLowerCase(), missing) <= (missing.length > 4 ? 2 : 1))
+    syn.map((s) => keys.find((k) => k.toLowerCase() === s)).find((k) => k !== undefined) ??
+    keys.find((k) => k.length > 2 && distance(k.toLowerCase(), missing) <= (missing.length > 4 ? 2 : 1)) ??
+    (missing === 'response' ? keys.find((k) => RESPONSE_LIKE.test(k)) : undefined)
   );
 }

@@ -65,6 +65,55 @@ function keyRange(line: string, name: string): [number, number] | undefined {
   return m ? [m.index + 1, m.index + 1 + name.length] : undefined;
 }
 
+/** Names a user's own column is renamed to when it clashes with a schema field (`difficulty: "easy"`). */
+const OWN_NAMES: Record<string, string> = {
+  difficulty: 'level',
+  domain: 'subject',
+  choices: 'options',
+  entry_point: 'function_name',
+  entryPoint: 'function_name',
+  messages: 'conversation',
+  metadata: 'info',
+};
+
+/**
+ * A column named like a field RFT Studio reads, that the loader says is (or may be) the user's own:
+ * the warning `field 'difficulty': holds "easy", not the task difficulty…` or an error with
+ * `('difficulty' is read as …)`. Returns the column and a free name to rename it to.
+ */
+export function ownColumnRename(message: string, fileText: string): { from: string; to: string } | undefined {
+  const m = /^field '(\w+)': holds .* kept as your own column/.exec(message) ?? /\('(\w+)' is read as /.exec(message);
+  const from = m?.[1];
+  if (!from || !(from in OWN_NAMES)) return undefined;
+  const taken = (k: string) => new RegExp(`(^|[{,\\s])"?${k}"?\\s*([:,]|$)`, 'm').test(fileText);
+  let to = OWN_NAMES[from]!;
+  if (taken(to)) to = `${from}_label`;
+  for (let i = 2; taken(to); i++) to = `${from}_label${i}`;
+  return { from, to };
+}
+
+/** Column range of the key `name:` of a YAML list item's map (`- name: …` or `  name: …`). */
+function yamlKeyRange(line: string, name: string): [number, number] | undefined {
+  const m = new RegExp(`^(\\s*(?:-\\s+)?)["']?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}["']?\\s*:`).exec(line);
+  if (!m) return undefined;
+  const start = line.indexOf(name, m[1]!.length);
+  return [start, start + name.length];
+}
+
+/** Column range of `name` in a CSV header line, or undefined. */
+function headerRange(line: string, name: string): [number, number] | undefined {
+  let at = 0;
+  for (const cell of line.split(',')) {
+    const t = cell.trim().replace(/^"(.*)"$/, '$1');
+    if (t === name) {
+      const start = line.indexOf(name, at);
+      return [start, start + name.length];
+    }
+    at += cell.length + 1;
+  }
+  return undefined;
+}
+
 export class TasksetQuickFixes implements vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.QuickFix];
 
@@ -79,8 +128,44 @@ export class TasksetQuickFixes implements vscode.CodeActionProvider {
       const n = d.range.start.line;
       const line = doc.lineAt(n).text;
       for (const r of renamesFor(d.message, line)) this.fixesFor(doc, d, n, line, r, out);
+      const own = ownColumnRename(d.message, doc.getText());
+      if (own) this.renameColumn(doc, d, own, out);
     }
     return out;
+  }
+
+  /** The user's column renamed in every record (JSONL / JSON keys, the CSV header): read as theirs, in metadata. */
+  private renameColumn(
+    doc: vscode.TextDocument,
+    d: vscode.Diagnostic,
+    r: { from: string; to: string },
+    out: vscode.CodeAction[],
+  ): void {
+    const fix = new vscode.CodeAction(
+      `Rename the column '${r.from}' to '${r.to}' (your own, kept in metadata)`,
+      vscode.CodeActionKind.QuickFix,
+    );
+    fix.edit = new vscode.WorkspaceEdit();
+    let count = 0;
+    if (/\.csv$/i.test(doc.uri.fsPath)) {
+      const at = doc.lineCount ? headerRange(doc.lineAt(0).text, r.from) : undefined;
+      if (at) {
+        fix.edit.replace(doc.uri, new vscode.Range(0, at[0], 0, at[1]), r.to);
+        count++;
+      }
+    } else {
+      const yaml = /\.ya?ml$/i.test(doc.uri.fsPath);
+      for (let i = 0; i < doc.lineCount; i++) {
+        const k = yaml ? yamlKeyRange(doc.lineAt(i).text, r.from) : keyRange(doc.lineAt(i).text, r.from);
+        if (!k) continue;
+        fix.edit.replace(doc.uri, new vscode.Range(i, k[0], i, k[1]), r.to);
+        count++;
+      }
+    }
+    if (!count) return;
+    fix.diagnostics = [d];
+    fix.isPreferred = true;
+    out.push(fix);
   }
 
   private fixesFor(

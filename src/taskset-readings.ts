@@ -3,7 +3,7 @@
 // written with other names (`question` for prompt) is not flagged while a config maps them.
 import * as vscode from 'vscode';
 import { dirname, resolve } from 'node:path';
-import YAML from 'yaml';
+import { parseLastGood } from './config-last-good.js';
 import type { TasksetReading } from '../backend/core/protocol.js';
 import { looksLikeTaskset } from './diagnostics.js';
 import type { MappingProposal } from './field-mapping.js';
@@ -16,15 +16,20 @@ const SECTIONS: [string, TasksetReading['role']][] = [
   ['experts', 'expert'],
 ];
 
-/** The files one config names with a `format:` or as experts, and how it reads each. */
-export function readingsOf(configPath: string, text: string): Map<string, TasksetReading> {
-  const out = new Map<string, TasksetReading>();
-  let doc: unknown;
-  try {
-    doc = YAML.parse(text);
-  } catch {
-    return out; // the config's own diagnostics report its syntax
-  }
+/** A data file a run config names: its section, absolute path and how the run reads it. */
+export interface ConfigFile {
+  section: 'taskset' | 'eval' | 'experts';
+  file: string;
+  reading: TasksetReading;
+  /** The config says how (a `format:`, or experts): the first config that does rules the file. */
+  mapped: boolean;
+}
+
+/** Every file one config names (taskset, eval, experts), with its reading; none when the YAML does not parse. */
+export function filesOf(configPath: string, text: string): ConfigFile[] {
+  const out: ConfigFile[] = [];
+  // A config that does not parse now: its last good reading (its own diagnostics report the syntax).
+  const { doc } = parseLastGood(configPath, text);
   if (!doc || typeof doc !== 'object') return out;
   for (const [key, role] of SECTIONS) {
     const ref = (doc as Record<string, unknown>)[key];
@@ -35,33 +40,54 @@ export function readingsOf(configPath: string, text: string): Map<string, Taskse
       format && typeof format === 'object'
         ? Object.fromEntries(Object.entries(format).filter(([, v]) => typeof v === 'string'))
         : undefined;
-    if (!fmt && role !== 'expert') continue;
-    out.set(resolve(dirname(configPath), path), {
-      ...(fmt ? { format: fmt as Record<string, string> } : {}),
-      role,
-      ...(typeof domain === 'string' ? { domain: domain as TasksetReading['domain'] } : {}),
+    out.push({
+      section: key as ConfigFile['section'],
+      file: resolve(dirname(configPath), path),
+      reading: {
+        ...(fmt ? { format: fmt as Record<string, string> } : {}),
+        role,
+        ...(typeof domain === 'string' ? { domain: domain as TasksetReading['domain'] } : {}),
+      },
+      mapped: !!fmt || role === 'expert',
     });
   }
   return out;
 }
 
+/** The files one config names with a `format:` or as experts, and how it reads each. */
+export function readingsOf(configPath: string, text: string): Map<string, TasksetReading> {
+  const out = new Map<string, TasksetReading>();
+  for (const f of filesOf(configPath, text)) if (f.mapped && !out.has(f.file)) out.set(f.file, f.reading);
+  return out;
+}
+
 export class TasksetReadings {
   private byFile = new Map<string, TasksetReading>();
+  /** Every file a config names (mapped or not), and the configs naming it. */
+  private named = new Map<string, vscode.Uri[]>();
   /** Files read with the mapping detected from their first records (no config maps them). */
   private readonly detected = new Map<string, MappingProposal>();
 
   /** Re-reads every run config of the workspace (on disk); the first one naming a file wins. */
   async refresh(): Promise<void> {
     const next = new Map<string, TasksetReading>();
+    const named = new Map<string, vscode.Uri[]>();
     for (const uri of await vscode.workspace.findFiles(CONFIGS, '**/node_modules/**', 100)) {
       try {
         const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
         for (const [file, r] of readingsOf(uri.fsPath, text)) if (!next.has(file)) next.set(file, r);
+        for (const f of filesOf(uri.fsPath, text)) named.set(f.file, [...(named.get(f.file) ?? []), uri]);
       } catch {
         /* unreadable: its own diagnostics say so */
       }
     }
     this.byFile = next;
+    this.named = named;
+  }
+
+  /** The configs that name `file` (as taskset, eval or experts), as of the last refresh. */
+  configsNaming(file: string): vscode.Uri[] {
+    return this.named.get(file) ?? [];
   }
 
   for(file: string): TasksetReading | undefined {

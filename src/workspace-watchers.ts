@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import type { TasksetReport } from '../backend/core/protocol.js';
 import { DebouncedChecker } from './debounced-checker.js';
 import type { TasksetDiagnostics } from './diagnostics.js';
+import type { ConfigDiagnostics } from './config-diagnostics.js';
 import type { StudioState } from './state.js';
 import type { TasksetReadings } from './taskset-readings.js';
 import type { TasksetsTree } from './views/tasksets-tree.js';
@@ -17,6 +18,8 @@ export interface WatchedWorkspace {
   readings: TasksetReadings;
   tasksets: TasksetsTree;
   diagnostics: TasksetDiagnostics;
+  /** Run configs in Problems: a config naming a file that appears or goes is checked again. */
+  configs: Pick<ConfigDiagnostics, 'checkFile'>;
   /** Validates a file as the run that maps it reads it. */
   validate(file: string): Promise<TasksetReport>;
   /** Lists the taskset files again and hands them to the backend's watcher. */
@@ -54,12 +57,22 @@ export function watchWorkspace(w: WatchedWorkspace): () => Promise<void> {
   const rescans = new DebouncedChecker(500);
   const ours = (uri: vscode.Uri) => /[\\/](\.rft|node_modules|\.git)[\\/]/.test(uri.fsPath);
   const rescanSoon = (uri: vscode.Uri) => !ours(uri) && rescans.schedule('rescan', () => w.rescan());
+  // A file a config names appeared or went (renamed, deleted, put back): the config's "no file"
+  // problem follows at once, not when the config is next opened or started.
+  const recheckConfigsNaming = (uri: vscode.Uri) => {
+    for (const c of readings.configsNaming(uri.fsPath))
+      void w.configs.checkFile(c, false).catch((e) => w.output.warn(`config check: ${String(e)}`));
+  };
   context.subscriptions.push(
     watcher,
     rescans,
-    watcher.onDidCreate(rescanSoon),
+    watcher.onDidCreate((uri) => {
+      recheckConfigsNaming(uri);
+      rescanSoon(uri);
+    }),
     watcher.onDidDelete((uri) => {
       w.forgetFile(uri);
+      recheckConfigsNaming(uri);
       rescanSoon(uri);
     }),
   );

@@ -59,7 +59,11 @@ export interface BufferCounts {
 }
 
 /** An experience with, where the run's tokenizer is known, the text of each response token. */
-export type ExperienceDetail = Experience & { responsePieces?: string[] };
+export type ExperienceDetail = Experience & {
+  responsePieces?: string[];
+  /** The task's metadata: the taskset's own columns (`difficulty: "easy"`, `source`), as the file has them. */
+  taskMetadata?: Record<string, unknown>;
+};
 
 /** One recorded feedback change; `undo` reverts it. */
 export interface FeedbackChange {
@@ -325,10 +329,11 @@ export interface Requests {
   /**
    * taskset '' = the run's held-out split; runId (default: the run that owns the checkpoint) supplies
    * reward and taskset. config (a workspace `*.rft.yaml`) wins: its eval set (taskset ''), or the
-   * taskset file read with its `format:` mapping, and its reward.
+   * taskset file read with its `format:` mapping, and its reward. format: how to read a taskset file
+   * that no section of the config names (the editor's reading of it), instead of the config's mapping.
    */
   'runs/evaluate': {
-    params: { checkpoint: string; taskset: string; runId?: string; config?: string };
+    params: { checkpoint: string; taskset: string; runId?: string; config?: string; format?: Record<string, string> };
     result: { accuracy: number; tasks: number };
   };
   'runs/metrics': { params: { runId: string; sinceStep?: number }; result: MetricsPoint[] };

@@ -107,7 +107,7 @@ export interface RunController {
   evaluate(
     checkpoint: string,
     taskset: string,
-    opts?: { runId?: string; config?: string },
+    opts?: { runId?: string; config?: string; format?: Record<string, string> },
   ): Promise<{ accuracy: number; tasks: number }>;
   components?(runId: string): Promise<ComponentState[]>;
   metrics?(runId: string, sinceStep?: number): Promise<MetricsPoint[]>;

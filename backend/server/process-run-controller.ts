@@ -156,13 +156,21 @@ export class ProcessRunController implements RunController {
   async evalArgs(checkpoint: string, taskset: string, opts: EvaluateOptions = {}): Promise<string[]> {
     const ck = this.paths.inside(checkpoint, 'checkpoint');
     if (!existsSync(ck)) throw new NotFoundError(`checkpoint '${checkpoint}' not found`);
+    // How the editor reads the picked file (its own mapping), for a file no config section names.
+    const fmt =
+      opts.format && taskset && !taskset.startsWith('builtin:') ? ['--format', JSON.stringify(opts.format)] : [];
     if (opts.config) {
       // A workspace config: its eval set (or the file, read with the config's `format:`) and reward.
       const cfgFile = this.paths.inside(opts.config, 'config');
       if (!existsSync(cfgFile)) throw new NotFoundError(`config '${opts.config}' not found`);
       if (taskset.startsWith('builtin:'))
         throw new InputError('a built-in taskset is evaluated without a workspace config', { field: 'taskset' });
-      return [ck, '--config', cfgFile, ...(taskset ? ['--taskset', this.paths.inside(taskset, 'taskset')] : [])];
+      return [
+        ck,
+        '--config',
+        cfgFile,
+        ...(taskset ? ['--taskset', this.paths.inside(taskset, 'taskset'), ...fmt] : []),
+      ];
     }
     const reg = await this.registry();
     const rec = opts.runId
@@ -177,11 +185,11 @@ export class ProcessRunController implements RunController {
       // The run's own config: its eval set (a held-out share, a file with its `format:` mapping, a
       // built-in) or the picked file read as the run read its files, with the run's reward.
       args.push('--config', runConfig);
-      if (taskset) args.push('--taskset', this.paths.inside(taskset, 'taskset'));
+      if (taskset) args.push('--taskset', this.paths.inside(taskset, 'taskset'), ...fmt);
       return args;
     }
     if (taskset)
-      args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'));
+      args.push('--taskset', taskset.startsWith('builtin:') ? taskset : this.paths.inside(taskset, 'taskset'), ...fmt);
     else {
       const ev = cfg.eval ?? cfg.taskset;
       if (ev?.path) args.push('--taskset', resolve(this.workspace, ev.path));
@@ -229,6 +237,8 @@ export interface EvaluateOptions {
   runId?: string;
   /** A workspace `*.rft.yaml`: its eval set, or the taskset file read with its `format:`, and its reward (wins over runId). */
   config?: string;
+  /** The taskset file's own mapping when no config section names it (`rft eval --format`). */
+  format?: Record<string, string>;
   reward?: string;
 }
 
@@ -240,14 +250,19 @@ interface RunConfigLike {
   explorer?: { eval_sampling?: { max_new_tokens?: number } };
 }
 
-/** Why `rft eval` failed: its `rft: …` line, else its last lines (a task error names FILE:LINE). */
-function evalFailure(stderr: string): string {
+/**
+ * Why `rft eval` failed: its `rft: …` line with the lines it heads (`invalid config, 1 problem(s):`
+ * and the indented problems), else its last lines (a task error names FILE:LINE).
+ */
+export function evalFailure(stderr: string): string {
   const lines = stderr
     .trim()
     .split('\n')
     .filter((l) => l.trim());
-  const own = lines.filter((l) => l.startsWith('rft: ')).pop();
-  return own ? own.slice(5) : lines.slice(-3).join('\n') || 'no output';
+  const at = lines.map((l) => l.startsWith('rft: ')).lastIndexOf(true);
+  if (at < 0) return lines.slice(-3).join('\n') || 'no output';
+  const end = lines.findIndex((l, i) => i > at && !/^\s/.test(l));
+  return [lines[at]!.slice(5), ...lines.slice(at + 1, end < 0 ? undefined : end)].join('\n');
 }
 
 type Subscriber = { metrics?: (m: MetricsPoint) => void; status?: (r: RunInfo) => void };

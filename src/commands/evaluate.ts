@@ -11,6 +11,7 @@ import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
 import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
+import { detectTaskset, readHead } from '../taskset-detect.js';
 import { accuracyBySteps, checkpointItems, evalResultLine, type CheckpointItem } from './checkpoint-picks.js';
 
 const CONFIG_GLOB = '**/*.rft.{yaml,yml}';
@@ -23,6 +24,13 @@ export interface EvalTarget {
   config?: string;
   /** For messages: `eval.jsonl`, `the held-out split`, `the eval set of train.rft.yaml`. */
   on: string;
+  /** A file no config names: its own mapping, as the Tasksets view reads it (not the run's). */
+  format?: Record<string, string>;
+}
+
+/** A file's own mapping as the editor reads it (detected from its first records; {} when it uses the schema's names). */
+export function ownFormat(file: string): Record<string, string> {
+  return (detectTaskset(file, readHead(file))?.format as Record<string, string> | undefined) ?? {};
 }
 
 /** The taskset / eval file paths a config names, resolved against the config's folder. */
@@ -95,10 +103,20 @@ async function pickTarget(ck: PickedCheckpoint): Promise<EvalTarget | undefined>
     });
   for (const u of tasksets) {
     const config = configFor(u.fsPath, configs, !!ck.runId);
+    // Named by that config: read as it maps it; else with the file's own mapping (the config or run gives the reward).
+    const named =
+      !!config && configs.some((c) => c.uri.fsPath === config.fsPath && c.files.includes(resolve(u.fsPath)));
     items.push({
       label: rel(u),
-      ...(config ? { description: `read as ${rel(config)} reads it` } : {}),
-      target: { taskset: u.fsPath, ...(config ? { config: config.fsPath } : {}), on: rel(u) },
+      ...(config
+        ? { description: named ? `read as ${rel(config)} reads it` : `its own fields; the reward of ${rel(config)}` }
+        : {}),
+      target: {
+        taskset: u.fsPath,
+        ...(config ? { config: config.fsPath } : {}),
+        on: rel(u),
+        ...(named ? {} : { format: ownFormat(u.fsPath) }),
+      },
     });
   }
   const pick = await vscode.window.showQuickPick(items, { title: 'Evaluate on', ignoreFocusOut: true });
@@ -131,6 +149,7 @@ export async function evaluateWithProgress(
           taskset: target.taskset,
           ...(ck.runId ? { runId: ck.runId } : {}),
           ...(target.config ? { config: target.config } : {}),
+          ...(target.format ? { format: target.format } : {}),
         });
         const r = await Promise.race([req, new Promise<null>((res) => token.onCancellationRequested(() => res(null)))]);
         outcome = r ?? undefined;

@@ -11,6 +11,7 @@ import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { pickTemplateModel } from '../models/model-pick.js';
 import { modelLines, trainerLines } from '../models/model-card.js';
 import { unusedUri } from './unused-name.js';
+import { dataFilesClean } from './taskset-gate.js';
 import { firstRecords } from '../field-mapping.js';
 import { detectTaskset, readHead } from '../taskset-detect.js';
 
@@ -124,6 +125,8 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
     if (pick) await vscode.commands.executeCommand('workbench.actions.view.problems');
     return;
   }
+  // A taskset, eval or experts file with errors: not a run that skips them or fails at step 0.
+  if (!(await dataFilesClean(s, uri))) return;
   try {
     s.output.info(`Starting a run from ${vscode.workspace.asRelativePath(uri)}…`);
     const run = await s.client.request('runs/start', { configPath: uri.fsPath });

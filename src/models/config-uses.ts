@@ -2,7 +2,7 @@
 // resolved against the config's folder names the model's folder, or the HF-cache entry
 // (models--org--name) whose snapshot it is.
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
-import YAML from 'yaml';
+import { parseLastGood } from '../config-last-good.js';
 import type { ModelUse } from './model-card.js';
 
 export interface ConfigText {
@@ -14,20 +14,18 @@ export interface ConfigText {
 }
 
 /** The model a config starts from and its LoRA rank, or undefined when it names no checkpoint (or does not parse). */
-export function configModel(c: ConfigText): { checkpoint: string; lora?: { rank: number } } | undefined {
-  let doc: unknown;
-  try {
-    doc = YAML.parse(c.text);
-  } catch {
-    return undefined;
-  }
+export function configModel(
+  c: ConfigText,
+): { checkpoint: string; lora?: { rank: number }; stale?: boolean } | undefined {
+  // A config that does not parse now: its last good reading, marked stale.
+  const { doc, stale } = parseLastGood(c.file, c.text);
   const model = (doc as { model?: { checkpoint?: unknown; lora?: { rank?: unknown } } } | null)?.model;
   if (!model || typeof model.checkpoint !== 'string' || !model.checkpoint) return undefined;
   const checkpoint = isAbsolute(model.checkpoint)
     ? resolve(model.checkpoint)
     : resolve(dirname(c.file), model.checkpoint);
   const rank = model.lora && typeof model.lora.rank === 'number' ? model.lora.rank : undefined;
-  return { checkpoint, ...(model.lora ? { lora: { rank: rank ?? 0 } } : {}) };
+  return { checkpoint, ...(model.lora ? { lora: { rank: rank ?? 0 } } : {}), ...(stale ? { stale } : {}) };
 }
 
 /** True when `checkpoint` names the model folder `dir`: the same folder, or the HF-cache entry holding that snapshot. */
@@ -40,7 +38,8 @@ export function usesOf(dir: string, configs: ConfigText[]): ModelUse[] {
   const out: ModelUse[] = [];
   for (const c of configs) {
     const m = configModel(c);
-    if (m && namesModel(m.checkpoint, dir)) out.push({ config: c.rel, ...(m.lora ? { lora: m.lora } : {}) });
+    if (m && namesModel(m.checkpoint, dir))
+      out.push({ config: c.rel, ...(m.lora ? { lora: m.lora } : {}), ...(m.stale ? { stale: true } : {}) });
   }
   return out;
 }

@@ -19,11 +19,18 @@ export interface ModelUse {
   /** The config file, relative to the workspace. */
   config: string;
   lora?: { rank: number };
+  /** The config does not parse now: this is its last good reading. */
+  stale?: boolean;
 }
 
 export function trainingLine(uses: ModelUse[]): string {
   if (!uses.length) return 'no run config uses it yet';
-  return uses.map((u) => `${u.lora ? `LoRA rank ${u.lora.rank}` : 'full fine-tuning'} (${u.config})`).join('; ');
+  return uses
+    .map(
+      (u) =>
+        `${u.lora ? `LoRA rank ${u.lora.rank}` : 'full fine-tuning'} (${u.config}${u.stale ? ': it does not parse now, as last read' : ''})`,
+    )
+    .join('; ');
 }
 
 export interface CardRow {

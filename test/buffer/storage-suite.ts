@@ -354,6 +354,9 @@ export function storageSuite(name: string, target: () => StoreTarget): void {
         );
         assert.equal(await s2.countTasks('r'), 3);
         assert.equal(await s2.countTasks('other'), 0);
+        assert.equal((await s2.getTask('r', 't1'))?.prompt, '1+1=?');
+        assert.equal(await s2.getTask('r', 'nope'), null);
+        assert.equal(await s2.getTask('other', 't1'), null);
         assert.deepEqual(await s2.latestCheckpoint('r'), {
           runId: 'r',
           version: 2,

@@ -226,3 +226,68 @@ test('CSV: RFC 4180 quoting (commas, quotes, newlines), row lines, JSON cells', 
     ],
   );
 });
+
+test("a user's own column named like a schema field (difficulty: 'easy') is kept in metadata, not 40 errors (issue 40 item 1)", () => {
+  const rows = Array.from({ length: 40 }, (_, i) =>
+    JSON.stringify({
+      key: `k${i}`,
+      input: `What is ${i} plus ${i}?`,
+      label: String(2 * i),
+      difficulty: ['easy', 'hard'][i % 2],
+    }),
+  );
+  const fields = { prompt_key: 'input', response_key: 'label', id_key: 'key' };
+  const r = parseTaskset(rows.join('\n'), 'mine.jsonl', { fields, defaultIds: true });
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.tasks.length, 40);
+  assert.deepEqual(r.tasks[1], {
+    id: 'k1',
+    taskset: 'mine.jsonl',
+    domain: 'math',
+    prompt: 'What is 1 plus 1?',
+    answer: '2',
+    metadata: { difficulty: 'hard' },
+  });
+  assert.ok(r.tasks.every((t) => t.difficulty === undefined));
+  // One warning for the column, at its first line, saying what the field is and the way out.
+  assert.equal(r.warnings?.length, 1);
+  assert.equal(r.warnings![0]!.line, 1);
+  assert.equal(r.warnings![0]!.field, 'difficulty');
+  assert.match(
+    r.warnings![0]!.message,
+    /^holds "easy", not the task difficulty \(a number from 0, easy, to 1, hard\): kept as your own column, in each task's metadata \(40 records\)/,
+  );
+  assert.match(r.warnings![0]!.message, /Rename the column/);
+
+  // The same without a mapping (the schema's own names), and for a domain column of the user's.
+  const own = parseTaskset(
+    '{"id":"a","prompt":"1+1?","answer":"2","difficulty":"easy","domain":"algebra"}\n{"id":"b","prompt":"2+2?","answer":"4","difficulty":"hard","domain":"geometry"}\n',
+    'own.jsonl',
+  );
+  assert.deepEqual(own.errors, []);
+  assert.deepEqual(own.tasks[1]!.metadata, { difficulty: 'hard', domain: 'geometry' });
+  assert.equal(own.tasks[1]!.domain, 'math');
+  assert.deepEqual(
+    own.warnings!.map((w) => [w.line, w.field]),
+    [
+      [1, 'difficulty'],
+      [1, 'domain'],
+    ],
+  );
+
+  // A column where some values fit is the field: the others are errors at their lines, explained.
+  const typo = parseTaskset(
+    '{"id":"a","prompt":"1+1?","answer":"2","difficulty":0.2}\n{"id":"b","prompt":"2+2?","answer":"4","difficulty":"0.4"}\n',
+    'typo.jsonl',
+  );
+  assert.equal(typo.tasks[0]!.difficulty, 0.2);
+  assert.equal(typo.warnings, undefined);
+  assert.deepEqual(
+    typo.errors.map((e) => [e.line, e.field]),
+    [[2, 'difficulty']],
+  );
+  assert.match(
+    typo.errors[0]!.message,
+    /^expected number, got string \('difficulty' is read as the task difficulty .*rename it: a quick fix does\)$/,
+  );
+});

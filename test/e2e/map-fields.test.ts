@@ -2,10 +2,13 @@
 // outside tasksets/ (`{id, problem, final}`, 3 broken records) and worked solutions (`{problem,
 // worked}`), no config. The Tasksets view lists both; the file is validated with the detected
 // mapping (3 errors, not one per record); Map Fields shows the proposal over the first records and
-// writes it into a new config that reads the file.
+// writes it into a new config that reads the file. Issue 40 item 1: a column of the user's own named
+// like a schema field (`difficulty: "easy"`) is kept in metadata with one warning and a rename quick
+// fix (not 40 errors), and Start Training refuses a config whose taskset has errors. Item 9: the
+// file the config names renamed away and back: the config's problem comes and goes unopened.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -34,6 +37,14 @@ const MATH = [
   rec(7),
   rec(8),
 ];
+const LEVELS = Array.from({ length: 40 }, (_, i) =>
+  JSON.stringify({
+    key: `q${i}`,
+    input: `What is ${i} plus ${i}?`,
+    label: String(2 * i),
+    difficulty: ['easy', 'hard'][i % 2],
+  }),
+);
 const WORKED = [
   JSON.stringify({ problem: 'What is 1 + 1?', worked: 'One and one make two, so the answer is 2.' }),
   JSON.stringify({ problem: 'What is 2 + 3?', worked: 'Count up three from two: the answer is 5.' }),
@@ -44,6 +55,7 @@ before(async () => {
   mkdirSync(join(ws, 'mine'));
   writeFileSync(join(ws, 'mine', 'math.jsonl'), MATH.join('\n') + '\n');
   writeFileSync(join(ws, 'worked.jsonl'), WORKED.join('\n') + '\n');
+  writeFileSync(join(ws, 'mine', 'levels.jsonl'), LEVELS.join('\n') + '\n');
   s = await startSession(ws, E2E_SETTINGS);
 });
 
@@ -119,5 +131,63 @@ test(
     await until(async () => /5 tasks · 3 errors/.test(await row.innerText()), 'still 3 errors', 30_000);
     await page.waitForTimeout(500);
     await s.shot('42-map-fields-written');
+
+    // Issue 40 item 1: the user's own `difficulty` column does not break the file: 40 tasks, one warning.
+    const levels = page.locator('.monaco-list-row', { hasText: 'levels.jsonl' }).first();
+    await until(async () => /40 tasks/.test(await levels.innerText()), 'levels.jsonl: 40 tasks', 60_000);
+    assert.ok(!/error/.test(await levels.innerText()), await levels.innerText());
+    await openFile(page, 'levels.jsonl');
+    const OWN = `field 'difficulty': holds "easy", not the task difficulty`;
+    await until(async () => (await page.locator('.markers-panel').innerText()).includes(OWN), 'the warning', 60_000);
+    await s.shot('43-own-column-warning');
+    // Its quick fix (the preferred one at line 1) renames the column in every record.
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Home');
+    await runCommand(page, 'Auto Fix...');
+    await page.keyboard.press('Control+S');
+    await until(
+      () => readFileSync(join(ws, 'mine', 'levels.jsonl'), 'utf8').split('"level":').length === 41,
+      'the column renamed in the 40 records',
+      60_000,
+    );
+    await until(
+      async () => !(await page.locator('.markers-panel').innerText()).includes(OWN),
+      'the warning gone',
+      60_000,
+    );
+    assert.match(await levels.innerText(), /40 tasks/);
+
+    // Start Training on the config whose taskset has 3 errors: refused, with the count; no run.
+    await runCommand(page, 'RFT Studio: Start Training');
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'train.rft.yaml' })
+      .first()
+      .click({ timeout: 30_000 });
+    await page
+      .locator('.notifications-toasts .notification-toast', {
+        hasText: 'train.rft.yaml: 3 errors in its data files (taskset mine/math.jsonl: 3)',
+      })
+      .first()
+      .waitFor({ timeout: 60_000 });
+    await s.shot('44-start-refused-taskset-errors');
+    const reg = join(ws, '.rft', 'runs.json');
+    assert.ok(!existsSync(reg) || JSON.parse(readFileSync(reg, 'utf8')).runs.length === 0, 'no run was started');
+
+    // Issue 40 item 9: the file the config names is renamed outside the editor: the config's problem
+    // shows without opening it, and goes when the file is back (not when Start checks again).
+    renameSync(join(ws, 'mine', 'math.jsonl'), join(ws, 'mine', 'math-old.jsonl'));
+    const GONE = "taskset.path: no file 'mine/math.jsonl'";
+    await until(
+      async () => (await page.locator('.markers-panel').innerText()).includes(GONE),
+      'the config problem',
+      60_000,
+    );
+    await s.shot('45-config-names-a-moved-file');
+    renameSync(join(ws, 'mine', 'math-old.jsonl'), join(ws, 'mine', 'math.jsonl'));
+    await until(
+      async () => !(await page.locator('.markers-panel').innerText()).includes(GONE),
+      'the problem gone',
+      60_000,
+    );
   },
 );

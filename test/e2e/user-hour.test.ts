@@ -3,7 +3,7 @@
 // `{id, problem, final}` lines of which 3 are broken, `mine/math-eval.jsonl` the eval file in the same
 // names, `worked.jsonl` `{problem, worked}` solutions; a Qwen2-layout model with the real Qwen
 // tokenizer sits in the Hugging Face cache. Map Fields -> the Tasksets view and Problems show only the
-// 3 broken records -> Import Model… -> Start Training (LoRA) -> the dashboard shows steps and lists
+// 3 broken records -> Import Model… -> Start Training (LoRA), refused with the 3 errors, Start Anyway -> the dashboard shows steps and lists
 // checkpoints as they are saved -> Add Selection as Expert Example on a buffer task -> Evaluate a
 // checkpoint from the dashboard. Each command -> visible result is timed (printed and written to
 // test-artifacts/e2e/user-hour-timings.json, never asserted); screenshots 60-65 are for docs/extension.md.
@@ -153,6 +153,15 @@ test(
       .locator('.quick-input-list .monaco-list-row', { hasText: 'LoRA (rank' })
       .first()
       .click({ timeout: 30_000 });
+    // The 3 broken records stop the start (issue 40 item 1): the count, and the user starts anyway.
+    const refused = page
+      .locator('.notifications-toasts .notification-toast', {
+        hasText: '3 errors in its data files (taskset mine/math.jsonl: 3)',
+      })
+      .first();
+    await refused.waitFor({ timeout: 60_000 });
+    assert.ok(!existsSync(join(ws, '.rft', 'runs.json')) || runs().length === 0, 'not started before the answer');
+    await refused.locator('.monaco-button', { hasText: 'Start Anyway (skip 3)' }).first().click();
     t0 = Date.now();
     const run = await until(
       () => runs().find((r) => r.status === 'running' || r.status === 'completed'),

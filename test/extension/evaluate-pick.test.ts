@@ -155,3 +155,36 @@ test('prompts from the palette keep open when a webview or the walkthrough has f
   const save = vscode.recorded.prompts.find((p) => p.kind === 'saveDialog')!;
   assert.equal((save.options.defaultUri as { fsPath: string }).fsPath, `${ws}/buffer.jsonl`);
 });
+
+test("Evaluate on a CSV no config names: its own mapping goes with the request, not the run's (issue 40 item 4)", async () => {
+  vscode.resetFake();
+  const { s, requests } = services();
+  const ws = workspaceDir({
+    'tasksets/held.csv': 'question,answer\nWhat is 2 + 2?,4\nWhat is 3 + 3?,6\n',
+    'tasksets/train.jsonl': '{"input": "What is 1 + 1?", "label": "2"}\n',
+    'train.rft.yaml': 'taskset:\n  path: tasksets/train.jsonl\n  format: { prompt_key: input, response_key: label }\n',
+  });
+  vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(ws), name: 'ws', index: 0 }];
+  let targets: { label: string; description?: string }[] = [];
+  vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 'v60'));
+  vscode.answers.quickPick.push(
+    (items) => ((targets = items as typeof targets), targets.find((i) => i.label === 'tasksets/held.csv')),
+  );
+  await evaluateCheckpoint(s);
+  const ev = requests.find((r) => r.method === 'runs/evaluate')!;
+  assert.deepEqual(ev.params, {
+    checkpoint: '/w/.rft/runs/r/checkpoints/v60',
+    taskset: `${ws}/tasksets/held.csv`,
+    runId: 'r2',
+    format: { prompt_key: 'question' },
+  });
+  // The file the config names is read as it maps it (no format of its own sent).
+  vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 'v60'));
+  vscode.answers.quickPick.push(
+    (items) => ((targets = items as typeof targets), targets.find((i) => i.label === 'tasksets/train.jsonl')),
+  );
+  await evaluateCheckpoint(s);
+  const named = requests.filter((r) => r.method === 'runs/evaluate').at(-1)!;
+  assert.equal((named.params as { format?: unknown }).format, undefined);
+  assert.equal(targets.find((i) => i.label === 'tasksets/train.jsonl')!.description, 'read as train.rft.yaml reads it');
+});

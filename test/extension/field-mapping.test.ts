@@ -95,3 +95,52 @@ test('firstRecords: every format the backend reads (broken records skipped), at 
   assert.deepEqual(firstRecords('tasks:\n  - a: 1\n', 'x.yaml'), [{ a: 1 }]);
   assert.deepEqual(firstRecords('{"a":1}\n', 'x.txt'), []);
 });
+
+test('an experts file {input, reference_output}: recognised as experts by its shape, reference_output -> response (issue 40 item 3)', () => {
+  const recs = [
+    {
+      input: 'Explain in one paragraph why the sum of two even numbers is always even, with an example.',
+      reference_output: 'Each even number is 2k for some k, so the sum is 2(k + m), which is even.',
+    },
+    {
+      input: 'Explain in one paragraph why the product of two odd numbers is always odd, with an example.',
+      reference_output: 'Odd numbers are 2k + 1; the product 4km + 2k + 2m + 1 is odd, e.g. 3 * 5 = 15.',
+    },
+  ];
+  assert.equal(guessRole('mine/reference.jsonl', recs), 'expert');
+  const p = proposeMapping(recs, 'expert');
+  assert.deepEqual(p.format, { prompt_key: 'input', response_key: 'reference_output' });
+  assert.equal(p.fields.find((f) => f.target === 'response')?.why, 'name');
+  // Other names a demonstration goes by; the likelier first whatever the record's order.
+  for (const k of ['output', 'completion', 'target', 'answer', 'model_output', 'ideal_response'])
+    assert.equal(suggestField('response', { input: 'x', [k]: 'y' }), k, k);
+  assert.equal(suggestField('response', { answer: 'a', completion: 'c' }), 'completion');
+  // Named a reference output, short values: still demonstrations (the name says so).
+  assert.equal(
+    guessRole(
+      'mine/ref.jsonl',
+      recs.map((r, i) => ({ ...r, reference_output: String(i + 4) })),
+    ),
+    'expert',
+  );
+  // `output` with worked text: experts; with short values: a task's answer. GSM8K answers stay tasks.
+  const out = (o: string[]) => o.map((v, i) => ({ question: `What is ${i} plus ${i}, and why?`, output: v }));
+  assert.equal(
+    guessRole(
+      'x.jsonl',
+      out([
+        'Two of them make zero, since nothing added to nothing is nothing.',
+        'One and one make two, as counting shows us.',
+      ]),
+    ),
+    'expert',
+  );
+  assert.equal(guessRole('x.jsonl', out(['0', '2'])), 'task');
+  assert.equal(
+    guessRole(
+      'x.jsonl',
+      out(['Add zero to zero and you get zero again #### 0', 'One and one make two, as counting shows #### 2']),
+    ),
+    'task',
+  );
+});

@@ -158,6 +158,11 @@ test('which configs use a model: its folder, or the HF-cache entry holding its s
   assert.deepEqual(usesOf(QWEN.dir, configs), [{ config: 'a.rft.yaml', lora: { rank: 4 } }]);
   assert.deepEqual(usesOf('/w/m/local', configs), [{ config: 'sub/b.rft.yaml' }]);
   assert.equal(configModel(configs[3]!), undefined);
+
+  // One mistyped indent in a config that named the model: its last good reading, said to be stale (issue 40 item 10).
+  const typo = { ...configs[0]!, text: `model:\n  checkpoint: ${entry}\n   lora: { rank: 4 }\n` };
+  assert.deepEqual(usesOf(QWEN.dir, [typo]), [{ config: 'a.rft.yaml', lora: { rank: 4 }, stale: true }]);
+  assert.equal(trainingLine(usesOf(QWEN.dir, [typo])), 'LoRA rank 4 (a.rft.yaml: it does not parse now, as last read)');
 });
 
 test('export formats: PEFT only for a LoRA checkpoint, GGUF only with an HF tokenizer; folder names', () => {

@@ -12,6 +12,7 @@ import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
 
 let ctx: ReturnType<typeof fakeContext>;
+let api: { services?: { diagnostics: { apply(r: unknown): void }; rereadConfigs?(): Promise<void> } };
 let ws: string;
 const rec = (i: number) => JSON.stringify({ id: `m-${i}`, problem: `What is ${i} + ${i}?`, final: String(2 * i) });
 const MATH =
@@ -37,7 +38,7 @@ before(async () => {
   vscode.workspace.workspaceFolders = [{ uri: vscode.Uri.file(ws), name: 'ws', index: 0 }];
   vscode.settings.set('rftStudio.nodePath', process.execPath);
   ctx = fakeContext(extensionDir());
-  await ext.activate(ctx as never);
+  api = (await ext.activate(ctx as never)) as typeof api;
 });
 
 after(async () => {
@@ -211,4 +212,34 @@ test('a moved taskset: its Problems and badge go at once; the view lists it at i
   const view = vscode.recorded.treeViews.get('rftStudio.tasksets')!;
   await until(async () => (await view.items()).some((i) => i.resourceUri?.fsPath === to), 'the moved file listed');
   assert.ok(!(await view.items()).some((i) => i.resourceUri?.fsPath === from));
+});
+
+test("a file configs name, moved away and back: the configs' problem comes and goes unopened; no ENOENT ghost (issue 40 item 9)", async () => {
+  const from = join(ws, 'mine/math.jsonl');
+  const to = join(ws, 'mine/math-moved.jsonl');
+  const configProblems = (name: string) =>
+    (vscode.recorded.diagnostics.get('rft-config')?.entries.get(join(ws, name)) ?? []).map((d) => d.message);
+  // The configs written above, read as the config watcher reads them; then the move's event.
+  await api.services!.rereadConfigs!();
+  const w = vscode.fileWatchers.find((x) => x.glob === '**/*.{jsonl,json,yaml,yml,csv}')!;
+  w.delete.fire(vscode.Uri.file(from));
+  // Moved by the test above: every config naming it says so, none of them opened.
+  for (const name of ['train.rft.yaml', 'train-2.rft.yaml'])
+    await until(
+      () => configProblems(name).some((m) => m.startsWith("taskset.path: no file 'mine/math.jsonl'")),
+      `${name}: the missing file`,
+    );
+  // A report of the gone file that raced the move (ENOENT) leaves no entry.
+  api.services!.diagnostics.apply({
+    file: from,
+    tasks: 0,
+    issues: [{ file: from, line: 1, message: `ENOENT: no such file or directory, open '${from}'`, severity: 'error' }],
+  });
+  assert.equal(coll().entries.get(from), undefined);
+  // Back: the problem goes at once, not when Start Training checks the config again.
+  renameSync(to, from);
+  w.delete.fire(vscode.Uri.file(to));
+  w.create.fire(vscode.Uri.file(from));
+  for (const name of ['train.rft.yaml', 'train-2.rft.yaml'])
+    await until(() => !configProblems(name).some((m) => m.includes('no file')), `${name}: the problem gone`);
 });

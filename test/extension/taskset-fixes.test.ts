@@ -131,3 +131,83 @@ test('every problem of a record reaches Problems (no "(and 1 more problem)")', (
     "Rename 'final' to 'answer'",
   ]);
 });
+
+test("a column of the user's own named like a schema field: explained in Problems, a quick fix renames it in every record (issue 40 item 1)", () => {
+  const text = [
+    '{"key":"k1","input":"What is 1 plus 1?","label":"2","difficulty":"easy"}',
+    '{"key":"k2","input":"What is 2 plus 2?","label":"4","difficulty":"hard"}',
+    '{"key":"k3","input":"What is 3 plus 3?","label":"6","level":3,"difficulty":"easy"}',
+  ].join('\n');
+  const file = '/w/mine/levels.jsonl';
+  const doc = vscode.textDocument(vscode.Uri.file(file), text);
+  const fields = { prompt_key: 'input', response_key: 'label', id_key: 'key' };
+  const r = parseTaskset(text, file, { fields, defaultIds: true });
+  assert.equal(r.tasks.length, 3);
+  const d = toDiagnostic({ ...r.warnings![0]!, severity: 'warning' }, doc);
+  assert.match(d.message, /^field 'difficulty': holds "easy", not the task difficulty/);
+  const fixes = new TasksetQuickFixes().provideCodeActions(
+    doc as never,
+    d.range as never,
+    {
+      diagnostics: [d],
+    } as never,
+  ) as unknown as { title: string; edit: { edits: never[] } }[];
+  // `level` is taken in the file: the free name.
+  assert.deepEqual(
+    fixes.map((f) => f.title),
+    ["Rename the column 'difficulty' to 'difficulty_label' (your own, kept in metadata)"],
+  );
+  const renamed = apply(text, fixes[0]!.edit.edits);
+  assert.ok(!renamed.includes('"difficulty"'));
+  const again = parseTaskset(renamed, file, { fields, defaultIds: true });
+  assert.equal(again.warnings, undefined, 'nothing left to explain');
+  assert.deepEqual(again.tasks[0]!.metadata, { difficulty_label: 'easy' });
+
+  // An error in a column some of whose values fit (a typo or the user's own): the same fix.
+  const typo =
+    '{"id":"a","prompt":"1+1?","answer":"2","difficulty":0.2}\n{"id":"b","prompt":"2+2?","answer":"4","difficulty":"0.4"}';
+  const e = parseTaskset(typo, '/w/tasksets/t.jsonl').errors[0]!;
+  const tdoc = vscode.textDocument(vscode.Uri.file('/w/tasksets/t.jsonl'), typo);
+  const td = toDiagnostic({ ...e, severity: 'error' }, tdoc);
+  const tfix = new TasksetQuickFixes().provideCodeActions(
+    tdoc as never,
+    td.range as never,
+    {
+      diagnostics: [td],
+    } as never,
+  ) as unknown as { title: string; edit: { edits: never[] } }[];
+  assert.deepEqual(
+    tfix.map((f) => f.title),
+    ["Rename the column 'difficulty' to 'level' (your own, kept in metadata)"],
+  );
+  assert.equal(tfix[0]!.edit.edits.length, 2, 'every record');
+
+  // CSV: the header cell; YAML: each item's key. The renamed files load with the column as metadata.
+  for (const [name, body] of [
+    ['t.csv', 'id,prompt,answer,difficulty\na,1+1?,2,easy\nb,2+2?,4,hard'],
+    [
+      't.yaml',
+      '- id: a\n  prompt: 1+1?\n  answer: "2"\n  difficulty: easy\n- difficulty: hard\n  id: b\n  prompt: 2+2?\n  answer: "4"',
+    ],
+  ] as const) {
+    const f = `/w/tasksets/${name}`;
+    const w = parseTaskset(body, f).warnings![0]!;
+    const fdoc = vscode.textDocument(vscode.Uri.file(f), body);
+    const fd = toDiagnostic({ ...w, severity: 'warning' }, fdoc);
+    const [fix] = new TasksetQuickFixes().provideCodeActions(
+      fdoc as never,
+      fd.range as never,
+      {
+        diagnostics: [fd],
+      } as never,
+    ) as unknown as { title: string; edit: { edits: never[] } }[];
+    assert.equal(fix?.title, "Rename the column 'difficulty' to 'level' (your own, kept in metadata)", name);
+    const after = parseTaskset(apply(body, fix!.edit.edits), f);
+    assert.equal(after.warnings, undefined, name);
+    assert.deepEqual(
+      after.tasks.map((t) => t.metadata),
+      [{ level: 'easy' }, { level: 'hard' }],
+      name,
+    );
+  }
+});

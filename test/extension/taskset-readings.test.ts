@@ -33,3 +33,18 @@ test('built-in tasksets and broken YAML name no file', () => {
   assert.equal(readingsOf('/w/a.rft.yaml', 'taskset:\n  builtin: reverse\n').size, 0);
   assert.equal(readingsOf('/w/a.rft.yaml', 'taskset: [\n').size, 0);
 });
+
+test('a config that stops parsing (one mistyped indent) keeps its last good reading of the files (issue 40 item 10)', () => {
+  const good = 'experts:\n  path: experts.jsonl\n  format: { prompt_key: input, response_key: reference_output }\n';
+  const want = {
+    '/p/experts.jsonl': { format: { prompt_key: 'input', response_key: 'reference_output' }, role: 'expert' },
+  };
+  assert.deepEqual(Object.fromEntries(readingsOf('/p/train.rft.yaml', good)), want);
+  const typo = good.replace('  format:', '   format:');
+  assert.deepEqual(Object.fromEntries(readingsOf('/p/train.rft.yaml', typo)), want, 'the last good reading');
+  // Fixed and changed: the new reading; a config that never parsed names nothing.
+  assert.deepEqual(Object.fromEntries(readingsOf('/p/train.rft.yaml', good.replace('input', 'question'))), {
+    '/p/experts.jsonl': { format: { prompt_key: 'question', response_key: 'reference_output' }, role: 'expert' },
+  });
+  assert.equal(readingsOf('/p/other.rft.yaml', typo).size, 0);
+});

@@ -345,6 +345,24 @@ test('evaluate: the owning run supplies the held-out split, reward and answer le
     '--taskset',
     join(ws, 'tasksets/x.jsonl'),
   ]);
+  // A file no section names, with its own mapping (issue 40 item 4): passed on; not for the eval set.
+  assert.deepEqual(
+    await c.evalArgs(loose, 'tasksets/x.csv', { config: 'train.rft.yaml', format: { prompt_key: 'question' } }),
+    [
+      loose,
+      '--config',
+      join(ws, 'train.rft.yaml'),
+      '--taskset',
+      join(ws, 'tasksets/x.csv'),
+      '--format',
+      '{"prompt_key":"question"}',
+    ],
+  );
+  assert.deepEqual(await c.evalArgs(loose, '', { config: 'train.rft.yaml', format: {} }), [
+    loose,
+    '--config',
+    join(ws, 'train.rft.yaml'),
+  ]);
   await assert.rejects(c.evalArgs(loose, '', { config: 'nope.rft.yaml' }), /config 'nope.rft.yaml' not found/);
   await assert.rejects(c.evalArgs(loose, ''), /belongs to no run of this workspace.*workspace config/);
 });

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeBuffer } from '../../tools/make-buffer.js';
+import { SqliteStore } from '../../backend/buffer/storage/index.js';
 import { spawnServe, type Served } from '../../tools/spawn-serve.js';
 import { ErrorCodes } from '../../backend/core/protocol.js';
 
@@ -76,8 +77,16 @@ test('buffer/open, counts, list with filters and paging, get, group', async () =
   assert.equal(t.total, 11); // e11 and e110..e119
   assert.ok(t.rows.every((r) => r.responsePreview.startsWith('answer 11')));
 
+  // The task's own columns (its metadata) come with the detail (issue 40 item 1).
+  const store = new SqliteStore(bufferPath);
+  await store.putTasks('run-a', [
+    { id: 't2', taskset: 'mine.jsonl', domain: 'math', prompt: 'question 2', metadata: { difficulty: 'easy' } },
+  ]);
+  await store.close();
   const e = await s.request('buffer/get', { id: 'e00042' });
   assert.ok(e);
+  assert.deepEqual(e.taskMetadata, { difficulty: 'easy' });
+  assert.equal((await s.request('buffer/get', { id: 'e00041' }))?.taskMetadata, undefined, 'a task not stored');
   assert.equal(e.responseText, 'answer 42');
   assert.equal(e.logprobs.length, e.responseTokens.length);
   assert.equal(await s.request('buffer/get', { id: 'nope' }), null);

@@ -405,6 +405,30 @@ test("curation at work: an expert's use count in the list and the detail", async
   await app.select('x2');
   await until(() => h.document.querySelector('.detail h2')?.textContent === 'x2', 'detail of x2');
   assert.match(h.document.querySelector('.detail .meta')!.textContent!, /not used by the trainer yet/);
+  assert.equal(h.document.querySelector('.detail .task-meta'), null, 'no task metadata: no section');
+  await h.close();
+});
+
+test("the task's own columns (its metadata) in the detail (issue 40 item 1)", async () => {
+  const e: Experience = exp(1);
+  const h = host<BrowserRequests>({
+    ...handlers(),
+    list: () => ({ total: 1, rows: [summary(e)] }),
+    get: () => ({ ...e, taskMetadata: { difficulty: 'easy', tags: ['a', 'b'] } }),
+  });
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  await app.select(e.id);
+  await until(() => h.document.querySelector('.detail .task-meta'), 'task metadata');
+  const pairs = Array.from(h.document.querySelectorAll('.detail .task-meta dt')).map((dt) => [
+    dt.textContent,
+    dt.nextElementSibling!.textContent,
+  ]);
+  assert.deepEqual(pairs, [
+    ['difficulty', 'easy'],
+    ['tags', '["a","b"]'],
+  ]);
   await h.close();
 });
 

@@ -176,12 +176,22 @@ export function renderDetail(ctx: DetailContext, e: ExperienceDetail, group: Exp
   ].filter(([, v]) => v);
   const metaEl = h(doc, 'dl', { class: 'meta' });
   for (const [k, v] of meta) metaEl.append(h(doc, 'dt', { text: k! }), h(doc, 'dd', { text: v! }));
+  // The task's own columns from the taskset file (`difficulty: "easy"`, `source`), as the file has them.
+  const taskMeta = h(doc, 'dl', { class: 'meta task-meta', 'aria-label': 'task metadata' });
+  for (const [k, v] of Object.entries(e.taskMetadata ?? {})) {
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    taskMeta.append(
+      h(doc, 'dt', { text: k }),
+      h(doc, 'dd', { text: text.length > 300 ? `${text.slice(0, 300)}…` : text }),
+    );
+  }
 
   const parts: HTMLElement[] = [
     h(doc, 'h2', { text: e.id }),
     metaEl,
     actions,
     editor,
+    ...(taskMeta.childElementCount ? [h(doc, 'h3', { text: 'Task metadata' }), taskMeta] : []),
     h(doc, 'h3', { text: 'Prompt' }),
     h(doc, 'pre', { class: 'prompt' }, ...markMatches(doc, e.promptText, state.filter.text)),
     h(doc, 'h3', {}, 'Response ', colourSel),

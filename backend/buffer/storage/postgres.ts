@@ -559,6 +559,11 @@ export class PostgresStore implements ExperienceStore {
     });
   }
 
+  async getTask(runId: string, id: string): Promise<Task | null> {
+    const [row] = await this.rows('SELECT body FROM tasks WHERE run_id = $1 AND id = $2', [runId, id]);
+    return row ? taskFromRow(row) : null;
+  }
+
   async listTasks(runId: string, opts: { offset?: number; limit?: number } = {}): Promise<Task[]> {
     return (
       await this.rows('SELECT body FROM tasks WHERE run_id = $1 ORDER BY seq LIMIT $2 OFFSET $3', [

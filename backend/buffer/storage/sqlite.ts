@@ -475,6 +475,13 @@ export class SqliteStore implements ExperienceStore {
     return rows.map(taskFromRow);
   }
 
+  async getTask(runId: string, id: string): Promise<Task | null> {
+    const row = this.q('SELECT body FROM tasks WHERE run_id = ? AND id = ?').get(runId, id) as
+      | Record<string, unknown>
+      | undefined;
+    return row ? taskFromRow(row) : null;
+  }
+
   async countTasks(runId: string): Promise<number> {
     return (this.q('SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?').get(runId) as { n: number }).n;
   }

@@ -222,6 +222,8 @@ export interface ExperienceStore {
   putTasks(runId: string, tasks: Task[]): Promise<number>;
   listTasks(runId: string, opts?: { offset?: number; limit?: number }): Promise<Task[]>;
   countTasks(runId: string): Promise<number>;
+  /** One task of a run by its id (the experience browser shows its own columns), or null. */
+  getTask(runId: string, id: string): Promise<Task | null>;
 
   addCheckpoint(c: CheckpointRecord): Promise<void>;
   listCheckpoints(runId: string): Promise<CheckpointRecord[]>;

@@ -3,8 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Task } from '../../core/types.js';
 import { formatLocation } from '../../core/errors.js';
-import { checkRecord } from './schema.js';
-import { mapRecord, userField } from './fields.js';
+import { checkRecord, OWN_COLUMN_FIELDS, recordKeysOf } from './schema.js';
+import { mapRecord, userField, type FieldMapping } from './fields.js';
 import type { LoadOptions, LoadResult, TaskRecordError } from './types.js';
 import { formatOf, readRecords } from '../../core/taskset-text/index.js';
 import { decodeTaskset } from './utf8.js';
@@ -23,18 +23,26 @@ export function parseTaskset(text: string, file: string, opts: LoadOptions = {})
   const fields = opts.fields ?? {};
   const role = opts.role ?? 'task';
   const mapped = !!opts.fields || role === 'expert' || !!opts.defaultIds;
-  for (const r of raws) {
+  const values = raws.map((r) =>
+    'error' in r
+      ? r
+      : { line: r.line, value: mapped ? mapRecord(r.value, fields, role, r.line, !!opts.defaultIds) : r.value },
+  );
+  const own = ownColumns(values);
+  const warnings = [...own.values()].map((o) => ({ file, line: o.line, field: o.key, message: o.message }));
+  const ownKeys = new Set(own.keys());
+  for (const r of values) {
     if ('error' in r) {
       if (r.field !== '(file)' && r.field !== '(header)') records++;
       errors.push({ file, line: r.line, field: r.field ?? '(record)', message: r.error });
       continue;
     }
     records++;
-    const value = mapped ? mapRecord(r.value, fields, role, r.line, !!opts.defaultIds) : r.value;
     // Demonstrations need no reference answer unless their domain says so.
-    const c = checkRecord(value, opts.domain ?? (role === 'expert' ? 'text' : 'math'), taskset);
+    const c = checkRecord(r.value, opts.domain ?? (role === 'expert' ? 'text' : 'math'), taskset, ownKeys);
     if (!('task' in c)) {
-      errors.push({ file, line: r.line, field: userField(c.field, fields, role), message: c.message });
+      const field = userField(c.field, fields, role);
+      errors.push({ file, line: r.line, field, message: c.message + reservedHint(c.field, c.message, fields) });
       continue;
     }
     if (role === 'expert') {
@@ -59,7 +67,57 @@ export function parseTaskset(text: string, file: string, opts: LoadOptions = {})
     lines.push(r.line);
   }
   errors.sort((a, b) => a.line - b.line);
-  return { file, tasks, lines, errors, records };
+  return { file, tasks, lines, errors, records, ...(warnings.length ? { warnings } : {}) };
+}
+
+type Value = { line: number; value: unknown };
+
+/**
+ * Columns named like an optional schema field (`difficulty`) none of whose values fits it
+ * (`"easy"`): the user's own, kept in metadata instead of failing every record. A column where some
+ * values fit is the field, and the others are errors at their lines (a typo in the user's data).
+ */
+function ownColumns(
+  values: (Value | { error: string })[],
+): Map<string, { key: string; line: number; message: string }> {
+  const out = new Map<string, { key: string; line: number; message: string }>();
+  for (const [field, spec] of Object.entries(OWN_COLUMN_FIELDS)) {
+    for (const key of recordKeysOf(field)) {
+      let first: Value | undefined;
+      let n = 0;
+      let fits = false;
+      for (const r of values) {
+        if ('error' in r || !r.value || typeof r.value !== 'object' || !(key in r.value)) continue;
+        const v = (r.value as Record<string, unknown>)[key];
+        if (spec.fits.safeParse(v).success) {
+          fits = true;
+          break;
+        }
+        first ??= r;
+        n++;
+      }
+      if (fits || !first) continue;
+      const v = JSON.stringify((first.value as Record<string, unknown>)[key]) ?? 'undefined';
+      out.set(key, {
+        key,
+        line: first.line,
+        message: `holds ${v.length > 40 ? `${v.slice(0, 40)}…` : v}, not ${spec.what}: kept as your own column, in each task's metadata (${n} record${n === 1 ? '' : 's'}), not read as the ${field}. Rename the column to say it is yours (a quick fix does), or write values of that kind to use it as the ${field}`,
+      });
+    }
+  }
+  return out;
+}
+
+/** For an error in a field a user's column may be named like: what the field is and the way out. */
+function reservedHint(field: string, message: string, mapping: FieldMapping): string {
+  const named = [field, ...[...message.matchAll(/; also '([^']+)'/g)].map((m) => m[1]!)].map(
+    (f) => f.split(/[.[]/)[0]!,
+  );
+  const mapped = new Set(Object.values(mapping));
+  const root = named.find((f) => OWN_COLUMN_FIELDS[f] && !mapped.has(f));
+  if (!root) return '';
+  const key = root === 'entryPoint' ? 'entry_point' : root;
+  return ` ('${key}' is read as ${OWN_COLUMN_FIELDS[root]!.what}; if the column is your own, rename it: a quick fix does)`;
 }
 
 export async function loadTaskset(file: string, opts: LoadOptions = {}): Promise<LoadResult> {

@@ -95,6 +95,31 @@ export const domainSchemas: Record<Domain, z.ZodTypeAny> = {
   }),
 };
 
+/**
+ * Optional fields of the schema a user's own column may be named like (`difficulty: "easy"`). A
+ * column none of whose values fits the field is the user's own: it is kept in metadata under its
+ * name (load.ts), not read as the field, and one warning says so; `what` is how the field is read.
+ */
+export const OWN_COLUMN_FIELDS: Record<string, { fits: z.ZodTypeAny; what: string }> = {
+  difficulty: { fits: z.number().min(0).max(1), what: 'the task difficulty (a number from 0, easy, to 1, hard)' },
+  domain: { fits: z.enum(DOMAINS as [Domain, ...Domain[]]), what: `the task domain (one of ${DOMAINS.join(', ')})` },
+  choices: {
+    fits: z.array(z.string().min(1)).min(2).max(5),
+    what: 'the options of a choice question (a list of 2 to 5 strings)',
+  },
+  entryPoint: {
+    fits: z.string().regex(/^[A-Za-z_$][\w$]*$/),
+    what: 'the function name of a code task',
+  },
+  messages: { fits: messages.unwrap(), what: 'the chat of a task (a list of {role, content})' },
+  metadata: { fits: z.record(z.unknown()), what: 'the task metadata (an object)' },
+};
+
+/** The record's key for a schema field (`entry_point` for entryPoint when the record spells it so). */
+export function recordKeysOf(field: string): string[] {
+  return [field, ...Object.entries(ALIASES).flatMap(([k, v]) => (v === field ? [k] : []))];
+}
+
 /** Numbers in id / answer become strings; id / answer are trimmed; a blank prompt becomes ''. */
 function normalise(k: string, v: unknown): unknown {
   if (SCALAR_TEXT.has(k)) {
@@ -127,11 +152,26 @@ function issueMessage(issue: z.ZodIssue): string {
 }
 
 /** Validate and normalise one record; `fallbackDomain` applies when the record has no `domain`. */
-export function checkRecord(value: unknown, fallbackDomain: Domain, taskset: string): RecordCheck {
+export function checkRecord(
+  value: unknown,
+  fallbackDomain: Domain,
+  taskset: string,
+  ownColumns: ReadonlySet<string> = new Set(),
+): RecordCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { field: '(record)', message: `a task record must be an object, got ${describe(value)}` };
   }
-  const raw = value as Record<string, unknown>;
+  let raw = value as Record<string, unknown>;
+  // The user's own columns named like a schema field: metadata under their own name.
+  let own: Record<string, unknown> | undefined;
+  if (ownColumns.size) {
+    raw = { ...raw };
+    for (const k of ownColumns) {
+      if (!(k in raw)) continue;
+      (own ??= {})[k] = raw[k];
+      delete raw[k];
+    }
+  }
   const domain = raw.domain ?? fallbackDomain;
   if (typeof domain !== 'string' || !DOMAINS.includes(domain as Domain)) {
     return {
@@ -154,7 +194,7 @@ export function checkRecord(value: unknown, fallbackDomain: Domain, taskset: str
     else extra[k] = v;
   }
   if (typeof known.prompt === 'string' && known.prompt === '') return { field: 'prompt', message: 'prompt is empty' };
-  const meta = { ...(raw.metadata as Record<string, unknown> | undefined), ...extra };
+  const meta = { ...(raw.metadata as Record<string, unknown> | undefined), ...extra, ...own };
   if (Object.keys(meta).length > 0) known.metadata = meta;
   const r = domainSchemas[domain as Domain].safeParse(known);
   if (!r.success) {

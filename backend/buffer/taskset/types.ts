@@ -38,6 +38,8 @@ export interface LoadResult {
   /** Line where each task starts, same order as `tasks`. */
   lines: number[];
   errors: TaskRecordError[];
+  /** A column of the user's own named like a schema field (kept in metadata): one per column, at its first line. */
+  warnings?: TaskRecordError[];
   /** Records seen (valid + invalid). */
   records: number;
 }

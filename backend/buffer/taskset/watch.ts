@@ -21,6 +21,8 @@ export interface TasksetChange {
   /** Every valid task of the new version (empty after unlink). */
   tasks: Task[];
   errors: TaskRecordError[];
+  /** Columns of the user's own named like a schema field (load.ts). */
+  warnings?: TaskRecordError[];
 }
 
 export interface TasksetWatcher {
@@ -88,11 +90,13 @@ export function watchTaskset(
       const before = state.get(file)?.hashes ?? new Map<string, string>();
       let tasks: Task[] = [];
       let errors: TaskRecordError[] = [];
+      let warnings: TaskRecordError[] | undefined;
       if (kind !== 'unlink') {
         try {
           const r = await loadTaskset(file, opts);
           tasks = r.tasks;
           errors = r.errors;
+          warnings = r.warnings;
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code === 'ENOENT') kind = 'unlink';
           else errors = [{ file, line: 1, field: '(file)', message: (e as Error).message }];
@@ -108,7 +112,16 @@ export function watchTaskset(
         before.size > 0
       )
         return;
-      onChange({ file, kind, added: d.added, changed: d.changed, removed: d.removed, tasks, errors });
+      onChange({
+        file,
+        kind,
+        added: d.added,
+        changed: d.changed,
+        removed: d.removed,
+        tasks,
+        errors,
+        ...(warnings ? { warnings } : {}),
+      });
     });
     const settled = next.catch((e: unknown) => log.error(`watching ${file}: ${(e as Error).message}`));
     queue.set(file, settled);

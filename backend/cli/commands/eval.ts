@@ -3,6 +3,7 @@
 // pipeline), reward (workflow.reward, a task's own, or workflow.file's with trust) and eval settings.
 // `--config RUN.yaml --taskset FILE`: on FILE read as that config reads it (the `format:` of the
 // section naming it, else of its eval / taskset), with the config's reward and eval settings.
+// `--format JSON` (`{"prompt_key": "question"}`): FILE's own mapping when no section names it.
 import { InputError } from '../../core/errors.js';
 import { command, flagNumber, flagString } from '../command.js';
 import { initEngine } from '../../model/engine.js';
@@ -23,19 +24,21 @@ import { loadWorkspaceCode, trustedFromEnv } from '../../coordinator/workspace-c
 import type { Task } from '../../core/types.js';
 import type { RunConfig } from '../../core/config.js';
 import { resolve } from 'node:path';
+import { MAPPING_KEYS, type FieldMapping } from '../../buffer/taskset/fields.js';
 
 command({
   name: 'eval',
   usage:
-    'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--taskset FILE] [--trust-workspace-code])',
+    'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--taskset FILE] [--trust-workspace-code]) [--format JSON]',
   summary:
     "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers; accuracy = full reward, or for reward_model:DIR the answers its threshold judges correct, as accuracy_means says)",
-  flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens', 'config'],
+  flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens', 'config', 'format'],
   booleanFlags: ['trust-workspace-code'],
   run: async (args) => {
     const dir = args.positional[0];
     const ts = flagString(args, 'taskset');
     const configFile = flagString(args, 'config');
+    const format = formatFlag(flagString(args, 'format'), ts);
     if (!dir || (!ts && !configFile)) {
       console.error(
         'usage: rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]  or  rft eval CHECKPOINT --config RUN.yaml [--taskset FILE]',
@@ -52,7 +55,7 @@ command({
         throw new InputError(
           "--taskset with --config is a file (read with the config's format mapping); for a built-in set leave --config out",
         );
-      const cfg = evalOnFile(loadRunConfig(configFile), ts);
+      const cfg = evalOnFile(loadRunConfig(configFile), ts, format);
       await loadWorkspaceCode(cfg, args.flags['trust-workspace-code'] === true || trustedFromEnv());
       const pools = loadTasks(cfg);
       if (pools.eval.length === 0) {
@@ -78,7 +81,7 @@ command({
       tasks = gen.generate(flagNumber(args, 'size', 200), flagNumber(args, 'seed', 0), 'eval');
       reward ??= gen.reward;
     } else {
-      const r = await loadTaskset(ts);
+      const r = await loadTaskset(ts, format ? { fields: format, defaultIds: true } : {});
       for (const e of r.errors) console.error(formatTaskError(e));
       tasks = r.tasks;
     }
@@ -111,8 +114,33 @@ command({
   },
 });
 
-/** The config with FILE as its eval set, read the way the config reads it (unchanged without a file). */
-export function evalOnFile(cfg: RunConfig, file: string | undefined): RunConfig {
+/** `--format JSON`: a mapping of the config's keys (prompt_key, …) to the file's field names. */
+function formatFlag(v: string | undefined, taskset: string | undefined): FieldMapping | undefined {
+  if (v === undefined) return undefined;
+  if (!taskset || taskset.startsWith('builtin:'))
+    throw new InputError('--format reads a taskset file: give it with --taskset FILE', { field: 'format' });
+  let f: unknown;
+  try {
+    f = JSON.parse(v);
+  } catch {
+    throw new InputError(`expected a JSON object such as {"prompt_key":"question"}, got ${v}`, { field: 'format' });
+  }
+  if (!f || typeof f !== 'object' || Array.isArray(f))
+    throw new InputError(`expected a JSON object such as {"prompt_key":"question"}, got ${v}`, { field: 'format' });
+  for (const [k, x] of Object.entries(f)) {
+    if (!(MAPPING_KEYS as string[]).includes(k))
+      throw new InputError(`unknown key (one of ${MAPPING_KEYS.join(', ')})`, { field: `format.${k}` });
+    if (typeof x !== 'string' || !x) throw new InputError('expected a field name', { field: `format.${k}` });
+  }
+  return f as FieldMapping;
+}
+
+/**
+ * The config with FILE as its eval set, read the way the config reads it (unchanged without a
+ * file). A file no section names takes `format` when given (its own mapping, as the editor reads
+ * it), else the mapping of the config's eval / taskset.
+ */
+export function evalOnFile(cfg: RunConfig, file: string | undefined, format?: FieldMapping): RunConfig {
   if (!file) return cfg;
   const abs = resolve(file);
   const named = [cfg.eval, cfg.taskset].find((r) => r?.path !== undefined && resolve(r.path) === abs);
@@ -120,6 +148,7 @@ export function evalOnFile(cfg: RunConfig, file: string | undefined): RunConfig 
     named ?? (cfg.eval?.path !== undefined ? cfg.eval : cfg.taskset.path !== undefined ? cfg.taskset : undefined);
   const evalRef: NonNullable<RunConfig['eval']> = {
     ...(like ?? {}),
+    ...(!named && format ? { format: Object.keys(format).length ? format : undefined } : {}),
     path: abs,
     builtin: undefined,
     holdout: undefined,

@@ -29,10 +29,12 @@ command({
             invalid: r.errors.length,
             records: r.records,
             errors: r.errors,
+            ...(r.warnings ? { warnings: r.warnings } : {}),
           }),
         );
         continue;
       }
+      for (const w of r.warnings ?? []) console.log(`${formatTaskError(w)} (warning)`);
       for (const e of r.errors) console.log(formatTaskError(e));
       const recs = r.records === 1 ? 'record' : 'records';
       console.log(

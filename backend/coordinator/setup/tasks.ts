@@ -64,6 +64,7 @@ function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): LoadR
   } catch (e) {
     throw new InputError((e as Error).message, { file, field: `${what}.path` });
   }
+  for (const w of r.warnings ?? []) log.warn(formatTaskError(w));
   for (const e of r.errors.slice(0, 20)) log.warn(`${formatTaskError(e)} (skipped)`);
   if (r.errors.length > 20) log.warn(`${file}: ${r.errors.length - 20} more bad record(s) skipped`);
   if (r.tasks.length === 0) {

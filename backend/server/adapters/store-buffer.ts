@@ -93,8 +93,13 @@ export class StoreBuffer implements BufferPort {
     const e = await this.store.get(id);
     if (!e) return null;
     const tok = await this.tokenizers?.forRun(e.runId).catch(() => null);
+    const meta = (await this.store.getTask(e.runId, e.taskId).catch(() => null))?.metadata;
     // Text per token; a character split across tokens shows on the token that completes it.
-    return tok ? { ...e, responsePieces: tokenPieces(tok, e.responseTokens) } : e;
+    return {
+      ...e,
+      ...(tok ? { responsePieces: tokenPieces(tok, e.responseTokens) } : {}),
+      ...(meta && Object.keys(meta).length ? { taskMetadata: meta } : {}),
+    };
   }
 
   group(groupId: string): Promise<Experience[]> {

@@ -6,17 +6,25 @@ import type { LoadResult, TaskRecordError } from '../../buffer/taskset/types.js'
 import type { TasksetReport } from '../../core/protocol.js';
 import type { Disposable, TasksetPort } from '../ports.js';
 
-function report(file: string, tasks: number, errors: TaskRecordError[]): TasksetReport {
+function report(
+  file: string,
+  tasks: number,
+  errors: TaskRecordError[],
+  warnings: TaskRecordError[] = [],
+): TasksetReport {
+  const issue = (e: TaskRecordError, severity: 'error' | 'warning') => ({
+    file,
+    line: e.line,
+    ...(e.field && !e.field.startsWith('(') ? { field: e.field } : {}),
+    message: e.message,
+    severity,
+  });
   return {
     file,
     tasks,
-    issues: errors.map((e) => ({
-      file,
-      line: e.line,
-      ...(e.field && !e.field.startsWith('(') ? { field: e.field } : {}),
-      message: e.message,
-      severity: 'error' as const,
-    })),
+    issues: [...warnings.map((w) => issue(w, 'warning')), ...errors.map((e) => issue(e, 'error'))].sort(
+      (a, b) => a.line - b.line,
+    ),
   };
 }
 
@@ -33,10 +41,10 @@ export const tasksetPort: TasksetPort = {
       // Unreadable file or unknown format: one issue on line 1, still a report (not a request failure).
       return report(file, 0, [{ file, line: 1, field: '(file)', message: (err as Error).message }]);
     }
-    return report(file, r.tasks.length, r.errors);
+    return report(file, r.tasks.length, r.errors, r.warnings);
   },
   watch(files, onReport): Disposable {
-    const w = watchTaskset(files, (c) => onReport(report(c.file, c.tasks.length, c.errors)));
+    const w = watchTaskset(files, (c) => onReport(report(c.file, c.tasks.length, c.errors, c.warnings)));
     return { dispose: () => w.close() };
   },
 };

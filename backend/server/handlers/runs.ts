@@ -4,6 +4,7 @@ import type { RpcHost } from '../rpc.js';
 import type { Disposable, RunController, RunRegistryPort } from '../ports.js';
 import { NotAvailableError, NotFoundError } from '../errors.js';
 import { InputError } from '../../core/errors.js';
+import { checkFormat } from './taskset.js';
 
 function runId(id: unknown): string {
   if (typeof id !== 'string' || !/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(id))
@@ -35,6 +36,7 @@ export function registerRuns(rpc: RpcHost, runs: RunRegistryPort | undefined, co
     control.evaluate(p.checkpoint, p.taskset, {
       ...(p.runId ? { runId: p.runId } : {}),
       ...(p.config ? { config: p.config } : {}),
+      ...(p.format !== undefined ? { format: checkFormat(p.format, 'format') } : {}),
     }),
   );
   rpc.on('runs/metrics', async (p) => {

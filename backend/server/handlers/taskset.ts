@@ -10,15 +10,24 @@ import { MAPPING_KEYS } from '../../buffer/taskset/fields.js';
 
 const DOMAINS = ['math', 'code', 'k12', 'vision', 'multiturn', 'text'];
 
+/** A `format:` mapping's keys are the config's (prompt_key, …), each a field name. */
+export function checkFormat(format: unknown, field: string): Record<string, string> | undefined {
+  if (format === undefined) return undefined;
+  if (typeof format !== 'object' || format === null || Array.isArray(format))
+    throw new InputError('an object', { field });
+  for (const [k, v] of Object.entries(format)) {
+    if (!(MAPPING_KEYS as string[]).includes(k))
+      throw new InputError(`unknown format key (one of ${MAPPING_KEYS.join(', ')})`, { field: `${field}.${k}` });
+    if (typeof v !== 'string' || !v) throw new InputError('a field name', { field: `${field}.${k}` });
+  }
+  return format as Record<string, string>;
+}
+
 /** A reading's fields are what a run config's `format:` / role / domain may say, nothing else. */
 function checkReading(r: TasksetReading | undefined): TasksetReading | undefined {
   if (r === undefined) return undefined;
   if (typeof r !== 'object' || r === null) throw new InputError('an object', { field: 'reading' });
-  for (const [k, v] of Object.entries(r.format ?? {})) {
-    if (!(MAPPING_KEYS as string[]).includes(k))
-      throw new InputError(`unknown format key (one of ${MAPPING_KEYS.join(', ')})`, { field: `reading.format.${k}` });
-    if (typeof v !== 'string' || !v) throw new InputError('a field name', { field: `reading.format.${k}` });
-  }
+  checkFormat(r.format, 'reading.format');
   if (r.role !== undefined && r.role !== 'task' && r.role !== 'expert')
     throw new InputError("'task' or 'expert'", { field: 'reading.role' });
   if (r.domain !== undefined && !DOMAINS.includes(r.domain))
