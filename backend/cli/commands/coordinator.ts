@@ -5,29 +5,36 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { command, flagNumber, flagString } from '../command.js';
+import { command } from '../command.js';
+import { DIST_FLAGS } from './distributed-flags.js';
 import { s3Spec } from '../../coordinator/distributed/weights-s3.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { createDistributedRun, formatWorkers } from '../../coordinator/distributed/setup.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
 
-const usage =
-  'coordinator CONFIG --buffer postgres://... --run RUN --weights DIR|s3://BUCKET/PREFIX [--s3-endpoint URL] [--s3-region R] [--watch] [--every S]';
-
 command({
   name: 'coordinator',
-  usage,
+  args: 'CONFIG',
   summary: 'create a distributed run (buffer and job queue in PostgreSQL); explorers and trainers join it',
-  booleanFlags: ['watch'],
-  flags: ['buffer', 'run', 'weights', 'every', 's3-endpoint', 's3-region'],
-  run: async (args) => {
-    const file = args.positional[0];
-    const url = flagString(args, 'buffer');
-    const runId = flagString(args, 'run');
-    const weights = flagString(args, 'weights');
-    if (!file || !url || !runId || !weights) {
-      console.error(`usage: rft ${usage}`);
+  flags: {
+    ...DIST_FLAGS,
+    weights: {
+      type: 'string',
+      value: 'DIR|s3://BUCKET/PREFIX',
+      required: true,
+      description: "where the run's weights are published (a folder every host reaches, or S3)",
+    },
+    's3-endpoint': { type: 'string', value: 'URL', description: 'an S3-compatible endpoint (with --weights s3://)' },
+    's3-region': { type: 'string', value: 'R', description: 'the S3 region (with --weights s3://)' },
+    watch: { type: 'boolean', description: 'print the workers every few seconds until the run is done' },
+    every: { type: 'number', value: 'S', default: 5, description: 'seconds between two prints of --watch' },
+  },
+  run: async ({ positional, flags, usage }) => {
+    const file = positional[0];
+    const { buffer: url, run: runId, weights } = flags;
+    if (!file) {
+      console.error(`usage: ${usage}`);
       return 2;
     }
     if (!/^postgres(ql)?:\/\//.test(url)) {
@@ -35,14 +42,14 @@ command({
       return 2;
     }
     const s3 = weights.startsWith('s3://');
-    if (!s3 && (args.flags['s3-endpoint'] !== undefined || args.flags['s3-region'] !== undefined)) {
+    if (!s3 && (flags['s3-endpoint'] !== undefined || flags['s3-region'] !== undefined)) {
       console.error('--s3-endpoint / --s3-region: only with --weights s3://BUCKET/PREFIX');
       return 2;
     }
     let spec;
     try {
       spec = s3
-        ? s3Spec(weights, { endpoint: flagString(args, 's3-endpoint'), region: flagString(args, 's3-region') })
+        ? s3Spec(weights, { endpoint: flags['s3-endpoint'], region: flags['s3-region'] })
         : undefined;
     } catch (e) {
       console.error((e as Error).message);
@@ -67,7 +74,7 @@ command({
       );
       return 1;
     }
-    if (!args.flags.watch) return 0;
+    if (!flags.watch) return 0;
     const q = await withRetry(() => JobQueue.open(url));
     try {
       for (;;) {
@@ -75,7 +82,7 @@ command({
         console.log(`\n${new Date().toISOString()} jobs ${JSON.stringify(await withRetry(() => q.counts(runId)))}`);
         console.log(formatWorkers(await withRetry(() => q.workers(runId))));
         if (done) return 0;
-        await new Promise((res) => setTimeout(res, flagNumber(args, 'every', 5) * 1000));
+        await new Promise((res) => setTimeout(res, flags.every * 1000));
       }
     } finally {
       await q.close();
