@@ -57,7 +57,8 @@ export function parseNumber(name: string, raw: string): number {
 }
 
 /** 'a', 'a or b', 'a, b or c' */
-const orList = (xs: readonly string[]) => (xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} or ${xs.at(-1)}`);
+const orList = (xs: readonly string[]) =>
+  xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} or ${xs.at(-1)}`;
 
 export interface ParsedFlags<F extends FlagDecls> {
   positional: string[];
@@ -69,14 +70,12 @@ export interface ParsedFlags<F extends FlagDecls> {
  * A word with a single dash ('-', '-3') is an argument, as before parseArgs. `usage` ends the
  * message of a missing required flag.
  */
-export function parseFlags<F extends FlagDecls>(
-  command: string,
-  decls: F,
-  argv: string[],
-  usage = '',
-): ParsedFlags<F> {
+export function parseFlags<F extends FlagDecls>(command: string, decls: F, argv: string[], usage = ''): ParsedFlags<F> {
   const options = Object.fromEntries(
-    Object.entries(decls).map(([k, d]) => [k, { type: d.type === 'boolean' ? ('boolean' as const) : ('string' as const) }]),
+    Object.entries(decls).map(([k, d]) => [
+      k,
+      { type: d.type === 'boolean' ? ('boolean' as const) : ('string' as const) },
+    ]),
   );
   // Not strict: parseArgs's own errors name no close flag and refuse '--seed -3'; the checks are below.
   const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
@@ -144,7 +143,10 @@ export function synopsis(decls: FlagDecls): string {
 export function flagTable(decls: FlagDecls): string[] {
   const rows = Object.entries(decls).map(([k, d]) => {
     const left = d.type === 'boolean' ? `--${k}` : `--${k} ${valueName(d)}`;
-    const notes = [d.type !== 'boolean' && d.required ? 'required' : '', d.type !== 'boolean' && d.default !== undefined ? `default: ${d.default}` : '']
+    const notes = [
+      d.type !== 'boolean' && d.required ? 'required' : '',
+      d.type !== 'boolean' && d.default !== undefined ? `default: ${d.default}` : '',
+    ]
       .filter(Boolean)
       .join('; ');
     return [left, d.description + (notes ? ` (${notes})` : '')] as const;

@@ -60,10 +60,14 @@ async function withStore<T>(
 const num = (description: string) => ({ type: 'number', value: 'N', description }) as const;
 const LS_FLAGS = {
   ...BUFFER_FLAGS,
-  run: { type: 'string', value: 'ID', description: 'only this run\'s experiences' },
-  task: { type: 'string', value: 'ID', description: 'only this task\'s' },
-  group: { type: 'string', value: 'ID', description: 'only this group\'s' },
-  source: { type: 'string', choices: ['usual', 'expert'], description: 'only rollouts (usual) or demonstrations (expert)' },
+  run: { type: 'string', value: 'ID', description: "only this run's experiences" },
+  task: { type: 'string', value: 'ID', description: "only this task's" },
+  group: { type: 'string', value: 'ID', description: "only this group's" },
+  source: {
+    type: 'string',
+    choices: ['usual', 'expert'],
+    description: 'only rollouts (usual) or demonstrations (expert)',
+  },
   status: { type: 'string', choices: ['ok', 'invalid', 'infra_failure'], description: 'only this status' },
   split: { type: 'string', choices: ['train', 'eval'], description: 'only this split' },
   'min-reward': num('reward at least N'),

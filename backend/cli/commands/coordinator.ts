@@ -48,9 +48,7 @@ command({
     }
     let spec;
     try {
-      spec = s3
-        ? s3Spec(weights, { endpoint: flags['s3-endpoint'], region: flags['s3-region'] })
-        : undefined;
+      spec = s3 ? s3Spec(weights, { endpoint: flags['s3-endpoint'], region: flags['s3-region'] }) : undefined;
     } catch (e) {
       console.error((e as Error).message);
       return 2;

@@ -35,13 +35,17 @@ command({
       value: 'FILE|builtin:NAME',
       description: "the tasks (with --config: a file read with the config's format mapping)",
     },
-    config: { type: 'string', value: 'RUN.yaml', description: "evaluate on the config's eval set, reward and settings" },
+    config: {
+      type: 'string',
+      value: 'RUN.yaml',
+      description: "evaluate on the config's eval set, reward and settings",
+    },
     reward: { type: 'string', value: 'NAME', description: "the reward (a built-in set's own if not given)" },
     size: { type: 'number', description: 'tasks of a built-in set (default: 200)' },
     seed: { type: 'number', description: "a built-in set's seed (default: 0)" },
     workflow: { type: 'string', value: 'NAME', description: 'the workflow (default: from the tasks)' },
     'max-new-tokens': { type: 'number', description: "the longest answer (default: 32, or the config's)" },
-    'trust-workspace-code': { type: 'boolean', description: "with --config: load its workflow.file" },
+    'trust-workspace-code': { type: 'boolean', description: 'with --config: load its workflow.file' },
   },
   run: async ({ positional, flags }) => {
     const dir = positional[0];

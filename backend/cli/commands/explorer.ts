@@ -13,7 +13,7 @@ command({
   flags: {
     ...DIST_FLAGS,
     batch: { type: 'number', description: 'jobs leased at a time' },
-    'lease-ms': { type: 'number', value: 'MS', description: 'how long a leased job stays this worker\'s' },
+    'lease-ms': { type: 'number', value: 'MS', description: "how long a leased job stays this worker's" },
     'weights-cache': { type: 'string', value: 'DIR', description: 'where downloaded weights are kept' },
     'weights-ca': { type: 'string', value: 'PEM', description: "a CA the trainer's HTTPS certificate is checked with" },
     'weights-pin': {

@@ -181,9 +181,17 @@ command({
       description: 'a Hugging Face folder, PEFT adapters or a GGUF file',
     },
     out: { type: 'string', value: 'DIR', required: true, description: 'the folder written' },
-    dtype: { type: 'string', choices: ['f32', 'f16'], default: 'f32', description: 'the weights type (f16: gguf only)' },
+    dtype: {
+      type: 'string',
+      choices: ['f32', 'f16'],
+      default: 'f32',
+      description: 'the weights type (f16: gguf only)',
+    },
     'chat-template': CHAT_TEMPLATE,
-    force: { type: 'boolean', description: 'write into a non-empty DIR (only the files the export writes are replaced)' },
+    force: {
+      type: 'boolean',
+      description: 'write into a non-empty DIR (only the files the export writes are replaced)',
+    },
   },
   async run(args) {
     const { format, out, dtype, force } = args.flags;

@@ -59,7 +59,10 @@ const RUN_FLAGS = {
   quiet: QUIET,
 } as const;
 
-async function run(file: string, flags: FlagValues<typeof RUN_FLAGS> & { 'trust-workspace-code'?: boolean }): Promise<number> {
+async function run(
+  file: string,
+  flags: FlagValues<typeof RUN_FLAGS> & { 'trust-workspace-code'?: boolean },
+): Promise<number> {
   // Flags are checked before the config is even read (a bad --budget never reaches the trainer).
   const budget = flags.budget;
   if (budget !== undefined && !(budget > 0))

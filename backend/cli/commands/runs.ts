@@ -21,7 +21,11 @@ command({
     'the runs of this workspace: status, step, checkpoints, live process; with --buffer, the distributed runs of that database',
   flags: {
     workspace: WORKSPACE_FLAG,
-    buffer: { type: 'string', value: 'postgres://...', description: 'list the distributed runs of this database instead' },
+    buffer: {
+      type: 'string',
+      value: 'postgres://...',
+      description: 'list the distributed runs of this database instead',
+    },
   },
   run: async ({ flags }) => {
     const url = flags.buffer;

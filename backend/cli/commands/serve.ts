@@ -36,7 +36,10 @@ command({
     const maxBytes = Math.floor(maxMb * 2 ** 20);
     const port = flags.port;
     const host = flags.host ?? '127.0.0.1';
-    if (port === undefined && (flags.host !== undefined || flags['token-file'] !== undefined || flags['allow-remote'])) {
+    if (
+      port === undefined &&
+      (flags.host !== undefined || flags['token-file'] !== undefined || flags['allow-remote'])
+    ) {
       throw new InputError(
         '--host, --token-file and --allow-remote go with --port (without --port the server uses stdio)',
       );

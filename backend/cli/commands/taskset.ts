@@ -10,7 +10,11 @@ command({
   args: 'FILE...',
   summary: 'check taskset files (JSONL, JSON, YAML, CSV): every bad record with file:line:field',
   flags: {
-    domain: { type: 'string', choices: DOMAINS, description: "the domain of records that name none (math if not given)" },
+    domain: {
+      type: 'string',
+      choices: DOMAINS,
+      description: 'the domain of records that name none (math if not given)',
+    },
     json: { type: 'boolean', description: 'one JSON line per file' },
   },
   run: async (a) => {

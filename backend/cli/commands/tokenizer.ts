@@ -25,7 +25,12 @@ command({
   summary: 'train a tokenizer (bpe or char) on taskset / text files; writes DIR/tokenizer.json',
   flags: {
     out: { type: 'string', value: 'DIR', required: true, description: 'the folder tokenizer.json is written to' },
-    kind: { type: 'string', choices: ['bpe', 'char'], default: 'bpe', description: 'byte-level BPE or one token per character' },
+    kind: {
+      type: 'string',
+      choices: ['bpe', 'char'],
+      default: 'bpe',
+      description: 'byte-level BPE or one token per character',
+    },
     'vocab-size': { type: 'number', description: `the vocabulary size (bpe: ${DEFAULT_BPE_VOCAB} if not given)` },
     'min-frequency': { type: 'number', description: 'the fewest occurrences of a pair merged' },
   },

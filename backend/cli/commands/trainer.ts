@@ -18,14 +18,40 @@ command({
   summary: 'the trainer of a distributed run (serves its weights to the explorers over HTTP)',
   flags: {
     ...DIST_FLAGS,
-    weights: { type: 'string', value: 'DIR', description: "this host's weights folder, when not the one the coordinator recorded" },
-    'weights-port': { type: 'number', default: 0, description: 'the port the weights are served on (0: any free port)' },
-    'weights-host': { type: 'string', value: 'ADDR', description: "the address explorers fetch the weights from (one of this machine's)" },
-    'weights-host-forwarded': { type: 'boolean', description: '--weights-host is forwarded to this machine (not checked as its own)' },
-    'weights-tls-cert': { type: 'string', value: 'PEM', description: 'serve the weights over HTTPS with this certificate' },
-    'weights-tls-key': { type: 'string', value: 'PEM', description: "and this key" },
-    'no-serve-weights': { type: 'boolean', description: 'do not serve the weights (explorers read them from a shared folder)' },
-    out: { type: 'string', value: 'DIR', description: 'where metrics.jsonl, report.html and summary.json go (default: WEIGHTS/RUN)' },
+    weights: {
+      type: 'string',
+      value: 'DIR',
+      description: "this host's weights folder, when not the one the coordinator recorded",
+    },
+    'weights-port': {
+      type: 'number',
+      default: 0,
+      description: 'the port the weights are served on (0: any free port)',
+    },
+    'weights-host': {
+      type: 'string',
+      value: 'ADDR',
+      description: "the address explorers fetch the weights from (one of this machine's)",
+    },
+    'weights-host-forwarded': {
+      type: 'boolean',
+      description: '--weights-host is forwarded to this machine (not checked as its own)',
+    },
+    'weights-tls-cert': {
+      type: 'string',
+      value: 'PEM',
+      description: 'serve the weights over HTTPS with this certificate',
+    },
+    'weights-tls-key': { type: 'string', value: 'PEM', description: 'and this key' },
+    'no-serve-weights': {
+      type: 'boolean',
+      description: 'do not serve the weights (explorers read them from a shared folder)',
+    },
+    out: {
+      type: 'string',
+      value: 'DIR',
+      description: 'where metrics.jsonl, report.html and summary.json go (default: WEIGHTS/RUN)',
+    },
     'take-over': { type: 'boolean', description: "take the run's trainer lease from another trainer" },
   },
   run: async ({ flags }) => {
