@@ -74,7 +74,7 @@ const LS_FLAGS = {
   'max-reward': num('reward at most N'),
   'min-version': num('model version at least N'),
   'max-version': num('model version at most N'),
-  text: { type: 'string', value: 'T', description: 'prompt or response contains T' },
+  text: { type: 'string', value: 'T', description: 'prompt or response contains T (any case)' },
   rejected: { type: 'boolean', description: 'only rejected experiences' },
   'not-rejected': { type: 'boolean', description: 'only experiences not rejected' },
   sort: {
