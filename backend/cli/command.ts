@@ -40,7 +40,7 @@ export function command<const F extends FlagDecls>(c: CliCommand<F>): CliCommand
 export const nameAndArgs = (c: CliCommand): string => (c.args ? `${c.name} ${c.args}` : c.name);
 
 /** `rft NAME ARGS --flag V [--flag V] ...`, generated from the declaration. */
-export function usageLine(c: CliCommand): string {
+function usageLine(c: CliCommand): string {
   const flags = synopsis(c.flags);
   return `rft ${nameAndArgs(c)}${flags ? ` ${flags}` : ''}`;
 }

@@ -49,7 +49,7 @@ export class UsageError extends InputError {}
 /** A decimal number written out in full ('12', '-3', '0.5', '1e-3'); not '', '0x10', 'Infinity', '12abc'. */
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
-export function parseNumber(name: string, raw: string): number {
+function parseNumber(name: string, raw: string): number {
   const v = raw.trim();
   const n = Number(v);
   if (!NUMBER.test(v) || !Number.isFinite(n)) throw new UsageError(`--${name} expects a number, got '${raw}'`);
@@ -60,7 +60,7 @@ export function parseNumber(name: string, raw: string): number {
 const orList = (xs: readonly string[]) =>
   xs.length < 2 ? xs.join('') : `${xs.slice(0, -1).join(', ')} or ${xs.at(-1)}`;
 
-export interface ParsedFlags<F extends FlagDecls> {
+interface ParsedFlags<F extends FlagDecls> {
   positional: string[];
   flags: FlagValues<F>;
 }
