@@ -1,13 +1,15 @@
 // Entry point of the `rft` CLI (and of `rft serve`, the backend the extension launches).
-import { commands, errorReport, parseFor } from './cli/command.js';
+import { commandHelp, commands, errorReport, exitCodeOf, nameAndArgs, parseFor, renamed } from './cli/command.js';
 import './cli/commands/index.js';
 
 function help(): string {
   const lines = ['usage: rft <command> [options]', '', 'commands:'];
   for (const name of commands.names()) {
     const c = commands.get(name);
-    lines.push(`  ${c.usage.padEnd(48)} ${c.summary}`);
+    lines.push(`  ${nameAndArgs(c).padEnd(36)} ${c.summary}`);
   }
+  for (const [old, now] of renamed) lines.push(`  ${old.padEnd(36)} old name of ${now} (warns)`);
+  lines.push('', '`rft <command> --help` lists its flags.');
   return lines.join('\n');
 }
 
@@ -18,14 +20,19 @@ async function main(argv: string[]): Promise<number> {
   }
   // Longest matching command path: 'tokenizer train' before 'tokenizer'.
   for (let n = Math.min(3, argv.length); n >= 1; n--) {
-    const name = argv.slice(0, n).join(' ');
+    let name = argv.slice(0, n).join(' ');
+    const now = renamed.get(name);
+    if (now) {
+      console.error(`warning: 'rft ${name}' is now 'rft ${now}'`);
+      name = now;
+    }
     if (commands.has(name)) {
       const c = commands.get(name);
       const rest = argv.slice(n);
-      // `rft CMD --help` prints the command's usage and does nothing else (`--` ends the flags).
+      // `rft CMD --help` prints the command's usage and flags and does nothing else (`--` ends the flags).
       const flags = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
       if (flags.includes('--help') || flags.includes('-h')) {
-        console.log(`usage: rft ${c.usage}\n\n${c.summary}`);
+        console.log(commandHelp(c));
         return 0;
       }
       return await c.run(parseFor(c, rest));
@@ -41,6 +48,6 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     console.error(errorReport(err, !!process.env.RFT_DEBUG));
-    process.exitCode = 1;
+    process.exitCode = exitCodeOf(err);
   },
 );

@@ -1,113 +1,71 @@
-// The `rft` command line: each subcommand is one file under backend/cli/commands that calls `command(...)`.
+// The `rft` command line: each subcommand is one file under backend/cli/commands that calls `command(...)`
+// with its flags declared once (cli/flags.ts): parser, types and help all come from that declaration.
 import { errorKind, InputError } from '../core/errors.js';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { closest } from '../core/closest.js';
 import { Registry } from '../core/registry.js';
+import { flagTable, parseFlags, synopsis, UsageError, type FlagDecls, type FlagValues } from './flags.js';
 
-export interface ParsedArgs {
+export interface ParsedArgs<F extends FlagDecls = FlagDecls> {
   /** Positional arguments after the command path. */
   positional: string[];
-  /** --flag value / --flag=value / --bool. Repeated flags keep the last value; `all` keeps every value. */
-  flags: Record<string, string | boolean>;
-  all: Record<string, string[]>;
+  flags: FlagValues<F>;
+  /** The command's usage line (`rft NAME ARGS FLAGS`), for its own "usage:" errors. */
+  usage: string;
 }
 
-export interface CliCommand {
+export interface CliCommand<F extends FlagDecls = FlagDecls> {
   /** e.g. 'tokenizer train' */
   name: string;
-  usage: string;
+  /** The positional arguments as the usage line shows them ('RUN_OR_DB ID'); the flags come from `flags`. */
+  args?: string;
   summary: string;
-  /** Flags that take no value. */
-  booleanFlags?: string[];
-  /**
-   * Flags that take a value. A command that declares them (with booleanFlags) gets strict parsing:
-   * any other flag is an error, and a value flag without a value is an error.
-   */
-  flags?: string[];
+  flags: F;
+  /** The command's old name: `rft OLD` warns and runs this one. */
+  renamedFrom?: string;
   /** Returns the process exit code. */
-  run(args: ParsedArgs): Promise<number> | number;
+  run(args: ParsedArgs<F>): Promise<number> | number;
 }
 
 export const commands = new Registry<CliCommand>('command');
+/** Old command name -> the command it became. */
+export const renamed = new Map<string, string>();
 
-export function command(c: CliCommand): CliCommand {
-  return commands.register(c.name, c);
+export function command<const F extends FlagDecls>(c: CliCommand<F>): CliCommand<F> {
+  if (c.renamedFrom) renamed.set(c.renamedFrom, c.name);
+  return commands.register(c.name, c as unknown as CliCommand) as unknown as CliCommand<F>;
 }
 
-/** Parses a command's arguments: strictly when it declares its flags (see CliCommand.flags). */
-export function parseFor(c: CliCommand, argv: string[]): ParsedArgs {
-  return parseArgs(argv, c.booleanFlags, c.flags ? { valueFlags: c.flags, command: c.name } : undefined);
+/** `rft NAME ARGS` (what the command list shows). */
+export const nameAndArgs = (c: CliCommand): string => (c.args ? `${c.name} ${c.args}` : c.name);
+
+/** `rft NAME ARGS --flag V [--flag V] ...`, generated from the declaration. */
+function usageLine(c: CliCommand): string {
+  const flags = synopsis(c.flags);
+  return `rft ${nameAndArgs(c)}${flags ? ` ${flags}` : ''}`;
 }
 
-export function parseArgs(
-  argv: string[],
-  booleanFlags: string[] = [],
-  strict?: { valueFlags: string[]; command: string },
-): ParsedArgs {
-  const out: ParsedArgs = { positional: [], flags: {}, all: {} };
-  const known = strict && new Set([...strict.valueFlags, ...booleanFlags]);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      out.positional.push(...argv.slice(i + 1));
-      break;
-    }
-    if (a.startsWith('--')) {
-      const eq = a.indexOf('=');
-      const key = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-      // An unknown flag is named before anything else (it might otherwise swallow the next word as its value).
-      if (known && !known.has(key))
-        throw new InputError(
-          `rft ${strict.command}: unknown flag --${key}${suggest(key, [...known])} (flags: ${[...known].map((k) => `--${k}`).join(' ') || 'none'})`,
-        );
-      let val: string | boolean;
-      if (eq >= 0) val = a.slice(eq + 1);
-      else {
-        const next = argv[i + 1];
-        if (booleanFlags.includes(key) || (!strict && (next === undefined || next.startsWith('--')))) val = true;
-        else if (next === undefined || next.startsWith('--'))
-          throw new InputError(`rft ${strict!.command}: --${key} needs a value`);
-        else {
-          val = next;
-          i++;
-        }
-      }
-      if (strict && booleanFlags.includes(key) && typeof val === 'string')
-        throw new InputError(`rft ${strict.command}: --${key} takes no value`);
-      out.flags[key] = val;
-      (out.all[key] ??= []).push(String(val));
-    } else out.positional.push(a);
-  }
-  return out;
+/** What `rft NAME --help` prints. */
+export function commandHelp(c: CliCommand): string {
+  const table = flagTable(c.flags);
+  return `usage: ${usageLine(c)}\n\n${c.summary}${table.length ? `\n\nflags:\n${table.join('\n')}` : ''}`;
 }
 
-export function flagString(args: ParsedArgs, name: string): string | undefined {
-  const v = args.flags[name];
-  return typeof v === 'string' ? v : undefined;
+/** Parses a command's arguments against its declared flags (UsageError on anything else). */
+export function parseFor<F extends FlagDecls>(c: CliCommand<F>, argv: string[]): ParsedArgs<F> {
+  const usage = usageLine(c as unknown as CliCommand);
+  return { ...parseFlags(c.name, c.flags, argv, usage), usage };
 }
 
-/** A decimal number written out in full ('12', '-3', '0.5', '1e-3'); not '', '0x10', 'Infinity', '12abc'. */
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
-
-export function flagNumber(args: ParsedArgs, name: string, dflt: number): number {
-  const raw = args.flags[name];
-  if (raw === undefined) return dflt;
-  if (typeof raw !== 'string') throw new InputError(`--${name} expects a number, got no value`);
-  const v = raw.trim();
-  const n = Number(v);
-  if (!NUMBER.test(v) || !Number.isFinite(n)) throw new InputError(`--${name} expects a number, got '${raw}'`);
-  return n;
-}
-
-function suggest(key: string, known: string[]): string {
-  const near = closest(key, known);
-  return near ? `: did you mean --${near}?` : '';
-}
+/** The `--workspace DIR` flag of the commands that look at runs. */
+export const WORKSPACE_FLAG = {
+  type: 'string',
+  value: 'DIR',
+  description: 'the workspace whose runs are meant (default: the current folder)',
+} as const;
 
 /** `--workspace DIR` (default: the current folder) for commands that look at runs: it must exist (a typo creates nothing). */
-export function existingWorkspace(args: ParsedArgs): string {
-  const given = flagString(args, 'workspace');
+export function existingWorkspace(given: string | undefined): string {
   const ws = resolve(given ?? process.cwd());
   let isDir = false;
   try {
@@ -118,6 +76,9 @@ export function existingWorkspace(args: ParsedArgs): string {
   if (!isDir) throw new InputError(`--workspace ${given}: no such folder (${ws})`);
   return ws;
 }
+
+/** The exit code of an error a command ended with: 2 for a command line the parser refused. */
+export const exitCodeOf = (err: unknown): number => (err instanceof UsageError ? 2 : 1);
 
 /**
  * What `rft` prints for the error a command ended with. An error of a kind (input, conflict,

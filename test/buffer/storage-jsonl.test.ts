@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../backend/buffer/storage/registry.js';
 import { exportJsonl, importJsonl } from '../../backend/buffer/storage/jsonl.js';
-import { commands, parseArgs } from '../../backend/cli/command.js';
+import { commands, parseFor } from '../../backend/cli/command.js';
 import '../../backend/cli/commands/buffer.js';
 import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';
 
@@ -25,7 +25,7 @@ async function cli(argv: string[]): Promise<{ code: number; out: string; err: st
   console.log = (...xs: unknown[]) => void out.push(xs.join(' '));
   console.error = (...xs: unknown[]) => void err.push(xs.join(' '));
   try {
-    const code = await c.run(parseArgs(rest, c.booleanFlags));
+    const code = await c.run(parseFor(c, rest));
     return { code, out: out.join('\n'), err: err.join('\n') };
   } finally {
     [console.log, console.error] = [log, error];

@@ -28,7 +28,7 @@ test('errors of a kind are their message; a bare Error adds where it was thrown'
   assert.match(errorReport(new InputError('bad'), true), /^rft: bad\n.*InputError: bad\n\s+at /);
 });
 
-test('a bad argument on the command line is one line on stderr, exit code 1', () => {
+test('a bad argument on the command line is one line on stderr, exit code 2 (a usage error)', () => {
   const r = spawnSync(
     process.execPath,
     ['--import', 'tsx', join(ROOT, 'backend/cli.ts'), 'run', 'c.yaml', '--budget', 'abc'],
@@ -38,6 +38,6 @@ test('a bad argument on the command line is one line on stderr, exit code 1', ()
       timeout: 120_000,
     },
   );
-  assert.equal(r.status, 1, r.stderr);
+  assert.equal(r.status, 2, r.stderr);
   assert.equal(r.stderr.trim(), "rft: --budget expects a number, got 'abc'");
 });

@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commands, parseFor } from '../../backend/cli/command.js';
+import '../../backend/cli/commands/index.js';
+import { processArgv } from '../../backend/coordinator/process-context.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const rft = (...args: string[]) =>
@@ -19,7 +22,7 @@ for (const k of ['explorer', 'trainer']) {
   test(`rft ${k}-process without its arguments prints its usage; ${k}-worker is the same command and warns`, () => {
     const now = rft(`${k}-process`);
     assert.equal(now.status, 2);
-    assert.match(now.stderr, new RegExp(`usage: rft ${k}-process RUN_DIR --run-id ID --store URL --stage N`));
+    assert.match(now.stderr, new RegExp(`usage: rft ${k}-process RUN_DIR --run-id ID --store URL \\[--stage N\\]`));
     assert.doesNotMatch(now.stderr, /warning/);
     const old = rft(`${k}-worker`);
     assert.equal(old.status, 2);
@@ -27,3 +30,17 @@ for (const k of ['explorer', 'trainer']) {
     assert.match(old.stderr, new RegExp(`usage: rft ${k}-process RUN_DIR`));
   });
 }
+
+test('the command line a run starts its processes with is the one their declarations parse', () => {
+  for (const k of ['explorer-process', 'trainer-process'] as const) {
+    const [name, ...rest] = processArgv(k, {
+      runDir: '/r/run-1',
+      runId: 'run-1',
+      store: '/r/run-1/buffer.db',
+      stage: 2,
+    });
+    const p = parseFor(commands.get(name!), rest);
+    assert.deepEqual(p.positional, ['/r/run-1']);
+    assert.deepEqual(p.flags, { 'run-id': 'run-1', store: '/r/run-1/buffer.db', stage: 2 });
+  }
+});

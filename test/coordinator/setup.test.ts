@@ -382,14 +382,14 @@ test('rft eval CHECKPOINT --config RUN.yaml of a config without an eval set says
       join(dir, 'run.yaml'),
       stringify({ taskset: { path: 't.jsonl' }, workflow: { reward: 'exact_match' } }),
     );
-    const { commands, parseArgs } = await import('../../backend/cli/command.js');
+    const { commands, parseFor } = await import('../../backend/cli/command.js');
     await import('../../backend/cli/commands/eval.js');
     const c = commands.get('eval');
     const err: string[] = [];
     const orig = console.error;
     console.error = (...xs: unknown[]) => void err.push(xs.join(' '));
     try {
-      assert.equal(await c.run(parseArgs([join(dir, 'ck'), '--config', join(dir, 'run.yaml')], c.booleanFlags)), 1);
+      assert.equal(await c.run(parseFor(c, [join(dir, 'ck'), '--config', join(dir, 'run.yaml')])), 1);
     } finally {
       console.error = orig;
     }

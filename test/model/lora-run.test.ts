@@ -15,7 +15,7 @@ import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { scoreIds, scoreIdsOf } from '../../backend/model/score.js';
 import { exportGguf } from '../../backend/model/export/gguf.js';
 import { makeHfModel, makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
-import { commands, parseArgs } from '../../backend/cli/command.js';
+import { commands, parseFor } from '../../backend/cli/command.js';
 import '../../backend/cli/commands/model.js';
 
 /** `rft model export CHECKPOINT --format peft --out DIR` in this process; adapter_config.json's base. */
@@ -24,7 +24,7 @@ async function peftBase(checkpoint: string, out: string): Promise<string> {
   const log = console.log;
   console.log = () => {};
   try {
-    assert.equal(await c.run(parseArgs([checkpoint, '--format', 'peft', '--out', out], c.booleanFlags)), 0);
+    assert.equal(await c.run(parseFor(c, [checkpoint, '--format', 'peft', '--out', out])), 0);
   } finally {
     console.log = log;
   }

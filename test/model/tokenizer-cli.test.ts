@@ -77,7 +77,7 @@ test('train a char tokenizer; encode reads stdin when no TEXT is given', () => {
 
 test('bad usage and bad files fail with a clear message and a non-zero exit', () => {
   const noOut = rft(['tokenizer', 'train', notes]);
-  assert.equal(noOut.code, 1);
+  assert.equal(noOut.code, 2, 'a command line the parser refuses exits 2');
   assert.match(noOut.stderr, /--out is required/);
   const badKind = rft(['tokenizer', 'train', notes, '--out', join(dir, 'x'), '--kind', 'wordpiece']);
   assert.match(badKind.stderr, /--kind must be bpe or char/);

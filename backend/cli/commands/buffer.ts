@@ -5,7 +5,8 @@ import { InputError } from '../../core/errors.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Experience } from '../../core/types.js';
-import { command, existingWorkspace, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { command, existingWorkspace, WORKSPACE_FLAG, type ParsedArgs } from '../command.js';
+import type { FlagValues } from '../flags.js';
 import { openStore, resolveBufferUrl, schemeOf } from '../../buffer/storage/registry.js';
 import { RunRegistry } from '../../buffer/runs.js';
 import { exportJsonl, importJsonl } from '../../buffer/storage/jsonl.js';
@@ -20,11 +21,11 @@ import { tokenPieces } from '../../model/tokenizer/pieces.js';
  */
 export async function bufferTarget(
   target: string,
-  args: ParsedArgs,
+  workspace: string | undefined,
   create: boolean,
 ): Promise<{ url: string; runId?: string }> {
   if (schemeOf(target) !== 'sqlite' || existsSync(target)) return { url: resolveBufferUrl(target) };
-  const ws = existingWorkspace(args);
+  const ws = existingWorkspace(workspace);
   // Look the id up without creating `.rft/` in a folder that has no runs.
   if (existsSync(join(ws, '.rft', 'runs.json'))) {
     const reg = await RunRegistry.open(ws);
@@ -37,15 +38,17 @@ export async function bufferTarget(
   );
 }
 
+/** The flags every buffer command takes. */
+const BUFFER_FLAGS = { workspace: WORKSPACE_FLAG } as const;
+
 async function withStore<T>(
-  args: ParsedArgs,
-  usage: string,
+  args: ParsedArgs<typeof BUFFER_FLAGS>,
   fn: (s: ExperienceStore, runId: string | undefined, url: string) => Promise<T>,
   create = false,
 ): Promise<T> {
   const target = args.positional[0];
-  if (!target) throw new InputError(`usage: rft ${usage}`);
-  const t = await bufferTarget(target, args, create);
+  if (!target) throw new InputError(`usage: ${args.usage}`);
+  const t = await bufferTarget(target, args.flags.workspace, create);
   const s = await openStore(t.url);
   try {
     return await fn(s, t.runId, t.url);
@@ -54,30 +57,57 @@ async function withStore<T>(
   }
 }
 
-function listOptions(a: ParsedArgs): ListOptions {
-  const num = (f: string) => (flagString(a, f) === undefined ? undefined : flagNumber(a, f, 0));
+const num = (description: string) => ({ type: 'number', value: 'N', description }) as const;
+const LS_FLAGS = {
+  ...BUFFER_FLAGS,
+  run: { type: 'string', value: 'ID', description: "only this run's experiences" },
+  task: { type: 'string', value: 'ID', description: "only this task's" },
+  group: { type: 'string', value: 'ID', description: "only this group's" },
+  source: {
+    type: 'string',
+    choices: ['usual', 'expert'],
+    description: 'only rollouts (usual) or demonstrations (expert)',
+  },
+  status: { type: 'string', choices: ['ok', 'invalid', 'infra_failure'], description: 'only this status' },
+  split: { type: 'string', choices: ['train', 'eval'], description: 'only this split' },
+  'min-reward': num('reward at least N'),
+  'max-reward': num('reward at most N'),
+  'min-version': num('model version at least N'),
+  'max-version': num('model version at most N'),
+  text: { type: 'string', value: 'T', description: 'prompt or response contains T (any case)' },
+  rejected: { type: 'boolean', description: 'only rejected experiences' },
+  'not-rejected': { type: 'boolean', description: 'only experiences not rejected' },
+  sort: {
+    type: 'string',
+    choices: ['seq', 'createdAt', 'reward', 'modelVersion', 'useCount'],
+    default: 'seq',
+    description: 'the order',
+  },
+  desc: { type: 'boolean', description: 'highest first' },
+  offset: { type: 'number', value: 'N', default: 0, description: 'skip the first N' },
+  limit: { type: 'number', value: 'N', default: 50, description: 'show at most N' },
+  json: { type: 'boolean', description: 'one experience per line as JSON' },
+} as const;
+
+function listOptions(f: FlagValues<typeof LS_FLAGS>): ListOptions {
   const o: ListOptions = {
-    runId: flagString(a, 'run'),
-    taskId: flagString(a, 'task'),
-    groupId: flagString(a, 'group'),
-    source: flagString(a, 'source') as ListOptions['source'],
-    status: flagString(a, 'status') as ListOptions['status'],
-    split: flagString(a, 'split') as ListOptions['split'],
-    minReward: num('min-reward'),
-    maxReward: num('max-reward'),
-    minVersion: num('min-version'),
-    maxVersion: num('max-version'),
-    text: flagString(a, 'text'),
-    rejected: a.flags.rejected === true ? true : a.flags['not-rejected'] === true ? false : undefined,
-    sort: (flagString(a, 'sort') as SortKey | undefined) ?? 'seq',
-    desc: a.flags.desc === true,
-    offset: flagNumber(a, 'offset', 0),
-    limit: flagNumber(a, 'limit', 50),
+    runId: f.run,
+    taskId: f.task,
+    groupId: f.group,
+    source: f.source,
+    status: f.status,
+    split: f.split,
+    minReward: f['min-reward'],
+    maxReward: f['max-reward'],
+    minVersion: f['min-version'],
+    maxVersion: f['max-version'],
+    text: f.text,
+    rejected: f.rejected ? true : f['not-rejected'] ? false : undefined,
+    sort: f.sort satisfies SortKey,
+    desc: f.desc,
+    offset: f.offset,
+    limit: f.limit,
   };
-  if (o.source && !['usual', 'expert'].includes(o.source))
-    throw new InputError(`--source must be usual or expert, got '${o.source}'`);
-  if (o.status && !['ok', 'invalid', 'infra_failure'].includes(o.status))
-    throw new InputError(`--status must be ok, invalid or infra_failure, got '${o.status}'`);
   for (const k of Object.keys(o) as (keyof ListOptions)[]) if (o[k] === undefined) delete o[k];
   return o;
 }
@@ -89,14 +119,17 @@ const preview = (s: string, n: number) => {
 
 command({
   name: 'buffer stats',
-  flags: ['run', 'workspace'],
-  usage: 'buffer stats RUN_OR_DB [--run ID] [--json] [--workspace DIR]',
+  args: 'RUN_OR_DB',
   summary: 'counts of a buffer: sources, statuses, versions, feedback',
-  booleanFlags: ['json'],
+  flags: {
+    ...BUFFER_FLAGS,
+    run: { type: 'string', value: 'ID', description: "only this run's rows (a PostgreSQL buffer holds many runs)" },
+    json: { type: 'boolean', description: 'the counts as JSON' },
+  },
   run: (a) =>
-    withStore(a, 'buffer stats RUN_OR_DB', async (s, runId) => {
+    withStore(a, async (s, runId) => {
       // A run id names its rows too (a PostgreSQL buffer holds many runs).
-      const st = await s.stats(flagString(a, 'run') ?? runId);
+      const st = await s.stats(a.flags.run ?? runId);
       if (a.flags.json) console.log(JSON.stringify({ location: s.location, ...st }));
       else {
         console.log(`buffer ${s.location} (${s.kind}, schema v${await s.schemaVersion()})`);
@@ -125,30 +158,12 @@ command({
 
 command({
   name: 'buffer ls',
-  flags: [
-    'workspace',
-    'run',
-    'task',
-    'group',
-    'source',
-    'status',
-    'split',
-    'min-reward',
-    'max-reward',
-    'min-version',
-    'max-version',
-    'text',
-    'sort',
-    'offset',
-    'limit',
-  ],
-  usage:
-    'buffer ls RUN_OR_DB [--source S] [--status S] [--task ID] [--text T] [--min-reward N] ... [--sort K --desc] [--limit N] [--json]',
+  args: 'RUN_OR_DB',
   summary: 'list experiences with filters',
-  booleanFlags: ['json', 'desc', 'rejected', 'not-rejected'],
+  flags: LS_FLAGS,
   run: (a) =>
-    withStore(a, 'buffer ls RUN_OR_DB', async (s, runId) => {
-      const o = listOptions(a);
+    withStore(a, async (s, runId) => {
+      const o = listOptions(a.flags);
       if (runId && o.runId === undefined) o.runId = runId;
       const rows = await s.list(o);
       if (a.flags.json) {
@@ -218,14 +233,13 @@ function showText(e: Experience, pieces?: string[]): string {
 
 command({
   name: 'buffer show',
-  flags: ['workspace'],
-  usage: 'buffer show RUN_OR_DB ID [--json]',
+  args: 'RUN_OR_DB ID',
   summary: 'one experience: text, reward, per-token log-probs, feedback history',
-  booleanFlags: ['json'],
+  flags: { ...BUFFER_FLAGS, json: { type: 'boolean', description: 'the experience as JSON' } },
   run: (a) =>
-    withStore(a, 'buffer show RUN_OR_DB ID', async (s, _runId, url) => {
+    withStore(a, async (s, _runId, url) => {
       const id = a.positional[1];
-      if (!id) throw new InputError('usage: rft buffer show RUN_OR_DB ID');
+      if (!id) throw new InputError(`usage: ${a.usage}`);
       const e = await s.get(id);
       if (!e) {
         console.error(`rft: no experience '${id}' in ${s.location}`);
@@ -251,13 +265,15 @@ command({
 
 command({
   name: 'buffer export',
-  flags: ['out', 'workspace'],
-  usage: 'buffer export RUN_OR_DB --out FILE.jsonl [--workspace DIR]',
+  args: 'RUN_OR_DB',
   summary: 'write every experience as JSONL',
+  flags: {
+    ...BUFFER_FLAGS,
+    out: { type: 'string', value: 'FILE.jsonl', required: true, description: 'the file written' },
+  },
   run: (a) =>
-    withStore(a, 'buffer export RUN_OR_DB --out FILE.jsonl', async (s, runId) => {
-      const out = flagString(a, 'out');
-      if (!out) throw new InputError('usage: rft buffer export RUN_OR_DB --out FILE.jsonl');
+    withStore(a, async (s, runId) => {
+      const out = a.flags.out;
       const n = await exportJsonl(s, out, runId ? (e) => e.runId === runId : undefined);
       console.log(`exported ${n} experiences to ${out}`);
       return 0;
@@ -266,16 +282,15 @@ command({
 
 command({
   name: 'buffer import',
-  flags: ['workspace'],
-  usage: 'buffer import RUN_OR_DB FILE.jsonl',
+  args: 'RUN_OR_DB FILE.jsonl',
   summary: 'append experiences from JSONL (bad lines reported, good ones kept)',
+  flags: BUFFER_FLAGS,
   run: (a) =>
     withStore(
       a,
-      'buffer import RUN_OR_DB FILE.jsonl',
       async (s) => {
         const file = a.positional[1];
-        if (!file) throw new InputError('usage: rft buffer import RUN_OR_DB FILE.jsonl');
+        if (!file) throw new InputError(`usage: ${a.usage}`);
         const r = await importJsonl(s, file);
         for (const e of r.errors) console.error(e.message);
         console.log(

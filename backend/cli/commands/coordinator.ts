@@ -5,29 +5,41 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { command, flagNumber, flagString } from '../command.js';
+import { command } from '../command.js';
+import { DIST_FLAGS } from './distributed-flags.js';
 import { s3Spec } from '../../coordinator/distributed/s3-spec.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { createDistributedRun, formatWorkers } from '../../coordinator/distributed/setup.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
 
-const usage =
-  'coordinator CONFIG --buffer postgres://... --run RUN --weights DIR|s3://BUCKET/PREFIX [--s3-endpoint URL] [--s3-region R] [--s3-addressing path|virtual] [--watch] [--every S]';
-
 command({
   name: 'coordinator',
-  usage,
+  args: 'CONFIG',
   summary: 'create a distributed run (buffer and job queue in PostgreSQL); explorers and trainers join it',
-  booleanFlags: ['watch'],
-  flags: ['buffer', 'run', 'weights', 'every', 's3-endpoint', 's3-region', 's3-addressing'],
-  run: async (args) => {
-    const file = args.positional[0];
-    const url = flagString(args, 'buffer');
-    const runId = flagString(args, 'run');
-    const weights = flagString(args, 'weights');
-    if (!file || !url || !runId || !weights) {
-      console.error(`usage: rft ${usage}`);
+  flags: {
+    ...DIST_FLAGS,
+    weights: {
+      type: 'string',
+      value: 'DIR|s3://BUCKET/PREFIX',
+      required: true,
+      description: "where the run's weights are published (a folder every host reaches, or S3)",
+    },
+    's3-endpoint': { type: 'string', value: 'URL', description: 'an S3-compatible endpoint (with --weights s3://)' },
+    's3-region': { type: 'string', value: 'R', description: 'the S3 region (with --weights s3://)' },
+    's3-addressing': {
+      type: 'string',
+      choices: ['path', 'virtual'],
+      description: 'path-style or virtual-hosted requests (default: path with --s3-endpoint, virtual on AWS)',
+    },
+    watch: { type: 'boolean', description: 'print the workers every few seconds until the run is done' },
+    every: { type: 'number', value: 'S', default: 5, description: 'seconds between two prints of --watch' },
+  },
+  run: async ({ positional, flags, usage }) => {
+    const file = positional[0];
+    const { buffer: url, run: runId, weights } = flags;
+    if (!file) {
+      console.error(`usage: ${usage}`);
       return 2;
     }
     if (!/^postgres(ql)?:\/\//.test(url)) {
@@ -35,7 +47,7 @@ command({
       return 2;
     }
     const s3 = weights.startsWith('s3://');
-    if (!s3 && ['s3-endpoint', 's3-region', 's3-addressing'].some((f) => args.flags[f] !== undefined)) {
+    if (!s3 && (['s3-endpoint', 's3-region', 's3-addressing'] as const).some((f) => flags[f] !== undefined)) {
       console.error('--s3-endpoint / --s3-region / --s3-addressing: only with --weights s3://BUCKET/PREFIX');
       return 2;
     }
@@ -43,9 +55,9 @@ command({
     try {
       spec = s3
         ? s3Spec(weights, {
-            endpoint: flagString(args, 's3-endpoint'),
-            region: flagString(args, 's3-region'),
-            addressing: flagString(args, 's3-addressing'),
+            endpoint: flags['s3-endpoint'],
+            region: flags['s3-region'],
+            addressing: flags['s3-addressing'],
           })
         : undefined;
     } catch (e) {
@@ -71,7 +83,7 @@ command({
       );
       return 1;
     }
-    if (!args.flags.watch) return 0;
+    if (!flags.watch) return 0;
     const q = await withRetry(() => JobQueue.open(url));
     try {
       for (;;) {
@@ -79,7 +91,7 @@ command({
         console.log(`\n${new Date().toISOString()} jobs ${JSON.stringify(await withRetry(() => q.counts(runId)))}`);
         console.log(formatWorkers(await withRetry(() => q.workers(runId))));
         if (done) return 0;
-        await new Promise((res) => setTimeout(res, flagNumber(args, 'every', 5) * 1000));
+        await new Promise((res) => setTimeout(res, flags.every * 1000));
       }
     } finally {
       await q.close();

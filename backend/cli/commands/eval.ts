@@ -5,7 +5,7 @@
 // section naming it, else of its eval / taskset), with the config's reward and eval settings.
 // `--format JSON` (`{"prompt_key": "question"}`): FILE's own mapping when no section names it.
 import { InputError } from '../../core/errors.js';
-import { command, flagNumber, flagString } from '../command.js';
+import { command } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { checkpointParams } from '../../model/run-model.js';
 import { loadCheckpoint } from '../../model/checkpoint.js';
@@ -28,17 +28,38 @@ import { MAPPING_KEYS, type FieldMapping } from '../../buffer/taskset/fields.js'
 
 command({
   name: 'eval',
-  usage:
-    'eval CHECKPOINT (--taskset FILE|builtin:NAME [--reward NAME] [--size N] [--workflow NAME] | --config RUN.yaml [--taskset FILE] [--trust-workspace-code]) [--format JSON]',
+  args: 'CHECKPOINT',
   summary:
     "evaluate a checkpoint on a taskset, or on a run config's eval set with its reward (greedy answers; accuracy = full reward, or for reward_model:DIR the answers its threshold judges correct, as accuracy_means says)",
-  flags: ['taskset', 'reward', 'size', 'seed', 'workflow', 'max-new-tokens', 'config', 'format'],
-  booleanFlags: ['trust-workspace-code'],
-  run: async (args) => {
-    const dir = args.positional[0];
-    const ts = flagString(args, 'taskset');
-    const configFile = flagString(args, 'config');
-    const format = formatFlag(flagString(args, 'format'), ts);
+  flags: {
+    taskset: {
+      type: 'string',
+      value: 'FILE|builtin:NAME',
+      description: "the tasks (with --config: a file read with the config's format mapping)",
+    },
+    config: {
+      type: 'string',
+      value: 'RUN.yaml',
+      description: "evaluate on the config's eval set, reward and settings",
+    },
+    reward: { type: 'string', value: 'NAME', description: "the reward (a built-in set's own if not given)" },
+    size: { type: 'number', description: 'tasks of a built-in set (default: 200)' },
+    seed: { type: 'number', description: "a built-in set's seed (default: 0)" },
+    workflow: { type: 'string', value: 'NAME', description: 'the workflow (default: from the tasks)' },
+    'max-new-tokens': { type: 'number', description: "the longest answer (default: 32, or the config's)" },
+    'trust-workspace-code': { type: 'boolean', description: 'with --config: load its workflow.file' },
+    format: {
+      type: 'string',
+      value: 'JSON',
+      description:
+        'with --taskset FILE: its own field mapping ({"prompt_key": "question"}) when no config section names it',
+    },
+  },
+  run: async ({ positional, flags }) => {
+    const dir = positional[0];
+    const ts = flags.taskset;
+    const configFile = flags.config;
+    const format = formatFlag(flags.format, ts);
     if (!dir || (!ts && !configFile)) {
       console.error(
         'usage: rft eval CHECKPOINT --taskset FILE|builtin:NAME [--reward NAME]  or  rft eval CHECKPOINT --config RUN.yaml [--taskset FILE]',
@@ -46,8 +67,8 @@ command({
       return 2;
     }
     if (configFile) {
-      for (const f of ['reward', 'size', 'seed', 'workflow'])
-        if (args.flags[f] !== undefined)
+      for (const f of ['reward', 'size', 'seed', 'workflow'] as const)
+        if (flags[f] !== undefined)
           throw new InputError(
             `--${f} does not go with --config (the config's eval set, reward and workflow are used)`,
           );
@@ -56,7 +77,7 @@ command({
           "--taskset with --config is a file (read with the config's format mapping); for a built-in set leave --config out",
         );
       const cfg = evalOnFile(loadRunConfig(configFile), ts, format);
-      await loadWorkspaceCode(cfg, args.flags['trust-workspace-code'] === true || trustedFromEnv());
+      await loadWorkspaceCode(cfg, flags['trust-workspace-code'] || trustedFromEnv());
       const pools = loadTasks(cfg);
       if (pools.eval.length === 0) {
         console.error(`${configFile}: field 'eval': the config has no eval set (${pools.evalSet})`);
@@ -68,17 +89,17 @@ command({
         dir,
         pools.eval,
         pools.reward,
-        { ...opts, maxNewTokens: flagNumber(args, 'max-new-tokens', opts.maxNewTokens) },
+        { ...opts, maxNewTokens: flags['max-new-tokens'] ?? opts.maxNewTokens },
         { config: configFile, ...(ts ? { taskset: ts } : {}) },
       );
     }
     if (!ts) return 2;
     await initEngine({ modelParams: checkpointParams(dir) });
     let tasks: Task[];
-    let reward = flagString(args, 'reward');
+    let reward = flags.reward;
     if (ts.startsWith('builtin:')) {
       const gen = builtinTasksets.get(ts.slice('builtin:'.length));
-      tasks = gen.generate(flagNumber(args, 'size', 200), flagNumber(args, 'seed', 0), 'eval');
+      tasks = gen.generate(flags.size ?? 200, flags.seed ?? 0, 'eval');
       reward ??= gen.reward;
     } else {
       const r = await loadTaskset(ts, format ? { fields: format, defaultIds: true } : {});
@@ -98,7 +119,7 @@ command({
     }
     // Image tasks go through the vision workflow (the image prefix), environment tasks through multi_turn.
     const workflow =
-      flagString(args, 'workflow') ??
+      flags.workflow ??
       (tasks.some((t) => t.image)
         ? 'vision'
         : tasks.some((t) => typeof t.metadata?.environment === 'string')
@@ -108,7 +129,7 @@ command({
       dir,
       tasks,
       resolveReward(reward),
-      { maxNewTokens: flagNumber(args, 'max-new-tokens', 32), workflow: workflows.get(workflow) },
+      { maxNewTokens: flags['max-new-tokens'] ?? 32, workflow: workflows.get(workflow) },
       { taskset: ts },
     );
   },

@@ -3,26 +3,29 @@
 // is checked with --weights-ca FILE (a CA, host name checked) or --weights-pin SHA256 (default: the
 // certificate sha256 the trainer recorded in the run).
 import { readFileSync } from 'node:fs';
-import { command, flagNumber, flagString } from '../command.js';
+import { command } from '../command.js';
+import { DIST_FLAGS } from './distributed-flags.js';
 import { distributedExplorer } from '../../coordinator/distributed/explorer.js';
 
 command({
   name: 'explorer',
-  usage:
-    'explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR] [--weights-ca PEM | --weights-pin SHA256]',
   summary: 'a rollout worker of a distributed run (any machine that reaches the database and the trainer)',
-  flags: ['buffer', 'run', 'batch', 'lease-ms', 'weights-cache', 'weights-ca', 'weights-pin'],
-  run: async (args) => {
-    const url = flagString(args, 'buffer');
-    const runId = flagString(args, 'run');
-    if (!url || !runId) {
-      console.error(
-        'usage: rft explorer --buffer postgres://... --run RUN [--batch N] [--lease-ms MS] [--weights-cache DIR]',
-      );
-      return 2;
-    }
-    const caFile = flagString(args, 'weights-ca');
-    const pin = flagString(args, 'weights-pin');
+  flags: {
+    ...DIST_FLAGS,
+    batch: { type: 'number', description: 'jobs leased at a time' },
+    'lease-ms': { type: 'number', value: 'MS', description: "how long a leased job stays this worker's" },
+    'weights-cache': { type: 'string', value: 'DIR', description: 'where downloaded weights are kept' },
+    'weights-ca': { type: 'string', value: 'PEM', description: "a CA the trainer's HTTPS certificate is checked with" },
+    'weights-pin': {
+      type: 'string',
+      value: 'SHA256',
+      description: "the trainer certificate's sha256 (default: the one the trainer recorded in the run)",
+    },
+  },
+  run: async ({ flags }) => {
+    const { buffer: url, run: runId } = flags;
+    const caFile = flags['weights-ca'];
+    const pin = flags['weights-pin'];
     if (caFile && pin) {
       console.error('--weights-ca and --weights-pin: one or the other');
       return 2;
@@ -46,9 +49,9 @@ command({
       url,
       runId,
       signal: ac.signal,
-      batch: args.flags.batch !== undefined ? flagNumber(args, 'batch', 1) : undefined,
-      leaseMs: args.flags['lease-ms'] !== undefined ? flagNumber(args, 'lease-ms', 10_000) : undefined,
-      cacheDir: flagString(args, 'weights-cache'),
+      batch: flags.batch,
+      leaseMs: flags['lease-ms'],
+      cacheDir: flags['weights-cache'],
       tls: { ca, pin },
     });
     console.log(JSON.stringify({ kind: 'explorer_result', ...r }));

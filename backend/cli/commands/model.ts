@@ -1,7 +1,7 @@
 // `rft model info|score|generate|export`: look at, score with, sample from and export a model folder
 // (this project's checkpoint or a Hugging Face model folder / HF-cache entry).
 import { InputError } from '../../core/errors.js';
-import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { command, type ParsedArgs } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { checkpointParams } from '../../model/run-model.js';
 import { baseModelOf, loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
@@ -41,16 +41,15 @@ const log = logger('model');
  * allows (a 1B model's f32 weights do not fit the heap; RFT_EXTERNAL_WEIGHTS=0 keeps them in it).
  */
 async function openModelFolder(
-  args: ParsedArgs,
-  usage: string,
+  args: Pick<ParsedArgs, 'positional' | 'usage'>,
+  chatTemplate: string | undefined,
   fn: (m: ModelFolder) => Promise<void>,
 ): Promise<number> {
   const arg = args.positional[0];
-  if (!arg) throw new InputError(`a model folder is required\nusage: rft ${usage}`);
+  if (!arg) throw new InputError(`a model folder is required\nusage: ${args.usage}`);
   await initEngine({ modelParams: checkpointParams(arg) });
   const dir = resolveModelDir(arg);
-  // --chat-template NAME|FILE: one of the model's named templates, or a .jinja file (as model.chat_template).
-  const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap(), chatTemplate: flagString(args, 'chat-template') });
+  const ck = loadCheckpoint(dir, { external: inferenceOutsideHeap(), chatTemplate });
   const note = outsideHeapNote(ck.model);
   if (note) log.info(`${dir}: ${note}`);
   try {
@@ -61,14 +60,20 @@ async function openModelFolder(
   return 0;
 }
 
-const INFO = 'model info DIR [--chat-template NAME|FILE]';
+/** One of the model's named templates, or a .jinja file (as model.chat_template). */
+const CHAT_TEMPLATE = {
+  type: 'string',
+  value: 'NAME|FILE',
+  description: "one of the model's named chat templates, or a .jinja file",
+} as const;
+
 command({
   name: 'model info',
-  usage: INFO,
+  args: 'DIR',
   summary: 'architecture, parameters, dtype, tokenizer and chat template of a model folder',
-  flags: ['chat-template'],
+  flags: { 'chat-template': CHAT_TEMPLATE },
   async run(args) {
-    return openModelFolder(args, INFO, async ({ dir: resolved, ck }) => {
+    return openModelFolder(args, args.flags['chat-template'], async ({ dir: resolved, ck }) => {
       const { entries } = indexWeights(resolved);
       const dtypes = [...new Set([...entries.values()].map((e) => e.dtype))];
       const c = ck.model.config;
@@ -116,16 +121,14 @@ command({
   },
 });
 
-const SCORE = 'model score DIR --text TEXT';
 command({
   name: 'model score',
-  usage: SCORE,
+  args: 'DIR',
   summary: 'per-token log-probs of TEXT (no chat template); last line {"ids": [...], "logprobs": [...]}',
-  flags: ['text'],
+  flags: { text: { type: 'string', value: 'TEXT', required: true, description: 'the text scored' } },
   async run(args) {
-    const text = flagString(args, 'text');
-    if (text === undefined) throw new InputError(`--text is required\nusage: rft ${SCORE}`);
-    return openModelFolder(args, SCORE, async ({ ck, tokenizer }) => {
+    const text = args.flags.text;
+    return openModelFolder(args, undefined, async ({ ck, tokenizer }) => {
       const ids = scoreIdsOf(tokenizer(), text);
       if (ids.length > ck.model.config.maxSeqLen)
         throw new InputError(`--text is ${ids.length} tokens, more than the model's ${ck.model.config.maxSeqLen}`);
@@ -135,23 +138,27 @@ command({
   },
 });
 
-const GENERATE =
-  'model generate DIR --prompt TEXT [--max-new-tokens N] [--temperature T] [--seed S] [--system TEXT] [--chat-template NAME|FILE]';
 command({
   name: 'model generate',
-  usage: GENERATE,
+  args: 'DIR',
   summary: "sample a reply to --prompt with the model's chat template",
-  flags: ['prompt', 'max-new-tokens', 'temperature', 'seed', 'system', 'chat-template'],
+  flags: {
+    prompt: { type: 'string', value: 'TEXT', required: true, description: 'the user message' },
+    system: { type: 'string', value: 'TEXT', description: 'a system message' },
+    'max-new-tokens': { type: 'number', default: 64, description: 'the longest reply' },
+    temperature: { type: 'number', value: 'T', default: 0, description: 'sampling temperature (0: greedy)' },
+    seed: { type: 'number', value: 'S', default: 0, description: 'the sampling seed' },
+    'chat-template': CHAT_TEMPLATE,
+  },
   async run(args) {
-    const prompt = flagString(args, 'prompt');
-    if (prompt === undefined) throw new InputError(`--prompt is required\nusage: rft ${GENERATE}`);
-    return openModelFolder(args, GENERATE, async ({ ck, tokenizer }) => {
+    const { flags } = args;
+    return openModelFolder(args, flags['chat-template'], async ({ ck, tokenizer }) => {
       const tok = tokenizer();
-      const ids = encodePrompt(tok, taskMessages(prompt, flagString(args, 'system')));
+      const ids = encodePrompt(tok, taskMessages(flags.prompt, flags.system));
       const [g] = await generate(ck.model, tok, [ids], {
-        maxNewTokens: flagNumber(args, 'max-new-tokens', 64),
-        temperature: flagNumber(args, 'temperature', 0),
-        seed: flagNumber(args, 'seed', 0),
+        maxNewTokens: flags['max-new-tokens'],
+        temperature: flags.temperature,
+        seed: flags.seed,
         stopTokens: stopTokens(tok),
       });
       console.log(
@@ -161,29 +168,38 @@ command({
   },
 });
 
-const EXPORT =
-  'model export CHECKPOINT --format hf|peft|gguf --out DIR [--dtype f32|f16] [--chat-template NAME|FILE] [--force]';
 command({
   name: 'model export',
-  usage: EXPORT,
+  args: 'CHECKPOINT',
   summary:
     'write a checkpoint as a Hugging Face folder (hf, LoRA merged), its LoRA adapters in PEFT layout (peft) or a GGUF file for llama.cpp (gguf, LoRA merged); a non-empty DIR is refused unless --force, which replaces only the files the export writes',
-  flags: ['format', 'out', 'dtype', 'chat-template'],
-  booleanFlags: ['force'],
+  flags: {
+    format: {
+      type: 'string',
+      choices: ['hf', 'peft', 'gguf'],
+      required: true,
+      description: 'a Hugging Face folder, PEFT adapters or a GGUF file',
+    },
+    out: { type: 'string', value: 'DIR', required: true, description: 'the folder written' },
+    dtype: {
+      type: 'string',
+      choices: ['f32', 'f16'],
+      default: 'f32',
+      description: 'the weights type (f16: gguf only)',
+    },
+    'chat-template': CHAT_TEMPLATE,
+    force: {
+      type: 'boolean',
+      description: 'write into a non-empty DIR (only the files the export writes are replaced)',
+    },
+  },
   async run(args) {
-    const format = flagString(args, 'format');
-    const out = flagString(args, 'out');
-    if (!format || !out) throw new InputError(`--format and --out are required\nusage: rft ${EXPORT}`);
-    if (format !== 'hf' && format !== 'gguf' && format !== 'peft')
-      throw new InputError(`--format must be hf, peft or gguf, got '${format}'`);
-    const dtype = flagString(args, 'dtype') ?? 'f32';
-    if (dtype !== 'f32' && dtype !== 'f16') throw new InputError(`--dtype must be f32 or f16, got '${dtype}'`);
+    const { format, out, dtype, force } = args.flags;
     if (format !== 'gguf' && dtype !== 'f32')
       throw new InputError(`--dtype f16 applies to gguf only (${format} exports float32)`);
-    const force = args.flags.force === true;
     // Refused before the model is loaded (a big one takes a while); checked again before placing.
     if (args.positional[0]) checkExportTarget(out, { format, force, source: args.positional[0] });
-    return openModelFolder(args, EXPORT, async ({ dir, ck, tokenizer }) => {
+    return openModelFolder(args, args.flags['chat-template'], async ({ dir, ck, tokenizer }) => {
       const target = { force, source: dir };
       let written: string;
       if (format === 'hf') written = await exportHf(ck.model, ck.tokenizer, out, target);

@@ -9,7 +9,7 @@
 import { InputError } from '../../core/errors.js';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { command, flagNumber, flagString } from '../command.js';
+import { command } from '../command.js';
 import { initEngine } from '../../model/engine.js';
 import { presetConfig } from '../../model/config.js';
 import { Transformer } from '../../model/transformer.js';
@@ -229,36 +229,44 @@ export async function trainRewardModelFromBuffer(
   }
 }
 
-const USAGE =
-  'rft reward-model train --run RUN_DIR|BUFFER --out DIR [--run-id ID] [--tokenizer DIR] [--size tiny-0.4m] [--steps 200] [--lr 1e-3] [--holdout 0.2] [--validation 0.15] [--min-pairs 40] [--weight-decay 0.1] [--init POLICY_DIR|latest] [--seed 0]';
 command({
   name: 'reward-model train',
-  flags: [
-    'run',
-    'out',
-    'run-id',
-    'tokenizer',
-    'size',
-    'steps',
-    'lr',
-    'holdout',
-    'validation',
-    'min-pairs',
-    'weight-decay',
-    'init',
-    'seed',
-  ],
-  usage: 'reward-model train --run RUN_DIR --out DIR',
   summary: "train the learned reward model from a run's curated pairs and ratings; reports held-out pairwise accuracy",
-  async run(args) {
-    const run = flagString(args, 'run');
-    const out = flagString(args, 'out');
-    if (!run || !out) throw new InputError(`--run and --out are required\nusage: ${USAGE}`);
+  flags: {
+    run: { type: 'string', value: 'RUN_DIR|BUFFER', required: true, description: 'the run (its folder) or its buffer' },
+    out: { type: 'string', value: 'DIR', required: true, description: 'the folder the reward model is saved to' },
+    'run-id': { type: 'string', value: 'ID', description: "the run's id (default: the buffer's only run)" },
+    tokenizer: {
+      type: 'string',
+      value: 'DIR',
+      description: "the tokenizer (default: the one beside the buffer, else the run's latest checkpoint's)",
+    },
+    size: { type: 'string', value: 'PRESET', description: 'the model size preset (default: tiny-0.4m)' },
+    init: {
+      type: 'string',
+      value: 'POLICY_DIR|latest',
+      description: "start from a policy checkpoint (latest: the run's newest)",
+    },
+    steps: { type: 'number', default: 200, description: 'training steps' },
+    lr: { type: 'number', value: 'LR', default: 1e-3, description: 'learning rate' },
+    'weight-decay': { type: 'number', value: 'WD', default: 0.1, description: 'AdamW weight decay' },
+    holdout: { type: 'number', value: 'SHARE', default: 0.2, description: 'share of the tasks held out' },
+    validation: {
+      type: 'number',
+      value: 'SHARE',
+      default: 0.15,
+      description: 'share of the tasks kept for validation',
+    },
+    'min-pairs': { type: 'number', default: MIN_TRAIN_PAIRS, description: 'fewest training pairs to train on' },
+    seed: { type: 'number', default: 0, description: 'the seed of the split and the weights' },
+  },
+  async run({ flags }) {
+    const { run, out, holdout, validation, 'min-pairs': minPairs, 'weight-decay': weightDecay } = flags;
     const url = resolveBufferUrl(run);
     const store = await openStore(url);
     try {
       // The run id: given, or the one run the buffer holds.
-      let runId = flagString(args, 'run-id');
+      let runId = flags['run-id'];
       if (!runId) {
         const ids = new Set((await store.scan(0, 1000)).map((r) => r.experience.runId));
         if (ids.size !== 1)
@@ -267,29 +275,25 @@ command({
           );
         runId = [...ids][0]!;
       }
-      let tokDir = flagString(args, 'tokenizer');
+      let tokDir = flags.tokenizer;
       if (!tokDir && schemeOf(url) === 'sqlite' && existsSync(join(dirname(url), 'tokenizer.json')))
         tokDir = dirname(url);
       if (!tokDir) tokDir = (await store.latestCheckpoint(runId))?.path;
       if (!tokDir)
         throw new InputError(`--tokenizer: no tokenizer.json beside the buffer and no checkpoint of run '${runId}'`);
-      const holdout = flagNumber(args, 'holdout', 0.2);
       if (!(holdout >= 0 && holdout < 1)) throw new InputError(`--holdout must be in [0, 1), got ${holdout}`);
-      const validation = flagNumber(args, 'validation', 0.15);
       if (!(validation >= 0 && holdout + validation < 1))
         throw new InputError(
           `--validation must be at least 0 and leave tasks to train on with --holdout ${holdout}, got ${validation}`,
         );
-      const minPairs = flagNumber(args, 'min-pairs', MIN_TRAIN_PAIRS);
       if (!(Number.isInteger(minPairs) && minPairs >= 1))
         throw new InputError(`--min-pairs must be a whole number of at least 1, got ${minPairs}`);
       // --init latest: the run's newest checkpoint (the policy the pairs were sampled from, or later).
-      let init = flagString(args, 'init');
+      let init = flags.init;
       if (init === 'latest') {
         init = (await store.latestCheckpoint(runId))?.path;
         if (!init) throw new InputError(`--init latest: run '${runId}' has no checkpoint`);
       }
-      const weightDecay = flagNumber(args, 'weight-decay', 0.1);
       if (!(weightDecay >= 0)) throw new InputError(`--weight-decay must be at least 0, got ${weightDecay}`);
       const report = await trainRewardModelFromBuffer(store, {
         init,
@@ -297,13 +301,13 @@ command({
         runId,
         tokenizer: loadTokenizer(tokDir),
         out,
-        size: flagString(args, 'size'),
+        size: flags.size,
         holdout,
         validation,
         minPairs,
-        steps: flagNumber(args, 'steps', 200),
-        lr: flagNumber(args, 'lr', 1e-3),
-        seed: flagNumber(args, 'seed', 0),
+        steps: flags.steps,
+        lr: flags.lr,
+        seed: flags.seed,
         onProgress: (line) => process.stderr.write(`reward-model: ${line}\n`),
       });
       console.log(JSON.stringify(report));

@@ -1,7 +1,8 @@
 // `rft run CONFIG` and `rft demo` (the main job: configs/main.yaml on the embedded default).
 import { InputError } from '../../core/errors.js';
 import { packageFile } from '../../core/package-root.js';
-import { command, existingWorkspace, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { command, existingWorkspace, WORKSPACE_FLAG } from '../command.js';
+import type { FlagValues } from '../flags.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { assertRunnableConfig } from '../../coordinator/config-check.js';
 import { runJob, type RunSummary } from '../../coordinator/run.js';
@@ -40,40 +41,59 @@ function printSummary(s: RunSummary): void {
   );
 }
 
-async function run(file: string, args: ParsedArgs): Promise<number> {
+const QUIET = { type: 'boolean', description: 'no progress lines' } as const;
+const TRUST = {
+  type: 'boolean',
+  description: "load the config's workflow.file (workspace code; else RFT_TRUST_WORKSPACE_CODE=1 decides)",
+} as const;
+
+/** The flags of `rft demo`; `rft run` takes them and --trust-workspace-code. */
+const RUN_FLAGS = {
+  seed: { type: 'number', description: "the run's seed (default: the config's)" },
+  budget: { type: 'number', value: 'SECONDS', description: "the last stage's wall-clock budget (its steps dropped)" },
+  algorithm: { type: 'string', value: 'NAME', description: "the last stage's algorithm (with its defaults)" },
+  check: { type: 'boolean', description: 'check the config and run nothing' },
+  workspace: WORKSPACE_FLAG,
+  'run-id': { type: 'string', value: 'ID', description: 'the id of the new run' },
+  'checkpoint-every': { type: 'number', default: 20, description: 'trainer steps between checkpoints' },
+  quiet: QUIET,
+} as const;
+
+async function run(
+  file: string,
+  flags: FlagValues<typeof RUN_FLAGS> & { 'trust-workspace-code'?: boolean },
+): Promise<number> {
   // Flags are checked before the config is even read (a bad --budget never reaches the trainer).
-  const budget = args.flags.budget === undefined ? undefined : flagNumber(args, 'budget', 0);
+  const budget = flags.budget;
   if (budget !== undefined && !(budget > 0))
     throw new InputError(`--budget must be a positive number of seconds, got ${budget}`);
-  flagNumber(args, 'seed', 0);
-  flagNumber(args, 'checkpoint-every', 20);
   const cfg = loadRunConfig(file);
   // What a local run cannot take (a bare `postgres` storage) is refused here too, so --check says it.
   assertRunnableConfig(cfg, file, { local: true });
-  if (args.flags.check) {
+  if (flags.check) {
     // Config checked, nothing run: says which file a command resolved (`rft demo --check`).
     console.log(JSON.stringify({ config: file, valid: true, stages: (cfg.stages ?? []).map((s) => s.name) }));
     return 0;
   }
-  if (args.flags.seed !== undefined) cfg.seed = flagNumber(args, 'seed', cfg.seed);
+  if (flags.seed !== undefined) cfg.seed = flags.seed;
   if (budget !== undefined && cfg.stages) {
     // Override the wall-clock budget of the last stage (e.g. for comparisons at equal budget).
     cfg.stages[cfg.stages.length - 1]!.wall_seconds = budget;
     cfg.stages[cfg.stages.length - 1]!.steps = undefined;
   }
-  const algo = flagString(args, 'algorithm');
+  const algo = flags.algorithm;
   // Swap the last stage's algorithm (with its defaults) for comparisons at the same budget.
   if (algo && cfg.stages) cfg.stages[cfg.stages.length - 1]!.algorithm = { name: algo, params: {} };
   const summary = await withSignals((signal) =>
     runJob({
       config: cfg,
       configPath: file,
-      workspace: flagString(args, 'workspace') ?? process.cwd(),
-      progress: !args.flags.quiet,
-      runId: flagString(args, 'run-id'),
+      workspace: flags.workspace ?? process.cwd(),
+      progress: !flags.quiet,
+      runId: flags['run-id'],
       signal,
-      checkpointEvery: flagNumber(args, 'checkpoint-every', 20),
-      ...trust(args),
+      checkpointEvery: flags['checkpoint-every'],
+      ...trust(flags['trust-workspace-code']),
     }),
   );
   printSummary(summary);
@@ -81,8 +101,8 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
 }
 
 /** --trust-workspace-code: load the config's workflow.file (else RFT_TRUST_WORKSPACE_CODE=1 decides). */
-function trust(args: ParsedArgs): { trustWorkspaceCode?: true } {
-  return args.flags['trust-workspace-code'] ? { trustWorkspaceCode: true } : {};
+function trust(given: boolean | undefined): { trustWorkspaceCode?: true } {
+  return given ? { trustWorkspaceCode: true } : {};
 }
 
 /**
@@ -115,18 +135,23 @@ async function withSignals<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<
 
 command({
   name: 'resume',
-  usage: 'resume RUN [--workspace DIR] [--quiet] [--trust-workspace-code]',
+  args: 'RUN',
   summary: 'continue a run from its last checkpoint and buffer position',
-  flags: ['workspace'],
-  booleanFlags: ['quiet', 'trust-workspace-code'],
-  run: async (args) => {
-    const id = args.positional[0];
+  flags: { workspace: WORKSPACE_FLAG, quiet: QUIET, 'trust-workspace-code': TRUST },
+  run: async ({ positional, flags, usage }) => {
+    const id = positional[0];
     if (!id) {
-      console.error('usage: rft resume RUN');
+      console.error(`usage: ${usage}`);
       return 2;
     }
     const summary = await withSignals((signal) =>
-      runJob({ resume: id, workspace: existingWorkspace(args), progress: !args.flags.quiet, signal, ...trust(args) }),
+      runJob({
+        resume: id,
+        workspace: existingWorkspace(flags.workspace),
+        progress: !flags.quiet,
+        signal,
+        ...trust(flags['trust-workspace-code']),
+      }),
     );
     printSummary(summary);
     return 0;
@@ -135,27 +160,24 @@ command({
 
 command({
   name: 'run',
-  usage: 'run CONFIG [--seed N] [--budget SECONDS] [--algorithm NAME] [--check] [--trust-workspace-code]',
+  args: 'CONFIG',
   summary:
     'run the stages of a config (explorer + trainer), evaluate, write the report; --check only validates it; --trust-workspace-code loads its workflow.file',
-  flags: ['workspace', 'run-id', 'seed', 'budget', 'algorithm', 'checkpoint-every'],
-  booleanFlags: ['quiet', 'check', 'trust-workspace-code'],
-  run: (args) => {
-    const file = args.positional[0];
+  flags: { ...RUN_FLAGS, 'trust-workspace-code': TRUST },
+  run: ({ positional, flags, usage }) => {
+    const file = positional[0];
     if (!file) {
-      console.error('usage: rft run CONFIG');
+      console.error(`usage: ${usage}`);
       return 2;
     }
-    return run(file, args);
+    return run(file, flags);
   },
 });
 
 command({
   name: 'demo',
-  usage: 'demo [--seed N] [--budget SECONDS] [--algorithm NAME] [--check]',
   summary:
     "the main job (the package's configs/main.yaml): SFT warm-up, then MIX on the built-in task, then held-out evaluation",
-  flags: ['workspace', 'run-id', 'seed', 'budget', 'algorithm', 'checkpoint-every'],
-  booleanFlags: ['quiet', 'check'],
-  run: (args) => run(mainConfig(), args),
+  flags: RUN_FLAGS,
+  run: ({ flags }) => run(mainConfig(), flags),
 });

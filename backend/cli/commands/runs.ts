@@ -1,6 +1,6 @@
 // `rft status`, `rft stop RUN`, `rft report RUN`: runs of the workspace's registry (.rft/runs.json).
 import { join } from 'node:path';
-import { command, existingWorkspace, flagString } from '../command.js';
+import { command, existingWorkspace, WORKSPACE_FLAG } from '../command.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
 import { distributedRuns, formatDistributedRuns, hasRunTables } from '../../coordinator/distributed/runs-status.js';
@@ -17,12 +17,18 @@ function runPid(r: RunRecord): { pid: number; verified: boolean } | null {
 
 command({
   name: 'status',
-  usage: 'status [--workspace DIR] [--buffer postgres://...]',
-  flags: ['workspace', 'buffer'],
   summary:
     'the runs of this workspace: status, step, checkpoints, live process; with --buffer, the distributed runs of that database',
-  run: async (args) => {
-    const url = flagString(args, 'buffer');
+  flags: {
+    workspace: WORKSPACE_FLAG,
+    buffer: {
+      type: 'string',
+      value: 'postgres://...',
+      description: 'list the distributed runs of this database instead',
+    },
+  },
+  run: async ({ flags }) => {
+    const url = flags.buffer;
     if (url !== undefined) {
       // Distributed runs live in their database, not in a workspace.
       if (!/^postgres(ql)?:\/\//.test(url)) {
@@ -45,7 +51,7 @@ command({
       }
       return 0;
     }
-    const reg = await RunRegistry.open(existingWorkspace(args));
+    const reg = await RunRegistry.open(existingWorkspace(flags.workspace));
     const runs = await reg.list();
     if (runs.length === 0) {
       console.log('no runs (distributed runs are listed by their database: rft status --buffer postgres://...)');
@@ -71,16 +77,16 @@ command({
 function signalCommand(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: string) {
   command({
     name,
-    usage: `${name} RUN [--workspace DIR]`,
-    flags: ['workspace'],
+    args: 'RUN',
     summary,
-    run: async (args) => {
-      const id = args.positional[0];
+    flags: { workspace: WORKSPACE_FLAG },
+    run: async ({ positional, flags, usage }) => {
+      const id = positional[0];
       if (!id) {
-        console.error(`usage: rft ${name} RUN`);
+        console.error(`usage: ${usage}`);
         return 2;
       }
-      const reg = await RunRegistry.open(existingWorkspace(args));
+      const reg = await RunRegistry.open(existingWorkspace(flags.workspace));
       const r = await reg.get(id);
       if (!r) {
         console.error(`no run '${id}' in ${reg.file}`);
@@ -106,16 +112,16 @@ signalCommand(
 
 command({
   name: 'report',
-  usage: 'report RUN [--workspace DIR]',
-  flags: ['workspace'],
+  args: 'RUN',
   summary: 'write the HTML report of a run from its metrics and print its path',
-  run: async (args) => {
-    const id = args.positional[0];
+  flags: { workspace: WORKSPACE_FLAG },
+  run: async ({ positional, flags, usage }) => {
+    const id = positional[0];
     if (!id) {
-      console.error('usage: rft report RUN');
+      console.error(`usage: ${usage}`);
       return 2;
     }
-    const reg = await RunRegistry.open(existingWorkspace(args));
+    const reg = await RunRegistry.open(existingWorkspace(flags.workspace));
     const r = await reg.get(id);
     if (!r) {
       console.error(`no run '${id}' in ${reg.file}`);

@@ -1,22 +1,25 @@
 // `rft taskset validate FILE... [--domain D] [--json]`: every bad record as `FILE:LINE: field 'X': message`,
 // then a summary line; exit 1 when any record was bad.
 import { InputError } from '../../core/errors.js';
-import type { Domain } from '../../core/types.js';
-import { command, flagString } from '../command.js';
+import { command } from '../command.js';
 import { formatTaskError, loadTaskset } from '../../buffer/taskset/load.js';
 import { DOMAINS } from '../../buffer/taskset/schema.js';
 
 command({
   name: 'taskset validate',
-  flags: ['domain'],
-  usage: 'taskset validate FILE... [--domain D] [--json]',
+  args: 'FILE...',
   summary: 'check taskset files (JSONL, JSON, YAML, CSV): every bad record with file:line:field',
-  booleanFlags: ['json'],
+  flags: {
+    domain: {
+      type: 'string',
+      choices: DOMAINS,
+      description: 'the domain of records that name none (math if not given)',
+    },
+    json: { type: 'boolean', description: 'one JSON line per file' },
+  },
   run: async (a) => {
-    if (a.positional.length === 0) throw new InputError('usage: rft taskset validate FILE... [--domain D] [--json]');
-    const domain = flagString(a, 'domain') as Domain | undefined;
-    if (domain !== undefined && !DOMAINS.includes(domain))
-      throw new InputError(`--domain must be one of ${DOMAINS.join(', ')}, got '${domain}'`);
+    if (a.positional.length === 0) throw new InputError(`usage: ${a.usage}`);
+    const domain = a.flags.domain;
     let bad = 0;
     for (const file of a.positional) {
       const r = await loadTaskset(file, { domain });

@@ -2,7 +2,7 @@
 // save it as DIR/tokenizer.json; encode text to ids (a JSON array on stdout); decode ids to text.
 import { InputError } from '../../core/errors.js';
 import { readFileSync } from 'node:fs';
-import { command, flagNumber, flagString, type ParsedArgs } from '../command.js';
+import { command } from '../command.js';
 import {
   loadTokenizer,
   readCorpusFile,
@@ -12,42 +12,44 @@ import {
   type TokenizerKind,
 } from '../../model/tokenizer/index.js';
 
-function requireFlag(args: ParsedArgs, name: string, usage: string): string {
-  const v = flagString(args, name);
-  if (v === undefined || v === '') throw new InputError(`--${name} is required\nusage: ${usage}`);
-  return v;
-}
+const TOKENIZER = {
+  type: 'string',
+  value: 'DIR|DIR/tokenizer.json',
+  required: true,
+  description: 'the tokenizer (a folder holding tokenizer.json, or the file)',
+} as const;
 
-const TRAIN_USAGE = 'rft tokenizer train FILE... --out DIR [--kind bpe|char] [--vocab-size N] [--min-frequency N]';
 command({
   name: 'tokenizer train',
-  flags: ['out', 'kind', 'vocab-size', 'min-frequency'],
-  usage: 'tokenizer train FILE... --out DIR',
+  args: 'FILE...',
   summary: 'train a tokenizer (bpe or char) on taskset / text files; writes DIR/tokenizer.json',
-  run(args) {
-    const out = requireFlag(args, 'out', TRAIN_USAGE);
-    const kind = (flagString(args, 'kind') ?? 'bpe') as TokenizerKind;
-    if (kind !== 'bpe' && kind !== 'char') throw new InputError(`--kind must be bpe or char, got '${kind}'`);
-    if (args.positional.length === 0) throw new InputError(`no input files\nusage: ${TRAIN_USAGE}`);
-    const vocabSize =
-      args.flags['vocab-size'] === undefined
-        ? kind === 'bpe'
-          ? DEFAULT_BPE_VOCAB
-          : undefined
-        : flagNumber(args, 'vocab-size', 0);
-    const minFrequency = args.flags['min-frequency'] === undefined ? undefined : flagNumber(args, 'min-frequency', 0);
+  flags: {
+    out: { type: 'string', value: 'DIR', required: true, description: 'the folder tokenizer.json is written to' },
+    kind: {
+      type: 'string',
+      choices: ['bpe', 'char'],
+      default: 'bpe',
+      description: 'byte-level BPE or one token per character',
+    },
+    'vocab-size': { type: 'number', description: `the vocabulary size (bpe: ${DEFAULT_BPE_VOCAB} if not given)` },
+    'min-frequency': { type: 'number', description: 'the fewest occurrences of a pair merged' },
+  },
+  run({ positional, flags, usage }) {
+    const kind: TokenizerKind = flags.kind;
+    if (positional.length === 0) throw new InputError(`no input files\nusage: ${usage}`);
+    const vocabSize = flags['vocab-size'] ?? (kind === 'bpe' ? DEFAULT_BPE_VOCAB : undefined);
     const texts: string[] = [];
     let problems = 0;
-    for (const file of args.positional) {
+    for (const file of positional) {
       const r = readCorpusFile(file);
       for (const p of r.problems) console.error(`warning: ${p.message} (line skipped)`);
       problems += r.problems.length;
       texts.push(...r.texts);
     }
     const chars = texts.reduce((n, t) => n + t.length, 0);
-    if (chars === 0) throw new InputError(`no training text found in ${args.positional.join(', ')}`);
-    const tok = trainTokenizer(kind, texts, { vocabSize, minFrequency });
-    const file = saveTokenizer(tok, out);
+    if (chars === 0) throw new InputError(`no training text found in ${positional.join(', ')}`);
+    const tok = trainTokenizer(kind, texts, { vocabSize, minFrequency: flags['min-frequency'] });
+    const file = saveTokenizer(tok, flags.out);
     console.log(
       JSON.stringify({ file, kind, vocabSize: tok.vocabSize, texts: texts.length, chars, skippedLines: problems }),
     );
@@ -55,45 +57,44 @@ command({
   },
 });
 
-const ENCODE_USAGE =
-  'rft tokenizer encode --tokenizer DIR|DIR/tokenizer.json [--allow-special] TEXT (or text on stdin)';
 command({
   name: 'tokenizer encode',
-  flags: ['tokenizer'],
-  usage: 'tokenizer encode --tokenizer DIR TEXT',
-  summary: 'print the token ids of TEXT as a JSON array',
-  booleanFlags: ['allow-special'],
-  run(args) {
-    const tok = loadTokenizer(requireFlag(args, 'tokenizer', ENCODE_USAGE));
-    if (args.positional.length > 1)
-      throw new InputError(
-        `expected one TEXT argument (quote it), got ${args.positional.length}\nusage: ${ENCODE_USAGE}`,
-      );
-    const text = args.positional.length === 1 ? args.positional[0]! : readFileSync(0, 'utf8');
-    console.log(JSON.stringify(tok.encode(text, { allowSpecial: args.flags['allow-special'] === true })));
+  args: 'TEXT',
+  summary: 'print the token ids of TEXT (or of stdin) as a JSON array',
+  flags: {
+    tokenizer: TOKENIZER,
+    'allow-special': { type: 'boolean', description: 'special tokens written in TEXT are encoded as such' },
+  },
+  run({ positional, flags, usage }) {
+    const tok = loadTokenizer(flags.tokenizer);
+    if (positional.length > 1)
+      throw new InputError(`expected one TEXT argument (quote it), got ${positional.length}\nusage: ${usage}`);
+    const text = positional.length === 1 ? positional[0]! : readFileSync(0, 'utf8');
+    console.log(JSON.stringify(tok.encode(text, { allowSpecial: flags['allow-special'] })));
     return 0;
   },
 });
 
-const DECODE_USAGE = 'rft tokenizer decode --tokenizer DIR|DIR/tokenizer.json [--skip-special] IDS_JSON';
 command({
   name: 'tokenizer decode',
-  flags: ['tokenizer'],
-  usage: 'tokenizer decode --tokenizer DIR IDS_JSON',
-  summary: 'print the text of a JSON array of token ids',
-  booleanFlags: ['skip-special'],
-  run(args) {
-    const tok = loadTokenizer(requireFlag(args, 'tokenizer', DECODE_USAGE));
-    const raw = args.positional.length === 1 ? args.positional[0]! : readFileSync(0, 'utf8');
+  args: 'IDS_JSON',
+  summary: 'print the text of a JSON array of token ids (or of stdin)',
+  flags: {
+    tokenizer: TOKENIZER,
+    'skip-special': { type: 'boolean', description: 'leave special tokens out of the text' },
+  },
+  run({ positional, flags, usage }) {
+    const tok = loadTokenizer(flags.tokenizer);
+    const raw = positional.length === 1 ? positional[0]! : readFileSync(0, 'utf8');
     let ids: unknown;
     try {
       ids = JSON.parse(raw);
     } catch {
-      throw new InputError(`IDS_JSON must be a JSON array of token ids\nusage: ${DECODE_USAGE}`);
+      throw new InputError(`IDS_JSON must be a JSON array of token ids\nusage: ${usage}`);
     }
     if (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x)))
-      throw new InputError(`IDS_JSON must be a JSON array of integers\nusage: ${DECODE_USAGE}`);
-    process.stdout.write(tok.decode(ids as number[], { skipSpecial: args.flags['skip-special'] === true }));
+      throw new InputError(`IDS_JSON must be a JSON array of integers\nusage: ${usage}`);
+    process.stdout.write(tok.decode(ids as number[], { skipSpecial: flags['skip-special'] }));
     return 0;
   },
 });

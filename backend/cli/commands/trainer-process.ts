@@ -1,35 +1,26 @@
 // `rft trainer-process RUN_DIR`: started by the coordinator of a run with `placement: checkpoint`;
 // SIGTERM ends it after its current step.
-import { command, flagNumber, flagString } from '../command.js';
+import { command } from '../command.js';
 import { trainerProcess } from '../../coordinator/trainer-process.js';
+import { PROCESS_FLAGS } from './process-flags.js';
 
-const main = command({
+command({
   name: 'trainer-process',
-  usage: 'trainer-process RUN_DIR --run-id ID --store URL --stage N',
+  args: 'RUN_DIR',
   summary: 'the trainer process of a run (started by `rft run`; not for direct use)',
-  run: async (args) => {
-    const runDir = args.positional[0];
-    const runId = flagString(args, 'run-id');
-    const store = flagString(args, 'store');
-    if (!runDir || !runId || !store) {
-      console.error('usage: rft trainer-process RUN_DIR --run-id ID --store URL --stage N');
+  flags: PROCESS_FLAGS,
+  // The name before 2026-11-27 ('worker' named nine things): kept so a script that calls it still runs, with a warning.
+  renamedFrom: 'trainer-worker',
+  run: async ({ positional, flags, usage }) => {
+    const runDir = positional[0];
+    if (!runDir) {
+      console.error(`usage: ${usage}`);
       return 2;
     }
     const ac = new AbortController();
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    return trainerProcess({ runDir, runId, store, stage: flagNumber(args, 'stage', 0) }, ac.signal);
-  },
-});
-
-// The name before 2026-11-27 ('worker' named nine things): kept so a script that calls it still runs, with a warning.
-command({
-  name: 'trainer-worker',
-  usage: 'trainer-worker RUN_DIR ...',
-  summary: `old name of trainer-process (warns)`,
-  run: (args) => {
-    console.error("warning: 'rft trainer-worker' is now 'rft trainer-process'");
-    return main.run(args);
+    return trainerProcess({ runDir, runId: flags['run-id'], store: flags.store, stage: flags.stage }, ac.signal);
   },
 });

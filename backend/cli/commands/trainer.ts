@@ -8,36 +8,62 @@
 // One trainer per run: a second one is refused while the first renews its lease (or for 120 s after it
 // stopped renewing); --take-over takes the lease anyway, and the other trainer stops at its next write.
 import { readFileSync } from 'node:fs';
-import { command, flagNumber, flagString } from '../command.js';
+import { command } from '../command.js';
+import { DIST_FLAGS } from './distributed-flags.js';
 import { distributedTrainer } from '../../coordinator/placement/distributed.js';
 import { advertisedHostProblem } from '../../coordinator/distributed/advertised-host.js';
 
-const usage =
-  'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR [--weights-host-forwarded]] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR] [--take-over]';
-
 command({
   name: 'trainer',
-  usage,
   summary: 'the trainer of a distributed run (serves its weights to the explorers over HTTP)',
-  booleanFlags: ['no-serve-weights', 'take-over', 'weights-host-forwarded'],
-  flags: ['buffer', 'run', 'weights-port', 'weights-host', 'out', 'weights', 'weights-tls-cert', 'weights-tls-key'],
-  run: async (args) => {
-    const url = flagString(args, 'buffer');
-    const runId = flagString(args, 'run');
-    if (!url || !runId) {
-      console.error(`usage: rft ${usage}`);
-      return 2;
-    }
-    const port = args.flags['weights-port'] !== undefined ? flagNumber(args, 'weights-port', 0) : 0;
+  flags: {
+    ...DIST_FLAGS,
+    weights: {
+      type: 'string',
+      value: 'DIR',
+      description: "this host's weights folder, when not the one the coordinator recorded",
+    },
+    'weights-port': {
+      type: 'number',
+      default: 0,
+      description: 'the port the weights are served on (0: any free port)',
+    },
+    'weights-host': {
+      type: 'string',
+      value: 'ADDR',
+      description: "the address explorers fetch the weights from (one of this machine's)",
+    },
+    'weights-host-forwarded': {
+      type: 'boolean',
+      description: '--weights-host is forwarded to this machine (not checked as its own)',
+    },
+    'weights-tls-cert': {
+      type: 'string',
+      value: 'PEM',
+      description: 'serve the weights over HTTPS with this certificate',
+    },
+    'weights-tls-key': { type: 'string', value: 'PEM', description: 'and this key' },
+    'no-serve-weights': {
+      type: 'boolean',
+      description: 'do not serve the weights (explorers read them from a shared folder)',
+    },
+    out: {
+      type: 'string',
+      value: 'DIR',
+      description: 'where metrics.jsonl, report.html and summary.json go (default: WEIGHTS/RUN)',
+    },
+    'take-over': { type: 'boolean', description: "take the run's trainer lease from another trainer" },
+  },
+  run: async ({ flags }) => {
+    const { buffer: url, run: runId } = flags;
+    const port = flags['weights-port'];
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      console.error(
-        `--weights-port: a port number 0-65535 (0: any free port), got '${String(args.flags['weights-port'])}'`,
-      );
+      console.error(`--weights-port: a port number 0-65535 (0: any free port), got '${port}'`);
       return 2;
     }
-    const certFile = flagString(args, 'weights-tls-cert');
-    const keyFile = flagString(args, 'weights-tls-key');
-    if (!certFile !== !keyFile || (certFile && args.flags['no-serve-weights'])) {
+    const certFile = flags['weights-tls-cert'];
+    const keyFile = flags['weights-tls-key'];
+    if (!certFile !== !keyFile || (certFile && flags['no-serve-weights'])) {
       console.error('--weights-tls-cert and --weights-tls-key: both or neither, and not with --no-serve-weights');
       return 2;
     }
@@ -49,15 +75,15 @@ command({
       console.error(`--weights-tls-cert / --weights-tls-key: ${(e as Error).message}`);
       return 2;
     }
-    const host = flagString(args, 'weights-host');
-    if (host !== undefined && !args.flags['no-serve-weights'] && !args.flags['weights-host-forwarded']) {
+    const host = flags['weights-host'];
+    if (host !== undefined && !flags['no-serve-weights'] && !flags['weights-host-forwarded']) {
       const problem = await advertisedHostProblem(host);
       if (problem) {
         console.error(problem);
         return 2;
       }
     }
-    const serveWeights = args.flags['no-serve-weights'] ? (false as const) : { port, host, tls };
+    const serveWeights = flags['no-serve-weights'] ? (false as const) : { port, host, tls };
     const ac = new AbortController();
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);
@@ -67,9 +93,9 @@ command({
       runId,
       signal: ac.signal,
       serveWeights,
-      outDir: flagString(args, 'out'),
-      weightsDir: flagString(args, 'weights'),
-      takeOver: Boolean(args.flags['take-over']),
+      outDir: flags.out,
+      weightsDir: flags.weights,
+      takeOver: flags['take-over'],
     });
     console.log(JSON.stringify({ kind: 'trainer_result', ...r }));
     return r.done ? 0 : 1;

@@ -1,24 +1,18 @@
 // `rft workers --buffer postgres://... --run RUN [--json]`: every worker of a distributed run (host,
 // state, model version, throughput, last heartbeat) and the job queue's counts. Exits 1 for a run id
 // the database does not know; workers silent for 10 minutes are pruned (JobQueue.workers).
-import { command, flagString } from '../command.js';
+import { command } from '../command.js';
+import { DIST_FLAGS } from './distributed-flags.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { parsePostgresUrl } from '../../buffer/storage/postgres.js';
 import { formatWorkers } from '../../coordinator/distributed/setup.js';
 
 command({
   name: 'workers',
-  usage: 'workers --buffer postgres://... --run RUN [--json]',
   summary: 'the workers of a distributed run and its job queue',
-  booleanFlags: ['json'],
-  flags: ['buffer', 'run'],
-  run: async (args) => {
-    const url = flagString(args, 'buffer');
-    const runId = flagString(args, 'run');
-    if (!url || !runId) {
-      console.error('usage: rft workers --buffer postgres://... --run RUN [--json]');
-      return 2;
-    }
+  flags: { ...DIST_FLAGS, json: { type: 'boolean', description: 'the workers and job counts as JSON' } },
+  run: async ({ flags }) => {
+    const { buffer: url, run: runId } = flags;
     const q = await JobQueue.open(url);
     try {
       // A mistyped run id must not look like an idle run.
@@ -30,7 +24,7 @@ command({
       }
       const workers = await q.workers(runId);
       const jobs = await q.counts(runId);
-      if (args.flags.json) console.log(JSON.stringify({ run: runId, jobs, workers }));
+      if (flags.json) console.log(JSON.stringify({ run: runId, jobs, workers }));
       else console.log(`jobs ${JSON.stringify(jobs)}\n${formatWorkers(workers)}`);
       return 0;
     } finally {
