@@ -16,6 +16,9 @@ import { initEngine } from '../../backend/model/engine.js';
 import { makeConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { saveCheckpoint } from '../../backend/model/checkpoint.js';
+import { cliNodeArgs } from '../../backend/core/package-root.js';
+import { RunRegistry } from '../../backend/buffer/runs.js';
+import { tinyConfig, writeConfig } from './tiny-config.js';
 
 const linux = process.platform === 'linux' && existsSync('/dev/full');
 
@@ -90,5 +93,47 @@ test('a checkpoint that does not fit: "disk full at PATH", no temp folder left, 
   } finally {
     spawnSync('umount', [dir]);
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a run whose disk fills: rft run stops with "disk full at PATH" (no raw stack), the run is marked failed, no temp folder left', async (t) => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-disk-full-run-'));
+  if (!linux || !mountTmpfs(ws, '1m')) {
+    rmSync(ws, { recursive: true, force: true });
+    return t.skip('needs root and tmpfs (mount -t tmpfs)');
+  }
+  try {
+    const cfg = tinyConfig({ sync_offset: 0 }, 1, {
+      experts: undefined,
+      stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
+      placement: 'memory',
+    });
+    const file = writeConfig(ws, cfg);
+    const r = spawnSync(
+      process.execPath,
+      [...cliNodeArgs(), 'run', file, '--workspace', ws, '--quiet', '--run-id', 'full'],
+      {
+        encoding: 'utf8',
+        timeout: 300_000,
+      },
+    );
+    assert.equal(r.status, 1, r.stderr.slice(-2000));
+    assert.match(
+      r.stderr,
+      /^rft: disk full at \/.*: ENOSPC: no space left on device.*resumable from its last checkpoint/m,
+    );
+    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no raw stack');
+    const run = await (await RunRegistry.open(ws)).get('full');
+    assert.equal(run?.status, 'failed');
+    const leftovers = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory()
+          ? [...(/\.tmp-\d+$/.test(d.name) ? [join(dir, d.name)] : []), ...leftovers(join(dir, d.name))]
+          : [],
+      );
+    assert.deepEqual(leftovers(ws), []);
+  } finally {
+    spawnSync('umount', [ws]);
+    rmSync(ws, { recursive: true, force: true });
   }
 });
