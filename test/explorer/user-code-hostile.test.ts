@@ -16,6 +16,8 @@ import { loadCustomFile } from '../../backend/explorer/custom.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 import { UserCodeHost } from '../../backend/explorer/user-code/host.js';
 import { BREAKER_TIMEOUTS, OUTPUT_CAP_BYTES, plainDataProblem } from '../../backend/explorer/user-code/limits.js';
+import { cliNodeArgs } from '../../backend/core/package-root.js';
+import { tinyConfig, writeConfig } from '../coordinator/tiny-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-user-code-hostile-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -251,5 +253,44 @@ console.log(JSON.stringify(r.details));
     const d = JSON.parse(out.stdout.trim().split('\n').pop()!) as { child: number; orphan: number };
     assert.ok(existsSync('/proc'));
     assert.equal(await waitGone([d.child, d.orphan]), true, 'none outlives the run');
+  },
+);
+
+test(
+  'a run whose reward never returns stops early with a message naming the file (not its limit once per call)',
+  { timeout: 300_000 },
+  async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'rft-user-code-breaker-'));
+    try {
+      const code = join(ws, 'never.mjs');
+      writeFileSync(
+        code,
+        `export default function (rft) {\n  rft.register('reward', 'never', () => new Promise(() => {}));\n}\n`,
+      );
+      const cfg = tinyConfig({ sync_offset: 0 }, 1, {
+        experts: undefined,
+        stages: [{ name: 'main', algorithm: { name: 'grpo' }, steps: 2 }],
+        placement: 'memory',
+        workflow: { name: 'single_turn', reward: 'never', file: './never.mjs', code_timeout_seconds: 0.5 },
+      });
+      const file = writeConfig(ws, cfg);
+      const r = spawnSync(
+        process.execPath,
+        [...cliNodeArgs(), 'run', file, '--workspace', ws, '--quiet', '--trust-workspace-code'],
+        { encoding: 'utf8', timeout: 240_000 },
+      );
+      assert.equal(r.status, 1, r.stderr.slice(-2000));
+      // The eval before training has no result; the training step stops at the given-up file.
+      assert.match(r.stderr, /eval start \(v0\): no result: 8 infrastructure failure/);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `^rft: explore step 0: every sample of 32 rounds in a row was an infra failure .*the latest: custom reward 'never' is not called any more: 3 calls in a row did not return within 0\\.5 s .*${esc(code)} is given up on`,
+          'm',
+        ),
+      );
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
   },
 );
