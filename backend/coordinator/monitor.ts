@@ -22,12 +22,12 @@ export function runWarnings(recs: MetricRecord[]): RunWarning[] {
     .filter(
       (x) =>
         x.kind === 'warning' &&
-        x.code === 'policy_collapse' &&
+        (x.code === 'policy_collapse' || x.code === 'eval_no_result') &&
         typeof x.message === 'string' &&
         typeof x.step === 'number',
     )
     .map((x) => ({
-      code: 'policy_collapse' as const,
+      code: x.code as RunWarning['code'],
       step: x.step!,
       ...(typeof x.stage === 'string' ? { stage: x.stage } : {}),
       message: String(x.message),

@@ -2,6 +2,7 @@
 // and `rft trainer-process`, keeps the tail of their logs (also written to <run>/logs/<name>.log),
 // reports a process that died with its last log lines, and restarts it up to `restart` times.
 import { InfrastructureError } from '../core/errors.js';
+import { DiskFullError, isDiskFull } from '../core/disk-full.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
@@ -50,6 +51,9 @@ export class Worker {
   private stopping = false;
   private restartsLeft: number;
   private readonly logFile: WriteStream;
+  private readonly logPath: string;
+  /** The log could not be written (a full disk): the worker is stopped and `done` rejects with this. */
+  private logFailure?: Error;
   readonly done: Promise<void>;
   private settle!: { resolve: () => void; reject: (e: Error) => void };
 
@@ -59,9 +63,12 @@ export class Worker {
   ) {
     this.restartsLeft = spec.restarts;
     mkdirSync(logDir, { recursive: true });
-    this.logFile = createWriteStream(join(logDir, `${spec.name}.log`), { flags: 'a' });
+    this.logPath = join(logDir, `${spec.name}.log`);
+    this.logFile = createWriteStream(this.logPath, { flags: 'a' });
     this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     this.done.catch(() => undefined);
+    // A failed write of the log (ENOSPC) was an unhandled 'error' event that ended the whole run with a raw stack.
+    this.logFile.on('error', (e) => this.onLogError(e));
     this.start();
   }
 
@@ -83,7 +90,7 @@ export class Worker {
     log.info(`${this.spec.name} started (pid ${child.pid})`);
     let partial = '';
     const onData = (buf: Buffer) => {
-      this.logFile.write(buf);
+      if (!this.logFailure) this.logFile.write(buf);
       const lines = (partial + buf.toString('utf8')).split('\n');
       partial = lines.pop() ?? '';
       this.tail.push(...lines.filter((l) => l.trim()));
@@ -96,6 +103,11 @@ export class Worker {
       partial = '';
       if (this.child !== child) return;
       this.child = null;
+      if (this.logFailure) {
+        this.spec.onEvent?.({ kind: 'exited', code, signal });
+        this.settle.reject(this.logFailure);
+        return;
+      }
       if (this.stopping || code === 0) {
         this.spec.onEvent?.({ kind: 'exited', code, signal });
         this.logFile.end();
@@ -116,6 +128,23 @@ export class Worker {
       this.logFile.end();
       this.settle.reject(new ProcessDiedError(this.spec.name, code, signal, lastLines));
     });
+  }
+
+  /**
+   * The log cannot be written: the worker is stopped (it would go on writing to the same disk) and
+   * `done` rejects with the reason naming the file, "disk full at PATH" for a full disk.
+   */
+  private onLogError(e: Error): void {
+    if (this.logFailure) return;
+    this.logFailure = isDiskFull(e)
+      ? new DiskFullError(this.logPath, e)
+      : new InfrastructureError(`cannot write ${this.logPath}: ${e.message.split('\n')[0]}`, { cause: e });
+    log.error(`${this.spec.name}: ${this.logFailure.message}`);
+    this.stopping = true;
+    const child = this.child;
+    if (!child) return this.settle.reject(this.logFailure);
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 20_000).unref();
   }
 
   /** SIGTERM (the worker stops after its current step), then SIGKILL after graceMs. */

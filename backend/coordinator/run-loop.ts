@@ -239,7 +239,7 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
             if (sStep % every !== 0) return;
             const e = await evaluate(new LocalRolloutModel(r.model, r.tok, v), r.evalTasks, r.reward, evalOptions(cfg));
             metrics.write({ kind: 'eval', component: 'trainer', stage: stage.name, step: v, ...e });
-            log.info(`eval after ${stage.name} step ${v}: ${describeAccuracy(e)}`);
+            noteEval(metrics, e, `after ${stage.name} step ${v}`, stage.name, v);
           }
         : undefined,
     onMetrics: (rec) => {
@@ -253,6 +253,24 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
     },
     onState: t.onState,
     publish: (v, sStep, done) => t.publishWeights(v, sStep, done),
+  });
+}
+
+/**
+ * Logs an evaluation; one that scored no answer is a `warning` record too (summary, report,
+ * dashboard), never an accuracy of 0.
+ */
+function noteEval(metrics: Pick<MetricsLog, 'write'>, r: EvalResult, what: string, stage: string, step: number): void {
+  if (r.accuracy !== null) return log.info(`eval ${what}: ${describeAccuracy(r)}`);
+  const message = `eval ${what}: ${r.no_result}`;
+  log.warn(message);
+  metrics.write({
+    kind: 'warning',
+    code: 'eval_no_result',
+    stage,
+    step,
+    message,
+    values: { infra_failures: r.infra_failures },
   });
 }
 
@@ -331,20 +349,34 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Pro
   const doEval = async (label: string): Promise<EvalResult | null> => {
     if (noEval) return null;
     const { result: r, step } = await s.evaluate(label);
-    evals.push({ stage: label, step, accuracy: r.accuracy, mean_reward: r.mean_reward });
+    evals.push({
+      stage: label,
+      step,
+      accuracy: r.accuracy,
+      mean_reward: r.mean_reward,
+      ...(r.infra_failures ? { infra_failures: r.infra_failures } : {}),
+      ...(r.no_result ? { no_result: r.no_result } : {}),
+    });
     o.metrics.write({ kind: 'eval', stage: label, step, ...r });
-    log.info(`eval ${label} (v${step}): ${describeAccuracy(r)}`);
+    noteEval(o.metrics, r, `${label} (v${step})`, label, step);
     return r;
   };
   // base_accuracy is the accuracy of the weights entering the last stage: for one stage the weights
   // the run starts from, for warm-up + MIX the warm-up's result. The starting weights are evaluated
   // once per run, and each stage's result after it.
   const trains = s.trains !== false;
+  // The base evaluation that scored nothing: its reason (placements store only an accuracy, so a
+  // resumed run evaluates the base again, as it does when one was never made).
+  let baseNoResult: string | undefined;
+  const setBase = async (r: EvalResult): Promise<void> => {
+    baseNoResult = r.accuracy === null ? r.no_result : undefined;
+    if (r.accuracy !== null) await s.setBase(r.accuracy);
+  };
   let start: EvalResult | null = null;
   if (trains && !noEval && !(await s.startEvaluated())) {
     start = await doEval('start');
     await s.startEvaluation?.(start!);
-    if (lastStage === 0) await s.setBase(start!.accuracy);
+    if (lastStage === 0) await setBase(start!);
   }
   let stopped = false;
   for (;;) {
@@ -356,18 +388,18 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Pro
     }
     const stage = stages[si]!;
     // A run stopped between the end of the previous stage and its eval resumes here without a base.
-    if (trains && !noEval && si === lastStage && (await s.getBase()) === undefined)
-      await s.setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name))!.accuracy);
+    if (trains && !noEval && si === lastStage && (await s.getBase()) === undefined && baseNoResult === undefined)
+      await setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name))!);
     stopped = await s.runStage(si, stage);
     if (stopped) break;
     if (trains && si < lastStage) {
       const after = await doEval(stage.name);
-      if (after && si + 1 === lastStage) await s.setBase(after.accuracy);
+      if (after && si + 1 === lastStage) await setBase(after);
     }
   }
   await s.beforeFinal?.(!stopped);
   const final = !stopped || s.finalWhenStopped ? await doEval(trains ? 'final' : cfg.mode) : null;
-  if (!trains && final) await s.setBase(final.accuracy);
+  if (!trains && final) await setBase(final);
   // Periodic evals (monitor.eval_every) ran beside the trainer: listed in step order with these.
   // With evalsSince before t0 (a distributed run's file holds the whole run), the stage evaluations of
   // earlier trainers (the start, made on another machine) are listed too; this process's come from `evals`.
@@ -378,22 +410,29 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Pro
     .map((r) => ({
       stage: String(r.stage),
       step: Number(r.step),
-      accuracy: Number(r.accuracy),
-      mean_reward: Number(r.mean_reward),
+      accuracy: typeof r.accuracy === 'number' ? r.accuracy : null,
+      mean_reward: typeof r.mean_reward === 'number' ? r.mean_reward : null,
+      ...(typeof r.infra_failures === 'number' && r.infra_failures ? { infra_failures: r.infra_failures } : {}),
+      ...(typeof r.no_result === 'string' ? { no_result: r.no_result } : {}),
     }));
   const allEvals = [...periodic.map((e) => ({ e, p: 0 })), ...evals.map((e) => ({ e, p: 1 }))]
     .sort((a, b) => a.e.step - b.e.step || a.p - b.p)
     .map((x) => x.e);
   const f = await s.finish();
-  const finalAcc = noEval ? null : (final?.accuracy ?? NaN);
+  const finalAcc = noEval ? null : final ? final.accuracy : NaN;
+  const finalNoResult = final?.accuracy === null ? final.no_result : undefined;
+  // Undefined only when a stop came before the last stage began: then the newest eval before 'final' is the base.
+  const fallback = final ? evals.at(-2) : evals.at(-1);
+  const base = noEval || baseNoResult ? null : ((await s.getBase()) ?? (fallback ? fallback.accuracy : finalAcc));
+  const baseReason =
+    baseNoResult ?? (base === null && !noEval ? (fallback ? fallback.no_result : finalNoResult) : undefined);
   const summary: RunSummary = {
     run_id: o.runId,
     run_dir: o.runDir,
-    // Undefined only when a stop came before the last stage began: then the newest eval before 'final' is the base.
-    base_accuracy: noEval
-      ? null
-      : ((await s.getBase()) ?? (final ? evals.at(-2)?.accuracy : evals.at(-1)?.accuracy) ?? finalAcc),
+    base_accuracy: base,
     final_accuracy: finalAcc,
+    ...(baseReason ? { base_no_result: baseReason } : {}),
+    ...(finalNoResult ? { final_no_result: finalNoResult } : {}),
     evals: allEvals,
     eval_set: o.evalSet.note,
     trainer_steps: f.trainerSteps,
@@ -406,8 +445,8 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Pro
   };
   if (summary.report)
     writeReport(summary.report, o.reportTitle, o.metrics.read(), {
-      base_accuracy: summary.base_accuracy ?? 'none (no eval set)',
-      final_accuracy: summary.final_accuracy ?? 'none (no eval set)',
+      base_accuracy: summary.base_accuracy ?? summary.base_no_result ?? 'none (no eval set)',
+      final_accuracy: summary.final_accuracy ?? summary.final_no_result ?? 'none (no eval set)',
       trainer_steps: summary.trainer_steps,
       ...(trains ? {} : { mode: cfg.mode, explore_steps: summary.explore_steps }),
       // The whole run's running time over its resumed segments (the summary's is this segment's).

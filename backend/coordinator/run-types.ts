@@ -22,10 +22,22 @@ export interface RunOptions {
 export interface RunSummary {
   run_id: string;
   run_dir: string;
-  /** null: the run has no eval set (eval_set says why). */
+  /** null: the run has no eval set (eval_set says why), or its eval scored no answer (base_no_result says why). */
   base_accuracy: number | null;
+  /** null: no eval set, or no answer scored (final_no_result says why). */
   final_accuracy: number | null;
-  evals: { stage: string; step: number; accuracy: number; mean_reward: number }[];
+  /** Why base_accuracy is null although the run has an eval set: "no result: N infrastructure failure(s), first: …". */
+  base_no_result?: string;
+  final_no_result?: string;
+  /** accuracy null: that evaluation scored no answer; infra_failures: answers left out of it. */
+  evals: {
+    stage: string;
+    step: number;
+    accuracy: number | null;
+    mean_reward: number | null;
+    infra_failures?: number;
+    no_result?: string;
+  }[];
   /** Where the eval set came from (a file, a generator, or a share held out of the taskset). */
   eval_set: string;
   trainer_steps: number;

@@ -6,6 +6,8 @@
 // config through setup/, and the ones that train run the one run loop (run-loop.ts); none of them
 // imports this file.
 import { InputError } from '../core/errors.js';
+import { asDiskFull } from '../core/disk-full.js';
+import { logger } from '../core/log.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
@@ -107,8 +109,15 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'completed');
     return summary;
   } catch (e) {
-    await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'failed', (e as Error).message);
-    throw e;
+    // A full disk is one line naming where (not a raw ENOSPC stack); the run is failed and resumable.
+    const err = asDiskFull(e, runDir) as Error;
+    try {
+      await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'failed', err.message);
+    } catch (se) {
+      // The registry is on the same disk: its failure must not hide why the run stopped.
+      logger('run').error(`could not record run ${runId} as failed: ${(se as Error).message.split('\n')[0]}`);
+    }
+    throw err;
   } finally {
     rmSync(pidFile, { force: true });
   }

@@ -218,9 +218,11 @@ export interface MetricsPoint {
  * Something a run noticed and said (log, metrics.jsonl `kind: warning`, summary.json `warnings`,
  * report, dashboard) without stopping. `policy_collapse` (trainer/collapse-guard.ts): KL to the
  * reference, rollout reward and sampled entropy against their start; the likely cause is the lr.
+ * `eval_no_result` (coordinator/run-loop.ts): an evaluation scored no answer (every one an
+ * infrastructure failure), so it has no accuracy.
  */
 export interface RunWarning {
-  code: 'policy_collapse';
+  code: 'policy_collapse' | 'eval_no_result';
   /** The trainer step it was noticed at. */
   step: number;
   stage?: string;

@@ -8,7 +8,8 @@
 // TRUSTED CODE: the file runs with the backend's full rights (it is not sandboxed like
 // model-written code); the extension only loads it in a trusted workspace. It runs in a worker thread
 // of its own (user-code/host.ts): a `process.exit`, a synchronous loop, an uncaught error or a throw
-// costs the call that met it (an infra_failure sample with the reason), never the run.
+// costs the call that met it (an infra_failure sample with the reason), never the run; its results,
+// output, loading time, run of timeouts, signals and child processes are bounded too (user-code/host.ts).
 // Everything is checked: a bad file gives an InputError naming the file and what is wrong, and the
 // files around it still load. Registered names go into the global registries through a forwarding
 // entry, so reloading an edited file replaces its implementation without a restart.

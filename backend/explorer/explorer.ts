@@ -45,6 +45,8 @@ export interface ExploreMetrics {
   trainable: number;
   invalid: number;
   infra_failure: number;
+  /** An infra failure's reason (status_reason) of this step, when there was one: what a stop for them names. */
+  infra_reason?: string;
   rollout_s: number;
   /** Tokens generated in this step (continuations count only their new tokens). */
   tokens: number;
@@ -130,6 +132,8 @@ export class Explorer {
       rollout_s: (performance.now() - t0) / 1000,
       tokens: fresh.reduce((a, e) => a + e.responseTokens.length, 0) + cont.newTokens.reduce((a, n) => a + n, 0),
     };
+    const failed = raw.find((e) => e.status === 'infra_failure' && e.statusReason);
+    if (failed) m.infra_reason = failed.statusReason;
     if (partial) {
       m.partial_continued = cont.experiences.length;
       m.partial_finished = cont.experiences.filter((e) => !isUnfinished(e)).length;

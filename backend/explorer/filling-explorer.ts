@@ -31,7 +31,7 @@ export class FillingExplorer extends Explorer {
       // Refilling cannot help when nothing can be sampled at all: fail instead of spinning forever.
       if (failed >= this.maxFailedRounds)
         throw new Error(
-          `explore step ${step}: every sample of ${failed} rounds in a row was an infra failure (the rollout model cannot sample; the experiences' status_reason says why)`,
+          `explore step ${step}: every sample of ${failed} rounds in a row was an infra failure (the rollout model cannot sample, or the reward cannot score; the experiences' status_reason says why)${m.infra_reason ? `; the latest: ${m.infra_reason.slice(0, 400)}` : ''}`,
         );
       if (round % this.warnEvery === 0)
         log.warn(
@@ -60,6 +60,8 @@ function sum(a: ExploreMetrics, b: ExploreMetrics): ExploreMetrics {
     trainable: a.trainable + b.trainable,
     invalid: a.invalid + b.invalid,
     infra_failure: a.infra_failure + b.infra_failure,
+    // The latest reason: after a breaker tripped (user-code/host.ts) it names the file given up on.
+    ...((b.infra_reason ?? a.infra_reason) ? { infra_reason: b.infra_reason ?? a.infra_reason } : {}),
     rollout_s: a.rollout_s + b.rollout_s,
     tokens: a.tokens + b.tokens,
   };

@@ -2,6 +2,7 @@
 // Llama, or an imported Qwen2 / Qwen3 / Mistral) + its tokenizer files, plus rft.json (version, step).
 // The loader also reads Hugging Face model folders (hf/folder.ts). Written to a temp folder and renamed,
 // so a process killed mid-save never leaves a half-written checkpoint behind.
+import { asDiskFull } from '../core/disk-full.js';
 import { closeSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from './engine.js';
@@ -103,6 +104,26 @@ export async function saveCheckpoint(
 ): Promise<string> {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
+  try {
+    await writeCheckpointFiles(model, tmp, dir, meta, tokenizer, opts);
+  } catch (e) {
+    // A failed save (a full disk) leaves no half-written folder behind; the previous checkpoints stay.
+    rmSync(tmp, { recursive: true, force: true });
+    throw asDiskFull(e, tmp);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  return dir;
+}
+
+async function writeCheckpointFiles(
+  model: Transformer,
+  tmp: string,
+  dir: string,
+  meta: CheckpointMeta,
+  tokenizer: Tokenizer | undefined,
+  opts: { critic?: Transformer; criticOptimizer?: AdamW },
+): Promise<void> {
   mkdirSync(tmp, { recursive: true });
   // Inside the temp folder: the rename below publishes policy and critic together.
   if (opts.critic) {
@@ -131,9 +152,6 @@ export async function saveCheckpoint(
       2,
     ),
   );
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
-  return dir;
 }
 
 /**

@@ -169,7 +169,7 @@ test('Bradley-Terry training learns to rank held-out answers; usable as reward_m
       ev.accuracy_means.startsWith(`judged correct (reward model score >= its threshold ${threshold.toPrecision(4)}`),
       ev.accuracy_means,
     );
-    assert.ok(ev.mean_reward > 0 && ev.mean_reward < 1, `mean score ${ev.mean_reward}`);
+    assert.ok(ev.mean_reward !== null && ev.mean_reward > 0 && ev.mean_reward < 1, `mean score ${ev.mean_reward}`);
     // Through a workflow (multi_turn, vision, custom ones): the judgement travels in the reward details.
     const viaWorkflow = await evaluate(policy, tasks, rmReward, {
       maxNewTokens: 8,

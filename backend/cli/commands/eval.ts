@@ -16,7 +16,7 @@ import { workflows, type RewardFn } from '../../explorer/workflow.js';
 import '../../explorer/workflows/index.js';
 import { builtinTasksets } from '../../explorer/tasksets/index.js';
 import { loadTaskset, formatTaskError } from '../../buffer/taskset/index.js';
-import { evaluate, type EvalOptions } from '../../coordinator/evaluate.js';
+import { EXIT_NO_RESULT, evaluate, type EvalOptions } from '../../coordinator/evaluate.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { loadTasks } from '../../coordinator/setup/tasks.js';
 import { evalOptions } from '../../coordinator/setup/explorer.js';
@@ -193,5 +193,10 @@ async function scoreCheckpoint(
   }
   const res = await evaluate(new LocalRolloutModel(ck.model, ck.tokenizer, ck.meta.version), tasks, reward, opts);
   console.log(JSON.stringify({ checkpoint: dir, version: ck.meta.version, ...source, ...res }));
+  // No answer scored: no accuracy (never 0), said on stderr with a status of its own.
+  if (res.accuracy === null) {
+    console.error(`rft: ${res.no_result}`);
+    return EXIT_NO_RESULT;
+  }
   return 0;
 }

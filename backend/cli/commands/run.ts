@@ -6,17 +6,20 @@ import type { FlagValues } from '../flags.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { assertRunnableConfig } from '../../coordinator/config-check.js';
 import { runJob, type RunSummary } from '../../coordinator/run.js';
+import { EXIT_NO_RESULT } from '../../coordinator/evaluate.js';
 
 /** The main job's config, a file of the package (not of the working directory). */
 export const mainConfig = (): string => packageFile('configs', 'main.yaml');
 
+const fix = (x: number | null): string => (x === null ? 'no result' : x.toFixed(3));
+
 function printSummary(s: RunSummary): void {
   const rows = s.evals.map(
     (e) =>
-      `| ${e.stage.padEnd(8)} | ${String(e.step).padStart(5)} | ${e.accuracy.toFixed(3).padStart(8)} | ${e.mean_reward.toFixed(3).padStart(11)} |`,
+      `| ${e.stage.padEnd(8)} | ${String(e.step).padStart(5)} | ${fix(e.accuracy).padStart(9)} | ${fix(e.mean_reward).padStart(11)} |${e.infra_failures ? ` ${e.infra_failures} infrastructure failure(s) left out` : ''}`,
   );
   console.log(
-    ['| after    |  step | accuracy | mean reward |', '|----------|-------|----------|-------------|', ...rows].join(
+    ['| after    |  step |  accuracy | mean reward |', '|----------|-------|-----------|-------------|', ...rows].join(
       '\n',
     ),
   );
@@ -29,6 +32,8 @@ function printSummary(s: RunSummary): void {
     JSON.stringify({
       base_accuracy: s.base_accuracy,
       final_accuracy: s.final_accuracy,
+      ...(s.base_no_result ? { base_no_result: s.base_no_result } : {}),
+      ...(s.final_no_result ? { final_no_result: s.final_no_result } : {}),
       wall_seconds: Math.round(s.wall_seconds * 10) / 10,
       report: s.report,
       run_dir: s.run_dir,
@@ -97,7 +102,15 @@ async function run(
     }),
   );
   printSummary(summary);
-  return 0;
+  return noResult(summary);
+}
+
+/** EXIT_NO_RESULT, with the reason on stderr, when the run has an eval set and no accuracy to show for it. */
+export function noResult(s: RunSummary): number {
+  const why = s.final_no_result ?? s.base_no_result;
+  if (!why) return 0;
+  console.error(`rft: the run completed, but its evaluation has no result (${why}); exit status ${EXIT_NO_RESULT}`);
+  return EXIT_NO_RESULT;
 }
 
 /** --trust-workspace-code: load the config's workflow.file (else RFT_TRUST_WORKSPACE_CODE=1 decides). */
@@ -154,7 +167,7 @@ command({
       }),
     );
     printSummary(summary);
-    return 0;
+    return noResult(summary);
   },
 });
 

@@ -132,7 +132,11 @@ command({
     const file = writeReport(join(r.dir, 'report.html'), `RFT Studio run ${id}`, recs, {
       status: r.status,
       last_step: r.lastStep,
-      final_accuracy: (evals[evals.length - 1]?.accuracy as number | undefined) ?? 'n/a',
+      // An evaluation that scored no answer says why (no_result), never 0 or n/a.
+      final_accuracy:
+        (evals.at(-1)?.accuracy as number | null | undefined) ??
+        (evals.at(-1)?.no_result as string | undefined) ??
+        'n/a',
     });
     console.log(file);
     return 0;

@@ -53,7 +53,8 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
         return checkStageIndex(readCheckpointMeta(ck.path), stages.length, ck.path);
       },
       startEvaluated: async () => (await store.getState<number>(runId, 'eval_start')) !== null,
-      startEvaluation: (r) => store.setState(runId, 'eval_start', r.accuracy),
+      // An evaluation with no result is still one made (a null here would read as none).
+      startEvaluation: (r) => store.setState(runId, 'eval_start', r.accuracy ?? 'no result'),
       getBase: async () => (await store.getState<number>(runId, 'base_accuracy')) ?? undefined,
       setBase: (a) => store.setState(runId, 'base_accuracy', a),
       evaluate: async () => {

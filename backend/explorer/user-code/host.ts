@@ -8,6 +8,15 @@
 // (process.exit, an uncaught error) fails its calls with that reason. The next call starts a fresh
 // thread, which loads the file again. Environments are synchronous by contract: their calls wait on
 // a shared flag (Atomics.wait) with the same limit.
+//
+// What the code could still do to the run is bounded too (user-code/limits.ts): loading the file has
+// the same limit (a loop at its top level, an await that never settles); a signal to the run's own
+// process is refused (own-process.ts); results are checked as plain data of bounded size in the
+// thread before they are posted (a BigInt, a cycle, a 5e6-element `details`: the call's error naming
+// the field); the thread's heap is bounded (running out ends the thread, not the run); its output is
+// passed on up to a cap, the rest counted; after BREAKER_TIMEOUTS calls in a row past their limit the
+// file is given up on (each further call fails at once: an infrastructure failure naming the file);
+// and the processes it started are killed when its thread ends and when the run exits (reap.ts).
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { InfrastructureError, InputError } from '../../core/errors.js';
@@ -19,6 +28,8 @@ import type { Tokenizer } from '../../model/tokenizer/types.js';
 import type { EnvStep } from '../environments/registry.js';
 import type { WorkflowContext } from '../workflow.js';
 import type { CustomKind } from './load.js';
+import { BREAKER_TIMEOUTS, OUTPUT_CAP_BYTES, USER_CODE_HEAP_MB } from './limits.js';
+import { MARKER, newToken, reapToken } from './reap.js';
 import {
   SYNC_EXITED,
   SYNC_IDLE,
@@ -53,6 +64,10 @@ interface Pending {
 
 interface Live {
   worker: Worker;
+  /** The marker of the processes its code starts (reap.ts). */
+  token: string;
+  /** The load deadline (armed when the thread starts importing the file). */
+  loadTimer?: NodeJS.Timeout;
   ready: Promise<{ kind: CustomKind; name: string }[]>;
   pending: Map<number, Pending>;
   flag: Int32Array;
@@ -72,14 +87,20 @@ interface Live {
 const tokenizerKeys = new WeakMap<Tokenizer, number>();
 let nextTokenizerKey = 0;
 
-function startThread(): Worker {
+function startThread(token: string): Worker {
+  // Its own process.env (with the marker its child processes inherit) and a bounded heap. (Its output
+  // is capped in the thread: `stdout: true` here would keep an unref'd thread holding the process.)
+  const opts = {
+    env: { ...process.env, [MARKER]: token },
+    resourceLimits: { maxOldGenerationSizeMb: USER_CODE_HEAP_MB },
+  };
   // The bundles ship dist/backend/user-code-worker.mjs (scripts/build.mjs); under tsx a bootstrap registers tsx in the thread first (as workers/pool.ts does).
-  if (!fromSource) return new Worker(packageFile('dist', 'backend', 'user-code-worker.mjs'));
+  if (!fromSource) return new Worker(packageFile('dist', 'backend', 'user-code-worker.mjs'), opts);
   const entry = pathToFileURL(packageFile('backend', 'explorer', 'user-code', 'worker.ts')).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   return new Worker(
     `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`,
-    { eval: true },
+    { eval: true, ...opts },
   );
 }
 
@@ -98,9 +119,17 @@ export class UserCodeHost {
   private nextPing = 0;
   /** Threads started (the first, then one after each that ended or was stopped). */
   threads = 0;
+  /** Bytes of the code's output passed on, and dropped past OUTPUT_CAP_BYTES, by all its threads (counted in them). */
+  private readonly outputCounts = new SharedArrayBuffer(16);
+  private outputCapped = false;
+  /** Calls in a row that passed their limit; at BREAKER_TIMEOUTS the file is given up on (`tripped` says why). */
+  private timeouts = 0;
+  tripped?: string;
 
   /** Where bystanders run again, one at a time, so that the call that ends a thread fails alone. */
   private solo?: UserCodeHost;
+  /** A solo host's owner: its output cap and its count of timeouts are the owner's. */
+  private owner?: UserCodeHost;
   private soloChain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -118,6 +147,10 @@ export class UserCodeHost {
     const l = this.live;
     this.live = undefined;
     this.solo?.close();
+    if (this.dropped)
+      log.warn(
+        `${this.file}: ${this.dropped} byte(s) of its output were dropped (over the cap of ${OUTPUT_CAP_BYTES} bytes)`,
+      );
     if (!l) return;
     l.ended ??= `${this.file} was unloaded`;
     this.end(l, l.ended, true);
@@ -143,7 +176,11 @@ export class UserCodeHost {
       return await run();
     } catch (e) {
       if (!(e instanceof Bystander)) throw e;
-      const solo = (this.solo ??= new UserCodeHost(this.file, this.timeoutMs, true));
+      if (!this.solo) {
+        this.solo = new UserCodeHost(this.file, this.timeoutMs, true);
+        this.solo.owner = this;
+      }
+      const solo = this.solo;
       const next = this.soloChain.then(() => again(solo));
       this.soloChain = next.catch(() => {});
       return next;
@@ -182,11 +219,13 @@ export class UserCodeHost {
 
   private thread(): Live {
     if (this.live && !this.live.ended) return this.live;
-    const worker = startThread();
+    const token = newToken();
+    const worker = startThread(token);
     const { port1, port2 } = new MessageChannel();
     const sync = new SharedArrayBuffer(8);
     const l: Live = {
       worker,
+      token,
       ready: undefined as never,
       pending: new Map(),
       flag: new Int32Array(sync),
@@ -198,16 +237,27 @@ export class UserCodeHost {
     };
     l.ready = new Promise((resolve, reject) => {
       worker.on('message', (m: FromWorker) => {
-        if (m.type === 'loaded') {
+        if (m.type === 'loading') {
+          // The file's own code runs from here: a loop at its top level or an await that never settles is stopped at the limit.
+          l.loadTimer = setTimeout(() => {
+            const why = `did not finish loading within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds): a loop at its top level or in its default export, or an await that never settles?`;
+            reject(new InputError(why, { file: this.file, field: 'default' }));
+            this.end(l, `its thread was stopped: it ${why}`, true);
+          }, this.timeoutMs);
+        } else if (m.type === 'loaded') {
+          clearTimeout(l.loadTimer);
           l.answered = true;
           resolve(m.registered);
-        } else if (m.type === 'load_error') reject(new InputError(m.message, m.location));
-        else this.onMessage(l, m);
+        } else if (m.type === 'load_error') {
+          clearTimeout(l.loadTimer);
+          reject(new InputError(m.message, m.location));
+        } else this.onMessage(l, m);
       });
       worker.on('error', (e) => {
         if (!l.ended) l.ended = `its thread ended with an error outside any call: ${e.message.split('\n')[0]}`;
       });
       worker.on('exit', (code) => {
+        clearTimeout(l.loadTimer);
         const why = l.ended ?? `its thread ended (process.exit(${code}) in ${this.file})`;
         reject(new InputError(`the default export ended its thread: ${why}`, { file: this.file, field: 'default' }));
         this.end(l, why, false);
@@ -220,7 +270,11 @@ export class UserCodeHost {
       () => hold(l, -1),
       () => hold(l, -1),
     );
-    worker.postMessage({ type: 'load', file: this.file, sync, syncPort: port2 } satisfies ToWorker, [port2]);
+    const output = (this.owner ?? this).outputCounts;
+    worker.postMessage(
+      { type: 'load', file: this.file, sync, syncPort: port2, output, outputCap: OUTPUT_CAP_BYTES } satisfies ToWorker,
+      [port2],
+    );
     this.threads++;
     this.live = l;
     return l;
@@ -249,7 +303,40 @@ export class UserCodeHost {
         `${this.file}: ${l.ended}${n ? ` (${n} call(s) in it ${again ? 'run again one at a time' : 'failed'})` : ''}; the next call starts a new thread`,
       );
     l.syncPort.close();
-    if (terminate) void l.worker.terminate();
+    clearTimeout(l.loadTimer);
+    // The processes its code started go with it (once it can start no more).
+    const reap = () => {
+      const n = reapToken(l.token);
+      if (n) log.warn(`${this.file}: ${n} process(es) its code started were still running; killed`);
+    };
+    if (terminate) void l.worker.terminate().then(reap, reap);
+    else reap();
+  }
+
+  get printed(): number {
+    return Number(Atomics.load(new BigInt64Array((this.owner ?? this).outputCounts), 0));
+  }
+
+  get dropped(): number {
+    return Number(Atomics.load(new BigInt64Array((this.owner ?? this).outputCounts), 1));
+  }
+
+  /** A thread dropped output past the cap: said once per file (the count when it is unloaded). */
+  private capped(): void {
+    if (this.owner) return this.owner.capped();
+    if (this.outputCapped) return;
+    this.outputCapped = true;
+    log.warn(
+      `${this.file}: its output passed the cap of ${OUTPUT_CAP_BYTES} bytes; the rest is dropped (counted, said when the file is unloaded)`,
+    );
+  }
+
+  /** A call passed its limit: BREAKER_TIMEOUTS in a row and the file is given up on for the rest of the run. */
+  private timedOut(): void {
+    if (this.owner) return this.owner.timedOut();
+    if (++this.timeouts < BREAKER_TIMEOUTS || this.tripped) return;
+    this.tripped = `is not called any more: ${BREAKER_TIMEOUTS} calls in a row did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds), so ${this.file} is given up on for the rest of the run (each further call is an infrastructure failure)`;
+    log.error(`${this.file} ${this.tripped}`);
   }
 
   private async call(
@@ -260,6 +347,8 @@ export class UserCodeHost {
     signal?: AbortSignal,
     extra?: (l: Live) => object,
   ): Promise<unknown> {
+    const tripped = (this.owner ?? this).tripped;
+    if (tripped) throw new InfrastructureError(tripped);
     const l = this.thread();
     try {
       await l.ready;
@@ -376,6 +465,7 @@ export class UserCodeHost {
     if (!p) return;
     l.checking = true;
     const limit = `did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds)`;
+    this.timedOut();
     const answered = await this.answers(l);
     l.checking = false;
     if (answered) return p.reject(new Error(limit));
@@ -391,10 +481,12 @@ export class UserCodeHost {
 
   private onMessage(l: Live, m: FromWorker): void {
     if (m.type === 'pong') l.pings.get(m.n)?.();
+    else if (m.type === 'output_capped') this.capped();
     else if (m.type === 'started') this.started(l, m.id);
     else if (m.type === 'result') {
       const p = this.settle(l, m.id);
       if (!p) return;
+      (this.owner ?? this).timeouts = 0;
       if (m.ok) p.resolve(m.value);
       else p.reject(new Error(m.error));
     } else if (m.type === 'rpc') void this.serve(l, m);
@@ -424,6 +516,7 @@ export class UserCodeHost {
 
   /** An environment call: the explorer waits (environments are synchronous), at most the time limit. */
   private sync(q: SyncRequest): Extract<SyncReply, { ok: true }> {
+    if (this.tripped) throw new InfrastructureError(this.tripped);
     const l = this.thread();
     if (Atomics.load(l.flag, 0) === SYNC_EXITED) {
       this.end(l, `its thread ended (process.exit(${Atomics.load(l.flag, 1)}) in ${this.file})`, true);
@@ -438,6 +531,7 @@ export class UserCodeHost {
       throw new Error(why);
     }
     if (waited === 'timed-out') {
+      this.timedOut();
       // An environment call is synchronous: a thread that has not answered is busy in it (a synchronous loop?).
       const limit = `did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds)`;
       const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
@@ -447,6 +541,7 @@ export class UserCodeHost {
     const r = receiveMessageOnPort(l.syncPort)?.message as SyncReply | undefined;
     if (!r) throw new Error('no reply from its thread');
     l.answered = true;
+    (this.owner ?? this).timeouts = 0;
     if (!r.ok) throw new Error(r.error);
     return r;
   }

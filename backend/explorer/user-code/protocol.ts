@@ -21,7 +21,15 @@ export interface WireContext {
 }
 
 export type ToWorker =
-  | { type: 'load'; file: string; sync: SharedArrayBuffer; syncPort: MessagePort }
+  /** output: BigInt64 [bytes passed on, bytes dropped], shared by the file's threads; outputCap: the most passed on. */
+  | {
+      type: 'load';
+      file: string;
+      sync: SharedArrayBuffer;
+      syncPort: MessagePort;
+      output: SharedArrayBuffer;
+      outputCap: number;
+    }
   | { type: 'call'; id: number; kind: 'reward'; name: string; task: Task; response: string }
   | {
       type: 'call';
@@ -38,6 +46,8 @@ export type ToWorker =
   | { type: 'ping'; n: number };
 
 export type FromWorker =
+  /** The thread starts importing the file: the load deadline runs from here. */
+  | { type: 'loading' }
   | { type: 'loaded'; registered: { kind: CustomKind; name: string }[] }
   /** The thread took up call `id`: its time limit runs from here (before, it waited behind other work of the thread). */
   | { type: 'started'; id: number }
@@ -45,7 +55,9 @@ export type FromWorker =
   | { type: 'result'; id: number; ok: true; value: unknown }
   | { type: 'result'; id: number; ok: false; error: string }
   | { type: 'rpc'; id: number; rpc: number; method: 'generate' | 'reward'; args: unknown[] }
-  | { type: 'pong'; n: number };
+  | { type: 'pong'; n: number }
+  /** The thread's output reached the cap: what follows is dropped (and counted). */
+  | { type: 'output_capped' };
 
 /** Synchronous environment calls (an environment's create / step are synchronous by contract). */
 export type SyncRequest = { op: 'create'; name: string; task: Task } | { op: 'step'; session: number; action: string };

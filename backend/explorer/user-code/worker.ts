@@ -17,6 +17,8 @@ import {
   type WireContext,
 } from './protocol.js';
 import { InputError, formatLocation } from '../../core/errors.js';
+import { MAX_REQUEST_BYTES, MAX_REWARD_RESULT_BYTES, MAX_WORKFLOW_RESULT_BYTES, plainDataProblem } from './limits.js';
+import { guardOwnProcess } from './own-process.js';
 
 const port = parentPort;
 if (!port) throw new Error('user-code/worker.ts runs as a worker thread');
@@ -37,8 +39,14 @@ function describe(e: unknown): string {
   return `threw at ${at}: ${msg}`;
 }
 
-/** Posts a result; a value that structured clone cannot carry (a function, a class instance with one) is an error. */
-function reply(id: number, value: unknown): void {
+/**
+ * Posts a result, checked here first as plain data within LIMIT (limits.ts): what the explorer
+ * could not hold or write is the call's error, naming the field and the file.
+ */
+function reply(id: number, value: unknown, limit: number, what: string): void {
+  const problem = plainDataProblem(value, limit, what);
+  if (problem)
+    return send({ type: 'result', id, ok: false, error: `returned a value it cannot take (${file}): ${problem}` });
   try {
     send({ type: 'result', id, ok: true, value });
   } catch (e) {
@@ -53,6 +61,9 @@ function reply(id: number, value: unknown): void {
 
 function rpc(id: number, method: 'generate' | 'reward', args: unknown[]): Promise<unknown> {
   const n = nextRpc++;
+  const name = `ctx.${method === 'generate' ? 'model.generate' : 'reward'}`;
+  const problem = plainDataProblem(args, MAX_REQUEST_BYTES, `the arguments of ${name}`);
+  if (problem) return Promise.reject(new Error(`${name}: ${problem}`));
   return new Promise((resolve, reject) => {
     rpcs.set(n, { resolve, reject });
     try {
@@ -96,12 +107,14 @@ async function call(m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
   aborts.set(m.id, ctl);
   try {
     let value: unknown;
-    if (m.kind === 'reward') value = await impls.reward.get(m.name)!(m.task, m.response, { signal: ctl.signal });
-    else {
+    if (m.kind === 'reward') {
+      value = await impls.reward.get(m.name)!(m.task, m.response, { signal: ctl.signal });
+      reply(m.id, value, MAX_REWARD_RESULT_BYTES, 'its result');
+    } else {
       if (m.tokenizer) tokenizers.set(m.ctx.model.tokenizer, tokenizerFromTransfer(m.tokenizer));
       value = await impls.workflow.get(m.name)!(m.tasks, workflowContext(m.id, m.ctx, ctl.signal));
+      reply(m.id, value, MAX_WORKFLOW_RESULT_BYTES, 'its experiences');
     }
-    reply(m.id, value);
   } catch (e) {
     send({ type: 'result', id: m.id, ok: false, error: describe(e) });
   } finally {
@@ -119,6 +132,11 @@ port.on('message', (m: ToWorker) => {
       Atomics.store(flag, 0, SYNC_EXITED);
       Atomics.notify(flag, 0);
     });
+    // Before the file's code runs: a signal to the run's own process is refused.
+    guardOwnProcess();
+    capOutput(process.stdout, m.output, m.outputCap);
+    capOutput(process.stderr, m.output, m.outputCap);
+    send({ type: 'loading' });
     loaded = loadImpls(file);
     loaded.then(
       (impls) => send({ type: 'loaded', registered: impls.registered }),
@@ -142,6 +160,36 @@ port.on('message', (m: ToWorker) => {
   } else if (m.type === 'ping') send({ type: 'pong', n: m.n });
 });
 
+/**
+ * The code's writes to STREAM pass while the file's output (all its threads, shared COUNTS:
+ * [passed, dropped]) is under CAP; the rest is dropped and counted, and the host told once.
+ */
+function capOutput(stream: NodeJS.WriteStream, counts: SharedArrayBuffer, cap: number): void {
+  const n = new BigInt64Array(counts);
+  const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  let told = false;
+  stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const bytes =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, typeof rest[0] === 'string' ? (rest[0] as BufferEncoding) : 'utf8')
+        : Buffer.from(chunk);
+    const passed = Number(Atomics.add(n, 0, BigInt(bytes.length)));
+    const room = Math.max(0, cap - passed);
+    const cb = rest.find((x) => typeof x === 'function') as ((e?: Error) => void) | undefined;
+    if (bytes.length <= room) return write(bytes, cb);
+    // Past the cap: only what fits is passed; the counter keeps what was passed, the rest is dropped.
+    Atomics.sub(n, 0, BigInt(bytes.length - room));
+    Atomics.add(n, 1, BigInt(bytes.length - room));
+    if (!told) {
+      told = true;
+      send({ type: 'output_capped' });
+    }
+    if (room > 0) return write(bytes.subarray(0, room), cb);
+    cb?.();
+    return true;
+  }) as typeof stream.write;
+}
+
 /** Environment calls: the explorer waits on the shared flag (Atomics.wait) until the reply is posted. */
 function serveSync(sp: MessagePort, flag: Int32Array): void {
   sp.on('message', async (q: SyncRequest) => {
@@ -161,6 +209,8 @@ function serveSync(sp: MessagePort, flag: Int32Array): void {
         if (!s) throw new Error('the episode is no longer open (its worker was restarted)');
         const st = s.step(q.action) as { done?: boolean } | undefined;
         if (st?.done) sessions.delete(q.session);
+        const problem = plainDataProblem(st, MAX_REWARD_RESULT_BYTES, 'its step');
+        if (problem) throw new Error(`step returned a value it cannot take: ${problem}`);
         r = { ok: true, step: st as never };
       }
     } catch (e) {
