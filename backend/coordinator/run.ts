@@ -18,7 +18,6 @@ import { runModelParams } from '../model/run-model.js';
 import { assertNotLive, claimRunPid, RunRegistry } from '../buffer/runs.js';
 import { MetricsLog } from './monitor.js';
 import { openEventFile } from './tensorboard.js';
-import { logger } from '../core/log.js';
 import { executeProcesses } from './placement/child-processes.js';
 import { executeWithoutTrainer } from './placement/explore-bench.js';
 import { executeInProcess } from './placement/in-process.js';
