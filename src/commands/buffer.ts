@@ -4,19 +4,23 @@
 import * as vscode from 'vscode';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
+import { runPickItems } from './run-picks.js';
 
 export async function openBuffer(s: Services, arg?: vscode.Uri | string): Promise<void> {
   let ref: { path?: string; runId?: string } | undefined;
   if (typeof arg === 'string') ref = { runId: arg };
   else if (arg) ref = { path: arg.fsPath };
   else {
-    const runs = s.state.runs.map((r) => ({ label: r.name ?? r.id, description: r.status, ref: { runId: r.id } }));
+    const runs = runPickItems(s.state.runs).map((r) => ({ ...r, ref: { runId: r.id } }));
     const FILE = {
       label: '$(folder-opened) Open a buffer file…',
       description: '',
       ref: undefined as undefined | { runId: string },
     };
-    const pick = await vscode.window.showQuickPick([...runs, FILE], { title: 'Open buffer', ignoreFocusOut: true });
+    const pick = await vscode.window.showQuickPick<vscode.QuickPickItem & { ref?: { runId: string } }>(
+      [...runs, FILE],
+      { title: 'Open buffer', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
+    );
     if (!pick) return;
     if (pick.ref) ref = pick.ref;
     else {

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { readFile } from 'node:fs/promises';
 import type { RunInfo } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
+import { runPickItems } from './run-picks.js';
 
 const CSP = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`;
 
@@ -31,8 +32,8 @@ export async function openReport(s: Services, arg?: unknown): Promise<vscode.Web
       return undefined;
     }
     const pick = await vscode.window.showQuickPick(
-      withReport.map((r) => ({ label: r.name ?? r.id, description: `${r.id} · ${r.status}`, run: r })),
-      { title: 'Open run report', ignoreFocusOut: true },
+      runPickItems(withReport).map((i) => ({ ...i, run: withReport.find((r) => r.id === i.id)! })),
+      { title: 'Open run report', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
     );
     run = pick?.run;
   }

@@ -144,6 +144,8 @@ export interface Shown {
   /** The options' modal and detail, when given. */
   modal?: boolean;
   detail?: string;
+  /** A MessageItem marked isCloseAffordance (the dialog's Cancel; first in items = the default button). */
+  closeAffordance?: string;
   /** Shown while a withProgress task was still running (its progress notification still on screen). */
   duringProgress?: true;
 }
@@ -322,17 +324,27 @@ let progressOpen = 0;
 
 function message(kind: Shown['kind']) {
   return async (msg: string, ...items: unknown[]) => {
-    const labels = items.filter((i): i is string => typeof i === 'string');
-    const opts = items.find((i): i is { modal?: boolean; detail?: string } => !!i && typeof i === 'object');
+    // Items are strings or MessageItems ({ title, isCloseAffordance }); the options are the object without a title.
+    type Item = { title: string; isCloseAffordance?: boolean };
+    const isItem = (i: unknown): i is Item => !!i && typeof i === 'object' && 'title' in i;
+    const choices = items.filter((i): i is string | Item => typeof i === 'string' || isItem(i));
+    const labels = choices.map((i) => (typeof i === 'string' ? i : i.title));
+    const opts = items.find(
+      (i): i is { modal?: boolean; detail?: string } => !!i && typeof i === 'object' && !isItem(i),
+    );
+    const close = choices.find((i): i is Item => isItem(i) && !!i.isCloseAffordance);
     recorded.messages.push({
       kind,
       message: msg,
       items: labels,
       ...(opts?.modal ? { modal: true } : {}),
       ...(opts?.detail ? { detail: opts.detail } : {}),
+      ...(close ? { closeAffordance: close.title } : {}),
       ...(progressOpen > 0 ? { duringProgress: true } : {}),
     });
-    return answers.message.length ? answers.message.shift() : undefined;
+    const answer = answers.message.length ? answers.message.shift() : undefined;
+    // An answer by title returns that item, as VS Code returns the MessageItem clicked.
+    return choices.find((i) => isItem(i) && i.title === answer) ?? answer;
   };
 }
 

@@ -23,6 +23,8 @@ export interface DetailContext {
   /** Promoted in this view (id -> expert id): the button stays disabled until Undo. */
   promotedHere: Map<string, string>;
   select(id: string): Promise<void>;
+  /** Gives the keyboard back to the list (after an edit is cancelled). */
+  focusList(): void;
 }
 
 /** `used by the trainer 19 times` (an expert's curation at work). */
@@ -127,11 +129,25 @@ export function renderDetail(ctx: DetailContext, e: ExperienceDetail, group: Exp
   const confirm = h(doc, 'vscode-button', { id: 'edit-confirm', text: 'Promote edited response' });
   const cancel = h(doc, 'vscode-button', { id: 'edit-cancel', secondary: true, text: 'Cancel' });
   editor.append(area, h(doc, 'div', { class: 'actions' }, confirm, cancel));
+  // The keyboard goes into the edit box (`e` from the list left it in the list, 10 Tab stops away);
+  // Escape or Cancel drop the edit (the text starts from the response again) and give it back.
   edit.addEventListener('click', () => {
     setValue(area, e.responseText);
     editor.hidden = false;
+    area.focus();
   });
-  cancel.addEventListener('click', () => (editor.hidden = true));
+  const cancelEdit = () => {
+    setValue(area, e.responseText);
+    editor.hidden = true;
+    ctx.focusList();
+  };
+  cancel.addEventListener('click', cancelEdit);
+  area.addEventListener('keydown', (ev) => {
+    if ((ev as KeyboardEvent).key !== 'Escape') return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    cancelEdit();
+  });
   confirm.addEventListener('click', () => {
     const text = fieldValue(area);
     if (!text.trim()) {
