@@ -206,6 +206,13 @@ export interface MetricsPoint {
   stage?: string;
   /** What the run warned of at this step (metrics.jsonl `warning` records). */
   warnings?: RunWarning[];
+  /**
+   * Trainer steps done once this point's training step ended (its `model_version`), on a point with a
+   * train record. "step N" everywhere (Runs view, status bar, dashboard, notifications) is this count,
+   * the checkpoint version: the point's `step` is 0-based for training and exploring, and an eval's is
+   * the version it evaluated, so newest `step` + 1 said 51 for `steps: 50`.
+   */
+  trained?: number;
 }
 
 /**
