@@ -40,11 +40,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     vscode.commands.registerCommand('rftStudio.showLog', () => output.show()),
   );
   const version = String((context.extension?.packageJSON as { version?: string } | undefined)?.version ?? '0.0.0');
-  client = await createBackend({ extensionPath: context.extensionPath, version, output });
+  // Dawn's lines reach the state once it exists (the backend starts after it is made).
+  let onDawn: (line: string) => void = () => undefined;
+  client = await createBackend({
+    extensionPath: context.extensionPath,
+    version,
+    output,
+    onDawnLine: (l) => onDawn(l),
+  });
   if (!client) return { services: undefined, activatedInMs: Date.now() - t0 };
   const c = client;
 
   const state = new StudioState(c);
+  onDawn = (l) => state.dawnLine(l);
+  // rftStudio.engine is the backend's RFT_BACKEND: it applies when the backend (re)starts, so say so and offer it.
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('rftStudio.engine')) return;
+      const RESTART = 'Restart Backend';
+      void vscode.window
+        .showInformationMessage(
+          `rftStudio.engine is now '${vscode.workspace.getConfiguration('rftStudio').get<string>('engine') ?? 'auto'}': it applies to runs started after the backend restarts.`,
+          RESTART,
+        )
+        .then((p) => p === RESTART && vscode.commands.executeCommand('rftStudio.restartBackend'));
+    }),
+  );
   // A file a run config maps (`format:`) is validated the way the run reads it; a file no config
   // maps yet, with the mapping detected from its first records.
   const readings = new TasksetReadings();

@@ -1,6 +1,7 @@
 // The RunController the server uses: each run is an `rft run` / `rft resume` child process of its
 // own (a crash of a run never takes the server down, and a run outlives an editor reload); state is
 // read back from the workspace's run registry, the run's pid file and its metrics.jsonl.
+import { isDawnLine } from '../core/dawn-lines.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
@@ -332,11 +333,12 @@ export class RunPoller {
   }
 }
 
-/** The last `n` non-empty lines of a log. */
+/** The last `n` non-empty lines of a log, without Dawn's probe warnings. */
 export function tail(text: string, n: number): string[] {
+  // Dawn's GPU-probe warnings are no part of a run's failure (a CPU-only run prints them too).
   return text
     .split('\n')
-    .filter((l) => l.trim() !== '')
+    .filter((l) => l.trim() !== '' && !isDawnLine(l))
     .slice(-n);
 }
 

@@ -231,3 +231,36 @@ test('add selection as expert example: goes into the buffer and the sidebar coun
     'expert count 1',
   );
 });
+
+test("rftStudio.engine changed: Restart Backend passes it (RFT_BACKEND) and the status bar follows; Dawn's warnings are its reason, not [error] lines", async () => {
+  const s = api.services!;
+  await until(() => s.state.engine, 'the engine of the first backend');
+  assert.equal(s.state.engine!.requested, 'auto');
+  vscode.recorded.messages.length = 0;
+  vscode.answers.message.push('Restart Backend');
+  vscode.changeSetting('rftStudio.engine', 'webgpu');
+  const asked = await until(
+    () => vscode.recorded.messages.find((m) => m.message.startsWith("rftStudio.engine is now 'webgpu'")),
+    'the offer to restart',
+  );
+  assert.deepEqual(asked.items, ['Restart Backend']);
+  // The restarted backend has RFT_BACKEND=webgpu (the setting as it is now, not as at activation).
+  await until(() => s.state.engine?.requested === 'webgpu', 'the restarted backend reports webgpu', 60_000);
+  const item = vscode.recorded.statusItems[0]!;
+  const e = s.state.engine!;
+  assert.equal(e.engine, 'webgpu');
+  // A GPU, an emulated one, or none with the reason: the status bar says which.
+  await until(() => / · (GPU|GPU \(emulated\)|\$\(warning\) no GPU)$/.test(item.text), 'the engine in the status bar');
+  assert.match(item.tooltip ?? '', /Engine: webgpu \(rftStudio\.engine \/ RFT_BACKEND: webgpu\)/);
+  if (!e.ok) {
+    assert.match(item.text, /no GPU$/);
+    assert.match(e.detail, /Dawn found no GPU adapter/);
+    // What Dawn printed while probing is in the tooltip (its own reason), never as an [error] line.
+    if (s.state.dawnSaid.length) assert.match(item.tooltip ?? '', /\nDawn: /);
+  }
+  assert.deepEqual(
+    vscode.recorded.log.filter((l) => l.level === 'error' && /Warning: /.test(l.line)),
+    [],
+    "Dawn's warnings are not errors",
+  );
+});

@@ -243,3 +243,32 @@ test('Runs view: two runs of the same name are told apart by start time and shor
     ],
   );
 });
+
+// As Dawn prints them on a machine without a usable Vulkan driver (issue 40 item 2).
+const DAWN_LINES = [
+  'Warning: vkCreateInstance: Found no drivers!',
+  'Warning: vkCreateInstance failed with VK_ERROR_INCOMPATIBLE_DRIVER',
+];
+
+test("no GPU: the status bar's tooltip gives Dawn's own reason", () => {
+  const engine = {
+    requested: 'webgpu',
+    engine: 'webgpu' as const,
+    ok: false,
+    detail: 'no GPU adapter: Dawn found no GPU adapter',
+  };
+  const s = statusText('running', { activeRun: undefined, counts: undefined, engine, dawnSaid: DAWN_LINES });
+  assert.match(s.text, /\$\(warning\) no GPU$/);
+  assert.match(
+    s.tooltip,
+    /\nDawn: vkCreateInstance: Found no drivers!; vkCreateInstance failed with VK_ERROR_INCOMPATIBLE_DRIVER$/,
+  );
+  // A GPU in use: Dawn's chatter is no reason for anything.
+  const ok = statusText('running', {
+    activeRun: undefined,
+    counts: undefined,
+    engine: { ...engine, ok: true, detail: 'GPU adapter x' },
+    dawnSaid: DAWN_LINES,
+  });
+  assert.doesNotMatch(ok.tooltip, /Dawn:/);
+});
