@@ -15,6 +15,7 @@ import { TasksetReadings } from './taskset-readings.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
+import { registerRestore } from './webviews/restore.js';
 import { BufferTree } from './views/buffer-tree.js';
 import { RunsTree } from './views/runs-tree.js';
 import { TasksetsTree } from './views/tasksets-tree.js';
@@ -102,6 +103,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     openExperienceBrowser: async (o) => void (await openExperienceBrowser(services, o)),
     openDashboard: async (id) => void (await openDashboard(services, id)),
   };
+  // Dashboard, browser and report tabs come back with their run after a window reload.
+  context.subscriptions.push(...registerRestore(services));
 
   const runsView = vscode.window.createTreeView('rftStudio.runs', { treeDataProvider: new RunsTree(state) });
   const bufferView = vscode.window.createTreeView('rftStudio.buffer', { treeDataProvider: new BufferTree(state) });
@@ -194,6 +197,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     return files;
   };
   const startup = async () => {
+    // The runs first (the status bar names a running run at once, not after every taskset is checked).
+    const runsRead = c.capabilities?.runs
+      ? state.refreshRuns().catch((e) => output.warn(`runs: ${String(e)}`))
+      : Promise.resolve();
     await readings.refresh();
     const files = await rescan();
     for (const d of vscode.workspace.textDocuments) {
@@ -204,7 +211,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     for (const f of files)
       if (!looksLikeTaskset(f.fsPath) && !vscode.workspace.textDocuments.some((d) => d.uri.fsPath === f.fsPath))
         diagnostics.apply(await validate(f.fsPath));
-    if (c.capabilities?.runs) await state.refreshRuns();
+    await runsRead;
     // Runs that existed before this window are history, not news.
     monitor.know(state.runs);
     const bp = vscode.workspace.getConfiguration('rftStudio').get<string>('bufferPath')?.trim();

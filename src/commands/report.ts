@@ -14,7 +14,14 @@ export function reportHtml(html: string): string {
   return /<head>/i.test(html) ? html.replace(/<head>/i, `<head>${CSP}`) : `${CSP}${html}`;
 }
 
-export async function openReport(s: Services, arg?: unknown): Promise<vscode.WebviewPanel | undefined> {
+/** The run a report tab shows, by the tab's title: a window reload restores the tab from it (REPORT_RUNS). */
+export const REPORT_RUNS = 'rftStudio.reportRuns';
+
+export async function openReport(
+  s: Services,
+  arg?: unknown,
+  restored?: vscode.WebviewPanel,
+): Promise<vscode.WebviewPanel | undefined> {
   await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
   const id =
     typeof arg === 'string'
@@ -45,12 +52,13 @@ export async function openReport(s: Services, arg?: unknown): Promise<vscode.Web
     return undefined;
   }
   const html = await readFile(run.reportPath, 'utf8');
-  const panel = vscode.window.createWebviewPanel(
-    'rftStudio.report',
-    `Report: ${run.name ?? run.id}`,
-    vscode.ViewColumn.Active,
-    { enableScripts: false },
-  );
+  const title = `Report: ${run.name ?? run.id}`;
+  const panel =
+    restored ??
+    vscode.window.createWebviewPanel('rftStudio.report', title, vscode.ViewColumn.Active, { enableScripts: false });
+  panel.webview.options = { enableScripts: false };
   panel.webview.html = reportHtml(html);
+  const runs = s.context.workspaceState.get<Record<string, string>>(REPORT_RUNS) ?? {};
+  await s.context.workspaceState.update(REPORT_RUNS, { ...runs, [panel.title]: run.id });
   return panel;
 }

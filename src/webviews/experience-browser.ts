@@ -1,6 +1,7 @@
 // Host side of the experience browser: answers the webview's typed requests through the backend
 // (every curation action goes into the buffer) and forwards buffer changes.
 
+import type * as vscode from 'vscode';
 import type { BrowserNotifications, BrowserRequests } from '../../webview/experience-browser/protocol.js';
 import type { ExperienceFilter } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
@@ -52,22 +53,26 @@ export function runElsewhere(s: Pick<Services, 'state'>, runId: string): string 
 export async function openExperienceBrowser(
   s: Services,
   opts: BrowserOpenOptions = {},
+  restored?: vscode.WebviewPanel,
 ): Promise<TypedPanel<BrowserRequests, BrowserNotifications>> {
   const filter: ExperienceFilter | undefined =
     opts.source || opts.taskId
       ? { ...(opts.source ? { source: opts.source } : {}), ...(opts.taskId ? { taskId: opts.taskId } : {}) }
       : undefined;
-  if (current) {
+  if (current && !restored) {
     current.panel.reveal();
     if (filter) current.notify('setFilter', { filter });
     return current;
   }
+  current?.dispose();
   const p = new TypedPanel<BrowserRequests, BrowserNotifications>(
     s.context.extensionUri,
     'rftStudio.experienceBrowser',
     'Experiences',
     'experience-browser',
     browserHandlers(s),
+    undefined,
+    restored,
   );
   current = p;
   const sub = s.state.onDidChange(

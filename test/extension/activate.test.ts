@@ -232,6 +232,50 @@ test('add selection as expert example: goes into the buffer and the sidebar coun
   );
 });
 
+test('a window reload restores the dashboard (its run), the browser (its buffer) and a report tab (its run)', async () => {
+  const s = api.services!;
+  for (const t of ['rftStudio.dashboard', 'rftStudio.experienceBrowser', 'rftStudio.report'])
+    assert.ok(PACKAGE.activationEvents.includes(`onWebviewPanel:${t}`), `activated to restore ${t}`);
+  const restore = async (viewType: string, title: string, state: unknown) => {
+    const panel = vscode.FakeWebviewPanel.restored(viewType, title);
+    await vscode.recorded.serializers.get(viewType)!.deserializeWebviewPanel(panel, state);
+    return panel;
+  };
+  // The dashboard: its script again, and the run it showed selected once it is ready.
+  const dash = await restore('rftStudio.dashboard', 'RFT Dashboard', { runId: 'demo-run' });
+  assert.match(dash.webview.html, /dashboard\.js/);
+  assert.equal((dash.webview.options as { enableScripts?: boolean }).enableScripts, true);
+  dash.webview.received.fire({ kind: 'ready' });
+  await until(
+    () =>
+      dash.webview.posted.some(
+        (m) => (m as { method?: string; params?: { runId?: string } }).params?.runId === 'demo-run',
+      ),
+    'the restored dashboard selects its run',
+  );
+  dash.dispose();
+  // The browser: told its buffer at once.
+  const browser = await restore('rftStudio.experienceBrowser', 'Experiences', { bufferPath: s.state.bufferPath });
+  assert.match(browser.webview.html, /experience-browser\.js/);
+  browser.webview.received.fire({ kind: 'ready' });
+  await until(
+    () =>
+      browser.webview.posted.some(
+        (m) => (m as { method?: string; params?: { path?: string } }).params?.path === s.state.bufferPath,
+      ),
+    'the restored browser is told its buffer',
+  );
+  browser.dispose();
+  // A report tab: the run remembered for its title when it was opened.
+  const run = (await RunRegistry.open(ws).then((r) => r.get('demo-run')))!;
+  writeFileSync(join(run.dir, 'report.html'), '<html><head></head><body>demo report</body></html>');
+  const opened = (await vscode.commands.executeCommand('rftStudio.openReport', 'demo-run')) as { title: string };
+  assert.equal(opened.title, 'Report: demo');
+  const report = await restore('rftStudio.report', 'Report: demo', undefined);
+  assert.match(report.webview.html, /demo report/);
+  assert.equal(report.disposed, false);
+});
+
 test("rftStudio.engine changed: Restart Backend passes it (RFT_BACKEND) and the status bar follows; Dawn's warnings are its reason, not [error] lines", async () => {
   const s = api.services!;
   await until(() => s.state.engine, 'the engine of the first backend');

@@ -156,6 +156,8 @@ export const recorded = {
   /** Every progress.report() of a withProgress task, in order. */
   progress: [] as { message?: string; increment?: number }[],
   panels: [] as FakeWebviewPanel[],
+  /** WebviewPanelSerializers by view type (a window reload restores panels through them). */
+  serializers: new Map<string, { deserializeWebviewPanel(panel: unknown, state: unknown): Thenable<void> }>(),
   statusItems: [] as FakeStatusBarItem[],
   treeViews: new Map<string, FakeTreeView>(),
   diagnostics: new Map<string, FakeDiagnosticCollection>(),
@@ -189,6 +191,7 @@ export function resetFake(): void {
   recorded.log.length = 0;
   recorded.progress.length = 0;
   recorded.panels.length = 0;
+  recorded.serializers.clear();
   recorded.statusItems.length = 0;
   recorded.treeViews.clear();
   recorded.diagnostics.clear();
@@ -265,7 +268,7 @@ export class FakeWebview {
   readonly posted: unknown[] = [];
   readonly received = new EventEmitter<unknown>();
   readonly onDidReceiveMessage = this.received.event;
-  constructor(readonly options: unknown) {}
+  constructor(public options: unknown) {}
   asWebviewUri(u: Uri): Uri {
     return u.with({ scheme: 'https' });
   }
@@ -288,6 +291,10 @@ export class FakeWebviewPanel {
     readonly options: { enableScripts?: boolean; retainContextWhenHidden?: boolean; localResourceRoots?: Uri[] },
   ) {
     this.webview = new FakeWebview(options);
+  }
+  /** A panel as VS Code restores it after a window reload (handed to the view type's serializer). */
+  static restored(viewType: string, title: string): FakeWebviewPanel {
+    return new FakeWebviewPanel(viewType, title, 1, {});
   }
   reveal(): void {
     this.revealed++;
@@ -416,6 +423,13 @@ export const window = {
     const v = new FakeTreeView(id, o.treeDataProvider);
     recorded.treeViews.set(id, v);
     return v;
+  },
+  registerWebviewPanelSerializer(
+    viewType: string,
+    serializer: { deserializeWebviewPanel(panel: unknown, state: unknown): Thenable<void> },
+  ) {
+    recorded.serializers.set(viewType, serializer);
+    return { dispose: () => recorded.serializers.delete(viewType) };
   },
   createWebviewPanel(viewType: string, title: string, column: unknown, options: FakeWebviewPanel['options']) {
     const p = new FakeWebviewPanel(viewType, title, column, options);

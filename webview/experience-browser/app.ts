@@ -402,6 +402,10 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     showCounts(c.counts);
     if ((c.path ?? '') !== bufferKey) {
       bufferKey = c.path ?? '';
+      if (c.path && state.bufferPath !== c.path) {
+        state.bufferPath = c.path;
+        save();
+      }
       promotedHere.clear();
       hideConfirm();
       message('');

@@ -45,4 +45,6 @@ export interface BrowserState {
   selectedId?: string;
   colourBy: 'logprob' | 'advantage';
   view: 'detail' | 'group';
+  /** The buffer shown: after a window reload the restored tab opens it again (src/webviews/restore.ts). */
+  bufferPath?: string;
 }
