@@ -287,6 +287,11 @@ export interface Requests {
     params: { buffer?: BufferRef; runId: string; limit?: number };
     result: { total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] };
   };
+  /** A run's taskset tasks as the buffer holds them (in taskset order, at most `limit`, default 1000): id and prompt. */
+  'buffer/tasks': {
+    params: { buffer?: BufferRef; runId: string; limit?: number };
+    result: { total: number; tasks: { id: string; prompt: string }[] };
+  };
   'buffer/export': {
     params: { buffer?: BufferRef; file: string; filter?: ExperienceFilter };
     result: { file: string; written: number };

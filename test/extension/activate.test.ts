@@ -224,7 +224,7 @@ test('add selection as expert example: goes into the buffer and the sidebar coun
   vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 't1'));
   vscode.recorded.messages.length = 0;
   await vscode.commands.executeCommand('rftStudio.addSelectionAsExpert');
-  assert.match(vscode.recorded.messages[0]!.message, /Added expert example expert~.* for task t1/);
+  assert.match(vscode.recorded.messages[0]!.message, /Added expert example expert~t1~[0-9a-f]{8} for task t1/);
   const view = vscode.recorded.treeViews.get('rftStudio.buffer')!;
   await until(
     async () => (await view.items()).some((i) => i.label === 'Expert experiences' && i.description === '1'),
