@@ -195,6 +195,35 @@ test('detail, group, promote -> sidebar (timings for docs/extension.md)', async 
   await f.locator('#show-group').click();
 });
 
+test('keys: e puts the keyboard in the edit box, Escape drops the edit and gives the keyboard back to the list (issue 40 item 11)', async () => {
+  const { page } = s;
+  const f = browserFrame();
+  const row = f.locator('.vlist-row[data-id="e00497"]');
+  await row.waitFor({ timeout: 30_000 });
+  await row.click();
+  await f.locator('.detail h2', { hasText: 'e00497' }).waitFor({ timeout: 30_000 });
+  await f.locator('.list').focus();
+  await page.keyboard.press('e');
+  const active = () =>
+    f.locator('body').evaluate(() => document.activeElement?.id || document.activeElement?.className);
+  await until(async () => (await active()) === 'edit-text', 'the keyboard in the edit box', 10_000);
+  const original = await f.locator('#edit-text').evaluate((el) => (el as HTMLTextAreaElement).value);
+  // Typed keys go into the box (no shortcut fires: `p` would promote).
+  await page.keyboard.type(' pr');
+  assert.equal(await f.locator('#edit-text').evaluate((el) => (el as HTMLTextAreaElement).value), `${original} pr`);
+  await page.keyboard.press('Escape');
+  await f.locator('.editor').waitFor({ state: 'hidden', timeout: 10_000 });
+  assert.equal(await f.locator('#edit-text').evaluate((el) => (el as HTMLTextAreaElement).value), original);
+  await until(
+    async () =>
+      String(await active())
+        .split(' ')
+        .includes('list'),
+    'the keyboard back in the list',
+    10_000,
+  );
+});
+
 test('a config with problems: Problems at the key line; Start Training refuses it at once', async () => {
   const { page } = s;
   await page.keyboard.press('Control+P');

@@ -520,9 +520,16 @@ test('keys: e puts the keyboard in the edit box; Escape cancels the edit (text r
   // Keys typed in the box are text, not shortcuts; Escape drops the edit.
   key('p', area);
   key('Escape', area);
-  assert.equal((area.parentElement as HTMLElement).hidden, true, 'the edit box is closed');
-  assert.equal((area as unknown as { value: string }).value, 'resp 5', 'the edit is dropped');
+  const after = h.document.getElementById('edit-text')!;
+  assert.equal((after.parentElement as HTMLElement).hidden, true, 'the edit box is closed');
+  assert.equal((after as unknown as { value: string }).value, 'resp 5', 'the edit is dropped');
   assert.equal(h.document.activeElement, list, 'the keyboard is back in the list');
+  // Opened again, it starts from the response (a fresh box: vscode-textarea keeps typed text otherwise).
+  key('e', list);
+  const again = h.document.getElementById('edit-text')!;
+  assert.notEqual(again, area);
+  assert.equal((again as unknown as { value: string }).value, 'resp 5');
+  assert.equal(h.document.activeElement, again);
   await tick(20);
   assert.deepEqual(log, [], 'nothing was promoted');
   await h.close();

@@ -125,29 +125,40 @@ export function renderDetail(ctx: DetailContext, e: ExperienceDetail, group: Exp
     () => !reject.hasAttribute('disabled') && void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })),
   );
   const editor = h(doc, 'div', { class: 'editor', hidden: true });
-  const area = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
   const confirm = h(doc, 'vscode-button', { id: 'edit-confirm', text: 'Promote edited response' });
   const cancel = h(doc, 'vscode-button', { id: 'edit-cancel', secondary: true, text: 'Cancel' });
+  // A new box each time the editor opens: vscode-textarea does not redraw a value set again to what it
+  // was set to last (the typed text stayed after a cancel), so a fresh one starts from the response.
+  const freshArea = (): HTMLElement => {
+    const a = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
+    setValue(a, e.responseText);
+    a.addEventListener('keydown', (ev) => {
+      if ((ev as KeyboardEvent).key !== 'Escape') return;
+      ev.preventDefault();
+      ev.stopPropagation();
+      cancelEdit();
+    });
+    return a;
+  };
+  let area = freshArea();
   editor.append(area, h(doc, 'div', { class: 'actions' }, confirm, cancel));
   // The keyboard goes into the edit box (`e` from the list left it in the list, 10 Tab stops away);
-  // Escape or Cancel drop the edit (the text starts from the response again) and give it back.
+  // Escape or Cancel drop the edit (the next edit starts from the response again) and give it back.
   edit.addEventListener('click', () => {
-    setValue(area, e.responseText);
+    const next = freshArea();
+    area.replaceWith(next);
+    area = next;
     editor.hidden = false;
     area.focus();
   });
-  const cancelEdit = () => {
-    setValue(area, e.responseText);
+  function cancelEdit(): void {
+    const next = freshArea();
+    area.replaceWith(next);
+    area = next;
     editor.hidden = true;
     ctx.focusList();
-  };
+  }
   cancel.addEventListener('click', cancelEdit);
-  area.addEventListener('keydown', (ev) => {
-    if ((ev as KeyboardEvent).key !== 'Escape') return;
-    ev.preventDefault();
-    ev.stopPropagation();
-    cancelEdit();
-  });
   confirm.addEventListener('click', () => {
     const text = fieldValue(area);
     if (!text.trim()) {
