@@ -149,7 +149,12 @@ export function renderDetail(ctx: DetailContext, e: ExperienceDetail, group: Exp
     area.replaceWith(next);
     area = next;
     editor.hidden = false;
-    area.focus();
+    // A new vscode-textarea draws its inner box on its first update: focused again once that is done.
+    const box = area;
+    box.focus();
+    void (box as { updateComplete?: Promise<unknown> }).updateComplete?.then(
+      () => !editor.hidden && area === box && box.focus(),
+    );
   });
   function cancelEdit(): void {
     const next = freshArea();
