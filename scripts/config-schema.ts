@@ -10,6 +10,11 @@ import ts from 'typescript';
 import { zodToJsonSchema } from 'zod-to-json-schema';
 import { RunConfigSchema } from '../backend/core/config.js';
 import { RENAMED_KEYS } from '../backend/core/config-aliases.js';
+import { algorithms } from '../backend/trainer/algorithms/bundles.js';
+import { workflows } from '../backend/explorer/workflow.js';
+import '../backend/explorer/workflows/index.js';
+import { rewardFns } from '../backend/explorer/rewards/registry.js';
+import '../backend/explorer/rewards/index.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SCHEMA_FILE = join(ROOT, 'media', 'schemas', 'rft-config.schema.json');
@@ -124,6 +129,17 @@ export function configJsonSchema(): Json {
       deprecationMessage: `Renamed '${r.now}'; the old spelling still works.`,
     };
   }
+  // Registered names as `examples` (completion offers them; a name registered by workspace code stays
+  // valid, so they are no enum): algorithm.name, also in each stage, workflow.name, workflow.reward.
+  const named = (node: Json | undefined, names: string[]) => {
+    if (node) node.examples = names;
+  };
+  const prop = (n: Json | undefined, ...keys: string[]) =>
+    keys.reduce<Json | undefined>((x, k) => x?.properties?.[k], n);
+  named(prop(schema, 'algorithm', 'name'), algorithms.names());
+  named(prop(schema.properties?.stages?.items, 'algorithm', 'name'), algorithms.names());
+  named(prop(schema, 'workflow', 'name'), workflows.names());
+  named(prop(schema, 'workflow', 'reward'), rewardFns.names());
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: 'https://rft-studio.dev/schemas/rft-config.schema.json',

@@ -10,6 +10,8 @@ export interface SchemaNode {
   description?: string;
   default?: unknown;
   enum?: unknown[];
+  /** Registered names (algorithm.name, workflow.name, workflow.reward): offered, not enforced. */
+  examples?: unknown[];
   properties?: Record<string, SchemaNode>;
   items?: SchemaNode;
   anyOf?: SchemaNode[];
@@ -141,7 +143,7 @@ export function completionsAt(lines: string[], at: number, ch: number): ConfigCo
   if (value) {
     const col = value[1]!.length + (value[2]?.length ?? 0);
     const n = nodeAt([...parentPath(lines, at, col, value[2] ? value[1]!.length : undefined), value[3]!]);
-    const vals = n?.enum ?? (n?.type === 'boolean' ? [true, false] : []);
+    const vals = n?.enum ?? n?.examples ?? (n?.type === 'boolean' ? [true, false] : []);
     return vals.map((v) => ({
       label: String(v),
       insert: String(v),

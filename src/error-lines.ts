@@ -34,6 +34,8 @@ export function oneLineReason(message: string): string {
 export function errorFix(message: string): string | undefined {
   const dym = /did you mean '([^']+)'\?/.exec(message);
   if (dym) return `Fix: use '${dym[1]}'.`;
+  // The rule about relative paths only where the path was relative (an absolute one is just missing).
+  if (/no file '(\/|[A-Za-z]:\\)|nothing at that absolute path/.test(message)) return 'Fix: check the path.';
   if (/no file '|ENOENT|no such file|not found/i.test(message))
     return 'Fix: check the path (paths in a config are relative to the config file).';
   if (/backend is not running|connection (got )?disposed|Pending response rejected/i.test(message))

@@ -15,6 +15,7 @@ import { TasksetReadings } from './taskset-readings.js';
 import type { Services } from './services.js';
 import { StudioState } from './state.js';
 import { StatusBar } from './status-bar.js';
+import { registerRestore } from './webviews/restore.js';
 import { BufferTree } from './views/buffer-tree.js';
 import { RunsTree } from './views/runs-tree.js';
 import { TasksetsTree } from './views/tasksets-tree.js';
@@ -40,11 +41,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     vscode.commands.registerCommand('rftStudio.showLog', () => output.show()),
   );
   const version = String((context.extension?.packageJSON as { version?: string } | undefined)?.version ?? '0.0.0');
-  client = await createBackend({ extensionPath: context.extensionPath, version, output });
+  // Dawn's lines reach the state once it exists (the backend starts after it is made).
+  let onDawn: (line: string) => void = () => undefined;
+  client = await createBackend({
+    extensionPath: context.extensionPath,
+    version,
+    output,
+    onDawnLine: (l) => onDawn(l),
+  });
   if (!client) return { services: undefined, activatedInMs: Date.now() - t0 };
   const c = client;
 
   const state = new StudioState(c);
+  onDawn = (l) => state.dawnLine(l);
+  // rftStudio.engine is the backend's RFT_BACKEND: it applies when the backend (re)starts, so say so and offer it.
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('rftStudio.engine')) return;
+      const RESTART = 'Restart Backend';
+      void vscode.window
+        .showInformationMessage(
+          `rftStudio.engine is now '${vscode.workspace.getConfiguration('rftStudio').get<string>('engine') ?? 'auto'}': it applies to runs started after the backend restarts.`,
+          RESTART,
+        )
+        .then((p) => p === RESTART && vscode.commands.executeCommand('rftStudio.restartBackend'));
+    }),
+  );
   // A file a run config maps (`format:`) is validated the way the run reads it; a file no config
   // maps yet, with the mapping detected from its first records.
   const readings = new TasksetReadings();
@@ -81,6 +103,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     openExperienceBrowser: async (o) => void (await openExperienceBrowser(services, o)),
     openDashboard: async (id) => void (await openDashboard(services, id)),
   };
+  // Dashboard, browser and report tabs come back with their run after a window reload.
+  context.subscriptions.push(...registerRestore(services));
 
   const runsView = vscode.window.createTreeView('rftStudio.runs', { treeDataProvider: new RunsTree(state) });
   const bufferView = vscode.window.createTreeView('rftStudio.buffer', { treeDataProvider: new BufferTree(state) });
@@ -173,6 +197,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     return files;
   };
   const startup = async () => {
+    // The runs first (the status bar names a running run at once, not after every taskset is checked).
+    const runsRead = c.capabilities?.runs
+      ? state.refreshRuns().catch((e) => output.warn(`runs: ${String(e)}`))
+      : Promise.resolve();
     await readings.refresh();
     const files = await rescan();
     for (const d of vscode.workspace.textDocuments) {
@@ -183,7 +211,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Studio
     for (const f of files)
       if (!looksLikeTaskset(f.fsPath) && !vscode.workspace.textDocuments.some((d) => d.uri.fsPath === f.fsPath))
         diagnostics.apply(await validate(f.fsPath));
-    if (c.capabilities?.runs) await state.refreshRuns();
+    await runsRead;
     // Runs that existed before this window are history, not news.
     monitor.know(state.runs);
     const bp = vscode.workspace.getConfiguration('rftStudio').get<string>('bufferPath')?.trim();

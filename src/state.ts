@@ -9,6 +9,8 @@ export class StudioState implements vscode.Disposable {
   counts: BufferCounts | undefined;
   runs: RunInfo[] = [];
   engine: EngineSummary | undefined;
+  /** What Dawn printed while this backend probed for a GPU: the reason it found none, in its words. */
+  dawnSaid: string[] = [];
   /** Runs asked to stop or pause and not yet ended (a step finishes first): `stopping…` / `pausing…`. */
   readonly pending = new Map<string, string>();
   private readonly emitter = new vscode.EventEmitter<'buffer' | 'runs'>();
@@ -31,6 +33,7 @@ export class StudioState implements vscode.Disposable {
       }),
       // After a restart the backend knows nothing: open the buffer again.
       client.onStarted(() => {
+        this.dawnSaid = [];
         if (this.bufferPath) void this.openBuffer({ path: this.bufferPath }).catch(() => undefined);
         void this.refreshRuns().catch(() => undefined);
         void this.refreshEngine().catch(() => undefined);
@@ -39,6 +42,12 @@ export class StudioState implements vscode.Disposable {
   }
 
   /** The tensor engine the backend's runs use (rftStudio.engine; a GPU adapter by name), for the status bar. */
+  /** A line of Dawn's (manager.ts onDawnLine): kept (the last 10) for the status bar's reason. */
+  dawnLine(line: string): void {
+    this.dawnSaid = [...this.dawnSaid, line].slice(-10);
+    this.emitter.fire('runs');
+  }
+
   async refreshEngine(): Promise<void> {
     this.engine = await this.client.request('server/engine', {});
     this.emitter.fire('runs');

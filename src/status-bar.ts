@@ -3,10 +3,11 @@ import * as vscode from 'vscode';
 import type { BackendState } from './backend/client.js';
 import type { StudioState } from './state.js';
 import type { EngineSummary } from '../backend/core/protocol.js';
+import { dawnReasons } from '../backend/core/dawn-lines.js';
 
 export function statusText(
   backend: BackendState,
-  s: Pick<StudioState, 'activeRun' | 'counts'> & { engine?: EngineSummary },
+  s: Pick<StudioState, 'activeRun' | 'counts'> & { engine?: EngineSummary; dawnSaid?: readonly string[] },
 ): { text: string; tooltip: string } {
   if (backend === 'failed')
     return {
@@ -20,9 +21,11 @@ export function statusText(
   // The GPU is named where it is used (or cannot be): the CPU engine is the quiet default.
   const mark =
     e.engine === 'webgpu' ? (e.ok ? (e.fallback ? ' · GPU (emulated)' : ' · GPU') : ' · $(warning) no GPU') : '';
+  // No GPU: Dawn's own words (e.g. the driver it refused and why) are the reason, where it said any.
+  const dawn = !e.ok || (e.engine === 'cpu' && /no GPU/.test(e.detail)) ? dawnReasons(s.dawnSaid ?? []) : [];
   return {
     text: text + mark,
-    tooltip: `${tooltip}\nEngine: ${e.engine}${e.requested !== 'auto' ? ` (rftStudio.engine / RFT_BACKEND: ${e.requested})` : ''} - ${e.detail}`,
+    tooltip: `${tooltip}\nEngine: ${e.engine}${e.requested !== 'auto' ? ` (rftStudio.engine / RFT_BACKEND: ${e.requested})` : ''} - ${e.detail}${dawn.length ? `\nDawn: ${dawn.join('; ')}` : ''}`,
   };
 }
 

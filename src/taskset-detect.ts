@@ -32,6 +32,8 @@ export function readHead(file: string, bytes = HEAD_BYTES): string {
 export function detectTaskset(file: string, text: string): MappingProposal | undefined {
   const records = firstRecords(text, file);
   if (!records.length) return undefined;
+  // A buffer exported as JSONL (Export Buffer) holds experiences, not tasks: never listed as a taskset.
+  if (records.every(isExperience)) return undefined;
   const role = guessRole(file, records);
   const p = proposeMapping(records, role);
   const prompt = p.fields.find((f) => f.target === 'prompt');
@@ -48,4 +50,14 @@ export function detectedReading(p: MappingProposal): TasksetReading | undefined 
 /** The Problems note on line 1 of a file read with a detected mapping. */
 export function detectedNote(p: MappingProposal): string {
   return `Read as ${p.role === 'expert' ? 'expert demonstrations' : 'tasks'} with ${describeMapping(p.fields)} (detected from the first records; no run config maps this file yet). "RFT Studio: Map Fields…" writes the mapping into a config.`;
+}
+
+/** A record of an exported buffer: an experience with its token arrays, group and model version. */
+function isExperience(r: Record<string, unknown>): boolean {
+  return (
+    Array.isArray(r.promptTokens) &&
+    Array.isArray(r.responseTokens) &&
+    typeof r.groupId === 'string' &&
+    typeof r.modelVersion === 'number'
+  );
 }

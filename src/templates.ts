@@ -100,6 +100,24 @@ const flow = (f: FileFormat) =>
     .join(', ')} }`;
 
 /**
+ * The `name:` of a generated config: the taskset and the model (`math-words-qwen2-0.5b`), with `-2`,
+ * `-3`... after a name a run or another config already has, so runs are told apart by name.
+ */
+export function templateRunName(tasksetPath: string, model: string | undefined, taken: Iterable<string>): string {
+  const slug = (x: string) =>
+    x
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '');
+  const file = tasksetPath.split(/[\\/]/).pop() ?? '';
+  const base = [slug(file.replace(/\.[^.]*$/, '')), model ? slug(model) : ''].filter(Boolean).join('-') || 'run';
+  const used = new Set(taken);
+  let name = base;
+  for (let k = 2; used.has(name); k++) name = `${base}-${k}`;
+  return name;
+}
+
+/**
  * The config "Start Training" writes next to the workspace root: it validates as written and runs
  * on the user's taskset (paths are relative to the config file), with the `format` mapping its
  * files need, the user's eval file when there is one (else no `eval`: the run holds 10% of a taskset
@@ -113,6 +131,7 @@ export function configTemplate(
   model: string[] = PRESET_MODEL,
   files: TemplateFiles = {},
   trainer: string[] = [],
+  runName = 'my-run',
 ): string {
   const s = SCORING[domain];
   const path = JSON.stringify(tasksetPath);
@@ -128,7 +147,7 @@ export function configTemplate(
   return [
     '# RFT Studio training config. Start it with "RFT Studio: Start Training".',
     '# Paths are relative to this file.',
-    'name: my-run',
+    `name: ${runName}`,
     'mode: both',
     'seed: 42',
     ...model,

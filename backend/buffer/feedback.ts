@@ -175,7 +175,8 @@ export class FeedbackService {
         { field: 'response' },
       );
     }
-    const id = `expert~${randomUUID()}`;
+    // Named by its task (a short hash keeps several for one task apart), not by a bare UUID.
+    const id = `expert~${ex.taskId.slice(0, 64)}~${randomUUID().slice(0, 8)}`;
     const expert: Experience = {
       id,
       taskId: ex.taskId,

@@ -1,5 +1,6 @@
 // Reads a run config file (YAML or JSON): syntax errors name the line, schema errors the field path;
 // and a config a run stored (storedRunConfig), for every process that resumes or joins a run.
+import { noFileMessage } from '../core/config-files.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -33,7 +34,7 @@ export function loadRunConfig(file: string, opts: { distributed?: boolean } = {}
   const code = resolved.workflow.file;
   if (code && !existsSync(code))
     throw new InputError(
-      `invalid config, 1 problem(s):\n  ${file}: field 'workflow.file': no file '${code}' (paths are relative to the config file)`,
+      `invalid config, 1 problem(s):\n  ${file}: field 'workflow.file': ${noFileMessage(config.workflow.file ?? code, code)}`,
       { file, field: 'workflow.file' },
     );
   return resolved;

@@ -12,6 +12,16 @@ export interface MissingFile {
 
 const FILE_FIELDS = ['taskset', 'eval', 'experts'] as const;
 
+/**
+ * "no file" for a path a config names: a relative one with where it was looked for and the rule
+ * (relative to the config file); an absolute one as it is (the rule says nothing about it).
+ */
+export function noFileMessage(written: string, abs: string): string {
+  return isAbsolute(written)
+    ? `no file '${written}' (nothing at that absolute path)`
+    : `no file '${written}' (looked for ${abs}; paths are relative to the config file)`;
+}
+
 /** `raw`: the parsed config (before or after validation); paths are relative to `configFile`. */
 export function missingConfigFiles(raw: unknown, configFile: string): MissingFile[] {
   if (!raw || typeof raw !== 'object') return [];
@@ -24,7 +34,7 @@ export function missingConfigFiles(raw: unknown, configFile: string): MissingFil
     if (!existsSync(abs))
       out.push({
         path: `${section}.path`,
-        message: `no file '${p}' (looked for ${abs}; paths are relative to the config file)`,
+        message: noFileMessage(p, abs),
       });
     else if (statSync(abs).isDirectory())
       out.push({

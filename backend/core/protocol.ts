@@ -212,6 +212,13 @@ export interface MetricsPoint {
   stage?: string;
   /** What the run warned of at this step (metrics.jsonl `warning` records). */
   warnings?: RunWarning[];
+  /**
+   * Trainer steps done once this point's training step ended (its `model_version`), on a point with a
+   * train record. "step N" everywhere (Runs view, status bar, dashboard, notifications) is this count,
+   * the checkpoint version: the point's `step` is 0-based for training and exploring, and an eval's is
+   * the version it evaluated, so newest `step` + 1 said 51 for `steps: 50`.
+   */
+  trained?: number;
 }
 
 /**
@@ -287,6 +294,11 @@ export interface Requests {
   'buffer/synthesized': {
     params: { buffer?: BufferRef; runId: string; limit?: number };
     result: { total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] };
+  };
+  /** A run's taskset tasks as the buffer holds them (in taskset order, at most `limit`, default 1000): id and prompt. */
+  'buffer/tasks': {
+    params: { buffer?: BufferRef; runId: string; limit?: number };
+    result: { total: number; tasks: { id: string; prompt: string }[] };
   };
   'buffer/export': {
     params: { buffer?: BufferRef; file: string; filter?: ExperienceFilter };

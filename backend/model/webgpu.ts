@@ -138,14 +138,27 @@ export async function probeGpuAdapter(
         : `Dawn failed to load: ${msg}`,
     };
   }
-  const a = await g.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null);
+  let refused: string | undefined;
+  const a = await g.requestAdapter({ powerPreference: 'high-performance' }).catch((e: unknown) => {
+    refused = e instanceof Error ? e.message.split('\n')[0] : String(e);
+    return null;
+  });
   if (!a) {
     return {
       adapter: null,
-      why: 'Dawn found no GPU adapter (needs the Vulkan loader libvulkan1 and a driver on Linux, Metal on macOS, D3D12 on Windows)',
+      why: `Dawn found no GPU adapter${refused ? ` (${refused})` : ''}; its warnings in the log say why (a driver it refused, or none found). It needs the Vulkan loader libvulkan1 and a driver with the features it requires on Linux, Metal on macOS, D3D12 on Windows${swiftShaderHint(useSwiftShader)}`,
     };
   }
   return { adapter: adapterInfo(a.info ?? {}, Boolean(a.isFallbackAdapter), [...a.features]) };
+}
+
+/**
+ * Where SwiftShader is installed but not used: how to run the WebGPU engine on it (an emulated GPU on
+ * the CPU, slow; the status bar then says `GPU (emulated)`).
+ */
+export function swiftShaderHint(using: boolean, icd = SWIFTSHADER_ICD, present = existsSync(icd)): string {
+  if (using || !present) return '';
+  return `. SwiftShader (a GPU emulated on the CPU) is installed (${icd}): set RFT_WEBGPU_SWIFTSHADER=1 in the backend's environment to run the WebGPU engine on it, slowly`;
 }
 
 /** What the engine keeps of Dawn's GPUAdapterInfo. */

@@ -1,6 +1,7 @@
 // The RunController the server uses: each run is an `rft run` / `rft resume` child process of its
 // own (a crash of a run never takes the server down, and a run outlives an editor reload); state is
 // read back from the workspace's run registry, the run's pid file and its metrics.jsonl.
+import { isDawnLine } from '../core/dawn-lines.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
@@ -312,10 +313,13 @@ export class RunPoller {
         if (running || prev?.running) {
           const pts = toPoints(rec.id, new MetricsLog(join(rec.dir, 'metrics.jsonl')).read());
           const newest = pts[pts.length - 1];
+          // Live step / reward for the Runs view and status bar (the registry has them per checkpoint):
+          // the trainer steps done (not the newest point's step: an explore step ahead or the final
+          // eval at step 50 made it one too many).
+          const trained = pts.reduce((m, p) => Math.max(m, p.trained ?? 0), 0);
           if (newest) {
-            // Live step / reward for the Runs view and status bar (the registry has them per checkpoint).
             const reward = [...pts].reverse().find((p) => p.values.reward !== undefined)?.values.reward;
-            this.live.set(rec.id, { step: newest.step + 1, reward });
+            this.live.set(rec.id, { step: trained, reward });
           }
           const from = this.sent.get(rec.id) ?? -1;
           const upTo = running ? (newest?.step ?? 0) - 1 : Infinity;
@@ -344,11 +348,12 @@ export class RunPoller {
   }
 }
 
-/** The last `n` non-empty lines of a log. */
+/** The last `n` non-empty lines of a log, without Dawn's probe warnings. */
 export function tail(text: string, n: number): string[] {
+  // Dawn's GPU-probe warnings are no part of a run's failure (a CPU-only run prints them too).
   return text
     .split('\n')
-    .filter((l) => l.trim() !== '')
+    .filter((l) => l.trim() !== '' && !isDawnLine(l))
     .slice(-n);
 }
 
@@ -365,6 +370,8 @@ export function toPoints(runId: string, recs: ReturnType<MetricsLog['read']>): M
       if (typeof v === 'number' && Number.isFinite(v)) p.values[k] = v;
     };
     if (r.kind === 'train') {
+      const v = typeof r.model_version === 'number' ? r.model_version : r.step + 1;
+      p.trained = Math.max(p.trained ?? 0, v);
       for (const k of [
         'loss',
         'pg_loss',

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { BackendClient } from './client.js';
+import { isDawnLine } from '../../backend/core/dawn-lines.js';
 import { findNode, type NodeFinderEnv } from './node-finder.js';
 import { childConnector, tcpConnector, type Connector } from './transport.js';
 
@@ -15,6 +16,8 @@ export interface ManagerDeps {
   version: string;
   output: vscode.LogOutputChannel;
   nodeEnv?: NodeFinderEnv;
+  /** A line Dawn printed while probing for a GPU (the status bar names it as the reason for no GPU). */
+  onDawnLine?(line: string): void;
 }
 
 /** Returns the client, or undefined when no usable Node was found (the user was told why). */
@@ -45,13 +48,24 @@ export async function createBackend(d: ManagerDeps): Promise<BackendClient | und
       node: found.path,
       args,
       cwd: workspace ?? d.extensionPath,
+      // Read at each (re)start: Restart Backend applies rftStudio.engine and logLevel as set now.
       // Runs started by a backend of a trusted workspace may load its workflow.file (workspace code).
-      env: {
-        RFT_LOG_LEVEL: cfg.get<string>('logLevel') ?? 'info',
-        ...engineEnv(cfg.get<string>('engine')),
-        ...(vscode.workspace.isTrusted ? { RFT_TRUST_WORKSPACE_CODE: '1' } : {}),
+      env: () => {
+        const now = vscode.workspace.getConfiguration('rftStudio');
+        return {
+          RFT_LOG_LEVEL: now.get<string>('logLevel') ?? 'info',
+          ...engineEnv(now.get<string>('engine')),
+          ...(vscode.workspace.isTrusted ? { RFT_TRUST_WORKSPACE_CODE: '1' } : {}),
+        };
       },
-      onStderr: (l) => l.trim() && d.output.error(`[backend stderr] ${l}`),
+      onStderr: (l) => {
+        if (!l.trim()) return;
+        // Dawn's GPU-probe warnings (printed on CPU-only machines too) are its reason for no GPU, not errors.
+        if (isDawnLine(l)) {
+          d.output.warn(`[Dawn] ${l.trim()}`);
+          d.onDawnLine?.(l);
+        } else d.output.error(`[backend stderr] ${l}`);
+      },
     });
   }
   const client = new BackendClient(connector, {

@@ -36,7 +36,8 @@ export interface ChildOptions {
   node: string;
   args: string[];
   cwd: string;
-  env?: NodeJS.ProcessEnv;
+  /** Read at each spawn when a function: a restart takes the settings as they are now (rftStudio.engine). */
+  env?: NodeJS.ProcessEnv | (() => NodeJS.ProcessEnv);
   onStderr?(line: string): void;
 }
 
@@ -44,7 +45,7 @@ export function childConnector(o: ChildOptions): Connector {
   return async () => {
     const child = spawn(o.node, o.args, {
       cwd: o.cwd,
-      env: { ...process.env, ...o.env },
+      env: { ...process.env, ...(typeof o.env === 'function' ? o.env() : o.env) },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const tail: string[] = [];

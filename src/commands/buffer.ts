@@ -4,19 +4,23 @@
 import * as vscode from 'vscode';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
+import { runPickItems } from './run-picks.js';
 
 export async function openBuffer(s: Services, arg?: vscode.Uri | string): Promise<void> {
   let ref: { path?: string; runId?: string } | undefined;
   if (typeof arg === 'string') ref = { runId: arg };
   else if (arg) ref = { path: arg.fsPath };
   else {
-    const runs = s.state.runs.map((r) => ({ label: r.name ?? r.id, description: r.status, ref: { runId: r.id } }));
+    const runs = runPickItems(s.state.runs).map((r) => ({ ...r, ref: { runId: r.id } }));
     const FILE = {
       label: '$(folder-opened) Open a buffer file…',
       description: '',
       ref: undefined as undefined | { runId: string },
     };
-    const pick = await vscode.window.showQuickPick([...runs, FILE], { title: 'Open buffer', ignoreFocusOut: true });
+    const pick = await vscode.window.showQuickPick<vscode.QuickPickItem & { ref?: { runId: string } }>(
+      [...runs, FILE],
+      { title: 'Open buffer', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
+    );
     if (!pick) return;
     if (pick.ref) ref = pick.ref;
     else {
@@ -119,17 +123,31 @@ export async function pickExpertTask(
   bufferPath: string,
 ): Promise<{ taskId: string; prompt: string; runId?: string } | undefined> {
   const buffer = { path: bufferPath };
-  const run = s.state.activeRun?.id;
-  // Tasks with rollouts (pass rates), and the prompt of each from the newest rows.
-  const [stats, rows] = await Promise.all([
+  // The active run, else the newest run whose buffer this is: its taskset's tasks are listed too.
+  const run =
+    s.state.activeRun?.id ??
+    [...s.state.runs]
+      .filter((r) => r.bufferPath === bufferPath)
+      .sort((a, b) => (b.createdAt ?? 0) - (a.createdAt ?? 0))[0]?.id;
+  // Tasks with rollouts (pass rates), the prompt of each from the newest rows, and every task of the
+  // run's taskset (those without rollouts yet too).
+  const [stats, rows, taskset] = await Promise.all([
     s.client.request('buffer/taskStats', { buffer, ...(run ? { runId: run } : {}) }).catch(() => []),
     s.client.request('buffer/list', { buffer, sort: 'createdAt', descending: true, offset: 0, limit: 500 }).then(
       (r) => r.rows,
       () => [],
     ),
+    run
+      ? s.client.request('buffer/tasks', { buffer, runId: run }).then(
+          (r) => r.tasks,
+          () => [],
+        )
+      : Promise.resolve([] as { id: string; prompt: string }[]),
   ]);
   const preview = new Map<string, string>();
   for (const r of rows) if (!preview.has(r.taskId)) preview.set(r.taskId, r.promptPreview);
+  const fullPrompt = new Map(taskset.map((t) => [t.id, t.prompt]));
+  for (const t of taskset) if (!preview.has(t.id)) preview.set(t.id, t.prompt);
   const ids = [...new Set([...stats.map((t) => t.taskId), ...preview.keys()])].sort((a, b) =>
     a.localeCompare(b, 'en', { numeric: true }),
   );
@@ -140,7 +158,7 @@ export async function pickExpertTask(
       const st = stat.get(id);
       return {
         label: id,
-        description: st ? `pass ${Math.round(st.passRate * 100)}% · ${st.rollouts} rollouts` : '',
+        description: st ? `pass ${Math.round(st.passRate * 100)}% · ${st.rollouts} rollouts` : 'no rollouts yet',
         detail: (preview.get(id) ?? '').replace(/\s+/g, ' ').slice(0, 120),
         taskId: id,
       };
@@ -154,6 +172,10 @@ export async function pickExpertTask(
     ignoreFocusOut: true,
   });
   if (!pick) return undefined;
+  // A task without rollouts yet: its prompt from the taskset (one with rollouts takes its experiences' prompt below).
+  const rolledOut = new Set(rows.map((r) => r.taskId));
+  if (pick.taskId && !rolledOut.has(pick.taskId) && fullPrompt.has(pick.taskId) && run)
+    return { taskId: pick.taskId, prompt: fullPrompt.get(pick.taskId)!, runId: run };
   if (pick.taskId) {
     // The task's own prompt, in full (the list's preview is cut), and the run it belongs to.
     const row = (

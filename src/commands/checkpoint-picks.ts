@@ -2,6 +2,7 @@
 // first, each with its step and the eval accuracy the run recorded at that step. Pure (no vscode)
 // so the order and wording are tested directly.
 import type { MetricsPoint, RunInfo } from '../../backend/core/protocol.js';
+import { shortRunId } from './run-picks.js';
 
 export interface CheckpointItem {
   label: string;
@@ -41,7 +42,8 @@ export function checkpointItems(
   const out: CheckpointItem[] = [];
   for (const r of withCk) {
     const name = r.name ?? r.id;
-    out.push({ label: `${name} · ${r.status}`, separator: true });
+    // The short id tells apart runs of one name (run-picks.ts).
+    out.push({ label: `${name} · ${r.status} · #${shortRunId(r.id)}`, separator: true });
     const acc = accuracy.get(r.id);
     for (const c of [...r.checkpoints!].sort((a, b) => b.version - a.version)) {
       const step = c.step ?? c.version;

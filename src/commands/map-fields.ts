@@ -18,7 +18,8 @@ import {
 } from '../field-mapping.js';
 import type { Services } from '../services.js';
 import { readHead } from '../taskset-detect.js';
-import { configTemplate, domainOf } from '../templates.js';
+import { configTemplate, domainOf, templateRunName } from '../templates.js';
+import { takenRunNames } from './run-names.js';
 import { CONFIG_GLOB } from './training.js';
 import { formatByExtension, TASKSET_EXTENSIONS } from '../../backend/core/taskset-text/index.js';
 import { unusedUri } from './unused-name.js';
@@ -195,12 +196,18 @@ async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<Mappi
   // No config yet: the template, reading this file (never over an existing train.rft.yaml).
   const uri = await unusedUri(folder, 'train.rft.yaml');
   const rel = relative(folder.fsPath, file.fsPath).split('\\').join('/');
+  const name = templateRunName(p.role === 'task' ? rel : 'tasksets/math.jsonl', undefined, await takenRunNames([]));
   const text =
     p.role === 'task'
-      ? configTemplate(rel, domainOf(rel), undefined, { ...(p.format ? { format: p.format } : {}) })
-      : configTemplate('tasksets/math.jsonl', 'math', undefined, {
-          experts: { path: rel, ...(p.format ? { format: p.format } : {}) },
-        });
+      ? configTemplate(rel, domainOf(rel), undefined, { ...(p.format ? { format: p.format } : {}) }, [], name)
+      : configTemplate(
+          'tasksets/math.jsonl',
+          'math',
+          undefined,
+          { experts: { path: rel, ...(p.format ? { format: p.format } : {}) } },
+          [],
+          name,
+        );
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
   return { config: uri, sections: [section], created: true };
 }

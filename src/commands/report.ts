@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { readFile } from 'node:fs/promises';
 import type { RunInfo } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
+import { runPickItems } from './run-picks.js';
 
 const CSP = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`;
 
@@ -13,7 +14,14 @@ export function reportHtml(html: string): string {
   return /<head>/i.test(html) ? html.replace(/<head>/i, `<head>${CSP}`) : `${CSP}${html}`;
 }
 
-export async function openReport(s: Services, arg?: unknown): Promise<vscode.WebviewPanel | undefined> {
+/** The run a report tab shows, by the tab's title: a window reload restores the tab from it (REPORT_RUNS). */
+export const REPORT_RUNS = 'rftStudio.reportRuns';
+
+export async function openReport(
+  s: Services,
+  arg?: unknown,
+  restored?: vscode.WebviewPanel,
+): Promise<vscode.WebviewPanel | undefined> {
   await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
   const id =
     typeof arg === 'string'
@@ -31,8 +39,8 @@ export async function openReport(s: Services, arg?: unknown): Promise<vscode.Web
       return undefined;
     }
     const pick = await vscode.window.showQuickPick(
-      withReport.map((r) => ({ label: r.name ?? r.id, description: `${r.id} · ${r.status}`, run: r })),
-      { title: 'Open run report', ignoreFocusOut: true },
+      runPickItems(withReport).map((i) => ({ ...i, run: withReport.find((r) => r.id === i.id)! })),
+      { title: 'Open run report', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
     );
     run = pick?.run;
   }
@@ -44,12 +52,13 @@ export async function openReport(s: Services, arg?: unknown): Promise<vscode.Web
     return undefined;
   }
   const html = await readFile(run.reportPath, 'utf8');
-  const panel = vscode.window.createWebviewPanel(
-    'rftStudio.report',
-    `Report: ${run.name ?? run.id}`,
-    vscode.ViewColumn.Active,
-    { enableScripts: false },
-  );
+  const title = `Report: ${run.name ?? run.id}`;
+  const panel =
+    restored ??
+    vscode.window.createWebviewPanel('rftStudio.report', title, vscode.ViewColumn.Active, { enableScripts: false });
+  panel.webview.options = { enableScripts: false };
   panel.webview.html = reportHtml(html);
+  const runs = s.context.workspaceState.get<Record<string, string>>(REPORT_RUNS) ?? {};
+  await s.context.workspaceState.update(REPORT_RUNS, { ...runs, [panel.title]: run.id });
   return panel;
 }

@@ -8,6 +8,7 @@ import { parseDocument } from 'yaml';
 import type { RewardModelReport, RunInfo } from '../../backend/core/protocol.js';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
+import { runFacts } from './run-picks.js';
 
 type RunItem = vscode.QuickPickItem & { run: RunInfo };
 
@@ -71,7 +72,8 @@ export async function trainRewardModel(s: Services, arg?: unknown): Promise<Rewa
     const pick = await vscode.window.showQuickPick<RunItem>(
       runs.map((r) => ({
         label: r.name ?? r.id,
-        description: `${r.id} · ${r.status}${r.step !== undefined ? ` · step ${r.step}` : ''}`,
+        description: runFacts(r),
+        detail: r.id,
         run: r,
       })),
       {

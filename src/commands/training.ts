@@ -5,13 +5,15 @@ import * as vscode from 'vscode';
 import type { RunInfo } from '../../backend/core/protocol.js';
 import { errorFix, oneLineReason, showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
-import { configTemplate, domainOf, inferFormat, type TemplateFiles } from '../templates.js';
+import { configTemplate, domainOf, inferFormat, templateRunName, type TemplateFiles } from '../templates.js';
+import { takenRunNames } from './run-names.js';
 import { requireTrust } from '../trust.js';
 import { TASKSET_GLOB } from '../views/tasksets-tree.js';
 import { pickTemplateModel } from '../models/model-pick.js';
 import { modelLines, trainerLines } from '../models/model-card.js';
 import { unusedUri } from './unused-name.js';
 import { dataFilesClean } from './taskset-gate.js';
+import { runPickItems } from './run-picks.js';
 import { firstRecords } from '../field-mapping.js';
 import { detectTaskset, readHead } from '../taskset-detect.js';
 
@@ -33,9 +35,10 @@ async function pickConfig(s: Services): Promise<vscode.Uri | undefined> {
   if (!model) return undefined;
   const { ts, files } = await templateFiles(s);
   const uri = await unusedUri(folder.uri, 'train.rft.yaml');
+  const name = templateRunName(ts, 'preset' in model ? model.preset : model.name, await takenRunNames(s.state.runs));
   await vscode.workspace.fs.writeFile(
     uri,
-    new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files, trainerLines(model))),
+    new TextEncoder().encode(configTemplate(ts, domainOf(ts), modelLines(model), files, trainerLines(model), name)),
   );
   await vscode.window.showTextDocument(uri);
   // Opened for review (steps, the files and field names it picked up), not started unseen.
@@ -93,10 +96,13 @@ async function pickRun(s: Services, arg: unknown, want: RunInfo['status'][]): Pr
     void vscode.window.showInformationMessage(`No run is ${want.join(' or ')}.`);
     return undefined;
   }
-  const pick = await vscode.window.showQuickPick(
-    runs.map((r) => ({ label: r.name ?? r.id, description: r.status, id: r.id })),
-    { title: 'Run', ignoreFocusOut: true },
-  );
+  // Runs of one name told apart by status, step, start time and short id (run-picks.ts).
+  const pick = await vscode.window.showQuickPick(runPickItems(runs), {
+    title: 'Run',
+    matchOnDescription: true,
+    matchOnDetail: true,
+    ignoreFocusOut: true,
+  });
   return pick?.id;
 }
 
@@ -131,18 +137,43 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
     s.output.info(`Starting a run from ${vscode.workspace.asRelativePath(uri)}…`);
     const run = await s.client.request('runs/start', { configPath: uri.fsPath });
     await s.state.refreshRuns();
-    // The sidebar and the experience browser follow the new run's buffer.
-    await s.state.openBuffer({ runId: run.id }).catch((e) => s.output.warn(`buffer of ${run.id}: ${String(e)}`));
+    const kept = await followRunBuffer(s, run.id);
     // A run that failed at once is told by the run monitor (reason, log, actions), not as "started".
     if (s.state.runs.find((r) => r.id === run.id)?.status !== 'failed') {
-      void vscode.window
-        .showInformationMessage(`Run ${run.id} started from ${vscode.workspace.asRelativePath(uri)}.`, 'Show Log')
-        .then((p) => p && s.output.show());
+      const started = `Run ${run.id} started from ${vscode.workspace.asRelativePath(uri)}.`;
+      announce(s, run.id, started, kept);
     }
     await s.openDashboard(run.id);
   } catch (err) {
     await showBackendError('Start training', err, s.output);
   }
+}
+
+/**
+ * The Buffer view and the experience browser stay on the buffer the user has open (another run's
+ * experts and edits do not vanish when a run starts); with none open, or this run's own, they show
+ * this run's. Returns the name of the run whose buffer stays shown, when that is another run's.
+ */
+async function followRunBuffer(s: Services, runId: string): Promise<string | undefined> {
+  const open = s.state.bufferPath;
+  const own = s.state.runs.find((r) => r.id === runId)?.bufferPath;
+  if (open && open !== own) {
+    const shown = s.state.runs.find((r) => r.bufferPath === open);
+    return shown ? (shown.name ?? shown.id) : vscode.workspace.asRelativePath(open);
+  }
+  await s.state.openBuffer({ runId }).catch((e) => s.output.warn(`buffer of ${runId}: ${String(e)}`));
+  return undefined;
+}
+
+/** Says a run started (or resumed); when the views stayed on another buffer, offers to switch to this run's. */
+function announce(s: Services, runId: string, what: string, kept: string | undefined): void {
+  const SWITCH = 'Show Its Buffer';
+  const text = kept ? `${what} The Buffer view and browser stay on ${kept}'s buffer.` : what;
+  void vscode.window.showInformationMessage(text, ...(kept ? [SWITCH] : []), 'Show Log').then(async (p) => {
+    if (p === 'Show Log') s.output.show();
+    else if (p === SWITCH)
+      await s.state.openBuffer({ runId }).catch((e) => showBackendError('Open buffer', e, s.output));
+  });
 }
 
 export async function stopTraining(s: Services, arg?: unknown): Promise<void> {
@@ -185,7 +216,8 @@ export async function resumeTraining(s: Services, arg?: unknown): Promise<void> 
   try {
     await s.client.request('runs/resume', { runId: id });
     await s.state.refreshRuns();
-    await s.state.openBuffer({ runId: id }).catch((e) => s.output.warn(`buffer of ${id}: ${String(e)}`));
+    const kept = await followRunBuffer(s, id);
+    if (kept) announce(s, id, `Run ${s.state.runs.find((r) => r.id === id)?.name ?? id} resumed.`, kept);
   } catch (err) {
     await showBackendError('Resume training', err, s.output);
   }

@@ -17,13 +17,18 @@ export async function confirmExportTarget(out: string, f: ExportFormat): Promise
   const entries = await vscode.workspace.fs.readDirectory(uri);
   if (entries.length === 0) return false;
   const rel = vscode.workspace.asRelativePath(out);
+  // Cancel first and the close affordance: it is the dialog's default button, so Enter never
+  // overwrites the user's files; Replace must be chosen.
+  const cancel: vscode.MessageItem = { title: 'Cancel', isCloseAffordance: true };
+  const replace: vscode.MessageItem = { title: 'Replace' };
   const pick = await vscode.window.showWarningMessage(
     `${rel} already exists and holds ${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}.`,
     {
       modal: true,
       detail: `Replace the files this export writes (${exportWrites(f.format)})? Every other file in the folder is kept.`,
     },
-    'Replace',
+    cancel,
+    replace,
   );
-  return pick === 'Replace' ? true : undefined;
+  return pick === replace ? true : undefined;
 }

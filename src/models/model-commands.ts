@@ -2,17 +2,21 @@
 // Export Checkpoint…. The backend checks and exports (`rft model info` / `rft model export`); these
 // only ask the user and show the result.
 import * as vscode from 'vscode';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ImportedModel } from '../../backend/core/protocol.js';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
-import { configTemplate } from '../templates.js';
+import { configTemplate, templateRunName } from '../templates.js';
+import { takenRunNames } from '../commands/run-names.js';
 import { requireTrust } from '../trust.js';
 import { pickCheckpoint, startTraining, templateFiles } from '../commands/training.js';
 import { configNameFor, modelLines, trainerLines } from './model-card.js';
 import { modelsChanged } from './import-model.js';
 import { exportFolderName, exportFormats, type ExportFormat } from './export-formats.js';
 import { confirmExportTarget } from './export-confirm.js';
+import { recheckCheckpoint } from './export-recheck.js';
+import type { PickedCheckpoint } from '../commands/evaluate.js';
 import { configPath, pickLora } from './model-pick.js';
 import { unusedUri } from '../commands/unused-name.js';
 
@@ -54,7 +58,8 @@ export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.
   const { ts, files } = await templateFiles(s);
   const uri = await unusedUri(folder.uri, configNameFor(m.name));
   const tm = { checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora, hidden: m.hidden };
-  const text = configTemplate(ts, undefined, modelLines(tm), files, trainerLines(tm));
+  const name = templateRunName(ts, m.name, await takenRunNames(s.state.runs));
+  const text = configTemplate(ts, undefined, modelLines(tm), files, trainerLines(tm), name);
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
   await vscode.window.showTextDocument(uri);
   modelsChanged.fire();
@@ -63,13 +68,15 @@ export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.
 }
 
 /** Export Checkpoint…: a run's checkpoint (the Evaluate pick list), the format, the folder; runs `rft model export`. */
-export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<string | undefined> {
-  const ck = arg ? { path: arg.fsPath } : await pickCheckpoint(s, 'Export checkpoint');
+export async function exportCheckpoint(s: Services, arg?: vscode.Uri | PickedCheckpoint): Promise<string | undefined> {
+  const picked0 =
+    arg instanceof vscode.Uri ? { path: arg.fsPath } : (arg ?? (await pickCheckpoint(s, 'Export checkpoint')));
+  // A running run may have deleted it already (it keeps its newest): looked for again, here and before writing.
+  let ck = picked0 && (await recheckCheckpoint(s, picked0));
   if (!ck) return undefined;
-  const name =
-    'version' in ck && ck.version !== undefined
-      ? `v${ck.version} of ${ck.runName}`
-      : vscode.workspace.asRelativePath(ck.path);
+  const nameOf = (c: PickedCheckpoint) =>
+    c.version !== undefined ? `v${c.version} of ${c.runName}` : vscode.workspace.asRelativePath(c.path);
+  let name = nameOf(ck);
   // PEFT needs LoRA adapters, GGUF a Hugging Face tokenizer: ask the checkpoint. The format list opens
   // at once, busy until the answer is in (never the checkpoint list left on screen for Enter to pick from).
   const formats = s.client.request('models/info', { dir: ck.path }).then((info) => {
@@ -90,6 +97,11 @@ export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<s
       ignoreFocusOut: true,
     });
   } catch (err) {
+    // Deleted by its run meanwhile: said so, and the run's newest offered (then its formats asked).
+    if (!existsSync(ck.path)) {
+      const again = await recheckCheckpoint(s, ck);
+      return again ? exportCheckpoint(s, again) : undefined;
+    }
     // A failure names what is wrong with the checkpoint.
     await showBackendError('Export checkpoint', err, s.output);
     return undefined;
@@ -110,7 +122,11 @@ export async function exportCheckpoint(s: Services, arg?: vscode.Uri): Promise<s
     })
   )?.[0];
   if (!parent) return undefined;
-  const out = join(parent.fsPath, sub);
+  const again = await recheckCheckpoint(s, ck);
+  if (!again) return undefined;
+  ck = again;
+  name = nameOf(ck);
+  const out = join(parent.fsPath, exportFolderName(ck, f));
   const force = await confirmExportTarget(out, f);
   if (force === undefined) return undefined;
   return vscode.window.withProgress(

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type { RunInfo, RunModelInfo } from '../../backend/core/protocol.js';
 import { formatParams } from '../models/model-card.js';
 import type { StudioState } from '../state.js';
+import { shortRunId, startedAt } from '../commands/run-picks.js';
 
 const ICON: Record<RunInfo['status'], string> = {
   created: 'circle-outline',
@@ -46,10 +47,20 @@ export function runTooltip(r: RunInfo): string {
   return lines.join('\n');
 }
 
-/** The run's label: its name, with its id where another run has the same name (the ids notifications use). */
-export function runLabel(r: RunInfo, all: readonly RunInfo[]): string {
-  if (!r.name) return r.id;
-  return all.some((o) => o !== r && o.id !== r.id && o.name === r.name) ? `${r.name} (${r.id})` : r.name;
+/** The run's label: its name (its id only when it has none). The id is long and went first, pushing the status out of sight. */
+export function runLabel(r: RunInfo): string {
+  return r.name ?? r.id;
+}
+
+/**
+ * The run's description: status first (so it stays in sight), step, reward, model; where another run
+ * has the same name, its start time and short id too (`failed · step 37/50 · started 29 Nov 07:15 · #k3f9`).
+ */
+export function runDescription(r: RunInfo, all: readonly RunInfo[]): string {
+  const twin = !!r.name && all.some((o) => o !== r && o.id !== r.id && o.name === r.name);
+  if (!twin) return describeRun(r);
+  const when = r.createdAt !== undefined ? ` · started ${startedAt(r.createdAt)}` : '';
+  return `${describeRun(r)}${when} · #${shortRunId(r.id)}`;
 }
 
 export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
@@ -65,12 +76,13 @@ export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
   }
 
   getTreeItem(r: RunInfo): vscode.TreeItem {
-    const item = new vscode.TreeItem(runLabel(r, this.state.runs), vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(runLabel(r), vscode.TreeItemCollapsibleState.None);
     item.id = `run.${r.id}`;
     const why = r.status === 'failed' && r.statusReason ? `: ${r.statusReason.split('\n')[0]!.slice(0, 80)}` : '';
     // Asked to stop or pause: said until the run ends its step (which can take a while).
     const pending = this.state.pending.get(r.id);
-    item.description = pending ? `${pending} · ${describeRun(r)}` : describeRun(r) + why;
+    const desc = runDescription(r, this.state.runs);
+    item.description = pending ? `${pending} · ${desc}` : desc + why;
     item.iconPath = new vscode.ThemeIcon(ICON[r.status] ?? 'circle-outline');
     item.contextValue = `rftRun.${r.status}`;
     item.tooltip = runTooltip(r);

@@ -1,4 +1,5 @@
 // Host side of the training dashboard: run status, metrics history and live metrics notifications.
+import type * as vscode from 'vscode';
 import YAML from 'yaml';
 import type { DashboardNotifications, DashboardRequests } from '../../webview/dashboard/protocol.js';
 import type { Services } from '../services.js';
@@ -105,19 +106,23 @@ export function dashboardHandlers(s: Services): Handlers<DashboardRequests> {
 export async function openDashboard(
   s: Services,
   runId?: string,
+  restored?: vscode.WebviewPanel,
 ): Promise<TypedPanel<DashboardRequests, DashboardNotifications>> {
   const id = runId ?? s.state.activeRun?.id ?? s.state.runs[0]?.id;
-  if (current) {
+  if (current && !restored) {
     current.panel.reveal();
     if (id) current.notify('select', { runId: id });
     return current;
   }
+  current?.dispose();
   const p = new TypedPanel<DashboardRequests, DashboardNotifications>(
     s.context.extensionUri,
     'rftStudio.dashboard',
     'RFT Dashboard',
     'dashboard',
     dashboardHandlers(s),
+    undefined,
+    restored,
   );
   current = p;
   const subs = [

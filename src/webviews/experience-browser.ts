@@ -1,6 +1,7 @@
 // Host side of the experience browser: answers the webview's typed requests through the backend
 // (every curation action goes into the buffer) and forwards buffer changes.
 
+import type * as vscode from 'vscode';
 import type { BrowserNotifications, BrowserRequests } from '../../webview/experience-browser/protocol.js';
 import type { ExperienceFilter } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
@@ -20,7 +21,11 @@ export function browserHandlers(s: Services): Handlers<BrowserRequests> {
     return { path: s.state.bufferPath };
   };
   return {
-    list: async (p) => s.client.request('buffer/list', { buffer: buffer(), ...p }),
+    list: async (p) => {
+      const r = await s.client.request('buffer/list', { buffer: buffer(), ...p });
+      const hint = r.total === 0 && p.filter.runId ? runElsewhere(s, p.filter.runId) : undefined;
+      return hint ? { ...r, hint } : r;
+    },
     get: async (p) => s.client.request('buffer/get', { buffer: buffer(), id: p.id }),
     group: async (p) => s.client.request('buffer/group', { buffer: buffer(), groupId: p.groupId }),
     promote: async (p) => s.client.request('feedback/promote', { buffer: buffer(), ...p }),
@@ -32,25 +37,42 @@ export function browserHandlers(s: Services): Handlers<BrowserRequests> {
   };
 }
 
+/**
+ * Why a filter on `runId` finds nothing in the open buffer: the run keeps its experiences in its own
+ * buffer (each run of a workspace has one), or no run of the workspace has that id.
+ */
+export function runElsewhere(s: Pick<Services, 'state'>, runId: string): string | undefined {
+  const id = runId.trim();
+  const run = s.state.runs.find((r) => r.id === id);
+  if (!run)
+    return s.state.runs.length ? `No run of this workspace has the id '${id}' (the Runs view lists them).` : undefined;
+  if (!run.bufferPath || run.bufferPath === s.state.bufferPath) return undefined;
+  return `Run ${run.name ?? run.id} (${run.id}) keeps its experiences in its own buffer, ${run.bufferPath}: open it with "RFT Studio: Open Buffer" and pick the run.`;
+}
+
 export async function openExperienceBrowser(
   s: Services,
   opts: BrowserOpenOptions = {},
+  restored?: vscode.WebviewPanel,
 ): Promise<TypedPanel<BrowserRequests, BrowserNotifications>> {
   const filter: ExperienceFilter | undefined =
     opts.source || opts.taskId
       ? { ...(opts.source ? { source: opts.source } : {}), ...(opts.taskId ? { taskId: opts.taskId } : {}) }
       : undefined;
-  if (current) {
+  if (current && !restored) {
     current.panel.reveal();
     if (filter) current.notify('setFilter', { filter });
     return current;
   }
+  current?.dispose();
   const p = new TypedPanel<BrowserRequests, BrowserNotifications>(
     s.context.extensionUri,
     'rftStudio.experienceBrowser',
     'Experiences',
     'experience-browser',
     browserHandlers(s),
+    undefined,
+    restored,
   );
   current = p;
   const sub = s.state.onDidChange(

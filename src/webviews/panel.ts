@@ -28,12 +28,15 @@ export class TypedPanel<R extends ReqMap<R>, N extends object> implements vscode
     script: string,
     private readonly handlers: Handlers<R>,
     column: vscode.ViewColumn = vscode.ViewColumn.Active,
+    /** A panel VS Code restored after a window reload (WebviewPanelSerializer): adopted, not created. */
+    restored?: vscode.WebviewPanel,
   ) {
     const dist = vscode.Uri.joinPath(extensionUri, 'dist', 'webview');
-    this.panel = vscode.window.createWebviewPanel(viewType, title, column, {
-      enableScripts: true,
-      localResourceRoots: [dist, vscode.Uri.joinPath(extensionUri, 'media')],
-    });
+    const options = { enableScripts: true, localResourceRoots: [dist, vscode.Uri.joinPath(extensionUri, 'media')] };
+    if (restored) {
+      this.panel = restored;
+      this.panel.webview.options = options;
+    } else this.panel = vscode.window.createWebviewPanel(viewType, title, column, options);
     const w = this.panel.webview;
     const n = nonce();
     w.html = shellHtml({

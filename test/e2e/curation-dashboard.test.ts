@@ -2,7 +2,8 @@
 // uses it" issue: a narrowed filter leaves only matching rows in the DOM; bulk promote shows a
 // preview and asks before it promotes; a config with problems is refused with its problems in
 // Problems; the dashboard revealed mid-run has the run's whole history and follows live points; a
-// run that fails says why in a notification with Show Log. Light and dark screenshots.
+// run that fails says why in a notification with Show Log; a window reload mid-run brings the
+// dashboard back with its run (issue 40 item 8). Light and dark screenshots.
 // The "run" here is a registry entry whose metrics.jsonl this test writes step by step (the
 // backend polls it exactly as it polls a real run's): a real training run is training.test.ts.
 import { before, after } from 'node:test';
@@ -194,6 +195,35 @@ test('detail, group, promote -> sidebar (timings for docs/extension.md)', async 
   await f.locator('#show-group').click();
 });
 
+test('keys: e puts the keyboard in the edit box, Escape drops the edit and gives the keyboard back to the list (issue 40 item 11)', async () => {
+  const { page } = s;
+  const f = browserFrame();
+  const row = f.locator('.vlist-row[data-id="e00497"]');
+  await row.waitFor({ timeout: 30_000 });
+  await row.click();
+  await f.locator('.detail h2', { hasText: 'e00497' }).waitFor({ timeout: 30_000 });
+  await f.locator('.list').focus();
+  await page.keyboard.press('e');
+  const active = () =>
+    f.locator('body').evaluate(() => document.activeElement?.id || document.activeElement?.className);
+  await until(async () => (await active()) === 'edit-text', 'the keyboard in the edit box', 10_000);
+  const original = await f.locator('#edit-text').evaluate((el) => (el as HTMLTextAreaElement).value);
+  // Typed keys go into the box (no shortcut fires: `p` would promote).
+  await page.keyboard.type(' pr');
+  assert.equal(await f.locator('#edit-text').evaluate((el) => (el as HTMLTextAreaElement).value), `${original} pr`);
+  await page.keyboard.press('Escape');
+  await f.locator('.editor').waitFor({ state: 'hidden', timeout: 10_000 });
+  assert.equal(await f.locator('#edit-text').evaluate((el) => (el as HTMLTextAreaElement).value), original);
+  await until(
+    async () =>
+      String(await active())
+        .split(' ')
+        .includes('list'),
+    'the keyboard back in the list',
+    10_000,
+  );
+});
+
 test('a config with problems: Problems at the key line; Start Training refuses it at once', async () => {
   const { page } = s;
   await page.keyboard.press('Control+P');
@@ -246,6 +276,20 @@ test('the dashboard revealed mid-run has the whole history and follows live poin
   timing('30 steps written to metrics.jsonl -> dashboard header follows (backend polls every 1 s)', t1);
   await page.mouse.move(box.x + box.width - 9, box.y + box.height / 2);
   await reward.locator('.hover', { hasText: /^step 32\d/ }).waitFor({ timeout: 30_000 });
+});
+
+test('a window reload mid-run brings the dashboard back with its run; the status bar names the run at once', async () => {
+  const { page } = s;
+  const t0 = Date.now();
+  await runCommand(page, 'Developer: Reload Window');
+  // The tab is restored by the extension's WebviewPanelSerializer (onWebviewPanel activation), with its run.
+  const d = s.page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
+  await d.locator('h2', { hasText: 'live demo' }).waitFor({ timeout: 120_000 });
+  timing('window reload mid-run -> the dashboard back with its run', t0);
+  await d.locator('.status', { hasText: /^running · step 3\d\d$/ }).waitFor({ timeout: 60_000 });
+  await page.locator('.statusbar-item', { hasText: 'live demo' }).first().waitFor({ timeout: 60_000 });
+  timing('window reload mid-run -> the status bar names the run', t0);
+  await s.shot('15b-dashboard-after-reload');
 });
 
 test('a run that fails: the reason in a notification with Show Log, and on the dashboard', async () => {

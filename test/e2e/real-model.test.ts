@@ -145,8 +145,8 @@ test(
     // checkpoints, and the last one is exported. (Stop waits for the step in flight: minutes on a
     // loaded 2-core machine with a 151k head.)
     await runCommand(page, 'RFT Studio: Stop Training');
-    // The run pick lists runs by name (the config's `name: my-run`).
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'my-run' }).first().click({ timeout: 30_000 });
+    // The run pick lists runs by name, with status, step, start time and id (run-picks.ts).
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: run.id }).first().click({ timeout: 30_000 });
     const ended = await until(
       () => runs().find((r) => r.id === run.id && r.status !== 'running'),
       'the run to stop',

@@ -224,10 +224,87 @@ test('add selection as expert example: goes into the buffer and the sidebar coun
   vscode.answers.quickPick.push((items) => (items as { label: string }[]).find((i) => i.label === 't1'));
   vscode.recorded.messages.length = 0;
   await vscode.commands.executeCommand('rftStudio.addSelectionAsExpert');
-  assert.match(vscode.recorded.messages[0]!.message, /Added expert example expert~.* for task t1/);
+  assert.match(vscode.recorded.messages[0]!.message, /Added expert example expert~t1~[0-9a-f]{8} for task t1/);
   const view = vscode.recorded.treeViews.get('rftStudio.buffer')!;
   await until(
     async () => (await view.items()).some((i) => i.label === 'Expert experiences' && i.description === '1'),
     'expert count 1',
+  );
+});
+
+test('a window reload restores the dashboard (its run), the browser (its buffer) and a report tab (its run)', async () => {
+  const s = api.services!;
+  for (const t of ['rftStudio.dashboard', 'rftStudio.experienceBrowser', 'rftStudio.report'])
+    assert.ok(PACKAGE.activationEvents.includes(`onWebviewPanel:${t}`), `activated to restore ${t}`);
+  const restore = async (viewType: string, title: string, state: unknown) => {
+    const panel = vscode.FakeWebviewPanel.restored(viewType, title);
+    await vscode.recorded.serializers.get(viewType)!.deserializeWebviewPanel(panel, state);
+    return panel;
+  };
+  // The dashboard: its script again, and the run it showed selected once it is ready.
+  const dash = await restore('rftStudio.dashboard', 'RFT Dashboard', { runId: 'demo-run' });
+  assert.match(dash.webview.html, /dashboard\.js/);
+  assert.equal((dash.webview.options as { enableScripts?: boolean }).enableScripts, true);
+  dash.webview.received.fire({ kind: 'ready' });
+  await until(
+    () =>
+      dash.webview.posted.some(
+        (m) => (m as { method?: string; params?: { runId?: string } }).params?.runId === 'demo-run',
+      ),
+    'the restored dashboard selects its run',
+  );
+  dash.dispose();
+  // The browser: told its buffer at once.
+  const browser = await restore('rftStudio.experienceBrowser', 'Experiences', { bufferPath: s.state.bufferPath });
+  assert.match(browser.webview.html, /experience-browser\.js/);
+  browser.webview.received.fire({ kind: 'ready' });
+  await until(
+    () =>
+      browser.webview.posted.some(
+        (m) => (m as { method?: string; params?: { path?: string } }).params?.path === s.state.bufferPath,
+      ),
+    'the restored browser is told its buffer',
+  );
+  browser.dispose();
+  // A report tab: the run remembered for its title when it was opened.
+  const run = (await RunRegistry.open(ws).then((r) => r.get('demo-run')))!;
+  writeFileSync(join(run.dir, 'report.html'), '<html><head></head><body>demo report</body></html>');
+  const opened = (await vscode.commands.executeCommand('rftStudio.openReport', 'demo-run')) as { title: string };
+  assert.equal(opened.title, 'Report: demo');
+  const report = await restore('rftStudio.report', 'Report: demo', undefined);
+  assert.match(report.webview.html, /demo report/);
+  assert.equal(report.disposed, false);
+});
+
+test("rftStudio.engine changed: Restart Backend passes it (RFT_BACKEND) and the status bar follows; Dawn's warnings are its reason, not [error] lines", async () => {
+  const s = api.services!;
+  await until(() => s.state.engine, 'the engine of the first backend');
+  assert.equal(s.state.engine!.requested, 'auto');
+  vscode.recorded.messages.length = 0;
+  vscode.answers.message.push('Restart Backend');
+  vscode.changeSetting('rftStudio.engine', 'webgpu');
+  const asked = await until(
+    () => vscode.recorded.messages.find((m) => m.message.startsWith("rftStudio.engine is now 'webgpu'")),
+    'the offer to restart',
+  );
+  assert.deepEqual(asked.items, ['Restart Backend']);
+  // The restarted backend has RFT_BACKEND=webgpu (the setting as it is now, not as at activation).
+  await until(() => s.state.engine?.requested === 'webgpu', 'the restarted backend reports webgpu', 60_000);
+  const item = vscode.recorded.statusItems[0]!;
+  const e = s.state.engine!;
+  assert.equal(e.engine, 'webgpu');
+  // A GPU, an emulated one, or none with the reason: the status bar says which.
+  await until(() => / · (GPU|GPU \(emulated\)|\$\(warning\) no GPU)$/.test(item.text), 'the engine in the status bar');
+  assert.match(item.tooltip ?? '', /Engine: webgpu \(rftStudio\.engine \/ RFT_BACKEND: webgpu\)/);
+  if (!e.ok) {
+    assert.match(item.text, /no GPU$/);
+    assert.match(e.detail, /Dawn found no GPU adapter/);
+    // What Dawn printed while probing is in the tooltip (its own reason), never as an [error] line.
+    if (s.state.dawnSaid.length) assert.match(item.tooltip ?? '', /\nDawn: /);
+  }
+  assert.deepEqual(
+    vscode.recorded.log.filter((l) => l.level === 'error' && /Warning: /.test(l.line)),
+    [],
+    "Dawn's warnings are not errors",
   );
 });

@@ -34,7 +34,7 @@ test(
       await startTraining(s, uri as never);
       let problems = vscode.recorded.diagnostics.get('rft-config')!.get(uri)!;
       assert.deepEqual(
-        problems.map((d) => [d.range.start.line + 1, d.message.replace(/ \(\/.*?;/, ' (…;')]),
+        problems.map((d) => [d.range.start.line + 1, d.message.replace(/ \((looked for )?\/.*?;/, ' (…;')]),
         [[7, "taskset.path: no file 'data/math.jsonl' (…; paths are relative to the config file)"]],
       );
       let err = vscode.recorded.messages.find((m) => m.kind === 'error')!;

@@ -151,3 +151,12 @@ test('providers answer through the VS Code API and stand back when the YAML exte
   assert.equal(yamlExtensionPresent(), true);
   vscode.installedExtensions.clear();
 });
+
+test('completion at algorithm.name: (top level and in a stage) and workflow.name / reward offers the registered names', () => {
+  const labels = (lines: string[], at: number) => completionsAt(lines, at, lines[at]!.length).map((c) => c.label);
+  const algos = labels(['algorithm:', '  name: '], 1);
+  for (const a of ['grpo', 'mix', 'ppo', 'sft', 'dpo']) assert.ok(algos.includes(a), `${a} in ${algos}`);
+  assert.ok(labels(['stages:', '  - name: warm', '    algorithm:', '      name: '], 3).includes('sft'));
+  assert.ok(labels(['workflow:', '  name: '], 1).includes('single_turn'));
+  assert.ok(labels(['workflow:', '  reward: '], 1).includes('math_answer'));
+});

@@ -29,12 +29,12 @@ test('checkpoint items: newest run first, checkpoints by version descending (v10
   assert.deepEqual(
     items.map((i) => (i.separator ? `-- ${i.label}` : `${i.label} | ${i.description}`)),
     [
-      '-- tiny · running',
+      '-- tiny · running · #r2',
       'v100 | step 100 · accuracy 50.0%',
       'v60 | step 60 · accuracy 37.5%',
       'v20 | step 20 · not evaluated',
       'v0 | step 0 · accuracy 10.0%',
-      '-- first try · completed',
+      '-- first try · completed · #old',
       'v0 | step 0 · not evaluated',
     ],
   );
@@ -88,12 +88,12 @@ test("Evaluate Checkpoint…: a pick list of the runs' checkpoints; the evaluati
   await evaluateCheckpoint(s);
   const labels = shown.map((i) => (i.kind === vscode.QuickPickItemKind.Separator ? `-- ${i.label}` : i.label));
   assert.deepEqual(labels, [
-    '-- tiny · running',
+    '-- tiny · running · #r2',
     'v100',
     'v60',
     'v20',
     'v0',
-    '-- first try · completed',
+    '-- first try · completed · #old',
     'v0',
     '-- ',
     '$(folder-opened) Another checkpoint folder…',

@@ -213,6 +213,10 @@ test('Create a config from the template never overwrites: an edited train.rft.ya
   assert.equal(readFileSync(file, 'utf8'), edited, 'the edited config is untouched');
   const second = join(ws, 'train-2.rft.yaml');
   assert.ok(existsSync(second), 'the new config has a new name');
+  // Its run name is its own too (not `my-run` in every config): taken from the taskset and the model.
+  const nameOf = (f: string) => (parse(readFileSync(f, 'utf8')) as { name: string }).name;
+  assert.equal(nameOf(file), 'math-acme-tiny-qwen2');
+  assert.equal(nameOf(second), 'math-acme-tiny-qwen2-2');
   assert.deepEqual((parse(readFileSync(second, 'utf8')) as { model: unknown }).model, {
     checkpoint: snapshot,
     lora: { rank: 8, alpha: 16 },
@@ -342,7 +346,10 @@ test('Export Checkpoint… into a folder that holds files asks first (modal); Re
     asked.detail ?? '',
     /Replace the files this export writes \(config\.json, model\.safetensors and the tokenizer files\)\? Every other file in the folder is kept\./,
   );
-  assert.deepEqual(asked.items, ['Replace']);
+  // Cancel is first and the close affordance: the default button, so Enter keeps the user's files.
+  assert.deepEqual(asked.items, ['Cancel', 'Replace']);
+  assert.equal(asked.closeAffordance, 'Cancel');
+  assert.equal(await exportHf('Cancel'), undefined, 'Cancel: nothing exported');
   assert.deepEqual(readdirSync(target), ['notes.md']);
   assert.equal(await exportHf('Replace'), target, JSON.stringify(vscode.recorded.messages));
   assert.equal(readFileSync(join(target, 'notes.md'), 'utf8'), 'mine\n');

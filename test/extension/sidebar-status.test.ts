@@ -216,18 +216,59 @@ test('package: the Workers view only for a scale-out setup; welcome texts withou
     assert.ok(!w.contents.includes('**'), `${w.view}: no ** (view welcome text is not markdown-bold)`);
 });
 
-test('Runs view: two runs of the same name are told apart by their ids (the ids notifications use)', async () => {
-  const { RunsTree, runLabel } = await import('../../src/views/runs-tree.js');
+test('Runs view: two runs of the same name are told apart by start time and short id, status first in sight', async () => {
+  const { RunsTree } = await import('../../src/views/runs-tree.js');
+  const t1 = new Date(2026, 10, 29, 7, 15).getTime();
+  const t2 = new Date(2026, 10, 29, 8, 2).getTime();
   const runs: RunInfo[] = [
-    { id: 'my-run-1', name: 'my-run', status: 'completed', createdAt: 1 },
-    { id: 'my-run-2', name: 'my-run', status: 'running', createdAt: 2 },
-    { id: 'other-1', name: 'other', status: 'failed', createdAt: 3 },
+    { id: 'run-20261129-071500-k3f9', name: 'my-run', status: 'failed', step: 37, totalSteps: 50, createdAt: t1 },
+    { id: 'run-20261129-080200-a1b2', name: 'my-run', status: 'running', step: 4, totalSteps: 50, createdAt: t2 },
+    { id: 'other-1', name: 'other', status: 'failed', createdAt: t2 + 1 },
     { id: 'bare', status: 'created', createdAt: 0 },
   ];
   const tree = new RunsTree({ runs, pending: new Map(), onDidChange: () => ({ dispose() {} }) } as never);
+  const items = tree.getChildren().map((r) => tree.getTreeItem(r));
+  // The long id no longer leads the label (it pushed the status off the edge of the view).
   assert.deepEqual(
-    tree.getChildren().map((r) => tree.getTreeItem(r).label),
-    ['other', 'my-run (my-run-2)', 'my-run (my-run-1)', 'bare'],
+    items.map((i) => i.label),
+    ['other', 'my-run', 'my-run', 'bare'],
   );
-  assert.equal(runLabel(runs[2]!, runs), 'other');
+  assert.deepEqual(
+    items.map((i) => i.description),
+    [
+      'failed',
+      'running · step 4/50 · started 29 Nov 08:02 · #a1b2',
+      'failed · step 37/50 · started 29 Nov 07:15 · #k3f9',
+      'created',
+    ],
+  );
+});
+
+// As Dawn prints them on a machine without a usable Vulkan driver (issue 40 item 2).
+const DAWN_LINES = [
+  'Warning: vkCreateInstance: Found no drivers!',
+  'Warning: vkCreateInstance failed with VK_ERROR_INCOMPATIBLE_DRIVER',
+];
+
+test("no GPU: the status bar's tooltip gives Dawn's own reason", () => {
+  const engine = {
+    requested: 'webgpu',
+    engine: 'webgpu' as const,
+    ok: false,
+    detail: 'no GPU adapter: Dawn found no GPU adapter',
+  };
+  const s = statusText('running', { activeRun: undefined, counts: undefined, engine, dawnSaid: DAWN_LINES });
+  assert.match(s.text, /\$\(warning\) no GPU$/);
+  assert.match(
+    s.tooltip,
+    /\nDawn: vkCreateInstance: Found no drivers!; vkCreateInstance failed with VK_ERROR_INCOMPATIBLE_DRIVER$/,
+  );
+  // A GPU in use: Dawn's chatter is no reason for anything.
+  const ok = statusText('running', {
+    activeRun: undefined,
+    counts: undefined,
+    engine: { ...engine, ok: true, detail: 'GPU adapter x' },
+    dawnSaid: DAWN_LINES,
+  });
+  assert.doesNotMatch(ok.tooltip, /Dawn:/);
 });

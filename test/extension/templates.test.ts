@@ -81,3 +81,10 @@ test('the template for a taskset, eval file and experts with foreign names loads
   );
   assert.equal(pools.experts.length, 1);
 });
+
+test('a generated config is named after its taskset and model, never a name a run or config already has', async () => {
+  const { templateRunName } = await import('../../src/templates.js');
+  assert.equal(templateRunName('tasksets/Math Words.jsonl', 'Qwen/Qwen2-0.5B', []), 'math-words-qwen-qwen2-0.5b');
+  assert.equal(templateRunName('data/gsm.csv', 'tiny-0.4m', ['gsm-tiny-0.4m', 'gsm-tiny-0.4m-2']), 'gsm-tiny-0.4m-3');
+  assert.match(configTemplate('tasksets/math.jsonl', 'math', undefined, {}, [], 'math-tiny'), /^name: math-tiny$/m);
+});

@@ -214,3 +214,12 @@ test('a read-only target is refused naming the path, not ENOENT', (t) => {
   assert.doesNotMatch(r.stderr, /ENOENT/);
   assert.deepEqual(readdirSync(ro), ['notes.md']);
 });
+
+test("a new export folder gets the usual mode (as a folder mkdir makes, e.g. 0755), not the temp folder's 0700", async () => {
+  const probe = join(root, 'mode-probe');
+  mkdirSync(probe);
+  const usual = statSync(probe).mode & 0o777;
+  const out = join(root, 'mode', 'gguf-out');
+  await writeExport(out, { format: 'gguf', force: false }, async (tmp) => writeFileSync(join(tmp, 'model.gguf'), 'x'));
+  assert.equal((statSync(out).mode & 0o777).toString(8), usual.toString(8));
+});

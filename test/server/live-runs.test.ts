@@ -178,7 +178,8 @@ test('RunPoller: complete points once and in order, the newest held back until t
       [0],
     );
     assert.equal(lastStatus().status, 'running');
-    assert.equal(lastStatus().step, 2, 'live step from the metrics');
+    // One trainer step done (the explorer's step 1 has begun: it is no step done).
+    assert.equal(lastStatus().step, 1, 'live step from the metrics');
     assert.equal(lastStatus().reward, 0.5);
     await poller.tick();
     assert.deepEqual(
@@ -206,6 +207,35 @@ test('RunPoller: complete points once and in order, the newest held back until t
     const n = status.length;
     await poller.tick();
     assert.equal(status.length, n, 'no change, no notification');
+  } finally {
+    sub.dispose();
+  }
+});
+
+test('RunPoller: the live step is the trainer steps done; the final eval at step 50 does not make it 51', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'rft-live-'));
+  const reg = await RunRegistry.open(ws);
+  const run = await reg.create({ name: 'fifty', config: {} });
+  mkdirSync(run.dir, { recursive: true });
+  const file = join(run.dir, 'metrics.jsonl');
+  const poller = new RunPoller(() => RunRegistry.open(ws), 60_000);
+  const status: RunInfo[] = [];
+  const sub = poller.subscribe({ status: (r) => status.push(r) });
+  try {
+    await reg.setStatus(run.id, 'running');
+    // As the step loop writes them: step 49 (0-based) leaves model version 50, the eval after it is at 50.
+    line(file, { ...trainRec(48), model_version: 49 });
+    line(file, { kind: 'explore', step: 49, reward_mean: 0.5 });
+    line(file, { ...trainRec(49), model_version: 50 });
+    line(file, { kind: 'eval', step: 50, accuracy: 0.5 });
+    await poller.tick();
+    assert.equal(status.at(-1)!.step, 50);
+    assert.equal(toPoints(run.id, [{ t: 0, kind: 'train', step: 49, model_version: 50 }])[0]!.trained, 50);
+    await reg.setLastStep(run.id, 50);
+    await reg.setStatus(run.id, 'completed');
+    await poller.tick();
+    assert.equal(status.at(-1)!.status, 'completed');
+    assert.equal(status.at(-1)!.step, 50, 'completed · step 50 for steps: 50');
   } finally {
     sub.dispose();
   }

@@ -521,3 +521,56 @@ test('keys: p promotes, r rejects, 3 rates; Reject is disabled on a rejected row
   assert.match(h.document.querySelector('.hint')!.textContent!, /p promote .* r reject .* 1-5 rate/);
   await h.close();
 });
+
+test('keys: e puts the keyboard in the edit box; Escape cancels the edit (text restored) and gives it back to the list', async () => {
+  const log: { method: string; params: unknown }[] = [];
+  const h = host<BrowserRequests>(handlers(log));
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  const list = h.document.querySelector('[role="listbox"]') as HTMLElement;
+  const key = (k: string, on: Element) =>
+    on.dispatchEvent(
+      new (h.window as unknown as typeof globalThis).KeyboardEvent('keydown', { key: k, bubbles: true }),
+    );
+  await app.select('e5');
+  await until(() => h.document.getElementById('edit-promote'), 'actions');
+  list.focus();
+  key('e', list);
+  const area = h.document.getElementById('edit-text')!;
+  assert.equal((area.parentElement as HTMLElement).hidden, false, 'the edit box is open');
+  assert.equal(h.document.activeElement, area, 'the keyboard is in the edit box');
+  (area as unknown as { value: string }).value = 'half an edit';
+  // Keys typed in the box are text, not shortcuts; Escape drops the edit.
+  key('p', area);
+  key('Escape', area);
+  const after = h.document.getElementById('edit-text')!;
+  assert.equal((after.parentElement as HTMLElement).hidden, true, 'the edit box is closed');
+  assert.equal((after as unknown as { value: string }).value, 'resp 5', 'the edit is dropped');
+  assert.equal(h.document.activeElement, list, 'the keyboard is back in the list');
+  // Opened again, it starts from the response (a fresh box: vscode-textarea keeps typed text otherwise).
+  key('e', list);
+  const again = h.document.getElementById('edit-text')!;
+  assert.notEqual(again, area);
+  assert.equal((again as unknown as { value: string }).value, 'resp 5');
+  assert.equal(h.document.activeElement, again);
+  await tick(20);
+  assert.deepEqual(log, [], 'nothing was promoted');
+  await h.close();
+});
+
+test("a run-id filter that finds nothing here shows the host's hint (the run's rows are in another buffer)", async () => {
+  const base = handlers();
+  const hint = 'Run math-tiny (run-1) keeps its experiences in its own buffer, /w/run-1.db';
+  const h = host<BrowserRequests>({
+    ...base,
+    list: (p: BrowserRequests['list']['params']) => (p.filter.runId ? { total: 0, rows: [], hint } : base.list(p)),
+  });
+  const app = mountBrowser(h.root, h.ipc as never, undefined);
+  h.notify('bufferChanged', { path: '/b.db', counts: undefined });
+  await app.firstPaint;
+  h.notify('setFilter', { filter: { runId: 'run-1' } });
+  await until(() => h.document.querySelector('.count')!.textContent === '0 experiences', 'empty');
+  assert.equal(h.document.querySelector('.message')!.textContent, hint);
+  await h.close();
+});

@@ -47,7 +47,7 @@ test('live metrics reach the charts of their run only, in step order; status dri
   assert.deepEqual(reward.series.get('reward')!.ys, [0.1, 0.2]);
   assert.deepEqual(app.charts.find((c) => c.keys.includes('kl'))!.series.get('kl')!.ys, [0.01]);
 
-  h.notify('metrics', { runId: 'r1', step: 3, at: 0, values: { reward: 0.3, 'idle/trainer': 0.5 } });
+  h.notify('metrics', { runId: 'r1', step: 3, at: 0, values: { reward: 0.3, 'idle/trainer': 0.5 }, trained: 4 });
   h.notify('metrics', { runId: 'other', step: 4, at: 0, values: { reward: 9 } });
   await until(() => reward.series.get('reward')!.ys.length === 3, 'live point');
   assert.deepEqual(reward.series.get('reward')!.ys, [0.1, 0.2, 0.3], 'points of another run are not drawn');
@@ -57,7 +57,7 @@ test('live metrics reach the charts of their run only, in step order; status dri
   assert.deepEqual(reward.series.get('reward')!.xs, [1, 2, 3]);
   assert.deepEqual(app.charts.find((c) => c.keys.includes('idle/trainer'))!.series.get('idle/trainer')!.ys, [0.5]);
 
-  // The live point of step 3 means 4 steps done: the header follows it (the status answer said 3).
+  // The live train point of step 3 says 4 steps done: the header follows it (the status answer said 3).
   assert.equal(h.document.querySelector('.status')!.textContent, 'running · step 4/10');
   assert.match(h.document.querySelector('.component')!.textContent!, /explorer generating · idle 25%/);
   assert.equal(h.document.querySelector('.config')!.textContent!, 'algorithm:\n  name: mix\n');
@@ -130,16 +130,22 @@ test('history survives live points that arrive while it loads (merged by step); 
     },
     metrics: async (p: { runId: string }) => {
       if (p.runId === 'r1') await gate;
-      return Array.from({ length: 5 }, (_, i) => ({ runId: p.runId, step: i, at: 0, values: { reward: i / 10 } }));
+      return Array.from({ length: 5 }, (_, i) => ({
+        runId: p.runId,
+        step: i,
+        at: 0,
+        values: { reward: i / 10 },
+        trained: i + 1,
+      }));
     },
   });
   const app = mountDashboard(h.root, h.ipc as never, undefined);
   h.notify('select', { runId: 'r1' });
   await until(() => h.requests.some((r) => r.method === 'metrics'), 'history requested');
   // Live points for steps 4 (re-done after a resume: a new value), 5 and 6 arrive before the history answers.
-  h.notify('metrics', { runId: 'r1', step: 4, at: 0, values: { reward: 0.45 } });
-  h.notify('metrics', { runId: 'r1', step: 5, at: 0, values: { reward: 0.5 } });
-  h.notify('metrics', { runId: 'r1', step: 6, at: 0, values: { reward: 0.6 } });
+  h.notify('metrics', { runId: 'r1', step: 4, at: 0, values: { reward: 0.45 }, trained: 5 });
+  h.notify('metrics', { runId: 'r1', step: 5, at: 0, values: { reward: 0.5 }, trained: 6 });
+  h.notify('metrics', { runId: 'r1', step: 6, at: 0, values: { reward: 0.6 }, trained: 7 });
   const reward = app.charts.find((c) => c.keys.includes('reward'))!;
   await until(() => reward.series.get('reward')!.xs.length === 3, 'live points drawn');
   releaseHistory();
@@ -390,5 +396,29 @@ test('Pause and Stop say pausing… / stopping… until the run leaves running (
   await until(() => h.document.querySelector('.status')!.textContent === 'paused · step 4', 'paused');
   assert.ok(!h.document.getElementById('resume')!.hasAttribute('disabled'));
   // (The dashboard's refresh interval lives on its window: closed, or the test process never exits.)
+  await h.close();
+});
+
+test('the header counts trainer steps done: the final eval at step 50 or an explore step ahead add none (not "step 51")', async () => {
+  const h = host<DashboardRequests>({
+    runs: () => [],
+    status: () => ({ id: 'r1', status: 'running', step: 48, totalSteps: 50 }),
+    metrics: () => [{ runId: 'r1', step: 47, at: 0, values: { reward: 0.2 }, trained: 48 }],
+  });
+  const app = mountDashboard(h.root, h.ipc as never, undefined);
+  h.notify('select', { runId: 'r1' });
+  await app.firstPaint;
+  const status = () => h.document.querySelector('.status')!.textContent;
+  await until(() => status() === 'running · step 48/50', 'the status answer');
+  // The explorer runs a step ahead of the trainer: its point is no step done.
+  h.notify('metrics', { runId: 'r1', step: 49, at: 0, values: { reward: 0.3 } });
+  h.notify('metrics', { runId: 'r1', step: 48, at: 0, values: { 'loss/total': 1 }, trained: 49 });
+  await until(() => status() === 'running · step 49/50', 'train point counted');
+  h.notify('metrics', { runId: 'r1', step: 49, at: 0, values: { 'loss/total': 1 }, trained: 50 });
+  // The final eval is recorded at the version it evaluated (50).
+  h.notify('metrics', { runId: 'r1', step: 50, at: 0, values: { eval_accuracy: 0.5 } });
+  const acc = app.charts.find((c) => c.keys.includes('eval_accuracy'))!;
+  await until(() => acc.series.get('eval_accuracy')?.ys.length === 1, 'eval drawn');
+  assert.equal(status(), 'running · step 50/50');
   await h.close();
 });

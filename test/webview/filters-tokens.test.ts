@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { EMPTY_INPUTS, inputsOf, parseFilter } from '../../webview/experience-browser/filters.js';
 import { tint, tokenCells } from '../../webview/experience-browser/tokens.js';
 import { UndoStack } from '../../webview/experience-browser/undo-stack.js';
@@ -75,4 +76,11 @@ test('undo stack: newest first, removal by id, bounded', () => {
   assert.equal(u.peek()!.changeId, '3');
   u.remove('3');
   assert.equal(u.peek()!.changeId, '2');
+});
+
+test('the token view wraps a long run of tokens without spaces (overflow-wrap), not only at spaces', () => {
+  const css = readFileSync(new URL('../../webview/experience-browser/style.css', import.meta.url), 'utf8');
+  const rule = /\n\.tokens \{([^}]*)\}/.exec(css)?.[1] ?? '';
+  assert.match(rule, /white-space: pre-wrap;/);
+  assert.match(rule, /overflow-wrap: anywhere;/);
 });

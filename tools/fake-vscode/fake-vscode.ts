@@ -144,6 +144,8 @@ export interface Shown {
   /** The options' modal and detail, when given. */
   modal?: boolean;
   detail?: string;
+  /** A MessageItem marked isCloseAffordance (the dialog's Cancel; first in items = the default button). */
+  closeAffordance?: string;
   /** Shown while a withProgress task was still running (its progress notification still on screen). */
   duringProgress?: true;
 }
@@ -154,6 +156,8 @@ export const recorded = {
   /** Every progress.report() of a withProgress task, in order. */
   progress: [] as { message?: string; increment?: number }[],
   panels: [] as FakeWebviewPanel[],
+  /** WebviewPanelSerializers by view type (a window reload restores panels through them). */
+  serializers: new Map<string, { deserializeWebviewPanel(panel: unknown, state: unknown): Thenable<void> }>(),
   statusItems: [] as FakeStatusBarItem[],
   treeViews: new Map<string, FakeTreeView>(),
   diagnostics: new Map<string, FakeDiagnosticCollection>(),
@@ -190,6 +194,7 @@ export function resetFake(): void {
   recorded.log.length = 0;
   recorded.progress.length = 0;
   recorded.panels.length = 0;
+  recorded.serializers.clear();
   recorded.statusItems.length = 0;
   recorded.treeViews.clear();
   recorded.diagnostics.clear();
@@ -269,7 +274,7 @@ export class FakeWebview {
   readonly posted: unknown[] = [];
   readonly received = new EventEmitter<unknown>();
   readonly onDidReceiveMessage = this.received.event;
-  constructor(readonly options: unknown) {}
+  constructor(public options: unknown) {}
   asWebviewUri(u: Uri): Uri {
     return u.with({ scheme: 'https' });
   }
@@ -292,6 +297,10 @@ export class FakeWebviewPanel {
     readonly options: { enableScripts?: boolean; retainContextWhenHidden?: boolean; localResourceRoots?: Uri[] },
   ) {
     this.webview = new FakeWebview(options);
+  }
+  /** A panel as VS Code restores it after a window reload (handed to the view type's serializer). */
+  static restored(viewType: string, title: string): FakeWebviewPanel {
+    return new FakeWebviewPanel(viewType, title, 1, {});
   }
   reveal(): void {
     this.revealed++;
@@ -328,17 +337,27 @@ let progressOpen = 0;
 
 function message(kind: Shown['kind']) {
   return async (msg: string, ...items: unknown[]) => {
-    const labels = items.filter((i): i is string => typeof i === 'string');
-    const opts = items.find((i): i is { modal?: boolean; detail?: string } => !!i && typeof i === 'object');
+    // Items are strings or MessageItems ({ title, isCloseAffordance }); the options are the object without a title.
+    type Item = { title: string; isCloseAffordance?: boolean };
+    const isItem = (i: unknown): i is Item => !!i && typeof i === 'object' && 'title' in i;
+    const choices = items.filter((i): i is string | Item => typeof i === 'string' || isItem(i));
+    const labels = choices.map((i) => (typeof i === 'string' ? i : i.title));
+    const opts = items.find(
+      (i): i is { modal?: boolean; detail?: string } => !!i && typeof i === 'object' && !isItem(i),
+    );
+    const close = choices.find((i): i is Item => isItem(i) && !!i.isCloseAffordance);
     recorded.messages.push({
       kind,
       message: msg,
       items: labels,
       ...(opts?.modal ? { modal: true } : {}),
       ...(opts?.detail ? { detail: opts.detail } : {}),
+      ...(close ? { closeAffordance: close.title } : {}),
       ...(progressOpen > 0 ? { duringProgress: true } : {}),
     });
-    return answers.message.length ? answers.message.shift() : undefined;
+    const answer = answers.message.length ? answers.message.shift() : undefined;
+    // An answer by title returns that item, as VS Code returns the MessageItem clicked.
+    return choices.find((i) => isItem(i) && i.title === answer) ?? answer;
   };
 }
 
@@ -419,6 +438,13 @@ export const window = {
     const v = new FakeTreeView(id, o.treeDataProvider);
     recorded.treeViews.set(id, v);
     return v;
+  },
+  registerWebviewPanelSerializer(
+    viewType: string,
+    serializer: { deserializeWebviewPanel(panel: unknown, state: unknown): Thenable<void> },
+  ) {
+    recorded.serializers.set(viewType, serializer);
+    return { dispose: () => recorded.serializers.delete(viewType) };
   },
   createWebviewPanel(viewType: string, title: string, column: unknown, options: FakeWebviewPanel['options']) {
     const p = new FakeWebviewPanel(viewType, title, column, options);

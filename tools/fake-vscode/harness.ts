@@ -14,6 +14,7 @@ export { vscode, ext };
 export const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   contributes: { commands: { command: string }[] };
+  activationEvents: string[];
 };
 
 /** An extension folder whose dist/backend/serve.mjs runs backend/serve.ts from this checkout (through tsx). */
@@ -46,6 +47,17 @@ export function fakeContext(extensionPath: string) {
     extensionPath,
     extensionUri: vscode.Uri.file(extensionPath),
     extension: { packageJSON: PACKAGE },
+    workspaceState: memento(),
+  };
+}
+
+/** An in-memory Memento (context.workspaceState). */
+function memento() {
+  const m = new Map<string, unknown>();
+  return {
+    get: <T>(k: string, d?: T): T | undefined => (m.has(k) ? (m.get(k) as T) : d),
+    update: async (k: string, v: unknown) => void (v === undefined ? m.delete(k) : m.set(k, v)),
+    keys: () => [...m.keys()],
   };
 }
 

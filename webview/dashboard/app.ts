@@ -125,9 +125,17 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
       c.runHasData = true;
       c.add(m.step, m.values, !fromHistory);
     }
-    // Steps done = the newest step + 1, as the Runs view counts them.
-    if (!fromHistory && shown?.id === m.runId && shown.status === 'running' && m.step + 1 > (shown.step ?? -1)) {
-      shown = { ...shown, step: m.step + 1 };
+    // Steps done = the trainer steps a train point says are done (its model version), as the Runs
+    // view counts them; an explore or eval point's step is no count of steps done.
+    const done = m.trained;
+    if (
+      !fromHistory &&
+      done !== undefined &&
+      shown?.id === m.runId &&
+      shown.status === 'running' &&
+      done > (shown.step ?? -1)
+    ) {
+      shown = { ...shown, step: done };
       renderStatus();
     }
   }
@@ -178,10 +186,10 @@ export function mountDashboard(root: HTMLElement, ipc: Ipc, saved: DashboardStat
         if (gen !== generation) return;
         for (const m of history) addPoint(m, true);
         // A running run has done at least the steps its history holds (the registry lags).
-        const last = history.at(-1);
+        const done = history.reduce((n, p) => Math.max(n, p.trained ?? 0), 0);
         const cur = shown as RunInfo | undefined; // set by renderRun above (TS cannot see through the call)
-        if (last && cur?.id === runId && cur.status === 'running' && last.step + 1 > (cur.step ?? -1)) {
-          shown = { ...cur, step: last.step + 1 };
+        if (done > 0 && cur?.id === runId && cur.status === 'running' && done > (cur.step ?? -1)) {
+          shown = { ...cur, step: done };
           renderStatus();
         }
       } catch (err) {

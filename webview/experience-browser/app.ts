@@ -95,8 +95,12 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
   );
   root.append(bar, bulk, confirmRow, main);
 
+  /** The host's word on an empty answer (a run whose experiences are in another buffer). */
+  let emptyHint: string | undefined;
   const cache = new PageCache<ExperienceSummary>((offset, limit) =>
-    ipc.request('list', { filter: state.filter, sort: state.sort, descending: state.descending, offset, limit }),
+    ipc
+      .request('list', { filter: state.filter, sort: state.sort, descending: state.descending, offset, limit })
+      .then((r) => ((emptyHint = r.hint), r)),
   );
   cache.onError = (e) => message(e.message, true);
   const list = new VirtualList<ExperienceSummary>(viewport, cache, {
@@ -212,6 +216,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     list.render();
     void cache.load(0).then(() => {
       count.textContent = `${cache.total.toLocaleString('en-US')} experience${cache.total === 1 ? '' : 's'}`;
+      if (cache.total === 0 && emptyHint) message(emptyHint);
       list.render();
     });
   }
@@ -361,6 +366,7 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     message,
     promotedHere,
     select: (id) => app.select(id),
+    focusList: () => viewport.focus(),
   };
 
   const app: BrowserApp = {
@@ -396,6 +402,10 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     showCounts(c.counts);
     if ((c.path ?? '') !== bufferKey) {
       bufferKey = c.path ?? '';
+      if (c.path && state.bufferPath !== c.path) {
+        state.bufferPath = c.path;
+        save();
+      }
       promotedHere.clear();
       hideConfirm();
       message('');

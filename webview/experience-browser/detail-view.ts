@@ -23,6 +23,8 @@ export interface DetailContext {
   /** Promoted in this view (id -> expert id): the button stays disabled until Undo. */
   promotedHere: Map<string, string>;
   select(id: string): Promise<void>;
+  /** Gives the keyboard back to the list (after an edit is cancelled). */
+  focusList(): void;
 }
 
 /** `used by the trainer 19 times` (an expert's curation at work). */
@@ -123,15 +125,45 @@ export function renderDetail(ctx: DetailContext, e: ExperienceDetail, group: Exp
     () => !reject.hasAttribute('disabled') && void act(`Rejected ${e.id}`, () => ipc.request('reject', { id: e.id })),
   );
   const editor = h(doc, 'div', { class: 'editor', hidden: true });
-  const area = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
   const confirm = h(doc, 'vscode-button', { id: 'edit-confirm', text: 'Promote edited response' });
   const cancel = h(doc, 'vscode-button', { id: 'edit-cancel', secondary: true, text: 'Cancel' });
+  // A new box each time the editor opens: vscode-textarea does not redraw a value set again to what it
+  // was set to last (the typed text stayed after a cancel), so a fresh one starts from the response.
+  const freshArea = (): HTMLElement => {
+    const a = h(doc, 'vscode-textarea', { id: 'edit-text', rows: '6', 'aria-label': 'edited response' });
+    setValue(a, e.responseText);
+    a.addEventListener('keydown', (ev) => {
+      if ((ev as KeyboardEvent).key !== 'Escape') return;
+      ev.preventDefault();
+      ev.stopPropagation();
+      cancelEdit();
+    });
+    return a;
+  };
+  let area = freshArea();
   editor.append(area, h(doc, 'div', { class: 'actions' }, confirm, cancel));
+  // The keyboard goes into the edit box (`e` from the list left it in the list, 10 Tab stops away);
+  // Escape or Cancel drop the edit (the next edit starts from the response again) and give it back.
   edit.addEventListener('click', () => {
-    setValue(area, e.responseText);
+    const next = freshArea();
+    area.replaceWith(next);
+    area = next;
     editor.hidden = false;
+    // A new vscode-textarea draws its inner box on its first update: focused again once that is done.
+    const box = area;
+    box.focus();
+    void (box as { updateComplete?: Promise<unknown> }).updateComplete?.then(
+      () => !editor.hidden && area === box && box.focus(),
+    );
   });
-  cancel.addEventListener('click', () => (editor.hidden = true));
+  function cancelEdit(): void {
+    const next = freshArea();
+    area.replaceWith(next);
+    area = next;
+    editor.hidden = true;
+    ctx.focusList();
+  }
+  cancel.addEventListener('click', cancelEdit);
   confirm.addEventListener('click', () => {
     const text = fieldValue(area);
     if (!text.trim()) {

@@ -14,7 +14,8 @@ import type {
 export interface BrowserRequests {
   list: {
     params: { filter: ExperienceFilter; sort: ExperienceSortKey; descending: boolean; offset: number; limit: number };
-    result: { total: number; rows: ExperienceSummary[] };
+    /** hint: why a run-id filter finds nothing here (the run's experiences are in another buffer). */
+    result: { total: number; rows: ExperienceSummary[]; hint?: string };
   };
   get: { params: { id: string }; result: ExperienceDetail | null };
   group: { params: { groupId: string }; result: Experience[] };
@@ -44,4 +45,6 @@ export interface BrowserState {
   selectedId?: string;
   colourBy: 'logprob' | 'advantage';
   view: 'detail' | 'group';
+  /** The buffer shown: after a window reload the restored tab opens it again (src/webviews/restore.ts). */
+  bufferPath?: string;
 }

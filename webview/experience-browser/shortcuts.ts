@@ -15,7 +15,8 @@ export const SHORTCUTS: Record<string, { button: string; what: string }> = {
 };
 
 /** The hint line under the list. */
-export const SHORTCUT_HINT = 'Keys: ↑↓ select · p promote · e edit · r reject · 1-5 rate · g group · u undo · / search';
+export const SHORTCUT_HINT =
+  'Keys: ↑↓ select · p promote · e edit (Esc cancels) · r reject · 1-5 rate · g group · u undo · / search';
 
 /** Whether a key event comes from a text field (then it types, it is no shortcut). */
 export function typing(target: EventTarget | null): boolean {

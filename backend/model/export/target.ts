@@ -11,7 +11,6 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   renameSync,
   rmdirSync,
@@ -126,6 +125,22 @@ function placeError(out: string, e: unknown): InputError {
 }
 
 /**
+ * A new folder `prefix` + 6 random characters, made with the usual mode (0777 less the umask, as the
+ * HF export's own folder): mkdtemp's 0700 became the export's mode when renamed into place.
+ */
+function freshFolder(prefix: string): string {
+  for (let i = 0; ; i++) {
+    const dir = prefix + Math.random().toString(36).slice(2, 8).padEnd(6, '0');
+    try {
+      mkdirSync(dir);
+      return dir;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || i >= 100) throw e;
+    }
+  }
+}
+
+/**
  * Runs `write(tmp)` into a fresh temp folder beside `out`, then puts its files in place (see the top
  * of this file). Returns the files written, by name. The temp folder never outlives a failure.
  */
@@ -143,7 +158,7 @@ export async function writeExport(
   }
   let tmp: string;
   try {
-    tmp = mkdtempSync(`${out}.tmp-${process.pid}-`);
+    tmp = freshFolder(`${out}.tmp-${process.pid}-`);
   } catch (e) {
     throw placeError(out, e);
   }

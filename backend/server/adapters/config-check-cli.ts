@@ -3,6 +3,7 @@
 // `rft run CONFIG --check` in a child process (that check loads the trainer's modules, which the
 // server keeps out of its bundle), and the files the config names that do not exist (cheap, here).
 // The CLI's answer is kept per file until the file changes (mtime, size).
+import { noFileMessage } from '../../core/config-files.js';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -38,7 +39,7 @@ export function missingFiles(text: string, configFile: string): PathIssue[] {
     if (typeof v !== 'string' || !v || /^[a-z][a-z0-9+.-]*:\/\//i.test(v)) continue;
     const abs = isAbsolute(v) ? v : resolve(dirname(configFile), v);
     if (path === 'model.checkpoint' && !existsSync(abs) && /^[\w.-]+\/[\w.-]+$/.test(v)) continue;
-    if (!existsSync(abs)) out.push({ path, message: `no file '${v}' (${abs}; paths are relative to the config file)` });
+    if (!existsSync(abs)) out.push({ path, message: noFileMessage(v, abs) });
   }
   return out;
 }

@@ -130,6 +130,15 @@ export class StoreBuffer implements BufferPort {
     return { total: all.length, byOrigin, tasks };
   }
 
+  async tasks(runId: string, limit: number): Promise<{ total: number; tasks: { id: string; prompt: string }[] }> {
+    const [total, rows] = await Promise.all([this.store.countTasks(runId), this.store.listTasks(runId, { limit })]);
+    const tasks = rows.map((t) => ({
+      id: t.id,
+      prompt: t.prompt ?? (t.messages ?? []).map((m) => m.content).join('\n'),
+    }));
+    return { total, tasks };
+  }
+
   async *iterate(filter?: ExperienceFilter): AsyncIterable<Experience> {
     let after = 0;
     for (;;) {

@@ -32,6 +32,11 @@ export function registerBuffer(rpc: RpcHost, sessions: BufferSessions, paths: Wo
     if (!s.buffer.synthesized) throw new NotAvailableError('synthesized tasks of this buffer');
     return s.buffer.synthesized(p.runId, Math.max(0, Math.min(MAX_PAGE, Math.floor(p.limit ?? 200))));
   });
+  rpc.on('buffer/tasks', async (p) => {
+    const s = await sessions.open(p.buffer);
+    if (!s.buffer.tasks) throw new NotAvailableError('the tasks of this buffer');
+    return s.buffer.tasks(p.runId, Math.max(0, Math.min(MAX_PAGE, Math.floor(p.limit ?? 1000))));
+  });
   rpc.on('buffer/export', async (p) => {
     // Resolved against the workspace (never the server's cwd) and refused outside it.
     const file = paths.writable(p.file, 'file');
