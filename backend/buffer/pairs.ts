@@ -61,8 +61,7 @@ export function derivePairs(runId: string, exps: Experience[]): PairDraft[] {
 
 const SCAN_PAGE = 1000;
 
-/** Derive the run's pairs from its experiences and store them; counts per origin. */
-export async function syncPairs(store: ExperienceStore, runId: string): Promise<Record<PairOrigin, number>> {
+async function runExperiences(store: ExperienceStore, runId: string): Promise<Experience[]> {
   const exps: Experience[] = [];
   for (let after = 0; ; ) {
     const page = await store.scan(after, SCAN_PAGE, runId);
@@ -70,11 +69,25 @@ export async function syncPairs(store: ExperienceStore, runId: string): Promise<
     if (page.length < SCAN_PAGE) break;
     after = page[page.length - 1]!.seq;
   }
-  const pairs = derivePairs(runId, exps);
-  await store.replacePairs(runId, PAIR_ORIGINS, pairs);
+  return exps;
+}
+
+function countByOrigin(pairs: PairDraft[]): Record<PairOrigin, number> {
   const counts = Object.fromEntries(PAIR_ORIGINS.map((o) => [o, 0])) as Record<PairOrigin, number>;
   for (const p of pairs) counts[p.origin]++;
   return counts;
+}
+
+/** Derive the run's pairs from its experiences and store them; counts per origin. */
+export async function syncPairs(store: ExperienceStore, runId: string): Promise<Record<PairOrigin, number>> {
+  const pairs = derivePairs(runId, await runExperiences(store, runId));
+  await store.replacePairs(runId, PAIR_ORIGINS, pairs);
+  return countByOrigin(pairs);
+}
+
+/** The pairs the run's buffer makes now, per origin, without storing them (a view's question). */
+export async function pairCounts(store: ExperienceStore, runId: string): Promise<Record<PairOrigin, number>> {
+  return countByOrigin(derivePairs(runId, await runExperiences(store, runId)));
 }
 
 /**

@@ -57,6 +57,19 @@ export function takesRow(tf: TrainFrom, e: Experience): boolean {
 }
 
 /**
+ * The ids a row's metadata names (an expert copy's `promotedFrom`, long2short's `chosen`) with the
+ * prefix the copied rows get, so the pairs they make (buffer/pairs.ts) hold in the copy too.
+ */
+function prefixedRefs(m: Record<string, unknown>, prefix: string): Record<string, unknown> {
+  const out = { ...m };
+  if (typeof m.promotedFrom === 'string') out.promotedFrom = prefix + m.promotedFrom;
+  const l2s = m.long2short as { chosen?: unknown } | undefined;
+  if (l2s && typeof l2s === 'object' && typeof l2s.chosen === 'string')
+    out.long2short = { ...l2s, chosen: prefix + l2s.chosen };
+  return out;
+}
+
+/**
  * Copy the source's rows into `store` under `runId`. Ids and group ids get the source run as a
  * prefix (runs sharing a database stay apart; a group stays one group), use counts start at 0.
  * Idempotent: a resumed run finds its rows present. A source with nothing to train on is refused.
@@ -69,7 +82,14 @@ export async function importTrainFrom(store: ExperienceStore, runId: string, tf:
       skipped++;
       continue;
     }
-    await out.push({ ...e, id: `${e.runId}/${e.id}`, groupId: `${e.runId}/${e.groupId}`, runId, useCount: 0 });
+    await out.push({
+      ...e,
+      id: `${e.runId}/${e.id}`,
+      groupId: `${e.runId}/${e.groupId}`,
+      runId,
+      useCount: 0,
+      ...(e.metadata ? { metadata: prefixedRefs(e.metadata, `${e.runId}/`) } : {}),
+    });
   }
   await out.flush();
   const res: TrainFromResult = { imported: out.inserted, present: out.duplicates, skipped };

@@ -300,6 +300,11 @@ export interface Requests {
     params: { buffer?: BufferRef; runId: string; limit?: number };
     result: { total: number; tasks: { id: string; prompt: string }[] };
   };
+  /** The preference pairs a run's buffer makes now, per origin (curation, rating, long2short): Train DPO's count. */
+  'buffer/pairs': {
+    params: { buffer?: BufferRef; runId: string };
+    result: { total: number; byOrigin: Record<string, number> };
+  };
   'buffer/export': {
     params: { buffer?: BufferRef; file: string; filter?: ExperienceFilter };
     result: { file: string; written: number };

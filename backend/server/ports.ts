@@ -45,6 +45,8 @@ export interface BufferPort {
   ): Promise<{ total: number; byOrigin: Record<string, number>; tasks: SynthesizedTask[] }>;
   /** A run's taskset tasks (id and prompt), the first `limit` in taskset order, and how many there are. */
   tasks?(runId: string, limit: number): Promise<{ total: number; tasks: { id: string; prompt: string }[] }>;
+  /** The preference pairs the run's buffer makes now (curation, rating, long2short), for DPO. */
+  pairs?(runId: string): Promise<{ total: number; byOrigin: Record<string, number> }>;
   /** Every experience matching the filter, in creation order (export). */
   iterate(filter?: ExperienceFilter): AsyncIterable<Experience>;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import { addSelectionAsExpert, exportBuffer, openBuffer } from './buffer.js';
 import { mapFields, type FieldPreset } from './map-fields.js';
 import { openReport } from './report.js';
 import { openTensorBoard } from './tensorboard.js';
+import { trainDpo } from './dpo.js';
 import { trainRewardModel } from './reward-model.js';
 import { newTaskset, validateTaskset } from './taskset.js';
 import { evaluateCheckpoint, pauseTraining, resumeTraining, startTraining, stopTraining } from './training.js';
@@ -40,6 +41,7 @@ export function registerCommands(s: Services): void {
   );
   reg('rftStudio.addSelectionAsExpert', () => addSelectionAsExpert(s));
   reg('rftStudio.exportBuffer', () => exportBuffer(s));
+  reg('rftStudio.trainDpo', (arg?: unknown) => trainDpo(s, arg));
   reg('rftStudio.trainRewardModel', (runId?: unknown) => trainRewardModel(s, runId));
   reg('rftStudio.openBuffer', (arg?: vscode.Uri | string) => openBuffer(s, arg));
   // Import Model…, Export Checkpoint…, the Models view and its actions.

@@ -8,6 +8,7 @@ import type { BufferPort, ListQuery } from '../ports.js';
 import type { SynthesizedTask, TaskStats } from '../../core/protocol.js';
 import { isSynthesized } from '../../buffer/pipeline/task/synthesize.js';
 import { TaskStatsIndex } from './task-stats.js';
+import { pairCounts } from '../../buffer/pairs.js';
 import { tokenPieces } from '../../model/tokenizer/pieces.js';
 
 const PREVIEW = 160;
@@ -137,6 +138,11 @@ export class StoreBuffer implements BufferPort {
       prompt: t.prompt ?? (t.messages ?? []).map((m) => m.content).join('\n'),
     }));
     return { total, tasks };
+  }
+
+  async pairs(runId: string): Promise<{ total: number; byOrigin: Record<string, number> }> {
+    const byOrigin = await pairCounts(this.store, runId);
+    return { total: Object.values(byOrigin).reduce((a, b) => a + b, 0), byOrigin };
   }
 
   async *iterate(filter?: ExperienceFilter): AsyncIterable<Experience> {

@@ -37,6 +37,11 @@ export function registerBuffer(rpc: RpcHost, sessions: BufferSessions, paths: Wo
     if (!s.buffer.tasks) throw new NotAvailableError('the tasks of this buffer');
     return s.buffer.tasks(p.runId, Math.max(0, Math.min(MAX_PAGE, Math.floor(p.limit ?? 1000))));
   });
+  rpc.on('buffer/pairs', async (p) => {
+    const s = await sessions.open(p.buffer);
+    if (!s.buffer.pairs) throw new NotAvailableError('the preference pairs of this buffer');
+    return s.buffer.pairs(p.runId);
+  });
   rpc.on('buffer/export', async (p) => {
     // Resolved against the workspace (never the server's cwd) and refused outside it.
     const file = paths.writable(p.file, 'file');
