@@ -1,81 +1,155 @@
-// Load a taskset file (JSONL, JSON, YAML, CSV): every record is validated against its domain's schema;
-// bad records become errors with file, line and field, and the valid ones are kept.
-import { readFile } from 'node:fs/promises';
+// Load a taskset (JSONL, JSON, YAML, CSV, Parquet, Arrow; or a dataset folder of split files, the
+// hub cache's layout): every record is validated against its domain's schema; bad records become
+// errors with file, line (a columnar file's row) and field, and the valid ones are kept.
+import { readFile, stat } from 'node:fs/promises';
 import type { Task } from '../../core/types.js';
 import { formatLocation } from '../../core/errors.js';
 import { checkRecord } from './schema.js';
 import { mapRecord, userField } from './fields.js';
 import type { LoadOptions, LoadResult, TaskRecordError } from './types.js';
-import { formatOf, readRecords } from '../../core/taskset-text/index.js';
+import { formatOf, isColumnar, readRecords, type RawRecord } from '../../core/taskset-text/index.js';
+import { bigNoteLines, datasetFolder, readColumnar, splitFiles, type BigNotes } from '../../core/taskset-columnar/index.js';
 import { decodeTaskset } from './utf8.js';
 
 export { formatOf, TASKSET_EXTENSIONS } from '../../core/taskset-text/index.js';
 
-/** Parse and validate taskset text; `file` names it in errors and picks the format by extension. */
-export function parseTaskset(text: string, file: string, opts: LoadOptions = {}): LoadResult {
-  const raws = readRecords(text, opts.format ?? formatOf(file));
-  const taskset = opts.taskset ?? file;
-  const tasks: Task[] = [];
-  const lines: number[] = [];
-  const errors: TaskRecordError[] = [];
-  const firstLine = new Map<string, number>();
-  let records = 0;
-  const fields = opts.fields ?? {};
-  const role = opts.role ?? 'task';
-  const mapped = !!opts.fields || role === 'expert' || !!opts.defaultIds;
-  for (const r of raws) {
+/** Validates raw records one at a time (a columnar file streams through it), over one or more files. */
+class RecordChecker {
+  private tasks: Task[] = [];
+  private lines: number[] = [];
+  private files: string[] = [];
+  private errors = new Map<string, TaskRecordError[]>();
+  private first = new Map<string, { file: string; line: number }>();
+  private records = 0;
+  private readonly fields;
+  private readonly role;
+  private readonly mapped: boolean;
+
+  constructor(
+    private readonly taskset: string,
+    private readonly opts: LoadOptions,
+  ) {
+    this.fields = opts.fields ?? {};
+    this.role = opts.role ?? 'task';
+    this.mapped = !!opts.fields || this.role === 'expert' || !!opts.defaultIds;
+  }
+
+  private error(e: TaskRecordError): void {
+    (this.errors.get(e.file) ?? this.errors.set(e.file, []).get(e.file)!).push(e);
+  }
+
+  /** Errors found before the records (undecodable bytes): they count as records. */
+  addErrors(errs: TaskRecordError[]): void {
+    this.records += errs.length;
+    for (const e of errs) this.error(e);
+  }
+
+  add(r: RawRecord, file: string): void {
+    const { fields, role } = this;
     if ('error' in r) {
-      if (r.field !== '(file)' && r.field !== '(header)') records++;
-      errors.push({ file, line: r.line, field: r.field ?? '(record)', message: r.error });
-      continue;
+      if (r.field !== '(file)' && r.field !== '(header)' && r.field !== '(row group)') this.records++;
+      this.error({ file, line: r.line, field: r.field ?? '(record)', message: r.error });
+      return;
     }
-    records++;
-    const value = mapped ? mapRecord(r.value, fields, role, r.line, !!opts.defaultIds) : r.value;
+    this.records++;
+    const value = this.mapped ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds) : r.value;
     // Demonstrations need no reference answer unless their domain says so.
-    const c = checkRecord(value, opts.domain ?? (role === 'expert' ? 'text' : 'math'), taskset);
+    const c = checkRecord(value, this.opts.domain ?? (role === 'expert' ? 'text' : 'math'), this.taskset);
     if (!('task' in c)) {
-      errors.push({ file, line: r.line, field: userField(c.field, fields, role), message: c.message });
-      continue;
+      this.error({ file, line: r.line, field: userField(c.field, fields, role), message: c.message });
+      return;
     }
     if (role === 'expert') {
       const resp = c.task.metadata?.response;
       if (typeof resp !== 'string' || resp.trim() === '') {
-        errors.push({
+        this.error({
           file,
           line: r.line,
           field: fields.response_key ?? 'response',
           message: resp === undefined ? 'required field is missing (the demonstration)' : 'expected a non-empty string',
         });
-        continue;
+        return;
       }
     }
-    const seen = firstLine.get(c.task.id);
+    const seen = this.first.get(c.task.id);
     if (seen !== undefined) {
-      errors.push({ file, line: r.line, field: 'id', message: `duplicate id '${c.task.id}' (first at line ${seen})` });
-      continue;
+      const at = seen.file === file ? `line ${seen.line}` : `${seen.file}:${seen.line}`;
+      this.error({ file, line: r.line, field: 'id', message: `duplicate id '${c.task.id}' (first at ${at})` });
+      return;
     }
-    firstLine.set(c.task.id, r.line);
-    tasks.push(c.task);
-    lines.push(r.line);
+    this.first.set(c.task.id, { file, line: r.line });
+    this.tasks.push(c.task);
+    this.lines.push(r.line);
+    this.files.push(file);
   }
-  errors.sort((a, b) => a.line - b.line);
-  return { file, tasks, lines, errors, records };
+
+  result(file: string, notes: string[] = []): LoadResult {
+    // Each file's errors in line order, the files in the order they were read.
+    const errors = [...this.errors.values()].flatMap((es) => es.sort((a, b) => a.line - b.line));
+    const several = this.files.some((f) => f !== file);
+    return {
+      file,
+      tasks: this.tasks,
+      lines: this.lines,
+      ...(several ? { recordFiles: this.files } : {}),
+      errors,
+      records: this.records,
+      ...(notes.length ? { notes } : {}),
+    };
+  }
 }
 
-export async function loadTaskset(file: string, opts: LoadOptions = {}): Promise<LoadResult> {
-  return parseTasksetBytes(await readFile(file), file, opts);
+/** Parse and validate taskset text; `file` names it in errors and picks the format by extension. */
+export function parseTaskset(text: string, file: string, opts: LoadOptions = {}): LoadResult {
+  const c = new RecordChecker(opts.taskset ?? file, opts);
+  for (const r of readRecords(text, opts.format ?? formatOf(file))) c.add(r, file);
+  return c.result(file);
 }
 
 /** parseTaskset over a file's bytes: lines with invalid UTF-8 are errors at their line (utf8.ts), not U+FFFD. */
 export function parseTasksetBytes(bytes: Uint8Array, file: string, opts: LoadOptions = {}): LoadResult {
-  const d = decodeTaskset(bytes, file, opts.format ?? formatOf(file));
-  const r = parseTaskset(d.text, file, opts);
-  if (!d.errors.length) return r;
-  return {
-    ...r,
-    records: r.records + d.errors.length,
-    errors: [...d.errors, ...r.errors].sort((a, b) => a.line - b.line),
-  };
+  const c = new RecordChecker(opts.taskset ?? file, opts);
+  checkBytes(c, bytes, file, opts);
+  return c.result(file);
+}
+
+function checkBytes(c: RecordChecker, bytes: Uint8Array, file: string, opts: LoadOptions): void {
+  const format = opts.format ?? formatOf(file);
+  const d = decodeTaskset(bytes, file, format);
+  c.addErrors(d.errors);
+  for (const r of readRecords(d.text, format)) c.add(r, file);
+}
+
+/**
+ * The files a taskset path stands for: the file itself, or the `split` of a dataset folder (a hub
+ * cache entry or a folder of split shards; without `split`, its only one or the first of
+ * `opts.defaultSplits` it has).
+ */
+export async function tasksetFiles(path: string, opts: LoadOptions = {}): Promise<{ files: string[]; split?: string }> {
+  if ((await stat(path)).isDirectory()) {
+    const s = splitFiles(datasetFolder(path), opts.split, opts.defaultSplits ?? ['train']);
+    return { files: s.files, split: s.split };
+  }
+  if (opts.split !== undefined)
+    throw new Error(`split '${opts.split}' chooses the split files of a dataset folder; ${path} is one file`);
+  return { files: [path] };
+}
+
+/** Load a taskset file or dataset folder; Parquet / Arrow files stream a row group or batch at a time. */
+export async function loadTaskset(path: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const { files } = await tasksetFiles(path, opts);
+  const c = new RecordChecker(opts.taskset ?? path, opts);
+  const notes: BigNotes = new Map();
+  const said: string[] = [];
+  for (const file of files) {
+    const format = opts.format ?? formatOf(file);
+    if (isColumnar(format)) {
+      for await (const r of readColumnar(file, format, notes)) c.add(r, file);
+      said.push(...bigNoteLines(file, notes));
+      notes.clear();
+    } else checkBytes(c, await readFile(file), file, opts);
+  }
+  return c.result(path, said);
 }
 
 /** `FILE:LINE: field 'X': message` */

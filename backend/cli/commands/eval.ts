@@ -54,7 +54,7 @@ command({
         );
       const cfg = evalOnFile(loadRunConfig(configFile), ts);
       await loadWorkspaceCode(cfg, args.flags['trust-workspace-code'] === true || trustedFromEnv());
-      const pools = loadTasks(cfg);
+      const pools = await loadTasks(cfg);
       if (pools.eval.length === 0) {
         console.error(`${configFile}: field 'eval': the config has no eval set (${pools.evalSet})`);
         return 1;
