@@ -157,9 +157,7 @@ test('eval optional: a taskset file without eval holds out 10% by seed 0, eval.h
     const rev = join(dir, 'rev.jsonl');
     writeFileSync(rev, jsonl([...rows].reverse()));
     assert.deepEqual(
-      (await loadTasks(cfgOf({ taskset: { path: rev } })))
-        .eval.map((t) => t.id)
-        .sort(),
+      (await loadTasks(cfgOf({ taskset: { path: rev } }))).eval.map((t) => t.id).sort(),
       p.eval.map((t) => t.id).sort(),
     );
     const other = await loadTasks(cfgOf({ taskset: { path: f }, eval: { holdout: 0.1, seed: 3 } }));

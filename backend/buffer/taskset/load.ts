@@ -8,7 +8,13 @@ import { checkRecord } from './schema.js';
 import { mapRecord, userField } from './fields.js';
 import type { LoadOptions, LoadResult, TaskRecordError } from './types.js';
 import { formatOf, isColumnar, readRecords, type RawRecord } from '../../core/taskset-text/index.js';
-import { bigNoteLines, datasetFolder, readColumnar, splitFiles, type BigNotes } from '../../core/taskset-columnar/index.js';
+import {
+  bigNoteLines,
+  datasetFolder,
+  readColumnar,
+  splitFiles,
+  type BigNotes,
+} from '../../core/taskset-columnar/index.js';
 import { decodeTaskset } from './utf8.js';
 
 export { formatOf, TASKSET_EXTENSIONS } from '../../core/taskset-text/index.js';

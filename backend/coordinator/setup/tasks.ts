@@ -61,9 +61,11 @@ async function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'):
     });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code)
-      throw new InputError(`cannot read ${what} file '${file}' (${code})`, { field: `${what}.path` });
-    throw new InputError((e as Error).message, { file, field: `${what}${ref.split !== undefined ? '.split' : '.path'}` });
+    if (code) throw new InputError(`cannot read ${what} file '${file}' (${code})`, { field: `${what}.path` });
+    throw new InputError((e as Error).message, {
+      file,
+      field: `${what}${ref.split !== undefined ? '.split' : '.path'}`,
+    });
   }
   for (const n of r.notes ?? []) log.warn(n);
   for (const e of r.errors.slice(0, 20)) log.warn(`${formatTaskError(e)} (skipped)`);

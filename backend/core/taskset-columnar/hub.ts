@@ -48,7 +48,10 @@ export function splitOfFile(rel: string): string | undefined {
 
 /** The config a file belongs to: its first folder under the root, unless that folder is the split's own or `data`. */
 function configOf(rel: string, split: string): string {
-  const parts = rel.split(sep).slice(0, -1).filter((p) => p !== 'data' && p !== split);
+  const parts = rel
+    .split(sep)
+    .slice(0, -1)
+    .filter((p) => p !== 'data' && p !== split);
   return parts[0] ?? '';
 }
 
@@ -88,7 +91,11 @@ export function splitNames(d: DatasetFolder): string[] {
  * The files of `split` (`train`, or `CONFIG/train`); without one, the dataset's only split, else
  * the first of `defaults` it has. Throws a message listing the splits there are.
  */
-export function splitFiles(d: DatasetFolder, split: string | undefined, defaults: string[]): { split: string; files: string[] } {
+export function splitFiles(
+  d: DatasetFolder,
+  split: string | undefined,
+  defaults: string[],
+): { split: string; files: string[] } {
   const keys = [...d.splits.keys()];
   if (keys.length === 0)
     throw new Error(

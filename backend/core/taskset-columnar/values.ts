@@ -19,7 +19,8 @@ export function plainValue(v: unknown, column: string, notes: BigNotes): unknown
   if (v === null || typeof v !== 'object') return v;
   if (v instanceof Uint8Array) return v;
   if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
-  if (ArrayBuffer.isView(v)) return Array.from(v as unknown as ArrayLike<number | bigint>, (x) => plainValue(x, column, notes));
+  if (ArrayBuffer.isView(v))
+    return Array.from(v as unknown as ArrayLike<number | bigint>, (x) => plainValue(x, column, notes));
   if (Array.isArray(v)) return v.map((x) => plainValue(x, column, notes));
   if (isArrowVector(v)) {
     const out: unknown[] = [];
