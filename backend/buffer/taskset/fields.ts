@@ -61,7 +61,8 @@ export function finalHashAnswer(s: string): string | null {
 
 /**
  * Rename a raw record's fields to the schema's. Non-objects pass through (the validator reports
- * them). `line` makes an id for records without one when `defaultIds` is set.
+ * them). `line` makes an id for records without one when `defaultIds` is set (`L<line>`, after
+ * `idPrefix` where a taskset is several files: a dataset's shards each start at row 1).
  */
 export function mapRecord(
   value: unknown,
@@ -69,6 +70,7 @@ export function mapRecord(
   role: RecordRole,
   line: number,
   defaultIds: boolean,
+  idPrefix = '',
 ): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const src = value as Record<string, unknown>;
@@ -83,7 +85,7 @@ export function mapRecord(
     if (from in src) delete out[from];
     if (v !== undefined) out[to] = v;
   }
-  if (defaultIds && out.id === undefined) out.id = `L${line}`;
+  if (defaultIds && out.id === undefined) out.id = `${idPrefix}L${line}`;
   chatColumn(out, role);
   if (typeof out.system_prompt === 'string' && typeof out.prompt === 'string' && out.messages === undefined) {
     out.messages = [

@@ -2,6 +2,7 @@
 // hub cache's layout): every record is validated against its domain's schema; bad records become
 // errors with file, line (a columnar file's row) and field, and the valid ones are kept.
 import { readFile, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import type { Task } from '../../core/types.js';
 import { formatLocation } from '../../core/errors.js';
 import { checkRecord } from './schema.js';
@@ -50,6 +51,9 @@ class RecordChecker {
     for (const e of errs) this.error(e);
   }
 
+  /** Where a taskset is several files, the ids numbered by row are prefixed with the file's name. */
+  idPrefix = '';
+
   add(r: RawRecord, file: string): void {
     const { fields, role } = this;
     if ('error' in r) {
@@ -58,7 +62,7 @@ class RecordChecker {
       return;
     }
     this.records++;
-    const value = this.mapped ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds) : r.value;
+    const value = this.mapped ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds, this.idPrefix) : r.value;
     // Demonstrations need no reference answer unless their domain says so.
     const c = checkRecord(value, this.opts.domain ?? (role === 'expert' ? 'text' : 'math'), this.taskset);
     if (!('task' in c)) {
@@ -148,6 +152,7 @@ export async function loadTaskset(path: string, opts: LoadOptions = {}): Promise
   const notes: BigNotes = new Map();
   const said: string[] = [];
   for (const file of files) {
+    if (files.length > 1) c.idPrefix = `${basename(file).replace(/\.[^.]+$/, '')}:`;
     const format = opts.format ?? formatOf(file);
     if (isColumnar(format)) {
       for await (const r of readColumnar(file, format, notes)) c.add(r, file);
