@@ -47,7 +47,7 @@ export function watchWorkspace(w: WatchedWorkspace): () => Promise<void> {
     configWatcher.onDidChange(rereadConfigs),
     configWatcher.onDidDelete(rereadConfigs),
   );
-  const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
+  const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv,parquet,arrow}');
   // A file moved or deleted: its Problems, report and badge count go at once (not when its tab closes).
   // The rescan waits for a burst to end (a run writing checkpoints creates many files), and files
   // the program writes (.rft/, node_modules/) do not trigger one.

@@ -8,7 +8,7 @@ import { sectionsNaming, withFormat, type ConfigSection } from '../config-format
 import {
   describeMapping,
   fieldsOf,
-  firstRecords,
+  firstRecordsOfFile,
   formatOf,
   guessRole,
   proposeMapping,
@@ -50,7 +50,7 @@ export function sampleValues(records: Rec[], key: string, n = 3): string {
 async function pickFile(s: Services, arg?: vscode.Uri): Promise<vscode.Uri | undefined> {
   if (arg) return arg;
   const active = vscode.window.activeTextEditor?.document.uri;
-  // Every format the backend reads (JSONL, JSON, YAML, CSV); a run config is YAML but no taskset.
+  // Every format the backend reads (JSONL, JSON, YAML, CSV, Parquet, Arrow); a run config is YAML but no taskset.
   const readable = (u: vscode.Uri) => !!formatByExtension(u.fsPath) && !/\.rft\.ya?ml$/i.test(u.fsPath);
   if (active && readable(active)) return active;
   const files = s.tasksets.list().filter(readable);
@@ -227,10 +227,10 @@ export async function mapFields(
   if (!file) return undefined;
   const rel = vscode.workspace.asRelativePath(file);
   const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === file.fsPath);
-  const records = firstRecords(open ? open.getText() : readHead(file.fsPath), file.fsPath, 20);
+  const records = await firstRecordsOfFile(file.fsPath, () => (open ? open.getText() : readHead(file.fsPath)), 20);
   if (!records.length) {
     void vscode.window.showWarningMessage(
-      `${rel}: no records to map (JSONL: one object per line; JSON: an array of objects; YAML: a list of maps; CSV: a header row, then one row per record).`,
+      `${rel}: no records to map (JSONL: one object per line; JSON: an array of objects; YAML: a list of maps; CSV: a header row, then one row per record; Parquet / Arrow: one row per record).`,
     );
     return undefined;
   }

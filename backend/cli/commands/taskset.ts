@@ -1,5 +1,6 @@
-// `rft taskset validate FILE... [--domain D] [--json]`: every bad record as `FILE:LINE: field 'X': message`,
-// then a summary line; exit 1 when any record was bad.
+// `rft taskset validate FILE... [--domain D] [--split S] [--json]`: every bad record as
+// `FILE:LINE: field 'X': message` (a Parquet / Arrow file's row as LINE), then a summary line; exit 1
+// when any record was bad. A FILE may be a dataset folder (hub cache entry, split shards): --split.
 import { InputError } from '../../core/errors.js';
 import type { Domain } from '../../core/types.js';
 import { command, flagString } from '../command.js';
@@ -8,18 +9,28 @@ import { DOMAINS } from '../../buffer/taskset/schema.js';
 
 command({
   name: 'taskset validate',
-  flags: ['domain'],
-  usage: 'taskset validate FILE... [--domain D] [--json]',
-  summary: 'check taskset files (JSONL, JSON, YAML, CSV): every bad record with file:line:field',
+  flags: ['domain', 'split'],
+  usage: 'taskset validate FILE... [--domain D] [--split S] [--json]',
+  summary:
+    'check taskset files (JSONL, JSON, YAML, CSV, Parquet, Arrow; a dataset folder with --split): every bad record with file:line:field',
   booleanFlags: ['json'],
   run: async (a) => {
-    if (a.positional.length === 0) throw new InputError('usage: rft taskset validate FILE... [--domain D] [--json]');
+    if (a.positional.length === 0)
+      throw new InputError('usage: rft taskset validate FILE... [--domain D] [--split S] [--json]');
+    const split = flagString(a, 'split');
     const domain = flagString(a, 'domain') as Domain | undefined;
     if (domain !== undefined && !DOMAINS.includes(domain))
       throw new InputError(`--domain must be one of ${DOMAINS.join(', ')}, got '${domain}'`);
     let bad = 0;
     for (const file of a.positional) {
-      const r = await loadTaskset(file, { domain });
+      let r: Awaited<ReturnType<typeof loadTaskset>>;
+      try {
+        r = await loadTaskset(file, { domain, ...(split !== undefined ? { split } : {}) });
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        throw new InputError(code ? `cannot read it (${code})` : (e as Error).message, { file });
+      }
+      for (const n of r.notes ?? []) console.error(`note: ${n}`);
       bad += r.errors.length;
       if (a.flags.json) {
         console.log(
@@ -29,6 +40,7 @@ command({
             invalid: r.errors.length,
             records: r.records,
             errors: r.errors,
+            ...(r.notes ? { notes: r.notes } : {}),
           }),
         );
         continue;

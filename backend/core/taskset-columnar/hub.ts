@@ -29,7 +29,7 @@ export function hubSnapshot(dir: string): string | undefined {
   const revs = readdirSync(snaps).filter((r) => statSync(join(snaps, r)).isDirectory());
   if (revs.length === 1) return join(snaps, revs[0]!);
   throw new Error(
-    `${dir}: ${revs.length} snapshots and no refs/main naming one of them (${revs.join(', ') || 'none'}): give the path of one snapshot`,
+    `${revs.length} snapshots and no refs/main naming one of them (${revs.join(', ') || 'none'}): give the path of one snapshot`,
   );
 }
 
@@ -99,7 +99,7 @@ export function splitFiles(
   const keys = [...d.splits.keys()];
   if (keys.length === 0)
     throw new Error(
-      `${d.root}: no data files named by split (SPLIT-00000-of-00001.parquet, SPLIT.jsonl, SPLIT/0000.parquet, ...)`,
+      `no data files named by split (SPLIT-00000-of-00001.parquet, SPLIT.jsonl, SPLIT/0000.parquet, ...)`,
     );
   const list = keys.join(', ');
   const match = (name: string) => {
@@ -111,13 +111,11 @@ export function splitFiles(
     const bare = new Set(keys.map((k) => k.split('/').pop()!));
     if (keys.length === 1) want = keys[0]!;
     else want = defaults.find((s) => match(s).length === 1) ?? defaults.find((s) => bare.has(s));
-    if (want === undefined) throw new Error(`${d.root}: the dataset has the splits ${list}: choose one with split`);
+    if (want === undefined) throw new Error(`the dataset has the splits ${list}: choose one with split`);
   }
   const found = match(want);
   if (found.length === 1) return { split: found[0]!, files: d.splits.get(found[0]!)! };
   if (found.length > 1)
-    throw new Error(
-      `${d.root}: split '${want}' is in several configs (${found.join(', ')}): give split as CONFIG/${want}`,
-    );
-  throw new Error(`${d.root}: no split '${want}'; the dataset has ${list}`);
+    throw new Error(`split '${want}' is in several configs (${found.join(', ')}): give split as CONFIG/${want}`);
+  throw new Error(`no split '${want}'; the dataset has ${list}`);
 }
