@@ -7,7 +7,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
-import { loadTasks } from '../../backend/coordinator/setup/tasks.js';
+import { loadTasks, TaskFeed } from '../../backend/coordinator/setup/tasks.js';
+import { watchRunFiles } from '../../backend/coordinator/live.js';
+import { openStore } from '../../backend/buffer/storage/index.js';
+import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { datasetFolder, splitOfFile } from '../../backend/core/taskset-columnar/index.js';
 import { copyParquet, duck, gsm8kSelect } from '../buffer/columnar-fixtures.js';
 
@@ -53,7 +56,10 @@ test('a hub cache entry as taskset and eval path: refs/main, split chooses the s
     );
     // Both shards of main/train in order, the test split as the eval set (none held out of train).
     assert.equal(pools.train.length, 50);
-    assert.deepEqual(pools.train.map((t) => t.answer), Array.from({ length: 50 }, (_, i) => String(i + 1)));
+    assert.deepEqual(
+      pools.train.map((t) => t.answer),
+      Array.from({ length: 50 }, (_, i) => String(i + 1)),
+    );
     // Each shard numbers its rows from 1: ids by row carry the shard's name.
     assert.deepEqual([pools.train[0]!.id, pools.train[30]!.id], ['train-00000-of-00002:L1', 'train-00001-of-00002:L1']);
     assert.equal(pools.eval.length, 10);
@@ -86,7 +92,10 @@ test('a plain folder of split shards (data/SPLIT-NNNNN-of-NNNNN.parquet): train 
     assert.equal(p.train.length + p.eval.length, 25);
     // eval without split: test, else validation.
     const q = await loadTasks(cfgOf({ taskset: { path: dir, format: GSM }, eval: { path: dir, format: GSM } }));
-    assert.deepEqual(q.eval.map((t) => t.answer), ['101', '102', '103', '104']);
+    assert.deepEqual(
+      q.eval.map((t) => t.answer),
+      ['101', '102', '103', '104'],
+    );
     const v = await loadTasks(
       cfgOf({ taskset: { path: dir, split: 'validation', format: GSM }, eval: { holdout: 0.25 } }),
     );
@@ -115,4 +124,28 @@ test('split: a built-in generator has train and eval; a dataset split name must 
     taskset: { path: 'd', split: '../x' },
   });
   assert.match(JSON.stringify(odd.issues), /expected a split name/);
+});
+
+test('a dataset folder is read once, not watched live (its other splits would replace the training tasks)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-shards-live-'));
+  const store = await openStore(join(dir, 'buffer.db'));
+  try {
+    mkdirSync(join(dir, 'data'));
+    await duck(
+      copyParquet(gsm8kSelect(0, 4), join(dir, 'data', 'train-00000-of-00001.parquet'), 'zstd'),
+      copyParquet(gsm8kSelect(9, 11), join(dir, 'data', 'test-00000-of-00001.parquet'), 'zstd'),
+    );
+    const file = join(dir, 'more.parquet');
+    await duck(copyParquet(gsm8kSelect(0, 2), file, 'zstd'));
+    const cfg = cfgOf({ taskset: { path: dir, format: GSM }, experts: { path: file, format: GSM } });
+    const pools = await loadTasks(cfg);
+    const tok = CharTokenizer.train(pools.train.map((t) => t.prompt!));
+    const live = watchRunFiles(cfg, { runId: 'r', feed: new TaskFeed(cfg, pools.train), pools, tok, store });
+    await live.ready;
+    await live.close();
+    assert.deepEqual(live.watching, [file]);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
