@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateRunConfig, type RunConfig } from '../../backend/core/config.js';
+import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { loadTasks, TaskFeed } from '../../backend/coordinator/setup/tasks.js';
 import { watchRunFiles } from '../../backend/coordinator/live.js';
 import { openStore } from '../../backend/buffer/storage/index.js';
@@ -111,6 +112,8 @@ test('split names from shard file names: hub shards, hashed shards, the datasets
   assert.equal(splitOfFile('gsm8k-validation-00001-of-00003.arrow'), 'validation');
   assert.equal(splitOfFile('gsm8k-train.arrow'), 'train');
   assert.equal(splitOfFile('default/train/0000.parquet'), 'train');
+  assert.equal(splitOfFile('data/test.jsonl'), 'test');
+  assert.equal(splitOfFile('mine/math.jsonl'), undefined);
 });
 
 test('split: a built-in generator has train and eval; a dataset split name must be a name', () => {
@@ -146,6 +149,32 @@ test('a dataset folder is read once, not watched live (its other splits would re
     assert.deepEqual(live.watching, [file]);
   } finally {
     await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('rft run refuses a dataset folder without the split asked for, and split beside a file, before any work', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-shards-cfg-'));
+  try {
+    mkdirSync(join(dir, 'data'));
+    await duck(copyParquet(gsm8kSelect(0, 3), join(dir, 'data', 'train-00000-of-00001.parquet'), 'zstd'));
+    writeFileSync(join(dir, 't.jsonl'), '{"id": "a", "prompt": "p", "answer": "1"}\n');
+    const file = join(dir, 'run.rft.yaml');
+    const write = (eval_: string) =>
+      writeFileSync(
+        file,
+        `taskset: { path: data, format: { prompt_key: question, response_key: answer } }\n${eval_}\nworkflow: { name: single_turn, reward: math_answer }\n`,
+      );
+    write('eval: { path: ., split: test }');
+    assert.throws(() => loadRunConfig(file), /field 'eval\.split': no split 'test'; the dataset has train/);
+    write('eval: { path: t.jsonl, split: test }');
+    assert.throws(
+      () => loadRunConfig(file),
+      /field 'eval\.split': split chooses the split files of a dataset folder; 't\.jsonl' is one file/,
+    );
+    write('eval: { path: ., split: train }');
+    assert.equal(loadRunConfig(file).eval?.split, 'train');
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -62,7 +62,9 @@ class RecordChecker {
       return;
     }
     this.records++;
-    const value = this.mapped ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds, this.idPrefix) : r.value;
+    const value = this.mapped
+      ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds, this.idPrefix)
+      : r.value;
     // Demonstrations need no reference answer unless their domain says so.
     const c = checkRecord(value, this.opts.domain ?? (role === 'expert' ? 'text' : 'math'), this.taskset);
     if (!('task' in c)) {

@@ -33,7 +33,14 @@ export function hubSnapshot(dir: string): string | undefined {
   );
 }
 
-/** The split a data file holds, from its name (or its folder's), else undefined. */
+/** Split names recognised without shard numbers (`train.jsonl`, `gsm8k-test.arrow`), as the hub's own. */
+const KNOWN_SPLITS = new Set(['train', 'test', 'validation', 'valid', 'dev', 'eval']);
+
+/**
+ * The split a data file holds, else undefined: any word before shard numbers (`NAME-00000-of-00002`),
+ * a known split word as the name's last part (`train.jsonl`), or the folder of numbered files
+ * (`train/0000.parquet`). Another file (`notes.jsonl`) belongs to no split.
+ */
 export function splitOfFile(rel: string): string | undefined {
   const stem = basename(rel).replace(/\.[^.]+$/, '');
   // `train-00000-of-00002`, `train-00000-of-00002-1a2b3c` (hub), `gsm8k-train-00000-of-00002` (datasets cache)
@@ -43,7 +50,8 @@ export function splitOfFile(rel: string): string | undefined {
     return SPLIT_WORD.test(parent) && parent !== '.' ? parent : undefined;
   }
   const word = rest.split('-').pop()!;
-  return SPLIT_WORD.test(word) ? word : undefined;
+  if (!SPLIT_WORD.test(word)) return undefined;
+  return rest !== stem || KNOWN_SPLITS.has(word.toLowerCase()) ? word : undefined;
 }
 
 /** The config a file belongs to: its first folder under the root, unless that folder is the split's own or `data`. */
@@ -80,11 +88,6 @@ export function datasetFolder(path: string): DatasetFolder {
     (splits.get(key) ?? splits.set(key, []).get(key)!).push(f);
   }
   return { root, splits };
-}
-
-/** The split names a `split:` may give: `train` where it is unambiguous, else `CONFIG/train`. */
-export function splitNames(d: DatasetFolder): string[] {
-  return [...d.splits.keys()];
 }
 
 /**

@@ -9,7 +9,7 @@ import type { BigNotes } from './values.js';
 
 export type { ColumnInfo, ReadOptions } from './types.js';
 export { bigNoteLines, type BigNotes } from './values.js';
-export { datasetFolder, hubSnapshot, splitFiles, splitNames, splitOfFile, type DatasetFolder } from './hub.js';
+export { datasetFolder, splitFiles, splitOfFile, type DatasetFolder } from './hub.js';
 
 export function readColumnar(
   file: string,
