@@ -2,7 +2,7 @@
 // changed: the files they name are validated again), taskset files created or deleted (Problems, the
 // Tasksets view and its badge follow at once), and the run registry other processes write.
 import * as vscode from 'vscode';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { TasksetReport } from '../backend/core/protocol.js';
 import { DebouncedChecker } from './debounced-checker.js';
 import type { TasksetDiagnostics } from './diagnostics.js';
@@ -34,7 +34,8 @@ export function watchWorkspace(w: WatchedWorkspace): () => Promise<void> {
     await readings.refresh();
     const files = new Set(
       [...before, ...readings.files()].filter(
-        (f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f)),
+        // A dataset folder a config names (Open Dataset…) is no file of the Problems panel.
+        (f) => existsSync(f) && statSync(f).isFile() && (tasksets.reports.has(f) || readings.isTaskset(f)),
       ),
     );
     for (const f of files) diagnostics.apply(await w.validate(f));

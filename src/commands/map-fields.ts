@@ -151,8 +151,30 @@ export interface MappingWritten {
   created: boolean;
 }
 
-/** Writes the mapping into every config that reads the file, else into a config the user picks, else a new one. */
-async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<MappingWritten | undefined> {
+/** A dataset folder read by split (Open Dataset…): its split, and a held-out split for a new config's eval. */
+export interface DatasetTarget {
+  split: string;
+  evalSplit?: string;
+}
+
+/** A path as a config in `dir` names it: relative inside the workspace, absolute outside (the HF cache). */
+function configPath(dir: string, file: string): string {
+  const rel = relative(dir, file).split('\\').join('/');
+  return rel.startsWith('../') &&
+    vscode.workspace.workspaceFolders?.every((f) => relative(f.uri.fsPath, file).startsWith('..'))
+    ? file
+    : rel;
+}
+
+/**
+ * Writes the mapping into every config that reads the file, else into a config the user picks, else a
+ * new one. A dataset folder (`dataset`) goes into a config the user picks or a new one, with its split.
+ */
+async function writeMapping(
+  file: vscode.Uri,
+  p: MappingProposal,
+  dataset?: DatasetTarget,
+): Promise<MappingWritten | undefined> {
   const format = p.format ?? {};
   const configs = await vscode.workspace.findFiles(CONFIG_GLOB, '**/node_modules/**', 100);
   const texts = new Map<string, string>();
@@ -162,7 +184,7 @@ async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<Mappi
   for (const u of configs) {
     const text = await read(u);
     texts.set(u.fsPath, text);
-    const sections = sectionsNaming(u.fsPath, text, file.fsPath);
+    const sections = dataset ? [] : sectionsNaming(u.fsPath, text, file.fsPath);
     if (sections.length) naming.push({ uri: u, sections });
   }
   const section: ConfigSection = p.role === 'expert' ? 'experts' : 'taskset';
@@ -188,18 +210,24 @@ async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<Mappi
     : { label: NEW, uri: undefined };
   if (!pick) return undefined;
   if (pick.uri) {
-    const rel = relative(dirname(pick.uri.fsPath), file.fsPath).split('\\').join('/');
-    await save(pick.uri, withFormat(await read(pick.uri), section, format, rel), texts);
+    const rel = configPath(dirname(pick.uri.fsPath), file.fsPath);
+    await save(pick.uri, withFormat(await read(pick.uri), section, format, rel, dataset?.split), texts);
     return { config: pick.uri, sections: [section], created: false };
   }
   // No config yet: the template, reading this file (never over an existing train.rft.yaml).
   const uri = await unusedUri(folder, 'train.rft.yaml');
-  const rel = relative(folder.fsPath, file.fsPath).split('\\').join('/');
+  const rel = configPath(folder.fsPath, file.fsPath);
+  const fmt = p.format ? { format: p.format } : {};
   const text =
     p.role === 'task'
-      ? configTemplate(rel, domainOf(rel), undefined, { ...(p.format ? { format: p.format } : {}) })
+      ? configTemplate(rel, domainOf(rel), undefined, {
+          ...fmt,
+          ...(dataset ? { split: dataset.split } : {}),
+          // A dataset's held-out split (test) is the eval set, read with the same mapping.
+          ...(dataset?.evalSplit ? { eval: { path: rel, split: dataset.evalSplit, ...fmt } } : {}),
+        })
       : configTemplate('tasksets/math.jsonl', 'math', undefined, {
-          experts: { path: rel, ...(p.format ? { format: p.format } : {}) },
+          experts: { path: rel, ...fmt, ...(dataset ? { split: dataset.split } : {}) },
         });
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));
   return { config: uri, sections: [section], created: true };
@@ -234,6 +262,28 @@ export async function mapFields(
     );
     return undefined;
   }
+  return mapRecords(s, file, rel, records, preset);
+}
+
+/** Map Fields on a dataset folder's split (Open Dataset…): its first records come from the backend. */
+export function mapDataset(
+  s: Services,
+  dir: vscode.Uri,
+  label: string,
+  records: Rec[],
+  dataset: DatasetTarget,
+): Promise<MappingWritten | undefined> {
+  return mapRecords(s, dir, label, records, undefined, dataset);
+}
+
+async function mapRecords(
+  s: Services,
+  file: vscode.Uri,
+  rel: string,
+  records: Rec[],
+  preset?: FieldPreset,
+  dataset?: DatasetTarget,
+): Promise<MappingWritten | undefined> {
   let p = proposeMapping(
     records,
     preset?.target === 'response' ? 'expert' : preset?.target === 'answer' ? 'task' : guessRole(file.fsPath, records),
@@ -256,7 +306,7 @@ export async function mapFields(
     }
   }
   try {
-    const done = await writeMapping(file, p);
+    const done = await writeMapping(file, p, dataset);
     if (!done) return undefined;
     await s.rereadConfigs?.();
     const cfg = vscode.workspace.asRelativePath(done.config);
