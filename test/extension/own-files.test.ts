@@ -203,7 +203,7 @@ test('a moved taskset: its Problems and badge go at once; the view lists it at i
   const from = join(ws, 'mine/math.jsonl');
   const to = join(ws, 'mine/math-moved.jsonl');
   renameSync(from, to);
-  const w = vscode.fileWatchers.find((x) => x.glob === '**/*.{jsonl,json,yaml,yml,csv}')!;
+  const w = vscode.fileWatchers.find((x) => x.glob === '**/*.{jsonl,json,yaml,yml,csv,parquet,arrow}')!;
   w.delete.fire(vscode.Uri.file(from));
   w.create.fire(vscode.Uri.file(to));
   assert.equal(coll().entries.get(from), undefined);
