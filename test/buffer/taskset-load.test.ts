@@ -252,6 +252,6 @@ test('JSON array (jsonc-parser): each syntax error named at its record line and 
     ['a'],
   );
   assert.deepEqual(cut.errors.map(formatTaskError), [
-    "cut.json:3: field '(record)': bad JSON: unexpected end of file inside this record",
+    "cut.json:3: field '(record)': bad JSON: unexpected end of string at line 3, column 20",
   ]);
 });
