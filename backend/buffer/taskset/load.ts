@@ -17,6 +17,7 @@ import {
   type BigNotes,
 } from '../../core/taskset-columnar/index.js';
 import { decodeTaskset } from './utf8.js';
+import { imageCell } from './png.js';
 
 export { formatOf, TASKSET_EXTENSIONS } from '../../core/taskset-text/index.js';
 
@@ -65,6 +66,16 @@ class RecordChecker {
     const value = this.mapped
       ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds, this.idPrefix)
       : r.value;
+    // An image cell of a dataset (`{bytes, path}`, PNG bytes) becomes the vision task's {width, height, rgb}.
+    const img = (value as { image?: unknown } | null)?.image;
+    if (img instanceof Uint8Array || (img && typeof img === 'object' && 'bytes' in img)) {
+      try {
+        (value as { image?: unknown }).image = imageCell(img);
+      } catch (e) {
+        this.error({ file, line: r.line, field: userField('image', fields, role), message: (e as Error).message });
+        return;
+      }
+    }
     // Demonstrations need no reference answer unless their domain says so.
     const c = checkRecord(value, this.opts.domain ?? (role === 'expert' ? 'text' : 'math'), this.taskset);
     if (!('task' in c)) {
