@@ -70,6 +70,13 @@ test('Parquet nested columns: format paths into structs and lists, chat turns to
       'snappy',
     ),
   );
+  await duck(
+    copyParquet(
+      `SELECT 'c' || i AS id, [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'What is ' || i || '+1?'}, {'role': 'assistant', 'content': 'So #### ' || (i + 1)}] AS messages FROM range(2) t(i)`,
+      join(dir, 'chat-ids.parquet'),
+      'gzip',
+    ),
+  );
   const c = await loadTaskset(chat, { defaultIds: true });
   assert.deepEqual(c.errors, []);
   assert.equal(c.tasks[1]!.prompt, 'What is 1+1?');
@@ -79,6 +86,16 @@ test('Parquet nested columns: format paths into structs and lists, chat turns to
     { role: 'system', content: 'Be brief.' },
     { role: 'user', content: 'What is 1+1?' },
   ]);
+  // `rft taskset validate` (no mapping, no default ids) reads the chat column as the run does.
+  const plain = await loadTaskset(chat.replace('chat.parquet', 'chat-ids.parquet'));
+  assert.deepEqual(plain.errors, []);
+  assert.deepEqual(
+    plain.tasks.map((t) => [t.id, t.prompt, t.answer, t.messages?.length]),
+    [
+      ['c0', 'What is 0+1?', '1', 2],
+      ['c1', 'What is 1+1?', '2', 2],
+    ],
+  );
   const ex = await loadTaskset(chat, { role: 'expert', defaultIds: true });
   assert.equal(ex.tasks[0]!.metadata?.response, 'So #### 1');
 });

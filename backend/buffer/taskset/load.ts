@@ -63,9 +63,10 @@ class RecordChecker {
       return;
     }
     this.records++;
-    const value = this.mapped
-      ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds, this.idPrefix)
-      : r.value;
+    // A chat column is read as a run reads it (the last assistant turn is the answer) even unmapped.
+    const chat = Array.isArray((r.value as { messages?: unknown } | null)?.messages);
+    const value =
+      this.mapped || chat ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds, this.idPrefix) : r.value;
     // An image cell of a dataset (`{bytes, path}`, PNG bytes) becomes the vision task's {width, height, rgb}.
     const img = (value as { image?: unknown } | null)?.image;
     if (img instanceof Uint8Array || (img && typeof img === 'object' && 'bytes' in img)) {
