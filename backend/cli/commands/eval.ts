@@ -78,7 +78,9 @@ command({
       tasks = gen.generate(flagNumber(args, 'size', 200), flagNumber(args, 'seed', 0), 'eval');
       reward ??= gen.reward;
     } else {
-      const r = await loadTaskset(ts);
+      // A dataset folder: its test split, else validation (the held-out ones).
+      const r = await loadTaskset(ts, { defaultSplits: ['test', 'validation', 'eval'] });
+      for (const n of r.notes ?? []) console.error(`note: ${n}`);
       for (const e of r.errors) console.error(formatTaskError(e));
       tasks = r.tasks;
     }
