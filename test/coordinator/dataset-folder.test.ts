@@ -178,3 +178,15 @@ test('rft run refuses a dataset folder without the split asked for, and split be
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("rft eval --config --taskset FILE: the taskset's dataset split is not carried onto another file", async () => {
+  const { evalOnFile } = await import('../../backend/cli/commands/eval.js');
+  const cfg = cfgOf({ taskset: { path: '/data/gsm8k', split: 'main/train', format: GSM } });
+  const e = evalOnFile(cfg, '/data/eval.jsonl').eval!;
+  assert.deepEqual([e.path, e.split, e.format], ['/data/eval.jsonl', undefined, GSM]);
+  const own = cfgOf({
+    taskset: { path: '/data/gsm8k', format: GSM },
+    eval: { path: '/data/gsm8k', split: 'main/test' },
+  });
+  assert.equal(evalOnFile(own, '/data/gsm8k').eval!.split, 'main/test');
+});

@@ -126,6 +126,8 @@ export function evalOnFile(cfg: RunConfig, file: string | undefined): RunConfig 
     builtin: undefined,
     holdout: undefined,
     pipeline: named && named === cfg.eval ? named.pipeline : undefined,
+    // The eval's own split of the same dataset folder; else the folder's test split (a file has none).
+    split: named && named === cfg.eval ? named.split : undefined,
   } as NonNullable<RunConfig['eval']>;
   return { ...cfg, eval: evalRef };
 }
