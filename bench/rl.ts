@@ -36,7 +36,7 @@ const stage = cfg.stages?.find((s) => s.algorithm.name === 'mix') ?? {
   batch_size: undefined,
   lr: undefined,
 };
-const pools = loadTasks(cfg);
+const pools = await loadTasks(cfg);
 const tok = makeTokenizer(
   cfg,
   [...pools.train, ...pools.eval].flatMap((t) => [t.prompt ?? '', pools.solve(t)]),

@@ -21,9 +21,16 @@ export function sectionsNaming(configPath: string, text: string, file: string): 
 
 /**
  * The config text with `section.format` set to `format` (the keys it names replaced, others kept;
- * `path` set when given, for a section that did not name the file). Throws on YAML the user must fix first.
+ * `path` set when given, for a section that did not name the file, with `split` for a dataset folder).
+ * Throws on YAML the user must fix first.
  */
-export function withFormat(text: string, section: ConfigSection, format: FileFormat, path?: string): string {
+export function withFormat(
+  text: string,
+  section: ConfigSection,
+  format: FileFormat,
+  path?: string,
+  split?: string,
+): string {
   const doc = parseDocument(text);
   if (doc.errors.length)
     throw new Error(`the config does not parse (${doc.errors[0]!.message.split('\n')[0]}): fix it first`);
@@ -32,6 +39,9 @@ export function withFormat(text: string, section: ConfigSection, format: FileFor
     // `taskset: { builtin: ... }` and a held-out share are not file readings: the section becomes the file.
     if (isMap(node)) for (const k of ['builtin', 'holdout']) node.delete(k);
     doc.setIn([section, 'path'], path);
+    // A dataset folder's split; a file has none (a split left from a folder before would be refused).
+    if (split !== undefined) doc.setIn([section, 'split'], split);
+    else if (isMap(node)) node.delete('split');
   }
   for (const [k, v] of Object.entries(format)) if (v) doc.setIn([section, 'format', k], v);
   const fmt = doc.getIn([section, 'format']);

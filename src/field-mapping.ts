@@ -2,7 +2,8 @@
 // proposed from the field names (synonyms, typos) and, where the names say nothing, from the values
 // of the first records (unique short tokens are ids, short scalars answers, long text responses).
 // No vscode import: the config template, the diagnostics and the mapping command share it.
-import { formatByExtension, readRecords } from '../backend/core/taskset-text/index.js';
+import { formatByExtension, isColumnar, readRecords } from '../backend/core/taskset-text/index.js';
+import { readColumnar } from '../backend/core/taskset-columnar/index.js';
 import { suggestField } from './field-synonyms.js';
 
 export type MappingRole = 'task' | 'expert';
@@ -179,6 +180,23 @@ export function firstRecords(text: string, path: string, max = 20): Rec[] {
     if (out.length >= max) break;
     // A bad record: its diagnostic says so.
     if ('value' in r && r.value && typeof r.value === 'object' && !Array.isArray(r.value)) out.push(r.value as Rec);
+  }
+  return out;
+}
+
+/**
+ * The first records of a taskset file: Parquet / Arrow read from the file (their first row group /
+ * batch only), the text formats from `text` (an open editor's) or the file's head.
+ */
+export async function firstRecordsOfFile(path: string, text: () => string, max = 20): Promise<Rec[]> {
+  const format = formatByExtension(path);
+  if (!format || !isColumnar(format)) return firstRecords(text(), path, max);
+  const out: Rec[] = [];
+  try {
+    for await (const r of readColumnar(path, format, new Map(), { limit: max }))
+      if ('value' in r && r.value && typeof r.value === 'object') out.push(r.value as Rec);
+  } catch {
+    // Unreadable: no records (the file's diagnostic says why).
   }
   return out;
 }

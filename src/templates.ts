@@ -88,10 +88,12 @@ export function inferFormat(
 export interface TemplateFiles {
   /** The taskset's own field names. */
   format?: FileFormat;
-  /** A held-out file of the user's (else no eval: see configTemplate). */
-  eval?: { path: string; format?: FileFormat };
+  /** The taskset is a dataset folder: its split (Open Dataset…). */
+  split?: string;
+  /** A held-out file of the user's, or a dataset's held-out split (else no eval: see configTemplate). */
+  eval?: { path: string; format?: FileFormat; split?: string };
   /** Demonstrations ({prompt, response} per line): the run then trains with MIX (RL + SFT on experts). */
-  experts?: { path: string; format?: FileFormat };
+  experts?: { path: string; format?: FileFormat; split?: string };
 }
 
 const flow = (f: FileFormat) =>
@@ -153,6 +155,7 @@ export function configTemplate(
     ...model,
     'taskset:',
     `  path: ${path}`,
+    ...(files.split ? [`  split: ${JSON.stringify(files.split)}`] : []),
     `  domain: ${domain}`,
     '  selector: shuffle',
     ...format(files.format, true),
@@ -160,6 +163,7 @@ export function configTemplate(
       ? [
           'eval:',
           `  path: ${JSON.stringify(files.eval.path)}`,
+          ...(files.eval.split ? [`  split: ${JSON.stringify(files.eval.split)}`] : []),
           `  domain: ${domain}`,
           ...format(files.eval.format, false),
         ]
@@ -171,7 +175,12 @@ export function configTemplate(
           '#   holdout: 0.1       # this share of the taskset',
         ]),
     ...(files.experts
-      ? ['experts:', `  path: ${JSON.stringify(files.experts.path)}`, ...format(files.experts.format, false)]
+      ? [
+          'experts:',
+          `  path: ${JSON.stringify(files.experts.path)}`,
+          ...(files.experts.split ? [`  split: ${JSON.stringify(files.experts.split)}`] : []),
+          ...format(files.experts.format, false),
+        ]
       : ['# experts:', '#   path: experts.jsonl  # demonstrations: {prompt, response} per line (MIX / SFT use them)']),
     'workflow:',
     `  name: ${s.workflow}`,

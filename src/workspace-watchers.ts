@@ -2,7 +2,7 @@
 // changed: the files they name are validated again), taskset files created or deleted (Problems, the
 // Tasksets view and its badge follow at once), and the run registry other processes write.
 import * as vscode from 'vscode';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { TasksetReport } from '../backend/core/protocol.js';
 import { DebouncedChecker } from './debounced-checker.js';
 import type { TasksetDiagnostics } from './diagnostics.js';
@@ -37,7 +37,8 @@ export function watchWorkspace(w: WatchedWorkspace): () => Promise<void> {
     await readings.refresh();
     const files = new Set(
       [...before, ...readings.files()].filter(
-        (f) => existsSync(f) && (tasksets.reports.has(f) || readings.isTaskset(f)),
+        // A dataset folder a config names (Open Dataset…) is no file of the Problems panel.
+        (f) => existsSync(f) && statSync(f).isFile() && (tasksets.reports.has(f) || readings.isTaskset(f)),
       ),
     );
     for (const f of files) diagnostics.apply(await w.validate(f));
@@ -50,7 +51,7 @@ export function watchWorkspace(w: WatchedWorkspace): () => Promise<void> {
     configWatcher.onDidChange(rereadConfigs),
     configWatcher.onDidDelete(rereadConfigs),
   );
-  const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv}');
+  const watcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,json,yaml,yml,csv,parquet,arrow}');
   // A file moved or deleted: its Problems, report and badge count go at once (not when its tab closes).
   // The rescan waits for a burst to end (a run writing checkpoints creates many files), and files
   // the program writes (.rft/, node_modules/) do not trigger one.

@@ -2,7 +2,9 @@
 // the next explore steps (the selector gets the new list; new tasks go into the buffer's task
 // table), and a new line in the experts file becomes an expert experience in the buffer. Bad lines
 // are logged as FILE:LINE: field and skipped; the run goes on. Used by the explorer of every
-// placement with a local file system (one process, the explorer process).
+// placement with a local file system (one process, the explorer process). A dataset folder (hub
+// cache, split shards) is read once: its files are a download, not edited, and other splits live there.
+import { statSync } from 'node:fs';
 import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
@@ -16,6 +18,8 @@ import { expertExperience, taskPipeline, withoutHeldOut, type TaskFeed, type Tas
 const log = logger('live');
 
 export interface LiveFiles {
+  /** The paths watched (a dataset folder is not). */
+  watching: string[];
   ready: Promise<void>;
   close(): Promise<void>;
 }
@@ -50,8 +54,17 @@ export function watchRunFiles(
   },
 ): LiveFiles {
   const watchers: TasksetWatcher[] = [];
+  const watching: string[] = [];
   const ts = cfg.taskset;
-  if (ts.path) {
+  const isFile = (p: string) => {
+    try {
+      return statSync(p).isFile();
+    } catch {
+      return true; // gone: the watcher says so
+    }
+  };
+  if (ts.path && isFile(ts.path)) {
+    watching.push(ts.path);
     const pipeline = ts.pipeline ? taskPipeline(ts.pipeline, 'taskset.pipeline') : undefined;
     watchers.push(
       watchTaskset(
@@ -94,7 +107,8 @@ export function watchRunFiles(
     );
   }
   const ex = cfg.experts;
-  if (ex?.path) {
+  if (ex?.path && isFile(ex.path)) {
+    watching.push(ex.path);
     watchers.push(
       watchTaskset(
         ex.path,
@@ -125,6 +139,7 @@ export function watchRunFiles(
     );
   }
   return {
+    watching,
     ready: Promise.all(watchers.map((w) => w.ready)).then(() => undefined),
     close: async () => {
       await Promise.all(watchers.map((w) => w.close()));

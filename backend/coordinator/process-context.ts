@@ -60,7 +60,7 @@ export async function openProcessContext(a: ProcessArgs, component: 'explorer' |
     cfg,
     stages,
     tok: loadTokenizer(runDir),
-    pools: loadTasks(cfg),
+    pools: await loadTasks(cfg),
     db,
     // monitor.tensorboard: each process its own event file in the run's folder.
     metrics: new MetricsLog(

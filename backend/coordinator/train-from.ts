@@ -1,5 +1,5 @@
 // buffer.train_from: a run that trains on another run's rollouts. The source (a buffer.db, a
-// PostgreSQL URL or a JSONL export) is copied into this run's own buffer once, at its start: the
+// PostgreSQL URL, a JSONL export, or the same rows as Parquet / Arrow) is copied into this run's own buffer once, at its start: the
 // sampler then records its batches in this run's buffer (a resume replays them), never in the
 // source's. The version bound is the user's (min_version, of the source run's model versions), not
 // the trainer's version minus max_staleness: those rows were sampled by another run's weights.
@@ -11,6 +11,8 @@ import { logger } from '../core/log.js';
 import { openStore } from '../buffer/storage/index.js';
 import type { ExperienceStore } from '../buffer/storage/types.js';
 import { BatchAppender, readJsonlExperiences, scanRows } from '../buffer/storage/jsonl.js';
+import { readColumnarExperiences } from '../buffer/storage/columnar.js';
+import { formatByExtension } from '../core/taskset-text/index.js';
 
 const log = logger('train-from');
 
@@ -29,13 +31,16 @@ async function* sourceRows(tf: TrainFrom): AsyncGenerator<Experience> {
   const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(p);
   // A missing file would be created empty by SQLite: refused by path instead.
   if (!url && (!existsSync(p) || !statSync(p).isFile()))
-    throw new InputError(`no such file (a run's buffer.db, a JSONL export or a database URL)`, {
+    throw new InputError(`no such file (a run's buffer.db, a JSONL / Parquet / Arrow export or a database URL)`, {
       field: 'buffer.train_from.path',
       file: p,
     });
-  if (!url && /\.jsonl$/i.test(p)) {
-    // A bad line refuses the source by file and line (a run would otherwise train on part of it).
-    for await (const row of readJsonlExperiences(p)) {
+  const columnar = url ? undefined : formatByExtension(p);
+  if (columnar === 'parquet' || columnar === 'arrow' || (!url && /\.jsonl$/i.test(p))) {
+    // A bad line (row) refuses the source by file and line (a run would otherwise train on part of it).
+    const rows =
+      columnar === 'parquet' || columnar === 'arrow' ? readColumnarExperiences(p, columnar) : readJsonlExperiences(p);
+    for await (const row of rows) {
       if (row instanceof InputError) throw row;
       yield row;
     }

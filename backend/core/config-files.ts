@@ -1,8 +1,10 @@
-// The files a run config names (taskset, eval, experts) that are not there: refused before any work
-// with the path as written and where it was looked for, instead of an ENOENT at step 0. Used by
+// The files a run config names (taskset, eval, experts) that are not there (or a dataset folder
+// without the split asked for): refused before any work with the path as written and where it was
+// looked for, instead of an ENOENT at step 0. Used by
 // `rft run` (coordinator/load-config.ts) and the editor's config diagnostics (server config/validate).
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { datasetFolder, splitFiles } from './taskset-columnar/hub.js';
 
 export interface MissingFile {
   /** Dotted config path: `taskset.path`. */
@@ -30,16 +32,36 @@ export function missingConfigFiles(raw: unknown, configFile: string): MissingFil
     const ref = (raw as Record<string, unknown>)[section];
     const p = ref && typeof ref === 'object' ? (ref as Record<string, unknown>).path : undefined;
     if (typeof p !== 'string' || !p) continue;
+    const split = (ref as Record<string, unknown>).split;
     const abs = isAbsolute(p) ? p : resolve(dirname(resolve(configFile)), p);
     if (!existsSync(abs))
       out.push({
         path: `${section}.path`,
         message: noFileMessage(p, abs),
       });
-    else if (statSync(abs).isDirectory())
+    else if (statSync(abs).isDirectory()) {
+      // A dataset folder (hub cache entry, split shards) is a taskset when `split` (or its default) is there.
+      const folder = datasetFolder(abs);
+      if (folder.splits.size === 0) {
+        out.push({
+          path: `${section}.path`,
+          message: `'${p}' is a folder without split files (train-00000-of-00001.parquet, ...): name a taskset file (.jsonl, .json, .yaml, .csv, .parquet, .arrow) or a dataset folder`,
+        });
+        continue;
+      }
+      try {
+        splitFiles(
+          folder,
+          typeof split === 'string' ? split : undefined,
+          section === 'eval' ? ['test', 'validation', 'eval'] : ['train'],
+        );
+      } catch (e) {
+        out.push({ path: `${section}.split`, message: (e as Error).message });
+      }
+    } else if (typeof split === 'string' && !(ref as Record<string, unknown>).builtin)
       out.push({
-        path: `${section}.path`,
-        message: `'${p}' is a folder: name a taskset file (.jsonl, .json, .yaml, .csv)`,
+        path: `${section}.split`,
+        message: `split chooses the split files of a dataset folder; '${p}' is one file`,
       });
   }
   return out;

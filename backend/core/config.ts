@@ -35,8 +35,15 @@ const tasksetObject = z.object({
   /** For built-in generators: how many tasks and from which seed. */
   size: z.number().int().positive().default(1000),
   seed: z.number().int().default(0),
-  /** Built-in generators: which split (default: train for taskset and experts, eval for eval). */
-  split: z.enum(['train', 'eval']).optional(),
+  /**
+   * Which split: a built-in generator's (train or eval), or a dataset folder's (`path` a hub cache
+   * entry or a folder of split files: any split it has, `CONFIG/SPLIT` where several configs have it).
+   * Default: train for taskset and experts; eval (a folder: test, else validation) for eval.
+   */
+  split: z
+    .string()
+    .regex(/^(\w[\w.-]*\/)?\w+(\.\w+)*$/, 'expected a split name (train, test, validation, CONFIG/SPLIT)')
+    .optional(),
   selector: z.string().default('shuffle'),
   /**
    * Selector priority: the smallest weight a task is drawn with. A task's weight is 1 - its success
@@ -68,7 +75,7 @@ type TasksetFields = z.infer<typeof tasksetObject> & { holdout?: number };
 
 /**
  * What a taskset reference gives that its kind does not read (a silently ignored field misleads its
- * author): a file is used as it is (no size, seed or split); a held-out share reads its seed (which
+ * author): a file is used as it is (no size or seed; split picks a dataset folder's files); a held-out share reads its seed (which
  * tasks) and pipeline, its size is the share; only the training taskset picks tasks (selector,
  * priority_floor) and synthesizes new ones. A field equal to its default changes nothing and is not
  * reported, so a config written back with its defaults (a run folder's) stays valid.
@@ -81,7 +88,6 @@ function unreadByKind(name: RefName) {
         ? [
             ['size', 1000],
             ['seed', 0],
-            ['split', undefined],
           ]
         : t.holdout !== undefined
           ? [
@@ -89,6 +95,8 @@ function unreadByKind(name: RefName) {
               ['split', undefined],
             ]
           : [];
+    if (t.builtin !== undefined && t.split !== undefined && t.split !== 'train' && t.split !== 'eval')
+      add(['split'], `a built-in generator has the splits train and eval, got '${t.split}'`);
     for (const [k, dflt] of generatorOnly)
       if (t[k] !== dflt)
         add(

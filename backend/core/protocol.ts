@@ -373,6 +373,13 @@ export interface Requests {
   'models/info': { params: { dir: string }; result: ModelInfo };
   /** Model folders in the Hugging Face cache (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub): one per snapshot with a config.json. */
   'models/cache': { params: Record<string, never>; result: { roots: string[]; models: CachedModel[] } };
+  /** Datasets in the Hugging Face cache (datasets--ORG--NAME, the snapshot refs/main names): their splits and rows. */
+  'datasets/cache': { params: Record<string, never>; result: { roots: string[]; datasets: CachedDataset[] } };
+  /**
+   * A dataset folder (hub cache entry, a folder of split files; may be outside the workspace, read only):
+   * its splits, and the columns and first records of `split` (default: train, else its only split).
+   */
+  'datasets/preview': { params: { dir: string; split?: string }; result: DatasetPreview };
   /** The workspace's imported models (`.rft/models.json`). */
   'models/list': { params: Record<string, never>; result: ImportedModel[] };
   /** Checks a model folder as `rft model info` does (an unsupported architecture is refused by name) and remembers it. */
@@ -453,6 +460,32 @@ export interface CachedModel {
   revision: string;
   /** The snapshot folder. */
   dir: string;
+}
+
+export interface DatasetSplit {
+  /** `train`, or `CONFIG/train` where several configs have it (what a config's `split:` says). */
+  name: string;
+  files: number;
+  /** Rows of its Parquet files (from their footers); undefined when a file is of another format. */
+  rows?: number;
+}
+
+export interface CachedDataset {
+  /** `org/name` */
+  repo: string;
+  /** The cache entry (datasets--ORG--NAME): a config's `path`. */
+  dir: string;
+  splits: DatasetSplit[];
+}
+
+export interface DatasetPreview {
+  dir: string;
+  splits: DatasetSplit[];
+  split: string;
+  /** Top-level columns of the split's first file and their types. */
+  columns: { name: string; type: string }[];
+  /** Its first records (binary values as `<N bytes>`). */
+  records: Record<string, unknown>[];
 }
 
 /** One worker of a distributed run, as its last heartbeat left it. */

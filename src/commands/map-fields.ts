@@ -8,7 +8,7 @@ import { sectionsNaming, withFormat, type ConfigSection } from '../config-format
 import {
   describeMapping,
   fieldsOf,
-  firstRecords,
+  firstRecordsOfFile,
   formatOf,
   guessRole,
   proposeMapping,
@@ -51,7 +51,7 @@ export function sampleValues(records: Rec[], key: string, n = 3): string {
 async function pickFile(s: Services, arg?: vscode.Uri): Promise<vscode.Uri | undefined> {
   if (arg) return arg;
   const active = vscode.window.activeTextEditor?.document.uri;
-  // Every format the backend reads (JSONL, JSON, YAML, CSV); a run config is YAML but no taskset.
+  // Every format the backend reads (JSONL, JSON, YAML, CSV, Parquet, Arrow); a run config is YAML but no taskset.
   const readable = (u: vscode.Uri) => !!formatByExtension(u.fsPath) && !/\.rft\.ya?ml$/i.test(u.fsPath);
   if (active && readable(active)) return active;
   const files = s.tasksets.list().filter(readable);
@@ -152,8 +152,30 @@ export interface MappingWritten {
   created: boolean;
 }
 
-/** Writes the mapping into every config that reads the file, else into a config the user picks, else a new one. */
-async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<MappingWritten | undefined> {
+/** A dataset folder read by split (Open Dataset…): its split, and a held-out split for a new config's eval. */
+export interface DatasetTarget {
+  split: string;
+  evalSplit?: string;
+}
+
+/** A path as a config in `dir` names it: relative inside the workspace, absolute outside (the HF cache). */
+function configPath(dir: string, file: string): string {
+  const rel = relative(dir, file).split('\\').join('/');
+  return rel.startsWith('../') &&
+    vscode.workspace.workspaceFolders?.every((f) => relative(f.uri.fsPath, file).startsWith('..'))
+    ? file
+    : rel;
+}
+
+/**
+ * Writes the mapping into every config that reads the file, else into a config the user picks, else a
+ * new one. A dataset folder (`dataset`) goes into a config the user picks or a new one, with its split.
+ */
+async function writeMapping(
+  file: vscode.Uri,
+  p: MappingProposal,
+  dataset?: DatasetTarget,
+): Promise<MappingWritten | undefined> {
   const format = p.format ?? {};
   const configs = await vscode.workspace.findFiles(CONFIG_GLOB, '**/node_modules/**', 100);
   const texts = new Map<string, string>();
@@ -163,7 +185,7 @@ async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<Mappi
   for (const u of configs) {
     const text = await read(u);
     texts.set(u.fsPath, text);
-    const sections = sectionsNaming(u.fsPath, text, file.fsPath);
+    const sections = dataset ? [] : sectionsNaming(u.fsPath, text, file.fsPath);
     if (sections.length) naming.push({ uri: u, sections });
   }
   const section: ConfigSection = p.role === 'expert' ? 'experts' : 'taskset';
@@ -189,22 +211,35 @@ async function writeMapping(file: vscode.Uri, p: MappingProposal): Promise<Mappi
     : { label: NEW, uri: undefined };
   if (!pick) return undefined;
   if (pick.uri) {
-    const rel = relative(dirname(pick.uri.fsPath), file.fsPath).split('\\').join('/');
-    await save(pick.uri, withFormat(await read(pick.uri), section, format, rel), texts);
+    const rel = configPath(dirname(pick.uri.fsPath), file.fsPath);
+    await save(pick.uri, withFormat(await read(pick.uri), section, format, rel, dataset?.split), texts);
     return { config: pick.uri, sections: [section], created: false };
   }
   // No config yet: the template, reading this file (never over an existing train.rft.yaml).
   const uri = await unusedUri(folder, 'train.rft.yaml');
-  const rel = relative(folder.fsPath, file.fsPath).split('\\').join('/');
+  const rel = configPath(folder.fsPath, file.fsPath);
+  const fmt = p.format ? { format: p.format } : {};
   const name = templateRunName(p.role === 'task' ? rel : 'tasksets/math.jsonl', undefined, await takenRunNames([]));
   const text =
     p.role === 'task'
-      ? configTemplate(rel, domainOf(rel), undefined, { ...(p.format ? { format: p.format } : {}) }, [], name)
+      ? configTemplate(
+          rel,
+          domainOf(rel),
+          undefined,
+          {
+            ...fmt,
+            ...(dataset ? { split: dataset.split } : {}),
+            // A dataset's held-out split (test) is the eval set, read with the same mapping.
+            ...(dataset?.evalSplit ? { eval: { path: rel, split: dataset.evalSplit, ...fmt } } : {}),
+          },
+          [],
+          name,
+        )
       : configTemplate(
           'tasksets/math.jsonl',
           'math',
           undefined,
-          { experts: { path: rel, ...(p.format ? { format: p.format } : {}) } },
+          { experts: { path: rel, ...fmt, ...(dataset ? { split: dataset.split } : {}) } },
           [],
           name,
         );
@@ -234,13 +269,35 @@ export async function mapFields(
   if (!file) return undefined;
   const rel = vscode.workspace.asRelativePath(file);
   const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === file.fsPath);
-  const records = firstRecords(open ? open.getText() : readHead(file.fsPath), file.fsPath, 20);
+  const records = await firstRecordsOfFile(file.fsPath, () => (open ? open.getText() : readHead(file.fsPath)), 20);
   if (!records.length) {
     void vscode.window.showWarningMessage(
-      `${rel}: no records to map (JSONL: one object per line; JSON: an array of objects; YAML: a list of maps; CSV: a header row, then one row per record).`,
+      `${rel}: no records to map (JSONL: one object per line; JSON: an array of objects; YAML: a list of maps; CSV: a header row, then one row per record; Parquet / Arrow: one row per record).`,
     );
     return undefined;
   }
+  return mapRecords(s, file, rel, records, preset);
+}
+
+/** Map Fields on a dataset folder's split (Open Dataset…): its first records come from the backend. */
+export function mapDataset(
+  s: Services,
+  dir: vscode.Uri,
+  label: string,
+  records: Rec[],
+  dataset: DatasetTarget,
+): Promise<MappingWritten | undefined> {
+  return mapRecords(s, dir, label, records, undefined, dataset);
+}
+
+async function mapRecords(
+  s: Services,
+  file: vscode.Uri,
+  rel: string,
+  records: Rec[],
+  preset?: FieldPreset,
+  dataset?: DatasetTarget,
+): Promise<MappingWritten | undefined> {
   let p = proposeMapping(
     records,
     preset?.target === 'response' ? 'expert' : preset?.target === 'answer' ? 'task' : guessRole(file.fsPath, records),
@@ -263,7 +320,7 @@ export async function mapFields(
     }
   }
   try {
-    const done = await writeMapping(file, p);
+    const done = await writeMapping(file, p, dataset);
     if (!done) return undefined;
     await s.rereadConfigs?.();
     const cfg = vscode.workspace.asRelativePath(done.config);

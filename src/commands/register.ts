@@ -8,6 +8,7 @@ import { guardCommand } from '../errors.js';
 import { registerModels } from '../models/register.js';
 import { addSelectionAsExpert, exportBuffer, openBuffer } from './buffer.js';
 import { mapFields, type FieldPreset } from './map-fields.js';
+import { openDataset } from './open-dataset.js';
 import { openReport } from './report.js';
 import { openTensorBoard } from './tensorboard.js';
 import { trainDpo } from './dpo.js';
@@ -27,6 +28,7 @@ export function registerCommands(s: Services): void {
   reg('rftStudio.newTaskset', () => newTaskset(s));
   reg('rftStudio.validateTaskset', (uri?: vscode.Uri) => validateTaskset(s, uri));
   reg('rftStudio.mapFields', (uri?: vscode.Uri, preset?: FieldPreset) => mapFields(s, uri, preset));
+  reg('rftStudio.openDataset', () => openDataset(s));
   reg('rftStudio.startTraining', (uri?: vscode.Uri) => startTraining(s, uri));
   reg('rftStudio.stopTraining', (arg?: unknown) => stopTraining(s, arg));
   reg('rftStudio.pauseTraining', (arg?: unknown) => pauseTraining(s, arg));

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { TasksetReport } from '../../backend/core/protocol.js';
 import { CONTENT_EXCLUDE, CONTENT_GLOB } from '../taskset-detect.js';
 
-export const TASKSET_GLOB = '**/{tasksets,taskset,data}/**/*.{jsonl,json,yaml,yml,csv}';
+export const TASKSET_GLOB = '**/{tasksets,taskset,data}/**/*.{jsonl,json,yaml,yml,csv,parquet,arrow}';
 
 export class TasksetsTree implements vscode.TreeDataProvider<vscode.Uri> {
   private readonly emitter = new vscode.EventEmitter<vscode.Uri | undefined>();

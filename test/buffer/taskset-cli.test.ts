@@ -2,9 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mixedTaskset, tempDir } from './taskset-helpers.js';
+import { copyParquet, duck } from './columnar-fixtures.js';
 
 const rft = (args: string[]) =>
   spawnSync(process.execPath, ['bin/rft.mjs', ...args], {
@@ -38,4 +39,31 @@ test('rft taskset validate: every bad record as FILE:LINE: field, a summary, non
   const ok = rft(['taskset', 'validate', clean]);
   assert.equal(ok.status, 0, ok.stdout + ok.stderr);
   assert.equal(ok.stdout.trim(), `${clean}: 1 valid, 0 errors (1 record)`);
+});
+
+test('rft taskset validate on Parquet (DuckDB) and a dataset folder with --split: bad rows as FILE:ROW: field', async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, 'data'));
+  const train = join(dir, 'data', 'train-00000-of-00001.parquet');
+  await duck(
+    copyParquet(
+      `SELECT 'q' || i AS id, CASE WHEN i = 2 THEN '' ELSE 'What is ' || i || '?' END AS prompt, i AS answer FROM range(5) t(i)`,
+      train,
+      'snappy',
+    ),
+    copyParquet(
+      `SELECT 't' || i AS id, 'What is ' || i || '?' AS prompt, i AS answer FROM range(2) t(i)`,
+      join(dir, 'data', 'test-00000-of-00001.parquet'),
+      'zstd',
+    ),
+  );
+  const r = rft(['taskset', 'validate', train]);
+  assert.equal(r.status, 1, r.stderr);
+  assert.equal(r.stdout, `${train}:3: field 'prompt': prompt is empty\n${train}: 4 valid, 1 error (5 records)\n`);
+  const t = rft(['taskset', 'validate', dir, '--split', 'test']);
+  assert.equal(t.status, 0, t.stderr);
+  assert.equal(t.stdout, `${dir}: 2 valid, 0 errors (2 records)\n`);
+  const none = rft(['taskset', 'validate', dir, '--split', 'dev']);
+  assert.equal(none.status, 1, none.stdout + none.stderr);
+  assert.equal(none.stderr, `rft: ${dir}: no split 'dev'; the dataset has test, train\n`);
 });

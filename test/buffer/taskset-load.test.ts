@@ -291,3 +291,32 @@ test("a user's own column named like a schema field (difficulty: 'easy') is kept
     /^expected number, got string \('difficulty' is read as the task difficulty .*rename it: a quick fix does\)$/,
   );
 });
+
+test('JSON array (jsonc-parser): each syntax error named at its record line and column, the records around it kept', () => {
+  const ok = (id: string) => JSON.stringify({ id, prompt: `p ${id}`, answer: '1' });
+  const text = [
+    '[',
+    `  ${ok('a')},`,
+    '  {"id": "b", "prompt": tru, "answer": "1"},',
+    `  ${ok('c')},,`,
+    `  ${ok('d')}`,
+    ']',
+  ].join('\n');
+  const r = parseTaskset(text, 'j.json');
+  assert.deepEqual(
+    r.tasks.map((t) => t.id),
+    ['a', 'c', 'd'],
+  );
+  assert.deepEqual(r.errors.map(formatTaskError), [
+    "j.json:3: field '(record)': bad JSON: invalid symbol at line 3, column 25",
+    "j.json:4: field '(record)': bad JSON: value expected at column 42 (an empty element: a stray comma?)",
+  ]);
+  const cut = parseTaskset(`[\n${ok('a')},\n${ok('b').slice(0, 20)}`, 'cut.json');
+  assert.deepEqual(
+    cut.tasks.map((t) => t.id),
+    ['a'],
+  );
+  assert.deepEqual(cut.errors.map(formatTaskError), [
+    "cut.json:3: field '(record)': bad JSON: unexpected end of string at line 3, column 20",
+  ]);
+});

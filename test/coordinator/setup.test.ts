@@ -33,7 +33,7 @@ async function withDir<T>(f: (dir: string) => T | Promise<T>): Promise<T> {
 const jsonl = (rows: unknown[]) => rows.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n';
 
 test('files with foreign field names: format maps them, bad records are skipped with FILE:LINE: field', () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     writeFileSync(
       join(dir, 'train.jsonl'),
       jsonl([
@@ -56,7 +56,7 @@ test('files with foreign field names: format maps them, bad records are skipped 
       }),
       join(dir, 'config.yaml'),
     );
-    const pools = loadTasks(cfg);
+    const pools = await loadTasks(cfg);
     assert.deepEqual(
       pools.train.map((t) => [t.id, t.prompt, t.answer]),
       [
@@ -103,7 +103,7 @@ test('files with foreign field names: format maps them, bad records are skipped 
   }));
 
 test('paths are relative to the config file (loadRunConfig), and a missing file names its field', () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     mkdirSync(join(dir, 'data'));
     writeFileSync(join(dir, 'data', 't.jsonl'), jsonl([{ id: '1', prompt: 'p', answer: 'a' }]));
     writeFileSync(
@@ -116,34 +116,34 @@ test('paths are relative to the config file (loadRunConfig), and a missing file 
     );
     const cfg = loadRunConfig(join(dir, 'run.yaml'));
     assert.equal(cfg.taskset.path, join(dir, 'data', 't.jsonl'));
-    assert.equal(loadTasks(cfg).train.length, 1);
+    assert.equal((await loadTasks(cfg)).train.length, 1);
     const missing = resolveConfigPaths(
       cfgOf({ taskset: { path: 'nope.jsonl' }, eval: { builtin: 'reverse', size: 2 } }),
       join(dir, 'run.yaml'),
     );
-    assert.throws(() => loadTasks(missing), /taskset file .*nope\.jsonl/);
+    await assert.rejects(() => loadTasks(missing), /taskset file .*nope\.jsonl/);
     // A file taskset without an eval set and under 20 tasks runs without one, and says so.
-    const none = loadTasks(cfgOf({ taskset: { path: join(dir, 'data', 't.jsonl') } }));
+    const none = await loadTasks(cfgOf({ taskset: { path: join(dir, 'data', 't.jsonl') } }));
     assert.deepEqual([none.train.length, none.eval.length, none.heldOut], [1, 0, undefined]);
     assert.match(
       none.evalSet,
       /^none: no eval given and the taskset has 1 task\(s\), under 20, .*no held-out accuracy/,
     );
     // eval.holdout asks for a share anyway: one task is too few, refused at the field.
-    assert.throws(
+    await assert.rejects(
       () => loadTasks(cfgOf({ taskset: { path: join(dir, 'data', 't.jsonl') }, eval: { holdout: 0.5 } })),
       /eval\.holdout: 1 task\(s\) in the taskset are too few/,
     );
   }));
 
 test('eval optional: a taskset file without eval holds out 10% by seed 0, eval.holdout sets the share; never trained on, stable in any file order', () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     const rows = Array.from({ length: 50 }, (_, i) => ({ id: `t${i}`, prompt: `question ${i}`, answer: String(i) }));
     // A duplicated prompt under another id: it must land on one side only.
     rows.push({ id: 'dup', prompt: 'question 7', answer: '7' });
     const f = join(dir, 't.jsonl');
     writeFileSync(f, jsonl(rows));
-    const p = loadTasks(cfgOf({ taskset: { path: f } }));
+    const p = await loadTasks(cfgOf({ taskset: { path: f } }));
     assert.equal(p.eval.length + p.train.length, 51);
     assert.ok(p.eval.length >= 5 && p.eval.length <= 6, `${p.eval.length} held out`);
     const evalPrompts = new Set(p.eval.map((t) => t.prompt));
@@ -157,14 +157,12 @@ test('eval optional: a taskset file without eval holds out 10% by seed 0, eval.h
     const rev = join(dir, 'rev.jsonl');
     writeFileSync(rev, jsonl([...rows].reverse()));
     assert.deepEqual(
-      loadTasks(cfgOf({ taskset: { path: rev } }))
-        .eval.map((t) => t.id)
-        .sort(),
+      (await loadTasks(cfgOf({ taskset: { path: rev } }))).eval.map((t) => t.id).sort(),
       p.eval.map((t) => t.id).sort(),
     );
-    const other = loadTasks(cfgOf({ taskset: { path: f }, eval: { holdout: 0.1, seed: 3 } }));
+    const other = await loadTasks(cfgOf({ taskset: { path: f }, eval: { holdout: 0.1, seed: 3 } }));
     assert.notDeepEqual(other.eval.map((t) => t.id).sort(), p.eval.map((t) => t.id).sort());
-    const quarter = loadTasks(cfgOf({ taskset: { path: f }, eval: { holdout: 0.25 } }));
+    const quarter = await loadTasks(cfgOf({ taskset: { path: f }, eval: { holdout: 0.25 } }));
     assert.ok(quarter.eval.length >= 12 && quarter.eval.length <= 14, `${quarter.eval.length} held out`);
     assert.match(quarter.evalSet, /^25% of the taskset held out by seed 0: 1[234] of 51 tasks \(eval\.holdout\)$/);
     // A saved (live) taskset keeps the held-out tasks out of training.
@@ -173,7 +171,7 @@ test('eval optional: a taskset file without eval holds out 10% by seed 0, eval.h
       p.train.map((t) => t.id),
     );
     // Explicit config wins: an eval file is used as it is, nothing held out.
-    const withFile = loadTasks(cfgOf({ taskset: { path: f }, eval: { path: f } }));
+    const withFile = await loadTasks(cfgOf({ taskset: { path: f }, eval: { path: f } }));
     assert.equal(withFile.train.length, 51);
     assert.equal(withFile.heldOut, undefined);
   }));
@@ -232,7 +230,7 @@ test("the reward: a task's own field wins, else workflow.reward; with neither th
       ]),
     );
     const noDefault = cfgOf({ taskset: { path: f }, eval: { path: f }, workflow: { name: 'single_turn' } });
-    const pools = loadTasks(noDefault);
+    const pools = await loadTasks(noDefault);
     assert.deepEqual(
       pools.train.map((t) => t.id),
       ['own'],
@@ -240,7 +238,7 @@ test("the reward: a task's own field wins, else workflow.reward; with neither th
     const r = await pools.reward(pools.train[0]!, '<answer>7</answer>');
     assert.equal(r.reward, 1, 'math_answer: right number in the tag');
     // With a default, the task without its own reward uses workflow.reward (exact_match).
-    const withDefault = loadTasks(cfgOf({ taskset: { path: f }, eval: { path: f } }));
+    const withDefault = await loadTasks(cfgOf({ taskset: { path: f }, eval: { path: f } }));
     assert.deepEqual(
       withDefault.train.map((t) => t.id),
       ['own', 'none'],
@@ -252,7 +250,7 @@ test("the reward: a task's own field wins, else workflow.reward; with neither th
       "math_answer (the task's own), not exact_match",
     );
     // A built-in taskset has no reward of its own.
-    assert.throws(
+    await assert.rejects(
       () => loadTasks(cfgOf({ taskset: { builtin: 'reverse', size: 4 }, workflow: { name: 'single_turn' } })),
       /workflow\.reward: required/,
     );
@@ -276,7 +274,7 @@ test('GSM8K answers: the reference is the number after ####, and a `#### 42` res
       eval: { path: f, format },
       workflow: { name: 'single_turn', reward: 'math_answer' },
     });
-    const pools = loadTasks(cfg);
+    const pools = await loadTasks(cfg);
     const t = pools.train[0]!;
     assert.equal(t.answer, '42');
     assert.match(String(t.metadata?.solution), /<<40\+2=42>>/);
@@ -305,7 +303,7 @@ test("the sampler's expert share comes from the algorithm bundle (sampling.exper
 });
 
 test('the task feed is the configured selector over the pipelined tasks, and learns from outcomes', () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     const f = join(dir, 't.jsonl');
     writeFileSync(
       f,
@@ -319,7 +317,7 @@ test('the task feed is the configured selector over the pipelined tasks, and lea
       taskset: { path: f, selector: 'sequential', pipeline: [{ name: 'dedupe' }] },
       eval: { path: f },
     });
-    const pools = loadTasks(seq);
+    const pools = await loadTasks(seq);
     assert.deepEqual(
       pools.train.map((t) => t.id),
       ['t1', 't2', 't3', 't4', 't5'],

@@ -84,7 +84,7 @@ function config(method: 'memory' | 'checkpoint'): RunConfig {
 }
 
 // The held-out tasks, as setup picks them (the same in every process that loads the config).
-const HELD = new Set(loadTasks(config('memory')).eval.map((t) => t.id));
+const HELD = new Set((await loadTasks(config('memory'))).eval.map((t) => t.id));
 const TRAIN_ORDER = ORDER.filter((id) => !HELD.has(id));
 
 /** Every evaluation scored the held-out share, and the summary says where the eval set came from. */

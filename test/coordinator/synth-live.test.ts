@@ -29,7 +29,7 @@ test('saving the taskset file keeps the synthesized tasks in the selector', asyn
       workflow: { name: 'single_turn', reward: 'math_answer' },
     });
     assert.ok(cfg, JSON.stringify(issues));
-    const pools = loadTasks(cfg);
+    const pools = await loadTasks(cfg);
     const tok = CharTokenizer.train(pools.train.map((t) => t.prompt!));
     const feed = new TaskFeed(cfg, pools.train);
     const hook = taskSynthesis(cfg, { runId: 'r', store, feed, pools, tok })!;

@@ -22,13 +22,13 @@ function workspace(domain: string): { ws: string; config: string } {
 }
 
 for (const { domain } of DOMAINS) {
-  test(`the Start Training template validates and loads the ${domain} taskset`, () => {
+  test(`the Start Training template validates and loads the ${domain} taskset`, async () => {
     const { ws, config } = workspace(domain);
     try {
       assert.equal(domainOf(`tasksets/${domain}.jsonl`), domain);
       const cfg = loadRunConfig(config);
       assert.equal(cfg.taskset.path, join(ws, 'tasksets', `${domain}.jsonl`));
-      const pools = loadTasks(cfg);
+      const pools = await loadTasks(cfg);
       assert.equal(pools.train.length, tasksetTemplate(domain).trim().split('\n').length);
       // No eval file: a template taskset (under 20 tasks) trains on all and says there is no eval set.
       assert.equal(pools.eval.length, 0);

@@ -116,7 +116,7 @@ test('endpoint proposer: a real chat server proposes, the reward checks, accepte
       explorer: { tasks_per_step: 4 },
     });
     assert.ok(cfg, JSON.stringify(issues));
-    const pools = loadTasks(cfg);
+    const pools = await loadTasks(cfg);
     const tok = CharTokenizer.train(pools.train.map((t) => t.prompt!));
     const feed = new TaskFeed(cfg, pools.train);
     const rounds: object[] = [];
@@ -291,7 +291,7 @@ for (const kind of ['big', 'slow'] as const) {
         explorer: { tasks_per_step: 2 },
       });
       assert.ok(cfg, JSON.stringify(issues));
-      const pools = loadTasks(cfg);
+      const pools = await loadTasks(cfg);
       const tok = CharTokenizer.train(pools.train.map((t) => t.prompt!));
       const rounds: { proposed: number; accepted: number; unchecked: number }[] = [];
       const hook = taskSynthesis(cfg, {

@@ -98,7 +98,7 @@ test('Map Fields writes the proposed mapping into a new config that the run load
   const cfg = parse(readFileSync(done.config.fsPath, 'utf8'));
   assert.deepEqual(cfg.taskset.format, { prompt_key: 'problem', response_key: 'final' });
   assert.equal(cfg.taskset.path, 'mine/math.jsonl');
-  const pools = loadTasks(loadRunConfig(done.config.fsPath));
+  const pools = await loadTasks(loadRunConfig(done.config.fsPath));
   assert.deepEqual(pools.train.map((t) => [t.id, t.answer]).slice(0, 2), [
     ['m-1', '2'],
     ['m-2', '4'],
@@ -163,7 +163,7 @@ test('the template config reads the own files found by their records: the taskse
   assert.deepEqual(cfg.taskset.format, { prompt_key: 'problem', response_key: 'final' });
   assert.deepEqual(cfg.experts, { path: 'worked.jsonl', format: { prompt_key: 'problem', response_key: 'worked' } });
   assert.equal(cfg.algorithm.name, 'mix');
-  const pools = loadTasks(loadRunConfig(written));
+  const pools = await loadTasks(loadRunConfig(written));
   assert.equal(pools.experts.length, 2);
 });
 
@@ -204,7 +204,7 @@ test('a moved taskset: its Problems and badge go at once; the view lists it at i
   const from = join(ws, 'mine/math.jsonl');
   const to = join(ws, 'mine/math-moved.jsonl');
   renameSync(from, to);
-  const w = vscode.fileWatchers.find((x) => x.glob === '**/*.{jsonl,json,yaml,yml,csv}')!;
+  const w = vscode.fileWatchers.find((x) => x.glob === '**/*.{jsonl,json,yaml,yml,csv,parquet,arrow}')!;
   w.delete.fire(vscode.Uri.file(from));
   w.create.fire(vscode.Uri.file(to));
   assert.equal(coll().entries.get(from), undefined);

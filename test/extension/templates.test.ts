@@ -45,7 +45,7 @@ test('inferFormat: the names other datasets use become the format mapping; schem
   });
 });
 
-test('the template for a taskset, eval file and experts with foreign names loads all three as the run does (MIX over the experts)', () => {
+test('the template for a taskset, eval file and experts with foreign names loads all three as the run does (MIX over the experts)', async () => {
   const ws = mkdtempSync(join(tmpdir(), 'rft-tpl-own-'));
   mkdirSync(join(ws, 'tasksets'));
   const task = (uid: string, a: number, b: number) =>
@@ -66,7 +66,7 @@ test('the template for a taskset, eval file and experts with foreign names loads
   const cfg = loadRunConfig(join(ws, 'train.rft.yaml'));
   assert.equal(cfg.algorithm.name, 'mix');
   assert.equal(cfg.monitor.eval_every, 10);
-  const pools = loadTasks(cfg);
+  const pools = await loadTasks(cfg);
   assert.deepEqual(
     pools.train.map((t) => [t.id, t.prompt, t.answer]),
     [

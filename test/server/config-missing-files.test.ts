@@ -61,5 +61,8 @@ test('rft run refuses it with the path, before any work; a folder named as a fil
     },
   );
   writeFileSync(file, TEXT.replace('tasksets/math.jsonl', 'mine/math.jsonl'));
-  assert.throws(() => loadRunConfig(file), /field 'experts\.path': 'mine' is a folder: name a taskset file/);
+  assert.throws(
+    () => loadRunConfig(file),
+    /field 'experts\.path': 'mine' is a folder without split files \(train-00000-of-00001\.parquet, \.\.\.\): name a taskset file/,
+  );
 });

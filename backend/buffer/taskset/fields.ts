@@ -61,7 +61,8 @@ export function finalHashAnswer(s: string): string | null {
 
 /**
  * Rename a raw record's fields to the schema's. Non-objects pass through (the validator reports
- * them). `line` makes an id for records without one when `defaultIds` is set.
+ * them). `line` makes an id for records without one when `defaultIds` is set (`L<line>`, after
+ * `idPrefix` where a taskset is several files: a dataset's shards each start at row 1).
  */
 export function mapRecord(
   value: unknown,
@@ -69,6 +70,7 @@ export function mapRecord(
   role: RecordRole,
   line: number,
   defaultIds: boolean,
+  idPrefix = '',
 ): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const src = value as Record<string, unknown>;
@@ -78,10 +80,13 @@ export function mapRecord(
     if (!from) continue;
     const to = target(k, role);
     if (from === to) continue;
-    delete out[from];
-    if (src[from] !== undefined) out[to] = src[from];
+    // A path into a nested value (`messages[0].content`) leaves its column in place (metadata).
+    const v = fieldValue(src, from);
+    if (from in src) delete out[from];
+    if (v !== undefined) out[to] = v;
   }
-  if (defaultIds && out.id === undefined) out.id = `L${line}`;
+  if (defaultIds && out.id === undefined) out.id = `${idPrefix}L${line}`;
+  chatColumn(out, role);
   if (typeof out.system_prompt === 'string' && typeof out.prompt === 'string' && out.messages === undefined) {
     out.messages = [
       { role: 'system', content: out.system_prompt },
@@ -102,6 +107,53 @@ export function mapRecord(
     }
   }
   return out;
+}
+
+/**
+ * A format key's value: the field of that name, else a path into nested values (`messages[0].content`,
+ * `meta.question`, `turns[-1].text` counting from the end), as Parquet / Arrow lists and structs give them.
+ */
+export function fieldValue(src: Record<string, unknown>, key: string): unknown {
+  if (key in src) return src[key];
+  const parts = key.match(/[^.[\]]+|\[-?\d+\]/g);
+  if (!parts) return undefined;
+  let cur: unknown = src;
+  for (const p of parts) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    if (p.startsWith('[')) {
+      if (!Array.isArray(cur)) return undefined;
+      const i = Number(p.slice(1, -1));
+      cur = cur[i < 0 ? cur.length + i : i];
+    } else cur = (cur as Record<string, unknown>)[p];
+  }
+  return cur;
+}
+
+type Turn = { role: string; content: unknown };
+
+/**
+ * A chat column (`messages: [{role, content}...]`, the hub's chat datasets) as a task: the user turn(s)
+ * before the first assistant turn are the prompt, the last assistant turn the reference answer (an
+ * expert's response); the turns before that stay the task's messages (a system prompt with them),
+ * so the reference never reaches the model. Fields the mapping already set are kept.
+ */
+function chatColumn(out: Record<string, unknown>, role: RecordRole): void {
+  const msgs = out.messages;
+  if (!Array.isArray(msgs) || msgs.length === 0) return;
+  if (!msgs.every((m) => typeof m === 'object' && m !== null && typeof (m as Turn).role === 'string')) return;
+  const turns = msgs as Turn[];
+  let last = turns.length - 1;
+  while (last >= 0 && turns[last]!.role !== 'assistant') last--;
+  if (last < 0) return;
+  const firstA = turns.findIndex((m) => m.role === 'assistant');
+  const users = turns.slice(0, firstA).filter((m) => m.role === 'user' && typeof m.content === 'string');
+  if (out.prompt === undefined && users.length) out.prompt = users.map((m) => m.content).join('\n\n');
+  const to = role === 'expert' ? 'response' : 'answer';
+  if (out[to] === undefined) out[to] = turns[last]!.content;
+  const before = turns.slice(0, last);
+  // One user turn is the prompt itself; a system prompt or earlier turns stay as messages.
+  if (before.length === 1 && before[0]!.role === 'user') delete out.messages;
+  else out.messages = before;
 }
 
 /** A schema field name back to the user's own key, for error messages (`question`, not `prompt`). */

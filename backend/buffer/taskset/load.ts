@@ -1,93 +1,162 @@
-// Load a taskset file (JSONL, JSON, YAML, CSV): every record is validated against its domain's schema;
-// bad records become errors with file, line and field, and the valid ones are kept.
-import { readFile } from 'node:fs/promises';
+// Load a taskset (JSONL, JSON, YAML, CSV, Parquet, Arrow; or a dataset folder of split files, the
+// hub cache's layout): every record is validated against its domain's schema; bad records become
+// errors with file, line (a columnar file's row) and field, and the valid ones are kept.
+import { readFile, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import type { Task } from '../../core/types.js';
 import { formatLocation } from '../../core/errors.js';
 import { checkRecord, OWN_COLUMN_FIELDS, recordKeysOf } from './schema.js';
 import { mapRecord, userField, type FieldMapping } from './fields.js';
 import type { LoadOptions, LoadResult, TaskRecordError } from './types.js';
-import { formatOf, readRecords } from '../../core/taskset-text/index.js';
+import { formatOf, isColumnar, readRecords, type RawRecord } from '../../core/taskset-text/index.js';
+import {
+  bigNoteLines,
+  datasetFolder,
+  readColumnar,
+  splitFiles,
+  type BigNotes,
+} from '../../core/taskset-columnar/index.js';
 import { decodeTaskset } from './utf8.js';
+import { imageCell } from './png.js';
 
 export { formatOf, TASKSET_EXTENSIONS } from '../../core/taskset-text/index.js';
 
-/** Parse and validate taskset text; `file` names it in errors and picks the format by extension. */
-export function parseTaskset(text: string, file: string, opts: LoadOptions = {}): LoadResult {
-  const raws = readRecords(text, opts.format ?? formatOf(file));
-  const taskset = opts.taskset ?? file;
-  const tasks: Task[] = [];
-  const lines: number[] = [];
-  const errors: TaskRecordError[] = [];
-  const firstLine = new Map<string, number>();
-  let records = 0;
-  const fields = opts.fields ?? {};
-  const role = opts.role ?? 'task';
-  const mapped = !!opts.fields || role === 'expert' || !!opts.defaultIds;
-  const values = raws.map((r) =>
-    'error' in r
-      ? r
-      : { line: r.line, value: mapped ? mapRecord(r.value, fields, role, r.line, !!opts.defaultIds) : r.value },
-  );
-  const own = ownColumns(values);
-  const warnings = [...own.values()].map((o) => ({ file, line: o.line, field: o.key, message: o.message }));
-  const ownKeys = new Set(own.keys());
-  for (const r of values) {
+type Value = { line: number; file: string; value: unknown };
+
+/**
+ * Validates raw records (a columnar file streams through it), over one or more files. Records are
+ * read and mapped as they come, and checked at the end: a column of the user's own (ownColumns) is
+ * known only once every value of it has been seen.
+ */
+class RecordChecker {
+  private pending: Value[] = [];
+  private tasks: Task[] = [];
+  private lines: number[] = [];
+  private files: string[] = [];
+  private errors = new Map<string, TaskRecordError[]>();
+  private first = new Map<string, { file: string; line: number }>();
+  private records = 0;
+  private readonly fields;
+  private readonly role;
+  private readonly mapped: boolean;
+
+  constructor(
+    private readonly taskset: string,
+    private readonly opts: LoadOptions,
+  ) {
+    this.fields = opts.fields ?? {};
+    this.role = opts.role ?? 'task';
+    this.mapped = !!opts.fields || this.role === 'expert' || !!opts.defaultIds;
+  }
+
+  private error(e: TaskRecordError): void {
+    (this.errors.get(e.file) ?? this.errors.set(e.file, []).get(e.file)!).push(e);
+  }
+
+  /** Errors found before the records (undecodable bytes): they count as records. */
+  addErrors(errs: TaskRecordError[]): void {
+    this.records += errs.length;
+    for (const e of errs) this.error(e);
+  }
+
+  /** Where a taskset is several files, the ids numbered by row are prefixed with the file's name. */
+  idPrefix = '';
+
+  add(r: RawRecord, file: string): void {
+    const { fields, role } = this;
     if ('error' in r) {
-      if (r.field !== '(file)' && r.field !== '(header)') records++;
-      errors.push({ file, line: r.line, field: r.field ?? '(record)', message: r.error });
-      continue;
+      if (r.field !== '(file)' && r.field !== '(header)' && r.field !== '(row group)') this.records++;
+      this.error({ file, line: r.line, field: r.field ?? '(record)', message: r.error });
+      return;
     }
-    records++;
+    this.records++;
+    // A chat column is read as a run reads it (the last assistant turn is the answer) even unmapped.
+    const chat = Array.isArray((r.value as { messages?: unknown } | null)?.messages);
+    const value =
+      this.mapped || chat ? mapRecord(r.value, fields, role, r.line, !!this.opts.defaultIds, this.idPrefix) : r.value;
+    // An image cell of a dataset (`{bytes, path}`, PNG bytes) becomes the vision task's {width, height, rgb}.
+    const img = (value as { image?: unknown } | null)?.image;
+    if (img instanceof Uint8Array || (img && typeof img === 'object' && 'bytes' in img)) {
+      try {
+        (value as { image?: unknown }).image = imageCell(img);
+      } catch (e) {
+        this.error({ file, line: r.line, field: userField('image', fields, role), message: (e as Error).message });
+        return;
+      }
+    }
+    this.pending.push({ line: r.line, file, value });
+  }
+
+  /** The checks of one mapped record; `ownKeys`: the user's own columns (kept in metadata). */
+  private check({ line, file, value }: Value, ownKeys: Set<string>): void {
+    const { fields, role } = this;
     // Demonstrations need no reference answer unless their domain says so.
-    const c = checkRecord(r.value, opts.domain ?? (role === 'expert' ? 'text' : 'math'), taskset, ownKeys);
+    const c = checkRecord(value, this.opts.domain ?? (role === 'expert' ? 'text' : 'math'), this.taskset, ownKeys);
     if (!('task' in c)) {
       const field = userField(c.field, fields, role);
-      errors.push({ file, line: r.line, field, message: c.message + reservedHint(c.field, c.message, fields) });
-      continue;
+      this.error({ file, line, field, message: c.message + reservedHint(c.field, c.message, fields) });
+      return;
     }
     if (role === 'expert') {
       const resp = c.task.metadata?.response;
       if (typeof resp !== 'string' || resp.trim() === '') {
-        errors.push({
+        this.error({
           file,
-          line: r.line,
+          line,
           field: fields.response_key ?? 'response',
           message: resp === undefined ? 'required field is missing (the demonstration)' : 'expected a non-empty string',
         });
-        continue;
+        return;
       }
     }
-    const seen = firstLine.get(c.task.id);
+    const seen = this.first.get(c.task.id);
     if (seen !== undefined) {
-      errors.push({ file, line: r.line, field: 'id', message: `duplicate id '${c.task.id}' (first at line ${seen})` });
-      continue;
+      const at = seen.file === file ? `line ${seen.line}` : `${seen.file}:${seen.line}`;
+      this.error({ file, line, field: 'id', message: `duplicate id '${c.task.id}' (first at ${at})` });
+      return;
     }
-    firstLine.set(c.task.id, r.line);
-    tasks.push(c.task);
-    lines.push(r.line);
+    this.first.set(c.task.id, { file, line });
+    this.tasks.push(c.task);
+    this.lines.push(line);
+    this.files.push(file);
   }
-  errors.sort((a, b) => a.line - b.line);
-  return { file, tasks, lines, errors, records, ...(warnings.length ? { warnings } : {}) };
-}
 
-type Value = { line: number; value: unknown };
+  result(file: string, notes: string[] = []): LoadResult {
+    const own = ownColumns(this.pending);
+    const warnings = [...own.values()].map((o) => ({ file: o.file, line: o.line, field: o.key, message: o.message }));
+    const ownKeys = new Set(own.keys());
+    for (const v of this.pending) this.check(v, ownKeys);
+    this.pending = [];
+    // Each file's errors in line order, the files in the order they were read.
+    const errors = [...this.errors.values()].flatMap((es) => es.sort((a, b) => a.line - b.line));
+    const several = this.files.some((f) => f !== file);
+    return {
+      file,
+      tasks: this.tasks,
+      lines: this.lines,
+      ...(several ? { recordFiles: this.files } : {}),
+      errors,
+      records: this.records,
+      ...(notes.length ? { notes } : {}),
+      ...(warnings.length ? { warnings } : {}),
+    };
+  }
+}
 
 /**
  * Columns named like an optional schema field (`difficulty`) none of whose values fits it
  * (`"easy"`): the user's own, kept in metadata instead of failing every record. A column where some
  * values fit is the field, and the others are errors at their lines (a typo in the user's data).
  */
-function ownColumns(
-  values: (Value | { error: string })[],
-): Map<string, { key: string; line: number; message: string }> {
-  const out = new Map<string, { key: string; line: number; message: string }>();
+function ownColumns(values: Value[]): Map<string, { key: string; file: string; line: number; message: string }> {
+  const out = new Map<string, { key: string; file: string; line: number; message: string }>();
   for (const [field, spec] of Object.entries(OWN_COLUMN_FIELDS)) {
     for (const key of recordKeysOf(field)) {
       let first: Value | undefined;
       let n = 0;
       let fits = false;
       for (const r of values) {
-        if ('error' in r || !r.value || typeof r.value !== 'object' || !(key in r.value)) continue;
+        if (!r.value || typeof r.value !== 'object' || !(key in r.value)) continue;
         const v = (r.value as Record<string, unknown>)[key];
         if (spec.fits.safeParse(v).success) {
           fits = true;
@@ -100,6 +169,7 @@ function ownColumns(
       const v = JSON.stringify((first.value as Record<string, unknown>)[key]) ?? 'undefined';
       out.set(key, {
         key,
+        file: first.file,
         line: first.line,
         message: `holds ${v.length > 40 ? `${v.slice(0, 40)}…` : v}, not ${spec.what}: kept as your own column, in each task's metadata (${n} record${n === 1 ? '' : 's'}), not read as the ${field}. Rename the column to say it is yours (a quick fix does), or write values of that kind to use it as the ${field}`,
       });
@@ -120,20 +190,58 @@ function reservedHint(field: string, message: string, mapping: FieldMapping): st
   return ` ('${key}' is read as ${OWN_COLUMN_FIELDS[root]!.what}; if the column is your own, rename it: a quick fix does)`;
 }
 
-export async function loadTaskset(file: string, opts: LoadOptions = {}): Promise<LoadResult> {
-  return parseTasksetBytes(await readFile(file), file, opts);
+/** Parse and validate taskset text; `file` names it in errors and picks the format by extension. */
+export function parseTaskset(text: string, file: string, opts: LoadOptions = {}): LoadResult {
+  const c = new RecordChecker(opts.taskset ?? file, opts);
+  for (const r of readRecords(text, opts.format ?? formatOf(file))) c.add(r, file);
+  return c.result(file);
 }
 
 /** parseTaskset over a file's bytes: lines with invalid UTF-8 are errors at their line (utf8.ts), not U+FFFD. */
 export function parseTasksetBytes(bytes: Uint8Array, file: string, opts: LoadOptions = {}): LoadResult {
-  const d = decodeTaskset(bytes, file, opts.format ?? formatOf(file));
-  const r = parseTaskset(d.text, file, opts);
-  if (!d.errors.length) return r;
-  return {
-    ...r,
-    records: r.records + d.errors.length,
-    errors: [...d.errors, ...r.errors].sort((a, b) => a.line - b.line),
-  };
+  const c = new RecordChecker(opts.taskset ?? file, opts);
+  checkBytes(c, bytes, file, opts);
+  return c.result(file);
+}
+
+function checkBytes(c: RecordChecker, bytes: Uint8Array, file: string, opts: LoadOptions): void {
+  const format = opts.format ?? formatOf(file);
+  const d = decodeTaskset(bytes, file, format);
+  c.addErrors(d.errors);
+  for (const r of readRecords(d.text, format)) c.add(r, file);
+}
+
+/**
+ * The files a taskset path stands for: the file itself, or the `split` of a dataset folder (a hub
+ * cache entry or a folder of split shards; without `split`, its only one or the first of
+ * `opts.defaultSplits` it has).
+ */
+export async function tasksetFiles(path: string, opts: LoadOptions = {}): Promise<{ files: string[]; split?: string }> {
+  if ((await stat(path)).isDirectory()) {
+    const s = splitFiles(datasetFolder(path), opts.split, opts.defaultSplits ?? ['train']);
+    return { files: s.files, split: s.split };
+  }
+  if (opts.split !== undefined)
+    throw new Error(`split '${opts.split}' chooses the split files of a dataset folder; ${path} is one file`);
+  return { files: [path] };
+}
+
+/** Load a taskset file or dataset folder; Parquet / Arrow files stream a row group or batch at a time. */
+export async function loadTaskset(path: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const { files } = await tasksetFiles(path, opts);
+  const c = new RecordChecker(opts.taskset ?? path, opts);
+  const notes: BigNotes = new Map();
+  const said: string[] = [];
+  for (const file of files) {
+    if (files.length > 1) c.idPrefix = `${basename(file).replace(/\.[^.]+$/, '')}:`;
+    const format = opts.format ?? formatOf(file);
+    if (isColumnar(format)) {
+      for await (const r of readColumnar(file, format, notes)) c.add(r, file);
+      said.push(...bigNoteLines(file, notes));
+      notes.clear();
+    } else checkBytes(c, await readFile(file), file, opts);
+  }
+  return c.result(path, said);
 }
 
 /** `FILE:LINE: field 'X': message` */

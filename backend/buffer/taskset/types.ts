@@ -29,17 +29,25 @@ export interface LoadOptions {
   role?: RecordRole;
   /** Records without an id get `L<line>` (data from elsewhere rarely has ids). */
   defaultIds?: boolean;
+  /** A dataset folder's split to read (`train`, `CONFIG/train`); refused for a single file. */
+  split?: string;
+  /** A dataset folder without `split`: the first of these it has (default ['train']). */
+  defaultSplits?: string[];
 }
 
 export interface LoadResult {
   file: string;
   /** Valid tasks, in file order. */
   tasks: Task[];
-  /** Line where each task starts, same order as `tasks`. */
+  /** Line where each task starts (a columnar file's row), same order as `tasks`. */
   lines: number[];
+  /** The file of each task, when the taskset is several files (a dataset's shards). */
+  recordFiles?: string[];
   errors: TaskRecordError[];
   /** A column of the user's own named like a schema field (kept in metadata): one per column, at its first line. */
   warnings?: TaskRecordError[];
   /** Records seen (valid + invalid). */
   records: number;
+  /** What was read differently from the file and why (integers beyond 2^53 kept as text). */
+  notes?: string[];
 }

@@ -78,7 +78,7 @@ command({
         );
       const cfg = evalOnFile(loadRunConfig(configFile), ts, format);
       await loadWorkspaceCode(cfg, flags['trust-workspace-code'] || trustedFromEnv());
-      const pools = loadTasks(cfg);
+      const pools = await loadTasks(cfg);
       if (pools.eval.length === 0) {
         console.error(`${configFile}: field 'eval': the config has no eval set (${pools.evalSet})`);
         return 1;
@@ -102,7 +102,12 @@ command({
       tasks = gen.generate(flags.size ?? 200, flags.seed ?? 0, 'eval');
       reward ??= gen.reward;
     } else {
-      const r = await loadTaskset(ts, format ? { fields: format, defaultIds: true } : {});
+      // A dataset folder: its test split, else validation (the held-out ones).
+      const r = await loadTaskset(ts, {
+        defaultSplits: ['test', 'validation', 'eval'],
+        ...(format ? { fields: format, defaultIds: true } : {}),
+      });
+      for (const n of r.notes ?? []) console.error(`note: ${n}`);
       for (const e of r.errors) console.error(formatTaskError(e));
       tasks = r.tasks;
     }
@@ -174,6 +179,8 @@ export function evalOnFile(cfg: RunConfig, file: string | undefined, format?: Fi
     builtin: undefined,
     holdout: undefined,
     pipeline: named && named === cfg.eval ? named.pipeline : undefined,
+    // The eval's own split of the same dataset folder; else the folder's test split (a file has none).
+    split: named && named === cfg.eval ? named.split : undefined,
   } as NonNullable<RunConfig['eval']>;
   return { ...cfg, eval: evalRef };
 }

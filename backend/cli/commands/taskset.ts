@@ -1,5 +1,6 @@
-// `rft taskset validate FILE... [--domain D] [--json]`: every bad record as `FILE:LINE: field 'X': message`,
-// then a summary line; exit 1 when any record was bad.
+// `rft taskset validate FILE... [--domain D] [--split S] [--json]`: every bad record as
+// `FILE:LINE: field 'X': message` (a Parquet / Arrow file's row as LINE), then a summary line; exit 1
+// when any record was bad. A FILE may be a dataset folder (hub cache entry, split shards): --split.
 import { InputError } from '../../core/errors.js';
 import { command } from '../command.js';
 import { formatTaskError, loadTaskset } from '../../buffer/taskset/load.js';
@@ -8,21 +9,35 @@ import { DOMAINS } from '../../buffer/taskset/schema.js';
 command({
   name: 'taskset validate',
   args: 'FILE...',
-  summary: 'check taskset files (JSONL, JSON, YAML, CSV): every bad record with file:line:field',
+  summary:
+    'check taskset files (JSONL, JSON, YAML, CSV, Parquet, Arrow; a dataset folder with --split): every bad record with file:line:field',
   flags: {
     domain: {
       type: 'string',
       choices: DOMAINS,
       description: 'the domain of records that name none (math if not given)',
     },
+    split: {
+      type: 'string',
+      value: 'S',
+      description: 'the split of a dataset folder (train, test, validation, …; CONFIG/SPLIT where configs share one)',
+    },
     json: { type: 'boolean', description: 'one JSON line per file' },
   },
   run: async (a) => {
     if (a.positional.length === 0) throw new InputError(`usage: ${a.usage}`);
     const domain = a.flags.domain;
+    const split = a.flags.split;
     let bad = 0;
     for (const file of a.positional) {
-      const r = await loadTaskset(file, { domain });
+      let r: Awaited<ReturnType<typeof loadTaskset>>;
+      try {
+        r = await loadTaskset(file, { domain, ...(split !== undefined ? { split } : {}) });
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        throw new InputError(code ? `cannot read it (${code})` : (e as Error).message, { file });
+      }
+      for (const n of r.notes ?? []) console.error(`note: ${n}`);
       bad += r.errors.length;
       if (a.flags.json) {
         console.log(
@@ -33,6 +48,7 @@ command({
             records: r.records,
             errors: r.errors,
             ...(r.warnings ? { warnings: r.warnings } : {}),
+            ...(r.notes ? { notes: r.notes } : {}),
           }),
         );
         continue;

@@ -109,7 +109,7 @@ export async function createDistributedRun(
     const dir = resolve(weightsDir);
     mkdirSync(dir, { recursive: true });
     await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
-    const pools = loadTasks(cfg);
+    const pools = await loadTasks(cfg);
     const tok = makeTokenizer(cfg, tokenizerTexts(pools));
     await seedRun(store, runId, pools, tok);
     await store.setState(runId, 'dist:config', cfg);

@@ -34,7 +34,7 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
   const { cfg, runId, runDir, metrics, registry } = c;
   const bad = checkSyncConfig(cfg);
   if (bad) throw new InputError(bad);
-  const pools = loadTasks(cfg);
+  const pools = await loadTasks(cfg);
   const storeUrl = cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage;
   const store = await openStore(storeUrl);
   try {

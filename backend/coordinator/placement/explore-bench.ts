@@ -60,7 +60,7 @@ function rolloutModel(
 
 export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSummary> {
   const { cfg, runId, runDir } = c;
-  const pools = loadTasks(cfg);
+  const pools = await loadTasks(cfg);
   // Mode bench is an evaluation: without an eval set it would measure nothing.
   if (cfg.mode === 'bench' && pools.eval.length === 0)
     throw new InputError(`mode bench needs an eval set; ${pools.evalSet}`, { field: 'eval' });

@@ -40,7 +40,7 @@ const log = logger('coordinator');
 
 export async function executeInProcess(c: PlacementContext): Promise<RunSummary> {
   const { cfg, runDir, dbPath, resumeFrom } = c;
-  const pools = loadTasks(cfg);
+  const pools = await loadTasks(cfg);
   const tok = resumeFrom ? loadTokenizer(runDir) : makeTokenizer(cfg, tokenizerTexts(pools));
   if (!resumeFrom) saveTokenizer(tok, runDir);
   const store: ExperienceStore = await openStore(cfg.buffer.storage === 'sqlite' ? dbPath : cfg.buffer.storage);

@@ -3,7 +3,6 @@
 // demonstrations as experiences. Every placement builds these here, so none of them can silently
 // drop a configured field. Nothing in setup/ imports run.ts or a placement.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { RunConfig } from '../../core/config.js';
 import type { Experience, Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
@@ -12,7 +11,7 @@ import { encodePrompt, encodeResponse, taskMessages } from '../../model/chat.js'
 import type { Tokenizer } from '../../model/tokenizer/index.js';
 import {
   formatTaskError,
-  parseTasksetBytes,
+  loadTaskset,
   makeSelector,
   type LoadResult,
   type SelectorState,
@@ -46,25 +45,30 @@ export interface TaskPools {
   evalSet: string;
 }
 
-/** A file of the user's, loaded with its field mapping; bad records are logged as FILE:LINE: field and skipped. */
-function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): LoadResult {
+/** A file (or dataset folder) of the user's, loaded with its field mapping; bad records are logged as FILE:LINE: field and skipped. */
+async function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): Promise<LoadResult> {
   const file = ref.path!;
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch (e) {
-    throw new InputError(
-      `cannot read ${what} file '${file}' (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-      { field: `${what}.path` },
-    );
-  }
   let r: LoadResult;
   try {
-    r = parseTasksetBytes(bytes, file, { fields: ref.format, role, domain: ref.domain, defaultIds: true });
+    r = await loadTaskset(file, {
+      fields: ref.format,
+      role,
+      domain: ref.domain,
+      defaultIds: true,
+      ...(ref.split !== undefined ? { split: ref.split } : {}),
+      // A dataset folder without `split`: train for the taskset and experts, test (or validation) for eval.
+      defaultSplits: what === 'eval' ? ['test', 'validation', 'eval'] : ['train'],
+    });
   } catch (e) {
-    throw new InputError((e as Error).message, { file, field: `${what}.path` });
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code) throw new InputError(`cannot read ${what} file '${file}' (${code})`, { field: `${what}.path` });
+    throw new InputError((e as Error).message, {
+      file,
+      field: `${what}${ref.split !== undefined ? '.split' : '.path'}`,
+    });
   }
   for (const w of r.warnings ?? []) log.warn(formatTaskError(w));
+  for (const n of r.notes ?? []) log.warn(n);
   for (const e of r.errors.slice(0, 20)) log.warn(`${formatTaskError(e)} (skipped)`);
   if (r.errors.length > 20) log.warn(`${file}: ${r.errors.length - 20} more bad record(s) skipped`);
   if (r.tasks.length === 0) {
@@ -83,7 +87,7 @@ function checkRewards(r: LoadResult, ref: TasksetRef, defaultReward: string | un
   const key = ref.format?.reward_key ?? 'reward';
   r.tasks.forEach((t, i) => {
     const own = t.metadata?.reward;
-    const at = `${r.file}:${r.lines[i]}: field '${key}': `;
+    const at = `${r.recordFiles?.[i] ?? r.file}:${r.lines[i]}: field '${key}': `;
     if (own === undefined && defaultReward === undefined)
       log.warn(`${at}no reward: set workflow.reward or give the task a '${key}' (skipped)`);
     else if (
@@ -112,16 +116,21 @@ export function runReward(cfg: RunConfig): RewardFn {
   };
 }
 
-function pool(cfg: RunConfig, ref: TasksetRef, what: 'taskset' | 'eval' | 'experts', split: 'train' | 'eval'): Task[] {
+async function pool(
+  cfg: RunConfig,
+  ref: TasksetRef,
+  what: 'taskset' | 'eval' | 'experts',
+  split: 'train' | 'eval',
+): Promise<Task[]> {
   if (ref.builtin) {
     if (what !== 'experts' && !cfg.workflow.reward)
       throw new InputError(
         `workflow.reward: required with a built-in ${what} (its tasks carry no reward of their own)`,
         { field: 'workflow.reward' },
       );
-    return builtinTasksets.get(ref.builtin).generate(ref.size, ref.seed, ref.split ?? split);
+    return builtinTasksets.get(ref.builtin).generate(ref.size, ref.seed, (ref.split as 'train' | 'eval') ?? split);
   }
-  const r = loadFile(ref, what, what === 'experts' ? 'expert' : 'task');
+  const r = await loadFile(ref, what, what === 'experts' ? 'expert' : 'task');
   const tasks = what === 'experts' ? r.tasks : checkRewards(r, ref, cfg.workflow.reward);
   if (tasks.length === 0)
     throw new InputError(`${what}: no task of '${ref.path}' has a reward (set workflow.reward)`, {
@@ -135,11 +144,11 @@ function pool(cfg: RunConfig, ref: TasksetRef, what: 'taskset' | 'eval' | 'exper
 }
 
 /** Train, eval and expert pools of a config; file pools go through their own `pipeline` too. */
-export function loadTasks(cfg: RunConfig): TaskPools {
+export async function loadTasks(cfg: RunConfig): Promise<TaskPools> {
   // Custom reward names (workflow.file) resolve only once the file is loaded (workspace-code.ts).
   assertWorkspaceCodeLoaded(cfg);
   const gen = cfg.taskset.builtin ? builtinTasksets.get(cfg.taskset.builtin) : undefined;
-  let train = pipelineOf(cfg.taskset, 'taskset.pipeline', pool(cfg, cfg.taskset, 'taskset', 'train'));
+  let train = pipelineOf(cfg.taskset, 'taskset.pipeline', await pool(cfg, cfg.taskset, 'taskset', 'train'));
   let ev: Task[];
   let evalSet: string;
   const seed = cfg.eval?.seed ?? 0;
@@ -159,9 +168,9 @@ export function loadTasks(cfg: RunConfig): TaskPools {
     ({ train, eval: ev } = split);
     log.info(`eval: ${evalSet}; they are never trained on`);
   } else if (cfg.eval) {
-    ev = pool(cfg, cfg.eval, 'eval', 'eval');
+    ev = await pool(cfg, cfg.eval, 'eval', 'eval');
     evalSet = cfg.eval.path
-      ? `eval file ${cfg.eval.path}`
+      ? `eval file ${cfg.eval.path}${cfg.eval.split ? ` (split ${cfg.eval.split})` : ''}`
       : `built-in ${cfg.eval.builtin} (${cfg.eval.split ?? 'eval'} split, seed ${cfg.eval.seed})`;
   } else if (gen) {
     ev = gen.generate(200, cfg.taskset.seed, 'eval');
@@ -172,7 +181,7 @@ export function loadTasks(cfg: RunConfig): TaskPools {
     evalSet = `none: no eval given and the taskset has ${train.length} task(s), under ${HOLDOUT_MIN_TASKS}, so none is held out and no held-out accuracy is measured (set eval.path, or eval.holdout to hold a share out anyway)`;
     log.warn(`eval: ${evalSet}`);
   }
-  const experts = cfg.experts ? pool(cfg, cfg.experts, 'experts', 'train') : [];
+  const experts = cfg.experts ? await pool(cfg, cfg.experts, 'experts', 'train') : [];
   const solve = (t: Task): string => {
     const resp = t.metadata?.response;
     if (typeof resp === 'string') return resp;

@@ -11,7 +11,15 @@ import { readYamlList } from './yaml-list.js';
 /** A record as read from a file, before validation: its value, or why it could not be read. */
 export type RawRecord = { line: number; value: unknown } | { line: number; error: string; field?: string };
 
-export type TasksetFormat = 'jsonl' | 'json' | 'yaml' | 'csv';
+/** Formats read as text (this folder's readers). */
+export type TextFormat = 'jsonl' | 'json' | 'yaml' | 'csv';
+/** Every format a taskset file can have; Parquet and Arrow are read by ../taskset-columnar (streamed). */
+export type TasksetFormat = TextFormat | 'parquet' | 'arrow';
+
+/** Whether a format is columnar (read from the file in row groups / batches, not as text). */
+export function isColumnar(f: TasksetFormat): f is 'parquet' | 'arrow' {
+  return f === 'parquet' || f === 'arrow';
+}
 
 const BY_EXT: Record<string, TasksetFormat> = {
   '.jsonl': 'jsonl',
@@ -20,6 +28,10 @@ const BY_EXT: Record<string, TasksetFormat> = {
   '.yaml': 'yaml',
   '.yml': 'yaml',
   '.csv': 'csv',
+  '.parquet': 'parquet',
+  '.arrow': 'arrow',
+  '.feather': 'arrow',
+  '.ipc': 'arrow',
 };
 
 export const TASKSET_EXTENSIONS = Object.keys(BY_EXT);
@@ -38,7 +50,7 @@ export function formatOf(file: string): TasksetFormat {
   return f;
 }
 
-const READERS: Record<TasksetFormat, (text: string) => RawRecord[]> = {
+const READERS: Record<TextFormat, (text: string) => RawRecord[]> = {
   jsonl: readJsonl,
   json: readJsonArray,
   yaml: readYamlList,
@@ -46,5 +58,7 @@ const READERS: Record<TasksetFormat, (text: string) => RawRecord[]> = {
 };
 
 export function readRecords(text: string, format: TasksetFormat): RawRecord[] {
+  if (isColumnar(format))
+    return [{ line: 1, field: '(file)', error: `a ${format} file is binary: it is read from the file, not as text` }];
   return READERS[format](text);
 }

@@ -1,135 +1,108 @@
-// A JSON taskset: an array of records, or an object with a `tasks` array. Scanned with a small
-// tokenizer that tracks line numbers, so every element knows the line it starts on, and each element
-// is parsed on its own: one malformed element is one error, the others still load.
+// A JSON taskset: an array of records, or an object with a `tasks` array. Read with jsonc-parser's
+// error-tolerant parser (a tree with offsets): every element knows the line it starts on, and a
+// syntax error spoils only the element it falls in (one error); the others still load.
+import { type Node, type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
 import type { RawRecord } from './index.js';
 
-const WS = new Set([' ', '\t', '\r', '\n', '\ufeff']);
+/** `ValueExpected` -> `value expected`. */
+function words(e: ParseError): string {
+  return printParseErrorCode(e.error)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
+}
 
 export function readJsonArray(text: string): RawRecord[] {
-  const out: RawRecord[] = [];
-  const n = text.length;
-  const stack: string[] = [];
-  let i = 0;
-  let line = 1;
-  let target = -1; // stack depth directly inside the records array; -2 once it is closed
-  let lastKey: string | null = null; // last string at depth 1 of a root object
-  let tasksNext = false; // just read `"tasks":` at depth 1
-  let elemStart = -1;
-  let elemLine = 0;
-
-  const flush = (end: number, closing: boolean): void => {
-    if (elemStart < 0) {
-      if (!closing) out.push({ line, error: 'bad JSON: empty element (stray comma)', field: '(record)' });
-      return;
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  const lineAt = (offset: number): number => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
     }
-    const src = text.slice(elemStart, end);
-    try {
-      out.push({ line: elemLine, value: JSON.parse(src) });
-    } catch (e) {
-      out.push({ line: elemLine, error: `bad JSON: ${(e as Error).message}`, field: '(record)' });
-    }
-    elemStart = -1;
+    return lo + 1;
+  };
+  const where = (offset: number) => {
+    const line = lineAt(offset);
+    return { line, col: offset - starts[line - 1]! + 1 };
   };
 
-  while (i < n) {
-    const c = text[i]!;
-    if (c === '\n') {
-      line++;
-      i++;
-      continue;
-    }
-    if (WS.has(c)) {
-      i++;
-      continue;
-    }
-    const depth = stack.length;
-    const inTarget = depth === target;
-    if (inTarget && elemStart < 0 && c !== ',' && c !== ']') {
-      elemStart = i;
-      elemLine = line;
-    }
-    if (depth === 0 && target === -1 && c !== '[' && c !== '{') {
-      return [
-        {
-          line,
-          error: `a JSON taskset is an array of records or an object with a 'tasks' array; found '${c}'`,
-          field: '(file)',
-        },
-      ];
-    }
-    if (depth === 0 && target !== -1) {
-      out.push({ line, error: `bad JSON: unexpected '${c}' after the end of the taskset`, field: '(file)' });
-      return out;
-    }
-    if (c === '"') {
-      const start = i;
-      i++;
-      while (i < n && text[i] !== '"') {
-        if (text[i] === '\\') i++;
-        if (text[i] === '\n') line++;
-        i++;
-      }
-      i++;
-      if (depth === 1 && stack[0] === '{' && target !== 1) {
-        try {
-          lastKey = JSON.parse(text.slice(start, i)) as string;
-        } catch {
-          lastKey = null;
-        }
-      }
-      tasksNext = false;
-      continue;
-    }
-    if (c === ':' && depth === 1 && stack[0] === '{') {
-      tasksNext = lastKey === 'tasks' && target === -1;
-      i++;
-      continue;
-    }
-    if (c === '[' || c === '{') {
-      if (depth === 0 && c === '[') target = 1;
-      else if (depth === 1 && tasksNext && c === '[') target = 2;
-      tasksNext = false;
-      stack.push(c);
-      i++;
-      continue;
-    }
-    if (c === ']' || c === '}') {
-      const open = stack.pop();
-      if (open === undefined || (open === '[') !== (c === ']')) {
-        if (elemStart >= 0) flush(i, true);
-        out.push({ line, error: `bad JSON: unexpected '${c}'`, field: '(file)' });
-        return out;
-      }
-      if (inTarget) {
-        flush(i, true);
-        target = -2;
-      }
-      i++;
-      continue;
-    }
-    if (c === ',' && inTarget) {
-      flush(i, false);
-      i++;
-      continue;
-    }
-    if (depth === 1) tasksNext = false;
-    i++;
+  const errors: ParseError[] = [];
+  const root = parseTree(text, errors, { disallowComments: true, allowTrailingComma: false });
+  const shape = "a JSON taskset is an array of records or an object with a 'tasks' array";
+  if (!root) {
+    const first = errors[0];
+    return [{ line: first ? lineAt(first.offset) : 1, error: shape, field: '(file)' }];
   }
-  if (stack.length > 0) {
-    if (target > 0 && stack.length >= target && elemStart >= 0) {
-      out.push({ line: elemLine, error: 'bad JSON: unexpected end of file inside this record', field: '(record)' });
-    }
-    out.push({
-      line,
-      error: `bad JSON: unexpected end of file (unclosed '${stack[stack.length - 1]}')`,
-      field: '(file)',
-    });
-  } else if (target === -1) {
-    out.push({
-      line: 1,
-      error: "a JSON taskset is an array of records or an object with a 'tasks' array",
-      field: '(file)',
-    });
+  let list: Node | undefined;
+  if (root.type === 'array') list = root;
+  else if (root.type === 'object') {
+    const prop = root.children?.find((p) => p.children?.[0]?.value === 'tasks');
+    if (prop?.children?.[1]?.type === 'array') list = prop.children[1];
   }
-  return out;
+  if (!list) {
+    const c = text.slice(root.offset, root.offset + 1);
+    return [
+      { line: lineAt(root.offset), error: root.type === 'object' ? shape : `${shape}; found '${c}'`, field: '(file)' },
+    ];
+  }
+
+  const out: RawRecord[] = [];
+  const elems = list.children ?? [];
+  const listEnd = list.offset + list.length;
+  // Each error belongs to the element whose text holds it (its end included: a record cut off by
+  // the end of the file), else to the array (a stray comma) or the file (text after the taskset).
+  const byElem = new Map<Node, ParseError>();
+  const loose: ParseError[] = [];
+  for (const e of errors) {
+    const el = elems.find((n) => e.offset >= n.offset && e.offset <= n.offset + n.length);
+    if (el && !byElem.has(el)) byElem.set(el, e);
+    else if (!el) loose.push(e);
+  }
+  for (const el of elems) {
+    const line = lineAt(el.offset);
+    const e = byElem.get(el);
+    if (e) {
+      const at = where(e.offset);
+      const message =
+        e.offset >= text.length
+          ? 'bad JSON: unexpected end of file inside this record'
+          : `bad JSON: ${words(e)} at line ${at.line}, column ${at.col}`;
+      out.push({ line, error: message, field: '(record)' });
+      continue;
+    }
+    try {
+      out.push({ line, value: JSON.parse(text.slice(el.offset, el.offset + el.length)) });
+    } catch (err) {
+      out.push({ line, error: `bad JSON: ${(err as Error).message}`, field: '(record)' });
+    }
+  }
+  for (const e of loose) {
+    const at = where(e.offset);
+    const inList = e.offset > list.offset && e.offset < listEnd;
+    if (e.offset >= text.length)
+      out.push({
+        line: at.line,
+        error: 'bad JSON: unexpected end of file (the taskset is not closed)',
+        field: '(file)',
+      });
+    else if (inList)
+      out.push({
+        line: at.line,
+        error: `bad JSON: ${words(e)} at column ${at.col}${text[e.offset] === ',' ? ' (an empty element: a stray comma?)' : ''}`,
+        field: '(record)',
+      });
+    else
+      out.push({
+        line: at.line,
+        error:
+          e.offset >= root.offset + root.length
+            ? `bad JSON: unexpected '${text[e.offset]}' after the end of the taskset`
+            : `bad JSON: ${words(e)} at column ${at.col}`,
+        field: '(file)',
+      });
+  }
+  return out.sort((a, b) => a.line - b.line);
 }

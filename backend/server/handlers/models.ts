@@ -1,4 +1,4 @@
-// models/*: Hugging Face model folders for the editor. Import checks a folder with `rft model info`
+// models/* (and datasets/*, the same cache): Hugging Face model folders for the editor. Import checks a folder with `rft model info`
 // (architecture, parameters, dtype, tokenizer; an unsupported architecture is refused by name) and
 // remembers it in .rft/models.json; export runs `rft model export`. Confinement: a model folder the
 // user picked may be outside the workspace, but only to be READ (info / import); an export reads a
@@ -11,6 +11,7 @@ import type { WorkspacePaths } from '../confine.js';
 import type { ImportedModel, ModelInfo } from '../../core/protocol.js';
 import { InputError } from '../../core/errors.js';
 import { hfCacheRoots, scanHfCache } from '../adapters/hf-cache.js';
+import { previewDataset, scanHfDatasets } from '../adapters/hf-datasets.js';
 import { ModelList } from '../adapters/model-list.js';
 import { runModelCommand } from '../adapters/model-cli.js';
 import { checkExportOut } from '../adapters/export-out.js';
@@ -46,6 +47,20 @@ export function registerModels(rpc: RpcHost, paths: WorkspacePaths): void {
   rpc.on('models/cache', () => {
     const roots = hfCacheRoots();
     return { roots, models: scanHfCache(roots) };
+  });
+  // Datasets of the same cache (Open Dataset…): read only, like the model folders above.
+  rpc.on('datasets/cache', async () => {
+    const roots = hfCacheRoots();
+    return { roots, datasets: await scanHfDatasets(roots) };
+  });
+  rpc.on('datasets/preview', async (p) => {
+    const dir = modelFolder(paths, p.dir);
+    if (p.split !== undefined && typeof p.split !== 'string') throw new InputError('a split name', { field: 'split' });
+    try {
+      return await previewDataset(dir, p.split);
+    } catch (e) {
+      throw new InputError((e as Error).message, { file: dir, field: p.split !== undefined ? 'split' : 'dir' });
+    }
   });
   rpc.on('models/list', async () => (await models()).list());
   rpc.on('models/import', async (p) => {
