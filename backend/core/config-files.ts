@@ -2,6 +2,7 @@
 // with the path as written and where it was looked for, instead of an ENOENT at step 0. Used by
 // `rft run` (coordinator/load-config.ts) and the editor's config diagnostics (server config/validate).
 import { existsSync, statSync } from 'node:fs';
+import { specialKind } from './regular-file.js';
 import { dirname, isAbsolute, resolve } from 'node:path';
 
 export interface MissingFile {
@@ -31,6 +32,9 @@ export function missingConfigFiles(raw: unknown, configFile: string): MissingFil
         path: `${section}.path`,
         message: `'${p}' is a folder: name a taskset file (.jsonl, .json, .yaml, .csv)`,
       });
+    else if (specialKind(abs))
+      // A FIFO or a device would block the read or never end it.
+      out.push({ path: `${section}.path`, message: `'${p}' is ${specialKind(abs)}, not a file (${abs})` });
   }
   return out;
 }

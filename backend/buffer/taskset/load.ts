@@ -1,6 +1,5 @@
 // Load a taskset file (JSONL, JSON, YAML, CSV): every record is validated against its domain's schema;
 // bad records become errors with file, line and field, and the valid ones are kept.
-import { readFile } from 'node:fs/promises';
 import type { Task } from '../../core/types.js';
 import { formatLocation } from '../../core/errors.js';
 import { checkRecord } from './schema.js';
@@ -8,6 +7,7 @@ import { mapRecord, userField } from './fields.js';
 import type { LoadOptions, LoadResult, TaskRecordError } from './types.js';
 import { formatOf, readRecords } from '../../core/taskset-text/index.js';
 import { decodeTaskset } from './utf8.js';
+import { MAX_BYTES, readRegularFileAsync } from '../../core/regular-file.js';
 
 export { formatOf, TASKSET_EXTENSIONS } from '../../core/taskset-text/index.js';
 
@@ -62,8 +62,9 @@ export function parseTaskset(text: string, file: string, opts: LoadOptions = {})
   return { file, tasks, lines, errors, records };
 }
 
+/** Reads FILE off the main thread, refusing a FIFO, a device or a file over the size cap by name (regular-file.ts). */
 export async function loadTaskset(file: string, opts: LoadOptions = {}): Promise<LoadResult> {
-  return parseTasksetBytes(await readFile(file), file, opts);
+  return parseTasksetBytes(await readRegularFileAsync(file, MAX_BYTES.taskset), file, opts);
 }
 
 /** parseTaskset over a file's bytes: lines with invalid UTF-8 are errors at their line (utf8.ts), not U+FFFD. */

@@ -1,5 +1,10 @@
 // `rft run CONFIG` and `rft demo` (the main job: configs/main.yaml on the embedded default).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { InputError } from '../../core/errors.js';
+import { checkTaskFiles } from '../../coordinator/setup/tasks.js';
+import { inspectCheckpoint } from '../../model/checkpoint.js';
+import { resolveModelDir } from '../../model/hf/folder.js';
 import { packageFile } from '../../core/package-root.js';
 import { command, existingWorkspace, flagNumber, flagString, type ParsedArgs } from '../command.js';
 import { loadRunConfig } from '../../coordinator/load-config.js';
@@ -51,8 +56,20 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
   // What a local run cannot take (a bare `postgres` storage) is refused here too, so --check says it.
   assertRunnableConfig(cfg, file, { local: true });
   if (args.flags.check) {
-    // Config checked, nothing run: says which file a command resolved (`rft demo --check`).
-    console.log(JSON.stringify({ config: file, valid: true, stages: (cfg.stages ?? []).map((s) => s.name) }));
+    // Config checked, nothing run: says which file a command resolved (`rft demo --check`). The
+    // files it names are opened and validated too (a taskset that is /etc/passwd or /dev/zero is
+    // not `valid`); the checkpoint's weights are not read, only its config and headers.
+    const files = checkTaskFiles(cfg);
+    const checkpoint = cfg.model.checkpoint ? checkCheckpoint(cfg.model.checkpoint) : undefined;
+    console.log(
+      JSON.stringify({
+        config: file,
+        valid: true,
+        stages: (cfg.stages ?? []).map((s) => s.name),
+        ...files,
+        ...(checkpoint ? { checkpoint } : {}),
+      }),
+    );
     return 0;
   }
   if (args.flags.seed !== undefined) cfg.seed = flagNumber(args, 'seed', cfg.seed);
@@ -78,6 +95,20 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
   );
   printSummary(summary);
   return 0;
+}
+
+/** The run's model.checkpoint, checked as a run loads it up to the weights (config.json, the safetensors headers, rft.json). */
+function checkCheckpoint(dir: string): string {
+  if (!existsSync(dir) || !existsSync(join(resolveModelDir(dir), 'config.json')))
+    throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
+  try {
+    const { config } = inspectCheckpoint(dir);
+    return `${dir}: ${config.nLayers} layers, vocabulary ${config.vocabSize}`;
+  } catch (e) {
+    throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, {
+      field: 'model.checkpoint',
+    });
+  }
 }
 
 /** --trust-workspace-code: load the config's workflow.file (else RFT_TRUST_WORKSPACE_CODE=1 decides). */

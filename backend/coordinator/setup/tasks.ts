@@ -3,11 +3,11 @@
 // demonstrations as experiences. Every placement builds these here, so none of them can silently
 // drop a configured field. Nothing in setup/ imports run.ts or a placement.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { RunConfig } from '../../core/config.js';
 import type { Experience, Task } from '../../core/types.js';
 import { logger } from '../../core/log.js';
 import { InputError } from '../../core/errors.js';
+import { MAX_BYTES, readRegularFile } from '../../core/regular-file.js';
 import { encodePrompt, encodeResponse, taskMessages } from '../../model/chat.js';
 import type { Tokenizer } from '../../model/tokenizer/index.js';
 import {
@@ -51,8 +51,9 @@ function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): LoadR
   const file = ref.path!;
   let bytes: Buffer;
   try {
-    bytes = readFileSync(file);
+    bytes = readRegularFile(file, undefined, MAX_BYTES.taskset);
   } catch (e) {
+    if (e instanceof InputError) throw new InputError(e.message, { field: `${what}.path` });
     throw new InputError(
       `cannot read ${what} file '${file}' (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
       { field: `${what}.path` },
@@ -74,6 +75,27 @@ function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'): LoadR
     );
   }
   return r;
+}
+
+/**
+ * `rft run --check`: each taskset, eval and experts file the config names, opened and validated as a
+ * run reads it (a FIFO, a device, a binary file or one without a valid record is refused by name);
+ * what was read, per file, e.g. `taskset: 40 task(s), 2 bad record(s)`.
+ */
+export function checkTaskFiles(cfg: RunConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  const refs: [TasksetRef | undefined, 'taskset' | 'eval' | 'experts'][] = [
+    [cfg.taskset, 'taskset'],
+    [cfg.eval, 'eval'],
+    [cfg.experts, 'experts'],
+  ];
+  for (const [ref, what] of refs) {
+    if (!ref?.path) continue;
+    const r = loadFile(ref, what, what === 'experts' ? 'expert' : 'task');
+    out[what] =
+      `${r.tasks.length} task(s)${r.errors.length ? `, ${r.errors.length} bad record(s)` : ''} in ${ref.path}`;
+  }
+  return out;
 }
 
 /** Drop tasks whose reward cannot be resolved (no workflow.reward and no own `reward`, or an unknown name). */
