@@ -2,9 +2,9 @@
 // SIGTERM / Ctrl-C: finish the current job, give back unstarted leases, exit. An HTTPS weight server
 // is checked with --weights-ca FILE (a CA, host name checked) or --weights-pin SHA256 (default: the
 // certificate sha256 the trainer recorded in the run).
-import { readFileSync } from 'node:fs';
 import { command, flagNumber, flagString } from '../command.js';
 import { distributedExplorer } from '../../coordinator/distributed/explorer.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 command({
   name: 'explorer',
@@ -33,7 +33,7 @@ command({
     }
     let ca: string | undefined;
     try {
-      ca = caFile ? readFileSync(caFile, 'utf8') : undefined;
+      ca = caFile ? readRegularFile(caFile, 'utf8', 1 << 20) : undefined;
     } catch (e) {
       console.error(`--weights-ca: ${(e as Error).message}`);
       return 2;

@@ -7,10 +7,10 @@
 // --weights DIR: this host's weights folder when it is not the one the coordinator recorded.
 // One trainer per run: a second one is refused while the first renews its lease (or for 120 s after it
 // stopped renewing); --take-over takes the lease anyway, and the other trainer stops at its next write.
-import { readFileSync } from 'node:fs';
 import { command, flagNumber, flagString } from '../command.js';
 import { distributedTrainer } from '../../coordinator/placement/distributed.js';
 import { advertisedHostProblem } from '../../coordinator/distributed/advertised-host.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 const usage =
   'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR [--weights-host-forwarded]] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR] [--take-over]';
@@ -44,7 +44,9 @@ command({
     let tls;
     try {
       tls =
-        certFile && keyFile ? { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') } : undefined;
+        certFile && keyFile
+          ? { cert: readRegularFile(certFile, 'utf8', 1 << 20), key: readRegularFile(keyFile, 'utf8', 1 << 20) }
+          : undefined;
     } catch (e) {
       console.error(`--weights-tls-cert / --weights-tls-key: ${(e as Error).message}`);
       return 2;

@@ -5,7 +5,7 @@
 // standard environment variables of each process, never from the run's record.
 import { InputError } from '../../core/errors.js';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, readdirSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { EMPTY_SHA256, signV4, uriEncode, type S3Credentials } from './sigv4.js';
 import { WeightsFetchError } from './weights-http.js';
 import type { S3StoreSpec, WeightsStore } from './weights-store.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 const FILE = /^[A-Za-z0-9._-]+$/;
 
@@ -86,7 +87,7 @@ export class S3WeightsStore implements WeightsStore {
     this.where = `s3://${spec.bucket}/${spec.prefix ? spec.prefix + '/' : ''} at ${spec.endpoint}`;
     // AWS_CA_BUNDLE: the CLI's variable for a private CA of an https endpoint.
     const bundle = (o.env ?? process.env).AWS_CA_BUNDLE;
-    this.ca = bundle ? readFileSync(bundle, 'utf8') : undefined;
+    this.ca = bundle ? readRegularFile(bundle, 'utf8', 16 << 20) : undefined;
   }
 
   private key(runId: string, checksum: string, name: string): string {
