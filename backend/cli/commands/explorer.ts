@@ -5,6 +5,7 @@
 import { command, flagNumber, flagString } from '../command.js';
 import { distributedExplorer } from '../../coordinator/distributed/explorer.js';
 import { readRegularFile } from '../../core/regular-file.js';
+import { checkRunId } from '../../core/run-id.js';
 
 command({
   name: 'explorer',
@@ -21,6 +22,8 @@ command({
       );
       return 2;
     }
+    // The id names folders (WEIGHTS/RUN/vN): `../outside` is refused here, by its flag.
+    checkRunId(runId, '--run');
     const caFile = flagString(args, 'weights-ca');
     const pin = flagString(args, 'weights-pin');
     if (caFile && pin) {

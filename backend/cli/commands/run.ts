@@ -10,6 +10,7 @@ import { command, existingWorkspace, flagNumber, flagString, type ParsedArgs } f
 import { loadRunConfig } from '../../coordinator/load-config.js';
 import { assertRunnableConfig } from '../../coordinator/config-check.js';
 import { runJob, type RunSummary } from '../../coordinator/run.js';
+import { checkRunId } from '../../core/run-id.js';
 
 /** The main job's config, a file of the package (not of the working directory). */
 export const mainConfig = (): string => packageFile('configs', 'main.yaml');
@@ -52,6 +53,8 @@ async function run(file: string, args: ParsedArgs): Promise<number> {
     throw new InputError(`--budget must be a positive number of seconds, got ${budget}`);
   flagNumber(args, 'seed', 0);
   flagNumber(args, 'checkpoint-every', 20);
+  const runId = flagString(args, 'run-id');
+  if (runId !== undefined) checkRunId(runId, '--run-id');
   const cfg = loadRunConfig(file);
   // What a local run cannot take (a bare `postgres` storage) is refused here too, so --check says it.
   assertRunnableConfig(cfg, file, { local: true });

@@ -9,6 +9,7 @@ import { wireDeps } from '../../server/wire.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../server/framing.js';
 import { defaultTokenFile, isLoopback, makeToken, removeTokenFile, writeTokenFile } from '../../server/token.js';
 import { logger } from '../../core/log.js';
+import { checkRunId } from '../../core/run-id.js';
 
 const log = logger('serve');
 
@@ -23,6 +24,7 @@ command({
     const workspace = resolve(flagString(args, 'workspace') ?? process.cwd());
     const bufferPath = flagString(args, 'buffer');
     const runId = flagString(args, 'run');
+    if (runId !== undefined) checkRunId(runId, '--run');
     const maxMb = flagNumber(args, 'max-message-mb', DEFAULT_MAX_MESSAGE_BYTES / 2 ** 20);
     if (!(maxMb > 0)) throw new InputError(`--max-message-mb must be positive, got ${maxMb}`);
     const maxBytes = Math.floor(maxMb * 2 ** 20);

@@ -11,6 +11,7 @@ import { command, flagNumber, flagString } from '../command.js';
 import { distributedTrainer } from '../../coordinator/placement/distributed.js';
 import { advertisedHostProblem } from '../../coordinator/distributed/advertised-host.js';
 import { readRegularFile } from '../../core/regular-file.js';
+import { checkRunId } from '../../core/run-id.js';
 
 const usage =
   'trainer --buffer postgres://... --run RUN [--weights DIR] [--weights-port N] [--weights-host ADDR [--weights-host-forwarded]] [--weights-tls-cert PEM --weights-tls-key PEM] [--no-serve-weights] [--out DIR] [--take-over]';
@@ -28,6 +29,8 @@ command({
       console.error(`usage: rft ${usage}`);
       return 2;
     }
+    // The id names folders (WEIGHTS/RUN/vN): `../outside` is refused here, by its flag.
+    checkRunId(runId, '--run');
     const port = args.flags['weights-port'] !== undefined ? flagNumber(args, 'weights-port', 0) : 0;
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       console.error(

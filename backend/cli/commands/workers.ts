@@ -5,6 +5,7 @@ import { command, flagString } from '../command.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { parsePostgresUrl } from '../../buffer/storage/postgres.js';
 import { formatWorkers } from '../../coordinator/distributed/setup.js';
+import { checkRunId } from '../../core/run-id.js';
 
 command({
   name: 'workers',
@@ -19,6 +20,8 @@ command({
       console.error('usage: rft workers --buffer postgres://... --run RUN [--json]');
       return 2;
     }
+    // The id names folders (WEIGHTS/RUN/vN): `../outside` is refused here, by its flag.
+    checkRunId(runId, '--run');
     const q = await JobQueue.open(url);
     try {
       // A mistyped run id must not look like an idle run.
