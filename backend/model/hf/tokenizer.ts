@@ -17,6 +17,7 @@ import {
 import type { ChatMessage } from '../../core/types.js';
 import type { SpecialTokenName, Tokenizer } from '../tokenizer/types.js';
 import { readRegularFile } from '../../core/regular-file.js';
+import { checkTokenizerRegexes } from './regex-check.js';
 
 type Json = Record<string, unknown>;
 
@@ -82,6 +83,8 @@ export class HfTokenizer implements Tokenizer {
     noTemplate = `this model has no chat_template in ${join(where, 'tokenizer_config.json')}`,
   ) {
     const cfgFile = join(where, 'tokenizer_config.json');
+    // Before the library compiles them: a backtracking pattern would hang every encode (regex-check.ts).
+    checkTokenizerRegexes(files.tokenizer, join(where, 'tokenizer.json'));
     try {
       this.lib = new HfLibTokenizer(files.tokenizer, files.tokenizerConfig);
     } catch (e) {
