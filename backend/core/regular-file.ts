@@ -27,7 +27,8 @@ function kindOf(st: Stats): string {
   return 'not a regular file';
 }
 
-const mb = (n: number) => (n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${n} bytes`);
+const mb = (n: number) =>
+  n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} bytes`;
 
 /** The refusal of FILE (followed to `target` when it is a link to something else). */
 function refuse(file: string, st: Stats): InputError {
