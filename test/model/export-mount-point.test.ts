@@ -16,7 +16,12 @@ const probe = mkdtempSync(join(tmpdir(), 'rft-mount-probe-'));
 const canMount = spawnSync('unshare', ['-m', 'sh', '-c', `mount -t tmpfs none ${probe}`]).status === 0;
 
 /** Mounts a tmpfs on MNT (holding USER_FILE when given), exports one file into it, and reports what is there. */
-function exportIntoMount(force: boolean, userFile: boolean): { out: string; status: number | null } {
+function exportIntoMount(
+  force: boolean,
+  userFile: boolean,
+  bytes = 4,
+  size = '16m',
+): { out: string; status: number | null } {
   const mnt = mkdtempSync(join(tmpdir(), 'rft-mount-'));
   mkdirSync(mnt, { recursive: true });
   const js = `
@@ -26,16 +31,16 @@ const { join } = await import('node:path');
 const mnt = ${JSON.stringify(mnt)};
 ${userFile ? "writeFileSync(join(mnt, 'notes.txt'), 'mine');" : ''}
 try {
-  const files = await writeExport(mnt, { format: 'gguf', force: ${force} }, async (tmp) => writeFileSync(join(tmp, 'model.gguf'), 'GGUF'));
-  console.log(JSON.stringify({ files, there: readdirSync(mnt).sort(), gguf: readFileSync(join(mnt, 'model.gguf'), 'utf8') }));
-} catch (e) { console.log(JSON.stringify({ error: e.message })); }`;
+  const files = await writeExport(mnt, { format: 'gguf', force: ${force} }, async (tmp) => writeFileSync(join(tmp, 'model.gguf'), 'GGUF'.repeat(${bytes / 4})));
+  console.log(JSON.stringify({ files, there: readdirSync(mnt).sort(), gguf: readFileSync(join(mnt, 'model.gguf'), 'utf8').slice(0, 4) }));
+} catch (e) { console.log(JSON.stringify({ error: e.name + ': ' + e.message, there: readdirSync(mnt).sort() })); }`;
   const r = spawnSync(
     'unshare',
     [
       '-m',
       'sh',
       '-c',
-      `mount -t tmpfs none "$0" && exec "$1" --import tsx --input-type=module -e "$2"`,
+      `mount -t tmpfs -o size=${size} none "$0" && exec "$1" --import tsx --input-type=module -e "$2"`,
       mnt,
       process.execPath,
       js,
@@ -60,5 +65,20 @@ test(
     const r = exportIntoMount(true, true);
     assert.equal(r.status, 0, r.out);
     assert.deepEqual(last(r.out), { files: ['model.gguf'], there: ['model.gguf', 'notes.txt'], gguf: 'GGUF' });
+  },
+);
+
+test(
+  'a full disk during an export is named, with the folder, and leaves nothing behind',
+  { skip: !canMount && 'cannot mount a tmpfs here' },
+  () => {
+    const r = exportIntoMount(false, false, 4 << 20, '1m');
+    assert.equal(r.status, 0, r.out);
+    const got = last(r.out);
+    assert.match(
+      String(got.error),
+      /^InfrastructureError: \/.*rft-mount-\w+: the disk is full \(ENOSPC\) while writing the export/,
+    );
+    assert.deepEqual(got.there, []);
   },
 );
