@@ -21,6 +21,9 @@ import { checkTokenizerRegexes } from './regex-check.js';
 
 type Json = Record<string, unknown>;
 
+/** A chat template that raised while rendering (its own raise_exception, an undefined filter): named by file and field. */
+export class TemplateRenderError extends InputError {}
+
 function readJson(file: string): Json {
   try {
     const v = JSON.parse(readRegularFile(file, 'utf8')) as unknown;
@@ -236,9 +239,10 @@ export class HfTokenizer implements Tokenizer {
         { maxOutputChars: BASE_OUTPUT_CHARS + 8 * chars },
       );
     } catch (e) {
-      if (e instanceof TemplateLimitError)
-        throw new InputError(e.message, { file: this.templateSource!.file, field: this.templateSource!.field });
-      throw e;
+      const at = { file: this.templateSource!.file, field: this.templateSource!.field };
+      if (e instanceof TemplateLimitError) throw new InputError(e.message, at);
+      // raise_exception(), an undefined filter or method: the template's own error, with where it is.
+      throw new TemplateRenderError(`chat template '${this.templateSource!.name}' failed: ${(e as Error).message}`, at);
     }
   }
 
@@ -258,7 +262,7 @@ export class HfTokenizer implements Tokenizer {
     } catch (e) {
       // A template over its limits is refused at load (not at the first prompt of a run); one that
       // raises for this probe (e.g. it wants a system turn) may still render real conversations.
-      if (e instanceof InputError) throw e;
+      if (e instanceof InputError && !(e instanceof TemplateRenderError)) throw e;
       return undefined;
     }
     const after = text.slice(text.indexOf(mark) + mark.length);
