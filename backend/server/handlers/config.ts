@@ -6,14 +6,12 @@ import type { RpcHost } from '../rpc.js';
 import type { WorkspacePaths } from '../confine.js';
 import { InputError } from '../../core/errors.js';
 import { MAX_BYTES, readRegularFileAsync } from '../../core/regular-file.js';
-import { readYaml } from '../../core/yaml-safe.js';
-import { configIssuesAt, issuesAtLines } from '../../core/config-lines.js';
-import { validateRunConfig } from '../../core/config.js';
-import type { ConfigIssueAt } from '../../core/protocol.js';
+import { issuesAtLines } from '../../core/config-lines.js';
 import { NotFoundError } from '../errors.js';
-import { cliConfigIssues, missingFiles } from '../adapters/config-check-cli.js';
+import { cliConfigIssues } from '../adapters/config-check-cli.js';
+import type { ConfigThread } from '../config-check/thread.js';
 
-export function registerConfig(rpc: RpcHost, paths: WorkspacePaths): void {
+export function registerConfig(rpc: RpcHost, paths: WorkspacePaths, configThread: ConfigThread): void {
   rpc.on('config/validate', async (p) => {
     const file = paths.inside(p.file, 'file');
     let onDisk: string | undefined;
@@ -27,7 +25,7 @@ export function registerConfig(rpc: RpcHost, paths: WorkspacePaths): void {
       }
     }
     const text = p.text ?? onDisk!;
-    // The editor's unsaved text has the file's cap too: YAML is parsed on the main thread.
+    // The editor's unsaved text has the file's cap too.
     if (Buffer.byteLength(text) > MAX_BYTES.config)
       throw new InputError(
         `is ${Buffer.byteLength(text)} bytes, over the limit of ${MAX_BYTES.config} for a run config`,
@@ -35,24 +33,15 @@ export function registerConfig(rpc: RpcHost, paths: WorkspacePaths): void {
           file,
         },
       );
-    const issues = configIssuesAt(text);
-    // Warnings (a renamed key's old spelling) do not stop the checks that follow, nor a run.
-    const warnings = issues.filter((i) => i.severity === 'warning');
-    if (issues.length > warnings.length) return { issues };
-    const shallow = [...deepIssues(text), ...issuesAtLines(text, missingFiles(text, file))];
-    if (shallow.length || !p.deep || text !== onDisk) return { issues: [...warnings, ...shallow] };
-    return { issues: [...warnings, ...issuesAtLines(text, await cliConfigIssues(file, paths.given))] };
+    // Parsed in the config thread: a big or hostile YAML never holds the main thread (thread.ts).
+    let r: Awaited<ReturnType<ConfigThread['check']>>;
+    try {
+      r = await configThread.check(text, file);
+    } catch (e) {
+      // Past its deadline (or the thread died): an issue on the file, not a failed request.
+      return { issues: [{ line: 1, field: '(file)', message: (e as Error).message }] };
+    }
+    if (!r.clean || !p.deep || text !== onDisk) return { issues: r.issues };
+    return { issues: [...r.issues, ...issuesAtLines(text, await cliConfigIssues(file, paths.given))] };
   });
-}
-
-/**
- * What `rft run` would also refuse in a schema-valid config and core can tell: numbers that are not
- * finite (`.inf`, `.nan`). Names against the registries (coordinator/config-check.ts) come from
- * `rft run --check` (deep): they load the trainer's tensor engine, which the server keeps out of its
- * bundle for a fast start.
- */
-function deepIssues(text: string): ConfigIssueAt[] {
-  const read = readYaml(text);
-  const v = validateRunConfig((read.ok ? read.value : undefined) ?? {});
-  return v.config ? [] : issuesAtLines(text, v.issues);
 }
