@@ -46,6 +46,10 @@ function tooBig(file: string, size: number, max: number): InputError {
   return new InputError(`is ${mb(size)}, over the limit of ${mb(max)} for this kind of file`, { file });
 }
 
+/** Found while reading (the stat said less: a growing file, or /proc): its whole size is not known. */
+const grewPast = (file: string, max: number) =>
+  new InputError(`is over the limit of ${mb(max)} for this kind of file (it grew while read)`, { file });
+
 /** Throws when FILE (links followed) is not a regular file or is over MAX bytes; ENOENT and the like as they come. */
 export function assertRegularFile(file: string, max = Number.POSITIVE_INFINITY): Stats {
   const st = statSync(file);
@@ -81,6 +85,29 @@ export function openRegularFile(file: string): number {
   return fd;
 }
 
+/** BUF with room for more, never past MAX + 1 bytes (one past the cap says the file is over it). */
+function grown(buf: Buffer, max: number): Buffer {
+  const next = Buffer.allocUnsafe(Math.min(Math.max(buf.length * 2, 64 * 1024), max + 1));
+  buf.copy(next);
+  return next;
+}
+
+/**
+ * Reads to the end (a file that says size 0, as on /proc or some FUSE mounts, is read whole too) but
+ * never more than MAX bytes: a file that grows while it is read is refused, not read without end.
+ */
+function readUpTo(size: number, max: number, file: string, read: (buf: Buffer, off: number) => number): Buffer {
+  let buf: Buffer = Buffer.allocUnsafe(Math.min(size, max) + 1);
+  let n = 0;
+  for (;;) {
+    if (n === buf.length) buf = grown(buf, max);
+    const r = read(buf, n);
+    n += r;
+    if (n > max) throw grewPast(file, max);
+    if (r === 0) return Buffer.from(buf.subarray(0, n));
+  }
+}
+
 /** readFileSync for the user's files: a FIFO, a device or a file over MAX bytes is refused by name instead of hanging. */
 export function readRegularFile(file: string, encoding?: undefined, max?: number): Buffer;
 export function readRegularFile(file: string, encoding: BufferEncoding, max?: number): string;
@@ -93,13 +120,8 @@ export function readRegularFile(
   try {
     const size = fstatSync(fd).size;
     if (size > max) throw tooBig(file, size, max);
-    // Read what the stat said and one byte more: a file that grows meanwhile is cut off, not read without end.
-    const buf = Buffer.allocUnsafe(Math.min(size, max) + 1);
-    let n = 0;
-    for (let r = 1; r > 0 && n < buf.length; n += r) r = readSync(fd, buf, n, buf.length - n, null);
-    if (n > max) throw tooBig(file, n, max);
-    const out = buf.subarray(0, n);
-    return encoding ? out.toString(encoding) : Buffer.from(out);
+    const buf = readUpTo(size, max, file, (b, off) => readSync(fd, b, off, b.length - off, null));
+    return encoding ? buf.toString(encoding) : buf;
   } finally {
     closeSync(fd);
   }
@@ -115,15 +137,16 @@ export async function readRegularFileAsync(file: string, max: number = MAX_BYTES
     const st = await fh.stat();
     if (!st.isFile()) throw refuse(file, st);
     if (st.size > max) throw tooBig(file, st.size, max);
-    const buf = Buffer.allocUnsafe(Math.min(st.size, max) + 1);
+    // The same loop as readUpTo, awaiting each read.
+    let buf: Buffer = Buffer.allocUnsafe(Math.min(st.size, max) + 1);
     let n = 0;
     for (;;) {
+      if (n === buf.length) buf = grown(buf, max);
       const { bytesRead } = await fh.read(buf, n, buf.length - n, null);
       n += bytesRead;
-      if (bytesRead === 0 || n >= buf.length) break;
+      if (n > max) throw grewPast(file, max);
+      if (bytesRead === 0) return Buffer.from(buf.subarray(0, n));
     }
-    if (n > max) throw tooBig(file, n, max);
-    return Buffer.from(buf.subarray(0, n));
   } finally {
     await fh.close();
   }

@@ -3,10 +3,10 @@
 // takes no disk.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, ftruncateSync, openSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTaskset } from '../../backend/buffer/taskset/index.js';
-import { MAX_BYTES, readRegularFile } from '../../backend/core/regular-file.js';
+import { MAX_BYTES, readRegularFile, readRegularFileAsync } from '../../backend/core/regular-file.js';
 import { tempDir } from './taskset-helpers.js';
 
 test('a taskset over the cap is refused by file and size, unread', async () => {
@@ -24,3 +24,19 @@ test('a taskset over the cap is refused by file and size, unread', async () => {
   });
   assert.throws(() => readRegularFile(file, undefined, MAX_BYTES.taskset), /is 2048\.0 MiB, over the limit/);
 });
+
+test(
+  'a file whose stat says 0 bytes (/proc) is read whole, and refused once it passes the cap',
+  { skip: !existsSync('/proc/self/status') && 'no /proc' },
+  async () => {
+    const whole = readRegularFile('/proc/self/status', 'utf8');
+    assert.match(whole, /^Name:/);
+    assert.match(whole, /\nPid:\s+\d+/);
+    assert.match((await readRegularFileAsync('/proc/self/status')).toString('utf8'), /\nPid:\s+\d+/);
+    assert.throws(
+      () => readRegularFile('/proc/self/status', 'utf8', 16),
+      /^InputError: \/proc\/self\/status: is over the limit of 16 bytes for this kind of file/,
+    );
+    await assert.rejects(readRegularFileAsync('/proc/self/status', 16), /is over the limit of 16 bytes/);
+  },
+);
