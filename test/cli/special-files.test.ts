@@ -85,10 +85,12 @@ test(
   () => {
     const t = fifo('fifo2.jsonl');
     for (const f of [t, '/dev/urandom']) {
-      const r = rft('taskset', 'validate', f);
+      const r = rft('taskset', 'validate', f, join(dir, 'tasks.jsonl'));
       assert.equal(r.timedOut, false, `rft taskset validate ${f} hung`);
       assert.equal(r.status, 1);
       assert.match(r.out, new RegExp(`${f}: is a (FIFO \\(named pipe\\)|character device), not a file`));
+      // The files after it are still checked.
+      assert.match(r.out, /tasks\.jsonl: 2 valid, 0 errors \(2 records\)/);
     }
   },
 );

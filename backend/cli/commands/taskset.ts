@@ -19,7 +19,17 @@ command({
       throw new InputError(`--domain must be one of ${DOMAINS.join(', ')}, got '${domain}'`);
     let bad = 0;
     for (const file of a.positional) {
-      const r = await loadTaskset(file, { domain });
+      let r: Awaited<ReturnType<typeof loadTaskset>>;
+      try {
+        r = await loadTaskset(file, { domain });
+      } catch (e) {
+        // A file that cannot be read as a taskset (a FIFO, a device, UTF-16, too big) is one error; the others are still checked.
+        if (!(e instanceof InputError)) throw e;
+        bad++;
+        if (a.flags.json) console.log(JSON.stringify({ file, error: e.message }));
+        else console.log(e.message);
+        continue;
+      }
       bad += r.errors.length;
       if (a.flags.json) {
         console.log(
