@@ -7,4 +7,6 @@ export const BACKEND_ENTRIES = {
   'rollout-worker': 'backend/explorer/workers/rollout-worker.ts',
   // The thread a run's workflow.file code runs in (backend/explorer/user-code/host.ts).
   'user-code-worker': 'backend/explorer/user-code/worker.ts',
+  // The thread `rft serve` parses run configs in (backend/server/config-check/thread.ts).
+  'config-worker': 'backend/server/config-check/worker.ts',
 };

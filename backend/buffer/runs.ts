@@ -13,6 +13,7 @@ import { JSONFile } from 'lowdb/node';
 import { withFileLock } from './file-lock.js';
 import { logger } from '../core/log.js';
 import { checkPidFile, pidFileText } from '../core/pid-file.js';
+import { checkRunId } from '../core/run-id.js';
 
 const log = logger('runs');
 
@@ -187,8 +188,7 @@ export class RunRegistry {
       const taken = (x: string) => data.runs.some((r) => (r as Partial<RunRecord> | null)?.id === x);
       if (n.id !== undefined && taken(id)) throw new ConflictError(`${this.file}: a run '${id}' already exists`);
       for (let k = 2; taken(id); k++) id = `${slug(n.name)}-${stamp(t)}-${k}`;
-      if (!/^[A-Za-z0-9._-]+$/.test(id))
-        throw new InputError(`run id '${id}': use letters, digits, '.', '_' and '-' only`);
+      checkRunId(id);
       const dir = join(this.workspace, '.rft', 'runs', id);
       const run: RunRecord = {
         id,

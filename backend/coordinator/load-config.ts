@@ -1,11 +1,12 @@
 // Reads a run config file (YAML or JSON): syntax errors name the line, schema errors the field path;
 // and a config a run stored (storedRunConfig), for every process that resumes or joins a run.
 import { noFileMessage } from '../core/config-files.js';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseDocument } from 'yaml';
 import { validateRunConfig, type RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
+import { assertRegularFile, MAX_BYTES, readRegularFile } from '../core/regular-file.js';
+import { readYaml as parseYaml } from '../core/yaml-safe.js';
 import { logger } from '../core/log.js';
 import { missingConfigFiles } from '../core/config-files.js';
 import { checkRunConfig } from './config-check.js';
@@ -37,23 +38,35 @@ export function loadRunConfig(file: string, opts: { distributed?: boolean } = {}
       `invalid config, 1 problem(s):\n  ${file}: field 'workflow.file': ${noFileMessage(config.workflow.file ?? code, code)}`,
       { file, field: 'workflow.file' },
     );
+  // A FIFO or a device there would hang the import that loads it.
+  if (code) {
+    try {
+      assertRegularFile(code, MAX_BYTES.json);
+    } catch (e) {
+      throw new InputError(`invalid config, 1 problem(s):\n  ${file}: field 'workflow.file': ${(e as Error).message}`, {
+        file,
+        field: 'workflow.file',
+      });
+    }
+  }
   return resolved;
 }
 
-/** A YAML (or JSON) file's value; unreadable or bad syntax is an InputError at the file (and line). */
+/**
+ * A YAML (or JSON) file's value; unreadable, not a regular file, over the size cap, bad syntax or
+ * too many aliases is an InputError at the file (and line).
+ */
 function readYaml(file: string): unknown {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readRegularFile(file, 'utf8', MAX_BYTES.config);
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`cannot read config (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file });
   }
-  const doc = parseDocument(text, { prettyErrors: true });
-  if (doc.errors.length) {
-    const e = doc.errors[0]!;
-    throw new InputError(`YAML syntax: ${e.message.split('\n')[0]}`, { file, line: e.linePos?.[0]?.line });
-  }
-  return doc.toJS();
+  const r = parseYaml(text);
+  if (!r.ok) throw new InputError(r.problems[0]!.message, { file, line: r.problems[0]!.line });
+  return r.value;
 }
 
 /**

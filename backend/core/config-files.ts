@@ -3,6 +3,7 @@
 // looked for, instead of an ENOENT at step 0. Used by
 // `rft run` (coordinator/load-config.ts) and the editor's config diagnostics (server config/validate).
 import { existsSync, statSync } from 'node:fs';
+import { specialKind } from './regular-file.js';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { datasetFolder, splitFiles } from './taskset-columnar/hub.js';
 
@@ -63,6 +64,9 @@ export function missingConfigFiles(raw: unknown, configFile: string): MissingFil
         path: `${section}.split`,
         message: `split chooses the split files of a dataset folder; '${p}' is one file`,
       });
+    else if (specialKind(abs))
+      // A FIFO or a device would block the read or never end it.
+      out.push({ path: `${section}.path`, message: `'${p}' is ${specialKind(abs)}, not a file (${abs})` });
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // YAML syntax errors, schema errors (a missing key at its parent's line), and unknown keys with the
 // nearest known key as a "did you mean" suggestion.
 import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { readYaml } from './yaml-safe.js';
 import { z } from 'zod';
 import { dottedPath, pathSegments, RunConfigSchema } from './config.js';
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
@@ -9,15 +10,10 @@ import type { ConfigIssue } from './config.js';
 import type { ConfigIssueAt } from './protocol.js';
 
 export function configIssuesAt(text: string): ConfigIssueAt[] {
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
-  if (doc.errors.length) {
-    return doc.errors.map((e) => ({
-      line: e.linePos?.[0]?.line ?? lc.linePos(e.pos[0]).line,
-      field: '(syntax)',
-      message: `YAML syntax: ${e.message.split('\n')[0]}`,
-    }));
-  }
+  // Syntax, duplicate keys and aliases, with the parser's costs bounded (yaml-safe.ts).
+  const read = readYaml(text);
+  if (!read.ok) return read.problems.map((p) => ({ line: p.line, field: '(syntax)', message: p.message }));
+  const { doc, lc } = read;
   const lineOf = (n: Node | null | undefined) => (n?.range ? lc.linePos(n.range[0]).line : undefined);
   const at = (u: ConfigIssue, severity?: 'warning'): ConfigIssueAt => ({
     line: lineOf(keyOrValue(doc, pathSegments(u.path))),
@@ -26,7 +22,7 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
     ...(severity ? { severity } : {}),
   });
   // A renamed key (config-aliases.ts) is a warning at the old key; the rest is checked under the new name.
-  const aliased = applyKeyAliases(doc.toJS() ?? {});
+  const aliased = applyKeyAliases(read.value ?? {});
   const renamed = aliased.warnings.map((w) => at(w, 'warning'));
   if (aliased.issues.length) return [...aliased.issues.map((i) => at(i)), ...renamed];
   const r = RunConfigSchema.safeParse(aliased.value);
@@ -140,7 +136,8 @@ export function levenshtein(a: string, b: string): number {
  */
 export function issuesAtLines(text: string, issues: { path: string; message: string }[]): ConfigIssueAt[] {
   const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
+  // uniqueKeys: false: the package's own duplicate check is quadratic (yaml-safe.ts checked them already).
+  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: false });
   return issues.map((i) => {
     const path = i.path.split(/\.|(?=\[)/).map((p) => (/^\[\d+\]$/.test(p) ? Number(p.slice(1, -1)) : p));
     let line: number | undefined;

@@ -6,6 +6,9 @@ import { resolveSyncSchedule, SYNC_SCHEDULES, syncScheduleIssues } from './sync-
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
 import { distributedUnread, unreadByRun } from './config-reads.js';
 
+/** The longest model.max_seq_len a run config may ask for (a 128k context). */
+export const MAX_SEQ_LEN = 131_072;
+
 const samplingObject = z
   .object({
     max_new_tokens: z.number().int().positive().default(16),
@@ -207,7 +210,13 @@ const runConfigObject = z
          * to this config). Unset: the model's default template (chat_template.jinja or the one named 'default').
          */
         chat_template: z.string().min(1).optional(),
-        max_seq_len: z.number().int().positive().optional(),
+        // The RoPE tables and the KV cache are sized by it: 1e9 failed as an unnamed typed-array error.
+        max_seq_len: z
+          .number()
+          .int()
+          .positive()
+          .max(MAX_SEQ_LEN, `at most ${MAX_SEQ_LEN} tokens (the position tables and the KV cache are sized by it)`)
+          .optional(),
         /**
          * Image input (workflow `vision`): images are cut into patch_size x patch_size tiles, each
          * projected to the model width and placed before the prompt. Workflow `vision` gets it by

@@ -280,7 +280,8 @@ export interface Requests {
       filter?: ExperienceFilter;
       sort?: ExperienceSortKey;
       descending?: boolean;
-      offset: number;
+      /** Default 0. */
+      offset?: number;
       limit: number;
     };
     result: { total: number; rows: ExperienceSummary[] };

@@ -66,8 +66,22 @@ function validResult(file: string, name: string, r: unknown): RewardResult {
   return {
     reward: 0,
     status: 'infra_failure',
-    reason: `custom reward '${name}' (${file}) returned ${JSON.stringify(r)?.slice(0, 80)}; expected a finite number or { reward: number }`,
+    reason: `custom reward '${name}' (${file}) returned ${shown(r)}; expected a finite number or { reward: number }`,
   };
+}
+
+/** A returned value as the user wrote it: NaN and -Infinity by name (JSON would say `null`), cut to 80 characters. */
+function shown(r: unknown): string {
+  const mark = '\u0001';
+  const json = JSON.stringify(r, (_k, v: unknown) =>
+    typeof v === 'number' && !Number.isFinite(v)
+      ? `${mark}${v}${mark}`
+      : typeof v === 'bigint'
+        ? `${mark}${v}n${mark}`
+        : v,
+  );
+  if (json === undefined) return String(r);
+  return json.replace(/"\\u0001([^"]*?)\\u0001"/g, '$1').slice(0, 80);
 }
 
 function checkExperiences(file: string, name: string, out: unknown): Experience[] {

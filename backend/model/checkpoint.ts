@@ -214,17 +214,17 @@ export interface LoadedCheckpoint {
 }
 
 /**
- * Load a checkpoint folder: this project's own, or a Hugging Face model folder (also an HF-cache
- * entry or snapshot). config.json is checked against the safetensors headers (every tensor's name,
- * shape and dtype) before any weight is allocated; every problem names the file and the tensor or field.
- * `external`: the projections, embedding table and head go outside the wasm heap (frozen: for LoRA
- * training or inference), each streamed from its file into its own buffer, never through the heap.
- * `chatTemplate`: the chat template by name or file (tokenizer/io.ts `loadTokenizer`).
+ * A checkpoint folder checked without reading its weights: config.json, the safetensors headers
+ * against it, rft.json (`rft run --check`, and the first half of loadCheckpoint). Every file is opened
+ * as a regular file (core/regular-file.ts); every problem names the file and the tensor or field.
  */
-export function loadCheckpoint(
-  dirIn: string,
-  opts: { external?: boolean; chatTemplate?: string } = {},
-): LoadedCheckpoint {
+export function inspectCheckpoint(dirIn: string): {
+  dir: string;
+  config: ModelConfig;
+  entries: Map<string, TensorEntry>;
+  specs: ParameterSpec[];
+  meta: CheckpointMeta;
+} {
   const dir = resolveModelDir(dirIn);
   const cfgFile = join(dir, 'config.json');
   if (!existsSync(cfgFile)) throw new InputError('checkpoint has no config.json', { file: cfgFile });
@@ -237,11 +237,27 @@ export function loadCheckpoint(
   }
   const { config } = parseHfConfig(raw, cfgFile);
   const { entries } = indexWeights(dir);
-  // The config's sizes against the headers (in config.json's names), rft.json and the weights' sha256: all before any allocation.
+  // The config's sizes against the headers (in config.json's names) and rft.json: all before any allocation.
   checkConfigAgainstHeaders(config, entries, cfgFile);
   const meta = readCheckpointMeta(dir);
-  verifyWeights(dir, meta);
   const specs = checkWeights(config, entries);
+  return { dir, config, entries, specs, meta };
+}
+
+/**
+ * Load a checkpoint folder: this project's own, or a Hugging Face model folder (also an HF-cache
+ * entry or snapshot). config.json is checked against the safetensors headers (every tensor's name,
+ * shape and dtype) before any weight is allocated; every problem names the file and the tensor or field.
+ * `external`: the projections, embedding table and head go outside the wasm heap (frozen: for LoRA
+ * training or inference), each streamed from its file into its own buffer, never through the heap.
+ * `chatTemplate`: the chat template by name or file (tokenizer/io.ts `loadTokenizer`).
+ */
+export function loadCheckpoint(
+  dirIn: string,
+  opts: { external?: boolean; chatTemplate?: string } = {},
+): LoadedCheckpoint {
+  const { dir, config, entries, specs, meta } = inspectCheckpoint(dirIn);
+  verifyWeights(dir, meta);
   const model = new Transformer(config, 0, { init: false, external: opts.external === true });
   const fds = new Map<string, number>();
   try {

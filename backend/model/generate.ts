@@ -2,6 +2,7 @@
 // stop tokens / strings, and the behaviour log-prob of every sampled token.
 import { tf, tidy } from './engine.js';
 import { Rng } from '../core/rng.js';
+import { InputError } from '../core/errors.js';
 import type { Tokenizer } from './tokenizer/types.js';
 import type { KVCache, Transformer } from './transformer.js';
 import { sampleToken } from './sampling.js';
@@ -52,7 +53,10 @@ export async function generate(
   const room = model.config.maxSeqLen - maxLen;
   const maxNew = Math.min(opts.maxNewTokens, room);
   if (maxNew <= 0)
-    throw new Error(`generate: prompt of ${maxLen} tokens leaves no room in maxSeqLen ${model.config.maxSeqLen}`);
+    // The user's model or config decides this: an input error that says which setting, not a bug's stack.
+    throw new InputError(
+      `a prompt of ${maxLen} tokens leaves no room to answer in the model's context of ${model.config.maxSeqLen} positions (model.max_seq_len, or max_position_embeddings in the model's config.json)`,
+    );
 
   // Left padding keeps the last prompt token of every row at the same column; padded keys are
   // masked, and rotary embeddings only see relative positions, so logits match an unpadded run.

@@ -118,7 +118,14 @@ export function parsePeftAdapterConfig(raw: Record<string, unknown>, file: strin
   const r = raw.r;
   if (typeof r !== 'number' || !Number.isInteger(r) || r <= 0) fail('r', 'must be a positive integer');
   const alpha = raw.lora_alpha ?? r;
-  if (typeof alpha !== 'number' || !(alpha > 0)) fail('lora_alpha', 'must be a positive number');
+  // JSON's 1e309 parses to Infinity: a scale that makes every adapted output non-finite.
+  if (typeof alpha !== 'number' || !(alpha > 0) || !Number.isFinite(alpha))
+    fail(
+      'lora_alpha',
+      typeof alpha === 'number' && !Number.isFinite(alpha)
+        ? `must be a positive finite number, got ${alpha} (a number of 1e309 or more reads as Infinity)`
+        : `must be a positive finite number, got ${JSON.stringify(alpha)}`,
+    );
   const dropout = raw.lora_dropout ?? 0;
   if (typeof dropout !== 'number' || dropout < 0 || dropout >= 1) fail('lora_dropout', 'must be in [0, 1)');
   return {

@@ -42,6 +42,11 @@ export class FrameParser {
           break;
         }
         const headers = buf.subarray(0, end).toString('latin1');
+        const http = httpRequest(headers);
+        if (http) {
+          out.push(this.fatal(http));
+          break;
+        }
         const m = /^content-length:[ \t]*(\d+)[ \t]*$/im.exec(headers);
         if (!m) {
           out.push(this.fatal('a message needs a Content-Length header with a byte count'));
@@ -84,6 +89,21 @@ export class FrameParser {
     this.chunks = b.length ? [b] : [];
     this.size = b.length;
   }
+}
+
+/**
+ * Why a header block is an HTTP request, not a JSON-RPC frame: a request line or a Host / Origin
+ * header. A web page (and a DNS-rebinding attack through it) can POST to a loopback port with a
+ * Content-Length the framing would otherwise take; browsers always send Host, so it is refused.
+ */
+export function httpRequest(headers: string): string | undefined {
+  const lines = headers.split('\r\n');
+  if (/^[A-Z]+ \S+ HTTP\/\d/.test(lines[0] ?? ''))
+    return `an HTTP request ('${lines[0]!.slice(0, 60)}') is not served: rft serve speaks JSON-RPC with Content-Length framing only`;
+  const named = lines.find((l) => /^(host|origin|referer|sec-fetch-[a-z]+):/i.test(l));
+  if (named)
+    return `an HTTP header ('${named.split(':')[0]}') is not served: rft serve speaks JSON-RPC with Content-Length framing only`;
+  return undefined;
 }
 
 export function frame(msg: unknown): Buffer {

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { AbstractMessageReader, type DataCallback, type Disposable, type Message } from 'vscode-jsonrpc/node';
 import { ErrorCodes } from '../core/protocol.js';
 import { FrameParser } from './framing.js';
+import type { AuthFailureLimit } from './auth-limit.js';
 
 /** JSON-RPC 2.0's own codes. */
 export const PARSE_ERROR = -32700;
@@ -24,6 +25,8 @@ export interface GuardOptions {
   /** TCP: the token the first request (`server/auth`) must carry. */
   token?: string;
   onAuthenticated?(): void;
+  /** TCP: failed authentications shared by every connection of the server (rate-limited). */
+  authLimit?: AuthFailureLimit;
   /** The stream cannot go on (broken framing, failed authentication): the transport closes it. */
   onFatal(reason: string): void;
 }
@@ -155,12 +158,27 @@ export class GuardedReader extends AbstractMessageReader {
 
   private authenticate(m: Message): void {
     const r = m as { id?: string | number; method?: string; params?: { token?: unknown } };
+    const wait = this.o.authLimit?.waitSeconds();
+    if (wait !== undefined) {
+      this.stopped = true;
+      void Promise.resolve(
+        this.reply(
+          errorReply(
+            r.id ?? null,
+            ErrorCodes.Unauthorized,
+            `unauthorized: too many failed authentications: try again in ${Math.ceil(wait)} s`,
+          ),
+        ),
+      ).finally(() => this.o.onFatal('authentication rate-limited'));
+      return;
+    }
     const given = typeof r.params?.token === 'string' ? Buffer.from(r.params.token) : Buffer.alloc(0);
     const want = Buffer.from(this.o.token!);
     const ok =
       r.method === 'server/auth' && r.id !== undefined && given.length === want.length && timingSafeEqual(given, want);
     if (!ok) {
       this.stopped = true;
+      this.o.authLimit?.failed();
       const why =
         r.method === 'server/auth'
           ? 'wrong token'

@@ -3,7 +3,8 @@
 // read back from the workspace's run registry, the run's pid file and its metrics.jsonl.
 import { isDawnLine } from '../core/dawn-lines.js';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync } from 'node:fs';
+import { readRegularFileAsync } from '../core/regular-file.js';
 import { join, resolve, sep } from 'node:path';
 import type { MetricsPoint, RunInfo } from '../core/protocol.js';
 import { livePid, RunLiveError, RunRegistry } from '../buffer/runs.js';
@@ -41,7 +42,7 @@ export class ProcessRunController implements RunController {
   async log(runId: string, lines: number): Promise<{ path: string; lines: string[] }> {
     const path = this.logFile(runId);
     if (!existsSync(path)) throw new NotFoundError(`run '${runId}' has no log (${path})`);
-    return { path, lines: tail(readFileSync(path, 'utf8'), lines) };
+    return { path, lines: tail((await readRegularFileAsync(path)).toString('utf8'), lines) };
   }
 
   private spawnCli(args: string[], logName: string): { exitCode: () => number | null } {
@@ -73,7 +74,9 @@ export class ProcessRunController implements RunController {
       // from its log, instead of waiting out the timeout.
       const code = proc?.exitCode() ?? null;
       if (!rec && code !== null) {
-        const why = existsSync(this.logFile(id)) ? tail(readFileSync(this.logFile(id), 'utf8'), 12).join('\n') : '';
+        const why = existsSync(this.logFile(id))
+          ? tail((await readRegularFileAsync(this.logFile(id))).toString('utf8'), 12).join('\n')
+          : '';
         throw new InputError(`the run exited (code ${code}) before it started${why ? `:\n${why}` : ''}`, {
           file: `.rft/logs/${id}.log`,
         });

@@ -13,6 +13,7 @@ import { registerTaskset } from './handlers/taskset.js';
 import { registerRuns } from './handlers/runs.js';
 import { registerWorkers } from './handlers/workers.js';
 import { registerConfig } from './handlers/config.js';
+import { ConfigThread } from './config-check/thread.js';
 import { registerModels } from './handlers/models.js';
 import { registerRewardModel } from './handlers/reward-model.js';
 import { watchBufferCounts } from './handlers/buffer-watch.js';
@@ -55,7 +56,10 @@ export function startServer(
   });
   registerBuffer(rpc, sessions, deps.paths);
   registerFeedback(rpc, sessions);
-  registerConfig(rpc, deps.paths);
+  // Each client's config checks parse YAML in a thread of their own, never on the main thread.
+  const configThread = new ConfigThread();
+  subs.push({ dispose: () => configThread.stop() });
+  registerConfig(rpc, deps.paths, configThread);
   registerModels(rpc, deps.paths);
   registerRewardModel(rpc, deps.paths, deps.runs);
   subs.push(registerTaskset(rpc, deps.tasksets, deps.paths));

@@ -12,6 +12,7 @@ import { logger } from '../core/log.js';
 import type { ServerDeps } from './ports.js';
 import { startServer } from './server.js';
 import { GuardedReader, type ErrorReply } from './guarded-reader.js';
+import { AuthFailureLimit } from './auth-limit.js';
 
 const log = logger('serve');
 /** An unauthenticated TCP connection is closed after this long. */
@@ -51,6 +52,7 @@ export interface TcpOptions {
 
 /** Serves each TCP client with its own connection once it has authenticated; resolves when the listener closes. */
 export async function serveTcp(deps: ServerDeps, o: TcpOptions): Promise<void> {
+  const authLimit = new AuthFailureLimit();
   const srv = createServer((socket) => {
     const remote = `${socket.remoteAddress}:${socket.remotePort}`;
     const writer = new SocketMessageWriter(socket);
@@ -62,6 +64,7 @@ export async function serveTcp(deps: ServerDeps, o: TcpOptions): Promise<void> {
     const reader: GuardedReader = new GuardedReader(socket, replier(writer), {
       maxBytes: o.maxBytes,
       token: o.token,
+      authLimit,
       onFatal: (why) => {
         log.warn(`closing connection: ${why}`, { remote });
         // Let the error reply go out first.

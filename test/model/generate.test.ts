@@ -96,6 +96,9 @@ test('top-k 1 equals greedy; the prompt must fit the context', async () => {
   const greedy = await generate(m, tok, prompt, { maxNewTokens: 6, temperature: 0, stopTokens: [] });
   const k1 = await generate(m, tok, prompt, { maxNewTokens: 6, temperature: 1, topK: 1, seed: 5, stopTokens: [] });
   assert.deepEqual(k1[0]!.tokens, greedy[0]!.tokens);
-  await assert.rejects(generate(m, tok, [new Array(96).fill(5)], { maxNewTokens: 4 }), /no room in maxSeqLen/);
+  await assert.rejects(
+    generate(m, tok, [new Array(96).fill(5)], { maxNewTokens: 4 }),
+    /leaves no room to answer in the model.s context of 96 positions/,
+  );
   m.dispose();
 });

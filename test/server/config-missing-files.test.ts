@@ -30,11 +30,15 @@ after(() => s.close());
 
 test('config/validate: a missing taskset file and a folder as experts, at the lines of their paths', async () => {
   const r = await s.request('config/validate', { file: join(ws, 'train.rft.yaml'), text: TEXT });
-  // The editor names the missing file at the line of its path (a folder is told by rft run, below).
+  // The editor names the missing file at the line of its path, and a folder where a file belongs (as rft run does, below).
   assert.deepEqual(
     r.issues.map((i) => [i.field, i.line]),
-    [['taskset.path', 3]],
+    [
+      ['taskset.path', 3],
+      ['experts.path', 8],
+    ],
   );
+  assert.match(r.issues[1]!.message, /'mine' is a folder, not a file/);
   assert.match(
     r.issues[0]!.message,
     /no file 'tasksets\/math\.jsonl' \(.*tasksets\/math\.jsonl; paths are relative to the config file\)/,

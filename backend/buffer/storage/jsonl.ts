@@ -1,6 +1,7 @@
 // Buffer <-> JSONL (one Experience per line): how a buffer moves between SQLite and PostgreSQL.
 // Import keeps every valid line and reports each bad one as FILE:LINE: field 'NAME': message.
 import { createReadStream, createWriteStream } from 'node:fs';
+import { openRegularFile } from '../../core/regular-file.js';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { InputError } from '../../core/errors.js';
@@ -47,7 +48,9 @@ export interface ImportResult {
 
 /** Each line of a JSONL export: its experience, or the InputError naming its file and line (blank lines skipped). */
 export async function* readJsonlExperiences(file: string): AsyncGenerator<Experience | InputError> {
-  const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+  // A FIFO or a device is refused by name (it would be read without end); the stream reads the checked fd.
+  const fd = openRegularFile(file);
+  const rl = createInterface({ input: createReadStream(file, { fd, encoding: 'utf8' }), crlfDelay: Infinity });
   let line = 0;
   for await (const text of rl) {
     line++;

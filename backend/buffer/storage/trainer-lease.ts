@@ -31,6 +31,12 @@ export interface AcquireTrainerLease {
   holderGone?: (h: TrainerLeaseRow) => boolean;
 }
 
+/** A lease row's time for a message: a NaN or absurd value in the row (edited by hand) is said, not thrown as "Invalid time value". */
+function when(ms: number): string {
+  const d = new Date(ms);
+  return Number.isFinite(d.getTime()) ? d.toISOString() : `an unreadable time (${ms} in the lease row)`;
+}
+
 function who(h: TrainerLeaseRow): string {
   return `${h.holder} (host ${h.host}, pid ${h.pid}, epoch ${h.epoch})`;
 }
@@ -42,10 +48,12 @@ export class TrainerLeaseHeldError extends ConflictError {
     now: number,
     timeoutMs: number,
   ) {
-    const ago = Math.max(0, Math.round((now - lease.renewedAt) / 1000));
-    const left = Math.max(1, Math.ceil((lease.renewedAt + timeoutMs - now) / 1000));
+    const ago = Number.isFinite(lease.renewedAt) ? Math.max(0, Math.round((now - lease.renewedAt) / 1000)) : '?';
+    const left = Number.isFinite(lease.renewedAt)
+      ? Math.max(1, Math.ceil((lease.renewedAt + timeoutMs - now) / 1000))
+      : '?';
     super(
-      `run ${lease.runId}: another trainer holds it: ${who(lease)} since ${new Date(lease.since).toISOString()}, last renewed ${ago} s ago. ` +
+      `run ${lease.runId}: another trainer holds it: ${who(lease)} since ${when(lease.since)}, last renewed ${ago} s ago. ` +
         `Two trainers on one run overwrite each other's checkpoints, so this one does not start. Stop that trainer first; ` +
         `if it is gone, its lease expires ${Math.round(timeoutMs / 1000)} s after its last renewal (in about ${left} s), ` +
         `or start this one with --take-over (the other then stops at its next write).`,
@@ -59,9 +67,7 @@ export class TrainerFencedError extends ConflictError {
   constructor(runId: string, mine: number, now: TrainerLeaseRow | null, what: string) {
     super(
       `run ${runId}: this trainer (epoch ${mine}) lost the run's lease to ` +
-        (now && !now.released
-          ? `${who(now)}, which holds it since ${new Date(now.since).toISOString()}`
-          : `nobody (it was released)`) +
+        (now && !now.released ? `${who(now)}, which holds it since ${when(now.since)}` : `nobody (it was released)`) +
         `; ${what} not written. Nothing more is written by this trainer: it stops. ` +
         `The run goes on with the current holder; to train here instead, stop that one and start this trainer again.`,
     );

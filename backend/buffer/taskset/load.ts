@@ -1,7 +1,7 @@
 // Load a taskset (JSONL, JSON, YAML, CSV, Parquet, Arrow; or a dataset folder of split files, the
 // hub cache's layout): every record is validated against its domain's schema; bad records become
 // errors with file, line (a columnar file's row) and field, and the valid ones are kept.
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Task } from '../../core/types.js';
 import { formatLocation } from '../../core/errors.js';
@@ -18,6 +18,7 @@ import {
 } from '../../core/taskset-columnar/index.js';
 import { decodeTaskset } from './utf8.js';
 import { imageCell } from './png.js';
+import { assertRegularFile, MAX_BYTES, readRegularFileAsync } from '../../core/regular-file.js';
 
 export { formatOf, TASKSET_EXTENSIONS } from '../../core/taskset-text/index.js';
 
@@ -236,10 +237,12 @@ export async function loadTaskset(path: string, opts: LoadOptions = {}): Promise
     if (files.length > 1) c.idPrefix = `${basename(file).replace(/\.[^.]+$/, '')}:`;
     const format = opts.format ?? formatOf(file);
     if (isColumnar(format)) {
+      // A FIFO or a device is refused unopened (regular-file.ts); a columnar file is read a row group at a time, so no size cap.
+      assertRegularFile(file);
       for await (const r of readColumnar(file, format, notes)) c.add(r, file);
       said.push(...bigNoteLines(file, notes));
       notes.clear();
-    } else checkBytes(c, await readFile(file), file, opts);
+    } else checkBytes(c, await readRegularFileAsync(file, MAX_BYTES.taskset), file, opts);
   }
   return c.result(path, said);
 }

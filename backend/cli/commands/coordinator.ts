@@ -12,6 +12,7 @@ import { loadRunConfig } from '../../coordinator/load-config.js';
 import { createDistributedRun, formatWorkers } from '../../coordinator/distributed/setup.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
+import { checkRunId } from '../../core/run-id.js';
 
 command({
   name: 'coordinator',
@@ -42,6 +43,8 @@ command({
       console.error(`usage: ${usage}`);
       return 2;
     }
+    // The id names folders (WEIGHTS/RUN/vN): `../outside` is refused here, by its flag.
+    checkRunId(runId, '--run');
     if (!/^postgres(ql)?:\/\//.test(url)) {
       console.error('--buffer: a distributed run needs a postgres:// URL');
       return 2;

@@ -2,10 +2,11 @@
 // SIGTERM / Ctrl-C: finish the current job, give back unstarted leases, exit. An HTTPS weight server
 // is checked with --weights-ca FILE (a CA, host name checked) or --weights-pin SHA256 (default: the
 // certificate sha256 the trainer recorded in the run).
-import { readFileSync } from 'node:fs';
 import { command } from '../command.js';
 import { DIST_FLAGS } from './distributed-flags.js';
 import { distributedExplorer } from '../../coordinator/distributed/explorer.js';
+import { readRegularFile } from '../../core/regular-file.js';
+import { checkRunId } from '../../core/run-id.js';
 
 command({
   name: 'explorer',
@@ -24,6 +25,8 @@ command({
   },
   run: async ({ flags }) => {
     const { buffer: url, run: runId } = flags;
+    // The id names folders (WEIGHTS/RUN/vN): `../outside` is refused here, by its flag.
+    checkRunId(runId, '--run');
     const caFile = flags['weights-ca'];
     const pin = flags['weights-pin'];
     if (caFile && pin) {
@@ -36,7 +39,7 @@ command({
     }
     let ca: string | undefined;
     try {
-      ca = caFile ? readFileSync(caFile, 'utf8') : undefined;
+      ca = caFile ? readRegularFile(caFile, 'utf8', 1 << 20) : undefined;
     } catch (e) {
       console.error(`--weights-ca: ${(e as Error).message}`);
       return 2;

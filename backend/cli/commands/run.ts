@@ -7,6 +7,12 @@ import { loadRunConfig } from '../../coordinator/load-config.js';
 import { assertRunnableConfig } from '../../coordinator/config-check.js';
 import { runJob, type RunSummary } from '../../coordinator/run.js';
 import { EXIT_NO_RESULT } from '../../coordinator/evaluate.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkTaskFiles } from '../../coordinator/setup/tasks.js';
+import { inspectCheckpoint } from '../../model/checkpoint.js';
+import { resolveModelDir } from '../../model/hf/folder.js';
+import { checkRunId } from '../../core/run-id.js';
 
 /** The main job's config, a file of the package (not of the working directory). */
 export const mainConfig = (): string => packageFile('configs', 'main.yaml');
@@ -64,6 +70,20 @@ const RUN_FLAGS = {
   quiet: QUIET,
 } as const;
 
+/** The run's model.checkpoint, checked as a run loads it up to the weights (config.json, the safetensors headers, rft.json). */
+function checkCheckpoint(dir: string): string {
+  if (!existsSync(dir) || !existsSync(join(resolveModelDir(dir), 'config.json')))
+    throw new InputError(`no checkpoint at '${dir}' (config.json missing)`, { field: 'model.checkpoint' });
+  try {
+    const { config } = inspectCheckpoint(dir);
+    return `${dir}: ${config.nLayers} layers, vocabulary ${config.vocabSize}`;
+  } catch (e) {
+    throw new InputError(`checkpoint '${dir}' cannot be loaded: ${(e as Error).message}`, {
+      field: 'model.checkpoint',
+    });
+  }
+}
+
 async function run(
   file: string,
   flags: FlagValues<typeof RUN_FLAGS> & { 'trust-workspace-code'?: boolean },
@@ -72,12 +92,25 @@ async function run(
   const budget = flags.budget;
   if (budget !== undefined && !(budget > 0))
     throw new InputError(`--budget must be a positive number of seconds, got ${budget}`);
+  if (flags['run-id'] !== undefined) checkRunId(flags['run-id'], '--run-id');
   const cfg = loadRunConfig(file);
   // What a local run cannot take (a bare `postgres` storage) is refused here too, so --check says it.
   assertRunnableConfig(cfg, file, { local: true });
   if (flags.check) {
-    // Config checked, nothing run: says which file a command resolved (`rft demo --check`).
-    console.log(JSON.stringify({ config: file, valid: true, stages: (cfg.stages ?? []).map((s) => s.name) }));
+    // Config checked, nothing run: says which file a command resolved (`rft demo --check`). The
+    // files it names are opened and validated too (a taskset that is /etc/passwd or /dev/zero is
+    // not `valid`); the checkpoint's weights are not read, only its config and headers.
+    const files = await checkTaskFiles(cfg);
+    const checkpoint = cfg.model.checkpoint ? checkCheckpoint(cfg.model.checkpoint) : undefined;
+    console.log(
+      JSON.stringify({
+        config: file,
+        valid: true,
+        stages: (cfg.stages ?? []).map((s) => s.name),
+        ...files,
+        ...(checkpoint ? { checkpoint } : {}),
+      }),
+    );
     return 0;
   }
   if (flags.seed !== undefined) cfg.seed = flags.seed;

@@ -9,6 +9,7 @@ import { wireDeps } from '../../server/wire.js';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../../server/framing.js';
 import { defaultTokenFile, isLoopback, makeToken, removeTokenFile, writeTokenFile } from '../../server/token.js';
 import { logger } from '../../core/log.js';
+import { checkRunId } from '../../core/run-id.js';
 
 const log = logger('serve');
 
@@ -31,6 +32,7 @@ command({
   },
   async run({ flags }) {
     const workspace = resolve(flags.workspace ?? process.cwd());
+    if (flags.run !== undefined) checkRunId(flags.run, '--run');
     const maxMb = flags['max-message-mb'];
     if (!(maxMb > 0)) throw new InputError(`--max-message-mb must be positive, got ${maxMb}`);
     const maxBytes = Math.floor(maxMb * 2 ** 20);

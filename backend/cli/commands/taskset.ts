@@ -34,8 +34,16 @@ command({
       try {
         r = await loadTaskset(file, { domain, ...(split !== undefined ? { split } : {}) });
       } catch (e) {
+        // A file that cannot be read as a taskset (a FIFO, a device, UTF-16, too big) is one error; the others are still checked.
         const code = (e as NodeJS.ErrnoException).code;
-        throw new InputError(code ? `cannot read it (${code})` : (e as Error).message, { file });
+        const err =
+          e instanceof InputError
+            ? e
+            : new InputError(code ? `cannot read it (${code})` : (e as Error).message, { file });
+        bad++;
+        if (a.flags.json) console.log(JSON.stringify({ file, error: err.message }));
+        else console.log(err.message);
+        continue;
       }
       for (const n of r.notes ?? []) console.error(`note: ${n}`);
       bad += r.errors.length;

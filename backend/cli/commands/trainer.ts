@@ -7,11 +7,12 @@
 // --weights DIR: this host's weights folder when it is not the one the coordinator recorded.
 // One trainer per run: a second one is refused while the first renews its lease (or for 120 s after it
 // stopped renewing); --take-over takes the lease anyway, and the other trainer stops at its next write.
-import { readFileSync } from 'node:fs';
 import { command } from '../command.js';
 import { DIST_FLAGS } from './distributed-flags.js';
 import { distributedTrainer } from '../../coordinator/placement/distributed.js';
 import { advertisedHostProblem } from '../../coordinator/distributed/advertised-host.js';
+import { readRegularFile } from '../../core/regular-file.js';
+import { checkRunId } from '../../core/run-id.js';
 
 command({
   name: 'trainer',
@@ -56,6 +57,8 @@ command({
   },
   run: async ({ flags }) => {
     const { buffer: url, run: runId } = flags;
+    // The id names folders (WEIGHTS/RUN/vN): `../outside` is refused here, by its flag.
+    checkRunId(runId, '--run');
     const port = flags['weights-port'];
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       console.error(`--weights-port: a port number 0-65535 (0: any free port), got '${port}'`);
@@ -70,7 +73,9 @@ command({
     let tls;
     try {
       tls =
-        certFile && keyFile ? { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') } : undefined;
+        certFile && keyFile
+          ? { cert: readRegularFile(certFile, 'utf8', 1 << 20), key: readRegularFile(keyFile, 'utf8', 1 << 20) }
+          : undefined;
     } catch (e) {
       console.error(`--weights-tls-cert / --weights-tls-key: ${(e as Error).message}`);
       return 2;

@@ -6,6 +6,7 @@ import { DIST_FLAGS } from './distributed-flags.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { parsePostgresUrl } from '../../buffer/storage/postgres.js';
 import { formatWorkers } from '../../coordinator/distributed/setup.js';
+import { checkRunId } from '../../core/run-id.js';
 
 command({
   name: 'workers',
@@ -13,6 +14,8 @@ command({
   flags: { ...DIST_FLAGS, json: { type: 'boolean', description: 'the workers and job counts as JSON' } },
   run: async ({ flags }) => {
     const { buffer: url, run: runId } = flags;
+    // The id names folders (WEIGHTS/RUN/vN): `../outside` is refused here, by its flag.
+    checkRunId(runId, '--run');
     const q = await JobQueue.open(url);
     try {
       // A mistyped run id must not look like an idle run.

@@ -23,6 +23,7 @@ import { X509Certificate } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ChecksumError, checksumDir } from './weights.js';
 
@@ -151,10 +152,50 @@ function tlsOptions(src: HttpWeightsSource, tls: ClientTls): RequestOptions & Re
   };
 }
 
-function request(url: string, token: string, idleMs: number, tls?: RequestOptions): Promise<IncomingMessage> {
+/**
+ * Bounds on what a weights server may send (a hostile or broken one trickled bodies under the idle
+ * timeout, sent an endless listing, or more bytes than it listed). Each has a default for real runs.
+ */
+export interface FetchLimits {
+  /** The listing: its whole request, and its size. */
+  listingMs?: number;
+  listingBytes?: number;
+  /** Each file: this much time, plus its listed size at `minBytesPerSecond` (the slowest link served). */
+  fileBaseMs?: number;
+  minBytesPerSecond?: number;
+}
+
+const LIMITS: Required<FetchLimits> = {
+  listingMs: 30_000,
+  listingBytes: 1 << 20,
+  fileBaseMs: 60_000,
+  minBytesPerSecond: 1 << 20,
+};
+
+/** A request's deadline: aborts its connection and body; `why` names it in the error. */
+function deadline(ms: number, why: string): { signal: AbortSignal; error: () => WeightsFetchError; done: () => void } {
+  const ac = new AbortController();
+  const err = new WeightsFetchError(why);
+  const t = setTimeout(() => ac.abort(err), ms);
+  return { signal: ac.signal, error: () => err, done: () => clearTimeout(t) };
+}
+
+function request(
+  url: string,
+  token: string,
+  idleMs: number,
+  tls?: RequestOptions,
+  signal?: AbortSignal,
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     // agent false: a fresh connection per request (a pooled socket to a restarted trainer fails as a reset).
-    const opts = { headers: { authorization: `Bearer ${token}` }, timeout: idleMs, agent: false as const, ...tls };
+    const opts = {
+      headers: { authorization: `Bearer ${token}` },
+      timeout: idleMs,
+      agent: false as const,
+      ...tls,
+      ...(signal ? { signal } : {}),
+    };
     const req = (url.startsWith('https:') ? httpsGet : get)(url, opts, (res) => {
       if (res.statusCode === 200) return resolve(res);
       res.resume();
@@ -168,9 +209,11 @@ function request(url: string, token: string, idleMs: number, tls?: RequestOption
     req.on('timeout', () => req.destroy(new WeightsFetchError(`${url}: no answer for ${idleMs / 1000} s`)));
     req.on('error', (e) =>
       reject(
-        e instanceof WeightsFetchError
-          ? e
-          : new WeightsFetchError(`${url}: ${(e as NodeJS.ErrnoException).code ?? e.message}`),
+        signal?.aborted && signal.reason instanceof WeightsFetchError
+          ? signal.reason
+          : e instanceof WeightsFetchError
+            ? e
+            : new WeightsFetchError(`${url}: ${(e as NodeJS.ErrnoException).code ?? e.message}`),
       ),
     );
   });
@@ -186,35 +229,22 @@ export async function fetchWeights(
   cacheDir: string,
   idleMs = 5000,
   clientTls: ClientTls = {},
+  limits: FetchLimits = {},
 ): Promise<string> {
+  const lim = { ...LIMITS, ...limits };
   if (!SHA.test(checksum))
     throw new WeightsFetchError(`recorded checksum '${checksum}' is not a sha256: cannot fetch by content`);
   const dest = join(cacheDir, checksum);
   if (existsSync(dest) && checksumDir(dest) === checksum) return dest;
   const base = `${src.url.replace(/\/$/, '')}/weights/${checksum}/`;
   const tls = src.url.startsWith('https:') ? tlsOptions(src, clientTls) : undefined;
-  const res = await request(base, src.token, idleMs, tls);
-  let body = '';
-  for await (const chunk of res) body += chunk;
-  let files: { name: string; size: number }[];
-  try {
-    files = (JSON.parse(body) as { files: { name: string; size: number }[] }).files;
-    if (!Array.isArray(files) || files.some((f) => !FILE.test(f.name))) throw new Error('bad listing');
-  } catch {
-    throw new WeightsFetchError(`${base}: not a weights listing`);
-  }
+  const files = await readListing(base, src.token, idleMs, tls, lim);
   mkdirSync(cacheDir, { recursive: true });
   const tmp = join(cacheDir, `${checksum}.part-${randomBytes(4).toString('hex')}`);
   mkdirSync(tmp);
   try {
     for (const f of files) {
-      try {
-        await pipeline(await request(base + f.name, src.token, idleMs, tls), createWriteStream(join(tmp, f.name)));
-      } catch (e) {
-        throw e instanceof WeightsFetchError
-          ? e
-          : new WeightsFetchError(`${base}${f.name}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-      }
+      await download(base + f.name, f.size, join(tmp, f.name), src.token, idleMs, tls, lim);
     }
     const got = checksumDir(tmp);
     if (got !== checksum)
@@ -227,6 +257,89 @@ export async function fetchWeights(
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** The listing of a version's files, within its deadline and size cap; each entry a flat name and a byte count. */
+async function readListing(
+  url: string,
+  token: string,
+  idleMs: number,
+  tls: RequestOptions | undefined,
+  lim: Required<FetchLimits>,
+): Promise<{ name: string; size: number }[]> {
+  const d = deadline(lim.listingMs, `${url}: the listing did not arrive in ${lim.listingMs / 1000} s`);
+  const chunks: Buffer[] = [];
+  let n = 0;
+  try {
+    const res = await request(url, token, idleMs, tls, d.signal);
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      n += chunk.length;
+      if (n > lim.listingBytes) {
+        res.destroy();
+        throw new WeightsFetchError(`${url}: the listing is over ${lim.listingBytes} bytes: not a weights listing`);
+      }
+    }
+  } catch (e) {
+    throw d.signal.aborted ? d.error() : asFetchError(url, e);
+  } finally {
+    d.done();
+  }
+  try {
+    const files = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { files: { name: string; size: number }[] })
+      .files;
+    if (!Array.isArray(files)) throw new Error('no files');
+    for (const f of files)
+      if (!FILE.test(f.name) || !Number.isSafeInteger(f.size) || f.size < 0) throw new Error('bad entry');
+    return files;
+  } catch {
+    throw new WeightsFetchError(`${url}: not a weights listing`);
+  }
+}
+
+const asFetchError = (url: string, e: unknown): WeightsFetchError =>
+  e instanceof WeightsFetchError
+    ? e
+    : new WeightsFetchError(`${url}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+
+/**
+ * One file into FILE: its Content-Length and its bytes held to the listing's SIZE as they arrive
+ * (a server sending more is cut off at once, not after the disk has taken it), within a deadline
+ * for its size.
+ */
+async function download(
+  url: string,
+  size: number,
+  file: string,
+  token: string,
+  idleMs: number,
+  tls: RequestOptions | undefined,
+  lim: Required<FetchLimits>,
+): Promise<void> {
+  const ms = lim.fileBaseMs + Math.ceil((size / lim.minBytesPerSecond) * 1000);
+  const d = deadline(ms, `${url}: not downloaded in ${ms / 1000} s (the deadline for its ${size} bytes)`);
+  let got = 0;
+  try {
+    const res = await request(url, token, idleMs, tls, d.signal);
+    const declared = res.headers['content-length'];
+    if (declared !== undefined && Number(declared) !== size) {
+      res.destroy();
+      throw new WeightsFetchError(`${url}: Content-Length ${declared} is not the listing's ${size} bytes`);
+    }
+    const count = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        got += chunk.length;
+        if (got > size) cb(new WeightsFetchError(`${url}: more than the listing's ${size} bytes: refused`));
+        else cb(null, chunk);
+      },
+    });
+    await pipeline(res, count, createWriteStream(file));
+  } catch (e) {
+    throw d.signal.aborted ? d.error() : asFetchError(url, e);
+  } finally {
+    d.done();
+  }
+  if (got !== size) throw new WeightsFetchError(`${url}: ${got} bytes, the listing said ${size}`);
 }
 
 /** Remove cached versions other than `keep` (and leftovers of cut downloads). */

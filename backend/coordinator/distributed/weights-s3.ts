@@ -7,7 +7,7 @@
 // path-style or virtual-hosted addressing.
 import { InputError } from '../../core/errors.js';
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, readdirSync, statSync } from 'node:fs';
 import { Agent as HttpsAgent } from 'node:https';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
@@ -23,6 +23,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { WeightsFetchError } from './weights-http.js';
 import type { S3StoreSpec, WeightsStore } from './weights-store.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 // The SDK warns on every process under Node < 22 that its releases after January 2027 will need 22; this
 // project pins the SDK (package.json) and supports Node 20 (VS Code's), so the warning says nothing to act on.
@@ -113,7 +114,7 @@ export class S3WeightsStore implements WeightsStore {
       requestHandler: {
         connectionTimeout: idleMs,
         requestTimeout: idleMs,
-        ...(bundle ? { httpsAgent: new HttpsAgent({ ca: readFileSync(bundle, 'utf8') }) } : {}),
+        ...(bundle ? { httpsAgent: new HttpsAgent({ ca: readRegularFile(bundle, 'utf8', 16 << 20) }) } : {}),
       },
     };
     this.client = new S3Client(config);

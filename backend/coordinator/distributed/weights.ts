@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadCheckpoint, type LoadedCheckpoint } from '../../model/checkpoint.js';
+import { checkRunId } from '../../core/run-id.js';
 
 /** sha256 over the folder's files (sorted names, each name then its bytes). */
 export function checksumDir(dir: string): string {
@@ -21,7 +22,7 @@ export function checksumDir(dir: string): string {
 }
 
 export function versionDir(weightsDir: string, runId: string, version: number): string {
-  return join(weightsDir, runId, `v${version}`);
+  return join(weightsDir, checkRunId(runId), `v${version}`);
 }
 
 export class ChecksumError extends InfrastructureError {}

@@ -1,7 +1,7 @@
 // Run setup, the model: the run's tokenizer (a checkpoint's, a given one, or trained on the tasks)
 // and the weights it starts from (a checkpoint, with LoRA, or a fresh preset). Nothing in setup/
 // imports run.ts or a placement.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunConfig } from '../../core/config.js';
 import type { Task } from '../../core/types.js';
@@ -17,6 +17,7 @@ import { ADAPTER_CONFIG_FILE } from '../../model/lora-files.js';
 import { CharTokenizer, loadTokenizer, trainTokenizer, type Tokenizer } from '../../model/tokenizer/index.js';
 import { checkModelTakesImages, runVisionConfig } from '../model-vision.js';
 import type { TaskPools } from './tasks.js';
+import { readRegularFile } from '../../core/regular-file.js';
 
 const log = logger('setup');
 
@@ -113,7 +114,7 @@ export function runBaseModel(dir: string): string {
   const adapter = join(resolveModelDir(dir), ADAPTER_CONFIG_FILE);
   if (existsSync(adapter)) {
     try {
-      const base = (JSON.parse(readFileSync(adapter, 'utf8')) as { base_model_name_or_path?: unknown })
+      const base = (JSON.parse(readRegularFile(adapter, 'utf8')) as { base_model_name_or_path?: unknown })
         .base_model_name_or_path;
       if (typeof base === 'string' && base) return base;
     } catch {

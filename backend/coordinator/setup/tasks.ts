@@ -81,6 +81,27 @@ async function loadFile(ref: TasksetRef, what: string, role: 'task' | 'expert'):
   return r;
 }
 
+/**
+ * `rft run --check`: each taskset, eval and experts file the config names, opened and validated as a
+ * run reads it (a FIFO, a device, a binary file or one without a valid record is refused by name);
+ * what was read, per file, e.g. `taskset: 40 task(s), 2 bad record(s)`.
+ */
+export async function checkTaskFiles(cfg: RunConfig): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const refs: [TasksetRef | undefined, 'taskset' | 'eval' | 'experts'][] = [
+    [cfg.taskset, 'taskset'],
+    [cfg.eval, 'eval'],
+    [cfg.experts, 'experts'],
+  ];
+  for (const [ref, what] of refs) {
+    if (!ref?.path) continue;
+    const r = await loadFile(ref, what, what === 'experts' ? 'expert' : 'task');
+    out[what] =
+      `${r.tasks.length} task(s)${r.errors.length ? `, ${r.errors.length} bad record(s)` : ''} in ${ref.path}`;
+  }
+  return out;
+}
+
 /** Drop tasks whose reward cannot be resolved (no workflow.reward and no own `reward`, or an unknown name). */
 function checkRewards(r: LoadResult, ref: TasksetRef, defaultReward: string | undefined): Task[] {
   const out: Task[] = [];

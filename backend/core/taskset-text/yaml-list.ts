@@ -32,7 +32,15 @@ export function readYamlList(text: string): RawRecord[] {
       out.push({ line, error: `bad YAML: ${errs[mine[0]!]!.message}${more}`, field: '(record)' });
       continue;
     }
-    out.push({ line, value: item.toJS(doc) });
+    try {
+      out.push({ line, value: item.toJS(doc) });
+    } catch (e) {
+      // A "billion laughs" or a self-referencing alias spoils only its record.
+      const why = /alias count/i.test((e as Error).message)
+        ? 'its aliases expand to too much data'
+        : (e as Error).message;
+      out.push({ line, error: `bad YAML: ${why}`, field: '(record)' });
+    }
   }
   // Errors outside every record (e.g. bad indentation between items) still reach the user.
   errs.forEach((e, k) => {

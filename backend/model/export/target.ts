@@ -1,8 +1,11 @@
 // Where an export lands, without losing anything the user owns there. Every format writes into a
-// fresh temp folder beside the target (`OUT.tmp-PID-XXXXXX`, removed on failure or SIGINT / SIGTERM)
-// and is put in place at the end: renamed to OUT when OUT is new or an empty folder; with `force`,
-// only the export's own files are renamed into a non-empty OUT, each replacing its namesake and
-// every other file left as it was. Without `force` a non-empty folder is refused; a file (or a
+// fresh temp folder (removed on failure or SIGINT / SIGTERM) and is put in place at the end: when
+// OUT is new, the temp folder is beside it (`OUT.tmp-PID-XXXXXX`) and renamed to OUT; when OUT is a
+// folder already (empty, or with `force` not empty), the temp folder is inside it
+// (`OUT/.rft-export-tmp-PID-XXXXXX`) and only the export's own files are renamed from it into OUT,
+// each replacing its namesake and every other file left as it was. Inside OUT, the renames stay on
+// OUT's file system: OUT may be a mount point (a volume root cannot be removed, EBUSY, nor take
+// a rename from another volume, EXDEV). Without `force` a non-empty folder is refused; a file (or a
 // link) at OUT always is: the export writes a folder there.
 // Imports only node:fs / node:path: the server checks targets with it without the tensor engine.
 import {
@@ -17,7 +20,7 @@ import {
   rmSync,
 } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
-import { InputError } from '../../core/errors.js';
+import { InfrastructureError, InputError, RftError } from '../../core/errors.js';
 
 export type ExportFormat = 'hf' | 'peft' | 'gguf';
 
@@ -36,6 +39,9 @@ export interface TargetOptions {
   /** The folder being exported: OUT may not be it, inside it or above it. */
   source?: string;
 }
+
+/** The temp folder's prefix inside an existing OUT (not counted as the user's entry when OUT is re-checked). */
+const TMP_INSIDE = '.rft-export-tmp-';
 
 const inside = (child: string, parent: string) =>
   child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
@@ -76,7 +82,7 @@ export function checkExportTarget(outArg: string, o: TargetOptions): void {
       { field: 'out' },
     );
   if (st) {
-    const entries = readdirSync(out);
+    const entries = readdirSync(out).filter((e) => !e.startsWith(`${TMP_INSIDE}${process.pid}-`));
     if (entries.length > 0 && !o.force) {
       const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? `, ... (${entries.length} entries)` : '');
       throw new InputError(
@@ -116,8 +122,13 @@ function removeOnSignal(tmp: string): () => void {
   return off;
 }
 
-function placeError(out: string, e: unknown): InputError {
+function placeError(out: string, e: unknown): RftError {
   const x = e as NodeJS.ErrnoException;
+  // A full disk is not the user's input: an infrastructure failure, with the folder it happened in.
+  if (x.code === 'ENOSPC' || x.code === 'EDQUOT')
+    return new InfrastructureError(
+      `${out}: the disk is full (${x.code}) while writing the export: nothing was put in place and its temp files are removed`,
+    );
   return new InputError(
     `${out}: cannot put the export in place: ${x.code === 'EACCES' || x.code === 'EPERM' || x.code === 'EROFS' ? `not writable (${x.code})` : x.message}`,
     { field: 'out' },
@@ -156,9 +167,11 @@ export async function writeExport(
   } catch (e) {
     throw placeError(out, e);
   }
+  // An existing OUT (perhaps a mount point) takes the temp folder inside it: same file system.
+  const into = existsSync(out);
   let tmp: string;
   try {
-    tmp = freshFolder(`${out}.tmp-${process.pid}-`);
+    tmp = freshFolder(into ? join(out, `${TMP_INSIDE}${process.pid}-`) : `${out}.tmp-${process.pid}-`);
   } catch (e) {
     throw placeError(out, e);
   }
@@ -168,8 +181,7 @@ export async function writeExport(
     const files = readdirSync(tmp);
     // The target may have changed while the weights were written: check it again before placing.
     checkExportTarget(out, o);
-    if (!existsSync(out) || readdirSync(out).length === 0) {
-      if (existsSync(out)) rmdirSync(out); // empty: nothing is lost, and rename needs the name free on every OS
+    if (!into) {
       renameSync(tmp, out);
       return files;
     }
@@ -188,9 +200,9 @@ export async function writeExport(
     return files;
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
-    if (e instanceof InputError) throw e;
+    if (e instanceof RftError) throw e;
     const x = e as NodeJS.ErrnoException;
-    if (x.code === 'EACCES' || x.code === 'EPERM' || x.code === 'EROFS') throw placeError(out, e);
+    if (['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT'].includes(x.code ?? '')) throw placeError(out, e);
     throw e;
   } finally {
     restore();

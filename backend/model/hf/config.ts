@@ -6,6 +6,9 @@ import { ZodError } from 'zod';
 import { InputError } from '../../core/errors.js';
 import { makeConfig, type ModelConfig } from '../config.js';
 
+/** The shortest max_position_embeddings a model may have: a prompt and a token of response (tests use 12). */
+export const MIN_CONTEXT = 8;
+
 export const HF_ARCHITECTURES = {
   LlamaForCausalLM: 'llama',
   MistralForCausalLM: 'mistral',
@@ -171,6 +174,12 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
   }
 
   const maxPos = num('max_position_embeddings', true)!;
+  // A context shorter than a chat prompt failed later in generate() as an unnamed error.
+  if (!Number.isInteger(maxPos) || maxPos < MIN_CONTEXT)
+    fail(
+      'max_position_embeddings',
+      `${maxPos} is too short a context: at least ${MIN_CONTEXT} positions are needed for a prompt and its response`,
+    );
   let maxSeqLen = Math.min(maxPos, MAX_SEQ_CAP);
   // Mistral's sliding window only differs from full attention beyond the window: stay within it.
   if (architecture === 'MistralForCausalLM' && r.sliding_window !== undefined && r.sliding_window !== null)

@@ -17,8 +17,12 @@ import {
 import type { ChatMessage } from '../../core/types.js';
 import type { SpecialTokenName, Tokenizer } from '../tokenizer/types.js';
 import { readRegularFile } from '../../core/regular-file.js';
+import { checkTokenizerRegexes } from './regex-check.js';
 
 type Json = Record<string, unknown>;
+
+/** A chat template that raised while rendering (its own raise_exception, an undefined filter): named by file and field. */
+export class TemplateRenderError extends InputError {}
 
 function readJson(file: string): Json {
   try {
@@ -82,6 +86,8 @@ export class HfTokenizer implements Tokenizer {
     noTemplate = `this model has no chat_template in ${join(where, 'tokenizer_config.json')}`,
   ) {
     const cfgFile = join(where, 'tokenizer_config.json');
+    // Before the library compiles them: a backtracking pattern would hang every encode (regex-check.ts).
+    checkTokenizerRegexes(files.tokenizer, join(where, 'tokenizer.json'));
     try {
       this.lib = new HfLibTokenizer(files.tokenizer, files.tokenizerConfig);
     } catch (e) {
@@ -233,9 +239,10 @@ export class HfTokenizer implements Tokenizer {
         { maxOutputChars: BASE_OUTPUT_CHARS + 8 * chars },
       );
     } catch (e) {
-      if (e instanceof TemplateLimitError)
-        throw new InputError(e.message, { file: this.templateSource!.file, field: this.templateSource!.field });
-      throw e;
+      const at = { file: this.templateSource!.file, field: this.templateSource!.field };
+      if (e instanceof TemplateLimitError) throw new InputError(e.message, at);
+      // raise_exception(), an undefined filter or method: the template's own error, with where it is.
+      throw new TemplateRenderError(`chat template '${this.templateSource!.name}' failed: ${(e as Error).message}`, at);
     }
   }
 
@@ -255,7 +262,7 @@ export class HfTokenizer implements Tokenizer {
     } catch (e) {
       // A template over its limits is refused at load (not at the first prompt of a run); one that
       // raises for this probe (e.g. it wants a system turn) may still render real conversations.
-      if (e instanceof InputError) throw e;
+      if (e instanceof InputError && !(e instanceof TemplateRenderError)) throw e;
       return undefined;
     }
     const after = text.slice(text.indexOf(mark) + mark.length);

@@ -1,9 +1,9 @@
 // Training text from taskset files: the prompt / answer / response-like string fields of .jsonl and
 // .json records, raw text of anything else. A bad JSONL line is reported (file:line) and skipped;
 // the lines around it are kept.
-import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { InputError } from '../../core/errors.js';
+import { MAX_BYTES, readRegularFile } from '../../core/regular-file.js';
 
 /** Fields whose string values are text a model reads or writes (also searched inside arrays and objects). */
 export const TEXT_FIELDS = new Set([
@@ -51,8 +51,9 @@ export function recordTexts(value: unknown, out: string[] = [], underTextField =
 export function readCorpusFile(file: string): CorpusFile {
   let raw: string;
   try {
-    raw = readFileSync(file, 'utf8');
+    raw = readRegularFile(file, 'utf8', MAX_BYTES.taskset);
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError(`cannot read: ${e instanceof Error ? e.message : String(e)}`, { file });
   }
   const ext = extname(file).toLowerCase();

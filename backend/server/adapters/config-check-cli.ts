@@ -6,7 +6,8 @@
 import { noFileMessage } from '../../core/config-files.js';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parse } from 'yaml';
+import { readYaml } from '../../core/yaml-safe.js';
+import { specialKind } from '../../core/regular-file.js';
 import { spawn } from 'node:child_process';
 import { cliNodeArgs } from '../../core/package-root.js';
 
@@ -17,12 +18,8 @@ export interface PathIssue {
 
 /** Files the config names (taskset / eval / experts paths, workflow.file, model.checkpoint, tokenizer.path) that are not there. */
 export function missingFiles(text: string, configFile: string): PathIssue[] {
-  let doc: unknown;
-  try {
-    doc = parse(text);
-  } catch {
-    return [];
-  }
+  const read = readYaml(text);
+  const doc = read.ok ? read.value : undefined;
   if (!doc || typeof doc !== 'object') return [];
   const d = doc as Record<string, Record<string, unknown> | undefined>;
   const named: [string, unknown][] = [
@@ -40,9 +37,18 @@ export function missingFiles(text: string, configFile: string): PathIssue[] {
     const abs = isAbsolute(v) ? v : resolve(dirname(configFile), v);
     if (path === 'model.checkpoint' && !existsSync(abs) && /^[\w.-]+\/[\w.-]+$/.test(v)) continue;
     if (!existsSync(abs)) out.push({ path, message: noFileMessage(v, abs) });
+    else {
+      // A FIFO or a device would block the read or never end it (model.checkpoint and tokenizer.path may name folders).
+      const kind = specialKind(abs);
+      if (kind && !(kind === 'a folder' && (path === 'model.checkpoint' || path === 'tokenizer.path')))
+        out.push({ path, message: `'${v}' is ${kind}, not a file (${abs})` });
+    }
   }
   return out;
 }
+
+/** `rft run --check` in a child is stopped after this long (it reads every taskset the config names). */
+export const CHECK_TIMEOUT_MS = 120_000;
 
 const cache = new Map<string, { stamp: string; issues: PathIssue[] }>();
 
@@ -58,9 +64,14 @@ export async function cliConfigIssues(file: string, cwd: string): Promise<PathIs
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let err = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', rej);
-    child.on('close', (c) => res({ code: c, stderr: err }));
+    // The check reads the tasksets and the checkpoint's headers; a check that never ends says so.
+    const timer = setTimeout(() => {
+      err += `\nrft: rft run --check did not finish in ${CHECK_TIMEOUT_MS / 1000} s: stopped`;
+      child.kill('SIGKILL');
+    }, CHECK_TIMEOUT_MS);
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err.length < 1 << 20 ? (err += d) : undefined));
+    child.on('error', (e) => (clearTimeout(timer), rej(e)));
+    child.on('close', (c) => (clearTimeout(timer), res({ code: c, stderr: err })));
   });
   let issues: PathIssue[] = [];
   if (code !== 0) {

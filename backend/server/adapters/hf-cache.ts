@@ -1,7 +1,8 @@
 // The Hugging Face cache folders huggingface_hub uses (HF_HUB_CACHE, else HF_HOME/hub, else
 // ~/.cache/huggingface/hub) and the model snapshots in them: models--org--name/snapshots/<rev>/
 // with a config.json. Only names are read here; `rft model info` checks the model itself.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { readRegularFile } from '../../core/regular-file.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { CachedModel } from '../../core/protocol.js';
@@ -39,7 +40,7 @@ export function scanHfCache(roots: string[]): CachedModel[] {
       }
       let main: string | undefined;
       try {
-        main = readFileSync(join(root, e, 'refs', 'main'), 'utf8').trim();
+        main = readRegularFile(join(root, e, 'refs', 'main'), 'utf8', 4096).trim();
       } catch {
         main = undefined;
       }

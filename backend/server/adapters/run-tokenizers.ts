@@ -2,7 +2,8 @@
 // text: the newest checkpoint's tokenizer, else a tokenizer.json beside the buffer file, each
 // loaded as every other reader loads it (loadTokenizer: an imported model's through
 // @huggingface/tokenizers with its tokenizer_config.json and chat template).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readRegularFileAsync } from '../../core/regular-file.js';
 import { dirname, join } from 'node:path';
 import type { ExperienceStore } from '../../buffer/storage/types.js';
 import { loadTokenizer, TOKENIZER_FILE, type Tokenizer } from '../../model/tokenizer/index.js';
@@ -41,7 +42,10 @@ export class RunTokenizers {
     const file = ckpt && join(ckpt.path, 'config.json');
     if (!file || !existsSync(file)) return {};
     try {
-      const c = JSON.parse(readFileSync(file, 'utf8')) as { max_position_embeddings?: unknown; vocab_size?: unknown };
+      const c = JSON.parse((await readRegularFileAsync(file)).toString('utf8')) as {
+        max_position_embeddings?: unknown;
+        vocab_size?: unknown;
+      };
       const n = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
       return { maxSeqLen: n(c.max_position_embeddings), vocabSize: n(c.vocab_size) };
     } catch {

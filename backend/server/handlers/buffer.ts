@@ -4,9 +4,17 @@ import { once } from 'node:events';
 import type { RpcHost } from '../rpc.js';
 import type { BufferSessions } from '../sessions.js';
 import { NotAvailableError } from '../errors.js';
+import { InputError } from '../../core/errors.js';
 import type { WorkspacePaths } from '../confine.js';
 
 export const MAX_PAGE = 5000;
+
+/** A page's offset or limit: a number >= 0 (floored), else an error naming the field (NaN reached SQL as "datatype mismatch"). */
+function pageNumber(v: unknown, field: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    throw new InputError(`a whole number >= 0, got ${v === undefined ? 'nothing' : JSON.stringify(v)}`, { field });
+  return Math.floor(v);
+}
 
 export function registerBuffer(rpc: RpcHost, sessions: BufferSessions, paths: WorkspacePaths): void {
   rpc.on('buffer/open', async (p) => {
@@ -15,8 +23,8 @@ export function registerBuffer(rpc: RpcHost, sessions: BufferSessions, paths: Wo
   });
   rpc.on('buffer/list', async (p) => {
     const s = await sessions.open(p.buffer);
-    const limit = Math.max(0, Math.min(MAX_PAGE, Math.floor(p.limit)));
-    const offset = Math.max(0, Math.floor(p.offset));
+    const limit = Math.min(MAX_PAGE, pageNumber(p.limit, 'limit'));
+    const offset = pageNumber(p.offset ?? 0, 'offset');
     return s.buffer.list({ filter: p.filter, sort: p.sort, descending: p.descending, offset, limit });
   });
   rpc.on('buffer/counts', async (p) => (await sessions.open(p.buffer)).buffer.counts());
