@@ -11,11 +11,12 @@
 // explorer at a time, and a crashed explorer's continuation comes back as any lost job does.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
 import { parsePostgresUrl } from '../storage/postgres.js';
 import { inTransaction } from '../storage/pg-transaction.js';
+import { pgPool } from '../storage/pg-pool.js';
 import { parseExperience } from '../storage/validate.js';
 import { ConflictError } from '../../core/errors.js';
 import { checkLeaseEpoch } from '../storage/trainer-lease.js';
@@ -76,18 +77,12 @@ export class JobQueue {
     const p = parsePostgresUrl(url);
     this.schema = p.schema;
     this.connectionString = p.connectionString;
-    this.pool = new pg.Pool({
+    this.pool = pgPool({
       connectionString: p.connectionString,
+      schema: p.schema,
       max: o.poolSize ?? 4,
-      options: `-c search_path=${p.schema}`,
-      query_timeout: o.queryTimeoutMs ?? 15_000,
-      connectionTimeoutMillis: Math.min(o.queryTimeoutMs ?? 15_000, 5_000),
-      keepAlive: true,
+      queryTimeoutMs: o.queryTimeoutMs,
     });
-    // A dropped idle connection (server restart) must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
-    // ... and a client's own error after the pool let go of it (see PostgresStore) must not either.
-    this.pool.on('connect', (c) => c.on('error', () => undefined));
   }
 
   static async open(url: string, o: QueueOptions = {}): Promise<JobQueue> {
