@@ -64,6 +64,10 @@ export interface QueueOptions {
   poolSize?: number;
 }
 
+/** A worker's last states: no later heartbeat of the same worker overwrites them. */
+const TERMINAL_STATES = ['stopped', 'done', 'fenced'];
+const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
+
 export function experienceId(runId: string, jobId: string, sample: number): string {
   return `${runId}:${jobId}:${sample}`;
 }
@@ -373,6 +377,10 @@ export class JobQueue {
     ]);
   }
 
+  /**
+   * The worker's row. A terminal state (stopped, done, fenced: its last beat) is final: a beat still in
+   * flight when the worker wrote it, landing after it, changes nothing (issue 40 item 16).
+   */
   async heartbeat(
     runId: string,
     w: {
@@ -390,7 +398,8 @@ export class JobQueue {
       `INSERT INTO rft_workers (run_id, id, host, pid, role, state, detail, model_version, done, throughput, started_at, last_heartbeat)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${NOW_MS})
        ON CONFLICT (run_id, id) DO UPDATE SET state = excluded.state, detail = excluded.detail, model_version = excluded.model_version,
-         done = excluded.done, throughput = excluded.throughput, last_heartbeat = excluded.last_heartbeat`,
+         done = excluded.done, throughput = excluded.throughput, last_heartbeat = excluded.last_heartbeat
+       WHERE rft_workers.state NOT IN (${TERMINAL_SQL})`,
       [
         runId,
         w.id,

@@ -71,6 +71,8 @@ const LEASE_DDL = `CREATE TABLE IF NOT EXISTS rft_trainer_lease (
   renewed_at DOUBLE PRECISION NOT NULL,
   released INTEGER NOT NULL DEFAULT 0
 )`;
+/** Lease tables made before the holder's machine was recorded (issue 40 item 13) get the column. */
+const LEASE_MACHINE_DDL = `ALTER TABLE rft_trainer_lease ADD COLUMN IF NOT EXISTS machine TEXT NOT NULL DEFAULT ''`;
 /**
  * The distributed run's metric records (one per trained step, evaluation, stage start...), kept with
  * the run so a trainer that resumes on another machine writes the whole learning curve (issue 24
@@ -702,6 +704,7 @@ export class PostgresStore implements ExperienceStore {
       // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: one at a time.
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-trainer-lease:${this.schema}`]);
       await c.query(LEASE_DDL);
+      await c.query(LEASE_MACHINE_DDL);
       await c.query(RUN_METRICS_DDL);
       await c.query(
         `INSERT INTO rft_trainer_lease (run_id, epoch, holder, host, pid, since, renewed_at, released) VALUES ($1, 0, '', '', 0, 0, 0, 1) ON CONFLICT DO NOTHING`,
@@ -715,8 +718,8 @@ export class PostgresStore implements ExperienceStore {
       const live = !cur.released && now - cur.renewedAt < timeoutMs;
       if (live && !o.takeOver && !o.holderGone?.(cur)) throw new TrainerLeaseHeldError(cur, now, timeoutMs);
       const next = await c.query(
-        `UPDATE rft_trainer_lease SET epoch = epoch + 1, holder = $2, host = $3, pid = $4, since = ${DB_NOW_MS}, renewed_at = ${DB_NOW_MS}, released = 0 WHERE run_id = $1 RETURNING *`,
-        [runId, o.holder, o.host, o.pid],
+        `UPDATE rft_trainer_lease SET epoch = epoch + 1, holder = $2, host = $3, pid = $4, machine = $5, since = ${DB_NOW_MS}, renewed_at = ${DB_NOW_MS}, released = 0 WHERE run_id = $1 RETURNING *`,
+        [runId, o.holder, o.host, o.pid, o.machine ?? ''],
       );
       return { lease: leaseFromRow(next.rows[0] as Record<string, unknown>), tookFrom: live ? cur : null };
     });

@@ -280,7 +280,14 @@ export class DistributedRun implements Placement {
     p.server?.add(checksum, dir); // servable before any explorer hears of it
     // Still the holder? Then upload and prune in the object store; the record's epoch compare below is the guarantee.
     await withRetry(() => p.raw.renewTrainerLease(runId, `checkpoint v${v} (upload and record)`), p.retry);
-    await p.tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, this.keep); // in the object store before its record names it
+    // In the object store before its record names it. While the store fails, the trainer's row is in
+    // `error` with the last failure (`rft workers` used to show `syncing` and nothing else).
+    const was = { state: p.status.state, detail: p.status.detail };
+    await p.tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, this.keep, (e, n) => {
+      p.status.state = 'error';
+      p.status.detail = `publishing v${v} to ${p.tw.object?.where ?? 'the object store'} (attempt ${n}): ${e.message}; retrying`;
+    });
+    if (p.status.state === 'error') Object.assign(p.status, was);
     await p.metrics.flush(); // the curve up to this version is stored before its record names it
     await p.store.addCheckpoint({ runId, version: v, path: dir, checksum, createdAt: Date.now() });
     p.status.version = v;
