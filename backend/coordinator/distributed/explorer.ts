@@ -238,11 +238,8 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
     });
     waitedS = { weights: r.waitedS.weights, jobs: r.waitedS.jobs };
   } catch (e) {
-    // Its row says why it left (the driver set 'stopped' on the way out).
-    if (e instanceof TrainerLostError) {
-      detail = e.message;
-      log.error(e.message);
-    }
+    // Its row says why it left (the driver set 'stopped' on the way out); the caller says it (rft explorer: exit 3).
+    if (e instanceof TrainerLostError) detail = e.message;
     throw e;
   } finally {
     clearInterval(hb);
