@@ -33,6 +33,27 @@ import type { TrainerWeights } from '../distributed/weights-trainer.js';
 const log = logger('dist-trainer');
 
 /** What the trainer's heartbeat row shows; the run updates it as it goes. */
+/**
+ * While publishing version v fails, the trainer's row is `error` with the last failure (`rft workers`
+ * showed `syncing` and nothing else while S3 was down, issue 40 item 16); done() puts its state back.
+ */
+export function publishFailures(
+  status: TrainerStatus,
+  v: number,
+  where: string,
+): { onFail: (e: Error, attempt: number) => void; done: () => void } {
+  const was = { state: status.state, detail: status.detail };
+  return {
+    onFail: (e, n) => {
+      status.state = 'error';
+      status.detail = `publishing v${v} to ${where} (attempt ${n}): ${e.message}; retrying`;
+    },
+    done: () => {
+      if (status.state === 'error') Object.assign(status, was);
+    },
+  };
+}
+
 export interface TrainerStatus {
   state: string;
   detail: string;
@@ -282,12 +303,9 @@ export class DistributedRun implements Placement {
     await withRetry(() => p.raw.renewTrainerLease(runId, `checkpoint v${v} (upload and record)`), p.retry);
     // In the object store before its record names it. While the store fails, the trainer's row is in
     // `error` with the last failure (`rft workers` used to show `syncing` and nothing else).
-    const was = { state: p.status.state, detail: p.status.detail };
-    await p.tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, this.keep, (e, n) => {
-      p.status.state = 'error';
-      p.status.detail = `publishing v${v} to ${p.tw.object?.where ?? 'the object store'} (attempt ${n}): ${e.message}; retrying`;
-    });
-    if (p.status.state === 'error') Object.assign(p.status, was);
+    const shown = publishFailures(p.status, v, p.tw.object?.where ?? 'the object store');
+    await p.tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, this.keep, shown.onFail);
+    shown.done();
     await p.metrics.flush(); // the curve up to this version is stored before its record names it
     await p.store.addCheckpoint({ runId, version: v, path: dir, checksum, createdAt: Date.now() });
     p.status.version = v;
