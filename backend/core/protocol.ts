@@ -367,7 +367,8 @@ export interface Requests {
   /** Distributed runs: every worker (from its heartbeats) and the job queue's counts by state. */
   'workers/list': {
     params: { buffer: string; runId: string };
-    result: { jobs: Record<string, number>; workers: WorkerInfo[] };
+    /** trainerLost: the run is not done and its trainer stopped or went silent ("trainer lost N s ago (last heartbeat …)"). */
+    result: { jobs: Record<string, number>; workers: WorkerInfo[]; trainerLost?: string | null };
   };
 
   /** What `rft model info` says of a model folder (an HF folder or HF-cache entry the user picked may be outside the workspace). */

@@ -12,7 +12,9 @@ export interface WorkersSource {
   runId: string;
 }
 
-export type FetchWorkers = (src: WorkersSource) => Promise<{ jobs: Record<string, number>; workers: WorkerInfo[] }>;
+export type FetchWorkers = (
+  src: WorkersSource,
+) => Promise<{ jobs: Record<string, number>; workers: WorkerInfo[]; trainerLost?: string | null }>;
 
 export function describeWorker(w: WorkerInfo): string {
   const parts = [w.state];
@@ -56,7 +58,9 @@ export class WorkersTree implements vscode.TreeDataProvider<WorkerInfo> {
         this.workers = [...r.workers].sort(
           (a, b) => a.role.localeCompare(b.role) || a.host.localeCompare(b.host) || a.pid - b.pid,
         );
-        this.summary = describeJobs(r.jobs) || 'no jobs';
+        // A lost trainer first: its row may be pruned, and explorers only wait on it.
+        const jobs = describeJobs(r.jobs) || 'no jobs';
+        this.summary = r.trainerLost ? `${r.trainerLost} · ${jobs}` : jobs;
       } catch (e) {
         this.workers = [];
         this.summary = `cannot read workers: ${(e as Error).message}`;

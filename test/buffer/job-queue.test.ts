@@ -100,6 +100,33 @@ if ('skip' in server) {
     }
   });
 
+  test("a heartbeat landing after the worker's final one (stopped) changes nothing: the final state wins", async () => {
+    // Issue 40 item 16: 1 of 19 cleanly exited explorers stayed `waiting` (a beat in flight landed last).
+    const { q, close } = await open();
+    const beat = (state: string, done: number) =>
+      q.heartbeat('r', { id: 'explorer@h:9', role: 'explorer', state, done, throughput: 0, startedAt: 0 });
+    try {
+      await beat('waiting', 1);
+      await beat('stopped', 5);
+      await beat('waiting', 4); // the in-flight one
+      const [w] = await q.workers('r');
+      assert.deepEqual([w!.state, w!.done], ['stopped', 5]);
+      // A trainer's final `done` and `fenced` hold the same way; live states still update.
+      for (const last of ['done', 'fenced']) {
+        const id = `trainer@h:${last}`;
+        const b = (state: string) =>
+          q.heartbeat('r', { id, role: 'trainer', state, done: 0, throughput: 0, startedAt: 0 });
+        await b('training');
+        await b('syncing');
+        await b(last);
+        await b('training');
+        assert.equal((await q.workers('r')).find((x) => x.id === id)!.state, last);
+      }
+    } finally {
+      await close();
+    }
+  });
+
   test('heartbeats list the workers; connection errors are recognised and retried', async () => {
     const { q, close } = await open();
     try {

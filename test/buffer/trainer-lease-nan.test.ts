@@ -14,6 +14,7 @@ const row: TrainerLeaseRow = {
   holder: 'trainer-b',
   host: 'h2',
   pid: 42,
+  machine: '',
   since: Number.NaN,
   renewedAt: Number.NaN,
   released: false,

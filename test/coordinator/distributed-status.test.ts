@@ -115,3 +115,69 @@ test('rft status --buffer URL lists the distributed runs of that database; an em
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a run whose trainer died: rft status, rft workers and workers/list say "trainer lost N s ago (last heartbeat …)"; an explorer gives up after --trainer-wait, exit 3', async (t) => {
+  // Issue 40 item 15: explorers logged `waiting: no job planned yet` forever and `rft status` said
+  // `trainer none  1 explorer(s) at work`. The trainer here takes the lease and beats, then stops
+  // renewing (as a killed one does): its lease row and row are 90 s old.
+  const server = startPg();
+  if ('skip' in server) return t.skip(server.skip);
+  const dir = mkdtempSync(join(tmpdir(), 'rft-dist-lost-'));
+  try {
+    const url = pgSchemaUrl(server.url);
+    await createDistributedRun(tinyConfig({ sync_offset: 0 }, 4), url, 'r15', join(dir, 'w'));
+    const q = await JobQueue.open(url);
+    const store = await PostgresStore.open(url);
+    try {
+      await store.acquireTrainerLease('r15', { holder: 'trainer-A', host: 'host-a', pid: 4242 });
+      await q.heartbeat('r15', {
+        id: 'trainer-A',
+        role: 'trainer',
+        state: 'waiting',
+        done: 2,
+        throughput: 0,
+        startedAt: 0,
+      });
+      const fresh = rft(['status', '--buffer', url]);
+      assert.match(fresh.stdout, /trainer trainer-A \(waiting\)/);
+      assert.doesNotMatch(fresh.stdout, /trainer lost/);
+      await q.pool.query(`UPDATE rft_trainer_lease SET renewed_at = renewed_at - 90000`);
+      await q.pool.query(`UPDATE rft_workers SET last_heartbeat = last_heartbeat - 90000`);
+    } finally {
+      await q.close();
+      await store.close();
+    }
+    const lost =
+      /trainer lost (9\d|1\d\d) s ago \(last heartbeat \d{4}-\d\d-\d\dT[\d:.]+Z, trainer-A on host-a, pid 4242\)/;
+    const st = rft(['status', '--buffer', url]);
+    assert.equal(st.status, 0, st.stderr);
+    assert.match(st.stdout, new RegExp(`^r15\\s+distributed waiting\\s+version v0 {2}jobs none {2}${lost.source}`));
+    const wk = rft(['workers', '--buffer', url, '--run', 'r15']);
+    assert.equal(wk.status, 0, wk.stderr);
+    assert.match(wk.stdout, lost);
+    // An explorer joining now: it has nothing to wait for past its --trainer-wait.
+    const ex = rft(['explorer', '--buffer', url, '--run', 'r15', '--trainer-wait', '30']);
+    assert.equal(ex.status, 3, ex.stderr);
+    assert.match(ex.stderr, lost);
+    assert.match(ex.stderr, /this explorer waited 30 s for it \(--trainer-wait\) and exits/);
+    const bad = rft(['explorer', '--buffer', url, '--run', 'r15', '--trainer-wait', '-1']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--trainer-wait: seconds \(0 = wait forever\), got -1/);
+    // Its row says why it left; a finished run's trainer is not "lost".
+    const q2 = await JobQueue.open(url);
+    const store2 = await PostgresStore.open(url);
+    try {
+      const row = (await q2.workers('r15')).find((w) => w.role === 'explorer')!;
+      assert.equal(row.state, 'stopped');
+      assert.match(row.detail ?? '', lost);
+      await store2.setState('r15', 'dist:done', { step: 4 });
+    } finally {
+      await q2.close();
+      await store2.close();
+    }
+    assert.doesNotMatch(rft(['status', '--buffer', url]).stdout, /trainer lost/);
+  } finally {
+    server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -20,6 +20,7 @@ import {
 import { createDistributedRun } from '../../backend/coordinator/distributed/setup.js';
 import { distributedExplorer } from '../../backend/coordinator/distributed/explorer.js';
 import { distributedTrainer, holderGone } from '../../backend/coordinator/placement/distributed.js';
+import { thisMachine } from '../../backend/coordinator/placement/machine.js';
 import { makeExp, pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { JobQueue } from '../../backend/buffer/queue/job-queue.js';
 import type { Task } from '../../backend/core/types.js';
@@ -231,22 +232,31 @@ test('rft trainer on a run whose lease is held: exit 1, the holder and the way o
   }
 });
 
-test('a lease holder on this host whose process is gone is taken at once; a live one, or one elsewhere, is not', () => {
+test('a lease holder whose process is gone is taken at once only when proven on this very machine (boot id and pid namespace), never by hostname', () => {
   const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
-  const row = (host: string, pid: number): TrainerLeaseRow => ({
+  const here = thisMachine();
+  assert.match(here, /^[0-9a-f-]{36}\/pid:\[\d+\]$/, 'Linux: boot id and pid namespace');
+  const row = (host: string, pid: number, machine: string): TrainerLeaseRow => ({
     runId: 'r',
     epoch: 1,
     holder: 'x',
     host,
     pid,
+    machine,
     since: 0,
     renewedAt: 0,
     released: false,
   });
-  assert.equal(holderGone(row(hostname(), dead)), true);
-  assert.equal(holderGone(row(hostname(), process.ppid)), false);
-  assert.equal(holderGone(row(hostname(), process.pid)), false, 'another trainer in this process is alive');
-  assert.equal(holderGone(row(`not-${hostname()}`, dead)), false, 'a pid of another machine says nothing here');
+  assert.equal(holderGone(row(hostname(), dead, here)), true);
+  assert.equal(holderGone(row(hostname(), process.ppid, here)), false);
+  assert.equal(holderGone(row(hostname(), process.pid, here)), false, 'another trainer in this process is alive');
+  // Issue 40 item 13: another machine with the same hostname (a cloned VM, hosts all named `ubuntu`):
+  // its trainer's pid is unknown here, which proves nothing.
+  const elsewhere = `00000000-0000-0000-0000-000000000000/${here.split('/')[1]}`;
+  assert.equal(holderGone(row(hostname(), dead, elsewhere)), false, 'same hostname, another boot id');
+  assert.equal(holderGone(row(hostname(), dead, `${here.split('/')[0]}/pid:[1]`)), false, 'another pid namespace');
+  assert.equal(holderGone(row(hostname(), dead, '')), false, 'a holder that recorded no machine');
+  assert.equal(holderGone(row(hostname(), dead, here), ''), false, 'here unknown (no /proc): nothing proven');
 });
 
 test('two trainers on one PostgreSQL run: the second is refused; after --take-over the first fails at its next write, writing no checkpoint record', async (t) => {

@@ -5,6 +5,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname, tmpdir } from 'node:os';
 import { JobQueue } from '../../backend/buffer/queue/job-queue.js';
+import { PostgresStore } from '../../backend/buffer/storage/postgres.js';
 import { pgSchemaUrl, startPg } from '../buffer/storage-helpers.js';
 import { spawnServe } from '../../tools/spawn-serve.js';
 
@@ -94,6 +95,21 @@ if ('skip' in server) {
       const stale = tree.getTreeItem({ ...tree.getChildren()[0]!, ageS: STALE_HEARTBEAT_S + 5 });
       assert.equal((stale.iconPath as { id: string }).id, 'warning');
       assert.match(String(stale.tooltip), /may be gone or cut off/);
+
+      // Issue 40 item 15: a trainer that stopped renewing its lease (killed) is named above the list,
+      // from its lease row (its worker row is pruned after 10 minutes).
+      const store = await PostgresStore.open(url);
+      try {
+        await store.acquireTrainerLease('r', { holder: 'trainer@h1:3', host: 'h1', pid: 3 });
+      } finally {
+        await store.close();
+      }
+      await q.pool.query('UPDATE rft_trainer_lease SET renewed_at = renewed_at - 60000');
+      await tree.refresh();
+      assert.match(
+        tree.summary,
+        /^trainer lost (6\d|[7-9]\d) s ago \(last heartbeat \d{4}-[^)]*, trainer@h1:3 on h1, pid 3\) · queued 1$/,
+      );
 
       // A buffer that is not PostgreSQL: the view says why instead of throwing.
       await tree.refresh({ buffer: '/tmp/x.db', runId: 'r' });

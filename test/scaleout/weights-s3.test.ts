@@ -9,12 +9,15 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from 's3rver';
+import pg from 'pg';
 import { S3Client, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { S3WeightsStore } from '../../backend/coordinator/distributed/weights-s3.js';
 import { s3Spec } from '../../backend/coordinator/distributed/s3-spec.js';
 import { fetchFromStore, publishWithRetry } from '../../backend/coordinator/distributed/weights-store.js';
 import { checksumDir } from '../../backend/coordinator/distributed/weights.js';
 import { WeightsFetchError } from '../../backend/coordinator/distributed/weights-http.js';
+import { TrainerWeights } from '../../backend/coordinator/distributed/weights-trainer.js';
+import { publishFailures, type TrainerStatus } from '../../backend/coordinator/placement/distributed-run.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rft-s3-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -307,6 +310,66 @@ test(
       });
     } finally {
       await server.close().catch(() => undefined);
+    }
+  },
+);
+
+test(
+  "while S3 is down the trainer's row is `error` with the last publish failure, and its state comes back after",
+  { timeout: 60_000 },
+  async () => {
+    // Issue 40 item 16: `rft workers` showed the trainer `syncing` and no error while S3 was down.
+    const data = join(root, 's3status');
+    const first = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory: data,
+      configureBuckets: [{ name: 'weights' }],
+    });
+    const { port } = await first.run();
+    await first.close();
+    const env = {
+      AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID,
+      AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
+    };
+    process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
+    process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+    const pool = new pg.Pool(); // the database copy of v0 only; never queried here
+    let second: S3rver | null = null;
+    try {
+      const spec = s3Spec('s3://weights/p', { endpoint: `http://127.0.0.1:${port}` }, {});
+      const tw = await TrainerWeights.open(
+        'R',
+        async <T>(k: string) => (k === 'dist:weights-store' ? (spec as T) : null),
+        pool,
+        [],
+        join(root, 'tw'),
+      );
+      const status: TrainerStatus = { state: 'syncing', detail: 'v4', version: 3, steps: 4 };
+      const shown = publishFailures(status, 4, tw.object!.where);
+      const src = folder('status', { 'rft.json': '{"version":4}', 'weights.bin': 'abc' });
+      const publishing = tw.publish(4, src, checksumDir(src), 3, undefined, shown.onFail);
+      for (let i = 0; i < 200 && status.state !== 'error'; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(status.state, 'error');
+      assert.match(status.detail, /^publishing v4 to s3:\/\/weights\/p.* \(attempt 1\): .*ECONNREFUSED.*; retrying$/);
+      second = new S3rver({
+        port,
+        address: '127.0.0.1',
+        silent: true,
+        directory: data,
+        configureBuckets: [{ name: 'weights' }],
+      });
+      await second.run();
+      await publishing;
+      shown.done();
+      assert.deepEqual([status.state, status.detail], ['syncing', 'v4']);
+    } finally {
+      await second?.close().catch(() => undefined);
+      await pool.end();
+      for (const [k, v] of Object.entries(env))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   },
 );

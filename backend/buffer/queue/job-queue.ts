@@ -11,11 +11,12 @@
 // explorer at a time, and a crashed explorer's continuation comes back as any lost job does.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
 import { parsePostgresUrl } from '../storage/postgres.js';
 import { inTransaction } from '../storage/pg-transaction.js';
+import { pgPool } from '../storage/pg-pool.js';
 import { parseExperience } from '../storage/validate.js';
 import { ConflictError } from '../../core/errors.js';
 import { checkLeaseEpoch } from '../storage/trainer-lease.js';
@@ -63,6 +64,10 @@ export interface QueueOptions {
   poolSize?: number;
 }
 
+/** A worker's last states: no later heartbeat of the same worker overwrites them. */
+const TERMINAL_STATES = ['stopped', 'done', 'fenced'];
+const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
+
 export function experienceId(runId: string, jobId: string, sample: number): string {
   return `${runId}:${jobId}:${sample}`;
 }
@@ -76,18 +81,12 @@ export class JobQueue {
     const p = parsePostgresUrl(url);
     this.schema = p.schema;
     this.connectionString = p.connectionString;
-    this.pool = new pg.Pool({
+    this.pool = pgPool({
       connectionString: p.connectionString,
+      schema: p.schema,
       max: o.poolSize ?? 4,
-      options: `-c search_path=${p.schema}`,
-      query_timeout: o.queryTimeoutMs ?? 15_000,
-      connectionTimeoutMillis: Math.min(o.queryTimeoutMs ?? 15_000, 5_000),
-      keepAlive: true,
+      queryTimeoutMs: o.queryTimeoutMs,
     });
-    // A dropped idle connection (server restart) must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
-    // ... and a client's own error after the pool let go of it (see PostgresStore) must not either.
-    this.pool.on('connect', (c) => c.on('error', () => undefined));
   }
 
   static async open(url: string, o: QueueOptions = {}): Promise<JobQueue> {
@@ -378,6 +377,10 @@ export class JobQueue {
     ]);
   }
 
+  /**
+   * The worker's row. A terminal state (stopped, done, fenced: its last beat) is final: a beat still in
+   * flight when the worker wrote it, landing after it, changes nothing (issue 40 item 16).
+   */
   async heartbeat(
     runId: string,
     w: {
@@ -395,7 +398,8 @@ export class JobQueue {
       `INSERT INTO rft_workers (run_id, id, host, pid, role, state, detail, model_version, done, throughput, started_at, last_heartbeat)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${NOW_MS})
        ON CONFLICT (run_id, id) DO UPDATE SET state = excluded.state, detail = excluded.detail, model_version = excluded.model_version,
-         done = excluded.done, throughput = excluded.throughput, last_heartbeat = excluded.last_heartbeat`,
+         done = excluded.done, throughput = excluded.throughput, last_heartbeat = excluded.last_heartbeat
+       WHERE rft_workers.state NOT IN (${TERMINAL_SQL})`,
       [
         runId,
         w.id,

@@ -5,7 +5,7 @@
 // Several runs share one database: every table carries run_id and every run-facing query filters by
 // it (takes, recorded batches, tasks, checkpoints, state). `?schema=NAME` in the URL puts the tables in
 // their own schema (tests; a team that wants a run's tables apart).
-import pg from 'pg';
+import type pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
 import {
@@ -22,6 +22,7 @@ import {
   trainableOf,
 } from './common.js';
 import { inTransaction } from './pg-transaction.js';
+import { pgPool, unbounded } from './pg-pool.js';
 import { POSTGRES_MIGRATIONS } from './postgres-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { ConflictError, InfrastructureError, InputError } from '../../core/errors.js';
@@ -70,6 +71,8 @@ const LEASE_DDL = `CREATE TABLE IF NOT EXISTS rft_trainer_lease (
   renewed_at DOUBLE PRECISION NOT NULL,
   released INTEGER NOT NULL DEFAULT 0
 )`;
+/** Lease tables made before the holder's machine was recorded (issue 40 item 13) get the column. */
+const LEASE_MACHINE_DDL = `ALTER TABLE rft_trainer_lease ADD COLUMN IF NOT EXISTS machine TEXT NOT NULL DEFAULT ''`;
 /**
  * The distributed run's metric records (one per trained step, evaluation, stage start...), kept with
  * the run so a trainer that resumes on another machine writes the whole learning curve (issue 24
@@ -94,6 +97,8 @@ const INSERT_CHUNK = 1000;
 
 export interface PostgresOptions {
   poolSize?: number;
+  /** Client-side limit per query (default DEFAULT_PG_QUERY_TIMEOUT_MS): a cut link fails as a connection error. */
+  queryTimeoutMs?: number;
 }
 
 export function parsePostgresUrl(url: string): { connectionString: string; schema: string; display: string } {
@@ -123,16 +128,13 @@ export class PostgresStore implements ExperienceStore {
     const p = parsePostgresUrl(url);
     this.location = p.display;
     this.schema = p.schema;
-    this.pool = new pg.Pool({
+    // Query, statement and connect limits and keepalive (pg-pool.ts): a cut link fails and is retried, not waited out.
+    this.pool = pgPool({
       connectionString: p.connectionString,
+      schema: p.schema,
       max: opts.poolSize ?? 8,
-      options: `-c search_path=${p.schema}`,
+      queryTimeoutMs: opts.queryTimeoutMs,
     });
-    // An idle client losing its connection must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
-    // pg emits a dead connection's error on the client itself once the pool has let go of it (a query
-    // failed by a server restart): without a listener there, that error would end the process.
-    this.pool.on('connect', (c) => c.on('error', () => undefined));
   }
 
   static async open(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
@@ -156,8 +158,13 @@ export class PostgresStore implements ExperienceStore {
 
   private async migrate(): Promise<void> {
     await this.tx(async (c) => {
+      // A migration over a large buffer, or waiting for another opener's, may take long: no limit here.
+      await c.query('SET LOCAL statement_timeout = 0');
       // Serialises concurrent first opens of the same schema (several explorers starting at once).
-      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-migrate:${this.schema}`]);
+      await c.query({
+        ...unbounded('SELECT pg_advisory_xact_lock(hashtext($1))'),
+        values: [`rft-migrate:${this.schema}`],
+      });
       await c.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
       await c.query(
         'CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)',
@@ -168,7 +175,7 @@ export class PostgresStore implements ExperienceStore {
           `${this.location}: buffer schema version ${cur} is newer than this program (${POSTGRES_MIGRATIONS.length})`,
         );
       for (let v = cur + 1; v <= POSTGRES_MIGRATIONS.length; v++) {
-        await c.query(POSTGRES_MIGRATIONS[v - 1]!);
+        await c.query(unbounded(POSTGRES_MIGRATIONS[v - 1]!));
         await c.query('INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)', [v, Date.now()]);
       }
     });
@@ -697,6 +704,7 @@ export class PostgresStore implements ExperienceStore {
       // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog: one at a time.
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`rft-trainer-lease:${this.schema}`]);
       await c.query(LEASE_DDL);
+      await c.query(LEASE_MACHINE_DDL);
       await c.query(RUN_METRICS_DDL);
       await c.query(
         `INSERT INTO rft_trainer_lease (run_id, epoch, holder, host, pid, since, renewed_at, released) VALUES ($1, 0, '', '', 0, 0, 0, 1) ON CONFLICT DO NOTHING`,
@@ -710,8 +718,8 @@ export class PostgresStore implements ExperienceStore {
       const live = !cur.released && now - cur.renewedAt < timeoutMs;
       if (live && !o.takeOver && !o.holderGone?.(cur)) throw new TrainerLeaseHeldError(cur, now, timeoutMs);
       const next = await c.query(
-        `UPDATE rft_trainer_lease SET epoch = epoch + 1, holder = $2, host = $3, pid = $4, since = ${DB_NOW_MS}, renewed_at = ${DB_NOW_MS}, released = 0 WHERE run_id = $1 RETURNING *`,
-        [runId, o.holder, o.host, o.pid],
+        `UPDATE rft_trainer_lease SET epoch = epoch + 1, holder = $2, host = $3, pid = $4, machine = $5, since = ${DB_NOW_MS}, renewed_at = ${DB_NOW_MS}, released = 0 WHERE run_id = $1 RETURNING *`,
+        [runId, o.holder, o.host, o.pid, o.machine ?? ''],
       );
       return { lease: leaseFromRow(next.rows[0] as Record<string, unknown>), tookFrom: live ? cur : null };
     });

@@ -11,6 +11,8 @@ export interface TrainerLeaseRow {
   holder: string;
   host: string;
   pid: number;
+  /** The holder's boot id and pid namespace (placement/machine.ts), '' when unknown: where its pid means something. */
+  machine: string;
   since: number;
   renewedAt: number;
   released: boolean;
@@ -23,11 +25,13 @@ export interface AcquireTrainerLease {
   holder: string;
   host: string;
   pid: number;
+  /** This process's machine (placement/machine.ts thisMachine), recorded for the next trainer's holderGone. */
+  machine?: string;
   /** Default DEFAULT_TRAINER_LEASE_TIMEOUT_MS. */
   timeoutMs?: number;
   /** Take the lease even from a live holder (`rft trainer --take-over`): that trainer stops at its next write. */
   takeOver?: boolean;
-  /** True when the holder is known to be gone (its process is dead on this host): the lease is taken at once. */
+  /** True when the holder is proven gone (its process is dead, on this very machine): the lease is taken at once. */
   holderGone?: (h: TrainerLeaseRow) => boolean;
 }
 
@@ -82,6 +86,7 @@ export function leaseFromRow(r: Record<string, unknown>): TrainerLeaseRow {
     holder: String(r.holder),
     host: String(r.host),
     pid: Number(r.pid),
+    machine: r.machine === undefined || r.machine === null ? '' : String(r.machine),
     since: Number(r.since),
     renewedAt: Number(r.renewed_at),
     released: Number(r.released) !== 0,

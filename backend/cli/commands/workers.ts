@@ -7,6 +7,7 @@ import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { parsePostgresUrl } from '../../buffer/storage/postgres.js';
 import { formatWorkers } from '../../coordinator/distributed/setup.js';
 import { checkRunId } from '../../core/run-id.js';
+import { trainerLostLine } from '../../coordinator/distributed/trainer-lost.js';
 
 command({
   name: 'workers',
@@ -27,8 +28,11 @@ command({
       }
       const workers = await q.workers(runId);
       const jobs = await q.counts(runId);
-      if (flags.json) console.log(JSON.stringify({ run: runId, jobs, workers }));
-      else console.log(`jobs ${JSON.stringify(jobs)}\n${formatWorkers(workers)}`);
+      // A lost trainer (its row may be pruned already): from its lease row.
+      const trainerLost = await trainerLostLine(q, runId);
+      if (flags.json) console.log(JSON.stringify({ run: runId, jobs, workers, trainerLost }));
+      else
+        console.log(`jobs ${JSON.stringify(jobs)}\n${formatWorkers(workers)}${trainerLost ? `\n${trainerLost}` : ''}`);
       return 0;
     } finally {
       await q.close();

@@ -32,6 +32,7 @@ import { WeightsLoader } from './weights-load.js';
 import { VerifiedWeights } from './verified-weights.js';
 import { LeaseGate } from './lease-gate.js';
 import { driveExplorer } from '../../explorer/explorer-loop.js';
+import { DEFAULT_TRAINER_WAIT_S, TrainerLostError, TrainerWatch } from './trainer-lost.js';
 
 const log = logger('dist-explorer');
 
@@ -48,6 +49,8 @@ export interface DistributedExplorerOptions {
   cacheDir?: string;
   /** How to check an HTTPS weight server: a CA (PEM text) or a pinned sha256 (default: the one the trainer recorded). */
   tls?: ClientTls;
+  /** Seconds a lost trainer is waited for before this explorer exits with TrainerLostError (default DEFAULT_TRAINER_WAIT_S; 0: forever). */
+  trainerWaitS?: number;
 }
 
 export interface ExplorerResult {
@@ -159,6 +162,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
     process: (raw) => pipeline.run(raw).experiences,
     checksum: () => weights.checksum,
     notified: () => new Promise<void>((r) => (wake = r)),
+    trainer: new TrainerWatch(q.pool, o.runId, o.trainerWaitS ?? DEFAULT_TRAINER_WAIT_S),
     ...(o.signal ? { signal: o.signal } : {}),
   });
   // The run's object store (S3), when it has one: credentials from this process's environment.
@@ -233,6 +237,10 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
       ...(o.signal ? { signal: o.signal } : {}),
     });
     waitedS = { weights: r.waitedS.weights, jobs: r.waitedS.jobs };
+  } catch (e) {
+    // Its row says why it left (the driver set 'stopped' on the way out); the caller says it (rft explorer: exit 3).
+    if (e instanceof TrainerLostError) detail = e.message;
+    throw e;
   } finally {
     clearInterval(hb);
     for (const j of gate.held) await q.release(o.runId, j, id).catch(() => undefined);

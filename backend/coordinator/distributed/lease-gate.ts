@@ -21,6 +21,7 @@ import {
   type Workflow,
 } from '../../explorer/workflow.js';
 import { brokenChain, runPartialJob } from './partial-jobs.js';
+import type { TrainerWatch } from './trainer-lost.js';
 
 const log = logger('dist-explorer');
 
@@ -56,6 +57,8 @@ export interface LeaseGateOptions {
   checksum(): string;
   /** Resolves when the trainer announces new weights (cuts a wait for them short). */
   notified(): Promise<void>;
+  /** The run's trainer: a wait names it when it is lost, and ends in TrainerLostError after the explorer's wait. */
+  trainer?: TrainerWatch;
   signal?: AbortSignal;
 }
 
@@ -80,7 +83,10 @@ export class LeaseGate implements ExplorerGate<LeasedJob> {
   }
 
   async done(): Promise<boolean> {
-    return !!(await this.o.q.getState(this.o.runId, 'dist:done'));
+    if (await this.o.q.getState(this.o.runId, 'dist:done')) return true;
+    // Also where a wait never reaches take() (weights that only the lost trainer served): give up in time.
+    await this.o.trainer?.check();
+    return false;
   }
 
   async take(model: RolloutModel | null, latest: PublishedWeights | null): Promise<LeasedJob[] | Wait> {
@@ -95,9 +101,10 @@ export class LeaseGate implements ExplorerGate<LeasedJob> {
     const jobs = await q.lease(runId, this.o.worker, model.version, this.o.batch, this.o.leaseMs);
     if (!jobs.length) {
       const forWeights = (await q.versionGated(runId, model.version)) > 0;
+      const lost = await this.o.trainer?.check();
       return {
         wait: forWeights ? 'weights' : 'jobs',
-        detail: forWeights ? `no job for v${model.version}` : 'no job planned yet',
+        detail: lost ?? (forWeights ? `no job for v${model.version}` : 'no job planned yet'),
         ms: 300,
         wake: this.o.notified(),
       };

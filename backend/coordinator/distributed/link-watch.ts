@@ -1,6 +1,6 @@
 // The trainer's own database link, as its retried queries see it: when it failed, for how long, and
-// the last error. Its wait lines say so instead of blaming the explorers (wait-reason.ts), and an
-// outage gets a line of its own (at the first failure, then every 30 s) while the queries retry.
+// the last error. Its wait lines say so instead of blaming the explorers (wait-reason.ts), and each
+// outage gets two lines of its own: when it starts (the first failed query) and when it ends.
 import { logger } from '../../core/log.js';
 import type { RetryOptions } from '../../buffer/queue/retry.js';
 import type { LinkOutage } from './wait-reason.js';
@@ -10,7 +10,6 @@ const log = logger('dist-trainer');
 export class LinkWatch {
   private failingSince: number | null = null;
   private lastError = '';
-  private said = 0;
   /** Outages that ended: [from, to] in ms (the newest few). */
   private readonly ended: [number, number][] = [];
 
@@ -33,24 +32,19 @@ export class LinkWatch {
 
   failed(e: unknown): void {
     const t = this.now();
-    this.failingSince ??= t;
     this.lastError = (e as Error)?.message ?? String(e);
-    if (t - this.said >= 30_000) {
-      this.said = t;
-      log.warn(
-        `cannot reach the database for ${((t - this.failingSince) / 1000).toFixed(0)} s: ${this.lastError} (retrying)`,
-      );
-    }
+    if (this.failingSince !== null) return;
+    this.failingSince = t;
+    log.warn(`database unreachable since ${new Date(t).toISOString()}: ${this.lastError} (retrying)`);
   }
 
   recovered(): void {
     if (this.failingSince === null) return;
     const t = this.now();
-    log.info(`database reachable again after ${((t - this.failingSince) / 1000).toFixed(0)} s`);
+    log.info(`database back after ${((t - this.failingSince) / 1000).toFixed(0)} s`);
     this.ended.push([this.failingSince, t]);
     if (this.ended.length > 16) this.ended.shift();
     this.failingSince = null;
-    this.said = 0;
   }
 
   /** The outage time within [since, now], or null when the link did not fail in it. */

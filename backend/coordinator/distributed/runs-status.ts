@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { JobQueue, WorkerRow } from '../../buffer/queue/job-queue.js';
 import { parsePostgresUrl } from '../../buffer/storage/postgres.js';
 import { SILENT_AFTER_S } from './wait-reason.js';
+import { trainerLostLine } from './trainer-lost.js';
 
 export interface DistributedRunStatus {
   runId: string;
@@ -14,6 +15,8 @@ export interface DistributedRunStatus {
   version: number | null;
   jobs: Record<string, number>;
   trainer: string | null;
+  /** No live trainer and the run not done: when and where it was last heard of (its lease row). */
+  trainerLost: string | null;
   explorers: { live: number; error: number; silent: number };
 }
 
@@ -58,6 +61,7 @@ export async function distributedRuns(q: JobQueue): Promise<DistributedRunStatus
       version: (await q.latestVersion(runId))?.version ?? null,
       jobs: await q.counts(runId),
       trainer: trainer ? `${trainer.id} (${trainer.state})` : null,
+      trainerLost: trainer || done ? null : await trainerLostLine(q, runId),
       explorers: {
         live: ex.filter((w) => live(w) && w.state !== 'error').length,
         error: ex.filter((w) => live(w) && w.state === 'error').length,
@@ -79,7 +83,7 @@ export function formatDistributedRuns(runs: DistributedRunStatus[]): string {
         `${r.explorers.live} explorer(s) at work` +
         (r.explorers.error ? `, ${r.explorers.error} in error` : '') +
         (r.explorers.silent ? `, ${r.explorers.silent} silent` : '');
-      return `${r.runId.padEnd(40)} ${`distributed ${r.state}`.padEnd(22)} version ${r.version === null ? '-' : `v${r.version}`}  jobs ${jobs}  trainer ${r.trainer ?? 'none'}  ${ex}`;
+      return `${r.runId.padEnd(40)} ${`distributed ${r.state}`.padEnd(22)} version ${r.version === null ? '-' : `v${r.version}`}  jobs ${jobs}  ${r.trainer ? `trainer ${r.trainer}` : (r.trainerLost ?? 'trainer none')}  ${ex}`;
     })
     .join('\n');
 }

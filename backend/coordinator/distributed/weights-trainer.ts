@@ -84,7 +84,15 @@ export class TrainerWeights {
   }
 
   /** A version just saved to `dir`: to the object store, if any (before its record names it); older ones pruned there (v0 and `also` stay). */
-  async publish(version: number, dir: string, checksum: string, keep: number, also?: Set<number>): Promise<void> {
+  async publish(
+    version: number,
+    dir: string,
+    checksum: string,
+    keep: number,
+    also?: Set<number>,
+    /** Each failed attempt (the trainer's row shows the last error while it retries). */
+    onFail?: (e: Error, attempt: number) => void,
+  ): Promise<void> {
     this.sums.set(version, checksum);
     this.here.set(checksum, dir);
     if (!this.object) return;
@@ -93,6 +101,7 @@ export class TrainerWeights {
     const where = this.object.where;
     await publishWithRetry(this.object, this.runId, dir, checksum, {
       onFail: (e, n) => {
+        onFail?.(e, n);
         if (Date.now() - said < 30_000) return;
         said = Date.now();
         log.error(`publishing v${version} to ${where} (attempt ${n}): ${e.message}; retrying`);

@@ -33,6 +33,27 @@ import type { TrainerWeights } from '../distributed/weights-trainer.js';
 const log = logger('dist-trainer');
 
 /** What the trainer's heartbeat row shows; the run updates it as it goes. */
+/**
+ * While publishing version v fails, the trainer's row is `error` with the last failure (`rft workers`
+ * showed `syncing` and nothing else while S3 was down, issue 40 item 16); done() puts its state back.
+ */
+export function publishFailures(
+  status: TrainerStatus,
+  v: number,
+  where: string,
+): { onFail: (e: Error, attempt: number) => void; done: () => void } {
+  const was = { state: status.state, detail: status.detail };
+  return {
+    onFail: (e, n) => {
+      status.state = 'error';
+      status.detail = `publishing v${v} to ${where} (attempt ${n}): ${e.message}; retrying`;
+    },
+    done: () => {
+      if (status.state === 'error') Object.assign(status, was);
+    },
+  };
+}
+
 export interface TrainerStatus {
   state: string;
   detail: string;
@@ -280,7 +301,11 @@ export class DistributedRun implements Placement {
     p.server?.add(checksum, dir); // servable before any explorer hears of it
     // Still the holder? Then upload and prune in the object store; the record's epoch compare below is the guarantee.
     await withRetry(() => p.raw.renewTrainerLease(runId, `checkpoint v${v} (upload and record)`), p.retry);
-    await p.tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, this.keep); // in the object store before its record names it
+    // In the object store before its record names it. While the store fails, the trainer's row is in
+    // `error` with the last failure (`rft workers` used to show `syncing` and nothing else).
+    const shown = publishFailures(p.status, v, p.tw.object?.where ?? 'the object store');
+    await p.tw.publish(v, dir, checksum, cfg.buffer.max_staleness + 3, this.keep, shown.onFail);
+    shown.done();
     await p.metrics.flush(); // the curve up to this version is stored before its record names it
     await p.store.addCheckpoint({ runId, version: v, path: dir, checksum, createdAt: Date.now() });
     p.status.version = v;

@@ -23,6 +23,7 @@ import { stagesOf } from '../setup/trainer.js';
 import { runStages, stageStarts } from '../run-loop.js';
 import { DistributedRun } from './distributed-run.js';
 import { TrainerBeat } from './trainer-beat.js';
+import { thisMachine } from './machine.js';
 import { PLANNED_SELECTORS } from '../distributed/jobs-plan.js';
 import { PlannedSelector } from '../distributed/selector-plan.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
@@ -56,9 +57,15 @@ export interface DistributedTrainerOptions {
   leaseTimeoutMs?: number;
 }
 
-/** A lease holder on this host whose process is gone (killed, crashed): its lease is taken at once. */
-export function holderGone(h: TrainerLeaseRow): boolean {
-  if (h.host !== hostname() || h.pid === process.pid) return false;
+/**
+ * A lease holder proven gone: it ran on this very machine (same boot id and pid namespace, recorded in
+ * its lease row) and its pid is unknown here. Its lease is taken at once, so a trainer restarted where it
+ * crashed need not wait out the lease. A same hostname is no proof (issue 40 item 13): on another machine
+ * the holder's pid is unknown too, and its live lease was taken. A holder not proven gone keeps its
+ * lease until it is stale (the lease timeout) or `--take-over`.
+ */
+export function holderGone(h: TrainerLeaseRow, here: string = thisMachine()): boolean {
+  if (!here || h.machine !== here || h.pid === process.pid) return false;
   try {
     process.kill(h.pid, 0);
     return false;
@@ -97,6 +104,7 @@ async function takeTrainerLease(
         holder: id,
         host: hostname(),
         pid: process.pid,
+        machine: thisMachine(),
         timeoutMs: o.leaseTimeoutMs,
         takeOver: o.takeOver,
         holderGone,

@@ -4,6 +4,7 @@ import type { RpcHost } from '../rpc.js';
 import type { Disposable } from '../ports.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { InputError } from '../../core/errors.js';
+import { trainerLostLine } from '../../coordinator/distributed/trainer-lost.js';
 
 export function registerWorkers(rpc: RpcHost): Disposable {
   const queues = new Map<string, Promise<JobQueue>>();
@@ -21,7 +22,11 @@ export function registerWorkers(rpc: RpcHost): Disposable {
       throw new InputError('a postgres:// URL of a distributed run', { field: 'buffer' });
     if (typeof p.runId !== 'string' || !p.runId) throw new InputError('required', { field: 'runId' });
     const q = await queue(p.buffer);
-    return { jobs: await q.counts(p.runId), workers: await q.workers(p.runId) };
+    return {
+      jobs: await q.counts(p.runId),
+      workers: await q.workers(p.runId),
+      trainerLost: await trainerLostLine(q, p.runId),
+    };
   });
   return {
     dispose: async () =>
