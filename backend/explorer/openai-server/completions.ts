@@ -55,13 +55,20 @@ export interface Completion {
   choices: SampledChoice[];
 }
 
-export async function complete(gate: PolicyGate, req: ChatRequest, limits: ServeLimits): Promise<Completion> {
+/** PREPARE maps the chat template's prompt to the one served (an episode's own tokens, episodes.ts). */
+export async function complete(
+  gate: PolicyGate,
+  req: ChatRequest,
+  limits: ServeLimits,
+  prepare?: (rendered: number[], tok: Tokenizer) => number[],
+): Promise<Completion> {
   if (req.maxTokens !== undefined && req.maxTokens > limits.maxTokens)
     throw badRequest(`max_tokens ${req.maxTokens} is over this server's limit of ${limits.maxTokens}`, 'max_tokens');
   return gate.use(async ({ model, transformer }) => {
     const tok = model.tokenizer;
     const tools = req.toolChoice === 'none' ? undefined : req.tools;
-    const prompt = renderPrompt(tok, req.messages, tools);
+    const rendered = renderPrompt(tok, req.messages, tools);
+    const prompt = prepare ? prepare(rendered, tok) : rendered;
     const room = (model.maxSeqLen ?? Number.POSITIVE_INFINITY) - prompt.length;
     if (room <= 0)
       throw badRequest(

@@ -6,7 +6,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_LIMITS, type ServeLimits } from './completions.js';
 import { ApiError, badRequest } from './errors.js';
+import type { EpisodeBook } from './episodes.js';
 import type { PolicyGate } from './policy.js';
+import { postRewards } from './rewards.js';
+import type { RewardFn } from '../workflow.js';
 import { handleGet, handlePost, sendError, type RouteContext } from './routes.js';
 
 export interface OpenAIServerOptions {
@@ -16,9 +19,9 @@ export interface OpenAIServerOptions {
   /** 0: any free port. */
   port?: number;
   limits?: Partial<ServeLimits>;
-  onCompletion?: RouteContext['onCompletion'];
-  checkRequest?: RouteContext['checkRequest'];
-  extra?: RouteContext['extra'];
+  episodes?: EpisodeBook;
+  /** A reward function from the config (workflow.reward), for rewards posted without a value. */
+  rewardFn?: RewardFn;
 }
 
 export interface OpenAIServer {
@@ -80,9 +83,8 @@ export async function startOpenAIServer(o: OpenAIServerOptions): Promise<OpenAIS
     gate: o.gate,
     limits,
     started: Math.floor(Date.now() / 1000),
-    onCompletion: o.onCompletion,
-    checkRequest: o.checkRequest,
-    extra: o.extra,
+    episodes: o.episodes,
+    extra: o.episodes ? { '/v1/rft/rewards': (body) => postRewards(o.episodes!, body, o.rewardFn) } : undefined,
   };
   let active = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

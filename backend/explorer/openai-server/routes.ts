@@ -4,18 +4,17 @@ import type { ServerResponse } from 'node:http';
 import { complete, serverError, type Completion, type ServeLimits } from './completions.js';
 import { ApiError } from './errors.js';
 import { completionBody, completionChunks, modelsBody } from './format.js';
+import type { EpisodeBook } from './episodes.js';
 import type { PolicyGate } from './policy.js';
-import { parseChatRequest, type ChatRequest } from './request.js';
+import { parseChatRequest } from './request.js';
 import { SseWriter } from './sse.js';
 
 export interface RouteContext {
   gate: PolicyGate;
   limits: ServeLimits;
   started: number;
-  /** Told of every answered completion (episodes record them); its error refuses the request. */
-  onCompletion?: (req: ChatRequest, c: Completion) => void;
-  /** Called before sampling: a request its episode cannot take is refused before any work. */
-  checkRequest?: (req: ChatRequest) => void;
+  /** Where calls are recorded as episodes (absent: nothing is recorded). */
+  episodes?: EpisodeBook;
   /** POST routes beyond chat completions: path -> handler of the parsed body, answering JSON. */
   extra?: Record<string, (body: unknown) => unknown>;
 }
@@ -54,7 +53,7 @@ export function handleGet(ctx: RouteContext, path: string, res: ServerResponse):
 /** Answers a POST with its parsed JSON body. */
 export async function handlePost(ctx: RouteContext, path: string, body: unknown, res: ServerResponse): Promise<void> {
   const extra = ctx.extra?.[path];
-  if (extra) return sendJson(res, 200, extra(body));
+  if (extra) return sendJson(res, 200, await extra(body));
   if (path !== '/v1/chat/completions')
     throw new ApiError(404, `no route POST ${path}`, 'invalid_request_error', null, 'not_found');
   const chat = parseChatRequest(body);
@@ -66,14 +65,17 @@ export async function handlePost(ctx: RouteContext, path: string, body: unknown,
       'model',
       'model_not_found',
     );
-  ctx.checkRequest?.(chat);
+  const call = ctx.episodes?.begin(chat);
   let c: Completion;
   try {
-    c = await complete(ctx.gate, chat, ctx.limits);
+    c = await complete(ctx.gate, chat, ctx.limits, call?.prepare);
   } catch (e) {
+    call?.abort();
     throw e instanceof ApiError ? e : serverError(e);
   }
-  ctx.onCompletion?.(chat, c);
+  call?.finish(c);
+  // Not an OpenAI field: the episode id(s) a client posts rewards for when it named none.
+  if (call) res.setHeader('x-rft-episode-id', call.episodeIds.join(','));
   const tok = c.tokenizer;
   if (!chat.stream) return sendJson(res, 200, completionBody(c, chat, ctx.gate.modelId, tok));
   const sse = new SseWriter(res);
