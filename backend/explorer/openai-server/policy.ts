@@ -39,19 +39,27 @@ export class PolicyGate {
   }
 
   /**
-   * Switches to the policy UPDATE gives, once no request is in flight; requests arriving meanwhile
-   * wait and are answered by the new version.
+   * Holds the policy for a weight update: resolves once no request is in flight; requests arriving
+   * meanwhile wait until the returned release is called, and are answered by the new version.
    */
-  async switchTo(update: (old: ServedPolicy) => Promise<ServedPolicy> | ServedPolicy): Promise<void> {
+  async hold(): Promise<() => void> {
     while (this.switching) await this.switching;
     let done!: () => void;
     this.switching = new Promise((r) => (done = r));
-    try {
-      if (this.active > 0) await new Promise<void>((r) => this.drained.push(r));
-      this.policy = await update(this.policy);
-    } finally {
+    if (this.active > 0) await new Promise<void>((r) => this.drained.push(r));
+    return () => {
       this.switching = undefined;
       done();
+    };
+  }
+
+  /** Switches to the policy UPDATE gives, between requests (see hold). */
+  async switchTo(update: (old: ServedPolicy) => Promise<ServedPolicy> | ServedPolicy): Promise<void> {
+    const release = await this.hold();
+    try {
+      this.policy = await update(this.policy);
+    } finally {
+      release();
     }
   }
 }
