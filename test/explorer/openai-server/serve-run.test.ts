@@ -128,6 +128,46 @@ test('a serve run trains on rewarded episodes and serves each new version betwee
   assert.match(metrics, /"kind":"serve","base_url"/);
 });
 
+test('a stop (rft stop: the run signal) ends a serve run waiting for rewards, with its summary and checkpoint', async () => {
+  const dir = join(root, 'stop');
+  mkdirSync(dir);
+  makeHfModel(join(dir, 'model'), {
+    architecture: 'Qwen2ForCausalLM',
+    tokenizer: 'qwen3',
+    hidden: 16,
+    layers: 1,
+    heads: 2,
+    kvHeads: 1,
+    intermediate: 24,
+    tied: true,
+    seed: 4,
+  });
+  writeFileSync(join(dir, 'tasks.jsonl'), '{"id": "q1", "prompt": "Say yes.", "answer": "yes", "domain": "text"}\n');
+  writeFileSync(join(dir, 'token'), 'my-own-token\n');
+  writeFileSync(join(dir, 'config.yaml'), `${CONFIG}`.replace('serve: {', 'serve: { token_file: token,'));
+  const stop = new AbortController();
+  const done = runJob({
+    config: loadRunConfig(join(dir, 'config.yaml')),
+    configPath: join(dir, 'config.yaml'),
+    workspace: join(root, 'ws2'),
+    runId: 'stopped',
+    signal: stop.signal,
+  });
+  const info = join(root, 'ws2', '.rft', 'runs', 'stopped', 'serve.json');
+  while (!existsSync(info)) await new Promise((r) => setTimeout(r, 100));
+  const { base_url, token_file } = JSON.parse(readFileSync(info, 'utf8'));
+  assert.equal(token_file, join(dir, 'token'));
+  const client = new OpenAI({ baseURL: base_url, apiKey: 'my-own-token', maxRetries: 0 });
+  const a = await client.chat.completions.create({ model: 'served', messages: [{ role: 'user', content: 'hi' }] });
+  assert.equal(a.system_fingerprint, 'v0');
+  stop.abort();
+  const s = await done;
+  assert.equal(s.trainer_steps, 0);
+  assert.ok(existsSync(s.checkpoint), s.checkpoint);
+  // The server is closed with the run.
+  await assert.rejects(client.models.list(), OpenAI.APIConnectionError);
+});
+
 test('the serve section is read in mode serve only, and mode serve runs with placement memory', () => {
   const cfg = parseYaml(CONFIG);
   assert.equal(validateRunConfig(cfg).issues.length, 0, JSON.stringify(validateRunConfig(cfg).issues));
