@@ -19,12 +19,12 @@ import '../backend/explorer/rewards/index.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SCHEMA_FILE = join(ROOT, 'media', 'schemas', 'rft-config.schema.json');
 /** Sources whose z.object({...}) field comments become descriptions. */
-const SOURCES = ['backend/core/config.ts', 'backend/core/lora-config.ts'];
+const SOURCES = ['backend/core/config.ts', 'backend/core/lora-config.ts', 'backend/core/config-serve.ts'];
 
 /** Top-level sections the zod source leaves without a doc comment. */
 const SECTION_DOCS: Record<string, string> = {
   name: 'Name of the run (shown in the Runs view and the dashboard).',
-  mode: 'both: explore and train; explore: rollouts only; train: from recorded experiences only; bench: measure the explorer.',
+  mode: 'both: explore and train; explore: rollouts only; train: from recorded experiences only; bench: measure the explorer; serve: serve the policy as an OpenAI-compatible endpoint and train on rewarded calls (docs/serve.md).',
   seed: 'Seed of sampling, shuffling and initialisation.',
   model: 'The policy model: a built-in size or a checkpoint (an imported Hugging Face folder or a run checkpoint).',
   tokenizer: 'Tokenizer of a built-in model size (a checkpoint brings its own).',

@@ -35,7 +35,7 @@ function unknownName(kind: string, name: string, known: string[]): string {
 function stagesOf(
   cfg: RunConfig,
 ): { base: string; name: string; params: Record<string, unknown>; explores: boolean }[] {
-  const runExplores = cfg.mode === 'both' || cfg.mode === 'explore' || cfg.mode === 'bench';
+  const runExplores = cfg.mode === 'both' || cfg.mode === 'explore' || cfg.mode === 'bench' || cfg.mode === 'serve';
   if (!cfg.stages?.length)
     return [{ base: 'algorithm', name: cfg.algorithm.name, params: cfg.algorithm.params, explores: runExplores }];
   return cfg.stages.map((s, i) => ({
@@ -125,7 +125,7 @@ function checkPipeline(build: () => unknown, add: Add, path: string): void {
 export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const add: Add = (path, message) => void issues.push({ path, message });
-  const trains = cfg.mode === 'both' || cfg.mode === 'train';
+  const trains = cfg.mode === 'both' || cfg.mode === 'train' || cfg.mode === 'serve';
   for (const s of stagesOf(cfg)) checkAlgorithm(s, trains, add);
 
   if (cfg.buffer.sampler === undefined) {

@@ -21,6 +21,7 @@ import { openEventFile } from './tensorboard.js';
 import { executeProcesses } from './placement/child-processes.js';
 import { executeWithoutTrainer } from './placement/explore-bench.js';
 import { executeInProcess } from './placement/in-process.js';
+import { executeServe } from './placement/serve.js';
 import type { PlacementEntry } from './placement/entry.js';
 import { resolveConfigPaths } from './setup/config-paths.js';
 import { assertRunnableConfig } from './config-check.js';
@@ -90,9 +91,11 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     const placement: PlacementEntry =
       cfg.mode === 'explore' || cfg.mode === 'bench'
         ? executeWithoutTrainer
-        : cfg.placement === 'checkpoint'
-          ? executeProcesses
-          : executeInProcess;
+        : cfg.mode === 'serve'
+          ? executeServe
+          : cfg.placement === 'checkpoint'
+            ? executeProcesses
+            : executeInProcess;
     const summary = await placement({
       opts,
       cfg,

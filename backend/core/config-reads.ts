@@ -5,6 +5,7 @@
 // those fields in config.ts. Checked on the parsed value: a field equal to its default changes nothing and
 // is not reported, so a config written back with its defaults filled in (a run folder's) stays valid.
 import type { ConfigIssue, RunConfigFields } from './config.js';
+import { serveUnread } from './config-serve.js';
 
 type Add = (path: string, message: string) => void;
 
@@ -64,6 +65,7 @@ export function unreadByRun(c: RunConfigFields): ConfigIssue[] {
   // sync_offset is read with memory (>= 1: the explorer overlaps the trainer, placement/memory-explorer.ts).
   if (c.placement === 'memory' && set(c.restart, 1))
     add('restart', 'read with placement checkpoint only (it restarts dead explorer / trainer processes)');
+  out.push(...serveUnread(c));
   return out;
 }
 

@@ -5,6 +5,7 @@ import { LoraConfigSchema } from './lora-config.js';
 import { resolveSyncSchedule, SYNC_SCHEDULES, syncScheduleIssues } from './sync-schedule.js';
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
 import { distributedUnread, unreadByRun } from './config-reads.js';
+import { serveSection } from './config-serve.js';
 
 /** The longest model.max_seq_len a run config may ask for (a 128k context). */
 export const MAX_SEQ_LEN = 131_072;
@@ -198,7 +199,7 @@ const stage = z
 const runConfigObject = z
   .object({
     name: z.string().default('run'),
-    mode: z.enum(['both', 'explore', 'train', 'bench']).default('both'),
+    mode: z.enum(['both', 'explore', 'train', 'bench', 'serve']).default('both'),
     seed: z.number().int().default(0),
     model: z
       .object({
@@ -257,6 +258,8 @@ const runConfigObject = z
       })
       .default({}),
     taskset: tasksetRef('taskset'),
+    /** mode serve: the OpenAI-compatible endpoint (config-serve.ts). */
+    serve: serveSection.optional(),
     eval: evalRef.optional(),
     /** Expert demonstrations: a built-in generator's solutions or a file of {prompt, response}. */
     experts: tasksetRef('experts').optional(),

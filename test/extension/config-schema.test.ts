@@ -28,7 +28,7 @@ test('the committed schema is what the zod schema generates (run: npx tsx script
 test('schema shape: strict objects, enums, defaults, bounds and the source comments as descriptions', () => {
   const s = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8'));
   assert.equal(s.additionalProperties, false, 'unknown top-level keys are flagged');
-  assert.deepEqual(s.properties.mode.enum, ['both', 'explore', 'train', 'bench']);
+  assert.deepEqual(s.properties.mode.enum, ['both', 'explore', 'train', 'bench', 'serve']);
   // trainer.lr has no one default: 1e-3 from scratch, a pretrained checkpoint's own (core/trainer-defaults.ts), said in its description.
   assert.equal(s.properties.trainer.properties.lr.default, undefined);
   assert.equal(validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {} }).config!.trainer.lr, undefined);
@@ -89,7 +89,7 @@ test('hover: the key path, type with bounds, default and description', () => {
   assert.match(hoverAt(CONFIG, 8)!, /^\*\*stages\.steps\*\* · integer \(> 0\)\n\nTrainer steps in this stage\.$/);
   assert.match(
     hoverAt(CONFIG, 13)!,
-    /^\*\*mode\*\* · "both" \| "explore" \| "train" \| "bench" · default `"both"`\n\nboth: explore and train/,
+    /^\*\*mode\*\* · "both" \| "explore" \| "train" \| "bench" \| "serve" · default `"both"`\n\nboth: explore and train/,
   );
   assert.equal(hoverAt(CONFIG, 5), undefined, 'no key on a half-typed line');
 });
@@ -114,7 +114,7 @@ test('completion: the keys of the mapping at the cursor minus those written; enu
   assert.ok(!top.some((c) => c.label === 'trainer' || c.label === 'stages'));
   assert.deepEqual(
     completionsAt(CONFIG, 13, 6).map((c) => c.label),
-    ['both', 'explore', 'train', 'bench'],
+    ['both', 'explore', 'train', 'bench', 'serve'],
   );
   const lr = completionsAt(['trainer:', '  lr_decay: '], 1, 12);
   assert.deepEqual(

@@ -35,6 +35,9 @@ export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfi
   const tb = cfg.monitor.tensorboard;
   const monitor =
     typeof tb === 'string' && !isAbsolute(tb) ? { ...cfg.monitor, tensorboard: resolve(base, tb) } : cfg.monitor;
+  // serve.token_file beside the config (mode serve).
+  const tok = cfg.serve?.token_file;
+  const serve = tok && !isAbsolute(tok) ? { ...cfg.serve!, token_file: resolve(base, tok) } : cfg.serve;
   return {
     ...cfg,
     model,
@@ -44,5 +47,6 @@ export function resolveConfigPaths(cfg: RunConfig, configFile: string): RunConfi
     workflow,
     buffer,
     monitor,
+    ...(serve ? { serve } : {}),
   };
 }

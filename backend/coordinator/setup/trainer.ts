@@ -20,7 +20,7 @@ export function stagesOf(cfg: RunConfig): Stage[] {
         name: 'main',
         algorithm: cfg.algorithm,
         steps: cfg.trainer.steps,
-        mode: cfg.mode === 'bench' ? 'both' : cfg.mode,
+        mode: cfg.mode === 'bench' || cfg.mode === 'serve' ? 'both' : cfg.mode,
         wall_seconds: undefined,
         lr: undefined,
         batch_size: undefined,
