@@ -38,7 +38,7 @@ export async function executeServe(c: PlacementContext): Promise<RunSummary> {
   const { cfg, runDir, dbPath } = c;
   if (c.resumeFrom) throw new InputError('a serve run cannot be resumed yet: start a new one from its checkpoint');
   // The taskset gives the eval set (base and final accuracy); the callers' calls are the training tasks.
-  const pools = loadTasks(cfg);
+  const pools = await loadTasks(cfg);
   const tok = makeTokenizer(cfg, tokenizerTexts(pools));
   saveTokenizer(tok, runDir);
   const store = await openStore(cfg.buffer.storage === 'sqlite' ? dbPath : cfg.buffer.storage);
