@@ -235,10 +235,11 @@ export async function loadTaskset(path: string, opts: LoadOptions = {}): Promise
   const said: string[] = [];
   for (const file of files) {
     if (files.length > 1) c.idPrefix = `${basename(file).replace(/\.[^.]+$/, '')}:`;
+    // A FIFO or a device is refused unopened, before anything else is said of it (regular-file.ts).
+    assertRegularFile(file);
     const format = opts.format ?? formatOf(file);
     if (isColumnar(format)) {
-      // A FIFO or a device is refused unopened (regular-file.ts); a columnar file is read a row group at a time, so no size cap.
-      assertRegularFile(file);
+      // Read a row group at a time: no size cap.
       for await (const r of readColumnar(file, format, notes)) c.add(r, file);
       said.push(...bigNoteLines(file, notes));
       notes.clear();

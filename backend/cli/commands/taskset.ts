@@ -35,15 +35,15 @@ command({
         r = await loadTaskset(file, { domain, ...(split !== undefined ? { split } : {}) });
       } catch (e) {
         // A file that cannot be read as a taskset (a FIFO, a device, UTF-16, too big) is one error; the others are still checked.
+        if (e instanceof InputError) {
+          bad++;
+          if (a.flags.json) console.log(JSON.stringify({ file, error: e.message }));
+          else console.log(e.message);
+          continue;
+        }
+        // A split the dataset does not have, a path that is not there: the command line is wrong.
         const code = (e as NodeJS.ErrnoException).code;
-        const err =
-          e instanceof InputError
-            ? e
-            : new InputError(code ? `cannot read it (${code})` : (e as Error).message, { file });
-        bad++;
-        if (a.flags.json) console.log(JSON.stringify({ file, error: err.message }));
-        else console.log(err.message);
-        continue;
+        throw new InputError(code ? `cannot read it (${code})` : (e as Error).message, { file });
       }
       for (const n of r.notes ?? []) console.error(`note: ${n}`);
       bad += r.errors.length;
