@@ -221,7 +221,7 @@ test("a file configs name, moved away and back: the configs' problem comes and g
     (vscode.recorded.diagnostics.get('rft-config')?.entries.get(join(ws, name)) ?? []).map((d) => d.message);
   // The configs written above, read as the config watcher reads them; then the move's event.
   await api.services!.rereadConfigs!();
-  const w = vscode.fileWatchers.find((x) => x.glob === '**/*.{jsonl,json,yaml,yml,csv}')!;
+  const w = vscode.fileWatchers.find((x) => x.glob === '**/*.{jsonl,json,yaml,yml,csv,parquet,arrow}')!;
   w.delete.fire(vscode.Uri.file(from));
   // Moved by the test above: every config naming it says so, none of them opened.
   for (const name of ['train.rft.yaml', 'train-2.rft.yaml'])

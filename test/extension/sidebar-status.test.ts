@@ -146,7 +146,7 @@ test('Validate Taskset on a .py file: a warning, no request, no problem left beh
   assert.equal(vscode.recorded.messages[0]!.kind, 'warning');
   assert.match(
     vscode.recorded.messages[0]!.message,
-    /solve\.py is not a taskset file: tasksets are \.jsonl, \.ndjson, \.json, \.yaml, \.yml, \.csv\./,
+    /solve\.py is not a taskset file: tasksets are \.jsonl, \.ndjson, \.json, \.yaml, \.yml, \.csv, \.parquet, \.arrow, \.feather, \.ipc\./,
   );
   await validateTaskset(s as never, vscode.Uri.file('/w/tasksets/math.jsonl') as never);
   assert.deepEqual(requests, ['taskset/validate']);
