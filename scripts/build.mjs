@@ -19,6 +19,9 @@ if (existsSync('src/extension.ts')) {
       format: 'cjs',
       target: 'node20',
       external: ['vscode'],
+      // jsonc-parser's `main` is a UMD build whose factory requires its parts at run time, which a
+      // bundle cannot follow: its ESM build is bundled instead (the backend keeps packages external).
+      alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     }),
   );
 }
