@@ -11,6 +11,7 @@ import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
 import { runPickItems } from './run-picks.js';
 import { unusedUri } from './unused-name.js';
+import { runIdArg } from './run-from-arg.js';
 
 /** Pairs per step (the batch is twice that: chosen, rejected rows). */
 const PAIRS_PER_STEP = 8;
@@ -72,12 +73,7 @@ export function dpoConfigText(
 export async function trainDpo(s: Services, arg?: unknown): Promise<vscode.Uri | undefined> {
   await s.state.refreshRuns().catch(() => undefined);
   const runs = s.state.runs.filter((r) => r.bufferPath && r.checkpoints?.length);
-  const id =
-    typeof arg === 'string'
-      ? arg
-      : arg && typeof arg === 'object' && 'id' in arg
-        ? String((arg as RunInfo).id)
-        : undefined;
+  const id = runIdArg(arg);
   let run = id ? runs.find((r) => r.id === id) : undefined;
   if (!run) {
     if (!runs.length) {

@@ -3,9 +3,8 @@
 // inline styles only.
 import * as vscode from 'vscode';
 import { readFile } from 'node:fs/promises';
-import type { RunInfo } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
-import { runPickItems } from './run-picks.js';
+import { runFromArg } from './run-from-arg.js';
 
 const CSP = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`;
 
@@ -23,27 +22,18 @@ export async function openReport(
   restored?: vscode.WebviewPanel,
 ): Promise<vscode.WebviewPanel | undefined> {
   await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
-  const id =
-    typeof arg === 'string'
-      ? arg
-      : arg && typeof arg === 'object' && 'id' in arg
-        ? String((arg as RunInfo).id)
-        : undefined;
-  let run = id ? s.state.runs.find((r) => r.id === id) : undefined;
-  if (!id) {
-    const withReport = s.state.runs.filter((r) => r.reportPath);
-    if (!withReport.length) {
-      void vscode.window.showWarningMessage(
-        'No run has a report yet: a run writes report.html when it ends (stopped, paused or completed).',
-      );
-      return undefined;
-    }
-    const pick = await vscode.window.showQuickPick(
-      runPickItems(withReport).map((i) => ({ ...i, run: withReport.find((r) => r.id === i.id)! })),
-      { title: 'Open run report', matchOnDescription: true, matchOnDetail: true, ignoreFocusOut: true },
-    );
-    run = pick?.run;
-  }
+  const run = await runFromArg(
+    s.state.runs,
+    arg,
+    s.state.runs.filter((r) => r.reportPath),
+    {
+      title: 'Open run report',
+      none: () =>
+        void vscode.window.showWarningMessage(
+          'No run has a report yet: a run writes report.html when it ends (stopped, paused or completed).',
+        ),
+    },
+  );
   if (!run) return undefined;
   if (!run.reportPath) {
     void vscode.window.showWarningMessage(

@@ -3,8 +3,8 @@
 // itself: the path goes to the clipboard for its "Select another folder"), else a terminal running
 // `tensorboard --logdir`, or the path to copy.
 import * as vscode from 'vscode';
-import type { RunInfo } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
+import { runFromArg } from './run-from-arg.js';
 
 export const TENSORBOARD_COMMAND = 'python.launchTensorBoard';
 
@@ -16,27 +16,18 @@ export function tensorboardCommandLine(dir: string, windows = process.platform =
 
 export async function openTensorBoard(s: Services, arg?: unknown): Promise<void> {
   await s.state.refreshRuns().catch((e) => s.output.warn(`runs: ${String(e)}`));
-  const id =
-    typeof arg === 'string'
-      ? arg
-      : arg && typeof arg === 'object' && 'id' in arg
-        ? String((arg as RunInfo).id)
-        : undefined;
-  let run = id ? s.state.runs.find((r) => r.id === id) : undefined;
-  if (!id) {
-    const withEvents = s.state.runs.filter((r) => r.tensorboardDir);
-    if (!withEvents.length) {
-      void vscode.window.showWarningMessage(
-        'No run has TensorBoard event files yet: a run writes them as it trains (monitor.tensorboard, on by default).',
-      );
-      return;
-    }
-    const pick = await vscode.window.showQuickPick(
-      withEvents.map((r) => ({ label: r.name ?? r.id, description: `${r.id} · ${r.status}`, run: r })),
-      { title: 'Open in TensorBoard', ignoreFocusOut: true },
-    );
-    run = pick?.run;
-  }
+  const run = await runFromArg(
+    s.state.runs,
+    arg,
+    s.state.runs.filter((r) => r.tensorboardDir),
+    {
+      title: 'Open in TensorBoard',
+      none: () =>
+        void vscode.window.showWarningMessage(
+          'No run has TensorBoard event files yet: a run writes them as it trains (monitor.tensorboard, on by default).',
+        ),
+    },
+  );
   if (!run) return;
   const dir = run.tensorboardDir;
   if (!dir) {

@@ -16,6 +16,7 @@ import { dataFilesClean } from './taskset-gate.js';
 import { runPickItems } from './run-picks.js';
 import { firstRecords } from '../field-mapping.js';
 import { detectTaskset, readHead } from '../taskset-detect.js';
+import { runIdArg } from './run-from-arg.js';
 
 export const CONFIG_GLOB = '**/*.rft.{yaml,yml}';
 
@@ -89,8 +90,8 @@ export async function templateFiles(s: Services): Promise<{ ts: string; files: T
 }
 
 async function pickRun(s: Services, arg: unknown, want: RunInfo['status'][]): Promise<string | undefined> {
-  if (typeof arg === 'string') return arg;
-  if (arg && typeof arg === 'object' && 'id' in arg) return String((arg as RunInfo).id);
+  const id = runIdArg(arg);
+  if (id !== undefined) return id;
   const runs = s.state.runs.filter((r) => want.includes(r.status));
   if (runs.length === 0) {
     void vscode.window.showInformationMessage(`No run is ${want.join(' or ')}.`);
