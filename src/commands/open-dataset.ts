@@ -8,6 +8,7 @@ import type { DatasetSplit } from '../../backend/core/protocol.js';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
 import { mapDataset, type MappingWritten } from './map-fields.js';
+import { browseFolder } from '../pick-folder.js';
 
 type Item = vscode.QuickPickItem & { dir?: string; split?: string; browse?: true };
 
@@ -66,18 +67,7 @@ export async function openDataset(s: Services): Promise<MappingWritten | undefin
   if (!pick) return undefined;
   let dir = pick.dir;
   let split = pick.split;
-  if (pick.browse) {
-    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const picked = await vscode.window.showOpenDialog({
-      canSelectFolders: true,
-      canSelectFiles: false,
-      canSelectMany: false,
-      title: 'Dataset folder (a hub cache entry or a folder of split files)',
-      openLabel: 'Open',
-      ...(root ? { defaultUri: root } : {}),
-    });
-    dir = picked?.[0]?.fsPath;
-  }
+  if (pick.browse) dir = await browseFolder('Dataset folder (a hub cache entry or a folder of split files)', 'Open');
   if (!dir) return undefined;
   try {
     let preview = await s.client.request('datasets/preview', { dir, ...(split ? { split } : {}) });

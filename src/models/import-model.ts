@@ -6,6 +6,7 @@ import type { ImportedModel } from '../../backend/core/protocol.js';
 import { showBackendError } from '../errors.js';
 import type { Services } from '../services.js';
 import { formatParams } from './model-card.js';
+import { browseFolder } from '../pick-folder.js';
 
 /** Fired after the list of imported models changed (the Models view refreshes). */
 export const modelsChanged = new vscode.EventEmitter<void>();
@@ -39,18 +40,7 @@ export async function importModel(s: Services): Promise<ImportedModel | undefine
   });
   if (!pick) return undefined;
   let dir = pick.dir;
-  if (pick.browse) {
-    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const picked = await vscode.window.showOpenDialog({
-      canSelectFolders: true,
-      canSelectFiles: false,
-      canSelectMany: false,
-      title: 'Model folder (config.json + safetensors)',
-      openLabel: 'Import',
-      ...(root ? { defaultUri: root } : {}),
-    });
-    dir = picked?.[0]?.fsPath;
-  }
+  if (pick.browse) dir = await browseFolder('Model folder (config.json + safetensors)', 'Import');
   if (!dir) return undefined;
   const target = dir;
   return vscode.window.withProgress(
