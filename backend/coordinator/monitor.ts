@@ -235,6 +235,11 @@ export function runSeconds(recs: MetricRecord[], now = Date.now()): { seconds: n
   return { seconds: ms / 1000, segments: bounds.length };
 }
 
+/** A series over decades on the linear chart: log10 of its positive values. */
+function log10Series(s: Series): Series {
+  return { name: `log10 ${s.name}`, points: s.points.filter((p) => p[1] > 0).map((p) => [p[0], Math.log10(p[1])]) };
+}
+
 /** The latest value in a series name (`policy (last 0.442)`), as the dashboard's legend shows it. */
 function withLast(s: Series): Series {
   const v = s.points.at(-1)?.[1];
@@ -283,6 +288,19 @@ export function writeReport(
     chart(
       'KL and entropy',
       [ser(train, 'kl'), ser(train, 'ppo_kl'), ser(train, 'entropy')].filter((s) => s.points.length),
+      'trainer step',
+    ),
+    // trainer.lr: auto: the lr and the update KL it keeps near its target, over decades (log10).
+    chart(
+      'step size (log10)',
+      [ser(train, 'lr', 'lr'), ser(train, 'update_kl', 'update KL'), ser(train, 'update_kl_target', 'update KL target')]
+        .filter((s) => s.points.length)
+        .map(log10Series),
+      'trainer step',
+    ),
+    chart(
+      'zero-variance groups',
+      [ser(train, 'zero_variance_share', 'share of groups with all rewards equal')].filter((s) => s.points.length),
       'trainer step',
     ),
     chart(

@@ -20,7 +20,8 @@ export function stageGuards(
   sink: (rec: Record<string, unknown>) => void,
 ): (rec: Record<string, unknown>) => void {
   const history = metrics.read().filter((x) => x.stage === stage.name && (x.kind === 'train' || x.kind === 'warning'));
-  const guards = [collapseGuard(cfg, stage, history), new StallGuard(stage.name, history)];
+  const auto = resolveTrainerSettings(cfg, stage.lr).auto !== undefined;
+  const guards = [collapseGuard(cfg, stage, history), new StallGuard(stage.name, history, auto)];
   return (rec) => {
     if (rec.kind !== 'train') return;
     for (const g of guards) {

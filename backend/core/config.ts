@@ -176,8 +176,9 @@ const algorithm = z
   .default({});
 
 /** A learning rate: a positive number, or `auto` (set from each update's KL, trainer/adaptive-lr.ts). */
-const lrField = z.union([z.number().positive(), z.literal('auto')], {
-  errorMap: () => ({ message: "expected a positive number or 'auto'" }),
+const LR_EXPECTED = "expected a positive number or 'auto'";
+const lrField = z.union([z.number().positive({ message: LR_EXPECTED }), z.literal('auto')], {
+  errorMap: () => ({ message: LR_EXPECTED }),
 });
 
 const stage = z

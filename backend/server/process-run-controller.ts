@@ -399,6 +399,10 @@ export function toPoints(runId: string, recs: ReturnType<MetricsLog['read']>): M
       // The entropy term where the algorithm has one, else the sampled tokens' mean -log-prob (an estimate of it).
       put('entropy', r.entropy ?? r['usual/entropy'] ?? r.sampled_entropy);
       put('batch_reward', r.batch_reward);
+      // The step size: the update KL (policy before vs after the step), lr auto's target, the groups without signal.
+      put('update_kl', r.update_kl);
+      put('update_kl_target', r.update_kl_target);
+      put('zero_variance_share', r.zero_variance_share);
       put('skipped_experiences', r.skipped_experiences);
     } else if (r.kind === 'explore') put('reward', r.reward_mean);
     else if (r.kind === 'eval') put('eval_accuracy', r.accuracy);

@@ -36,9 +36,11 @@ export class StallGuard {
   private readonly rows: Row[] = [];
   private warned = false;
 
+  /** `lrAuto`: the stage's lr is auto (the advice names its target then, not a fixed lr). */
   constructor(
     private readonly stage: string,
     history: Rec[] = [],
+    private readonly lrAuto = false,
   ) {
     // A resumed stage: its earlier records count, and a warning said is not said again.
     for (const r of history) {
@@ -90,8 +92,9 @@ export class StallGuard {
       `run not learning in stage ${this.stage} at step ${step}: the reward of the trained rollouts is ${r1.toFixed(3)} ` +
       `over the last ${STALL_WINDOW} steps (start ${r0.toFixed(3)}) while the updates kept changing the policy ` +
       `(update KL ${kl.toExponential(1)} per token a step over the last ${STALL_STEPS})${groups}. ` +
-      'Try: a smaller trainer.lr (or lr: auto); more samples per task (explorer.repeat_times) so a group ' +
-      'has right and wrong answers to compare; a reward with more spread (partial credit) or easier tasks.';
+      `Try: ${this.lrAuto ? 'a smaller trainer.lr_auto.target_kl (smaller steps)' : 'a smaller trainer.lr, or lr: auto'}; ` +
+      'more samples per task (explorer.repeat_times) so a group has right and wrong answers to compare; ' +
+      'a reward with more spread (partial credit) or easier tasks.';
     const values: Record<string, number> = { batch_reward: r1, start_batch_reward: r0, update_kl: kl };
     if (share !== undefined) values.zero_variance_share = share;
     if (lr !== undefined) values.lr = lr;

@@ -34,6 +34,10 @@ const trainRec = (step: number) => ({
   sft_loss: 2,
   kl_loss: 0.01,
   tokens_per_s: 100,
+  lr: 2e-4,
+  update_kl: 9e-4,
+  update_kl_target: 1e-3,
+  zero_variance_share: 0.25,
 });
 
 test('toPoints: the guard signals fill KL and entropy for any algorithm; a warning record rides on its step, typed', () => {
@@ -72,6 +76,11 @@ test('toPoints merges a step and fills every dashboard chart key the trainer rep
   assert.equal(pts[0]!.values['loss/total'], 1);
   assert.equal(pts[0]!.values.kl, 0.01);
   assert.equal(pts[0]!.values['loss/critic'], 0.3);
+  assert.deepEqual(
+    [pts[0]!.values.lr, pts[0]!.values.update_kl, pts[0]!.values.update_kl_target, pts[0]!.values.zero_variance_share],
+    [2e-4, 9e-4, 1e-3, 0.25],
+    'the step size chart (lr auto) and the zero-variance share',
+  );
   assert.equal(pts[1]!.values.eval_accuracy, 0.5);
 });
 

@@ -133,4 +133,6 @@ test('a clearly too-high lr collapses the policy: the guard warns once, names th
     /<th>warnings<\/th><td>policy collapse in stage main at step \d+/,
     'in the report',
   );
+  // The step size (lr, update KL) is charted in the report for a fixed lr too.
+  assert.match(readFileSync(s.report, 'utf8'), /<figcaption>step size \(log10\)<\/figcaption>/);
 });

@@ -69,6 +69,22 @@ export const CHARTS: ChartSpec[] = [
     labels: { entropy: 'policy entropy' },
     absent: 'not recorded by this algorithm',
   },
+  {
+    // trainer.lr: auto moves the lr to keep the update KL (policy before vs after each step) in its band.
+    title: 'Step size',
+    keys: ['lr', 'update_kl', 'update_kl_target'],
+    yTitle: 'lr; KL per token',
+    labels: { lr: 'learning rate', update_kl: 'update KL', update_kl_target: 'update KL target (lr auto)' },
+    log: true,
+    dashed: ['update_kl_target'],
+  },
+  {
+    title: 'Zero-variance groups',
+    keys: ['zero_variance_share'],
+    yTitle: 'share of groups',
+    labels: { zero_variance_share: 'groups whose rewards all agree (no signal)' },
+    absent: 'no rollout groups trained',
+  },
   { title: 'Tokens / s', keys: ['tokens_per_s'], yTitle: 'tokens / s', labels: { tokens_per_s: 'trainer throughput' } },
   {
     title: 'Idle fraction',
