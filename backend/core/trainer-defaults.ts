@@ -42,7 +42,7 @@ export const PRETRAINED_DEFAULTS: TrainerDefaults = { lr: 'auto', warmup_steps: 
 /** Warm-up of a FIXED lr set by the config for a run from a checkpoint. */
 export const PRETRAINED_FIXED_WARMUP = 5;
 /** Update KL per token `lr: auto` keeps the policy change at (band [target/2, 2 target]); chosen by experiment (docs/algorithms.md). */
-export const AUTO_TARGET_KL = 1e-3;
+export const AUTO_TARGET_KL = 3e-3;
 /** Where `lr: auto` starts and its bounds, by what trains: the whole model or LoRA adapters. */
 export const AUTO_LR: Record<DefaultsKind, Omit<AutoLrSettings, 'targetKl'>> = {
   scratch: { start: 1e-4, min: 1e-7, max: 1e-2 },

@@ -60,10 +60,10 @@ test('defaults: auto from a checkpoint (full 1e-6 start, LoRA 1e-5), fixed 1e-3 
   assert.deepEqual([scratch.kind, scratch.lr, scratch.auto, scratch.warmup_steps], ['scratch', 1e-3, undefined, 0]);
   const full = resolveTrainerSettings(cfg({ model: { checkpoint: 'm' } }));
   assert.deepEqual([full.kind, full.lr, full.warmup_steps, full.grad_clip], ['pretrained-full', 1e-6, 0, 1]);
-  assert.deepEqual(full.auto, { targetKl: 1e-3, start: 1e-6, min: 1e-8, max: 1e-2 });
+  assert.deepEqual(full.auto, { targetKl: 3e-3, start: 1e-6, min: 1e-8, max: 1e-2 });
   assert.equal(
     full.line,
-    'lr auto (start 1e-6, kept where the update KL per token is near 1e-3, between 1e-8 and 0.01), warm-up 0 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip)',
+    'lr auto (start 1e-6, kept where the update KL per token is near 3e-3, between 1e-8 and 0.01), warm-up 0 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip)',
   );
   const lora = resolveTrainerSettings(cfg({ model: { checkpoint: 'm', lora: { rank: 8 } } }));
   assert.deepEqual([lora.kind, lora.auto?.start], ['pretrained-lora', 1e-5]);
