@@ -54,6 +54,8 @@ function trainerLine(config: unknown): string[] {
       lr: t.lr === 'auto' ? ('auto' as const) : num(t.lr),
       warmup_steps: num(t.warmup_steps),
       grad_clip: num(t.grad_clip),
+      // lr auto's own settings (validated when the run started).
+      lr_auto: t.lr_auto && typeof t.lr_auto === 'object' ? (t.lr_auto as Record<string, number>) : undefined,
     },
   };
   return [`# trainer: ${resolveTrainerSettings(view).line}`];

@@ -194,10 +194,15 @@ test('the dashboard config of a run from model.checkpoint names the real model, 
   assert.doesNotMatch(text, /tiny-0\.4m|kind: char/);
   assert.deepEqual(Object.keys(YAML.parse(text)), ['name', 'model', 'taskset']);
   assert.deepEqual(YAML.parse(text).model, { checkpoint: '/hf/models--Qwen--Qwen2-0.5B', lora: { rank: 8 } });
-  // The header says the lr the run takes and why (a checkpoint's LoRA default, scaled to its width).
+  // The header says the lr the run takes and why (a checkpoint's default: lr auto, from LoRA's start).
   assert.match(
     configYaml(cfg, undefined, { ...model, hidden: 896 }),
-    /\n# trainer: lr 1\.1e-4, warm-up 5 step\(s\), grad clip 1 \(pretrained checkpoint, LoRA: defaults for lr, warm-up, grad clip, lr 1e-4 at hidden 1024 scaled to hidden 896\)\n/,
+    /\n# trainer: lr auto \(start 1e-5, kept where the update KL per token is near 3e-3, between 1e-7 and 0\.05\), warm-up 0 step\(s\), grad clip 1 \(pretrained checkpoint, LoRA: defaults for lr, warm-up, grad clip\)\n/,
+  );
+  assert.match(
+    configYaml({ ...cfg, trainer: { lr: 'auto', lr_auto: { target_kl: 1e-3 } } }, undefined, model),
+    /\n# trainer: lr auto \(start 1e-5, kept where the update KL per token is near 1e-3,/,
+    "the config's lr_auto",
   );
   // A tokenizer file of the config's own is read beside a checkpoint: it stays.
   assert.deepEqual(
