@@ -143,17 +143,19 @@ export class Trainer {
     const mb0 = this.microBatch(exps);
     // A (chosen, rejected) pair never straddles two micro-batches.
     const mb = this.objective.pairedRows && mb0 % 2 === 1 ? mb0 + 1 : mb0;
-    const shape = lrSchedule(this.step, {
-      lr: 1,
-      warmupSteps: this.opts.warmupSteps,
-      totalSteps: this.opts.totalSteps,
-      decay: this.opts.decay,
-      minRatio: this.opts.minLrRatio,
-      progress,
-    });
-    // Fixed: the schedule scales the lr. Auto: the controller's lr; the schedule scales the target KL.
-    const lr = this.autoLr ? this.autoLr.lr : this.opts.lr * shape;
-    const klTarget = this.autoLr ? this.autoLr.o.targetKl * shape * shape : undefined;
+    const schedule = (base: number) =>
+      lrSchedule(this.step, {
+        lr: base,
+        warmupSteps: this.opts.warmupSteps,
+        totalSteps: this.opts.totalSteps,
+        decay: this.opts.decay,
+        minRatio: this.opts.minLrRatio,
+        progress,
+      });
+    // Fixed: the schedule scales the lr. Auto: the controller's lr; the schedule scales the target KL
+    // (by its square: the KL grows as the lr squared).
+    const lr = this.autoLr ? this.autoLr.lr : schedule(this.opts.lr);
+    const klTarget = this.autoLr ? this.autoLr.o.targetKl * schedule(1) ** 2 : undefined;
     // The update KL's probe: the batch's first rows, their log-probs before the step (from the
     // gradient pass, or a pass of their own where LoRA dropout makes the training pass noisy).
     const probe = exps.slice(0, PROBE_ROWS);
