@@ -11,6 +11,10 @@ import { AdaptiveLr, updateKl } from '../../backend/trainer/adaptive-lr.js';
 import { groupSpread } from '../../backend/trainer/group-spread.js';
 import { STALL_STEPS, StallGuard } from '../../backend/trainer/stall-guard.js';
 import type { Experience } from '../../backend/core/types.js';
+import { readCheckpointMeta } from '../../backend/model/checkpoint-meta.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const validate = (extra: Record<string, unknown>) =>
   validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {}, ...extra });
@@ -187,4 +191,16 @@ test('stall guard: quiet on a learning run, on a reward already near the top, an
     ),
     [],
   );
+});
+
+test("a checkpoint's lr_auto state: read back; one that is not a positive lr is refused by file and field", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rft-lr-auto-meta-'));
+  try {
+    writeFileSync(join(dir, 'rft.json'), JSON.stringify({ version: 3, lr_auto: { lr: 2e-4, ramping: false } }));
+    assert.deepEqual(readCheckpointMeta(dir).lr_auto, { lr: 2e-4, ramping: false });
+    writeFileSync(join(dir, 'rft.json'), JSON.stringify({ version: 3, lr_auto: { lr: -1 } }));
+    assert.throws(() => readCheckpointMeta(dir), /rft\.json.*lr_auto\.lr.*expected a positive learning rate, got -1/s);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
