@@ -9,7 +9,7 @@
 // gain over the reference's at a checkpoint) and wall-clock to the reference's final accuracy.
 //   BENCH_MODELS   comma list of rl-reference-models.ts names (default: all)
 //   BENCH_STEPS (30), BENCH_EVAL_EVERY (5), BENCH_TASKS (8 tasks per step), BENCH_REPEAT (8 samples each),
-//   BENCH_THREADS (1), BENCH_LR (fixed lr, both sides), BENCH_SEED (1), BENCH_BETA (0.001: the reference's k3 coefficient),
+//   BENCH_THREADS (1), BENCH_LR (fixed lr, both sides), BENCH_SEEDS (3: run seeds 1..N on both sides, curves averaged), BENCH_BETA (0.001: the reference's k3 coefficient),
 //   BENCH_KEEP=1 keeps the folders (models, task files, runs, the reference's input) and names them
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +29,7 @@ const STEPS = env('BENCH_STEPS', 30);
 const EVERY = env('BENCH_EVAL_EVERY', 5);
 const TASKS = env('BENCH_TASKS', 8);
 const REPEAT = env('BENCH_REPEAT', 8);
-const SEED = env('BENCH_SEED', 1);
+const SEEDS = env('BENCH_SEEDS', 3);
 const BETA = env('BENCH_BETA', 0.001);
 // One thread count for both sides (BENCH_THREADS, default 1): the engine's OpenBLAS reads it when the
 // addon loads, torch sets it. On this loaded 2-core machine torch at 2 threads ran 25x slower than at 1.
@@ -47,12 +47,17 @@ await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-bench-rl-reference-'));
 
 /** This project: a run config written as a user would, run in-process; its eval records as a curve. */
-async function ours(m: ReferenceModel, lr: number, dir: string): Promise<Point[]> {
+async function ours(
+  m: ReferenceModel,
+  lr: number,
+  seed: number,
+  dir: string,
+): Promise<{ curve: Point[]; time_s: Record<string, number> }> {
   mkdirSync(dir, { recursive: true });
   const cfgPath = join(dir, 'run.rft.yaml');
   writeFileSync(
     cfgPath,
-    `name: ref-${m.name}\nseed: ${SEED}\nmodel:\n  checkpoint: ${JSON.stringify(m.dir)}\n` +
+    `name: ref-${m.name}\nseed: ${seed}\nmodel:\n  checkpoint: ${JSON.stringify(m.dir)}\n` +
       `taskset:\n  path: ${JSON.stringify(m.files.train)}\neval:\n  path: ${JSON.stringify(m.files.eval)}\n` +
       `workflow: { name: single_turn, reward: exact_match }\nalgorithm: { name: grpo }\n` +
       `explorer:\n  tasks_per_step: ${TASKS}\n  repeat_times: ${REPEAT}\n` +
@@ -70,7 +75,12 @@ async function ours(m: ReferenceModel, lr: number, dir: string): Promise<Point[]
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return curveOf(recs, s.base_accuracy ?? NaN);
+  const sum = (kind: string, k: string) =>
+    Math.round(1000 * recs.filter((r) => r.kind === kind).reduce((a, r) => a + Number(r[k] ?? 0), 0)) / 1000;
+  return {
+    curve: curveOf(recs, s.base_accuracy ?? NaN),
+    time_s: { rollout: sum('explore', 'rollout_s'), train: sum('train', 'time_total_s') },
+  };
 }
 
 /**
@@ -94,6 +104,7 @@ function curveOf(recs: Record<string, unknown>[], base: number): Point[] {
 function reference(
   m: ReferenceModel,
   lr: number,
+  seed: number,
 ): { curve: Point[]; torch: string; time_s: Record<string, number> } | string {
   const tok = loadTokenizer(m.dir);
   const line = (t: { prompt: string; answer: string }) => ({
@@ -101,14 +112,14 @@ function reference(
     answer: t.answer,
   });
   const decode = Array.from({ length: tok.vocabSize }, (_, i) => tok.decode([i], { skipSpecial: true }));
-  const file = join(root, `${m.name}-torch.json`);
+  const file = join(root, `${m.name}-torch-${seed}.json`);
   writeFileSync(
     file,
     JSON.stringify({
       mode: 'run',
       model: m.dir,
       threads: THREADS,
-      seed: SEED,
+      seed,
       train: m.tasks.train.map(line),
       eval: m.tasks.eval.map(line),
       decode,
@@ -141,27 +152,49 @@ function reference(
 }
 
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : 'n/a');
+/** The mean of the seeds' curves, step by step. */
+const mean = (cs: Point[][]): Point[] =>
+  cs[0]!.map((p, i) => ({
+    step: p.step,
+    samples: p.samples,
+    accuracy: cs.reduce((a, c) => a + (c[i]?.accuracy ?? NaN), 0) / cs.length,
+    wall_s: Math.round((1000 * cs.reduce((a, c) => a + (c[i]?.wall_s ?? NaN), 0)) / cs.length) / 1000,
+  }));
 const wanted = process.env.BENCH_MODELS?.split(',').map((s) => s.trim());
 try {
   for (const spec of referenceModels.filter((s) => !wanted || wanted.includes(s.name))) {
     const dir = join(root, spec.name);
     const m = await spec.build(dir);
     const lr = process.env.BENCH_LR !== undefined ? Number(process.env.BENCH_LR) : spec.lr;
-    const ref = reference(m, lr);
-    if (typeof ref === 'string') {
-      console.error(`${m.name}: reference unavailable: ${ref}`);
-      continue;
+    const refs: Point[][] = [];
+    const mine: Point[][] = [];
+    let torchVersion = '';
+    // Seed by seed, the reference then this project, so both see the machine's load alike.
+    for (let seed = 1; seed <= SEEDS; seed++) {
+      const ref = reference(m, lr, seed);
+      if (typeof ref === 'string') throw new Error(`${m.name}: reference unavailable: ${ref}`);
+      torchVersion = ref.torch;
+      refs.push(ref.curve);
+      const o = await ours(m, lr, seed, join(dir, `run-${seed}`));
+      mine.push(o.curve);
+      const acc = (c: Point[]) => c.map((p) => pct(p.accuracy)).join(' ');
+      console.error(
+        `${m.name} seed ${seed}: reference ${acc(ref.curve)} ${JSON.stringify(ref.time_s)}; ours ${acc(o.curve)} ${JSON.stringify(o.time_s)}`,
+      );
     }
-    const mine = await ours(m, lr, join(dir, 'run'));
-    console.log(`\n${m.name} (${m.about}): lr ${lr}, ${TASKS} tasks x ${REPEAT} samples per step, ${THREADS} threads`);
-    console.log('| step | samples | this project acc | reference acc | this project train s | reference train s |');
-    for (const p of ref.curve) {
-      const q = mine.find((x) => x.step === p.step);
+    const [r, o] = [mean(refs), mean(mine)];
+    console.log(
+      `\n${m.name} (${m.about}): lr ${lr}, ${TASKS} tasks x ${REPEAT} samples per step, mean of ${SEEDS} seed(s), ${THREADS} thread(s)`,
+    );
+    console.log('| step | samples | this project acc | reference acc | this project wall s | reference wall s |');
+    console.log('| --- | --- | --- | --- | --- | --- |');
+    for (const p of r) {
+      const q = o.find((x) => x.step === p.step);
       console.log(
         `| ${p.step} | ${p.samples} | ${pct(q?.accuracy ?? NaN)} | ${pct(p.accuracy)} | ${q?.wall_s ?? 'n/a'} | ${p.wall_s} |`,
       );
     }
-    report(figures(m, lr, mine, ref.curve, ref.torch));
+    report(figures(m, lr, o, r, torchVersion));
   }
 } finally {
   if (process.env.BENCH_KEEP) console.error(`kept ${root}`);
@@ -201,6 +234,7 @@ function figures(m: ReferenceModel, lr: number, mine: Point[], theirs: Point[], 
     base_accuracy_reference: base,
     lr,
     steps: STEPS,
+    seeds: SEEDS,
     tasks: TASKS,
     repeat: REPEAT,
     threads: THREADS,

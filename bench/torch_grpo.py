@@ -15,7 +15,8 @@ Modes (argv[1], JSON, or {"file": path} holding it):
   run    sample -> reward (exact match of the decoded answer) -> update, `steps` times; held-out greedy
          accuracy every `eval_every` steps; prints {"curve": [{step, samples, accuracy, wall_s}], ...},
          wall_s from the end of the starting eval (the later evals included)
-  batch  one identical batch given as tokens and advantages: the loss, per-token log-probs and gradients
+  batch  one identical batch given as tokens, rewards (groups of `group_size` rows) and behaviour log-probs
+         (`old`): the advantages, per-token log-probs, loss and gradients (test/trainer/torch-grpo-parity.test.ts)
 Prints one JSON object on stdout."""
 import json, random, sys, time
 import torch
@@ -180,7 +181,7 @@ def batch(a):
         ref, _ = load_hf(a['ref_model'] if a.get('ref_model') else a['model'])
     prompts = [r['prompt'] for r in a['rows']]
     responses = [r['response'] for r in a['rows']]
-    adv = torch.tensor([r['advantage'] for r in a['rows']], dtype=torch.float32)
+    adv = group_advantages([r['reward'] for r in a['rows']], a['group_size'], a['adv_eps'])
     if a.get('old') is not None:
         Tr = max(len(r) for r in responses)
         a['old'] = torch.tensor([o + [0.0] * (Tr - len(o)) for o in a['old']])
@@ -188,7 +189,7 @@ def batch(a):
     loss.backward()
     names = dict(m.named_parameters())
     grads = {k: names[k].grad.reshape(-1).tolist() for k in a.get('grads', [])}
-    return {'loss': loss.item(), 'logp': [[v for v, k in zip(lr, mr) if k] for lr, mr in zip(logp.tolist(), mask.tolist())],
+    return {'loss': loss.item(), 'advantages': adv.tolist(), 'logp': [[v for v, k in zip(lr, mr) if k] for lr, mr in zip(logp.tolist(), mask.tolist())],
             'kl': None if kl is None else (kl * mask).sum().item() / mask.sum().item(),
             'grads': grads, 'grad_norm': torch.sqrt(sum((p.grad ** 2).sum() for p in m.parameters())).item()}
 
