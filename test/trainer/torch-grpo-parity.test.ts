@@ -69,7 +69,12 @@ test('one identical GRPO batch: the same advantages, log-probs, loss and gradien
   // 3 prompts x 4 sampled completions; rewards with a spread in every group.
   const tasks = lastLetterTasks().train.slice(0, 3);
   const prompts = tasks.flatMap((x) => Array.from({ length: 4 }, () => encodePrompt(tok, taskMessages(x.prompt))));
-  const gens = await generate(actor, tok, prompts, { maxNewTokens: 3, temperature: 1, stopTokens: stopTokens(tok), seed: 3 });
+  const gens = await generate(actor, tok, prompts, {
+    maxNewTokens: 3,
+    temperature: 1,
+    stopTokens: stopTokens(tok),
+    seed: 3,
+  });
   const rewards = [1, 0, 0, 1, 0, 1, 0, 0, 1, 1, 1, 0];
   const exps: Experience[] = gens.map((g, i) => ({
     id: `e${i}`,
@@ -124,13 +129,20 @@ test('one identical GRPO batch: the same advantages, log-probs, loss and gradien
     `advantages ${exps.map((e) => e.advantages![0]).join(',')} vs ${ref.advantages.join(',')}`,
   );
   // Per-token log-probs of the imported weights: the two model codes read the folder alike.
-  const trainer = new Trainer(actor, makeObjective('grpo', PARAMS), { lr: 1e-3, padId: tok.padId, microBatchSize: 0 }, reference);
+  const trainer = new Trainer(
+    actor,
+    makeObjective('grpo', PARAMS),
+    { lr: 1e-3, padId: tok.padId, microBatchSize: 0 },
+    reference,
+  );
   const ours = await trainer.responseLogprobs(exps);
   assert.ok(relErr(ours.flat(), ref.logp.flat()) < 1e-4, `log-probs ${ours.flat()} vs ${ref.logp.flat()}`);
 
   // The gradient of each compared weight, from the trainer's own pieces.
   const batch = buildBatch(exps, tok.padId);
-  const refLogprob = tf.tidy(() => tokenLogprobs(reference, batch.ids, { attentionMask: batch.attentionMask }).logprobs);
+  const refLogprob = tf.tidy(
+    () => tokenLogprobs(reference, batch.ids, { attentionMask: batch.attentionMask }).logprobs,
+  );
   const objective = makeObjective('grpo', PARAMS);
   const { value, grads } = tf.variableGrads(() => {
     const lp = tokenLogprobs(actor, batch.ids, { attentionMask: batch.attentionMask, train: true }).logprobs;
@@ -161,7 +173,10 @@ test('one identical GRPO batch: the same advantages, log-probs, loss and gradien
   const m = await trainer.trainStep(exps, 0);
   t.diagnostic(`loss ${m.loss} vs ${ref.loss}; grad norm ${m.grad_norm} vs ${ref.grad_norm}`);
   assert.ok(Math.abs(m.loss - ref.loss) < 1e-4 * Math.max(1, Math.abs(ref.loss)), `step loss ${m.loss} vs ${ref.loss}`);
-  assert.ok(Math.abs(m.grad_norm - ref.grad_norm) < 2e-3 * ref.grad_norm, `grad norm ${m.grad_norm} vs ${ref.grad_norm}`);
+  assert.ok(
+    Math.abs(m.grad_norm - ref.grad_norm) < 2e-3 * ref.grad_norm,
+    `grad norm ${m.grad_norm} vs ${ref.grad_norm}`,
+  );
   trainer.dispose();
   actor.dispose();
   reference.dispose();
