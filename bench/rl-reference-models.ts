@@ -1,7 +1,10 @@
 // The pretrained models `npm run bench -- rl-reference` compares GRPO on: each built here, written as a
 // Hugging Face folder with its train / held-out task files, and the fixed lr both sides use (chosen
-// by a quick check that it learns on both: docs/results.md).
+// by a quick check that it learns on both: docs/results.md). The default set is the model of
+// tools/pretrained-model.ts and copy-h128 of the spread (Qwen2 layout, byte-level BPE, untied head);
+// BENCH_MODELS names others of the spread (tools/pretrained-spread).
 import { lastLetterTasks, makePretrainedModel, writeLastLetterTasks } from '../tools/pretrained-model.js';
+import { SPREAD, splitTasks, spreadModel, writeFamilyTasks } from '../tools/pretrained-spread/index.js';
 
 export interface ReferenceTask {
   prompt: string;
@@ -21,13 +24,19 @@ export interface ReferenceModel {
 export interface ReferenceModelSpec {
   name: string;
   lr: number;
+  /** Run when BENCH_MODELS names none. */
+  inDefault: boolean;
   build(dir: string): Promise<ReferenceModel>;
 }
+
+/** The fixed lr of each spread model here (one that learns on both sides: docs/results.md). */
+const SPREAD_LR: Record<string, number> = { 'copy-h128': 2e-4 };
 
 export const referenceModels: ReferenceModelSpec[] = [
   {
     name: 'last-h64',
     lr: 1e-3,
+    inDefault: true,
     async build(dir) {
       const m = await makePretrainedModel(`${dir}/model`);
       return {
@@ -40,4 +49,22 @@ export const referenceModels: ReferenceModelSpec[] = [
       };
     },
   },
+  ...SPREAD.map(
+    (spec): ReferenceModelSpec => ({
+      name: spec.name === 'last-h64' ? 'spread-last-h64' : spec.name,
+      lr: SPREAD_LR[spec.name] ?? 1e-3,
+      inDefault: spec.name === 'copy-h128',
+      async build(dir) {
+        const m = await spreadModel(spec.name);
+        return {
+          name: spec.name,
+          about: `${spec.layout} layout, hidden ${spec.hidden}, ${spec.layers} layers, ${spec.tokenizer} tokenizer, ${spec.tied ? 'tied' : 'untied'} head; ${spec.task.describe}`,
+          dir: m.dir,
+          files: writeFamilyTasks(spec.task, `${dir}/data`),
+          tasks: splitTasks(spec.task),
+          maxNewTokens: spec.task.maxAnswerChars + 1,
+        };
+      },
+    }),
+  ),
 ];

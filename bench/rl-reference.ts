@@ -7,7 +7,7 @@
 // (every BENCH_EVAL_EVERY steps) and the training wall-clock (sampling + update, evals left out) of
 // each, then one JSON figure per model: sample efficiency (the worst ratio of this project's accuracy
 // gain over the reference's at a checkpoint) and wall-clock to the reference's final accuracy.
-//   BENCH_MODELS   comma list of rl-reference-models.ts names (default: all)
+//   BENCH_MODELS   comma list of rl-reference-models.ts names (default: last-h64, copy-h128)
 //   BENCH_STEPS (30), BENCH_EVAL_EVERY (5), BENCH_TASKS (8 tasks per step), BENCH_REPEAT (8 samples each),
 //   BENCH_THREADS (1), BENCH_LR (fixed lr, both sides), BENCH_SEEDS (3: run seeds 1..N on both sides, curves averaged), BENCH_BETA (0.001: the reference's k3 coefficient),
 //   BENCH_KEEP=1 keeps the folders (models, task files, runs, the reference's input) and names them
@@ -162,7 +162,7 @@ const mean = (cs: Point[][]): Point[] =>
   }));
 const wanted = process.env.BENCH_MODELS?.split(',').map((s) => s.trim());
 try {
-  for (const spec of referenceModels.filter((s) => !wanted || wanted.includes(s.name))) {
+  for (const spec of referenceModels.filter((s) => (wanted ? wanted.includes(s.name) : s.inDefault))) {
     const dir = join(root, spec.name);
     const m = await spec.build(dir);
     const lr = process.env.BENCH_LR !== undefined ? Number(process.env.BENCH_LR) : spec.lr;
