@@ -9,7 +9,7 @@
 // gain over the reference's at a checkpoint) and wall-clock to the reference's final accuracy.
 //   BENCH_MODELS   comma list of rl-reference-models.ts names (default: last-h64, copy-h128)
 //   BENCH_STEPS (30), BENCH_EVAL_EVERY (5), BENCH_TASKS (8 tasks per step), BENCH_REPEAT (8 samples each),
-//   BENCH_THREADS (1), BENCH_LR (fixed lr, both sides), BENCH_SEEDS (3: run seeds 1..N on both sides, curves averaged), BENCH_BETA (0.001: the reference's k3 coefficient),
+//   BENCH_THREADS (1), BENCH_LR (fixed lr, both sides), BENCH_SEEDS (5: seeds 1..N on both sides, curves averaged; about 9 minutes for the two default models here), BENCH_BETA (0.001: the reference's k3 coefficient),
 //   BENCH_KEEP=1 keeps the folders (models, task files, runs, the reference's input) and names them
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +29,7 @@ const STEPS = env('BENCH_STEPS', 30);
 const EVERY = env('BENCH_EVAL_EVERY', 5);
 const TASKS = env('BENCH_TASKS', 8);
 const REPEAT = env('BENCH_REPEAT', 8);
-const SEEDS = env('BENCH_SEEDS', 3);
+const SEEDS = env('BENCH_SEEDS', 5);
 const BETA = env('BENCH_BETA', 0.001);
 // One thread count for both sides (BENCH_THREADS, default 1): the engine's OpenBLAS reads it when the
 // addon loads, torch sets it. On this loaded 2-core machine torch at 2 threads ran 25x slower than at 1.
