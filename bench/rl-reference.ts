@@ -9,7 +9,7 @@
 // gain over the reference's at a checkpoint) and wall-clock to the reference's final accuracy.
 //   BENCH_MODELS   comma list of rl-reference-models.ts names (default: last-h64, copy-h128)
 //   BENCH_STEPS (30), BENCH_EVAL_EVERY (5), BENCH_TASKS (8 tasks per step), BENCH_REPEAT (8 samples each),
-//   BENCH_THREADS (1), BENCH_LR (fixed lr, both sides), BENCH_SEEDS (5: seeds 1..N on both sides, curves averaged; about 9 minutes for the two default models here), BENCH_BETA (0.001: the reference's k3 coefficient),
+//   BENCH_THREADS (1), BENCH_LR (fixed lr, both sides), BENCH_SEEDS (5: seeds 1..N on both sides, curves averaged; 6-9 minutes for the two default models here), BENCH_BETA (0.001: the reference's k3 coefficient),
 //   BENCH_KEEP=1 keeps the folders (models, task files, runs, the reference's input) and names them
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
