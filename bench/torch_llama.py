@@ -1,7 +1,7 @@
 """The Llama-style model of backend/model/transformer.ts in PyTorch, shared by the CPU baselines
-(torch_model.py: full training and generation; torch_lora.py: LoRA training; torch_grpo.py: GRPO
-on an imported Hugging Face folder, so Qwen2's q/k/v biases and an untied head are read too). `linear(i, o)` makes
-each projection, so the LoRA baseline swaps in adapters without a second copy of the model code."""
+(torch_model.py: full training and generation; torch_lora.py: LoRA training; torch_grpo.py: GRPO on an
+imported Hugging Face folder, so Qwen2's q/k/v biases and an untied head are read too). `linear(i, o)`
+makes each projection, so the LoRA baseline swaps in adapters without a second copy of the model code."""
 import math
 import torch
 import torch.nn as nn

@@ -1,6 +1,7 @@
-// A small model "pretrained elsewhere", made here (for tests and benches: tools/ holds shared helpers): a Llama-layout transformer trained by SFT on a
-// simple task until it is partly right, with a bias RL can remove, then written as a Hugging Face
-// folder (config.json, model.safetensors, tokenizer.json) the way an imported model arrives.
+// A small model "pretrained elsewhere", made here (shared by tests and benches, so it lives in tools/):
+// a Llama-layout transformer trained by SFT on a simple task until it is partly right, with a bias RL
+// can remove, then written as a Hugging Face folder (config.json, model.safetensors, tokenizer.json)
+// the way an imported model arrives.
 //
 // Task: `last XYZ` -> Z (the last letter of a three-letter word over a..f). The demonstrations answer
 // X (the first letter) instead with probability 0.75 when X is one of a..d, 0.2 otherwise: the model
