@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const name = process.argv[2];
 const available = readdirSync(here)
-  .filter((f) => f.endsWith('.ts') && !['index.ts', 'report.ts'].includes(f))
+  .filter((f) => f.endsWith('.ts') && !['index.ts', 'report.ts', 'rl-reference-models.ts'].includes(f))
   .map((f) => f.replace(/\.ts$/, ''));
 if (!name || !existsSync(join(here, `${name}.ts`))) {
   console.error(`usage: npm run bench -- <${available.join('|')}> [args]`);

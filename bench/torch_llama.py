@@ -1,6 +1,7 @@
 """The Llama-style model of backend/model/transformer.ts in PyTorch, shared by the CPU baselines
-(torch_model.py: full training and generation; torch_lora.py: LoRA training). `linear(i, o)` makes
-each projection, so the LoRA baseline swaps in adapters without a second copy of the model code."""
+(torch_model.py: full training and generation; torch_lora.py: LoRA training; torch_grpo.py: GRPO on an
+imported Hugging Face folder, so Qwen2's q/k/v biases and an untied head are read too). `linear(i, o)`
+makes each projection, so the LoRA baseline swaps in adapters without a second copy of the model code."""
 import math
 import torch
 import torch.nn as nn
@@ -43,12 +44,19 @@ class Block(nn.Module):
         s.n1 = RMSNorm(d, c['rmsEps']); s.n2 = RMSNorm(d, c['rmsEps'])
         s.q = linear(d, H * hd); s.k = linear(d, KV * hd); s.v = linear(d, KV * hd); s.o = linear(H * hd, d)
         s.g = linear(d, c['dFF']); s.u = linear(d, c['dFF']); s.dn = linear(c['dFF'], d)
+        # Qwen2 layout: biases on q, k and v (zero-initialised; an imported folder sets them).
+        s.bias = bool(c.get('qkvBias'))
+        if s.bias:
+            s.qb = nn.Parameter(torch.zeros(H * hd)); s.kb = nn.Parameter(torch.zeros(KV * hd))
+            s.vb = nn.Parameter(torch.zeros(KV * hd))
     def forward(s, x, cos, sin, cache=None):
         B, T, _ = x.shape
         h = s.n1(x)
-        q = s.q(h).view(B, T, s.H, s.hd).transpose(1, 2)
-        k = s.k(h).view(B, T, s.KV, s.hd).transpose(1, 2)
-        v = s.v(h).view(B, T, s.KV, s.hd).transpose(1, 2)
+        q, k, v = s.q(h), s.k(h), s.v(h)
+        if s.bias: q, k, v = q + s.qb, k + s.kb, v + s.vb
+        q = q.view(B, T, s.H, s.hd).transpose(1, 2)
+        k = k.view(B, T, s.KV, s.hd).transpose(1, 2)
+        v = v.view(B, T, s.KV, s.hd).transpose(1, 2)
         q = q * cos + rot_half(q) * sin; k = k * cos + rot_half(k) * sin
         if cache is not None:
             if 'k' in cache: k = torch.cat([cache['k'], k], 2); v = torch.cat([cache['v'], v], 2)
@@ -73,12 +81,15 @@ class Model(nn.Module):
         s.emb = nn.Embedding(c['vocabSize'], c['dModel'])
         s.blocks = nn.ModuleList([Block(c, linear) for _ in range(c['nLayers'])])
         s.norm = RMSNorm(c['dModel'], c['rmsEps'])
+        # An untied output head where the config says so (tieEmbeddings false).
+        s.head = None if c.get('tieEmbeddings', True) else nn.Linear(c['dModel'], c['vocabSize'], bias=False)
     def forward(s, ids, caches=None, start=0):
         x = s.emb(ids); T = ids.shape[1]
         cos, sin = rope(T, head_dim(s.c), s.c['ropeTheta'], start)
         for i, b in enumerate(s.blocks):
             x = b(x, cos, sin, None if caches is None else caches[i])
-        return s.norm(x) @ s.emb.weight.t()  # tied head
+        h = s.norm(x)
+        return h @ s.emb.weight.t() if s.head is None else s.head(h)
 
 
 def median(xs):

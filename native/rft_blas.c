@@ -334,7 +334,9 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
   const int B = cfg[C_B], D = cfg[C_D], H = cfg[C_H], KV = cfg[C_KV], hd = cfg[C_HD], F = cfg[C_F], V = cfg[C_V];
   const int L = cfg[C_L], maxT = cfg[C_MAXT], pos = cfg[C_POS], tied = cfg[C_TIED], T = cfg[C_T];
   const int64_t R = (int64_t)B * T;
-  if (offLen != (size_t)(O_LAYERS + L * L_N) || B <= 0 || T <= 0 || (int64_t)tokLen != R || pos < 0 || pos + T > maxT || KV <= 0 || H % KV != 0 || hd % 2) {
+  // Q/K/V biases (Qwen2): 3 more slots per layer after the layers' own, [q, k, v] per layer, on the heap.
+  const int hasBias = offLen == (size_t)(O_LAYERS + L * L_N + 3 * L);
+  if ((offLen != (size_t)(O_LAYERS + L * L_N) && !hasBias) || B <= 0 || T <= 0 || (int64_t)tokLen != R || pos < 0 || pos + T > maxT || KV <= 0 || H % KV != 0 || hd % 2) {
     napi_throw_range_error(env, NULL, "decode: inconsistent sizes");
     return NULL;
   }
@@ -391,6 +393,11 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
          W_OK(s + L_GATE, (int64_t)D * F) && W_OK(s + L_UP, (int64_t)D * F) && W_OK(s + L_DOWN, (int64_t)F * D) &&
          IN_STATE(lo[L_KC], (int64_t)B * KV * maxT * hd) && IN_STATE(lo[L_VC], (int64_t)B * KV * maxT * hd) &&
          !extP[s + L_IN] && !extP[s + L_POST] && !extP[s + L_KC] && !extP[s + L_VC];
+    if (ok && hasBias) {
+      const int64_t bs = LB + (int64_t)L * L_N + 3 * (int64_t)l;
+      ok = IN_HEAP(off[bs], (int64_t)H * hd) && IN_HEAP(off[bs + 1], (int64_t)KV * hd) && IN_HEAP(off[bs + 2], (int64_t)KV * hd) &&
+           !extP[bs] && !extP[bs + 1] && !extP[bs + 2];
+    }
   }
   const int32_t *tok = (const int32_t *)tokP;
   for (int64_t r = 0; ok && r < R; r++) ok = tok[r] >= 0 && tok[r] < V;
@@ -426,9 +433,20 @@ static napi_value Decode(napi_env env, napi_callback_info info) {
     const int64_t s = LB + (int64_t)l * L_N;
 #define PROJ(M, N, K, A, slot, C, beta) decode_proj_w(M, N, K, A, WP(s + (slot)), extP[s + (slot)] != NULL, C, beta)
     rms_norm(x, HP(lo[L_IN]), h, (int)R, D, eps);
-    PROJ(R, H * hd, D, h, L_Q, q, 0.0f);
-    PROJ(R, KV * hd, D, h, L_K, k, 0.0f);
-    PROJ(R, KV * hd, D, h, L_V, v, 0.0f);
+    if (hasBias) {
+      // Each row starts from its bias and the product adds to it (beta 1).
+      const int64_t bs = LB + (int64_t)L * L_N + 3 * (int64_t)l;
+      const float *qb = HP(off[bs]), *kb = HP(off[bs + 1]), *vb = HP(off[bs + 2]);
+      for (int64_t r = 0; r < R; r++) {
+        memcpy(q + r * H * hd, qb, sizeof(float) * H * hd);
+        memcpy(k + r * KV * hd, kb, sizeof(float) * KV * hd);
+        memcpy(v + r * KV * hd, vb, sizeof(float) * KV * hd);
+      }
+    }
+    const float qkvBeta = hasBias ? 1.0f : 0.0f;
+    PROJ(R, H * hd, D, h, L_Q, q, qkvBeta);
+    PROJ(R, KV * hd, D, h, L_K, k, qkvBeta);
+    PROJ(R, KV * hd, D, h, L_V, v, qkvBeta);
     rope(q, R, T, H, hd, cosP, sinP, pos);
     rope(k, R, T, KV, hd, cosP, sinP, pos);
     for (int b = 0; b < B; b++)
@@ -1057,6 +1075,8 @@ static napi_value Init(napi_env env, napi_value exports) {
   napi_value yes;
   if (napi_get_boolean(env, 1, &yes) != napi_ok) return NULL;
   if (napi_set_named_property(env, exports, "decodeExternal", yes) != napi_ok) return NULL;
+  // decode adds q/k/v biases (Qwen2) given in 3 more slots per layer at the end of `off`: older builds lack this flag.
+  if (napi_set_named_property(env, exports, "decodeBias", yes) != napi_ok) return NULL;
   return exports;
 }
 

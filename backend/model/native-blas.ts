@@ -38,6 +38,8 @@ export interface NativeBlasAddon {
   ): void;
   /** True when `decode` takes weights outside the heap (its `external` argument); absent from older builds. */
   decodeExternal?: boolean;
+  /** decode adds q/k/v biases (Qwen2) from 3 more `off` slots per layer. */
+  decodeBias?: boolean;
   /** Rotary embeddings (sign 1) or their gradient (sign -1), offsets [x, cos, sin, out], dims [R, T, n, hd, pos, maxLen]; absent from older builds. */
   rope?(heap: ArrayBuffer, offsets: Float64Array, dims: Int32Array, sign: number): void;
   /** Fused causal attention, forward (1) or backward (0) (see backend/model/native-attention.ts). */

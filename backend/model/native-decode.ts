@@ -51,10 +51,13 @@ interface WasmBackendLike {
 
 /**
  * True when generation can decode natively (wasm backend with the addon's decode, switched on) and
- * the model is plain Llama: the C step has no q/k/v biases (Qwen2) or q/k norms (Qwen3), and no LoRA adapters.
+ * the model is Llama or Qwen2 (q/k/v biases, with an addon that has decodeBias): the C step has no q/k
+ * norms (Qwen3), and no LoRA adapters.
  */
 export function nativeDecodeAvailable(model?: Transformer): boolean {
-  if (model && (model.config.attnBias || model.config.qkNorm)) return false;
+  if (model?.config.qkNorm) return false;
+  // q/k/v biases (Qwen2): builds of the addon from before decodeBias would refuse their slots.
+  if (model?.config.attnBias && nativeAddon()?.decodeBias !== true) return false;
   // LoRA adapters live outside the weights the C step reads.
   if (model && model.adapters.size > 0) return false;
   // Frozen weights outside the wasm heap (external-weights.ts): read there by builds that take them.
@@ -163,7 +166,8 @@ export class NativeDecoder {
       at += n;
       return o * 4;
     };
-    this.off = new Float64Array(O.LAYERS + c.nLayers * L.N);
+    // q/k/v biases (Qwen2): 3 slots per layer after the layers' own (native/rft_blas.c).
+    this.off = new Float64Array(O.LAYERS + c.nLayers * (L.N + (c.attnBias ? 3 : 0)));
     this.ext = new Array<Float32Array | undefined>(this.off.length).fill(undefined);
     this.off[O.MASK] = take(B * maxT);
     this.off[O.X] = take(rows * c.dModel);
@@ -269,6 +273,13 @@ export class NativeDecoder {
         else this.off[O.LAYERS + l * L.N + i] = offsetOf(m.p(name));
       });
     }
+    if (m.config.attnBias)
+      for (let l = 0; l < m.config.nLayers; l++)
+        ['q', 'k', 'v'].forEach((w, i) => {
+          this.off[O.LAYERS + m.config.nLayers * L.N + 3 * l + i] = offsetOf(
+            m.p(`model.layers.${l}.self_attn.${w}_proj.bias`),
+          );
+        });
     const threads = this.stepThreads();
     const t0 = performance.now();
     const tokens =

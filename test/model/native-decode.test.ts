@@ -1,14 +1,20 @@
 // The native decode step (native/rft_blas.c Decode) on the paths the multi-sequence test in
 // native-blas.test.ts does not take: one or two sequences (per-row sgemv, tied and untied head) and
 // more than one BLAS thread, fixed or chosen by probing ('auto'), each against the tfjs decode; and
-// the native prefill (the prompt's positions through the same C code, in chunks when long).
+// the native prefill (the prompt's positions through the same C code, in chunks when long); and a
+// model with q/k/v biases (Qwen2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { engineInfo, initEngine, tf } from '../../backend/model/engine.js';
 import { presetConfig } from '../../backend/model/config.js';
 import { Transformer } from '../../backend/model/transformer.js';
 import { generate } from '../../backend/model/generate.js';
-import { decodeThreadsFromEnv, NativeDecoder, type DecodeThreads } from '../../backend/model/native-decode.js';
+import {
+  decodeThreadsFromEnv,
+  NativeDecoder,
+  nativeDecodeAvailable,
+  type DecodeThreads,
+} from '../../backend/model/native-decode.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
@@ -80,6 +86,46 @@ test(
       }
       m.dispose();
     }
+  },
+);
+
+test(
+  'a model with q/k/v biases (Qwen2 layout) decodes and prefills natively as the tfjs decode does (issue 41 item 3: it sampled through tfjs kernels, 5x slower)',
+  { skip },
+  async () => {
+    const tok = new ByteTestTokenizer();
+    const cfg = presetConfig('tiny-0.4m', tok.vocabSize, {
+      dModel: 32,
+      nLayers: 2,
+      nHeads: 4,
+      nKvHeads: 2,
+      dFF: 64,
+      maxSeqLen: 48,
+      initStd: 0.3,
+      tieEmbeddings: false,
+      attnBias: true,
+    });
+    const m = new Transformer(cfg, 23);
+    // Biases far from zero, so a step that dropped one would change the tokens and log-probs.
+    for (let l = 0; l < cfg.nLayers; l++)
+      for (const w of ['q', 'k', 'v']) {
+        const b = m.p(`model.layers.${l}.self_attn.${w}_proj.bias`);
+        b.assign(tf.tidy(() => tf.mul(tf.sin(tf.range(0, b.shape[0]!, 1)), 0.8)));
+      }
+    assert.equal(nativeDecodeAvailable(m), true, 'the native decode takes a model with q/k/v biases');
+    const prompts = ['a', 'two rows', 'and a third'].map((p) => [tok.bosId, ...tok.encode(p)]);
+    const [nat, ref] = await decodeBoth(m, tok, prompts, 1);
+    for (let i = 0; i < prompts.length; i++) {
+      assert.deepEqual(nat[i]!.tokens, ref[i]!.tokens, `row ${i}`);
+      assertF32Close(
+        nat[i]!.logprobs,
+        ref[i]!.logprobs,
+        ULPS.twoPasses,
+        `row ${i}: native vs tfjs decode`,
+        tok.vocabSize,
+      );
+    }
+    m.dispose();
   },
 );
 

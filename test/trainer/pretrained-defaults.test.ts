@@ -1,5 +1,5 @@
 // Issue 23 item 6: a model pretrained elsewhere, then GRPO with the defaults a run from
-// `model.checkpoint` takes. The model is made here (test/helpers/pretrained-model.ts): SFT on
+// `model.checkpoint` takes. The model is made here (tools/pretrained-model.ts): SFT on
 // "last letter of a word" with demonstrations biased to the first letter, until it is partly right,
 // then written as a Hugging Face folder (config.json, model.safetensors, tokenizer.json). A run's
 // config sets no lr: full fine-tuning and LoRA each take `lr: auto` (issue 41: logged with why, the lr
@@ -15,7 +15,7 @@ import { initEngine } from '../../backend/model/engine.js';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { runJob } from '../../backend/coordinator/run.js';
 import { setLogSink } from '../../backend/core/log.js';
-import { makePretrainedModel, writeLastLetterTasks } from '../helpers/pretrained-model.js';
+import { makePretrainedModel, writeLastLetterTasks } from '../../tools/pretrained-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-pretrained-defaults-'));

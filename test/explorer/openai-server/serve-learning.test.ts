@@ -1,5 +1,5 @@
 // The served model learns from an agent's rewards: a tiny agent loop through the real `openai` client
-// (the last-letter task of test/helpers/pretrained-model.ts, rewarded by the agent itself: 1 when the
+// (the last-letter task of tools/pretrained-model.ts, rewarded by the agent itself: 1 when the
 // reply is the right letter) against a mode serve run of a partly-trained model (LoRA, GRPO). The
 // run's held-out greedy accuracy and the agent's own reward both rise.
 import { test, after } from 'node:test';
@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import { loadRunConfig } from '../../../backend/coordinator/load-config.js';
 import { runJob } from '../../../backend/coordinator/run.js';
 import { initEngine } from '../../../backend/model/engine.js';
-import { lastLetterTasks, makePretrainedModel, writeLastLetterTasks } from '../../helpers/pretrained-model.js';
+import { lastLetterTasks, makePretrainedModel, writeLastLetterTasks } from '../../../tools/pretrained-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-serve-learning-'));

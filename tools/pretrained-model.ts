@@ -1,6 +1,7 @@
-// A small model "pretrained elsewhere", made here: a Llama-layout transformer trained by SFT on a
-// simple task until it is partly right, with a bias RL can remove, then written as a Hugging Face
-// folder (config.json, model.safetensors, tokenizer.json) the way an imported model arrives.
+// A small model "pretrained elsewhere", made here (shared by tests and benches, so it lives in tools/):
+// a Llama-layout transformer trained by SFT on a simple task until it is partly right, with a bias RL
+// can remove, then written as a Hugging Face folder (config.json, model.safetensors, tokenizer.json)
+// the way an imported model arrives.
 //
 // Task: `last XYZ` -> Z (the last letter of a three-letter word over a..f). The demonstrations answer
 // X (the first letter) instead with probability 0.75 when X is one of a..d, 0.2 otherwise: the model
@@ -9,17 +10,17 @@
 // letter a quarter of the time there, which GRPO rewards. Held-out words share the rule.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Rng } from '../../backend/core/rng.js';
-import type { Experience } from '../../backend/core/types.js';
-import { encodePrompt, encodeResponse, stopTokens, taskMessages } from '../../backend/model/chat.js';
-import { makeConfig } from '../../backend/model/config.js';
-import { exportHf } from '../../backend/model/export/hf.js';
-import { generate } from '../../backend/model/generate.js';
-import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
-import type { Tokenizer } from '../../backend/model/tokenizer/types.js';
-import { Transformer } from '../../backend/model/transformer.js';
-import { Trainer } from '../../backend/trainer/trainer.js';
-import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
+import { Rng } from '../backend/core/rng.js';
+import type { Experience } from '../backend/core/types.js';
+import { encodePrompt, encodeResponse, stopTokens, taskMessages } from '../backend/model/chat.js';
+import { makeConfig } from '../backend/model/config.js';
+import { exportHf } from '../backend/model/export/hf.js';
+import { generate } from '../backend/model/generate.js';
+import { CharTokenizer } from '../backend/model/tokenizer/index.js';
+import type { Tokenizer } from '../backend/model/tokenizer/types.js';
+import { Transformer } from '../backend/model/transformer.js';
+import { Trainer } from '../backend/trainer/trainer.js';
+import { makeObjective } from '../backend/trainer/resolve-algorithm.js';
 
 const LETTERS = 'abcdef';
 /** Chance that a demonstration answers the first letter instead of the last. */
