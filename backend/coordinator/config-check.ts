@@ -23,6 +23,7 @@ import { AUGMENTABLE_BUILTINS } from '../explorer/task-proposers.js';
 import { InputError } from '../core/errors.js';
 import { closest } from '../core/closest.js';
 import { exploringBatchIssue } from './stage-batch.js';
+import { expertSourceIssue } from './expert-source.js';
 
 type Add = (path: string, message: string) => void;
 
@@ -200,20 +201,28 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   return issues;
 }
 
-/** An exploring stage's configured batch must hold at least one explore step's rollouts (stage-batch.ts). */
+/**
+ * An exploring stage's configured batch must hold at least one explore step's rollouts (stage-batch.ts);
+ * a stage that samples expert rows needs a source of them (expert-source.ts). Each refusal says one fix.
+ */
 function checkBatchSizes(cfg: RunConfig, add: Add): void {
   const stages = cfg.stages ?? [{ algorithm: cfg.algorithm, mode: cfg.mode, batch_size: undefined }];
   stages.forEach((s, i) => {
-    if (cfg.mode !== 'both' || s.mode === 'train' || !algorithms.has(s.algorithm.name)) return;
+    if (!algorithms.has(s.algorithm.name)) return;
     let bundle;
     try {
       bundle = resolveAlgorithm(s.algorithm.name, s.algorithm.params);
     } catch {
       return; // reported by checkAlgorithm
     }
-    // SFT (expert rows only) and DPO (stored pairs) do not train on the step's rollouts.
-    if (bundle.policyLoss.fn === 'dpo' || bundle.sampling.expertRatio >= 1) return;
-    const issue = exploringBatchIssue(cfg, s, cfg.stages ? i : undefined, bundle.sampling.expertRatio);
+    // DPO reads stored pairs, not expert rows nor the step's rollouts.
+    if (bundle.policyLoss.fn === 'dpo') return;
+    const ratio = bundle.sampling.expertRatio;
+    const source = expertSourceIssue(cfg, cfg.stages ? `stages[${i}].algorithm` : 'algorithm', ratio);
+    if (source) add(source.path, source.message);
+    // SFT (expert rows only) does not train on the step's rollouts.
+    if (cfg.mode !== 'both' || s.mode === 'train' || ratio >= 1) return;
+    const issue = exploringBatchIssue(cfg, s, cfg.stages ? i : undefined, ratio);
     if (issue) add(issue.path, issue.message);
   });
 }
