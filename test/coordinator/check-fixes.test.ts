@@ -60,7 +60,8 @@ function workspace(): string {
 function refusal(file: string): { field: string; line: string; fix: string } {
   const r = check(file);
   assert.equal(r.status, 1, `refused: ${r.stdout}${r.stderr}`);
-  const lines = r.stderr.split('\n').filter((l) => /field '/.test(l));
+  // The list of problems: one indented line each (the head line names the first field too).
+  const lines = r.stderr.split('\n').filter((l) => /^\s+\S.*field '/.test(l));
   assert.equal(lines.length, 1, r.stderr);
   const m = /field '([^']+)': (.*)$/.exec(lines[0]!)!;
   const fixes = m[2]!.match(/Fix: /g) ?? [];
