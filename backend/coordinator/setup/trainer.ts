@@ -93,7 +93,7 @@ export async function stageBatchSize(
     if (!(ratio > 0)) return configured ?? perExplore;
     // Any expert row fills the share by cycling; none at all would leave the sampler waiting forever.
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
-    if (experts === 0) throw new InputError(NO_EXPERTS(Math.round(ratio * 100)));
+    if (experts === 0) throw new InputError(`the stage ${NO_EXPERTS(Math.round(ratio * 100))}`);
     return configured ?? defaultExploringBatch(perExplore, ratio);
   }
   const batch = configured ?? DEFAULT_TRAIN_BATCH;
