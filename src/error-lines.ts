@@ -6,6 +6,12 @@ const MAX = 240;
 
 /** The cause of a failure in one line. */
 export function oneLineReason(message: string): string {
+  const head = causeLine(message);
+  return head.length > MAX ? `${head.slice(0, MAX - 1)}…` : head;
+}
+
+/** The cause line of a message, whole: the CLI's `rft: …` line, or the first item of a list of problems. */
+function causeLine(message: string): string {
   let lines = message
     .split('\n')
     .map((l) => l.trim())
@@ -27,11 +33,33 @@ export function oneLineReason(message: string): string {
   }
   head = head.replace(/^(Error|InputError|ConflictError|InfrastructureError|TypeError):\s*/, '');
   if (more > 0) head += ` (and ${more} more)`;
-  return head.length > MAX ? `${head.slice(0, MAX - 1)}…` : head;
+  return head;
+}
+
+/** A message that says its one fix (`… Fix: set trainer.batch_size to 32.`): what is wrong, and the fix. */
+export function splitFix(message: string): { what: string; fix?: string } {
+  const at = message.indexOf(' Fix: ');
+  if (at < 0) return { what: message };
+  const fix = /^Fix: .*?\.(?=\s|$)/.exec(message.slice(at + 1))?.[0] ?? message.slice(at + 1).split('\n')[0]!;
+  return { what: message.slice(0, at).replace(/[.;]$/, ''), fix };
+}
+
+/**
+ * A refusal in a toast: what is wrong without its parenthesised detail (that stays in Problems and
+ * the log), then its one fix.
+ */
+export function toastLine(message: string): string {
+  const { what, fix } = splitFix(causeLine(message));
+  if (!fix) return oneLineReason(message);
+  const short = what.replace(/\s*\([^()]*\)/g, '');
+  return `${short.length > MAX ? `${short.slice(0, MAX - 1)}…` : short}. ${fix}`;
 }
 
 /** What to do about it, when the message says (else undefined). */
 export function errorFix(message: string): string | undefined {
+  // The message's own fix first (the config check and resume refusals say one).
+  const own = splitFix(message).fix;
+  if (own) return own;
   const dym = /did you mean '([^']+)'\?/.exec(message);
   if (dym) return `Fix: use '${dym[1]}'.`;
   // The rule about relative paths only where the path was relative (an absolute one is just missing).

@@ -3,9 +3,9 @@
 // The notification is not awaited, so a progress notification around the call ends at once.
 import * as vscode from 'vscode';
 import { errorCode, NOT_AVAILABLE } from './backend/client.js';
-import { errorFix, oneLineReason } from './error-lines.js';
+import { errorFix, oneLineReason, splitFix, toastLine } from './error-lines.js';
 
-export { oneLineReason, errorFix } from './error-lines.js';
+export { oneLineReason, errorFix, splitFix, toastLine } from './error-lines.js';
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -14,6 +14,8 @@ export function errorMessage(err: unknown): string {
 /** `Start training: field 'workflow.reward': unknown reward function 'mth' … Fix: use 'math_answer'.` */
 export function errorLine(action: string, err: unknown): string {
   const msg = errorMessage(err);
+  // A message with its own fix: what is wrong, short, and that fix (error-lines.ts toastLine).
+  if (splitFix(msg).fix) return `${action}: ${toastLine(msg)}`;
   const fix = errorFix(msg);
   return `${action}: ${oneLineReason(msg)}${fix ? ` ${fix}` : ''}`;
 }

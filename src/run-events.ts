@@ -1,11 +1,12 @@
 // A run's life, told to the person: every status change, checkpoint, stage and eval result is a
 // line in the RFT Studio output channel; a failure says why (the registry's statusReason and the
-// last lines of the run's log) in a notification with "Show Log" / "Open Dashboard" / "Resume";
+// last lines of the run's log) in a notification with "Show Log" / "Open Dashboard" / "Resume" (Resume
+// only when resuming can work: RunInfo.resumable);
 // a run that finishes or stops says so too.
 import * as vscode from 'vscode';
 import type { MetricsPoint, RunInfo } from '../backend/core/protocol.js';
 import type { BackendClient } from './backend/client.js';
-import { errorFix, oneLineReason } from './error-lines.js';
+import { errorFix, oneLineReason, splitFix, toastLine } from './error-lines.js';
 
 export interface RunEvent {
   level: 'info' | 'warn' | 'error';
@@ -153,16 +154,22 @@ export class RunMonitor implements vscode.Disposable {
       'no reason recorded';
     // The cause in one line (a died process's log lines, a config's list of problems stay in the log).
     const fix = errorFix(reason);
+    // A refusal that says its fix: what is wrong, short, then that fix (error-lines.ts toastLine).
+    const why = splitFix(reason).fix ? toastLine(reason) : `${oneLineReason(reason)}${fix ? ` ${fix}` : ''}`;
     await this.notify(
       'error',
-      `Run ${r.name ?? r.id} failed${r.step !== undefined ? ` at step ${r.step}` : ''}: ${oneLineReason(reason)}${fix ? ` ${fix}` : ''}`,
+      `Run ${r.name ?? r.id} failed${r.step !== undefined ? ` at step ${r.step}` : ''}: ${why}`,
       r,
       log?.path,
     );
   }
 
   private async notify(kind: 'info' | 'error', message: string, r: RunInfo, logPath?: string): Promise<void> {
-    const actions = kind === 'error' ? ['Show Log', 'Open Dashboard', 'Resume'] : ['Open Dashboard'];
+    // Resume only where it can work: not for a run the same config would refuse again (resume-state.ts).
+    const actions =
+      kind === 'error'
+        ? ['Show Log', 'Open Dashboard', ...(r.resumable === false ? [] : ['Resume'])]
+        : ['Open Dashboard'];
     const show = kind === 'error' ? vscode.window.showErrorMessage : vscode.window.showInformationMessage;
     const pick = await show(message, ...actions);
     if (pick === 'Show Log') {

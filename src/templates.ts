@@ -198,10 +198,10 @@ export function configTemplate(
     `    max_new_tokens: ${s.maxNewTokens}`,
     'trainer:',
     // The trainer's whole batch. With experts (MIX) it is left unset: one explore step's rollouts plus
-    // an expert share of at most the expert rows there are; a fixed 32 would ask 16 expert rows a step
-    // and refuse a user's file of a few demonstrations (coordinator/setup/trainer.ts stageBatchSize).
+    // the expert share beside them, which cycles through however few demonstrations the user has
+    // (coordinator/stage-batch.ts); nothing to recompute when tasks_per_step or repeat_times change.
     files.experts
-      ? "  # batch_size: unset: the 16 rollouts of a step (4 tasks x 4 samples) + MIX's expert share, at most the expert rows there are"
+      ? "  # batch_size: unset: the 16 rollouts of a step (4 tasks x 4 samples) + 16 expert rows (MIX's share, cycling through your demonstrations)"
       : '  batch_size: 16  # 4 tasks x 4 samples a step',
     '  steps: 50',
     // A pretrained model's lr, warm-up and clip (src/models/model-card.ts trainerLines).

@@ -36,6 +36,13 @@ export interface RunRecord {
   config: unknown;
   status: RunStatus;
   statusReason?: string;
+  /**
+   * What a failed run failed on (core/errors.ts kinds): 'input' is a refusal of its config or data,
+   * which the same config meets again on resume (coordinator/resume-state.ts).
+   */
+  failure?: string;
+  /** sha256 of the config file's text when the run started or last took it (a changed file asks before a resume uses it). */
+  configDigest?: string;
   createdAt: number;
   updatedAt: number;
   /** The run folder (`.rft/runs/<id>`) and its SQLite buffer. */
@@ -54,6 +61,7 @@ export interface NewRun {
   name: string;
   config: unknown;
   configPath?: string | null;
+  configDigest?: string;
   /** Default: `<slug of name>-<yyyymmdd-hhmmss>`, made unique. */
   id?: string;
   /** Default: `<run dir>/buffer.db`; a postgres:// URL is kept as given. */
@@ -195,6 +203,7 @@ export class RunRegistry {
         name: n.name,
         configPath: n.configPath ?? null,
         config: structuredClone(n.config),
+        ...(n.configDigest ? { configDigest: n.configDigest } : {}),
         status: 'created',
         createdAt: t,
         updatedAt: t,
@@ -208,7 +217,8 @@ export class RunRegistry {
     });
   }
 
-  setStatus(id: string, status: RunStatus, reason?: string): Promise<RunRecord> {
+  /** `failure`: what a failed run failed on (an error kind); any other status clears it. */
+  setStatus(id: string, status: RunStatus, reason?: string, failure?: string): Promise<RunRecord> {
     if (!RUN_STATUSES.includes(status))
       return Promise.reject(new Error(`run status must be one of ${RUN_STATUSES.join(', ')}, got '${status}'`));
     return this.change((data) => {
@@ -216,6 +226,19 @@ export class RunRegistry {
       r.status = status;
       if (reason === undefined) delete r.statusReason;
       else r.statusReason = reason;
+      if (status === 'failed' && failure !== undefined) r.failure = failure;
+      else delete r.failure;
+      r.updatedAt = this.now();
+      return structuredClone(r);
+    });
+  }
+
+  /** A resume that takes the config file as it is now: the run's config and the file's digest replaced. */
+  setConfig(id: string, config: unknown, configDigest: string): Promise<RunRecord> {
+    return this.change((data) => {
+      const r = this.find(data, id);
+      r.config = structuredClone(config);
+      r.configDigest = configDigest;
       r.updatedAt = this.now();
       return structuredClone(r);
     });

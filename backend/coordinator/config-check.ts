@@ -23,6 +23,7 @@ import { AUGMENTABLE_BUILTINS } from '../explorer/task-proposers.js';
 import { InputError } from '../core/errors.js';
 import { closest } from '../core/closest.js';
 import { exploringBatchIssue } from './stage-batch.js';
+import { expertSourceIssue } from './expert-source.js';
 
 type Add = (path: string, message: string) => void;
 
@@ -200,20 +201,23 @@ export function checkRunConfig(cfg: RunConfig): ConfigIssue[] {
   return issues;
 }
 
-/** An exploring stage's configured batch must hold at least one explore step's rollouts (stage-batch.ts). */
+/** An exploring stage's configured batch must hold at least one explore step's rollouts (stage-batch.ts), or it says the batch that does. */
 function checkBatchSizes(cfg: RunConfig, add: Add): void {
   const stages = cfg.stages ?? [{ algorithm: cfg.algorithm, mode: cfg.mode, batch_size: undefined }];
   stages.forEach((s, i) => {
-    if (cfg.mode !== 'both' || s.mode === 'train' || !algorithms.has(s.algorithm.name)) return;
+    if (!algorithms.has(s.algorithm.name)) return;
     let bundle;
     try {
       bundle = resolveAlgorithm(s.algorithm.name, s.algorithm.params);
     } catch {
       return; // reported by checkAlgorithm
     }
-    // SFT (expert rows only) and DPO (stored pairs) do not train on the step's rollouts.
-    if (bundle.policyLoss.fn === 'dpo' || bundle.sampling.expertRatio >= 1) return;
-    const issue = exploringBatchIssue(cfg, s, cfg.stages ? i : undefined, bundle.sampling.expertRatio);
+    // DPO reads stored pairs, not expert rows nor the step's rollouts.
+    if (bundle.policyLoss.fn === 'dpo') return;
+    const ratio = bundle.sampling.expertRatio;
+    // SFT (expert rows only) does not train on the step's rollouts.
+    if (cfg.mode !== 'both' || s.mode === 'train' || ratio >= 1) return;
+    const issue = exploringBatchIssue(cfg, s, cfg.stages ? i : undefined, ratio);
     if (issue) add(issue.path, issue.message);
   });
 }
@@ -253,13 +257,34 @@ function checkPartialRollout(cfg: RunConfig, add: Add): void {
  */
 export function checkLocalRunConfig(cfg: RunConfig): ConfigIssue[] {
   const st = cfg.buffer.storage;
-  if (st === 'sqlite' || /^[a-z][a-z0-9+.-]*:\/\//i.test(st)) return [];
+  // A local run's own buffer starts empty: a stage that samples expert rows needs `experts` (expert-source.ts).
+  if (st === 'sqlite') return expertSourceIssues(cfg);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(st)) return [];
   return [
     {
       path: 'buffer.storage',
       message: `'${st}' without a URL is the storage of a distributed run (rft coordinator/trainer/explorer --buffer URL); a local run takes 'sqlite' (its own buffer.db) or a database URL like postgres://user@host:5432/db`,
     },
   ];
+}
+
+/** Each training stage (not DPO) that samples expert rows where a new local run has none, at its algorithm. */
+function expertSourceIssues(cfg: RunConfig): ConfigIssue[] {
+  if (!(cfg.mode === 'both' || cfg.mode === 'train' || cfg.mode === 'serve')) return [];
+  const stages = cfg.stages ?? [{ algorithm: cfg.algorithm }];
+  return stages.flatMap((s, i) => {
+    if (!algorithms.has(s.algorithm.name)) return [];
+    let ratio: number;
+    try {
+      const bundle = resolveAlgorithm(s.algorithm.name, s.algorithm.params);
+      if (bundle.policyLoss.fn === 'dpo') return [];
+      ratio = bundle.sampling.expertRatio;
+    } catch {
+      return []; // reported by checkAlgorithm
+    }
+    const issue = expertSourceIssue(cfg, cfg.stages ? `stages[${i}].algorithm` : 'algorithm', ratio);
+    return issue ? [issue] : [];
+  });
 }
 
 /** Throws an InputError listing every issue (file and path each) when the config is not runnable. */

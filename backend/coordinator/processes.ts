@@ -1,7 +1,7 @@
 // Child processes of a run (`placement: checkpoint`): the coordinator starts `rft explorer-process`
 // and `rft trainer-process`, keeps the tail of their logs (also written to <run>/logs/<name>.log),
 // reports a process that died with its last log lines, and restarts it up to `restart` times.
-import { InfrastructureError } from '../core/errors.js';
+import { InfrastructureError, InputError } from '../core/errors.js';
 import { DiskFullError, isDiskFull } from '../core/disk-full.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
@@ -25,6 +25,22 @@ export class ProcessDiedError extends InfrastructureError {
       `${component} process died (${signal ? `signal ${signal}` : `exit code ${code}`}); last log lines:\n  ${lastLines.join('\n  ') || '(none)'}`,
     );
     this.name = 'ProcessDiedError';
+  }
+}
+
+/** A process's exit status for a refusal of its config or data (cli/commands/process-flags.ts refusedExit). */
+export const EXIT_REFUSED = 3;
+
+/** A process refused the run (its config or data): not restarted, since it would refuse again; the run fails as a refusal. */
+export class ProcessRefusedError extends InputError {
+  constructor(
+    readonly component: string,
+    lastLines: string[],
+  ) {
+    // The process's own `rft: …` line is the reason.
+    const why = [...lastLines].reverse().find((l) => l.startsWith('rft: '));
+    super(why ? why.slice(5) : `${component} process refused the run; last log lines:\n  ${lastLines.join('\n  ')}`);
+    this.name = 'ProcessRefusedError';
   }
 }
 
@@ -119,6 +135,11 @@ export class Worker {
       log.warn(
         `${this.spec.name} died (${signal ?? `exit ${code}`}); last lines:\n  ${lastLines.slice(-8).join('\n  ')}`,
       );
+      if (code === EXIT_REFUSED) {
+        this.logFile.end();
+        this.settle.reject(new ProcessRefusedError(this.spec.name, lastLines));
+        return;
+      }
       if (this.restartsLeft > 0) {
         this.restartsLeft--;
         this.spec.onEvent?.({ kind: 'restarted' });

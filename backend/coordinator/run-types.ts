@@ -6,6 +6,8 @@ export interface RunOptions {
   config?: RunConfig;
   /** Continue this run from its last checkpoint and buffer position. */
   resume?: string;
+  /** A resumed run's config: 'new' takes its config file as it is now, 'kept' the one it started with (resume-config.ts). */
+  resumeConfig?: 'new' | 'kept';
   configPath?: string;
   /** Trainer steps between checkpoints (resume points). */
   checkpointEvery?: number;

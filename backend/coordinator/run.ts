@@ -5,7 +5,7 @@
 // their own processes) or placement/explore-bench.ts (modes explore, bench). Each builds its parts from the
 // config through setup/, and the ones that train run the one run loop (run-loop.ts); none of them
 // imports this file.
-import { InputError } from '../core/errors.js';
+import { errorKind, InputError } from '../core/errors.js';
 import { asDiskFull } from '../core/disk-full.js';
 import { logger } from '../core/log.js';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,8 @@ import { executeServe } from './placement/serve.js';
 import type { PlacementEntry } from './placement/entry.js';
 import { resolveConfigPaths } from './setup/config-paths.js';
 import { assertRunnableConfig } from './config-check.js';
-import { storedRunConfig } from './load-config.js';
+import { configForResume } from './resume-config.js';
+import { fileDigest } from './resume-state.js';
 import { loadWorkspaceCode, trustedFromEnv } from './workspace-code.js';
 import type { RunOptions, RunSummary } from './run-types.js';
 
@@ -52,7 +53,8 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     if (!record) throw new InputError(`no run '${opts.resume}' in ${registry.file}`);
     // A run still running elsewhere is not taken over (its pid file, its status): refused with its pid.
     assertNotLive(record.dir, record.id);
-    const config = storedRunConfig(record.config, `${registry.file} (run '${opts.resume}')`);
+    // The stored config, or the config file as it is now when the user chose it (resume-config.ts).
+    const config = await configForResume(registry, record, opts.resumeConfig);
     opts = { ...opts, config };
     // A resumed run is trusted again (or not) by whoever resumes it.
     await loadWorkspaceCode(config, trusted);
@@ -67,7 +69,14 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     opts = { ...opts, config };
     // workflow.file: refused without trust, loaded (and its names checked) before the run is created.
     await loadWorkspaceCode(config, trusted);
-    record = await registry.create({ name: config.name, config, configPath: opts.configPath ?? null, id: opts.runId });
+    record = await registry.create({
+      name: config.name,
+      config,
+      configPath: opts.configPath ?? null,
+      // What a later resume compares the file with (resume-state.ts): an edited file is a choice.
+      ...(opts.configPath ? { configDigest: fileDigest(opts.configPath) } : {}),
+      id: opts.runId,
+    });
   }
   const cfg = opts.config!;
   const runId = record.id;
@@ -114,7 +123,13 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     // A full disk is one line naming where (not a raw ENOSPC stack); the run is failed and resumable.
     const err = asDiskFull(e, runDir) as Error;
     try {
-      await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'failed', err.message);
+      // The error's kind: a refusal ('input') is met again by a resume with the same config (resume-state.ts).
+      await registry.setStatus(
+        runId,
+        opts.signal?.aborted ? endedStatus(opts.signal) : 'failed',
+        err.message,
+        errorKind(err) ?? 'internal',
+      );
     } catch (se) {
       // The registry is on the same disk: its failure must not hide why the run stopped.
       logger('run').error(`could not record run ${runId} as failed: ${(se as Error).message.split('\n')[0]}`);

@@ -1,9 +1,12 @@
 // What a stage's trainer batch is, from the config alone: trainer.batch_size (or the stage's own
 // batch_size) is the whole batch of a trainer step, expert rows included. An exploring stage without
-// one trains one explore step's rollouts (tasks_per_step x repeat_times, plus MIX's expert share);
-// with one, its usual share is honoured in every placement: a step is explored again with the same
-// weights until the buffer holds it (the explorer's `need`, the distributed trainer's top-up jobs).
-// A usual share smaller than one explore step is refused: the rest of each step would go stale untrained.
+// one trains one explore step's rollouts (tasks_per_step x repeat_times: its rollout share) plus, for
+// MIX, the expert share that ratio asks beside them (16 rollouts at expert_ratio 0.5: 32 rows), however
+// few the expert rows are: the expert share cycles through them (buffer/sampler/expert.ts). With a
+// configured batch its usual share is honoured in every placement: a step is explored again with the
+// same weights until the buffer holds it (the explorer's `need`, the distributed trainer's top-up
+// jobs). A usual share smaller than one explore step is refused with the batch that fits: the rest of
+// each step would go stale untrained.
 import type { ConfigIssue, RunConfig } from '../core/config.js';
 import { expertShare } from '../buffer/sampler/mixed.js';
 
@@ -58,11 +61,16 @@ export function exploringBatchIssue(
   if (usual >= per) return undefined;
   const expert = c.value - usual;
   const least = leastBatch(per, ratio);
-  const share = ratio > 0 ? ` (${expert} of its ${c.value} rows are the expert share, expert_ratio ${ratio})` : '';
+  const share = ratio > 0 ? ` (${expert} go to the expert share)` : '';
   return {
     path: c.field,
-    message: `${c.value} rows a step leave room for ${usual} explored rollouts${share}, fewer than one explore step makes (explorer.tasks_per_step ${cfg.explorer.tasks_per_step} x repeat_times ${cfg.explorer.repeat_times} = ${per}); the rest would go stale untrained. Give ${c.field} ${least} or more, or explore fewer tasks a step${c.field === 'trainer.batch_size' && cfg.stages ? " (a stage's own batch_size overrides it)" : ''}`,
+    message: `${c.value} rows leave ${usual} for rollouts${share}; one explore step makes ${per} (explorer.tasks_per_step ${cfg.explorer.tasks_per_step} x repeat_times ${cfg.explorer.repeat_times}). Fix: set ${c.field} to ${least}.`,
   };
+}
+
+/** An exploring stage's batch when none is configured: one explore step's rollouts plus the expert share at `ratio` beside them. */
+export function defaultExploringBatch(per: number, ratio: number): number {
+  return ratio > 0 ? leastBatch(per, ratio) : per;
 }
 
 /** The smallest batch whose usual share holds `per` rows at expert share `ratio`. */

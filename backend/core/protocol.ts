@@ -145,6 +145,15 @@ export interface RunInfo {
   checkpoints?: { version: number; path: string; step?: number }[];
   /** Why the run is in its status (a failed run's error), from the registry. */
   statusReason?: string;
+  /**
+   * Whether resuming it can succeed (coordinator/resume-state.ts): false for a run refused on its
+   * config or data while its config file is unchanged (the same config is refused again).
+   */
+  resumable?: boolean;
+  /** Why a resume would be refused, with its one fix. */
+  resumeRefusal?: string;
+  /** The run's config file, when its text changed since the run took it: a resume asks whether to use it. */
+  configChanged?: string;
   /** The run's HTML report (learning curves, summary), once written. */
   reportPath?: string;
   /** The folder of the run's TensorBoard event files (monitor.tensorboard), once one is written. */
@@ -344,7 +353,8 @@ export interface Requests {
   'runs/status': { params: { runId: string }; result: RunInfo & { components?: ComponentState[]; config?: unknown } };
   'runs/start': { params: { configPath: string }; result: RunInfo };
   'runs/stop': { params: { runId: string }; result: RunInfo };
-  'runs/resume': { params: { runId: string }; result: RunInfo };
+  /** config: 'new' resumes with the config file as it is now, 'kept' with the one the run started with (needed when it changed). */
+  'runs/resume': { params: { runId: string; config?: 'new' | 'kept' }; result: RunInfo };
   /** Ends the run after its current step with a checkpoint, recorded as paused (Resume continues it). */
   'runs/pause': { params: { runId: string }; result: RunInfo };
   /**

@@ -105,7 +105,8 @@ export interface RunRegistryPort {
 export interface RunController {
   start(configPath: string): Promise<RunInfo>;
   stop(runId: string): Promise<RunInfo>;
-  resume(runId: string): Promise<RunInfo>;
+  /** config: 'new' takes the config file as it is now, 'kept' the one the run started with (`rft resume --use-new-config / --keep-config`). */
+  resume(runId: string, config?: 'new' | 'kept'): Promise<RunInfo>;
   /** Stop after the current step with a checkpoint, recorded as paused. */
   pause?(runId: string): Promise<RunInfo>;
   evaluate(

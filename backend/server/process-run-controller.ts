@@ -124,13 +124,24 @@ export class ProcessRunController implements RunController {
     return this.waitFor(runId, (r) => r.status !== 'running', 120_000);
   }
 
-  async resume(runId: string): Promise<RunInfo> {
+  async resume(runId: string, config?: 'new' | 'kept'): Promise<RunInfo> {
     const rec = await (await this.registry()).get(runId);
     if (!rec) throw new NotFoundError(`no run '${runId}'`);
     const pid = livePid(rec.dir, runId);
     if (pid !== null) throw new ConflictError(new RunLiveError(runId, pid, rec.dir).message);
-    const proc = this.spawnCli(['resume', runId], `${runId}.log`);
-    return this.waitFor(runId, (r) => r.status === 'running', 60_000, proc);
+    // A config file edited since the run started is the user's choice (resume-config.ts): passed on as the CLI's flag.
+    const choice = config === 'new' ? ['--use-new-config'] : config === 'kept' ? ['--keep-config'] : [];
+    const proc = this.spawnCli(['resume', runId, ...choice], `${runId}.log`);
+    const info = await this.waitFor(runId, (r) => r.status === 'running', 60_000, proc);
+    // Refused before it ran (its config file changed and no choice was given, the same config refused
+    // again): the CLI's own `rft: …` lines at the end of the log are the reason, not the old status.
+    const code = proc.exitCode();
+    if (info.status !== 'running' && code !== null && code !== 0) {
+      const lines = tail((await readRegularFileAsync(this.logFile(runId))).toString('utf8'), 12);
+      const at = lines.map((l) => l.startsWith('rft: ')).lastIndexOf(true);
+      if (at >= 0) throw new InputError([lines[at]!.slice(5), ...lines.slice(at + 1)].join('\n'));
+    }
+    return info;
   }
 
   async evaluate(

@@ -136,6 +136,7 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
       replayed: batch.replayed,
       waited_s: batch.waitedMs / 1000,
       data_version_min: usual.length ? Math.min(...usual.map((e) => e.modelVersion)) : null,
+      ...expertUse(batch.experiences),
       ...(fresh ? { stale_segment_tokens: fresh.masked } : {}),
     });
     done = boundReached();
@@ -171,6 +172,20 @@ export function stageProgress(
   const bySteps = bounds.steps ? stageStep / bounds.steps : 0;
   const byTime = bounds.wallSeconds ? elapsedS / bounds.wallSeconds : 0;
   return Math.min(1, Math.max(bySteps, byTime));
+}
+
+/**
+ * How a step used the expert set, which the expert share cycles through (buffer/sampler/expert.ts):
+ * expert_unique, its distinct expert rows (fewer than expert_rows when the share repeats a small set);
+ * expert_epoch, the pass over the set it reached (the highest use count among them: 1 = first pass).
+ */
+export function expertUse(exps: Experience[]): { expert_unique: number; expert_epoch: number } | Record<string, never> {
+  const experts = exps.filter((e) => e.source === 'expert');
+  if (!experts.length) return {};
+  return {
+    expert_unique: new Set(experts.map((e) => e.id)).size,
+    expert_epoch: Math.max(...experts.map((e) => e.useCount)),
+  };
 }
 
 function prefix(p: string, o: Record<string, number>): Record<string, number> {

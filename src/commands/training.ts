@@ -3,7 +3,7 @@
 // coordinator is wired in.
 import * as vscode from 'vscode';
 import type { RunInfo } from '../../backend/core/protocol.js';
-import { errorFix, oneLineReason, showBackendError } from '../errors.js';
+import { errorFix, oneLineReason, showBackendError, splitFix, toastLine } from '../errors.js';
 import type { Services } from '../services.js';
 import { configTemplate, domainOf, inferFormat, templateRunName, type TemplateFiles } from '../templates.js';
 import { takenRunNames } from './run-names.js';
@@ -123,11 +123,12 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
     // The first problem in one line, with its fix when it says one (a did-you-mean, a missing file).
     const first = `${issues[0]!.field}: ${issues[0]!.message}`;
     const fix = errorFix(first);
-    const pick = await vscode.window.showErrorMessage(
-      `${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${oneLineReason(first)}). ${fix ? `${fix} ` : ''}The run was not started.`,
-      'Show Problems',
-      'Show Log',
-    );
+    // A refusal that says its one fix: the toast says what is wrong, short, and that fix (the detail is in Problems).
+    const more = issues.length > 1 ? ` (${issues.length - 1} more in Problems)` : '';
+    const text = splitFix(first).fix
+      ? `${rel}: ${toastLine(first)}${more} The run was not started.`
+      : `${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${oneLineReason(first)}). ${fix ? `${fix} ` : ''}The run was not started.`;
+    const pick = await vscode.window.showErrorMessage(text, 'Show Problems', 'Show Log');
     if (pick === 'Show Log') return s.output.show();
     if (pick) await vscode.commands.executeCommand('workbench.actions.view.problems');
     return;
@@ -214,8 +215,31 @@ export async function resumeTraining(s: Services, arg?: unknown): Promise<void> 
   if (!requireTrust('Resuming training')) return;
   const id = await pickRun(s, arg, ['paused', 'stopped', 'failed']);
   if (!id) return;
+  const run = s.state.runs.find((r) => r.id === id);
+  const name = run?.name ?? id;
+  // A resume that the same config would refuse again is not started (backend resume-state.ts).
+  if (run?.resumable === false) {
+    void vscode.window.showErrorMessage(
+      `Run ${name} was not resumed: ${toastLine(run.resumeRefusal ?? 'it cannot be resumed')}`,
+    );
+    return;
+  }
+  // Its config file changed since it started: the user chooses which config the resume takes.
+  let config: 'new' | 'kept' | undefined;
+  if (run?.configChanged) {
+    const NEW = 'Resume with New Config';
+    const KEEP = 'Resume with Started Config';
+    const pick = await vscode.window.showWarningMessage(
+      `Run ${name}: ${vscode.workspace.asRelativePath(run.configChanged)} changed since the run started.`,
+      { modal: true, detail: 'The new config is checked first; the started one is what the run stored when it began.' },
+      NEW,
+      KEEP,
+    );
+    if (!pick) return;
+    config = pick === NEW ? 'new' : 'kept';
+  }
   try {
-    await s.client.request('runs/resume', { runId: id });
+    await s.client.request('runs/resume', { runId: id, ...(config ? { config } : {}) });
     await s.state.refreshRuns();
     const kept = await followRunBuffer(s, id);
     if (kept) announce(s, id, `Run ${s.state.runs.find((r) => r.id === id)?.name ?? id} resumed.`, kept);

@@ -84,7 +84,8 @@ export class RunsTree implements vscode.TreeDataProvider<RunInfo> {
     const desc = runDescription(r, this.state.runs);
     item.description = pending ? `${pending} · ${desc}` : desc + why;
     item.iconPath = new vscode.ThemeIcon(ICON[r.status] ?? 'circle-outline');
-    item.contextValue = `rftRun.${r.status}`;
+    // A run whose resume would be refused again (resume-state.ts) gets no inline Resume.
+    item.contextValue = `rftRun.${r.status}${r.resumable === false && r.status !== 'running' ? '.noresume' : ''}`;
     item.tooltip = runTooltip(r);
     item.command = { command: 'rftStudio.openDashboard', title: 'Open Dashboard', arguments: [r.id] };
     return item;

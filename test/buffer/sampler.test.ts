@@ -136,6 +136,47 @@ for (const t of targets) {
       });
     });
 
+    test('mixed: an expert share larger than the expert set cycles through it (6 demonstrations, 8 expert rows a step), replayed whole', async () => {
+      await withStore(async (s) => {
+        await s.appendExperiences(
+          Array.from({ length: 6 }, (_, i) => makeExp(`d${i}`, { source: 'expert', modelVersion: -1, logprobs: [] })),
+        );
+        await s.appendExperiences(Array.from({ length: 24 }, (_, i) => makeExp(`u${i}`)));
+        const cfg = { type: 'mixed', expertRatio: 0.5, consumer: 'trainer' };
+        const mixed = makeSampler(s, cfg);
+        // Before: the expert part waited for 8 distinct rows of 6 and the step timed out.
+        const b0 = await mixed.sample({ batchSize: 16, currentVersion: 0, step: 0, timeoutMs: 0 });
+        const ids = (b: typeof b0) => b.experiences.slice(0, b.expertCount).map((e) => e.id);
+        assert.equal(b0.expertCount, 8);
+        // One whole pass over the set, then the least-used again (an epoch and a third).
+        assert.deepEqual(ids(b0), ['d0', 'd1', 'd2', 'd3', 'd4', 'd5', 'd0', 'd1']);
+        assert.deepEqual(
+          b0.experiences.slice(8).map((e) => e.source),
+          Array(8).fill('usual'),
+        );
+        const b1 = await mixed.sample({ batchSize: 16, currentVersion: 0, step: 1, timeoutMs: 0 });
+        assert.deepEqual(ids(b1), ['d2', 'd3', 'd4', 'd5', 'd0', 'd1', 'd2', 'd3']);
+        // Every demonstration used as evenly as cycling allows: 16 uses over 6 rows.
+        const uses = (await s.list({ source: 'expert' })).map((e) => e.useCount).sort();
+        assert.deepEqual(uses, [2, 2, 3, 3, 3, 3]);
+        // A resumed trainer gets step 1 back, repeats included, in the same order.
+        const again = await makeSampler(s, cfg).sample({ batchSize: 16, currentVersion: 0, step: 1, timeoutMs: 0 });
+        assert.equal(again.replayed, true);
+        assert.deepEqual(
+          again.experiences.map((e) => e.id),
+          b1.experiences.map((e) => e.id),
+        );
+        // An expert sampler alone (SFT) fills any batch from one row.
+        await s.appendExperiences([makeExp('solo', { source: 'expert', modelVersion: -1, logprobs: [], runId: 'R' })]);
+        const sft = makeSampler(s, { type: 'expert', runId: 'R' });
+        const one = await sft.sample({ batchSize: 3, currentVersion: 0, timeoutMs: 0 });
+        assert.deepEqual(
+          one.experiences.map((e) => e.id),
+          ['solo', 'solo', 'solo'],
+        );
+      });
+    });
+
     test('priority sampler reuses experiences up to maxUses, best first', async () => {
       await withStore(async (s) => {
         await s.appendExperiences([makeExp('p1', { metadata: { priority: 5 } }), makeExp('p2')]);

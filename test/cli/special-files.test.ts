@@ -31,7 +31,8 @@ function rft(...args: string[]): { status: number | null; out: string; timedOut:
 
 const config = (name: string, extra: string) => {
   const f = join(dir, name);
-  writeFileSync(f, `workflow:\n  reward: exact_match\n${extra}`);
+  // GRPO: the default MIX needs `experts`, which these configs do not name (refused by --check).
+  writeFileSync(f, `workflow:\n  reward: exact_match\nalgorithm:\n  name: grpo\n${extra}`);
   return f;
 };
 const fifo = (name: string) => {

@@ -39,17 +39,20 @@ test('a batch with less than one explore step of rollouts is refused, naming the
     cfgWith({ ...batch, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 2, ...stage }] });
   const small = issuesOf(grpo({ trainer: { batch_size: 2 } }));
   assert.equal(small.length, 1, small.join('\n'));
-  assert.match(
+  assert.equal(
     small[0]!,
-    /^trainer\.batch_size: 2 rows a step leave room for 2 explored rollouts, fewer than one explore step makes \(explorer\.tasks_per_step 2 x repeat_times 2 = 4\).*Give trainer\.batch_size 4 or more/,
+    'trainer.batch_size: 2 rows leave 2 for rollouts; one explore step makes 4 (explorer.tasks_per_step 2 x repeat_times 2). Fix: set trainer.batch_size to 4.',
   );
   // A stage's own batch_size is named by its path.
-  assert.match(issuesOf(grpo({}, { batch_size: 3 })).join('\n'), /^stages\[0\]\.batch_size: 3 rows/);
+  assert.match(
+    issuesOf(grpo({}, { batch_size: 3 })).join('\n'),
+    /^stages\[0\]\.batch_size: 3 rows.*Fix: set stages\[0\]\.batch_size to 4\.$/,
+  );
   // MIX: half of 4 rows is the expert share, so 4 leaves room for 2 rollouts; 8 is the least.
   const mix = issuesOf(cfgWith({ trainer: { batch_size: 4 } }));
   assert.match(
     mix.join('\n'),
-    /^trainer\.batch_size: 4 rows a step leave room for 2 explored rollouts \(2 of its 4 rows are the expert share, expert_ratio 0\.5\).*Give trainer\.batch_size 8 or more/,
+    /^trainer\.batch_size: 4 rows leave 2 for rollouts \(2 go to the expert share\); one explore step makes 4 .*Fix: set trainer\.batch_size to 8\.$/,
   );
   assert.deepEqual(issuesOf(cfgWith({ trainer: { batch_size: 8 } })), []);
   assert.deepEqual(issuesOf(grpo({ trainer: { batch_size: 12 } })), []);
@@ -74,7 +77,7 @@ test('runJob refuses the too-small batch before any work', async () => {
     const cfg = cfgWith({ trainer: { batch_size: 3 }, stages: [{ name: 'g', algorithm: { name: 'grpo' }, steps: 2 }] });
     await assert.rejects(
       runJob({ config: cfg, workspace: ws, runId: 'bad' }),
-      /field 'trainer\.batch_size': 3 rows a step/,
+      /field 'trainer\.batch_size': 3 rows leave 3 for rollouts.*Fix: set trainer\.batch_size to 4\./,
     );
   } finally {
     rmSync(ws, { recursive: true, force: true });
@@ -167,17 +170,28 @@ test('memory, sync: a MIX stage with batch_size 12 trains 6 expert rows and 6 ro
   }
 });
 
-test('a configured MIX batch whose expert share exceeds the expert rows is refused at the stage start', async () => {
+test('memory, sync: a MIX batch whose expert share exceeds the expert rows cycles through them (8 demonstrations, 10 expert rows a step)', async () => {
   const ws = tempWorkspace();
   try {
-    // 8 expert rows (tiny-config's experts), a batch of 20 at ratio 0.5 wants 10 a step.
+    // Before: refused at the stage start ("its expert share ... is 10 rows a step, and the buffer has 8").
     const cfg = cfgWith({
       ...PLACEMENTS[0]![1],
       stages: [{ name: 'm', algorithm: { name: 'mix' }, steps: STEPS, batch_size: 20 }],
     });
-    await assert.rejects(
-      runJob({ config: cfg, workspace: ws, runId: 'm20' }),
-      /stages\[0\]\.batch_size 20: its expert share \(expert_ratio 0\.5\) is 10 rows a step, and the buffer has 8 expert experience/,
+    const s = await runJob({ config: cfg, workspace: ws, runId: 'm20' });
+    assert.equal(s.trainer_steps, STEPS);
+    assert.deepEqual(
+      await trained(s.run_dir, 'm20', STEPS),
+      Array.from({ length: STEPS }, () => ({ usual: 10, expert: 10 })),
+    );
+    // The repeats are reported: 8 distinct rows of the 10, the first step into the set's second pass.
+    const train = records(s.run_dir).filter((r) => r.kind === 'train');
+    assert.deepEqual(
+      train.map((r) => [r.expert_rows, r.expert_unique, r.expert_epoch]),
+      [
+        [10, 8, 2],
+        [10, 8, 3],
+      ],
     );
   } finally {
     rmSync(ws, { recursive: true, force: true });

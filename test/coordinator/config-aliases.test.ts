@@ -112,7 +112,7 @@ test('rft run --check: the old spelling passes and the log names the new key', (
     const file = join(dir, 'old.rft.yaml');
     writeFileSync(
       file,
-      'taskset: { builtin: reverse }\nworkflow: { name: single_turn, reward: exact_match }\nsynchronizer:\n  method: memory\n',
+      'taskset: { builtin: reverse }\nworkflow: { name: single_turn, reward: exact_match }\nalgorithm: { name: grpo }\nsynchronizer:\n  method: memory\n',
     );
     const r = spawnSync(
       process.execPath,

@@ -135,6 +135,49 @@ test('a failed run: reason and log tail in the output channel, a notification wi
   m.dispose();
 });
 
+test('a run refused on its config: the toast says what and the one fix, and offers no Resume (the same config would be refused again)', async () => {
+  vscode.resetFake();
+  const handlers = new Map<string, (x: unknown) => void>();
+  const client = {
+    onNotification: (m: string, f: (x: unknown) => void) => (handlers.set(m, f), { dispose() {} }),
+    request: async () => ({ path: '/w/.rft/logs/r9.log', lines: [] }),
+  };
+  const output = { info() {}, warn() {}, error() {}, show() {} };
+  const m = new RunMonitor({ client: client as never, output: output as never, openDashboard: async () => {} });
+  m.know([]);
+  const reason =
+    'trainer.batch_size 16 leaves 8 rows for rollouts; one explore step makes 16 (explorer.tasks_per_step 4 x repeat_times 4). Fix: set trainer.batch_size to 32.';
+  handlers.get('run/status')!(run({ id: 'r9', name: 'r9', status: 'running', step: 0 }));
+  handlers.get('run/status')!(
+    run({ id: 'r9', name: 'r9', status: 'failed', step: 0, statusReason: reason, resumable: false }),
+  );
+  const { until } = await import('../../tools/fake-vscode/harness.js');
+  const shown = await until(() => vscode.recorded.messages.find((x) => x.kind === 'error'), 'the failure toast');
+  assert.equal(
+    shown.message,
+    'Run r9 failed at step 0: trainer.batch_size 16 leaves 8 rows for rollouts; one explore step makes 16. Fix: set trainer.batch_size to 32.',
+  );
+  assert.deepEqual(shown.items, ['Show Log', 'Open Dashboard'], 'no Resume');
+  // A run that can be resumed (a died process) still offers it.
+  handlers.get('run/status')!(run({ id: 'r8', name: 'r8', status: 'running', step: 5 }));
+  handlers.get('run/status')!(
+    run({
+      id: 'r8',
+      name: 'r8',
+      status: 'failed',
+      step: 5,
+      statusReason: 'trainer process died (signal SIGKILL)',
+      resumable: true,
+    }),
+  );
+  const died = await until(
+    () => vscode.recorded.messages.filter((x) => x.kind === 'error')[1],
+    'the second failure toast',
+  );
+  assert.deepEqual(died.items, ['Show Log', 'Open Dashboard', 'Resume']);
+  m.dispose();
+});
+
 test('the Runs tooltip and description say why a run failed', () => {
   const t = runTooltip(
     run({

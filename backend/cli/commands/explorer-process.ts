@@ -2,7 +2,7 @@
 // SIGTERM ends it after its current step.
 import { command } from '../command.js';
 import { explorerProcess } from '../../coordinator/explorer-process.js';
-import { PROCESS_FLAGS } from './process-flags.js';
+import { PROCESS_FLAGS, refusedExit } from './process-flags.js';
 
 command({
   name: 'explorer-process',
@@ -21,6 +21,9 @@ command({
     const stop = () => (ac.signal.aborted ? process.exit(143) : ac.abort());
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
-    return explorerProcess({ runDir, runId: flags['run-id'], store: flags.store, stage: flags.stage }, ac.signal);
+    // A refusal (config or data) exits EXIT_REFUSED: the coordinator fails the run at once, without a restart that meets it again.
+    return refusedExit(() =>
+      explorerProcess({ runDir, runId: flags['run-id'], store: flags.store, stage: flags.stage }, ac.signal),
+    );
   },
 });

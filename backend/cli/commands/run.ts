@@ -183,16 +183,32 @@ command({
   name: 'resume',
   args: 'RUN',
   summary: 'continue a run from its last checkpoint and buffer position',
-  flags: { workspace: WORKSPACE_FLAG, quiet: QUIET, 'trust-workspace-code': TRUST },
+  flags: {
+    workspace: WORKSPACE_FLAG,
+    quiet: QUIET,
+    'trust-workspace-code': TRUST,
+    'use-new-config': {
+      type: 'boolean',
+      description: 'take the config file as it is now (checked whole), not the config the run started with',
+    },
+    'keep-config': {
+      type: 'boolean',
+      description: 'resume with the config the run started with although its file changed',
+    },
+  },
   run: async ({ positional, flags, usage }) => {
     const id = positional[0];
     if (!id) {
       console.error(`usage: ${usage}`);
       return 2;
     }
+    if (flags['use-new-config'] && flags['keep-config'])
+      throw new InputError('--use-new-config and --keep-config choose opposite configs: give one');
     const summary = await withSignals((signal) =>
       runJob({
         resume: id,
+        ...(flags['use-new-config'] ? { resumeConfig: 'new' as const } : {}),
+        ...(flags['keep-config'] ? { resumeConfig: 'kept' as const } : {}),
         workspace: existingWorkspace(flags.workspace),
         progress: !flags.quiet,
         signal,

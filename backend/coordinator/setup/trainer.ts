@@ -4,11 +4,11 @@
 import type { RunConfig } from '../../core/config.js';
 import { InputError } from '../../core/errors.js';
 import { resolveTrainerSettings } from '../../core/trainer-defaults.js';
-import { expertShare } from '../../buffer/sampler/mixed.js';
 import type { TrainerOptions } from '../../trainer/trainer.js';
 import { resolveAlgorithm } from '../../trainer/resolve-algorithm.js';
 import { samplerStaleness } from '../sync-plan.js';
-import { DEFAULT_TRAIN_BATCH, leastBatch, usualRows } from '../stage-batch.js';
+import { DEFAULT_TRAIN_BATCH, defaultExploringBatch, leastBatch, usualRows } from '../stage-batch.js';
+import { NO_EXPERTS } from '../expert-source.js';
 
 export type Stage = NonNullable<RunConfig['stages']>[number];
 
@@ -60,11 +60,13 @@ export function usualSampler(cfg: RunConfig): string {
 
 /**
  * A stage's trainer batch in every placement (stage-batch.ts). An exploring stage without a configured
- * batch trains one explore step's rollouts (tasks_per_step x repeat_times, plus the expert share for
- * MIX, capped by the expert rows there are); with one (`configured`, given by `field`) it trains that,
- * expert share included. Each placement fills a step that is short of it (memory lockstep and the
- * explorer process explore the step again, the distributed trainer queues top-up jobs). Train-only
- * stages use the configured batch (default 64), capped by the expert data there is.
+ * batch trains one explore step's rollouts plus, for MIX, the expert share beside them (the expert
+ * sampler cycles through however few expert rows there are); with one (`configured`, given by `field`)
+ * it trains that, expert share included. Each placement fills a step that is short of it (memory
+ * lockstep and the explorer process explore the step again, the distributed trainer queues top-up
+ * jobs). Train-only stages use the configured batch (default 64), capped by the expert data there is.
+ * What is refused here is refused by the config check first (config-check.ts); these throws guard
+ * configs that reach a stage without it (a distributed trainer's).
  */
 export async function stageBatchSize(
   store: { count(f: { source: 'expert'; status: 'ok'; runId?: string }): Promise<number> },
@@ -86,22 +88,13 @@ export async function stageBatchSize(
     const ratio = s.type === 'mixed' ? (s.expertRatio ?? 0) : 0;
     if (configured !== undefined && usualRows(configured, ratio) < perExplore)
       throw new InputError(
-        `${field} ${configured}: its rollout share ${usualRows(configured, ratio)} is less than one explore step (${perExplore} rollouts); give ${leastBatch(perExplore, ratio)} or more`,
+        `${field} ${configured} leaves ${usualRows(configured, ratio)} rows for rollouts; one explore step makes ${perExplore}. Fix: set ${field} to ${leastBatch(perExplore, ratio)}.`,
       );
     if (!(ratio > 0)) return configured ?? perExplore;
-    // The expert share of a batch cannot be more expert rows than there are (the sampler would wait forever).
+    // Any expert row fills the share by cycling; none at all would leave the sampler waiting forever.
     const experts = await store.count({ source: 'expert', status: 'ok', ...scope });
-    if (experts === 0)
-      throw new InputError(
-        `the algorithm samples ${Math.round(ratio * 100)}% expert rows, and the buffer has no expert experiences (experts: in the config, or promote some)`,
-      );
-    if (configured === undefined) return Math.min(Math.round(perExplore / (1 - ratio)), Math.floor(experts / ratio));
-    const share = expertShare(configured, ratio);
-    if (share > experts)
-      throw new InputError(
-        `${field} ${configured}: its expert share (expert_ratio ${ratio}) is ${share} rows a step, and the buffer has ${experts} expert experience(s); give a smaller ${field}, more experts, or a lower expert_ratio`,
-      );
-    return configured;
+    if (experts === 0) throw new InputError(`the stage ${NO_EXPERTS(Math.round(ratio * 100))}`);
+    return configured ?? defaultExploringBatch(perExplore, ratio);
   }
   const batch = configured ?? DEFAULT_TRAIN_BATCH;
   if (s.type === 'expert') {

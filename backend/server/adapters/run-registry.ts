@@ -8,12 +8,23 @@ import type { RunRegistryPort } from '../ports.js';
 import { describeRunModel } from '../../model/run-model.js';
 import { MetricsLog, runEngines } from '../../coordinator/monitor.js';
 import { tensorboardDir } from '../../coordinator/tensorboard.js';
+import { resumeState } from '../../coordinator/resume-state.js';
 
 /** Where the run's event files are (monitor.tensorboard), once its first process wrote one. */
 function tensorboardInfo(r: RunRecord): { tensorboardDir?: string } {
   const setting = (r.config as { monitor?: { tensorboard?: boolean | string } } | undefined)?.monitor?.tensorboard;
   const dir = tensorboardDir(setting ?? true, r.dir, r.id);
   return dir && existsSync(dir) ? { tensorboardDir: dir } : {};
+}
+
+/** Whether Resume can work, and whether its config file changed since it started (resume-state.ts). */
+function resumeInfo(r: RunRecord): Pick<RunInfo, 'resumable' | 'resumeRefusal' | 'configChanged'> {
+  const st = resumeState(r);
+  return {
+    resumable: st.resumable,
+    ...(st.why ? { resumeRefusal: st.why } : {}),
+    ...(st.configChanged ? { configChanged: st.configChanged } : {}),
+  };
 }
 
 export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
@@ -29,6 +40,7 @@ export function runInfo(r: RunRecord): RunInfo & { config?: unknown } {
     updatedAt: r.updatedAt,
     checkpoints: r.checkpoints.map((c) => ({ version: c.version, path: c.path, step: c.step })),
     ...(r.statusReason ? { statusReason: r.statusReason } : {}),
+    ...resumeInfo(r),
     // Written when a run ends (stopped, paused, completed; monitor.report).
     ...(existsSync(join(r.dir, 'report.html')) ? { reportPath: join(r.dir, 'report.html') } : {}),
     ...tensorboardInfo(r),

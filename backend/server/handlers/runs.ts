@@ -27,7 +27,11 @@ export function registerRuns(rpc: RpcHost, runs: RunRegistryPort | undefined, co
   rpc.on('runs/start', async (p) => control.start(p.configPath));
   // A run id names a folder and a log file: only the characters the registry gives ids.
   rpc.on('runs/stop', async (p) => control.stop(runId(p.runId)));
-  rpc.on('runs/resume', async (p) => control.resume(runId(p.runId)));
+  rpc.on('runs/resume', async (p) => {
+    if (p.config !== undefined && p.config !== 'new' && p.config !== 'kept')
+      throw new InputError(`config must be 'new' or 'kept', got ${JSON.stringify(p.config)}`, { field: 'config' });
+    return control.resume(runId(p.runId), p.config);
+  });
   rpc.on('runs/pause', async (p) => {
     if (!control.pause) throw new NotAvailableError('pausing a run');
     return control.pause(runId(p.runId));
