@@ -1,4 +1,4 @@
-// Issue 41, real runs from a test-made pretrained model (test/helpers/pretrained-model.ts, an imported
+// Issue 41, real runs from a test-made pretrained model (tools/pretrained-model.ts, an imported
 // HF folder) with no lr set (lr auto): a run stopped in the middle resumes `lr: auto` at the lr it had
 // reached (rft.json lr_auto), not from its start; and a run that cannot learn (each training word's
 // answer a random letter: the reward stays at chance while the updates keep moving the policy) gets
@@ -13,7 +13,7 @@ import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { runJob } from '../../backend/coordinator/run.js';
 import { readCheckpointMeta } from '../../backend/model/checkpoint-meta.js';
 import { Rng } from '../../backend/core/rng.js';
-import { lastLetterTasks, makePretrainedModel, writeLastLetterTasks } from '../helpers/pretrained-model.js';
+import { lastLetterTasks, makePretrainedModel, writeLastLetterTasks } from '../../tools/pretrained-model.js';
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-lr-auto-run-'));

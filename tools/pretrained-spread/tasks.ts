@@ -32,7 +32,7 @@ const words3 = (): string[] => {
 };
 const biased = (rng: Rng, p: number, wrong: string, right: string) => (rng.next() < p ? wrong : right);
 
-/** `last abc` -> c; biased to the first letter when it is one of a..d (test/helpers/pretrained-model.ts's task). */
+/** `last abc` -> c; biased to the first letter when it is one of a..d (tools/pretrained-model.ts's task). */
 const lastLetter: TaskFamily = {
   name: 'last-letter',
   describe: 'last letter of a 3-letter word; bias: the first letter (p 0.62 on a..d words)',
