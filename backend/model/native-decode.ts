@@ -97,6 +97,8 @@ export interface PromptBatch {
   mask: Float32Array;
   B: number;
   T: number;
+  /** Position of the batch's first column (default 0): a prompt placed later so its rows can join a running decoder (adoptRow). */
+  start?: number;
 }
 
 export class NativeDecoder {
@@ -139,10 +141,11 @@ export class NativeDecoder {
     const B = cache ? cache.keyMask.shape[0] : prompt!.B;
     const hd = headDim(c);
     const Tp = cache ? cache.length : prompt!.T;
+    const start = prompt?.start ?? 0;
     // Scratch rows: one per sequence when decoding, B * chunk when prefilling.
     this.chunk = prompt ? Math.max(1, Math.min(Tp, Math.floor(PREFILL_ROWS / B))) : 1;
     const rows = B * this.chunk;
-    const maxT = Math.min(c.maxSeqLen, Tp + maxNew);
+    const maxT = Math.min(c.maxSeqLen, start + Tp + maxNew);
     const cfg = this.cfg;
     cfg[C.B] = B;
     cfg[C.D] = c.dModel;
@@ -153,7 +156,7 @@ export class NativeDecoder {
     cfg[C.V] = c.vocabSize;
     cfg[C.L] = c.nLayers;
     cfg[C.MAXT] = maxT;
-    cfg[C.POS] = cache ? Tp : 0;
+    cfg[C.POS] = cache ? Tp : start;
     cfg[C.TIED] = c.tieEmbeddings ? 1 : 0;
     cfg[C.T] = 1;
     // State buffer: mask, scratch, logits, then each layer's K and V caches [B, KV, maxT, hd].
@@ -186,7 +189,7 @@ export class NativeDecoder {
     this.tokens = new Int32Array(rows);
     if (prompt) {
       // The key mask of the prompt's positions; the C prefill writes the caches.
-      for (let b = 0; b < B; b++) this.state.set(prompt.mask.subarray(b * Tp, (b + 1) * Tp), b * maxT);
+      for (let b = 0; b < B; b++) this.state.set(prompt.mask.subarray(b * Tp, (b + 1) * Tp), b * maxT + start);
       this.prompt = prompt;
       return;
     }
@@ -233,6 +236,48 @@ export class NativeDecoder {
     if (this.prompt) throw new Error('native decode: prefill() the prompt before the first step');
     this.tokens.set(next);
     return this.run(1);
+  }
+
+  /** The next position a step writes (every row's). */
+  get position(): number {
+    return this.cfg[C.POS]!;
+  }
+
+  /** Positions this decoder has room for. */
+  get capacity(): number {
+    return this.cfg[C.MAXT]!;
+  }
+
+  /**
+   * Makes row DST continue SRC's row SRCROW: its keys, values and key mask at SRC's positions (from
+   * SRC's start to its position, which must be this decoder's), and nothing before them. Rotary
+   * embeddings see only relative positions, so the row decodes on as SRC's would (continuous batching).
+   */
+  adoptRow(src: NativeDecoder, srcRow: number, dst: number): void {
+    const pos = this.position;
+    if (src.position !== pos || src.prompt || dst < 0 || dst >= this.cfg[C.B]! || srcRow >= src.cfg[C.B]!)
+      throw new Error(
+        `native decode: cannot adopt row ${srcRow} at position ${src.position} into row ${dst} at ${pos}`,
+      );
+    const maxT = this.capacity;
+    const sT = src.capacity;
+    const hd = this.cfg[C.HD]!;
+    const KV = this.cfg[C.KV]!;
+    // The source's first real position: its mask is zero before its start.
+    let from = 0;
+    const sm = src.state.subarray(srcRow * sT, srcRow * sT + pos);
+    while (from < pos && sm[from] === 0) from++;
+    this.state.fill(0, dst * maxT, (dst + 1) * maxT);
+    this.state.set(sm.subarray(from), dst * maxT + from);
+    for (let l = 0; l < this.cfg[C.L]!; l++)
+      for (const which of [L.KC, L.VC]) {
+        const d = this.off[O.LAYERS + l * L.N + which]! / 4;
+        const s = src.off[O.LAYERS + l * L.N + which]! / 4;
+        for (let j = 0; j < KV; j++) {
+          const so = s + ((srcRow * KV + j) * sT + from) * hd;
+          this.state.set(src.state.subarray(so, so + (pos - from) * hd), d + ((dst * KV + j) * maxT + from) * hd);
+        }
+      }
   }
 
   /** One native call over T new positions per row (tokens [B, T] at the head of this.tokens). */
