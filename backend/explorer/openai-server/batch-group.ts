@@ -108,10 +108,10 @@ export class BatchGroup {
     return true;
   }
 
-  /** Prefills the reserved sequences together and gives each a row; samples their first tokens. */
-  join(): void {
+  /** Prefills the reserved sequences together and gives each a row; samples their first tokens. Returns how many joined. */
+  join(): number {
     const seqs = this.pending.splice(0);
-    if (!seqs.length) return;
+    if (!seqs.length) return 0;
     const pos = this.decoder.position;
     const T = Math.max(...seqs.map((s) => s.prompt.length));
     const B = seqs.length;
@@ -131,6 +131,7 @@ export class BatchGroup {
       this.rows[row] = s;
       this.take(row, logits.subarray(b * V, (b + 1) * V));
     });
+    return seqs.length;
   }
 
   /** One decode step of every live row (cancelled rows are freed first); returns how many were cancelled. */

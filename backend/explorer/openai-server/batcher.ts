@@ -21,12 +21,19 @@ export class DecodeBatcher {
   private running = false;
   /** Most rows a new group takes. */
   maxRows = 64;
+  /**
+   * Fewest rows of a new group: 1 lets a lone request decode at lone speed (one row is a mat-vec,
+   * three or more a matrix product); a group started beside others gets room for joiners anyway.
+   */
+  minRows = 1;
   /** Counts since start: decode steps, rows those steps carried, the most rows live at once, sequences cancelled; recent streams (routes.ts). */
   readonly stats = {
     steps: 0,
     rowSteps: 0,
     peakLive: 0,
     cancelled: 0,
+    /** Sequences that joined a group already decoding (continuous batching, not a fresh batch). */
+    joinedRunning: 0,
     streams: [] as { firstChunkAtTokens: number | undefined; tokens: number }[],
   };
 
@@ -63,7 +70,9 @@ export class DecodeBatcher {
         let live = 0;
         for (const g of this.groups) {
           try {
-            g.join();
+            const running = g.live > 0;
+            const joined = g.join();
+            if (running) this.stats.joinedRunning += joined;
             const rows = g.live;
             const cancelled = g.step();
             this.stats.cancelled += cancelled;
@@ -116,7 +125,8 @@ export class DecodeBatcher {
     let maxNew = Math.max(...same.map((s) => s.maxNew));
     if (len + maxNew - 1 > maxSeq) (len = first.prompt.length), (maxNew = first.maxNew);
     const live = this.groups.reduce((n, g) => n + g.live, 0);
-    const rows = Math.max(same.length, Math.min(this.maxRows, pow2(live + same.length)));
+    const want = live + same.length;
+    const rows = Math.max(this.minRows, same.length, Math.min(this.maxRows, want > 1 ? Math.max(4, pow2(want)) : 1));
     // Room for later prompts (twice this one) and later joiners (four replies' worth), within the cache budget.
     const start = Math.max(len, Math.min(2 * len, maxSeq - maxNew + 1));
     const c = m.config;
