@@ -115,6 +115,8 @@ export class NativeDecoder {
   private prompt: PromptBatch | undefined;
   /** Positions per prefill call. */
   private readonly chunk: number;
+  /** Rows the buffers hold (calls may compute fewer: setActiveRows). */
+  private readonly allocated: number;
 
   /**
    * A decoder for B rows with room for `maxNew` more tokens, continuing `init`: a tfjs-prefilled
@@ -145,6 +147,7 @@ export class NativeDecoder {
     // Scratch rows: one per sequence when decoding, B * chunk when prefilling.
     this.chunk = prompt ? Math.max(1, Math.min(Tp, Math.floor(PREFILL_ROWS / B))) : 1;
     const rows = B * this.chunk;
+    this.allocated = B;
     const maxT = Math.min(c.maxSeqLen, start + Tp + maxNew);
     const cfg = this.cfg;
     cfg[C.B] = B;
@@ -238,6 +241,16 @@ export class NativeDecoder {
     return this.run(1);
   }
 
+  /**
+   * Makes the next calls compute only the first N rows (the caches keep every row's layout: rows
+   * past N are left as they are). A continuous batch keeps its live rows first, so free rows cost nothing.
+   */
+  setActiveRows(n: number): void {
+    if (!(Number.isInteger(n) && n >= 1 && n <= this.allocated))
+      throw new Error(`native decode: active rows must be 1..${this.allocated}, got ${n}`);
+    this.cfg[C.B] = n;
+  }
+
   /** The next position a step writes (every row's). */
   get position(): number {
     return this.cfg[C.POS]!;
@@ -255,7 +268,7 @@ export class NativeDecoder {
    */
   adoptRow(src: NativeDecoder, srcRow: number, dst: number): void {
     const pos = this.position;
-    if (src.position !== pos || src.prompt || dst < 0 || dst >= this.cfg[C.B]! || srcRow >= src.cfg[C.B]!)
+    if (src.position !== pos || src.prompt || dst < 0 || dst >= this.allocated || srcRow >= src.allocated)
       throw new Error(
         `native decode: cannot adopt row ${srcRow} at position ${src.position} into row ${dst} at ${pos}`,
       );

@@ -3,7 +3,8 @@
 // its prompt is prefilled on its own (a small decoder placed so the prompt ends at the group's
 // position) and its keys and values copied into the row (NativeDecoder.adoptRow); rotary embeddings
 // see only relative positions, so the row decodes as a lone decode of that prompt would. Each row
-// samples with its own parameters and random stream and leaves the group when it ends.
+// samples with its own parameters and random stream and leaves the group when it ends; a step
+// computes only up to the last live row, so free rows cost memory, not time.
 import type { Rng } from '../../core/rng.js';
 import { NativeDecoder, type DecodeThreads } from '../../model/native-decode.js';
 import { sampleToken, type SamplingParams } from '../../model/sampling.js';
@@ -86,6 +87,7 @@ export class BatchGroup {
     // An empty column at START - 1 puts the decoder at START; joiners replace each row's mask.
     const batch = { ids: new Int32Array(slots).fill(tok.padId), mask: new Float32Array(slots), B: slots, T: 1 };
     this.decoder = new NativeDecoder(model, { ...batch, start: start - 1 }, capacity - start, threads);
+    this.decoder.setActiveRows(1);
     this.decoder.prefill();
     this.rows = new Array<BatchSeq | undefined>(slots).fill(undefined);
     this.next = new Int32Array(slots).fill(tok.padId);
@@ -141,11 +143,13 @@ export class BatchGroup {
       if (s?.cancelled()) this.end(r, 'cancelled'), cancelled++;
     });
     if (!this.live) return cancelled;
+    // Joiners take the lowest free row: the rows past the last live one are not computed.
+    let hi = this.rows.length;
+    while (!this.rows[hi - 1]) hi--;
+    this.decoder.setActiveRows(hi);
     const logits = this.decoder.step(this.next);
     const V = this.model.config.vocabSize;
-    this.rows.forEach((s, r) => {
-      if (s) this.take(r, logits.subarray(r * V, (r + 1) * V));
-    });
+    for (let r = 0; r < hi; r++) if (this.rows[r]) this.take(r, logits.subarray(r * V, (r + 1) * V));
     return cancelled;
   }
 

@@ -21,11 +21,6 @@ export class DecodeBatcher {
   private running = false;
   /** Most rows a new group takes. */
   maxRows = 64;
-  /**
-   * Fewest rows of a new group: 1 lets a lone request decode at lone speed (one row is a mat-vec,
-   * three or more a matrix product); a group started beside others gets room for joiners anyway.
-   */
-  minRows = 1;
   /** Counts since start: decode steps, rows those steps carried, the most rows live at once, sequences cancelled; recent streams (routes.ts). */
   readonly stats = {
     steps: 0,
@@ -104,7 +99,8 @@ export class DecodeBatcher {
         s.settle();
         continue;
       }
-      if (this.groups.some((g) => g.reserve(s))) continue;
+      // The fullest group with room first: the others drain and end.
+      if (this.byLoad().some((g) => g.reserve(s))) continue;
       try {
         const g = this.newGroup(waiting.slice(i));
         this.groups.push(g);
@@ -113,6 +109,10 @@ export class DecodeBatcher {
         s.settle(e as Error);
       }
     }
+  }
+
+  private byLoad(): BatchGroup[] {
+    return [...this.groups].sort((a, b) => b.live - a.live);
   }
 
   /** A group sized for the sequences still to place (REST, REST[0] first): rows, start position, window. */
@@ -124,21 +124,14 @@ export class DecodeBatcher {
     let len = Math.max(...same.map((s) => s.prompt.length));
     let maxNew = Math.max(...same.map((s) => s.maxNew));
     if (len + maxNew - 1 > maxSeq) (len = first.prompt.length), (maxNew = first.maxNew);
-    const live = this.groups.reduce((n, g) => n + g.live, 0);
-    const want = live + same.length;
-    const rows = Math.max(this.minRows, same.length, Math.min(this.maxRows, want > 1 ? Math.max(4, pow2(want)) : 1));
-    // Room for later prompts (twice this one) and later joiners (four replies' worth), within the cache budget.
+    // Free rows cost no step time (BatchGroup), only cache memory: every group has room to join.
+    const rows = Math.max(same.length, this.maxRows);
+    // Room for later prompts (twice this one) and later joiners (eight replies' worth), within the cache budget.
     const start = Math.max(len, Math.min(2 * len, maxSeq - maxNew + 1));
     const c = m.config;
     const perPosition = rows * c.nKvHeads * headDim(c) * 2 * c.nLayers * 4;
     const budget = Math.floor(GROUP_CACHE_BYTES / perPosition);
-    const capacity = Math.max(start + maxNew - 1, Math.min(maxSeq, start + 4 * maxNew, budget));
+    const capacity = Math.max(start + maxNew - 1, Math.min(maxSeq, start + 8 * maxNew, budget));
     return new BatchGroup(m, first.tokenizer, rows, start, capacity, this.threads);
   }
-}
-
-function pow2(n: number): number {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
 }
