@@ -180,6 +180,23 @@ test('stop strings and seeds are per request: a seeded answer is the same alone 
   ]);
   assert.equal(cut.choices[0]!.message.content, l.content.slice(0, l.content.indexOf(stop)));
   assert.equal(cut.choices[0]!.finish_reason, 'stop');
+  // Streamed live, the text that could begin the stop string is held back, never sent.
+  const live = await client.chat.completions.create({
+    messages: ask(QUESTIONS[0]!),
+    model: 'tiny-llama',
+    temperature: 0,
+    max_tokens: 40,
+    stop,
+    stream: true,
+  });
+  let streamed = '';
+  let finish: string | null = null;
+  for await (const ch of live) {
+    streamed += ch.choices[0]?.delta.content ?? '';
+    finish = ch.choices[0]?.finish_reason ?? finish;
+  }
+  assert.equal(streamed, cut.choices[0]!.message.content);
+  assert.equal(finish, 'stop');
   assert.equal(a.choices[0]!.message.content, alone.choices[0]!.message.content);
   assert.equal(
     b.choices[0]!.message.content,
