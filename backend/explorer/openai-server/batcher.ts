@@ -124,14 +124,17 @@ export class DecodeBatcher {
     let len = Math.max(...same.map((s) => s.prompt.length));
     let maxNew = Math.max(...same.map((s) => s.maxNew));
     if (len + maxNew - 1 > maxSeq) (len = first.prompt.length), (maxNew = first.maxNew);
-    // Free rows cost no step time (BatchGroup), only cache memory: every group has room to join.
-    const rows = Math.max(same.length, this.maxRows);
     // Room for later prompts (twice this one) and later joiners (eight replies' worth), within the cache budget.
     const start = Math.max(len, Math.min(2 * len, maxSeq - maxNew + 1));
+    const need = start + maxNew - 1;
     const c = m.config;
-    const perPosition = rows * c.nKvHeads * headDim(c) * 2 * c.nLayers * 4;
-    const budget = Math.floor(GROUP_CACHE_BYTES / perPosition);
-    const capacity = Math.max(start + maxNew - 1, Math.min(maxSeq, start + 8 * maxNew, budget));
+    const perRowPosition = c.nKvHeads * headDim(c) * 2 * c.nLayers * 4;
+    // Free rows cost no step time (BatchGroup), only cache memory: as many as the budget holds at the
+    // first rows' need, so later requests can join.
+    const fit = Math.floor(GROUP_CACHE_BYTES / (need * perRowPosition));
+    const rows = Math.max(same.length, Math.min(this.maxRows, fit));
+    const budget = Math.floor(GROUP_CACHE_BYTES / (rows * perRowPosition));
+    const capacity = Math.max(need, Math.min(maxSeq, start + 8 * maxNew, budget));
     return new BatchGroup(m, first.tokenizer, rows, start, capacity, this.threads);
   }
 }
