@@ -100,6 +100,8 @@ export interface PromptBatch {
   mask: Float32Array;
   B: number;
   T: number;
+  /** Position of the batch's first column (default 0): a prompt placed later so its rows can join a running decoder (adoptRow). */
+  start?: number;
 }
 
 export class NativeDecoder {
@@ -116,6 +118,8 @@ export class NativeDecoder {
   private prompt: PromptBatch | undefined;
   /** Positions per prefill call. */
   private readonly chunk: number;
+  /** Rows the buffers hold (calls may compute fewer: setActiveRows). */
+  private readonly allocated: number;
 
   /**
    * A decoder for B rows with room for `maxNew` more tokens, continuing `init`: a tfjs-prefilled
@@ -142,10 +146,12 @@ export class NativeDecoder {
     const B = cache ? cache.keyMask.shape[0] : prompt!.B;
     const hd = headDim(c);
     const Tp = cache ? cache.length : prompt!.T;
+    const start = prompt?.start ?? 0;
     // Scratch rows: one per sequence when decoding, B * chunk when prefilling.
     this.chunk = prompt ? Math.max(1, Math.min(Tp, Math.floor(PREFILL_ROWS / B))) : 1;
     const rows = B * this.chunk;
-    const maxT = Math.min(c.maxSeqLen, Tp + maxNew);
+    this.allocated = B;
+    const maxT = Math.min(c.maxSeqLen, start + Tp + maxNew);
     const cfg = this.cfg;
     cfg[C.B] = B;
     cfg[C.D] = c.dModel;
@@ -156,7 +162,7 @@ export class NativeDecoder {
     cfg[C.V] = c.vocabSize;
     cfg[C.L] = c.nLayers;
     cfg[C.MAXT] = maxT;
-    cfg[C.POS] = cache ? Tp : 0;
+    cfg[C.POS] = cache ? Tp : start;
     cfg[C.TIED] = c.tieEmbeddings ? 1 : 0;
     cfg[C.T] = 1;
     // State buffer: mask, scratch, logits, then each layer's K and V caches [B, KV, maxT, hd].
@@ -190,7 +196,7 @@ export class NativeDecoder {
     this.tokens = new Int32Array(rows);
     if (prompt) {
       // The key mask of the prompt's positions; the C prefill writes the caches.
-      for (let b = 0; b < B; b++) this.state.set(prompt.mask.subarray(b * Tp, (b + 1) * Tp), b * maxT);
+      for (let b = 0; b < B; b++) this.state.set(prompt.mask.subarray(b * Tp, (b + 1) * Tp), b * maxT + start);
       this.prompt = prompt;
       return;
     }
@@ -237,6 +243,58 @@ export class NativeDecoder {
     if (this.prompt) throw new Error('native decode: prefill() the prompt before the first step');
     this.tokens.set(next);
     return this.run(1);
+  }
+
+  /**
+   * Makes the next calls compute only the first N rows (the caches keep every row's layout: rows
+   * past N are left as they are). A continuous batch keeps its live rows first, so free rows cost nothing.
+   */
+  setActiveRows(n: number): void {
+    if (!(Number.isInteger(n) && n >= 1 && n <= this.allocated))
+      throw new Error(`native decode: active rows must be 1..${this.allocated}, got ${n}`);
+    this.cfg[C.B] = n;
+  }
+
+  /** The next position a step writes (every row's). */
+  get position(): number {
+    return this.cfg[C.POS]!;
+  }
+
+  /** Positions this decoder has room for. */
+  get capacity(): number {
+    return this.cfg[C.MAXT]!;
+  }
+
+  /**
+   * Makes row DST continue SRC's row SRCROW: its keys, values and key mask at SRC's positions (from
+   * SRC's start to its position, which must be this decoder's), and nothing before them. Rotary
+   * embeddings see only relative positions, so the row decodes on as SRC's would (continuous batching).
+   */
+  adoptRow(src: NativeDecoder, srcRow: number, dst: number): void {
+    const pos = this.position;
+    if (src.position !== pos || src.prompt || dst < 0 || dst >= this.allocated || srcRow >= src.allocated)
+      throw new Error(
+        `native decode: cannot adopt row ${srcRow} at position ${src.position} into row ${dst} at ${pos}`,
+      );
+    const maxT = this.capacity;
+    const sT = src.capacity;
+    const hd = this.cfg[C.HD]!;
+    const KV = this.cfg[C.KV]!;
+    // The source's first real position: its mask is zero before its start.
+    let from = 0;
+    const sm = src.state.subarray(srcRow * sT, srcRow * sT + pos);
+    while (from < pos && sm[from] === 0) from++;
+    this.state.fill(0, dst * maxT, (dst + 1) * maxT);
+    this.state.set(sm.subarray(from), dst * maxT + from);
+    for (let l = 0; l < this.cfg[C.L]!; l++)
+      for (const which of [L.KC, L.VC]) {
+        const d = this.off[O.LAYERS + l * L.N + which]! / 4;
+        const s = src.off[O.LAYERS + l * L.N + which]! / 4;
+        for (let j = 0; j < KV; j++) {
+          const so = s + ((srcRow * KV + j) * sT + from) * hd;
+          this.state.set(src.state.subarray(so, so + (pos - from) * hd), d + ((dst * KV + j) * maxT + from) * hd);
+        }
+      }
   }
 
   /** One native call over T new positions per row (tokens [B, T] at the head of this.tokens). */

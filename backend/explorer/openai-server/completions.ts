@@ -1,5 +1,5 @@
-// One chat completion: the prompt through the chat template, `n` samples in one batch from the
-// policy, tool calls parsed back, and (when asked) the top log-probs at each sampled position.
+// One chat completion: the prompt through the chat template, `n` samples from the policy (in the
+// server's shared batch where it can: sample.ts), tool calls parsed back, and (when asked) the top log-probs at each sampled position.
 import { randomInt } from 'node:crypto';
 import { stopTokens } from '../../model/chat.js';
 import { tf, tidy } from '../../model/engine.js';
@@ -10,6 +10,8 @@ import type { PolicyGate } from './policy.js';
 import { renderPrompt, toolFormat } from './render.js';
 import type { ChatRequest } from './request.js';
 import { parseToolCalls, type ParsedReply } from './tool-parse.js';
+import { batchable } from './batcher.js';
+import { sampleAlone, sampleBatched, type SampleWatch } from './sample.js';
 
 export interface ServeLimits {
   /** Largest request body, bytes. */
@@ -55,12 +57,15 @@ export interface Completion {
   choices: SampledChoice[];
 }
 
-/** PREPARE maps the chat template's prompt to the one served (an episode's own tokens, episodes.ts). */
+/**
+ * WATCH sees each token as it is sampled (streaming) and says when the client went away (then
+ * ClientGone is thrown). PREPARE maps the chat template's prompt to the one served (an episode's own tokens, episodes.ts). */
 export async function complete(
   gate: PolicyGate,
   req: ChatRequest,
   limits: ServeLimits,
   prepare?: (rendered: number[], tok: Tokenizer) => number[],
+  watch?: SampleWatch,
 ): Promise<Completion> {
   if (req.maxTokens !== undefined && req.maxTokens > limits.maxTokens)
     throw badRequest(`max_tokens ${req.maxTokens} is over this server's limit of ${limits.maxTokens}`, 'max_tokens');
@@ -78,23 +83,23 @@ export async function complete(
       );
     if (req.topLogprobs > 0 && !transformer)
       throw badRequest('top_logprobs needs the weights in the serving process (not a rollout worker)', 'top_logprobs');
-    const gens = await model.generate(
-      Array.from({ length: req.n }, () => prompt),
-      {
-        maxNewTokens: Math.min(req.maxTokens ?? limits.maxTokens, room),
-        temperature: req.temperature,
-        topP: req.topP,
-        stopTokens: stopTokens(tok),
-        stopStrings: req.stop.length ? req.stop : undefined,
-        seed: req.seed ?? randomInt(2 ** 47),
-      },
-    );
-    const failed = gens.find((g) => g.finishReason === 'error');
+    const spec = {
+      prompt,
+      maxNew: Math.min(req.maxTokens ?? limits.maxTokens, room),
+      seed: req.seed ?? randomInt(2 ** 47),
+      stopTokens: stopTokens(tok),
+    };
+    watch?.onStart?.(tok, model.version);
+    const raw = batchable(transformer)
+      ? await sampleBatched(gate.batcher, transformer, tok, req, spec, watch)
+      : await sampleAlone(model, req, spec);
+    if (watch?.cancelled?.()) throw new ClientGone();
+    const failed = raw.find((g) => g.finishReason === 'error');
     if (failed) throw serverError(new Error(failed.infraError ?? 'the rollout engine failed'));
     const format = tools ? toolFormat(tok) : 'none';
-    const choices = gens.map((g): SampledChoice => {
+    const choices = raw.map((g): SampledChoice => {
       // A stop string ends the text before it, as OpenAI's does (the tokens keep what was sampled).
-      let text = g.text;
+      let text = tok.decode(g.tokens, { skipSpecial: true });
       for (const s of req.stop) {
         const at = text.indexOf(s);
         if (at >= 0) text = text.slice(0, at);
@@ -104,11 +109,13 @@ export async function complete(
       const finishReason = reply.toolCalls.length ? 'tool_calls' : g.finishReason === 'stop' ? 'stop' : 'length';
       const c: SampledChoice = { tokens: g.tokens, logprobs: g.logprobs, text, finishReason, reply };
       if (req.topLogprobs > 0)
-        c.top = topLogprobs(transformer!, tok, prompt, g.tokens, req.topLogprobs, req.temperature);
+        c.top = g.top
+          ? g.top.map((row) => row.map((t) => tokenEntry(tok, t.id, t.logprob)))
+          : topLogprobs(transformer!, tok, prompt, g.tokens, req.topLogprobs, req.temperature);
       return c;
     });
     return {
-      id: `chatcmpl-${randomInt(2 ** 47).toString(36)}${Date.now().toString(36)}`,
+      id: watch?.id ?? completionId(),
       created: Math.floor(Date.now() / 1000),
       version: model.version,
       promptTokens: prompt,
@@ -116,6 +123,10 @@ export async function complete(
       choices,
     };
   });
+}
+
+export function completionId(): string {
+  return `chatcmpl-${randomInt(2 ** 47).toString(36)}${Date.now().toString(36)}`;
 }
 
 export function tokenEntry(tok: Tokenizer, id: number, logprob: number): TopLogprob {
@@ -149,6 +160,13 @@ function topLogprobs(
   values.dispose();
   indices.dispose();
   return v.map((row, t) => row.map((lp, j) => tokenEntry(tok, ix[t]![j]!, lp)));
+}
+
+/** The client disconnected before its answer was complete: nothing is answered or recorded. */
+export class ClientGone extends Error {
+  constructor() {
+    super('the client disconnected');
+  }
 }
 
 /** A sampling failure of the server itself (never the client's fault): 500, named. */

@@ -3,6 +3,7 @@
 // request is answered by one version from its first token to its last.
 import type { Transformer } from '../../model/transformer.js';
 import type { RolloutModel } from '../workflow.js';
+import { DecodeBatcher } from './batcher.js';
 
 export interface ServedPolicy {
   /** What samples (its `version` is the policy version that answers). */
@@ -15,6 +16,8 @@ export class PolicyGate {
   private active = 0;
   private drained: (() => void)[] = [];
   private switching: Promise<void> | undefined;
+  /** The continuous batch requests decode in (each request is in flight while its rows run, so a switch waits for the batch to drain). */
+  readonly batcher = new DecodeBatcher();
 
   constructor(
     private policy: ServedPolicy,

@@ -1,13 +1,16 @@
 // The routes of the OpenAI surface: what each answers, given a checked-in request. Extra routes
 // (rewards) plug in through `extra`.
 import type { ServerResponse } from 'node:http';
-import { complete, serverError, type Completion, type ServeLimits } from './completions.js';
+import { stopTokens } from '../../model/chat.js';
+import { ClientGone, complete, completionId, serverError, type Completion, type ServeLimits } from './completions.js';
 import { ApiError } from './errors.js';
 import { completionBody, completionChunks, modelsBody } from './format.js';
 import type { EpisodeBook } from './episodes.js';
 import type { PolicyGate } from './policy.js';
 import { parseChatRequest } from './request.js';
+import type { SampleWatch } from './sample.js';
 import { SseWriter } from './sse.js';
+import { LiveStream } from './stream.js';
 
 export interface RouteContext {
   gate: PolicyGate;
@@ -66,14 +69,47 @@ export async function handlePost(ctx: RouteContext, path: string, body: unknown,
       'model_not_found',
     );
   const call = ctx.episodes?.begin(chat);
+  // A client that goes away frees its rows in the batch; its call is neither answered nor recorded.
+  let gone = false;
+  res.on('close', () => (gone = !res.writableEnded));
+  const id = completionId();
+  // Tool calls are parsed from the whole reply: such a stream is sent once it is sampled.
+  const live = chat.stream && !(chat.tools?.length && chat.toolChoice !== 'none');
+  let stream: LiveStream | undefined;
+  const watch: SampleWatch = {
+    id,
+    cancelled: () => gone,
+    ...(live && {
+      onStart: (tok, version) => {
+        if (call) res.setHeader('x-rft-episode-id', call.episodeIds.join(','));
+        const base = { id, created: Math.floor(Date.now() / 1000), model: ctx.gate.modelId, version };
+        stream = new LiveStream(new SseWriter(res), chat, tok, base, stopTokens(tok));
+      },
+      onToken: (i, c) => stream!.onToken(i, c),
+    }),
+  };
   let c: Completion;
   try {
-    c = await complete(ctx.gate, chat, ctx.limits, call?.prepare);
+    c = await complete(ctx.gate, chat, ctx.limits, call?.prepare, watch);
   } catch (e) {
     call?.abort();
-    throw e instanceof ApiError ? e : serverError(e);
+    if (e instanceof ClientGone) return;
+    const err = e instanceof ApiError ? e : serverError(e);
+    // A stream already begun ends with the error as its last event.
+    if (stream) return stream.fail(err.body());
+    throw err;
   }
   call?.finish(c);
+  if (stream) {
+    stream.finish(c);
+    const log = ctx.gate.batcher.stats.streams;
+    log.push({
+      firstChunkAtTokens: stream.firstChunkAtTokens,
+      tokens: c.choices.reduce((n, x) => n + x.tokens.length, 0),
+    });
+    if (log.length > 100) log.shift();
+    return;
+  }
   // Not an OpenAI field: the episode id(s) a client posts rewards for when it named none.
   if (call) res.setHeader('x-rft-episode-id', call.episodeIds.join(','));
   const tok = c.tokenizer;

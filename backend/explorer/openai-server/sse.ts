@@ -1,5 +1,5 @@
 // Server-sent events as OpenAI streams them: `data: JSON\n\n` per chunk, `data: [DONE]\n\n` last.
-// A client that disconnects mid-stream only stops the writes; the request itself finishes.
+// A client that disconnects mid-stream stops the writes; its rows leave the decode batch (routes.ts).
 import type { ServerResponse } from 'node:http';
 
 export class SseWriter {
