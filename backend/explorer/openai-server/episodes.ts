@@ -46,6 +46,8 @@ export interface EpisodeStats {
   dropped: number;
   branches: number;
   experiences: number;
+  /** Calls answered 504 past the request timeout: never recorded (the client never saw the reply). */
+  expired: number;
 }
 
 export interface EpisodeBookOptions {
@@ -54,6 +56,22 @@ export interface EpisodeBookOptions {
   sink: (exps: Experience[]) => Promise<void>;
   rewardTimeoutMs: number;
   now?: () => number;
+  /** Closed episode ids remembered (default CLOSED_LIMIT); the oldest are forgotten first. */
+  closedLimit?: number;
+}
+
+/**
+ * Closed (rewarded or dropped) ids kept so a late reward or call is refused by name. Bounded so a
+ * long serve run does not grow without limit (~100 bytes an id); an id forgotten past it is answered
+ * as an unknown one (a reward refused, a call starts a new episode).
+ */
+export const CLOSED_LIMIT = 100_000;
+
+/** What a serve run keeps across a stop and `rft resume` (store state `serve_episodes`). */
+export interface EpisodeBookState {
+  open: Episode[];
+  closed: [string, 'rewarded' | 'dropped'][];
+  stats: EpisodeStats;
 }
 
 /** One call of an episode, from before sampling to its answer. */
@@ -63,6 +81,8 @@ export interface EpisodeCall {
   prepare(rendered: number[], tok: Tokenizer): number[];
   finish(c: Completion): void;
   abort(): void;
+  /** The call was answered 504 (past the request timeout): its reply is not recorded, only counted. */
+  expire(): void;
 }
 
 const taskHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
@@ -81,11 +101,42 @@ export class EpisodeBook {
   private readonly open = new Map<string, Episode>();
   /** Ids that were rewarded or dropped, so a late reward is refused by name. */
   private readonly closed = new Map<string, 'rewarded' | 'dropped'>();
-  readonly stats: EpisodeStats = { episodes: 0, rewarded: 0, dropped: 0, branches: 0, experiences: 0 };
+  readonly stats: EpisodeStats = { episodes: 0, rewarded: 0, dropped: 0, branches: 0, experiences: 0, expired: 0 };
   private readonly now: () => number;
+  private readonly closedLimit: number;
 
   constructor(private readonly o: EpisodeBookOptions) {
     this.now = o.now ?? Date.now;
+    this.closedLimit = o.closedLimit ?? CLOSED_LIMIT;
+  }
+
+  /** Closed ids remembered now (at most the closed limit). */
+  get closedCount(): number {
+    return this.closed.size;
+  }
+
+  private close(id: string, how: 'rewarded' | 'dropped'): void {
+    this.closed.delete(id);
+    this.closed.set(id, how);
+    // A Map iterates in insertion order: the first key is the oldest closed.
+    while (this.closed.size > this.closedLimit) this.closed.delete(this.closed.keys().next().value!);
+  }
+
+  /** The open episodes (none busy: taken between calls), closed ids and counts, for a resume. */
+  snapshot(): EpisodeBookState {
+    return {
+      open: [...this.open.values()].map((e) => ({ ...e, busy: false })),
+      closed: [...this.closed],
+      stats: { ...this.stats },
+    };
+  }
+
+  /** Takes back what snapshot() kept (a resumed run): the episodes' reward timeouts count from now. */
+  restore(s: EpisodeBookState): void {
+    const at = this.now();
+    for (const e of s.open) this.open.set(e.id, { ...e, busy: false, lastActivity: at });
+    for (const [id, how] of s.closed) this.close(id, how);
+    Object.assign(this.stats, s.stats);
   }
 
   get(id: string): Episode | undefined {
@@ -209,6 +260,10 @@ export class EpisodeBook {
       abort: () => {
         if (ep) ep.busy = false;
       },
+      expire: () => {
+        if (ep) ep.busy = false;
+        this.stats.expired++;
+      },
     };
   }
 
@@ -224,7 +279,7 @@ export class EpisodeBook {
       ep.busy = false;
     }
     this.open.delete(id);
-    this.closed.set(id, 'rewarded');
+    this.close(id, 'rewarded');
     this.stats.rewarded++;
     this.stats.experiences += exps.length;
   }
@@ -247,7 +302,7 @@ export class EpisodeBook {
     for (const [id, ep] of this.open) {
       if (ep.busy || ep.lastActivity > limit) continue;
       this.open.delete(id);
-      this.closed.set(id, 'dropped');
+      this.close(id, 'dropped');
       n++;
     }
     this.stats.dropped += n;

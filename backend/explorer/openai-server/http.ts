@@ -119,22 +119,22 @@ export async function startOpenAIServer(o: OpenAIServerOptions): Promise<OpenAIS
       } catch (e) {
         throw badRequest(`the request body is not valid JSON: ${(e as Error).message}`, null, 'invalid_json');
       }
+      const expired = new AbortController();
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new ApiError(
-                504,
-                `the request took longer than this server's limit of ${limits.requestTimeoutMs / 1000} s`,
-                'timeout_error',
-                null,
-                'request_timeout',
-              ),
+        timer = setTimeout(() => {
+          expired.abort();
+          reject(
+            new ApiError(
+              504,
+              `the request took longer than this server's limit of ${limits.requestTimeoutMs / 1000} s`,
+              'timeout_error',
+              null,
+              'request_timeout',
             ),
-          limits.requestTimeoutMs,
-        );
+          );
+        }, limits.requestTimeoutMs);
       });
-      const work = handlePost(ctx, path, body, res);
+      const work = handlePost(ctx, path, body, res, expired.signal);
       held = false;
       work.then(
         () => active--,
