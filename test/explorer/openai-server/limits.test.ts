@@ -12,7 +12,8 @@ import { initEngine } from '../../../backend/model/engine.js';
 import { loadCheckpoint } from '../../../backend/model/checkpoint.js';
 import { openStore } from '../../../backend/buffer/storage/index.js';
 import { LocalRolloutModel } from '../../../backend/explorer/local-model.js';
-import type { GenerateOptions, RolloutGeneration, RolloutModel } from '../../../backend/explorer/workflow.js';
+import type { RolloutGeneration, RolloutModel } from '../../../backend/explorer/workflow.js';
+import type { GenerateOptions } from '../../../backend/model/generate.js';
 import { PolicyGate } from '../../../backend/explorer/openai-server/policy.js';
 import { EpisodeBook } from '../../../backend/explorer/openai-server/episodes.js';
 import { startOpenAIServer } from '../../../backend/explorer/openai-server/http.js';
@@ -140,8 +141,7 @@ test('a call answered 504 past the request timeout is not recorded into its epis
   await assert.rejects(lone, (e: unknown) => e instanceof OpenAI.APIError && e.status === 504);
   h2.go();
   // The sampling goes on after the 504 (its slot is held until then): wait until it is over.
-  while (book.stats.expired < expiredBefore + 2 && !book.get('ep-lone'))
-    await new Promise((r) => setTimeout(r, 20));
+  while (book.stats.expired < expiredBefore + 2 && !book.get('ep-lone')) await new Promise((r) => setTimeout(r, 20));
   assert.equal(book.get('ep-lone'), undefined, 'a timed-out call opened no episode');
   assert.equal(book.stats.expired, expiredBefore + 2);
   const kept = book.get('ep-keep')!;
