@@ -84,6 +84,9 @@ export async function openServeEndpoint(o: {
   if (kept) {
     book.restore(kept.book);
     sink.restore(kept.groups);
+    // Taken once: a process killed before its close would otherwise restore these again, and write
+    // a group's rows twice (a kill loses the open episodes instead, as it always did).
+    await store.setState(runId, SERVE_STATE, null);
     log.info(
       `continuing ${kept.book.open.length} open episode(s) and ${sink.pending} rewarded row(s) waiting for their group`,
     );

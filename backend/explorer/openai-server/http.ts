@@ -55,9 +55,15 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
       );
     const parts: Buffer[] = [];
     let size = 0;
+    let over = false;
     req.on('data', (b: Buffer) => {
+      if (over) return;
       size += b.length;
       if (size > max) {
+        // Not destroyed here: the client must get its 413 (the connection closes after it, and the
+        // rest of the body is discarded meanwhile).
+        over = true;
+        parts.length = 0;
         reject(
           new ApiError(
             413,
@@ -67,7 +73,6 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
             'request_too_large',
           ),
         );
-        req.destroy();
         return;
       }
       parts.push(b);
@@ -150,6 +155,8 @@ export async function startOpenAIServer(o: OpenAIServerOptions): Promise<OpenAIS
     handle(req, res).catch((e: unknown) => {
       const err =
         e instanceof ApiError ? e : new ApiError(500, `internal error: ${(e as Error).message}`, 'server_error');
+      // A body refused part-way: the connection ends after the answer rather than reading the rest.
+      if (err.status === 413 && !res.headersSent) res.setHeader('connection', 'close');
       sendError(res, err);
       if (!res.writableEnded && res.headersSent) res.end();
     });

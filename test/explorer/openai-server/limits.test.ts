@@ -184,3 +184,40 @@ test('closed episode ids are remembered up to the limit, oldest forgotten first'
     (e: unknown) => e instanceof OpenAI.BadRequestError && e.code === 'episode_closed',
   );
 });
+
+test('a body over the size limit sent without a length (chunked) gets 413 request_too_large, not a reset connection', async () => {
+  const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+  let sent = 0;
+  // 4 MiB + 64 KiB in chunks: over the default limit, with no content-length to refuse it up front.
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      if (sent++ < 65) c.enqueue(chunk);
+      else c.close();
+    },
+  });
+  const r = await fetch(`${srv.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body,
+    duplex: 'half',
+  } as RequestInit);
+  assert.equal(r.status, 413);
+  const e = ((await r.json()) as { error: { code: string; type: string } }).error;
+  assert.equal(e.code, 'request_too_large');
+  assert.equal(e.type, 'invalid_request_error');
+  assert.equal((await client.chat.completions.create(ask())).choices.length, 1, 'still serving');
+});
+
+test('bodies that are JSON but not a request object get 400 naming what is wrong', async () => {
+  for (const body of ['null', '[]', '"hi"', '{"messages": "hi"}', '{"messages": [{"role": "user", "content": 7}]}']) {
+    const r = await fetch(`${srv.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body,
+    });
+    assert.equal(r.status, 400, body);
+    const e = ((await r.json()) as { error: { message: string; type: string } }).error;
+    assert.equal(e.type, 'invalid_request_error', body);
+    assert.ok(e.message.length > 0);
+  }
+});
