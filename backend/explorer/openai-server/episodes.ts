@@ -99,6 +99,8 @@ function startsWith(a: number[], prefix: number[]): boolean {
 
 export class EpisodeBook {
   private readonly open = new Map<string, Episode>();
+  /** Named episodes whose first call is being answered (not open until it is): a second call waits. */
+  private readonly starting = new Set<string>();
   /** Ids that were rewarded or dropped, so a late reward is refused by name. */
   private readonly closed = new Map<string, 'rewarded' | 'dropped'>();
   readonly stats: EpisodeStats = { episodes: 0, rewarded: 0, dropped: 0, branches: 0, experiences: 0, expired: 0 };
@@ -158,7 +160,7 @@ export class EpisodeBook {
     const ids = req.n > 1 ? Array.from({ length: req.n }, (_, i) => `${base}-${i}`) : [base];
     const taskId = req.metadata.task_id ?? `t-${taskHash(firstUser(req.messages))}`;
     const ep = given !== undefined ? this.open.get(given) : undefined;
-    if (ep?.busy)
+    if (ep?.busy || (given !== undefined && !ep && this.starting.has(given)))
       throw new ApiError(
         409,
         `a call of episode ${given} is still being answered; wait for it`,
@@ -169,6 +171,12 @@ export class EpisodeBook {
     if (ep && req.metadata.task_id !== undefined && req.metadata.task_id !== ep.taskId)
       throw badRequest(`episode ${given} has task id ${ep.taskId}, not ${req.metadata.task_id}`, 'metadata.task_id');
     if (ep) ep.busy = true;
+    else if (given !== undefined) this.starting.add(given);
+    // The episode taken for this call is free again (its first call's id no longer reserved).
+    const free = () => {
+      if (ep) ep.busy = false;
+      else if (given !== undefined) this.starting.delete(given);
+    };
     let plan: { branch: Branch; delta: number } | { reason?: string } = {};
     return {
       episodeIds: ids,
@@ -255,13 +263,11 @@ export class EpisodeBook {
             Object.assign(e.metadata, req.metadata);
           }
         });
-        if (ep) ep.busy = false;
+        free();
       },
-      abort: () => {
-        if (ep) ep.busy = false;
-      },
+      abort: free,
       expire: () => {
-        if (ep) ep.busy = false;
+        free();
         this.stats.expired++;
       },
     };
@@ -290,6 +296,7 @@ export class EpisodeBook {
     if (c === 'rewarded') return 'already rewarded';
     if (c === 'dropped') return 'unknown episode id (dropped: no reward within the reward timeout)';
     const ep = this.open.get(id);
+    if (!ep && this.starting.has(id)) return 'a call of this episode is still being answered';
     if (!ep) return 'unknown episode id';
     if (ep.busy) return 'a call of this episode is still being answered';
     return undefined;

@@ -221,3 +221,41 @@ test('bodies that are JSON but not a request object get 400 naming what is wrong
     assert.ok(e.message.length > 0);
   }
 });
+
+test('a second call of an episode still being answered gets 409 episode_busy (its first call too), and its reward waits; n over 128 is refused', async () => {
+  // The first call of a new episode: the episode exists only once it is answered, yet is taken.
+  const h0 = model.holdNext();
+  const opening = client.chat.completions.create(ask('ep-new'));
+  await h0.entered;
+  await assert.rejects(
+    hastyClient.chat.completions.create(ask('ep-new')),
+    (e: unknown) => e instanceof OpenAI.ConflictError && e.code === 'episode_busy',
+  );
+  const r0 = (await hastyClient.post('/rft/rewards', {
+    body: { rewards: [{ episode_id: 'ep-new', reward: 1 }] },
+  })) as { results: { reason?: string }[] };
+  assert.equal(r0.results[0]!.reason, 'a call of this episode is still being answered');
+  h0.go();
+  await opening;
+  assert.equal(book.get('ep-new')!.branches.length, 1);
+  // A later call of the open episode.
+  const h = model.holdNext();
+  const first = client.chat.completions.create(ask('ep-new', 'Another question.'));
+  await h.entered;
+  // The concurrent limit is 1 on srv: the second call goes through the other server, same episodes.
+  await assert.rejects(
+    hastyClient.chat.completions.create(ask('ep-new')),
+    (e: unknown) => e instanceof OpenAI.ConflictError && e.code === 'episode_busy',
+  );
+  const r = (await hastyClient.post('/rft/rewards', {
+    body: { rewards: [{ episode_id: 'ep-new', reward: 1 }] },
+  })) as { results: { reason?: string }[] };
+  assert.equal(r.results[0]!.reason, 'a call of this episode is still being answered');
+  h.go();
+  await first;
+  assert.equal(book.get('ep-new')!.branches.length, 2, 'the refused calls left no trace');
+  await assert.rejects(
+    client.chat.completions.create({ ...ask(), n: 129 }),
+    (e: unknown) => e instanceof OpenAI.BadRequestError && e.param === 'n',
+  );
+});

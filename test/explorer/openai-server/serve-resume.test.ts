@@ -168,6 +168,11 @@ async function stopResumeFinish(placement: 'memory' | 'checkpoint'): Promise<voi
       q2.every((e) => e.advantages?.some((x) => x !== 0)),
       'one group: rewards 1 and 0',
     );
+  } catch (e) {
+    // The process logs say why (a placement checkpoint run's explorer and trainer log there).
+    const logs = ['explorer', 'trainer'].map((n) => join(runDir, 'logs', `${n}.log`)).filter((f) => existsSync(f));
+    const tail = logs.map((f) => `${f}:\n${readFileSync(f, 'utf8').split('\n').slice(-30).join('\n')}`);
+    throw new Error(`${(e as Error).message}\n${tail.join('\n')}`, { cause: e });
   } finally {
     first.child.kill();
   }
