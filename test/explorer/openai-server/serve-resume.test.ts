@@ -33,6 +33,8 @@ buffer: { storage: sqlite }
 serve: { limits: { max_tokens: 4 }, reward_timeout_seconds: 3600 }
 `;
 
+let outs: (() => string)[] = [];
+
 interface Proc {
   child: ChildProcess;
   out: () => string;
@@ -40,10 +42,15 @@ interface Proc {
 }
 
 function rft(args: string[]): Proc {
-  const child = spawn(process.execPath, [...cliCommand(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Info-level logs: the process logs a failure shows (the test runner sets warn).
+  const child = spawn(process.execPath, [...cliCommand(), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RFT_LOG_LEVEL: 'info' },
+  });
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b));
   child.stderr!.on('data', (b: Buffer) => (out += b));
+  outs.push(() => out);
   return { child, out: () => out, exit: new Promise((r) => child.once('exit', (code) => r(code))) };
 }
 
@@ -118,6 +125,7 @@ async function stopResumeFinish(placement: 'memory' | 'checkpoint'): Promise<voi
   writeFileSync(join(dir, 'config.yaml'), config(placement));
   const ws = join(dir, 'ws');
   const runDir = join(ws, '.rft', 'runs', 'sr');
+  outs = [];
   const first = rft(['run', join(dir, 'config.yaml'), '--workspace', ws, '--run-id', 'sr', '--quiet']);
   try {
     let client = await ready(runDir, first);
@@ -172,7 +180,8 @@ async function stopResumeFinish(placement: 'memory' | 'checkpoint'): Promise<voi
     // The process logs say why (a placement checkpoint run's explorer and trainer log there).
     const logs = ['explorer', 'trainer'].map((n) => join(runDir, 'logs', `${n}.log`)).filter((f) => existsSync(f));
     const tail = logs.map((f) => `${f}:\n${readFileSync(f, 'utf8').split('\n').slice(-30).join('\n')}`);
-    throw new Error(`${(e as Error).message}\n${tail.join('\n')}`, { cause: e });
+    const runs = outs.map((o) => o().split('\n').slice(-40).join('\n'));
+    throw new Error(`${(e as Error).stack}\n${tail.join('\n')}\n${runs.join('\n----\n')}`, { cause: e });
   } finally {
     first.child.kill();
   }
