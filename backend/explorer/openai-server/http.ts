@@ -12,6 +12,9 @@ import { postRewards } from './rewards.js';
 import type { RewardFn } from '../workflow.js';
 import { handleGet, handlePost, sendError, type RouteContext } from './routes.js';
 
+/** How long an idle keep-alive connection is kept (well past the clients' own idle timeouts). */
+const KEEP_ALIVE_MS = 65_000;
+
 export interface OpenAIServerOptions {
   gate: PolicyGate;
   token: string;
@@ -161,6 +164,12 @@ export async function startOpenAIServer(o: OpenAIServerOptions): Promise<OpenAIS
       if (!res.writableEnded && res.headersSent) res.end();
     });
   });
+  // A client reuses an idle connection until its own idle timeout (undici 4 s, httpx 5 s), so the
+  // server keeps idle ones longer and never closes one a client is sending on. With Node's 5 s, a
+  // busy event loop (a weight switch loading a checkpoint) let that timer fire first and the
+  // client's request met a closed connection.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());

@@ -259,3 +259,30 @@ test('a second call of an episode still being answered gets 409 episode_busy (it
     (e: unknown) => e instanceof OpenAI.BadRequestError && e.param === 'n',
   );
 });
+
+test('an idle keep-alive connection survives a busy event loop (a weight switch loading a checkpoint): the request sent on it is answered', async () => {
+  const { connect } = await import('node:net');
+  const u = new URL(srv.baseURL);
+  const sock = connect(Number(u.port), u.hostname);
+  await new Promise((r) => sock.once('connect', r));
+  let got = '';
+  sock.on('data', (b: Buffer) => (got += b.toString('utf8')));
+  // A reset connection is what the assertion below reports, not an error event.
+  sock.on('error', () => undefined);
+  const closed = new Promise<void>((r) => sock.once('close', () => r()));
+  const get = `GET /v1/models HTTP/1.1\r\nhost: ${u.host}\r\nauthorization: Bearer ${TOKEN}\r\n\r\n`;
+  const answers = () => got.split('HTTP/1.1 200').length - 1;
+  sock.write(get);
+  while (answers() < 1) await new Promise((r) => setTimeout(r, 10));
+  // The client sends on the idle connection, then this process (the server's) is busy for 6 s, past
+  // Node's default keep-alive timeout of 5 s.
+  sock.write(get);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 6000);
+  const answered = new Promise<void>((r) => {
+    const check = () => (answers() >= 2 ? r() : setTimeout(check, 10));
+    check();
+  });
+  await Promise.race([answered, closed]);
+  assert.equal(answers(), 2, `the second request met a closed connection:\n${got}`);
+  sock.destroy();
+});
