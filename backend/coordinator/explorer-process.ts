@@ -18,6 +18,7 @@ import { exploreNeed } from './stage-batch.js';
 import { requiredVersion, syncOffset } from './sync-plan.js';
 import { trainerStarved } from './trainer-starved.js';
 import { openExplorerHalf, type ExplorerHalf } from './explorer-half.js';
+import { serveProcess } from './placement/serve-process.js';
 
 const log = logger('explorer-process');
 
@@ -37,6 +38,8 @@ export async function explorerProcess(
   let pool: SyncedRolloutModel | undefined;
   let half: ExplorerHalf | undefined;
   try {
+    // Mode serve: the callers are the tasks; this process answers them with the newest checkpoint.
+    if (cfg.mode === 'serve') return await serveProcess(ctx, signal);
     const start = await db.getState<{ version: number }>(runId, `stage_start:${a.stage}`);
     if (!start)
       throw new Error(

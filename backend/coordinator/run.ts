@@ -100,10 +100,11 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
     const placement: PlacementEntry =
       cfg.mode === 'explore' || cfg.mode === 'bench'
         ? executeWithoutTrainer
-        : cfg.mode === 'serve'
-          ? executeServe
-          : cfg.placement === 'checkpoint'
-            ? executeProcesses
+        : cfg.placement === 'checkpoint'
+          ? // Mode serve too: its explorer process serves (placement/serve-process.ts).
+            executeProcesses
+          : cfg.mode === 'serve'
+            ? executeServe
             : executeInProcess;
     const summary = await placement({
       opts,

@@ -15,6 +15,7 @@ import { RunRegistry } from '../buffer/runs.js';
 import { makeSampler } from '../buffer/sampler/index.js';
 import { acquireComponentLock, exitWithParent, openProcessContext, type ProcessArgs } from './process-context.js';
 import { openStage, trainStage } from './run-loop.js';
+import { servedStageConfig } from '../core/config-serve.js';
 
 const log = logger('trainer-process');
 
@@ -46,7 +47,7 @@ export async function trainerProcess(a: ProcessArgs, signal: AbortSignal): Promi
     // The reference is the policy as it entered the stage: the stage-start checkpoint, never pruned.
     const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
     const parts = await openStage(
-      cfg,
+      servedStageConfig(cfg),
       stage,
       model,
       tok,
@@ -73,6 +74,8 @@ export async function trainerProcess(a: ProcessArgs, signal: AbortSignal): Promi
         sampler: makeSampler(db, parts.samplerConfig),
         syncInterval: cfg.synchronizer.sync_interval,
         signal,
+        // Mode serve: the batch comes when the callers reward episodes, however long that takes.
+        ...(cfg.mode === 'serve' ? { sampleTimeoutMs: Number.POSITIVE_INFINITY } : {}),
         onState: (s, d) => ctx.setState('trainer', s, d),
         publishWeights: async (version, sStep, done) => {
           const dir = join(ctx.runDir, 'checkpoints', `v${version}`);

@@ -30,8 +30,6 @@ export const serveSection = z
   })
   .strict();
 
-export type ServeConfig = z.infer<typeof serveSection>;
-
 const set = (v: unknown, dflt?: unknown): boolean => v !== undefined && JSON.stringify(v) !== JSON.stringify(dflt);
 
 /** Fields a serve run does not read, and a serve section outside mode serve. */
@@ -45,11 +43,6 @@ export function serveUnread(c: RunConfigFields): ConfigIssue[] {
   const s = c.serve;
   if (s && s.host !== '127.0.0.1' && s.host !== 'localhost' && s.host !== '::1' && !s.allow_remote)
     add('serve.host', `${s.host} exposes the policy beyond this machine: set serve.allow_remote: true to mean it`);
-  if (c.placement !== 'memory')
-    add(
-      'placement',
-      "mode serve runs with placement: memory (the served policy is the trainer's model in this process); give placement: memory",
-    );
   const why = 'not read in mode serve (each request gives its own sampling; the callers are the tasks)';
   const e = c.explorer;
   if (set(e.tasks_per_step, 8)) add('explorer.tasks_per_step', why);
@@ -65,4 +58,13 @@ export function serveUnread(c: RunConfigFields): ConfigIssue[] {
   if (c.experts) add('experts', 'not read in mode serve (it trains on served episodes)');
   if (c.stages) add('stages', 'not read in mode serve (one stage: the top-level algorithm and trainer.steps)');
   return out;
+}
+
+/**
+ * The config a serve run's trainer reads, in every placement: a served "explore step" is one task's
+ * group (explorer.repeat_times episodes), so the batch is sized against that, not tasks_per_step
+ * (which a serve run does not read).
+ */
+export function servedStageConfig<C extends { mode: string; explorer: { tasks_per_step: number } }>(cfg: C): C {
+  return cfg.mode === 'serve' ? { ...cfg, explorer: { ...cfg.explorer, tasks_per_step: 1 } } : cfg;
 }

@@ -32,6 +32,9 @@ import type { S3StoreSpec } from './weights-store.js';
 export function checkDistributedConfig(cfg: RunConfig): string | null {
   if (cfg.mode === 'explore' || cfg.mode === 'bench')
     return `mode: ${cfg.mode} has no trainer; run it with \`rft run\``;
+  // Its explorers lease jobs planned from the taskset; a serve run's tasks are its callers' requests.
+  if (cfg.mode === 'serve')
+    return 'mode: serve runs with `rft run` and placement: memory or placement: checkpoint; a distributed run (rft coordinator) cannot serve yet';
   // Copied into the local run's buffer at its start (coordinator/train-from.ts); the distributed setup does not.
   if (cfg.buffer.train_from)
     return "buffer.train_from: a distributed run does not copy another run's buffer; import it first (rft buffer export, then rft buffer import into the run's database) or train with `rft run`";

@@ -1,7 +1,7 @@
 // Rewarded episodes into the run's buffer. With a group advantage (GRPO, RLOO, ...) an episode waits
 // for `groupSize` rewarded episodes of its task (metadata.task_id), whose advantages are computed
 // together, as the explorer does for the `repeat_times` samples of a task; other algorithms'
-// experiences are written at once.
+// experiences are written at once. The rows waiting are kept across a stop (serve-endpoint.ts).
 import type { Experience } from '../../core/types.js';
 import { groupAdvantages, pipelineComputesAdvantages } from '../../trainer/resolve-algorithm.js';
 
@@ -15,6 +15,15 @@ export class GroupSink {
       write: (exps: Experience[]) => Promise<void>;
     },
   ) {}
+
+  /** The rows waiting for their group (rewarded, not yet written), kept across a stop and resume. */
+  snapshot(): [string, Experience[]][] {
+    return [...this.waiting];
+  }
+
+  restore(groups: [string, Experience[]][]): void {
+    for (const [task, g] of groups) this.waiting.set(task, [...(this.waiting.get(task) ?? []), ...g]);
+  }
 
   /** Rows waiting for the rest of their group. */
   get pending(): number {

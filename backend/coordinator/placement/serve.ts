@@ -1,46 +1,41 @@
 // Mode serve (issue 43), placement memory: the run's policy answers an OpenAI-compatible endpoint
-// (explorer/openai-server/) instead of sampling a taskset; the calls its callers reward become the
+// (serve-endpoint.ts) instead of sampling a taskset; the calls its callers reward become the
 // experiences the trainer trains on, one step per batch, and each new version is served from the
 // next request on (requests are held while a step changes the weights, so none mixes versions).
-import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+// A stopped run resumes (`rft resume`) from its newest checkpoint with its episodes' state.
+// Placement checkpoint serves from the explorer process instead (serve-process.ts).
 import { join } from 'node:path';
-import { InputError } from '../../core/errors.js';
-import { logger } from '../../core/log.js';
 import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
 import { makeSampler } from '../../buffer/sampler/index.js';
-import { saveTokenizer } from '../../model/tokenizer/index.js';
+import { loadCheckpoint } from '../../model/checkpoint.js';
+import { frozenOutsideHeap } from '../../model/external-weights.js';
+import { loadTokenizer, saveTokenizer } from '../../model/tokenizer/index.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
 import type { Transformer } from '../../model/transformer.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
-import { resolveReward } from '../../explorer/reward-resolve.js';
-import { EpisodeBook } from '../../explorer/openai-server/episodes.js';
-import { GroupSink } from './serve-groups.js';
-import { startOpenAIServer, type OpenAIServer } from '../../explorer/openai-server/http.js';
 import { PolicyGate } from '../../explorer/openai-server/policy.js';
-import { serveSection, type ServeConfig } from '../../core/config-serve.js';
+import { servedStageConfig } from '../../core/config-serve.js';
 import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { openStage, runStages, trainStage, type Placement } from '../run-loop.js';
 import type { RunSummary } from '../run-types.js';
 import { evalOptions } from '../setup/explorer.js';
 import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
-import { publishCheckpoint } from '../setup/run-data.js';
+import { publishCheckpoint, stageCheckpointMeta } from '../setup/run-data.js';
 import { loadTasks, type TaskPools } from '../setup/tasks.js';
 import type { Stage } from '../setup/trainer.js';
 import { runRecord, type PlacementContext } from './entry.js';
+import { openServeEndpoint, type ServeEndpoint } from './serve-endpoint.js';
 
-const log = logger('serve');
-/** How often the buffer is looked at for a batch, and unrewarded episodes for the timeout. */
+/** How often the buffer is looked at for a batch. */
 const POLL_MS = 200;
 
 export async function executeServe(c: PlacementContext): Promise<RunSummary> {
-  const { cfg, runDir, dbPath } = c;
-  if (c.resumeFrom) throw new InputError('a serve run cannot be resumed yet: start a new one from its checkpoint');
+  const { cfg, runDir, dbPath, resumeFrom } = c;
   // The taskset gives the eval set (base and final accuracy); the callers' calls are the training tasks.
   const pools = await loadTasks(cfg);
-  const tok = makeTokenizer(cfg, tokenizerTexts(pools));
-  saveTokenizer(tok, runDir);
+  const tok = resumeFrom ? loadTokenizer(runDir) : makeTokenizer(cfg, tokenizerTexts(pools));
+  if (!resumeFrom) saveTokenizer(tok, runDir);
   const store = await openStore(cfg.buffer.storage === 'sqlite' ? dbPath : cfg.buffer.storage);
   const run = new ServeRun(c, pools, tok, store);
   try {
@@ -58,14 +53,11 @@ class ServeRun implements Placement {
   private model!: Transformer;
   private rollout!: LocalRolloutModel;
   private gate!: PolicyGate;
-  private book!: EpisodeBook;
-  private server?: OpenAIServer;
-  private sweeper?: NodeJS.Timeout;
-  private version = 0;
-  private stageIndex = 0;
-  private baseAcc: number | undefined;
+  private endpoint?: ServeEndpoint;
+  private version: number;
+  private stageIndex: number;
+  private stageStep: number;
   private algorithm: { name: string; params: Record<string, unknown> };
-  private readonly serve: ServeConfig;
 
   constructor(
     private readonly c: PlacementContext,
@@ -74,90 +66,56 @@ class ServeRun implements Placement {
     private readonly store: ExperienceStore,
   ) {
     this.algorithm = c.cfg.algorithm;
-    this.serve = serveSection.parse(c.cfg.serve ?? {});
+    const meta = c.resumeFrom?.meta;
+    this.version = meta?.version ?? 0;
+    this.stageIndex = typeof meta?.stage_index === 'number' ? meta.stage_index : 0;
+    this.stageStep = typeof meta?.stage_step === 'number' ? meta.stage_step : 0;
   }
 
   /** For the report (the episode counts are in metrics.jsonl's `serve` records). */
   extra(): Record<string, string> {
-    return { serve_url: this.server?.baseURL ?? '' };
-  }
-
-  private token(): { token: string; file: string } {
-    const f = this.serve.token_file;
-    if (f) {
-      const token = readFileSync(f, 'utf8').trim();
-      if (!token) throw new InputError('the token file is empty', { file: f, field: 'serve.token_file' });
-      return { token, file: f };
-    }
-    const file = join(this.c.runDir, 'serve-token');
-    const token = randomBytes(24).toString('base64url');
-    writeFileSync(file, `${token}\n`, { mode: 0o600 });
-    return { token, file };
+    return { serve_url: this.endpoint?.server.baseURL ?? '' };
   }
 
   async open(): Promise<void> {
-    const { cfg, runId, metrics } = this.c;
-    this.model = initialModel(cfg, this.tok, this.pools.eval);
+    const { cfg, runId, runDir, metrics, resumeFrom } = this.c;
+    // A resumed run serves its newest weights (LoRA: the frozen base outside the heap, as at the start).
+    this.model = resumeFrom
+      ? loadCheckpoint(resumeFrom.dir, { external: frozenOutsideHeap(cfg.model.lora) }).model
+      : initialModel(cfg, this.tok, this.pools.eval);
     this.rollout = new LocalRolloutModel(this.model, this.tok, this.version);
     this.gate = new PolicyGate({ model: this.rollout, transformer: this.model }, cfg.name);
-    const sink = new GroupSink({
-      groupSize: cfg.explorer.repeat_times,
-      algorithm: () => this.algorithm,
-      write: async (exps) => {
-        await this.store.appendExperiences(exps);
-      },
-    });
-    this.book = new EpisodeBook({
+    this.endpoint = await openServeEndpoint({
+      cfg,
       runId,
-      sink: (exps) => sink.add(exps),
-      rewardTimeoutMs: this.serve.reward_timeout_seconds * 1000,
-    });
-    const { token, file } = this.token();
-    const l = this.serve.limits;
-    this.server = await startOpenAIServer({
+      runDir,
+      store: this.store,
+      metrics,
       gate: this.gate,
-      token,
-      host: this.serve.host,
-      port: this.serve.port,
-      limits: {
-        maxBodyBytes: l.max_body_bytes,
-        maxConcurrent: l.max_concurrent,
-        maxTokens: l.max_tokens,
-        requestTimeoutMs: l.request_timeout_seconds * 1000,
-      },
-      episodes: this.book,
-      rewardFn: cfg.workflow.reward ? resolveReward(cfg.workflow.reward) : undefined,
+      algorithm: () => this.algorithm,
     });
-    this.sweeper = setInterval(() => {
-      const n = this.book.sweep();
-      if (n) metrics.write({ kind: 'serve', dropped: n, dropped_total: this.book.stats.dropped });
-    }, POLL_MS);
-    this.sweeper.unref();
-    writeFileSync(
-      join(this.c.runDir, 'serve.json'),
-      JSON.stringify({ base_url: this.server.baseURL, token_file: file }),
-    );
-    log.info(`serving ${cfg.name} (v${this.version}) at ${this.server.baseURL} (bearer token in ${file})`);
-    metrics.write({ kind: 'serve', base_url: this.server.baseURL });
   }
 
   async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    await this.server?.close();
+    await this.endpoint?.close();
     this.model?.dispose();
   }
 
   async nextStage(): Promise<number> {
     return this.stageIndex;
   }
+  // The start and base evaluations are kept in the buffer, so a resumed run does not repeat them.
   async startEvaluated(): Promise<boolean> {
-    return false;
+    return (await this.store.getState(this.c.runId, 'eval_start')) !== null;
+  }
+  async startEvaluation(r: { accuracy: number | null }): Promise<void> {
+    await this.store.setState(this.c.runId, 'eval_start', r.accuracy ?? 'no result');
   }
   async getBase(): Promise<number | undefined> {
-    return this.baseAcc;
+    return (await this.store.getState<number>(this.c.runId, 'base_accuracy')) ?? undefined;
   }
   async setBase(a: number): Promise<void> {
-    this.baseAcc = a;
+    await this.store.setState(this.c.runId, 'base_accuracy', a);
   }
 
   async evaluate() {
@@ -170,31 +128,32 @@ class ServeRun implements Placement {
   async finish() {
     return {
       trainerSteps: this.version,
-      exploreSteps: this.book.stats.rewarded,
+      exploreSteps: this.endpoint?.book.stats.rewarded ?? 0,
       checkpoint: join(this.c.runDir, 'checkpoints', `v${this.version}`),
     };
   }
 
   async runStage(si: number, stage: Stage): Promise<boolean> {
-    const { cfg, runId, metrics, opts, registry, runDir } = this.c;
+    const { cfg, runId, metrics, opts, registry, runDir, resumeFrom } = this.c;
     const model = this.model;
+    const book = this.endpoint!.book;
     this.algorithm = stage.algorithm;
-    // A served "explore step" is one task's group (explorer.repeat_times episodes): the batch is
-    // checked against that, not against tasks_per_step, which a serve run does not read.
-    const stageCfg = { ...cfg, explorer: { ...cfg.explorer, tasks_per_step: 1 } };
-    const parts = await openStage(stageCfg, stage, model, this.tok, this.store, runId, () => model.clone());
+    const parts = await openStage(
+      servedStageConfig(cfg),
+      stage,
+      model,
+      this.tok,
+      this.store,
+      runId,
+      () => model.clone(),
+      resumeFrom?.dir,
+    );
     const sampler = makeSampler(this.store, parts.samplerConfig);
     let release: (() => void) | undefined;
-    const checkpoint = async () => {
+    const checkpoint = async (done: boolean) => {
       const dir = join(runDir, 'checkpoints', `v${this.version}`);
-      await publishCheckpoint({
-        store: this.store,
-        runId,
-        model,
-        tok: this.tok,
-        dir,
-        meta: { version: this.version, step: this.version, stage: stage.name, stage_index: si + 1, stage_step: 0 },
-      });
+      const meta = stageCheckpointMeta(this.version, stage.name, si, this.stageStep, done);
+      await publishCheckpoint({ store: this.store, runId, model, tok: this.tok, dir, meta, critic: parts.trainer });
       await registry.addCheckpoint(runId, { version: this.version, path: dir, step: this.version });
       await registry.setLastStep(runId, this.version);
     };
@@ -210,7 +169,7 @@ class ServeRun implements Placement {
           reward: this.pools.reward,
           metrics,
           step: this.version,
-          stageStep: 0,
+          stageStep: this.stageStep,
         },
         parts,
         {
@@ -226,13 +185,14 @@ class ServeRun implements Placement {
             release = await this.gate.hold();
             return parts.batchSize;
           },
-          publishWeights: async (v, _stageStep, stageDone) => {
+          publishWeights: async (v, stageStep, stageDone) => {
             this.version = v;
+            this.stageStep = stageStep;
             this.rollout.version = v;
             release?.();
             release = undefined;
-            metrics.write({ kind: 'serve', version: v, ...this.book.stats });
-            if (stageDone) await checkpoint();
+            metrics.write({ kind: 'serve', version: v, ...book.stats });
+            if (stageDone) await checkpoint(true);
           },
         },
       );
@@ -241,7 +201,8 @@ class ServeRun implements Placement {
     }
     parts.dispose();
     if (!r.stageDone) {
-      await checkpoint();
+      // Stopped: the resume point (rft resume continues at this stage step).
+      await checkpoint(false);
       return true;
     }
     this.stageIndex = si + 1;

@@ -46,6 +46,8 @@ export interface EpisodeStats {
   dropped: number;
   branches: number;
   experiences: number;
+  /** Calls answered 504 past the request timeout: never recorded (the client never saw the reply). */
+  expired: number;
 }
 
 export interface EpisodeBookOptions {
@@ -54,6 +56,22 @@ export interface EpisodeBookOptions {
   sink: (exps: Experience[]) => Promise<void>;
   rewardTimeoutMs: number;
   now?: () => number;
+  /** Closed episode ids remembered (default CLOSED_LIMIT); the oldest are forgotten first. */
+  closedLimit?: number;
+}
+
+/**
+ * Closed (rewarded or dropped) ids kept so a late reward or call is refused by name. Bounded so a
+ * long serve run does not grow without limit (~100 bytes an id); an id forgotten past it is answered
+ * as an unknown one (a reward refused, a call starts a new episode).
+ */
+export const CLOSED_LIMIT = 100_000;
+
+/** What a serve run keeps across a stop and `rft resume` (store state `serve_episodes`). */
+export interface EpisodeBookState {
+  open: Episode[];
+  closed: [string, 'rewarded' | 'dropped'][];
+  stats: EpisodeStats;
 }
 
 /** One call of an episode, from before sampling to its answer. */
@@ -63,6 +81,8 @@ export interface EpisodeCall {
   prepare(rendered: number[], tok: Tokenizer): number[];
   finish(c: Completion): void;
   abort(): void;
+  /** The call was answered 504 (past the request timeout): its reply is not recorded, only counted. */
+  expire(): void;
 }
 
 const taskHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
@@ -79,13 +99,46 @@ function startsWith(a: number[], prefix: number[]): boolean {
 
 export class EpisodeBook {
   private readonly open = new Map<string, Episode>();
+  /** Named episodes whose first call is being answered (not open until it is): a second call waits. */
+  private readonly starting = new Set<string>();
   /** Ids that were rewarded or dropped, so a late reward is refused by name. */
   private readonly closed = new Map<string, 'rewarded' | 'dropped'>();
-  readonly stats: EpisodeStats = { episodes: 0, rewarded: 0, dropped: 0, branches: 0, experiences: 0 };
+  readonly stats: EpisodeStats = { episodes: 0, rewarded: 0, dropped: 0, branches: 0, experiences: 0, expired: 0 };
   private readonly now: () => number;
+  private readonly closedLimit: number;
 
   constructor(private readonly o: EpisodeBookOptions) {
     this.now = o.now ?? Date.now;
+    this.closedLimit = o.closedLimit ?? CLOSED_LIMIT;
+  }
+
+  /** Closed ids remembered now (at most the closed limit). */
+  get closedCount(): number {
+    return this.closed.size;
+  }
+
+  private close(id: string, how: 'rewarded' | 'dropped'): void {
+    this.closed.delete(id);
+    this.closed.set(id, how);
+    // A Map iterates in insertion order: the first key is the oldest closed.
+    while (this.closed.size > this.closedLimit) this.closed.delete(this.closed.keys().next().value!);
+  }
+
+  /** The open episodes (none busy: taken between calls), closed ids and counts, for a resume. */
+  snapshot(): EpisodeBookState {
+    return {
+      open: [...this.open.values()].map((e) => ({ ...e, busy: false })),
+      closed: [...this.closed],
+      stats: { ...this.stats },
+    };
+  }
+
+  /** Takes back what snapshot() kept (a resumed run): the episodes' reward timeouts count from now. */
+  restore(s: EpisodeBookState): void {
+    const at = this.now();
+    for (const e of s.open) this.open.set(e.id, { ...e, busy: false, lastActivity: at });
+    for (const [id, how] of s.closed) this.close(id, how);
+    Object.assign(this.stats, s.stats);
   }
 
   get(id: string): Episode | undefined {
@@ -107,7 +160,7 @@ export class EpisodeBook {
     const ids = req.n > 1 ? Array.from({ length: req.n }, (_, i) => `${base}-${i}`) : [base];
     const taskId = req.metadata.task_id ?? `t-${taskHash(firstUser(req.messages))}`;
     const ep = given !== undefined ? this.open.get(given) : undefined;
-    if (ep?.busy)
+    if (ep?.busy || (given !== undefined && !ep && this.starting.has(given)))
       throw new ApiError(
         409,
         `a call of episode ${given} is still being answered; wait for it`,
@@ -118,6 +171,12 @@ export class EpisodeBook {
     if (ep && req.metadata.task_id !== undefined && req.metadata.task_id !== ep.taskId)
       throw badRequest(`episode ${given} has task id ${ep.taskId}, not ${req.metadata.task_id}`, 'metadata.task_id');
     if (ep) ep.busy = true;
+    else if (given !== undefined) this.starting.add(given);
+    // The episode taken for this call is free again (its first call's id no longer reserved).
+    const free = () => {
+      if (ep) ep.busy = false;
+      else if (given !== undefined) this.starting.delete(given);
+    };
     let plan: { branch: Branch; delta: number } | { reason?: string } = {};
     return {
       episodeIds: ids,
@@ -204,10 +263,12 @@ export class EpisodeBook {
             Object.assign(e.metadata, req.metadata);
           }
         });
-        if (ep) ep.busy = false;
+        free();
       },
-      abort: () => {
-        if (ep) ep.busy = false;
+      abort: free,
+      expire: () => {
+        free();
+        this.stats.expired++;
       },
     };
   }
@@ -224,7 +285,7 @@ export class EpisodeBook {
       ep.busy = false;
     }
     this.open.delete(id);
-    this.closed.set(id, 'rewarded');
+    this.close(id, 'rewarded');
     this.stats.rewarded++;
     this.stats.experiences += exps.length;
   }
@@ -235,6 +296,7 @@ export class EpisodeBook {
     if (c === 'rewarded') return 'already rewarded';
     if (c === 'dropped') return 'unknown episode id (dropped: no reward within the reward timeout)';
     const ep = this.open.get(id);
+    if (!ep && this.starting.has(id)) return 'a call of this episode is still being answered';
     if (!ep) return 'unknown episode id';
     if (ep.busy) return 'a call of this episode is still being answered';
     return undefined;
@@ -247,7 +309,7 @@ export class EpisodeBook {
     for (const [id, ep] of this.open) {
       if (ep.busy || ep.lastActivity > limit) continue;
       this.open.delete(id);
-      this.closed.set(id, 'dropped');
+      this.close(id, 'dropped');
       n++;
     }
     this.stats.dropped += n;

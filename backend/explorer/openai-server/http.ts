@@ -12,6 +12,9 @@ import { postRewards } from './rewards.js';
 import type { RewardFn } from '../workflow.js';
 import { handleGet, handlePost, sendError, type RouteContext } from './routes.js';
 
+/** How long an idle keep-alive connection is kept (well past the clients' own idle timeouts). */
+const KEEP_ALIVE_MS = 65_000;
+
 export interface OpenAIServerOptions {
   gate: PolicyGate;
   token: string;
@@ -55,9 +58,15 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
       );
     const parts: Buffer[] = [];
     let size = 0;
+    let over = false;
     req.on('data', (b: Buffer) => {
+      if (over) return;
       size += b.length;
       if (size > max) {
+        // Not destroyed here: the client must get its 413 (the connection closes after it, and the
+        // rest of the body is discarded meanwhile).
+        over = true;
+        parts.length = 0;
         reject(
           new ApiError(
             413,
@@ -67,7 +76,6 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
             'request_too_large',
           ),
         );
-        req.destroy();
         return;
       }
       parts.push(b);
@@ -119,22 +127,22 @@ export async function startOpenAIServer(o: OpenAIServerOptions): Promise<OpenAIS
       } catch (e) {
         throw badRequest(`the request body is not valid JSON: ${(e as Error).message}`, null, 'invalid_json');
       }
+      const expired = new AbortController();
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new ApiError(
-                504,
-                `the request took longer than this server's limit of ${limits.requestTimeoutMs / 1000} s`,
-                'timeout_error',
-                null,
-                'request_timeout',
-              ),
+        timer = setTimeout(() => {
+          expired.abort();
+          reject(
+            new ApiError(
+              504,
+              `the request took longer than this server's limit of ${limits.requestTimeoutMs / 1000} s`,
+              'timeout_error',
+              null,
+              'request_timeout',
             ),
-          limits.requestTimeoutMs,
-        );
+          );
+        }, limits.requestTimeoutMs);
       });
-      const work = handlePost(ctx, path, body, res);
+      const work = handlePost(ctx, path, body, res, expired.signal);
       held = false;
       work.then(
         () => active--,
@@ -150,10 +158,18 @@ export async function startOpenAIServer(o: OpenAIServerOptions): Promise<OpenAIS
     handle(req, res).catch((e: unknown) => {
       const err =
         e instanceof ApiError ? e : new ApiError(500, `internal error: ${(e as Error).message}`, 'server_error');
+      // A body refused part-way: the connection ends after the answer rather than reading the rest.
+      if (err.status === 413 && !res.headersSent) res.setHeader('connection', 'close');
       sendError(res, err);
       if (!res.writableEnded && res.headersSent) res.end();
     });
   });
+  // A client reuses an idle connection until its own idle timeout (undici 4 s, httpx 5 s), so the
+  // server keeps idle ones longer and never closes one a client is sending on. With Node's 5 s, a
+  // busy event loop (a weight switch loading a checkpoint) let that timer fire first and the
+  // client's request met a closed connection.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 0, o.host ?? '127.0.0.1', () => resolve());

@@ -53,8 +53,14 @@ export function handleGet(ctx: RouteContext, path: string, res: ServerResponse):
   sendError(res, new ApiError(404, `no route GET ${path}`, 'invalid_request_error', null, 'not_found'));
 }
 
-/** Answers a POST with its parsed JSON body. */
-export async function handlePost(ctx: RouteContext, path: string, body: unknown, res: ServerResponse): Promise<void> {
+/** Answers a POST with its parsed JSON body; EXPIRED aborts once the client was answered 504. */
+export async function handlePost(
+  ctx: RouteContext,
+  path: string,
+  body: unknown,
+  res: ServerResponse,
+  expired?: AbortSignal,
+): Promise<void> {
   const extra = ctx.extra?.[path];
   if (extra) return sendJson(res, 200, await extra(body));
   if (path !== '/v1/chat/completions')
@@ -99,6 +105,9 @@ export async function handlePost(ctx: RouteContext, path: string, body: unknown,
     if (stream) return stream.fail(err.body());
     throw err;
   }
+  // Past the request timeout the client got a 504, never this reply: recording it would train on a
+  // turn no caller saw (and rewards for that episode would judge another transcript).
+  if (expired?.aborted) return call?.expire();
   call?.finish(c);
   if (stream) {
     stream.finish(c);

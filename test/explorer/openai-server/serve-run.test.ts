@@ -1,7 +1,7 @@
 // `mode: serve` end to end: `runJob` serves the run's policy, the real `openai` client plays the
 // agent (two calls per episode, rewards posted), the trainer trains a step per batch of rewarded
 // episodes, and the served version moves (system_fingerprint v0 -> v1 -> v2) with no request failing.
-// The config's serve section is read only in mode serve, and mode serve only with placement memory.
+// The config's serve section is read only in mode serve; a distributed run refuses mode serve.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { parse as parseYaml } from 'yaml';
 import { validateRunConfig } from '../../../backend/core/config.js';
+import { checkDistributedConfig } from '../../../backend/coordinator/distributed/setup.js';
 import { loadRunConfig } from '../../../backend/coordinator/load-config.js';
 import { runJob } from '../../../backend/coordinator/run.js';
 import { openStore } from '../../../backend/buffer/storage/index.js';
@@ -168,7 +169,7 @@ test('a stop (rft stop: the run signal) ends a serve run waiting for rewards, wi
   await assert.rejects(client.models.list(), OpenAI.APIConnectionError);
 });
 
-test('the serve section is read in mode serve only, and mode serve runs with placement memory', () => {
+test('the serve section is read in mode serve only; mode serve runs with placement memory or checkpoint, not distributed', () => {
   const cfg = parseYaml(CONFIG);
   assert.equal(validateRunConfig(cfg).issues.length, 0, JSON.stringify(validateRunConfig(cfg).issues));
   const both = validateRunConfig({ ...cfg, mode: 'both' }).issues;
@@ -176,10 +177,11 @@ test('the serve section is read in mode serve only, and mode serve runs with pla
     both.some((i) => i.path === 'serve' && /read in mode serve only/.test(i.message)),
     JSON.stringify(both),
   );
-  const ck = validateRunConfig({ ...cfg, placement: 'checkpoint' }).issues;
-  assert.ok(
-    ck.some((i) => i.path === 'placement' && /placement: memory/.test(i.message)),
-    JSON.stringify(ck),
+  const ck = validateRunConfig({ ...cfg, placement: 'checkpoint' });
+  assert.equal(ck.issues.length, 0, JSON.stringify(ck.issues));
+  assert.match(
+    checkDistributedConfig(ck.config!) ?? '',
+    /mode: serve runs with `rft run` and placement: memory or placement: checkpoint/,
   );
   const remote = validateRunConfig({ ...cfg, serve: { host: '0.0.0.0' } }).issues;
   assert.ok(remote.some((i) => i.path === 'serve.host' && /allow_remote/.test(i.message)));
