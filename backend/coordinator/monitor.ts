@@ -22,7 +22,7 @@ export function runWarnings(recs: MetricRecord[]): RunWarning[] {
     .filter(
       (x) =>
         x.kind === 'warning' &&
-        (x.code === 'policy_collapse' || x.code === 'eval_no_result') &&
+        (x.code === 'policy_collapse' || x.code === 'eval_no_result' || x.code === 'run_stalled') &&
         typeof x.message === 'string' &&
         typeof x.step === 'number',
     )

@@ -10,12 +10,8 @@ import { InputError } from '../core/errors.js';
 import type { RunConfig } from '../core/config.js';
 import type { Task } from '../core/types.js';
 import { logger } from '../core/log.js';
-import {
-  PRETRAINED_FULL_DEFAULTS,
-  PRETRAINED_LORA_DEFAULTS,
-  resolveTrainerSettings,
-  widthScaledLr,
-} from '../core/trainer-defaults.js';
+import { resolveTrainerSettings } from '../core/trainer-defaults.js';
+import { readCheckpointMeta } from '../model/checkpoint-meta.js';
 import { Transformer } from '../model/transformer.js';
 import { join } from 'node:path';
 import { CRITIC_DIR, loadCritic } from '../model/checkpoint.js';
@@ -32,7 +28,7 @@ import { runTrainerLoop, type TrainerLoopResult } from '../trainer/step-loop.js'
 import type { ComponentState } from '../core/component-state.js';
 import { describeAccuracy, evaluate, type EvalResult } from './evaluate.js';
 import { runSeconds, runWarnings, writeReport, type MetricsLog } from './monitor.js';
-import { CollapseGuard } from '../trainer/collapse-guard.js';
+import { stageGuards } from './stage-guards.js';
 import type { RunSummary } from './run-types.js';
 import { describeRunModel } from '../model/run-model.js';
 import { configuredBatch, exploreRows } from './stage-batch.js';
@@ -97,15 +93,10 @@ export async function openStage(
   const objective = makeObjective(stage.algorithm.name, stage.algorithm.params);
   const ref = objective.needsReference ? (model.lora ? model.base() : reference()) : undefined;
   const critic = objective.needsCritic ? stageCritic(cfg, model, criticFrom) : undefined;
-  const trainer = new Trainer(
-    model,
-    objective,
-    trainerOptions(cfg, stage, tok.padId, model.config.dModel),
-    ref,
-    critic,
-  );
+  const trainer = new Trainer(model, objective, trainerOptions(cfg, stage, tok.padId), ref, critic);
   // Which lr the stage trains with and why (a pretrained checkpoint's defaults are not a preset's).
-  log.info(`trainer, stage ${stage.name}: ${resolveTrainerSettings(cfg, stage.lr, model.config.dModel).line}`);
+  log.info(`trainer, stage ${stage.name}: ${resolveTrainerSettings(cfg, stage.lr).line}`);
+  if (criticFrom) continueLrAuto(trainer, criticFrom, stage.name);
   const explores = stageExplores(stage);
   const sCfg0 = samplerConfig(stage.algorithm.name, stage.algorithm.params, cfg, runId);
   // buffer.train_from: the rows come from another run's weights; its min_version (applied when they
@@ -143,6 +134,18 @@ export async function openStage(
       critic?.dispose();
     },
   };
+}
+
+/**
+ * A stage resumed in the middle (its checkpoint's stage, not yet done) continues `lr: auto` at the lr
+ * it had reached (rft.json `lr_auto`); a new stage starts the controller afresh.
+ */
+function continueLrAuto(trainer: Trainer, from: string, stage: string): void {
+  const meta = readCheckpointMeta(from);
+  const saved = meta.lr_auto as { lr: number; ramping?: boolean } | undefined;
+  if (!saved || !trainer.lrState() || meta.stage !== stage || !(Number(meta.stage_step) > 0)) return;
+  trainer.restoreLrState(saved);
+  log.info(`lr auto: continued at ${saved.lr.toExponential(2)} from ${from}`);
 }
 
 /** The stage's critic: the one saved in `from` (a checkpoint folder), else a fresh value head model. */
@@ -214,7 +217,7 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
   const { cfg, stage, metrics } = r;
   const every = cfg.monitor.eval_every;
   const sink = t.onMetrics ?? ((x: Record<string, unknown>) => metrics.write(x));
-  const guard = collapseGuard(cfg, stage, metrics, r.model.config.dModel);
+  const guard = stageGuards(cfg, stage, metrics, sink);
   return runTrainerLoop({
     trainer: parts.trainer,
     sampler: t.sampler,
@@ -244,12 +247,8 @@ export function trainStage(r: StageRun, parts: StageParts, t: StageTransport): P
         : undefined,
     onMetrics: (rec) => {
       sink({ stage: stage.name, ...rec });
-      // A collapsing policy is said once per stage, in the log and as a `warning` record (summary, report, dashboard).
-      const w = rec.kind === 'train' ? guard.observe({ stage: stage.name, ...rec }) : undefined;
-      if (w) {
-        log.warn(w.message);
-        sink({ kind: 'warning', ...w });
-      }
+      // A collapsing or stalled run is said once per stage, in the log and as a `warning` record (summary, report, dashboard).
+      guard({ stage: stage.name, ...rec });
     },
     onState: t.onState,
     publish: (v, sStep, done) => t.publishWeights(v, sStep, done),
@@ -273,22 +272,6 @@ function noteEval(metrics: Pick<MetricsLog, 'write'>, r: EvalResult, what: strin
     values: { infra_failures: r.infra_failures },
   });
 }
-
-/** The stage's collapse guard, started from the stage's earlier records (a resumed stage). */
-function collapseGuard(cfg: RunConfig, stage: Stage, metrics: MetricsLog, hidden: number): CollapseGuard {
-  const t = resolveTrainerSettings(cfg, stage.lr, hidden);
-  const source =
-    stage.lr !== undefined
-      ? `stages[].lr of ${stage.name}`
-      : t.defaulted.includes('lr')
-        ? `the default of a ${t.kind === 'scratch' ? 'model trained from scratch' : t.kind === 'pretrained-lora' ? 'pretrained checkpoint with LoRA' : 'pretrained checkpoint'}`
-        : 'trainer.lr';
-  const advice = `lower ${stage.lr !== undefined ? `the stage's lr` : 'trainer.lr'} (the defaults for a pretrained model of hidden size ${hidden}: ${fmtLr(widthScaledLr(PRETRAINED_FULL_DEFAULTS.lr, hidden))} full fine-tuning, ${fmtLr(widthScaledLr(PRETRAINED_LORA_DEFAULTS.lr, hidden))} LoRA)`;
-  const history = metrics.read().filter((x) => x.stage === stage.name && (x.kind === 'train' || x.kind === 'warning'));
-  return new CollapseGuard({ stage: stage.name, lr: t.lr, lrSource: source, advice }, history);
-}
-
-const fmtLr = (x: number): string => x.toExponential().replace(/\.?0+e/, 'e');
 
 /** The placement's side of the stage iteration: where the run stands, where stages and evaluations run. */
 export interface Placement {

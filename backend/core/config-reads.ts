@@ -41,6 +41,11 @@ export function unreadByRun(c: RunConfigFields): ConfigIssue[] {
   }
   if (explorer.endpoint && !local)
     add('explorer.endpoint', `read in modes explore and bench only; in mode ${mode} the model being trained rolls out`);
+  if (c.trainer.lr_auto && !readsLrAuto(c))
+    add(
+      'trainer.lr_auto',
+      "read only where a stage's lr is auto (trainer.lr: auto, a stage's lr: auto, or trainer.lr unset with model.checkpoint)",
+    );
   if (local) withoutTrainer(c, mode, add);
   else if ((c.stages?.map((s) => s.mode) ?? [mode]).every((m) => m === 'train')) trainsOnly(c, add);
   // Partial rollouts cut training rollouts: nothing explores for training in modes train and bench.
@@ -83,6 +88,13 @@ function trainsOnly(c: RunConfigFields, add: Add): void {
   if (set(sampling.top_p, 1)) add('explorer.sampling.top_p', `not read (${why})`);
   if (set(c.taskset.selector, 'shuffle')) add('taskset.selector', `not read (${why}: no task is picked)`);
   synthesizeSteps(c).forEach((k) => add(`taskset.pipeline[${k}]`, `not read (${why}: no task is synthesized)`));
+}
+
+/** Whether any stage trains with `lr: auto` (its own lr, else trainer.lr, else the default of its model). */
+function readsLrAuto(c: RunConfigFields): boolean {
+  const dflt = c.model.checkpoint ? 'auto' : 1e-3;
+  const lrs = c.stages ? c.stages.map((s) => s.lr ?? c.trainer.lr ?? dflt) : [c.trainer.lr ?? dflt];
+  return lrs.includes('auto');
 }
 
 const synthesizeSteps = (c: RunConfigFields): number[] =>

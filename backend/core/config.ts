@@ -175,6 +175,11 @@ const algorithm = z
   .strict()
   .default({});
 
+/** A learning rate: a positive number, or `auto` (set from each update's KL, trainer/adaptive-lr.ts). */
+const lrField = z.union([z.number().positive(), z.literal('auto')], {
+  errorMap: () => ({ message: "expected a positive number or 'auto'" }),
+});
+
 const stage = z
   .object({
     name: z.string(),
@@ -184,7 +189,8 @@ const stage = z
     /** Or a wall-clock budget for the stage. */
     wall_seconds: z.number().positive().optional(),
     mode: z.enum(['both', 'explore', 'train']).default('both'),
-    lr: z.number().positive().optional(),
+    /** The stage's own lr: a positive number, or `auto` (see trainer.lr). */
+    lr: lrField.optional(),
     /** Learning-rate decay over the stage (default trainer.lr_decay); see trainer.lr_decay. */
     lr_decay: z.enum(['constant', 'cosine', 'linear']).optional(),
     min_lr_ratio: z.number().min(0).max(1).optional(),
@@ -385,11 +391,33 @@ const runConfigObject = z
         /** Rows per micro-batch (gradients accumulate over the batch); 0 = the whole batch at once. Unset: the trainer sizes it from the model and the wasm heap, and logs its choice. */
         micro_batch_size: z.number().int().min(0).optional(),
         /**
-         * Unset: 1e-3 for a built-in size trained from scratch; from model.checkpoint (a pretrained model)
-         * 1e-5 for full fine-tuning, 1e-4 with model.lora (core/trainer-defaults.ts; the run's log says which).
+         * A positive number, or `auto`: the lr is moved every step to keep the policy change of each
+         * update (its KL per token) in a band (trainer/adaptive-lr.ts). Unset: 1e-3 for a built-in size
+         * trained from scratch; `auto` from model.checkpoint, full or LoRA (core/trainer-defaults.ts; the
+         * run's log says which).
          */
-        lr: z.number().positive().optional(),
-        /** Steps of linear warm-up. Unset: 0 from scratch, 5 from model.checkpoint. */
+        lr: lrField.optional(),
+        /**
+         * `lr: auto`'s controller (unset fields: core/trainer-defaults.ts): the update KL per token it
+         * keeps each step near (band [target_kl/2, 2 target_kl]), its first lr and its bounds.
+         */
+        lr_auto: z
+          .object({
+            target_kl: z.number().positive().optional(),
+            start: z.number().positive().optional(),
+            min: z.number().positive().optional(),
+            max: z.number().positive().optional(),
+          })
+          .strict()
+          .refine((a) => a.min === undefined || a.max === undefined || a.min <= a.max, {
+            message: 'min must not be above max',
+            path: ['min'],
+          })
+          .optional(),
+        /**
+         * Steps of linear warm-up. Unset: 0 from scratch and with lr auto, 5 for a fixed lr from
+         * model.checkpoint. With lr auto, the warm-up (and lr_decay) shape the update KL it aims at.
+         */
         warmup_steps: z.number().int().min(0).optional(),
         /** Decay over each stage's progress: its steps done, or its wall-clock budget used (whichever is further). */
         lr_decay: z.enum(['constant', 'cosine', 'linear']).default('constant'),

@@ -226,10 +226,11 @@ export interface MetricsPoint {
  * report, dashboard) without stopping. `policy_collapse` (trainer/collapse-guard.ts): KL to the
  * reference, rollout reward and sampled entropy against their start; the likely cause is the lr.
  * `eval_no_result` (coordinator/run-loop.ts): an evaluation scored no answer (every one an
- * infrastructure failure), so it has no accuracy.
+ * infrastructure failure), so it has no accuracy. `run_stalled` (trainer/stall-guard.ts): the reward
+ * stays flat while the updates keep changing the policy; with the share of zero-variance groups.
  */
 export interface RunWarning {
-  code: 'policy_collapse' | 'eval_no_result';
+  code: 'policy_collapse' | 'eval_no_result' | 'run_stalled';
   /** The trainer step it was noticed at. */
   step: number;
   stage?: string;

@@ -1,42 +1,54 @@
 // The learning rate and warm-up a run trains with when its config sets none. A built-in size
-// trained from scratch takes 1e-3; a run from `model.checkpoint` (a pretrained model) takes the
-// settings of RL on pretrained LLMs, where 1e-3 (or even 2e-4) wrecks the model within a few steps
-// (docs/results.md, issue 23 finding 7): a small lr, a short warm-up and grad-norm clip 1, with LoRA
-// about ten times the full fine-tuning lr (adapters start at zero and move a small subspace).
-// How far one Adam step moves a model's outputs grows with its width (each coordinate moves by
-// about lr, summed over fan-in), so the pretrained lr scales as 1/hidden size (as muP prescribes),
-// anchored at 1e-5 (full) / 1e-4 (LoRA) for hidden 1024: Qwen2.5-0.5B (896) 1.1e-5, Llama-3-8B
-// (4096) 2.5e-6, the range RL recipes for such models use; a tiny model gets up to 16x that.
+// trained from scratch takes a fixed 1e-3 (what the presets were tuned with). A run from
+// `model.checkpoint` (a pretrained model, full or LoRA) takes `lr: auto`: no fixed lr suits every
+// pretrained model (two test models of hidden 64 and 128 wanted lrs 300x apart, issue 41), so the lr
+// is set by the change each update makes to the policy (trainer/adaptive-lr.ts): it starts small
+// (1e-6 full, 1e-5 LoRA: adapters start at zero and move a small subspace) and is moved every step to
+// keep the update KL per token in a band around AUTO_TARGET_KL (docs/algorithms.md says how the target
+// was chosen). A fixed `trainer.lr` (or a stage's lr) still wins; `auto` may be set for a run from
+// scratch too. A fixed lr from a checkpoint keeps a short warm-up and grad-norm clip 1; auto needs no
+// warm-up (its start is the warm-up).
+import { InputError } from './errors.js';
+
 /** What the defaults read of a run config (validated, or as the run registry keeps it). */
 export interface TrainerConfigView {
   model: { checkpoint?: string; lora?: unknown };
-  trainer: { lr?: number; warmup_steps?: number; grad_clip?: number };
+  trainer: {
+    lr?: number | 'auto';
+    warmup_steps?: number;
+    grad_clip?: number;
+    lr_auto?: { target_kl?: number; start?: number; min?: number; max?: number };
+  };
 }
 
 export interface TrainerDefaults {
-  lr: number;
+  lr: number | 'auto';
   warmup_steps: number;
   grad_clip: number;
 }
 
+/** `lr: auto`'s controller settings: its target update KL (per token), its first lr and its bounds. */
+export interface AutoLrSettings {
+  targetKl: number;
+  start: number;
+  min: number;
+  max: number;
+}
+
 /** From scratch (a `model.size` preset): what the presets were tuned with. */
 export const SCRATCH_DEFAULTS: TrainerDefaults = { lr: 1e-3, warmup_steps: 0, grad_clip: 1 };
-/** From `model.checkpoint`, full fine-tuning, at hidden size REFERENCE_HIDDEN. */
-export const PRETRAINED_FULL_DEFAULTS: TrainerDefaults = { lr: 1e-5, warmup_steps: 5, grad_clip: 1 };
-/** From `model.checkpoint` with `model.lora`, at hidden size REFERENCE_HIDDEN. */
-export const PRETRAINED_LORA_DEFAULTS: TrainerDefaults = { lr: 1e-4, warmup_steps: 5, grad_clip: 1 };
-/** The hidden size the pretrained lrs are given for. */
-export const REFERENCE_HIDDEN = 1024;
-/** Bounds of the width factor REFERENCE_HIDDEN / hidden (hidden 4096 and above: 1/4; 64 and below: 16). */
-export const WIDTH_FACTOR_MIN = 0.25;
-export const WIDTH_FACTOR_MAX = 16;
-
-/** The pretrained lr for a model of this hidden size (unknown: the reference's). */
-export function widthScaledLr(base: number, hidden?: number): number {
-  if (!hidden || !(hidden > 0)) return base;
-  const f = Math.min(WIDTH_FACTOR_MAX, Math.max(WIDTH_FACTOR_MIN, REFERENCE_HIDDEN / hidden));
-  return Number((base * f).toPrecision(2));
-}
+/** From `model.checkpoint`, full fine-tuning or LoRA: the lr is set by the update KL. */
+export const PRETRAINED_DEFAULTS: TrainerDefaults = { lr: 'auto', warmup_steps: 0, grad_clip: 1 };
+/** Warm-up of a FIXED lr set by the config for a run from a checkpoint. */
+export const PRETRAINED_FIXED_WARMUP = 5;
+/** Update KL per token `lr: auto` keeps the policy change at (band [target/2, 2 target]); chosen by experiment (docs/algorithms.md). */
+export const AUTO_TARGET_KL = 1e-3;
+/** Where `lr: auto` starts and its bounds, by what trains: the whole model or LoRA adapters. */
+export const AUTO_LR: Record<DefaultsKind, Omit<AutoLrSettings, 'targetKl'>> = {
+  scratch: { start: 1e-4, min: 1e-7, max: 1e-2 },
+  'pretrained-full': { start: 1e-6, min: 1e-8, max: 1e-2 },
+  'pretrained-lora': { start: 1e-5, min: 1e-7, max: 5e-2 },
+};
 
 export type DefaultsKind = 'scratch' | 'pretrained-full' | 'pretrained-lora';
 
@@ -47,11 +59,21 @@ export function defaultsKind(cfg: { model: { checkpoint?: string; lora?: unknown
 }
 
 export function defaultsFor(kind: DefaultsKind): TrainerDefaults {
-  return kind === 'scratch'
-    ? SCRATCH_DEFAULTS
-    : kind === 'pretrained-lora'
-      ? PRETRAINED_LORA_DEFAULTS
-      : PRETRAINED_FULL_DEFAULTS;
+  return kind === 'scratch' ? SCRATCH_DEFAULTS : PRETRAINED_DEFAULTS;
+}
+
+/** `lr: auto`'s settings for a model of this kind, with the config's `trainer.lr_auto` over them. */
+export function autoLrFor(kind: DefaultsKind, given: TrainerConfigView['trainer']['lr_auto'] = {}): AutoLrSettings {
+  const d = AUTO_LR[kind];
+  const min = given.min ?? d.min;
+  const max = given.max ?? d.max;
+  if (min > max)
+    throw new InputError(`lr_auto: min ${min} is above max ${max} (unset ones: ${fmt(d.min)} and ${fmt(d.max)})`, {
+      field: 'trainer.lr_auto',
+    });
+  // The start is within the bounds (a bound set alone may move it).
+  const start = Math.min(max, Math.max(min, given.start ?? d.start));
+  return { targetKl: given.target_kl ?? AUTO_TARGET_KL, start, min, max };
 }
 
 const KIND_WORDS: Record<DefaultsKind, string> = {
@@ -60,48 +82,55 @@ const KIND_WORDS: Record<DefaultsKind, string> = {
   'pretrained-lora': 'pretrained checkpoint, LoRA',
 };
 
-export interface ResolvedTrainerSettings extends TrainerDefaults {
+export interface ResolvedTrainerSettings {
   kind: DefaultsKind;
+  /** The fixed lr, or `lr: auto`'s first lr. */
+  lr: number;
+  /** Set when the lr is `auto`: the controller's settings. */
+  auto?: AutoLrSettings;
+  warmup_steps: number;
+  grad_clip: number;
   /** The fields the config left unset (filled from the defaults of `kind`). */
   defaulted: (keyof TrainerDefaults)[];
-  /** One line for the log: `lr 1e-4, warm-up 5 steps, grad clip 1 (pretrained checkpoint, LoRA: defaults for lr, warm-up)`. */
+  /** One line for the log: `lr auto (start 1e-6, …), warm-up 0 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, …)`. */
   line: string;
 }
 
-/**
- * The trainer's lr, warm-up and clip for a config (and a stage's own lr, which wins). `hidden`: the
- * model's hidden size, which scales a pretrained model's default lr (unknown: the reference width's).
- */
-export function resolveTrainerSettings(
-  cfg: TrainerConfigView,
-  stageLr?: number,
-  hidden?: number,
-): ResolvedTrainerSettings {
+/** The trainer's lr, warm-up and clip for a config (and a stage's own lr, which wins). */
+export function resolveTrainerSettings(cfg: TrainerConfigView, stageLr?: number | 'auto'): ResolvedTrainerSettings {
   const kind = defaultsKind(cfg);
-  const base = defaultsFor(kind);
-  const d = kind === 'scratch' ? base : { ...base, lr: widthScaledLr(base.lr, hidden) };
+  const d = defaultsFor(kind);
   const t = cfg.trainer;
   const defaulted: (keyof TrainerDefaults)[] = [];
-  const pick = <K extends keyof TrainerDefaults>(k: K, v: number | undefined): number => {
+  let lrSetting: number | 'auto';
+  if (stageLr !== undefined) lrSetting = stageLr;
+  else if (t.lr !== undefined) lrSetting = t.lr;
+  else {
+    defaulted.push('lr');
+    lrSetting = d.lr;
+  }
+  const auto = lrSetting === 'auto' ? autoLrFor(kind, t.lr_auto) : undefined;
+  // A fixed lr from a checkpoint keeps its warm-up; auto's small start is its warm-up.
+  const warmDefault = kind !== 'scratch' && !auto ? PRETRAINED_FIXED_WARMUP : d.warmup_steps;
+  const pick = (k: 'warmup_steps' | 'grad_clip', v: number | undefined, dv: number): number => {
     if (v !== undefined) return v;
     defaulted.push(k);
-    return d[k];
+    return dv;
   };
-  const lr = stageLr ?? pick('lr', t.lr);
-  const warmup_steps = pick('warmup_steps', t.warmup_steps);
-  const grad_clip = pick('grad_clip', t.grad_clip);
+  const warmup_steps = pick('warmup_steps', t.warmup_steps, warmDefault);
+  const grad_clip = pick('grad_clip', t.grad_clip, d.grad_clip);
+  const lr = auto ? auto.start : (lrSetting as number);
   const names = { lr: 'lr', warmup_steps: 'warm-up', grad_clip: 'grad clip' };
-  const width =
-    kind !== 'scratch' && defaulted.includes('lr') && hidden
-      ? `, lr ${fmt(base.lr)} at hidden ${REFERENCE_HIDDEN} scaled to hidden ${hidden}`
-      : '';
   const why = defaulted.length
-    ? `${KIND_WORDS[kind]}: defaults for ${defaulted.map((k) => names[k]).join(', ')}${width}`
+    ? `${KIND_WORDS[kind]}: defaults for ${defaulted.map((k) => names[k]).join(', ')}`
     : `${KIND_WORDS[kind]}: all set by the config`;
-  const line = `lr ${fmt(lr)}${stageLr !== undefined ? " (the stage's own)" : ''}, warm-up ${warmup_steps} step(s), grad clip ${fmt(grad_clip)} (${why})`;
-  return { kind, lr, warmup_steps, grad_clip, defaulted, line };
+  const lrWords = auto
+    ? `lr auto (start ${fmt(auto.start)}, kept where the update KL per token is near ${fmt(auto.targetKl)}, between ${fmt(auto.min)} and ${fmt(auto.max)})`
+    : `lr ${fmt(lr)}`;
+  const line = `${lrWords}${stageLr !== undefined ? " (the stage's own)" : ''}, warm-up ${warmup_steps} step(s), grad clip ${fmt(grad_clip)} (${why})`;
+  return { kind, lr, ...(auto ? { auto } : {}), warmup_steps, grad_clip, defaulted, line };
 }
 
-function fmt(x: number): string {
+export function fmt(x: number): string {
   return x >= 0.01 || x === 0 ? String(x) : x.toExponential().replace(/\.?0+e/, 'e');
 }

@@ -45,6 +45,12 @@ export function readCheckpointMeta(dir: string): CheckpointMeta {
     !(typeof m.base_accuracy === 'number' && m.base_accuracy >= 0 && m.base_accuracy <= 1)
   )
     fail('base_accuracy', `expected an accuracy from 0 to 1, got ${JSON.stringify(m.base_accuracy)}`);
+  // `trainer.lr: auto`'s state: the lr it had reached, continued by a resumed stage.
+  if (m.lr_auto !== undefined) {
+    const lr = (m.lr_auto as { lr?: unknown } | null)?.lr;
+    if (!(typeof lr === 'number' && Number.isFinite(lr) && lr > 0))
+      fail('lr_auto.lr', `expected a positive learning rate, got ${JSON.stringify(lr)}`);
+  }
   for (const k of Object.keys(DIGESTS))
     if (m[k] !== undefined && !(typeof m[k] === 'string' && /^[0-9a-f]{64}$/.test(m[k] as string)))
       fail(k, `expected 64 hex digits, got ${JSON.stringify(m[k])}`);

@@ -91,6 +91,14 @@ export function baseModelOf(meta: CheckpointMeta, config: ModelConfig, dir: stri
  */
 export const CRITIC_DIR = 'critic';
 
+/** Trainer state a checkpoint keeps besides the weights (a resumed stage continues it). */
+export interface TrainerState {
+  critic?: Transformer;
+  criticOptimizer?: AdamW;
+  /** `trainer.lr: auto`'s state (the lr it reached), saved in rft.json as `lr_auto`. */
+  lrState?(): { lr: number; ramping: boolean } | undefined;
+}
+
 /**
  * `opts.critic`: the run's critic, saved in `critic/` so a resume and the next PPO stage continue it;
  * `opts.criticOptimizer`: its AdamW state, saved beside it (`critic/optimizer.safetensors`).
@@ -100,7 +108,7 @@ export async function saveCheckpoint(
   dir: string,
   meta: CheckpointMeta,
   tokenizer?: Tokenizer,
-  opts: { critic?: Transformer; criticOptimizer?: AdamW } = {},
+  opts: TrainerState = {},
 ): Promise<string> {
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
@@ -122,7 +130,7 @@ async function writeCheckpointFiles(
   dir: string,
   meta: CheckpointMeta,
   tokenizer: Tokenizer | undefined,
-  opts: { critic?: Transformer; criticOptimizer?: AdamW },
+  opts: TrainerState,
 ): Promise<void> {
   mkdirSync(tmp, { recursive: true });
   // Inside the temp folder: the rename below publishes policy and critic together.
@@ -144,10 +152,17 @@ async function writeCheckpointFiles(
   if (tokenizer) saveTokenizer(tokenizer, tmp);
   // The weights' sha256, checked at load (checkpoint-meta.ts).
   const adapter = model.lora ? { adapter_sha256: sha256File(join(tmp, ADAPTER_WEIGHTS_FILE)) } : {};
+  const lrAuto = opts.lrState?.();
   writeFileSync(
     join(tmp, 'rft.json'),
     JSON.stringify(
-      { ...meta, createdAt: meta.createdAt ?? Date.now(), weights_sha256: sha256(weights), ...adapter },
+      {
+        ...meta,
+        ...(lrAuto ? { lr_auto: lrAuto } : {}),
+        createdAt: meta.createdAt ?? Date.now(),
+        weights_sha256: sha256(weights),
+        ...adapter,
+      },
       null,
       2,
     ),

@@ -4,7 +4,8 @@
 // fragments). The guard compares each step's KL to the reference (`ref_kl`), rollout reward
 // (`batch_reward`) and sampled entropy (`sampled_entropy`) over the last few steps with their values
 // over the stage's first steps, and says once per stage, with the numbers, what is wrong and the
-// likely cause. It warns and records; it never stops a run (the user decides).
+// likely cause: a fixed lr too high, or (lr auto) steps too large even at the lr the update KL allowed.
+// It warns and records; it never stops a run (the user decides).
 import type { RunWarning } from '../core/protocol.js';
 
 /** Steps averaged for the start values and for the recent ones. */
@@ -22,15 +23,19 @@ const mean = (xs: number[]): number | undefined => (xs.length ? xs.reduce((a, b)
 
 export interface GuardOptions {
   stage: string;
-  /** The stage's configured lr and where it came from (core/trainer-defaults.ts line), named in the warning. */
-  lr: number;
+  /**
+   * The stage's fixed lr, or `auto` (the lr each step took is in its record), and where it came from
+   * (core/trainer-defaults.ts line), named in the warning.
+   */
+  lr: number | 'auto';
   lrSource: string;
-  /** What the user can set instead (the pretrained defaults), for the message. */
+  /** What the user can set instead, for the message. */
   advice: string;
 }
 
 export class CollapseGuard {
-  private readonly rows: { step: number; kl?: number; reward?: number; entropy?: number }[] = [];
+  private readonly rows: { step: number; kl?: number; reward?: number; entropy?: number; lr?: number; ukl?: number }[] =
+    [];
   private warned = false;
 
   constructor(
@@ -48,7 +53,14 @@ export class CollapseGuard {
   private push(r: Rec): void {
     const step = num(r.step);
     if (step === undefined) return;
-    this.rows.push({ step, kl: num(r.ref_kl), reward: num(r.batch_reward), entropy: num(r.sampled_entropy) });
+    this.rows.push({
+      step,
+      kl: num(r.ref_kl),
+      reward: num(r.batch_reward),
+      entropy: num(r.sampled_entropy),
+      lr: num(r.lr),
+      ukl: num(r.update_kl),
+    });
   }
 
   /** One train record of the stage; a warning the first time the stage looks collapsed. */
@@ -63,7 +75,7 @@ export class CollapseGuard {
   private check(): RunWarning | undefined {
     const n = this.rows.length;
     if (n < 2 * GUARD_WINDOW) return undefined;
-    const avg = (rows: typeof this.rows, k: 'kl' | 'reward' | 'entropy') =>
+    const avg = (rows: typeof this.rows, k: 'kl' | 'reward' | 'entropy' | 'lr' | 'ukl') =>
       mean(rows.flatMap((x) => (x[k] === undefined ? [] : [x[k]!])));
     const first = this.rows.slice(0, GUARD_WINDOW);
     const last = this.rows.slice(-GUARD_WINDOW);
@@ -89,8 +101,16 @@ export class CollapseGuard {
       ...(r1 !== undefined ? [`reward of the trained rollouts ${r1.toFixed(3)} (start ${r0?.toFixed(3) ?? '?'})`] : []),
       ...(h1 !== undefined ? [`sampled entropy ${h1.toFixed(2)} nats/token (start ${h0?.toFixed(2) ?? '?'})`] : []),
     ];
-    const message = `policy collapse in stage ${this.o.stage} at step ${step}: ${parts.join(', ')}, over the last ${GUARD_WINDOW} steps against the stage's first ${GUARD_WINDOW}. Likely cause: the learning rate ${fmt(this.o.lr)} (${this.o.lrSource}) is too high for this model; ${this.o.advice}`;
-    const values: Record<string, number> = { lr: this.o.lr };
+    const lastLr = this.o.lr === 'auto' ? avg(last, 'lr') : this.o.lr;
+    const ukl = avg(last, 'ukl');
+    const cause =
+      this.o.lr === 'auto'
+        ? `the steps are too large for this model even at the lr auto set (${lastLr !== undefined ? fmt(lastLr) : '?'}, update KL ${ukl?.toExponential(1) ?? '?'} per token, ${this.o.lrSource})`
+        : `the learning rate ${fmt(this.o.lr)} (${this.o.lrSource}) is too high for this model`;
+    const message = `policy collapse in stage ${this.o.stage} at step ${step}: ${parts.join(', ')}, over the last ${GUARD_WINDOW} steps against the stage's first ${GUARD_WINDOW}. Likely cause: ${cause}; ${this.o.advice}`;
+    const values: Record<string, number> = {};
+    put0(values, 'lr', lastLr);
+    put0(values, 'update_kl', ukl);
     const put = (k: string, v: number | undefined) => v !== undefined && (values[k] = v);
     put('ref_kl', kl);
     put('start_ref_kl', k0);
@@ -100,6 +120,10 @@ export class CollapseGuard {
     put('start_sampled_entropy', h0);
     return { code: 'policy_collapse', step, stage: this.o.stage, message, values };
   }
+}
+
+function put0(o: Record<string, number>, k: string, v: number | undefined): void {
+  if (v !== undefined) o[k] = v;
 }
 
 function fmt(x: number): string {

@@ -13,11 +13,23 @@ import { batchPatches } from './images.js';
 import { screenBatch } from '../core/sequence-check.js';
 import { logger } from '../core/log.js';
 import { describePlan, planMicroBatch, type MicroBatchPlan } from './memory-plan.js';
+import { AdaptiveLr, updateKl, type AdaptiveLrOptions } from './adaptive-lr.js';
+import { groupSpread } from './group-spread.js';
 
 const log = logger('trainer');
+/** Rows of each step's batch the update KL is measured on (one extra forward pass of these after the step). */
+export const PROBE_ROWS = 64;
+/** The critic's lr when the actor's is auto (a fresh value model, trained from scratch). */
+export const AUTO_CRITIC_LR = 1e-4;
 
 export interface TrainerOptions {
+  /** The fixed lr; with `lrAuto`, unused (the controller's start is the first lr). */
   lr: number;
+  /**
+   * `trainer.lr: auto`: the lr is moved after every step to keep the update KL near this target
+   * (adaptive-lr.ts); warm-up and decay then shape the target (KL grows as lr squared).
+   */
+  lrAuto?: AdaptiveLrOptions;
   warmupSteps?: number;
   totalSteps?: number;
   decay?: 'cosine' | 'linear' | 'constant';
@@ -56,6 +68,8 @@ export class Trainer {
   step = 0;
   /** The last logged automatic choice (logged again when it changes). */
   private lastPlan?: string;
+  /** `lr: auto`'s controller (its lr is trainer state: checkpointed and resumed). */
+  private readonly autoLr?: AdaptiveLr;
 
   constructor(
     readonly actor: Transformer,
@@ -67,8 +81,21 @@ export class Trainer {
     if (objective.needsReference && !reference)
       throw new Error(`algorithm '${objective.name}' needs a reference model`);
     if (objective.needsCritic && !critic) throw new Error(`algorithm '${objective.name}' needs a critic`);
+    if (opts.lrAuto) this.autoLr = new AdaptiveLr(opts.lrAuto);
     this.opt = new AdamW(actor.variables(), { lr: opts.lr, weightDecay: opts.weightDecay ?? 0 });
-    if (critic) this.criticOpt = new AdamW(critic.variables(), { lr: opts.criticLr ?? opts.lr });
+    // A critic is a fresh value model (trained from scratch): a fixed lr, never the actor's auto start.
+    const criticLr = opts.criticLr ?? (opts.lrAuto ? AUTO_CRITIC_LR : opts.lr);
+    if (critic) this.criticOpt = new AdamW(critic.variables(), { lr: criticLr });
+  }
+
+  /** `lr: auto`'s state (its current lr), saved in checkpoints; undefined for a fixed lr. */
+  lrState(): { lr: number; ramping: boolean } | undefined {
+    return this.autoLr?.state();
+  }
+
+  /** A resumed stage continues `lr: auto` at the lr it had reached. */
+  restoreLrState(s: { lr: number; ramping?: boolean }): void {
+    this.autoLr?.restore(s);
   }
 
   get optimizer(): AdamW {
@@ -116,14 +143,21 @@ export class Trainer {
     const mb0 = this.microBatch(exps);
     // A (chosen, rejected) pair never straddles two micro-batches.
     const mb = this.objective.pairedRows && mb0 % 2 === 1 ? mb0 + 1 : mb0;
-    const lr = lrSchedule(this.step, {
-      lr: this.opts.lr,
+    const shape = lrSchedule(this.step, {
+      lr: 1,
       warmupSteps: this.opts.warmupSteps,
       totalSteps: this.opts.totalSteps,
       decay: this.opts.decay,
       minRatio: this.opts.minLrRatio,
       progress,
     });
+    // Fixed: the schedule scales the lr. Auto: the controller's lr; the schedule scales the target KL.
+    const lr = this.autoLr ? this.autoLr.lr : this.opts.lr * shape;
+    const klTarget = this.autoLr ? this.autoLr.o.targetKl * shape * shape : undefined;
+    // The update KL's probe: the batch's first rows, their log-probs before the step (from the
+    // gradient pass, or a pass of their own where LoRA dropout makes the training pass noisy).
+    const probe = exps.slice(0, PROBE_ROWS);
+    const before: number[][] = this.actor.lora?.dropout ? await this.responseLogprobs(probe) : [];
     let rewardKl: number | undefined;
     if (this.reference && this.objective.applyRewardPenalty) {
       const usual = exps.filter((e) => e.source === 'usual');
@@ -163,6 +197,8 @@ export class Trainer {
           batch.oldLogprob = old;
         }
         const kept: Record<string, tf.Scalar | number> = {};
+        const inProbe = Math.max(0, Math.min(micro.length, probe.length - s));
+        let probeLp: tf.Tensor | undefined;
         const g0 = performance.now();
         const { value, grads: g } = tf.variableGrads(() => {
           const lp = tokenLogprobs(this.actor, batch.ids, {
@@ -183,8 +219,14 @@ export class Trainer {
             step: this.step,
           });
           for (const [k, v] of Object.entries(out.metrics)) kept[k] = typeof v === 'number' ? v : tf.keep(v);
+          if (inProbe > 0 && !this.actor.lora?.dropout) probeLp = tf.keep(tf.slice(lp.logprobs, 0, inProbe));
           return tf.mul(out.loss, weight) as tf.Scalar;
         }, this.actor.variables());
+        if (probeLp) {
+          const data = (await probeLp.data()) as Float32Array;
+          probeLp.dispose();
+          before.push(...responseValues(micro.slice(0, inProbe), data, batch.length - 1));
+        }
         tGrad += (performance.now() - g0) / 1000;
         sums.loss = (sums.loss ?? 0) + (await value.data())[0]!;
         value.dispose();
@@ -205,6 +247,14 @@ export class Trainer {
     this.opt.step(clipped.grads, lr);
     tf.dispose(Object.values(clipped.grads));
     const tOpt = (performance.now() - o0) / 1000;
+    // The change this update made to the policy (one no-grad pass over the probe); auto moves its lr by it.
+    const after = await this.responseLogprobs(probe);
+    const uk = updateKl(
+      before,
+      after,
+      probe.map((e) => e.actionMask),
+    );
+    if (this.autoLr) this.autoLr.observe(uk.kl, klTarget);
     this.step++;
     const usual = exps.filter((e) => e.source === 'usual' && e.modelVersion >= 0);
     const total = (performance.now() - t0) / 1000;
@@ -225,7 +275,10 @@ export class Trainer {
       skipped_experiences: skipped.length,
       ...(rewardKl !== undefined ? { reward_kl: rewardKl } : {}),
       ...(refKl.tokens > 0 ? { ref_kl: refKl.sum / refKl.tokens } : {}),
+      ...(uk.tokens > 0 ? { update_kl: uk.kl } : {}),
+      ...(klTarget !== undefined ? { update_kl_target: klTarget, lr_next: this.autoLr!.lr } : {}),
       ...rolloutStats(usual),
+      ...groupSpread(usual),
     };
   }
 

@@ -1,7 +1,7 @@
 // What the Models view shows of an imported model and what Start Training writes for it. Pure (no
 // vscode) so wording and the config lines are tested directly.
 import type { ImportedModel } from '../../backend/core/protocol.js';
-import { defaultsFor, widthScaledLr } from '../../backend/core/trainer-defaults.js';
+import { AUTO_TARGET_KL, defaultsFor, fmt } from '../../backend/core/trainer-defaults.js';
 
 /** 494M, 1.2B, 135M, 4.8M, 53k */
 export function formatParams(n: number): string {
@@ -64,8 +64,8 @@ export function modelSummary(m: ImportedModel): string {
 /** The built-in sizes (backend/model/config.ts MODEL_PRESETS; a test keeps the two lists equal). */
 export const PRESETS = ['tiny-0.4m', 'small-3m', 'base-10m', 'medium-25m', 'large-100m'] as const;
 
-/** An imported model's `hidden` (its hidden size) scales the lr the template writes. */
-export type TemplateModel = { preset: string } | { checkpoint: string; name: string; lora: boolean; hidden?: number };
+/** A preset trained from scratch, or an imported model (its config path and name, full or LoRA). */
+export type TemplateModel = { preset: string } | { checkpoint: string; name: string; lora: boolean };
 
 /** LoRA settings Start Training writes for an imported model (PEFT's usual small default). */
 export const DEFAULT_LORA = { rank: 8, alpha: 16 };
@@ -88,20 +88,18 @@ export function modelLines(m: TemplateModel): string[] {
 }
 
 /**
- * The `trainer:` lines for a pretrained model, written out with why: the lr of RL on a pretrained
- * model (full or LoRA, scaled to its width: backend/core/trainer-defaults.ts), a short warm-up, grad
- * clip 1. A preset trained from scratch keeps the schema's defaults (no lines).
+ * The `trainer:` lines for a pretrained model, written out with why: `lr: auto` (the lr set by how
+ * much each update changes the policy: backend/core/trainer-defaults.ts; no fixed lr suits every
+ * pretrained model), grad clip 1. A preset trained from scratch keeps the schema's defaults (no lines).
  */
 export function trainerLines(m: TemplateModel): string[] {
   if ('preset' in m) return [];
   const d = defaultsFor(m.lora ? 'pretrained-lora' : 'pretrained-full');
-  const lr = widthScaledLr(d.lr, m.hidden);
   return [
-    `  # ${m.name} is pretrained: RL on it needs a small learning rate (1e-3, the default from scratch, wrecks it`,
-    `  # within a few steps). ${m.lora ? 'LoRA' : 'Full fine-tuning'} default${m.hidden ? ` for hidden size ${m.hidden}` : ''}; the run warns in its log and on the`,
-    '  # dashboard when the policy collapses (KL to the reference, reward, entropy): then lower lr.',
-    `  lr: ${lr.toExponential()}`,
-    `  warmup_steps: ${d.warmup_steps}`,
+    `  # ${m.name} is pretrained: a fixed lr that suits one model wrecks or stalls another, so the lr is`,
+    `  # set each step by how much the update changes the policy (KL per token near ${fmt(AUTO_TARGET_KL)}). The run warns`,
+    '  # in its log and on the dashboard when the policy collapses or stops learning. A number here fixes the lr.',
+    `  lr: ${d.lr}`,
     `  grad_clip: ${d.grad_clip}`,
   ];
 }

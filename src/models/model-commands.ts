@@ -57,7 +57,7 @@ export async function trainWithModel(s: Services, arg: unknown): Promise<vscode.
   // the placeholder tasksets/math.jsonl was written and the run refused).
   const { ts, files } = await templateFiles(s);
   const uri = await unusedUri(folder.uri, configNameFor(m.name));
-  const tm = { checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora, hidden: m.hidden };
+  const tm = { checkpoint: configPath(m.dir, folder.uri.fsPath), name: m.name, lora };
   const name = templateRunName(ts, m.name, await takenRunNames(s.state.runs));
   const text = configTemplate(ts, undefined, modelLines(tm), files, trainerLines(tm), name);
   await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(text));

@@ -37,7 +37,7 @@ export async function pickTemplateModel(s: Services, configFolder: string): Prom
   if (!model) return undefined;
   const lora = await pickLora(model);
   if (lora === undefined) return undefined;
-  return { checkpoint: configPath(model.dir, configFolder), name: model.name, lora, hidden: model.hidden };
+  return { checkpoint: configPath(model.dir, configFolder), name: model.name, lora };
 }
 
 /** LoRA (adapters only) or full fine-tuning; undefined when dismissed. */

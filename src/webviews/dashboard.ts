@@ -20,7 +20,7 @@ export function configYaml(config: unknown, path?: string, model?: RunModelInfo)
     '# as validated at the start of the run (defaults filled in)',
     ...(path ? [`# from ${path}`] : []),
     ...(model ? [`# model: ${model.label}`, `# tokenizer: ${model.tokenizer}`] : []),
-    ...trainerLine(config, model),
+    ...trainerLine(config),
   ].join('\n');
   let shown = config;
   const c = config && typeof config === 'object' ? (config as Record<string, unknown>) : undefined;
@@ -41,7 +41,7 @@ export function configYaml(config: unknown, path?: string, model?: RunModelInfo)
 }
 
 /** The lr, warm-up and clip the run trains with and why (unset ones are defaults: a pretrained checkpoint's are not a preset's). */
-function trainerLine(config: unknown, model?: RunModelInfo): string[] {
+function trainerLine(config: unknown): string[] {
   if (!config || typeof config !== 'object') return [];
   const obj = (v: unknown): Record<string, unknown> =>
     v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
@@ -50,9 +50,13 @@ function trainerLine(config: unknown, model?: RunModelInfo): string[] {
   const t = obj((config as Record<string, unknown>).trainer);
   const view = {
     model: { checkpoint: typeof m.checkpoint === 'string' ? m.checkpoint : undefined, lora: m.lora },
-    trainer: { lr: num(t.lr), warmup_steps: num(t.warmup_steps), grad_clip: num(t.grad_clip) },
+    trainer: {
+      lr: t.lr === 'auto' ? ('auto' as const) : num(t.lr),
+      warmup_steps: num(t.warmup_steps),
+      grad_clip: num(t.grad_clip),
+    },
   };
-  return [`# trainer: ${resolveTrainerSettings(view, undefined, model?.hidden).line}`];
+  return [`# trainer: ${resolveTrainerSettings(view).line}`];
 }
 
 /** Status notifications without the config object (the dashboard shows the YAML from `status`). */

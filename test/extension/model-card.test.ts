@@ -100,8 +100,8 @@ test('the template with an imported model: model.checkpoint (+ lora), no tokeniz
   assert.equal(configNameFor('Qwen/Qwen2.5-0.5B-Instruct'), 'train-qwen2.5-0.5b-instruct.rft.yaml');
 });
 
-test("the template for an imported model writes a pretrained model's lr, warm-up and clip with why (full, LoRA, by width); a preset writes none", () => {
-  const m = { checkpoint: 'models/qwen', name: 'Qwen/Qwen2.5-0.5B', hidden: 896 };
+test('the template for an imported model writes lr auto and clip with why (full and LoRA), never a fixed lr; a preset writes none', () => {
+  const m = { checkpoint: 'models/qwen', name: 'Qwen/Qwen2.5-0.5B' };
   const lora = configTemplate(
     'tasksets/math.jsonl',
     'math',
@@ -109,13 +109,13 @@ test("the template for an imported model writes a pretrained model's lr, warm-up
     {},
     trainerLines({ ...m, lora: true }),
   );
-  assert.match(lora, /# Qwen\/Qwen2\.5-0\.5B is pretrained: RL on it needs a small learning rate/);
-  assert.match(lora, /LoRA default for hidden size 896/);
+  assert.match(lora, /# Qwen\/Qwen2\.5-0\.5B is pretrained: a fixed lr that suits one model wrecks or stalls another/);
+  assert.match(lora, /set each step by how much the update changes the policy \(KL per token near 1e-3\)/);
   const cfg = validateRunConfig(parse(lora));
   assert.deepEqual(cfg.issues, []);
   assert.deepEqual(
     [cfg.config!.trainer.lr, cfg.config!.trainer.warmup_steps, cfg.config!.trainer.grad_clip],
-    [1.1e-4, 5, 1],
+    ['auto', undefined, 1],
   );
   const full = validateRunConfig(
     parse(
@@ -124,11 +124,11 @@ test("the template for an imported model writes a pretrained model's lr, warm-up
         'math',
         modelLines({ ...m, lora: false }),
         {},
-        trainerLines({ ...m, lora: false, hidden: 4096 }),
+        trainerLines({ ...m, lora: false }),
       ),
     ),
   ).config!;
-  assert.equal(full.trainer.lr, 2.5e-6);
+  assert.equal(full.trainer.lr, 'auto');
   assert.deepEqual(trainerLines({ preset: 'tiny-0.4m' }), []);
   assert.equal(
     validateRunConfig(parse(configTemplate('tasksets/math.jsonl'))).config!.trainer.lr,

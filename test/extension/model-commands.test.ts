@@ -187,9 +187,12 @@ test('Start Training… -> template: the model pick offers the built-in sizes an
   assert.equal(raw.tokenizer, undefined, 'an imported model brings its own tokenizer');
   const v = validateRunConfig(raw);
   assert.deepEqual(v.issues, []);
-  // A pretrained model's trainer settings, written out: LoRA's lr for its width (hidden 32: the x16 bound of 1e-4).
-  assert.deepEqual([v.config!.trainer.lr, v.config!.trainer.warmup_steps, v.config!.trainer.grad_clip], [1.6e-3, 5, 1]);
-  assert.match(text, /# acme\/tiny-qwen2 is pretrained: RL on it needs a small learning rate/);
+  // A pretrained model's trainer settings, written out: lr auto (no fixed lr, issue 41), grad clip 1.
+  assert.deepEqual(
+    [v.config!.trainer.lr, v.config!.trainer.warmup_steps, v.config!.trainer.grad_clip],
+    ['auto', undefined, 1],
+  );
+  assert.match(text, /# acme\/tiny-qwen2 is pretrained: a fixed lr that suits one model wrecks or stalls another/);
   assert.deepEqual((await api.services!.client.request('config/validate', { file })).issues, []);
   // A run would be stopped at once below if one was started (the template is opened for review first).
   for (const id of new Set(started))
@@ -234,7 +237,7 @@ test("the card's Start Training (full fine-tuning) writes its own config and sta
     trainer: Record<string, unknown>;
   };
   assert.deepEqual(raw.model, { checkpoint: snapshot });
-  assert.equal(raw.trainer.lr, 1.6e-4, "full fine-tuning's lr for the model's width");
+  assert.equal(raw.trainer.lr, 'auto', 'full fine-tuning: lr auto, never a fixed lr');
   assert.ok(
     !vscode.recorded.messages.some((m) => m.kind === 'error' && /Start training/.test(m.message)),
     vscode.recorded.messages.map((m) => m.message).join('\n'),

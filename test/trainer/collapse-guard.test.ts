@@ -1,12 +1,10 @@
 // The collapse guard (trainer/collapse-guard.ts) on train records: healthy RL (reward up, KL small,
 // entropy falling as the policy sharpens) is left alone; a falling reward with a large KL or an
 // entropy far from its start, or a KL far too large alone, is said once per stage with the numbers;
-// a resumed stage starts from its earlier records. And the trainer's defaults (core/trainer-defaults.ts).
+// a resumed stage starts from its earlier records (the trainer defaults: lr-auto.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CollapseGuard, GUARD_WINDOW } from '../../backend/trainer/collapse-guard.js';
-import { resolveTrainerSettings, widthScaledLr } from '../../backend/core/trainer-defaults.js';
-import { validateRunConfig } from '../../backend/core/config.js';
 import { runWarnings } from '../../backend/coordinator/monitor.js';
 
 const opts = { stage: 'main', lr: 2e-4, lrSource: 'trainer.lr', advice: 'lower trainer.lr' };
@@ -168,28 +166,4 @@ test('a resumed stage: start values from its earlier records; a warning said bef
     ]),
     [{ code: 'policy_collapse', step: 2, stage: 'main', message: 'm', values: { lr: 1 } }],
   );
-});
-
-test('defaults: a preset from scratch 1e-3; a checkpoint full 1e-5 / LoRA 1e-4 at hidden 1024, scaled 1/hidden (bounded); the config and a stage lr win', () => {
-  const cfg = (extra: Record<string, unknown>) =>
-    validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {}, ...extra }).config!;
-  const scratch = resolveTrainerSettings(cfg({}), undefined, 96);
-  assert.deepEqual([scratch.kind, scratch.lr, scratch.warmup_steps, scratch.grad_clip], ['scratch', 1e-3, 0, 1]);
-  const full = resolveTrainerSettings(cfg({ model: { checkpoint: 'm' } }), undefined, 1024);
-  assert.deepEqual([full.kind, full.lr, full.warmup_steps, full.grad_clip], ['pretrained-full', 1e-5, 5, 1]);
-  assert.equal(
-    resolveTrainerSettings(cfg({ model: { checkpoint: 'm', lora: { rank: 8 } } }), undefined, 896).lr,
-    1.1e-4,
-  );
-  assert.equal(resolveTrainerSettings(cfg({ model: { checkpoint: 'm' } }), undefined, 4096).lr, 2.5e-6);
-  assert.equal(widthScaledLr(1e-5, 8192), 2.5e-6, 'bounded below at a quarter');
-  assert.equal(widthScaledLr(1e-5, 16), 1.6e-4, 'bounded above at 16x');
-  assert.equal(widthScaledLr(1e-5), 1e-5, 'width unknown: the reference');
-  const set = resolveTrainerSettings(cfg({ model: { checkpoint: 'm' }, trainer: { lr: 3e-6 } }), undefined, 64);
-  assert.deepEqual([set.lr, set.warmup_steps, set.defaulted], [3e-6, 5, ['warmup_steps', 'grad_clip']]);
-  assert.match(
-    set.line,
-    /^lr 3e-6, warm-up 5 step\(s\), grad clip 1 \(pretrained checkpoint, full fine-tuning: defaults for warm-up, grad clip\)$/,
-  );
-  assert.equal(resolveTrainerSettings(cfg({ model: { checkpoint: 'm' } }), 0.5, 64).lr, 0.5, "a stage's own lr wins");
 });

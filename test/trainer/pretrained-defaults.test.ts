@@ -2,9 +2,10 @@
 // `model.checkpoint` takes. The model is made here (test/helpers/pretrained-model.ts): SFT on
 // "last letter of a word" with demonstrations biased to the first letter, until it is partly right,
 // then written as a Hugging Face folder (config.json, model.safetensors, tokenizer.json). A run's
-// config sets no lr: full fine-tuning and LoRA each take their default (logged with why), and held-out
-// accuracy rises without a collapse warning; a clearly too-high lr collapses the policy and the
-// guard says so (log, metrics record, summary) naming the learning rate.
+// config sets no lr: full fine-tuning and LoRA each take `lr: auto` (issue 41: logged with why, the lr
+// moved each step by the update KL, both in metrics.jsonl), and held-out accuracy rises without a
+// collapse warning; a clearly too-high FIXED lr collapses the policy and the guard says so (log,
+// metrics record, summary) naming the learning rate.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,20 +56,31 @@ test('the pretrained model is partly right before RL (SFT with a bias)', () => {
   assert.ok(pretrained.accuracy > 0.2 && pretrained.accuracy < 0.6, `greedy held-out accuracy ${pretrained.accuracy}`);
 });
 
-test('full fine-tuning with the defaults (no trainer.lr): the width-scaled pretrained lr, logged with why; held-out accuracy rises, no collapse warning', async (t) => {
-  const { s, recs, log } = await grpo('full', { steps: 60 });
+test('full fine-tuning with the defaults (no trainer.lr): lr auto, logged with why, the lr and update KL in every train record; held-out accuracy rises, no warning', async (t) => {
+  const { s, recs, log } = await grpo('full', { steps: 40 });
   t.diagnostic(`full: held-out accuracy ${s.base_accuracy} -> ${s.final_accuracy}`);
   assert.ok(
     log.some((l) =>
       l.includes(
-        'lr 1.6e-4, warm-up 5 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip, lr 1e-5 at hidden 1024 scaled to hidden 64)',
+        'lr auto (start 1e-6, kept where the update KL per token is near 1e-3, between 1e-8 and 0.01), warm-up 0 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip)',
       ),
     ),
     log.filter((l) => l.includes('lr ')).join('\n'),
   );
   const train = recs.filter((r) => r.kind === 'train');
-  assert.equal(train.at(-1)!.lr, 1.6e-4);
-  assert.ok(Number(train[0]!.lr) < 1.6e-4, 'a warm-up');
+  assert.equal(train[0]!.lr, 1e-6, 'auto starts small');
+  assert.ok(
+    train.every((r) => typeof r.update_kl === 'number' && r.update_kl_target === 1e-3 && typeof r.lr === 'number'),
+    'lr, update KL and its target on every step',
+  );
+  const lrs = train.map((r) => Number(r.lr));
+  t.diagnostic(
+    `lr path: ${lrs
+      .filter((_, i) => i % 5 === 0)
+      .map((x) => x.toExponential(1))
+      .join(' ')}`,
+  );
+  assert.ok(Math.max(...lrs) > 10 * lrs[0]!, 'the lr rose from its start while the update KL was below the band');
   assert.ok(
     train.every(
       (r) =>
@@ -80,13 +92,14 @@ test('full fine-tuning with the defaults (no trainer.lr): the width-scaled pretr
   assert.deepEqual(s.warnings, []);
 });
 
-test('LoRA with the defaults: ten times the full lr; held-out accuracy rises, no collapse warning', async (t) => {
-  const { s, log } = await grpo('lora', { lora: true, steps: 20 });
+test('LoRA with the defaults: lr auto from a LoRA start; held-out accuracy rises, no warning', async (t) => {
+  const { s, recs, log } = await grpo('lora', { lora: true, steps: 30 });
   t.diagnostic(`LoRA: held-out accuracy ${s.base_accuracy} -> ${s.final_accuracy}`);
   assert.ok(
-    log.some((l) => l.includes('lr 1.6e-3, warm-up 5 step(s), grad clip 1 (pretrained checkpoint, LoRA: defaults')),
+    log.some((l) => l.includes('lr auto (start 1e-5, kept where the update KL per token is near 1e-3')),
     log.filter((l) => l.includes('lr ')).join('\n'),
   );
+  assert.ok(recs.filter((r) => r.kind === 'train').every((r) => typeof r.update_kl === 'number'));
   assert.ok(s.final_accuracy! >= s.base_accuracy! + 0.2, `${s.base_accuracy} -> ${s.final_accuracy}`);
   assert.deepEqual(s.warnings, []);
 });

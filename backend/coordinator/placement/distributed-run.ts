@@ -271,6 +271,7 @@ export class DistributedRun implements Placement {
           this.publish(v, stageCheckpointMeta(v, stage.name, si, sStep, done), {
             critic: parts.trainer.critic,
             criticOptimizer: parts.trainer.criticOptimizer,
+            lrState: () => parts.trainer.lrState(),
           }),
       },
     );

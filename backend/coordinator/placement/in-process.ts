@@ -194,7 +194,7 @@ class InProcessRun implements Placement {
     si: number,
     stageStep: number,
     stageName: string,
-    critic?: Pick<Trainer, 'critic' | 'criticOptimizer'>,
+    critic?: Pick<Trainer, 'critic' | 'criticOptimizer' | 'lrState'>,
   ): Promise<void> {
     const { runId, runDir, registry } = this.c;
     const version = this.version;

@@ -3,10 +3,9 @@
 // in the buffer, which is what explorers, evaluations and resumes look up). Nothing in setup/ imports
 // run.ts or a placement.
 import type { ExperienceStore } from '../../buffer/storage/index.js';
-import { saveCheckpoint, type CheckpointMeta } from '../../model/checkpoint.js';
+import { saveCheckpoint, type CheckpointMeta, type TrainerState } from '../../model/checkpoint.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
 import type { Transformer } from '../../model/transformer.js';
-import type { AdamW } from '../../model/optim.js';
 import { expertExperience, type TaskPools } from './tasks.js';
 
 /** A new run's rows: its training tasks (upserted) and, once, the expert experiences of its demonstrations. */
@@ -45,11 +44,13 @@ export async function publishCheckpoint(o: {
   tok: Tokenizer;
   dir: string;
   meta: CheckpointMeta;
-  critic?: { critic?: Transformer; criticOptimizer?: AdamW };
+  /** The stage's trainer state: its critic and optimiser, `lr: auto`'s lr. */
+  critic?: TrainerState;
 }): Promise<void> {
   await saveCheckpoint(o.model, o.dir, o.meta, o.tok, {
     critic: o.critic?.critic,
     criticOptimizer: o.critic?.criticOptimizer,
+    lrState: o.critic?.lrState ? () => o.critic!.lrState!() : undefined,
   });
   await o.store.addCheckpoint({
     runId: o.runId,

@@ -115,17 +115,17 @@ export async function stageBatchSize(
   return batch;
 }
 
-/** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults; `hidden`: the model's hidden size. */
+/** The trainer's settings for a stage: the stage's own lr and decay over the config's trainer defaults. */
 export function trainerOptions(
   cfg: RunConfig,
-  stage: { lr?: number; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number },
+  stage: { lr?: number | 'auto'; lr_decay?: TrainerOptions['decay']; min_lr_ratio?: number },
   padId: number,
-  hidden?: number,
 ): TrainerOptions {
-  // Unset lr / warm-up / clip: the defaults of a pretrained checkpoint (full or LoRA, lr scaled to the model's width) or of a preset from scratch.
-  const t = resolveTrainerSettings(cfg, stage.lr, hidden);
+  // Unset lr / warm-up / clip: the defaults of a pretrained checkpoint (lr auto) or of a preset from scratch.
+  const t = resolveTrainerSettings(cfg, stage.lr);
   return {
     lr: t.lr,
+    ...(t.auto ? { lrAuto: t.auto } : {}),
     warmupSteps: t.warmup_steps,
     decay: stage.lr_decay ?? cfg.trainer.lr_decay,
     minLrRatio: stage.min_lr_ratio ?? cfg.trainer.min_lr_ratio,

@@ -1,0 +1,104 @@
+// `trainer.lr: auto`: the learning rate set by the policy change it causes. After each optimiser step
+// the trainer measures the update KL (per token, between the policy before and after the step, on a
+// probe of the step's own batch) and this controller moves the lr multiplicatively to keep that KL in
+// a band around a target, as RSL-RL's and rl_games' adaptive schedules keep PPO at a desired KL.
+// For small steps the KL grows as the square of the step (Adam's step is about lr per coordinate), so
+// a factor f on the lr moves the KL by about f^2: 1.5 near the band (KL 2x off moves back into it),
+// 3 when the KL is 8x or more off: down always (a step far too large is cut at once), up only while
+// ramping from the start (until the KL first reaches the band: a far start reaches it in a few steps
+// and cannot jump over it). After that one step's KL is noisy (a batch whose groups all agree barely
+// moves the policy), so a low reading raises the lr by 1.5 only.
+import { logger } from '../core/log.js';
+
+const log = logger('trainer');
+
+export interface AdaptiveLrOptions {
+  /** Update KL per token the controller aims at; the band is [target/2, 2*target]. */
+  targetKl: number;
+  /** The lr of the first step. */
+  start: number;
+  min: number;
+  max: number;
+}
+
+/** KL this far (x or /) from the target moves the lr by FAR_FACTOR instead of NEAR_FACTOR. */
+export const FAR = 8;
+export const NEAR_FACTOR = 1.5;
+export const FAR_FACTOR = 3;
+
+export class AdaptiveLr {
+  private current: number;
+  /** Still rising from the start: the KL has not reached the band yet. */
+  private ramping = true;
+
+  constructor(readonly o: AdaptiveLrOptions) {
+    if (!(o.min > 0 && o.max >= o.min && o.targetKl > 0))
+      throw new Error(`adaptive lr: bounds [${o.min}, ${o.max}] and target ${o.targetKl} must be positive`);
+    this.current = clamp(o.start, o.min, o.max);
+  }
+
+  /** The lr of the next step. */
+  get lr(): number {
+    return this.current;
+  }
+
+  /** The band the update KL is kept in. */
+  band(target = this.o.targetKl): { low: number; high: number } {
+    return { low: target / 2, high: 2 * target };
+  }
+
+  /**
+   * The update KL measured after a step taken with `this.lr` (`target`: this step's target, e.g.
+   * shaped by a warm-up); returns the lr of the next step. A KL that is not a finite number (nothing
+   * measured: no trained token in the probe) leaves the lr as it is.
+   */
+  observe(kl: number, target = this.o.targetKl): number {
+    if (!Number.isFinite(kl) || kl < 0) return this.current;
+    const { low, high } = this.band(target);
+    let f = 1;
+    if (kl > high) f = 1 / (kl > FAR * target ? FAR_FACTOR : NEAR_FACTOR);
+    else if (kl < low) f = this.ramping && kl < target / FAR ? FAR_FACTOR : NEAR_FACTOR;
+    if (kl >= low) this.ramping = false;
+    const next = clamp(this.current * f, this.o.min, this.o.max);
+    if (next === this.o.max && this.current < this.o.max)
+      log.info(`lr auto: reached its upper bound ${this.o.max} (update KL ${kl.toExponential(2)}, target ${target})`);
+    this.current = next;
+    return next;
+  }
+
+  /** State kept in a checkpoint: a resumed stage continues at the lr it had reached. */
+  state(): { lr: number; ramping: boolean } {
+    return { lr: this.current, ramping: this.ramping };
+  }
+
+  restore(s: { lr: number; ramping?: boolean }): void {
+    if (Number.isFinite(s.lr) && s.lr > 0) this.current = clamp(s.lr, this.o.min, this.o.max);
+    if (typeof s.ramping === 'boolean') this.ramping = s.ramping;
+  }
+}
+
+function clamp(x: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, x));
+}
+
+/**
+ * The k3 estimate of KL(before || after) per token, exp(r) - 1 - r with r = after - before, over the
+ * trained tokens (mask 1) of rows sampled near the policy before: never negative, low variance.
+ * Returns the mean and the number of tokens.
+ */
+export function updateKl(before: number[][], after: number[][], masks: number[][]): { kl: number; tokens: number } {
+  let sum = 0;
+  let n = 0;
+  before.forEach((b, i) => {
+    const a = after[i]!;
+    const m = masks[i]!;
+    b.forEach((x, j) => {
+      const y = a[j];
+      if (!m[j] || y === undefined || !Number.isFinite(x) || !Number.isFinite(y)) return;
+      const r = y - x;
+      sum += Math.exp(r) - 1 - r;
+      n++;
+    });
+  });
+  return { kl: n ? sum / n : Number.NaN, tokens: n };
+}
