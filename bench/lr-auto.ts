@@ -27,17 +27,26 @@ const LRS = {
   lora: list('BENCH_LRS_LORA', '1e-4,1e-3,3e-3,1e-2,3e-2').map(Number),
 };
 const AUTO = env('BENCH_AUTO', '1') === '1';
-/** A run whose reference KL passes this (nats per token), or whose guard warns, counts as collapsed. */
-const KL_COLLAPSE = 1;
+/** A run stopped after this long (BENCH_RUN_CAP_S) is counted as collapsed: its policy made no trainable samples. */
+const CAP_S = Number(env('BENCH_RUN_CAP_S', '150'));
 
 await initEngine();
 const root = mkdtempSync(join(tmpdir(), 'rft-bench-lr-auto-'));
 process.on('exit', () => rmSync(root, { recursive: true, force: true }));
-const base: Omit<GrpoRunOptions, 'lr' | 'lora'> = { steps: STEPS, tasksPerStep: TASKS, repeat: REPEAT };
+const base: Omit<GrpoRunOptions, 'lr' | 'lora'> = {
+  steps: STEPS,
+  tasksPerStep: TASKS,
+  repeat: REPEAT,
+  capSeconds: CAP_S,
+};
 const t0 = Date.now();
 console.error(`lr-auto: ${MODELS.join(', ')}; ${MODES.join('+')}; ${STEPS} steps x ${TASKS} tasks x ${REPEAT} samples`);
 
-const collapsed = (r: GrpoRunResult) => r.warnings.includes('policy_collapse') || r.maxRefKl > KL_COLLAPSE;
+/**
+ * Collapsed: the run's own guard warned, its held-out accuracy fell, or it was stopped at the cap. (The
+ * reference KL alone does not say: a run that ends at 100% has moved far from a biased reference.)
+ */
+const collapsed = (r: GrpoRunResult) => r.warnings.includes('policy_collapse') || r.final < r.base - 0.05 || r.stopped;
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
 
 async function one(m: SpreadModel, label: string, o: Partial<GrpoRunOptions>): Promise<GrpoRunResult> {
@@ -50,6 +59,8 @@ async function one(m: SpreadModel, label: string, o: Partial<GrpoRunOptions>): P
     base: r.base,
     final: r.final,
     collapsed: collapsed(r),
+    warnings: r.warnings,
+    stopped: r.stopped,
     max_ref_kl: Number(r.maxRefKl.toFixed(3)),
     lr_path: [r.lrs[0], r.lrs[Math.floor(r.lrs.length / 2)], r.lrs.at(-1)],
     seconds: r.seconds,

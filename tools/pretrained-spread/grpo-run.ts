@@ -2,7 +2,7 @@
 // imports the model's Hugging Face folder with `model.checkpoint`, read by loadRunConfig and run by
 // runJob in this process. Returns the held-out greedy accuracy before and after (the run's own eval),
 // the collapse guard's warnings, and the per-step lr and reference KL from metrics.jsonl.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { runJob } from '../../backend/coordinator/run.js';
@@ -24,6 +24,16 @@ export interface GrpoRunOptions {
   gradClip?: number;
   /** Extra YAML lines under trainer: (e.g. an lr-auto setting), indented by two spaces. */
   trainerExtra?: string;
+  /**
+   * Stop the run after this many seconds (its signal, as `rft stop` does). A collapsed policy can
+   * make no trainable sample, and the explorer then refills its step without end.
+   */
+  capSeconds?: number;
+  /**
+   * Stop the run once its collapse guard has warned (read from its metrics.jsonl): the outcome is
+   * decided, and the collapsed policy may make nothing trainable after it.
+   */
+  stopOnCollapse?: boolean;
 }
 
 export interface GrpoRunResult {
@@ -38,6 +48,8 @@ export interface GrpoRunResult {
   maxRefKl: number;
   steps: number;
   seconds: number;
+  /** Stopped (capSeconds, stopOnCollapse) before its last step. */
+  stopped: boolean;
 }
 
 /** Runs GRPO on `model` in `root/name` (a fresh folder) and reads back what the run recorded. */
@@ -88,7 +100,25 @@ export async function grpoRun(
       .join('\n') + '\n',
   );
   const t0 = Date.now();
-  const s = await runJob({ config: loadRunConfig(config), configPath: config, workspace: dir, runId: name });
+  const stop = new AbortController();
+  const timer = o.capSeconds ? setTimeout(() => stop.abort('stop'), o.capSeconds * 1000) : undefined;
+  const metricsFile = join(dir, '.rft', 'runs', name, 'metrics.jsonl');
+  const watch = o.stopOnCollapse
+    ? setInterval(() => {
+        if (existsSync(metricsFile) && readFileSync(metricsFile, 'utf8').includes('"code":"policy_collapse"'))
+          stop.abort('stop');
+      }, 200)
+    : undefined;
+  const s = await runJob({
+    config: loadRunConfig(config),
+    configPath: config,
+    workspace: dir,
+    runId: name,
+    signal: stop.signal,
+  }).finally(() => {
+    clearTimeout(timer);
+    clearInterval(watch);
+  });
   const seconds = (Date.now() - t0) / 1000;
   const train = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
     .trim()
@@ -106,5 +136,6 @@ export async function grpoRun(
     maxRefKl: Math.max(0, ...train.map((r) => (typeof r.ref_kl === 'number' ? r.ref_kl : 0))),
     steps: train.length,
     seconds,
+    stopped: stop.signal.aborted,
   };
 }
