@@ -144,7 +144,11 @@ async function defaultsSweep(rows: string[]): Promise<void> {
           const v = o.params?.[knob] ?? o.temperature ?? o.warmup ?? o.gradClip;
           // The current default of each knob is the same run: made once.
           const key = `${name} ${mode} ${isDefault(knob, v) ? 'defaults' : `${knob}${v}`}`;
-          const r = seen.get(key) ?? (await one(m, key.replaceAll(' ', '-'), { ...o, lr, lora: mode === 'lora' }));
+          const extra =
+            AUTO_TARGET && (lr ?? 'auto') === 'auto' ? `  lr_auto: { target_kl: ${AUTO_TARGET} }` : undefined;
+          const r =
+            seen.get(key) ??
+            (await one(m, key.replaceAll(' ', '-'), { ...o, lr, lora: mode === 'lora', trainerExtra: extra }));
           seen.set(key, r);
           cells.push(`${v}: ${fmt(r.gain)}${collapsed(r) ? '!' : ''}`);
         }
