@@ -111,11 +111,13 @@ async function lrSweep(rows: string[]): Promise<void> {
 }
 
 /** The defaults a run from model.checkpoint takes (GRPO's bundle, trainer-defaults.ts with lr auto). */
+const FIXED_LR = process.env.BENCH_LR !== undefined && process.env.BENCH_LR !== 'auto';
 const DEFAULTS: Record<string, number> = {
   kl_coef: 0.001,
   clip_range: 0.2,
   temperature: 1,
-  warmup_steps: 0,
+  // A fixed lr from a checkpoint warms up 5 steps; lr auto none.
+  warmup_steps: FIXED_LR ? 5 : 0,
   grad_clip: 1,
 };
 const isDefault = (knob: string, v: number | undefined) => DEFAULTS[knob] === v;
