@@ -2,10 +2,11 @@
 // imports the model's Hugging Face folder with `model.checkpoint`, read by loadRunConfig and run by
 // runJob in this process. Returns the held-out greedy accuracy before and after (the run's own eval),
 // the collapse guard's warnings, and the per-step lr and reference KL from metrics.jsonl.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { runJob } from '../../backend/coordinator/run.js';
+import { type LogLevel, setLogSink } from '../../backend/core/log.js';
 import { writeFamilyTasks } from './tasks.js';
 import type { SpreadModel } from './index.js';
 
@@ -25,13 +26,13 @@ export interface GrpoRunOptions {
   /** Extra YAML lines under trainer: (e.g. an lr-auto setting), indented by two spaces. */
   trainerExtra?: string;
   /**
-   * Stop the run after this many seconds (its signal, as `rft stop` does). A collapsed policy can
-   * make no trainable sample, and the explorer then refills its step without end.
+   * Stop the run (its signal, as `rft stop` does) at its first log line after this many seconds. A
+   * collapsed policy can make no trainable sample, and the explorer then refills its step without end.
    */
   capSeconds?: number;
   /**
-   * Stop the run once its collapse guard has warned (read from its metrics.jsonl): the outcome is
-   * decided, and the collapsed policy may make nothing trainable after it.
+   * Stop the run once its collapse guard has warned: the outcome is decided, and the collapsed policy
+   * may make nothing trainable after it.
    */
   stopOnCollapse?: boolean;
 }
@@ -50,6 +51,12 @@ export interface GrpoRunResult {
   seconds: number;
   /** Stopped (capSeconds, stopOnCollapse) before its last step. */
   stopped: boolean;
+}
+
+/** The default log sink's format (log.ts), put back after a watched run. */
+function stderrSink(level: LogLevel, scope: string, msg: string, fields?: Record<string, unknown>): void {
+  const extra = fields && Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : '';
+  process.stderr.write(`[${new Date().toISOString()}] ${level.toUpperCase()} ${scope}: ${msg}${extra}\n`);
 }
 
 /** Runs GRPO on `model` in `root/name` (a fresh folder) and reads back what the run recorded. */
@@ -101,24 +108,21 @@ export async function grpoRun(
   );
   const t0 = Date.now();
   const stop = new AbortController();
-  const timer = o.capSeconds ? setTimeout(() => stop.abort('stop'), o.capSeconds * 1000) : undefined;
-  const metricsFile = join(dir, '.rft', 'runs', name, 'metrics.jsonl');
-  const watch = o.stopOnCollapse
-    ? setInterval(() => {
-        if (existsSync(metricsFile) && readFileSync(metricsFile, 'utf8').includes('"code":"policy_collapse"'))
-          stop.abort('stop');
-      }, 200)
-    : undefined;
+  // Watched from the log sink, which the run calls synchronously: a step that refills without end
+  // never yields to a timer, but it logs every few rounds (and the guard logs its warning).
+  if (o.stopOnCollapse || o.capSeconds)
+    setLogSink((level, scope, msg, fields) => {
+      stderrSink(level, scope, msg, fields);
+      const collapse = o.stopOnCollapse && level === 'warn' && msg.startsWith('policy collapse');
+      if (collapse || (o.capSeconds && Date.now() - t0 > o.capSeconds * 1000)) stop.abort('stop');
+    });
   const s = await runJob({
     config: loadRunConfig(config),
     configPath: config,
     workspace: dir,
     runId: name,
     signal: stop.signal,
-  }).finally(() => {
-    clearTimeout(timer);
-    clearInterval(watch);
-  });
+  }).finally(() => setLogSink(stderrSink));
   const seconds = (Date.now() - t0) / 1000;
   const train = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
     .trim()
