@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRunConfig } from '../../backend/coordinator/load-config.js';
 import { runJob } from '../../backend/coordinator/run.js';
+import { type LogLevel, setLogSink } from '../../backend/core/log.js';
 import { writeFamilyTasks } from './tasks.js';
 import type { SpreadModel } from './index.js';
 
@@ -24,6 +25,16 @@ export interface GrpoRunOptions {
   gradClip?: number;
   /** Extra YAML lines under trainer: (e.g. an lr-auto setting), indented by two spaces. */
   trainerExtra?: string;
+  /**
+   * Stop the run (its signal, as `rft stop` does) at its first log line after this many seconds. A
+   * collapsed policy can make no trainable sample, and the explorer then refills its step without end.
+   */
+  capSeconds?: number;
+  /**
+   * Stop the run once its collapse guard has warned: the outcome is decided, and the collapsed policy
+   * may make nothing trainable after it.
+   */
+  stopOnCollapse?: boolean;
 }
 
 export interface GrpoRunResult {
@@ -38,6 +49,14 @@ export interface GrpoRunResult {
   maxRefKl: number;
   steps: number;
   seconds: number;
+  /** Stopped (capSeconds, stopOnCollapse) before its last step. */
+  stopped: boolean;
+}
+
+/** The default log sink's format (log.ts), put back after a watched run. */
+function stderrSink(level: LogLevel, scope: string, msg: string, fields?: Record<string, unknown>): void {
+  const extra = fields && Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : '';
+  process.stderr.write(`[${new Date().toISOString()}] ${level.toUpperCase()} ${scope}: ${msg}${extra}\n`);
 }
 
 /** Runs GRPO on `model` in `root/name` (a fresh folder) and reads back what the run recorded. */
@@ -88,7 +107,22 @@ export async function grpoRun(
       .join('\n') + '\n',
   );
   const t0 = Date.now();
-  const s = await runJob({ config: loadRunConfig(config), configPath: config, workspace: dir, runId: name });
+  const stop = new AbortController();
+  // Watched from the log sink, which the run calls synchronously: a step that refills without end
+  // never yields to a timer, but it logs every few rounds (and the guard logs its warning).
+  if (o.stopOnCollapse || o.capSeconds)
+    setLogSink((level, scope, msg, fields) => {
+      stderrSink(level, scope, msg, fields);
+      const collapse = o.stopOnCollapse && level === 'warn' && msg.startsWith('policy collapse');
+      if (collapse || (o.capSeconds && Date.now() - t0 > o.capSeconds * 1000)) stop.abort('stop');
+    });
+  const s = await runJob({
+    config: loadRunConfig(config),
+    configPath: config,
+    workspace: dir,
+    runId: name,
+    signal: stop.signal,
+  }).finally(() => setLogSink(stderrSink));
   const seconds = (Date.now() - t0) / 1000;
   const train = readFileSync(join(s.run_dir, 'metrics.jsonl'), 'utf8')
     .trim()
@@ -106,5 +140,6 @@ export async function grpoRun(
     maxRefKl: Math.max(0, ...train.map((r) => (typeof r.ref_kl === 'number' ? r.ref_kl : 0))),
     steps: train.length,
     seconds,
+    stopped: stop.signal.aborted,
   };
 }
