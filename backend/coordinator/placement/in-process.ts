@@ -13,7 +13,6 @@ import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
 import { makeSampler, type Sampler } from '../../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workerPool, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
-import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { Progress } from '../monitor.js';
 import { openStage, runStages, trainStage, type Placement, type StageParts } from '../run-loop.js';

@@ -19,7 +19,6 @@ import { GroupSink } from './serve-groups.js';
 import { startOpenAIServer, type OpenAIServer } from '../../explorer/openai-server/http.js';
 import { PolicyGate } from '../../explorer/openai-server/policy.js';
 import { serveSection, type ServeConfig } from '../../core/config-serve.js';
-import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { openStage, runStages, trainStage, type Placement } from '../run-loop.js';
 import type { RunSummary } from '../run-types.js';
