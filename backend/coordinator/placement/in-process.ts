@@ -19,7 +19,7 @@ import { openStage, runStages, trainStage, type Placement, type StageParts } fro
 import { exploreNeed } from '../stage-batch.js';
 import type { RunSummary } from '../run-types.js';
 import type { RunConfig } from '../../core/config.js';
-import { runRecord, type PlacementContext } from './entry.js';
+import { runContext, type PlacementContext } from './entry.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
@@ -46,7 +46,7 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
   const run = new InProcessRun(c, pools, tok, store);
   try {
     await run.open();
-    const { summary } = await runStages(cfg, run, runRecord(c, pools));
+    const { summary } = await runStages(cfg, run, runContext(c, pools));
     run.model?.dispose();
     return summary;
   } finally {

@@ -27,7 +27,7 @@ import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
 import { publishCheckpoint } from '../setup/run-data.js';
 import { loadTasks, type TaskPools } from '../setup/tasks.js';
 import type { Stage } from '../setup/trainer.js';
-import { runRecord, type PlacementContext } from './entry.js';
+import { runContext, type PlacementContext } from './entry.js';
 
 const log = logger('serve');
 /** How often the buffer is looked at for a batch, and unrewarded episodes for the timeout. */
@@ -44,7 +44,7 @@ export async function executeServe(c: PlacementContext): Promise<RunSummary> {
   const run = new ServeRun(c, pools, tok, store);
   try {
     await run.open();
-    const { summary } = await runStages(cfg, run, runRecord(c, pools, { reportExtra: run.extra() }));
+    const { summary } = await runStages(cfg, run, runContext(c, pools, { reportExtra: run.extra() }));
     return summary;
   } finally {
     await run.close();
