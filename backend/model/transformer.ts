@@ -7,6 +7,8 @@ import { headDim, type ModelConfig } from './config.js';
 import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTables, swiglu } from './layers.js';
 import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
 import { fusedOps } from './fused-ops.js';
+import { attentionBias, repeatKv } from './attention-unfused.js';
+import { parameterSpecs } from './parameter-specs.js';
 import { Rng } from '../core/rng.js';
 import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
 import {
@@ -50,63 +52,6 @@ export interface ForwardResult {
   logits: tf.Tensor3D; // [B, T, V]
   hidden?: tf.Tensor3D; // [B, T, D] after the final norm
   cache?: KVCache;
-}
-
-export const NEG_INF = -1e9;
-
-/** One parameter: HF name, in-memory shape ([in, out] for linear weights), initialisation (a std or a constant). */
-export interface ParameterSpec {
-  name: string;
-  shape: number[];
-  init: number | 'ones' | 'zeros';
-}
-
-/**
- * Every parameter of a model with this config, in creation order (the order fixes the seeded init).
- * Checkpoint loading checks files against this list before allocating anything.
- */
-export function parameterSpecs(c: ModelConfig): ParameterSpec[] {
-  const hd = headDim(c);
-  const out: ParameterSpec[] = [];
-  const add = (name: string, shape: number[], init: ParameterSpec['init']) => out.push({ name, shape, init });
-  // GPT-2 style init: residual projections scaled down by depth so deep stacks start stable.
-  const std = c.initStd;
-  const resStd = std / Math.sqrt(2 * c.nLayers);
-  add('model.embed_tokens.weight', [c.vocabSize, c.dModel], std);
-  for (let i = 0; i < c.nLayers; i++) {
-    const p = `model.layers.${i}`;
-    add(`${p}.input_layernorm.weight`, [c.dModel], 'ones');
-    add(`${p}.self_attn.q_proj.weight`, [c.dModel, c.nHeads * hd], std);
-    add(`${p}.self_attn.k_proj.weight`, [c.dModel, c.nKvHeads * hd], std);
-    add(`${p}.self_attn.v_proj.weight`, [c.dModel, c.nKvHeads * hd], std);
-    add(`${p}.self_attn.o_proj.weight`, [c.nHeads * hd, c.dModel], resStd);
-    if (c.attnBias) {
-      add(`${p}.self_attn.q_proj.bias`, [c.nHeads * hd], 'zeros');
-      add(`${p}.self_attn.k_proj.bias`, [c.nKvHeads * hd], 'zeros');
-      add(`${p}.self_attn.v_proj.bias`, [c.nKvHeads * hd], 'zeros');
-    }
-    if (c.qkNorm) {
-      add(`${p}.self_attn.q_norm.weight`, [hd], 'ones');
-      add(`${p}.self_attn.k_norm.weight`, [hd], 'ones');
-    }
-    add(`${p}.post_attention_layernorm.weight`, [c.dModel], 'ones');
-    add(`${p}.mlp.gate_proj.weight`, [c.dModel, c.dFF], std);
-    add(`${p}.mlp.up_proj.weight`, [c.dModel, c.dFF], std);
-    add(`${p}.mlp.down_proj.weight`, [c.dFF, c.dModel], resStd);
-  }
-  add('model.norm.weight', [c.dModel], 'ones');
-  if (!c.tieEmbeddings) add('lm_head.weight', [c.dModel, c.vocabSize], std);
-  if (c.valueHead) {
-    add('value_head.weight', [c.dModel, 1], std);
-    add('value_head.bias', [1], 'zeros');
-  }
-  if (c.vision) {
-    const pd = c.vision.patchSize * c.vision.patchSize * c.vision.channels;
-    add('vision.patch_embed.weight', [pd, c.dModel], std);
-    add('vision.patch_embed.bias', [c.dModel], 'zeros');
-    add('vision.pos_embed', [c.vision.maxPatches, c.dModel], std);
-  }
-  return out;
 }
 
 let nextModelId = 0;
@@ -517,38 +462,4 @@ export class Transformer {
     this.rope.sin.dispose();
     this.rope.rot.dispose();
   }
-}
-
-/** Additive attention bias [B, 1, T, Tk]: causal over absolute positions, and padded keys blocked. */
-/**
- * The model's unfused causal attention (as hiddenStates runs it without a fused op and a cache) on
- * the fused ops' layout: q [B, T, H, hd], k and v [B, T, KV, hd], keyMask [B, T] -> [B, T, H, hd].
- * The reference of the fused kernels' tests and of the per-op GPU bench.
- */
-export function attentionUnfused(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, keyMask: tf.Tensor2D): tf.Tensor4D {
-  const [, T, H, hd] = q.shape;
-  const rep = H / k.shape[2];
-  const heads = (x: tf.Tensor4D) => tf.transpose(x, [0, 2, 1, 3]) as tf.Tensor4D;
-  const kh = rep > 1 ? repeatKv(heads(k), rep) : heads(k);
-  const vh = rep > 1 ? repeatKv(heads(v), rep) : heads(v);
-  const scores = tf.add(
-    tf.matMul(tf.mul(heads(q), 1 / Math.sqrt(hd)), kh, false, true),
-    attentionBias(keyMask, 0, T, T),
-  );
-  return heads(tf.matMul(tf.softmax(scores), vh) as tf.Tensor4D);
-}
-
-function attentionBias(keyMask: tf.Tensor2D, start: number, T: number, Tk: number): tf.Tensor4D {
-  const causal = new Float32Array(T * Tk);
-  for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) causal[i * Tk + j] = j <= start + i ? 0 : NEG_INF;
-  const c = tf.tensor2d(causal, [T, Tk]);
-  const pad = tf.mul(tf.sub(1, keyMask), NEG_INF); // [B, Tk]
-  return tf.add(tf.reshape(c, [1, 1, T, Tk]), tf.reshape(pad, [keyMask.shape[0], 1, 1, Tk])) as tf.Tensor4D;
-}
-
-/** [B, KV, T, hd] -> [B, KV*rep, T, hd], each kv head serving `rep` query heads. */
-function repeatKv(x: tf.Tensor4D, rep: number): tf.Tensor4D {
-  const [B, KV, T, hd] = x.shape;
-  // Rank-4 tile: tfjs has no tile gradient for rank 5.
-  return tf.reshape(tf.tile(tf.reshape(x, [B, KV, 1, T * hd]), [1, 1, rep, 1]), [B, KV * rep, T, hd]) as tf.Tensor4D;
 }
