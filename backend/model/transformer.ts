@@ -4,22 +4,19 @@
 import { assertWeightsFitGpu } from './gpu-guard.js';
 import { tf } from './engine.js';
 import { headDim, type ModelConfig } from './config.js';
-import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTables, swiglu } from './layers.js';
-import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
-import { fusedOps } from './fused-ops.js';
-import { attentionBias, repeatKv } from './attention-unfused.js';
+import { linear, linear2dT, ropeTables } from './layers.js';
 import { parameterSpecs } from './parameter-specs.js';
 import { Rng } from '../core/rng.js';
 import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
 import {
   addAdapterHf,
-  externalEmbed,
   externalLinear,
   externalLoraLinear,
   externalWeightsAvailable,
   ExternalWeight,
   isExternalizable,
 } from './external-weights.js';
+import { hiddenStates } from './transformer-forward.js';
 
 export interface LayerCache {
   k: tf.Tensor4D; // [B, KV, Tk, hd]
@@ -223,7 +220,8 @@ export class Transformer {
   }
 
   /** y = x W (+ (alpha/r) drop(x) A B when `module` is adapted). */
-  private proj(x: tf.Tensor, module: string, train: boolean): tf.Tensor {
+  /** Not private: transformer-forward.ts projects through it. */
+  proj(x: tf.Tensor, module: string, train: boolean): tf.Tensor {
     const a = this.adapters.get(loraA(module));
     const ext = this.external.get(`${module}.weight`);
     // Outside the heap and no dropout to apply: one fused op (one activation per projection, not four).
@@ -325,84 +323,7 @@ export class Transformer {
    * batch's [B, T, V] logits never exist at once.
    */
   hiddenStates(ids: tf.Tensor2D, opts: ForwardOptions = {}): { hidden: tf.Tensor3D; cache?: KVCache } {
-    const c = this.config;
-    const [B, Tt] = ids.shape;
-    const hd = headDim(c);
-    const start = opts.cache?.length ?? 0;
-    const train = opts.train === true;
-    const flatIds = tf.reshape(ids, [-1]) as tf.Tensor1D;
-    const table = this.external.get('model.embed_tokens.weight');
-    let x = tf.reshape(
-      table ? externalEmbed(table, flatIds) : embed(this.p('model.embed_tokens.weight') as tf.Tensor2D, flatIds),
-      [B, Tt, c.dModel],
-    ) as tf.Tensor3D;
-    let mask = opts.attentionMask;
-    if (opts.prefix) {
-      if (opts.cache) throw new Error('a prefix can only be given on the first forward pass');
-      const P = opts.prefix.shape[1];
-      x = tf.concat([opts.prefix, x], 1);
-      if (mask) mask = tf.concat([tf.ones([B, P]), mask], 1) as tf.Tensor2D;
-    }
-    const T = x.shape[1];
-    if (start + T > c.maxSeqLen)
-      throw new Error(`sequence of ${start + T} tokens exceeds the model's maxSeqLen ${c.maxSeqLen}`);
-    const keyMask: tf.Tensor2D = opts.cache
-      ? (tf.concat([opts.cache.keyMask, mask ?? tf.ones([B, T])], 1) as tf.Tensor2D)
-      : (mask ?? (tf.ones([B, T]) as tf.Tensor2D));
-    const Tk = start + T;
-    // Without a cache to continue, attention is one fused op: native with the addon, WGSL on webgpu.
-    const fused = opts.cache ? undefined : nativeAttentionAvailable() ? nativeAttention : fusedOps().attention;
-    const bias = fused ? undefined : attentionBias(keyMask, start, T, Tk);
-    const newLayers: LayerCache[] = [];
-    const rep = c.nHeads / c.nKvHeads;
-    for (let i = 0; i < c.nLayers; i++) {
-      const p = `model.layers.${i}`;
-      const h = rmsNorm(x, this.p(`${p}.input_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
-      // q/k/v projections in [B, T, heads, hd], with Qwen2's biases and Qwen3's per-head q/k norms.
-      const proj = (w: 'q' | 'k' | 'v', n: number) => {
-        let y = this.proj(h, `${p}.self_attn.${w}_proj`, train);
-        if (c.attnBias) y = tf.add(y, this.p(`${p}.self_attn.${w}_proj.bias`));
-        let y4 = tf.reshape(y, [B, T, n, hd]) as tf.Tensor4D;
-        if (c.qkNorm && w !== 'v')
-          y4 = rmsNorm(y4, this.p(`${p}.self_attn.${w}_norm.weight`) as tf.Tensor1D, c.rmsEps) as tf.Tensor4D;
-        return y4;
-      };
-      let merged: tf.Tensor;
-      if (fused) {
-        // One fused op on the projections' [B, T, heads, hd] layout (no transposes, no bias tensor).
-        const q = applyRopeSeqFirst(proj('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        const k = applyRopeSeqFirst(proj('k', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        const v = proj('v', c.nKvHeads);
-        if (opts.returnCache) newLayers.push({ k: tf.transpose(k, [0, 2, 1, 3]), v: tf.transpose(v, [0, 2, 1, 3]) });
-        merged = tf.reshape(fused(q, k, v, keyMask), [B, T, c.nHeads * hd]);
-      } else {
-        const heads = (w: 'q' | 'k' | 'v', n: number) => tf.transpose(proj(w, n), [0, 2, 1, 3]) as tf.Tensor4D;
-        let q = applyRope(heads('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        let k = applyRope(heads('k', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        let v = heads('v', c.nKvHeads);
-        if (opts.cache) {
-          const prev = opts.cache.layers[i]!;
-          k = tf.concat([prev.k, k], 2);
-          v = tf.concat([prev.v, v], 2);
-        }
-        if (opts.returnCache) newLayers.push({ k, v });
-        if (rep > 1) {
-          k = repeatKv(k, rep);
-          v = repeatKv(v, rep);
-        }
-        q = tf.mul(q, 1 / Math.sqrt(hd));
-        const scores = tf.add(tf.matMul(q, k, false, true), bias!);
-        const att = tf.matMul(tf.softmax(scores), v); // [B, H, T, hd]
-        merged = tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [B, T, c.nHeads * hd]);
-      }
-      x = tf.add(x, this.proj(merged, `${p}.self_attn.o_proj`, train)) as tf.Tensor3D;
-      const h2 = rmsNorm(x, this.p(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
-      const gate = this.proj(h2, `${p}.mlp.gate_proj`, train);
-      const up = this.proj(h2, `${p}.mlp.up_proj`, train);
-      x = tf.add(x, this.proj(swiglu(gate, up), `${p}.mlp.down_proj`, train)) as tf.Tensor3D;
-    }
-    const hidden = rmsNorm(x, this.p('model.norm.weight') as tf.Tensor1D, c.rmsEps) as tf.Tensor3D;
-    return opts.returnCache ? { hidden, cache: { layers: newLayers, length: Tk, keyMask } } : { hidden };
+    return hiddenStates(this, ids, opts);
   }
 
   /** Scalar value per position from final hidden states [B, T, D] -> [B, T]. */
