@@ -21,23 +21,11 @@ export function hiddenStates(
   opts: ForwardOptions = {},
 ): { hidden: tf.Tensor3D; cache?: KVCache } {
   const c = model.config;
-  const [B, Tt] = ids.shape;
+  const B = ids.shape[0];
   const hd = headDim(c);
   const start = opts.cache?.length ?? 0;
   const train = opts.train === true;
-  const flatIds = tf.reshape(ids, [-1]) as tf.Tensor1D;
-  const table = model.external.get('model.embed_tokens.weight');
-  let x = tf.reshape(
-    table ? externalEmbed(table, flatIds) : embed(model.p('model.embed_tokens.weight') as tf.Tensor2D, flatIds),
-    [B, Tt, c.dModel],
-  ) as tf.Tensor3D;
-  let mask = opts.attentionMask;
-  if (opts.prefix) {
-    if (opts.cache) throw new Error('a prefix can only be given on the first forward pass');
-    const P = opts.prefix.shape[1];
-    x = tf.concat([opts.prefix, x], 1);
-    if (mask) mask = tf.concat([tf.ones([B, P]), mask], 1) as tf.Tensor2D;
-  }
+  let { x, mask } = embedInputs(model, ids, opts);
   const T = x.shape[1];
   if (start + T > c.maxSeqLen)
     throw new Error(`sequence of ${start + T} tokens exceeds the model's maxSeqLen ${c.maxSeqLen}`);
@@ -98,4 +86,27 @@ export function hiddenStates(
   }
   const hidden = rmsNorm(x, model.p('model.norm.weight') as tf.Tensor1D, c.rmsEps) as tf.Tensor3D;
   return opts.returnCache ? { hidden, cache: { layers: newLayers, length: Tk, keyMask } } : { hidden };
+}
+
+/** The token embeddings [B, T, D], after the image prefix when one is given, and the mask to match. */
+function embedInputs(
+  model: Transformer,
+  ids: tf.Tensor2D,
+  opts: ForwardOptions,
+): { x: tf.Tensor3D; mask: tf.Tensor2D | undefined } {
+  const [B, Tt] = ids.shape;
+  const flatIds = tf.reshape(ids, [-1]) as tf.Tensor1D;
+  const table = model.external.get('model.embed_tokens.weight');
+  let x = tf.reshape(
+    table ? externalEmbed(table, flatIds) : embed(model.p('model.embed_tokens.weight') as tf.Tensor2D, flatIds),
+    [B, Tt, model.config.dModel],
+  ) as tf.Tensor3D;
+  let mask = opts.attentionMask;
+  if (opts.prefix) {
+    if (opts.cache) throw new Error('a prefix can only be given on the first forward pass');
+    const P = opts.prefix.shape[1];
+    x = tf.concat([opts.prefix, x], 1);
+    if (mask) mask = tf.concat([tf.ones([B, P]), mask], 1) as tf.Tensor2D;
+  }
+  return { x, mask };
 }
