@@ -274,21 +274,7 @@ export class JobQueue {
             `job ${job.id}: ${n} of ${replacing.length} partial rows it continues are still partial`,
           );
       }
-      let inserted = 0;
-      if (rows.length) {
-        const params: unknown[] = [];
-        const tuples = rows.map((r) => {
-          const vals = rowValues(r);
-          const start = params.length;
-          params.push(...vals);
-          return '(' + vals.map((_, j) => `$${start + j + 1}`).join(', ') + ')';
-        });
-        const res = await c.query(
-          `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`,
-          params,
-        );
-        inserted = res.rowCount ?? 0;
-      }
+      const inserted = await insertAcked(c, rows);
       await c.query(
         `UPDATE rft_jobs SET state = 'done', lease_until = NULL, acked_by = $3, acked_version = $4, acked_at = ${NOW_MS}, experiences = $5 WHERE run_id = $1 AND id = $2`,
         [runId, job.id, owner, version, inserted],
@@ -390,4 +376,21 @@ export class JobQueue {
  */
 export function workerId(role: string): string {
   return `${role}@${hostname()}:${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/** An ack's experience rows, in the ack's transaction; ids derived from (run, job, sample) make a repeat a no-op. */
+async function insertAcked(c: pg.PoolClient, rows: ReturnType<typeof toRow>[]): Promise<number> {
+  if (!rows.length) return 0;
+  const params: unknown[] = [];
+  const tuples = rows.map((r) => {
+    const vals = rowValues(r);
+    const start = params.length;
+    params.push(...vals);
+    return '(' + vals.map((_, j) => `$${start + j + 1}`).join(', ') + ')';
+  });
+  const res = await c.query(
+    `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`,
+    params,
+  );
+  return res.rowCount ?? 0;
 }
