@@ -1,6 +1,6 @@
 // Entry point of the `rft` CLI (and of `rft serve`, the backend the extension launches).
-import { commandHelp, commands, errorReport, exitCodeOf, nameAndArgs, parseFor, renamed } from './cli/command.js';
-import './cli/commands/index.js';
+import { commandHelp, errorReport, exitCodeOf, nameAndArgs, parseFor } from './cli/command.js';
+import { commands, renamed } from './cli/commands/index.js';
 
 function help(): string {
   const lines = ['usage: rft <command> [options]', '', 'commands:'];

@@ -17,8 +17,8 @@ import type { ExperiencePipeline } from '../backend/buffer/pipeline/experience/i
 import { makeSampler } from '../backend/buffer/sampler/index.js';
 import { openStore, type ExperienceStore } from '../backend/buffer/storage/index.js';
 import { LocalRolloutModel } from '../backend/explorer/local-model.js';
-import { workflowSampling, workflows } from '../backend/explorer/workflow.js';
-import '../backend/explorer/workflows/index.js';
+import { workflowSampling } from '../backend/explorer/workflow.js';
+import { workflows } from '../backend/explorer/workflows/index.js';
 import { Trainer } from '../backend/trainer/trainer.js';
 import { makeObjective } from '../backend/trainer/resolve-algorithm.js';
 import { Rng } from '../backend/core/rng.js';

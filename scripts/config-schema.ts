@@ -11,10 +11,8 @@ import { zodToJsonSchema } from 'zod-to-json-schema';
 import { RunConfigSchema } from '../backend/core/config.js';
 import { RENAMED_KEYS } from '../backend/core/config-aliases.js';
 import { algorithms } from '../backend/trainer/algorithms/bundles.js';
-import { workflows } from '../backend/explorer/workflow.js';
-import '../backend/explorer/workflows/index.js';
+import { workflows } from '../backend/explorer/workflows/index.js';
 import { rewardFns } from '../backend/explorer/rewards/registry.js';
-import '../backend/explorer/rewards/index.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SCHEMA_FILE = join(ROOT, 'media', 'schemas', 'rft-config.schema.json');

@@ -1,9 +1,9 @@
-// The `rft` command line: each subcommand is one file under backend/cli/commands that calls `command(...)`
-// with its flags declared once (cli/flags.ts): parser, types and help all come from that declaration.
+// The `rft` command line: each subcommand is declared with `command(...)` in a file under
+// backend/cli/commands (and listed in its index.ts), with its flags declared once (cli/flags.ts):
+// parser, types and help all come from that declaration.
 import { errorKind, InputError } from '../core/errors.js';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Registry } from '../core/registry.js';
 import { flagTable, parseFlags, synopsis, UsageError, type FlagDecls, type FlagValues } from './flags.js';
 
 export interface ParsedArgs<F extends FlagDecls = FlagDecls> {
@@ -27,13 +27,12 @@ export interface CliCommand<F extends FlagDecls = FlagDecls> {
   run(args: ParsedArgs<F>): Promise<number> | number;
 }
 
-export const commands = new Registry<CliCommand>('command');
-/** Old command name -> the command it became. */
-export const renamed = new Map<string, string>();
-
-export function command<const F extends FlagDecls>(c: CliCommand<F>): CliCommand<F> {
-  if (c.renamedFrom) renamed.set(c.renamedFrom, c.name);
-  return commands.register(c.name, c as unknown as CliCommand) as unknown as CliCommand<F>;
+/**
+ * A command with its flags' types checked against its `run`; returned with the common signature so
+ * that commands/index.ts can list it (the list is the registry: no command registers itself).
+ */
+export function command<const F extends FlagDecls>(c: CliCommand<F>): CliCommand {
+  return c as unknown as CliCommand;
 }
 
 /** `rft NAME ARGS` (what the command list shows). */

@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { RunConfig } from '../core/config.js';
 import { loadTokenizer, type Tokenizer } from '../model/tokenizer/index.js';
 import { openStore, type ExperienceStore } from '../buffer/storage/index.js';
-import type { ComponentState } from '../core/component-state.js';
+import type { ComponentActivity } from '../core/component-state.js';
 import { MetricsLog } from './monitor.js';
 import { openEventFile } from './tensorboard.js';
 import { logger } from '../core/log.js';
@@ -37,7 +37,7 @@ export interface ProcessContext extends ProcessArgs {
   /** The run registry's workspace (`<ws>/.rft/runs/<id>` -> `<ws>`). */
   workspace: string;
   /** Current state of the component in the buffer's run_state (read by `rft status` and the UI). */
-  setState(component: 'explorer' | 'trainer', state: ComponentState, detail?: string): void;
+  setState(component: 'explorer' | 'trainer', state: ComponentActivity, detail?: string): void;
 }
 
 export function processArgv(kind: 'explorer-process' | 'trainer-process', a: ProcessArgs): string[] {

@@ -25,7 +25,7 @@ import { makeObjective } from '../trainer/resolve-algorithm.js';
 import { describePlan } from '../trainer/memory-plan.js';
 import type { Objective } from '../trainer/objective.js';
 import { runTrainerLoop, type TrainerLoopResult } from '../trainer/step-loop.js';
-import type { ComponentState } from '../core/component-state.js';
+import type { ComponentActivity } from '../core/component-state.js';
 import { describeAccuracy, evaluate, type EvalResult } from './evaluate.js';
 import { runSeconds, runWarnings, writeReport, type MetricsLog } from './monitor.js';
 import { stageGuards } from './stage-guards.js';
@@ -193,7 +193,7 @@ export interface StageTransport {
   syncInterval: number;
   /** Where step records go (default: the run's metrics.jsonl). */
   onMetrics?(rec: Record<string, unknown>): void;
-  onState?(state: ComponentState, detail?: string): void;
+  onState?(state: ComponentActivity, detail?: string): void;
   stateExtra?(): Record<string, unknown>;
   sampleTimeoutMs?: number;
   signal?: AbortSignal;
@@ -299,7 +299,8 @@ export interface Placement {
   finish(): Promise<{ trainerSteps: number; exploreSteps: number; checkpoint: string }>;
 }
 
-export interface RunRecord {
+/** One run as runStages sees it: its id and folder, metrics log, report and eval set (not the registry record of buffer/runs.ts). */
+export interface RunContext {
   runId: string;
   runDir: string;
   metrics: MetricsLog;
@@ -323,7 +324,7 @@ export interface StagesResult {
 }
 
 /** The stage iteration of every run, whatever its placement. */
-export async function runStages(cfg: RunConfig, s: Placement, o: RunRecord): Promise<StagesResult> {
+export async function runStages(cfg: RunConfig, s: Placement, o: RunContext): Promise<StagesResult> {
   const stages = stagesOf(cfg);
   const lastStage = stages.length - 1;
   const evals: RunSummary['evals'] = [];

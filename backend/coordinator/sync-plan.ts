@@ -1,4 +1,4 @@
-// Synchronizer `checkpoint` semantics. Trainer step t (its model version is t: one version per step)
+// Placement `checkpoint` (explorer and trainer in their own processes): when a step may start. Trainer step t (its model version is t: one version per step)
 // trains on the explore step that targets t. The trainer publishes a checkpoint whenever
 // t % sync_interval === 0 and at the end of each stage. The explore step for t may start once a
 // checkpoint >= requiredVersion(t) exists, i.e. the explorer runs at most sync_offset versions ahead

@@ -1,4 +1,4 @@
-// Synchronizer `checkpoint`, mode async: whether the trainer process is stuck waiting for a batch the
+// Placement `checkpoint`, synchronizer.schedule async: whether the trainer process is stuck waiting for a batch the
 // buffer cannot give it. The explorer process (explorer-process.ts) lets one explore step past its
 // lead bound (max_staleness steps ahead of the newest published version) only then, so the bound can
 // never deadlock a run (the rows the trainer waits for never came: partial rollouts that only later

@@ -7,8 +7,7 @@ import type { RunConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
 import { loadCustomFile } from '../explorer/custom.js';
 import { DEFAULT_CODE_TIMEOUT_MS } from '../explorer/user-code/host.js';
-import { workflows } from '../explorer/workflow.js';
-import '../explorer/workflows/index.js';
+import { workflows } from '../explorer/workflows/index.js';
 import { rewardFns } from '../explorer/rewards/index.js';
 
 export const TRUST_ENV = 'RFT_TRUST_WORKSPACE_CODE';

@@ -1,12 +1,13 @@
 // What a component (explorer, trainer) is doing right now, and how long it has spent in each state:
 // the idle fraction in the metrics is the time spent waiting over the time since the clock started.
-export type ComponentState = 'starting' | 'waiting' | 'generating' | 'training' | 'syncing' | 'stopped';
+// (core/protocol.ts `ComponentState` carries it to the dashboard, with the component's name.)
+export type ComponentActivity = 'starting' | 'waiting' | 'generating' | 'training' | 'syncing' | 'stopped';
 
 export class StateClock {
-  private current: ComponentState = 'starting';
+  private current: ComponentActivity = 'starting';
   private since = performance.now();
   private readonly start = performance.now();
-  private readonly spent: Record<ComponentState, number> = {
+  private readonly spent: Record<ComponentActivity, number> = {
     starting: 0,
     waiting: 0,
     generating: 0,
@@ -15,13 +16,13 @@ export class StateClock {
     stopped: 0,
   };
 
-  constructor(private readonly onChange?: (state: ComponentState, detail?: string) => void) {}
+  constructor(private readonly onChange?: (state: ComponentActivity, detail?: string) => void) {}
 
-  get state(): ComponentState {
+  get state(): ComponentActivity {
     return this.current;
   }
 
-  set(state: ComponentState, detail?: string): void {
+  set(state: ComponentActivity, detail?: string): void {
     if (state === this.current) return;
     const now = performance.now();
     this.spent[this.current] += now - this.since;
@@ -31,7 +32,7 @@ export class StateClock {
   }
 
   /** Seconds per state (the current one counted up to now) and the idle (waiting) fraction. */
-  snapshot(): { elapsed_s: number; idle: number } & Record<`${ComponentState}_s`, number> {
+  snapshot(): { elapsed_s: number; idle: number } & Record<`${ComponentActivity}_s`, number> {
     const now = performance.now();
     const s = { ...this.spent, [this.current]: this.spent[this.current] + (now - this.since) };
     const elapsed = (now - this.start) / 1000;

@@ -3,6 +3,7 @@
 // nearest known key as a "did you mean" suggestion.
 import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { readYaml } from './yaml-safe.js';
+import { distance } from './closest.js';
 import { z } from 'zod';
 import { dottedPath, pathSegments, RunConfigSchema } from './config.js';
 import { applyKeyAliases, writtenPath } from './config-aliases.js';
@@ -40,7 +41,7 @@ export function configIssuesAt(text: string): ConfigIssueAt[] {
         const keyNode = isMap(parent)
           ? parent.items.find((p) => isScalar(p.key) && String(p.key.value) === k)?.key
           : undefined;
-        const near = closest(k, known);
+        const near = nearestKey(k, known);
         out.push({
           line: lineOf(keyNode as Node | undefined) ?? lineOf(parent),
           field: [...path, k].join('.'),
@@ -97,37 +98,20 @@ function unwrap(s: z.ZodTypeAny): z.ZodTypeAny {
   }
 }
 
-/** The known key within edit distance 2 (transpositions count 1) (or a prefix / containment match), if any. */
-export function closest(k: string, known: string[]): string | undefined {
+/**
+ * The known config key a misspelt one likely meant: within edit distance 2 (transpositions count 1),
+ * or a prefix / containment match. Looser than core/closest.ts's `closest` (names of registered
+ * parts), since a key's siblings are few and a truncated key (`expert` for `expert_ratio`) is common.
+ */
+function nearestKey(k: string, known: string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of known) {
-    const d = c.includes(k) || k.includes(c) ? 1 : levenshtein(k.toLowerCase(), c.toLowerCase());
+    const d = c.includes(k) || k.includes(c) ? 1 : distance(k.toLowerCase(), c.toLowerCase());
     // Ties go to the candidate of the same length (a transposition rather than a dropped letter).
     if (d < bestD || (d === bestD && c.length === k.length && best?.length !== k.length)) [best, bestD] = [c, d];
   }
   return bestD <= Math.max(2, Math.floor(k.length / 3)) ? best : undefined;
-}
-
-export function levenshtein(a: string, b: string): number {
-  // Optimal string alignment distance: rows i-2 (prevRow), i-1 (before) and i (row).
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  let prevRow = [...row];
-  let before = [...row];
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        row[j] = Math.min(row[j]!, prevRow[j - 2]! + 1);
-      prev = cur;
-    }
-    prevRow = [...before];
-    before = [...row];
-  }
-  return row[b.length]!;
 }
 
 /**

@@ -451,7 +451,7 @@ const runConfigObject = z
       .default({}),
     stages: z.array(stage).optional(),
     /**
-     * Synchronizer `checkpoint`: how often a dead explorer or trainer process is restarted before the
+     * Placement `checkpoint`: how often a dead explorer or trainer process is restarted before the
      * run stops. One by default: a single killed worker is absorbed (a restart resumes in about a second).
      */
     restart: z.number().int().min(0).default(1),

@@ -12,7 +12,7 @@
 // live: when the trainer is stuck waiting for a batch (its rows never came: partial rollouts that only
 // later steps finish, rows rejected by feedback), the step starts anyway and is marked `starved` (what
 // it makes is taken at once, not left to go stale).
-import { StateClock, type ComponentState } from '../core/component-state.js';
+import { StateClock, type ComponentActivity } from '../core/component-state.js';
 import type { Explorer, ExploreMetrics } from './explorer.js';
 import type { RolloutModel } from './workflow.js';
 
@@ -38,7 +38,7 @@ export interface ExplorerLoopOptions extends WeightsSource {
   /** Called after a step's experiences are in the buffer. */
   onStep?(nextTarget: number, m: ExploreMetrics): Promise<void> | void;
   onMetrics(rec: Record<string, unknown>): void;
-  onState?(state: ComponentState, detail?: string): void;
+  onState?(state: ComponentActivity, detail?: string): void;
   /**
    * Async: the most steps the next explore step may be ahead of the newest published version
    * (buffer.max_staleness); unset: no bound but requiredVersion.
@@ -196,7 +196,7 @@ export interface DriverOptions<W, P extends PublishedWeights = PublishedWeights>
   weights: WeightsSource<P>;
   gate: ExplorerGate<W>;
   /** Every change of state or detail; `trouble`: a weights source failing for 3 s, or a connection being waited out. */
-  onState?(state: ComponentState, detail?: string, trouble?: 'error' | 'disconnected'): void;
+  onState?(state: ComponentActivity, detail?: string, trouble?: 'error' | 'disconnected'): void;
   onLoadError?(version: number, e: Error): void;
   /** How long to wait after a failed load (default pollMs). */
   retryMs?: number;
@@ -227,7 +227,7 @@ export async function driveExplorer<W, P extends PublishedWeights = PublishedWei
   const waited: Record<WaitCause, number> = { weights: 0, bound: 0, jobs: 0 };
   let waiting: { why: WaitCause; since: number } | null = null;
   let last = '';
-  const set = (state: ComponentState, detail?: string, why?: WaitCause, trouble?: 'error' | 'disconnected') => {
+  const set = (state: ComponentActivity, detail?: string, why?: WaitCause, trouble?: 'error' | 'disconnected') => {
     if (waiting && !(state === 'waiting' && why === waiting.why)) {
       waited[waiting.why] += performance.now() - waiting.since;
       waiting = null;

@@ -1,13 +1,14 @@
 // Reward names as configs write them: a registered reward function (`math_answer`), a factory with
 // an argument (`reward_model:<checkpoint dir>`), or `environment` (multi-turn tasks, whose reward
-// the environment gives). Factories register here; adding one is one `rewardFactories.register`.
+// the environment gives). Factories are the map below; adding one is one entry.
 import { Registry } from '../core/registry.js';
 import type { RewardFn } from './workflow.js';
 import { rewardFns } from './rewards/index.js';
 import { loadRewardModel } from './reward-model/reward.js';
 
-export const rewardFactories = new Registry<(arg: string) => RewardFn>('reward factory');
-rewardFactories.register('reward_model', loadRewardModel);
+export const rewardFactories = new Registry<(arg: string) => RewardFn>('reward factory', {
+  reward_model: loadRewardModel,
+});
 
 /** The environment reward: only the multi_turn workflow gives it; scoring a single answer with it is a setup error. */
 const environmentReward: RewardFn = async () => ({

@@ -1,7 +1,6 @@
 // The workflow contract: one workflow turns a batch of tasks into experiences, using a rollout
 // model (the policy being trained, or an external endpoint), an environment (for multi-turn) and a
-// reward model. Workflows register by name; adding one is one new file in workflows/.
-import { Registry } from '../core/registry.js';
+// reward model. The built-in workflows are listed by name in workflows/index.ts.
 import type { Experience, Task, TaskImage } from '../core/types.js';
 import type { tf } from '../model/engine.js';
 import type { Generation, GenerateOptions } from '../model/generate.js';
@@ -109,8 +108,6 @@ export interface Workflow {
   readonly name: string;
   run(tasks: Task[], ctx: WorkflowContext): Promise<Experience[]>;
 }
-
-export const workflows = new Registry<Workflow>('workflow');
 
 let counter = 0;
 /** Unique, sortable experience ids (time, process, counter). */

@@ -7,7 +7,8 @@ import { closeSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { tf } from './engine.js';
 import type { ModelConfig } from './config.js';
-import { parameterSpecs, Transformer, type ParameterSpec } from './transformer.js';
+import { parameterSpecs, type ParameterSpec } from './parameter-specs.js';
+import { Transformer } from './transformer.js';
 import { readTensorEntry, writeSafetensors, type TensorEntry } from './safetensors.js';
 import { InputError } from '../core/errors.js';
 import type { Tokenizer } from './tokenizer/types.js';

@@ -4,20 +4,19 @@
 import { assertWeightsFitGpu } from './gpu-guard.js';
 import { tf } from './engine.js';
 import { headDim, type ModelConfig } from './config.js';
-import { applyRope, applyRopeSeqFirst, embed, linear, linear2dT, rmsNorm, ropeTables, swiglu } from './layers.js';
-import { nativeAttention, nativeAttentionAvailable } from './native-attention.js';
-import { fusedOps } from './fused-ops.js';
+import { linear, linear2dT, ropeTables } from './layers.js';
+import { parameterSpecs } from './parameter-specs.js';
 import { Rng } from '../core/rng.js';
 import { loraA, loraB, loraModules, loraScale, type LoraConfig } from './lora.js';
 import {
   addAdapterHf,
-  externalEmbed,
   externalLinear,
   externalLoraLinear,
   externalWeightsAvailable,
   ExternalWeight,
   isExternalizable,
 } from './external-weights.js';
+import { hiddenStates } from './transformer-forward.js';
 
 export interface LayerCache {
   k: tf.Tensor4D; // [B, KV, Tk, hd]
@@ -50,63 +49,6 @@ export interface ForwardResult {
   logits: tf.Tensor3D; // [B, T, V]
   hidden?: tf.Tensor3D; // [B, T, D] after the final norm
   cache?: KVCache;
-}
-
-export const NEG_INF = -1e9;
-
-/** One parameter: HF name, in-memory shape ([in, out] for linear weights), initialisation (a std or a constant). */
-export interface ParameterSpec {
-  name: string;
-  shape: number[];
-  init: number | 'ones' | 'zeros';
-}
-
-/**
- * Every parameter of a model with this config, in creation order (the order fixes the seeded init).
- * Checkpoint loading checks files against this list before allocating anything.
- */
-export function parameterSpecs(c: ModelConfig): ParameterSpec[] {
-  const hd = headDim(c);
-  const out: ParameterSpec[] = [];
-  const add = (name: string, shape: number[], init: ParameterSpec['init']) => out.push({ name, shape, init });
-  // GPT-2 style init: residual projections scaled down by depth so deep stacks start stable.
-  const std = c.initStd;
-  const resStd = std / Math.sqrt(2 * c.nLayers);
-  add('model.embed_tokens.weight', [c.vocabSize, c.dModel], std);
-  for (let i = 0; i < c.nLayers; i++) {
-    const p = `model.layers.${i}`;
-    add(`${p}.input_layernorm.weight`, [c.dModel], 'ones');
-    add(`${p}.self_attn.q_proj.weight`, [c.dModel, c.nHeads * hd], std);
-    add(`${p}.self_attn.k_proj.weight`, [c.dModel, c.nKvHeads * hd], std);
-    add(`${p}.self_attn.v_proj.weight`, [c.dModel, c.nKvHeads * hd], std);
-    add(`${p}.self_attn.o_proj.weight`, [c.nHeads * hd, c.dModel], resStd);
-    if (c.attnBias) {
-      add(`${p}.self_attn.q_proj.bias`, [c.nHeads * hd], 'zeros');
-      add(`${p}.self_attn.k_proj.bias`, [c.nKvHeads * hd], 'zeros');
-      add(`${p}.self_attn.v_proj.bias`, [c.nKvHeads * hd], 'zeros');
-    }
-    if (c.qkNorm) {
-      add(`${p}.self_attn.q_norm.weight`, [hd], 'ones');
-      add(`${p}.self_attn.k_norm.weight`, [hd], 'ones');
-    }
-    add(`${p}.post_attention_layernorm.weight`, [c.dModel], 'ones');
-    add(`${p}.mlp.gate_proj.weight`, [c.dModel, c.dFF], std);
-    add(`${p}.mlp.up_proj.weight`, [c.dModel, c.dFF], std);
-    add(`${p}.mlp.down_proj.weight`, [c.dFF, c.dModel], resStd);
-  }
-  add('model.norm.weight', [c.dModel], 'ones');
-  if (!c.tieEmbeddings) add('lm_head.weight', [c.dModel, c.vocabSize], std);
-  if (c.valueHead) {
-    add('value_head.weight', [c.dModel, 1], std);
-    add('value_head.bias', [1], 'zeros');
-  }
-  if (c.vision) {
-    const pd = c.vision.patchSize * c.vision.patchSize * c.vision.channels;
-    add('vision.patch_embed.weight', [pd, c.dModel], std);
-    add('vision.patch_embed.bias', [c.dModel], 'zeros');
-    add('vision.pos_embed', [c.vision.maxPatches, c.dModel], std);
-  }
-  return out;
 }
 
 let nextModelId = 0;
@@ -278,7 +220,8 @@ export class Transformer {
   }
 
   /** y = x W (+ (alpha/r) drop(x) A B when `module` is adapted). */
-  private proj(x: tf.Tensor, module: string, train: boolean): tf.Tensor {
+  /** Not private: transformer-forward.ts projects through it. */
+  proj(x: tf.Tensor, module: string, train: boolean): tf.Tensor {
     const a = this.adapters.get(loraA(module));
     const ext = this.external.get(`${module}.weight`);
     // Outside the heap and no dropout to apply: one fused op (one activation per projection, not four).
@@ -380,84 +323,7 @@ export class Transformer {
    * batch's [B, T, V] logits never exist at once.
    */
   hiddenStates(ids: tf.Tensor2D, opts: ForwardOptions = {}): { hidden: tf.Tensor3D; cache?: KVCache } {
-    const c = this.config;
-    const [B, Tt] = ids.shape;
-    const hd = headDim(c);
-    const start = opts.cache?.length ?? 0;
-    const train = opts.train === true;
-    const flatIds = tf.reshape(ids, [-1]) as tf.Tensor1D;
-    const table = this.external.get('model.embed_tokens.weight');
-    let x = tf.reshape(
-      table ? externalEmbed(table, flatIds) : embed(this.p('model.embed_tokens.weight') as tf.Tensor2D, flatIds),
-      [B, Tt, c.dModel],
-    ) as tf.Tensor3D;
-    let mask = opts.attentionMask;
-    if (opts.prefix) {
-      if (opts.cache) throw new Error('a prefix can only be given on the first forward pass');
-      const P = opts.prefix.shape[1];
-      x = tf.concat([opts.prefix, x], 1);
-      if (mask) mask = tf.concat([tf.ones([B, P]), mask], 1) as tf.Tensor2D;
-    }
-    const T = x.shape[1];
-    if (start + T > c.maxSeqLen)
-      throw new Error(`sequence of ${start + T} tokens exceeds the model's maxSeqLen ${c.maxSeqLen}`);
-    const keyMask: tf.Tensor2D = opts.cache
-      ? (tf.concat([opts.cache.keyMask, mask ?? tf.ones([B, T])], 1) as tf.Tensor2D)
-      : (mask ?? (tf.ones([B, T]) as tf.Tensor2D));
-    const Tk = start + T;
-    // Without a cache to continue, attention is one fused op: native with the addon, WGSL on webgpu.
-    const fused = opts.cache ? undefined : nativeAttentionAvailable() ? nativeAttention : fusedOps().attention;
-    const bias = fused ? undefined : attentionBias(keyMask, start, T, Tk);
-    const newLayers: LayerCache[] = [];
-    const rep = c.nHeads / c.nKvHeads;
-    for (let i = 0; i < c.nLayers; i++) {
-      const p = `model.layers.${i}`;
-      const h = rmsNorm(x, this.p(`${p}.input_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
-      // q/k/v projections in [B, T, heads, hd], with Qwen2's biases and Qwen3's per-head q/k norms.
-      const proj = (w: 'q' | 'k' | 'v', n: number) => {
-        let y = this.proj(h, `${p}.self_attn.${w}_proj`, train);
-        if (c.attnBias) y = tf.add(y, this.p(`${p}.self_attn.${w}_proj.bias`));
-        let y4 = tf.reshape(y, [B, T, n, hd]) as tf.Tensor4D;
-        if (c.qkNorm && w !== 'v')
-          y4 = rmsNorm(y4, this.p(`${p}.self_attn.${w}_norm.weight`) as tf.Tensor1D, c.rmsEps) as tf.Tensor4D;
-        return y4;
-      };
-      let merged: tf.Tensor;
-      if (fused) {
-        // One fused op on the projections' [B, T, heads, hd] layout (no transposes, no bias tensor).
-        const q = applyRopeSeqFirst(proj('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        const k = applyRopeSeqFirst(proj('k', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        const v = proj('v', c.nKvHeads);
-        if (opts.returnCache) newLayers.push({ k: tf.transpose(k, [0, 2, 1, 3]), v: tf.transpose(v, [0, 2, 1, 3]) });
-        merged = tf.reshape(fused(q, k, v, keyMask), [B, T, c.nHeads * hd]);
-      } else {
-        const heads = (w: 'q' | 'k' | 'v', n: number) => tf.transpose(proj(w, n), [0, 2, 1, 3]) as tf.Tensor4D;
-        let q = applyRope(heads('q', c.nHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        let k = applyRope(heads('k', c.nKvHeads), this.rope.cos, this.rope.sin, this.rope.rot, start);
-        let v = heads('v', c.nKvHeads);
-        if (opts.cache) {
-          const prev = opts.cache.layers[i]!;
-          k = tf.concat([prev.k, k], 2);
-          v = tf.concat([prev.v, v], 2);
-        }
-        if (opts.returnCache) newLayers.push({ k, v });
-        if (rep > 1) {
-          k = repeatKv(k, rep);
-          v = repeatKv(v, rep);
-        }
-        q = tf.mul(q, 1 / Math.sqrt(hd));
-        const scores = tf.add(tf.matMul(q, k, false, true), bias!);
-        const att = tf.matMul(tf.softmax(scores), v); // [B, H, T, hd]
-        merged = tf.reshape(tf.transpose(att, [0, 2, 1, 3]), [B, T, c.nHeads * hd]);
-      }
-      x = tf.add(x, this.proj(merged, `${p}.self_attn.o_proj`, train)) as tf.Tensor3D;
-      const h2 = rmsNorm(x, this.p(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, c.rmsEps);
-      const gate = this.proj(h2, `${p}.mlp.gate_proj`, train);
-      const up = this.proj(h2, `${p}.mlp.up_proj`, train);
-      x = tf.add(x, this.proj(swiglu(gate, up), `${p}.mlp.down_proj`, train)) as tf.Tensor3D;
-    }
-    const hidden = rmsNorm(x, this.p('model.norm.weight') as tf.Tensor1D, c.rmsEps) as tf.Tensor3D;
-    return opts.returnCache ? { hidden, cache: { layers: newLayers, length: Tk, keyMask } } : { hidden };
+    return hiddenStates(this, ids, opts);
   }
 
   /** Scalar value per position from final hidden states [B, T, D] -> [B, T]. */
@@ -517,38 +383,4 @@ export class Transformer {
     this.rope.sin.dispose();
     this.rope.rot.dispose();
   }
-}
-
-/** Additive attention bias [B, 1, T, Tk]: causal over absolute positions, and padded keys blocked. */
-/**
- * The model's unfused causal attention (as hiddenStates runs it without a fused op and a cache) on
- * the fused ops' layout: q [B, T, H, hd], k and v [B, T, KV, hd], keyMask [B, T] -> [B, T, H, hd].
- * The reference of the fused kernels' tests and of the per-op GPU bench.
- */
-export function attentionUnfused(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, keyMask: tf.Tensor2D): tf.Tensor4D {
-  const [, T, H, hd] = q.shape;
-  const rep = H / k.shape[2];
-  const heads = (x: tf.Tensor4D) => tf.transpose(x, [0, 2, 1, 3]) as tf.Tensor4D;
-  const kh = rep > 1 ? repeatKv(heads(k), rep) : heads(k);
-  const vh = rep > 1 ? repeatKv(heads(v), rep) : heads(v);
-  const scores = tf.add(
-    tf.matMul(tf.mul(heads(q), 1 / Math.sqrt(hd)), kh, false, true),
-    attentionBias(keyMask, 0, T, T),
-  );
-  return heads(tf.matMul(tf.softmax(scores), vh) as tf.Tensor4D);
-}
-
-function attentionBias(keyMask: tf.Tensor2D, start: number, T: number, Tk: number): tf.Tensor4D {
-  const causal = new Float32Array(T * Tk);
-  for (let i = 0; i < T; i++) for (let j = 0; j < Tk; j++) causal[i * Tk + j] = j <= start + i ? 0 : NEG_INF;
-  const c = tf.tensor2d(causal, [T, Tk]);
-  const pad = tf.mul(tf.sub(1, keyMask), NEG_INF); // [B, Tk]
-  return tf.add(tf.reshape(c, [1, 1, T, Tk]), tf.reshape(pad, [keyMask.shape[0], 1, 1, Tk])) as tf.Tensor4D;
-}
-
-/** [B, KV, T, hd] -> [B, KV*rep, T, hd], each kv head serving `rep` query heads. */
-function repeatKv(x: tf.Tensor4D, rep: number): tf.Tensor4D {
-  const [B, KV, T, hd] = x.shape;
-  // Rank-4 tile: tfjs has no tile gradient for rank 5.
-  return tf.reshape(tf.tile(tf.reshape(x, [B, KV, 1, T * hd]), [1, 1, rep, 1]), [B, KV * rep, T, hd]) as tf.Tensor4D;
 }

@@ -4,7 +4,7 @@
 // number is the sampler's consumer step, so a trainer restarted from checkpoint v(t) asks for the same steps
 // again and gets the recorded batches back instead of taking new experiences.
 import type { Experience } from '../core/types.js';
-import { StateClock, type ComponentState } from '../core/component-state.js';
+import { StateClock, type ComponentActivity } from '../core/component-state.js';
 import { SampleTimeoutError, type Sampler } from '../buffer/sampler/index.js';
 import { logger } from '../core/log.js';
 
@@ -27,7 +27,7 @@ export interface TrainerLoopOptions {
   /** Write checkpoint v(step) and record it; `stageDone` marks the end of the stage. */
   publish(version: number, stageStep: number, stageDone: boolean): Promise<void>;
   onMetrics(rec: Record<string, unknown>): void;
-  onState?(state: ComponentState, detail?: string): void;
+  onState?(state: ComponentActivity, detail?: string): void;
   /** After each step (and its publish, if any): e.g. a periodic evaluation (monitor.eval_every). */
   afterStep?(step: number, stageStep: number): Promise<void>;
   /**

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../backend/buffer/storage/registry.js';
 import { exportJsonl, importJsonl } from '../../backend/buffer/storage/jsonl.js';
-import { commands, parseFor } from '../../backend/cli/command.js';
-import '../../backend/cli/commands/buffer.js';
+import { parseFor } from '../../backend/cli/command.js';
+import { commands } from '../../backend/cli/commands/index.js';
 import { makeExp, pgSchemaUrl, startPg } from './storage-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rft-jsonl-'));

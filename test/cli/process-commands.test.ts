@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { commands, parseFor } from '../../backend/cli/command.js';
-import '../../backend/cli/commands/index.js';
+import { parseFor } from '../../backend/cli/command.js';
+import { commands } from '../../backend/cli/commands/index.js';
 import { processArgv } from '../../backend/coordinator/process-context.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -11,7 +11,7 @@ import type { Task } from '../../backend/core/types.js';
 import { cliNodeArgs } from '../../backend/core/package-root.js';
 import { describeAccuracy, evaluate, EXIT_NO_RESULT } from '../../backend/coordinator/evaluate.js';
 import { MetricsLog } from '../../backend/coordinator/monitor.js';
-import { toPoints } from '../../backend/server/process-run-controller.js';
+import { toPoints } from '../../backend/server/run-poller.js';
 import type { RewardFn, RolloutModel } from '../../backend/explorer/workflow.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { tempWorkspace, tinyConfig, writeConfig } from './tiny-config.js';

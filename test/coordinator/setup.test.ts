@@ -380,9 +380,8 @@ test('rft eval CHECKPOINT --config RUN.yaml of a config without an eval set says
       join(dir, 'run.yaml'),
       stringify({ taskset: { path: 't.jsonl' }, workflow: { reward: 'exact_match' } }),
     );
-    const { commands, parseFor } = await import('../../backend/cli/command.js');
-    await import('../../backend/cli/commands/eval.js');
-    const c = commands.get('eval');
+    const { parseFor } = await import('../../backend/cli/command.js');
+    const { evalCommand: c } = await import('../../backend/cli/commands/eval.js');
     const err: string[] = [];
     const orig = console.error;
     console.error = (...xs: unknown[]) => void err.push(xs.join(' '));

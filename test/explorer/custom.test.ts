@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { InputError } from '../../backend/core/errors.js';
 import { loadCustomDir, loadCustomFile } from '../../backend/explorer/custom.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
-import { workflows } from '../../backend/explorer/workflow.js';
+import { workflows } from '../../backend/explorer/workflows/index.js';
 import { environments } from '../../backend/explorer/environments/index.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 

@@ -7,12 +7,11 @@ import { encodeMessage } from '../../backend/model/chat.js';
 import { LocalRolloutModel } from '../../backend/explorer/local-model.js';
 import {
   workflowSampling,
-  workflows,
   type RolloutGeneration,
   type RolloutModel,
   type WorkflowContext,
 } from '../../backend/explorer/workflow.js';
-import '../../backend/explorer/workflows/index.js';
+import { workflows } from '../../backend/explorer/workflows/index.js';
 import { environments } from '../../backend/explorer/environments/index.js';
 import { builtinTasksets } from '../../backend/explorer/tasksets/index.js';
 import type { GenerateOptions } from '../../backend/model/generate.js';

@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { encodePrompt } from '../../backend/model/chat.js';
 import { OpenAIRolloutModel, endpointVersion, promptMessages } from '../../backend/explorer/openai-model.js';
-import { workflowSampling, workflows } from '../../backend/explorer/workflow.js';
-import '../../backend/explorer/workflows/index.js';
+import { workflowSampling } from '../../backend/explorer/workflow.js';
+import { workflows } from '../../backend/explorer/workflows/index.js';
 import { rewardFns } from '../../backend/explorer/rewards/index.js';
 
 const tok = CharTokenizer.train(['abcdefghijklmnopqrstuvwxyz <>/0123456789.,!?ABCDEFGHIJKLMNOPQRSTUVWXYZ']);

@@ -7,8 +7,8 @@ import { generate } from '../../backend/model/generate.js';
 import { CharTokenizer } from '../../backend/model/tokenizer/index.js';
 import { stopTokens } from '../../backend/model/chat.js';
 import { WorkerRolloutModel } from '../../backend/explorer/workers/pool.js';
-import { workflowSampling, workflows } from '../../backend/explorer/workflow.js';
-import '../../backend/explorer/workflows/index.js';
+import { workflowSampling } from '../../backend/explorer/workflow.js';
+import { workflows } from '../../backend/explorer/workflows/index.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';
 
 await initEngine();

@@ -6,19 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Explorer } from '../../backend/explorer/explorer.js';
-import {
-  workflows,
-  type RolloutGeneration,
-  type RolloutModel,
-  type Workflow,
-  type WorkflowContext,
-} from '../../backend/explorer/workflow.js';
+import type { RolloutGeneration, RolloutModel, Workflow, WorkflowContext } from '../../backend/explorer/workflow.js';
+import { workflows } from '../../backend/explorer/workflows/index.js';
 import { evaluate } from '../../backend/coordinator/evaluate.js';
 import { stopTokens } from '../../backend/model/chat.js';
 import type { GenerateOptions } from '../../backend/model/generate.js';
 import type { Experience, Task } from '../../backend/core/types.js';
 import { ByteTestTokenizer } from '../helpers/byte-tokenizer.js';
-import '../../backend/explorer/workflows/index.js';
 
 const tok = new ByteTestTokenizer();
 

@@ -15,8 +15,8 @@ import { loadCheckpoint } from '../../backend/model/checkpoint.js';
 import { scoreIds, scoreIdsOf } from '../../backend/model/score.js';
 import { exportGguf } from '../../backend/model/export/gguf.js';
 import { makeHfModel, makeHubEntry, TINY_QWEN2 } from '../../tools/hf-model.js';
-import { commands, parseFor } from '../../backend/cli/command.js';
-import '../../backend/cli/commands/model.js';
+import { parseFor } from '../../backend/cli/command.js';
+import { commands } from '../../backend/cli/commands/index.js';
 
 /** `rft model export CHECKPOINT --format peft --out DIR` in this process; adapter_config.json's base. */
 async function peftBase(checkpoint: string, out: string): Promise<string> {

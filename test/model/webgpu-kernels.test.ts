@@ -21,7 +21,8 @@ import {
   forwardKernel,
 } from '../../backend/model/wgsl/attention.js';
 import { makeConfig } from '../../backend/model/config.js';
-import { Transformer, attentionUnfused } from '../../backend/model/transformer.js';
+import { attentionUnfused } from '../../backend/model/attention-unfused.js';
+import { Transformer } from '../../backend/model/transformer.js';
 import { headLogprobs, lmLoss } from '../../backend/model/logprobs.js';
 import { AdamW } from '../../backend/model/optim.js';
 import { assertF32Close, ULPS } from '../helpers/f32-close.js';

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dawnReasons, isDawnLine } from '../../backend/core/dawn-lines.js';
-import { tail } from '../../backend/server/process-run-controller.js';
+import { tail } from '../../backend/server/run-poller.js';
 import { swiftShaderHint } from '../../backend/model/webgpu.js';
 
 // As Dawn prints them on a machine without a usable Vulkan driver (seen on this project's CI machine).

@@ -13,15 +13,27 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Experience, Task } from '../../core/types.js';
-import { fromRow, ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
+import { ROW_COLUMNS, rowValues, toRow } from '../storage/codec.js';
 import { parsePostgresUrl } from '../storage/postgres.js';
+import { pgSafeText } from '../storage/pg-common.js';
 import { inTransaction } from '../storage/pg-transaction.js';
 import { pgPool } from '../storage/pg-pool.js';
 import { parseExperience } from '../storage/validate.js';
 import { ConflictError } from '../../core/errors.js';
 import { checkLeaseEpoch } from '../storage/trainer-lease.js';
-import { NOW_MS, QUEUE_DDL, WEIGHTS_CHANNEL } from './schema.js';
+import { NOW_MS, QUEUE_DDL } from './schema.js';
 import type { WorkerInfo } from '../../core/protocol.js';
+import { heartbeat, runExists, workers } from './job-queue-workers.js';
+import {
+  partialRows,
+  versionGated,
+  openJobs,
+  jobCount,
+  counts,
+  latestVersion,
+  getState,
+  notifyWeights,
+} from './job-queue-status.js';
 
 type Row = Record<string, unknown>;
 
@@ -65,8 +77,6 @@ export interface QueueOptions {
 }
 
 /** A worker's last states: no later heartbeat of the same worker overwrites them. */
-const TERMINAL_STATES = ['stopped', 'done', 'fenced'];
-const TERMINAL_SQL = TERMINAL_STATES.map((s) => `'${s}'`).join(', ');
 
 export function experienceId(runId: string, jobId: string, sample: number): string {
   return `${runId}:${jobId}:${sample}`;
@@ -104,7 +114,8 @@ export class JobQueue {
     return q;
   }
 
-  private async rows(sql: string, params: unknown[] = []): Promise<Row[]> {
+  /** Not private: job-queue-status.ts and job-queue-workers.ts read through it. */
+  async rows(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.pool.query(sql, params)).rows as Row[];
   }
 
@@ -263,21 +274,7 @@ export class JobQueue {
             `job ${job.id}: ${n} of ${replacing.length} partial rows it continues are still partial`,
           );
       }
-      let inserted = 0;
-      if (rows.length) {
-        const params: unknown[] = [];
-        const tuples = rows.map((r) => {
-          const vals = rowValues(r);
-          const start = params.length;
-          params.push(...vals);
-          return '(' + vals.map((_, j) => `$${start + j + 1}`).join(', ') + ')';
-        });
-        const res = await c.query(
-          `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`,
-          params,
-        );
-        inserted = res.rowCount ?? 0;
-      }
+      const inserted = await insertAcked(c, rows);
       await c.query(
         `UPDATE rft_jobs SET state = 'done', lease_until = NULL, acked_by = $3, acked_version = $4, acked_at = ${NOW_MS}, experiences = $5 WHERE run_id = $1 AND id = $2`,
         [runId, job.id, owner, version, inserted],
@@ -300,88 +297,45 @@ export class JobQueue {
   }
 
   /** Partial rollouts: this run's stored partial rows of the given ids (in that order; a missing one is left out). */
-  async partialRows(runId: string, ids: string[]): Promise<Experience[]> {
-    if (!ids.length) return [];
-    const rows = await this.rows(
-      `SELECT * FROM experiences WHERE run_id = $1 AND status = 'partial' AND id = ANY($2::text[])`,
-      [runId, ids],
-    );
-    const byId = new Map(rows.map((r) => [String(r.id), fromRow(r)]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
+  partialRows(runId: string, ids: string[]): Promise<Experience[]> {
+    return partialRows(this, runId, ids);
   }
 
   /** Jobs not done yet that need a newer version than `version` (an explorer with it waits for weights, not for jobs). */
-  async versionGated(runId: string, version: number): Promise<number> {
-    return Number(
-      (
-        await this.rows(
-          `SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND required_version > $2`,
-          [runId, version],
-        )
-      )[0]!.n,
-    );
+  versionGated(runId: string, version: number): Promise<number> {
+    return versionGated(this, runId, version);
   }
 
   /** Jobs not done yet with target <= maxTarget (queued or leased). */
-  async openJobs(runId: string, maxTarget: number): Promise<number> {
-    return Number(
-      (
-        await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND state <> 'done' AND target <= $2`, [
-          runId,
-          maxTarget,
-        ])
-      )[0]!.n,
-    );
+  openJobs(runId: string, maxTarget: number): Promise<number> {
+    return openJobs(this, runId, maxTarget);
   }
 
-  async jobCount(runId: string, prefix: string): Promise<number> {
-    return Number(
-      (
-        await this.rows(`SELECT COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 AND id LIKE $2`, [runId, prefix + '%'])
-      )[0]!.n,
-    );
+  jobCount(runId: string, prefix: string): Promise<number> {
+    return jobCount(this, runId, prefix);
   }
 
-  async counts(runId: string): Promise<Record<string, number>> {
-    const rows = await this.rows('SELECT state, COUNT(*) AS n FROM rft_jobs WHERE run_id = $1 GROUP BY state', [runId]);
-    return Object.fromEntries(rows.map((r) => [String(r.state), Number(r.n)]));
+  counts(runId: string): Promise<Record<string, number>> {
+    return counts(this, runId);
   }
 
-  async latestVersion(runId: string): Promise<{ version: number; path: string; checksum: string } | null> {
-    const r = (
-      await this.rows(
-        'SELECT version, path, checksum FROM checkpoints WHERE run_id = $1 ORDER BY version DESC LIMIT 1',
-        [runId],
-      )
-    )[0];
-    return r ? { version: Number(r.version), path: String(r.path), checksum: String(r.checksum) } : null;
+  latestVersion(runId: string): Promise<{ version: number; path: string; checksum: string } | null> {
+    return latestVersion(this, runId);
   }
 
-  async getState<T>(runId: string, key: string): Promise<T | null> {
-    // No buffer tables yet (42P01): no run has been created in this schema.
-    const r = (
-      await this.rows('SELECT value FROM run_state WHERE run_id = $1 AND key = $2', [runId, key]).catch(
-        (e: { code?: string }) => {
-          if (e.code === '42P01') return [];
-          throw e;
-        },
-      )
-    )[0];
-    return r ? (JSON.parse(String(r.value)) as T) : null;
+  getState<T>(runId: string, key: string): Promise<T | null> {
+    return getState<T>(this, runId, key);
   }
 
-  async notifyWeights(runId: string, version: number): Promise<void> {
-    await this.pool.query('SELECT pg_notify($1, $2)', [
-      WEIGHTS_CHANNEL,
-      JSON.stringify({ schema: this.schema, run: runId, version }),
-    ]);
+  notifyWeights(runId: string, version: number): Promise<void> {
+    return notifyWeights(this, runId, version);
   }
 
   /**
    * The worker's row. A terminal state (stopped, done, fenced: its last beat) is final: a beat still in
    * flight when the worker wrote it, landing after it, changes nothing (issue 40 item 16).
    */
-  async heartbeat(
+  heartbeat(
     runId: string,
     w: {
       id: string;
@@ -394,36 +348,12 @@ export class JobQueue {
       startedAt: number;
     },
   ): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO rft_workers (run_id, id, host, pid, role, state, detail, model_version, done, throughput, started_at, last_heartbeat)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, ${NOW_MS})
-       ON CONFLICT (run_id, id) DO UPDATE SET state = excluded.state, detail = excluded.detail, model_version = excluded.model_version,
-         done = excluded.done, throughput = excluded.throughput, last_heartbeat = excluded.last_heartbeat
-       WHERE rft_workers.state NOT IN (${TERMINAL_SQL})`,
-      [
-        runId,
-        w.id,
-        hostname(),
-        process.pid,
-        w.role,
-        w.state,
-        w.detail ?? null,
-        w.modelVersion ?? null,
-        w.done,
-        w.throughput,
-        w.startedAt,
-      ],
-    );
+    return heartbeat(this, runId, w);
   }
 
   /** Any row of this run at all (jobs, workers or its stored config): tells a mistyped run id from an idle run. */
-  async runExists(runId: string): Promise<boolean> {
-    const r = await this.rows(
-      `SELECT EXISTS (SELECT 1 FROM rft_jobs WHERE run_id = $1) OR EXISTS (SELECT 1 FROM rft_workers WHERE run_id = $1) AS x`,
-      [runId],
-    );
-    if (r[0]!.x) return true;
-    return (await this.getState(runId, 'dist:config')) !== null;
+  runExists(runId: string): Promise<boolean> {
+    return runExists(this, runId);
   }
 
   /**
@@ -431,29 +361,8 @@ export class JobQueue {
    * killed, or stopped long ago) are deleted first, so a long run does not list dead workers forever;
    * a worker that comes back writes its row again with its next heartbeat.
    */
-  async workers(runId: string, o: { pruneAfterMs?: number } = {}): Promise<WorkerRow[]> {
-    await this.pool.query(`DELETE FROM rft_workers WHERE run_id = $1 AND last_heartbeat < ${NOW_MS} - $2`, [
-      runId,
-      o.pruneAfterMs ?? 600_000,
-    ]);
-    const rows = await this.rows(
-      `SELECT *, (${NOW_MS} - last_heartbeat) / 1000 AS age_s FROM rft_workers WHERE run_id = $1 ORDER BY role DESC, id`,
-      [runId],
-    );
-    return rows.map((r) => ({
-      id: String(r.id),
-      host: String(r.host),
-      pid: Number(r.pid),
-      role: String(r.role),
-      state: String(r.state),
-      detail: r.detail === null ? null : String(r.detail),
-      modelVersion: r.model_version === null ? null : Number(r.model_version),
-      done: Number(r.done),
-      throughput: Number(r.throughput),
-      startedAt: Number(r.started_at),
-      lastHeartbeat: Number(r.last_heartbeat),
-      ageS: Number(r.age_s),
-    }));
+  workers(runId: string, o: { pruneAfterMs?: number } = {}): Promise<WorkerRow[]> {
+    return workers(this, runId, o);
   }
 
   async close(): Promise<void> {
@@ -462,18 +371,26 @@ export class JobQueue {
 }
 
 /**
- * PostgreSQL TEXT cannot hold U+0000, which a small model does sample: the decoded texts (a view
- * of the tokens, which are stored exactly in the arrays column) get U+FFFD in its place.
- */
-function pgSafeText<R extends { prompt_text: string; response_text: string }>(r: R): R {
-  const fix = (s: string) => s.replace(/\u0000/g, '\uFFFD');
-  return { ...r, prompt_text: fix(r.prompt_text), response_text: fix(r.response_text) };
-}
-
-/**
  * A worker's id: host, pid and a random suffix drawn per call (each worker start). Host and pid alone
  * are not unique: containers with host networking all run as pid 1, and one process may run several workers.
  */
 export function workerId(role: string): string {
   return `${role}@${hostname()}:${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/** An ack's experience rows, in the ack's transaction; ids derived from (run, job, sample) make a repeat a no-op. */
+async function insertAcked(c: pg.PoolClient, rows: ReturnType<typeof toRow>[]): Promise<number> {
+  if (!rows.length) return 0;
+  const params: unknown[] = [];
+  const tuples = rows.map((r) => {
+    const vals = rowValues(r);
+    const start = params.length;
+    params.push(...vals);
+    return '(' + vals.map((_, j) => `$${start + j + 1}`).join(', ') + ')';
+  });
+  const res = await c.query(
+    `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES ${tuples.join(', ')} ON CONFLICT (id) DO NOTHING RETURNING id`,
+    params,
+  );
+  return res.rowCount ?? 0;
 }

@@ -1,5 +1,5 @@
 // Storages by URL scheme: a path or `sqlite:PATH` opens SQLite, `postgres://` / `postgresql://` opens PostgreSQL.
-// Adding a storage is one file that calls `storages.register(scheme, open)` plus its import below.
+// Adding a storage is one file plus one entry in the map below.
 import { InfrastructureError, InputError } from '../../core/errors.js';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,12 +9,10 @@ import { SqliteStore } from './sqlite.js';
 import type { ExperienceStore } from './types.js';
 
 export type OpenStore = (url: string) => Promise<ExperienceStore>;
-export const storages = new Registry<OpenStore>('storage');
-
 /** File name of the SQLite buffer inside a run folder. */
 export const RUN_BUFFER_FILE = 'buffer.db';
 
-storages.register('sqlite', async (url) => {
+const openSqlite: OpenStore = async (url) => {
   const rest = url.replace(/^sqlite:(\/\/)?/, '');
   const [path, query] = rest.split('?', 2) as [string, string | undefined];
   const sync = new URLSearchParams(query ?? '').get('synchronous')?.toLowerCase();
@@ -26,10 +24,14 @@ storages.register('sqlite', async (url) => {
     // SQLite's own message ("database disk image is malformed") does not say which file.
     throw new InfrastructureError(`${path}: cannot open the buffer: ${(e as Error).message}`);
   }
-});
+};
 const openPostgres: OpenStore = (url) => PostgresStore.open(url);
-storages.register('postgres', openPostgres);
-storages.register('postgresql', openPostgres);
+
+export const storages = new Registry<OpenStore>('storage', {
+  sqlite: openSqlite,
+  postgres: openPostgres,
+  postgresql: openPostgres,
+});
 
 /** The scheme of a buffer URL; anything without `scheme://` (or `sqlite:`) is a SQLite file path. */
 export function schemeOf(url: string): string {

@@ -8,19 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Experience, Task } from '../../core/types.js';
 import { fromRow, ROW_COLUMNS, rowValues, toRow } from './codec.js';
-import {
-  checkDeleteGuard,
-  checkPair,
-  checkpointFromRow,
-  pairFromRow,
-  checkUpdateGuard,
-  extraWithFeedback,
-  feedbackFromRow,
-  feedbackOfExtra,
-  statsMaps,
-  taskFromRow,
-  trainableOf,
-} from './common.js';
+import { statsMaps } from './common.js';
 import { SQLITE_MIGRATIONS } from './sqlite-schema.js';
 import { checkN, filterWhere, orderLimit, priorityScoreSql, takeWhere, type Placeholder } from './sql.js';
 import { parseExperience } from './validate.js';
@@ -45,6 +33,19 @@ import type {
   TakeOptions,
   TakeResult,
 } from './types.js';
+import {
+  mutate,
+  feedbackLog,
+  feedbackEntry,
+  replacePairs,
+  listPairs,
+  takePairs,
+  putTasks,
+  listTasks,
+  getTask,
+  countTasks,
+} from './sqlite-feedback.js';
+import { addCheckpoint, listCheckpoints, latestCheckpoint, getState, setState } from './sqlite-run-state.js';
 
 const ph: Placeholder = (i) => `@p${i}`;
 const named = (params: unknown[]): Record<string, unknown> =>
@@ -55,9 +56,13 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
 }
 
+/**
+ * Feedback, pairs and tasks (sqlite-feedback.ts) and run records (sqlite-run-state.ts) are methods in
+ * files of their own; they share `db` and `q`, which are not private for that reason only.
+ */
 export class SqliteStore implements ExperienceStore {
   readonly kind = 'sqlite';
-  private readonly db: Database.Database;
+  readonly db: Database.Database;
 
   constructor(
     readonly location: string,
@@ -92,7 +97,7 @@ export class SqliteStore implements ExperienceStore {
 
   /** Prepared statements are cached: preparing costs more than running most of these queries. */
   private readonly stmts = new Map<string, Database.Statement>();
-  private q(sql: string): Database.Statement {
+  q(sql: string): Database.Statement {
     let st = this.stmts.get(sql);
     if (!st) this.stmts.set(sql, (st = this.db.prepare(sql)));
     return st;
@@ -314,212 +319,70 @@ export class SqliteStore implements ExperienceStore {
     ).s;
   }
 
-  async mutate(m: FeedbackMutation): Promise<number> {
-    return this.db
-      .transaction((): number => {
-        if (m.update) {
-          const row = this.q('SELECT source, status, split, extra FROM experiences WHERE id = ?').get(m.update.id) as
-            | Record<string, string>
-            | undefined;
-          checkUpdateGuard(m.update, row ? { source: row.source!, feedback: feedbackOfExtra(row.extra!) } : null);
-          const fb = m.update.set.feedback;
-          this.db
-            .prepare(
-              'UPDATE experiences SET source = ?, extra = ?, rating = ?, rejected = ?, trainable = ? WHERE id = ?',
-            )
-            .run(
-              m.update.set.source,
-              extraWithFeedback(row!.extra!, fb),
-              fb?.rating ?? null,
-              fb?.rejected ? 1 : 0,
-              trainableOf(row!.status!, row!.split ?? null, fb),
-              m.update.id,
-            );
-        }
-        if (m.delete) {
-          const r = this.q('SELECT * FROM experiences WHERE id = ?').get(m.delete.id) as
-            | Record<string, unknown>
-            | undefined;
-          checkDeleteGuard(m.delete, r ? fromRow(r) : null);
-          this.q('DELETE FROM experiences WHERE id = ?').run(m.delete.id);
-        }
-        if (m.insert) {
-          const r = toRow(parseExperience(m.insert, { field: 'insert' }));
-          this.q(
-            `INSERT INTO experiences (${ROW_COLUMNS.join(', ')}) VALUES (${ROW_COLUMNS.map(() => '?').join(', ')})`,
-          ).run(...rowValues(r));
-        }
-        const l = m.log;
-        const id = Number(
-          this.db
-            .prepare(
-              'INSERT INTO feedback_log (experience_id, who, at, action, before, after, undoes) VALUES (?, ?, ?, ?, ?, ?, ?)',
-            )
-            .run(
-              l.experienceId,
-              l.who,
-              l.at,
-              l.action,
-              JSON.stringify(l.before ?? null),
-              JSON.stringify(l.after ?? null),
-              l.undoes,
-            ).lastInsertRowid,
-        );
-        if (m.markUndone !== undefined) {
-          const c = this.q('UPDATE feedback_log SET undone_by = ? WHERE id = ? AND undone_by IS NULL').run(
-            id,
-            m.markUndone,
-          ).changes;
-          if (c === 0) throw new ConflictError(`feedback ${m.markUndone} is already undone or does not exist`);
-        }
-        return id;
-      })
-      .immediate();
+  mutate(m: FeedbackMutation): Promise<number> {
+    return mutate(this, m);
   }
 
-  async feedbackLog(opts: { experienceId?: string; limit?: number } = {}): Promise<FeedbackLogEntry[]> {
-    const rows =
-      opts.experienceId === undefined
-        ? this.q('SELECT * FROM feedback_log ORDER BY id DESC LIMIT ?').all(opts.limit ?? 100)
-        : this.q('SELECT * FROM feedback_log WHERE experience_id = ? ORDER BY id DESC LIMIT ?').all(
-            opts.experienceId,
-            opts.limit ?? 100,
-          );
-    return (rows as Record<string, unknown>[]).map(feedbackFromRow);
+  feedbackLog(opts: { experienceId?: string; limit?: number } = {}): Promise<FeedbackLogEntry[]> {
+    return feedbackLog(this, opts);
   }
 
-  async feedbackEntry(id: number): Promise<FeedbackLogEntry | null> {
-    const r = this.q('SELECT * FROM feedback_log WHERE id = ?').get(id) as Record<string, unknown> | undefined;
-    return r ? feedbackFromRow(r) : null;
+  feedbackEntry(id: number): Promise<FeedbackLogEntry | null> {
+    return feedbackEntry(this, id);
   }
 
-  async replacePairs(
+  replacePairs(
     runId: string,
     origins: readonly PairOrigin[],
     pairs: Omit<PreferencePair, 'useCount'>[],
   ): Promise<number> {
-    pairs.forEach((p, i) => checkPair(p, `pairs[${i}]`));
-    this.db
-      .transaction(() => {
-        this.q(
-          'DELETE FROM pairs WHERE run_id = ? AND origin IN (SELECT value FROM json_each(?)) AND id NOT IN (SELECT value FROM json_each(?))',
-        ).run(runId, JSON.stringify(origins), JSON.stringify(pairs.map((p) => p.id)));
-        const ins = this.q(
-          'INSERT OR IGNORE INTO pairs (id, run_id, task_id, chosen_id, rejected_id, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        );
-        for (const p of pairs) ins.run(p.id, runId, p.taskId, p.chosenId, p.rejectedId, p.origin, p.createdAt);
-      })
-      .immediate();
-    return (
-      this.q('SELECT COUNT(*) AS n FROM pairs WHERE run_id = ? AND origin IN (SELECT value FROM json_each(?))').get(
-        runId,
-        JSON.stringify(origins),
-      ) as { n: number }
-    ).n;
+    return replacePairs(this, runId, origins, pairs);
   }
 
-  async listPairs(
+  listPairs(
     opts: { runId?: string; origin?: PairOrigin; offset?: number; limit?: number } = {},
   ): Promise<PreferencePair[]> {
-    const rows = this.q(
-      'SELECT * FROM pairs WHERE (@run IS NULL OR run_id = @run) AND (@origin IS NULL OR origin = @origin) ORDER BY created_at, id LIMIT @limit OFFSET @offset',
-    ).all({
-      run: opts.runId ?? null,
-      origin: opts.origin ?? null,
-      limit: opts.limit ?? -1,
-      offset: opts.offset ?? 0,
-    }) as Record<string, unknown>[];
-    return rows.map(pairFromRow);
+    return listPairs(this, opts);
   }
 
-  async takePairs(o: { n: number; runId?: string; maxUses?: number }): Promise<PreferencePair[]> {
-    checkN(o.n);
-    return this.db
-      .transaction((): PreferencePair[] => {
-        const rows = this.q(
-          'SELECT * FROM pairs WHERE (@run IS NULL OR run_id = @run) AND (@max IS NULL OR use_count < @max) ORDER BY use_count, created_at, id LIMIT @n',
-        ).all({ run: o.runId ?? null, max: o.maxUses ?? null, n: o.n }) as Record<string, unknown>[];
-        if (rows.length < o.n) return [];
-        const upd = this.q('UPDATE pairs SET use_count = use_count + 1 WHERE id = ?');
-        for (const r of rows) upd.run(r.id);
-        return rows.map((r) => ({ ...pairFromRow(r), useCount: Number(r.use_count) + 1 }));
-      })
-      .immediate();
+  takePairs(o: { n: number; runId?: string; maxUses?: number }): Promise<PreferencePair[]> {
+    return takePairs(this, o);
   }
 
-  async putTasks(runId: string, tasks: Task[]): Promise<number> {
-    let added = 0;
-    this.db
-      .transaction(() => {
-        let seq = (this.q('SELECT COALESCE(MAX(seq), -1) AS s FROM tasks WHERE run_id = ?').get(runId) as { s: number })
-          .s;
-        const ins = this.q(
-          'INSERT INTO tasks (run_id, id, seq, taskset, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, id) DO UPDATE SET taskset = excluded.taskset, body = excluded.body',
-        );
-        for (const t of tasks) {
-          const existed = this.q('SELECT 1 FROM tasks WHERE run_id = ? AND id = ?').get(runId, t.id) !== undefined;
-          ins.run(runId, t.id, existed ? 0 : ++seq, t.taskset, JSON.stringify(t));
-          if (!existed) added++;
-        }
-      })
-      .immediate();
-    return added;
+  putTasks(runId: string, tasks: Task[]): Promise<number> {
+    return putTasks(this, runId, tasks);
   }
 
-  async listTasks(runId: string, opts: { offset?: number; limit?: number } = {}): Promise<Task[]> {
-    const rows = this.q('SELECT body FROM tasks WHERE run_id = ? ORDER BY seq LIMIT ? OFFSET ?').all(
-      runId,
-      opts.limit ?? 1_000_000,
-      opts.offset ?? 0,
-    ) as Record<string, unknown>[];
-    return rows.map(taskFromRow);
+  listTasks(runId: string, opts: { offset?: number; limit?: number } = {}): Promise<Task[]> {
+    return listTasks(this, runId, opts);
   }
 
-  async getTask(runId: string, id: string): Promise<Task | null> {
-    const row = this.q('SELECT body FROM tasks WHERE run_id = ? AND id = ?').get(runId, id) as
-      | Record<string, unknown>
-      | undefined;
-    return row ? taskFromRow(row) : null;
+  getTask(runId: string, id: string): Promise<Task | null> {
+    return getTask(this, runId, id);
   }
 
-  async countTasks(runId: string): Promise<number> {
-    return (this.q('SELECT COUNT(*) AS n FROM tasks WHERE run_id = ?').get(runId) as { n: number }).n;
+  countTasks(runId: string): Promise<number> {
+    return countTasks(this, runId);
   }
 
-  async addCheckpoint(c: CheckpointRecord): Promise<void> {
-    this.db
-      .prepare(
-        'INSERT INTO checkpoints (run_id, version, path, checksum, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, version) DO UPDATE SET path = excluded.path, checksum = excluded.checksum, created_at = excluded.created_at',
-      )
-      .run(c.runId, c.version, c.path, c.checksum, c.createdAt);
+  addCheckpoint(c: CheckpointRecord): Promise<void> {
+    return addCheckpoint(this, c);
   }
 
-  async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return (
-      this.q('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY version').all(runId) as Record<string, unknown>[]
-    ).map(checkpointFromRow);
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    return listCheckpoints(this, runId);
   }
 
-  async latestCheckpoint(runId: string): Promise<CheckpointRecord | null> {
-    const r = this.q('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY version DESC LIMIT 1').get(runId) as
-      | Record<string, unknown>
-      | undefined;
-    return r ? checkpointFromRow(r) : null;
+  latestCheckpoint(runId: string): Promise<CheckpointRecord | null> {
+    return latestCheckpoint(this, runId);
   }
 
-  async getState<T = unknown>(runId: string, key: string): Promise<T | null> {
-    const r = this.q('SELECT value FROM run_state WHERE run_id = ? AND key = ?').get(runId, key) as
-      | { value: string }
-      | undefined;
-    return r ? (JSON.parse(r.value) as T) : null;
+  getState<T = unknown>(runId: string, key: string): Promise<T | null> {
+    return getState<T>(this, runId, key);
   }
 
-  async setState(runId: string, key: string, value: unknown): Promise<void> {
-    this.db
-      .prepare(
-        'INSERT INTO run_state (run_id, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
-      )
-      .run(runId, key, JSON.stringify(value), Date.now());
+  setState(runId: string, key: string, value: unknown): Promise<void> {
+    return setState(this, runId, key, value);
   }
 
   async close(): Promise<void> {

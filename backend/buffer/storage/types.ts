@@ -1,23 +1,10 @@
 // The buffer's storage contract. Every backend (SQLite, PostgreSQL) implements `ExperienceStore`
 // with the same behaviour, proven by one shared test suite (test/buffer/storage-suite.ts).
-import type { Experience, ExperienceSource, ExperienceStatus, Feedback, Task } from '../../core/types.js';
+import type { ExperienceFilter } from '../../core/protocol.js';
+import type { Experience, ExperienceSource, Feedback, Task } from '../../core/types.js';
 
-/** Filters for browsing (UI, CLI). Every field is optional; all given fields must match. */
-export interface ExperienceFilter {
-  runId?: string;
-  taskId?: string;
-  groupId?: string;
-  source?: ExperienceSource;
-  status?: ExperienceStatus;
-  split?: 'train' | 'eval';
-  minReward?: number;
-  maxReward?: number;
-  minVersion?: number;
-  maxVersion?: number;
-  rejected?: boolean;
-  /** Case-insensitive substring of the prompt or response text. */
-  text?: string;
-}
+/** Filters for browsing (UI, CLI): the wire type of core/protocol.ts, so the two never differ. */
+export type { ExperienceFilter };
 
 export type SortKey = 'seq' | 'createdAt' | 'reward' | 'modelVersion' | 'useCount';
 export interface ListOptions extends ExperienceFilter {

@@ -117,7 +117,7 @@ const preview = (s: string, n: number) => {
   return one.length > n ? one.slice(0, n - 1) + '…' : one;
 };
 
-command({
+export const bufferStatsCommand = command({
   name: 'buffer stats',
   args: 'RUN_OR_DB',
   summary: 'counts of a buffer: sources, statuses, versions, feedback',
@@ -156,7 +156,7 @@ command({
     }),
 });
 
-command({
+export const bufferLsCommand = command({
   name: 'buffer ls',
   args: 'RUN_OR_DB',
   summary: 'list experiences with filters',
@@ -231,7 +231,7 @@ function showText(e: Experience, pieces?: string[]): string {
   return lines.join('\n');
 }
 
-command({
+export const bufferShowCommand = command({
   name: 'buffer show',
   args: 'RUN_OR_DB ID',
   summary: 'one experience: text, reward, per-token log-probs, feedback history',
@@ -263,7 +263,7 @@ command({
     }),
 });
 
-command({
+export const bufferExportCommand = command({
   name: 'buffer export',
   args: 'RUN_OR_DB',
   summary: 'write every experience as JSONL',
@@ -280,7 +280,7 @@ command({
     }),
 });
 
-command({
+export const bufferImportCommand = command({
   name: 'buffer import',
   args: 'RUN_OR_DB FILE.jsonl',
   summary: 'append experiences from JSONL (bad lines reported, good ones kept)',

@@ -14,7 +14,7 @@ import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
 import { checkRunId } from '../../core/run-id.js';
 
-command({
+export const coordinatorCommand = command({
   name: 'coordinator',
   args: 'CONFIG',
   summary: 'create a distributed run (buffer and job queue in PostgreSQL); explorers and trainers join it',

@@ -12,8 +12,8 @@ import { loadCheckpoint } from '../../model/checkpoint.js';
 import { inferenceOutsideHeap } from '../../model/external-weights.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { resolveReward } from '../../explorer/reward-resolve.js';
-import { workflows, type RewardFn } from '../../explorer/workflow.js';
-import '../../explorer/workflows/index.js';
+import type { RewardFn } from '../../explorer/workflow.js';
+import { workflows } from '../../explorer/workflows/index.js';
 import { builtinTasksets } from '../../explorer/tasksets/index.js';
 import { loadTaskset, formatTaskError } from '../../buffer/taskset/index.js';
 import { EXIT_NO_RESULT, evaluate, type EvalOptions } from '../../coordinator/evaluate.js';
@@ -26,7 +26,7 @@ import type { RunConfig } from '../../core/config.js';
 import { resolve } from 'node:path';
 import { MAPPING_KEYS, type FieldMapping } from '../../buffer/taskset/fields.js';
 
-command({
+export const evalCommand = command({
   name: 'eval',
   args: 'CHECKPOINT',
   summary:

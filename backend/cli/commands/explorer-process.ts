@@ -4,7 +4,7 @@ import { command } from '../command.js';
 import { explorerProcess } from '../../coordinator/explorer-process.js';
 import { PROCESS_FLAGS, refusedExit } from './process-flags.js';
 
-command({
+export const explorerProcessCommand = command({
   name: 'explorer-process',
   args: 'RUN_DIR',
   summary: 'the explorer process of a run (started by `rft run`; not for direct use)',

@@ -10,7 +10,7 @@ import { DEFAULT_TRAINER_WAIT_S, TrainerLostError } from '../../coordinator/dist
 import { readRegularFile } from '../../core/regular-file.js';
 import { checkRunId } from '../../core/run-id.js';
 
-command({
+export const explorerCommand = command({
   name: 'explorer',
   summary: 'a rollout worker of a distributed run (any machine that reaches the database and the trainer)',
   flags: {

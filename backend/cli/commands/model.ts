@@ -67,7 +67,7 @@ const CHAT_TEMPLATE = {
   description: "one of the model's named chat templates, or a .jinja file",
 } as const;
 
-command({
+export const modelInfoCommand = command({
   name: 'model info',
   args: 'DIR',
   summary: 'architecture, parameters, dtype, tokenizer and chat template of a model folder',
@@ -121,7 +121,7 @@ command({
   },
 });
 
-command({
+export const modelScoreCommand = command({
   name: 'model score',
   args: 'DIR',
   summary: 'per-token log-probs of TEXT (no chat template); last line {"ids": [...], "logprobs": [...]}',
@@ -138,7 +138,7 @@ command({
   },
 });
 
-command({
+export const modelGenerateCommand = command({
   name: 'model generate',
   args: 'DIR',
   summary: "sample a reply to --prompt with the model's chat template",
@@ -168,7 +168,7 @@ command({
   },
 });
 
-command({
+export const modelExportCommand = command({
   name: 'model export',
   args: 'CHECKPOINT',
   summary:

@@ -229,7 +229,7 @@ export async function trainRewardModelFromBuffer(
   }
 }
 
-command({
+export const rewardModelTrainCommand = command({
   name: 'reward-model train',
   summary: "train the learned reward model from a run's curated pairs and ratings; reports held-out pairwise accuracy",
   flags: {

@@ -179,7 +179,7 @@ async function withSignals<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<
   }
 }
 
-command({
+export const resumeCommand = command({
   name: 'resume',
   args: 'RUN',
   summary: 'continue a run from its last checkpoint and buffer position',
@@ -220,7 +220,7 @@ command({
   },
 });
 
-command({
+export const runCommand = command({
   name: 'run',
   args: 'CONFIG',
   summary:
@@ -236,7 +236,7 @@ command({
   },
 });
 
-command({
+export const demoCommand = command({
   name: 'demo',
   summary:
     "the main job (the package's configs/main.yaml): SFT warm-up, then MIX on the built-in task, then held-out evaluation",

@@ -1,6 +1,6 @@
 // `rft status`, `rft stop RUN`, `rft report RUN`: runs of the workspace's registry (.rft/runs.json).
 import { join } from 'node:path';
-import { command, existingWorkspace, WORKSPACE_FLAG } from '../command.js';
+import { command, existingWorkspace, WORKSPACE_FLAG, type CliCommand } from '../command.js';
 import { JobQueue } from '../../buffer/queue/job-queue.js';
 import { withRetry } from '../../buffer/queue/retry.js';
 import { distributedRuns, formatDistributedRuns, hasRunTables } from '../../coordinator/distributed/runs-status.js';
@@ -15,7 +15,7 @@ function runPid(r: RunRecord): { pid: number; verified: boolean } | null {
   return c.state === 'gone' ? null : { pid: c.pid, verified: c.state === 'live' };
 }
 
-command({
+export const statusCommand = command({
   name: 'status',
   summary:
     'the runs of this workspace: status, step, checkpoints, live process; with --buffer, the distributed runs of that database',
@@ -74,8 +74,8 @@ command({
  * Stop and pause both end the run after its current step with a checkpoint; `rft resume` continues
  * either. Only the run's own live process is signalled (buffer/run-signal.ts).
  */
-function signalCommand(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: string) {
-  command({
+function signalCommand(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: string): CliCommand {
+  return command({
     name,
     args: 'RUN',
     summary,
@@ -103,14 +103,18 @@ function signalCommand(name: 'stop' | 'pause', signal: NodeJS.Signals, summary: 
   });
 }
 
-signalCommand('stop', 'SIGTERM', 'stop a running run after its current step (it writes a checkpoint first)');
-signalCommand(
+export const stopCommand = signalCommand(
+  'stop',
+  'SIGTERM',
+  'stop a running run after its current step (it writes a checkpoint first)',
+);
+export const pauseCommand = signalCommand(
   'pause',
   'SIGUSR2',
   'pause a running run after its current step (status paused; `rft resume RUN` continues it)',
 );
 
-command({
+export const reportCommand = command({
   name: 'report',
   args: 'RUN',
   summary: 'write the HTML report of a run from its metrics and print its path',

@@ -13,7 +13,7 @@ import { checkRunId } from '../../core/run-id.js';
 
 const log = logger('serve');
 
-command({
+export const serveCommand = command({
   name: 'serve',
   summary: 'JSON-RPC backend for the VS Code extension (stdio by default; TCP with a token)',
   flags: {

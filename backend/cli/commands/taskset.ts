@@ -6,7 +6,7 @@ import { command } from '../command.js';
 import { formatTaskError, loadTaskset } from '../../buffer/taskset/load.js';
 import { DOMAINS } from '../../buffer/taskset/schema.js';
 
-command({
+export const tasksetValidateCommand = command({
   name: 'taskset validate',
   args: 'FILE...',
   summary:

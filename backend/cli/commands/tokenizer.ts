@@ -19,7 +19,7 @@ const TOKENIZER = {
   description: 'the tokenizer (a folder holding tokenizer.json, or the file)',
 } as const;
 
-command({
+export const tokenizerTrainCommand = command({
   name: 'tokenizer train',
   args: 'FILE...',
   summary: 'train a tokenizer (bpe or char) on taskset / text files; writes DIR/tokenizer.json',
@@ -57,7 +57,7 @@ command({
   },
 });
 
-command({
+export const tokenizerEncodeCommand = command({
   name: 'tokenizer encode',
   args: 'TEXT',
   summary: 'print the token ids of TEXT (or of stdin) as a JSON array',
@@ -75,7 +75,7 @@ command({
   },
 });
 
-command({
+export const tokenizerDecodeCommand = command({
   name: 'tokenizer decode',
   args: 'IDS_JSON',
   summary: 'print the text of a JSON array of token ids (or of stdin)',

@@ -4,7 +4,7 @@ import { command } from '../command.js';
 import { trainerProcess } from '../../coordinator/trainer-process.js';
 import { PROCESS_FLAGS, refusedExit } from './process-flags.js';
 
-command({
+export const trainerProcessCommand = command({
   name: 'trainer-process',
   args: 'RUN_DIR',
   summary: 'the trainer process of a run (started by `rft run`; not for direct use)',

@@ -14,7 +14,7 @@ import { advertisedHostProblem } from '../../coordinator/distributed/advertised-
 import { readRegularFile } from '../../core/regular-file.js';
 import { checkRunId } from '../../core/run-id.js';
 
-command({
+export const trainerCommand = command({
   name: 'trainer',
   summary: 'the trainer of a distributed run (serves its weights to the explorers over HTTP)',
   flags: {

@@ -9,7 +9,7 @@ import { formatWorkers } from '../../coordinator/distributed/setup.js';
 import { checkRunId } from '../../core/run-id.js';
 import { trainerLostLine } from '../../coordinator/distributed/trainer-lost.js';
 
-command({
+export const workersCommand = command({
   name: 'workers',
   summary: 'the workers of a distributed run and its job queue',
   flags: { ...DIST_FLAGS, json: { type: 'boolean', description: 'the workers and job counts as JSON' } },

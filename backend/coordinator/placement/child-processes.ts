@@ -22,7 +22,7 @@ import { checkSyncConfig } from '../sync-plan.js';
 import { stagesOf, processArgv, type ProcessArgs } from '../process-context.js';
 import { trustEnv } from '../workspace-code.js';
 import type { RunSummary } from '../run-types.js';
-import { runRecord, type PlacementContext } from './entry.js';
+import { runContext, type PlacementContext } from './entry.js';
 import { loadTasks, type TaskPools } from '../setup/tasks.js';
 import { publishCheckpoint, seedRun } from '../setup/run-data.js';
 import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
@@ -102,7 +102,7 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
     const { summary, stopped } = await runStages(
       cfg,
       placement,
-      runRecord(c, pools, {
+      runContext(c, pools, {
         reportExtra: {
           synchronizer: `checkpoint, ${cfg.synchronizer.schedule === 'async' ? 'mode async' : `${cfg.synchronizer.schedule ? `mode ${cfg.synchronizer.schedule}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}`,
         },

@@ -9,7 +9,7 @@ import type { CheckpointMeta } from '../../model/checkpoint.js';
 import type { RunRegistry } from '../../buffer/runs.js';
 import type { MetricsLog } from '../monitor.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
-import type { RunRecord } from '../run-loop.js';
+import type { RunContext } from '../run-loop.js';
 import type { TaskPools } from '../setup/tasks.js';
 
 /** A run as runJob opened it: its record (id, folder, buffer), registry, metrics log and start time. */
@@ -34,11 +34,11 @@ export type PlacementEntry = (c: PlacementContext) => Promise<RunSummary>;
  * What `runStages` records of a run runJob opened: its ids, folder, metrics, clock, stop signal, the
  * report file and the eval set (`more` sets the report's title and extra lines).
  */
-export function runRecord(
+export function runContext(
   c: PlacementContext,
   pools: Pick<TaskPools, 'evalSet' | 'eval'>,
-  more: Pick<RunRecord, 'reportExtra'> & { reportTitle?: string } = {},
-): RunRecord {
+  more: Pick<RunContext, 'reportExtra'> & { reportTitle?: string } = {},
+): RunContext {
   return {
     runId: c.runId,
     runDir: c.runDir,

@@ -16,7 +16,7 @@ import type { RolloutModel } from '../../explorer/workflow.js';
 import { evaluate } from '../evaluate.js';
 import { runStages, type Placement } from '../run-loop.js';
 import type { RunSummary } from '../run-types.js';
-import { runRecord, type PlacementContext } from './entry.js';
+import { runContext, type PlacementContext } from './entry.js';
 import { openExplorerHalf } from '../explorer-half.js';
 import { runExplorerLoop, sharedWeights } from '../../explorer/explorer-loop.js';
 import { loadTasks, type TaskPools } from '../setup/tasks.js';
@@ -99,7 +99,7 @@ export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSum
     const { summary } = await runStages(
       cfg,
       placement,
-      runRecord(c, pools, { reportTitle: `RFT Studio ${cfg.mode} run ${runId}`, reportExtra: { model: rm.what } }),
+      runContext(c, pools, { reportTitle: `RFT Studio ${cfg.mode} run ${runId}`, reportExtra: { model: rm.what } }),
     );
     return summary;
   } finally {

@@ -13,14 +13,13 @@ import { openStore, type ExperienceStore } from '../../buffer/storage/index.js';
 import { makeSampler, type Sampler } from '../../buffer/sampler/index.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { workerPool, type SyncedRolloutModel } from '../../explorer/rollout-engine.js';
-import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { Progress } from '../monitor.js';
 import { openStage, runStages, trainStage, type Placement, type StageParts } from '../run-loop.js';
 import { exploreNeed } from '../stage-batch.js';
 import type { RunSummary } from '../run-types.js';
 import type { RunConfig } from '../../core/config.js';
-import { runRecord, type PlacementContext } from './entry.js';
+import { runContext, type PlacementContext } from './entry.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
@@ -47,7 +46,7 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
   const run = new InProcessRun(c, pools, tok, store);
   try {
     await run.open();
-    const { summary } = await runStages(cfg, run, runRecord(c, pools));
+    const { summary } = await runStages(cfg, run, runContext(c, pools));
     run.model?.dispose();
     return summary;
   } finally {

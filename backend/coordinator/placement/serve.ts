@@ -15,7 +15,6 @@ import type { Transformer } from '../../model/transformer.js';
 import { LocalRolloutModel } from '../../explorer/local-model.js';
 import { PolicyGate } from '../../explorer/openai-server/policy.js';
 import { servedStageConfig } from '../../core/config-serve.js';
-import '../../explorer/workflows/index.js';
 import { evaluate } from '../evaluate.js';
 import { openStage, runStages, trainStage, type Placement } from '../run-loop.js';
 import type { RunSummary } from '../run-types.js';
@@ -24,7 +23,7 @@ import { initialModel, makeTokenizer, tokenizerTexts } from '../setup/model.js';
 import { publishCheckpoint, stageCheckpointMeta } from '../setup/run-data.js';
 import { loadTasks, type TaskPools } from '../setup/tasks.js';
 import type { Stage } from '../setup/trainer.js';
-import { runRecord, type PlacementContext } from './entry.js';
+import { runContext, type PlacementContext } from './entry.js';
 import { openServeEndpoint, type ServeEndpoint } from './serve-endpoint.js';
 
 /** How often the buffer is looked at for a batch. */
@@ -40,7 +39,7 @@ export async function executeServe(c: PlacementContext): Promise<RunSummary> {
   const run = new ServeRun(c, pools, tok, store);
   try {
     await run.open();
-    const { summary } = await runStages(cfg, run, runRecord(c, pools, { reportExtra: run.extra() }));
+    const { summary } = await runStages(cfg, run, runContext(c, pools, { reportExtra: run.extra() }));
     return summary;
   } finally {
     await run.close();

@@ -19,7 +19,6 @@ import {
   type TaskStat,
 } from '../../buffer/taskset/index.js';
 import { TaskPipeline } from '../../buffer/pipeline/task/pipeline.js';
-import '../../buffer/pipeline/task/index.js';
 import { newExperienceId, type RewardFn } from '../../explorer/workflow.js';
 import { resolveReward } from '../../explorer/reward-resolve.js';
 import { rewardFns } from '../../explorer/rewards/index.js';

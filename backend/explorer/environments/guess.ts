@@ -3,7 +3,7 @@
 // for each extra guess (at least 0.1); 0 if the turns run out. A turn without a number is answered
 // with a reminder and costs a turn.
 import type { Task } from '../../core/types.js';
-import { environments, type EnvSession, type EnvStep, type Environment } from './registry.js';
+import type { EnvSession, EnvStep, Environment } from './registry.js';
 
 export const guessEnvironment: Environment = {
   name: 'guess',
@@ -39,5 +39,3 @@ export const guessEnvironment: Environment = {
     };
   },
 };
-
-environments.register(guessEnvironment.name, guessEnvironment);

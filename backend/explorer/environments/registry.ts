@@ -1,7 +1,6 @@
 // Environments of multi-turn workflows: the model acts (one assistant turn), the environment
 // answers with an observation and a reward, until it says the episode is done. Each environment
-// is one file that registers a factory; `task.metadata.environment` names the one a task uses.
-import { Registry } from '../../core/registry.js';
+// is one file plus one entry in ./index.ts; `task.metadata.environment` names the one a task uses.
 import type { Task } from '../../core/types.js';
 
 export interface EnvStep {
@@ -22,5 +21,3 @@ export interface Environment {
   /** A fresh episode for one task (tasks carry their seed/secret in metadata, so episodes are reproducible). */
   create(task: Task): EnvSession;
 }
-
-export const environments = new Registry<Environment>('environment');

@@ -6,7 +6,7 @@
 import type { Task } from '../../core/types.js';
 import { deepEqualResult, extractFunction, sharedSandbox, type SandboxPool } from '../sandbox/index.js';
 import type { RewardResult } from '../workflow.js';
-import { badTask, rewardFns } from './registry.js';
+import { badTask } from './bad-task.js';
 
 /** Code longer than this is not run (status ok, reward 0): the model wrote a novel, not a function. */
 export const MAX_CODE_CHARS = 100_000;
@@ -54,5 +54,3 @@ export async function runCodeTests(
 export async function codeTests(task: Task, response: string, ctx?: { signal?: AbortSignal }): Promise<RewardResult> {
   return runCodeTests(task, response, sharedSandbox(), ctx?.signal);
 }
-
-rewardFns.register('code_tests', codeTests);

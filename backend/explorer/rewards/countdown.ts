@@ -11,7 +11,7 @@ import { evaluateExpression, ExpressionError, overusedNumbers } from './arith-pa
 import { extractAnswer } from './extract.js';
 import { parseNumber } from './numbers.js';
 import { Rational } from './rational.js';
-import { badTask, rewardFns } from './registry.js';
+import { badTask } from './bad-task.js';
 
 export const FORMAT_REWARD = 0.1;
 
@@ -76,5 +76,3 @@ export async function countdown(task: Task, response: string): Promise<RewardRes
   if (!ev.value.equals(s.target)) return fail(`evaluates to ${ev.value}, not ${s.target}`, 1);
   return { reward: 1, status: 'ok', details: { correct: 1, format: 1, expression: expression.slice(0, 200) } };
 }
-
-rewardFns.register('countdown', countdown);

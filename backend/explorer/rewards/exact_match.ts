@@ -3,7 +3,7 @@
 // for small models learning algorithmic tasks (the built-in `reverse` taskset).
 import type { Task } from '../../core/types.js';
 import type { RewardResult } from '../workflow.js';
-import { badTask, rewardFns } from './registry.js';
+import { badTask } from './bad-task.js';
 
 export async function exactMatch(task: Task, response: string): Promise<RewardResult> {
   if (typeof task.answer !== 'string') return badTask('exact_match needs task.answer');
@@ -16,5 +16,3 @@ export async function exactMatch(task: Task, response: string): Promise<RewardRe
   const positional = same / Math.max(want.length, got.length, 1);
   return { reward: 0.5 * exact + 0.5 * positional, status: 'ok', details: { exact, positional } };
 }
-
-rewardFns.register('exact_match', exactMatch);

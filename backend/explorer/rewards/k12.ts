@@ -12,7 +12,7 @@ import type { RewardResult } from '../workflow.js';
 import { extractAnswer, tail, type AnswerSource } from './extract.js';
 import { cleanNumberText, numbersMatch, parseNumber } from './numbers.js';
 import { Rational } from './rational.js';
-import { badTask, rewardFns } from './registry.js';
+import { badTask } from './bad-task.js';
 import { lookupUnit, type Unit } from './units.js';
 
 const LETTERS = 'ABCDEFGH';
@@ -186,5 +186,3 @@ export async function k12(task: Task, response: string): Promise<RewardResult> {
     details: { correct: correct ? 1 : 0, source, extracted: extracted.slice(0, 200) },
   };
 }
-
-rewardFns.register('k12', k12);

@@ -7,7 +7,7 @@ import type { Task } from '../../core/types.js';
 import type { RewardResult } from '../workflow.js';
 import { extractAnswer, finalHashes } from './extract.js';
 import { numbersMatch, parseNumber } from './numbers.js';
-import { badTask, rewardFns } from './registry.js';
+import { badTask } from './bad-task.js';
 
 export const ACCURACY_WEIGHT = 0.9;
 export const FORMAT_WEIGHT = 0.1;
@@ -44,5 +44,3 @@ export async function mathAnswer(task: Task, response: string): Promise<RewardRe
     details: { correct, format, source: ex.source, extracted: (ex.text ?? '').slice(0, 200) },
   };
 }
-
-rewardFns.register('math_answer', mathAnswer);

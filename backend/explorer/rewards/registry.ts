@@ -1,11 +1,19 @@
-// The reward-function registry: name -> (task, responseText, ctx) => RewardResult. Each reward
-// function is one file that registers itself; adding one is that file plus its import in index.ts.
+// The reward-function registry: name -> (task, responseText, ctx) => RewardResult, plus reward code
+// the user's workspace registers at run time. A new built-in is one file plus one entry here.
 import { Registry } from '../../core/registry.js';
-import type { RewardFn, RewardResult } from '../workflow.js';
+import type { RewardFn } from '../workflow.js';
+import { codeTests } from './code_tests.js';
+import { countdown } from './countdown.js';
+import { exactMatch } from './exact_match.js';
+import { k12 } from './k12.js';
+import { mathAnswer } from './math_answer.js';
 
-export const rewardFns = new Registry<RewardFn>('reward function');
+const builtinRewards = {
+  exact_match: exactMatch,
+  math_answer: mathAnswer,
+  countdown,
+  k12,
+  code_tests: codeTests,
+} as const satisfies Record<string, RewardFn>;
 
-/** The task lacks what the reward needs: not the model's fault, so never trained on. */
-export function badTask(reason: string): RewardResult {
-  return { reward: 0, status: 'infra_failure', reason: `task cannot be scored: ${reason}` };
-}
+export const rewardFns = new Registry<RewardFn>('reward function', builtinRewards);

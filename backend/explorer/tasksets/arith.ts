@@ -1,7 +1,7 @@
 // "arith": integer arithmetic (+, -, *, and exact division) with one or two operators, scored by
 // math_answer (exact numeric equivalence + format reward for the <answer> tag).
 import type { Rng } from '../../core/rng.js';
-import { builtinTasksets, type BuiltinTaskset } from './builtin.js';
+import type { BuiltinTaskset } from './builtin.js';
 import { answerTag, sampleSplit } from './sample.js';
 
 const OPS = ['+', '-', '*', '/'] as const;
@@ -44,5 +44,3 @@ export const arithTaskset: BuiltinTaskset = {
   },
   solve: (t) => answerTag(t.answer ?? ''),
 };
-
-builtinTasksets.register(arithTaskset.name, arithTaskset);

@@ -1,6 +1,5 @@
 // Built-in, seeded taskset generators: each makes tasks for a domain, a held-out eval split
 // disjoint from the train split, and the expert solution of a task (for demonstrations).
-import { Registry } from '../../core/registry.js';
 import type { Task } from '../../core/types.js';
 
 export interface BuiltinTaskset {
@@ -12,8 +11,6 @@ export interface BuiltinTaskset {
   /** The reference response a demonstrator would write. */
   solve(task: Task): string;
 }
-
-export const builtinTasksets = new Registry<BuiltinTaskset>('built-in taskset');
 
 /** Stable 32-bit hash of a string, used to assign prompts to splits. */
 export function hash32(s: string): number {

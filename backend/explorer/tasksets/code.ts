@@ -3,7 +3,7 @@
 // (which computes the expected values in the host) and the reference source (the expert answer).
 import type { Rng } from '../../core/rng.js';
 import type { CodeTestCase } from '../../core/types.js';
-import { builtinTasksets, type BuiltinTaskset } from './builtin.js';
+import type { BuiltinTaskset } from './builtin.js';
 import { sampleSplit } from './sample.js';
 
 interface Spec {
@@ -128,5 +128,3 @@ export const codeTaskset: BuiltinTaskset = {
   },
   solve: (t) => '```js\n' + String(t.metadata?.solution ?? '') + '\n```',
 };
-
-builtinTasksets.register(codeTaskset.name, codeTaskset);

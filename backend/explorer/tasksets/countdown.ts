@@ -1,7 +1,7 @@
 // "countdown": reach a target from 3 or 4 given numbers with + - * / (each at most once). Targets
 // are built from a random expression over the numbers, so every task has a known solution.
 import type { Rng } from '../../core/rng.js';
-import { builtinTasksets, type BuiltinTaskset } from './builtin.js';
+import type { BuiltinTaskset } from './builtin.js';
 import { answerTag, sampleSplit } from './sample.js';
 
 /** Combine the numbers left to right with random operators; keeps integer, non-negative values. */
@@ -41,5 +41,3 @@ export const countdownTaskset: BuiltinTaskset = {
   },
   solve: (t) => answerTag(String(t.metadata?.solution ?? '')),
 };
-
-builtinTasksets.register(countdownTaskset.name, countdownTaskset);

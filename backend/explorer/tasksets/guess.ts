@@ -1,6 +1,6 @@
 // "guess": episodes of the number-guessing environment (multi_turn workflow). The reward comes
 // from the environment, so the taskset names the `environment` reward (see reward-resolve.ts).
-import { builtinTasksets, type BuiltinTaskset } from './builtin.js';
+import type { BuiltinTaskset } from './builtin.js';
 import { sampleSplit } from './sample.js';
 
 export const guessTaskset: BuiltinTaskset = {
@@ -27,5 +27,3 @@ export const guessTaskset: BuiltinTaskset = {
   // A binary search's first guess; the full expert episode is multi-turn.
   solve: (t) => String(Math.ceil(Number(t.metadata?.hi ?? 16) / 2)),
 };
-
-builtinTasksets.register(guessTaskset.name, guessTaskset);

@@ -1,7 +1,7 @@
 // "k12": grade-school word problems (counts, units, fractions) and multiple-choice questions,
 // scored by k12 (normalised answer matching: numbers, units, fractions, letters).
 import type { Rng } from '../../core/rng.js';
-import { builtinTasksets, type BuiltinTaskset } from './builtin.js';
+import type { BuiltinTaskset } from './builtin.js';
 import { answerTag, sampleSplit, type Candidate } from './sample.js';
 
 const NAMES = ['Ana', 'Ben', 'Chen', 'Dara', 'Eli', 'Fay', 'Gus', 'Hana'];
@@ -82,5 +82,3 @@ export const k12Taskset: BuiltinTaskset = {
   },
   solve: (t) => answerTag(t.answer ?? ''),
 };
-
-builtinTasksets.register(k12Taskset.name, k12Taskset);

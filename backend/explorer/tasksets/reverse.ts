@@ -2,7 +2,7 @@
 // scratch on a laptop CPU, algorithmic (so it generalises to held-out words), with a dense reward.
 import { Rng } from '../../core/rng.js';
 import type { Task } from '../../core/types.js';
-import { builtinTasksets, inSplit, type BuiltinTaskset } from './builtin.js';
+import { inSplit, type BuiltinTaskset } from './builtin.js';
 
 const LETTERS = 'abcdef';
 
@@ -35,5 +35,3 @@ export const reverseTaskset: BuiltinTaskset = {
   },
   solve: (t) => t.answer ?? '',
 };
-
-builtinTasksets.register(reverseTaskset.name, reverseTaskset);

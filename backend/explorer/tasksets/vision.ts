@@ -3,7 +3,7 @@
 // embeddings (vision workflow). Scored by k12 (normalised text / number matching).
 import type { Rng } from '../../core/rng.js';
 import type { TaskImage } from '../../core/types.js';
-import { builtinTasksets, type BuiltinTaskset } from './builtin.js';
+import type { BuiltinTaskset } from './builtin.js';
 import { answerTag, sampleSplit } from './sample.js';
 
 export const IMAGE_SIZE = 16;
@@ -85,5 +85,3 @@ export const visionTaskset: BuiltinTaskset = {
   },
   solve: (t) => answerTag(t.answer ?? ''),
 };
-
-builtinTasksets.register(visionTaskset.name, visionTaskset);

@@ -12,7 +12,6 @@ import { environments, type EnvSession } from '../environments/index.js';
 import {
   generationMetadata,
   newExperienceId,
-  workflows,
   type RolloutGeneration,
   type Workflow,
   type WorkflowContext,
@@ -184,5 +183,3 @@ export const multiTurn: Workflow = {
     });
   },
 };
-
-workflows.register(multiTurn.name, multiTurn);

@@ -3,7 +3,7 @@
 import type { Experience, Task } from '../../core/types.js';
 import type { tf } from '../../model/engine.js';
 import { encodePrompt, taskMessages } from '../../model/chat.js';
-import { generationMetadata, newExperienceId, workflows, type Workflow, type WorkflowContext } from '../workflow.js';
+import { generationMetadata, newExperienceId, type Workflow, type WorkflowContext } from '../workflow.js';
 import { canContinue, markUnfinished } from '../partial.js';
 
 export interface SingleTurnExtras {
@@ -99,5 +99,3 @@ export async function runSingleTurn(
 }
 
 export const singleTurn: Workflow = { name: 'single_turn', run: (tasks, ctx) => runSingleTurn(tasks, ctx) };
-
-workflows.register(singleTurn.name, singleTurn);

@@ -3,7 +3,7 @@
 // in the experience's metadata (`image`) so the trainer can rebuild the prefix and re-compute the
 // log-probs (tokenLogprobs(model, ids, { prefix })).
 import type { Task } from '../../core/types.js';
-import { workflows, type Workflow } from '../workflow.js';
+import type { Workflow } from '../workflow.js';
 import { runSingleTurn } from './single_turn.js';
 
 export const visionWorkflow: Workflow = {
@@ -22,5 +22,3 @@ export const visionWorkflow: Workflow = {
     }
   },
 };
-
-workflows.register(visionWorkflow.name, visionWorkflow);

@@ -48,13 +48,11 @@ export interface AlgorithmBundle {
   schema: 'experience' | 'sft' | 'dpo';
 }
 
-export const algorithms = new Registry<AlgorithmBundle>('algorithm');
-
 const K2: KlSetting = { fn: 'k2', coef: 0.001, as: 'loss' };
 
 function define(b: AlgorithmBundle): AlgorithmBundle {
   validateBundle(b);
-  return algorithms.register(b.name, Object.freeze(b));
+  return Object.freeze(b);
 }
 
 const rl = {
@@ -67,7 +65,7 @@ const rl = {
   schema: 'experience' as const,
 };
 
-define({
+const sft = define({
   ...rl,
   name: 'sft',
   description: 'supervised fine-tuning on expert data',
@@ -79,7 +77,7 @@ define({
   repeatTimes: 1,
   schema: 'sft',
 });
-define({
+const grpo = define({
   ...rl,
   name: 'grpo',
   description: 'group-relative advantages with the PPO clipped loss and a k2 KL loss',
@@ -89,7 +87,7 @@ define({
   needsReference: true,
   repeatTimes: 2,
 });
-define({
+const ppo = define({
   ...rl,
   name: 'ppo',
   description: 'PPO with a critic and GAE advantages',
@@ -100,7 +98,7 @@ define({
   needsCritic: true,
   repeatTimes: 1,
 });
-define({
+const rloo = define({
   ...rl,
   name: 'rloo',
   description: 'leave-one-out baseline with the PPO clipped loss',
@@ -110,7 +108,7 @@ define({
   needsReference: true,
   repeatTimes: 2,
 });
-define({
+const reinforcePp = define({
   ...rl,
   name: 'reinforce++',
   description: 'whitened discounted returns with the PPO clipped loss',
@@ -120,7 +118,7 @@ define({
   needsReference: true,
   repeatTimes: 1,
 });
-define({
+const opmd = define({
   ...rl,
   name: 'opmd',
   description: 'online policy mirror descent (Kimi k1.5 style)',
@@ -130,7 +128,7 @@ define({
   needsReference: true,
   repeatTimes: 2,
 });
-define({
+const mix = define({
   ...rl,
   name: 'mix',
   description: 'GRPO on rollouts + mu·SFT on expert data in the same batch',
@@ -142,7 +140,7 @@ define({
   sampling: { expertRatio: 0.5 },
   repeatTimes: 8,
 });
-define({
+const chord = define({
   ...rl,
   name: 'chord',
   description: 'MIX with a scheduled mu and phi-weighted SFT (CHORD)',
@@ -154,7 +152,7 @@ define({
   sampling: { expertRatio: 0.5 },
   repeatTimes: 8,
 });
-define({
+const dpo = define({
   ...rl,
   name: 'dpo',
   description: 'direct preference optimisation on (chosen, rejected) pairs',
@@ -167,6 +165,21 @@ define({
   repeatTimes: 2,
   schema: 'dpo',
 });
+
+/** The named bundles; a new algorithm is one more bundle above plus one entry here. */
+const builtinAlgorithms = {
+  sft,
+  grpo,
+  ppo,
+  rloo,
+  'reinforce++': reinforcePp,
+  opmd,
+  mix,
+  chord,
+  dpo,
+} as const satisfies Record<string, AlgorithmBundle>;
+
+export const algorithms = new Registry<AlgorithmBundle>('algorithm', builtinAlgorithms);
 
 export function validateBundle(b: AlgorithmBundle): void {
   const where = `algorithm '${b.name}'`;

@@ -1,4 +1,4 @@
-// Experience pipeline operators by name; a new operator is one file plus one register call here.
+// Experience pipeline operators by name; a new operator is one file plus one entry in the map below.
 import { Registry } from '../../../core/registry.js';
 import type { OperatorSpec } from '../task/operator-spec.js';
 import { advantage } from './advantage.js';
@@ -11,11 +11,12 @@ import { validity } from './validity.js';
 
 export const experienceOperators = new Registry<OperatorSpec<ExperienceOperator, ExperiencePipelineDeps>>(
   'experience pipeline operator',
+  {
+    validity: validity,
+    reward_filter: rewardFilter,
+    reward_shaping: rewardShaping,
+    length_reward: lengthReward,
+    long2short: long2short,
+    advantage: advantage,
+  },
 );
-
-experienceOperators.register('validity', validity);
-experienceOperators.register('reward_filter', rewardFilter);
-experienceOperators.register('reward_shaping', rewardShaping);
-experienceOperators.register('length_reward', lengthReward);
-experienceOperators.register('long2short', long2short);
-experienceOperators.register('advantage', advantage);

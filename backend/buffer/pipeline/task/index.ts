@@ -1,14 +1,6 @@
+// The task pipeline: its operators by name (./registry.ts), the pipeline that runs them, and its
+// config error.
 export * from './types.js';
-export { TaskPipeline, type TaskPipelineResult } from './pipeline.js';
+export { TaskPipeline } from './pipeline.js';
 export { taskOperators } from './registry.js';
-export { PipelineConfigError, type OperatorSpec, type PipelineIssue } from './operator-spec.js';
-export {
-  TaskSynthesizer,
-  findSynthStep,
-  isSynthesized,
-  type Proposer,
-  type ReferenceScore,
-  type SynthCounts,
-  type SynthParams,
-  type TaskProposal,
-} from './synthesize.js';
+export { PipelineConfigError } from './operator-spec.js';

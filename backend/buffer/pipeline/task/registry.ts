@@ -1,4 +1,4 @@
-// Task pipeline operators by name; a new operator is one file plus one register call here.
+// Task pipeline operators by name; a new operator is one file plus one entry in the map below.
 import { Registry } from '../../../core/registry.js';
 import { dedupe } from './dedupe.js';
 import { difficulty } from './difficulty.js';
@@ -10,12 +10,12 @@ import { synthesize } from './synthesize.js';
 import { topK } from './top-k.js';
 import type { TaskOperator, TaskPipelineDeps } from './types.js';
 
-export const taskOperators = new Registry<OperatorSpec<TaskOperator, TaskPipelineDeps>>('task pipeline operator');
-
-taskOperators.register('dedupe', dedupe);
-taskOperators.register('length_filter', lengthFilter);
-taskOperators.register('format_filter', formatFilter);
-taskOperators.register('difficulty', difficulty);
-taskOperators.register('priority_weights', priorityWeights);
-taskOperators.register('top_k', topK);
-taskOperators.register('synthesize', synthesize);
+export const taskOperators = new Registry<OperatorSpec<TaskOperator, TaskPipelineDeps>>('task pipeline operator', {
+  dedupe: dedupe,
+  length_filter: lengthFilter,
+  format_filter: formatFilter,
+  difficulty: difficulty,
+  priority_weights: priorityWeights,
+  top_k: topK,
+  synthesize: synthesize,
+});

@@ -1,4 +1,4 @@
-// Task selectors by name; a new one is one file plus one register call here.
+// Task selectors by name; a new one is one file plus one entry in the map below.
 import { Registry } from '../../../core/registry.js';
 import type { Task } from '../../../core/types.js';
 import { CurriculumSelector } from './curriculum.js';
@@ -8,13 +8,13 @@ import { SequentialSelector } from './sequential.js';
 import { ShuffleSelector } from './shuffle.js';
 import type { SelectorFactory, SelectorOptions, TaskSelector } from './types.js';
 
-export const taskSelectors = new Registry<SelectorFactory>('task selector');
-
-taskSelectors.register('sequential', (tasks) => new SequentialSelector(tasks));
-taskSelectors.register('shuffle', (tasks, o) => new ShuffleSelector(tasks, o.seed ?? 0));
-taskSelectors.register('random', (tasks, o) => new RandomSelector(tasks, o.seed ?? 0));
-taskSelectors.register('priority', (tasks, o) => new PrioritySelector(tasks, o));
-taskSelectors.register('curriculum', (tasks, o) => new CurriculumSelector(tasks, o));
+export const taskSelectors = new Registry<SelectorFactory>('task selector', {
+  sequential: (tasks) => new SequentialSelector(tasks),
+  shuffle: (tasks, o) => new ShuffleSelector(tasks, o.seed ?? 0),
+  random: (tasks, o) => new RandomSelector(tasks, o.seed ?? 0),
+  priority: (tasks, o) => new PrioritySelector(tasks, o),
+  curriculum: (tasks, o) => new CurriculumSelector(tasks, o),
+});
 
 export function makeSelector(name: string, tasks: Task[], opts: SelectorOptions = {}): TaskSelector {
   return taskSelectors.get(name)(tasks, opts);

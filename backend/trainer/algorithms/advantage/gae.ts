@@ -2,7 +2,7 @@
 // (V_T = Â_T = 0), returns = Â + V, advantages = whitened Â, not masked afterwards.
 // Runs in the trainer because it needs the critic's values. Params: gamma (1.0), lam (1.0).
 import { resolveParams } from '../params.js';
-import { defineAdvantage } from './registry.js';
+import { defineAdvantage } from './define.js';
 import type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
 import { requireInputs, whiten } from './util.js';
 

@@ -3,7 +3,7 @@
 // Params: epsilon (1e-6), stdCalLevel ('group' | 'batch').
 import { InputError } from '../../../core/errors.js';
 import { resolveParams } from '../params.js';
-import { defineAdvantage } from './registry.js';
+import { defineAdvantage } from './define.js';
 import type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
 import { broadcastScores, groupRows, mean, requireInputs, sampleStd } from './util.js';
 

@@ -1,8 +1,2 @@
-// Advantage functions: importing this module registers every unit.
-import './grpo.js';
-import './rloo.js';
-import './opmd.js';
-import './reinforce_pp.js';
-import './gae.js';
-
+// Advantage functions: the registry of units (the map is in ./registry.ts).
 export { advantageFns } from './registry.js';

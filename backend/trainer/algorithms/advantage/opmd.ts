@@ -3,7 +3,7 @@
 // Params: opmdBaseline ('mean' | 'logavgexp'), tau (1.0, logavgexp only).
 import { InputError } from '../../../core/errors.js';
 import { resolveParams } from '../params.js';
-import { defineAdvantage } from './registry.js';
+import { defineAdvantage } from './define.js';
 import type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
 import { broadcastScores, groupRows, mean, requireInputs } from './util.js';
 

@@ -2,7 +2,7 @@
 // over the batch's unmasked tokens, then masked. Returns stay unmasked.
 // Params: gamma (1.0).
 import { resolveParams } from '../params.js';
-import { defineAdvantage } from './registry.js';
+import { defineAdvantage } from './define.js';
 import type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
 import { discountedReturns, requireInputs, whiten } from './util.js';
 

@@ -1,7 +1,7 @@
 // RLOO: score = r_i minus the mean of the other rewards of its group (r_i itself for a group of one).
 // Params: none.
 import { resolveParams } from '../params.js';
-import { defineAdvantage } from './registry.js';
+import { defineAdvantage } from './define.js';
 import type { AdvantageFn, AdvantageInput, AdvantageResult } from './types.js';
 import { broadcastScores, groupRows, mean, requireInputs } from './util.js';
 

@@ -1,6 +1,6 @@
 // abs: |logprob - ref|.
 import { tf } from '../../../model/engine.js';
-import { defineKl } from './registry.js';
+import { defineKl } from './define.js';
 
 export const absKl = defineKl({
   name: 'abs',

@@ -1,7 +1,7 @@
 // corrected_k3: k3 weighted by the clamped importance ratio clamp(exp(logprob - old), 0, 2), which
 // corrects for sampling from the old policy; plain k3 when no old log-probs are given.
 import { tf } from '../../../model/engine.js';
-import { defineKl } from './registry.js';
+import { defineKl } from './define.js';
 import { k3Scalar, k3Tensor } from './k3.js';
 
 export const correctedK3 = defineKl({

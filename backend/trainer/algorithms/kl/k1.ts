@@ -1,6 +1,6 @@
 // k1: logprob - ref (unbiased, high variance, can be negative).
 import { tf } from '../../../model/engine.js';
-import { defineKl } from './registry.js';
+import { defineKl } from './define.js';
 
 export const k1 = defineKl({
   name: 'k1',

@@ -1,6 +1,6 @@
 // k2: ½ (logprob - ref)² (the reference framework's default KL loss).
 import { tf } from '../../../model/engine.js';
-import { defineKl } from './registry.js';
+import { defineKl } from './define.js';
 
 export const k2 = defineKl({
   name: 'k2',

@@ -1,6 +1,6 @@
 // k3: exp(x) - 1 - x with x = ref - logprob (unbiased, non-negative; no clamps).
 import { tf } from '../../../model/engine.js';
-import { defineKl } from './registry.js';
+import { defineKl } from './define.js';
 
 export function k3Tensor(lp: tf.Tensor, ref: tf.Tensor): tf.Tensor {
   const x = tf.sub(ref, lp);

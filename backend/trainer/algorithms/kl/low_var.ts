@@ -1,6 +1,6 @@
 // low_var_kl: k3 with the log-ratio clamped to ±20 and the estimate clamped to ±10 (stable k3).
 import { tf } from '../../../model/engine.js';
-import { defineKl } from './registry.js';
+import { defineKl } from './define.js';
 
 const clamp = (v: number, lo: number, hi: number): number => Math.min(Math.max(v, lo), hi);
 

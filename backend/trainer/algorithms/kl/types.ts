@@ -1,3 +1,4 @@
+// The KL estimator unit: a per-token estimate in tensor form (the loss) and number form (the reward penalty).
 import type { tf } from '../../../model/engine.js';
 
 /**

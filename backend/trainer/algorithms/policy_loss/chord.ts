@@ -9,7 +9,7 @@ import { noGrad } from '../masked.js';
 import { resolveParams } from '../params.js';
 import type { AggMode, LossResult, PolicyLossInputs } from '../types.js';
 import { mixParts } from './mix.js';
-import { definePolicyLoss } from './registry.js';
+import { definePolicyLoss } from './define.js';
 
 export interface ChordParams {
   muWarmupSteps: number;

@@ -9,7 +9,7 @@ import { tf } from '../../../model/engine.js';
 import { maskedSum } from '../masked.js';
 import { resolveParams } from '../params.js';
 import type { LossResult, PolicyLossInputs } from '../types.js';
-import { definePolicyLoss } from './registry.js';
+import { definePolicyLoss } from './define.js';
 
 export interface DpoParams {
   beta: number;

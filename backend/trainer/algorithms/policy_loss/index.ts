@@ -1,10 +1,3 @@
-// Policy losses: importing this module registers every unit.
-import './ppo.js';
-import './sft.js';
-import './mix.js';
-import './chord.js';
-import './opmd.js';
-import './dpo.js';
-
+// Policy losses: the registry of units (the map is in ./registry.ts).
 export { policyLosses } from './registry.js';
 export { chordMu, phiWeight } from './chord.js';

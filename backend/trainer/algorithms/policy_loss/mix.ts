@@ -7,7 +7,7 @@ import { restrictRows, rowFlags } from '../masked.js';
 import { resolveParams } from '../params.js';
 import type { AggMode, LossResult, PolicyLossInputs } from '../types.js';
 import { PPO_DEFAULTS, ppoCore } from './ppo.js';
-import { definePolicyLoss } from './registry.js';
+import { definePolicyLoss } from './define.js';
 import { sftCore } from './sft.js';
 
 export interface MixParams {

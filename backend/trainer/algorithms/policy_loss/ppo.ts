@@ -11,7 +11,7 @@ import { aggregate, assertAggMode } from '../aggregate.js';
 import { fillMasked, maskBool, maskedMean, noGrad } from '../masked.js';
 import { resolveParams } from '../params.js';
 import type { AggMode, LossResult, PolicyLossInputs } from '../types.js';
-import { definePolicyLoss } from './registry.js';
+import { definePolicyLoss } from './define.js';
 
 export interface PpoParams {
   clipRange: number;

@@ -1,36 +1,24 @@
-// Registry of policy losses: each unit is one file that registers itself here
-// (and one import line in ./index.ts). All share the call signature (inputs, params) => LossResult.
+// Registry of policy losses: one file per unit plus one entry in the map below. All share the call
+// signature (inputs, params) => LossResult.
 import { Registry } from '../../../core/registry.js';
-import { distinctMetrics } from '../masked.js';
-import type { PolicyInputName, PolicyLossFn, PolicyLossInputs } from '../types.js';
+import type { PolicyLossFn } from '../types.js';
+import { chordLoss } from './chord.js';
+import { dpoLoss } from './dpo.js';
+import { mixLoss } from './mix.js';
+import { opmdLoss } from './opmd.js';
+import { ppoLoss } from './ppo.js';
+import { sftLoss } from './sft.js';
 
-export const policyLosses = new Registry<PolicyLossFn>('policy loss');
+/** Each unit keeps its own parameter type; the registry holds them by the common signature. */
+const erase = <P extends object>(fn: PolicyLossFn<P>): PolicyLossFn => fn as unknown as PolicyLossFn;
 
-/** Register a unit; its compute checks the required inputs and de-aliases metric tensors. */
-export function definePolicyLoss<P extends object>(fn: PolicyLossFn<P>): PolicyLossFn<P> {
-  const wrapped: PolicyLossFn<P> = {
-    ...fn,
-    compute(inputs, params) {
-      requirePolicyInputs(fn.name, inputs, fn.requires);
-      const out = fn.compute(inputs, params);
-      return { ...out, metrics: distinctMetrics(out.loss, out.metrics) };
-    },
-  };
-  policyLosses.register(fn.name, wrapped as unknown as PolicyLossFn);
-  return wrapped;
-}
+const builtinPolicyLosses = {
+  ppo: erase(ppoLoss),
+  sft: erase(sftLoss),
+  mix: erase(mixLoss),
+  chord: erase(chordLoss),
+  opmd: erase(opmdLoss),
+  dpo: erase(dpoLoss),
+} as const satisfies Record<string, PolicyLossFn>;
 
-export function requirePolicyInputs(name: string, inputs: PolicyLossInputs, names: readonly PolicyInputName[]): void {
-  const [B, T] = inputs.logprob.shape;
-  const check = (key: string, shape: number[], want: number[]) => {
-    if (shape.length !== want.length || shape.some((d, i) => d !== want[i])) {
-      throw new Error(`policy loss '${name}': input '${key}' has shape [${shape}], expected [${want}]`);
-    }
-  };
-  check('actionMask', inputs.actionMask.shape, [B, T]);
-  for (const n of names) {
-    const t = inputs[n];
-    if (!t) throw new Error(`policy loss '${name}': missing input '${n}'`);
-    check(n, t.shape, n === 'expertMask' ? [B] : [B, T]);
-  }
-}
+export const policyLosses = new Registry<PolicyLossFn>('policy loss', builtinPolicyLosses);

@@ -5,7 +5,7 @@ import { aggregate, assertAggMode } from '../aggregate.js';
 import { fillMasked } from '../masked.js';
 import { resolveParams } from '../params.js';
 import type { AggMode, LossResult, PolicyLossInputs } from '../types.js';
-import { definePolicyLoss } from './registry.js';
+import { definePolicyLoss } from './define.js';
 
 export interface SftParams {
   lossAggMode: AggMode;
