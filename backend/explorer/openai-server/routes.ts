@@ -8,6 +8,7 @@ import type { EpisodeBook } from './episodes.js';
 import type { PolicyGate } from './policy.js';
 import { parseChatRequest } from './request.js';
 import { SseWriter } from './sse.js';
+import { waitingEpisodes } from './waiting.js';
 
 export interface RouteContext {
   gate: PolicyGate;
@@ -30,9 +31,10 @@ export function sendError(res: ServerResponse, e: ApiError): void {
   sendJson(res, e.status, e.body());
 }
 
-/** Answers a GET: /v1/models and /v1/models/ID. */
+/** Answers a GET: /v1/models, /v1/models/ID and /v1/rft/episodes. */
 export function handleGet(ctx: RouteContext, path: string, res: ServerResponse): void {
   const id = ctx.gate.modelId;
+  if (path === '/v1/rft/episodes' && ctx.episodes) return sendJson(res, 200, waitingEpisodes(ctx.episodes));
   if (path === '/v1/models') return sendJson(res, 200, modelsBody(id, ctx.started));
   if (path === `/v1/models/${encodeURIComponent(id)}` || path === `/v1/models/${id}`)
     return sendJson(res, 200, modelsBody(id, ctx.started).data[0]);
