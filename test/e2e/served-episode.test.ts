@@ -32,7 +32,7 @@ before(async () => {
   writeFileSync(
     config,
     `name: calc\nmode: serve\nplacement: memory\nmodel: { checkpoint: ${JSON.stringify(model)} }\n` +
-      'taskset: { path: eval.jsonl }\neval: { path: eval.jsonl }\nalgorithm: { name: grpo }\n' +
+      'taskset: { path: eval.jsonl }\neval: { path: eval.jsonl }\nworkflow: { reward: exact_match }\nalgorithm: { name: grpo }\n' +
       'explorer: { eval_sampling: { max_new_tokens: 4 } }\ntrainer: { steps: 100 }\nmonitor: { report: false }\n' +
       'serve: { limits: { max_tokens: 96 }, reward_timeout_seconds: 3600 }\n',
   );

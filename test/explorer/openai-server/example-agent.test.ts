@@ -38,7 +38,7 @@ test(
     writeFileSync(
       config,
       `name: calc\nseed: 1\nmode: serve\nplacement: memory\nmodel: { checkpoint: ${JSON.stringify(model)} }\n` +
-        `taskset: { path: eval.jsonl }\neval: { path: eval.jsonl }\nalgorithm: { name: grpo }\n` +
+        `taskset: { path: eval.jsonl }\neval: { path: eval.jsonl }\nworkflow: { reward: exact_match }\nalgorithm: { name: grpo }\n` +
         `explorer: { repeat_times: ${GROUP}, eval_sampling: { max_new_tokens: 4 } }\n` +
         `trainer: { batch_size: ${GROUP * TASKS_PER_ROUND}, steps: ${STEPS + 1000}, lr: 0.001, warmup_steps: 0 }\n` +
         `monitor: { report: false }\nserve: { limits: { max_tokens: 96 }, reward_timeout_seconds: 3600 }\n`,
