@@ -190,7 +190,10 @@ function demo(tok: Tokenizer, t: ToolTask, direct: boolean, id: string): Experie
 }
 
 /** Pretrains (SFT, `steps` batches of 32 biased demonstrations) and writes the model to DIR. */
-export async function makeToolModel(dir: string, opts: { steps?: number; seed?: number } = {}): Promise<string> {
+export async function makeToolModel(
+  dir: string,
+  opts: { steps?: number; seed?: number; lr?: number; onStep?: (step: number, loss: number) => void } = {},
+): Promise<string> {
   const tokDir = `${dir}.tokenizer`;
   writeToolTokenizer(tokDir);
   const tok = loadTokenizer(tokDir);
@@ -206,13 +209,14 @@ export async function makeToolModel(dir: string, opts: { steps?: number; seed?: 
   });
   const model = new Transformer(cfg, opts.seed ?? 5);
   const rng = new Rng(opts.seed ?? 5);
-  const sft = new Trainer(model, makeObjective('sft'), { lr: 3e-3, padId: tok.padId, microBatchSize: 0 });
+  const sft = new Trainer(model, makeObjective('sft'), { lr: opts.lr ?? 3e-3, padId: tok.padId, microBatchSize: 0 });
   for (let s = 0; s < (opts.steps ?? 300); s++) {
     const batch = Array.from({ length: 32 }, (_, i) => {
       const t = tasks.train[rng.int(0, tasks.train.length)]!;
       return demo(tok, t, rng.next() < biasOf(t), `p${s}-${i}`);
     });
-    await sft.trainStep(batch);
+    const r = await sft.trainStep(batch);
+    opts.onStep?.(s, r.loss);
   }
   sft.dispose();
   await exportHf(model, tok, dir);
