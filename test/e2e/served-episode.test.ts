@@ -3,7 +3,8 @@
 // `openai` client: the model calls the calculator, gets its output, answers); in the experience
 // browser, Served episodes lists the waiting episode, which opens as a conversation (turns, the tool
 // call, the model's own tokens highlighted) and is rated: the run accepts the reward. Screenshots
-// of the episode before and after the rating (test-artifacts/e2e/).
+// of the episode before and after the rating (test-artifacts/e2e/). The model is pretrained briefly
+// (250 steps, to keep this file short): its tool call and answer may be wrong; the view is what is tested.
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
