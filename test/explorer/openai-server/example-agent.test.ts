@@ -28,7 +28,7 @@ const TASKS_PER_ROUND = 4;
 
 test(
   'the example agent, unchanged, improves a pretrained model through the endpoint',
-  { timeout: 900_000 },
+  { timeout: 2_400_000 },
   async (t) => {
     const tasks = toolTasks();
     // Pretrained until it copies the expression and the tool's output (1000 SFT steps, about 2 min of CPU).
