@@ -205,7 +205,7 @@ export async function makeToolModel(
     nHeads: 4,
     nKvHeads: 2,
     dFF: 128,
-    maxSeqLen: 160,
+    maxSeqLen: 256,
   });
   const model = new Transformer(cfg, opts.seed ?? 5);
   const rng = new Rng(opts.seed ?? 5);

@@ -59,7 +59,8 @@ test(
     if (!existsSync(info)) await done;
     const { base_url, token_file } = JSON.parse(readFileSync(info, 'utf8'));
     const client = new OpenAI({ baseURL: base_url, apiKey: readFileSync(token_file, 'utf8').trim(), maxRetries: 0 });
-    const opts = { model: 'calc', maxTokens: 96 };
+    // Two model calls at most (the tool call, the answer): an episode stays within the model's context.
+    const opts = { model: 'calc', maxTokens: 96, maxTurns: 2 };
 
     // Held-out accuracy of the agent, greedy (its episodes are never rewarded, so never trained).
     let n = 0;
