@@ -404,8 +404,58 @@ export interface Requests {
     params: { checkpoint: string; format: 'hf' | 'peft' | 'gguf'; out: string; dtype?: 'f32' | 'f16'; force?: boolean };
     result: { format: string; out: string; dtype: string };
   };
+  /** A serve run's endpoint (mode serve, from its serve.json): null until the run is serving. */
+  'serve/info': { params: { runId: string }; result: ServeInfo | null };
+  /** The episodes a serve run has answered and not yet got a reward for (GET /v1/rft/episodes), as conversations. */
+  'serve/episodes': { params: { runId: string }; result: { runId: string; episodes: ServedEpisode[] } };
+  /** A person's reward for one served episode, posted as POST /v1/rft/rewards posts it; a refusal (already rewarded) is answered, not thrown. */
+  'serve/reward': { params: { runId: string; episodeId: string; reward: number }; result: ServedRewardResult };
   /** `rft reward-model train` on a run's curated pairs and ratings (out inside the workspace); progress as `rewardModel/progress`. */
   'rewardModel/train': { params: { runId: string; out: string; steps?: number }; result: RewardModelReport };
+}
+
+/** Where a serve run answers: its base URL and the bearer token (and the file holding it). */
+export interface ServeInfo {
+  runId: string;
+  baseUrl: string;
+  tokenFile: string;
+  token: string;
+}
+
+/** One turn of a served conversation, as the OpenAI client sent it (or the reply it got). */
+export interface ServedMessage {
+  role: string;
+  content: string;
+  tool_calls?: { id?: string; type?: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+/**
+ * A served episode as a conversation: its turns, and the tokens after its first prompt with the
+ * loss mask (1: the model's own tokens, trained; 0: the turns in between) and each token's text.
+ */
+export interface ServedEpisode {
+  episodeId: string;
+  taskId: string;
+  calls: number;
+  branches: number;
+  lastActivity: number;
+  messages: ServedMessage[];
+  tokens: number[];
+  mask: number[];
+  logprobs: number[];
+  /** The text of each token (absent where the run's tokenizer could not be read). */
+  pieces?: string[];
+}
+
+/** What the serve run said to one posted reward. */
+export interface ServedRewardResult {
+  episodeId: string;
+  status: 'accepted' | 'refused';
+  /** Why it was refused: `already rewarded`, `unknown episode id`, ... */
+  reason?: string;
+  reward?: number;
 }
 
 /** What `rft reward-model train` reports (backend/cli/commands/reward-model.ts). */

@@ -16,6 +16,7 @@ import { registerConfig } from './handlers/config.js';
 import { ConfigThread } from './config-check/thread.js';
 import { registerModels } from './handlers/models.js';
 import { registerRewardModel } from './handlers/reward-model.js';
+import { registerServe } from './handlers/serve.js';
 import { watchBufferCounts } from './handlers/buffer-watch.js';
 import { UnavailableRunController } from './run-controller.js';
 
@@ -62,6 +63,7 @@ export function startServer(
   registerConfig(rpc, deps.paths, configThread);
   registerModels(rpc, deps.paths);
   registerRewardModel(rpc, deps.paths, deps.runs);
+  registerServe(rpc, deps.paths);
   subs.push(registerTaskset(rpc, deps.tasksets, deps.paths));
   subs.push(registerRuns(rpc, deps.runs, deps.control));
   subs.push(registerWorkers(rpc));

@@ -14,6 +14,7 @@ import { openTensorBoard } from './tensorboard.js';
 import { trainDpo } from './dpo.js';
 import { trainRewardModel } from './reward-model.js';
 import { newTaskset, validateTaskset } from './taskset.js';
+import { copyServe, servePolicy } from './serve.js';
 import { evaluateCheckpoint, pauseTraining, resumeTraining, startTraining, stopTraining } from './training.js';
 
 /** Registers one command, guarded and titled as package.json titles it (the Models view's commands use it too). */
@@ -30,6 +31,9 @@ export function registerCommands(s: Services): void {
   reg('rftStudio.mapFields', (uri?: vscode.Uri, preset?: FieldPreset) => mapFields(s, uri, preset));
   reg('rftStudio.openDataset', () => openDataset(s));
   reg('rftStudio.startTraining', (uri?: vscode.Uri) => startTraining(s, uri));
+  reg('rftStudio.servePolicy', (uri?: vscode.Uri) => servePolicy(s, uri));
+  reg('rftStudio.copyServeUrl', (arg?: unknown) => copyServe(s, arg, 'url'));
+  reg('rftStudio.copyServeToken', (arg?: unknown) => copyServe(s, arg, 'token'));
   reg('rftStudio.stopTraining', (arg?: unknown) => stopTraining(s, arg));
   reg('rftStudio.pauseTraining', (arg?: unknown) => pauseTraining(s, arg));
   reg('rftStudio.resumeTraining', (arg?: unknown) => resumeTraining(s, arg));

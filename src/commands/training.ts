@@ -107,7 +107,8 @@ async function pickRun(s: Services, arg: unknown, want: RunInfo['status'][]): Pr
   return pick?.id;
 }
 
-export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void> {
+/** Starts a run from a config (picked, or created from the template); returns its id once started. */
+export async function startTraining(s: Services, arg?: vscode.Uri): Promise<string | undefined> {
   if (!requireTrust('Starting training')) return;
   const uri = arg ?? (await pickConfig(s));
   if (!uri) return;
@@ -129,12 +130,12 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
       ? `${rel}: ${toastLine(first)}${more} The run was not started.`
       : `${rel}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (first: ${oneLineReason(first)}). ${fix ? `${fix} ` : ''}The run was not started.`;
     const pick = await vscode.window.showErrorMessage(text, 'Show Problems', 'Show Log');
-    if (pick === 'Show Log') return s.output.show();
-    if (pick) await vscode.commands.executeCommand('workbench.actions.view.problems');
-    return;
+    if (pick === 'Show Log') s.output.show();
+    else if (pick) await vscode.commands.executeCommand('workbench.actions.view.problems');
+    return undefined;
   }
   // A taskset, eval or experts file with errors: not a run that skips them or fails at step 0.
-  if (!(await dataFilesClean(s, uri))) return;
+  if (!(await dataFilesClean(s, uri))) return undefined;
   try {
     s.output.info(`Starting a run from ${vscode.workspace.asRelativePath(uri)}…`);
     const run = await s.client.request('runs/start', { configPath: uri.fsPath });
@@ -146,8 +147,10 @@ export async function startTraining(s: Services, arg?: vscode.Uri): Promise<void
       announce(s, run.id, started, kept);
     }
     await s.openDashboard(run.id);
+    return run.id;
   } catch (err) {
     await showBackendError('Start training', err, s.output);
+    return undefined;
   }
 }
 

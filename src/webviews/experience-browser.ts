@@ -2,7 +2,7 @@
 // (every curation action goes into the buffer) and forwards buffer changes.
 
 import type * as vscode from 'vscode';
-import type { BrowserNotifications, BrowserRequests } from '../../webview/experience-browser/protocol.js';
+import type { BrowserNotifications, BrowserRequests, ServingRun } from '../../webview/experience-browser/protocol.js';
 import type { ExperienceFilter } from '../../backend/core/protocol.js';
 import type { Services } from '../services.js';
 import { TypedPanel, type Handlers } from './panel.js';
@@ -34,7 +34,26 @@ export function browserHandlers(s: Services): Handlers<BrowserRequests> {
     bulkPromote: async (p) => s.client.request('feedback/bulkPromote', { buffer: buffer(), ...p }),
     bulkPreview: async (p) => s.client.request('feedback/bulkPreview', { buffer: buffer(), ...p }),
     undo: async (p) => s.client.request('feedback/undo', { buffer: buffer(), ...p }),
+    served: async () => ({ runs: await servingRuns(s) }),
+    rateEpisode: async (p) => s.client.request('serve/reward', p),
   };
+}
+
+/** The running runs that serve (mode serve), each with the episodes it waits to be rewarded for. */
+async function servingRuns(s: Services): Promise<ServingRun[]> {
+  await s.state.refreshRuns();
+  const out: ServingRun[] = [];
+  for (const r of s.state.runs.filter((x) => x.status === 'running')) {
+    const info = await s.client.request('serve/info', { runId: r.id }).catch(() => null);
+    if (!info) continue;
+    const base = { runId: r.id, ...(r.name ? { name: r.name } : {}), baseUrl: info.baseUrl };
+    try {
+      out.push({ ...base, episodes: (await s.client.request('serve/episodes', { runId: r.id })).episodes });
+    } catch (e) {
+      out.push({ ...base, episodes: [], error: (e as Error).message });
+    }
+  }
+  return out;
 }
 
 /**

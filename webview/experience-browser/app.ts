@@ -12,6 +12,7 @@ import { SHORTCUTS, SHORTCUT_HINT, failedVerb, typing } from './shortcuts.js';
 import { PageCache, VirtualList } from './virtual-list.js';
 import { renderDetail, usedTitle, type DetailContext } from './detail-view.js';
 import { bulkBar, FIELDS, filterBar } from './toolbars.js';
+import { showServed } from './served.js';
 
 export const ROW_HEIGHT = 26;
 
@@ -94,6 +95,20 @@ export function mountBrowser(root: HTMLElement, ipc: Ipc, saved: BrowserState | 
     detail,
   );
   root.append(bar, bulk, confirmRow, main);
+  // Mode serve: the episodes serve runs wait to be rewarded for (not in the buffer until rewarded).
+  const servedBtn = h(doc, 'vscode-button', {
+    id: 'served-episodes',
+    secondary: true,
+    icon: 'server',
+    text: 'Served episodes',
+    title: 'episodes of running serve runs that wait for a reward: open one, rate it',
+  });
+  bar.append(servedBtn);
+  servedBtn.addEventListener('click', () => {
+    main.classList.remove('no-detail');
+    current = undefined;
+    showServed(doc, ipc, detail).catch((e: Error) => message(e.message, true));
+  });
 
   /** The host's word on an empty answer (a run whose experiences are in another buffer). */
   let emptyHint: string | undefined;

@@ -8,6 +8,8 @@ import { h, setValue, fieldValue } from '../shared/dom.js';
 import type { BrowserNotifications, BrowserRequests, BrowserState } from './protocol.js';
 import { tokenCells, type ColourBy } from './tokens.js';
 import { markMatches } from './highlight.js';
+import { conversationView, rateEpisode } from './conversation.js';
+import type { ServedMessage } from '../../backend/core/protocol.js';
 
 /** What the detail pane needs of the browser around it. */
 export interface DetailContext {
@@ -229,6 +231,8 @@ export function renderDetail(ctx: DetailContext, e: ExperienceDetail, group: Exp
     h(doc, 'h3', {}, 'Response ', colourSel),
     tokens,
   ];
+  const served = servedParts(ctx, e);
+  if (served.length) parts.splice(parts.indexOf(editor) + 1, 0, ...served);
   if (rewardRows.length)
     parts.push(h(doc, 'h3', { text: 'Reward details' }), h(doc, 'table', { class: 'reward-details' }, ...rewardRows));
   if (state.view === 'group' && group) {
@@ -247,4 +251,24 @@ export function renderDetail(ctx: DetailContext, e: ExperienceDetail, group: Exp
     parts.push(h(doc, 'h3', { text: `Group ${e.groupId} (${group.length} samples)` }), cols);
   }
   ctx.detail.replaceChildren(...parts);
+}
+
+/** A served episode's row (mode serve): its conversation, and a reward posted to the run (refused once rewarded). */
+function servedParts(ctx: DetailContext, e: ExperienceDetail): HTMLElement[] {
+  const m = e.metadata ?? {};
+  if (m.served !== true || typeof m.episode_id !== 'string') return [];
+  const { doc, ipc } = ctx;
+  const episodeId = m.episode_id;
+  const messages = Array.isArray(m.messages) ? (m.messages as ServedMessage[]) : [];
+  return [
+    h(doc, 'h3', { text: `Served episode ${episodeId}` }),
+    rateEpisode(doc, (reward) => ipc.request('rateEpisode', { runId: e.runId, episodeId, reward })),
+    conversationView(doc, {
+      messages,
+      tokens: e.responseTokens,
+      mask: e.actionMask,
+      logprobs: e.logprobs,
+      ...(e.responsePieces ? { pieces: e.responsePieces } : {}),
+    }),
+  ];
 }

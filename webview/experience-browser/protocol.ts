@@ -8,7 +8,18 @@ import type {
   ExperienceSortKey,
   ExperienceSummary,
   FeedbackChange,
+  ServedEpisode,
+  ServedRewardResult,
 } from '../../backend/core/protocol.js';
+
+/** A serve run that is serving, with the episodes it waits to be rewarded for (or why they could not be read). */
+export interface ServingRun {
+  runId: string;
+  name?: string;
+  baseUrl: string;
+  episodes: ServedEpisode[];
+  error?: string;
+}
 
 /** Requests from the webview, answered by the host (which asks the backend). */
 export interface BrowserRequests {
@@ -26,6 +37,10 @@ export interface BrowserRequests {
   /** What bulkPromote with the same params would promote (count, tasks, reward range); nothing changes. */
   bulkPreview: { params: { topK: number; filter: ExperienceFilter }; result: BulkPreview };
   undo: { params: { changeId?: string }; result: { undone: FeedbackChange | null } };
+  /** The running serve runs' episodes waiting for a reward (mode serve). */
+  served: { params: Record<string, never>; result: { runs: ServingRun[] } };
+  /** A person's reward for a served episode, posted as an agent's is (POST /v1/rft/rewards). */
+  rateEpisode: { params: { runId: string; episodeId: string; reward: number }; result: ServedRewardResult };
 }
 
 /** Notifications from the host. */

@@ -145,6 +145,11 @@ export class EpisodeBook {
     return this.open.get(id);
   }
 
+  /** The episodes waiting for their reward (GET /v1/rft/episodes: a person rates them in the editor). */
+  waiting(): Episode[] {
+    return [...this.open.values()];
+  }
+
   /** Checks the request against its episode and holds the episode for this call. */
   begin(req: ChatRequest): EpisodeCall {
     const given = req.metadata.episode_id;
@@ -348,6 +353,8 @@ export class EpisodeBook {
         episode_id: ep.id,
         branch: k,
         calls: b.calls,
+        // The conversation as the client sent it (the buffer browser shows it turn by turn).
+        messages: b.transcript,
         ...(b.reason ? { branch_reason: b.reason } : {}),
       },
     };

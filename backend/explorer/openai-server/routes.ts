@@ -11,6 +11,7 @@ import { parseChatRequest } from './request.js';
 import type { SampleWatch } from './sample.js';
 import { SseWriter } from './sse.js';
 import { LiveStream } from './stream.js';
+import { waitingEpisodes } from './waiting.js';
 
 export interface RouteContext {
   gate: PolicyGate;
@@ -33,9 +34,10 @@ export function sendError(res: ServerResponse, e: ApiError): void {
   sendJson(res, e.status, e.body());
 }
 
-/** Answers a GET: /v1/models and /v1/models/ID. */
+/** Answers a GET: /v1/models, /v1/models/ID and /v1/rft/episodes. */
 export function handleGet(ctx: RouteContext, path: string, res: ServerResponse): void {
   const id = ctx.gate.modelId;
+  if (path === '/v1/rft/episodes' && ctx.episodes) return sendJson(res, 200, waitingEpisodes(ctx.episodes));
   if (path === '/v1/models') return sendJson(res, 200, modelsBody(id, ctx.started));
   if (path === `/v1/models/${encodeURIComponent(id)}` || path === `/v1/models/${id}`)
     return sendJson(res, 200, modelsBody(id, ctx.started).data[0]);

@@ -6,7 +6,7 @@ import { NotAvailableError, NotFoundError } from '../errors.js';
 import { InputError } from '../../core/errors.js';
 import { checkFormat } from './taskset.js';
 
-function runId(id: unknown): string {
+export function runId(id: unknown): string {
   if (typeof id !== 'string' || !/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(id))
     throw new InputError(`not a run id: ${JSON.stringify(id)}`, { field: 'runId' });
   return id;

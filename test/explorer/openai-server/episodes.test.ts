@@ -91,6 +91,17 @@ test('two calls that extend each other become ONE experience: replies trainable 
     logprobs: true,
   });
   assert.equal(r2.system_fingerprint, 'v4');
+  // Waiting for its reward, the episode is listed (GET /v1/rft/episodes: the editor's Served episodes).
+  const waiting = (await client.get('/rft/episodes')) as {
+    data: { episode_id: string; calls: number; messages: { role: string }[]; tokens: number[]; mask: number[] }[];
+  };
+  const w = waiting.data.find((x) => x.episode_id === 'ep-a')!;
+  assert.equal(w.calls, 2);
+  assert.deepEqual(
+    w.messages.map((m) => m.role),
+    ['system', 'user', 'assistant', 'user', 'assistant'],
+  );
+  assert.equal(w.tokens.length, w.mask.length);
   const answer = await postRewards([{ episode_id: 'ep-a', reward: 0.75 }]);
   assert.deepEqual(answer.results, [{ episode_id: 'ep-a', status: 'accepted', reward: 0.75 }]);
 
@@ -100,7 +111,20 @@ test('two calls that extend each other become ONE experience: replies trainable 
   const e = rows[0]!;
   assert.equal(e.reward, 0.75);
   assert.equal(e.modelVersion, 4);
-  assert.deepEqual(e.metadata, { served: true, episode_id: 'ep-a', branch: 0, calls: 2 });
+  // The conversation as the client sent it, then the last reply (the buffer browser draws it).
+  const { messages, ...rest } = e.metadata as { messages: { role: string; content: string }[] };
+  assert.deepEqual(rest, { served: true, episode_id: 'ep-a', branch: 0, calls: 2 });
+  assert.deepEqual(
+    messages.map((m) => m.role),
+    ['system', 'user', 'assistant', 'user', 'assistant'],
+  );
+  assert.equal(messages[4]!.content, r2.choices[0]!.message.content);
+  assert.ok(
+    !((await client.get('/rft/episodes')) as { data: { episode_id: string }[] }).data.some(
+      (x) => x.episode_id === 'ep-a',
+    ),
+    'no longer waiting',
+  );
   assert.equal(e.responseTokens.length, e.actionMask.length);
   assert.equal(e.logprobs.length, e.actionMask.length);
   // The sequence is the conversation as the template lays it out, the second reply at its end.
