@@ -26,11 +26,11 @@ function flatTasks(ws: string): string {
   return f;
 }
 
-function flatRewardConfig(ws: string, syncOffset: number): RunConfig {
+function flatRewardConfig(ws: string, syncOffset: number, placement = 'memory'): RunConfig {
   const base = tinyConfig({ sync_offset: syncOffset }) as unknown as Record<string, unknown>;
   const { config, issues } = validateRunConfig({
     ...base,
-    placement: 'memory',
+    placement,
     taskset: { path: flatTasks(ws), format: { prompt_key: 'prompt', response_key: 'answer' } },
     // One new token against answers of 3 letters: exact_match can never pay, every group scores 0.
     explorer: { ...(base.explorer as object), sampling: { max_new_tokens: 1 } },
@@ -116,6 +116,25 @@ test(
       );
       const rec = (await (await RunRegistry.open(ws)).get('stopme'))!;
       assert.equal(rec.status, 'stopped');
+    } finally {
+      rmSync(ws, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'placement checkpoint: the explorer process fails the step with the same message instead of refilling forever',
+  { timeout: 120_000 },
+  async () => {
+    const ws = tempWorkspace();
+    try {
+      await assert.rejects(
+        runJob({ config: flatRewardConfig(ws, 0, 'checkpoint'), workspace: ws, runId: 'flatproc' }),
+        /explore step 0: 20 refill rounds in a row made no trainable rollout/,
+      );
+      const rec = (await (await RunRegistry.open(ws)).get('flatproc'))!;
+      assert.equal(rec.status, 'failed');
+      assert.match(rec.statusReason ?? '', /made no trainable rollout/);
     } finally {
       rmSync(ws, { recursive: true, force: true });
     }
