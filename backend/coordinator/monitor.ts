@@ -22,7 +22,10 @@ export function runWarnings(recs: MetricRecord[]): RunWarning[] {
     .filter(
       (x) =>
         x.kind === 'warning' &&
-        (x.code === 'policy_collapse' || x.code === 'eval_no_result' || x.code === 'run_stalled') &&
+        (x.code === 'policy_collapse' ||
+          x.code === 'eval_no_result' ||
+          x.code === 'run_stalled' ||
+          x.code === 'no_trainable_rollout') &&
         typeof x.message === 'string' &&
         typeof x.step === 'number',
     )

@@ -280,6 +280,8 @@ export interface Placement {
    * labelled with the mode, is both the base and the final accuracy (default true).
    */
   trains?: boolean;
+  /** Why the run stopped without a stop signal (an explore step that made no trainable rollout), once it did. */
+  stopReason?(): string | undefined;
   /** The stage to run next (stages.length: all done), from the newest resume point. */
   nextStage(): Promise<number>;
   /** Whether the starting weights were evaluated already (a resumed run does not repeat it). */
@@ -426,6 +428,7 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunContext): Pr
     checkpoint: f.checkpoint,
     // A resumed run keeps what it warned of before.
     warnings: runWarnings(o.metrics.read()),
+    ...(stopped && s.stopReason?.() ? { stop_reason: s.stopReason()! } : {}),
   };
   if (summary.report)
     writeReport(summary.report, o.reportTitle, o.metrics.read(), {

@@ -49,4 +49,6 @@ export interface RunSummary {
   checkpoint: string;
   /** What the run warned of (a policy collapse: trainer/collapse-guard.ts); empty when nothing. */
   warnings: RunWarning[];
+  /** The run stopped by itself (no stop signal): why (its status is 'stopped', this its reason). */
+  stop_reason?: string;
 }

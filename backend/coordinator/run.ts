@@ -118,7 +118,10 @@ export async function runJob(opts: RunOptions): Promise<RunSummary> {
       resumed: !!opts.resume,
       resumeFrom,
     });
-    await registry.setStatus(runId, opts.signal?.aborted ? endedStatus(opts.signal) : 'completed');
+    // A run that stopped by itself (e.g. no trainable rollout) is stopped, with its reason: never completed.
+    if (opts.signal?.aborted) await registry.setStatus(runId, endedStatus(opts.signal));
+    else if (summary.stop_reason) await registry.setStatus(runId, 'stopped', summary.stop_reason);
+    else await registry.setStatus(runId, 'completed');
     return summary;
   } catch (e) {
     // A full disk is one line naming where (not a raw ENOSPC stack); the run is failed and resumable.

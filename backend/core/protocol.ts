@@ -239,7 +239,7 @@ export interface MetricsPoint {
  * stays flat while the updates keep changing the policy; with the share of zero-variance groups.
  */
 export interface RunWarning {
-  code: 'policy_collapse' | 'eval_no_result' | 'run_stalled';
+  code: 'policy_collapse' | 'eval_no_result' | 'run_stalled' | 'no_trainable_rollout';
   /** The trainer step it was noticed at. */
   step: number;
   stage?: string;

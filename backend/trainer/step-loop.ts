@@ -3,6 +3,7 @@
 // every sync_interval steps publish the weights (`publish`: the placement's checkpoint). The step
 // number is the sampler's consumer step, so a trainer restarted from checkpoint v(t) asks for the same steps
 // again and gets the recorded batches back instead of taking new experiences.
+import { setImmediate as turn } from 'node:timers/promises';
 import type { Experience } from '../core/types.js';
 import { StateClock, type ComponentActivity } from '../core/component-state.js';
 import { SampleTimeoutError, type Sampler } from '../buffer/sampler/index.js';
@@ -91,7 +92,9 @@ export async function runTrainerLoop(o: TrainerLoopOptions): Promise<TrainerLoop
       // The trainer waits while this process explores (its idle time, as when another process does).
       const n = await o.explore(step, s);
       if (n === null) {
-        // Nothing trainable: no step, but the budget may have run out meanwhile.
+        // Nothing trainable: no step, but the budget may have run out meanwhile. One turn of the
+        // event loop first: a retry made of synchronous work would starve the stop signal and timers.
+        await turn();
         done = boundReached();
         continue;
       }

@@ -25,6 +25,8 @@ export async function blockingTake(
   let delay = 5;
   let last: string | null = null;
   for (;;) {
+    // A stop that came during the wait takes no batch (rows another explorer stored meanwhile stay for a resume).
+    if (req.signal?.aborted) throw req.signal.reason ?? new Error('sampling aborted');
     const r = await take();
     if (r.experiences.length) return { ...r, waitedMs: performance.now() - start };
     const st = await status();

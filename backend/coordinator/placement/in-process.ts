@@ -237,6 +237,12 @@ class InProcessRun implements Placement {
     });
   }
 
+  /** The warning of an explore step that made no trainable rollout: the run stopped on it. */
+  private noTrainable?: string;
+  stopReason(): string | undefined {
+    return this.noTrainable;
+  }
+
   async runStage(si: number, stage: Stage): Promise<boolean> {
     const { cfg, runId, metrics, opts } = this.c;
     const model = this.model!;
@@ -269,6 +275,23 @@ class InProcessRun implements Placement {
     const onAbort = () => trainerStop.abort();
     if (opts.signal?.aborted) trainerStop.abort();
     opts.signal?.addEventListener('abort', onAbort);
+    // An explore step that made no trainable rollout in maxBarrenRounds refill rounds stops the run,
+    // with its warning, rather than refilling forever (explorer/filling-explorer.ts).
+    explorer.onNoTrainable = (w) => {
+      // Said once: an overlapped explorer may give up on a second step before the trainer stops.
+      if (this.noTrainable) return;
+      this.noTrainable = w.message;
+      metrics.write({
+        kind: 'warning',
+        code: 'no_trainable_rollout',
+        stage: stage.name,
+        step: w.step,
+        message: w.message,
+        values: w.values,
+        no_trainable_rounds: w.rounds,
+      });
+      trainerStop.abort();
+    };
     const overlap = await this.startOverlap(stage, parts, trainerStop);
     // In lockstep a stop also ends the refill rounds of the step being explored.
     if (!overlap) explorer.signal = trainerStop.signal;
@@ -339,6 +362,7 @@ class InProcessRun implements Placement {
       );
     } finally {
       opts.signal?.removeEventListener('abort', onAbort);
+      explorer.onNoTrainable = undefined;
       // The step in flight finishes and is stored (a resume finds it in the buffer).
       if (overlap) {
         overlap.stop.abort();
