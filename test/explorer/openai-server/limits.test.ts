@@ -68,7 +68,9 @@ class Holdable implements RolloutModel {
 }
 
 const model = new Holdable(new LocalRolloutModel(ck.model, ck.tokenizer!, 2));
-const gate = new PolicyGate({ model, transformer: ck.model }, 'tiny');
+// No transformer: requests sample through the rollout model's generate, which Holdable can hold (the
+// shared continuous batch, taken when the native step can decode this Qwen2, would bypass it).
+const gate = new PolicyGate({ model }, 'tiny');
 const store = await openStore(join(root, 'buffer.db'));
 const book = new EpisodeBook({
   runId: 'limits',
