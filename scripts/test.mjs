@@ -37,6 +37,10 @@ const concurrency = process.env.RFT_TEST_CONCURRENCY ?? '2';
 // socket) is still open, instead of holding the whole suite until CI's time limit, and without
 // --test-force-exit's lost results (see there).
 const exitAfter = new URL('./test-exit.mjs', import.meta.url).href;
+// A file that hangs (a promise nothing resolves while a socket keeps the process alive) fails by name
+// after this long instead of holding the whole suite until CI's time limit; node 20 applies
+// --test-timeout to each file's run. 30 min: far above the slowest file (a few minutes).
+const fileTimeoutMs = process.env.RFT_TEST_FILE_TIMEOUT_MS ?? String(30 * 60 * 1000);
 const nodeArgs = (list) => [
   '--import',
   'tsx',
@@ -44,6 +48,7 @@ const nodeArgs = (list) => [
   exitAfter,
   '--test',
   `--test-concurrency=${concurrency}`,
+  `--test-timeout=${fileTimeoutMs}`,
   ...list,
 ];
 const env = { ...process.env, RFT_LOG_LEVEL: process.env.RFT_LOG_LEVEL ?? 'warn' };
