@@ -19,6 +19,7 @@ export interface SchemaNode {
   maximum?: number;
   exclusiveMinimum?: number;
   exclusiveMaximum?: number;
+  const?: unknown;
 }
 
 export const CONFIG_SCHEMA = schemaJson as unknown as SchemaNode;
@@ -103,6 +104,9 @@ export function nodeAt(path: string[], root: SchemaNode = CONFIG_SCHEMA): Schema
 
 function typeText(n: SchemaNode): string {
   if (n.enum) return n.enum.map((e) => JSON.stringify(e)).join(' | ');
+  if (n.const !== undefined) return JSON.stringify(n.const);
+  // A union (trainer.lr: a positive number or "auto"): each alternative's own type.
+  if (!n.type && n.anyOf?.length) return n.anyOf.map(typeText).join(' | ');
   const t = Array.isArray(n.type) ? n.type.join(' | ') : (n.type ?? 'any');
   const bounds = [
     n.exclusiveMinimum !== undefined ? `> ${n.exclusiveMinimum}` : n.minimum !== undefined ? `≥ ${n.minimum}` : '',

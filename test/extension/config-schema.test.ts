@@ -29,14 +29,18 @@ test('schema shape: strict objects, enums, defaults, bounds and the source comme
   const s = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8'));
   assert.equal(s.additionalProperties, false, 'unknown top-level keys are flagged');
   assert.deepEqual(s.properties.mode.enum, ['both', 'explore', 'train', 'bench', 'serve']);
-  // trainer.lr has no one default: 1e-3 from scratch, a pretrained checkpoint's own (core/trainer-defaults.ts), said in its description.
+  // trainer.lr has no one default: 1e-3 from scratch, `auto` from a checkpoint (core/trainer-defaults.ts), said in its description.
   assert.equal(s.properties.trainer.properties.lr.default, undefined);
   assert.equal(validateRunConfig({ taskset: { builtin: 'reverse' }, workflow: {} }).config!.trainer.lr, undefined);
   assert.match(
     s.properties.trainer.properties.lr.description,
-    /1e-3 for a built-in size trained from scratch; from model\.checkpoint/,
+    /1e-3 for a built-in size trained from scratch; `auto` from model\.checkpoint/,
   );
-  assert.equal(s.properties.trainer.properties.lr.exclusiveMinimum, 0);
+  // A positive number or the string auto.
+  assert.deepEqual(s.properties.trainer.properties.lr.anyOf, [
+    { type: 'number', exclusiveMinimum: 0 },
+    { type: 'string', const: 'auto' },
+  ]);
   // trainer.batch_size has no one default either: one explore step's rollouts, or 64 for a stage that only trains (coordinator/stage-batch.ts).
   assert.equal(s.properties.trainer.properties.batch_size.default, undefined);
   assert.match(
@@ -84,7 +88,7 @@ test('key paths from indentation, list items included', () => {
 test('hover: the key path, type with bounds, default and description', () => {
   assert.match(
     hoverAt(CONFIG, 4)!,
-    /^\*\*trainer\.lr\*\* · number \(> 0\)\n\nUnset: 1e-3 for a built-in size trained from scratch/,
+    /^\*\*trainer\.lr\*\* · number \(> 0\) \| "auto"\n\nA positive number, or `auto`[^]*Unset: 1e-3 for a built-in size trained from scratch/,
   );
   assert.match(hoverAt(CONFIG, 8)!, /^\*\*stages\.steps\*\* · integer \(> 0\)\n\nTrainer steps in this stage\.$/);
   assert.match(
