@@ -88,7 +88,7 @@ test('key paths from indentation, list items included', () => {
 test('hover: the key path, type with bounds, default and description', () => {
   assert.match(
     hoverAt(CONFIG, 4)!,
-    /^\*\*trainer\.lr\*\* · number \(> 0\) \| "auto"\n\nA positive number, or `auto`[^]*Unset: 1e-3 for a built-in size trained from scratch/,
+    /^\*\*trainer\.lr\*\* · number \(> 0\) \| "auto"\n\nA positive number, or `auto`[\s\S]*Unset: 1e-3 for a built-in size trained from scratch/,
   );
   assert.match(hoverAt(CONFIG, 8)!, /^\*\*stages\.steps\*\* · integer \(> 0\)\n\nTrainer steps in this stage\.$/);
   assert.match(
