@@ -47,7 +47,8 @@ export function lastLetterTasks(): { train: LastLetterTask[]; eval: LastLetterTa
   return { train, eval: evalSet };
 }
 
-function demo(tok: Tokenizer, t: LastLetterTask, answer: string, id: string): Experience {
+/** One SFT demonstration: the task's prompt in the chat layout, `answer` as the trained response. */
+export function demo(tok: Tokenizer, t: { id: string; prompt: string }, answer: string, id: string): Experience {
   const promptTokens = encodePrompt(tok, taskMessages(t.prompt));
   const responseTokens = encodeResponse(tok, answer);
   return {
@@ -70,11 +71,16 @@ function demo(tok: Tokenizer, t: LastLetterTask, answer: string, id: string): Ex
   };
 }
 
-/** Greedy accuracy of `model` on `tasks` (the answer letter, then the end of the turn). */
-export async function greedyAccuracy(model: Transformer, tok: Tokenizer, tasks: LastLetterTask[]): Promise<number> {
+/** Greedy accuracy of `model` on `tasks` (the exact answer, then the end of the turn: `maxNewTokens` in all). */
+export async function greedyAccuracy(
+  model: Transformer,
+  tok: Tokenizer,
+  tasks: { prompt: string; answer: string }[],
+  maxNewTokens = 2,
+): Promise<number> {
   const prompts = tasks.map((t) => encodePrompt(tok, taskMessages(t.prompt)));
   const out = await generate(model, tok, prompts, {
-    maxNewTokens: 2,
+    maxNewTokens,
     temperature: 0,
     stopTokens: stopTokens(tok),
     seed: 0,

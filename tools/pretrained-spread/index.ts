@@ -9,14 +9,12 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Rng } from '../../backend/core/rng.js';
-import type { Experience } from '../../backend/core/types.js';
-import { encodePrompt, encodeResponse, stopTokens, taskMessages } from '../../backend/model/chat.js';
 import { countParams, makeConfig } from '../../backend/model/config.js';
 import { exportHf } from '../../backend/model/export/hf.js';
-import { generate } from '../../backend/model/generate.js';
 import { CharTokenizer, trainBpe } from '../../backend/model/tokenizer/index.js';
 import type { Tokenizer } from '../../backend/model/tokenizer/types.js';
 import { Transformer } from '../../backend/model/transformer.js';
+import { demo, greedyAccuracy } from '../pretrained-model.js';
 import { Trainer } from '../../backend/trainer/trainer.js';
 import { makeObjective } from '../../backend/trainer/resolve-algorithm.js';
 import { TASK_FAMILIES, splitTasks, type SpreadTask, type TaskFamily } from './tasks.js';
@@ -136,44 +134,14 @@ function tokenizerFor(spec: SpreadSpec): Tokenizer {
   return trainBpe(texts, { vocabSize: 272, minFrequency: 2 });
 }
 
-function demo(tok: Tokenizer, t: SpreadTask, answer: string, id: string): Experience {
-  const promptTokens = encodePrompt(tok, taskMessages(t.prompt));
-  const responseTokens = encodeResponse(tok, answer);
-  return {
-    id,
-    taskId: t.id,
-    groupId: id,
-    runId: 'pretrain',
-    source: 'expert',
-    promptTokens,
-    promptText: t.prompt,
-    responseTokens,
-    responseText: answer,
-    actionMask: responseTokens.map(() => 1),
-    logprobs: [],
-    modelVersion: -1,
-    reward: 1,
-    status: 'ok',
-    useCount: 0,
-    createdAt: 0,
-  };
-}
-
 /** Greedy accuracy of `model` on `tasks` (exact answer, then the end of the turn). */
-export async function spreadAccuracy(
+export function spreadAccuracy(
   model: Transformer,
   tok: Tokenizer,
   family: TaskFamily,
   tasks: SpreadTask[],
 ): Promise<number> {
-  const prompts = tasks.map((t) => encodePrompt(tok, taskMessages(t.prompt)));
-  const out = await generate(model, tok, prompts, {
-    maxNewTokens: family.maxAnswerChars + 1,
-    temperature: 0,
-    stopTokens: stopTokens(tok),
-    seed: 0,
-  });
-  return out.filter((o, i) => o.text.trim() === tasks[i]!.answer).length / tasks.length;
+  return greedyAccuracy(model, tok, tasks, family.maxAnswerChars + 1);
 }
 
 export interface SpreadModel {
