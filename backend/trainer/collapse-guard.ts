@@ -7,6 +7,7 @@
 // likely cause: a fixed lr too high, or (lr auto) steps too large even at the lr the update KL allowed.
 // It warns and records; it never stops a run (the user decides).
 import type { RunWarning } from '../core/protocol.js';
+import { StageWatch, mean, num, type Rec } from './stage-watch.js';
 
 /** Steps averaged for the start values and for the recent ones. */
 export const GUARD_WINDOW = 3;
@@ -16,10 +17,6 @@ export const KL_WITH_DROP = 1;
 export const KL_ALONE = 10;
 /** Entropy off by this factor (either way) from its start, with a falling reward or a large KL and no better reward, is a collapse. */
 export const ENTROPY_FACTOR = 3;
-
-type Rec = Record<string, unknown>;
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-const mean = (xs: number[]): number | undefined => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : undefined);
 
 export interface GuardOptions {
   stage: string;
@@ -33,50 +30,32 @@ export interface GuardOptions {
   advice: string;
 }
 
-export class CollapseGuard {
-  private readonly rows: { step: number; kl?: number; reward?: number; entropy?: number; lr?: number; ukl?: number }[] =
-    [];
-  private warned = false;
+type Row = { step: number; kl?: number; reward?: number; entropy?: number; lr?: number; ukl?: number };
 
+export class CollapseGuard extends StageWatch<Row> {
   constructor(
     private readonly o: GuardOptions,
     history: Rec[] = [],
   ) {
-    // A resumed stage: its earlier train records give the start values, and a warning said is not said again.
-    for (const r of history) {
-      if (r.stage !== o.stage) continue;
-      if (r.kind === 'warning' && r.code === 'policy_collapse') this.warned = true;
-      if (r.kind === 'train') this.push(r);
-    }
+    // A resumed stage: its earlier train records give the start values.
+    super(o.stage, 'policy_collapse', history);
   }
 
-  private push(r: Rec): void {
-    const step = num(r.step);
-    if (step === undefined) return;
-    this.rows.push({
+  protected row(r: Rec, step: number): Row {
+    return {
       step,
       kl: num(r.ref_kl),
       reward: num(r.batch_reward),
       entropy: num(r.sampled_entropy),
       lr: num(r.lr),
       ukl: num(r.update_kl),
-    });
+    };
   }
 
-  /** One train record of the stage; a warning the first time the stage looks collapsed. */
-  observe(r: Rec): RunWarning | undefined {
-    this.push(r);
-    if (this.warned) return undefined;
-    const w = this.check();
-    if (w) this.warned = true;
-    return w;
-  }
-
-  private check(): RunWarning | undefined {
+  protected check(): RunWarning | undefined {
     const n = this.rows.length;
     if (n < 2 * GUARD_WINDOW) return undefined;
-    const avg = (rows: typeof this.rows, k: 'kl' | 'reward' | 'entropy' | 'lr' | 'ukl') =>
-      mean(rows.flatMap((x) => (x[k] === undefined ? [] : [x[k]!])));
+    const avg = (rows: Row[], k: 'kl' | 'reward' | 'entropy' | 'lr' | 'ukl') => mean(rows.map((x) => x[k]));
     const first = this.rows.slice(0, GUARD_WINDOW);
     const last = this.rows.slice(-GUARD_WINDOW);
     const kl = avg(last, 'kl');

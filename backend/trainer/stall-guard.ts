@@ -5,6 +5,7 @@
 // (`zero_variance_share`, trainer/group-spread.ts). Says it once per stage, with the numbers and what
 // to try; never stops the run. A reward already near the top (nothing left to learn) is not a stall.
 import type { RunWarning } from '../core/protocol.js';
+import { StageWatch, mean, num, type Rec } from './stage-watch.js';
 
 /** Steps of the stage before a stall can be named, and the window the recent figures average over. */
 export const STALL_STEPS = 40;
@@ -17,13 +18,6 @@ export const MOVING_KL = 1e-5;
 /** A reward at or above this is near the top: flat because learned. */
 export const SATURATED_REWARD = 0.95;
 
-type Rec = Record<string, unknown>;
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-const mean = (xs: (number | undefined)[]): number | undefined => {
-  const ys = xs.filter((x): x is number => x !== undefined);
-  return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : undefined;
-};
-
 interface Row {
   step: number;
   reward?: number;
@@ -32,46 +26,28 @@ interface Row {
   lr?: number;
 }
 
-export class StallGuard {
-  private readonly rows: Row[] = [];
-  private warned = false;
-
+export class StallGuard extends StageWatch<Row> {
   /** `lrAuto`: the stage's lr is auto (the advice names its target then, not a fixed lr). */
   constructor(
     private readonly stage: string,
     history: Rec[] = [],
     private readonly lrAuto = false,
   ) {
-    // A resumed stage: its earlier records count, and a warning said is not said again.
-    for (const r of history) {
-      if (r.stage !== stage) continue;
-      if (r.kind === 'warning' && r.code === 'run_stalled') this.warned = true;
-      if (r.kind === 'train') this.push(r);
-    }
+    // A resumed stage: its earlier records count.
+    super(stage, 'run_stalled', history);
   }
 
-  private push(r: Rec): void {
-    const step = num(r.step);
-    if (step === undefined) return;
-    this.rows.push({
+  protected row(r: Rec, step: number): Row {
+    return {
       step,
       reward: num(r.batch_reward),
       kl: num(r.update_kl),
       flat: num(r.zero_variance_share),
       lr: num(r.lr),
-    });
+    };
   }
 
-  /** One train record of the stage; a warning the first time the stage looks stalled. */
-  observe(r: Rec): RunWarning | undefined {
-    this.push(r);
-    if (this.warned) return undefined;
-    const w = this.check();
-    if (w) this.warned = true;
-    return w;
-  }
-
-  private check(): RunWarning | undefined {
+  protected check(): RunWarning | undefined {
     const n = this.rows.length;
     if (n < STALL_STEPS) return undefined;
     const r0 = mean(this.rows.slice(0, STALL_WINDOW).map((x) => x.reward));
