@@ -22,6 +22,7 @@ import { InputError } from '../core/errors.js';
 import { closest } from '../core/closest.js';
 import { exploringBatchIssue } from './stage-batch.js';
 import { expertSourceIssue } from './expert-source.js';
+import { stageExpertRatio, stageReads } from './setup/stage-data.js';
 
 type Add = (path: string, message: string) => void;
 
@@ -204,18 +205,15 @@ function checkBatchSizes(cfg: RunConfig, add: Add): void {
   const stages = cfg.stages ?? [{ algorithm: cfg.algorithm, mode: cfg.mode, batch_size: undefined }];
   stages.forEach((s, i) => {
     if (!algorithms.has(s.algorithm.name)) return;
-    let bundle;
+    let reads;
     try {
-      bundle = resolveAlgorithm(s.algorithm.name, s.algorithm.params);
+      reads = stageReads(s.algorithm);
     } catch {
       return; // reported by checkAlgorithm
     }
-    // DPO reads stored pairs, not expert rows nor the step's rollouts.
-    if (bundle.policyLoss.fn === 'dpo') return;
-    const ratio = bundle.sampling.expertRatio;
-    // SFT (expert rows only) does not train on the step's rollouts.
-    if (cfg.mode !== 'both' || s.mode === 'train' || ratio >= 1) return;
-    const issue = exploringBatchIssue(cfg, s, cfg.stages ? i : undefined, ratio);
+    // Only a stage that trains on the step's rollouts (not DPO's pairs, not SFT's expert rows).
+    if (cfg.mode !== 'both' || s.mode === 'train' || (reads !== 'rollouts' && reads !== 'mixed')) return;
+    const issue = exploringBatchIssue(cfg, s, cfg.stages ? i : undefined, stageExpertRatio(s.algorithm));
     if (issue) add(issue.path, issue.message);
   });
 }
@@ -274,9 +272,8 @@ function expertSourceIssues(cfg: RunConfig): ConfigIssue[] {
     if (!algorithms.has(s.algorithm.name)) return [];
     let ratio: number;
     try {
-      const bundle = resolveAlgorithm(s.algorithm.name, s.algorithm.params);
-      if (bundle.policyLoss.fn === 'dpo') return [];
-      ratio = bundle.sampling.expertRatio;
+      if (stageReads(s.algorithm) === 'pairs') return [];
+      ratio = stageExpertRatio(s.algorithm);
     } catch {
       return []; // reported by checkAlgorithm
     }

@@ -34,13 +34,9 @@ import { describeRunModel } from '../model/run-model.js';
 import { configuredBatch, exploreRows } from './stage-batch.js';
 import { evalOptions } from './setup/explorer.js';
 import { samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup/trainer.js';
+import { stageExplores } from './setup/stage-data.js';
 
 const log = logger('coordinator');
-
-/** Whether a stage explores (an RL algorithm in mode both) or trains on the buffer alone (SFT, mode train). */
-export function stageExplores(stage: Stage): boolean {
-  return makeObjective(stage.algorithm.name, stage.algorithm.params).name !== 'sft' && stage.mode !== 'train';
-}
 
 /** The first trainer step of each stage (steps before it), for placements that number steps across stages. */
 export function stageStarts(stages: Stage[]): number[] {

@@ -106,9 +106,20 @@ export class EventFileWriter {
   constructor(dir: string, suffix = '') {
     mkdirSync(dir, { recursive: true });
     const sec = Math.floor(Date.now() / 1000);
-    this.file = join(dir, `events.out.tfevents.${sec}.${hostname()}.${process.pid}${suffix ? `.${suffix}` : ''}`);
-    // 'wx': a new file of this process's own; never appends to (or overwrites) another writer's.
-    closeSync(openSync(this.file, 'wx'));
+    const base = join(dir, `events.out.tfevents.${sec}.${hostname()}.${process.pid}${suffix ? `.${suffix}` : ''}`);
+    // 'wx': a new file of this process's own; never appends to (or overwrites) another writer's. A
+    // second writer of this process in the same second (a run resumed at once) takes the next number.
+    let file = base;
+    for (let n = 1; ; n++) {
+      try {
+        closeSync(openSync(file, 'wx'));
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || n > 1000) throw e;
+        file = `${base}.${n}`;
+      }
+    }
+    this.file = file;
     this.append(event(Date.now() / 1000, 0, bytesField(EVENT.file_version, 'brain.Event:2')));
   }
 

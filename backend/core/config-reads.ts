@@ -20,7 +20,7 @@ export function unreadByRun(c: RunConfigFields): ConfigIssue[] {
   const { mode, explorer } = c;
   const local = mode === 'explore' || mode === 'bench';
   if (c.stages) {
-    // The stage loop trains in every stage (run-loop.ts stageExplores): an explore stage would train as both.
+    // The stage loop trains in every stage (coordinator/setup/stage-data.ts stageExplores): an explore stage would train as both.
     // (Modes explore and bench read no stage mode: withoutTrainer.)
     if (!local)
       c.stages.forEach((s, i) => {
@@ -74,7 +74,7 @@ export function unreadByRun(c: RunConfigFields): ConfigIssue[] {
   return out;
 }
 
-/** Every stage trains on the buffer alone (run-loop.ts stageExplores): nothing samples rollouts or picks tasks. */
+/** Every stage trains on the buffer alone (coordinator/setup/stage-data.ts stageExplores): nothing samples rollouts or picks tasks. */
 function trainsOnly(c: RunConfigFields, add: Add): void {
   const why = c.stages ? 'no stage explores: each has mode train' : 'mode train explores nothing';
   const { explorer } = c;

@@ -4,7 +4,7 @@
 // pretrained model (two test models of hidden 64 and 128 wanted lrs 300x apart, issue 41), so the lr
 // is set by the change each update makes to the policy (trainer/adaptive-lr.ts): it starts small
 // (1e-6 full, 1e-5 LoRA: adapters start at zero and move a small subspace) and is moved every step to
-// keep the update KL per token in a band around AUTO_TARGET_KL (docs/algorithms.md says how the target
+// keep the update KL per token in a band around AUTO_TARGET_KL (docs/results.md says how the target
 // was chosen). A fixed `trainer.lr` (or a stage's lr) still wins; `auto` may be set for a run from
 // scratch too. A fixed lr from a checkpoint keeps a short warm-up and grad-norm clip 1; auto needs no
 // warm-up (its start is the warm-up).
@@ -42,12 +42,12 @@ export const PRETRAINED_DEFAULTS: TrainerDefaults = { lr: 'auto', warmup_steps: 
 /** Warm-up of a FIXED lr set by the config for a run from a checkpoint. */
 export const PRETRAINED_FIXED_WARMUP = 5;
 /** Update KL per token `lr: auto` keeps the policy change at (band [target/2, 2 target]); chosen by experiment (docs/algorithms.md). */
-export const AUTO_TARGET_KL = 3e-3;
+export const AUTO_TARGET_KL = 1e-2;
 /** Where `lr: auto` starts and its bounds, by what trains: the whole model or LoRA adapters. */
 export const AUTO_LR: Record<DefaultsKind, Omit<AutoLrSettings, 'targetKl'>> = {
   scratch: { start: 1e-4, min: 1e-7, max: 1e-2 },
   'pretrained-full': { start: 1e-6, min: 1e-8, max: 1e-2 },
-  'pretrained-lora': { start: 1e-5, min: 1e-7, max: 5e-2 },
+  'pretrained-lora': { start: 1e-5, min: 1e-7, max: 5e-3 },
 };
 
 export type DefaultsKind = 'scratch' | 'pretrained-full' | 'pretrained-lora';

@@ -25,6 +25,8 @@ export interface AdaptiveLrOptions {
 export const FAR = 8;
 export const NEAR_FACTOR = 1.5;
 export const FAR_FACTOR = 3;
+/** The most one ramping step raises the lr (its KL then grows up to RAMP_MAX^2). */
+export const RAMP_MAX = 10;
 
 export class AdaptiveLr {
   private current: number;
@@ -57,7 +59,11 @@ export class AdaptiveLr {
     const { low, high } = this.band(target);
     let f = 1;
     if (kl > high) f = 1 / (kl > FAR * target ? FAR_FACTOR : NEAR_FACTOR);
-    else if (kl < low) f = this.ramping && kl < target / FAR ? FAR_FACTOR : NEAR_FACTOR;
+    else if (kl < low)
+      // Ramping: straight to where the KL would reach the target (KL ~ lr^2), at most RAMP_MAX a step.
+      f = this.ramping
+        ? Math.min(RAMP_MAX, Math.max(NEAR_FACTOR, Math.sqrt(target / Math.max(kl, 1e-30))))
+        : NEAR_FACTOR;
     if (kl >= low) this.ramping = false;
     const next = clamp(this.current * f, this.o.min, this.o.max);
     if (next === this.o.max && this.current < this.o.max)

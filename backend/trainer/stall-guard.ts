@@ -13,7 +13,7 @@ export const STALL_STEPS = 40;
 export const STALL_WINDOW = 10;
 /** A recent reward no more than this above the start's is flat. */
 export const FLAT_GAIN = 0.05;
-/** Mean update KL per token a step above which the policy is moving (auto keeps it near its target, 3e-3 by default). */
+/** Mean update KL per token a step above which the policy is moving (auto keeps it near its target, 1e-2 by default). */
 export const MOVING_KL = 1e-5;
 /** A reward at or above this is near the top: flat because learned. */
 export const SATURATED_REWARD = 0.95;

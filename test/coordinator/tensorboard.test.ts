@@ -109,6 +109,10 @@ test('an event file: the version record first, scalars at their step, text as th
     ]);
     w.text(0, 'config', '```yaml\nname: x\n```');
     w.restartAt(7);
+    // A second writer of this process in the same second (a run resumed at once) gets a file of its own.
+    const again = [new EventFileWriter(dir, 'trainer'), new EventFileWriter(dir, 'trainer')];
+    assert.equal(new Set([w.file, ...again.map((a) => a.file)]).size, 3);
+    assert.equal(readEvents(w.file).length, 4);
     const ev = readEvents(w.file);
     assert.equal(ev.length, 4);
     assert.equal(ev[0]!.version, 'brain.Event:2');
@@ -121,7 +125,7 @@ test('an event file: the version record first, scalars at their step, text as th
     // A second writer in the same folder makes its own file; it never appends to another's.
     const w2 = new EventFileWriter(dir, 'explorer');
     assert.notEqual(w2.file, w.file);
-    assert.equal(readdirSync(dir).length, 2);
+    assert.equal(readdirSync(dir).length, 4);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -110,7 +110,7 @@ test('the template for an imported model writes lr auto and clip with why (full 
     trainerLines({ ...m, lora: true }),
   );
   assert.match(lora, /# Qwen\/Qwen2\.5-0\.5B is pretrained: a fixed lr that suits one model wrecks or stalls another/);
-  assert.match(lora, /set each step by how much the update changes the policy \(KL per token near 3e-3\)/);
+  assert.match(lora, /set each step by how much the update changes the policy \(KL per token near 0\.01\)/);
   const cfg = validateRunConfig(parse(lora));
   assert.deepEqual(cfg.issues, []);
   assert.deepEqual(

@@ -64,13 +64,13 @@ test('defaults: auto from a checkpoint (full 1e-6 start, LoRA 1e-5), fixed 1e-3 
   assert.deepEqual([scratch.kind, scratch.lr, scratch.auto, scratch.warmup_steps], ['scratch', 1e-3, undefined, 0]);
   const full = resolveTrainerSettings(cfg({ model: { checkpoint: 'm' } }));
   assert.deepEqual([full.kind, full.lr, full.warmup_steps, full.grad_clip], ['pretrained-full', 1e-6, 0, 1]);
-  assert.deepEqual(full.auto, { targetKl: 3e-3, start: 1e-6, min: 1e-8, max: 1e-2 });
+  assert.deepEqual(full.auto, { targetKl: 1e-2, start: 1e-6, min: 1e-8, max: 1e-2 });
   assert.equal(
     full.line,
-    'lr auto (start 1e-6, kept where the update KL per token is near 3e-3, between 1e-8 and 0.01), warm-up 0 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip)',
+    'lr auto (start 1e-6, kept where the update KL per token is near 0.01, between 1e-8 and 0.01), warm-up 0 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip)',
   );
   const lora = resolveTrainerSettings(cfg({ model: { checkpoint: 'm', lora: { rank: 8 } } }));
-  assert.deepEqual([lora.kind, lora.auto?.start], ['pretrained-lora', 1e-5]);
+  assert.deepEqual([lora.kind, lora.auto?.start, lora.auto?.max], ['pretrained-lora', 1e-5, 5e-3]);
   const set = resolveTrainerSettings(cfg({ model: { checkpoint: 'm' }, trainer: { lr: 3e-6 } }));
   assert.deepEqual([set.lr, set.auto, set.warmup_steps], [3e-6, undefined, 5], 'a fixed lr keeps its warm-up');
   assert.match(set.line, /^lr 3e-6, warm-up 5 step\(s\), grad clip 1 \(pretrained checkpoint, full fine-tuning/);
@@ -100,10 +100,16 @@ test('controller: the lr falls when the update KL is above its band, rises when 
   const before = c.lr;
   c.observe(Number.NaN);
   assert.equal(c.lr, before, 'nothing measured: unchanged');
-  // While ramping from its start (the KL never yet in the band) a far-low KL moves it x3.
+  // While ramping from its start (the KL never yet in the band) the lr goes straight to where the
+  // KL (~ lr^2) would reach the target, at most x10 a step.
   const r = new AdaptiveLr({ targetKl: 1e-3, start: 1e-6, min: 1e-8, max: 1e-2 });
-  r.observe(1e-6);
-  assert.ok(Math.abs(r.lr - 3e-6) < 1e-15, 'ramp: x3');
+  r.observe(1e-9);
+  assert.ok(Math.abs(r.lr - 1e-5) < 1e-15, 'ramp: at most x10');
+  r.observe(1e-4);
+  assert.ok(Math.abs(r.lr - 1e-5 * Math.sqrt(10)) < 1e-15, 'ramp: x sqrt(target / KL)');
+  r.observe(1e-3);
+  r.observe(1e-4);
+  assert.ok(Math.abs(r.lr - 1e-5 * Math.sqrt(10) * 1.5) < 1e-15, 'after the band was reached: x1.5 only');
   // A target shaped by a warm-up (a smaller target this step).
   const w = new AdaptiveLr({ targetKl: 1e-3, start: 1e-5, min: 1e-8, max: 1e-2 });
   w.observe(1e-3, 1e-4);

@@ -62,7 +62,7 @@ test('full fine-tuning with the defaults (no trainer.lr): lr auto, logged with w
   assert.ok(
     log.some((l) =>
       l.includes(
-        'lr auto (start 1e-6, kept where the update KL per token is near 3e-3, between 1e-8 and 0.01), warm-up 0 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip)',
+        'lr auto (start 1e-6, kept where the update KL per token is near 0.01, between 1e-8 and 0.01), warm-up 0 step(s), grad clip 1 (pretrained checkpoint, full fine-tuning: defaults for lr, warm-up, grad clip)',
       ),
     ),
     log.filter((l) => l.includes('lr ')).join('\n'),
@@ -70,7 +70,7 @@ test('full fine-tuning with the defaults (no trainer.lr): lr auto, logged with w
   const train = recs.filter((r) => r.kind === 'train');
   assert.equal(train[0]!.lr, 1e-6, 'auto starts small');
   assert.ok(
-    train.every((r) => typeof r.update_kl === 'number' && r.update_kl_target === 3e-3 && typeof r.lr === 'number'),
+    train.every((r) => typeof r.update_kl === 'number' && r.update_kl_target === 1e-2 && typeof r.lr === 'number'),
     'lr, update KL and its target on every step',
   );
   const lrs = train.map((r) => Number(r.lr));
@@ -96,7 +96,7 @@ test('LoRA with the defaults: lr auto from a LoRA start; held-out accuracy rises
   const { s, recs, log } = await grpo('lora', { lora: true, steps: 30 });
   t.diagnostic(`LoRA: held-out accuracy ${s.base_accuracy} -> ${s.final_accuracy}`);
   assert.ok(
-    log.some((l) => l.includes('lr auto (start 1e-5, kept where the update KL per token is near 3e-3')),
+    log.some((l) => l.includes('lr auto (start 1e-5, kept where the update KL per token is near 0.01')),
     log.filter((l) => l.includes('lr ')).join('\n'),
   );
   assert.ok(recs.filter((r) => r.kind === 'train').every((r) => typeof r.update_kl === 'number'));

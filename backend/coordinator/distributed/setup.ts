@@ -20,7 +20,7 @@ import { stagesOf } from '../setup/trainer.js';
 import { checkSyncConfig } from '../sync-plan.js';
 import { partialRolloutIssues } from '../config-check.js';
 import { distributedUnread } from '../../core/config-reads.js';
-import { stageExplores } from '../run-loop.js';
+import { stageExplores } from '../setup/stage-data.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import { jobSync, PLANNED_SELECTORS, stepJobs } from './jobs-plan.js';
 import { checksumDir, versionDir } from './weights.js';

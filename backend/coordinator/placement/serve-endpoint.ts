@@ -24,6 +24,10 @@ const log = logger('serve');
 const SWEEP_MS = 200;
 /** Store state key of what a stopped serve run keeps. */
 const SERVE_STATE = 'serve_episodes';
+/** How often (in sweeps) the episodes' state is written when it changed: a process killed before
+ *  its close (a stop that lands while a checkpoint load blocks the event loop past the stop's grace)
+ *  loses at most this much. */
+const PERSIST_EVERY_SWEEPS = 5;
 
 interface ServeState {
   book: EpisodeBookState;
@@ -73,6 +77,8 @@ export async function openServeEndpoint(o: {
     algorithm: o.algorithm,
     write: async (exps) => {
       await store.appendExperiences(exps);
+      // At once, so a resume never writes this group's rows a second time.
+      await persist();
     },
   });
   const book = new EpisodeBook({
@@ -80,13 +86,28 @@ export async function openServeEndpoint(o: {
     sink: (exps) => sink.add(exps),
     rewardTimeoutMs: serve.reward_timeout_seconds * 1000,
   });
+  // The state is kept as it changes (each group written, and every few sweeps), not only at close.
+  let written = '';
+  let closed = false;
+  let writing: Promise<void> = Promise.resolve();
+  const persistNow = async (): Promise<void> => {
+    if (closed) return;
+    const state: ServeState = { book: book.snapshot(), groups: sink.snapshot() };
+    const text = JSON.stringify(state);
+    if (text === written) return;
+    written = text;
+    await store.setState(runId, SERVE_STATE, state);
+  };
+  // One write at a time, in order: an older snapshot never lands after a newer one.
+  const persist = (): Promise<void> => {
+    writing = writing.catch(() => undefined).then(persistNow);
+    return writing;
+  };
   const kept = await store.getState<ServeState>(runId, SERVE_STATE);
   if (kept) {
     book.restore(kept.book);
     sink.restore(kept.groups);
-    // Taken once: a process killed before its close would otherwise restore these again, and write
-    // a group's rows twice (a kill loses the open episodes instead, as it always did).
-    await store.setState(runId, SERVE_STATE, null);
+    written = JSON.stringify(kept);
     log.info(
       `continuing ${kept.book.open.length} open episode(s) and ${sink.pending} rewarded row(s) waiting for their group`,
     );
@@ -107,9 +128,13 @@ export async function openServeEndpoint(o: {
     episodes: book,
     rewardFn: cfg.workflow.reward ? resolveReward(cfg.workflow.reward) : undefined,
   });
+  let sweeps = 0;
   const sweeper = setInterval(() => {
     const n = book.sweep();
     if (n) metrics.write({ kind: 'serve', dropped: n, dropped_total: book.stats.dropped });
+    if (++sweeps % PERSIST_EVERY_SWEEPS === 0) {
+      persist().catch((e) => log.warn(`could not keep the episodes' state: ${(e as Error).message}`));
+    }
   }, SWEEP_MS);
   sweeper.unref();
   writeFileSync(join(runDir, 'serve.json'), JSON.stringify({ base_url: server.baseURL, token_file: file }));
@@ -122,8 +147,8 @@ export async function openServeEndpoint(o: {
       clearInterval(sweeper);
       // Closed first, so no call or reward lands after the state is taken.
       await server.close();
-      const state: ServeState = { book: book.snapshot(), groups: sink.snapshot() };
-      await store.setState(runId, SERVE_STATE, state);
+      await persist();
+      closed = true;
       metrics.write({ kind: 'serve', stopped: true, ...book.stats, waiting_for_group: sink.pending });
     },
   };

@@ -5,10 +5,10 @@ import type { RunConfig } from '../../core/config.js';
 import { InputError } from '../../core/errors.js';
 import { resolveTrainerSettings } from '../../core/trainer-defaults.js';
 import type { TrainerOptions } from '../../trainer/trainer.js';
-import { resolveAlgorithm } from '../../trainer/resolve-algorithm.js';
 import { samplerStaleness } from '../sync-plan.js';
 import { DEFAULT_TRAIN_BATCH, defaultExploringBatch, leastBatch, usualRows } from '../stage-batch.js';
 import { NO_EXPERTS } from '../expert-source.js';
+import { stageExpertRatio, stageReads } from './stage-data.js';
 
 export type Stage = NonNullable<RunConfig['stages']>[number];
 
@@ -39,12 +39,12 @@ export function samplerConfig(
   // runId: the sampler takes this run's experiences only (runs may share a database).
   // Never older rows than the synchronizer makes (sync-plan.ts samplerStaleness), within buffer.max_staleness.
   const base = { consumer: 'trainer', maxStaleness: samplerStaleness(cfg), ...(runId ? { runId } : {}) };
-  const bundle = resolveAlgorithm(algo, params);
+  const reads = stageReads({ name: algo, params });
   // DPO reads stored preference pairs of one prompt (backend/buffer/pairs.ts), never arbitrary rows.
-  if (bundle.policyLoss.fn === 'dpo') return { ...base, type: 'pairs' };
-  const ratio = bundle.sampling.expertRatio;
-  if (ratio >= 1) return { ...base, type: 'expert' };
-  if (ratio > 0) return { ...base, type: 'mixed', expertRatio: ratio, usual: usualSampler(cfg) };
+  if (reads === 'pairs') return { ...base, type: 'pairs' };
+  if (reads === 'expert') return { ...base, type: 'expert' };
+  if (reads === 'mixed')
+    return { ...base, type: 'mixed', expertRatio: stageExpertRatio({ name: algo, params }), usual: usualSampler(cfg) };
   return { ...base, type: usualSampler(cfg) };
 }
 

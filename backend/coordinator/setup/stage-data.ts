@@ -1,0 +1,34 @@
+// What a stage trains on and whether it explores, decided here and nowhere else (issue 42 item 4):
+// the stage loop, the config check, the sampler and the distributed planner all ask these two.
+import { resolveAlgorithm } from '../../trainer/resolve-algorithm.js';
+
+/**
+ * What a stage's trainer batches hold: the step's rollouts alone, rollouts with an expert share,
+ * expert rows alone (SFT), or stored preference pairs (DPO).
+ */
+export type StageReads = 'rollouts' | 'mixed' | 'expert' | 'pairs';
+
+/** From the algorithm's bundle (its expert share, with params.expert_ratio over it). Throws on an unknown algorithm. */
+export function stageReads(algorithm: { name: string; params: Record<string, unknown> }): StageReads {
+  const bundle = resolveAlgorithm(algorithm.name, algorithm.params);
+  if (bundle.policyLoss.fn === 'dpo') return 'pairs';
+  const ratio = bundle.sampling.expertRatio;
+  return ratio >= 1 ? 'expert' : ratio > 0 ? 'mixed' : 'rollouts';
+}
+
+/** The expert share of a stage's batches (0 for pairs: DPO reads neither expert rows nor rollouts). */
+export function stageExpertRatio(algorithm: { name: string; params: Record<string, unknown> }): number {
+  const reads = stageReads(algorithm);
+  return reads === 'pairs' ? 0 : resolveAlgorithm(algorithm.name, algorithm.params).sampling.expertRatio;
+}
+
+/**
+ * Whether a stage explores: its mode is not `train` and its batches are not expert rows alone. (DPO
+ * explores: the long2short pairs come from its rollouts.)
+ */
+export function stageExplores(stage: {
+  mode?: string;
+  algorithm: { name: string; params: Record<string, unknown> };
+}): boolean {
+  return stage.mode !== 'train' && stageReads(stage.algorithm) !== 'expert';
+}
