@@ -2,6 +2,7 @@
 // published checkpoint, explores, appends experiences tagged with that version, and waits whenever
 // it would get more than sync_offset versions ahead of the trainer (async: more than
 // buffer.max_staleness steps ahead of the newest published version).
+import { RunState } from './run-state.js';
 import { readRunFolderConfig } from './load-config.js';
 import { logger } from '../core/log.js';
 import { engineRecord, initEngine } from '../model/engine.js';
@@ -40,7 +41,7 @@ export async function explorerProcess(
   try {
     // Mode serve: the callers are the tasks; this process answers them with the newest checkpoint.
     if (cfg.mode === 'serve') return await serveProcess(ctx, signal);
-    const start = await db.getState<{ version: number }>(runId, `stage_start:${a.stage}`);
+    const start = await new RunState(db, runId).stageStart(a.stage);
     if (!start)
       throw new Error(
         `run ${runId}: stage ${a.stage} has no start checkpoint recorded (the coordinator records it before starting workers)`,

@@ -35,6 +35,7 @@ import { configuredBatch, exploreRows } from './stage-batch.js';
 import { evalOptions } from './setup/explorer.js';
 import { samplerConfig, stageBatchSize, stagesOf, trainerOptions, type Stage } from './setup/trainer.js';
 import { stageExplores } from './setup/stage-data.js';
+import type { RunState } from './run-state.js';
 
 const log = logger('coordinator');
 
@@ -280,12 +281,6 @@ export interface Placement {
   stopReason?(): string | undefined;
   /** The stage to run next (stages.length: all done), from the newest resume point. */
   nextStage(): Promise<number>;
-  /** Whether the starting weights were evaluated already (a resumed run does not repeat it). */
-  startEvaluated(): Promise<boolean>;
-  startEvaluation?(r: EvalResult): Promise<void>;
-  /** base_accuracy: the accuracy of the weights entering the last stage, once known. */
-  getBase(): Promise<number | undefined>;
-  setBase(accuracy: number): Promise<void>;
   /** Held-out evaluation of the newest weights; `step` is their version. */
   evaluate(label: string): Promise<{ result: EvalResult; step: number }>;
   /** Run stage `si` from its resume point; true when the run was stopped rather than the stage finished. */
@@ -302,6 +297,8 @@ export interface RunContext {
   runId: string;
   runDir: string;
   metrics: MetricsLog;
+  /** The run's resume state (start evaluated, base accuracy, stage starts): one store for every placement. */
+  state: RunState;
   t0: number;
   signal?: AbortSignal;
   /** '' writes no report (monitor.report: false). */
@@ -352,12 +349,12 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunContext): Pr
   let baseNoResult: string | undefined;
   const setBase = async (r: EvalResult): Promise<void> => {
     baseNoResult = r.accuracy === null ? r.no_result : undefined;
-    if (r.accuracy !== null) await s.setBase(r.accuracy);
+    if (r.accuracy !== null) await o.state.setBase(r.accuracy);
   };
   let start: EvalResult | null = null;
-  if (trains && !noEval && !(await s.startEvaluated())) {
+  if (trains && !noEval && !(await o.state.startEvaluated())) {
     start = await doEval('start');
-    await s.startEvaluation?.(start!);
+    await o.state.recordStart(start!);
     if (lastStage === 0) await setBase(start!);
   }
   let stopped = false;
@@ -370,7 +367,7 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunContext): Pr
     }
     const stage = stages[si]!;
     // A run stopped between the end of the previous stage and its eval resumes here without a base.
-    if (trains && !noEval && si === lastStage && (await s.getBase()) === undefined && baseNoResult === undefined)
+    if (trains && !noEval && si === lastStage && (await o.state.base()) === undefined && baseNoResult === undefined)
       await setBase((await doEval(si === 0 ? 'start' : stages[si - 1]!.name))!);
     stopped = await s.runStage(si, stage);
     if (stopped) break;
@@ -405,7 +402,7 @@ export async function runStages(cfg: RunConfig, s: Placement, o: RunContext): Pr
   const finalNoResult = final?.accuracy === null ? final.no_result : undefined;
   // Undefined only when a stop came before the last stage began: then the newest eval before 'final' is the base.
   const fallback = final ? evals.at(-2) : evals.at(-1);
-  const base = noEval || baseNoResult ? null : ((await s.getBase()) ?? (fallback ? fallback.accuracy : finalAcc));
+  const base = noEval || baseNoResult ? null : ((await o.state.base()) ?? (fallback ? fallback.accuracy : finalAcc));
   const baseReason =
     baseNoResult ?? (base === null && !noEval ? (fallback ? fallback.no_result : finalNoResult) : undefined);
   const summary: RunSummary = {

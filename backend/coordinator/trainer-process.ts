@@ -1,6 +1,7 @@
 // `rft trainer-process RUN_DIR`: the trainer of a run as its own process. Starts from the newest
 // checkpoint in the buffer (its step is the resume point), trains the stage with the run loop's
 // step loop (run-loop.ts trainStage), publishes checkpoints.
+import { RunState } from './run-state.js';
 import { readRunFolderConfig } from './load-config.js';
 import { InfrastructureError } from '../core/errors.js';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
@@ -45,7 +46,8 @@ export async function trainerProcess(a: ProcessArgs, signal: AbortSignal): Promi
     const stageStep = metaStage === a.stage && typeof meta.stage_step === 'number' ? meta.stage_step : 0;
     const step = typeof meta.step === 'number' ? meta.step : meta.version;
     // The reference is the policy as it entered the stage: the stage-start checkpoint, never pruned.
-    const start = await db.getState<{ version: number; path: string }>(runId, `stage_start:${a.stage}`);
+    const state = new RunState(db, runId);
+    const start = await state.stageStart(a.stage);
     const parts = await openStage(
       servedStageConfig(cfg),
       stage,
@@ -53,13 +55,13 @@ export async function trainerProcess(a: ProcessArgs, signal: AbortSignal): Promi
       tok,
       db,
       runId,
-      () => (start ? loadCheckpoint(start.path, { external }).model : model.clone()),
+      () => (start?.path ? loadCheckpoint(start.path, { external }).model : model.clone()),
       latest.path,
     );
     const registry = await RunRegistry.open(ctx.workspace);
     const stageStarts = new Set<number>();
     for (let i = 0; i <= a.stage; i++) {
-      const s = await db.getState<{ version: number }>(runId, `stage_start:${i}`);
+      const s = await state.stageStart(i);
       if (s) stageStarts.add(s.version);
     }
     log.info(

@@ -18,6 +18,7 @@ import { makeObjective } from '../../trainer/resolve-algorithm.js';
 import { evaluate } from '../evaluate.js';
 import { runStages, type Placement } from '../run-loop.js';
 import { stageExplores } from '../setup/stage-data.js';
+import { RunState } from '../run-state.js';
 import { Worker, superviseStage } from '../processes.js';
 import { checkSyncConfig } from '../sync-plan.js';
 import { stagesOf, processArgv, type ProcessArgs } from '../process-context.js';
@@ -47,17 +48,13 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
     // Placement `checkpoint`: the coordinator (this process) evaluates the newest checkpoint; each
     // stage's trainer and explorer run as child processes (trainer-process.ts, explorer-process.ts)
     // that share the run's buffer and move weights as versioned checkpoints recorded in it.
+    const state = new RunState(store, runId);
     const placement: Placement = {
       nextStage: async () => {
         const ck = (await store.latestCheckpoint(runId))!;
         // A stage_index past the stages is a bad rft.json, not a finished run.
         return checkStageIndex(readCheckpointMeta(ck.path), stages.length, ck.path);
       },
-      startEvaluated: async () => (await store.getState<number>(runId, 'eval_start')) !== null,
-      // An evaluation with no result is still one made (a null here would read as none).
-      startEvaluation: (r) => store.setState(runId, 'eval_start', r.accuracy ?? 'no result'),
-      getBase: async () => (await store.getState<number>(runId, 'base_accuracy')) ?? undefined,
-      setBase: (a) => store.setState(runId, 'base_accuracy', a),
       evaluate: async () => {
         const ck = (await store.latestCheckpoint(runId))!;
         const { model, meta } = loadCheckpoint(ck.path, { external: inferenceOutsideHeap() }); // evaluation only: nothing trains
@@ -78,8 +75,7 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
       finalWhenStopped: true,
       runStage: async (si, stage) => {
         const ck = (await store.latestCheckpoint(runId))!;
-        if (!(await store.getState(runId, `stage_start:${si}`)))
-          await store.setState(runId, `stage_start:${si}`, { version: ck.version, path: ck.path });
+        await state.markStageStart(si, { version: ck.version, path: ck.path });
         const explores = stageExplores(stage);
         metrics.write({
           kind: 'stage',
@@ -103,7 +99,7 @@ export async function executeProcesses(c: PlacementContext): Promise<RunSummary>
     const { summary, stopped } = await runStages(
       cfg,
       placement,
-      runContext(c, pools, {
+      runContext(c, pools, state, {
         reportExtra: {
           synchronizer: `checkpoint, ${cfg.synchronizer.schedule === 'async' ? 'mode async' : `${cfg.synchronizer.schedule ? `mode ${cfg.synchronizer.schedule}, ` : ''}sync_offset ${cfg.synchronizer.sync_offset}`}, sync_interval ${cfg.synchronizer.sync_interval}`,
         },

@@ -128,22 +128,6 @@ export class DistributedRun implements Placement {
     return this.stageIndex;
   }
 
-  async startEvaluated(): Promise<boolean> {
-    return (await this.p.store.getState(this.p.runId, 'dist:eval_start')) !== null;
-  }
-
-  async startEvaluation(r: EvalResult): Promise<void> {
-    await this.p.store.setState(this.p.runId, 'dist:eval_start', r);
-  }
-
-  async getBase(): Promise<number | undefined> {
-    return (await this.p.store.getState<number>(this.p.runId, 'dist:base_accuracy')) ?? undefined;
-  }
-
-  async setBase(acc: number): Promise<void> {
-    await this.p.store.setState(this.p.runId, 'dist:base_accuracy', acc);
-  }
-
   async evaluate(label: string): Promise<{ result: EvalResult; step: number }> {
     const { p } = this;
     p.status.state = 'evaluating';

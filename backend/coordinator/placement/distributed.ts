@@ -33,6 +33,7 @@ import { taskSynthesis } from '../task-synthesis.js';
 import { loadVerified } from '../distributed/weights.js';
 import { certSha256, defaultAdvertisedHost, WeightsServer, type ServerTls } from '../distributed/weights-http.js';
 import { TrainerWeights } from '../distributed/weights-trainer.js';
+import { RunState } from '../run-state.js';
 
 const log = logger('dist-trainer');
 
@@ -275,10 +276,12 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
       criticFrom,
       exploreSteps,
     });
+    const state = new RunState(store, o.runId);
     const run = await runStages(cfg, placement, {
       runId: o.runId,
       runDir: outDir,
       metrics,
+      state,
       t0,
       signal,
       reportFile: cfg.monitor.report ? join(outDir, 'report.html') : '',
@@ -303,7 +306,7 @@ export async function distributedTrainer(o: DistributedTrainerOptions): Promise<
       `run ${o.runId}: ${status.state} at step ${status.version}, idle ${(idle * 100).toFixed(1)}%, ${topUps} top-up job(s)`,
     );
     model.dispose();
-    const evalStart = run.start ?? (await store.getState<EvalResult>(o.runId, 'dist:eval_start'));
+    const evalStart = run.start ?? (await state.start()) ?? null;
     const result: TrainerResult = {
       worker: id,
       startedFrom: meta.version,

@@ -11,6 +11,7 @@ import type { MetricsLog } from '../monitor.js';
 import type { RunOptions, RunSummary } from '../run-types.js';
 import type { RunContext } from '../run-loop.js';
 import type { TaskPools } from '../setup/tasks.js';
+import type { RunState } from '../run-state.js';
 
 /** A run as runJob opened it: its record (id, folder, buffer), registry, metrics log and start time. */
 export interface PlacementContext {
@@ -31,18 +32,20 @@ export interface PlacementContext {
 export type PlacementEntry = (c: PlacementContext) => Promise<RunSummary>;
 
 /**
- * What `runStages` records of a run runJob opened: its ids, folder, metrics, clock, stop signal, the
- * report file and the eval set (`more` sets the report's title and extra lines).
+ * What `runStages` records of a run runJob opened: its ids, folder, metrics, resume state, clock, stop
+ * signal, the report file and the eval set (`more` sets the report's title and extra lines).
  */
 export function runContext(
   c: PlacementContext,
   pools: Pick<TaskPools, 'evalSet' | 'eval'>,
+  state: RunState,
   more: Pick<RunContext, 'reportExtra'> & { reportTitle?: string } = {},
 ): RunContext {
   return {
     runId: c.runId,
     runDir: c.runDir,
     metrics: c.metrics,
+    state,
     t0: c.t0,
     signal: c.opts.signal,
     // monitor.report: false writes no HTML report (the summary's report is then '').

@@ -15,6 +15,7 @@ import { OpenAIRolloutModel } from '../../explorer/openai-model.js';
 import type { RolloutModel } from '../../explorer/workflow.js';
 import { evaluate } from '../evaluate.js';
 import { runStages, type Placement } from '../run-loop.js';
+import { RunState } from '../run-state.js';
 import type { RunSummary } from '../run-types.js';
 import { runContext, type PlacementContext } from './entry.js';
 import { openExplorerHalf } from '../explorer-half.js';
@@ -74,18 +75,12 @@ export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSum
     cfg.mode === 'explore' ? await openStore(cfg.buffer.storage === 'sqlite' ? c.dbPath : cfg.buffer.storage) : null;
   let exploreSteps = 0;
   let explored = false;
-  let base: number | undefined;
   try {
     // The run loop every placement runs, with no trainer: explore's one stage explores, bench's runs
     // nothing; the one evaluation comes after (the weights never change).
     const placement: Placement = {
       trains: false,
       nextStage: async () => (store && !explored ? 0 : stagesOf(cfg).length),
-      startEvaluated: async () => true,
-      getBase: async () => base,
-      setBase: async (a) => {
-        base = a;
-      },
       evaluate: async () => ({ result: await evaluate(rm.model, pools.eval, pools.reward, evalOpts), step: 0 }),
       // A stopped explore run still reports the model's accuracy (the weights are the same).
       finalWhenStopped: true,
@@ -99,7 +94,11 @@ export async function executeWithoutTrainer(c: PlacementContext): Promise<RunSum
     const { summary } = await runStages(
       cfg,
       placement,
-      runContext(c, pools, { reportTitle: `RFT Studio ${cfg.mode} run ${runId}`, reportExtra: { model: rm.what } }),
+      // No trainer: nothing to resume between stages; the one evaluation is both base and final.
+      runContext(c, pools, store ? new RunState(store, runId) : RunState.inMemory(runId), {
+        reportTitle: `RFT Studio ${cfg.mode} run ${runId}`,
+        reportExtra: { model: rm.what },
+      }),
     );
     return summary;
   } finally {

@@ -20,6 +20,7 @@ import { exploreNeed } from '../stage-batch.js';
 import type { RunSummary } from '../run-types.js';
 import type { RunConfig } from '../../core/config.js';
 import { runContext, type PlacementContext } from './entry.js';
+import { RunState } from '../run-state.js';
 import { openExplorerHalf, type ExplorerHalf } from '../explorer-half.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
@@ -46,7 +47,7 @@ export async function executeInProcess(c: PlacementContext): Promise<RunSummary>
   const run = new InProcessRun(c, pools, tok, store);
   try {
     await run.open();
-    const { summary } = await runStages(cfg, run, runContext(c, pools));
+    const { summary } = await runStages(cfg, run, runContext(c, pools, run.state));
     run.model?.dispose();
     return summary;
   } finally {
@@ -73,7 +74,8 @@ class InProcessRun implements Placement {
   private version: number;
   private stageIndex: number;
   private resumeStageStep: number;
-  private baseAcc: number | undefined;
+  /** The run's resume state (run-state.ts), in the run's buffer. */
+  readonly state: RunState;
   /** The newest checkpoint folder: the next stage's critic continues the one saved there. */
   private lastCheckpoint: string | undefined;
   /** The stage being run decides the advantage function of fresh experiences. */
@@ -92,7 +94,11 @@ class InProcessRun implements Placement {
     // A stage_index past the stages is a bad rft.json, not a finished run.
     this.stageIndex = resumeFrom ? checkStageIndex(resumeFrom.meta, stagesOf(cfg).length, resumeFrom.dir) : 0;
     this.resumeStageStep = typeof resumeFrom?.meta.stage_step === 'number' ? resumeFrom.meta.stage_step : 0;
-    this.baseAcc = typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined;
+    // A run from before the state was kept in the buffer had it in its checkpoint's rft.json.
+    this.state = new RunState(store, c.runId, {
+      startEvaluated: resumeFrom !== undefined,
+      base: typeof resumeFrom?.meta.base_accuracy === 'number' ? resumeFrom.meta.base_accuracy : undefined,
+    });
     this.lastCheckpoint = resumeFrom?.dir;
     // synchronizer.schedule one_step_off (sync_offset >= 1) or async: the explorer overlaps the trainer.
     this.gate =
@@ -162,15 +168,6 @@ class InProcessRun implements Placement {
   async nextStage(): Promise<number> {
     return this.stageIndex;
   }
-  async startEvaluated(): Promise<boolean> {
-    return this.c.resumeFrom !== undefined;
-  }
-  async getBase(): Promise<number | undefined> {
-    return this.baseAcc;
-  }
-  async setBase(a: number): Promise<void> {
-    this.baseAcc = a;
-  }
 
   // explorer.engine auto (the explorer not beside the trainer): evaluations sample with the engine auto picks for their batch too.
   async evaluate() {
@@ -205,7 +202,7 @@ class InProcessRun implements Placement {
       model: this.model!,
       tok: this.tok,
       dir,
-      meta: { ...meta, base_accuracy: this.baseAcc },
+      meta: { ...meta, base_accuracy: await this.state.base() },
       critic,
     });
     this.lastCheckpoint = dir;

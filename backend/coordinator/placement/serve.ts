@@ -24,6 +24,7 @@ import { publishCheckpoint, stageCheckpointMeta } from '../setup/run-data.js';
 import { loadTasks, type TaskPools } from '../setup/tasks.js';
 import type { Stage } from '../setup/trainer.js';
 import { runContext, type PlacementContext } from './entry.js';
+import { RunState } from '../run-state.js';
 import { openServeEndpoint, type ServeEndpoint } from './serve-endpoint.js';
 
 /** How often the buffer is looked at for a batch. */
@@ -39,7 +40,8 @@ export async function executeServe(c: PlacementContext): Promise<RunSummary> {
   const run = new ServeRun(c, pools, tok, store);
   try {
     await run.open();
-    const { summary } = await runStages(cfg, run, runContext(c, pools, { reportExtra: run.extra() }));
+    const state = new RunState(store, c.runId);
+    const { summary } = await runStages(cfg, run, runContext(c, pools, state, { reportExtra: run.extra() }));
     return summary;
   } finally {
     await run.close();
@@ -102,19 +104,6 @@ class ServeRun implements Placement {
 
   async nextStage(): Promise<number> {
     return this.stageIndex;
-  }
-  // The start and base evaluations are kept in the buffer, so a resumed run does not repeat them.
-  async startEvaluated(): Promise<boolean> {
-    return (await this.store.getState(this.c.runId, 'eval_start')) !== null;
-  }
-  async startEvaluation(r: { accuracy: number | null }): Promise<void> {
-    await this.store.setState(this.c.runId, 'eval_start', r.accuracy ?? 'no result');
-  }
-  async getBase(): Promise<number | undefined> {
-    return (await this.store.getState<number>(this.c.runId, 'base_accuracy')) ?? undefined;
-  }
-  async setBase(a: number): Promise<void> {
-    await this.store.setState(this.c.runId, 'base_accuracy', a);
   }
 
   async evaluate() {
