@@ -17,7 +17,16 @@ import { rewardFns } from '../backend/explorer/rewards/registry.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SCHEMA_FILE = join(ROOT, 'media', 'schemas', 'rft-config.schema.json');
 /** Sources whose z.object({...}) field comments become descriptions. */
-const SOURCES = ['backend/core/config.ts', 'backend/core/lora-config.ts', 'backend/core/config-serve.ts'];
+const SOURCES = [
+  'backend/core/config.ts',
+  'backend/core/config-model.ts',
+  'backend/core/config-taskset.ts',
+  'backend/core/config-explorer.ts',
+  'backend/core/config-buffer.ts',
+  'backend/core/config-trainer.ts',
+  'backend/core/lora-config.ts',
+  'backend/core/config-serve.ts',
+];
 
 /** Top-level sections the zod source leaves without a doc comment. */
 const SECTION_DOCS: Record<string, string> = {

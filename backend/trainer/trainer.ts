@@ -15,6 +15,8 @@ import { logger } from '../core/log.js';
 import { describePlan, planMicroBatch, type MicroBatchPlan } from './memory-plan.js';
 import { AdaptiveLr, updateKl, type AdaptiveLrOptions } from './adaptive-lr.js';
 import { groupSpread } from './group-spread.js';
+import { accumulate, rolloutStats, usualLogRatio, wholePairs } from './step-parts.js';
+import { criticStep } from './critic-step.js';
 
 const log = logger('trainer');
 /** Rows of each step's batch the update KL is measured on (one extra forward pass of these after the step). */
@@ -186,7 +188,9 @@ export class Trainer {
       try {
         patches = batchPatches(this.actor, micro);
         if (this.critic)
-          sums.critic_loss = (sums.critic_loss ?? 0) + (await this.criticStep(micro, batch, weight, patches));
+          sums.critic_loss =
+            (sums.critic_loss ?? 0) +
+            (await criticStep(this.critic, this.criticOpt!, this.opts.gradClip, micro, batch, weight, patches));
         const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch, patches) : undefined;
         if (refLogprob) {
           const [sum, n] = await usualLogRatio(micro, batch, refLogprob);
@@ -344,38 +348,6 @@ export class Trainer {
     }
   }
 
-  /**
-   * Critic regression towards the returns on action positions (value of the prefix before each token).
-   * Returns this micro-batch's share of the step's value loss (mean squared error, weighted by its rows),
-   * reported as `critic_loss` (measured before this update, like `loss`).
-   */
-  private async criticStep(
-    micro: Experience[],
-    batch: TrainBatch,
-    weight: number,
-    patches?: tf.Tensor3D,
-  ): Promise<number> {
-    const critic = this.critic!;
-    const { value, grads } = tf.variableGrads(() => {
-      // Hidden states only: the value head never needs the [B, T, V] logits.
-      const out = critic.hiddenStates(batch.ids, {
-        attentionMask: batch.attentionMask,
-        prefix: patches && critic.embedPatches(patches),
-      });
-      const L = batch.length;
-      // Token positions follow the image prefix (P = 0 without one).
-      const P = out.hidden.shape[1] - L;
-      const v = tf.slice(critic.values(out.hidden), [0, P], [micro.length, L - 1]);
-      const err = tf.mul(tf.square(tf.sub(v, batch.returns)), batch.actionMask);
-      return tf.mul(tf.div(tf.sum(err), tf.maximum(tf.sum(batch.actionMask), 1)), weight) as tf.Scalar;
-    }, critic.variables());
-    const loss = (await value.data())[0]!;
-    const c = await clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
-    this.criticOpt!.step(c.grads);
-    tf.dispose([value, ...Object.values(c.grads)]);
-    return loss;
-  }
-
   /** Values of every response position under the critic, per experience (for GAE). */
   async values(exps: Experience[]): Promise<number[][]> {
     if (!this.critic) throw new Error('no critic');
@@ -410,78 +382,4 @@ export class Trainer {
     this.opt.dispose();
     this.criticOpt?.dispose();
   }
-}
-
-/**
- * Sum over the usual rows' trained tokens of (behaviour log-prob - reference log-prob), and their
- * count: the k1 estimate of KL(sampling policy || reference) per token, from tokens that policy sampled.
- */
-async function usualLogRatio(
-  micro: Experience[],
-  batch: TrainBatch,
-  refLogprob: tf.Tensor2D,
-): Promise<[number, number]> {
-  // Usual rows with a behaviour log-prob per response token (a row without them has none to compare).
-  const rows = micro.map((e) => (e.source === 'usual' && e.logprobs.length === e.responseTokens.length ? 1 : 0));
-  if (!rows.some((x) => x)) return [0, 0];
-  const [sum, n] = tidy(() => {
-    const usual = tf.mul(batch.actionMask, tf.expandDims(tf.tensor1d(rows), 1));
-    return [tf.sum(tf.mul(tf.sub(batch.oldLogprob, refLogprob), usual)), tf.sum(usual)];
-  });
-  const out: [number, number] = [(await sum!.data())[0]!, (await n!.data())[0]!];
-  tf.dispose([sum!, n!]);
-  return out;
-}
-
-/**
- * Mean reward of the batch's usual rollouts and the entropy of the policy that sampled them,
- * estimated as the mean -log-prob of the tokens it sampled (E[-log p] = H): the collapse guard's
- * other signals, for every algorithm (no entropy term needed).
- */
-function rolloutStats(usual: Experience[]): { batch_reward?: number; sampled_entropy?: number } {
-  const ok = usual.filter((e) => e.status === 'ok');
-  if (!ok.length) return {};
-  let nll = 0;
-  let n = 0;
-  for (const e of ok)
-    e.logprobs.forEach((lp, j) => {
-      if (e.actionMask[j] && Number.isFinite(lp)) {
-        nll -= lp;
-        n++;
-      }
-    });
-  return { batch_reward: ok.reduce((a, e) => a + e.reward, 0) / ok.length, ...(n ? { sampled_entropy: nll / n } : {}) };
-}
-
-function accumulate(acc: Record<string, tf.Tensor>, g: Record<string, tf.Tensor>): Record<string, tf.Tensor> {
-  if (Object.keys(acc).length === 0) return g;
-  for (const [k, v] of Object.entries(g)) {
-    const prev = acc[k];
-    acc[k] = prev ? tf.add(prev, v) : v;
-    if (prev) {
-      prev.dispose();
-      v.dispose();
-    }
-  }
-  return acc;
-}
-
-/** Pair rows (chosen at 2k, rejected at 2k+1): a skipped row takes its partner with it. */
-function wholePairs(
-  all: Experience[],
-  skipped: { id: string; reason: string }[],
-): { keep: Experience[]; skipped: { id: string; reason: string }[] } {
-  if (all.length % 2 !== 0)
-    throw new InputError(
-      `paired rows (DPO): a batch of (chosen, rejected) pairs has an even number of rows, got ${all.length}`,
-    );
-  const bad = new Set(skipped.map((x) => x.id));
-  const keep: Experience[] = [];
-  const out = [...skipped];
-  for (let k = 0; k < all.length; k += 2) {
-    const [c, r] = [all[k]!, all[k + 1]!];
-    if (!bad.has(c.id) && !bad.has(r.id)) keep.push(c, r);
-    else for (const x of [c, r]) if (!bad.has(x.id)) out.push({ id: x.id, reason: 'its pair partner was skipped' });
-  }
-  return { keep, skipped: out };
 }

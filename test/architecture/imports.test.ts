@@ -178,7 +178,7 @@ test('run setup (setup/), the explorer half (explorer-half.ts) and the one run l
     relative('backend/coordinator', f),
   );
   assert.ok(setup.length >= 4, `setup files: ${setup.join(', ')}`);
-  for (const f of [...setup, 'explorer-half.ts', 'run-loop.ts']) {
+  for (const f of [...setup, 'explorer-half.ts', 'run-loop.ts', 'stage-open.ts']) {
     const deps = RUNTIME.get(`backend/coordinator/${f}`) ?? [];
     assert.deepEqual(
       deps.filter((d) => models.includes(d)),

@@ -252,7 +252,7 @@ test('synthesize config: every field read or refused at its path', () => {
     ],
   );
   // Outside the training taskset, and in bench mode, nothing reads it.
-  // (The schema refuses it: a taskset reference's kind, core/config.ts unreadByKind.)
+  // (The schema refuses it: a taskset reference's kind, core/config-taskset.ts unreadByKind.)
   assert.deepEqual(
     validateRunConfig({
       ...base(undefined),

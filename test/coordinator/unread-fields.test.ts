@@ -111,7 +111,7 @@ const CASES: [string, Record<string, unknown>][] = [
 
 for (const [path, raw] of CASES) {
   test(`an unread ${path} is an error naming it (rft run and Problems)`, () => {
-    // The schema refuses each: beside the section's fields (core/config.ts) or by mode, stages and placement (config-reads.ts).
+    // The schema refuses each: beside the section's fields (core/config-*.ts) or by mode, stages and placement (config-reads.ts).
     const v = validateRunConfig(raw);
     assert.ok(v.config || v.issues.some((i) => i.path === path), JSON.stringify(v.issues));
     const msg = loadError(raw);
