@@ -3,11 +3,11 @@
 // probe of the step's own batch) and this controller moves the lr multiplicatively to keep that KL in
 // a band around a target, as RSL-RL's and rl_games' adaptive schedules keep PPO at a desired KL.
 // For small steps the KL grows as the square of the step (Adam's step is about lr per coordinate), so
-// a factor f on the lr moves the KL by about f^2: 1.5 near the band (KL 2x off moves back into it),
-// 3 when the KL is 8x or more off: down always (a step far too large is cut at once), up only while
-// ramping from the start (until the KL first reaches the band: a far start reaches it in a few steps
-// and cannot jump over it). After that one step's KL is noisy (a batch whose groups all agree barely
-// moves the policy), so a low reading raises the lr by 1.5 only.
+// a factor f on the lr moves the KL by about f^2. While ramping from the start (until the KL first
+// reaches the band) the lr goes straight to where the KL would meet the target, sqrt(target / KL), at
+// most x10 a step (from 1e-6 the band is reached in 3-4 steps). After that one step's KL is noisy (a
+// batch whose groups all agree barely moves the policy): 1.5 up or down near the band (KL 2x off moves
+// back into it), /3 when the KL is 8x or more above it (a step far too large is cut at once).
 import { logger } from '../core/log.js';
 
 const log = logger('trainer');
