@@ -1,8 +1,9 @@
 // The explorer half of a run, built in one place for every placement: the experience pipeline (raw ->
 // verified, with the advantages of the stage being run) and the explorer that runs the workflow; for a
 // placement that picks its own tasks (in-process, explorer process, explore mode) also the task feed
-// (selector), task synthesis and the live taskset/experts files. A distributed explorer gets its tasks
-// from leased jobs and acks what it made, so it passes its own task source and sink (`makeExplorer`).
+// (selector), task synthesis and the live taskset/experts files (`openExplorerHalf`). A distributed
+// explorer gets its tasks from leased jobs and acks what it made: it opens the same half with those
+// two seams (`openLeasedExplorerHalf`: a task source, a sink, and what the job adds to each row).
 import type { RunConfig } from '../core/config.js';
 import type { Experience } from '../core/types.js';
 import type { ExperienceStore } from '../buffer/storage/index.js';
@@ -22,7 +23,7 @@ import { watchRunFiles, type LiveFiles } from './live.js';
 /** The algorithm whose advantages fresh experiences get (the stage being run). */
 export type AlgorithmOf = () => { name: string; params: Record<string, unknown> };
 
-export interface ExplorerParts {
+interface ExplorerParts {
   runId: string;
   reward: RewardFn;
   tasks: TaskSource;
@@ -34,7 +35,7 @@ export interface ExplorerParts {
 }
 
 /** The run's explorer: its workflow and sampling settings (explorer.*), the given tasks, pipeline and sink. */
-export function makeExplorer(cfg: RunConfig, p: ExplorerParts): FillingExplorer {
+function makeExplorer(cfg: RunConfig, p: ExplorerParts): FillingExplorer {
   return new FillingExplorer(workflows.get(cfg.workflow.name), p.reward, p.tasks, p.sink, {
     ...explorerOptions(cfg, p.runId, p.seed),
     process: p.process,
@@ -117,4 +118,33 @@ export async function openExplorerHalf(o: ExplorerHalfOptions): Promise<Explorer
     await live.ready;
   }
   return { explorer, close: async () => live?.close() };
+}
+
+/** The seams of a distributed explorer: tasks from its leased job, what it makes kept for the job's ack. */
+export interface LeasedSeams {
+  cfg: RunConfig;
+  runId: string;
+  reward: RewardFn;
+  /** The algorithm of the stage the current job's trainer step belongs to. */
+  algorithm: AlgorithmOf;
+  seed: number;
+  tasks: TaskSource;
+  sink: ExperienceSink;
+  /** The job's ids and provenance on each verified row. */
+  relabel: (exps: Experience[]) => Experience[];
+}
+
+/** The explorer half of a distributed explorer: the run's pipeline and explorer, over its leased jobs. */
+export function openLeasedExplorerHalf(o: LeasedSeams): ExplorerHalf {
+  // The same experience pipeline as every placement: a filtered experience is never acked.
+  const pipeline = experiencePipeline(o.cfg, o.algorithm);
+  const explorer = makeExplorer(o.cfg, {
+    runId: o.runId,
+    reward: o.reward,
+    tasks: o.tasks,
+    sink: o.sink,
+    seed: o.seed,
+    process: (raw) => o.relabel(processExperiences(pipeline, undefined)(raw)),
+  });
+  return { explorer, close: async () => undefined };
 }

@@ -50,8 +50,9 @@ test('one place builds the explorer half: explorer, task feed, synthesis hook an
   ]);
 });
 
-test('every placement opens its explorer through explorer-half.ts', () => {
-  assert.deepEqual(filesMatching(/(openExplorerHalf|makeExplorer)\(/), [
+test('every placement opens its explorer through explorer-half.ts (the distributed explorer with its leased seams)', () => {
+  assert.deepEqual(filesMatching(/makeExplorer\(/), ['coordinator/explorer-half.ts']);
+  assert.deepEqual(filesMatching(/open(Leased)?ExplorerHalf\(/), [
     'coordinator/distributed/explorer.ts',
     'coordinator/explorer-half.ts',
     'coordinator/explorer-process.ts',

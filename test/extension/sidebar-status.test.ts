@@ -197,7 +197,7 @@ test('the dashboard config of a run from model.checkpoint names the real model, 
   // The header says the lr the run takes and why (a checkpoint's default: lr auto, from LoRA's start).
   assert.match(
     configYaml(cfg, undefined, { ...model, hidden: 896 }),
-    /\n# trainer: lr auto \(start 1e-5, kept where the update KL per token is near 0\.01, between 1e-7 and 0\.005\), warm-up 0 step\(s\), grad clip 1 \(pretrained checkpoint, LoRA: defaults for lr, warm-up, grad clip\)\n/,
+    /\n# trainer: lr auto \(start 1e-5, kept where the update KL per token is near 0\.01, between 1e-7 and 5e-3\), warm-up 0 step\(s\), grad clip 1 \(pretrained checkpoint, LoRA: defaults for lr, warm-up, grad clip\)\n/,
   );
   assert.match(
     configYaml({ ...cfg, trainer: { lr: 'auto', lr_auto: { target_kl: 1e-3 } } }, undefined, model),

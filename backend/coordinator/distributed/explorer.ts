@@ -22,7 +22,7 @@ import { workflows } from '../../explorer/workflows/index.js';
 import { runReward } from '../setup/tasks.js';
 import { experiencePipeline, rolloutSampling } from '../setup/explorer.js';
 import { stagesOf } from '../setup/trainer.js';
-import { makeExplorer } from '../explorer-half.js';
+import { openLeasedExplorerHalf } from '../explorer-half.js';
 import { stageOfStep } from '../run-loop.js';
 import { loadWorkspaceCode } from '../workspace-code.js';
 import type { ClientTls } from './weights-http.js';
@@ -105,35 +105,38 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
   const stages = stagesOf(cfg);
   await loadWorkspaceCode(cfg); // workflow.file: trusted by RFT_TRUST_WORKSPACE_CODE=1
   const reward = runReward(cfg);
-  // The same experience pipeline as every placement: a filtered experience is never acked. The
-  // advantages are those of the stage the job's trainer step belongs to.
+  // The advantages are those of the stage the job's trainer step belongs to.
   let current: { job: LeasedJob; provenance: Record<string, unknown> } | undefined;
-  const pipeline = experiencePipeline(cfg, () => stages[stageOfStep(stages, current?.job.target ?? 0)]!.algorithm);
-  // A job (without partial rollouts) is one explore step of the run's explorer: its task, numbered by the
-  // trainer step it feeds, with the job's seed; its experiences carry the job's ids and provenance and
-  // are kept for the ack (one transaction with the job's completion) instead of appended.
+  const algorithm = () => stages[stageOfStep(stages, current?.job.target ?? 0)]!.algorithm;
+  const pipeline = experiencePipeline(cfg, algorithm);
+  // A job (without partial rollouts) is one explore step of the run's explorer half, opened as every
+  // placement opens it: its task, numbered by the trainer step it feeds, with the job's seed; its
+  // experiences carry the job's ids and provenance and are kept for the ack (one transaction with the
+  // job's completion) instead of appended.
   let made: Experience[] = [];
   const explorer = cfg.explorer.partial_rollout
     ? undefined
-    : makeExplorer(cfg, {
+    : openLeasedExplorerHalf({
+        cfg,
         runId: o.runId,
         reward,
+        algorithm,
+        seed: cfg.seed + 1,
         tasks: { next: () => [current!.job.task] },
         sink: {
           append: async (exps) => {
             made = exps;
           },
         },
-        seed: cfg.seed + 1,
-        process: (raw) =>
-          pipeline.run(raw).experiences.map((e, i) => ({
+        relabel: (exps) =>
+          exps.map((e, i) => ({
             ...e,
             id: experienceId(o.runId, current!.job.id, i),
             groupId: `${o.runId}:job:${current!.job.id}`,
             // weights: the sha256 of the version that made it (provenance beyond the version number).
             metadata: { ...(e.metadata ?? {}), ...current!.provenance },
           })),
-      });
+      }).explorer;
   let state = 'starting';
   let detail = '';
   let level: 'info' | 'warn' | 'error' = 'info';
