@@ -57,18 +57,7 @@ export async function generate(
     throw new InputError(
       `a prompt of ${maxLen} tokens leaves no room to answer in the model's context of ${model.config.maxSeqLen} positions (model.max_seq_len, or max_position_embeddings in the model's config.json)`,
     );
-
-  // Left padding keeps the last prompt token of every row at the same column; padded keys are
-  // masked, and rotary embeddings only see relative positions, so logits match an unpadded run.
-  const ids = new Int32Array(B * maxLen).fill(tokenizer.padId);
-  const mask = new Float32Array(B * maxLen);
-  prompts.forEach((p, b) => {
-    const off = maxLen - p.length;
-    for (let t = 0; t < p.length; t++) {
-      ids[b * maxLen + off + t] = p[t]!;
-      mask[b * maxLen + off + t] = 1;
-    }
-  });
+  const { ids, mask } = leftPad(prompts, maxLen, tokenizer.padId);
 
   const out: Generation[] = prompts.map(() => ({
     tokens: [],
@@ -77,61 +66,17 @@ export async function generate(
     finishReason: 'length' as const,
   }));
   const done = new Array<boolean>(B).fill(false);
-  let cache: KVCache | undefined;
-  let logits: tf.Tensor2D | undefined;
-  // With the native addon the prompt and every decode step are fused C calls (the prompt's positions
-  // in one call); on the webgpu engine the tfjs model prefills and a fused GPU step decodes
-  // (webgpu-decode.ts), sampling on the GPU where no top-k / top-p needs the sorted logits; otherwise
-  // the tfjs model prefills and decodes.
-  let native: NativeDecoder | undefined;
-  let gpu: GpuDecoder | undefined;
+  const st: Decoding = {};
   const V = model.config.vocabSize;
   const gpuSampling = (sp.topK <= 0 || sp.topK >= V) && sp.topP >= 1;
   try {
-    let data: Float32Array | undefined;
-    if (!opts.prefix && nativeDecodeAvailable(model)) {
-      native = new NativeDecoder(
-        model,
-        { ids, mask, B, T: maxLen },
-        maxNew,
-        opts.decodeThreads ?? decodeThreadsFromEnv(),
-      );
-      data = native.prefill();
-    } else {
-      const r = tidy(() => {
-        const f = model.forward(tf.tensor2d(ids, [B, maxLen], 'int32'), {
-          attentionMask: tf.tensor2d(mask, [B, maxLen]),
-          returnCache: true,
-          prefix: opts.prefix,
-        });
-        const T = f.logits.shape[1];
-        return {
-          last: tf.reshape(tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D,
-          cache: f.cache!,
-        };
-      });
-      logits = r.last;
-      cache = r.cache;
-      if (maxNew > 1 && gpuDecodeAvailable(model)) {
-        gpu = new GpuDecoder(model, cache, maxNew);
-        disposeCache(cache); // copied into the decoder's own
-        cache = undefined;
-      }
-    }
+    prefill(st, model, { ids, mask, B, T: maxLen }, maxNew, opts);
     for (let step = 0; step < maxNew; step++) {
       const next = new Int32Array(B).fill(tokenizer.padId);
-      // On the GPU: one draw per live row, in row order (the draws sampleToken would take), 2 x B numbers back.
-      let picked: { token: number; logprob: number }[] | undefined;
-      // After the decoder's first step the logits are its own, on the GPU (`logits` is then undefined).
-      if (gpu && gpuSampling) {
-        const draws = new Float32Array(B);
-        for (let b = 0; b < B; b++) if (!done[b] && sp.temperature > 0) draws[b] = rng.next();
-        picked = logits ? await sampleOnGpu(logits, draws, sp.temperature) : await gpu.sample(draws, sp.temperature);
-      } else if (gpu && !logits) data = await gpu.readLogits();
-      else if (!native) data = (await logits!.data()) as Float32Array;
+      const picked = await nextLogits(st, done, sp.temperature, gpuSampling, rng);
       for (let b = 0; b < B; b++) {
         if (done[b]) continue;
-        const { token, logprob } = picked ? picked[b]! : sampleToken(data!.subarray(b * V, (b + 1) * V), sp, rng);
+        const { token, logprob } = picked ? picked[b]! : sampleToken(st.data!.subarray(b * V, (b + 1) * V), sp, rng);
         const g = out[b]!;
         g.tokens.push(token);
         g.logprobs.push(logprob);
@@ -148,33 +93,131 @@ export async function generate(
         }
       }
       if (done.every(Boolean) || step === maxNew - 1) break;
-      if (native) {
-        data = native.step(next);
-        continue;
-      }
-      if (gpu) {
-        logits?.dispose();
-        logits = undefined;
-        gpu.step(next);
-        continue;
-      }
-      const prev = cache!;
-      const r = tidy(() => {
-        const f = model.forward(tf.tensor2d(next, [B, 1], 'int32'), { cache: prev, returnCache: true });
-        return { last: tf.reshape(f.logits, [B, -1]) as tf.Tensor2D, cache: f.cache! };
-      });
-      logits!.dispose();
-      disposeCache(prev);
-      logits = r.last;
-      cache = r.cache;
+      decodeStep(st, model, next);
     }
   } finally {
-    if (logits && !logits.isDisposed) logits.dispose();
-    if (cache) disposeCache(cache);
-    gpu?.dispose();
+    if (st.logits && !st.logits.isDisposed) st.logits.dispose();
+    if (st.cache) disposeCache(st.cache);
+    st.gpu?.dispose();
   }
   for (const g of out) g.text = tokenizer.decode(g.tokens, { skipSpecial: true });
   return out;
+}
+
+/**
+ * Left padding keeps the last prompt token of every row at the same column; padded keys are
+ * masked, and rotary embeddings only see relative positions, so logits match an unpadded run.
+ */
+function leftPad(prompts: number[][], maxLen: number, padId: number): { ids: Int32Array; mask: Float32Array } {
+  const B = prompts.length;
+  const ids = new Int32Array(B * maxLen).fill(padId);
+  const mask = new Float32Array(B * maxLen);
+  prompts.forEach((p, b) => {
+    const off = maxLen - p.length;
+    for (let t = 0; t < p.length; t++) {
+      ids[b * maxLen + off + t] = p[t]!;
+      mask[b * maxLen + off + t] = 1;
+    }
+  });
+  return { ids, mask };
+}
+
+/**
+ * What decodes, and what it holds between steps (released by generate's `finally`). With the native
+ * addon the prompt and every decode step are fused C calls (the prompt's positions in one call); on
+ * the webgpu engine the tfjs model prefills and a fused GPU step decodes (webgpu-decode.ts), sampling
+ * on the GPU where no top-k / top-p needs the sorted logits; otherwise the tfjs model prefills and decodes.
+ */
+interface Decoding {
+  native?: NativeDecoder;
+  gpu?: GpuDecoder;
+  cache?: KVCache;
+  logits?: tf.Tensor2D;
+  /** The last position's logits on the host [B * V] (native, or read back). */
+  data?: Float32Array;
+}
+
+/** The prompts' pass: the first logits, and the decoder the steps run on. */
+function prefill(
+  st: Decoding,
+  model: Transformer,
+  batch: { ids: Int32Array; mask: Float32Array; B: number; T: number },
+  maxNew: number,
+  opts: GenerateOptions,
+): void {
+  const { ids, mask, B, T: maxLen } = batch;
+  if (!opts.prefix && nativeDecodeAvailable(model)) {
+    st.native = new NativeDecoder(model, batch, maxNew, opts.decodeThreads ?? decodeThreadsFromEnv());
+    st.data = st.native.prefill();
+    return;
+  }
+  const r = tidy(() => {
+    const f = model.forward(tf.tensor2d(ids, [B, maxLen], 'int32'), {
+      attentionMask: tf.tensor2d(mask, [B, maxLen]),
+      returnCache: true,
+      prefix: opts.prefix,
+    });
+    const T = f.logits.shape[1];
+    return {
+      last: tf.reshape(tf.slice(f.logits, [0, T - 1, 0], [B, 1, -1]), [B, -1]) as tf.Tensor2D,
+      cache: f.cache!,
+    };
+  });
+  st.logits = r.last;
+  st.cache = r.cache;
+  if (maxNew > 1 && gpuDecodeAvailable(model)) {
+    st.gpu = new GpuDecoder(model, st.cache, maxNew);
+    disposeCache(st.cache); // copied into the decoder's own
+    st.cache = undefined;
+  }
+}
+
+/**
+ * The step's logits where sampling needs them: the GPU's draws (one per live row, in row order: the
+ * draws sampleToken would take; 2 x B numbers back), or `st.data` on the host.
+ */
+async function nextLogits(
+  st: Decoding,
+  done: boolean[],
+  temperature: number,
+  gpuSampling: boolean,
+  rng: Rng,
+): Promise<{ token: number; logprob: number }[] | undefined> {
+  const { gpu, logits } = st;
+  // After the decoder's first step the logits are its own, on the GPU (`logits` is then undefined).
+  if (gpu && gpuSampling) {
+    const B = done.length;
+    const draws = new Float32Array(B);
+    for (let b = 0; b < B; b++) if (!done[b] && temperature > 0) draws[b] = rng.next();
+    return logits ? await sampleOnGpu(logits, draws, temperature) : await gpu.sample(draws, temperature);
+  }
+  if (gpu && !logits) st.data = await gpu.readLogits();
+  else if (!st.native) st.data = (await logits!.data()) as Float32Array;
+  return undefined;
+}
+
+/** One decode step on the sampled tokens NEXT [B]: the next logits, and the cache grown by one position. */
+function decodeStep(st: Decoding, model: Transformer, next: Int32Array): void {
+  if (st.native) {
+    st.data = st.native.step(next);
+    return;
+  }
+  if (st.gpu) {
+    st.logits?.dispose();
+    st.logits = undefined;
+    st.gpu.step(next);
+    return;
+  }
+  const B = next.length;
+  const prev = st.cache!;
+  const r = tidy(() => {
+    const f = model.forward(tf.tensor2d(next, [B, 1], 'int32'), { cache: prev, returnCache: true });
+    return { last: tf.reshape(f.logits, [B, -1]) as tf.Tensor2D, cache: f.cache! };
+  });
+  st.logits!.dispose();
+  disposeCache(prev);
+  st.logits = r.last;
+  st.cache = r.cache;
 }
 
 function disposeCache(c: KVCache): void {

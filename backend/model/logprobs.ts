@@ -12,7 +12,7 @@ import { nativeOpsAvailable, targetLogprobNative, targetLogprobRows, targetLogpr
 import { nativeAddon, nativeBlasActive } from './native-blas.js';
 import { productWithExternal, type ExternalWeight } from './external-weights.js';
 import { heap, offsetOf } from './native-heap.js';
-import { fusedOps } from './fused-ops.js';
+import { type FusedOps, fusedOps } from './fused-ops.js';
 import { headLogprobsInPlace, inPlaceAvailable } from './logprobs-in-place.js';
 
 type CustomGradFn = Parameters<typeof tf.customGrad>[0];
@@ -192,105 +192,17 @@ export function headLogprobs(
   const { targetLogprob: fusedLogp, targetLogprobGrad: fusedLogpGrad } = native ? {} : fusedOps();
   const trains = trainableHead(head);
   if (!withEntropy && inPlaceAvailable()) return { logprobs: headLogprobsInPlace(head, h, t, V, inv, rows, trains) };
-
-  // z = logits / temperature of rows [r0, r0 + n).
-  const chunkLogits = (hs: tf.Tensor2D, w: tf.Tensor2D | undefined, r0: number, n: number): tf.Tensor2D =>
-    tf.tidy(() => {
-      const hc = n === N ? hs : (tf.slice(hs, [r0, 0], [n, hs.shape[1]]) as tf.Tensor2D);
-      const z = headProduct(head, w, hc);
-      return inv === 1 ? z : (tf.mul(z, inv) as tf.Tensor2D);
-    });
+  const c: HeadPass = { head, N, V, rows, inv, withEntropy, native, trains, fusedLogp, fusedLogpGrad };
 
   const f = tf.customGrad(((...args: unknown[]) => {
     const hs = args[0] as tf.Tensor2D;
     const w = trains ? (args[1] as tf.Tensor2D) : undefined;
     const save = args[trains ? 2 : 1] as tf.GradSaveFunc;
-    const lps: tf.Tensor[] = [];
-    const ents: tf.Tensor[] = [];
-    for (let r0 = 0; r0 < N; r0 += rows) {
-      const n = Math.min(rows, N - r0);
-      // Everything of size [n, V] is freed here; only the chunk's [n] results leave the tidy.
-      const part = tf.tidy(() => {
-        const z = chunkLogits(hs, w, r0, n);
-        const tc = n === N ? t : (tf.slice(t, [r0], [n]) as tf.Tensor1D);
-        if (!withEntropy && native) return [targetLogprobRows(z, tc)];
-        if (fusedLogp) {
-          const r = fusedLogp(z, tc, withEntropy);
-          return r.entropy ? [r.logp, r.entropy] : [r.logp];
-        }
-        const { logp, lsm } = logprobsOfTargets(z, tc);
-        return withEntropy ? [logp, tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1))] : [logp];
-      });
-      lps.push(part[0]!);
-      if (withEntropy) ents.push(part[1]!);
-    }
-    const lp = lps.length === 1 ? lps[0]! : tf.concat(lps);
-    const ent = withEntropy ? (ents.length === 1 ? ents[0]! : tf.concat(ents)) : undefined;
-    // One output: [N], or [2, N] = (log-probs, entropies) (customGrad takes a single tensor).
-    const value = ent ? tf.stack([lp, ent]) : lp;
+    const value = forwardChunks(c, hs, w, t);
     // The targets too: made inside the forward pass, they are disposed before the backward pass
     // unless saved (the webgpu engine frees their buffer at its next submit).
     save(trains ? [hs, w!, t] : [hs, t]);
-    return {
-      value,
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const hsv = saved[0] as tf.Tensor2D;
-        const wv = trains ? (saved[1] as tf.Tensor2D) : undefined;
-        const ts = saved[saved.length - 1] as tf.Tensor1D;
-        const dLp = withEntropy ? (tf.squeeze(tf.slice(dy, [0, 0], [1, N]), [0]) as tf.Tensor1D) : (dy as tf.Tensor1D);
-        const dEnt = withEntropy ? (tf.squeeze(tf.slice(dy, [1, 0], [1, N]), [0]) as tf.Tensor1D) : undefined;
-        const dhs: tf.Tensor[] = [];
-        let dW = wv ? (tf.zeros(wv.shape) as tf.Tensor2D) : undefined;
-        for (let r0 = 0; r0 < N; r0 += rows) {
-          const n = Math.min(rows, N - r0);
-          // Recompute this chunk's logits: nothing of size [N, V] was kept from the forward pass.
-          const dz = tf.tidy(() => {
-            const z = chunkLogits(hsv, wv, r0, n);
-            const tc = n === N ? ts : (tf.slice(ts, [r0], [n]) as tf.Tensor1D);
-            const dlc = n === N ? dLp : (tf.slice(dLp, [r0], [n]) as tf.Tensor1D);
-            if (fusedLogpGrad)
-              return fusedLogpGrad(
-                z,
-                tc,
-                dlc,
-                dEnt && (n === N ? dEnt : (tf.slice(dEnt, [r0], [n]) as tf.Tensor1D)),
-                inv,
-              );
-            let g: tf.Tensor2D;
-            let lsm: tf.Tensor2D | undefined;
-            if (native)
-              g = targetLogprobRowsGrad(
-                z,
-                tc,
-                dlc.dtype === 'float32' ? dlc : (tf.cast(dlc, 'float32') as tf.Tensor1D),
-              );
-            else {
-              lsm = tf.logSoftmax(z) as tf.Tensor2D;
-              const oh = tf.cast(tf.oneHot(tc, V), 'float32');
-              g = tf.mul(tf.sub(oh, tf.exp(lsm)), tf.expandDims(dlc, 1)) as tf.Tensor2D;
-            }
-            if (dEnt) {
-              lsm ??= tf.logSoftmax(z) as tf.Tensor2D;
-              const p = tf.exp(lsm);
-              const H = tf.neg(tf.sum(tf.mul(p, lsm), -1, true));
-              const dec = n === N ? dEnt : tf.slice(dEnt, [r0], [n]);
-              g = tf.sub(g, tf.mul(tf.mul(p, tf.add(lsm, H)), tf.expandDims(dec, 1))) as tf.Tensor2D;
-            }
-            return inv === 1 ? g : (tf.mul(g, inv) as tf.Tensor2D);
-          });
-          dhs.push(headInputGrad(head, wv, dz));
-          if (dW) {
-            const hc = n === N ? hsv : (tf.slice(hsv, [r0, 0], [n, hsv.shape[1]]) as tf.Tensor2D);
-            dW = addHeadWeightGrad(dW, (head as { vocabFirst: boolean }).vocabFirst, hc, dz);
-            if (hc !== hsv) hc.dispose();
-          }
-          dz.dispose();
-        }
-        const dh = dhs.length === 1 ? dhs[0]! : tf.concat(dhs);
-        if (dhs.length > 1) tf.dispose(dhs);
-        return dW ? [dh, dW] : [dh];
-      },
-    };
+    return { value, gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => backwardChunks(c, dy, saved) };
   }) as unknown as CustomGradFn);
   const out = (trains ? f(h, head.heap) : f(h)) as tf.Tensor;
   if (!withEntropy) return { logprobs: out as tf.Tensor1D };
@@ -298,6 +210,122 @@ export function headLogprobs(
     logprobs: tf.squeeze(tf.slice(out, [0, 0], [1, N]), [0]) as tf.Tensor1D,
     entropy: tf.squeeze(tf.slice(out, [1, 0], [1, N]), [0]) as tf.Tensor1D,
   };
+}
+
+/** One headLogprobs pass: the head, the sizes, and which kernels reduce a chunk. */
+interface HeadPass {
+  head: Head;
+  /** Rows (positions) in all. */
+  N: number;
+  V: number;
+  /** Rows per chunk. */
+  rows: number;
+  /** 1 / temperature. */
+  inv: number;
+  withEntropy: boolean;
+  /** The native addon's target log-prob ops. */
+  native: boolean;
+  /** The head weight trains (its gradient is returned too). */
+  trains: boolean;
+  fusedLogp?: FusedOps['targetLogprob'];
+  fusedLogpGrad?: FusedOps['targetLogprobGrad'];
+}
+
+/** z = logits / temperature of rows [r0, r0 + n). */
+function chunkLogits(c: HeadPass, hs: tf.Tensor2D, w: tf.Tensor2D | undefined, r0: number, n: number): tf.Tensor2D {
+  return tf.tidy(() => {
+    const hc = n === c.N ? hs : (tf.slice(hs, [r0, 0], [n, hs.shape[1]]) as tf.Tensor2D);
+    const z = headProduct(c.head, w, hc);
+    return c.inv === 1 ? z : (tf.mul(z, c.inv) as tf.Tensor2D);
+  });
+}
+
+/** The forward pass, chunk by chunk: [N] log-probs, or [2, N] = (log-probs, entropies) (customGrad takes a single tensor). */
+function forwardChunks(c: HeadPass, hs: tf.Tensor2D, w: tf.Tensor2D | undefined, t: tf.Tensor1D): tf.Tensor {
+  const { N, rows, withEntropy, native, fusedLogp } = c;
+  const lps: tf.Tensor[] = [];
+  const ents: tf.Tensor[] = [];
+  for (let r0 = 0; r0 < N; r0 += rows) {
+    const n = Math.min(rows, N - r0);
+    // Everything of size [n, V] is freed here; only the chunk's [n] results leave the tidy.
+    const part = tf.tidy(() => {
+      const z = chunkLogits(c, hs, w, r0, n);
+      const tc = n === N ? t : (tf.slice(t, [r0], [n]) as tf.Tensor1D);
+      if (!withEntropy && native) return [targetLogprobRows(z, tc)];
+      if (fusedLogp) {
+        const r = fusedLogp(z, tc, withEntropy);
+        return r.entropy ? [r.logp, r.entropy] : [r.logp];
+      }
+      const { logp, lsm } = logprobsOfTargets(z, tc);
+      return withEntropy ? [logp, tf.neg(tf.sum(tf.mul(tf.exp(lsm), lsm), -1))] : [logp];
+    });
+    lps.push(part[0]!);
+    if (withEntropy) ents.push(part[1]!);
+  }
+  const lp = lps.length === 1 ? lps[0]! : tf.concat(lps);
+  const ent = withEntropy ? (ents.length === 1 ? ents[0]! : tf.concat(ents)) : undefined;
+  return ent ? tf.stack([lp, ent]) : lp;
+}
+
+/** The backward pass, chunk by chunk: the gradient in the hidden rows (and in the head weight when it trains). */
+function backwardChunks(c: HeadPass, dy: tf.Tensor, saved: tf.Tensor[]): tf.Tensor[] {
+  const { N, rows, trains, withEntropy, head } = c;
+  const hsv = saved[0] as tf.Tensor2D;
+  const wv = trains ? (saved[1] as tf.Tensor2D) : undefined;
+  const ts = saved[saved.length - 1] as tf.Tensor1D;
+  const dLp = withEntropy ? (tf.squeeze(tf.slice(dy, [0, 0], [1, N]), [0]) as tf.Tensor1D) : (dy as tf.Tensor1D);
+  const dEnt = withEntropy ? (tf.squeeze(tf.slice(dy, [1, 0], [1, N]), [0]) as tf.Tensor1D) : undefined;
+  const dhs: tf.Tensor[] = [];
+  let dW = wv ? (tf.zeros(wv.shape) as tf.Tensor2D) : undefined;
+  for (let r0 = 0; r0 < N; r0 += rows) {
+    const n = Math.min(rows, N - r0);
+    // Recompute this chunk's logits: nothing of size [N, V] was kept from the forward pass.
+    const dz = tf.tidy(() => chunkLogitsGrad(c, chunkLogits(c, hsv, wv, r0, n), ts, dLp, dEnt, r0, n));
+    dhs.push(headInputGrad(head, wv, dz));
+    if (dW) {
+      const hc = n === N ? hsv : (tf.slice(hsv, [r0, 0], [n, hsv.shape[1]]) as tf.Tensor2D);
+      dW = addHeadWeightGrad(dW, (head as { vocabFirst: boolean }).vocabFirst, hc, dz);
+      if (hc !== hsv) hc.dispose();
+    }
+    dz.dispose();
+  }
+  const dh = dhs.length === 1 ? dhs[0]! : tf.concat(dhs);
+  if (dhs.length > 1) tf.dispose(dhs);
+  return dW ? [dh, dW] : [dh];
+}
+
+/** The gradient in a chunk's logits z (rows [r0, r0 + n)) of its log-probs (and entropies), scaled by 1 / temperature. */
+function chunkLogitsGrad(
+  c: HeadPass,
+  z: tf.Tensor2D,
+  ts: tf.Tensor1D,
+  dLp: tf.Tensor1D,
+  dEnt: tf.Tensor1D | undefined,
+  r0: number,
+  n: number,
+): tf.Tensor2D {
+  const { N, V, inv, native, fusedLogpGrad } = c;
+  const tc = n === N ? ts : (tf.slice(ts, [r0], [n]) as tf.Tensor1D);
+  const dlc = n === N ? dLp : (tf.slice(dLp, [r0], [n]) as tf.Tensor1D);
+  if (fusedLogpGrad)
+    return fusedLogpGrad(z, tc, dlc, dEnt && (n === N ? dEnt : (tf.slice(dEnt, [r0], [n]) as tf.Tensor1D)), inv);
+  let g: tf.Tensor2D;
+  let lsm: tf.Tensor2D | undefined;
+  if (native)
+    g = targetLogprobRowsGrad(z, tc, dlc.dtype === 'float32' ? dlc : (tf.cast(dlc, 'float32') as tf.Tensor1D));
+  else {
+    lsm = tf.logSoftmax(z) as tf.Tensor2D;
+    const oh = tf.cast(tf.oneHot(tc, V), 'float32');
+    g = tf.mul(tf.sub(oh, tf.exp(lsm)), tf.expandDims(dlc, 1)) as tf.Tensor2D;
+  }
+  if (dEnt) {
+    lsm ??= tf.logSoftmax(z) as tf.Tensor2D;
+    const p = tf.exp(lsm);
+    const H = tf.neg(tf.sum(tf.mul(p, lsm), -1, true));
+    const dec = n === N ? dEnt : tf.slice(dEnt, [r0], [n]);
+    g = tf.sub(g, tf.mul(tf.mul(p, tf.add(lsm, H)), tf.expandDims(dec, 1))) as tf.Tensor2D;
+  }
+  return inv === 1 ? g : (tf.mul(g, inv) as tf.Tensor2D);
 }
 
 /** Mean next-token cross-entropy over positions where mask [B, T-1] is 1 (language-model / SFT loss). */

@@ -4,19 +4,18 @@
 import { InputError } from '../core/errors.js';
 import { tf, tidy } from '../model/engine.js';
 import type { Transformer } from '../model/transformer.js';
-import { tokenLogprobs } from '../model/logprobs.js';
 import { AdamW, clipByGlobalNorm, lrSchedule } from '../model/optim.js';
 import type { Experience } from '../core/types.js';
-import { buildBatch, disposeBatch, responseValues, type TrainBatch } from './batch.js';
+import { buildBatch, disposeBatch, responseValues } from './batch.js';
 import type { Objective } from './objective.js';
 import { batchPatches } from './images.js';
 import { screenBatch } from '../core/sequence-check.js';
 import { logger } from '../core/log.js';
 import { describePlan, planMicroBatch, type MicroBatchPlan } from './memory-plan.js';
 import { AdaptiveLr, updateKl, type AdaptiveLrOptions } from './adaptive-lr.js';
-import { groupSpread } from './group-spread.js';
-import { accumulate, rolloutStats, usualLogRatio, wholePairs } from './step-parts.js';
-import { criticStep } from './critic-step.js';
+import { wholePairs } from './step-parts.js';
+import { emptySums, logprobsNoGrad, microStep } from './micro-step.js';
+import { emptyStepMetrics, stepMetrics } from './step-metrics.js';
 
 const log = logger('trainer');
 /** Rows of each step's batch the update KL is measured on (one extra forward pass of these after the step). */
@@ -115,141 +114,29 @@ export class Trainer {
    */
   async trainStep(all: Experience[], modelVersion = this.step, progress?: number): Promise<StepMetrics> {
     const t0 = performance.now();
-    // One bad experience (too long for the model, rejected after it was sampled, malformed) is
-    // skipped and counted, never allowed to kill the run.
-    const screened = screenBatch(all, {
-      maxSeqLen: this.actor.config.maxSeqLen,
-      vocabSize: this.actor.config.vocabSize,
-    });
-    const { keep: exps, skipped } = this.objective.pairedRows ? wholePairs(all, screened.skipped) : screened;
-    for (const x of skipped) log.warn(`skipped experience ${x.id}: ${x.reason}`);
+    const { keep: exps, skipped } = this.screen(all);
     if (exps.length === 0) {
       this.step++;
-      const total = (performance.now() - t0) / 1000;
-      return {
-        step: this.step,
-        loss: 0,
-        grad_norm: 0,
-        lr: 0,
-        tokens: 0,
-        tokens_per_s: 0,
-        staleness: 0,
-        time_grad_s: 0,
-        time_optim_s: 0,
-        time_total_s: total,
-        expert_rows: 0,
-        skipped_experiences: skipped.length,
-      };
+      return emptyStepMetrics(this.step, (performance.now() - t0) / 1000, skipped.length);
     }
     const B = exps.length;
     const mb0 = this.microBatch(exps);
     // A (chosen, rejected) pair never straddles two micro-batches.
     const mb = this.objective.pairedRows && mb0 % 2 === 1 ? mb0 + 1 : mb0;
-    const schedule = (base: number) =>
-      lrSchedule(this.step, {
-        lr: base,
-        warmupSteps: this.opts.warmupSteps,
-        totalSteps: this.opts.totalSteps,
-        decay: this.opts.decay,
-        minRatio: this.opts.minLrRatio,
-        progress,
-      });
-    // Fixed: the schedule scales the lr. Auto: the controller's lr; the schedule scales the target KL
-    // (by its square: the KL grows as the lr squared).
-    const lr = this.autoLr ? this.autoLr.lr : schedule(this.opts.lr);
-    const klTarget = this.autoLr ? this.autoLr.o.targetKl * schedule(1) ** 2 : undefined;
+    const { lr, klTarget } = this.stepLr(progress);
     // The update KL's probe: the batch's first rows, their log-probs before the step (from the
     // gradient pass, or a pass of their own where LoRA dropout makes the training pass noisy).
     const probe = exps.slice(0, PROBE_ROWS);
     const before: number[][] = this.actor.lora?.dropout ? await this.responseLogprobs(probe) : [];
-    let rewardKl: number | undefined;
-    if (this.reference && this.objective.applyRewardPenalty) {
-      const usual = exps.filter((e) => e.source === 'usual');
-      if (usual.length)
-        rewardKl = this.objective.applyRewardPenalty(usual, await this.responseLogprobs(usual, this.reference)).meanKl;
-    }
-    if (this.critic && this.objective.computeAdvantages) {
-      const usual = exps.filter((e) => e.source === 'usual');
-      if (usual.length) this.objective.computeAdvantages(usual, await this.values(usual));
-    }
-    const sums: Record<string, number> = {};
-    // KL to the reference of the policy that sampled (k1 over the usual rows' trained tokens): the collapse guard's signal.
-    const refKl = { sum: 0, tokens: 0 };
-    let grads: Record<string, tf.Tensor> = {};
-    let tokens = 0;
-    let tGrad = 0;
+    const rewardKl = await this.prepareRows(exps);
+    const acc = emptySums();
     for (let s = 0; s < B; s += mb) {
       const micro = exps.slice(s, s + mb);
-      const weight = micro.length / B;
-      const batch = buildBatch(micro, this.opts.padId);
-      tokens += batch.tokens;
-      // Vision rows: the patch rows are made here, outside the tape (the gradient reads them later).
-      let patches: tf.Tensor3D | undefined;
-      try {
-        patches = batchPatches(this.actor, micro);
-        if (this.critic)
-          sums.critic_loss =
-            (sums.critic_loss ?? 0) +
-            (await criticStep(this.critic, this.criticOpt!, this.opts.gradClip, micro, batch, weight, patches));
-        const refLogprob = this.reference ? this.logprobsNoGrad(this.reference, batch, patches) : undefined;
-        if (refLogprob) {
-          const [sum, n] = await usualLogRatio(micro, batch, refLogprob);
-          refKl.sum += sum;
-          refKl.tokens += n;
-        }
-        if (this.objective.recomputeOldLogprobs) {
-          const old = this.logprobsNoGrad(this.actor, batch, patches);
-          batch.oldLogprob.dispose();
-          batch.oldLogprob = old;
-        }
-        const kept: Record<string, tf.Scalar | number> = {};
-        const inProbe = Math.max(0, Math.min(micro.length, probe.length - s));
-        let probeLp: tf.Tensor | undefined;
-        const g0 = performance.now();
-        const { value, grads: g } = tf.variableGrads(() => {
-          const lp = tokenLogprobs(this.actor, batch.ids, {
-            attentionMask: batch.attentionMask,
-            temperature: this.opts.temperature,
-            withEntropy: this.objective.needsEntropy,
-            prefix: patches && this.actor.embedPatches(patches),
-            train: true,
-          });
-          const out = this.objective.loss({
-            logprob: lp.logprobs,
-            oldLogprob: batch.oldLogprob,
-            refLogprob,
-            advantages: batch.advantages,
-            actionMask: batch.actionMask,
-            expertMask: batch.expertMask,
-            entropy: lp.entropy,
-            step: this.step,
-          });
-          for (const [k, v] of Object.entries(out.metrics)) kept[k] = typeof v === 'number' ? v : tf.keep(v);
-          if (inProbe > 0 && !this.actor.lora?.dropout) probeLp = tf.keep(tf.slice(lp.logprobs, 0, inProbe));
-          return tf.mul(out.loss, weight) as tf.Scalar;
-        }, this.actor.variables());
-        if (probeLp) {
-          const data = (await probeLp.data()) as Float32Array;
-          probeLp.dispose();
-          before.push(...responseValues(micro.slice(0, inProbe), data, batch.length - 1));
-        }
-        tGrad += (performance.now() - g0) / 1000;
-        sums.loss = (sums.loss ?? 0) + (await value.data())[0]!;
-        value.dispose();
-        for (const [k, v] of Object.entries(kept)) {
-          const x = typeof v === 'number' ? v : (await v.data())[0]!;
-          if (typeof v !== 'number') v.dispose();
-          sums[k] = (sums[k] ?? 0) + x * weight;
-        }
-        grads = accumulate(grads, g);
-        refLogprob?.dispose();
-      } finally {
-        disposeBatch(batch);
-        patches?.dispose();
-      }
+      const inProbe = Math.max(0, Math.min(micro.length, probe.length - s));
+      await microStep(this, micro, micro.length / B, inProbe, before, acc);
     }
     const o0 = performance.now();
-    const clipped = await clipByGlobalNorm(grads, this.opts.gradClip ?? 1.0);
+    const clipped = await clipByGlobalNorm(acc.grads, this.opts.gradClip ?? 1.0);
     this.opt.step(clipped.grads, lr);
     tf.dispose(Object.values(clipped.grads));
     const tOpt = (performance.now() - o0) / 1000;
@@ -262,30 +149,68 @@ export class Trainer {
     );
     if (this.autoLr) this.autoLr.observe(uk.kl, klTarget);
     this.step++;
-    const usual = exps.filter((e) => e.source === 'usual' && e.modelVersion >= 0);
-    const total = (performance.now() - t0) / 1000;
-    return {
-      ...sums,
+    const totalS = (performance.now() - t0) / 1000;
+    return stepMetrics({
       step: this.step,
-      loss: sums.loss ?? 0,
-      grad_norm: clipped.norm,
+      modelVersion,
+      exps,
+      skipped: skipped.length,
+      acc,
+      gradNorm: clipped.norm,
       lr,
-      tokens,
-      tokens_per_s: tokens / total,
-      micro_batch: mb,
-      staleness: usual.length ? usual.reduce((a, e) => a + (modelVersion - e.modelVersion), 0) / usual.length : 0,
-      time_grad_s: tGrad,
-      time_optim_s: tOpt,
-      time_total_s: total,
-      expert_rows: exps.length - exps.filter((e) => e.source !== 'expert').length,
-      skipped_experiences: skipped.length,
-      ...(rewardKl !== undefined ? { reward_kl: rewardKl } : {}),
-      ...(refKl.tokens > 0 ? { ref_kl: refKl.sum / refKl.tokens } : {}),
-      ...(uk.tokens > 0 ? { update_kl: uk.kl } : {}),
-      ...(klTarget !== undefined ? { update_kl_target: klTarget, lr_next: this.autoLr!.lr } : {}),
-      ...rolloutStats(usual),
-      ...groupSpread(usual),
-    };
+      microBatch: mb,
+      tOpt,
+      totalS,
+      rewardKl,
+      updateKl: uk,
+      klTarget,
+      lrNext: this.autoLr?.lr,
+    });
+  }
+
+  /** One bad experience (too long for the model, rejected after it was sampled, malformed) is skipped and counted, never allowed to kill the run. */
+  private screen(all: Experience[]) {
+    const screened = screenBatch(all, {
+      maxSeqLen: this.actor.config.maxSeqLen,
+      vocabSize: this.actor.config.vocabSize,
+    });
+    const kept = this.objective.pairedRows ? wholePairs(all, screened.skipped) : screened;
+    for (const x of kept.skipped) log.warn(`skipped experience ${x.id}: ${x.reason}`);
+    return kept;
+  }
+
+  /**
+   * This step's lr. Fixed: the schedule scales the lr. Auto: the controller's lr; the schedule scales
+   * the target KL (by its square: the KL grows as the lr squared).
+   */
+  private stepLr(progress?: number): { lr: number; klTarget?: number } {
+    const schedule = (base: number) =>
+      lrSchedule(this.step, {
+        lr: base,
+        warmupSteps: this.opts.warmupSteps,
+        totalSteps: this.opts.totalSteps,
+        decay: this.opts.decay,
+        minRatio: this.opts.minLrRatio,
+        progress,
+      });
+    const lr = this.autoLr ? this.autoLr.lr : schedule(this.opts.lr);
+    const klTarget = this.autoLr ? this.autoLr.o.targetKl * schedule(1) ** 2 : undefined;
+    return { lr, klTarget };
+  }
+
+  /** The usual rows' KL penalty on their rewards (its mean KL, reported) and their advantages from the critic. */
+  private async prepareRows(exps: Experience[]): Promise<number | undefined> {
+    let rewardKl: number | undefined;
+    if (this.reference && this.objective.applyRewardPenalty) {
+      const usual = exps.filter((e) => e.source === 'usual');
+      if (usual.length)
+        rewardKl = this.objective.applyRewardPenalty(usual, await this.responseLogprobs(usual, this.reference)).meanKl;
+    }
+    if (this.critic && this.objective.computeAdvantages) {
+      const usual = exps.filter((e) => e.source === 'usual');
+      if (usual.length) this.objective.computeAdvantages(usual, await this.values(usual));
+    }
+    return rewardKl;
   }
 
   /**
@@ -312,18 +237,6 @@ export class Trainer {
     return planMicroBatch(this.actor.config, { batch, seqLen, trainableBytes: trainable });
   }
 
-  /** Log-probs of the batch's tokens under `model`, outside any gradient tape: [B, L-1]. */
-  private logprobsNoGrad(model: Transformer, batch: TrainBatch, patches?: tf.Tensor3D): tf.Tensor2D {
-    return tidy(
-      () =>
-        tokenLogprobs(model, batch.ids, {
-          attentionMask: batch.attentionMask,
-          temperature: this.opts.temperature,
-          prefix: patches && model.embedPatches(patches),
-        }).logprobs,
-    );
-  }
-
   /** Per-response-token log-probs under the current actor (e.g. to fill expert rows' behaviour log-probs). */
   async responseLogprobs(exps: Experience[], model: Transformer = this.actor): Promise<number[][]> {
     // In micro-batches as training runs them: a whole batch's activations need not fit the heap.
@@ -338,7 +251,7 @@ export class Trainer {
     let patches: tf.Tensor3D | undefined;
     try {
       patches = batchPatches(model, exps);
-      const lp = this.logprobsNoGrad(model, batch, patches);
+      const lp = logprobsNoGrad(model, batch, this.opts.temperature, patches);
       const data = (await lp.data()) as Float32Array;
       lp.dispose();
       return responseValues(exps, data, batch.length - 1);

@@ -16,11 +16,8 @@ import { Transformer } from '../../model/transformer.js';
 import { saveCheckpoint } from '../../model/checkpoint.js';
 import { loadTokenizer, type Tokenizer } from '../../model/tokenizer/index.js';
 import { openStore, resolveBufferUrl, schemeOf, type ExperienceStore } from '../../buffer/storage/index.js';
-import { syncPairs } from '../../buffer/pairs.js';
-import { Rng } from '../../core/rng.js';
-import type { Experience } from '../../core/types.js';
 import type { RewardModelReport } from '../../core/protocol.js';
-import { preferenceData, type PreferencePair } from '../../explorer/reward-model/data.js';
+import type { PreferencePair } from '../../explorer/reward-model/data.js';
 import { trainRewardModel } from '../../explorer/reward-model/train.js';
 import { policyLogprobScores, rewardModelFromPolicy } from '../../explorer/reward-model/policy-init.js';
 import { pairScores } from '../../explorer/reward-model/pair-scores.js';
@@ -30,6 +27,7 @@ import {
   lengthBaseline,
   pairAccuracy,
 } from '../../explorer/reward-model/pair-metrics.js';
+import { FEW_HELDOUT_PAIRS, MIN_TRAIN_PAIRS, type PairSplit, splitPairs } from './reward-model-split.js';
 
 export interface RewardModelTrainOptions {
   runId: string;
@@ -56,75 +54,20 @@ export interface RewardModelTrainOptions {
 /** The report's fields are the editor's too (`rewardModel/train`). */
 export type { RewardModelReport };
 
-async function runExperiences(store: ExperienceStore, runId: string): Promise<Experience[]> {
-  const out: Experience[] = [];
-  for (let after = 0; ; ) {
-    const page = await store.scan(after, 1000, runId);
-    for (const r of page) out.push(r.experience);
-    if (page.length < 1000) return out;
-    after = page[page.length - 1]!.seq;
-  }
-}
-
 async function accuracy(model: Transformer, pairs: PreferencePair[], padId: number): Promise<number> {
   const s = await pairScores(model, pairs, padId);
   return pairAccuracy(s.chosen, s.rejected);
 }
 
-/**
- * Fewest training pairs by default: below ~40 the held-out figures of the issue-25 runs were a coin
- * (0.50 on 30 pairs); `--min-pairs` lowers it for a user who knows.
- */
-export const MIN_TRAIN_PAIRS = 40;
-/** Fewest held-out pairs for an accuracy worth printing without a warning (stderr ±0.11 at 0.5). */
-export const FEW_HELDOUT_PAIRS = 20;
+export { FEW_HELDOUT_PAIRS, MIN_TRAIN_PAIRS };
 
 export async function trainRewardModelFromBuffer(
   store: ExperienceStore,
   o: RewardModelTrainOptions,
 ): Promise<RewardModelReport> {
   await initEngine();
-  await syncPairs(store, o.runId);
-  const exps = (await runExperiences(store, o.runId)).filter((e) => e.split !== 'eval');
-  const byId = new Map(exps.map((e) => [e.id, e]));
-  const stored = await store.listPairs({ runId: o.runId });
-  if (stored.length === 0)
-    throw new InputError(
-      `run '${o.runId}': no preference pairs (promote and reject, or rate two responses of one task, in the editor)`,
-    );
-  const tasks = [...new Set(stored.map((p) => p.taskId))].sort();
-  const rng = new Rng(o.seed ?? 0);
-  const order = [...tasks];
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = rng.int(0, i + 1);
-    [order[i], order[j]] = [order[j]!, order[i]!];
-  }
-  const nHeld = tasks.length < 2 ? 0 : Math.max(1, Math.round((o.holdout ?? 0.2) * tasks.length));
-  const nVal = tasks.length - nHeld < 3 ? 0 : Math.max(1, Math.round((o.validation ?? 0.15) * tasks.length));
-  const held = new Set(order.slice(0, nHeld));
-  const validation = new Set(order.slice(nHeld, nHeld + nVal));
-  const toTokens = (ids: string[]) => {
-    const [c, r] = ids.map((id) => byId.get(id)!);
-    return { prompt: c!.promptTokens, chosen: c!.responseTokens, rejected: r!.responseTokens };
-  };
-  const usable = stored.filter((p) => byId.has(p.chosenId) && byId.has(p.rejectedId));
-  const pairsOf = (keep: (task: string) => boolean) =>
-    usable.filter((p) => keep(p.taskId)).map((p) => toTokens([p.chosenId, p.rejectedId]));
-  const trainPairs = pairsOf((t) => !held.has(t) && !validation.has(t));
-  const valPairs = pairsOf((t) => validation.has(t));
-  const heldPairs = pairsOf((t) => held.has(t));
-  const ratings = preferenceData(exps.filter((e) => !held.has(e.taskId) && !validation.has(e.taskId))).ratings;
-  const counts = `${trainPairs.length} training pair(s) of ${tasks.length - held.size - validation.size} task(s), ${valPairs.length} validation pair(s) of ${validation.size}, ${heldPairs.length} held-out pair(s) of ${held.size}`;
-  const minPairs = o.minPairs ?? MIN_TRAIN_PAIRS;
-  // A model trained on a handful of pairs ranks unseen answers by chance: say so instead of training a coin.
-  if (trainPairs.length < minPairs)
-    throw new InputError(
-      `run '${o.runId}': too few preference pairs to train a reward model: ${counts}; at least ${minPairs} training pairs are needed (rate or promote / reject more answers, or pass --min-pairs to train anyway)`,
-    );
-  if (heldPairs.length < FEW_HELDOUT_PAIRS)
-    o.onProgress?.(
-      `warning: only ${heldPairs.length} held-out pair(s): the held-out accuracy is a rough figure (standard error up to ±${accuracyStderr(0.5, Math.max(heldPairs.length, 1)).toFixed(2)})`,
-    );
+  const split = await splitPairs(store, o);
+  const { tasks, held, validation, trainPairs, valPairs, heldPairs, ratings, counts } = split;
   const maxLen = Math.max(
     ...[...trainPairs, ...valPairs, ...heldPairs].flatMap((p) => [
       p.prompt.length + p.chosen.length,
@@ -133,66 +76,10 @@ export async function trainRewardModelFromBuffer(
     2,
   );
   o.onProgress?.(`${counts}; ${ratings.length} rating(s) to train on`);
-  let model: Transformer;
-  let policy: Transformer | undefined;
-  if (o.init) {
-    ({ model, policy } = rewardModelFromPolicy(o.init, o.tokenizer, o.seed ?? 0));
-    o.onProgress?.(
-      `starting from the policy ${o.init} (${model.config.nLayers} layers, d_model ${model.config.dModel}) with a fresh value head`,
-    );
-  } else
-    model = new Transformer(
-      presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) }),
-      o.seed ?? 0,
-    );
+  const { model, policy } = startModel(o, maxLen);
   try {
-    const steps = o.steps ?? 200;
-    const every = Math.max(1, Math.round(steps / 20));
-    const r = await trainRewardModel(
-      model,
-      { pairs: trainPairs, ratings },
-      {
-        steps,
-        lr: o.lr ?? 1e-3,
-        weightDecay: o.weightDecay ?? 0.1,
-        seed: o.seed ?? 0,
-        padId: o.tokenizer.padId,
-        validation: valPairs,
-        onStep: (s, loss) =>
-          (s % every === 0 || s === steps) && o.onProgress?.(`step ${s}/${steps} loss ${loss.toFixed(4)}`),
-        onValidation: (s, acc, loss) =>
-          o.onProgress?.(`validation at step ${s}: pairwise accuracy ${acc.toFixed(3)}, loss ${loss.toFixed(4)}`),
-      },
-    );
-    if (r.bestStep !== undefined)
-      o.onProgress?.(
-        `kept the weights of step ${r.bestStep} (validation accuracy ${r.validationAccuracy!.toFixed(3)})`,
-      );
-    // The threshold of "judged correct": what separates chosen from rejected answers on the
-    // validation pairs (else the training pairs); the held-out pairs never choose anything.
-    const fitOn = valPairs.length ? valPairs : trainPairs;
-    const fs = await pairScores(model, fitOn, o.tokenizer.padId);
-    const threshold = fitThreshold(fs.chosen, fs.rejected);
-    o.onProgress?.('scoring the held-out pairs');
-    const hs = heldPairs.length ? await pairScores(model, heldPairs, o.tokenizer.padId) : undefined;
-    const heldAcc = hs ? pairAccuracy(hs.chosen, hs.rejected) : null;
-    const baselines: { name: string; heldout_accuracy: number }[] = [];
-    if (heldPairs.length) {
-      const len = lengthBaseline(trainPairs, heldPairs);
-      baselines.push({ name: `length (${len.prefers} preferred)`, heldout_accuracy: len.accuracy });
-      if (policy) {
-        const lp = await policyLogprobScores(policy, heldPairs, o.tokenizer.padId);
-        baselines.push({
-          name: 'policy log-prob (mean per answer token)',
-          heldout_accuracy: pairAccuracy(lp.chosen, lp.rejected),
-        });
-      }
-    }
-    // Held-out answers judged correct: chosen ones at or above the threshold, rejected ones below.
-    const judged = hs
-      ? (hs.chosen.filter((x) => x >= threshold).length + hs.rejected.filter((x) => x < threshold).length) /
-        (2 * heldPairs.length)
-      : null;
+    const r = await fit(model, split, o);
+    const { threshold, heldAcc, baselines, judged } = await heldOutFigures(model, policy, split, o);
     await saveCheckpoint(
       model,
       o.out,
@@ -227,6 +114,82 @@ export async function trainRewardModelFromBuffer(
     model.dispose();
     policy?.dispose();
   }
+}
+
+/** The model to train: the `--init` policy's layers with a fresh value head (the policy kept as a baseline), or a fresh preset. */
+function startModel(o: RewardModelTrainOptions, maxLen: number): { model: Transformer; policy?: Transformer } {
+  if (o.init) {
+    const { model, policy } = rewardModelFromPolicy(o.init, o.tokenizer, o.seed ?? 0);
+    o.onProgress?.(
+      `starting from the policy ${o.init} (${model.config.nLayers} layers, d_model ${model.config.dModel}) with a fresh value head`,
+    );
+    return { model, policy };
+  }
+  const model = new Transformer(
+    presetConfig(o.size ?? 'tiny-0.4m', o.tokenizer.vocabSize, { valueHead: true, maxSeqLen: Math.max(maxLen, 32) }),
+    o.seed ?? 0,
+  );
+  return { model };
+}
+
+/** Trains on the training pairs and ratings; the validation pairs pick the step whose weights are kept. */
+async function fit(model: Transformer, split: PairSplit, o: RewardModelTrainOptions) {
+  const steps = o.steps ?? 200;
+  const every = Math.max(1, Math.round(steps / 20));
+  const r = await trainRewardModel(
+    model,
+    { pairs: split.trainPairs, ratings: split.ratings },
+    {
+      steps,
+      lr: o.lr ?? 1e-3,
+      weightDecay: o.weightDecay ?? 0.1,
+      seed: o.seed ?? 0,
+      padId: o.tokenizer.padId,
+      validation: split.valPairs,
+      onStep: (s, loss) =>
+        (s % every === 0 || s === steps) && o.onProgress?.(`step ${s}/${steps} loss ${loss.toFixed(4)}`),
+      onValidation: (s, acc, loss) =>
+        o.onProgress?.(`validation at step ${s}: pairwise accuracy ${acc.toFixed(3)}, loss ${loss.toFixed(4)}`),
+    },
+  );
+  if (r.bestStep !== undefined)
+    o.onProgress?.(`kept the weights of step ${r.bestStep} (validation accuracy ${r.validationAccuracy!.toFixed(3)})`);
+  return r;
+}
+
+/** The threshold of "judged correct" and the held-out figures: accuracy, its baselines, answers judged correct. */
+async function heldOutFigures(
+  model: Transformer,
+  policy: Transformer | undefined,
+  { trainPairs, valPairs, heldPairs }: PairSplit,
+  o: RewardModelTrainOptions,
+) {
+  // The threshold of "judged correct": what separates chosen from rejected answers on the
+  // validation pairs (else the training pairs); the held-out pairs never choose anything.
+  const fitOn = valPairs.length ? valPairs : trainPairs;
+  const fs = await pairScores(model, fitOn, o.tokenizer.padId);
+  const threshold = fitThreshold(fs.chosen, fs.rejected);
+  o.onProgress?.('scoring the held-out pairs');
+  const hs = heldPairs.length ? await pairScores(model, heldPairs, o.tokenizer.padId) : undefined;
+  const heldAcc = hs ? pairAccuracy(hs.chosen, hs.rejected) : null;
+  const baselines: { name: string; heldout_accuracy: number }[] = [];
+  if (heldPairs.length) {
+    const len = lengthBaseline(trainPairs, heldPairs);
+    baselines.push({ name: `length (${len.prefers} preferred)`, heldout_accuracy: len.accuracy });
+    if (policy) {
+      const lp = await policyLogprobScores(policy, heldPairs, o.tokenizer.padId);
+      baselines.push({
+        name: 'policy log-prob (mean per answer token)',
+        heldout_accuracy: pairAccuracy(lp.chosen, lp.rejected),
+      });
+    }
+  }
+  // Held-out answers judged correct: chosen ones at or above the threshold, rejected ones below.
+  const judged = hs
+    ? (hs.chosen.filter((x) => x >= threshold).length + hs.rejected.filter((x) => x < threshold).length) /
+      (2 * heldPairs.length)
+    : null;
+  return { threshold, heldAcc, baselines, judged };
 }
 
 export const rewardModelTrainCommand = command({

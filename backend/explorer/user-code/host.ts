@@ -2,9 +2,9 @@
 // so that a `process.exit`, a synchronous loop or a throw costs the one call that met it, never the
 // run. Each call has a time limit, counted from when the thread takes it up (the worker says so: a
 // call queued behind a synchronous one is not charged for the wait), less the time spent waiting on
-// the model or the run's reward, which the explorer does. A call past it fails; when the thread
-// then does not answer a ping within PING_MS it is blocked (a synchronous loop) and is terminated,
-// failing the calls in it (those that did not end it run again alone); a thread that ended
+// the model or the run's reward, which the explorer does (call-clock.ts). A call past it fails; when
+// the thread then does not answer a ping within PING_MS (thread.ts) it is blocked (a synchronous
+// loop) and is terminated, failing the calls in it (those that did not end it run again alone); a thread that ended
 // (process.exit, an uncaught error) fails its calls with that reason. The next call starts a fresh
 // thread, which loads the file again. Environments are synchronous by contract: their calls wait on
 // a shared flag (Atomics.wait) with the same limit.
@@ -17,19 +17,18 @@
 // passed on up to a cap, the rest counted; after BREAKER_TIMEOUTS calls in a row past their limit the
 // file is given up on (each further call fails at once: an infrastructure failure naming the file);
 // and the processes it started are killed when its thread ends and when the run exits (reap.ts).
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
-import { pathToFileURL } from 'node:url';
+import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { InfrastructureError, InputError } from '../../core/errors.js';
 import { logger } from '../../core/log.js';
-import { fromSource, packageFile } from '../../core/package-root.js';
 import type { Task } from '../../core/types.js';
 import { tokenizerTransfer } from '../../model/tokenizer/transfer.js';
 import type { Tokenizer } from '../../model/tokenizer/types.js';
 import type { EnvStep } from '../environments/registry.js';
 import type { WorkflowContext } from '../workflow.js';
 import type { CustomKind } from './load.js';
-import { BREAKER_TIMEOUTS, OUTPUT_CAP_BYTES, USER_CODE_HEAP_MB } from './limits.js';
-import { MARKER, newToken, reapToken } from './reap.js';
+import { CallClock } from './call-clock.js';
+import { BREAKER_TIMEOUTS, OUTPUT_CAP_BYTES } from './limits.js';
+import { newToken, reapToken } from './reap.js';
 import {
   SYNC_EXITED,
   SYNC_IDLE,
@@ -38,85 +37,22 @@ import {
   type SyncRequest,
   type ToWorker,
 } from './protocol.js';
+import { Bystander, hold, type Live, type Pending, settle, startThread } from './thread.js';
 
 const log = logger('user-code');
 
 export const DEFAULT_CODE_TIMEOUT_MS = 60_000;
-/** How long a thread whose call passed its limit has to answer a ping before it counts as blocked. */
-const PING_MS = 1000;
 /** Added to the first environment call of a new thread: it starts and loads the file first. */
 const START_MS = 30_000;
-
-interface Pending {
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
-  ctx?: WorkflowContext;
-  /** Requests to the explorer in flight: the time limit is paused while there are any. */
-  waiting: number;
-  /** The thread has taken the call up ('started'): its limit runs. */
-  started: boolean;
-  remaining: number;
-  armedAt: number;
-  timer?: NodeJS.Timeout;
-  /** Removes the abort listener from the caller's signal (a run's signal outlives many calls). */
-  unlisten?: () => void;
-}
-
-interface Live {
-  worker: Worker;
-  /** The marker of the processes its code starts (reap.ts). */
-  token: string;
-  /** The load deadline (armed when the thread starts importing the file). */
-  loadTimer?: NodeJS.Timeout;
-  ready: Promise<{ kind: CustomKind; name: string }[]>;
-  pending: Map<number, Pending>;
-  flag: Int32Array;
-  syncPort: MessagePort;
-  tokenizers: Set<number>;
-  /** Loads and calls in flight: the thread keeps the process alive only while there are any. */
-  busy: number;
-  /** The thread has answered a call (it has loaded the file): environment calls get no start allowance. */
-  answered: boolean;
-  /** Set once the thread is gone (or being stopped): the reason its calls failed. */
-  ended?: string;
-  pings: Map<number, () => void>;
-  /** The thread is being pinged (a call passed its limit, or it took up no call): calls timing out meanwhile wait. */
-  checking?: boolean;
-}
 
 const tokenizerKeys = new WeakMap<Tokenizer, number>();
 let nextTokenizerKey = 0;
 
-function startThread(token: string): Worker {
-  // Its own process.env (with the marker its child processes inherit) and a bounded heap. (Its output
-  // is capped in the thread: `stdout: true` here would keep an unref'd thread holding the process.)
-  const opts = {
-    env: { ...process.env, [MARKER]: token },
-    resourceLimits: { maxOldGenerationSizeMb: USER_CODE_HEAP_MB },
-  };
-  // The bundles ship dist/backend/user-code-worker.mjs (scripts/build.mjs); under tsx a bootstrap registers tsx in the thread first (as workers/pool.ts does).
-  if (!fromSource) return new Worker(packageFile('dist', 'backend', 'user-code-worker.mjs'), opts);
-  const entry = pathToFileURL(packageFile('backend', 'explorer', 'user-code', 'worker.ts')).href;
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(
-    `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`,
-    { eval: true, ...opts },
-  );
-}
-
-/** A call that failed only because another call in its thread ended the thread: it is run again, alone. */
-class Bystander extends Error {}
-
-function hold(l: Live, d: number): void {
-  l.busy += d;
-  if (l.busy > 0) l.worker.ref();
-  else l.worker.unref();
-}
-
 export class UserCodeHost {
   private live?: Live;
   private nextId = 0;
-  private nextPing = 0;
+  /** The time limits of its calls (call-clock.ts). */
+  private readonly clock: CallClock;
   /** Threads started (the first, then one after each that ended or was stopped). */
   threads = 0;
   /** Bytes of the code's output passed on, and dropped past OUTPUT_CAP_BYTES, by all its threads (counted in them). */
@@ -136,7 +72,9 @@ export class UserCodeHost {
     readonly file: string,
     readonly timeoutMs = DEFAULT_CODE_TIMEOUT_MS,
     private readonly isSolo = false,
-  ) {}
+  ) {
+    this.clock = new CallClock({ timeoutMs, end: (...a) => this.end(...a), timedOut: () => this.timedOut() });
+  }
 
   /** Starts the thread and loads the file: what it registered, or the InputError naming the file. */
   start(): Promise<{ kind: CustomKind; name: string }[]> {
@@ -361,11 +299,11 @@ export class UserCodeHost {
       const p: Pending = { resolve, reject, ctx, waiting: 0, started: false, remaining: this.timeoutMs, armedAt: 0 };
       l.pending.set(id, p);
       hold(l, 1);
-      this.queued(l, id, p);
+      this.clock.queued(l, id, p);
       try {
         l.worker.postMessage({ type: 'call', id, ...msg, ...extra?.(l) } as ToWorker);
       } catch (e) {
-        this.settle(l, id);
+        settle(l, id);
         reject(new Error(`its arguments cannot be passed to its thread: ${(e as Error).message.split('\n')[0]}`));
         return;
       }
@@ -378,113 +316,12 @@ export class UserCodeHost {
     });
   }
 
-  private settle(l: Live, id: number): Pending | undefined {
-    const p = l.pending.get(id);
-    if (!p) return undefined;
-    clearTimeout(p.timer);
-    p.unlisten?.();
-    l.pending.delete(id);
-    hold(l, -1);
-    return p;
-  }
-
-  private arm(l: Live, id: number, p: Pending): void {
-    p.armedAt = performance.now();
-    p.timer = setTimeout(() => void this.expire(l, id), p.remaining);
-  }
-
-  /**
-   * A call posted and not yet taken up: it has no limit of its own while a call of the thread runs
-   * (that call's limit stops a loop, and this one is then run again alone). The watch is for a
-   * thread that takes up nothing for a whole limit with no call running: something outside any call
-   * blocks it (a loop in a timer an earlier call left), and it is stopped if it does not answer.
-   */
-  private queued(l: Live, id: number, p: Pending): void {
-    p.timer = setTimeout(() => void this.unstarted(l, id), this.timeoutMs);
-  }
-
-  private async unstarted(l: Live, id: number): Promise<void> {
-    const p = l.pending.get(id);
-    if (!p || p.started) return;
-    if (l.checking || [...l.pending.values()].some((q) => q.started)) return this.queued(l, id, p);
-    l.checking = true;
-    const answered = await this.answers(l);
-    l.checking = false;
-    if (answered) {
-      // A pong comes after the call's 'started' (messages keep their order): it runs now.
-      if (l.pending.get(id) === p && !p.started) this.queued(l, id, p);
-      return;
-    }
-    this.end(
-      l,
-      `its thread was stopped: it took up no call for ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds) and stopped answering (a synchronous loop left running by an earlier call, e.g. in a timer?)`,
-      true,
-      true,
-    );
-  }
-
-  private started(l: Live, id: number): void {
-    const p = l.pending.get(id);
-    if (!p || p.started) return;
-    p.started = true;
-    clearTimeout(p.timer);
-    this.arm(l, id, p);
-  }
-
-  /** Whether the thread answers a ping within PING_MS (an ended thread counts as answering: its calls are failed already). */
-  private answers(l: Live): Promise<boolean> {
-    const n = this.nextPing++;
-    return new Promise<boolean>((resolve) => {
-      const t = setTimeout(() => {
-        l.pings.delete(n);
-        resolve(false);
-      }, PING_MS);
-      l.pings.set(n, () => {
-        clearTimeout(t);
-        resolve(true);
-      });
-      if (l.ended) return resolve(true);
-      l.worker.postMessage({ type: 'ping', n } satisfies ToWorker);
-    });
-  }
-
-  private async expire(l: Live, id: number): Promise<void> {
-    // The thread is being checked: this call most likely ran beside the call under check (calls
-    // interleave at their awaits) and was starved by its loop, so it is a bystander until that check
-    // ends, with a fresh limit. If the thread is stopped, end() runs it again alone; if it answers,
-    // this call is checked in turn. (A call queued behind a loop never gets here: its limit has not started.)
-    if (l.checking) {
-      const q = l.pending.get(id);
-      if (q) {
-        q.remaining = this.timeoutMs;
-        this.arm(l, id, q);
-      }
-      return;
-    }
-    const p = this.settle(l, id);
-    if (!p) return;
-    l.checking = true;
-    const limit = `did not return within ${this.timeoutMs / 1000} s (workflow.code_timeout_seconds)`;
-    this.timedOut();
-    const answered = await this.answers(l);
-    l.checking = false;
-    if (answered) return p.reject(new Error(limit));
-    const why = `${limit} and its thread stopped answering (a synchronous loop?): the thread was stopped`;
-    p.reject(new Error(why));
-    this.end(
-      l,
-      `its thread was stopped: a call ${limit} and the thread stopped answering (a synchronous loop?)`,
-      true,
-      true,
-    );
-  }
-
   private onMessage(l: Live, m: FromWorker): void {
     if (m.type === 'pong') l.pings.get(m.n)?.();
     else if (m.type === 'output_capped') this.capped();
-    else if (m.type === 'started') this.started(l, m.id);
+    else if (m.type === 'started') this.clock.started(l, m.id);
     else if (m.type === 'result') {
-      const p = this.settle(l, m.id);
+      const p = settle(l, m.id);
       if (!p) return;
       (this.owner ?? this).timeouts = 0;
       if (m.ok) p.resolve(m.value);
@@ -510,7 +347,7 @@ export class UserCodeHost {
     } catch (e) {
       answer({ type: 'rpc_result', rpc: m.rpc, ok: false, error: (e as Error).message });
     } finally {
-      if (--p.waiting === 0 && l.pending.get(m.id) === p) this.arm(l, m.id, p);
+      if (--p.waiting === 0 && l.pending.get(m.id) === p) this.clock.arm(l, m.id, p);
     }
   }
 

@@ -54,12 +54,77 @@ export interface HfModelInfo {
 
 type Json = Record<string, unknown>;
 
-export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
+/** config.json's fields as parseHfConfig reads them: every error names the file and the field. */
+interface Fields {
+  r: Json;
+  fail: (field: string, message: string) => never;
+  num: (k: string, required: boolean) => number | undefined;
+}
+
+function fields(r: Json, file: string): Fields {
   const fail = (field: string, message: string): never => {
     throw new InputError(message, { file, field });
   };
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return fail('(root)', 'expected a JSON object');
-  const r = raw as Json;
+  const num = (k: string, required: boolean): number | undefined => {
+    const v = r[k];
+    if (v === undefined || v === null) return required ? fail(k, 'missing (a number is required)') : undefined;
+    if (typeof v !== 'number' || !Number.isFinite(v)) return fail(k, `expected a number, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  return { r, fail, num };
+}
+
+export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new InputError('expected a JSON object', { file, field: '(root)' });
+  const f = fields(raw as Json, file);
+  const { r, fail, num } = f;
+  const architecture = readArchitecture(f);
+  checkFieldNames(f);
+  const { ropeTheta, ropeScaling } = readRope(f, architecture);
+  const maxSeqLen = readMaxSeqLen(f, architecture);
+  const nHeads = num('num_attention_heads', true)!;
+  checkHeads(f, nHeads);
+  const rft = (r.rft ?? {}) as { valueHead?: boolean; vision?: ModelConfig['vision'] | null; initStd?: number };
+  try {
+    const config = makeConfig({
+      vocabSize: num('vocab_size', true)!,
+      dModel: num('hidden_size', true)!,
+      nLayers: num('num_hidden_layers', true)!,
+      nHeads,
+      nKvHeads: num('num_key_value_heads', false) ?? nHeads,
+      dFF: num('intermediate_size', true)!,
+      maxSeqLen,
+      ropeTheta: ropeTheta ?? 10000,
+      rmsEps: num('rms_norm_eps', false) ?? 1e-6,
+      // transformers' default for these four architectures is untied, except where the file says so.
+      tieEmbeddings: r.tie_word_embeddings === undefined ? false : (r.tie_word_embeddings as boolean),
+      headDim: num('head_dim', false),
+      attnBias: architecture === 'Qwen2ForCausalLM',
+      qkNorm: architecture === 'Qwen3ForCausalLM',
+      ropeScaling,
+      valueHead: rft.valueHead ?? false,
+      vision: rft.vision ?? undefined,
+      initStd: rft.initStd ?? 0.02,
+      hfConfig: Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'rft')),
+    });
+    const dtype = typeof r.torch_dtype === 'string' ? r.torch_dtype : typeof r.dtype === 'string' ? r.dtype : undefined;
+    return { architecture, config, dtype };
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    // The schema's names are internal (nLayers): say which config.json key holds the bad value, in one line.
+    if (e instanceof ZodError) {
+      const i = e.issues[0]!;
+      const key = i.path.length ? (CONFIG_KEY_OF[String(i.path[0])] ?? i.path.join('.')) : '(root)';
+      const got = i.path.length === 1 && CONFIG_KEY_OF[String(i.path[0])] ? ` got ${JSON.stringify(r[key])}:` : '';
+      return fail(key, `${got} ${i.message.toLowerCase()}`.trim());
+    }
+    throw new InputError(`invalid model config: ${(e as Error).message}`, { file });
+  }
+}
+
+/** `architectures` (exactly one, supported) and `model_type` (matching it). */
+function readArchitecture({ r, fail }: Fields): HfArchitecture {
   const archs = r.architectures;
   if (!Array.isArray(archs) || archs.length !== 1 || typeof archs[0] !== 'string')
     return fail('architectures', `expected one architecture, got ${JSON.stringify(archs)}`);
@@ -73,13 +138,11 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
   const modelType = HF_ARCHITECTURES[architecture];
   if (r.model_type !== undefined && r.model_type !== modelType)
     fail('model_type', `expected '${modelType}' for ${architecture}, got ${JSON.stringify(r.model_type)}`);
+  return architecture;
+}
 
-  const num = (k: string, required: boolean): number | undefined => {
-    const v = r[k];
-    if (v === undefined || v === null) return required ? fail(k, 'missing (a number is required)') : undefined;
-    if (typeof v !== 'number' || !Number.isFinite(v)) return fail(k, `expected a number, got ${JSON.stringify(v)}`);
-    return v;
-  };
+/** Every field is known: math-changing ones must have the value the implementation assumes, unknown ones are refused. */
+function checkFieldNames({ r, fail }: Fields): void {
   const mustBe = (k: string, ok: (v: unknown) => boolean, want: string) => {
     if (r[k] !== undefined && !ok(r[k]))
       fail(k, `${JSON.stringify(r[k])} changes the model's math and is not supported (expected ${want})`);
@@ -124,8 +187,13 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
         k,
         `unknown config field: it may change the model's math, so it is refused (known fields: see backend/model/hf/config.ts)`,
       );
+}
 
-  // Rotary: rope_theta at the top level (transformers 4) or inside rope_parameters (transformers 5).
+/** Rotary: rope_theta at the top level (transformers 4) or inside rope_parameters (transformers 5); only llama3 scaling. */
+function readRope(
+  { r, fail, num }: Fields,
+  architecture: HfArchitecture,
+): { ropeTheta?: number; ropeScaling: ModelConfig['ropeScaling'] } {
   let ropeTheta = num('rope_theta', false);
   let scalingRaw: unknown = r.rope_scaling;
   let scalingField = 'rope_scaling';
@@ -172,7 +240,11 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
       );
     }
   }
+  return { ropeTheta, ropeScaling };
+}
 
+/** The context read: max_position_embeddings, capped at MAX_SEQ_CAP (and Mistral's sliding window). */
+function readMaxSeqLen({ r, fail, num }: Fields, architecture: HfArchitecture): number {
   const maxPos = num('max_position_embeddings', true)!;
   // A context shorter than a chat prompt failed later in generate() as an unnamed error.
   if (!Number.isInteger(maxPos) || maxPos < MIN_CONTEXT)
@@ -184,9 +256,11 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
   // Mistral's sliding window only differs from full attention beyond the window: stay within it.
   if (architecture === 'MistralForCausalLM' && r.sliding_window !== undefined && r.sliding_window !== null)
     maxSeqLen = Math.min(maxSeqLen, num('sliding_window', true)!);
+  return maxSeqLen;
+}
 
-  const nHeads = num('num_attention_heads', true)!;
-  // makeConfig's own shape checks speak of dModel / nHeads: say them first in config.json's keys.
+/** makeConfig's own shape checks speak of dModel / nHeads: say them first in config.json's keys. */
+function checkHeads({ r, fail }: Fields, nHeads: number): void {
   const hidden = r.hidden_size;
   const kv = r.num_key_value_heads;
   if (
@@ -202,42 +276,6 @@ export function parseHfConfig(raw: unknown, file: string): HfModelInfo {
     );
   if (typeof kv === 'number' && Number.isInteger(kv) && kv > 0 && Number.isInteger(nHeads) && nHeads % kv !== 0)
     fail('num_key_value_heads', `num_attention_heads ${nHeads} is not divisible by num_key_value_heads ${kv}`);
-  const rft = (r.rft ?? {}) as { valueHead?: boolean; vision?: ModelConfig['vision'] | null; initStd?: number };
-  try {
-    const config = makeConfig({
-      vocabSize: num('vocab_size', true)!,
-      dModel: num('hidden_size', true)!,
-      nLayers: num('num_hidden_layers', true)!,
-      nHeads,
-      nKvHeads: num('num_key_value_heads', false) ?? nHeads,
-      dFF: num('intermediate_size', true)!,
-      maxSeqLen,
-      ropeTheta: ropeTheta ?? 10000,
-      rmsEps: num('rms_norm_eps', false) ?? 1e-6,
-      // transformers' default for these four architectures is untied, except where the file says so.
-      tieEmbeddings: r.tie_word_embeddings === undefined ? false : (r.tie_word_embeddings as boolean),
-      headDim: num('head_dim', false),
-      attnBias: architecture === 'Qwen2ForCausalLM',
-      qkNorm: architecture === 'Qwen3ForCausalLM',
-      ropeScaling,
-      valueHead: rft.valueHead ?? false,
-      vision: rft.vision ?? undefined,
-      initStd: rft.initStd ?? 0.02,
-      hfConfig: Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'rft')),
-    });
-    const dtype = typeof r.torch_dtype === 'string' ? r.torch_dtype : typeof r.dtype === 'string' ? r.dtype : undefined;
-    return { architecture, config, dtype };
-  } catch (e) {
-    if (e instanceof InputError) throw e;
-    // The schema's names are internal (nLayers): say which config.json key holds the bad value, in one line.
-    if (e instanceof ZodError) {
-      const i = e.issues[0]!;
-      const key = i.path.length ? (CONFIG_KEY_OF[String(i.path[0])] ?? i.path.join('.')) : '(root)';
-      const got = i.path.length === 1 && CONFIG_KEY_OF[String(i.path[0])] ? ` got ${JSON.stringify(r[key])}:` : '';
-      return fail(key, `${got} ${i.message.toLowerCase()}`.trim());
-    }
-    throw new InputError(`invalid model config: ${(e as Error).message}`, { file });
-  }
 }
 
 /** ModelConfig's field -> the config.json key it is read from (errors name the file's key). */

@@ -14,12 +14,26 @@ function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+type Fail = (field: string, message: string) => never;
+
 export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer | BpeTokenizer {
-  const fail = (field: string, message: string): never => {
+  const fail: Fail = (field, message) => {
     throw new InputError(message, { file, field });
   };
   if (!isObject(json)) fail('(root)', 'expected a tokenizer.json object');
   const root = json as Json;
+  const { model, byteFallback } = readModel(root, fail);
+  const tokens = readVocab(model, fail);
+  const specials = readSpecials(root, tokens, fail);
+  const merges = model.merges ?? [];
+  if (!Array.isArray(merges)) return fail('model.merges', 'expected an array');
+  if (root.pre_tokenizer === null || root.pre_tokenizer === undefined)
+    return charTokenizer(root, byteFallback, merges, tokens, specials, fail);
+  return bpeTokenizer(root, byteFallback, merges, tokens, specials, fail);
+}
+
+/** `model`: a BPE with none of the options this implementation does not have; no normalizer. */
+function readModel(root: Json, fail: Fail): { model: Json; byteFallback: unknown } {
   const model = root.model;
   if (!isObject(model)) return fail('model', 'expected an object');
   if (model.type !== 'BPE') fail('model.type', `expected 'BPE', got ${JSON.stringify(model.type)}`);
@@ -31,8 +45,11 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
   const byteFallback = model.byte_fallback ?? false;
   if (typeof byteFallback !== 'boolean') fail('model.byte_fallback', 'expected true or false');
   if (root.normalizer !== undefined && root.normalizer !== null) fail('normalizer', 'not supported: must be null');
+  return { model, byteFallback };
+}
 
-  // Vocabulary: ids must run 0..n-1 with no gaps or repeats.
+/** Vocabulary: ids must run 0..n-1 with no gaps or repeats. */
+function readVocab(model: Json, fail: Fail): string[] {
   const vocab = model.vocab;
   if (!isObject(vocab)) return fail('model.vocab', 'expected an object of token -> id');
   const entries = Object.entries(vocab);
@@ -48,8 +65,11 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
       fail(`model.vocab[${JSON.stringify(t)}]`, `id ${id} is also given to ${JSON.stringify(tokens[id as number])}`);
     tokens[id as number] = t;
   }
+  return tokens;
+}
 
-  // Special tokens: every named one must be there, as a special added token that is also in the vocabulary.
+/** Special tokens: every named one must be there, as a special added token that is also in the vocabulary. */
+function readSpecials(root: Json, tokens: string[], fail: Fail): Map<string, number> {
   const added = root.added_tokens ?? [];
   if (!Array.isArray(added)) return fail('added_tokens', 'expected an array');
   const specials = new Map<string, number>();
@@ -75,51 +95,68 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
   for (const content of Object.values(SPECIAL_TOKENS)) {
     if (!specials.has(content)) fail('added_tokens', `missing the special token '${content}'`);
   }
+  return specials;
+}
 
-  const merges = model.merges ?? [];
-  if (!Array.isArray(merges)) return fail('model.merges', 'expected an array');
+/** Char tokenizer: no pre-tokenizer, no merges, byte fallback over all 256 bytes. */
+function charTokenizer(
+  root: Json,
+  byteFallback: unknown,
+  merges: unknown[],
+  tokens: string[],
+  specials: Map<string, number>,
+  fail: Fail,
+): CharTokenizer {
+  const decoder = root.decoder;
+  const post = root.post_processor;
+  if (byteFallback !== true)
+    fail('model.byte_fallback', 'must be true when there is no pre-tokenizer (char tokenizer)');
+  if (merges.length > 0) fail('model.merges', 'a char tokenizer (no pre-tokenizer) has no merges');
+  if (post !== undefined && post !== null) fail('post_processor', 'not supported: must be null');
+  const ok =
+    isObject(decoder) &&
+    decoder.type === 'Sequence' &&
+    Array.isArray(decoder.decoders) &&
+    decoder.decoders.length === 2 &&
+    isObject(decoder.decoders[0]) &&
+    decoder.decoders[0].type === 'ByteFallback' &&
+    isObject(decoder.decoders[1]) &&
+    decoder.decoders[1].type === 'Fuse';
+  if (!ok) fail('decoder', 'expected Sequence [ByteFallback, Fuse] for a char tokenizer');
+  const idOf = new Map(tokens.map((t, id) => [t, id]));
+  const byteIds = new Int32Array(256);
+  for (let b = 0; b < 256; b++) {
+    const id = idOf.get(byteTokenName(b));
+    if (id === undefined || specials.has(byteTokenName(b)))
+      return fail('model.vocab', `missing the byte-fallback token '${byteTokenName(b)}'`);
+    byteIds[b] = id;
+  }
+  tokens.forEach((t, id) => {
+    if (specials.has(t) || /^<0x[0-9A-F]{2}>$/.test(t)) return;
+    const chars = [...t];
+    const cp = t.codePointAt(0)!;
+    if (chars.length !== 1 || (cp >= 0xd800 && cp <= 0xdfff)) {
+      fail(
+        `model.vocab[${JSON.stringify(t)}]`,
+        `a char tokenizer's token must be one well-formed character (id ${id})`,
+      );
+    }
+  });
+  return wrap(() => new CharTokenizer(tokens, specials, byteIds), fail);
+}
+
+/** Byte-level BPE: a ByteLevel pre-tokenizer and decoder, every byte in the vocabulary, merges of vocabulary tokens. */
+function bpeTokenizer(
+  root: Json,
+  byteFallback: unknown,
+  merges: unknown[],
+  tokens: string[],
+  specials: Map<string, number>,
+  fail: Fail,
+): BpeTokenizer {
   const pre = root.pre_tokenizer;
   const decoder = root.decoder;
   const post = root.post_processor;
-
-  if (pre === null || pre === undefined) {
-    // Char tokenizer: no pre-tokenizer, no merges, byte fallback over all 256 bytes.
-    if (byteFallback !== true)
-      fail('model.byte_fallback', 'must be true when there is no pre-tokenizer (char tokenizer)');
-    if (merges.length > 0) fail('model.merges', 'a char tokenizer (no pre-tokenizer) has no merges');
-    if (post !== undefined && post !== null) fail('post_processor', 'not supported: must be null');
-    const ok =
-      isObject(decoder) &&
-      decoder.type === 'Sequence' &&
-      Array.isArray(decoder.decoders) &&
-      decoder.decoders.length === 2 &&
-      isObject(decoder.decoders[0]) &&
-      decoder.decoders[0].type === 'ByteFallback' &&
-      isObject(decoder.decoders[1]) &&
-      decoder.decoders[1].type === 'Fuse';
-    if (!ok) fail('decoder', 'expected Sequence [ByteFallback, Fuse] for a char tokenizer');
-    const idOf = new Map(tokens.map((t, id) => [t, id]));
-    const byteIds = new Int32Array(256);
-    for (let b = 0; b < 256; b++) {
-      const id = idOf.get(byteTokenName(b));
-      if (id === undefined || specials.has(byteTokenName(b)))
-        return fail('model.vocab', `missing the byte-fallback token '${byteTokenName(b)}'`);
-      byteIds[b] = id;
-    }
-    tokens.forEach((t, id) => {
-      if (specials.has(t) || /^<0x[0-9A-F]{2}>$/.test(t)) return;
-      const chars = [...t];
-      const cp = t.codePointAt(0)!;
-      if (chars.length !== 1 || (cp >= 0xd800 && cp <= 0xdfff)) {
-        fail(
-          `model.vocab[${JSON.stringify(t)}]`,
-          `a char tokenizer's token must be one well-formed character (id ${id})`,
-        );
-      }
-    });
-    return wrap(() => new CharTokenizer(tokens, specials, byteIds), fail);
-  }
-
   if (!isObject(pre) || pre.type !== 'ByteLevel')
     return fail(
       'pre_tokenizer',
@@ -167,7 +204,7 @@ export function tokenizerFromJSON(json: unknown, file?: string): CharTokenizer |
   return wrap(() => new BpeTokenizer(tokens, specials, pairs), fail);
 }
 
-function wrap<T extends TokenizerBase>(make: () => T, fail: (field: string, message: string) => never): T {
+function wrap<T extends TokenizerBase>(make: () => T, fail: Fail): T {
   try {
     return make();
   } catch (e) {
