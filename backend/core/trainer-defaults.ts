@@ -41,7 +41,7 @@ export const SCRATCH_DEFAULTS: TrainerDefaults = { lr: 1e-3, warmup_steps: 0, gr
 export const PRETRAINED_DEFAULTS: TrainerDefaults = { lr: 'auto', warmup_steps: 0, grad_clip: 1 };
 /** Warm-up of a FIXED lr set by the config for a run from a checkpoint. */
 export const PRETRAINED_FIXED_WARMUP = 5;
-/** Update KL per token `lr: auto` keeps the policy change at (band [target/2, 2 target]); chosen by experiment (docs/algorithms.md). */
+/** Update KL per token `lr: auto` keeps the policy change at (band [target/2, 2 target]); chosen on the five-model spread (docs/results.md, "lr auto, second pass"). */
 export const AUTO_TARGET_KL = 1e-2;
 /** Where `lr: auto` starts and its bounds, by what trains: the whole model or LoRA adapters. */
 export const AUTO_LR: Record<DefaultsKind, Omit<AutoLrSettings, 'targetKl'>> = {

@@ -108,3 +108,13 @@ export function updateKl(before: number[][], after: number[][], masks: number[][
   });
   return { kl: n ? sum / n : Number.NaN, tokens: n };
 }
+
+/**
+ * Whether a batch can teach anything, so its update KL says something about the lr: a batch of
+ * rollouts whose advantages are all zero (every group's rewards equal) moves the policy only by the
+ * KL and weight-decay terms, and a ramp that trusted its tiny KL would jump x10 a step for nothing.
+ * Expert rows, pairs and rows whose advantages the trainer computes (a critic) always count.
+ */
+export function batchTeaches(exps: { source?: string; advantages?: number[] }[]): boolean {
+  return exps.some((e) => e.source !== 'usual' || !e.advantages || e.advantages.some((a) => a !== 0));
+}

@@ -12,7 +12,7 @@ import { batchPatches } from './images.js';
 import { screenBatch } from '../core/sequence-check.js';
 import { logger } from '../core/log.js';
 import { describePlan, planMicroBatch, type MicroBatchPlan } from './memory-plan.js';
-import { AdaptiveLr, updateKl, type AdaptiveLrOptions } from './adaptive-lr.js';
+import { AdaptiveLr, batchTeaches, updateKl, type AdaptiveLrOptions } from './adaptive-lr.js';
 import { wholePairs } from './step-parts.js';
 import { emptySums, logprobsNoGrad, microStep } from './micro-step.js';
 import { emptyStepMetrics, stepMetrics } from './step-metrics.js';
@@ -147,7 +147,8 @@ export class Trainer {
       after,
       probe.map((e) => e.actionMask),
     );
-    if (this.autoLr) this.autoLr.observe(uk.kl, klTarget);
+    // A batch that teaches nothing (all its groups' rewards equal) says nothing about the lr.
+    if (this.autoLr) this.autoLr.observe(batchTeaches(exps) ? uk.kl : Number.NaN, klTarget);
     this.step++;
     const totalS = (performance.now() - t0) / 1000;
     return stepMetrics({

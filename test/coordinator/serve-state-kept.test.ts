@@ -101,8 +101,32 @@ test('the episodes are kept in the buffer while serving, before any close', asyn
     );
     assert.deepEqual(kept.book.closed, [['waits-1', 'rewarded']]);
     // The second episode of task t2 completes the group: written to the buffer, no longer kept waiting.
+    // While its rows are being written (held here), what is kept already counts it as rewarded: a
+    // process killed mid-write must not reopen it (a second reward would write its rows again).
     await call('waits-2', 't2');
-    await reward('waits-2');
+    const append = store.appendExperiences.bind(store);
+    let release!: () => void;
+    let entered!: () => void;
+    const inWrite = new Promise<void>((r) => (entered = r));
+    store.appendExperiences = async (...a) => {
+      entered();
+      await new Promise<void>((r) => (release = r));
+      return append(...a);
+    };
+    const rewarded = reward('waits-2');
+    await inWrite;
+    const mid = await until('a save made while the group is being written', async () => {
+      const s = await store.getState<Kept>('r1', 'serve_episodes');
+      return s?.book.closed.some(([id]) => id === 'waits-2') ? s : undefined;
+    });
+    assert.deepEqual(
+      mid.book.open.map((e) => e.id),
+      ['open-1'],
+      'the episode being rewarded is not kept as open',
+    );
+    release();
+    await rewarded;
+    store.appendExperiences = append;
     const after = await until('the group written and no longer kept', async () => {
       const s = await store.getState<Kept>('r1', 'serve_episodes');
       return s?.groups.length === 0 && s.book.closed.length === 2 ? s : undefined;

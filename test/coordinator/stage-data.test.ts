@@ -18,7 +18,7 @@ test('every built-in algorithm: what it reads, whether it explores, and the samp
     const type = samplerConfig(name, {}, cfg).type;
     const expected = { pairs: 'pairs', expert: 'expert', mixed: 'mixed', rollouts: 'fifo' }[reads];
     assert.equal(type, expected, `${name}: reads ${reads}, sampler ${type}`);
-    assert.equal(stageExplores({ mode: 'both', algorithm }), reads !== 'expert', `${name} in mode both`);
+    assert.equal(stageExplores({ mode: 'both', algorithm }), reads !== 'expert' && name !== 'sft', `${name} in mode both`);
     assert.equal(stageExplores({ mode: 'train', algorithm }), false, `${name} in mode train`);
   }
   assert.equal(seen.sft, 'expert');
@@ -28,4 +28,7 @@ test('every built-in algorithm: what it reads, whether it explores, and the samp
   // params.expert_ratio moves a bundle's share: 0 makes MIX read rollouts alone.
   assert.equal(stageReads({ name: 'mix', params: { expert_ratio: 0 } }), 'rollouts');
   assert.equal(stageReads({ name: 'grpo', params: { expert_ratio: 0.25 } }), 'mixed');
+  // SFT never explores, whatever its share: below 1 its usual rows are buffer rows (train_from).
+  const sftHalf = { name: 'sft', params: { expert_ratio: 0.5 } };
+  assert.deepEqual([stageReads(sftHalf), stageExplores({ mode: 'both', algorithm: sftHalf })], ['mixed', false]);
 });

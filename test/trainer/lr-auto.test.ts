@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateRunConfig } from '../../backend/core/config.js';
 import { resolveTrainerSettings } from '../../backend/core/trainer-defaults.js';
-import { AdaptiveLr, updateKl } from '../../backend/trainer/adaptive-lr.js';
+import { AdaptiveLr, batchTeaches, updateKl } from '../../backend/trainer/adaptive-lr.js';
 import { groupSpread } from '../../backend/trainer/group-spread.js';
 import { STALL_STEPS, StallGuard } from '../../backend/trainer/stall-guard.js';
 import type { Experience } from '../../backend/core/types.js';
@@ -117,6 +117,21 @@ test('controller: the lr falls when the update KL is above its band, rises when 
   const s = new AdaptiveLr({ targetKl: 1e-3, start: 1e-6, min: 1e-8, max: 1e-2 });
   s.restore(c.state());
   assert.equal(s.lr, 1e-4, 'state restored');
+});
+
+test('a batch that teaches nothing (every advantage zero) is no reading for the lr; expert rows and critic rows always are', () => {
+  const flat = [
+    { source: 'usual', advantages: [0, 0] },
+    { source: 'usual', advantages: [0] },
+  ];
+  assert.equal(batchTeaches(flat), false);
+  assert.equal(batchTeaches([...flat, { source: 'usual', advantages: [0, 0.5] }]), true);
+  assert.equal(batchTeaches([...flat, { source: 'expert' }]), true);
+  assert.equal(batchTeaches([{ source: 'usual' }]), true, 'advantages computed in the trainer (a critic)');
+  // What the trainer then does with no reading: the lr stays, even while ramping.
+  const c = new AdaptiveLr({ targetKl: 1e-2, start: 1e-6, min: 1e-8, max: 1e-2 });
+  for (let i = 0; i < 4; i++) c.observe(Number.NaN);
+  assert.equal(c.lr, 1e-6);
 });
 
 test('update KL: k3 per trained token, zero for no change, never negative, masked tokens left out', () => {

@@ -77,14 +77,17 @@ export async function openServeEndpoint(o: {
     algorithm: o.algorithm,
     write: async (exps) => {
       await store.appendExperiences(exps);
-      // At once, so a resume never writes this group's rows a second time.
-      await persist();
+      // At once, so a resume never writes this group's rows a second time (the episode being
+      // rewarded is kept as rewarded meanwhile: EpisodeBook.snapshot). A failed save is not a failed
+      // write: the rows are in, and the next save carries the state.
+      await persist().catch((e) => log.warn(`could not keep the episodes' state: ${(e as Error).message}`));
     },
   });
   const book = new EpisodeBook({
     runId,
     sink: (exps) => sink.add(exps),
     rewardTimeoutMs: serve.reward_timeout_seconds * 1000,
+    onClosed: () => persist().catch((e) => log.warn(`could not keep the episodes' state: ${(e as Error).message}`)),
   });
   // The state is kept as it changes (each group written, and every few sweeps), not only at close.
   let written = '';
@@ -95,8 +98,8 @@ export async function openServeEndpoint(o: {
     const state: ServeState = { book: book.snapshot(), groups: sink.snapshot() };
     const text = JSON.stringify(state);
     if (text === written) return;
-    written = text;
     await store.setState(runId, SERVE_STATE, state);
+    written = text; // only once saved: a failed save is tried again
   };
   // One write at a time, in order: an older snapshot never lands after a newer one.
   const persist = (): Promise<void> => {
@@ -147,6 +150,8 @@ export async function openServeEndpoint(o: {
       clearInterval(sweeper);
       // Closed first, so no call or reward lands after the state is taken.
       await server.close();
+      // A reward being written when the server closed lands before the state is taken.
+      await book.settle();
       await persist();
       closed = true;
       metrics.write({ kind: 'serve', stopped: true, ...book.stats, waiting_for_group: sink.pending });

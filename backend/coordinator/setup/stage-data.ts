@@ -23,12 +23,18 @@ export function stageExpertRatio(algorithm: { name: string; params: Record<strin
 }
 
 /**
- * Whether a stage explores: its mode is not `train` and its batches are not expert rows alone. (DPO
- * explores: the long2short pairs come from its rollouts.)
+ * Whether a stage explores: its mode is not `train`, its batches are not expert rows alone, and its
+ * loss is not SFT's (SFT with an expert_ratio below 1 trains on buffer rows, e.g. `buffer.train_from`,
+ * never on its own unfiltered samples). DPO explores: the long2short pairs come from its rollouts.
  */
 export function stageExplores(stage: {
   mode?: string;
   algorithm: { name: string; params: Record<string, unknown> };
 }): boolean {
-  return stage.mode !== 'train' && stageReads(stage.algorithm) !== 'expert';
+  const { name, params } = stage.algorithm;
+  return (
+    stage.mode !== 'train' &&
+    stageReads(stage.algorithm) !== 'expert' &&
+    resolveAlgorithm(name, params).policyLoss.fn !== 'sft'
+  );
 }

@@ -58,6 +58,8 @@ export interface EpisodeBookOptions {
   now?: () => number;
   /** Closed episode ids remembered (default CLOSED_LIMIT); the oldest are forgotten first. */
   closedLimit?: number;
+  /** After an episode was rewarded and closed (its state is then kept: serve-endpoint.ts). */
+  onClosed?: () => Promise<void>;
 }
 
 /**
@@ -103,6 +105,9 @@ export class EpisodeBook {
   private readonly starting = new Set<string>();
   /** Ids that were rewarded or dropped, so a late reward is refused by name. */
   private readonly closed = new Map<string, 'rewarded' | 'dropped'>();
+  /** Episodes whose reward is being written: kept as rewarded, so a kill mid-write never writes them twice. */
+  private readonly rewarding = new Set<string>();
+  private readonly inflight = new Set<Promise<void>>();
   readonly stats: EpisodeStats = { episodes: 0, rewarded: 0, dropped: 0, branches: 0, experiences: 0, expired: 0 };
   private readonly now: () => number;
   private readonly closedLimit: number;
@@ -126,11 +131,17 @@ export class EpisodeBook {
 
   /** The open episodes (none busy: taken between calls), closed ids and counts, for a resume. */
   snapshot(): EpisodeBookState {
+    const writing = [...this.rewarding].map((id): [string, 'rewarded'] => [id, 'rewarded']);
     return {
-      open: [...this.open.values()].map((e) => ({ ...e, busy: false })),
-      closed: [...this.closed],
+      open: [...this.open.values()].filter((e) => !this.rewarding.has(e.id)).map((e) => ({ ...e, busy: false })),
+      closed: [...this.closed, ...writing],
       stats: { ...this.stats },
     };
+  }
+
+  /** Resolves once the rewards being written are written (or failed): a close waits for them. */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.inflight]);
   }
 
   /** Takes back what snapshot() kept (a resumed run): the episodes' reward timeouts count from now. */
@@ -280,14 +291,27 @@ export class EpisodeBook {
 
   /** Closes episode ID with REWARD: its branches become experiences in the sink. */
   async reward(id: string, reward: number, details?: Record<string, number | string | boolean>): Promise<void> {
+    const done = this.rewardNow(id, reward, details);
+    this.inflight.add(done);
+    try {
+      await done;
+    } finally {
+      this.inflight.delete(done);
+    }
+    await this.o.onClosed?.();
+  }
+
+  private async rewardNow(id: string, reward: number, details?: Record<string, number | string | boolean>) {
     const ep = this.open.get(id)!;
     const exps = ep.branches.map((b, k) => this.experience(ep, b, k, reward, details));
     // Held while it is written, so no call or second reward slips in; reopened if the write fails.
     ep.busy = true;
+    this.rewarding.add(id);
     try {
       await this.o.sink(exps);
     } finally {
       ep.busy = false;
+      this.rewarding.delete(id);
     }
     this.open.delete(id);
     this.close(id, 'rewarded');
