@@ -18,7 +18,11 @@ test('every built-in algorithm: what it reads, whether it explores, and the samp
     const type = samplerConfig(name, {}, cfg).type;
     const expected = { pairs: 'pairs', expert: 'expert', mixed: 'mixed', rollouts: 'fifo' }[reads];
     assert.equal(type, expected, `${name}: reads ${reads}, sampler ${type}`);
-    assert.equal(stageExplores({ mode: 'both', algorithm }), reads !== 'expert' && name !== 'sft', `${name} in mode both`);
+    assert.equal(
+      stageExplores({ mode: 'both', algorithm }),
+      reads !== 'expert' && name !== 'sft',
+      `${name} in mode both`,
+    );
     assert.equal(stageExplores({ mode: 'train', algorithm }), false, `${name} in mode train`);
   }
   assert.equal(seen.sft, 'expert');
