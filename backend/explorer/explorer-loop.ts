@@ -104,6 +104,8 @@ function stepGate(o: ExplorerLoopOptions): ExplorerGate<StepWork> & { target: nu
       // step reach the rollout workers before their next job, so this step's samples are all of this one.
       const version = model.version;
       const m = await o.explorer.exploreStep(model);
+      // Cut short by the stop: its rows stay, but the step is not done (a resume refills it).
+      if (o.explorer.cutShort) return;
       g.target = w.target + 1;
       await o.onStep?.(g.target, m);
       const f = clock.fractions();

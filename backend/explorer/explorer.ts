@@ -59,6 +59,12 @@ export interface ExploreMetrics {
 
 export class Explorer {
   step = 0;
+  /**
+   * The last step was stopped before it had its batch (a refill cut by the stop: FillingExplorer). It
+   * is not a finished step: the loop does not move past it, so a resume explores it again instead of
+   * leaving the trainer waiting for rows no explorer makes.
+   */
+  cutShort = false;
   private readonly rng: Rng;
 
   constructor(

@@ -71,6 +71,7 @@ export class FillingExplorer extends Explorer {
       else [barren, barrenRounds] = [barren ? sum(barren, more) : more, barrenRounds + 1];
       m = sum(m, more);
     }
+    this.cutShort = m.trainable < this.need && this.signal?.aborted === true;
     return m;
   }
 }

@@ -154,3 +154,43 @@ test('explorer loop without a lead (sync_offset): no bound, explorer_backpressur
   assert.deepEqual(made, [0, 1, 2, 3, 4]);
   assert.ok(recs.filter((x) => x.kind === 'state').every((x) => !('explorer_backpressure' in x)));
 });
+
+test('explorer loop: a step cut short by the stop is not recorded as done (a resume explores it again)', async () => {
+  const stop = new AbortController();
+  const done: number[] = [];
+  const fake = {
+    step: 0,
+    cutShort: false,
+    exploreStep: async (m: RolloutModel): Promise<ExploreMetrics> => {
+      // Step 1: the stop lands while the step refills (FillingExplorer marks it cut short).
+      if (fake.step === 1) {
+        stop.abort();
+        fake.cutShort = true;
+      }
+      return {
+        explore_step: fake.step,
+        model_version: m.version,
+        experiences: 2,
+        reward_mean: 0,
+        ok: 2,
+        trainable: fake.step === 1 ? 1 : 2,
+        invalid: 0,
+        infra_failure: 0,
+        rollout_s: 0.001,
+        tokens: 4,
+      };
+    },
+  };
+  await runExplorerLoop({
+    explorer: fake as unknown as Explorer,
+    target: 0,
+    requiredVersion: () => 0,
+    latest: async () => ({ version: 0, path: 'v0' }),
+    load: async (w) => ({ version: w.version }) as unknown as RolloutModel,
+    onStep: (next) => void done.push(next),
+    onMetrics: () => undefined,
+    pollMs: 2,
+    signal: stop.signal,
+  });
+  assert.deepEqual(done, [1], 'step 0 done (next: 1); step 1, cut short, not recorded');
+});
