@@ -17,6 +17,7 @@ import type { Tokenizer } from '../model/tokenizer/types.js';
 import type { MetricsLog } from './monitor.js';
 import { TaskFeed, type TaskPools } from './setup/tasks.js';
 import { experiencePipeline, explorerOptions, processExperiences } from './setup/explorer.js';
+import type { ExperiencePipeline } from '../buffer/pipeline/experience/index.js';
 import { storedSynthesizedTasks, taskSynthesis } from './task-synthesis.js';
 import { watchRunFiles, type LiveFiles } from './live.js';
 
@@ -125,8 +126,8 @@ export interface LeasedSeams {
   cfg: RunConfig;
   runId: string;
   reward: RewardFn;
-  /** The algorithm of the stage the current job's trainer step belongs to. */
-  algorithm: AlgorithmOf;
+  /** The run's experience pipeline (`experiencePipeline`), the one its partial-rollout jobs use too. */
+  pipeline: ExperiencePipeline;
   seed: number;
   tasks: TaskSource;
   sink: ExperienceSink;
@@ -137,14 +138,14 @@ export interface LeasedSeams {
 /** The explorer half of a distributed explorer: the run's pipeline and explorer, over its leased jobs. */
 export function openLeasedExplorerHalf(o: LeasedSeams): ExplorerHalf {
   // The same experience pipeline as every placement: a filtered experience is never acked.
-  const pipeline = experiencePipeline(o.cfg, o.algorithm);
+  const verify = processExperiences(o.pipeline, undefined);
   const explorer = makeExplorer(o.cfg, {
     runId: o.runId,
     reward: o.reward,
     tasks: o.tasks,
     sink: o.sink,
     seed: o.seed,
-    process: (raw) => o.relabel(processExperiences(pipeline, undefined)(raw)),
+    process: (raw) => o.relabel(verify(raw)),
   });
   return { explorer, close: async () => undefined };
 }

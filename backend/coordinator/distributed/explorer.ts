@@ -107,8 +107,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
   const reward = runReward(cfg);
   // The advantages are those of the stage the job's trainer step belongs to.
   let current: { job: LeasedJob; provenance: Record<string, unknown> } | undefined;
-  const algorithm = () => stages[stageOfStep(stages, current?.job.target ?? 0)]!.algorithm;
-  const pipeline = experiencePipeline(cfg, algorithm);
+  const pipeline = experiencePipeline(cfg, () => stages[stageOfStep(stages, current?.job.target ?? 0)]!.algorithm);
   // A job (without partial rollouts) is one explore step of the run's explorer half, opened as every
   // placement opens it: its task, numbered by the trainer step it feeds, with the job's seed; its
   // experiences carry the job's ids and provenance and are kept for the ack (one transaction with the
@@ -120,7 +119,7 @@ export async function distributedExplorer(o: DistributedExplorerOptions): Promis
         cfg,
         runId: o.runId,
         reward,
-        algorithm,
+        pipeline,
         seed: cfg.seed + 1,
         tasks: { next: () => [current!.job.task] },
         sink: {

@@ -80,14 +80,14 @@ export async function openServeEndpoint(o: {
       // At once, so a resume never writes this group's rows a second time (the episode being
       // rewarded is kept as rewarded meanwhile: EpisodeBook.snapshot). A failed save is not a failed
       // write: the rows are in, and the next save carries the state.
-      await persist().catch((e) => log.warn(`could not keep the episodes' state: ${(e as Error).message}`));
+      await keep();
     },
   });
   const book = new EpisodeBook({
     runId,
     sink: (exps) => sink.add(exps),
     rewardTimeoutMs: serve.reward_timeout_seconds * 1000,
-    onClosed: () => persist().catch((e) => log.warn(`could not keep the episodes' state: ${(e as Error).message}`)),
+    onClosed: () => keep(),
   });
   // The state is kept as it changes (each group written, and every few sweeps), not only at close.
   let written = '';
@@ -106,6 +106,9 @@ export async function openServeEndpoint(o: {
     writing = writing.catch(() => undefined).then(persistNow);
     return writing;
   };
+  // Best effort between calls: a failed save is said, and the next one carries the state.
+  const keep = (): Promise<void> =>
+    persist().catch((e) => log.warn(`could not keep the episodes' state: ${(e as Error).message}`));
   const kept = await store.getState<ServeState>(runId, SERVE_STATE);
   if (kept) {
     book.restore(kept.book);
@@ -136,7 +139,7 @@ export async function openServeEndpoint(o: {
     const n = book.sweep();
     if (n) metrics.write({ kind: 'serve', dropped: n, dropped_total: book.stats.dropped });
     if (++sweeps % PERSIST_EVERY_SWEEPS === 0) {
-      persist().catch((e) => log.warn(`could not keep the episodes' state: ${(e as Error).message}`));
+      keep();
     }
   }, SWEEP_MS);
   sweeper.unref();

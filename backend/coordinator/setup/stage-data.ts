@@ -1,6 +1,7 @@
 // What a stage trains on and whether it explores, decided here and nowhere else (issue 42 item 4):
 // the stage loop, the config check, the sampler and the distributed planner all ask these two.
 import { resolveAlgorithm } from '../../trainer/resolve-algorithm.js';
+import type { AlgorithmBundle } from '../../trainer/algorithms/index.js';
 
 /**
  * What a stage's trainer batches hold: the step's rollouts alone, rollouts with an expert share,
@@ -10,7 +11,10 @@ export type StageReads = 'rollouts' | 'mixed' | 'expert' | 'pairs';
 
 /** From the algorithm's bundle (its expert share, with params.expert_ratio over it). Throws on an unknown algorithm. */
 export function stageReads(algorithm: { name: string; params: Record<string, unknown> }): StageReads {
-  const bundle = resolveAlgorithm(algorithm.name, algorithm.params);
+  return readsOf(resolveAlgorithm(algorithm.name, algorithm.params));
+}
+
+function readsOf(bundle: AlgorithmBundle): StageReads {
   if (bundle.policyLoss.fn === 'dpo') return 'pairs';
   const ratio = bundle.sampling.expertRatio;
   return ratio >= 1 ? 'expert' : ratio > 0 ? 'mixed' : 'rollouts';
@@ -18,8 +22,8 @@ export function stageReads(algorithm: { name: string; params: Record<string, unk
 
 /** The expert share of a stage's batches (0 for pairs: DPO reads neither expert rows nor rollouts). */
 export function stageExpertRatio(algorithm: { name: string; params: Record<string, unknown> }): number {
-  const reads = stageReads(algorithm);
-  return reads === 'pairs' ? 0 : resolveAlgorithm(algorithm.name, algorithm.params).sampling.expertRatio;
+  const bundle = resolveAlgorithm(algorithm.name, algorithm.params);
+  return readsOf(bundle) === 'pairs' ? 0 : bundle.sampling.expertRatio;
 }
 
 /**
@@ -31,10 +35,6 @@ export function stageExplores(stage: {
   mode?: string;
   algorithm: { name: string; params: Record<string, unknown> };
 }): boolean {
-  const { name, params } = stage.algorithm;
-  return (
-    stage.mode !== 'train' &&
-    stageReads(stage.algorithm) !== 'expert' &&
-    resolveAlgorithm(name, params).policyLoss.fn !== 'sft'
-  );
+  const bundle = resolveAlgorithm(stage.algorithm.name, stage.algorithm.params);
+  return stage.mode !== 'train' && readsOf(bundle) !== 'expert' && bundle.policyLoss.fn !== 'sft';
 }
